@@ -1,0 +1,187 @@
+"""Message contracts carried on the bus. Commands are imperative, events past tense.
+
+These pydantic models are the wire format: FastStream validates every consumed message
+against them and publishes them as JSON, and the AsyncAPI document is generated from them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date, datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Tier(StrEnum):
+    """Priority tier of a research task; emergency work is always drained first."""
+
+    emergency = "emergency"
+    priority = "priority"
+    batched = "batched"
+
+
+class TaskFilters(BaseModel):
+    """Optional restrictions on the evidence gathered for a task."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    year_from: int | None = Field(default=None, description="Earliest publication year.", examples=[2015])
+    year_to: int | None = Field(default=None, description="Latest publication year.", examples=[2024])
+    sources: list[str] = Field(
+        default_factory=list,
+        description="Evidence sources to ask (empty = the configured default).",
+        examples=[["corpus", "pubmed"]],
+    )
+
+
+class RunResearch(BaseModel):
+    """Command: research a question and propose a claim (published on `research.task.<tier>`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: uuid.UUID = Field(default_factory=uuid.uuid4, description="Idempotency key of the task.")
+    question: str = Field(
+        min_length=3,
+        max_length=2000,
+        description="The research question, in plain language.",
+        examples=["Does vitamin D supplementation reduce fracture risk?"],
+    )
+    entity: str | None = Field(
+        default=None,
+        max_length=200,
+        description="What the claim is about; claims of one entity supersede each other.",
+        examples=["vitamin D"],
+    )
+    patient_ref: str | None = Field(
+        default=None,
+        max_length=500,
+        description="Free-text patient context; never leaves the process (de-identified first).",
+    )
+    tier: Tier = Field(default=Tier.priority, description="Priority tier.")
+    source_types: list[str] = Field(
+        default_factory=list, description="Kinds of source wanted (trial, review, guideline…).", examples=[["review"]]
+    )
+    filters: TaskFilters = Field(default_factory=TaskFilters)
+    origin: str = Field(default="api", max_length=100, description="Who submitted it (api, replicator, cli…).")
+
+
+# The name the product specification uses for the same command.
+ResearchTask = RunResearch
+
+
+class SourceHit(BaseModel):
+    """One piece of evidence returned by a source, with a source-prefixed id."""
+
+    source_id: str = Field(description="Source-prefixed id.", examples=["pmid:22351513", "corpus:4983"])
+    source: str = Field(description="Which connector produced it.", examples=["corpus"])
+    title: str = ""
+    authors: list[str] = Field(default_factory=list)
+    venue: str | None = None
+    year: int | None = None
+    date: date | None = None
+    url: str | None = None
+    abstract: str = Field(default="", description="Abstract or snippet text, as the source gave it.")
+    score: float | None = Field(default=None, description="The source's relevance score, if any.")
+    locator: str | None = Field(default=None, description="Where in the document the snippet sits.")
+    doi: str | None = None
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Structured metadata: publication_types, retracted, trial phase/status, …",
+    )
+
+
+class SearchEvidence(BaseModel):
+    """Request (request/reply on `research.connector.search`): ask sources for evidence."""
+
+    query: str = Field(min_length=1, max_length=1000, examples=["vitamin D fracture"])
+    sources: list[str] = Field(default_factory=lambda: ["corpus"], examples=[["corpus", "pubmed"]])
+    limit: int = Field(default=10, ge=1, le=200)
+    filters: TaskFilters = Field(default_factory=TaskFilters)
+    deadline_s: float = Field(default=10.0, gt=0, le=120, description="Per-source deadline in seconds.")
+
+
+class EvidenceFound(BaseModel):
+    """Reply to `SearchEvidence`: merged, de-duplicated hits plus the sources that degraded."""
+
+    hits: list[SourceHit] = Field(default_factory=list)
+    degraded: dict[str, str] = Field(default_factory=dict, description="source → reason it returned nothing.")
+    error: str | None = Field(default=None, description="Set when the request itself was refused.")
+
+
+class Support(BaseModel):
+    """One citation backing a claim: the quote must occur in the cited source's text."""
+
+    source_id: str = Field(examples=["corpus:4983"])
+    title: str = ""
+    quote: str = Field(min_length=1)
+    locator: str | None = Field(default=None, examples=["abstract sentence 3"])
+
+
+class ClaimStatus(StrEnum):
+    pending = "pending"
+    active = "active"
+    superseded = "superseded"
+    rejected = "rejected"
+    critic_quarantine = "critic_quarantine"
+
+
+class ClaimProposed(BaseModel):
+    """Event on `research.claim.pending`: the researcher persisted a pending claim."""
+
+    claim_id: uuid.UUID
+    task_id: uuid.UUID | None = None
+    entity: str
+    statement: str
+
+
+class RecritiqueClaim(BaseModel):
+    """Command on `research.claim.recritique`: judge an active claim again (from the replicator)."""
+
+    claim_id: uuid.UUID
+    reason: str = Field(examples=["eroded", "retracted_source"])
+    finding_id: uuid.UUID | None = None
+
+
+class Verdict(StrEnum):
+    promote = "promote"
+    supersede = "supersede"
+    reject = "reject"
+
+
+class CriticVerdict(BaseModel):
+    """The critic's judgement of a pending claim."""
+
+    verdict: Verdict
+    score: float = Field(ge=0.0, le=1.0)
+    reasoning: str
+    supersedes: list[uuid.UUID] = Field(default_factory=list)
+    model: str = Field(default="offline-critic", description="Which provider/model produced the verdict.")
+
+
+class ClaimDecided(BaseModel):
+    """Event on `research.claim.decided`: a claim reached a new status."""
+
+    claim_id: uuid.UUID
+    task_id: uuid.UUID | None = None
+    status: ClaimStatus
+    verdict: Verdict | None = None
+    score: float | None = None
+    supersedes: list[uuid.UUID] = Field(default_factory=list)
+    decided_at: datetime
+
+
+class ControlRequest(BaseModel):
+    """Request on `research.control.<agent>.<verb>` from the gateway's admin routes."""
+
+    actor_key_id: str | None = Field(default=None, description="Id (never the secret) of the operator's API key.")
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ControlReply(BaseModel):
+    """Reply to a control request; `status` mirrors the HTTP status the gateway returns."""
+
+    status: int = 200
+    state: Literal["running", "paused", "idle", "stopped"] | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)

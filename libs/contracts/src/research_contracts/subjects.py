@@ -1,0 +1,72 @@
+"""Every NATS subject, stream and durable consumer name of research-engine, in one place.
+
+Subjects are lowercase dotted tokens. JetStream streams hold the work that must survive a
+crash (tasks, claims, dead letters); request/reply subjects (connector search, researcher
+re-run, control verbs) are core NATS with queue groups so replicas share the load.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- research tasks (JetStream stream RESEARCH_TASKS) -------------------------------------
+TASKS_STREAM: Final = "RESEARCH_TASKS"
+TASK_EMERGENCY: Final = "research.task.emergency"
+TASK_PRIORITY: Final = "research.task.priority"
+TASK_BATCHED: Final = "research.task.batched"
+TASK_SUBJECTS: Final = ("research.task.*",)
+
+
+def task_subject(tier: str) -> str:
+    """The subject a task of `tier` (emergency | priority | batched) is published on."""
+    return f"research.task.{tier}"
+
+
+# --- claims (JetStream stream RESEARCH_CLAIMS) -------------------------------------------
+CLAIMS_STREAM: Final = "RESEARCH_CLAIMS"
+CLAIM_PENDING: Final = "research.claim.pending"
+CLAIM_RECRITIQUE: Final = "research.claim.recritique"
+CLAIM_DECIDED: Final = "research.claim.decided"
+CLAIM_SUBJECTS: Final = ("research.claim.*",)
+
+# --- dead letters (JetStream stream RESEARCH_DLQ) ----------------------------------------
+DEAD_LETTER_STREAM: Final = "RESEARCH_DLQ"
+DEAD_LETTER_PREFIX: Final = "research.deadletter"
+DEAD_LETTER_SUBJECTS: Final = ("research.deadletter.>",)
+
+
+def dead_letter_subject(original_subject: str) -> str:
+    """Where a terminated message from `original_subject` is parked for an operator."""
+    return f"{DEAD_LETTER_PREFIX}.{original_subject}"
+
+
+# --- request/reply (core NATS, queue groups) ---------------------------------------------
+CONNECTOR_SEARCH: Final = "research.connector.search"
+CONNECTOR_QUEUE: Final = "connector"
+
+
+def connector_source_subject(source: str) -> str:
+    """Direct request/reply subject of one evidence source (`corpus`, `pubmed`, …)."""
+    return f"research.connector.source.{source}"
+
+
+RESEARCHER_RERUN: Final = "research.researcher.rerun"
+RESEARCHER_QUEUE: Final = "researcher"
+
+
+def control_subject(agent: str, verb: str) -> str:
+    """Admin control verb of a periodic agent: status, run-once, cancel-current, pause, resume."""
+    return f"research.control.{agent}.{verb}"
+
+
+# --- durable consumers -------------------------------------------------------------------
+RESEARCHER_DURABLES: Final = {
+    "emergency": "researcher-emergency",
+    "priority": "researcher-priority",
+    "batched": "researcher-batched",
+}
+CRITIC_PENDING_DURABLE: Final = "critic-pending"
+CRITIC_RECRITIQUE_DURABLE: Final = "critic-recritique"
+
+# Header carrying the JetStream de-duplication id (see `Nats-Msg-Id` in the NATS docs).
+MSG_ID_HEADER: Final = "Nats-Msg-Id"

@@ -1,0 +1,35 @@
+"""Async engine and session factory. Created in a service's lifespan, never at import."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+
+def async_url(url: str) -> str:
+    """Accept `postgres://`, `postgresql://` or `postgresql+psycopg://` and use asyncpg."""
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url.removeprefix("postgres://")
+    parsed = make_url(url)
+    return parsed.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
+
+
+def create_engine(url: str, *, pool_size: int = 5, max_overflow: int = 5) -> AsyncEngine:
+    """An asyncpg engine with pre-ping, sized for one service process."""
+    return create_async_engine(
+        async_url(url), pool_size=pool_size, max_overflow=max_overflow, pool_pre_ping=True
+    )
+
+
+def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+@asynccontextmanager
+async def transaction(sessions: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    """One unit of work: commits on success, rolls back on any error."""
+    async with sessions() as session, session.begin():
+        yield session

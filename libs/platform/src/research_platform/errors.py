@@ -1,0 +1,22 @@
+"""Errors of the platform and of every agent built on it.
+
+    ResearchEngineError
+    ├── PrepareError       bad input: the message is terminated to the dead-letter subject
+    │                      with an audit row and never retried
+    └── TransientError     a fault that may pass (database down, connector timeout): the
+                           message is nacked with a delay and redelivered
+"""
+
+from __future__ import annotations
+
+
+class ResearchEngineError(Exception):
+    """Base of every error research-engine raises on purpose."""
+
+
+class PrepareError(ResearchEngineError):
+    """The input cannot be processed as it is; retrying will not help."""
+
+
+class TransientError(ResearchEngineError):
+    """The work failed for a reason that may pass; retry later."""

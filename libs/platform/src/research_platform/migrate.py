@@ -1,0 +1,34 @@
+"""Run the Alembic migrations in the top-level `migrations/` folder programmatically."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+
+
+def migrations_dir() -> Path:
+    """`RESEARCH_ENGINE_MIGRATIONS`, or `migrations/` of the checkout this package is installed from."""
+    configured = os.environ.get("RESEARCH_ENGINE_MIGRATIONS")
+    if configured:
+        return Path(configured)
+    for parent in Path(__file__).resolve().parents:
+        if (parent / "migrations" / "env.py").exists():
+            return parent / "migrations"
+    raise RuntimeError("migrations/ not found: set RESEARCH_ENGINE_MIGRATIONS")
+
+
+def upgrade(database_url: str, revision: str = "head") -> None:
+    """Bring the database at `database_url` to `revision` (blocking; runs its own event loop)."""
+    config = Config()
+    config.set_main_option("script_location", str(migrations_dir()))
+    config.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        command.upgrade(config, revision)
+        return
+    raise RuntimeError("upgrade() blocks: call it from a thread (asyncio.to_thread) inside a running loop")

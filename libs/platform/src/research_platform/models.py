@@ -1,0 +1,233 @@
+"""SQLAlchemy 2 typed models of every table (DESIGN.md §3). Migrations live in `migrations/`.
+
+`audit_events` is append-only: a trigger refuses UPDATE and DELETE unless the transaction runs
+the retention function `audit_events_purge(before)`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+    text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+EMBEDDING_DIM = 384
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSONB, list[Any]: JSONB}
+
+
+def _now() -> Any:
+    return mapped_column(DateTime(timezone=True), server_default=func.now(), nullable=False)
+
+
+class ResearchTask(Base):
+    """A submitted research question and where it is in the pipeline."""
+
+    __tablename__ = "research_tasks"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    question: Mapped[str] = mapped_column(Text)
+    entity: Mapped[str | None] = mapped_column(String(200))
+    tier: Mapped[str] = mapped_column(String(20))
+    status: Mapped[str] = mapped_column(String(20), default="queued")  # queued|researching|claimed|failed
+    origin: Mapped[str] = mapped_column(String(100), default="api")
+    request: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = _now()
+    updated_at: Mapped[datetime] = _now()
+
+
+class ResearchSource(Base):
+    """A source the engine has cited or seen, keyed by its source-prefixed id."""
+
+    __tablename__ = "research_sources"
+
+    source_id: Mapped[str] = mapped_column(String(300), primary_key=True)
+    source: Mapped[str] = mapped_column(String(50))
+    title: Mapped[str] = mapped_column(Text, default="")
+    authors: Mapped[list[Any]] = mapped_column(JSONB, default=list)
+    venue: Mapped[str | None] = mapped_column(Text)
+    year: Mapped[int | None] = mapped_column(Integer)
+    url: Mapped[str | None] = mapped_column(Text)
+    doi: Mapped[str | None] = mapped_column(String(300))
+    abstract: Mapped[str] = mapped_column(Text, default="")
+    metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSONB, default=dict)
+    retracted: Mapped[bool] = mapped_column(Boolean, default=False)
+    first_seen_at: Mapped[datetime] = _now()
+    last_seen_at: Mapped[datetime] = _now()
+
+
+class MemoryClaim(Base):
+    """A claim in the ledger: pending → active | rejected | critic_quarantine; active → superseded."""
+
+    __tablename__ = "memory_claims"
+    __table_args__ = (
+        Index("ix_memory_claims_entity_status", "entity", "status"),
+        Index(
+            "ix_memory_claims_embedding",
+            "embedding",
+            postgresql_using="hnsw",
+            postgresql_ops={"embedding": "vector_cosine_ops"},
+        ),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    task_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), unique=True)
+    entity: Mapped[str] = mapped_column(String(200))
+    question: Mapped[str] = mapped_column(Text)
+    statement: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(20), default="pending")
+    confidence: Mapped[float] = mapped_column(Float, default=0.0)
+    supports: Mapped[list[Any]] = mapped_column(JSONB, default=list)
+    supersedes: Mapped[list[uuid.UUID]] = mapped_column(ARRAY(UUID(as_uuid=True)), default=list)
+    superseded_by: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    decay_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM), nullable=True)
+    model: Mapped[str] = mapped_column(String(200), default="offline")
+    dropped_supports: Mapped[int] = mapped_column(Integer, default=0)
+    critic_timeouts: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = _now()
+    updated_at: Mapped[datetime] = _now()
+    decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class CriticVerdictRow(Base):
+    """Every verdict the critic gave, kept even when the claim moves on."""
+
+    __tablename__ = "critic_verdicts"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    claim_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("memory_claims.id"), index=True)
+    verdict: Mapped[str] = mapped_column(String(20))
+    score: Mapped[float] = mapped_column(Float)
+    reasoning: Mapped[str] = mapped_column(Text)
+    supersedes: Mapped[list[uuid.UUID]] = mapped_column(ARRAY(UUID(as_uuid=True)), default=list)
+    model: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = _now()
+
+
+class Finding(Base):
+    """What a periodic agent noticed; insert-only, resolvable once, expires after 180 days."""
+
+    __tablename__ = "findings"
+    __table_args__ = (Index("ix_findings_agent_created", "agent", "created_at"), Index("ix_findings_expires", "expires_at"))
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    agent: Mapped[str] = mapped_column(String(50))
+    kind: Mapped[str] = mapped_column(String(50))
+    claim_ids: Mapped[list[uuid.UUID]] = mapped_column(ARRAY(UUID(as_uuid=True)), default=list)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    created_at: Mapped[datetime] = _now()
+    expires_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=text("now() + interval '180 days'")
+    )
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    resolved_by: Mapped[str | None] = mapped_column(String(50))
+
+
+class AuditEvent(Base):
+    """Append-only log of every state change (Grafana reads it)."""
+
+    __tablename__ = "audit_events"
+    __table_args__ = (Index("ix_audit_events_action_time", "action", "occurred_at"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    occurred_at: Mapped[datetime] = _now()
+    service: Mapped[str] = mapped_column(String(50))
+    action: Mapped[str] = mapped_column(String(100))
+    task_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), index=True)
+    claim_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), index=True)
+    subject_ids: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+
+
+class AgentRun(Base):
+    """One run of a periodic agent (correlator, replicator, librarian)."""
+
+    __tablename__ = "agent_runs"
+    __table_args__ = (Index("ix_agent_runs_agent_started", "agent", "started_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    agent: Mapped[str] = mapped_column(String(50))
+    trigger: Mapped[str] = mapped_column(String(20), default="tick")
+    started_at: Mapped[datetime] = _now()
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    outcome: Mapped[str] = mapped_column(String(20), default="running")
+    counts: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class CorpusPaper(Base):
+    """A paper of the local corpus; `external_id` is its id in the ingested file."""
+
+    __tablename__ = "corpus_papers"
+    __table_args__ = (UniqueConstraint("external_id", name="uq_corpus_papers_external_id"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    external_id: Mapped[str] = mapped_column(String(300))
+    title: Mapped[str] = mapped_column(Text, default="")
+    abstract: Mapped[str] = mapped_column(Text, default="")
+    authors: Mapped[list[Any]] = mapped_column(JSONB, default=list)
+    year: Mapped[int | None] = mapped_column(Integer, index=True)
+    venue: Mapped[str | None] = mapped_column(Text)
+    doi: Mapped[str | None] = mapped_column(String(300))
+    citation_count: Mapped[int | None] = mapped_column(Integer)
+    keywords: Mapped[list[Any]] = mapped_column(JSONB, default=list)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = _now()
+
+
+class CorpusChunk(Base):
+    """A searchable passage of a corpus paper with its embedding and full-text vector."""
+
+    __tablename__ = "corpus_chunks"
+    __table_args__ = (
+        UniqueConstraint("paper_id", "chunk_index", name="uq_corpus_chunks_paper_chunk"),
+        Index(
+            "ix_corpus_chunks_embedding",
+            "embedding",
+            postgresql_using="hnsw",
+            postgresql_ops={"embedding": "vector_cosine_ops"},
+        ),
+        Index("ix_corpus_chunks_tsv", "tsv", postgresql_using="gin"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    paper_id: Mapped[int] = mapped_column(ForeignKey("corpus_papers.id", ondelete="CASCADE"), index=True)
+    chunk_index: Mapped[int] = mapped_column(Integer)
+    section: Mapped[str] = mapped_column(String(50), default="abstract")
+    text: Mapped[str] = mapped_column(Text)
+    embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM))
+    tsv: Mapped[Any] = mapped_column(TSVECTOR)
+
+
+class ApiKey(Base):
+    """An operator API key, stored as a SHA-256 hash; the secret is shown once at creation."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    role: Mapped[str] = mapped_column(String(20))  # admin | researcher | reader
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = _now()
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

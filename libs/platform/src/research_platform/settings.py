@@ -1,0 +1,92 @@
+"""Settings shared by every process, read from the environment (and `.env`).
+
+Top-level `NATS_URL` / `DATABASE_URL` point at external servers; nested groups use a double
+underscore (`LLM__PROVIDER=openai`, `CRITIC__SLA_SECONDS=30`). Secrets are `SecretStr` and are
+never logged.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class LLMSettings(BaseModel):
+    """Which model answers: `offline` (default, no network), `openai`, `gemini`, or `auto`.
+
+    `auto` builds the chain OpenAI → Gemini → offline from whichever keys are present.
+    """
+
+    provider: str = "auto"
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str = "https://api.openai.com/v1"
+    openai_model: str = "gpt-4o"
+    gemini_api_key: SecretStr | None = None
+    gemini_base_url: str | None = None
+    gemini_model: str = "gemini-2.0-flash"
+    timeout_s: float = 30.0
+
+
+class CorpusSettings(BaseModel):
+    """Hybrid retrieval knobs (reciprocal rank fusion over lexical + dense)."""
+
+    rrf_k: int = 60
+    lexical_weight: float = 1.0
+    dense_weight: float = 1.0
+    candidates: int = 100
+    embed_batch_size: int = 64
+    model_path: str | None = Field(default=None, description="Override of the bundled MiniLM model folder.")
+
+
+class ResearcherSettings(BaseModel):
+    evidence_sources: list[str] = Field(default_factory=lambda: ["corpus"])
+    evidence_limit: int = 8
+    connector_timeout_s: float = 15.0
+    concurrency: int = 4
+
+
+class CriticSettings(BaseModel):
+    sla_seconds: float = 30.0
+    quarantine_after: int = 3
+    concurrency: int = 4
+
+
+class Settings(BaseSettings):
+    """Process settings. Every service reads the same shape; each uses the groups it needs."""
+
+    model_config = SettingsConfigDict(env_nested_delimiter="__", extra="ignore", env_file=".env")
+
+    nats_url: str | None = Field(default=None, description="External NATS; unset = embedded.")
+    database_url: str | None = Field(default=None, description="External Postgres; unset = embedded.")
+    data_dir: Path = Field(default=Path(".research-engine"), description="Embedded servers' data folder.")
+    gateway_host: str = "127.0.0.1"
+    gateway_port: int = 8080
+    log_level: str = "INFO"
+    log_json: bool | None = None
+    ack_wait_s: float = 60.0
+    max_deliver: int = 5
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    corpus: CorpusSettings = Field(default_factory=CorpusSettings)
+    researcher: ResearcherSettings = Field(default_factory=ResearcherSettings)
+    critic: CriticSettings = Field(default_factory=CriticSettings)
+
+    def require_nats_url(self) -> str:
+        if not self.nats_url:
+            raise RuntimeError("NATS_URL is not set: start the stack with `research-engine up` or set NATS_URL")
+        return self.nats_url
+
+    def require_database_url(self) -> str:
+        if not self.database_url:
+            raise RuntimeError(
+                "DATABASE_URL is not set: start the stack with `research-engine up` or set DATABASE_URL"
+            )
+        return self.database_url
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once."""
+    return Settings()
