@@ -99,6 +99,7 @@ class SearchEvidence(BaseModel):
     sources: list[str] = Field(default_factory=lambda: ["corpus"], examples=[["corpus", "pubmed"]])
     limit: int = Field(default=10, ge=1, le=200)
     filters: TaskFilters = Field(default_factory=TaskFilters)
+    mode: Literal["hybrid", "lexical", "dense"] = Field(default="hybrid", description="Corpus retrieval mode.")
     deadline_s: float = Field(default=10.0, gt=0, le=120, description="Per-source deadline in seconds.")
 
 

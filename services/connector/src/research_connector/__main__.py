@@ -1,0 +1,3 @@
+from research_connector.main import run
+
+run()

@@ -1,0 +1,3 @@
+from research_correlator.main import run
+
+run()

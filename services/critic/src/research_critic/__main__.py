@@ -1,0 +1,3 @@
+from research_critic.main import run
+
+run()

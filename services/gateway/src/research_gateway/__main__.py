@@ -1,0 +1,3 @@
+from research_gateway.main import run
+
+run()

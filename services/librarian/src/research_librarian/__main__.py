@@ -1,0 +1,3 @@
+from research_librarian.main import run
+
+run()

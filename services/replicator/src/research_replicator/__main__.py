@@ -1,0 +1,3 @@
+from research_replicator.main import run
+
+run()

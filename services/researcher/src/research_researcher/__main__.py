@@ -1,0 +1,3 @@
+from research_researcher.main import run
+
+run()

@@ -1,0 +1,154 @@
+"""`research-engine`: run the embedded stack, the demo, migrations and the corpus tools."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import textwrap
+import time
+from pathlib import Path
+from typing import Annotated
+
+import httpx
+import typer
+
+from research_engine.stack import Stack, ensure_embedded_database
+from research_platform.embedded import free_port
+from research_platform.settings import get_settings
+
+app = typer.Typer(help="research-engine: a living ledger of evidence-backed claims.", no_args_is_help=True)
+DEMO_DIR = Path(__file__).parent / "demo_data"
+TERMINAL = {"active", "rejected", "superseded", "critic_quarantine"}
+
+DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Embedded servers' data folder.")]
+
+
+def _data_dir(value: Path | None) -> Path:
+    return (value or get_settings().data_dir).resolve()
+
+
+@app.command()
+def up(
+    port: Annotated[int | None, typer.Option(help="Gateway port (default GATEWAY_PORT or 8080).")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Start NATS, Postgres (embedded unless NATS_URL / DATABASE_URL) and every service; Ctrl-C stops all."""
+    stack = Stack(_data_dir(data_dir), gateway_port=port or get_settings().gateway_port)
+    stopping = False
+
+    def _stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        stack.start_servers()
+        typer.echo(f"nats      {stack.nats_url}\npostgres  {stack.database_url}")
+        stack.start_services()
+        stack.wait_ready()
+        typer.echo(f"gateway   {stack.gateway_url}  (OpenAPI: {stack.gateway_url}/docs)\nlogs      {stack.logs_dir}")
+        typer.echo("research-engine is up; Ctrl-C stops everything.")
+        while not stopping:
+            for name in stack.check_processes():
+                typer.echo(f"service {name} exited; restarted it", err=True)
+            time.sleep(0.5)
+    finally:
+        typer.echo("stopping…")
+        stack.stop()
+        typer.echo("stopped.")
+
+
+@app.command()
+def migrate(data_dir: DataDir = None) -> None:
+    """Bring the database (DATABASE_URL or the embedded one) to the latest schema."""
+    url = ensure_embedded_database(_data_dir(data_dir))
+    typer.echo(f"migrated {url}")
+
+
+@app.command()
+def demo(
+    data_dir: DataDir = None,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for every verdict.")] = 300.0,
+) -> None:
+    """Bring the stack up, ingest the bundled SciFact excerpt, ask real questions, print the claims."""
+    from research_corpus.ingest import ingest_path
+    from research_platform.db import create_engine, session_factory
+
+    questions = json.loads((DEMO_DIR / "questions.json").read_text())
+    stack = Stack(_data_dir(data_dir), gateway_port=free_port())
+    started = time.monotonic()
+    with stack:
+        typer.echo(f"stack up (nats {stack.nats_url}); ingesting the demo corpus…")
+
+        async def _ingest() -> object:
+            engine = create_engine(stack.database_url)
+            try:
+                return await ingest_path(session_factory(engine), DEMO_DIR / "scifact_demo.jsonl", fmt="scifact")
+            finally:
+                await engine.dispose()
+
+        import asyncio
+
+        report = asyncio.run(_ingest())
+        typer.echo(f"corpus: {report}")
+        stack.wait_ready()
+        with httpx.Client(base_url=stack.gateway_url, timeout=30) as client:
+            task_ids = []
+            for item in questions:
+                reply = client.post("/api/research/v1/tasks", json={"question": item["question"], "entity": item.get("entity")})
+                reply.raise_for_status()
+                task_ids.append(reply.json()["task_id"])
+            views = _await_claims(client, task_ids, timeout)
+        for view in views:
+            _print_task(view)
+    typer.echo(f"demo finished in {time.monotonic() - started:.1f}s; the stack is stopped.")
+
+
+def _await_claims(client: httpx.Client, task_ids: list[str], timeout: float) -> list[dict]:
+    deadline = time.monotonic() + timeout
+    done: dict[str, dict] = {}
+    while len(done) < len(task_ids):
+        if time.monotonic() > deadline:
+            raise typer.Exit(f"timed out waiting for verdicts ({len(done)}/{len(task_ids)} done)")
+        for task_id in task_ids:
+            if task_id in done:
+                continue
+            view = client.get(f"/api/research/v1/tasks/{task_id}").json()
+            claim = view.get("claim")
+            if (claim and claim["status"] in TERMINAL) or view["status"] == "failed":
+                done[task_id] = view
+        time.sleep(0.5)
+    return [done[t] for t in task_ids]
+
+
+def _print_task(view: dict) -> None:
+    wrap = lambda text, indent: textwrap.fill(text, width=100, initial_indent=indent, subsequent_indent=indent)  # noqa: E731
+    typer.echo("\n" + "=" * 100)
+    typer.echo(wrap(f"Q: {view['question']}", ""))
+    claim = view.get("claim")
+    if not claim:
+        typer.echo(f"  task {view['status']}: {view.get('error')}")
+        return
+    typer.echo(wrap(f"Claim [{claim['status'].upper()}] (confidence {claim['confidence']:.2f}, {claim['model']}): {claim['statement']}", "  "))
+    for n, support in enumerate(claim["supports"], 1):
+        typer.echo(wrap(f"[{n}] {support['source_id']} — {support['title']}", "    "))
+        typer.echo(wrap(f"“{support['quote']}”", "        "))
+    verdict = claim.get("verdict")
+    if verdict:
+        typer.echo(wrap(f"Critic: {verdict['verdict']} (score {verdict['score']:.2f}, {verdict['model']}) — {verdict['reasoning']}", "  "))
+
+
+try:  # the corpus commands (ingest, search, analytics)
+    from research_engine.corpus_cli import corpus_app
+
+    app.add_typer(corpus_app, name="corpus", help="Ingest and search the local corpus.")
+except ImportError as exc:  # pragma: no cover - only while the corpus CLI is being built
+    if os.environ.get("RESEARCH_ENGINE_STRICT_IMPORTS"):
+        raise
+    _corpus_import_error = exc
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,160 @@
+"""The embedded stack: servers (embedded or external), migrations, and every service as its own process.
+
+`NATS_URL` / `DATABASE_URL` select external servers; otherwise nats-server and PostgreSQL run
+under `data_dir` on free loopback ports. Services are supervised: one that dies is restarted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from research_platform.broker import ensure_streams_at
+from research_platform.embedded import EmbeddedNats, EmbeddedPostgres, env_for
+from research_platform.migrate import upgrade
+
+# Start order: the gateway last, so it only answers when the workers are there.
+SERVICES = ("connector", "researcher", "critic", "correlator", "replicator", "librarian", "gateway")
+
+
+def ensure_embedded_database(data_dir: Path) -> str:
+    """A migrated database URL: `DATABASE_URL`, or the embedded Postgres in `data_dir`.
+
+    When this call had to start the embedded server, it is stopped again at interpreter exit.
+    """
+    external = os.environ.get("DATABASE_URL")
+    if external:
+        upgrade(external)
+        return external
+    pg = EmbeddedPostgres(data_dir)
+    already = pg.is_running()
+    pg.start()
+    if not already:
+        atexit.register(pg.stop)
+    upgrade(pg.url)
+    return pg.url
+
+
+@dataclass
+class Stack:
+    """Servers plus service processes, started and stopped as one."""
+
+    data_dir: Path
+    gateway_port: int = 8080
+    services: tuple[str, ...] = SERVICES
+    extra_env: dict[str, str] = field(default_factory=dict)
+    nats_url: str = ""
+    database_url: str = ""
+    _nats: EmbeddedNats | None = None
+    _pg: EmbeddedPostgres | None = None
+    _procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    _stopping: bool = False
+
+    @property
+    def gateway_url(self) -> str:
+        return f"http://127.0.0.1:{self.gateway_port}"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.data_dir / "logs"
+
+    def start_servers(self) -> None:
+        """Start (or find) NATS and Postgres, migrate the schema, create the streams."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.nats_url = os.environ.get("NATS_URL", "")
+        if not self.nats_url:
+            self._nats = EmbeddedNats(self.data_dir).start()
+            self.nats_url = self._nats.url
+        self.database_url = os.environ.get("DATABASE_URL", "")
+        if not self.database_url:
+            self._pg = EmbeddedPostgres(self.data_dir).start()
+            self.database_url = self._pg.url
+        upgrade(self.database_url)
+        asyncio.run(ensure_streams_at(self.nats_url))
+
+    def service_env(self) -> dict[str, str]:
+        env = env_for(self.nats_url, self.database_url)
+        env["GATEWAY_PORT"] = str(self.gateway_port)
+        env.setdefault("LOG_JSON", "true")
+        env.update(self.extra_env)
+        return env
+
+    def start_service(self, name: str) -> subprocess.Popen[bytes]:
+        """Start one service process (output appended to `logs/<name>.log`)."""
+        self.logs_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.logs_dir / f"{name}.log", "ab")  # noqa: SIM115 - handed to the child
+        proc = subprocess.Popen(
+            [sys.executable, "-m", f"research_{name}"],
+            env=self.service_env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self._procs[name] = proc
+        return proc
+
+    def start_services(self) -> None:
+        for name in self.services:
+            self.start_service(name)
+
+    def process(self, name: str) -> subprocess.Popen[bytes]:
+        return self._procs[name]
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        """Block until the gateway answers `/healthz` (it starts last)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.check_processes(restart=False)
+            try:
+                if httpx.get(f"{self.gateway_url}/healthz", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        raise TimeoutError(f"the gateway did not become healthy in {timeout:.0f}s (see {self.logs_dir})")
+
+    def check_processes(self, *, restart: bool = True) -> list[str]:
+        """Names of services that exited; restarted when `restart` (the supervisor's tick)."""
+        died = [name for name, proc in self._procs.items() if proc.poll() is not None]
+        for name in died:
+            if restart and not self._stopping:
+                self.start_service(name)
+        if died and not restart:
+            raise RuntimeError(f"service(s) exited at start: {died} (see {self.logs_dir})")
+        return died
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """SIGTERM every service, SIGKILL what remains after `timeout`, then stop embedded servers."""
+        self._stopping = True
+        for proc in self._procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for proc in self._procs.values():
+            try:
+                proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        self._procs.clear()
+        if self._nats:
+            self._nats.stop()
+        if self._pg:
+            self._pg.stop()
+
+    def __enter__(self) -> Stack:
+        self.start_servers()
+        self.start_services()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

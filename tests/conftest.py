@@ -1,0 +1,66 @@
+"""Shared fixtures: one set of real servers per test session, migrated once."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import nats
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from research_platform.broker import ensure_streams
+from research_platform.db import create_engine, session_factory
+from research_platform.migrate import upgrade
+
+from tests.servers import Servers, start_servers
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """`../shared` (real data and recorded responses); tests that need it skip without it."""
+    if not SHARED.exists():
+        pytest.skip("../shared is not present: the real data and fixtures are needed for this test")
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def servers() -> Iterator[Servers]:
+    with tempfile.TemporaryDirectory(prefix="re-test-") as tmp, start_servers(Path(tmp)) as found:
+        upgrade(found.database_url)
+        yield found
+
+
+@pytest.fixture(scope="session")
+async def engine(servers: Servers) -> AsyncIterator[AsyncEngine]:
+    eng = create_engine(servers.database_url, pool_size=5, max_overflow=10)
+    yield eng
+    await eng.dispose()
+
+
+@pytest.fixture(scope="session")
+def sessions(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return session_factory(engine)
+
+
+@pytest.fixture
+async def nc(servers: Servers) -> AsyncIterator[nats.NATS]:
+    conn = await nats.connect(servers.nats_url)
+    await ensure_streams(conn.jetstream())
+    yield conn
+    await conn.close()
+
+
+@pytest.fixture
+def unique() -> str:
+    """A short unique token for entities, subjects and names used by one test."""
+    return uuid.uuid4().hex[:10]
