@@ -70,11 +70,11 @@ class Stack:
     def start_servers(self) -> None:
         """Start (or find) NATS and Postgres, migrate the schema, create the streams."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.nats_url = os.environ.get("NATS_URL", "")
+        self.nats_url = self.nats_url or os.environ.get("NATS_URL", "")
         if not self.nats_url:
             self._nats = EmbeddedNats(self.data_dir).start()
             self.nats_url = self._nats.url
-        self.database_url = os.environ.get("DATABASE_URL", "")
+        self.database_url = self.database_url or os.environ.get("DATABASE_URL", "")
         if not self.database_url:
             self._pg = EmbeddedPostgres(self.data_dir).start()
             self.database_url = self._pg.url

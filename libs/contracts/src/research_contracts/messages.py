@@ -6,8 +6,9 @@ against them and publishes them as JSON, and the AsyncAPI document is generated 
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
-from datetime import date, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -80,7 +81,7 @@ class SourceHit(BaseModel):
     authors: list[str] = Field(default_factory=list)
     venue: str | None = None
     year: int | None = None
-    date: date | None = None
+    date: dt.date | None = None
     url: str | None = None
     abstract: str = Field(default="", description="Abstract or snippet text, as the source gave it.")
     score: float | None = Field(default=None, description="The source's relevance score, if any.")
