@@ -1,0 +1,86 @@
+"""The ledger on real PostgreSQL + pgvector: claim and audit row in one transaction; append-only audit."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from sqlalchemy import func, select, text
+from sqlalchemy.exc import DBAPIError
+
+from research_contracts import SourceHit
+from research_llm import ClaimDraft, DraftOutcome, EvidenceDoc, SupportDraft
+from research_platform.models import AuditEvent, MemoryClaim, ResearchSource
+from research_researcher import prepare, reshape
+from research_researcher.repository import ClaimLedger
+
+pytestmark = pytest.mark.integration
+
+
+def _claim(unique: str) -> tuple[reshape.ProposedClaim, list[SourceHit]]:
+    task = prepare.prepare_task(json.dumps({"question": f"Does {unique} help?", "entity": unique}).encode())
+    text_ = f"In a randomised trial {unique} helped most patients."
+    evidence = [EvidenceDoc(source_id=f"corpus:{unique}", title="Trial", text=text_)]
+    draft = ClaimDraft(statement=f"{unique} helps.", entity=unique, confidence=0.7, supports=[SupportDraft(source_id=f"corpus:{unique}", quote=text_)])
+    claim = reshape.to_claim(task, DraftOutcome(draft=draft, provider="offline", model="m", failures=[]), evidence)
+    return claim, [SourceHit(source_id=f"corpus:{unique}", source="corpus", title="Trial", abstract=text_)]
+
+
+async def _audit_count(sessions, claim_id: uuid.UUID) -> int:  # type: ignore[no-untyped-def]
+    async with sessions() as session:
+        return await session.scalar(select(func.count()).select_from(AuditEvent).where(AuditEvent.claim_id == claim_id))
+
+
+async def test_claim_and_its_audit_row_commit_together(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+    claim, hits = _claim(unique)
+    async with sessions() as session, session.begin():
+        ledger = ClaimLedger(session)
+        assert await ledger.propose(claim, [0.1] * 384, hits)
+    async with sessions() as session:
+        stored = await session.get(MemoryClaim, claim.claim_id)
+        assert stored is not None and stored.status == "pending" and stored.supports[0]["source_id"] == f"corpus:{unique}"
+        assert await session.get(ResearchSource, f"corpus:{unique}") is not None
+    assert await _audit_count(sessions, claim.claim_id) == 1
+
+    async with sessions() as session, session.begin():  # redelivery: no second claim, no second audit row
+        assert not await ClaimLedger(session).propose(claim, [0.1] * 384, hits)
+    assert await _audit_count(sessions, claim.claim_id) == 1
+
+
+async def test_a_failed_transaction_leaves_neither_claim_nor_audit(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+    claim, hits = _claim(unique)
+    with pytest.raises(DBAPIError):
+        async with sessions() as session, session.begin():
+            await ClaimLedger(session).propose(claim, [0.1] * 384, hits)
+            await session.execute(text("SELECT 1/0"))  # the statement after the insert fails
+    async with sessions() as session:
+        assert await session.get(MemoryClaim, claim.claim_id) is None
+    assert await _audit_count(sessions, claim.claim_id) == 0
+
+
+async def test_audit_events_refuse_update_and_delete(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+    async with sessions() as session, session.begin():
+        session.add(AuditEvent(service="test", action=f"test.{unique}", subject_ids={}, payload={}))
+    for statement in (
+        f"UPDATE audit_events SET action = 'tampered' WHERE action = 'test.{unique}'",
+        f"DELETE FROM audit_events WHERE action = 'test.{unique}'",
+    ):
+        with pytest.raises(DBAPIError, match="append-only"):
+            async with sessions() as session, session.begin():
+                await session.execute(text(statement))
+    async with sessions() as session:
+        assert await session.scalar(select(func.count()).select_from(AuditEvent).where(AuditEvent.action == f"test.{unique}")) == 1
+
+
+async def test_only_the_retention_function_removes_audit_rows(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+    async with sessions() as session, session.begin():
+        await session.execute(
+            text("INSERT INTO audit_events (occurred_at, service, action, subject_ids, payload) VALUES (now() - interval '400 days', 'test', :a, '{}', '{}')"),
+            {"a": f"old.{unique}"},
+        )
+    async with sessions() as session, session.begin():
+        removed = await session.scalar(text("SELECT audit_events_purge(now() - interval '365 days')"))
+    assert removed >= 1
+    async with sessions() as session:
+        assert await session.scalar(select(func.count()).select_from(AuditEvent).where(AuditEvent.action == f"old.{unique}")) == 0
