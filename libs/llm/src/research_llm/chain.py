@@ -1,0 +1,147 @@
+"""The provider chain: OpenAI → Gemini → offline, first usable answer wins.
+
+`build_chain(settings.llm)` reads `LLMSettings`: `provider="auto"` chains every remote provider
+whose key is set and always ends with `offline`; `provider="openai"` / `"gemini"` forces that one
+(then offline); `provider="offline"` (or no key at all) is offline alone. Each failure (timeout,
+429/5xx, an answer that stays invalid after one corrective retry) is returned in `failures` so
+the calling service can write one audit row per failure; the outcome names the provider and
+model that produced the answer.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+import httpx
+
+from research_contracts import CriticVerdict
+from research_llm.errors import NoProviderAnswered, ProviderError
+from research_llm.offline.engine import OfflineProvider
+from research_llm.offline.relevance import TextEncoder
+from research_llm.providers.base import Provider
+from research_llm.schema import (
+    ClaimDraft,
+    ClaimForReview,
+    DraftOutcome,
+    EvidenceDoc,
+    JudgeOutcome,
+    ProviderFailure,
+)
+
+_USE_DEFAULT = object()
+
+
+class ProviderChain:
+    """Asks each provider in turn; never raises while `offline` is the last link."""
+
+    def __init__(self, providers: Sequence[Provider]) -> None:
+        if not providers:
+            raise ValueError("a provider chain needs at least one provider")
+        self.providers = list(providers)
+
+    @property
+    def names(self) -> list[str]:
+        return [p.name for p in self.providers]
+
+    async def draft_claim(self, question: str, entity: str | None, evidence: list[EvidenceDoc]) -> DraftOutcome:
+        """A claim draft answering `question` from `evidence`, with its provenance."""
+        failures: list[ProviderFailure] = []
+        for provider in self.providers:
+            try:
+                draft = await provider.draft_claim(question, entity, evidence)
+            except ProviderError as exc:
+                failures.append(_failure(provider, provider.model, exc))
+                continue
+            if entity and entity.strip():
+                draft = draft.model_copy(update={"entity": entity.strip()})
+            return DraftOutcome(draft=draft, provider=provider.name, model=provider.model, failures=failures)
+        raise NoProviderAnswered(failures)
+
+    async def judge_claim(
+        self,
+        candidate: ClaimForReview,
+        active: list[ClaimForReview],
+        evidence: list[EvidenceDoc] | None = None,
+    ) -> JudgeOutcome:
+        """The critic's verdict on `candidate` given the active claims of its entity."""
+        failures: list[ProviderFailure] = []
+        known = {a.claim_id for a in active}
+        for provider in self.providers:
+            model = getattr(provider, "critic_model", provider.model)
+            try:
+                verdict = await provider.judge_claim(candidate, active, evidence)
+            except ProviderError as exc:
+                failures.append(_failure(provider, model, exc))
+                continue
+            verdict = _bounded(verdict, known, model)
+            return JudgeOutcome(verdict=verdict, provider=provider.name, model=model, failures=failures)
+        raise NoProviderAnswered(failures)
+
+
+def _failure(provider: Provider, model: str, exc: ProviderError) -> ProviderFailure:
+    return ProviderFailure(provider=provider.name, model=model, reason=exc.reason, status=exc.status)
+
+
+def _bounded(verdict: CriticVerdict, known: set[uuid.UUID], model: str) -> CriticVerdict:
+    """Only active claims can be superseded; a supersede that names none becomes a promote."""
+    supersedes = [c for c in verdict.supersedes if c in known]
+    update: dict = {"supersedes": supersedes, "model": model}
+    if verdict.verdict == "supersede" and not supersedes:
+        update["verdict"] = "promote"
+        update["reasoning"] = verdict.reasoning + " (named no active claim to supersede; promoted instead)"
+    elif verdict.verdict != "supersede":
+        update["supersedes"] = []
+    return verdict.model_copy(update=update)
+
+
+def build_chain(
+    settings: object,
+    *,
+    encoder: TextEncoder | None | object = _USE_DEFAULT,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> ProviderChain:
+    """The chain `settings` (a `research_platform.settings.LLMSettings`) asks for.
+
+    `encoder` overrides the offline engine's embedder (None = lexical only); `transport` is
+    passed to the HTTP clients of the remote providers (tests use it for fault injection).
+    """
+    choice = (getattr(settings, "provider", "auto") or "auto").strip().lower()
+    openai_key = _secret(getattr(settings, "openai_api_key", None))
+    gemini_key = _secret(getattr(settings, "gemini_api_key", None))
+    timeout = float(getattr(settings, "timeout_s", 30.0))
+    remote: list[Provider] = []
+    if choice not in {"auto", "offline", "openai", "gemini"}:
+        raise ValueError(f"unknown LLM provider {choice!r}: use auto, openai, gemini or offline")
+    if choice in {"auto", "openai"} and (openai_key or choice == "openai"):
+        from research_llm.providers.openai import OpenAIProvider
+
+        remote.append(
+            OpenAIProvider(
+                api_key=openai_key or "",
+                base_url=getattr(settings, "openai_base_url", "https://api.openai.com/v1"),
+                model=getattr(settings, "openai_model", "gpt-4o"),
+                timeout_s=timeout,
+                transport=transport,
+            )
+        )
+    if choice in {"auto", "gemini"} and (gemini_key or choice == "gemini"):
+        from research_llm.providers.gemini import GeminiProvider
+
+        remote.append(
+            GeminiProvider(
+                api_key=gemini_key or "",
+                base_url=getattr(settings, "gemini_base_url", None),
+                model=getattr(settings, "gemini_model", "gemini-2.0-flash"),
+                timeout_s=timeout,
+            )
+        )
+    offline = OfflineProvider() if encoder is _USE_DEFAULT else OfflineProvider(encoder)
+    return ProviderChain([*remote, offline])
+
+
+def _secret(value: object) -> str | None:
+    if value is None:
+        return None
+    raw = value.get_secret_value() if hasattr(value, "get_secret_value") else str(value)
+    return raw or None

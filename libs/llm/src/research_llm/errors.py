@@ -1,0 +1,40 @@
+"""Errors of the LLM layer.
+
+    LLMError
+    ├── ProviderError          one provider could not answer; the chain moves on to the next
+    │   ├── ProviderUnavailable    timeout, transport fault, 429 or 5xx: not retried here
+    │   └── InvalidResponse        the answer did not validate against the JSON schema
+    └── NoProviderAnswered     every provider in the chain failed (never raised while the
+                               offline engine is last in the chain)
+"""
+
+from __future__ import annotations
+
+
+class LLMError(Exception):
+    """Base of every error research_llm raises on purpose."""
+
+
+class ProviderError(LLMError):
+    """A provider failed to produce a usable answer."""
+
+    def __init__(self, reason: str, *, status: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.status = status
+
+
+class ProviderUnavailable(ProviderError):
+    """Timeout, transport error, rate limit (429) or server error (5xx)."""
+
+
+class InvalidResponse(ProviderError):
+    """The provider answered, but not with JSON that validates against the schema."""
+
+
+class NoProviderAnswered(LLMError):
+    """Every provider of the chain failed; `failures` lists why."""
+
+    def __init__(self, failures: list) -> None:
+        super().__init__("; ".join(f"{f.provider}/{f.model}: {f.reason}" for f in failures) or "no provider")
+        self.failures = failures

@@ -1,0 +1,105 @@
+"""How close two texts are, lexically and (when an embedder is available) semantically.
+
+The dense half comes from `research_corpus.embedding.get_embedder()` (all-MiniLM-L6-v2 loaded
+offline). `TextEncoder` is the seam: tests and the benchmark may pass their own, and when the
+corpus embedder cannot be loaded the offline engine runs on the lexical score alone (it says so
+in `Relevance.mode`). Scores are rounded so repeated runs produce identical outputs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from research_llm.offline import lexicon
+
+
+class TextEncoder(Protocol):
+    """Anything that turns texts into equal-length vectors (L2-normalised or not)."""
+
+    def encode(self, texts: Sequence[str]) -> Sequence[Sequence[float]]: ...
+
+
+class _CorpusEncoder:
+    """Adapter over the corpus embedder, whatever its method is called."""
+
+    def __init__(self, embedder: object) -> None:
+        self._embedder = embedder
+
+    def encode(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
+        for name in ("embed_documents", "embed_texts", "embed", "encode"):
+            method = getattr(self._embedder, name, None)
+            if callable(method):
+                return method(list(texts))
+        raise TypeError(f"{type(self._embedder).__name__} has no embed/encode method")
+
+
+_lock = threading.Lock()
+_default: TextEncoder | None = None
+_loaded = False
+
+
+def default_encoder() -> TextEncoder | None:
+    """The corpus embedder, loaded once; None when it is not installed or cannot load."""
+    global _default, _loaded
+    with _lock:
+        if not _loaded:
+            _loaded = True
+            try:
+                from research_corpus.embedding import get_embedder  # type: ignore[import-not-found]
+
+                candidate = _CorpusEncoder(get_embedder())
+                candidate.encode(["probe"])  # the model loads lazily: prove it loads now
+                _default = candidate
+            except Exception:  # noqa: BLE001 - no embedder means lexical-only, never a failure
+                _default = None
+        return _default
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Cosine similarity of two rows of `Relevance.embed` (already unit length)."""
+    return float(np.dot(a, b))
+
+
+class Relevance:
+    """Hybrid scorer of candidate texts against anchor texts.
+
+    `lexical_weight` + `dense_weight` mix idf-weighted term coverage with embedding cosine
+    similarity; without an encoder the lexical score is used alone.
+    """
+
+    def __init__(self, encoder: TextEncoder | None, *, lexical_weight: float = 0.5, dense_weight: float = 0.5) -> None:
+        self.encoder = encoder
+        self.lexical_weight = lexical_weight
+        self.dense_weight = dense_weight
+
+    @property
+    def mode(self) -> str:
+        return "hybrid" if self.encoder is not None else "lexical"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray | None:
+        """Unit-length vectors of `texts` (one row each), or None in lexical mode."""
+        if self.encoder is None or not texts:
+            return None
+        matrix = np.asarray(self.encoder.encode(list(texts)), dtype=np.float64)
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return matrix / norms
+
+    def mix(self, lexical: float, dense: float | None) -> float:
+        """One score in 0..1 from a lexical score and an optional cosine similarity."""
+        if dense is None:
+            return round(lexical, 6)
+        dense01 = max(0.0, dense)
+        total = self.lexical_weight + self.dense_weight
+        return round((self.lexical_weight * lexical + self.dense_weight * dense01) / total, 6)
+
+    def similarity(self, a: str, b: str) -> float:
+        """Symmetric closeness of two statements (0..1): term overlap mixed with cosine."""
+        lexical = lexicon.dice(lexicon.content_terms(a), lexicon.content_terms(b))
+        vectors = self.embed([a, b])
+        dense = cosine(vectors[0], vectors[1]) if vectors is not None else None
+        return self.mix(lexical, dense)

@@ -1,0 +1,99 @@
+"""The shapes that cross the LLM boundary: evidence in, claim drafts and verdicts out.
+
+`ClaimDraft` and `VerdictDraft` are also the JSON schemas a remote model must answer with
+(`response_format` / `response_schema`); anything that does not validate is an
+`InvalidResponse`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from research_contracts import CriticVerdict, Support, Verdict
+
+
+class EvidenceDoc(BaseModel):
+    """One evidence document offered to the model; `text` is what quotes must come from."""
+
+    source_id: str = Field(description="Source-prefixed id, e.g. `corpus:4983`, `pmid:123`.")
+    title: str = ""
+    text: str = Field(description="Abstract or snippet text as the source gave it.")
+    year: int | None = None
+    score: float | None = Field(default=None, description="Retrieval score; higher is better.")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class SupportDraft(BaseModel):
+    """A citation proposed by the model: the quote must be an exact substring of the source text."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source_id: str = Field(description="Id of one of the evidence documents.")
+    quote: str = Field(min_length=1, description="Exact substring of that document's text.")
+    locator: str | None = Field(default=None, description="Where the quote sits, e.g. `sentence 3`.")
+
+
+class ClaimDraft(BaseModel):
+    """A one-sentence claim with its citations (the researcher's JSON schema)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    statement: str = Field(min_length=1, max_length=2000, description="The claim, in one sentence.")
+    entity: str = Field(min_length=1, max_length=200, description="What the claim is about.")
+    confidence: float = Field(ge=0.0, le=1.0, description="How well the evidence supports it.")
+    supports: list[SupportDraft] = Field(default_factory=list)
+
+
+class VerdictDraft(BaseModel):
+    """The critic's JSON schema for a remote model: a verdict, a score and the reasoning."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    verdict: Verdict
+    score: float = Field(ge=0.0, le=1.0)
+    reasoning: str = Field(min_length=1, max_length=4000)
+    supersedes: list[str] = Field(
+        default_factory=list, description="claim_id values of active claims this one replaces."
+    )
+
+
+class ClaimForReview(BaseModel):
+    """A claim as the critic sees it: the pending candidate or one of the active claims."""
+
+    claim_id: uuid.UUID
+    entity: str
+    statement: str
+    confidence: float = Field(ge=0.0, le=1.0)
+    supports: list[Support] = Field(default_factory=list)
+    created_at: datetime | None = None
+
+
+class ProviderFailure(BaseModel):
+    """Why one provider did not answer; the services write one audit row per failure."""
+
+    provider: str
+    model: str
+    reason: str
+    status: int | None = None
+
+
+class DraftOutcome(BaseModel):
+    """The researcher's answer: the draft plus who produced it and who failed first."""
+
+    draft: ClaimDraft
+    provider: str
+    model: str
+    failures: list[ProviderFailure] = Field(default_factory=list)
+
+
+class JudgeOutcome(BaseModel):
+    """The critic's answer: the verdict plus who produced it and who failed first."""
+
+    verdict: CriticVerdict
+    provider: str
+    model: str
+    failures: list[ProviderFailure] = Field(default_factory=list)
