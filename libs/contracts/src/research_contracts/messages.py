@@ -187,3 +187,37 @@ class ControlReply(BaseModel):
     status: int = 200
     state: Literal["running", "paused", "idle", "stopped"] | None = None
     detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class RerunResearch(BaseModel):
+    """Request (request/reply on `research.researcher.rerun`): gather fresh evidence for an aged claim.
+
+    The replicator sends it for an active claim older than its re-check age; the researcher
+    answers with `EvidenceRefreshed` and never writes to the ledger for it.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    claim_id: uuid.UUID = Field(description="The claim being re-checked (for logs and audit).")
+    question: str = Field(
+        min_length=3,
+        max_length=2000,
+        description="The claim's original research question.",
+        examples=["Does vitamin D supplementation reduce fracture risk?"],
+    )
+    entity: str | None = Field(default=None, max_length=200, examples=["vitamin D"])
+    sources: list[str] = Field(
+        default_factory=list,
+        description="Evidence sources to ask (empty = the researcher's configured default).",
+        examples=[["corpus", "pubmed"]],
+    )
+    limit: int = Field(default=10, ge=1, le=200, description="How many hits to gather at most.")
+
+
+class EvidenceRefreshed(BaseModel):
+    """Reply to `RerunResearch`: the fresh evidence the researcher found for the question today."""
+
+    claim_id: uuid.UUID
+    hits: list[SourceHit] = Field(default_factory=list)
+    degraded: dict[str, str] = Field(default_factory=dict, description="source → reason it returned nothing.")
+    error: str | None = Field(default=None, description="Set when the re-run itself failed.")

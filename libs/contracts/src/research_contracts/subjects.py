@@ -59,6 +59,13 @@ def control_subject(agent: str, verb: str) -> str:
     return f"research.control.{agent}.{verb}"
 
 
+PERIODIC_AGENTS: Final = ("correlator", "replicator", "librarian")
+CONTROL_VERBS: Final = ("status", "run-once", "cancel-current", "pause", "resume")
+# The critic's operator verb: release claims from `critic_quarantine` back to judgement.
+CRITIC_DRAIN: Final = "research.control.critic.drain"
+CRITIC_QUEUE: Final = "critic"
+
+
 # --- durable consumers -------------------------------------------------------------------
 RESEARCHER_DURABLES: Final = {
     "emergency": "researcher-emergency",
