@@ -7,6 +7,7 @@ transaction) → publish `research.claim.decided`.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import ClaimDecided, ClaimStatus, subjects
 from research_critic import experiment, prepare, reshape
-from research_critic.repository import SERVICE, Verdicts, for_review
+from research_critic.repository import SERVICE, EntityChanged, Verdicts, for_review
 from research_llm import build_chain
 from research_platform.broker import consume_guarded, ensure_streams_at, make_broker
 from research_platform.db import create_engine, session_factory, transaction
@@ -28,6 +29,7 @@ from research_platform.service import run_service
 from research_platform.settings import Settings
 
 log = get_logger(__name__)
+JUDGE_ATTEMPTS = 5
 
 
 @dataclass
@@ -40,26 +42,36 @@ class Critic:
     async def handle_pending(self, msg: NatsMessage) -> None:
         proposed = prepare.prepare_pending(msg.body)
         with structlog.contextvars.bound_contextvars(claim_id=str(proposed.claim_id)):
-            async with self.sessions() as session:
-                verdicts = Verdicts(session)
-                claim = await verdicts.claim(proposed.claim_id)
-                if claim is None:
-                    raise PrepareError(f"unknown claim {proposed.claim_id}")
-                if claim.status != ClaimStatus.pending:
-                    log.info("claim already decided, skipping redelivery", status=claim.status)
+            for _ in range(JUDGE_ATTEMPTS):
+                try:
+                    await self.judge_and_decide(proposed.claim_id)
                     return
-                active = await verdicts.active_of_entity(claim.entity, besides=claim.id)
-                candidate, reviews = for_review(claim), [for_review(c) for c in active]
-            try:
-                outcome = await experiment.judge(candidate, reviews, self.chain, self.settings.critic.sla_seconds)
-            except TimeoutError as exc:
-                raise TransientError(f"critique exceeded the {self.settings.critic.sla_seconds}s SLA") from exc
-            verdict = reshape.conform(outcome, {c.claim_id for c in reviews})
-            async with transaction(self.sessions) as session:
-                decided = await Verdicts(session).decide(claim.id, verdict, {c.claim_id for c in reviews})
-            if decided is not None:
-                await self.announce(decided)
-                log.info("claim decided", verdict=verdict.verdict.value, score=verdict.score)
+                except EntityChanged:  # another claim of the entity was decided meanwhile: judge again
+                    log.info("entity changed while judging; judging again")
+            raise TransientError(f"entity kept changing over {JUDGE_ATTEMPTS} judgements")
+
+    async def judge_and_decide(self, claim_id: uuid.UUID) -> None:
+        async with self.sessions() as session:
+            verdicts = Verdicts(session)
+            claim = await verdicts.claim(claim_id)
+            if claim is None:
+                raise PrepareError(f"unknown claim {claim_id}")
+            if claim.status != ClaimStatus.pending:
+                log.info("claim already decided, skipping redelivery", status=claim.status)
+                return
+            active = await verdicts.active_of_entity(claim.entity, besides=claim.id)
+            candidate, reviews = for_review(claim), [for_review(c) for c in active]
+        try:
+            outcome = await experiment.judge(candidate, reviews, self.chain, self.settings.critic.sla_seconds)
+        except TimeoutError as exc:
+            raise TransientError(f"critique exceeded the {self.settings.critic.sla_seconds}s SLA") from exc
+        considered = {c.claim_id for c in reviews}
+        verdict = reshape.conform(outcome, considered)
+        async with transaction(self.sessions) as session:
+            decided = await Verdicts(session).decide(claim.id, verdict, considered)
+        if decided is not None:
+            await self.announce(decided)
+            log.info("claim decided", verdict=verdict.verdict.value, score=verdict.score)
 
     async def announce(self, decided: ClaimDecided) -> None:
         await self.broker.publish(
@@ -102,6 +114,7 @@ def create_app(settings: Settings) -> FastStream:
             sessions=critic.sessions,
             service=SERVICE,
             max_deliver=settings.max_deliver,
+            heartbeat_s=settings.ack_wait_s / 3,
         )
 
     return FastStream(broker, lifespan=lifespan)

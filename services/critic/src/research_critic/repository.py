@@ -17,6 +17,10 @@ from research_platform.models import CriticVerdictRow, MemoryClaim
 SERVICE = "critic"
 
 
+class EntityChanged(TransientError):
+    """The entity's active claims changed between judging a claim and applying the verdict."""
+
+
 def for_review(claim: MemoryClaim) -> ClaimForReview:
     return ClaimForReview(
         claim_id=claim.id,
@@ -50,7 +54,7 @@ class Verdicts:
     ) -> ClaimDecided | None:
         """Apply `verdict` to a pending claim in the caller's transaction.
 
-        Returns None when the claim is no longer pending (a redelivery). Raises `TransientError`
+        Returns None when the claim is no longer pending (a redelivery). Raises `EntityChanged`
         when the entity's active claims changed since the verdict was reached, so it is judged again.
         """
         claim = await self.session.get(MemoryClaim, claim_id, with_for_update=True)
@@ -60,7 +64,7 @@ class Verdicts:
         await self.session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:entity))"), {"entity": claim.entity})
         active_now = {c.id for c in await self.active_of_entity(claim.entity, besides=claim.id)}
         if verdict.verdict is not Verdict.reject and active_now - considered:
-            raise TransientError("the entity's active claims changed while the claim was judged")
+            raise EntityChanged("the entity's active claims changed while the claim was judged")
         now = datetime.now(UTC)
         self.session.add(
             CriticVerdictRow(
@@ -107,7 +111,7 @@ class Verdicts:
         )
         moved = set(result.scalars())
         if moved != set(targets):
-            raise TransientError("a claim to supersede is no longer active")
+            raise EntityChanged("a claim to supersede is no longer active")
         for old in targets:
             audit.record(
                 self.session,

@@ -114,6 +114,7 @@ def create_app(settings: Settings) -> FastStream:
             sessions=researcher.sessions,
             service=SERVICE,
             max_deliver=settings.max_deliver,
+            heartbeat_s=settings.ack_wait_s / 3,
         )
 
     for tier, durable in subjects.RESEARCHER_DURABLES.items():
