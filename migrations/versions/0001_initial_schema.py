@@ -177,9 +177,11 @@ def upgrade() -> None:
     sa.Column('paper_id', sa.BigInteger(), nullable=False),
     sa.Column('chunk_index', sa.Integer(), nullable=False),
     sa.Column('section', sa.String(length=50), nullable=False),
+    sa.Column('locator', sa.String(length=100), nullable=False),
     sa.Column('text', sa.Text(), nullable=False),
     sa.Column('embedding', pgvector.sqlalchemy.vector.VECTOR(dim=384), nullable=False),
     sa.Column('tsv', postgresql.TSVECTOR(), nullable=False),
+    sa.Column('token_count', sa.Integer(), nullable=False),
     sa.ForeignKeyConstraint(['paper_id'], ['corpus_papers.id'], ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('paper_id', 'chunk_index', name='uq_corpus_chunks_paper_chunk')
@@ -187,6 +189,11 @@ def upgrade() -> None:
     op.create_index('ix_corpus_chunks_embedding', 'corpus_chunks', ['embedding'], unique=False, postgresql_using='hnsw', postgresql_ops={'embedding': 'vector_cosine_ops'})
     op.create_index(op.f('ix_corpus_chunks_paper_id'), 'corpus_chunks', ['paper_id'], unique=False)
     op.create_index('ix_corpus_chunks_tsv', 'corpus_chunks', ['tsv'], unique=False, postgresql_using='gin')
+    op.create_table('corpus_lexemes',
+    sa.Column('lexeme', sa.Text(), nullable=False),
+    sa.Column('doc_freq', sa.Integer(), nullable=False),
+    sa.PrimaryKeyConstraint('lexeme')
+    )
     op.create_table('critic_verdicts',
     sa.Column('id', sa.BigInteger(), autoincrement=True, nullable=False),
     sa.Column('claim_id', sa.UUID(), nullable=False),
@@ -211,6 +218,7 @@ def downgrade() -> None:
     op.execute("DROP FUNCTION IF EXISTS audit_events_refuse_change()")
     op.drop_index(op.f('ix_critic_verdicts_claim_id'), table_name='critic_verdicts')
     op.drop_table('critic_verdicts')
+    op.drop_table('corpus_lexemes')
     op.drop_index('ix_corpus_chunks_tsv', table_name='corpus_chunks', postgresql_using='gin')
     op.drop_index(op.f('ix_corpus_chunks_paper_id'), table_name='corpus_chunks')
     op.drop_index('ix_corpus_chunks_embedding', table_name='corpus_chunks', postgresql_using='hnsw', postgresql_ops={'embedding': 'vector_cosine_ops'})

@@ -215,9 +215,20 @@ class CorpusChunk(Base):
     paper_id: Mapped[int] = mapped_column(ForeignKey("corpus_papers.id", ondelete="CASCADE"), index=True)
     chunk_index: Mapped[int] = mapped_column(Integer)
     section: Mapped[str] = mapped_column(String(50), default="abstract")
+    locator: Mapped[str] = mapped_column(String(100), default="abstract")
     text: Mapped[str] = mapped_column(Text)
     embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM))
-    tsv: Mapped[Any] = mapped_column(TSVECTOR)
+    tsv: Mapped[Any] = mapped_column(TSVECTOR)  # title (weight A) + chunk text (weight B)
+    token_count: Mapped[int] = mapped_column(Integer, default=0)  # BM25 document length
+
+
+class CorpusLexeme(Base):
+    """Document frequency of each full-text lexeme over `corpus_chunks` (BM25 idf), refreshed per ingest."""
+
+    __tablename__ = "corpus_lexemes"
+
+    lexeme: Mapped[str] = mapped_column(Text, primary_key=True)
+    doc_freq: Mapped[int] = mapped_column(Integer)
 
 
 class ApiKey(Base):

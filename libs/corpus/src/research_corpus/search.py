@@ -1,0 +1,210 @@
+"""Hybrid paper search over the local corpus: BM25 on Postgres full text + pgvector cosine kNN.
+
+Each ranking is computed over `corpus_chunks`, aggregated to papers (a paper ranks where its
+best chunk ranks) and the two are fused by weighted reciprocal rank fusion:
+
+    score(paper) = lexical_weight / (rrf_k + lexical_rank) + dense_weight / (rrf_k + dense_rank)
+
+The hit's passage is the chunk with the best fused chunk-level score. Filters (year range,
+venue, section) apply inside both rankings, before the cut to `candidates`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from research_platform.settings import CorpusSettings, get_settings
+
+from research_corpus.embedding import get_embedder
+from research_corpus.errors import CorpusError
+from research_corpus.ranking import ChunkHit, Ranked, fuse, rank_papers
+
+SearchMode = Literal["hybrid", "lexical", "dense"]
+MODES = ("hybrid", "lexical", "dense")
+CHUNKS_PER_PAPER = 3  # chunk candidates fetched per wanted paper, so aggregation still fills the list
+
+
+class SearchFilters(BaseModel):
+    """Restrict a search to a year range, a venue (case-insensitive) and/or a section type."""
+
+    year_from: int | None = None
+    year_to: int | None = None
+    venue: str | None = None
+    section: str | None = Field(default=None, description="Chunk section, e.g. abstract, methods, results.")
+
+    def sql(self) -> tuple[str, dict[str, object]]:
+        """A SQL condition on `c` (chunks) and `p` (papers), and its parameters."""
+        clauses, params = ["TRUE"], {}
+        if self.year_from is not None:
+            clauses.append("p.year >= :year_from")
+            params["year_from"] = self.year_from
+        if self.year_to is not None:
+            clauses.append("p.year <= :year_to")
+            params["year_to"] = self.year_to
+        if self.venue:
+            clauses.append("lower(p.venue) = lower(:venue)")
+            params["venue"] = self.venue
+        if self.section:
+            clauses.append("c.section = :section")
+            params["section"] = self.section
+        return " AND ".join(clauses), params
+
+    @property
+    def empty(self) -> bool:
+        return all(v in (None, "") for v in self.model_dump().values())
+
+
+class PaperHit(BaseModel):
+    """One paper found by a search, with the passage that matched best."""
+
+    paper_id: int
+    external_id: str = Field(description="The paper's id in the ingested file.")
+    title: str
+    year: int | None = None
+    venue: str | None = None
+    authors: list[str] = Field(default_factory=list)
+    doi: str | None = None
+    citation_count: int | None = None
+    score: float
+    passage: str = Field(description="The best-matching chunk of the paper.")
+    locator: str = Field(description="Where the passage is: `abstract`, `section:methods chunk 2` …")
+    section: str = "abstract"
+    abstract: str = Field(description="The paper's full abstract/text, to verify quotes against.")
+    lexical_rank: int | None = None
+    dense_rank: int | None = None
+
+
+_LEXICAL = """
+WITH query_terms AS (
+    SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', :query)) AS u
+), corpus AS (
+    SELECT count(*)::float8 AS n, greatest(avg(token_count), 1)::float8 AS avgdl FROM corpus_chunks
+), weighted AS (
+    SELECT t.lexeme, ln(1 + (corpus.n - l.doc_freq + 0.5) / (l.doc_freq + 0.5)) AS idf
+    FROM query_terms t JOIN corpus_lexemes l ON l.lexeme = t.lexeme, corpus
+), matcher AS (
+    SELECT string_agg('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''', ' | ')::tsquery AS q
+    FROM weighted
+)
+SELECT c.id, c.paper_id, sum(
+    w.idf * (tf.n * (:k1 + 1)) / (tf.n + :k1 * (1 - :b + :b * c.token_count / corpus.avgdl))
+) AS score
+FROM matcher, corpus, corpus_chunks c
+JOIN corpus_papers p ON p.id = c.paper_id
+CROSS JOIN LATERAL unnest(c.tsv) AS u
+JOIN weighted w ON w.lexeme = u.lexeme
+CROSS JOIN LATERAL (SELECT cardinality(u.positions)
+                    + (:title_weight - 1) * cardinality(array_positions(u.weights, 'A')) AS n) AS tf
+WHERE c.tsv @@ matcher.q AND {filters}
+GROUP BY c.id, c.paper_id
+ORDER BY score DESC, c.id
+LIMIT :limit
+"""
+
+_DENSE = """
+SELECT c.id, c.paper_id, 1 - (c.embedding <=> CAST(:vector AS vector)) AS score
+FROM corpus_chunks c JOIN corpus_papers p ON p.id = c.paper_id
+WHERE {filters}
+ORDER BY c.embedding <=> CAST(:vector AS vector)
+LIMIT :limit
+"""
+
+_PAPERS = """
+SELECT id, external_id, title, year, venue, authors, doi, citation_count, abstract
+FROM corpus_papers WHERE id = ANY(:ids)
+"""
+
+_CHUNKS = "SELECT id, text, locator, section FROM corpus_chunks WHERE id = ANY(:ids)"
+
+
+async def lexical_chunks(
+    session: AsyncSession, query: str, limit: int, filters: SearchFilters, settings: CorpusSettings
+) -> list[ChunkHit]:
+    """Chunks ranked by BM25 (title occurrences weighted `title_weight`), best first."""
+    where, params = filters.sql()
+    rows = await session.execute(
+        text(_LEXICAL.format(filters=where)),
+        {"query": query, "limit": limit, "k1": settings.bm25_k1, "b": settings.bm25_b,
+         "title_weight": settings.title_weight, **params},
+    )
+    return [ChunkHit(chunk_id, paper_id, float(score)) for chunk_id, paper_id, score in rows]
+
+
+async def dense_chunks(
+    session: AsyncSession, vector: Sequence[float], limit: int, filters: SearchFilters
+) -> list[ChunkHit]:
+    """Chunks ranked by cosine similarity to `vector` (HNSW; iterative scan under filters)."""
+    where, params = filters.sql()
+    await session.execute(text(f"SET LOCAL hnsw.ef_search = {max(40, min(limit, 1000))}"))
+    if not filters.empty:
+        await session.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
+    literal = "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+    rows = await session.execute(text(_DENSE.format(filters=where)), {"vector": literal, "limit": limit, **params})
+    hits = [ChunkHit(chunk_id, paper_id, float(score)) for chunk_id, paper_id, score in rows]
+    hits.sort(key=lambda h: (-h.score, h.chunk_id))  # relaxed_order may return slightly out of order
+    return hits
+
+
+async def _hydrate(session: AsyncSession, ranked: list[Ranked]) -> list[PaperHit]:
+    if not ranked:
+        return []
+    papers = {row.id: row for row in await session.execute(text(_PAPERS), {"ids": [r.paper_id for r in ranked]})}
+    chunks = {row.id: row for row in await session.execute(text(_CHUNKS), {"ids": [r.chunk_id for r in ranked]})}
+    hits = []
+    for r in ranked:
+        paper, chunk = papers[r.paper_id], chunks[r.chunk_id]
+        hits.append(
+            PaperHit(
+                paper_id=paper.id, external_id=paper.external_id, title=paper.title, year=paper.year,
+                venue=paper.venue, authors=list(paper.authors or []), doi=paper.doi,
+                citation_count=paper.citation_count, score=r.score, passage=chunk.text,
+                locator=chunk.locator, section=chunk.section, abstract=paper.abstract,
+                lexical_rank=r.lexical_rank, dense_rank=r.dense_rank,
+            )
+        )
+    return hits
+
+
+async def search(
+    session: AsyncSession,
+    query: str,
+    k: int = 10,
+    mode: str = "hybrid",
+    filters: SearchFilters | None = None,
+    settings: CorpusSettings | None = None,
+) -> list[PaperHit]:
+    """The `k` best papers for `query`, best first (`mode`: hybrid | lexical | dense).
+
+    Read-only; runs in the caller's session (a transaction is opened if none is active, so the
+    HNSW settings stay local to it).
+    """
+    if mode not in MODES:
+        raise CorpusError(f"unknown search mode {mode!r}: use one of {', '.join(MODES)}")
+    query = (query or "").strip()
+    if not query or k <= 0:
+        return []
+    settings = settings or get_settings().corpus
+    filters = filters or SearchFilters()
+    papers_wanted = max(settings.candidates, k)
+    limit = papers_wanted * CHUNKS_PER_PAPER
+    lexical: list[ChunkHit] = []
+    dense: list[ChunkHit] = []
+    if mode in ("hybrid", "dense"):
+        vector = await asyncio.to_thread(get_embedder().embed_one, query)
+    if not session.in_transaction():
+        await session.begin()
+    if mode in ("hybrid", "lexical"):
+        lexical = await lexical_chunks(session, query, limit, filters, settings)
+    if mode in ("hybrid", "dense"):
+        dense = await dense_chunks(session, vector, limit, filters)
+    if mode == "hybrid":
+        ranked = fuse(lexical, dense, settings, papers_wanted)
+    else:
+        ranked = rank_papers(lexical or dense, papers_wanted, "lexical" if mode == "lexical" else "dense")
+    return await _hydrate(session, ranked[:k])
