@@ -207,6 +207,16 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('id')
     )
     op.create_index(op.f('ix_critic_verdicts_claim_id'), 'critic_verdicts', ['claim_id'], unique=False)
+    op.create_table('connector_cache',
+    sa.Column('key', sa.String(length=64), nullable=False),
+    sa.Column('source', sa.String(length=50), nullable=False),
+    sa.Column('request', postgresql.JSONB(astext_type=sa.Text()), nullable=False),
+    sa.Column('hits', postgresql.JSONB(astext_type=sa.Text()), nullable=False),
+    sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
+    sa.Column('expires_at', sa.DateTime(timezone=True), nullable=False),
+    sa.PrimaryKeyConstraint('key')
+    )
+    op.create_index('ix_connector_cache_expires', 'connector_cache', ['expires_at'], unique=False)
     for statement in AUDIT_GUARD:
         op.execute(statement)
 
@@ -216,6 +226,8 @@ def downgrade() -> None:
     op.execute("DROP TRIGGER IF EXISTS audit_events_append_only ON audit_events")
     op.execute("DROP FUNCTION IF EXISTS audit_events_purge(timestamptz)")
     op.execute("DROP FUNCTION IF EXISTS audit_events_refuse_change()")
+    op.drop_index('ix_connector_cache_expires', table_name='connector_cache')
+    op.drop_table('connector_cache')
     op.drop_index(op.f('ix_critic_verdicts_claim_id'), table_name='critic_verdicts')
     op.drop_table('critic_verdicts')
     op.drop_table('corpus_lexemes')

@@ -109,6 +109,11 @@ class EvidenceFound(BaseModel):
 
     hits: list[SourceHit] = Field(default_factory=list)
     degraded: dict[str, str] = Field(default_factory=dict, description="source → reason it returned nothing.")
+    facets: dict[str, dict[str, dict[str, int]]] = Field(
+        default_factory=dict,
+        description="source → counts it reports next to its hits (e.g. cochrane → review_type → n).",
+        examples=[{"cochrane": {"review_type": {"intervention": 3, "diagnostic": 1}}}],
+    )
     error: str | None = Field(default=None, description="Set when the request itself was refused.")
 
 

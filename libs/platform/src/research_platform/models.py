@@ -231,6 +231,20 @@ class CorpusLexeme(Base):
     doc_freq: Mapped[int] = mapped_column(Integer)
 
 
+class ConnectorCacheEntry(Base):
+    """A source's answer to one normalised request, reused for 24 h by the connector service."""
+
+    __tablename__ = "connector_cache"
+    __table_args__ = (Index("ix_connector_cache_expires", "expires_at"),)
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)  # sha256 of the normalised request
+    source: Mapped[str] = mapped_column(String(50))
+    request: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    hits: Mapped[list[Any]] = mapped_column(JSONB, default=list)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class ApiKey(Base):
     """An operator API key, stored as a SHA-256 hash; the secret is shown once at creation."""
 
