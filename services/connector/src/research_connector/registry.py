@@ -1,0 +1,123 @@
+"""Builds every configured evidence source with its HTTP access, token bucket and the shared cache.
+
+`build_sources` is called once in the service lifespan (and by tests with an
+`httpx.MockTransport` client and a stubbed clock). PubMed and ClinVar share the `ncbi` budget;
+every other source has its own bucket. The API keys of all sources are handed to every
+source's redactor, so no key can leak through another source's error text either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Protocol
+
+import httpx
+
+from research_connector.cache import AnswerCache
+from research_connector.incidents import Incidents
+from research_connector.ratelimit import RateLimits, Sleep
+from research_connector.settings import ConnectorSettings, SourceSettings
+from research_connector.sources.arxiv import ArxivSource
+from research_connector.sources.base import Source
+from research_connector.sources.clinicaltrials import ClinicalTrialsSource
+from research_connector.sources.clinvar import ClinVarSource
+from research_connector.sources.cochrane import CochraneSource
+from research_connector.sources.crossref import CrossRefSource
+from research_connector.sources.drugbank import DrugBankSource
+from research_connector.sources.elsevier import ElsevierSource
+from research_connector.sources.europepmc import EuropePmcSource
+from research_connector.sources.lww import LwwSource
+from research_connector.sources.nccn import NccnSource
+from research_connector.sources.nejm import NejmSource
+from research_connector.sources.openalex import OpenAlexSource
+from research_connector.sources.pubmed import PubMedSource
+from research_connector.sources.semantic_scholar import SemanticScholarSource
+from research_connector.sources.unpaywall import UnpaywallSource
+from research_connector.sources.wiley import WileySource
+from research_connector.transport import SourceHttp
+from research_contracts import SourceHit, TaskFilters
+
+SOURCE_TYPES: dict[str, type[Source]] = {
+    cls.name: cls
+    for cls in (
+        PubMedSource,
+        ClinVarSource,
+        ClinicalTrialsSource,
+        EuropePmcSource,
+        CrossRefSource,
+        OpenAlexSource,
+        SemanticScholarSource,
+        ArxivSource,
+        UnpaywallSource,
+        NejmSource,
+        LwwSource,
+        WileySource,
+        ElsevierSource,
+        NccnSource,
+        CochraneSource,
+        DrugBankSource,
+    )
+}
+
+# Sources that spend one shared allowance.
+SHARED_BUDGETS = {"pubmed": "ncbi", "clinvar": "ncbi"}
+
+
+class EvidenceSource(Protocol):
+    """What the fan-out needs of a source (the HTTP sources and the local `corpus` adapter)."""
+
+    name: str
+
+    async def search(self, query: str, filters: TaskFilters | None = None, limit: int = 10) -> list[SourceHit]: ...
+
+    async def fetch(self, source_id: str) -> SourceHit | None: ...
+
+
+def _rate(name: str, settings: SourceSettings) -> float:
+    """The documented rate, raised where a key or a contact address unlocks a higher one."""
+    with_key = getattr(settings, "rate_with_key_per_s", None)
+    if with_key and settings.api_key is not None:
+        return float(with_key)
+    polite = getattr(settings, "polite_rate_per_s", None)
+    if polite and getattr(settings, "mailto", None):
+        return float(polite)
+    return settings.rate_per_s
+
+
+def build_sources(
+    settings: ConnectorSettings,
+    *,
+    client: httpx.AsyncClient,
+    incidents: Incidents,
+    cache: AnswerCache | None = None,
+    limits: RateLimits | None = None,
+    sleep: Sleep = asyncio.sleep,
+) -> dict[str, Source]:
+    """Every HTTP source by name (disabled ones included: they answer `disabled`)."""
+    limits = limits or RateLimits()
+    groups: dict[str, SourceSettings] = {name: getattr(settings, name) for name in SOURCE_TYPES}
+    secrets = [group.api_key for group in groups.values()]
+    built: dict[str, Source] = {}
+    for name, cls in SOURCE_TYPES.items():
+        group = groups[name]
+        bucket = limits.bucket(SHARED_BUDGETS.get(name, name), _rate(name, group), group.burst)
+        http = SourceHttp(
+            name,
+            client,
+            bucket,
+            timeout_s=group.timeout_s,
+            max_retries=group.max_retries,
+            backoff_base_s=settings.backoff_base_s,
+            max_retry_after_s=settings.max_retry_after_s,
+            secrets=secrets,
+            sleep=sleep,
+        )
+        built[name] = cls(group, http, incidents=incidents, cache=cache if settings.cache_enabled else None)
+    return built
+
+
+def http_client(settings: ConnectorSettings, **kwargs: Any) -> httpx.AsyncClient:
+    """The process-wide HTTP client (connection pooling, our User-Agent, redirects followed)."""
+    return httpx.AsyncClient(
+        headers={"User-Agent": settings.user_agent}, follow_redirects=True, timeout=30.0, **kwargs
+    )

@@ -1,0 +1,215 @@
+"""Connector settings: one group per evidence source, read from `CONNECTOR__<SOURCE>__<FIELD>`.
+
+Examples: `CONNECTOR__PUBMED__API_KEY=...`, `CONNECTOR__CROSSREF__MAILTO=team@example.org`,
+`CONNECTOR__ELSEVIER__API_KEY=...`, `CONNECTOR__DRUGBANK__ENABLED=true`,
+`CONNECTOR__CACHE_TTL_S=86400`. Keys are `SecretStr`: they print as `**********` and are only
+unwrapped at the moment a request header or parameter is built.
+
+Rates are requests per second at the documented limit of each API (see `DOCUMENTED_RATES`);
+`burst` is how many requests may go out back to back after a quiet spell.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class SourceSettings(BaseModel):
+    """Where a source lives, how fast it may be called and with which key."""
+
+    enabled: bool = True
+    base_url: str = ""
+    api_key: SecretStr | None = None
+    rate_per_s: float = Field(default=1.0, gt=0)
+    burst: int = Field(default=1, ge=1)
+    timeout_s: float = Field(default=10.0, gt=0)
+    max_retries: int = Field(default=2, ge=0, description="Retries after a 429 / 5xx / transport error.")
+
+
+class PubMedSettings(SourceSettings):
+    """NCBI E-utilities: 3 requests/s without a key, 10 with one (same budget for ClinVar)."""
+
+    base_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+    rate_per_s: float = 3.0
+    rate_with_key_per_s: float = 10.0
+    tool: str = "research-engine"
+    email: str | None = None
+    detail: str = Field(default="abstract", description="`abstract` (efetch XML) or `summary` (esummary JSON).")
+
+
+class ClinVarSettings(PubMedSettings):
+    """ClinVar through the same E-utilities (and the same per-key budget as PubMed)."""
+
+
+class CrossRefSettings(SourceSettings):
+    """CrossRef REST: polite pool (with `mailto`) 10 requests/s, public pool 5 requests/s."""
+
+    base_url: str = "https://api.crossref.org"
+    rate_per_s: float = 5.0
+    polite_rate_per_s: float = 10.0
+    mailto: str | None = None
+
+
+class MailtoSettings(SourceSettings):
+    """APIs that ask for a contact address (OpenAlex polite pool, Unpaywall's required email)."""
+
+    mailto: str | None = None
+
+
+class PublisherSettings(SourceSettings):
+    """A licensed publisher search API reached with a bearer key (5 requests/s).
+
+    Where the publisher documents no public search API, the endpoint and the mapping from its
+    JSON to `SourceHit` are settings: `results_path` is a dotted path to the list of records,
+    `fields` maps SourceHit fields (`id`, `title`, `authors`, `year`, `date`, `doi`, `url`,
+    `abstract`, `venue`, and any extra metadata key) to dotted paths inside one record.
+    """
+
+    rate_per_s: float = 5.0
+    burst: int = 5
+    search_path: str = "/search"
+    fetch_path: str = "/articles/{id}"
+    query_param: str = "q"
+    limit_param: str = "limit"
+    journal_param: str = "journal"
+    journals: list[str] = Field(default_factory=list)
+    auth_header: str = "Authorization"
+    auth_scheme: str = "Bearer"
+    results_path: str = "results"
+    id_prefix: str = ""
+    fields: dict[str, str] = Field(
+        default_factory=lambda: {
+            "id": "id",
+            "title": "title",
+            "authors": "authors",
+            "year": "year",
+            "date": "date",
+            "doi": "doi",
+            "url": "url",
+            "abstract": "abstract",
+            "venue": "journal",
+        }
+    )
+
+
+def _publisher(**overrides: object) -> PublisherSettings:
+    return PublisherSettings.model_validate(overrides)
+
+
+class ConnectorSettings(BaseSettings):
+    """Every evidence source of the connector service, plus the cache and fan-out knobs."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="CONNECTOR__", env_nested_delimiter="__", extra="ignore", env_file=".env"
+    )
+
+    cache_ttl_s: float = Field(default=24 * 3600, gt=0, description="How long a source answer is reused.")
+    cache_enabled: bool = True
+    max_retry_after_s: float = Field(default=30.0, description="Longest Retry-After the connector waits.")
+    backoff_base_s: float = 0.5
+    user_agent: str = "research-engine/0.1 (+https://github.com/research-engine)"
+
+    pubmed: PubMedSettings = Field(default_factory=PubMedSettings)
+    clinvar: ClinVarSettings = Field(default_factory=ClinVarSettings)
+    clinicaltrials: SourceSettings = Field(
+        # ClinicalTrials.gov API v2 documents ~50 requests per minute per IP.
+        default_factory=lambda: SourceSettings(base_url="https://clinicaltrials.gov/api/v2", rate_per_s=50 / 60)
+    )
+    europepmc: SourceSettings = Field(
+        default_factory=lambda: SourceSettings(
+            base_url="https://www.ebi.ac.uk/europepmc/webservices/rest", rate_per_s=10.0, burst=2
+        )
+    )
+    crossref: CrossRefSettings = Field(default_factory=CrossRefSettings)
+    openalex: MailtoSettings = Field(
+        default_factory=lambda: MailtoSettings(base_url="https://api.openalex.org", rate_per_s=10.0, burst=2)
+    )
+    semantic_scholar: SourceSettings = Field(
+        # 1 request/s for an API key; the keyless pool is shared and throttled harder.
+        default_factory=lambda: SourceSettings(base_url="https://api.semanticscholar.org/graph/v1", rate_per_s=1.0)
+    )
+    arxiv: SourceSettings = Field(
+        # arXiv API terms: no more than one request every three seconds.
+        default_factory=lambda: SourceSettings(base_url="https://export.arxiv.org/api", rate_per_s=1 / 3)
+    )
+    unpaywall: MailtoSettings = Field(
+        default_factory=lambda: MailtoSettings(base_url="https://api.unpaywall.org/v2", rate_per_s=10.0)
+    )
+    elsevier: PublisherSettings = Field(
+        default_factory=lambda: _publisher(
+            base_url="https://api.elsevier.com/content",
+            search_path="/search/sciencedirect",
+            journals=["The Spine Journal", "Acta Biomaterialia", "The Journal of Arthroplasty"],
+            auth_header="X-ELS-APIKey",
+            auth_scheme="",
+        )
+    )
+    nejm: PublisherSettings = Field(
+        default_factory=lambda: _publisher(journals=["The New England Journal of Medicine"], id_prefix="doi:")
+    )
+    lww: PublisherSettings = Field(
+        default_factory=lambda: _publisher(
+            journals=["JAMA", "The Journal of Bone and Joint Surgery", "Clinical Orthopaedics and Related Research"],
+            id_prefix="doi:",
+        )
+    )
+    wiley: PublisherSettings = Field(
+        default_factory=lambda: _publisher(
+            journals=["Journal of Orthopaedic Research", "Journal of Biomedical Materials Research Part B"],
+            id_prefix="doi:",
+        )
+    )
+    nccn: PublisherSettings = Field(
+        default_factory=lambda: _publisher(
+            search_path="/guidelines",
+            fetch_path="/guidelines/{id}",
+            id_prefix="nccn:",
+            fields={"id": "id", "title": "title", "year": "year", "date": "version_date", "url": "url",
+                    "abstract": "summary", "version": "version", "category": "category"},
+        )
+    )
+    cochrane: PublisherSettings = Field(
+        default_factory=lambda: _publisher(
+            id_prefix="doi:",
+            fields={"id": "doi", "title": "title", "authors": "authors", "year": "year", "date": "date",
+                    "doi": "doi", "url": "url", "abstract": "abstract", "venue": "journal",
+                    "review_type": "review_type"},
+        )
+    )
+    drugbank: PublisherSettings = Field(
+        default_factory=lambda: _publisher(
+            # Present but disabled: the DrugBank licence is pending.
+            enabled=False,
+            base_url="https://api.drugbank.com/v1",
+            search_path="/drugs",
+            fetch_path="/drugs/{id}",
+            auth_scheme="",
+            results_path="",
+            id_prefix="drugbank:",
+            fields={"id": "drugbank_id", "title": "name", "abstract": "description"},
+        )
+    )
+
+
+# Documented request rates (requests per second) the defaults above encode, for the README.
+DOCUMENTED_RATES: dict[str, str] = {
+    "pubmed": "3/s without key, 10/s with key (NCBI E-utilities)",
+    "clinvar": "shares the NCBI E-utilities budget with pubmed",
+    "clinicaltrials": "~50/min per IP (ClinicalTrials.gov API v2)",
+    "europepmc": "no hard limit published; 10/s",
+    "crossref": "5/s public pool, 10/s polite pool with mailto",
+    "openalex": "10/s (100k/day)",
+    "semantic_scholar": "1/s with an API key",
+    "arxiv": "1 request per 3 s",
+    "unpaywall": "100k/day; 10/s",
+    "publishers": "5/s (nejm, lww, wiley, elsevier, nccn, cochrane, drugbank)",
+}
+
+
+@lru_cache(maxsize=1)
+def get_connector_settings() -> ConnectorSettings:
+    """The process-wide connector settings, read once."""
+    return ConnectorSettings()
