@@ -1,0 +1,114 @@
+"""De-identification: find Safe Harbor identifiers and replace them with numbered placeholders.
+
+`find_identifiers` lists what was found (the connector refuses a query that has any);
+`deidentify` replaces each distinct value with a placeholder such as `[NAME_1]` and keeps the
+mapping in the returned object, so a model's answer can be mapped back locally with
+`Deidentified.reidentify` — the original values never leave the process.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from research_privacy import recognisers
+
+# When two recognisers claim overlapping text, the longer span wins; on equal length, the
+# more specific category (earlier here) wins.
+_PRIORITY = [
+    recognisers.EMAIL,
+    recognisers.URL,
+    recognisers.IP,
+    recognisers.SSN,
+    recognisers.MRN,
+    recognisers.HEALTH_PLAN,
+    recognisers.ACCOUNT,
+    recognisers.LICENCE,
+    recognisers.DEVICE,
+    recognisers.VEHICLE,
+    recognisers.FAX,
+    recognisers.PHONE,
+    recognisers.ADDRESS,
+    recognisers.ZIP,
+    recognisers.DATE,
+    recognisers.AGE,
+    recognisers.NAME,
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Identifier:
+    """One identifier found in a text: its Safe Harbor category, value and position."""
+
+    category: str
+    value: str
+    start: int
+    end: int
+
+
+@dataclass(slots=True)
+class Deidentified:
+    """De-identified text plus what was replaced (kept in-process only)."""
+
+    text: str
+    found: list[tuple[str, str]] = field(default_factory=list)
+    placeholders: dict[str, str] = field(default_factory=dict)
+
+    def reidentify(self, text: str) -> str:
+        """Put the original values back into text that a model produced from `self.text`."""
+        if not self.placeholders:
+            return text
+        pattern = re.compile("|".join(re.escape(p) for p in sorted(self.placeholders, key=len, reverse=True)))
+        return pattern.sub(lambda m: self.placeholders[m.group(0)], text)
+
+
+def find_identifiers(text: str) -> list[Identifier]:
+    """Every identifier in `text`, non-overlapping, in reading order."""
+    if not text:
+        return []
+    candidates: list[Identifier] = []
+    for recogniser in recognisers.RECOGNISERS:
+        for start, end, value in recogniser.spans(text):
+            candidates.append(Identifier(recogniser.category, value.strip(), start, start + len(value.rstrip())))
+    for start, end, value in recognisers.name_spans(text):
+        candidates.append(Identifier(recognisers.NAME, value, start, end))
+    rank = {category: i for i, category in enumerate(_PRIORITY)}
+    candidates.sort(key=lambda c: (-(c.end - c.start), rank.get(c.category, len(rank)), c.start))
+    chosen: list[Identifier] = []
+    for candidate in candidates:
+        if all(candidate.end <= c.start or candidate.start >= c.end for c in chosen):
+            chosen.append(candidate)
+    return sorted(chosen, key=lambda c: c.start)
+
+
+def deidentify(text: str, *, into: Deidentified | None = None) -> Deidentified:
+    """`text` with every identifier replaced by a numbered placeholder such as `[DATE_2]`.
+
+    Pass `into` to share one placeholder table across several texts (a prompt made of many
+    evidence documents): the same value always gets the same placeholder.
+    """
+    table = into if into is not None else Deidentified(text="")
+    by_value = {value: placeholder for placeholder, value in table.placeholders.items()}
+    counters: dict[str, int] = {}
+    for placeholder in table.placeholders:
+        category, _, number = placeholder.strip("[]").rpartition("_")
+        counters[category] = max(counters.get(category, 0), int(number))
+    pieces: list[str] = []
+    cursor = 0
+    for identifier in find_identifiers(text):
+        placeholder = by_value.get(identifier.value)
+        if placeholder is None:
+            counters[identifier.category] = counters.get(identifier.category, 0) + 1
+            placeholder = f"[{identifier.category}_{counters[identifier.category]}]"
+            by_value[identifier.value] = placeholder
+            table.placeholders[placeholder] = identifier.value
+        table.found.append((identifier.category, identifier.value))
+        pieces.append(text[cursor : identifier.start])
+        pieces.append(placeholder)
+        cursor = identifier.end
+    pieces.append(text[cursor:])
+    result = "".join(pieces)
+    if into is None:
+        table.text = result
+        return table
+    return Deidentified(text=result, found=table.found, placeholders=table.placeholders)
