@@ -13,6 +13,7 @@ Streams are created (or updated) idempotently by `ensure_streams` at every proce
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -84,7 +85,13 @@ async def ensure_streams_at(url: str) -> None:
 
 def make_broker(url: str, service: str) -> NatsBroker:
     """A FastStream NATS broker that reconnects forever (the server may restart under it)."""
-    return NatsBroker(url, name=service, max_reconnect_attempts=-1, reconnect_time_wait=0.5, logger=None)
+    return NatsBroker(
+        url,
+        name=service,
+        max_reconnect_attempts=-1,
+        reconnect_time_wait=0.5,
+        logger=logging.getLogger("faststream.broker"),  # rendered as JSON by the root handler
+    )
 
 
 async def dead_letter(

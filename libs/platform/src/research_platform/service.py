@@ -28,4 +28,5 @@ def run_service(name: str, create_app: Callable[[Settings], FastStream]) -> None
         start_http_server(int(metrics_port), addr="0.0.0.0")  # noqa: S104 - scraped by Prometheus
     get_logger(__name__).info("service starting", nats=bool(settings.nats_url))
     app = create_app(settings)
+    app.logger = logging.getLogger("faststream.app")
     asyncio.run(app.run(log_level=logging.WARNING))

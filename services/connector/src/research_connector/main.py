@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -10,6 +11,7 @@ from faststream.nats import NatsMessage
 from pydantic import ValidationError
 
 from research_connector.sources.corpus import CorpusSource
+from research_corpus.embedding import get_embedder
 from research_contracts import EvidenceFound, SearchEvidence, subjects
 from research_platform.broker import make_broker
 from research_platform.db import create_engine, session_factory
@@ -29,6 +31,7 @@ def create_app(settings: Settings) -> FastStream:
     async def lifespan() -> AsyncIterator[None]:
         engine = create_engine(settings.require_database_url())
         sources["corpus"] = CorpusSource(session_factory(engine), settings.corpus)
+        await asyncio.to_thread(get_embedder().embed_one, "warm up")  # first query pays no model load
         yield
         await engine.dispose()
 
