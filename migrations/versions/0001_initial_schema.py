@@ -64,6 +64,14 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('id')
     )
     op.create_index('ix_agent_runs_agent_started', 'agent_runs', ['agent', 'started_at'], unique=False)
+    op.create_table('agent_controls',
+    sa.Column('agent', sa.String(length=50), nullable=False),
+    sa.Column('paused', sa.Boolean(), nullable=False),
+    sa.Column('cancel_run_id', sa.UUID(), nullable=True),
+    sa.Column('updated_by', sa.String(length=100), nullable=True),
+    sa.Column('updated_at', sa.DateTime(timezone=True), server_default=sa.text('now()'), nullable=False),
+    sa.PrimaryKeyConstraint('agent')
+    )
     op.create_table('api_keys',
     sa.Column('id', sa.UUID(), nullable=False),
     sa.Column('name', sa.String(length=200), nullable=False),
@@ -119,6 +127,7 @@ def upgrade() -> None:
     )
     op.create_index('ix_findings_agent_created', 'findings', ['agent', 'created_at'], unique=False)
     op.create_index('ix_findings_expires', 'findings', ['expires_at'], unique=False)
+    op.create_index('ix_findings_claim_ids', 'findings', ['claim_ids'], unique=False, postgresql_using='gin')
     op.create_table('memory_claims',
     sa.Column('id', sa.UUID(), nullable=False),
     sa.Column('task_id', sa.UUID(), nullable=True),
@@ -240,6 +249,7 @@ def downgrade() -> None:
     op.drop_index('ix_memory_claims_entity_status', table_name='memory_claims')
     op.drop_index('ix_memory_claims_embedding', table_name='memory_claims', postgresql_using='hnsw', postgresql_ops={'embedding': 'vector_cosine_ops'})
     op.drop_table('memory_claims')
+    op.drop_index('ix_findings_claim_ids', table_name='findings')
     op.drop_index('ix_findings_expires', table_name='findings')
     op.drop_index('ix_findings_agent_created', table_name='findings')
     op.drop_table('findings')
@@ -250,5 +260,6 @@ def downgrade() -> None:
     op.drop_index('ix_audit_events_action_time', table_name='audit_events')
     op.drop_table('audit_events')
     op.drop_table('api_keys')
+    op.drop_table('agent_controls')
     op.drop_index('ix_agent_runs_agent_started', table_name='agent_runs')
     op.drop_table('agent_runs')

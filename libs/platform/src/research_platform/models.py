@@ -129,7 +129,11 @@ class Finding(Base):
     """What a periodic agent noticed; insert-only, resolvable once, expires after 180 days."""
 
     __tablename__ = "findings"
-    __table_args__ = (Index("ix_findings_agent_created", "agent", "created_at"), Index("ix_findings_expires", "expires_at"))
+    __table_args__ = (
+        Index("ix_findings_agent_created", "agent", "created_at"),
+        Index("ix_findings_expires", "expires_at"),
+        Index("ix_findings_claim_ids", "claim_ids", postgresql_using="gin"),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
     agent: Mapped[str] = mapped_column(String(50))
@@ -174,6 +178,18 @@ class AgentRun(Base):
     outcome: Mapped[str] = mapped_column(String(20), default="running")
     counts: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     error: Mapped[str | None] = mapped_column(Text)
+
+
+class AgentControl(Base):
+    """Operator switches of one periodic agent, shared by all its replicas (pause, cancel a run)."""
+
+    __tablename__ = "agent_controls"
+
+    agent: Mapped[str] = mapped_column(String(50), primary_key=True)
+    paused: Mapped[bool] = mapped_column(Boolean, default=False)
+    cancel_run_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    updated_by: Mapped[str | None] = mapped_column(String(100))
+    updated_at: Mapped[datetime] = _now()
 
 
 class CorpusPaper(Base):

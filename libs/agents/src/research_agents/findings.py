@@ -1,0 +1,168 @@
+"""Findings of the periodic agents: insert-only, resolvable once by their owner, gone after 180 days.
+
+Every query here filters `expires_at > now()`, so an expired finding is never returned even
+before the maintenance step (`purge_expired`) deletes it. Nothing updates a finding except
+`mark_resolved`, which only touches unresolved, unexpired rows of the calling agent.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from research_platform.models import Finding
+
+FINDING_TTL = timedelta(days=180)
+
+
+@dataclass(frozen=True)
+class NewFinding:
+    """A finding about to be recorded."""
+
+    kind: str
+    claim_ids: Sequence[uuid.UUID]
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FindingView:
+    """A stored, unexpired finding."""
+
+    id: uuid.UUID
+    agent: str
+    kind: str
+    claim_ids: list[uuid.UUID]
+    payload: dict[str, Any]
+    created_at: datetime
+    expires_at: datetime
+    resolved_at: datetime | None
+    resolved_by: str | None
+
+    @classmethod
+    def of(cls, row: Finding) -> FindingView:
+        return cls(
+            id=row.id,
+            agent=row.agent,
+            kind=row.kind,
+            claim_ids=list(row.claim_ids),
+            payload=dict(row.payload),
+            created_at=row.created_at,
+            expires_at=row.expires_at,
+            resolved_at=row.resolved_at,
+            resolved_by=row.resolved_by,
+        )
+
+
+def _alive() -> Any:
+    return Finding.expires_at > func.now()
+
+
+class FindingsRepository:
+    """One agent's findings, in the caller's session (its transaction also carries the audit rows)."""
+
+    def __init__(self, session: AsyncSession, agent: str) -> None:
+        self.session = session
+        self.agent = agent
+
+    async def record(self, kind: str, claim_ids: Sequence[uuid.UUID], payload: dict[str, Any] | None = None) -> uuid.UUID:
+        """Insert one finding; it expires `FINDING_TTL` after now."""
+        (finding_id,) = await self.record_many([NewFinding(kind, claim_ids, payload or {})])
+        return finding_id
+
+    async def record_many(self, findings: Iterable[NewFinding]) -> list[uuid.UUID]:
+        """Insert findings in one statement; returns their ids in the given order."""
+        rows = [
+            {
+                "id": uuid.uuid4(),
+                "agent": self.agent,
+                "kind": f.kind,
+                "claim_ids": list(f.claim_ids),
+                "payload": f.payload,
+                "expires_at": func.now() + FINDING_TTL,
+            }
+            for f in findings
+        ]
+        if not rows:
+            return []
+        await self.session.execute(insert(Finding).values(rows))
+        return [r["id"] for r in rows]
+
+    async def get(self, finding_id: uuid.UUID) -> FindingView | None:
+        row = await self.session.scalar(select(Finding).where(Finding.id == finding_id, _alive()))
+        return FindingView.of(row) if row is not None else None
+
+    async def open_for_claims(self, claim_ids: Sequence[uuid.UUID], kinds: Iterable[str] | None = None) -> list[FindingView]:
+        """Unresolved findings of this agent naming any of `claim_ids` (uses the GIN index)."""
+        if not claim_ids:
+            return []
+        query = select(Finding).where(
+            Finding.agent == self.agent,
+            Finding.resolved_at.is_(None),
+            _alive(),
+            Finding.claim_ids.overlap(list(claim_ids)),
+        )
+        if kinds is not None:
+            query = query.where(Finding.kind.in_(list(kinds)))
+        return [FindingView.of(r) for r in await self.session.scalars(query.order_by(Finding.created_at))]
+
+    async def recent(self, *, limit: int = 100, include_resolved: bool = True) -> list[FindingView]:
+        query = select(Finding).where(Finding.agent == self.agent, _alive())
+        if not include_resolved:
+            query = query.where(Finding.resolved_at.is_(None))
+        rows = await self.session.scalars(query.order_by(Finding.created_at.desc()).limit(limit))
+        return [FindingView.of(r) for r in rows]
+
+    async def count_since(self, since: timedelta) -> int:
+        """How many findings this agent recorded in the last `since` (for status: the 24 h window)."""
+        total = await self.session.scalar(
+            select(func.count())
+            .select_from(Finding)
+            .where(Finding.agent == self.agent, _alive(), Finding.created_at > func.now() - since)
+        )
+        return int(total or 0)
+
+    async def mark_resolved(self, finding_id: uuid.UUID) -> bool:
+        """Resolve one finding; False unless it is this agent's, unresolved and unexpired."""
+        return bool(await self.mark_resolved_many([finding_id]))
+
+    async def mark_resolved_many(self, finding_ids: Sequence[uuid.UUID]) -> list[uuid.UUID]:
+        """Resolve the guarded subset of `finding_ids`; returns the ids actually resolved."""
+        if not finding_ids:
+            return []
+        result = await self.session.execute(
+            update(Finding)
+            .where(
+                Finding.id.in_(list(finding_ids)),
+                Finding.agent == self.agent,
+                Finding.resolved_at.is_(None),
+                _alive(),
+            )
+            .values(resolved_at=func.now(), resolved_by=self.agent)
+            .returning(Finding.id)
+        )
+        return list(result.scalars())
+
+
+async def purge_expired(sessions: async_sessionmaker[AsyncSession], *, batch_size: int = 1000, max_batches: int | None = None) -> int:
+    """Delete expired findings, `batch_size` rows per transaction; returns how many were removed.
+
+    Short transactions keep locks brief; `SKIP LOCKED` lets two replicas purge side by side.
+    """
+    removed = 0
+    batches = 0
+    while max_batches is None or batches < max_batches:
+        doomed = select(Finding.id).where(Finding.expires_at <= func.now()).limit(batch_size).with_for_update(skip_locked=True)
+        async with sessions() as session, session.begin():
+            result = await session.execute(delete(Finding).where(Finding.id.in_(doomed.scalar_subquery())).returning(Finding.id))
+            count = len(result.scalars().all())
+        removed += count
+        batches += 1
+        if count < batch_size:
+            break
+    return removed

@@ -1,0 +1,81 @@
+"""FindingsRepository against real Postgres: 180-day TTL, expired rows invisible, batched purge, guarded resolve."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from research_agents import FindingsRepository, NewFinding, purge_expired
+from research_platform.models import Finding
+
+pytestmark = pytest.mark.integration
+
+
+async def _age(sessions: async_sessionmaker[AsyncSession], ids: list[uuid.UUID], days: int) -> None:
+    """Pretend the findings were created `days` ago (their TTL moves with them)."""
+    async with sessions() as session, session.begin():
+        await session.execute(
+            update(Finding)
+            .where(Finding.id.in_(ids))
+            .values(created_at=func.now() - timedelta(days=days), expires_at=func.now() - timedelta(days=days - 180))
+        )
+
+
+async def test_findings_expire_180_days_after_creation(sessions: async_sessionmaker[AsyncSession], unique: str) -> None:
+    claim = uuid.uuid4()
+    async with sessions() as session, session.begin():
+        finding_id = await FindingsRepository(session, unique).record("broken_provenance", [claim], {"missing": ["x"]})
+    async with sessions() as session:
+        row = await session.get(Finding, finding_id)
+        assert row is not None
+        assert abs((row.expires_at - row.created_at) - timedelta(days=180)) < timedelta(seconds=1)
+
+
+async def test_expired_findings_are_never_returned(sessions: async_sessionmaker[AsyncSession], unique: str) -> None:
+    claim = uuid.uuid4()
+    async with sessions() as session, session.begin():
+        repo = FindingsRepository(session, unique)
+        old, fresh = await repo.record_many([NewFinding("eroded", [claim]), NewFinding("eroded", [claim])])
+    await _age(sessions, [old], days=181)
+    async with sessions() as session, session.begin():
+        repo = FindingsRepository(session, unique)
+        assert await repo.get(old) is None
+        assert (await repo.get(fresh)) is not None
+        assert [f.id for f in await repo.open_for_claims([claim])] == [fresh]
+        assert [f.id for f in await repo.recent()] == [fresh]
+        assert await repo.count_since(timedelta(days=365)) == 1
+        assert await repo.mark_resolved(old) is False, "an expired finding cannot be resolved"
+
+
+async def test_purge_deletes_expired_findings_in_batches(sessions: async_sessionmaker[AsyncSession], unique: str) -> None:
+    async with sessions() as session, session.begin():
+        ids = await FindingsRepository(session, unique).record_many(
+            [NewFinding("co_occurrence", [uuid.uuid4()]) for _ in range(7)]
+        )
+    expired, kept = ids[:5], ids[5:]
+    await _age(sessions, expired, days=200)
+    assert await purge_expired(sessions, batch_size=2) >= 5
+    async with sessions() as session:
+        left = set(await session.scalars(select(Finding.id).where(Finding.id.in_(ids))))
+    assert left == set(kept)
+
+
+async def test_mark_resolved_only_once_and_only_by_the_owner(sessions: async_sessionmaker[AsyncSession], unique: str) -> None:
+    claim = uuid.uuid4()
+    async with sessions() as session, session.begin():
+        finding_id = await FindingsRepository(session, f"{unique}-a").record("approaching_decay", [claim])
+    async with sessions() as session, session.begin():
+        assert await FindingsRepository(session, f"{unique}-b").mark_resolved(finding_id) is False
+    async with sessions() as session, session.begin():
+        owner = FindingsRepository(session, f"{unique}-a")
+        assert await owner.mark_resolved(finding_id) is True
+        assert await owner.mark_resolved(finding_id) is False
+    async with sessions() as session:
+        repo = FindingsRepository(session, f"{unique}-a")
+        view = await repo.get(finding_id)
+        assert view is not None and view.resolved_at is not None and view.resolved_by == f"{unique}-a"
+        assert await repo.open_for_claims([claim]) == []
