@@ -1,0 +1,152 @@
+"""SciFact retrieval benchmark of the local corpus: lexical, dense and hybrid search.
+
+Starts a fresh embedded PostgreSQL + pgvector in a temporary folder (or reuses `--data-dir`),
+ingests all 5,183 SciFact abstracts, and evaluates each mode on the BEIR queries of one split
+(default: test): nDCG@10, Recall@100, p50/p95 query latency (model loaded, one query at a
+time, embedding included). Prints a table with the ratio of each number to the published one
+(../shared/README.md) and to the issue's targets. `--tune` grid-searches the fusion settings
+on the TRAIN split only and prints the best ones.
+
+    .venv/bin/python bench/retrieval.py [--split test] [--data-dir DIR] [--tune]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from retrieval_metrics import PUBLISHED, TARGETS, ndcg_at, percentile, recall_at  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data" / "scifact"
+
+
+def load_split(data: Path, split: str) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    """BEIR queries of `split` and their qrels {query-id: {corpus-id: relevance}}."""
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (data / "beir" / "qrels" / f"{split}.tsv").read_text().splitlines()[1:]:
+        qid, did, score = line.split("\t")
+        qrels.setdefault(qid, {})[did] = int(score)
+    queries = {}
+    for line in (data / "beir" / "queries.jsonl").read_text().splitlines():
+        q = json.loads(line)
+        if q["_id"] in qrels:
+            queries[q["_id"]] = q["text"]
+    return queries, qrels
+
+
+async def evaluate(sessions, queries, qrels, mode: str, settings) -> dict[str, float]:
+    from research_corpus.search import search
+
+    ndcgs, recalls, latencies = [], [], []
+    for qid, text in queries.items():
+        started = time.perf_counter()
+        async with sessions() as session:
+            hits = await search(session, text, k=100, mode=mode, settings=settings)
+        latencies.append((time.perf_counter() - started) * 1000)
+        ranking = [h.external_id for h in hits]
+        ndcgs.append(ndcg_at(ranking, qrels[qid], 10))
+        recalls.append(recall_at(ranking, qrels[qid], 100))
+    return {
+        "ndcg@10": statistics.fmean(ndcgs),
+        "recall@100": statistics.fmean(recalls),
+        "p50_ms": percentile(latencies, 50),
+        "p95_ms": percentile(latencies, 95),
+    }
+
+
+def print_table(split: str, results: dict[str, dict[str, float]], ingest: str) -> None:
+    print(f"\nSciFact BEIR {split} split — {ingest}")
+    header = f"{'mode':8} {'nDCG@10':>8} {'vs published':>22} {'R@100':>7} {'vs target':>10} {'p50 ms':>7} {'p95 ms':>7} {'vs target':>10}"
+    print(header)
+    print("-" * len(header))
+    for mode, r in results.items():
+        pub_name, pub = PUBLISHED[mode]
+        print(
+            f"{mode:8} {r['ndcg@10']:8.3f} {r['ndcg@10'] / pub:7.3f}x {pub_name:>13} {r['recall@100']:7.3f} "
+            f"{r['recall@100'] / TARGETS['recall@100']:9.3f}x {r['p50_ms']:7.1f} {r['p95_ms']:7.1f} "
+            f"{TARGETS['p95_ms'] / r['p95_ms']:9.2f}x"
+        )
+    if "hybrid" in results:
+        h = results["hybrid"]
+        print(
+            f"\ntargets (hybrid): nDCG@10 >= {TARGETS['ndcg@10']} -> {'met' if h['ndcg@10'] >= TARGETS['ndcg@10'] else 'MISSED'}"
+            f", Recall@100 >= {TARGETS['recall@100']} -> {'met' if h['recall@100'] >= TARGETS['recall@100'] else 'MISSED'}"
+            f", p95 <= {TARGETS['p95_ms']} ms -> {'met' if h['p95_ms'] <= TARGETS['p95_ms'] else 'MISSED'}"
+        )
+
+
+async def run(args: argparse.Namespace, database_url: str) -> None:
+    from research_platform.db import create_engine, session_factory
+    from research_platform.settings import get_settings
+
+    from research_corpus.embedding import get_embedder
+    from research_corpus.ingest import ingest_path
+
+    engine = create_engine(database_url)
+    sessions = session_factory(engine)
+    settings = get_settings().corpus
+    started = time.perf_counter()
+    report = await ingest_path(sessions, args.data / "corpus.jsonl", fmt="scifact", progress=not args.quiet,
+                               chunk_words=settings.chunk_words)
+    took = time.perf_counter() - started
+    ingest = (f"ingest: {report.added} added, {report.unchanged} unchanged, {report.chunks} chunks, "
+              f"{len(report.errors)} errors in {took:.0f} s")
+    print(ingest)
+    get_embedder().embed_one("warm-up")
+    if args.tune:
+        from retrieval_tuning import tune
+
+        train_queries, train_qrels = load_split(args.data, "train")
+        await tune(sessions, train_queries, train_qrels, settings)
+    else:
+        queries, qrels = load_split(args.data, args.split)
+        results = {mode: await evaluate(sessions, queries, qrels, mode, settings) for mode in args.modes}
+        print_table(args.split, results, ingest)
+    await engine.dispose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--split", default="test", choices=["test", "train"])
+    parser.add_argument("--modes", nargs="+", default=["lexical", "dense", "hybrid"])
+    parser.add_argument("--data-dir", type=Path, help="Reuse this embedded database folder instead of a temporary one.")
+    parser.add_argument("--database-url", help="Use this (already migrated or migratable) database instead.")
+    parser.add_argument("--tune", action="store_true", help="Grid-search fusion settings on the TRAIN split.")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args()
+    if not (args.data / "corpus.jsonl").exists():
+        sys.exit(f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark")
+
+    from research_platform.embedded import EmbeddedPostgres
+    from research_platform.migrate import upgrade
+
+    if args.database_url:
+        upgrade(args.database_url)
+        asyncio.run(run(args, args.database_url))
+        return
+    with tempfile.TemporaryDirectory(prefix="re-bench-retrieval-") as tmp:
+        folder = args.data_dir or Path(tmp)
+        pg = EmbeddedPostgres(folder).start()
+        try:
+            upgrade(pg.url)
+            asyncio.run(run(args, pg.url))
+        finally:
+            if not args.data_dir:
+                pg.stop()
+
+
+if __name__ == "__main__":
+    main()

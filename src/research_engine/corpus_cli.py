@@ -1,0 +1,270 @@
+"""`research-engine corpus …`: ingest, search (one query or a BEIR batch), and analytics.
+
+Every command works on its own: against `DATABASE_URL` when set, otherwise against the
+embedded PostgreSQL in `--data-dir` (default: the folder `research-engine up` uses), which is
+started (and migrated) when it is not running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import textwrap
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+corpus_app = typer.Typer(help="Ingest, search and analyse the local corpus.", no_args_is_help=True)
+T = TypeVar("T")
+
+DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Embedded database folder (default: DATA_DIR).")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+Mode = Annotated[str, typer.Option("--mode", help="hybrid | lexical | dense")]
+YearFrom = Annotated[int | None, typer.Option("--year-from")]
+YearTo = Annotated[int | None, typer.Option("--year-to")]
+
+
+def database_url(data_dir: Path | None) -> str:
+    """`DATABASE_URL` (migrated), else the embedded database in `data_dir`, started if needed."""
+    from research_platform.settings import Settings
+
+    from research_engine.stack import ensure_embedded_database
+
+    settings = Settings()
+    if settings.database_url:
+        from research_platform.migrate import upgrade
+
+        upgrade(settings.database_url)
+        return settings.database_url
+    return ensure_embedded_database((data_dir or settings.data_dir).resolve())
+
+
+def run_with_sessions(data_dir: Path | None, work: Callable[[async_sessionmaker[AsyncSession]], Awaitable[T]]) -> T:
+    """Run `work(sessions)` against the corpus database, disposing of the engine afterwards."""
+    from research_platform.db import create_engine, session_factory
+
+    url = database_url(data_dir)
+
+    async def _main() -> T:
+        engine = create_engine(url)
+        try:
+            return await work(session_factory(engine))
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(_main())
+
+
+def _dump(value: object) -> str:
+    from pydantic import BaseModel
+
+    if isinstance(value, list):
+        return json.dumps([v.model_dump(mode="json") if isinstance(v, BaseModel) else v for v in value], indent=2)
+    return value.model_dump_json(indent=2) if isinstance(value, BaseModel) else json.dumps(value, indent=2)
+
+
+@corpus_app.command()
+def ingest(
+    path: Annotated[Path, typer.Argument(exists=True, help="A JSONL file or a folder of PDFs.")],
+    fmt: Annotated[str, typer.Option("--format", help="scifact | jsonl | pdf-dir | auto")] = "auto",
+    data_dir: DataDir = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+) -> None:
+    """Add new papers, re-index changed ones, skip unchanged ones. Exit 1 if any line was malformed."""
+    from research_platform.settings import get_settings
+
+    from research_corpus.errors import CorpusError
+    from research_corpus.ingest import ingest_path
+
+    chunk_words = get_settings().corpus.chunk_words
+    try:
+        report = run_with_sessions(
+            data_dir, lambda sessions: ingest_path(sessions, path, fmt=fmt, progress=progress, chunk_words=chunk_words)
+        )
+    except CorpusError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(
+        f"{report.format} {report.path}: {report.added} added, {report.updated} updated, "
+        f"{report.unchanged} unchanged, {report.chunks} chunks, {len(report.errors)} malformed ({report.seconds}s)"
+    )
+    for error in report.errors:
+        typer.echo(f"{path}: line {error.line}: {error.reason}", err=True)
+    if report.errors:
+        raise typer.Exit(1)
+
+
+def _read_queries(path: Path) -> tuple[list[tuple[str, str]], list[str]]:
+    queries, problems = [], []
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+            queries.append((str(obj["_id"]), str(obj["text"])))
+        except (json.JSONDecodeError, KeyError, TypeError):
+            problems.append(f"{path}: line {number}: expected a JSON object with `_id` and `text`")
+    return queries, problems
+
+
+def _print_hits(hits: list) -> None:  # noqa: ANN001 - list[PaperHit]
+    if not hits:
+        typer.echo("no results")
+    for rank, hit in enumerate(hits, start=1):
+        meta = ", ".join(str(v) for v in (hit.year, hit.venue) if v)
+        typer.echo(f"{rank:>3}. [{hit.score:.4f}] corpus:{hit.external_id}  {hit.title}" + (f" ({meta})" if meta else ""))
+        typer.echo(textwrap.fill(f"{hit.locator}: {hit.passage}", width=110, initial_indent="     ",
+                                 subsequent_indent="     ", max_lines=3, placeholder=" …"))
+
+
+@corpus_app.command()
+def search(
+    query: Annotated[str | None, typer.Argument(help="The query (omit with --queries).")] = None,
+    queries: Annotated[Path | None, typer.Option("--queries", exists=True, help="BEIR-style JSONL {_id, text}.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Run file for --queries (default: stdout).")] = None,
+    k: Annotated[int, typer.Option("--k", min=1)] = 10,
+    mode: Mode = "hybrid",
+    year_from: YearFrom = None,
+    year_to: YearTo = None,
+    venue: Annotated[str | None, typer.Option("--venue")] = None,
+    section: Annotated[str | None, typer.Option("--section")] = None,
+    as_json: AsJson = False,
+    data_dir: DataDir = None,
+) -> None:
+    """Search one query, or a batch: `--queries FILE.jsonl --out run.tsv` writes
+    `query-id<TAB>corpus-id<TAB>rank<TAB>score` (corpus-id = the id in the ingested file)."""
+    from research_corpus.search import MODES, SearchFilters
+    from research_corpus.search import search as corpus_search
+
+    if (query is None) == (queries is None):
+        raise typer.BadParameter("give either a QUERY or --queries FILE")
+    if mode not in MODES:
+        raise typer.BadParameter(f"--mode must be one of {', '.join(MODES)}")
+    filters = SearchFilters(year_from=year_from, year_to=year_to, venue=venue, section=section)
+    batch, problems = _read_queries(queries) if queries else ([("", query or "")], [])
+
+    async def _work(sessions: async_sessionmaker[AsyncSession]) -> list[tuple[str, list]]:
+        results = []
+        for qid, text in batch:
+            async with sessions() as session:
+                results.append((qid, await corpus_search(session, text, k=k, mode=mode, filters=filters)))
+        return results
+
+    results = run_with_sessions(data_dir, _work)
+    if queries is None:
+        hits = results[0][1]
+        typer.echo(_dump(hits)) if as_json else _print_hits(hits)
+        return
+    lines = ["query-id\tcorpus-id\trank\tscore"]
+    lines += [f"{qid}\t{hit.external_id}\t{rank}\t{hit.score:.6f}" for qid, hits in results for rank, hit in enumerate(hits, 1)]
+    if out:
+        out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        typer.echo(f"{len(results)} queries, {len(lines) - 1} results -> {out}", err=True)
+    else:
+        sys.stdout.write("\n".join(lines) + "\n")
+    for problem in problems:
+        typer.echo(problem, err=True)
+    if problems:
+        raise typer.Exit(1)
+
+
+@corpus_app.command()
+def overview(data_dir: DataDir = None, as_json: AsJson = False) -> None:
+    """Papers, chunks, papers per year, mean citations, largest venues."""
+    from research_corpus.analytics import corpus_overview
+
+    async def _work(sessions: async_sessionmaker[AsyncSession]):  # noqa: ANN202
+        async with sessions() as session:
+            return await corpus_overview(session)
+
+    view = run_with_sessions(data_dir, _work)
+    if as_json:
+        typer.echo(_dump(view))
+        return
+    typer.echo(f"papers {view.papers}  chunks {view.chunks}  without year {view.papers_without_year}")
+    mean = f"{view.mean_citations:.2f} over {view.papers_with_citations} papers" if view.mean_citations is not None else "n/a"
+    typer.echo(f"mean citations {mean}")
+    for year, n in view.papers_per_year.items():
+        typer.echo(f"  {year}: {n}")
+    for venue, n in view.top_venues:
+        typer.echo(f"  venue {venue}: {n}")
+
+
+@corpus_app.command()
+def trends(
+    topic: Annotated[str, typer.Argument(help="Words that must all occur (web-search syntax).")],
+    year_from: YearFrom = None,
+    year_to: YearTo = None,
+    data_dir: DataDir = None,
+    as_json: AsJson = False,
+) -> None:
+    """Papers about TOPIC per year, and their share of that year's papers."""
+    from research_corpus.analytics import publication_trends
+
+    async def _work(sessions: async_sessionmaker[AsyncSession]):  # noqa: ANN202
+        async with sessions() as session:
+            return await publication_trends(session, topic, year_from, year_to)
+
+    points = run_with_sessions(data_dir, _work)
+    if as_json:
+        typer.echo(_dump(points))
+        return
+    if not points:
+        typer.echo("no papers with a year")
+    for p in points:
+        typer.echo(f"{p.year}: {p.papers:>5}  ({p.share:.1%})  " + "#" * min(p.papers, 60))
+
+
+def _print_summaries(papers: list) -> None:  # noqa: ANN001 - list[PaperSummary]
+    if not papers:
+        typer.echo("no papers")
+    for p in papers:
+        cited = f"{p.citation_count} citations" if p.citation_count is not None else "citations n/a"
+        meta = ", ".join(str(v) for v in (p.year, p.venue) if v)
+        typer.echo(f"corpus:{p.external_id}  {p.title}" + (f" ({meta})" if meta else "") + f" — {cited}")
+
+
+@corpus_app.command("top-cited")
+def top_cited_command(
+    topic: Annotated[str | None, typer.Argument(help="Topic words (omit for the whole corpus).")] = None,
+    k: Annotated[int, typer.Option("--k", min=1)] = 10,
+    data_dir: DataDir = None,
+    as_json: AsJson = False,
+) -> None:
+    """The most cited papers about TOPIC."""
+    from research_corpus.analytics import top_cited
+
+    async def _work(sessions: async_sessionmaker[AsyncSession]):  # noqa: ANN202
+        async with sessions() as session:
+            return await top_cited(session, topic, k)
+
+    papers = run_with_sessions(data_dir, _work)
+    typer.echo(_dump(papers)) if as_json else _print_summaries(papers)
+
+
+@corpus_app.command()
+def find(
+    title: Annotated[str | None, typer.Option("--title")] = None,
+    author: Annotated[str | None, typer.Option("--author")] = None,
+    venue: Annotated[str | None, typer.Option("--venue")] = None,
+    year: Annotated[int | None, typer.Option("--year")] = None,
+    year_from: YearFrom = None,
+    year_to: YearTo = None,
+    limit: Annotated[int, typer.Option("--limit", min=1)] = 20,
+    data_dir: DataDir = None,
+    as_json: AsJson = False,
+) -> None:
+    """Metadata search: title / author / venue substrings, a year or a year range."""
+    from research_corpus.analytics import find_papers
+
+    async def _work(sessions: async_sessionmaker[AsyncSession]):  # noqa: ANN202
+        async with sessions() as session:
+            return await find_papers(session, title=title, author=author, venue=venue, year=year,
+                                     year_from=year_from, year_to=year_to, limit=limit)
+
+    papers = run_with_sessions(data_dir, _work)
+    typer.echo(_dump(papers)) if as_json else _print_summaries(papers)
