@@ -78,7 +78,23 @@ def find_identifiers(text: str) -> list[Identifier]:
     for candidate in candidates:
         if all(candidate.end <= c.start or candidate.start >= c.end for c in chosen):
             chosen.append(candidate)
+    chosen += _surname_mentions(text, chosen)
     return sorted(chosen, key=lambda c: c.start)
+
+
+def _surname_mentions(text: str, chosen: list[Identifier]) -> list[Identifier]:
+    """Later bare mentions of a found person's surname ("Mrs Roe … Roe's chart")."""
+    surnames = {
+        c.value.split()[-1].rstrip(".,")
+        for c in chosen
+        if c.category == recognisers.NAME and len(c.value.split()) >= 2 and "," not in c.value
+    }
+    extra: list[Identifier] = []
+    for surname in sorted(s for s in surnames if len(s) >= 3 and s[0].isupper()):
+        for match in re.finditer(r"\b" + re.escape(surname) + r"\b", text):
+            if all(match.end() <= c.start or match.start() >= c.end for c in chosen + extra):
+                extra.append(Identifier(recognisers.NAME, surname, match.start(), match.end()))
+    return extra
 
 
 def deidentify(text: str, *, into: Deidentified | None = None) -> Deidentified:

@@ -251,8 +251,9 @@ def _looks_like_name(value: str) -> bool:
     return len(tokens) >= 2 and not any(t.lower().endswith(_WORD_ENDINGS) for t in tokens)
 
 
-_PAIR = re.compile(r"\b(" + _CAP + r")(\s+(?:[A-Z]\.\s*)?)(" + _CAP + r")\b")
-_INVERTED = re.compile(r"\b(" + _CAP + r"),\s+(" + _CAP + r")\b")
+# Lookaheads, so "Later John Smith" still yields "John Smith" after rejecting "Later John".
+_PAIR = re.compile(r"(?=\b(" + _CAP + r")(\s+(?:[A-Z]\.\s*)?)(" + _CAP + r")\b)")
+_INVERTED = re.compile(r"(?=\b(" + _CAP + r"),\s+(" + _CAP + r")\b)")
 
 
 def name_spans(text: str) -> Iterator[tuple[int, int, str]]:
@@ -263,8 +264,8 @@ def name_spans(text: str) -> Iterator[tuple[int, int, str]]:
         if first in _NOT_NAMES or last in _NOT_NAMES:
             continue
         if first in given or (last in surnames and first in surnames):
-            yield match.start(), match.end(), match.group(0)
+            yield match.start(1), match.end(3), text[match.start(1) : match.end(3)]
     for match in _INVERTED.finditer(text):
         last, first = match.group(1), match.group(2)
         if last in surnames and first in given:
-            yield match.start(), match.end(), match.group(0)
+            yield match.start(1), match.end(2), text[match.start(1) : match.end(2)]
