@@ -1,25 +1,103 @@
-"""Librarian service (periodic agent). Thin for now: connects, answers its status, shuts down cleanly."""
+"""Librarian service (periodic, LLM-free): keeps the provenance and decay of active claims honest.
+
+Each run: purge expired findings (the findings maintenance step) → walk the active claims in
+id order, `batch_size` per statement, from where the last run stopped → assess (set-based
+SQL) → triage (pure logic) → record / resolve findings + audit (one transaction per batch).
+Operator verbs arrive on `research.control.librarian.<verb>`.
+"""
 
 from __future__ import annotations
 
-from faststream import FastStream
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
 
-from research_contracts import ControlReply, subjects
+from faststream import FastStream
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from research_agents import RunContext, Scheduler, mount_controls, purge_expired
+from research_agents.runs import RunBook
+from research_librarian import experiment
+from research_librarian.repository import FIRST_ID, SERVICE, Provenance
+from research_librarian.settings import LibrarianSettings
 from research_platform.broker import make_broker
+from research_platform.db import create_engine, session_factory, transaction
+from research_platform.logging import get_logger
 from research_platform.service import run_service
 from research_platform.settings import Settings
 
-SERVICE = "librarian"
+log = get_logger(__name__)
 
 
-def create_app(settings: Settings) -> FastStream:
+@dataclass
+class Librarian:
+    """One librarian run, resumable: the cursor of the last run is kept in its counts."""
+
+    sessions: async_sessionmaker[AsyncSession]
+    settings: LibrarianSettings
+
+    async def run(self, ctx: RunContext) -> dict[str, Any]:
+        ctx.counts["purged"] = await purge_expired(
+            self.sessions,
+            batch_size=self.settings.purge_batch_size,
+            max_batches=self.settings.purge_batches_per_run,
+        )
+        async with self.sessions() as session:
+            cursor = (await RunBook(session, SERVICE).last_counts()).get("cursor")
+        after = uuid.UUID(cursor) if cursor else FIRST_ID
+        limit = self.settings.batches_per_run
+        batches = 0
+        while limit == 0 or batches < limit:
+            await ctx.checkpoint()
+            after, seen = await self.validate_batch(after, ctx)
+            batches += 1
+            ctx.counts["cursor"] = str(after)
+            if seen < self.settings.batch_size:  # end of the ledger: the next run starts over
+                ctx.counts["cursor"] = None
+                ctx.bump("passes_completed")
+                break
+        ctx.counts["batches"] = batches
+        return ctx.counts
+
+    async def validate_batch(self, after: uuid.UUID, ctx: RunContext | None = None) -> tuple[uuid.UUID, int]:
+        """Validate the next batch after `after`; returns (new cursor, claims seen)."""
+        async with transaction(self.sessions) as session:
+            provenance = Provenance(session)
+            batch = await provenance.assess(after, self.settings.batch_size, self.settings.decay_window_days)
+            if not batch:
+                return FIRST_ID, 0
+            changes = experiment.triage(batch)
+            opened, resolved = 0, 0
+            if changes.opened or changes.resolved:
+                opened, resolved = await provenance.apply(changes, ctx.run_id if ctx else None)
+        if ctx is not None:
+            ctx.bump("claims", len(batch))
+            ctx.bump("findings", opened)
+            ctx.bump("resolved", resolved)
+            ctx.bump("healthy", changes.healthy)
+        return batch[-1].claim_id, len(batch)
+
+
+def create_app(settings: Settings, librarian: LibrarianSettings | None = None) -> FastStream:
+    librarian = librarian or LibrarianSettings()
     broker = make_broker(settings.require_nats_url(), SERVICE)
+    state: dict[str, Scheduler] = {}
 
-    @broker.subscriber(subjects.control_subject(SERVICE, "status"), queue=SERVICE)
-    async def on_status() -> ControlReply:
-        return ControlReply(state="idle")
+    @asynccontextmanager
+    async def lifespan() -> AsyncIterator[None]:
+        engine = create_engine(settings.require_database_url())
+        agent = Librarian(session_factory(engine), librarian)
+        scheduler = Scheduler(SERVICE, engine, agent.run, librarian.schedule)
+        state["scheduler"] = scheduler
+        scheduler.start()
+        yield
+        await scheduler.stop()
+        await engine.dispose()
 
-    return FastStream(broker)
+    mount_controls(broker, SERVICE, lambda: state["scheduler"])
+    return FastStream(broker, lifespan=lifespan)
 
 
 def run() -> None:

@@ -1,0 +1,24 @@
+"""Librarian settings, read from `LIBRARIAN__<FIELD>` (e.g. `LIBRARIAN__BATCH_SIZE=100`,
+`LIBRARIAN__SCHEDULE__INTERVAL_S=300`, `LIBRARIAN__DECAY_WINDOW_DAYS=30`)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from research_agents import ScheduleSettings
+
+
+class LibrarianSettings(BaseSettings):
+    """How much of the ledger one run validates and what counts as approaching decay."""
+
+    model_config = SettingsConfigDict(env_prefix="LIBRARIAN__", env_nested_delimiter="__", extra="ignore")
+
+    schedule: ScheduleSettings = Field(default_factory=lambda: ScheduleSettings(interval_s=300.0))
+    batch_size: int = Field(default=100, ge=1, le=100_000, description="Claims validated per statement.")
+    batches_per_run: int = Field(
+        default=50, ge=0, description="Batches per run (0 = a whole pass over the ledger); the cursor carries over."
+    )
+    decay_window_days: int = Field(default=30, ge=0, description="`decay_at` this close (or past) → approaching_decay.")
+    purge_batch_size: int = Field(default=1000, ge=1, description="Expired findings deleted per transaction.")
+    purge_batches_per_run: int = Field(default=10, ge=1)
