@@ -56,7 +56,7 @@ class FakeApi:
         return sum(1 for r in self.requests if r.url.host == host)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def fixtures_dir(shared_dir: Path) -> Path:
     return shared_dir / "fixtures"
 

@@ -1,7 +1,8 @@
 """The fan-out behind `research.connector.search`: ask several sources at once, merge, de-duplicate.
 
-`search_all` refuses a query carrying personal identifiers before any source sees it (one audit
-row `connector.phi_refused`, `EvidenceFound.error` set). Otherwise every requested source runs
+`search_all` never sends a query carrying personal identifiers to a source that would pass it
+on (one audit row `connector.phi_refused`; those sources are `degraded: phi_refused`, and
+`EvidenceFound.error` is set when no local source is left to answer). Every other source runs
 concurrently under its own deadline; a source that misses it, degrades or is unknown adds an
 entry to `EvidenceFound.degraded` and the others' hits still arrive.
 
@@ -116,10 +117,6 @@ async def search_all(
     incidents: Incidents,
 ) -> EvidenceFound:
     """Ask `sources` for `query` concurrently, each within `deadline_s`, and merge their hits."""
-    kinds = find_identifiers(query)
-    if kinds:
-        await incidents.refused(",".join(sources), kinds)
-        return EvidenceFound(error=f"query refused: it carries personal identifiers ({', '.join(kinds)})")
     filters = filters or TaskFilters()
     found = EvidenceFound()
     wanted = []
@@ -128,6 +125,15 @@ async def search_all(
             wanted.append(registry[name])
         else:
             found.degraded[name] = "unknown_source"
+    kinds = find_identifiers(query)
+    outward = [s.name for s in wanted if getattr(s, "leaves_process", True)]
+    if kinds and outward:
+        await incidents.refused(",".join(outward), kinds)
+        found.degraded.update({name: "phi_refused" for name in outward})
+        wanted = [s for s in wanted if s.name not in outward]
+        if not wanted:
+            found.error = f"query refused: it carries personal identifiers ({', '.join(kinds)})"
+            return found
     answers = await asyncio.gather(*(_ask(s, query, filters, limit, deadline_s, incidents) for s in wanted))
     for answer in answers:
         if answer.degraded:

@@ -1,15 +1,27 @@
-"""Connector service: answers `research.connector.search` (queue group `connector`) with evidence."""
+"""Connector service: answers `research.connector.search` (queue group `connector`) with evidence.
+
+`research.connector.search` fans a `SearchEvidence` out to the requested sources concurrently
+(per-source deadline, merged, de-duplicated; see `fanout.py`); `research.connector.source.<name>`
+asks one source directly. Both subscribe in the `connector` queue group, so replicas share the
+load. Sources, keys and rates come from `CONNECTOR__…` settings (`settings.py`).
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from faststream import FastStream
 from faststream.nats import NatsMessage
 from pydantic import ValidationError
 
+from research_connector.cache import AnswerCache
+from research_connector.fanout import search_all
+from research_connector.incidents import Incidents
+from research_connector.registry import SOURCE_TYPES, CorpusEvidence, EvidenceSource, build_sources, http_client
+from research_connector.settings import get_connector_settings
 from research_connector.sources.corpus import CorpusSource
 from research_corpus.embedding import get_embedder
 from research_contracts import EvidenceFound, SearchEvidence, subjects
@@ -25,35 +37,59 @@ log = get_logger(__name__)
 
 def create_app(settings: Settings) -> FastStream:
     broker = make_broker(settings.require_nats_url(), SERVICE)
-    sources: dict[str, CorpusSource] = {}
+    connector = get_connector_settings()
+    state: dict[str, Any] = {}
 
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
         engine = create_engine(settings.require_database_url())
-        sources["corpus"] = CorpusSource(session_factory(engine), settings.corpus)
+        sessions = session_factory(engine)
+        client = http_client(connector)
+        state["corpus"] = CorpusSource(sessions, settings.corpus)
+        state["incidents"] = Incidents(sessions)
+        state["sources"] = build_sources(
+            connector, client=client, incidents=state["incidents"], cache=AnswerCache(sessions, ttl_s=connector.cache_ttl_s)
+        )
         await asyncio.to_thread(get_embedder().embed_one, "warm up")  # first query pays no model load
         yield
+        await client.aclose()
         await engine.dispose()
 
-    @broker.subscriber(subjects.CONNECTOR_SEARCH, queue=subjects.CONNECTOR_QUEUE, title="connector.search")
-    async def on_search(msg: NatsMessage) -> EvidenceFound:
-        """Fan a `SearchEvidence` request out to the requested sources and merge the hits."""
+    async def answer(msg: NatsMessage, only: str | None = None) -> EvidenceFound:
         try:
             request = SearchEvidence.model_validate_json(msg.body)
         except ValidationError as exc:
             return EvidenceFound(error=f"invalid search request: {exc.errors(include_url=False)}")
-        found = EvidenceFound()
-        for name in request.sources:
-            source = sources.get(name)
-            if source is None:
-                found.degraded[name] = "unknown or disabled source"
-                continue
-            try:
-                found.hits.extend(await source.search(request.query, request.filters, request.limit, request.mode))
-            except Exception as exc:  # fail-soft: one bad source never fails the search
-                log.warning("source degraded", source=name, error=repr(exc))
-                found.degraded[name] = type(exc).__name__
-        return found
+        registry: dict[str, EvidenceSource] = {
+            **state["sources"],
+            "corpus": CorpusEvidence(state["corpus"], mode=request.mode),
+        }
+        return await search_all(
+            [only] if only else request.sources,
+            request.query,
+            request.filters,
+            request.limit,
+            request.deadline_s,
+            registry=registry,
+            incidents=state["incidents"],
+        )
+
+    @broker.subscriber(subjects.CONNECTOR_SEARCH, queue=subjects.CONNECTOR_QUEUE, title="connector.search")
+    async def on_search(msg: NatsMessage) -> EvidenceFound:
+        """Fan a `SearchEvidence` request out to the requested sources and merge the hits."""
+        return await answer(msg)
+
+    def direct(name: str) -> Callable[[NatsMessage], Awaitable[EvidenceFound]]:
+        async def on_source_search(msg: NatsMessage) -> EvidenceFound:
+            """Ask one source directly (its `sources` field is ignored)."""
+            return await answer(msg, only=name)
+
+        return on_source_search
+
+    for name in ("corpus", *SOURCE_TYPES):
+        broker.subscriber(
+            subjects.connector_source_subject(name), queue=subjects.CONNECTOR_QUEUE, title=f"connector.source.{name}"
+        )(direct(name))
 
     return FastStream(broker, lifespan=lifespan)
 

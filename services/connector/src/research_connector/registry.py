@@ -64,13 +64,35 @@ SHARED_BUDGETS = {"pubmed": "ncbi", "clinvar": "ncbi"}
 
 
 class EvidenceSource(Protocol):
-    """What the fan-out needs of a source (the HTTP sources and the local `corpus` adapter)."""
+    """What the fan-out needs of a source (the HTTP sources and the local `corpus` adapter).
+
+    `leaves_process` is False only for sources that never send the query anywhere (`corpus`):
+    the identifier refusal applies to every other source.
+    """
 
     name: str
+    leaves_process: bool
 
     async def search(self, query: str, filters: TaskFilters | None = None, limit: int = 10) -> list[SourceHit]: ...
 
     async def fetch(self, source_id: str) -> SourceHit | None: ...
+
+
+class CorpusEvidence:
+    """The local hybrid-search corpus seen through the fan-out's interface (no network)."""
+
+    name = "corpus"
+    leaves_process = False
+
+    def __init__(self, corpus: Any, *, mode: str = "hybrid") -> None:
+        self._corpus = corpus
+        self._mode = mode
+
+    async def search(self, query: str, filters: TaskFilters | None = None, limit: int = 10) -> list[SourceHit]:
+        return list(await self._corpus.search(query, filters, limit, self._mode))
+
+    async def fetch(self, source_id: str) -> SourceHit | None:
+        return None  # corpus passages are read through search; ids resolve in research_sources
 
 
 def _rate(name: str, settings: SourceSettings) -> float:

@@ -71,6 +71,8 @@ class Source(ABC):
     """An evidence source: `search(query, filters, limit)` and `fetch(source_id)`, both fail-soft."""
 
     name: ClassVar[str]
+    # Every HTTP source sends the query to a third party.
+    leaves_process: ClassVar[bool] = True
     # Id prefixes this source can `fetch` (e.g. ("pmid:",)).
     prefixes: ClassVar[tuple[str, ...]] = ()
 
