@@ -49,7 +49,15 @@ class ResearcherSettings(BaseModel):
     evidence_sources: list[str] = Field(default_factory=lambda: ["corpus"])
     evidence_limit: int = 8
     connector_timeout_s: float = 15.0
-    concurrency: int = 4
+    concurrency: int = Field(default=4, description="Tasks of one tier fetched and worked on at once.")
+    fallback_sources: list[str] = Field(
+        default_factory=lambda: ["pubmed"], description="Sources asked when memory retrieval fails."
+    )
+    memory_claims: int = Field(default=5, description="Related active claims recalled per task.")
+    memory_min_similarity: float = Field(default=0.45, description="Cosine similarity a related claim needs.")
+    memory_sources: int = Field(default=5, description="Known sources (cited by related claims) added as evidence.")
+    memory_timeout_s: float = Field(default=5.0, description="Longest memory retrieval before the fallback.")
+    tier_poll_s: float = Field(default=0.25, description="How often a lower tier re-checks higher tiers' backlog.")
 
 
 class CriticSettings(BaseModel):
