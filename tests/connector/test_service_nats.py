@@ -119,3 +119,24 @@ async def test_identifiers_are_refused_over_nats(connector_service, nc, recorded
 async def test_an_invalid_request_gets_an_error_reply(connector_service, nc):
     reply = await nc.request(subjects.CONNECTOR_SEARCH, json.dumps({"query": ""}).encode(), timeout=30)
     assert EvidenceFound.model_validate_json(reply.data).error.startswith("invalid search request")
+
+
+async def test_corpus_is_still_served_through_the_fan_out(connector_service, nc, sessions, tmp_path, unique):
+    from research_corpus.ingest import ingest_path
+
+    doc_id = 900_000_000 + int(unique, 16) % 99_999_999
+    record = {
+        "doc_id": doc_id,
+        "title": f"Zebrafish fin regeneration after amputation {unique}",
+        "abstract": ["Zebrafish regenerate amputated fins through a blastema.", "Regeneration completes in two weeks."],
+        "structured": False,
+    }
+    (tmp_path / "one.jsonl").write_text(json.dumps(record) + "\n")
+    await ingest_path(sessions, tmp_path / "one.jsonl", fmt="scifact", progress=False)
+    found = await _request(
+        nc,
+        subjects.CONNECTOR_SEARCH,
+        SearchEvidence(query=f"zebrafish fin regeneration {unique}", sources=["corpus", "openalex"], limit=3),
+    )
+    assert found.error is None and found.degraded == {"openalex": "http_500"}
+    assert found.hits[0].source_id == f"corpus:{doc_id}" and found.hits[0].source == "corpus"
