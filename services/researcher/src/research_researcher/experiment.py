@@ -1,24 +1,61 @@
-"""The researcher's work: turn a question and its evidence into a drafted claim (no DB, no broker)."""
+"""The researcher's work: turn a question and its evidence into a drafted claim (no DB, no broker).
+
+Evidence comes from two places: the connector's fresh hits and the ledger's memory (sources
+already cited by related active claims). Sources already cited are preferred: a known source
+the connector also returned goes first, the connector's other hits follow in its order, and
+known sources it did not return come last as extra context. The order is made explicit in
+each document's `score` (1, 1/2, 1/3, …), which the offline engine reads as its rank prior.
+"""
 
 from __future__ import annotations
 
-from research_contracts import RunResearch, SourceHit
-from research_llm import DraftOutcome, EvidenceDoc
+from research_contracts import SourceHit
+from research_llm import DraftOutcome, EvidenceDoc, ProviderChain
+
+
+def merge_hits(fresh: list[SourceHit], known: list[SourceHit]) -> list[SourceHit]:
+    """One list of hits without duplicate ids, sources already cited first (see module doc)."""
+    known_ids = {hit.source_id for hit in known}
+    seen: set[str] = set()
+    ordered: list[SourceHit] = []
+    returned_and_known = [h for h in fresh if h.source_id in known_ids]
+    others = [h for h in fresh if h.source_id not in known_ids]
+    for hit in [*returned_and_known, *others, *known]:
+        if hit.source_id in seen:
+            continue
+        seen.add(hit.source_id)
+        ordered.append(hit)
+    return ordered
 
 
 def evidence_docs(hits: list[SourceHit]) -> list[EvidenceDoc]:
-    """The evidence the model sees: title + text of each hit, keyed by its source id."""
-    docs: dict[str, EvidenceDoc] = {}
+    """The evidence the model sees: title + text of each hit with text, ranked by position."""
+    docs: list[EvidenceDoc] = []
+    seen: set[str] = set()
     for hit in hits:
         text = hit.abstract or str(hit.metadata.get("passage") or "")
-        if not text.strip() or hit.source_id in docs:
+        if not text.strip() or hit.source_id in seen:
             continue
-        docs[hit.source_id] = EvidenceDoc(
-            source_id=hit.source_id, title=hit.title, text=text, year=hit.year, score=hit.score, metadata=hit.metadata
+        seen.add(hit.source_id)
+        docs.append(
+            EvidenceDoc(
+                source_id=hit.source_id,
+                title=hit.title,
+                text=text,
+                year=hit.year,
+                score=round(1.0 / (1 + len(docs)), 6),
+                metadata=hit.metadata,
+            )
         )
-    return list(docs.values())
+    return docs
 
 
-async def draft_claim(task: RunResearch, evidence: list[EvidenceDoc], chain) -> DraftOutcome:  # type: ignore[no-untyped-def]
-    """Ask the provider chain (OpenAI → Gemini → offline) to state one claim with citations."""
-    return await chain.draft_claim(task.question, task.entity, evidence)
+async def draft_claim(
+    question: str, entity: str | None, evidence: list[EvidenceDoc], chain: ProviderChain
+) -> DraftOutcome:
+    """Ask the provider chain (OpenAI → Gemini → offline) to state one claim with citations.
+
+    `question` must already be de-identified (`prepare.guard_question`): it is what a remote
+    model may see.
+    """
+    return await chain.draft_claim(question, entity, evidence)

@@ -1,22 +1,27 @@
-"""Make the drafted claim conform to the ledger's contract: only verifiable supports survive."""
+"""Make the drafted claim conform to the ledger's contract: only verifiable supports survive.
+
+Quote verification is `research_llm.ground_supports` (the one check used): a support that
+cites a source not among the evidence, or whose quote is not in that source's text, is
+dropped and counted by reason before the claim is persisted.
+"""
 
 from __future__ import annotations
 
-import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from research_contracts import RunResearch, Support
-from research_llm import DraftOutcome, EvidenceDoc
+from research_llm import DraftOutcome, EvidenceDoc, ground_supports
 
 CLAIM_LIFETIME = timedelta(days=365)
-_SPACES = re.compile(r"\s+")
+NO_STATEMENT = "No statement could be drawn from the evidence."
 
 
 @dataclass
 class ProposedClaim:
-    """A pending claim ready to persist."""
+    """A pending claim ready to persist, with what the audit rows should say about it."""
 
     claim_id: uuid.UUID
     task_id: uuid.UUID
@@ -28,47 +33,47 @@ class ProposedClaim:
     dropped_supports: int
     model: str
     decay_at: datetime
-    failures: list[dict[str, str]] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)  # merged into `research.claim.proposed`
+    notes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # extra audit rows (action, payload)
 
 
-def _norm(text: str) -> str:
-    return _SPACES.sub(" ", text).strip().lower()
+def claim_id_for(task_id: uuid.UUID) -> uuid.UUID:
+    """The one claim a task can yield: derived from the task id, so a redelivery maps to it."""
+    return uuid.uuid5(task_id, "claim")
 
 
-def verify_supports(outcome: DraftOutcome, evidence: list[EvidenceDoc]) -> tuple[list[Support], int]:
-    """Keep supports whose source is known and whose quote occurs in that source's text."""
-    by_id = {doc.source_id: doc for doc in evidence}
-    kept: list[Support] = []
-    dropped = 0
-    seen: set[tuple[str, str]] = set()
-    for support in outcome.draft.supports:
-        doc = by_id.get(support.source_id)
-        quote = support.quote.strip()
-        if doc is None or not quote or _norm(quote) not in _norm(f"{doc.title} {doc.text}"):
-            dropped += 1
-            continue
-        key = (support.source_id, _norm(quote))
-        if key in seen:
-            continue
-        seen.add(key)
-        kept.append(Support(source_id=support.source_id, title=doc.title, quote=quote, locator=support.locator))
-    return kept, dropped
-
-
-def to_claim(task: RunResearch, outcome: DraftOutcome, evidence: list[EvidenceDoc]) -> ProposedClaim:
-    """The pending claim for `task`; its id derives from the task id, so a redelivery maps to it."""
-    supports, dropped = verify_supports(outcome, evidence)
-    confidence = outcome.draft.confidence if supports else 0.0
+def to_claim(
+    task: RunResearch,
+    outcome: DraftOutcome,
+    evidence: list[EvidenceDoc],
+    *,
+    provenance: dict[str, Any] | None = None,
+    notes: list[tuple[str, dict[str, Any]]] | None = None,
+) -> ProposedClaim:
+    """The pending claim for `task`: grounded supports only; no support means zero confidence."""
+    grounded = ground_supports(outcome.draft, evidence)
+    confidence = outcome.draft.confidence if grounded.kept else 0.0
     return ProposedClaim(
-        claim_id=uuid.uuid5(task.task_id, "claim"),
+        claim_id=claim_id_for(task.task_id),
         task_id=task.task_id,
         entity=task.entity or "",
         question=task.question,
-        statement=outcome.draft.statement.strip() or "No statement could be drawn from the evidence.",
+        statement=outcome.draft.statement.strip() or NO_STATEMENT,
         confidence=max(0.0, min(1.0, confidence)),
-        supports=supports,
-        dropped_supports=dropped,
+        supports=grounded.kept,
+        dropped_supports=grounded.dropped,
         model=f"{outcome.provider}:{outcome.model}",
         decay_at=datetime.now(UTC) + CLAIM_LIFETIME,
-        failures=[{"provider": f.provider, "model": f.model, "reason": f.reason} for f in outcome.failures],
+        failures=[
+            {"provider": f.provider, "model": f.model, "reason": f.reason, "status": f.status} for f in outcome.failures
+        ],
+        provenance={
+            "provider": outcome.provider,
+            "llm_model": outcome.model,
+            "dropped_unknown_source": grounded.unknown_source,
+            "dropped_quote_not_found": grounded.quote_not_found,
+            **(provenance or {}),
+        },
+        notes=list(notes or []),
     )

@@ -1,0 +1,147 @@
+"""One research task, start to finish.
+
+prepare (parse, normalise) → wait for the tier's turn → guard (sanitise → delimit →
+de-identify) → memory (related active claims + their sources, pgvector) → evidence
+(connector; PubMed only when memory failed) → experiment (provider chain) → reshape (quote
+grounding) → persist claim + audit rows (one transaction) → publish `research.claim.pending`
+with a `Nats-Msg-Id`.
+
+Idempotent under redelivery: the claim id is derived from the task id, the insert does
+nothing on conflict, and the event's `Nats-Msg-Id` is derived from the claim id, so a task
+delivered twice yields one claim and one event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import structlog
+from faststream.nats import NatsBroker, NatsMessage
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from research_contracts import ClaimProposed, RunResearch, Tier, subjects
+from research_llm import ProviderChain
+from research_platform.db import transaction
+from research_platform.logging import get_logger
+from research_platform.settings import ResearcherSettings
+from research_researcher import evidence, experiment, prepare, reshape
+from research_researcher.repository import ClaimLedger, LedgerMemory, Recollection
+from research_researcher.tiers import TierGate
+
+log = get_logger(__name__)
+
+Embed = Callable[[str], list[float]]
+
+
+@dataclass
+class Researcher:
+    """Everything one task needs, built in the lifespan."""
+
+    broker: NatsBroker
+    sessions: async_sessionmaker[AsyncSession]
+    settings: ResearcherSettings
+    chain: ProviderChain
+    gate: TierGate
+    embed: Embed
+
+    async def handle(self, msg: NatsMessage, tier: Tier) -> None:
+        """Research the task in `msg` (consumed from the `tier` consumer) and propose its claim."""
+        task = prepare.prepare_task(msg.body)
+        with structlog.contextvars.bound_contextvars(task_id=str(task.task_id), subject=msg.raw_message.subject):
+            waited = await self.gate.wait_for_turn(tier)
+            async with transaction(self.sessions) as session:
+                ledger = ClaimLedger(session)
+                existing = await ledger.claim_for_task(task.task_id)
+                if existing is None:
+                    await ledger.start(task, waited_s=waited)
+            if existing is not None:  # redelivery after the claim was stored: re-announce, never re-create
+                log.info("task already has its claim", claim_id=str(existing.id))
+                await self.announce(existing.id, task.task_id, existing.entity, existing.statement)
+                return
+            await self.research(task)
+
+    async def research(self, task: RunResearch) -> None:
+        guarded = prepare.guard_question(task.question, task.patient_ref)
+        recollection, memory_error = await self.recall(task, guarded.topic_query)
+        notes: list[tuple[str, dict]] = []
+        if memory_error is None:
+            sources = task.filters.sources or self.settings.evidence_sources
+        else:
+            sources = list(self.settings.fallback_sources)
+            notes.append(("consumer.retrieval_fallback", {"reason": memory_error, "sources": sources}))
+            log.warning("memory retrieval failed, falling back", reason=memory_error, sources=sources)
+        found = await evidence.search(
+            self.broker,
+            guarded.topic_query,
+            sources=sources,
+            limit=self.settings.evidence_limit,
+            filters=task.filters,
+            timeout_s=self.settings.connector_timeout_s,
+        )
+        hits = experiment.merge_hits(found.hits, recollection.sources)
+        docs = experiment.evidence_docs(hits)
+        outcome = await experiment.draft_claim(guarded.model_question, task.entity, docs, self.chain)
+        claim = reshape.to_claim(
+            task,
+            outcome,
+            docs,
+            provenance={
+                "sources_asked": sources,
+                "degraded": found.degraded,
+                "evidence": len(docs),
+                "related_claims": [
+                    {"claim_id": str(c.claim_id), "similarity": c.similarity} for c in recollection.claims
+                ],
+                "known_sources": [hit.source_id for hit in recollection.sources],
+                "deidentified": guarded.identifiers,
+                "neutralised": guarded.neutralised,
+            },
+            notes=notes,
+        )
+        embedding = await asyncio.to_thread(self.embed, claim.statement)
+        async with transaction(self.sessions) as session:
+            ledger = ClaimLedger(session)
+            created = await ledger.propose(claim, embedding, hits)
+            stored = None if created else await ledger.claim_for_task(task.task_id)
+        if stored is not None:  # a concurrent delivery of the same task stored it first
+            await self.announce(stored.id, task.task_id, stored.entity, stored.statement)
+            return
+        await self.announce(claim.claim_id, task.task_id, claim.entity, claim.statement)
+        log.info(
+            "claim proposed",
+            claim_id=str(claim.claim_id),
+            model=claim.model,
+            supports=len(claim.supports),
+            dropped_supports=claim.dropped_supports,
+        )
+
+    async def recall(self, task: RunResearch, topic: str) -> tuple[Recollection, str | None]:
+        """Related active claims and known sources; on any failure an empty recollection and why."""
+        try:
+            recollection = await asyncio.wait_for(self._recall(task, topic), timeout=self.settings.memory_timeout_s)
+        except Exception as exc:  # noqa: BLE001 - fail-soft by design: any memory fault means the fallback
+            return Recollection(), f"{type(exc).__name__}: {exc}"[:300]
+        return recollection, None
+
+    async def _recall(self, task: RunResearch, topic: str) -> Recollection:
+        embedding = await asyncio.to_thread(self.embed, topic)
+        async with self.sessions() as session:
+            return await LedgerMemory(session).recall(
+                embedding,
+                entity=task.entity if prepare.entity_was_given(task) else None,
+                limit=self.settings.memory_claims,
+                min_similarity=self.settings.memory_min_similarity,
+                max_sources=self.settings.memory_sources,
+            )
+
+    async def announce(self, claim_id: uuid.UUID, task_id: uuid.UUID, entity: str, statement: str) -> None:
+        """Publish `research.claim.pending`; the message id makes a repeat a no-op in JetStream."""
+        await self.broker.publish(
+            ClaimProposed(claim_id=claim_id, task_id=task_id, entity=entity, statement=statement),
+            subjects.CLAIM_PENDING,
+            stream=subjects.CLAIMS_STREAM,
+            headers={subjects.MSG_ID_HEADER: f"claim-proposed-{claim_id}"},
+        )
