@@ -1,0 +1,82 @@
+"""Connector fan-out cost without the network: recorded responses served by httpx.MockTransport.
+
+Prints, for N searches over four sources (PubMed esearch+efetch, CrossRef, Europe PMC, arXiv),
+the mean wall time of one fan-out (parse + rate-limit bookkeeping + merge + de-dup) with the
+token buckets opened wide, and the mean parse time of each recorded response.
+Run: `.venv/bin/python bench/connector_fanout.py [N]` (needs ../shared/fixtures).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import structlog
+
+from research_connector.fanout import search_all
+from research_connector.incidents import Incidents
+from research_connector.registry import build_sources
+from research_connector.settings import ConnectorSettings
+from research_connector.sources import arxiv, crossref, europepmc, pubmed
+
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+
+
+def _routes() -> dict[str, bytes]:
+    read = lambda name: (FIXTURES / name).read_bytes()  # noqa: E731
+    return {
+        "esearch": b'{"esearchresult": {"idlist": ["22351513", "29915538"]}}',
+        "efetch": read("pubmed/biocommons_cassette_efetch_pubmed_22351513__00.xml").replace(b"</PubmedArticleSet>", b"")
+        + read("pubmed/biocommons_cassette_efetch_pubmed_29915538__00.xml").split(b"<PubmedArticleSet>", 1)[1],
+        "crossref": read("crossref/habanero_cassette_test_works_query__00.json"),
+        "europepmc": read("europepmc/fastpaper_europepmc_search.json"),
+        "arxiv": read("arxiv/arxivpy_q_testing_s0_m10_bc5a6c384fe9.body.atom.xml"),
+    }
+
+
+async def main(n: int) -> None:
+    if not FIXTURES.exists():
+        sys.exit("../shared/fixtures is absent")
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    bodies = _routes()
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        path, host = request.url.path, request.url.host
+        hosts = {"www.ebi.ac.uk": "europepmc", "export.arxiv.org": "arxiv", "api.crossref.org": "crossref"}
+        key = "esearch" if "esearch" in path else "efetch" if "efetch" in path else hosts[host]
+        return httpx.Response(200, content=bodies[key])
+
+    settings = ConnectorSettings(_env_file=None)
+    for name in ("pubmed", "crossref", "europepmc", "arxiv"):
+        getattr(settings, name).rate_per_s = 1e9
+        getattr(settings, name).burst = 10**6
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handle)) as client:
+        registry = build_sources(settings, client=client, incidents=Incidents())
+        timings = []
+        for i in range(n):
+            started = time.perf_counter()
+            found = await search_all(["pubmed", "crossref", "europepmc", "arxiv"], f"q {i}", None, 10, 10.0,
+                                     registry=registry, incidents=Incidents())
+            timings.append(time.perf_counter() - started)
+        assert not found.degraded, found.degraded
+    print(f"fan-out over 4 sources: {len(found.hits)} merged hits, mean {statistics.mean(timings) * 1000:.2f} ms, "
+          f"p95 {sorted(timings)[int(0.95 * len(timings)) - 1] * 1000:.2f} ms (n={n})")
+    for label, parse, body in (
+        ("pubmed efetch (2 articles)", pubmed.parse_efetch, bodies["efetch"]),
+        ("crossref works (2)", lambda b: crossref.parse_works(__import__("json").loads(b)), bodies["crossref"]),
+        ("europepmc search (3)", lambda b: europepmc.parse_search(__import__("json").loads(b)), bodies["europepmc"]),
+        ("arxiv feed (10)", arxiv.parse_feed, bodies["arxiv"]),
+    ):
+        started = time.perf_counter()
+        for _ in range(200):
+            parse(body)
+        print(f"parse {label}: {(time.perf_counter() - started) / 200 * 1000:.3f} ms")
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 200))
