@@ -38,6 +38,10 @@ class Librarian:
     sessions: async_sessionmaker[AsyncSession]
     settings: LibrarianSettings
 
+    def __post_init__(self) -> None:
+        engine = self.sessions.kw["bind"]
+        self.reader = async_sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT"))
+
     async def run(self, ctx: RunContext) -> dict[str, Any]:
         ctx.counts["purged"] = await purge_expired(
             self.sessions,
@@ -62,16 +66,21 @@ class Librarian:
         return ctx.counts
 
     async def validate_batch(self, after: uuid.UUID, ctx: RunContext | None = None) -> tuple[uuid.UUID, int]:
-        """Validate the next batch after `after`; returns (new cursor, claims seen)."""
-        async with transaction(self.sessions) as session:
-            provenance = Provenance(session)
-            batch = await provenance.assess(after, self.settings.batch_size, self.settings.decay_window_days)
-            if not batch:
-                return FIRST_ID, 0
-            changes = experiment.triage(batch)
-            opened, resolved = 0, 0
-            if changes.opened or changes.resolved:
-                opened, resolved = await provenance.apply(changes, ctx.run_id if ctx else None)
+        """Validate the next batch after `after`; returns (new cursor, claims seen).
+
+        The assessment runs outside a transaction (one round trip for a clean batch); only a
+        batch with changes opens one. Safe because the run-lock makes this the only writer of
+        librarian findings, and `mark_resolved` is guarded anyway.
+        """
+        async with self.reader() as session:
+            batch = await Provenance(session).assess(after, self.settings.batch_size, self.settings.decay_window_days)
+        if not batch:
+            return FIRST_ID, 0
+        changes = experiment.triage(batch)
+        opened, resolved = 0, 0
+        if changes.opened or changes.resolved:
+            async with transaction(self.sessions) as session:
+                opened, resolved = await Provenance(session).apply(changes, ctx.run_id if ctx else None)
         if ctx is not None:
             ctx.bump("claims", len(batch))
             ctx.bump("findings", opened)

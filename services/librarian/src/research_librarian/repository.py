@@ -23,45 +23,35 @@ SERVICE = "librarian"
 
 ASSESS_BATCH = text(
     """
-WITH batch AS (
+WITH batch AS MATERIALIZED (
     SELECT c.id, c.supports, c.decay_at
     FROM memory_claims c
     WHERE c.status = 'active' AND c.id > :after
     ORDER BY c.id
     LIMIT :batch_size
 ),
-cited AS (
-    SELECT b.id, s.value ->> 'source_id' AS source_id
-    FROM batch b CROSS JOIN LATERAL jsonb_array_elements(
-        CASE jsonb_typeof(b.supports) WHEN 'array' THEN b.supports ELSE '[]'::jsonb END
-    ) AS s
-),
-missing AS (
-    SELECT cited.id, array_agg(DISTINCT coalesce(cited.source_id, '')) AS missing
-    FROM cited LEFT JOIN research_sources r ON r.source_id = cited.source_id
-    WHERE r.source_id IS NULL
-    GROUP BY cited.id
-),
-counted AS (
-    SELECT cited.id, count(*) AS supports FROM cited GROUP BY cited.id
-),
-open AS (
-    SELECT b.id, jsonb_agg(jsonb_build_object('id', f.id, 'kind', f.kind)) AS open
-    FROM findings f JOIN batch b ON f.claim_ids @> ARRAY[b.id]
+flagged AS MATERIALIZED (  -- one GIN search for the whole batch; filtered after the index
+    SELECT f.id, f.kind, f.claim_ids, f.agent, f.resolved_at, f.expires_at
+    FROM findings f
     WHERE f.claim_ids && (SELECT array_agg(id) FROM batch)
-      AND f.agent = :agent AND f.resolved_at IS NULL AND f.expires_at > now()
-    GROUP BY b.id
 )
 SELECT b.id,
-       coalesce(counted.supports, 0) AS supports,
-       missing.missing,
+       cited.supports,
+       cited.missing,
        b.decay_at,
        (b.decay_at IS NOT NULL AND b.decay_at <= now() + make_interval(days => :decay_days)) AS decaying,
-       open.open
+       (SELECT jsonb_agg(jsonb_build_object('id', o.id, 'kind', o.kind))
+          FROM flagged o
+         WHERE o.claim_ids @> ARRAY[b.id] AND o.agent = :agent
+           AND o.resolved_at IS NULL AND o.expires_at > now()) AS open
 FROM batch b
-LEFT JOIN counted USING (id)
-LEFT JOIN missing USING (id)
-LEFT JOIN open USING (id)
+CROSS JOIN LATERAL (
+    SELECT count(*) AS supports,
+           array_agg(coalesce(s.value ->> 'source_id', '')) FILTER (
+               WHERE NOT EXISTS (SELECT 1 FROM research_sources r WHERE r.source_id = s.value ->> 'source_id')
+           ) AS missing
+    FROM jsonb_array_elements(CASE jsonb_typeof(b.supports) WHEN 'array' THEN b.supports ELSE '[]'::jsonb END) AS s
+) AS cited
 ORDER BY b.id
 """
 )
