@@ -1,25 +1,114 @@
-"""Correlator service (periodic agent). Thin for now: connects, answers its status, shuts down cleanly."""
+"""Correlator service (periodic): finds one pattern, or none, in each entity cluster of active claims.
+
+Each run: entity clusters with ≥ 2 active claims, in name order from where the last run
+stopped → prepare (cluster with source years) → experiment (deterministic detectors, then the
+configured LLM confirms one candidate or answers no_pattern; offline the detectors decide) →
+reshape → finding + audit `research.correlator.finding`, or audit
+`research.correlator.no_pattern` (one transaction per cluster). An open finding of the
+cluster that no longer holds is resolved. Operator verbs arrive on
+`research.control.correlator.<verb>`.
+"""
 
 from __future__ import annotations
 
-from faststream import FastStream
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
 
-from research_contracts import ControlReply, subjects
+import structlog
+from faststream import FastStream
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from research_agents import RunContext, Scheduler, mount_controls
+from research_agents.runs import RunBook
+from research_correlator import experiment
+from research_correlator.repository import SERVICE, Patterns
+from research_correlator.settings import CorrelatorSettings
+from research_llm import build_chain
 from research_platform.broker import make_broker
+from research_platform.db import create_engine, session_factory, transaction
+from research_platform.logging import get_logger
 from research_platform.service import run_service
 from research_platform.settings import Settings
 
-SERVICE = "correlator"
+log = get_logger(__name__)
 
 
-def create_app(settings: Settings) -> FastStream:
+@dataclass
+class Correlator:
+    sessions: async_sessionmaker[AsyncSession]
+    settings: CorrelatorSettings
+    chain: object
+
+    async def run(self, ctx: RunContext) -> dict[str, Any]:
+        async with self.sessions() as session:
+            after = (await RunBook(session, SERVICE).last_counts()).get("cursor") or ""
+            patterns = Patterns(session)
+            entities = await patterns.entities(
+                after=after, limit=self.settings.clusters_per_run, min_claims=self.settings.min_claims
+            )
+            known = await patterns.known_entities()
+        for entity in entities:
+            await ctx.checkpoint()
+            with structlog.contextvars.bound_contextvars(entity=entity):
+                outcome = await self.correlate(entity, known, ctx)
+            ctx.bump(outcome)
+            ctx.bump("clusters")
+            ctx.counts["cursor"] = entity
+        exhausted = self.settings.clusters_per_run == 0 or len(entities) < self.settings.clusters_per_run
+        if exhausted:
+            ctx.counts["cursor"] = None
+        return ctx.counts
+
+    async def correlate(self, entity: str, known: list[str], ctx: RunContext | None = None) -> str:
+        """Judge one cluster; returns `finding`, `unchanged` or `no_pattern`."""
+        async with self.sessions() as session:
+            cluster = await Patterns(session).cluster(entity, known, self.settings.max_claims_per_cluster)
+        if len(cluster.claims) < self.settings.min_claims:
+            return "skipped"
+        candidates = experiment.detect(cluster, self.settings.min_score)
+        decision = await experiment.decide(cluster, candidates, self.chain, self.settings.confirm_timeout_s)
+        run_id = ctx.run_id if ctx else None
+        async with transaction(self.sessions) as session:
+            patterns = Patterns(session)
+            standing = await patterns.open_of_entity(entity, cluster.claim_ids)
+            same = [
+                f for f in standing if f.kind == decision.kind and set(f.claim_ids) == set(decision.claim_ids)
+            ]
+            stale = [f for f in standing if f not in same]
+            if stale:
+                resolved = await patterns.resolve(stale, entity, decision.kind, run_id)
+                if ctx is not None:
+                    ctx.bump("resolved", resolved)
+            if decision.kind is None:
+                patterns.no_pattern(entity, decision, len(cluster.claims), run_id)
+                return "no_pattern"
+            if same:
+                return "unchanged"
+            await patterns.record(entity, decision, run_id)
+        log.info("pattern found", kind=decision.kind, score=decision.score, model=decision.model)
+        return "finding"
+
+
+def create_app(settings: Settings, correlator: CorrelatorSettings | None = None) -> FastStream:
+    correlator = correlator or CorrelatorSettings()
     broker = make_broker(settings.require_nats_url(), SERVICE)
+    state: dict[str, Scheduler] = {}
 
-    @broker.subscriber(subjects.control_subject(SERVICE, "status"), queue=SERVICE)
-    async def on_status() -> ControlReply:
-        return ControlReply(state="idle")
+    @asynccontextmanager
+    async def lifespan() -> AsyncIterator[None]:
+        engine = create_engine(settings.require_database_url())
+        agent = Correlator(session_factory(engine), correlator, build_chain(settings.llm))
+        scheduler = Scheduler(SERVICE, engine, agent.run, correlator.schedule)
+        state["scheduler"] = scheduler
+        scheduler.start()
+        yield
+        await scheduler.stop()
+        await engine.dispose()
 
-    return FastStream(broker)
+    mount_controls(broker, SERVICE, lambda: state["scheduler"])
+    return FastStream(broker, lifespan=lifespan)
 
 
 def run() -> None:

@@ -1,0 +1,100 @@
+"""Persistence of the correlator: entity clusters in, findings (with audit rows) out."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from research_agents import FindingsRepository, FindingView
+from research_correlator import reshape
+from research_correlator.experiment import Decision
+from research_correlator.prepare import Cluster, cluster
+from research_platform import audit
+from research_platform.models import MemoryClaim, ResearchSource
+
+SERVICE = "correlator"
+
+
+class Patterns:
+    """The correlator's view of the ledger."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+        self.findings = FindingsRepository(session, SERVICE)
+
+    async def entities(self, *, after: str, limit: int, min_claims: int) -> list[str]:
+        """Entities with at least `min_claims` active claims, in name order after `after`."""
+        query = (
+            select(MemoryClaim.entity)
+            .where(MemoryClaim.status == "active", MemoryClaim.entity > after)
+            .group_by(MemoryClaim.entity)
+            .having(func.count() >= min_claims)
+            .order_by(MemoryClaim.entity)
+        )
+        if limit:
+            query = query.limit(limit)
+        return list(await self.session.scalars(query))
+
+    async def known_entities(self, limit: int = 5000) -> list[str]:
+        rows = await self.session.scalars(
+            select(MemoryClaim.entity).where(MemoryClaim.status == "active").distinct().limit(limit)
+        )
+        return list(rows)
+
+    async def cluster(self, entity: str, known: list[str], max_claims: int) -> Cluster:
+        rows = (
+            await self.session.execute(
+                select(MemoryClaim.id, MemoryClaim.statement, MemoryClaim.confidence, MemoryClaim.supports, MemoryClaim.created_at)
+                .where(MemoryClaim.entity == entity, MemoryClaim.status == "active")
+                .order_by(MemoryClaim.created_at.desc())
+                .limit(max_claims)
+            )
+        ).mappings().all()
+        cited = {str(s.get("source_id")) for row in rows for s in (row["supports"] or []) if isinstance(s, dict)}
+        years: dict[str, Any] = {}
+        if cited:
+            found = await self.session.execute(
+                select(ResearchSource.source_id, ResearchSource.year).where(ResearchSource.source_id.in_(cited))
+            )
+            years = {source_id: year for source_id, year in found.all()}
+        return cluster(entity, reversed(rows), years, known)
+
+    async def open_of_entity(self, entity: str, claim_ids: tuple[uuid.UUID, ...]) -> list[FindingView]:
+        return [f for f in await self.findings.open_for_claims(claim_ids) if f.payload.get("entity") == entity]
+
+    async def record(self, entity: str, decision: Decision, run_id: uuid.UUID | None) -> uuid.UUID:
+        new = reshape.finding(entity, decision)
+        finding_id = await self.findings.record(new.kind, new.claim_ids, new.payload)
+        audit.record(
+            self.session,
+            service=SERVICE,
+            action="research.correlator.finding",
+            subject_ids={"finding_id": finding_id, "entity": entity, "run_id": run_id, "claim_ids": list(decision.claim_ids)},
+            payload={"kind": decision.kind, "score": decision.score, "model": decision.model},
+        )
+        return finding_id
+
+    def no_pattern(self, entity: str, decision: Decision, claims: int, run_id: uuid.UUID | None) -> None:
+        audit.record(
+            self.session,
+            service=SERVICE,
+            action="research.correlator.no_pattern",
+            subject_ids={"entity": entity, "run_id": run_id},
+            payload=reshape.no_pattern_payload(entity, decision, claims),
+        )
+
+    async def resolve(self, stale: list[FindingView], entity: str, now: str | None, run_id: uuid.UUID | None) -> int:
+        resolved = set(await self.findings.mark_resolved_many([f.id for f in stale]))
+        for f in stale:
+            if f.id in resolved:
+                audit.record(
+                    self.session,
+                    service=SERVICE,
+                    action="research.correlator.resolved",
+                    subject_ids={"finding_id": f.id, "entity": entity, "run_id": run_id},
+                    payload={"kind": f.kind, "now": now or "no_pattern"},
+                )
+        return len(resolved)

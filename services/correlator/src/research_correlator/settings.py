@@ -1,0 +1,22 @@
+"""Correlator settings, read from `CORRELATOR__<FIELD>` (e.g. `CORRELATOR__SCHEDULE__INTERVAL_S=3600`,
+`CORRELATOR__MIN_SCORE=0.5`, `CORRELATOR__CLUSTERS_PER_RUN=200`)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from research_agents import ScheduleSettings
+
+
+class CorrelatorSettings(BaseSettings):
+    """Which clusters a run looks at and how strong a pattern must be to become a finding."""
+
+    model_config = SettingsConfigDict(env_prefix="CORRELATOR__", env_nested_delimiter="__", extra="ignore")
+
+    schedule: ScheduleSettings = Field(default_factory=lambda: ScheduleSettings(interval_s=3600.0))
+    clusters_per_run: int = Field(default=200, ge=0, description="Entity clusters per run (0 = all); the cursor carries over.")
+    min_claims: int = Field(default=2, ge=2, description="Active claims an entity needs to form a cluster.")
+    max_claims_per_cluster: int = Field(default=50, ge=2, description="Newest claims of a cluster looked at.")
+    min_score: float = Field(default=0.5, ge=0.0, le=1.0, description="Weakest candidate a detector may propose.")
+    confirm_timeout_s: float = Field(default=30.0, gt=0, description="Deadline of the LLM confirmation.")
