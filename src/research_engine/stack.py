@@ -85,6 +85,9 @@ class Stack:
         env = env_for(self.nats_url, self.database_url)
         env["GATEWAY_PORT"] = str(self.gateway_port)
         env.setdefault("LOG_JSON", "true")
+        # Several model-using processes share the cores: one math thread each avoids oversubscription.
+        env.setdefault("OMP_NUM_THREADS", "1")
+        env.setdefault("TOKENIZERS_PARALLELISM", "false")
         env.update(self.extra_env)
         return env
 

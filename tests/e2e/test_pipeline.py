@@ -21,7 +21,7 @@ TERMINAL = {"active", "rejected", "superseded", "critic_quarantine"}
 API = "/api/research/v1"
 
 
-async def _wait_for_claim(client: httpx.AsyncClient, task_id: str, timeout: float = 120) -> dict:
+async def _wait_for_claim(client: httpx.AsyncClient, task_id: str, timeout: float = 300) -> dict:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         view = (await client.get(f"{API}/tasks/{task_id}")).json()
@@ -94,12 +94,12 @@ async def test_kill_9_of_the_critic_with_50_tasks_in_flight_loses_and_duplicates
             assert reply.status_code == 202
             task_ids.append(uuid.UUID(reply.json()["task_id"]))
     critic = stack.process("critic")
-    await _wait_until(lambda: _count_claims(sessions, task_ids), lambda n: n >= 5, 120)
+    await _wait_until(lambda: _count_claims(sessions, task_ids), lambda n: n >= 5, 600)
     critic.kill()  # SIGKILL: no cleanup, in-flight messages are never acked
     critic.wait()
     await asyncio.sleep(2)
     stack.start_service("critic")
-    await _wait_until(lambda: _count_decided(sessions, task_ids), lambda n: n == 50, 300)
+    await _wait_until(lambda: _count_decided(sessions, task_ids), lambda n: n == 50, 1200)
     async with sessions() as session:
         per_task = (
             await session.execute(
