@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-import os
 import signal
 import textwrap
 import time
@@ -13,6 +13,7 @@ from typing import Annotated
 import httpx
 import typer
 
+from research_engine.corpus_cli import corpus_app
 from research_engine.stack import Stack, ensure_embedded_database
 from research_platform.embedded import free_port
 from research_platform.settings import get_settings
@@ -89,8 +90,6 @@ def demo(
             finally:
                 await engine.dispose()
 
-        import asyncio
-
         report = asyncio.run(_ingest())
         typer.echo(f"corpus: {report}")
         stack.wait_ready()
@@ -140,14 +139,7 @@ def _print_task(view: dict) -> None:
         typer.echo(wrap(f"Critic: {verdict['verdict']} (score {verdict['score']:.2f}, {verdict['model']}) — {verdict['reasoning']}", "  "))
 
 
-try:  # the corpus commands (ingest, search, analytics)
-    from research_engine.corpus_cli import corpus_app
-
-    app.add_typer(corpus_app, name="corpus", help="Ingest and search the local corpus.")
-except ImportError as exc:  # pragma: no cover - only while the corpus CLI is being built
-    if os.environ.get("RESEARCH_ENGINE_STRICT_IMPORTS"):
-        raise
-    _corpus_import_error = exc
+app.add_typer(corpus_app, name="corpus", help="Ingest, search and analyse the local corpus.")
 
 
 if __name__ == "__main__":
