@@ -5,7 +5,7 @@ Subscribers:
   `RESEARCH_TASKS`); a lower tier waits while a higher tier has work (`tiers.TierGate`).
   Publishing a `RunResearch` JSON here is a supported interface (the gateway does the same).
 - `research.researcher.rerun` — request/reply, queue group `researcher`: the replicator's
-  re-run (`rerun.EvidenceRefresher`).
+  re-run (`rerun.answer`).
 
 The task flow itself lives in `pipeline.Researcher`.
 """
@@ -29,9 +29,9 @@ from research_platform.db import create_engine, session_factory
 from research_platform.logging import get_logger
 from research_platform.service import run_service
 from research_platform.settings import Settings
+from research_researcher import rerun
 from research_researcher.pipeline import Researcher
 from research_researcher.repository import SERVICE
-from research_researcher.rerun import EvidenceRefresher
 from research_researcher.tiers import TierGate
 
 log = get_logger(__name__)
@@ -72,7 +72,6 @@ def create_app(settings: Settings) -> FastStream:
             gate=gate,
             embed=embedder.embed_one,
         )
-        state["refresher"] = EvidenceRefresher(broker, settings.researcher)
         await asyncio.to_thread(embedder.embed_one, "warm up")
         yield
         await engine.dispose()
@@ -121,8 +120,7 @@ def create_app(settings: Settings) -> FastStream:
     )
     async def on_rerun(request: RerunBody, msg: NatsMessage) -> EvidenceRefreshed:
         """Answer the replicator's re-run with today's evidence; never writes to the ledger."""
-        refresher: EvidenceRefresher = state["refresher"]
-        return await refresher.refresh(msg.body)
+        return await rerun.answer(msg.body, broker, settings)
 
     return FastStream(broker, lifespan=lifespan)
 

@@ -1,60 +1,81 @@
-"""The replicator's re-run (request/reply on `research.researcher.rerun`, queue group `researcher`).
+"""The researcher's side of `research.researcher.rerun`: fresh evidence for an aged claim's question.
 
-An aged active claim is re-checked by gathering today's evidence for its original question.
-The researcher answers `EvidenceRefreshed` with the hits and never writes to the ledger for
-it; the replicator compares them to the claim's `supports[]`. The question goes through the
-same privacy guard as a task's, so only a scientific topic reaches the connectors. Every
-failure is an answer with `error` set, never a silent timeout for the requester.
+The replicator asks (request/reply, queue group `researcher`, `RerunResearch` →
+`EvidenceRefreshed`); the researcher asks the connector service for evidence exactly as it
+does for a new task — the question goes through the same privacy guard first, so only its
+scientific topic reaches a connector — and answers with the hits. Nothing is written to the
+ledger: comparing old and new evidence is the replicator's job. Every failure is an answer
+with `error` set, never a silent timeout for the requester.
+
+Wiring (in the researcher's `create_app`):
+
+    @broker.subscriber(subjects.RESEARCHER_RERUN, queue=subjects.RESEARCHER_QUEUE, title="researcher.rerun")
+    async def on_rerun(request: RerunBody, msg: NatsMessage) -> EvidenceRefreshed:
+        return await rerun.answer(msg.body, broker, settings)
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass
 
 import structlog
 from faststream.nats import NatsBroker
 
-from research_contracts import EvidenceRefreshed
+from research_contracts import EvidenceFound, EvidenceRefreshed
 from research_platform.errors import PrepareError, TransientError
 from research_platform.logging import get_logger
-from research_platform.settings import ResearcherSettings
+from research_platform.settings import Settings
 from research_researcher import evidence, prepare
 
 log = get_logger(__name__)
 
-UNKNOWN_CLAIM = uuid.UUID(int=0)
+UNREADABLE_CLAIM = uuid.UUID(int=0)
 
 
-@dataclass
-class EvidenceRefresher:
-    """Answers re-run requests with fresh evidence from the connector service."""
+async def rerun(
+    question: str,
+    entity: str | None,
+    broker: NatsBroker,
+    settings: Settings,
+    *,
+    sources: list[str] | None = None,
+    limit: int | None = None,
+) -> EvidenceFound:
+    """Today's evidence on `question`, asked with its de-identified topic only.
 
-    broker: NatsBroker
-    settings: ResearcherSettings
+    Raises `PrepareError` when no topic is left once identifiers are removed and
+    `TransientError` when the connector service cannot answer.
+    """
+    guarded = prepare.guard_question(question)
+    return await evidence.search(
+        broker,
+        guarded.topic_query,
+        sources=sources or settings.researcher.evidence_sources,
+        limit=limit or settings.researcher.evidence_limit,
+        timeout_s=settings.researcher.connector_timeout_s,
+    )
 
-    async def refresh(self, body: bytes) -> EvidenceRefreshed:
-        """Fresh evidence for the request in `body`; `error` says why there is none."""
+
+async def answer(body: bytes, broker: NatsBroker, settings: Settings) -> EvidenceRefreshed:
+    """The reply to one `RerunResearch` request; never raises (failures travel in `error`)."""
+    try:
+        request = prepare.prepare_rerun(body)
+    except PrepareError as exc:
+        return EvidenceRefreshed(claim_id=_claim_id_in(body), error=str(exc))
+    with structlog.contextvars.bound_contextvars(claim_id=str(request.claim_id)):
         try:
-            request = prepare.prepare_rerun(body)
-        except PrepareError as exc:
-            return EvidenceRefreshed(claim_id=_claim_id_in(body), error=str(exc))
-        with structlog.contextvars.bound_contextvars(claim_id=str(request.claim_id)):
-            try:
-                guarded = prepare.guard_question(request.question)
-                found = await evidence.search(
-                    self.broker,
-                    guarded.topic_query,
-                    sources=request.sources or self.settings.evidence_sources,
-                    limit=request.limit,
-                    timeout_s=self.settings.connector_timeout_s,
-                )
-            except (PrepareError, TransientError) as exc:
-                log.warning("re-run found no evidence", error=str(exc))
-                return EvidenceRefreshed(claim_id=request.claim_id, error=str(exc))
-            log.info("re-run answered", hits=len(found.hits), degraded=sorted(found.degraded))
-            return EvidenceRefreshed(claim_id=request.claim_id, hits=found.hits, degraded=found.degraded)
+            found = await rerun(
+                request.question, request.entity, broker, settings, sources=request.sources or None, limit=request.limit
+            )
+        except (PrepareError, TransientError) as exc:
+            log.warning("re-run found no evidence", error=str(exc))
+            return EvidenceRefreshed(claim_id=request.claim_id, error=str(exc))
+        except Exception as exc:  # noqa: BLE001 - the requester gets a reason instead of a timeout
+            log.warning("re-run failed", error=repr(exc))
+            return EvidenceRefreshed(claim_id=request.claim_id, error=f"re-run failed: {type(exc).__name__}")
+        log.info("re-run answered", hits=len(found.hits), degraded=sorted(found.degraded))
+        return EvidenceRefreshed(claim_id=request.claim_id, hits=found.hits, degraded=found.degraded)
 
 
 def _claim_id_in(body: bytes) -> uuid.UUID:
@@ -62,4 +83,4 @@ def _claim_id_in(body: bytes) -> uuid.UUID:
     try:
         return uuid.UUID(str(json.loads(body)["claim_id"]))
     except (ValueError, KeyError, TypeError):
-        return UNKNOWN_CLAIM
+        return UNREADABLE_CLAIM
