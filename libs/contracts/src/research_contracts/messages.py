@@ -222,7 +222,7 @@ class RerunResearch(BaseModel):
 class EvidenceRefreshed(BaseModel):
     """Reply to `RerunResearch`: the fresh evidence the researcher found for the question today."""
 
-    claim_id: uuid.UUID
+    claim_id: uuid.UUID | None = Field(default=None, description="Echo of the request's claim (None if unreadable).")
     hits: list[SourceHit] = Field(default_factory=list)
     degraded: dict[str, str] = Field(default_factory=dict, description="source → reason it returned nothing.")
     error: str | None = Field(default=None, description="Set when the re-run itself failed.")

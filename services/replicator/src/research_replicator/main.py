@@ -1,25 +1,121 @@
-"""Replicator service (periodic agent). Thin for now: connects, answers its status, shuts down cleanly."""
+"""Replicator service (periodic): re-runs aged claims and sends the ones that no longer hold back to the critic.
+
+Each run: active claims older than `min_age_days` and not re-checked recently → re-run the
+researcher on the same question (request/reply `research.researcher.rerun`) → experiment
+(compare fresh evidence with the old supports: eroded | retracted_source | confirmed) →
+finding + audit `research.replicator.finding` and a `RecritiqueClaim` on
+`research.claim.recritique`, or audit `research.replicator.confirmed` /
+`research.replicator.skipped` (with the reason). Operator verbs arrive on
+`research.control.replicator.<verb>`.
+"""
 
 from __future__ import annotations
 
-from faststream import FastStream
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
 
-from research_contracts import ControlReply, subjects
-from research_platform.broker import make_broker
+import structlog
+from faststream import FastStream
+from faststream.nats import NatsBroker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from research_agents import RunContext, Scheduler, mount_controls
+from research_contracts import EvidenceRefreshed, RerunResearch, subjects
+from research_platform.broker import ensure_streams_at, make_broker
+from research_platform.db import create_engine, session_factory, transaction
+from research_platform.logging import get_logger
 from research_platform.service import run_service
 from research_platform.settings import Settings
+from research_replicator import experiment, prepare, reshape
+from research_replicator.prepare import DueClaim
+from research_replicator.repository import SERVICE, Replications
+from research_replicator.settings import ReplicatorSettings
 
-SERVICE = "replicator"
+log = get_logger(__name__)
 
 
-def create_app(settings: Settings) -> FastStream:
+@dataclass
+class Replicator:
+    broker: NatsBroker
+    sessions: async_sessionmaker[AsyncSession]
+    settings: ReplicatorSettings
+
+    async def run(self, ctx: RunContext) -> dict[str, Any]:
+        async with self.sessions() as session:
+            due = await Replications(session).due(
+                min_age_days=self.settings.min_age_days,
+                recheck_days=self.settings.recheck_days,
+                limit=self.settings.claims_per_run,
+            )
+        for claim in due:
+            await ctx.checkpoint()
+            with structlog.contextvars.bound_contextvars(claim_id=str(claim.claim_id)):
+                outcome = await self.replicate(claim, ctx)
+            ctx.bump(outcome)
+            ctx.bump("claims")
+        return ctx.counts
+
+    async def replicate(self, claim: DueClaim, ctx: RunContext | None = None) -> str:
+        """Re-run one claim; returns its verdict or `skipped`."""
+        fresh = await self.ask_researcher(claim)
+        async with self.sessions() as session:
+            known = await Replications(session).retracted_sources([s.source_id for s in claim.supports])
+        comparison = experiment.compare(claim, fresh, known, self.settings.erosion_threshold)
+        async with transaction(self.sessions) as session:
+            finding_id = await Replications(session).conclude(claim, comparison, ctx.run_id if ctx else None)
+            if finding_id is not None:
+                # Published before the commit: if the bus refuses, nothing is recorded and the
+                # claim is due again next run; the message id makes a repeat harmless.
+                await self.broker.publish(
+                    reshape.recritique(claim, comparison, finding_id),
+                    subjects.CLAIM_RECRITIQUE,
+                    stream=subjects.CLAIMS_STREAM,
+                    headers={subjects.MSG_ID_HEADER: f"recritique-{finding_id}"},
+                )
+        if comparison.verdict is None:
+            log.info("replication skipped", reason=comparison.reason)
+            return "skipped"
+        log.info("claim replicated", verdict=comparison.verdict)
+        return comparison.verdict
+
+    async def ask_researcher(self, claim: DueClaim) -> EvidenceRefreshed:
+        request = RerunResearch(
+            claim_id=claim.claim_id,
+            question=claim.question,
+            entity=claim.entity or None,
+            sources=self.settings.sources,
+            limit=self.settings.limit,
+        )
+        try:
+            reply = await self.broker.request(request, subjects.RESEARCHER_RERUN, timeout=self.settings.rerun_timeout_s)
+        except TimeoutError:
+            return EvidenceRefreshed(claim_id=claim.claim_id, error="the researcher did not answer in time")
+        except Exception as exc:  # no responders, connection trouble: skip this claim, keep the run going
+            return EvidenceRefreshed(claim_id=claim.claim_id, error=f"rerun request failed: {type(exc).__name__}")
+        return prepare.refreshed(reply.body)
+
+
+def create_app(settings: Settings, replicator: ReplicatorSettings | None = None) -> FastStream:
+    replicator = replicator or ReplicatorSettings()
     broker = make_broker(settings.require_nats_url(), SERVICE)
+    state: dict[str, Scheduler] = {}
 
-    @broker.subscriber(subjects.control_subject(SERVICE, "status"), queue=SERVICE)
-    async def on_status() -> ControlReply:
-        return ControlReply(state="idle")
+    @asynccontextmanager
+    async def lifespan() -> AsyncIterator[None]:
+        await ensure_streams_at(settings.require_nats_url())
+        engine = create_engine(settings.require_database_url())
+        agent = Replicator(broker, session_factory(engine), replicator)
+        scheduler = Scheduler(SERVICE, engine, agent.run, replicator.schedule)
+        state["scheduler"] = scheduler
+        scheduler.start()
+        yield
+        await scheduler.stop()
+        await engine.dispose()
 
-    return FastStream(broker)
+    mount_controls(broker, SERVICE, lambda: state["scheduler"])
+    return FastStream(broker, lifespan=lifespan)
 
 
 def run() -> None:

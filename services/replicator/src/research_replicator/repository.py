@@ -1,0 +1,101 @@
+"""Persistence of the replicator: which claims are due, and what a re-run concluded (with audits)."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import text, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from research_agents import FindingsRepository
+from research_platform import audit
+from research_platform.models import ResearchSource
+from research_replicator import reshape
+from research_replicator.experiment import Comparison
+from research_replicator.prepare import DueClaim, due_claim
+
+SERVICE = "replicator"
+
+DUE_CLAIMS = text(
+    """
+SELECT c.id, c.question, c.entity, c.statement, c.supports
+FROM memory_claims c
+WHERE c.status = 'active'
+  AND c.created_at < now() - make_interval(secs => :min_age_s)
+  AND NOT EXISTS (
+      SELECT 1 FROM audit_events a
+      WHERE a.claim_id = c.id AND a.service = 'replicator'
+        AND a.occurred_at > now() - make_interval(secs => :recheck_s))
+  AND NOT EXISTS (
+      SELECT 1 FROM findings f
+      WHERE f.claim_ids @> ARRAY[c.id] AND f.agent = 'replicator'
+        AND f.resolved_at IS NULL AND f.expires_at > now())
+ORDER BY c.created_at
+LIMIT :limit
+"""
+)
+
+
+class Replications:
+    """The replicator's view of the ledger."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+        self.findings = FindingsRepository(session, SERVICE)
+
+    async def due(self, *, min_age_days: float, recheck_days: float, limit: int) -> list[DueClaim]:
+        """Active claims older than `min_age_days`, not re-checked for `recheck_days`, without an open finding."""
+        rows = await self.session.execute(
+            DUE_CLAIMS, {"min_age_s": min_age_days * 86400, "recheck_s": recheck_days * 86400, "limit": limit}
+        )
+        return [due_claim(row) for row in rows.mappings()]
+
+    async def retracted_sources(self, source_ids: list[str]) -> set[str]:
+        if not source_ids:
+            return set()
+        rows = await self.session.execute(
+            text("SELECT source_id FROM research_sources WHERE retracted AND source_id = ANY(:ids)"), {"ids": source_ids}
+        )
+        return set(rows.scalars())
+
+    async def conclude(self, claim: DueClaim, comparison: Comparison, run_id: uuid.UUID | None) -> uuid.UUID | None:
+        """Record the outcome of one re-run; the finding id when the claim needs a re-critique."""
+        subject = {"run_id": run_id, "entity": claim.entity}
+        if comparison.verdict is None:
+            audit.record(
+                self.session,
+                service=SERVICE,
+                action="research.replicator.skipped",
+                claim_id=claim.claim_id,
+                subject_ids=subject,
+                payload={"reason": comparison.reason, **comparison.details},
+            )
+            return None
+        if comparison.verdict == "confirmed":
+            audit.record(
+                self.session,
+                service=SERVICE,
+                action="research.replicator.confirmed",
+                claim_id=claim.claim_id,
+                subject_ids=subject,
+                payload=comparison.details,
+            )
+            return None
+        new = reshape.finding(claim, comparison)
+        finding_id = await self.findings.record(new.kind, new.claim_ids, new.payload)
+        if comparison.details.get("retracted"):
+            # The ledger learns the retraction too, so the librarian and the next re-run see it.
+            await self.session.execute(
+                update(ResearchSource)
+                .where(ResearchSource.source_id.in_(comparison.details["retracted"]))
+                .values(retracted=True)
+            )
+        audit.record(
+            self.session,
+            service=SERVICE,
+            action="research.replicator.finding",
+            claim_id=claim.claim_id,
+            subject_ids={**subject, "finding_id": finding_id},
+            payload={"verdict": comparison.verdict, **comparison.details},
+        )
+        return finding_id

@@ -1,0 +1,24 @@
+"""Shape the replicator's comparison as a finding, a re-critique command and audit payloads."""
+
+from __future__ import annotations
+
+import uuid
+
+from research_agents import NewFinding
+from research_contracts import RecritiqueClaim
+from research_replicator.experiment import ERODED, RETRACTED_SOURCE, Comparison
+from research_replicator.prepare import DueClaim
+
+
+def finding(claim: DueClaim, comparison: Comparison) -> NewFinding:
+    if comparison.verdict not in (ERODED, RETRACTED_SOURCE):
+        raise ValueError(f"not a replicator finding: {comparison.verdict!r}")
+    return NewFinding(
+        kind=comparison.verdict,
+        claim_ids=[claim.claim_id],
+        payload={"entity": claim.entity, "question": claim.question, **comparison.details},
+    )
+
+
+def recritique(claim: DueClaim, comparison: Comparison, finding_id: uuid.UUID) -> RecritiqueClaim:
+    return RecritiqueClaim(claim_id=claim.claim_id, reason=str(comparison.verdict), finding_id=finding_id)

@@ -1,0 +1,26 @@
+"""Replicator settings, read from `REPLICATOR__<FIELD>` (e.g. `REPLICATOR__MIN_AGE_DAYS=30`,
+`REPLICATOR__SCHEDULE__INTERVAL_S=3600`, `REPLICATOR__EROSION_THRESHOLD=0.5`)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from research_agents import ScheduleSettings
+
+
+class ReplicatorSettings(BaseSettings):
+    """Which claims are due for re-running and when the fresh evidence counts as eroded."""
+
+    model_config = SettingsConfigDict(env_prefix="REPLICATOR__", env_nested_delimiter="__", extra="ignore")
+
+    schedule: ScheduleSettings = Field(default_factory=lambda: ScheduleSettings(interval_s=3600.0))
+    min_age_days: float = Field(default=30.0, ge=0, description="Active claims older than this are re-run.")
+    recheck_days: float = Field(default=30.0, ge=0, description="A claim re-checked this recently is not due again.")
+    claims_per_run: int = Field(default=20, ge=1, description="Claims re-run per run (each one is a full research call).")
+    rerun_timeout_s: float = Field(default=60.0, gt=0, description="Deadline of one researcher re-run.")
+    erosion_threshold: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="Below this share of old supports still found → eroded."
+    )
+    sources: list[str] = Field(default_factory=list, description="Evidence sources (empty = the researcher's default).")
+    limit: int = Field(default=20, ge=1, le=200, description="Hits asked for per re-run.")
