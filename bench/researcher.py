@@ -1,0 +1,185 @@
+"""Offline researcher quality on SciFact: hit@1 / hit@5 of gold evidence documents.
+
+Every TRAIN claim that has gold evidence is used as a research question. Evidence comes from
+pure in-memory hybrid retrieval over all 5,183 SciFact abstracts (BM25 over content terms +
+all-MiniLM-L6-v2 cosine, fused by reciprocal rank fusion, k=60) — faster than ingesting a
+fresh embedded database and the same fusion the corpus search uses. The top `--evidence`
+documents (default 8, the researcher's `evidence_limit`) go to the offline engine, which
+drafts a claim; a claim is a hit@1 when its first support cites a gold document, hit@5 when
+any of its first five supports does. Retrieval's own hit@1 and recall@k are printed as the
+reference the engine is measured against (the engine can only pick what retrieval found).
+
+    .venv/bin/python bench/researcher.py [--mode hybrid|lexical] [--limit N] [--evidence 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import numpy as np  # noqa: E402
+
+from research_llm import EvidenceDoc, OfflineProvider  # noqa: E402
+from research_llm.offline import lexicon  # noqa: E402
+from research_llm.offline.relevance import default_encoder  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data" / "scifact"
+CACHE = REPO / "bench" / "results"
+
+
+class MemoEncoder:
+    """Caches vectors by text: sentences of popular abstracts recur across claims."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.memo: dict[str, np.ndarray] = {}
+
+    def encode(self, texts):
+        missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        if missing:
+            for text, row in zip(missing, np.asarray(self.inner.encode(missing)), strict=True):
+                self.memo[text] = row
+        return np.stack([self.memo[t] for t in texts])
+
+
+class InMemoryRetriever:
+    """BM25 + dense cosine over the corpus, fused with reciprocal rank fusion."""
+
+    def __init__(self, docs: list[dict], encoder, k1: float = 0.9, b: float = 0.4, rrf_k: int = 60) -> None:
+        self.docs = docs
+        self.k1, self.b, self.rrf_k = k1, b, rrf_k
+        self.terms = [Counter(lexicon.content_terms(d["title"] + " " + " ".join(d["abstract"]))) for d in docs]
+        self.lengths = np.array([sum(t.values()) for t in self.terms], dtype=float)
+        self.avg = float(self.lengths.mean())
+        df: Counter = Counter()
+        for t in self.terms:
+            df.update(t.keys())
+        n = len(docs)
+        self.idf = {term: math.log(1 + (n - f + 0.5) / (f + 0.5)) for term, f in df.items()}
+        self.postings: dict[str, list[tuple[int, int]]] = {}
+        for i, t in enumerate(self.terms):
+            for term, tf in t.items():
+                self.postings.setdefault(term, []).append((i, tf))
+        self.encoder = encoder
+        self.vectors = self._doc_vectors() if encoder is not None else None
+
+    def _doc_vectors(self) -> np.ndarray:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        path = CACHE / "scifact_doc_vectors.npy"
+        if path.exists():
+            cached = np.load(path)
+            if cached.shape[0] == len(self.docs):
+                return cached
+        started = time.perf_counter()
+        texts = [d["title"] + " " + " ".join(d["abstract"]) for d in self.docs]
+        vectors = np.asarray(self.encoder.inner.encode(texts), dtype=np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        np.save(path, vectors)
+        print(f"embedded {len(texts)} abstracts in {time.perf_counter() - started:.0f}s (cached in {path})")
+        return vectors
+
+    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+        scores = np.zeros(len(self.docs))
+        for term in set(lexicon.content_terms(query)):
+            idf = self.idf.get(term)
+            if idf is None:
+                continue
+            for i, tf in self.postings[term]:
+                norm = tf + self.k1 * (1 - self.b + self.b * self.lengths[i] / self.avg)
+                scores[i] += idf * tf * (self.k1 + 1) / norm
+        lexical = np.argsort(-scores, kind="stable")[:100]
+        fused: dict[int, float] = {}
+        for rank, i in enumerate(lexical):
+            if scores[i] > 0:
+                fused[int(i)] = fused.get(int(i), 0.0) + 1.0 / (self.rrf_k + rank + 1)
+        if self.vectors is not None:
+            q = np.asarray(self.encoder.inner.encode([query]), dtype=np.float32)[0]
+            dense = np.argsort(-(self.vectors @ (q / np.linalg.norm(q))), kind="stable")[:100]
+            for rank, i in enumerate(dense):
+                fused[int(i)] = fused.get(int(i), 0.0) + 1.0 / (self.rrf_k + rank + 1)
+        return sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:k]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=["hybrid", "lexical"], default="hybrid")
+    parser.add_argument("--limit", type=int, default=0, help="Only the first N claims with evidence (0 = all).")
+    parser.add_argument("--evidence", type=int, default=8, help="Documents handed to the engine per claim.")
+    args = parser.parse_args()
+
+    docs = [json.loads(line) for line in (DATA / "corpus.jsonl").read_text().splitlines()]
+    claims = [json.loads(line) for line in (DATA / "claims_train.jsonl").read_text().splitlines()]
+    claims = [c for c in claims if c["evidence"]]
+    if args.limit:
+        claims = claims[: args.limit]
+
+    encoder = None
+    if args.mode == "hybrid":
+        inner = default_encoder()
+        if inner is None:
+            sys.exit("the corpus embedder could not be loaded; run with --mode lexical")
+        encoder = MemoEncoder(inner)
+    started = time.perf_counter()
+    retriever = InMemoryRetriever(docs, encoder)
+    print(f"indexed {len(docs)} abstracts in {time.perf_counter() - started:.1f}s ({args.mode})")
+    engine = OfflineProvider(encoder=encoder)
+
+    hit1 = hit5 = retrieved_any = retrieved_first = 0
+    supports_per_claim: list[int] = []
+    confidence_hit: list[float] = []
+    confidence_miss: list[float] = []
+    timings: list[float] = []
+    for claim in claims:
+        gold = {f"corpus:{d}" for d in claim["evidence"]}
+        ranked = retriever.search(claim["claim"], args.evidence)
+        evidence = [
+            EvidenceDoc(
+                source_id=f"corpus:{docs[i]['doc_id']}",
+                title=docs[i]["title"],
+                text=" ".join(docs[i]["abstract"]),
+                score=round(score, 6),
+            )
+            for i, score in ranked
+        ]
+        retrieved = [e.source_id for e in evidence]
+        retrieved_any += bool(gold & set(retrieved))
+        retrieved_first += bool(retrieved and retrieved[0] in gold)
+        t0 = time.perf_counter()
+        draft = engine.draft_sync(claim["claim"], None, evidence)
+        timings.append(time.perf_counter() - t0)
+        cited = [s.source_id for s in draft.supports]
+        first = bool(cited and cited[0] in gold)
+        hit1 += first
+        hit5 += bool(gold & set(cited[:5]))
+        supports_per_claim.append(len(cited))
+        (confidence_hit if first else confidence_miss).append(draft.confidence)
+
+    n = len(claims)
+    print()
+    print(f"SciFact train claims with gold evidence: {n}   evidence docs per claim: {args.evidence}   mode: {args.mode}")
+    print(f"  retrieval  hit@1 {retrieved_first / n:.3f}   recall@{args.evidence} {retrieved_any / n:.3f}  (upper bound)")
+    print(f"  engine     hit@1 {hit1 / n:.3f}   hit@5 {hit5 / n:.3f}")
+    print(f"  ratios     hit@1 / retrieval hit@1 = {hit1 / max(1, retrieved_first):.2f}   "
+          f"hit@5 / recall@{args.evidence} = {hit5 / max(1, retrieved_any):.2f}")
+    print(f"  supports per claim: mean {statistics.mean(supports_per_claim):.2f}   "
+          f"mean confidence when hit@1 {statistics.mean(confidence_hit or [0]):.3f} vs miss "
+          f"{statistics.mean(confidence_miss or [0]):.3f}")
+    print(f"  draft latency: p50 {1000 * statistics.median(timings):.0f} ms   "
+          f"p95 {1000 * sorted(timings)[int(0.95 * (n - 1))]:.0f} ms (embeddings memoised across claims)")
+
+
+if __name__ == "__main__":
+    main()
