@@ -1,0 +1,106 @@
+"""Admin routes (admin role only): operator verbs of the periodic agents and the critic's quarantine.
+
+    GET  /api/research/v1/{correlator,replicator,librarian}/status
+    POST /api/research/v1/{correlator,replicator,librarian}/{run-once,cancel-current,pause,resume}
+    POST /api/research/v1/critic/quarantine/drain        {"claim_ids": [...]} (optional)
+
+Each call travels as NATS request/reply on `research.control.<agent>.<verb>` carrying the
+caller's key id; the agent's `ControlReply.status` becomes the HTTP status (409 when a run is
+in flight, 202 when a run started). Every call is audited (`research.admin.control`) with the
+key id, never the key. No agent answering → 503; too slow → 504.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+from nats.errors import NoRespondersError
+from pydantic import BaseModel, Field
+
+from research_contracts import ControlReply, ControlRequest, subjects
+from research_gateway.auth import SERVICE, Caller, require_role
+from research_platform import audit
+from research_platform.logging import get_logger
+
+log = get_logger(__name__)
+
+API = "/api/research/v1"
+CONTROL_TIMEOUT_S = 10.0
+Admin = Annotated[Caller, Depends(require_role("admin"))]
+
+router = APIRouter(prefix=API, tags=["admin"])
+
+
+class ControlBody(BaseModel):
+    """Optional arguments of a verb, e.g. `{"wait": true, "timeout_s": 60}` for run-once."""
+
+    wait: bool = Field(default=False, description="run-once: answer when the run finished (200) instead of 202.")
+    timeout_s: float = Field(default=60.0, gt=0, le=600, description="run-once with wait: how long to wait.")
+
+
+class DrainBody(BaseModel):
+    claim_ids: list[uuid.UUID] | None = Field(default=None, description="Only these claims (default: every quarantined claim).")
+
+
+async def forward(request: Request, caller: Caller, subject: str, args: dict[str, Any], timeout: float) -> JSONResponse:
+    """Send the verb, audit it with the caller's key id, and mirror the reply as HTTP."""
+    ask = ControlRequest(actor_key_id=str(caller.key_id), args=args)
+    try:
+        raw = await request.app.state.broker.request(ask, subject, timeout=timeout)
+        reply = ControlReply.model_validate_json(raw.body)
+    except NoRespondersError:
+        reply = ControlReply(status=503, detail={"error": "no instance of the agent is running"})
+    except TimeoutError:
+        reply = ControlReply(status=504, detail={"error": "the agent did not answer in time"})
+    except Exception as exc:
+        log.error("control request failed", subject=subject, error=repr(exc))
+        reply = ControlReply(status=503, detail={"error": f"control request failed: {type(exc).__name__}"})
+    async with request.app.state.sessions() as session, session.begin():
+        audit.record(
+            session,
+            service=SERVICE,
+            action="research.admin.control",
+            subject_ids={"key_id": caller.key_id, "subject": subject},
+            payload={"status": reply.status, "args": args, "state": reply.state, "detail": reply.detail},
+        )
+    return JSONResponse(status_code=reply.status, content=reply.model_dump(mode="json"))
+
+
+def _verb_route(agent: str, verb: str) -> None:
+    subject = subjects.control_subject(agent, verb)
+
+    async def verb_route(request: Request, caller: Admin, body: ControlBody | None = None) -> JSONResponse:
+        args: dict[str, Any] = {}
+        timeout = CONTROL_TIMEOUT_S
+        if body is not None and body.wait and verb == "run-once":
+            args = {"wait": True, "timeout_s": body.timeout_s}
+            timeout = body.timeout_s + CONTROL_TIMEOUT_S
+        return await forward(request, caller, subject, args, timeout)
+
+    verb_route.__name__ = f"{agent}_{verb.replace('-', '_')}"
+    method = router.get if verb == "status" else router.post
+    method(
+        f"/{agent}/{verb}",
+        summary=f"{verb} of the {agent}",
+        description=f"Admin only. Forwarded to `{subject}`.",
+        response_model=ControlReply,
+        responses={401: {"description": "no valid API key"}, 403: {"description": "not an admin key"},
+                   409: {"description": "a run is in flight or the agent is paused"}},
+    )(verb_route)
+
+
+for _agent in subjects.PERIODIC_AGENTS:
+    for _verb in subjects.CONTROL_VERBS:
+        _verb_route(_agent, _verb)
+
+
+@router.post("/critic/quarantine/drain", response_model=ControlReply, summary="Release claims from critic_quarantine")
+async def drain_quarantine(request: Request, caller: Admin, body: DrainBody | None = None) -> JSONResponse:
+    """Admin only. The critic moves quarantined claims back to pending and judges them again."""
+    args: dict[str, Any] = {}
+    if body is not None and body.claim_ids is not None:
+        args["claim_ids"] = [str(c) for c in body.claim_ids]
+    return await forward(request, caller, subjects.CRITIC_DRAIN, args, CONTROL_TIMEOUT_S)
