@@ -14,6 +14,7 @@ import httpx
 import typer
 
 from research_engine.corpus_cli import corpus_app
+from research_engine.keys_cli import keys_app
 from research_engine.stack import Stack, ensure_embedded_database
 from research_platform.embedded import free_port
 from research_platform.settings import get_settings
@@ -140,6 +141,7 @@ def _print_task(view: dict) -> None:
 
 
 app.add_typer(corpus_app, name="corpus", help="Ingest, search and analyse the local corpus.")
+app.add_typer(keys_app, name="keys", help="Issue, list and revoke API keys.")
 
 
 if __name__ == "__main__":

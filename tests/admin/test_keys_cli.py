@@ -1,0 +1,31 @@
+"""`research-engine keys`: create prints the key once, list never shows it, revoke refuses it afterwards."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from research_engine.cli import app
+
+from tests.servers import Servers
+
+pytestmark = pytest.mark.integration
+
+
+def test_create_list_revoke(servers: Servers, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DATABASE_URL", servers.database_url)
+    runner = CliRunner()
+    created = runner.invoke(app, ["keys", "create", "--role", "admin", "--name", "ops on call"])
+    assert created.exit_code == 0, created.output
+    key_id = re.search(r"key id\s+(\S+)", created.output).group(1)
+    secret = re.search(r"key\s+(rek_\S+)", created.output).group(1)
+    listed = runner.invoke(app, ["keys", "list"])
+    assert listed.exit_code == 0 and key_id in listed.output and "ops on call" in listed.output
+    assert secret not in listed.output, "list never shows a key"
+    assert runner.invoke(app, ["keys", "create", "--role", "superuser"]).exit_code != 0
+    assert runner.invoke(app, ["keys", "revoke", key_id]).exit_code == 0
+    assert "revoked" in runner.invoke(app, ["keys", "list"]).output
+    again = runner.invoke(app, ["keys", "revoke", key_id])
+    assert again.exit_code == 1
