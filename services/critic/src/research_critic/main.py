@@ -3,6 +3,11 @@
 consume `research.claim.pending` → prepare → load claim + active claims of the entity →
 experiment (provider chain, under the SLA) → reshape (conform verdict) → apply + audit (one
 transaction) → publish `research.claim.decided`.
+
+A critique past the SLA counts as a timeout; after `critic.quarantine_after` in a row the claim
+moves to `critic_quarantine` and waits for an operator's drain (`research.control.critic.drain`,
+request/reply). `research.claim.recritique` (from the replicator) judges an active claim again
+without the sources that no longer back it; a reject withdraws it.
 """
 
 from __future__ import annotations
@@ -17,8 +22,11 @@ from faststream import AckPolicy, FastStream
 from faststream.nats import ConsumerConfig, JStream, NatsBroker, NatsMessage, PullSub
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from research_contracts import ClaimDecided, ClaimStatus, subjects
+from pydantic import ValidationError
+
+from research_contracts import ClaimDecided, ClaimProposed, ClaimStatus, ControlReply, ControlRequest, subjects
 from research_critic import experiment, prepare, reshape
+from research_critic.quarantine import Quarantine, Recritiques
 from research_critic.repository import SERVICE, EntityChanged, Verdicts, for_review
 from research_llm import build_chain
 from research_platform.broker import consume_guarded, ensure_streams_at, make_broker
@@ -64,7 +72,8 @@ class Critic:
         try:
             outcome = await experiment.judge(candidate, reviews, self.chain, self.settings.critic.sla_seconds)
         except TimeoutError as exc:
-            raise TransientError(f"critique exceeded the {self.settings.critic.sla_seconds}s SLA") from exc
+            await self.timed_out(claim.id, ClaimStatus.pending, exc)
+            return
         considered = {c.claim_id for c in reviews}
         verdict = reshape.conform(outcome, considered)
         async with transaction(self.sessions) as session:
@@ -72,6 +81,71 @@ class Critic:
         if decided is not None:
             await self.announce(decided)
             log.info("claim decided", verdict=verdict.verdict.value, score=verdict.score)
+
+    async def timed_out(self, claim_id: uuid.UUID, judged_status: ClaimStatus, exc: TimeoutError) -> None:
+        """Count the SLA timeout; quarantine (and return) on the last straw, else retry later."""
+        sla = self.settings.critic.sla_seconds
+        async with transaction(self.sessions) as session:
+            quarantined = await Quarantine(session).record_timeout(
+                claim_id, judged_status=judged_status, quarantine_after=self.settings.critic.quarantine_after, sla_s=sla
+            )
+        if quarantined is None:
+            raise TransientError(f"critique exceeded the {sla}s SLA") from exc
+        log.warning("claim quarantined after repeated SLA timeouts", sla_s=sla)
+        await self.announce(quarantined)
+
+    async def handle_recritique(self, msg: NatsMessage) -> None:
+        """Judge an active claim again, without the sources the replicator found retracted or lost."""
+        command = prepare.prepare_recritique(msg.body)
+        with structlog.contextvars.bound_contextvars(claim_id=str(command.claim_id)):
+            async with self.sessions() as session:
+                claim = await Verdicts(session).claim(command.claim_id)
+                if claim is None:
+                    raise PrepareError(f"unknown claim {command.claim_id}")
+                recritiques = Recritiques(session)
+                if claim.status != ClaimStatus.active or await recritiques.already_applied(command):
+                    log.info("re-critique not applicable, skipping", status=claim.status)
+                    return
+                cited = [str(s.get("source_id")) for s in claim.supports if isinstance(s, dict)]
+                discredited = await recritiques.discredited_sources(command, cited)
+                active = await Verdicts(session).active_of_entity(claim.entity, besides=claim.id)
+                candidate, reviews = for_review(claim), [for_review(c) for c in active]
+            candidate = candidate.model_copy(
+                update={"supports": [s for s in candidate.supports if s.source_id not in discredited]}
+            )
+            try:
+                outcome = await experiment.judge(candidate, reviews, self.chain, self.settings.critic.sla_seconds)
+            except TimeoutError as exc:
+                await self.timed_out(claim.id, ClaimStatus.active, exc)
+                return
+            verdict = reshape.conform(outcome, {c.claim_id for c in reviews})
+            async with transaction(self.sessions) as session:
+                decided = await Recritiques(session).reconsider(command, verdict, discredited)
+            log.info("claim re-critiqued", verdict=verdict.verdict.value, withdrawn=decided is not None)
+            if decided is not None:
+                await self.announce(decided)
+
+    async def drain(self, body: bytes) -> ControlReply:
+        """The operator's drain: quarantined claims (all, or `args.claim_ids`) go back to judgement."""
+        try:
+            request = ControlRequest.model_validate_json(body) if body.strip() else ControlRequest()
+            wanted = request.args.get("claim_ids")
+            claim_ids = [uuid.UUID(str(c)) for c in wanted] if wanted is not None else None
+        except (ValidationError, ValueError, TypeError) as exc:
+            return ControlReply(status=400, detail={"error": f"invalid drain request: {exc}"})
+        drain_id = uuid.uuid4()
+        async with transaction(self.sessions) as session:
+            released = await Quarantine(session).release(claim_ids, request.actor_key_id)
+            for claim in released:
+                # Published before the commit: a refused publish leaves the claims quarantined.
+                await self.broker.publish(
+                    ClaimProposed(claim_id=claim.id, task_id=claim.task_id, entity=claim.entity, statement=claim.statement),
+                    subjects.CLAIM_PENDING,
+                    stream=subjects.CLAIMS_STREAM,
+                    headers={subjects.MSG_ID_HEADER: f"claim-drained-{drain_id}-{claim.id}"},
+                )
+        log.info("quarantine drained", count=len(released), key_id=request.actor_key_id)
+        return ControlReply(status=200, detail={"drained": [str(c.id) for c in released], "count": len(released)})
 
     async def announce(self, decided: ClaimDecided) -> None:
         await self.broker.publish(
@@ -116,6 +190,34 @@ def create_app(settings: Settings) -> FastStream:
             max_deliver=settings.max_deliver,
             heartbeat_s=settings.ack_wait_s / 3,
         )
+
+    @broker.subscriber(
+        subjects.CLAIM_RECRITIQUE,
+        stream=JStream(subjects.CLAIMS_STREAM, declare=False),
+        durable=subjects.CRITIC_RECRITIQUE_DURABLE,
+        config=ConsumerConfig(ack_wait=settings.ack_wait_s, max_deliver=settings.max_deliver),
+        pull_sub=PullSub(batch_size=1, timeout=2.0),
+        max_workers=1,
+        ack_policy=AckPolicy.MANUAL,
+        title="critic.recritique",
+        description="Active claims to judge again (RecritiqueClaim JSON, from the replicator).",
+    )
+    async def on_recritique(msg: NatsMessage) -> None:
+        critic = state["critic"]
+        await consume_guarded(
+            msg,
+            lambda: critic.handle_recritique(msg),
+            broker=broker,
+            sessions=critic.sessions,
+            service=SERVICE,
+            max_deliver=settings.max_deliver,
+            heartbeat_s=settings.ack_wait_s / 3,
+        )
+
+    @broker.subscriber(subjects.CRITIC_DRAIN, queue=subjects.CRITIC_QUEUE, title="critic.drain")
+    async def on_drain(msg: NatsMessage) -> ControlReply:
+        """Operator verb (admin route): release claims from critic_quarantine."""
+        return await state["critic"].drain(msg.body)
 
     return FastStream(broker, lifespan=lifespan)
 

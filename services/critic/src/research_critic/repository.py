@@ -82,7 +82,10 @@ class Verdicts:
         await self.session.execute(
             update(MemoryClaim)
             .where(MemoryClaim.id == claim.id)
-            .values(status=status, supersedes=list(verdict.supersedes), decided_at=now, updated_at=func.now())
+            .values(
+                status=status, supersedes=list(verdict.supersedes), decided_at=now, updated_at=func.now(),
+                critic_timeouts=0,  # a decision ends a run of SLA timeouts
+            )
         )
         audit.record(
             self.session,
