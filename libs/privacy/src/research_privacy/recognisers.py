@@ -99,7 +99,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     Recogniser(EMAIL, _compile(r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}\b")),
     Recogniser(URL, _compile(r"\b(?:https?://|ftp://|www\.)[^\s<>\"')\]]*[^\s<>\"')\].,;:!?]", I)),
     Recogniser(IP, _compile(r"(?<!EC )(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.]\d)"), accept=_valid_ip),
-    Recogniser(IP, _compile(r"\b(?:[0-9a-f]{1,4}:){2,7}[0-9a-f]{1,4}\b", I), accept=_valid_ip),
+    Recogniser(IP, _compile(r"\b(?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{1,4}\b", I), accept=_valid_ip),  # also :: compressed
     Recogniser(SSN, _compile(r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b")),
     Recogniser(SSN, _compile(r"\b(?:SSN|social security(?: number| no\.?)?)\s*[:#]?\s*(\d{3}[- ]?\d{2}[- ]?\d{4})\b", I), 1),
     Recogniser(
