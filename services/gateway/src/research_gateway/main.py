@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts import EvidenceFound, RunResearch, SearchEvidence, subjects
 from research_gateway.admin import router as admin_router
+from research_gateway.ledger import router as ledger_router
 from research_gateway.repository import SERVICE, TaskDesk
 from research_gateway.schemas import ClaimView, SearchResults, TaskAccepted, TaskSubmission, TaskView
 from research_platform.broker import ensure_streams_at, make_broker
@@ -112,6 +113,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="research-engine", version="0.1.0", lifespan=lifespan)
     app.include_router(router)
+    app.include_router(ledger_router)
     app.include_router(admin_router)
     app.mount("/metrics", make_asgi_app())
 

@@ -1,0 +1,127 @@
+"""Read side of the ledger for HTTP clients: findings, the audit log and a live event stream (SSE)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from research_contracts import subjects
+from research_platform.models import AuditEvent, Finding
+
+router = APIRouter(prefix="/api/research/v1")
+
+
+async def _session(request: Request) -> AsyncIterator[AsyncSession]:
+    async with request.app.state.sessions() as session:
+        yield session
+
+
+Session = Annotated[AsyncSession, Depends(_session)]
+
+
+class FindingView(BaseModel):
+    finding_id: uuid.UUID
+    agent: str
+    kind: str
+    claim_ids: list[uuid.UUID]
+    payload: dict[str, Any]
+    created_at: datetime
+    expires_at: datetime
+    resolved_at: datetime | None
+
+
+class AuditView(BaseModel):
+    id: int
+    occurred_at: datetime
+    service: str
+    action: str
+    task_id: uuid.UUID | None
+    claim_id: uuid.UUID | None
+    subject_ids: dict[str, Any]
+    payload: dict[str, Any]
+
+
+@router.get("/findings", response_model=list[FindingView])
+async def list_findings(
+    session: Session,
+    agent: str | None = None,
+    kind: str | None = None,
+    unresolved: bool = False,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> list[FindingView]:
+    """Findings of the periodic agents, newest first; expired findings are never returned."""
+    query = select(Finding).where(Finding.expires_at > func.now())
+    if agent:
+        query = query.where(Finding.agent == agent)
+    if kind:
+        query = query.where(Finding.kind == kind)
+    if unresolved:
+        query = query.where(Finding.resolved_at.is_(None))
+    rows = await session.scalars(query.order_by(Finding.created_at.desc()).limit(limit))
+    return [
+        FindingView(
+            finding_id=r.id, agent=r.agent, kind=r.kind, claim_ids=list(r.claim_ids or []), payload=r.payload,
+            created_at=r.created_at, expires_at=r.expires_at, resolved_at=r.resolved_at,
+        )
+        for r in rows
+    ]
+
+
+@router.get("/audit", response_model=list[AuditView])
+async def list_audit(
+    session: Session,
+    action: str | None = None,
+    task_id: uuid.UUID | None = None,
+    claim_id: uuid.UUID | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> list[AuditView]:
+    """The audit log, newest first, filtered by action, task or claim."""
+    query = select(AuditEvent)
+    if action:
+        query = query.where(AuditEvent.action == action)
+    if task_id:
+        query = query.where(AuditEvent.task_id == task_id)
+    if claim_id:
+        query = query.where(AuditEvent.claim_id == claim_id)
+    rows = await session.scalars(query.order_by(AuditEvent.id.desc()).limit(limit))
+    return [AuditView.model_validate(r, from_attributes=True) for r in rows]
+
+
+@router.get("/events")
+async def stream_events(request: Request) -> StreamingResponse:
+    """Server-sent events: every claim proposed (`research.claim.pending`) and decided (`research.claim.decided`)."""
+    broker = request.app.state.broker
+    queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(maxsize=1000)
+
+    async def _forward(msg: Any) -> None:
+        if not queue.full():
+            queue.put_nowait((msg.subject, msg.data))
+
+    nc = broker.connection  # the broker's nats-py client: a plain core subscription, no consumer state
+    subscription = await nc.subscribe("research.claim.*", cb=_forward)
+
+    async def _events() -> AsyncIterator[bytes]:
+        try:
+            yield b": connected\n\n"
+            while not await request.is_disconnected():
+                try:
+                    subject, data = await asyncio.wait_for(queue.get(), timeout=15)
+                except TimeoutError:
+                    yield b": keep-alive\n\n"
+                    continue
+                event = "decided" if subject == subjects.CLAIM_DECIDED else subject.rsplit(".", 1)[-1]
+                yield f"event: {event}\ndata: {json.dumps(json.loads(data))}\n\n".encode()
+        finally:
+            await subscription.unsubscribe()
+
+    return StreamingResponse(_events(), media_type="text/event-stream")
