@@ -4,6 +4,7 @@ the running agents, HTTP status mirrors the agent's reply, every action audited 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncIterator
 
 import httpx
@@ -15,11 +16,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from research_agents import ScheduleSettings
 from research_contracts import subjects
 from research_gateway.auth import ApiKeys
+from research_critic.main import create_app as create_critic
 from research_gateway.main import create_app
 from research_librarian.main import create_app as create_librarian
 from research_librarian.settings import LibrarianSettings
 from research_platform.models import AuditEvent
-from research_platform.settings import Settings
+from research_platform.settings import LLMSettings, Settings
 
 from tests.agents.apps import running
 from tests.servers import Servers
@@ -82,8 +84,6 @@ async def test_401_without_a_valid_key_and_403_for_other_roles(
 
 
 async def test_revoked_key_is_refused(gateway: httpx.AsyncClient, sessions: async_sessionmaker[AsyncSession]) -> None:
-    import uuid
-
     async with sessions() as session, session.begin():
         key_id, secret = await ApiKeys(session).issue("admin", "to revoke")
     async with sessions() as session, session.begin():
@@ -97,8 +97,12 @@ async def test_admin_verbs_reach_the_agent_and_are_audited(
 ) -> None:
     key_id, secret = keys["admin"]
     auth = {"X-API-Key": secret}
-    # nobody answers the critic's drain yet in this test: 503, still audited
-    assert (await gateway.post(f"{API}/critic/quarantine/drain", headers=auth)).status_code in {200, 503}
+    # no critic runs yet: 503, still audited; with the critic running the drain answers 200
+    assert (await gateway.post(f"{API}/critic/quarantine/drain", headers=auth)).status_code == 503
+    critic = create_critic(Settings(nats_url=servers.nats_url, database_url=servers.database_url, llm=LLMSettings(provider="offline")))
+    async with running(critic):
+        drained = await gateway.post(f"{API}/critic/quarantine/drain", headers=auth, json={"claim_ids": [str(uuid.uuid4())]})
+        assert drained.status_code == 200 and drained.json()["detail"] == {"drained": [], "count": 0}
     librarian = create_librarian(
         Settings(nats_url=servers.nats_url, database_url=servers.database_url),
         LibrarianSettings(schedule=ScheduleSettings(enabled=False), batches_per_run=0),
@@ -126,5 +130,6 @@ async def test_admin_verbs_reach_the_agent_and_are_audited(
     assert ("research.control.librarian.pause", 200) in audited
     assert ("research.control.librarian.run-once", 409) in audited
     assert ("research.control.correlator.status", 503) in audited
-    assert len(rows) == 9
+    assert ("research.control.critic.drain", 503) in audited and ("research.control.critic.drain", 200) in audited
+    assert len(rows) == 10
     assert secret not in json.dumps([[r.subject_ids, r.payload] for r in rows]), "the key itself is never audited"
