@@ -17,14 +17,23 @@ from pydantic import ValidationError
 
 from research_contracts import EvidenceFound, RerunResearch, RunResearch
 from research_platform.errors import PrepareError
-from research_privacy import DATA_MARKER, NEUTRALISED, Deidentified, deidentify, delimit, find_identifiers, sanitise_report
+from research_privacy import (
+    DATA_MARKER,
+    NEUTRALISED,
+    Deidentified,
+    deidentify,
+    delimit,
+    find_identifiers,
+    sanitise_report,
+)
 
 _SPACES = re.compile(r"\s+")
 _NOT_WORD = re.compile(r"[^\w\s-]+")
 _PLACEHOLDER = r"\[[A-Z_]+_\d+\]"
 # A label that only introduces an identifier ("MRN: [MRN_1]", "Mrs. [NAME_1]") goes with it.
 _LABELLED = re.compile(
-    r"\b(?:patient(?:\s+(?:id|name|no\.?|number))?|name[sd]?|called|mrn|medical\s+record(?:\s+(?:number|no\.?))?|"
+    r"\b(?:patient(?:\s+(?:id|name|no\.?|number))?|name[sd]?|called|mrn|"
+    r"medical\s+record(?:\s+(?:number|no\.?))?|"
     r"record(?:\s+(?:number|no\.?))?|dob|d\.o\.b\.?|date\s+of\s+birth|born(?:\s+on)?|seen\s+on|admitted(?:\s+on)?|"
     r"phone|tel(?:ephone)?|fax|call|e-?mail|address|lives\s+at|living\s+at|ssn|social\s+security(?:\s+number)?|"
     r"account(?:\s+(?:number|no\.?))?|mr|mrs|ms|mx|miss|dr|prof)\.?\s*[:#]?\s*(?=" + _PLACEHOLDER + ")",

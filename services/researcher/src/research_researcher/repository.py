@@ -49,7 +49,13 @@ class ClaimLedger:
                 set_={"status": "researching", "entity": task.entity, "updated_at": stmt.excluded.updated_at},
             )
         )
-        audit.record(self.session, service=SERVICE, action="research.task.started", task_id=task.task_id, payload={"tier": task.tier.value, "waited_s": round(waited_s, 3)})
+        audit.record(
+            self.session,
+            service=SERVICE,
+            action="research.task.started",
+            task_id=task.task_id,
+            payload={"tier": task.tier.value, "waited_s": round(waited_s, 3)},
+        )
 
     async def propose(self, claim: ProposedClaim, embedding: list[float] | None, hits: list[SourceHit]) -> bool:
         """Persist the pending claim, its sources and audit rows; False when the task already has a claim."""
@@ -82,7 +88,14 @@ class ClaimLedger:
             update(ResearchTask).where(ResearchTask.id == claim.task_id).values(status="claimed")
         )
         for action, payload in claim.notes:
-            audit.record(self.session, service=SERVICE, action=action, task_id=claim.task_id, claim_id=claim.claim_id, payload=payload)
+            audit.record(
+                self.session,
+                service=SERVICE,
+                action=action,
+                task_id=claim.task_id,
+                claim_id=claim.claim_id,
+                payload=payload,
+            )
         audit.record(
             self.session,
             service=SERVICE,
@@ -144,7 +157,10 @@ class ClaimLedger:
         await self.session.execute(
             update(ResearchTask).where(ResearchTask.id == task_id).values(status="failed", error=reason[:2000])
         )
-        audit.record(self.session, service=SERVICE, action="research.task.failed", task_id=task_id, payload={"reason": reason[:2000]})
+        reason = reason[:2000]
+        audit.record(
+            self.session, service=SERVICE, action="research.task.failed", task_id=task_id, payload={"reason": reason}
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,8 +202,14 @@ class LedgerMemory:
         `min_similarity`, and up to `max_sources` non-retracted sources they cite."""
         distance = MemoryClaim.embedding.cosine_distance(embedding)
         stmt = (
-            select(MemoryClaim.id, MemoryClaim.entity, MemoryClaim.statement, MemoryClaim.confidence,
-                   MemoryClaim.supports, distance.label("distance"))
+            select(
+                MemoryClaim.id,
+                MemoryClaim.entity,
+                MemoryClaim.statement,
+                MemoryClaim.confidence,
+                MemoryClaim.supports,
+                distance.label("distance"),
+            )
             .where(MemoryClaim.status == "active", MemoryClaim.embedding.is_not(None))
             .order_by(distance)
             .limit(limit)
