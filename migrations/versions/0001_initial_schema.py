@@ -203,6 +203,22 @@ def upgrade() -> None:
     sa.Column('doc_freq', sa.Integer(), nullable=False),
     sa.PrimaryKeyConstraint('lexeme')
     )
+    op.create_table('corpus_stats',
+    sa.Column('id', sa.Integer(), nullable=False),
+    sa.Column('chunks', sa.Integer(), nullable=False),
+    sa.Column('avg_doc_len', sa.Float(), nullable=False),
+    sa.PrimaryKeyConstraint('id')
+    )
+    op.create_table('corpus_postings',
+    sa.Column('lexeme', sa.Text(), nullable=False),
+    sa.Column('chunk_id', sa.BigInteger(), nullable=False),
+    sa.Column('tf_text', sa.Integer(), nullable=False),
+    sa.Column('tf_title', sa.Integer(), nullable=False),
+    sa.Column('doc_len', sa.Integer(), nullable=False),
+    sa.ForeignKeyConstraint(['chunk_id'], ['corpus_chunks.id'], ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('lexeme', 'chunk_id')
+    )
+    op.create_index(op.f('ix_corpus_postings_chunk_id'), 'corpus_postings', ['chunk_id'], unique=False)
     op.create_table('critic_verdicts',
     sa.Column('id', sa.BigInteger(), autoincrement=True, nullable=False),
     sa.Column('claim_id', sa.UUID(), nullable=False),
@@ -239,6 +255,9 @@ def downgrade() -> None:
     op.drop_table('connector_cache')
     op.drop_index(op.f('ix_critic_verdicts_claim_id'), table_name='critic_verdicts')
     op.drop_table('critic_verdicts')
+    op.drop_index(op.f('ix_corpus_postings_chunk_id'), table_name='corpus_postings')
+    op.drop_table('corpus_postings')
+    op.drop_table('corpus_stats')
     op.drop_table('corpus_lexemes')
     op.drop_index('ix_corpus_chunks_tsv', table_name='corpus_chunks', postgresql_using='gin')
     op.drop_index(op.f('ix_corpus_chunks_paper_id'), table_name='corpus_chunks')

@@ -1,7 +1,8 @@
 """`CorpusRepository`: how papers and chunks get into Postgres and how BM25 statistics are kept.
 
 Writes are batched: papers with one multi-row INSERT … RETURNING, chunks with one
-executemany whose full-text vector (title weight A, text weight B) is computed by Postgres.
+executemany whose full-text vector (title weight A, text weight B) is computed by Postgres,
+then the chunks' BM25 postings with one INSERT … SELECT over their tsvectors.
 """
 
 from __future__ import annotations
@@ -33,9 +34,24 @@ _COUNT_TOKENS = text(
     WHERE c.paper_id = ANY(:paper_ids)"""
 )
 
+# The BM25 inverted index, read off each chunk's tsvector: occurrences in the text (weight B)
+# and in the title (weight A) are kept apart so the title weight stays a query-time setting.
+_INDEX_POSTINGS = text(
+    """INSERT INTO corpus_postings (lexeme, chunk_id, tf_text, tf_title, doc_len)
+    SELECT u.lexeme, c.id,
+           cardinality(u.positions) - cardinality(array_positions(u.weights, 'A')),
+           cardinality(array_positions(u.weights, 'A')),
+           c.token_count
+    FROM corpus_chunks c CROSS JOIN LATERAL unnest(c.tsv) AS u
+    WHERE c.paper_id = ANY(:paper_ids)"""
+)
+
 _REFRESH_LEXEMES = (
     "DELETE FROM corpus_lexemes",
-    "INSERT INTO corpus_lexemes (lexeme, doc_freq) SELECT word, ndoc FROM ts_stat('SELECT tsv FROM corpus_chunks')",
+    "INSERT INTO corpus_lexemes (lexeme, doc_freq) SELECT lexeme, count(*) FROM corpus_postings GROUP BY lexeme",
+    """INSERT INTO corpus_stats (id, chunks, avg_doc_len)
+       SELECT 1, count(*), coalesce(avg(token_count), 0) FROM corpus_chunks
+       ON CONFLICT (id) DO UPDATE SET chunks = excluded.chunks, avg_doc_len = excluded.avg_doc_len""",
 )
 
 
@@ -111,7 +127,9 @@ class CorpusRepository:
             for i, (paper_id, paper, chunk) in enumerate(rows)
         ]
         await self.session.execute(_INSERT_CHUNK, params)
-        await self.session.execute(_COUNT_TOKENS, {"paper_ids": sorted({pid for pid, _, _ in rows})})
+        paper_ids = sorted({pid for pid, _, _ in rows})
+        await self.session.execute(_COUNT_TOKENS, {"paper_ids": paper_ids})
+        await self.session.execute(_INDEX_POSTINGS, {"paper_ids": paper_ids})
 
     async def refresh_lexeme_stats(self) -> None:
         """Recompute every lexeme's document frequency (BM25 idf) from the chunks."""

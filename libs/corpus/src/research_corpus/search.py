@@ -80,47 +80,48 @@ class PaperHit(BaseModel):
     dense_rank: int | None = None
 
 
+# BM25 over the postings of the query's lexemes only (an index range scan per lexeme);
+# tf = text occurrences + title_weight * title occurrences.
 _LEXICAL = """
 WITH query_terms AS (
     SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', :query)) AS u
 ), corpus AS (
-    SELECT count(*)::float8 AS n, greatest(avg(token_count), 1)::float8 AS avgdl FROM corpus_chunks
+    SELECT chunks::float8 AS n, greatest(avg_doc_len, 1)::float8 AS avgdl FROM corpus_stats WHERE id = 1
 ), weighted AS (
     SELECT t.lexeme, ln(1 + (corpus.n - l.doc_freq + 0.5) / (l.doc_freq + 0.5)) AS idf
     FROM query_terms t JOIN corpus_lexemes l ON l.lexeme = t.lexeme, corpus
-), matcher AS (
-    SELECT string_agg('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || '''', ' | ')::tsquery AS q
-    FROM weighted
+), scored AS (
+    SELECT ps.chunk_id, sum(
+        w.idf * (f.tf * (:k1 + 1)) / (f.tf + :k1 * (1 - :b + :b * ps.doc_len / corpus.avgdl))
+    ) AS score
+    FROM weighted w
+    JOIN corpus_postings ps ON ps.lexeme = w.lexeme
+    CROSS JOIN corpus
+    CROSS JOIN LATERAL (SELECT ps.tf_text + :title_weight * ps.tf_title AS tf) AS f
+    GROUP BY ps.chunk_id
+    {early_cut}
 )
-SELECT c.id, c.paper_id, sum(
-    w.idf * (tf.n * (:k1 + 1)) / (tf.n + :k1 * (1 - :b + :b * c.token_count / corpus.avgdl))
-) AS score
-FROM matcher, corpus, corpus_chunks c
-JOIN corpus_papers p ON p.id = c.paper_id
-CROSS JOIN LATERAL unnest(c.tsv) AS u
-JOIN weighted w ON w.lexeme = u.lexeme
-CROSS JOIN LATERAL (SELECT cardinality(u.positions)
-                    + (:title_weight - 1) * cardinality(array_positions(u.weights, 'A')) AS n) AS tf
-WHERE c.tsv @@ matcher.q AND {filters}
-GROUP BY c.id, c.paper_id
-ORDER BY score DESC, c.id
+SELECT c.id, c.paper_id, s.score
+FROM scored s JOIN corpus_chunks c ON c.id = s.chunk_id {join}
+WHERE {filters}
+ORDER BY s.score DESC, c.id
 LIMIT :limit
 """
 
 _DENSE = """
 SELECT c.id, c.paper_id, 1 - (c.embedding <=> CAST(:vector AS vector)) AS score
-FROM corpus_chunks c JOIN corpus_papers p ON p.id = c.paper_id
+FROM corpus_chunks c {join}
 WHERE {filters}
 ORDER BY c.embedding <=> CAST(:vector AS vector)
 LIMIT :limit
 """
 
-_PAPERS = """
-SELECT id, external_id, title, year, venue, authors, doi, citation_count, abstract
-FROM corpus_papers WHERE id = ANY(:ids)
+_HITS = """
+SELECT c.id AS chunk_id, c.text AS passage, c.locator, c.section, p.id, p.external_id, p.title, p.year,
+       p.venue, p.authors, p.doi, p.citation_count, p.abstract
+FROM corpus_chunks c JOIN corpus_papers p ON p.id = c.paper_id
+WHERE c.id = ANY(:ids)
 """
-
-_CHUNKS = "SELECT id, text, locator, section FROM corpus_chunks WHERE id = ANY(:ids)"
 
 
 async def lexical_chunks(
@@ -128,8 +129,11 @@ async def lexical_chunks(
 ) -> list[ChunkHit]:
     """Chunks ranked by BM25 (title occurrences weighted `title_weight`), best first."""
     where, params = filters.sql()
+    join = "JOIN corpus_papers p ON p.id = c.paper_id" if "p." in where else ""
+    # Without filters the top chunks can be cut before the join; with filters, only after it.
+    early_cut = "ORDER BY score DESC, ps.chunk_id LIMIT :limit" if filters.empty else ""
     rows = await session.execute(
-        text(_LEXICAL.format(filters=where)),
+        text(_LEXICAL.format(filters=where, join=join, early_cut=early_cut)),
         {"query": query, "limit": limit, "k1": settings.bm25_k1, "b": settings.bm25_b,
          "title_weight": settings.title_weight, **params},
     )
@@ -145,7 +149,11 @@ async def dense_chunks(
     if not filters.empty:
         await session.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
     literal = "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
-    rows = await session.execute(text(_DENSE.format(filters=where)), {"vector": literal, "limit": limit, **params})
+    # Join papers only when a paper column is filtered, so the planner keeps the plain HNSW scan.
+    join = "JOIN corpus_papers p ON p.id = c.paper_id" if "p." in where else ""
+    rows = await session.execute(
+        text(_DENSE.format(join=join, filters=where)), {"vector": literal, "limit": limit, **params}
+    )
     hits = [ChunkHit(chunk_id, paper_id, float(score)) for chunk_id, paper_id, score in rows]
     hits.sort(key=lambda h: (-h.score, h.chunk_id))  # relaxed_order may return slightly out of order
     return hits
@@ -154,17 +162,15 @@ async def dense_chunks(
 async def _hydrate(session: AsyncSession, ranked: list[Ranked]) -> list[PaperHit]:
     if not ranked:
         return []
-    papers = {row.id: row for row in await session.execute(text(_PAPERS), {"ids": [r.paper_id for r in ranked]})}
-    chunks = {row.id: row for row in await session.execute(text(_CHUNKS), {"ids": [r.chunk_id for r in ranked]})}
+    rows = {row.chunk_id: row for row in await session.execute(text(_HITS), {"ids": [r.chunk_id for r in ranked]})}
     hits = []
     for r in ranked:
-        paper, chunk = papers[r.paper_id], chunks[r.chunk_id]
+        row = rows[r.chunk_id]
         hits.append(
             PaperHit(
-                paper_id=paper.id, external_id=paper.external_id, title=paper.title, year=paper.year,
-                venue=paper.venue, authors=list(paper.authors or []), doi=paper.doi,
-                citation_count=paper.citation_count, score=r.score, passage=chunk.text,
-                locator=chunk.locator, section=chunk.section, abstract=paper.abstract,
+                paper_id=row.id, external_id=row.external_id, title=row.title, year=row.year, venue=row.venue,
+                authors=list(row.authors or []), doi=row.doi, citation_count=row.citation_count, score=r.score,
+                passage=row.passage, locator=row.locator, section=row.section, abstract=row.abstract,
                 lexical_rank=r.lexical_rank, dense_rank=r.dense_rank,
             )
         )

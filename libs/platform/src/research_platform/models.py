@@ -247,6 +247,30 @@ class CorpusLexeme(Base):
     doc_freq: Mapped[int] = mapped_column(Integer)
 
 
+class CorpusStats(Base):
+    """Corpus-wide BM25 statistics (one row, id 1), refreshed with `corpus_lexemes`."""
+
+    __tablename__ = "corpus_stats"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    chunks: Mapped[int] = mapped_column(Integer)
+    avg_doc_len: Mapped[float] = mapped_column(Float)
+
+
+class CorpusPosting(Base):
+    """Inverted index for BM25: a lexeme's occurrences in one chunk's text and title (from its tsvector)."""
+
+    __tablename__ = "corpus_postings"
+
+    lexeme: Mapped[str] = mapped_column(Text, primary_key=True)
+    chunk_id: Mapped[int] = mapped_column(
+        ForeignKey("corpus_chunks.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    tf_text: Mapped[int] = mapped_column(Integer)
+    tf_title: Mapped[int] = mapped_column(Integer)
+    doc_len: Mapped[int] = mapped_column(Integer)
+
+
 class ConnectorCacheEntry(Base):
     """A source's answer to one normalised request, reused for 24 h by the connector service."""
 
