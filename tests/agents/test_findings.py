@@ -79,3 +79,29 @@ async def test_mark_resolved_only_once_and_only_by_the_owner(sessions: async_ses
         view = await repo.get(finding_id)
         assert view is not None and view.resolved_at is not None and view.resolved_by == f"{unique}-a"
         assert await repo.open_for_claims([claim]) == []
+
+
+async def test_settle_records_resolves_and_audits_in_one_statement(sessions: async_sessionmaker[AsyncSession], unique: str) -> None:
+    from research_agents import settle
+    from research_platform.models import AuditEvent
+
+    claim = uuid.uuid4()
+    async with sessions() as session, session.begin():
+        mine = await FindingsRepository(session, unique).record("approaching_decay", [claim])
+        foreign = await FindingsRepository(session, f"{unique}-other").record("approaching_decay", [claim])
+    async with sessions() as session, session.begin():
+        opened, resolved = await settle(
+            session, unique, opened=[NewFinding("broken_provenance", [claim], {"missing_sources": ["x"]})],
+            resolve={mine: {"now": "broken_provenance"}, foreign: {"now": "x"}},
+            opened_action=f"test.{unique}.finding", resolved_action=f"test.{unique}.resolved", context={"run_id": None},
+        )
+    assert resolved == [mine], "another agent's finding is never resolved"
+    async with sessions() as session:
+        repo = FindingsRepository(session, unique)
+        (new,) = await repo.open_for_claims([claim])
+        assert new.id == opened[0] and new.kind == "broken_provenance"
+        assert abs((new.expires_at - new.created_at) - timedelta(days=180)) < timedelta(seconds=1)
+        audits = {a.action: a for a in await session.scalars(select(AuditEvent).where(AuditEvent.claim_id == claim))}
+    assert audits[f"test.{unique}.finding"].payload == {"kind": "broken_provenance", "missing_sources": ["x"]}
+    assert audits[f"test.{unique}.resolved"].payload == {"finding_id": str(mine), "kind": "approaching_decay", "now": "broken_provenance"}
+    assert audits[f"test.{unique}.finding"].subject_ids == {"finding_id": str(opened[0]), "run_id": None}

@@ -8,7 +8,7 @@
 
 from research_agents.controls import mount_controls
 from research_agents.errors import AgentError, AgentPaused, RunCancelled, RunInFlight
-from research_agents.findings import FINDING_TTL, FindingsRepository, FindingView, NewFinding, purge_expired
+from research_agents.findings import FINDING_TTL, FindingsRepository, FindingView, NewFinding, purge_expired, settle
 from research_agents.runlock import RunLock
 from research_agents.scheduler import RunContext, Scheduler, ScheduleSettings
 
@@ -27,4 +27,5 @@ __all__ = [
     "Scheduler",
     "mount_controls",
     "purge_expired",
+    "settle",
 ]

@@ -7,13 +7,14 @@ before the maintenance step (`purge_expired`) deletes it. Nothing updates a find
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_platform.models import Finding
@@ -147,6 +148,82 @@ class FindingsRepository:
             .returning(Finding.id)
         )
         return list(result.scalars())
+
+
+SETTLE = text(
+    """
+WITH new AS (
+    SELECT * FROM jsonb_to_recordset(CAST(:opened AS jsonb)) AS n(id uuid, kind text, claim_ids uuid[], payload jsonb)
+),
+opened AS (
+    INSERT INTO findings (id, agent, kind, claim_ids, payload, created_at, expires_at)
+    SELECT new.id, :agent, new.kind, new.claim_ids, new.payload, now(), now() + make_interval(days => :ttl_days)
+    FROM new
+    RETURNING id, kind, claim_ids, payload
+),
+resolved AS (
+    UPDATE findings SET resolved_at = now(), resolved_by = :agent
+    WHERE id = ANY(CAST(:resolve AS uuid[])) AND agent = :agent AND resolved_at IS NULL AND expires_at > now()
+    RETURNING id, kind, claim_ids
+),
+audited AS (
+    INSERT INTO audit_events (occurred_at, service, action, claim_id, subject_ids, payload)
+    SELECT now(), :agent, :opened_action, o.claim_ids[1],
+           jsonb_build_object('finding_id', o.id) || CAST(:context AS jsonb),
+           jsonb_build_object('kind', o.kind) || o.payload
+    FROM opened o
+    UNION ALL
+    SELECT now(), :agent, :resolved_action, r.claim_ids[1],
+           jsonb_build_object('finding_id', r.id) || CAST(:context AS jsonb),
+           jsonb_build_object('finding_id', r.id, 'kind', r.kind)
+               || coalesce(CAST(:resolutions AS jsonb) -> CAST(r.id AS text), '{}'::jsonb)
+    FROM resolved r
+    RETURNING 1
+)
+SELECT (SELECT coalesce(array_agg(id), '{}') FROM opened) AS opened,
+       (SELECT coalesce(array_agg(id), '{}') FROM resolved) AS resolved,
+       (SELECT count(*) FROM audited) AS audited
+"""
+)
+
+
+async def settle(
+    session: AsyncSession,
+    agent: str,
+    *,
+    opened: Sequence[NewFinding],
+    resolve: dict[uuid.UUID, dict[str, Any]],
+    opened_action: str,
+    resolved_action: str,
+    context: dict[str, Any] | None = None,
+) -> tuple[list[uuid.UUID], list[uuid.UUID]]:
+    """Record `opened`, resolve the guarded subset of `resolve`, and write one audit row per change —
+    all in ONE statement (atomic even outside an explicit transaction, one round trip).
+
+    `resolve` maps a finding id to extra audit payload; each audit row carries the finding id
+    plus `context` in `subject_ids` and names the finding's first claim. Returns (opened ids,
+    resolved ids). The same rules as `FindingsRepository`: insert-only, 180-day TTL, only the
+    owner's unresolved, unexpired findings are resolved.
+    """
+    rows = [
+        {"id": str(uuid.uuid4()), "kind": f.kind, "claim_ids": [str(c) for c in f.claim_ids], "payload": f.payload}
+        for f in opened
+    ]
+    result = await session.execute(
+        SETTLE,
+        {
+            "opened": json.dumps(rows, default=str),
+            "agent": agent,
+            "ttl_days": FINDING_TTL.days,
+            "resolve": list(resolve),
+            "opened_action": opened_action,
+            "resolved_action": resolved_action,
+            "context": json.dumps(context or {}, default=str),
+            "resolutions": json.dumps({str(k): v for k, v in resolve.items()}, default=str),
+        },
+    )
+    row = result.one()
+    return list(row.opened), list(row.resolved)
 
 
 async def purge_expired(sessions: async_sessionmaker[AsyncSession], *, batch_size: int = 1000, max_batches: int | None = None) -> int:

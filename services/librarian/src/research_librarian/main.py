@@ -2,7 +2,7 @@
 
 Each run: purge expired findings (the findings maintenance step) → walk the active claims in
 id order, `batch_size` per statement, from where the last run stopped → assess (set-based
-SQL) → triage (pure logic) → record / resolve findings + audit (one transaction per batch).
+SQL) → triage (pure logic) → record / resolve findings + their audit rows (one statement per batch).
 Operator verbs arrive on `research.control.librarian.<verb>`.
 """
 
@@ -23,7 +23,7 @@ from research_librarian import experiment
 from research_librarian.repository import FIRST_ID, SERVICE, Provenance
 from research_librarian.settings import LibrarianSettings
 from research_platform.broker import make_broker
-from research_platform.db import create_engine, session_factory, transaction
+from research_platform.db import create_engine, session_factory
 from research_platform.logging import get_logger
 from research_platform.service import run_service
 from research_platform.settings import Settings
@@ -68,19 +68,20 @@ class Librarian:
     async def validate_batch(self, after: uuid.UUID, ctx: RunContext | None = None) -> tuple[uuid.UUID, int]:
         """Validate the next batch after `after`; returns (new cursor, claims seen).
 
-        The assessment runs outside a transaction (one round trip for a clean batch); only a
-        batch with changes opens one. Safe because the run-lock makes this the only writer of
-        librarian findings, and `mark_resolved` is guarded anyway.
+        Two statements at most, each atomic on its own: the assessment (a clean batch costs one
+        round trip) and, when something changed, findings + resolutions + their audit rows.
+        Safe without a wrapping transaction because the run-lock makes this run the only writer
+        of librarian findings, and resolving is guarded anyway.
         """
         async with self.reader() as session:
-            batch = await Provenance(session).assess(after, self.settings.batch_size, self.settings.decay_window_days)
-        if not batch:
-            return FIRST_ID, 0
-        changes = experiment.triage(batch)
-        opened, resolved = 0, 0
-        if changes.opened or changes.resolved:
-            async with transaction(self.sessions) as session:
-                opened, resolved = await Provenance(session).apply(changes, ctx.run_id if ctx else None)
+            provenance = Provenance(session)
+            batch = await provenance.assess(after, self.settings.batch_size, self.settings.decay_window_days)
+            if not batch:
+                return FIRST_ID, 0
+            changes = experiment.triage(batch)
+            opened, resolved = 0, 0
+            if changes.opened or changes.resolved:
+                opened, resolved = await provenance.apply(changes, ctx.run_id if ctx else None)
         if ctx is not None:
             ctx.bump("claims", len(batch))
             ctx.bump("findings", opened)

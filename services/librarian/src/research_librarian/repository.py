@@ -3,7 +3,7 @@
 `assess` resolves every `supports[]` entry of up to `batch_size` active claims against
 `research_sources`, checks `decay_at`, and brings the claims' open librarian findings along —
 one round trip per batch, never a query per claim. `apply` records the new findings, resolves
-the stale ones and writes the audit rows, in the caller's transaction.
+the stale ones and writes their audit rows in one statement (atomic on its own).
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from research_agents import FindingsRepository
+from research_agents import FindingsRepository, settle
 from research_librarian import reshape
 from research_librarian.experiment import Triage
 from research_librarian.prepare import ClaimHealth, claim_health
-from research_platform import audit
 
 SERVICE = "librarian"
 
@@ -75,28 +74,15 @@ class Provenance:
         return [claim_health(row) for row in rows.mappings()]
 
     async def apply(self, changes: Triage, run_id: uuid.UUID | None = None) -> tuple[int, int]:
-        """Record opened findings and resolve stale ones, each with its audit row; (opened, resolved)."""
-        resolved_ids = set(await self.findings.mark_resolved_many([r.finding.finding_id for r in changes.resolved]))
-        for resolution in changes.resolved:
-            if resolution.finding.finding_id not in resolved_ids:
-                continue  # resolved meanwhile by another run: nothing to audit twice
-            audit.record(
-                self.session,
-                service=SERVICE,
-                action="research.librarian.resolved",
-                claim_id=resolution.claim_id,
-                subject_ids={"finding_id": resolution.finding.finding_id, "run_id": run_id},
-                payload=reshape.resolution_payload(resolution),
-            )
-        new = [reshape.finding(health, kind) for health, kind in changes.opened]
-        ids = await self.findings.record_many(new)
-        for finding_id, finding in zip(ids, new, strict=True):
-            audit.record(
-                self.session,
-                service=SERVICE,
-                action="research.librarian.finding",
-                claim_id=finding.claim_ids[0],
-                subject_ids={"finding_id": finding_id, "run_id": run_id},
-                payload={"kind": finding.kind, **finding.payload},
-            )
-        return len(ids), len(resolved_ids)
+        """Record opened findings and resolve stale ones, each with its audit row, in one statement;
+        returns (opened, resolved)."""
+        opened, resolved = await settle(
+            self.session,
+            SERVICE,
+            opened=[reshape.finding(health, kind) for health, kind in changes.opened],
+            resolve={r.finding.finding_id: {"now": r.now or "healthy"} for r in changes.resolved},
+            opened_action="research.librarian.finding",
+            resolved_action="research.librarian.resolved",
+            context={"run_id": run_id},
+        )
+        return len(opened), len(resolved)

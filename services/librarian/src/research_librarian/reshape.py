@@ -1,4 +1,4 @@
-"""Shape the librarian's decisions as findings and audit payloads."""
+"""Shape the librarian's decisions as findings (their payload is also the audit payload)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from research_agents import NewFinding
-from research_librarian.experiment import APPROACHING_DECAY, Resolution
+from research_librarian.experiment import APPROACHING_DECAY
 from research_librarian.prepare import ClaimHealth
 
 
@@ -21,11 +21,3 @@ def finding(health: ClaimHealth, kind: str) -> NewFinding:
         if health.supports == 0:
             payload["reason"] = "the claim has no supports"
     return NewFinding(kind=kind, claim_ids=[health.claim_id], payload=payload)
-
-
-def resolution_payload(resolution: Resolution) -> dict[str, Any]:
-    return {
-        "finding_id": str(resolution.finding.finding_id),
-        "kind": resolution.finding.kind,
-        "now": resolution.now or "healthy",
-    }
