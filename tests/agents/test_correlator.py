@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -172,3 +173,34 @@ async def test_each_kind_on_crafted_claims(sessions: async_sessionmaker[AsyncSes
     assert await _correlate(sessions, none) == "no_pattern"
     assert await _findings(sessions, none) == []
     assert await _audits(sessions, none) == ["research.correlator.no_pattern"]
+
+
+@pytest.mark.unit
+async def test_a_remote_model_confirms_through_the_privacy_guarded_prompt() -> None:
+    from tests.llm.fake_llm_server import Behaviour, FakeLLMServer
+
+    server = FakeLLMServer()
+    server.start()
+    try:
+        chain = build_chain(
+            LLMSettings(provider="openai", openai_api_key="sk-test", openai_base_url=server.openai_url, openai_model="m1"),
+            encoder=None,
+        )
+        a = _claim("Statins lower LDL in John Smith's cohort.", sources=("pmid:1",))
+        b = _claim("Statins cut cardiac events.", sources=("pmid:1",))
+        cluster = _cluster(a, b)
+        candidates = experiment.detect(cluster, 0.5)
+        server.queue("openai", Behaviour(text='{"kind": "no_pattern", "reasoning": "one shared trial is not a cluster"}'))
+        no = await experiment.decide(cluster, candidates, chain, 10)
+        assert no.kind is None and no.model.startswith("openai:") and "shared trial" in no.reasoning
+        sent = json.dumps(server.sent("openai")[0].body)
+        assert "pattern_confirmation" in sent and "John Smith" not in sent, "names never leave the process"
+        server.queue("openai", Behaviour(text='{"kind": "shared_citation_cluster", "reasoning": "same trial"}'))
+        yes = await experiment.decide(cluster, candidates, chain, 10)
+        assert yes.kind == "shared_citation_cluster" and yes.model.startswith("openai:")
+        server.queue("openai", Behaviour(status=500))
+        fallback = await experiment.decide(cluster, candidates, chain, 10)
+        assert fallback.kind == "shared_citation_cluster" and fallback.model == "offline-correlator"
+        assert "no model confirmed" in fallback.reasoning
+    finally:
+        server.stop()

@@ -9,9 +9,9 @@ Detectors (pure functions over a `Cluster`), each returning at most one candidat
   else signed confidence) moves monotonically with the dose;
 - `co_occurrence` — another entity the ledger knows is mentioned by two or more claims.
 
-`decide` returns exactly one kind or none: the LLM confirms one candidate or answers
-`no_pattern`; offline (or when no provider offers confirmation) the strongest candidate
-wins, ties broken by `PRECEDENCE`.
+`decide` returns exactly one kind or none: the first model of the chain that answers
+(`confirm.confirm_with`) confirms one candidate or says `no_pattern`; offline (or when every
+model fails) the strongest candidate wins, ties broken by `PRECEDENCE`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any, Protocol
+from typing import Any
 
+from research_correlator import confirm
 from research_correlator.prepare import Cluster, ClusterClaim
 from research_llm.offline.lexicon import negated
 
@@ -68,14 +69,6 @@ class Decision:
     model: str
     evidence: dict[str, Any] = field(default_factory=dict)
     candidates: tuple[str, ...] = ()
-
-
-class PatternConfirmer(Protocol):
-    """What a provider offers to confirm a candidate: a kind among `candidates`, or None."""
-
-    name: str
-
-    async def confirm_pattern(self, entity: str, statements: list[str], candidates: list[dict[str, Any]]) -> dict[str, Any]: ...
 
 
 def _sign(claim: ClusterClaim) -> float:
@@ -203,22 +196,24 @@ def _ordered(cluster: Cluster, members: set[uuid.UUID]) -> tuple[uuid.UUID, ...]
 async def decide(cluster: Cluster, candidates: list[Candidate], chain: object, timeout_s: float) -> Decision:
     """One kind or none for the cluster: the first provider that can confirm does; else the detectors."""
     kinds = tuple(c.kind for c in candidates)
+    failures: list[str] = []
     if not candidates:
         return Decision(None, cluster.claim_ids, 0.0, "no detector found a pattern", OFFLINE_MODEL)
     for provider in getattr(chain, "providers", []):
-        confirm = getattr(provider, "confirm_pattern", None)
-        if confirm is None:
+        if not confirm.can_confirm(provider):
             continue
         try:
             answer = await asyncio.wait_for(
-                confirm(
+                confirm.confirm_with(
+                    provider,
                     cluster.entity,
                     [c.statement for c in cluster.claims],
                     [{"kind": c.kind, "score": c.score, "evidence": c.evidence} for c in candidates],
                 ),
                 timeout_s,
             )
-        except Exception:  # a provider failure falls through to the next one, then offline
+        except Exception as exc:  # a provider failure falls through to the next one, then offline
+            failures.append(f"{getattr(provider, 'name', '?')}: {type(exc).__name__}")
             continue
         kind = answer.get("kind")
         model = f"{provider.name}:{getattr(provider, 'model', '?')}"
@@ -231,5 +226,5 @@ async def decide(cluster: Cluster, candidates: list[Candidate], chain: object, t
     best = candidates[0]
     reasoning = f"deterministic detectors: {best.kind} scored {best.score:.2f}" + (
         f" (also: {', '.join(kinds[1:])})" if len(kinds) > 1 else ""
-    )
+    ) + (f"; no model confirmed ({'; '.join(failures)})" if failures else "")
     return Decision(best.kind, best.claim_ids, best.score, reasoning, OFFLINE_MODEL, best.evidence, kinds)
