@@ -99,3 +99,14 @@ def test_find_identifiers_flags_a_query_carrying_phi() -> None:
     assert find_identifiers("vitamin D fracture risk") == []
     found = {i.category for i in find_identifiers("fracture risk for MRN 55512345 born 4/5/1950")}
     assert found == {"MRN", "DATE"}
+
+
+def test_placeholders_from_upstream_are_never_reused() -> None:
+    from research_privacy import Deidentified
+
+    table = Deidentified(text="")
+    question = deidentify("Treatment options for [NAME_1] with osteoporosis?", into=table)
+    evidence = deidentify("Trial led by John Smith in Boston.", into=table)
+    assert question.text == "Treatment options for [NAME_1] with osteoporosis?"
+    assert evidence.text == "Trial led by [NAME_2] in Boston."
+    assert table.reidentify("[NAME_1] and [NAME_2]") == "[NAME_1] and John Smith"

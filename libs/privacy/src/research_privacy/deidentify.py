@@ -36,6 +36,9 @@ _PRIORITY = [
 ]
 
 
+_PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
+
+
 @dataclass(frozen=True, slots=True)
 class Identifier:
     """One identifier found in a text: its Safe Harbor category, value and position."""
@@ -53,6 +56,8 @@ class Deidentified:
     text: str
     found: list[tuple[str, str]] = field(default_factory=list)
     placeholders: dict[str, str] = field(default_factory=dict)
+    # Placeholders already present in the input (text de-identified upstream): never reused.
+    reserved: set[str] = field(default_factory=set)
 
     def reidentify(self, text: str) -> str:
         """Put the original values back into text that a model produced from `self.text`."""
@@ -105,8 +110,9 @@ def deidentify(text: str, *, into: Deidentified | None = None) -> Deidentified:
     """
     table = into if into is not None else Deidentified(text="")
     by_value = {value: placeholder for placeholder, value in table.placeholders.items()}
+    table.reserved.update(_PLACEHOLDER.findall(text))
     counters: dict[str, int] = {}
-    for placeholder in table.placeholders:
+    for placeholder in [*table.placeholders, *table.reserved]:
         category, _, number = placeholder.strip("[]").rpartition("_")
         counters[category] = max(counters.get(category, 0), int(number))
     pieces: list[str] = []
@@ -127,4 +133,4 @@ def deidentify(text: str, *, into: Deidentified | None = None) -> Deidentified:
     if into is None:
         table.text = result
         return table
-    return Deidentified(text=result, found=table.found, placeholders=table.placeholders)
+    return Deidentified(text=result, found=table.found, placeholders=table.placeholders, reserved=table.reserved)
