@@ -3,7 +3,8 @@
 Starts an embedded PostgreSQL 18 in a fresh folder (or uses `DATABASE_URL`… never the system
 one: pass `--database-url` explicitly to use an existing server), migrates, and seeds N active
 claims with two supports each over a pool of known sources: 1 % cite a source that does not
-exist (broken_provenance), 1 % decay within 30 days (approaching_decay), the rest are healthy.
+exist (broken_provenance), 1 % decay within 30 days (approaching_decay), the rest are healthy. Claims are created one
+second apart (as a ledger grows), so creation order is also physical order.
 
 Then it runs the librarian's own code (`Librarian.validate_batch`, the statement every tick
 runs) over the whole ledger and prints seconds, claims/s and the share of the 60 s target:
@@ -27,7 +28,7 @@ from pathlib import Path
 from sqlalchemy import text
 
 from research_librarian.main import Librarian
-from research_librarian.repository import FIRST_ID
+from research_librarian.repository import START
 from research_librarian.settings import LibrarianSettings
 from research_platform.db import create_engine, session_factory
 from research_platform.embedded import EmbeddedPostgres
@@ -47,7 +48,7 @@ ON CONFLICT DO NOTHING
 SEED_CLAIMS = text(
     """
 INSERT INTO memory_claims (id, entity, question, statement, status, confidence, supports, supersedes,
-                           decay_at, model, dropped_supports, critic_timeouts)
+                           decay_at, model, dropped_supports, critic_timeouts, created_at)
 SELECT gen_random_uuid(), 'entity-' || (g % 50000), 'bench question ' || g, 'bench statement ' || g, 'active', 0.7,
        jsonb_build_array(
            jsonb_build_object('source_id',
@@ -56,7 +57,7 @@ SELECT gen_random_uuid(), 'entity-' || (g % 50000), 'bench question ' || g, 'ben
            jsonb_build_object('source_id', 'bench:src:' || ((g * 7 + 3) % CAST(:sources AS bigint)), 'quote', 'a quote')),
        '{}',
        CASE WHEN g % 100 = 1 THEN now() + interval '10 days' ELSE now() + interval '400 days' END,
-       'bench', 0, 0
+       'bench', 0, 0, now() - make_interval(secs => CAST(:claims AS bigint) - g)
 FROM generate_series(CAST(:lo AS bigint), CAST(:hi AS bigint)) g
 """
 )
@@ -72,7 +73,7 @@ async def seed(database_url: str, claims: int, sources: int) -> float:
         for lo in range(0, claims, chunk):
             hi = min(claims, lo + chunk) - 1
             async with engine.begin() as conn:
-                await conn.execute(SEED_CLAIMS, {"lo": lo, "hi": hi, "sources": sources})
+                await conn.execute(SEED_CLAIMS, {"lo": lo, "hi": hi, "sources": sources, "claims": claims})
             print(f"  seeded {hi + 1:>9,} claims", flush=True)
         async with engine.connect() as conn:
             await conn.execute(text("COMMIT"))
@@ -89,16 +90,17 @@ async def validate_all(database_url: str, batch_size: int) -> tuple[float, int, 
     sessions = session_factory(engine)
     librarian = Librarian(sessions, LibrarianSettings(batch_size=batch_size))
     seen_total = 0
-    after = FIRST_ID
+    after = START
     try:
         async with sessions() as session:
             before = int(await session.scalar(text("SELECT count(*) FROM findings WHERE agent = 'librarian'")) or 0)
         started = time.perf_counter()
-        while True:
-            after, seen = await librarian.validate_batch(after)
-            seen_total += seen
-            if seen < batch_size:
-                break
+        async with librarian.walker() as session:  # what a run does: one session for the walk
+            while True:
+                after, seen = await librarian.validate_batch(after, None, session)
+                seen_total += seen
+                if seen < batch_size:
+                    break
         elapsed = time.perf_counter() - started
         async with sessions() as session:
             after_count = int(await session.scalar(text("SELECT count(*) FROM findings WHERE agent = 'librarian'")) or 0)

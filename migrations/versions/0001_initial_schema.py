@@ -152,6 +152,7 @@ def upgrade() -> None:
     )
     op.create_index('ix_memory_claims_embedding', 'memory_claims', ['embedding'], unique=False, postgresql_using='hnsw', postgresql_ops={'embedding': 'vector_cosine_ops'})
     op.create_index('ix_memory_claims_entity_status', 'memory_claims', ['entity', 'status'], unique=False)
+    op.create_index('ix_memory_claims_active_created', 'memory_claims', ['created_at', 'id'], unique=False, postgresql_where=sa.text("status = 'active'"))
     op.create_table('research_sources',
     sa.Column('source_id', sa.String(length=300), nullable=False),
     sa.Column('source', sa.String(length=50), nullable=False),
@@ -265,6 +266,7 @@ def downgrade() -> None:
     op.drop_table('corpus_chunks')
     op.drop_table('research_tasks')
     op.drop_table('research_sources')
+    op.drop_index('ix_memory_claims_active_created', table_name='memory_claims', postgresql_where=sa.text("status = 'active'"))
     op.drop_index('ix_memory_claims_entity_status', table_name='memory_claims')
     op.drop_index('ix_memory_claims_embedding', table_name='memory_claims', postgresql_using='hnsw', postgresql_ops={'embedding': 'vector_cosine_ops'})
     op.drop_table('memory_claims')

@@ -82,6 +82,8 @@ class MemoryClaim(Base):
     __tablename__ = "memory_claims"
     __table_args__ = (
         Index("ix_memory_claims_entity_status", "entity", "status"),
+        # The librarian and replicator walk active claims in creation (≈ physical) order.
+        Index("ix_memory_claims_active_created", "created_at", "id", postgresql_where=text("status = 'active'")),
         Index(
             "ix_memory_claims_embedding",
             "embedding",

@@ -1,7 +1,7 @@
 """Librarian service (periodic, LLM-free): keeps the provenance and decay of active claims honest.
 
 Each run: purge expired findings (the findings maintenance step) → walk the active claims in
-id order, `batch_size` per statement, from where the last run stopped → assess (set-based
+creation order, `batch_size` per statement, from where the last run stopped → assess (set-based
 SQL) → triage (pure logic) → record / resolve findings + their audit rows (one statement per batch).
 Operator verbs arrive on `research.control.librarian.<verb>`.
 """
@@ -12,15 +12,17 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from faststream import FastStream
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_agents import RunContext, Scheduler, mount_controls, purge_expired
 from research_agents.runs import RunBook
 from research_librarian import experiment
-from research_librarian.repository import FIRST_ID, SERVICE, Provenance
+from research_librarian.repository import SERVICE, START, Cursor, Provenance
 from research_librarian.settings import LibrarianSettings
 from research_platform.broker import make_broker
 from research_platform.db import create_engine, session_factory
@@ -49,23 +51,35 @@ class Librarian:
             max_batches=self.settings.purge_batches_per_run,
         )
         async with self.sessions() as session:
-            cursor = (await RunBook(session, SERVICE).last_counts()).get("cursor")
-        after = uuid.UUID(cursor) if cursor else FIRST_ID
+            after = cursor_of((await RunBook(session, SERVICE).last_counts()).get("cursor"))
         limit = self.settings.batches_per_run
         batches = 0
-        while limit == 0 or batches < limit:
-            await ctx.checkpoint()
-            after, seen = await self.validate_batch(after, ctx)
-            batches += 1
-            ctx.counts["cursor"] = str(after)
-            if seen < self.settings.batch_size:  # end of the ledger: the next run starts over
-                ctx.counts["cursor"] = None
-                ctx.bump("passes_completed")
-                break
+        async with self.walker() as session:
+            while limit == 0 or batches < limit:
+                await ctx.checkpoint()
+                after, seen = await self.validate_batch(after, ctx, session)
+                batches += 1
+                ctx.counts["cursor"] = [after[0].isoformat(), str(after[1])]
+                if seen < self.settings.batch_size:  # end of the ledger: the next run starts over
+                    ctx.counts["cursor"] = None
+                    ctx.bump("passes_completed")
+                    break
         ctx.counts["batches"] = batches
         return ctx.counts
 
-    async def validate_batch(self, after: uuid.UUID, ctx: RunContext | None = None) -> tuple[uuid.UUID, int]:
+    @asynccontextmanager
+    async def walker(self) -> AsyncIterator[AsyncSession]:
+        """One autocommit session for a whole walk (no checkout per batch), generic plans."""
+        async with self.reader() as session:
+            await session.execute(text("SET plan_cache_mode = force_generic_plan"))
+            try:
+                yield session
+            finally:
+                await session.execute(text("RESET plan_cache_mode"))
+
+    async def validate_batch(
+        self, after: Cursor, ctx: RunContext | None = None, session: AsyncSession | None = None
+    ) -> tuple[Cursor, int]:
         """Validate the next batch after `after`; returns (new cursor, claims seen).
 
         Two statements at most, each atomic on its own: the assessment (a clean batch costs one
@@ -73,21 +87,33 @@ class Librarian:
         Safe without a wrapping transaction because the run-lock makes this run the only writer
         of librarian findings, and resolving is guarded anyway.
         """
-        async with self.reader() as session:
-            provenance = Provenance(session)
-            batch = await provenance.assess(after, self.settings.batch_size, self.settings.decay_window_days)
-            if not batch:
-                return FIRST_ID, 0
-            changes = experiment.triage(batch)
-            opened, resolved = 0, 0
-            if changes.opened or changes.resolved:
-                opened, resolved = await provenance.apply(changes, ctx.run_id if ctx else None)
+        if session is None:
+            async with self.walker() as own:
+                return await self.validate_batch(after, ctx, own)
+        provenance = Provenance(session)
+        batch = await provenance.assess(after, self.settings.batch_size, self.settings.decay_window_days)
+        if not batch:
+            return START, 0
+        changes = experiment.triage(batch)
+        opened, resolved = 0, 0
+        if changes.opened or changes.resolved:
+            opened, resolved = await provenance.apply(changes, ctx.run_id if ctx else None)
         if ctx is not None:
             ctx.bump("claims", len(batch))
             ctx.bump("findings", opened)
             ctx.bump("resolved", resolved)
             ctx.bump("healthy", changes.healthy)
-        return batch[-1].claim_id, len(batch)
+        return (batch[-1].created_at, batch[-1].claim_id), len(batch)
+
+
+def cursor_of(saved: Any) -> Cursor:
+    """The cursor a previous run left in its counts (`[created_at iso, id]`), or the start."""
+    if not saved or not isinstance(saved, list | tuple) or len(saved) != 2:
+        return START
+    try:
+        return datetime.fromisoformat(saved[0]), uuid.UUID(saved[1])
+    except (TypeError, ValueError):
+        return START
 
 
 def create_app(settings: Settings, librarian: LibrarianSettings | None = None) -> FastStream:

@@ -24,6 +24,7 @@ class ClaimHealth:
     """What the set-based assessment found about one active claim's provenance and decay."""
 
     claim_id: uuid.UUID
+    created_at: datetime
     supports: int
     missing: tuple[str, ...]
     decay_at: datetime | None
@@ -37,6 +38,7 @@ def claim_health(row: Mapping[str, Any]) -> ClaimHealth:
         raise PrepareError("assessment row without a claim id")
     return ClaimHealth(
         claim_id=row["id"],
+        created_at=row["created_at"],
         supports=int(row.get("supports") or 0),
         missing=tuple(sorted(m for m in (row.get("missing") or []) if m)),
         decay_at=row.get("decay_at"),

@@ -9,6 +9,7 @@ the stale ones and writes their audit rows in one statement (atomic on its own).
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -22,11 +23,11 @@ SERVICE = "librarian"
 
 ASSESS_BATCH = text(
     """
-WITH batch AS MATERIALIZED (
-    SELECT c.id, c.supports, c.decay_at
+WITH batch AS MATERIALIZED (  -- keyset walk in creation (≈ physical) order: sequential heap reads
+    SELECT c.id, c.created_at, c.supports, c.decay_at
     FROM memory_claims c
-    WHERE c.status = 'active' AND c.id > :after
-    ORDER BY c.id
+    WHERE c.status = 'active' AND (c.created_at, c.id) > (:after_created, :after_id)
+    ORDER BY c.created_at, c.id
     LIMIT :batch_size
 ),
 flagged AS MATERIALIZED (  -- one GIN search for the whole batch; filtered after the index
@@ -35,6 +36,7 @@ flagged AS MATERIALIZED (  -- one GIN search for the whole batch; filtered after
     WHERE f.claim_ids && (SELECT array_agg(id) FROM batch)
 )
 SELECT b.id,
+       b.created_at,
        cited.supports,
        cited.missing,
        b.decay_at,
@@ -51,11 +53,12 @@ CROSS JOIN LATERAL (
            ) AS missing
     FROM jsonb_array_elements(CASE jsonb_typeof(b.supports) WHEN 'array' THEN b.supports ELSE '[]'::jsonb END) AS s
 ) AS cited
-ORDER BY b.id
+ORDER BY b.created_at, b.id
 """
 )
 
-FIRST_ID = uuid.UUID(int=0)
+Cursor = tuple[datetime, uuid.UUID]
+START: Cursor = (datetime(1970, 1, 1, tzinfo=UTC), uuid.UUID(int=0))
 
 
 class Provenance:
@@ -65,11 +68,17 @@ class Provenance:
         self.session = session
         self.findings = FindingsRepository(session, SERVICE)
 
-    async def assess(self, after: uuid.UUID, batch_size: int, decay_days: int) -> list[ClaimHealth]:
-        """The next `batch_size` active claims after `after` (by id), with their health."""
+    async def assess(self, after: Cursor, batch_size: int, decay_days: int) -> list[ClaimHealth]:
+        """The next `batch_size` active claims after `after` (creation time, id), with their health."""
         rows = await self.session.execute(
             ASSESS_BATCH,
-            {"after": after, "batch_size": batch_size, "decay_days": decay_days, "agent": SERVICE},
+            {
+                "after_created": after[0],
+                "after_id": after[1],
+                "batch_size": batch_size,
+                "decay_days": decay_days,
+                "agent": SERVICE,
+            },
         )
         return [claim_health(row) for row in rows.mappings()]
 
