@@ -41,7 +41,7 @@ class ClaimLedger:
             tier=task.tier.value,
             status="researching",
             origin=task.origin,
-            request=task.model_dump(mode="json"),
+            request=task.model_dump(mode="json", exclude={"patient_ref"}),  # patient context is never stored
         )
         await self.session.execute(
             stmt.on_conflict_do_update(
