@@ -130,7 +130,10 @@ async def test_pause_holds_the_run_and_refuses_new_ones_until_resume(
     await asyncio.wait_for(work.started.wait(), 5)
     paused = await answer(operator, "pause", b"")
     assert paused.status == 200 and paused.state == "paused"
-    await asyncio.sleep(0.3)
+    for _ in range(100):  # the run notices the pause at its next safe point
+        if runner.suspended:
+            break
+        await asyncio.sleep(0.05)
     held_at = work.done
     await asyncio.sleep(0.4)
     assert work.done == held_at < 40, "a paused run must not progress"

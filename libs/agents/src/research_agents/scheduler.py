@@ -100,6 +100,11 @@ class Scheduler:
         self._cancel_local = asyncio.Event()
         self._suspended = False
 
+    @property
+    def suspended(self) -> bool:
+        """Whether this replica's run is held at a safe point by a pause right now."""
+        return self._suspended
+
     # --- lifecycle ----------------------------------------------------------------------
     def start(self) -> None:
         """Start the tick loop (no-op when ticks are disabled)."""
