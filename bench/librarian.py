@@ -79,6 +79,8 @@ async def seed(database_url: str, claims: int, sources: int) -> float:
             await conn.execute(text("COMMIT"))
             await conn.execute(text("VACUUM ANALYZE memory_claims"))
             await conn.execute(text("VACUUM ANALYZE research_sources"))
+            # Write the seeding's dirty pages out now, so the timed passes do not pay for them.
+            await conn.execute(text("CHECKPOINT"))
     finally:
         await engine.dispose()
     return time.perf_counter() - started

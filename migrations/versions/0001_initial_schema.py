@@ -127,7 +127,7 @@ def upgrade() -> None:
     )
     op.create_index('ix_findings_agent_created', 'findings', ['agent', 'created_at'], unique=False)
     op.create_index('ix_findings_expires', 'findings', ['expires_at'], unique=False)
-    op.create_index('ix_findings_claim_ids', 'findings', ['claim_ids'], unique=False, postgresql_using='gin')
+    op.create_index('ix_findings_claim_ids', 'findings', ['claim_ids'], unique=False, postgresql_using='gin', postgresql_with={'fastupdate': 'off'})
     op.create_table('memory_claims',
     sa.Column('id', sa.UUID(), nullable=False),
     sa.Column('task_id', sa.UUID(), nullable=True),

@@ -134,7 +134,8 @@ class Finding(Base):
     __table_args__ = (
         Index("ix_findings_agent_created", "agent", "created_at"),
         Index("ix_findings_expires", "expires_at"),
-        Index("ix_findings_claim_ids", "claim_ids", postgresql_using="gin"),
+        # fastupdate off: lookups per batch must not scan a growing pending list
+        Index("ix_findings_claim_ids", "claim_ids", postgresql_using="gin", postgresql_with={"fastupdate": "off"}),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
