@@ -88,7 +88,7 @@ class InMemoryRetriever:
         vectors = np.asarray(self.encoder.inner.encode(texts), dtype=np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         np.save(path, vectors)
-        print(f"embedded {len(texts)} abstracts in {time.perf_counter() - started:.0f}s (cached in {path})")
+        print(f"embedded {len(texts)} abstracts in {time.perf_counter() - started:.0f}s (cached in {path})", flush=True)
         return vectors
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
@@ -134,7 +134,7 @@ def main() -> None:
         encoder = MemoEncoder(inner)
     started = time.perf_counter()
     retriever = InMemoryRetriever(docs, encoder)
-    print(f"indexed {len(docs)} abstracts in {time.perf_counter() - started:.1f}s ({args.mode})")
+    print(f"indexed {len(docs)} abstracts in {time.perf_counter() - started:.1f}s ({args.mode})", flush=True)
     engine = OfflineProvider(encoder=encoder)
 
     hit1 = hit5 = retrieved_any = retrieved_first = 0
@@ -142,7 +142,9 @@ def main() -> None:
     confidence_hit: list[float] = []
     confidence_miss: list[float] = []
     timings: list[float] = []
-    for claim in claims:
+    for number, claim in enumerate(claims, start=1):
+        if number % 100 == 0:
+            print(f"  … {number}/{len(claims)} claims", flush=True)
         gold = {f"corpus:{d}" for d in claim["evidence"]}
         ranked = retriever.search(claim["claim"], args.evidence)
         evidence = [

@@ -93,7 +93,7 @@ class Relevance:
         """One score in 0..1 from a lexical score and an optional cosine similarity."""
         if dense is None:
             return round(lexical, 6)
-        dense01 = max(0.0, dense)
+        dense01 = max(0.0, round(dense, 4))  # 4 decimals: batch padding never flips a ranking
         total = self.lexical_weight + self.dense_weight
         return round((self.lexical_weight * lexical + self.dense_weight * dense01) / total, 6)
 
