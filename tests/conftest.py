@@ -64,3 +64,9 @@ async def nc(servers: Servers) -> AsyncIterator[nats.NATS]:
 def unique() -> str:
     """A short unique token for entities, subjects and names used by one test."""
     return uuid.uuid4().hex[:10]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run e2e tests last: their service processes share the bus and keep consuming until the
+    session ends, so in-process consumers of other tests must be done by then."""
+    items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
