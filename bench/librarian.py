@@ -97,9 +97,9 @@ async def validate_all(database_url: str, batch_size: int) -> tuple[float, int, 
         async with sessions() as session:
             before = int(await session.scalar(text("SELECT count(*) FROM findings WHERE agent = 'librarian'")) or 0)
         started = time.perf_counter()
-        async with librarian.walker() as provenance:  # what a run does: one connection for the walk
+        async with librarian.walker() as walk:  # what a run does: one connection for the walk
             while True:
-                after, seen = await librarian.validate_batch(after, None, provenance)
+                after, seen = await librarian.validate_batch(after, walk)
                 seen_total += seen
                 if seen < batch_size:
                     break

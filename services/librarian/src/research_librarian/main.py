@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from research_agents import RunContext, Scheduler, mount_controls, purge_expired
 from research_agents.runs import RunBook
 from research_librarian import experiment
-from research_librarian.repository import SERVICE, START, Cursor, Provenance
+from research_librarian.repository import SERVICE, START, Cursor, Provenance, Walk
 from research_librarian.settings import LibrarianSettings
 from research_platform.broker import make_broker
 from research_platform.db import create_engine, session_factory
@@ -54,10 +54,10 @@ class Librarian:
             after = cursor_of((await RunBook(session, SERVICE).last_counts()).get("cursor"))
         limit = self.settings.batches_per_run
         batches = 0
-        async with self.walker() as provenance:
+        async with self.walker(ctx) as walk:
             while limit == 0 or batches < limit:
                 await ctx.checkpoint()
-                after, seen = await self.validate_batch(after, ctx, provenance)
+                after, seen = await self.validate_batch(after, walk, ctx)
                 batches += 1
                 ctx.counts["cursor"] = [after[0].isoformat(), str(after[1])]
                 if seen < self.settings.batch_size:  # end of the ledger: the next run starts over
@@ -68,42 +68,45 @@ class Librarian:
         return ctx.counts
 
     @asynccontextmanager
-    async def walker(self) -> AsyncIterator[Provenance]:
+    async def walker(self, ctx: RunContext | None = None) -> AsyncIterator[Walk]:
         """One autocommit connection for a whole walk (no checkout per batch), a prepared
-        assessment with a generic plan."""
+        assessment with a generic plan, and the buffered changes written on the way out."""
         async with self.reader() as session:
             await session.execute(text("SET plan_cache_mode = force_generic_plan"))
             provenance = Provenance(session)
             await provenance.prepare_walk()
+            walk = Walk(provenance, self.settings.write_every, ctx.run_id if ctx else None)
             try:
-                yield provenance
+                yield walk
+                await self.write(walk, ctx)
             finally:
+                if walk.pending.opened or walk.pending.resolved:  # cancelled: keep what was found
+                    await self.write(walk, ctx)
                 await session.execute(text("RESET plan_cache_mode"))
 
-    async def validate_batch(
-        self, after: Cursor, ctx: RunContext | None = None, provenance: Provenance | None = None
-    ) -> tuple[Cursor, int]:
+    async def write(self, walk: Walk, ctx: RunContext | None) -> None:
+        opened, resolved = await walk.flush()
+        if ctx is not None:
+            ctx.bump("findings", opened)
+            ctx.bump("resolved", resolved)
+
+    async def validate_batch(self, after: Cursor, walk: Walk, ctx: RunContext | None = None) -> tuple[Cursor, int]:
         """Validate the next batch after `after`; returns (new cursor, claims seen).
 
-        Two statements at most, each atomic on its own: the assessment (a clean batch costs one
-        round trip) and, when something changed, findings + resolutions + their audit rows.
-        Safe without a wrapping transaction because the run-lock makes this run the only writer
+        One statement assesses the batch; its changes join the walk's buffer, written (findings +
+        resolutions + audit rows in one statement, atomic on its own) every `write_every`
+        changes. No wrapping transaction is needed: the run-lock makes this run the only writer
         of librarian findings, and resolving is guarded anyway.
         """
-        if provenance is None:
-            async with self.walker() as own:
-                return await self.validate_batch(after, ctx, own)
-        batch = await provenance.assess(after, self.settings.batch_size, self.settings.decay_window_days)
+        batch = await walk.provenance.assess(after, self.settings.batch_size, self.settings.decay_window_days)
         if not batch:
             return START, 0
         changes = experiment.triage(batch)
-        opened, resolved = 0, 0
-        if changes.opened or changes.resolved:
-            opened, resolved = await provenance.apply(changes, ctx.run_id if ctx else None)
+        walk.add(changes)
+        if walk.due:
+            await self.write(walk, ctx)
         if ctx is not None:
             ctx.bump("claims", len(batch))
-            ctx.bump("findings", opened)
-            ctx.bump("resolved", resolved)
             ctx.bump("healthy", changes.healthy)
         return (batch[-1].created_at, batch[-1].claim_id), len(batch)
 

@@ -122,3 +122,40 @@ class Provenance:
             context={"run_id": run_id},
         )
         return len(opened), len(resolved)
+
+
+class Walk:
+    """One walk over the ledger: the prepared assessment plus a buffer of changes.
+
+    Changes are written `write_every` at a time (one `settle` statement each: findings,
+    resolutions and their audit rows together) instead of once per batch; `flush` writes the
+    rest. A walk that dies before flushing loses only unwritten changes, which the next pass
+    finds again.
+    """
+
+    def __init__(self, provenance: Provenance, write_every: int, run_id: uuid.UUID | None = None) -> None:
+        self.provenance = provenance
+        self.write_every = write_every
+        self.run_id = run_id
+        self.pending = Triage()
+        self.opened = 0
+        self.resolved = 0
+
+    def add(self, changes: Triage) -> None:
+        self.pending.opened.extend(changes.opened)
+        self.pending.resolved.extend(changes.resolved)
+
+    @property
+    def due(self) -> bool:
+        return len(self.pending.opened) + len(self.pending.resolved) >= self.write_every
+
+    async def flush(self) -> tuple[int, int]:
+        """Write the buffered changes; returns (opened, resolved) by this flush."""
+        if not (self.pending.opened or self.pending.resolved):
+            return 0, 0
+        opened, resolved = await self.provenance.apply(self.pending, self.run_id)
+        self.pending = Triage()
+        self.opened += opened
+        self.resolved += resolved
+        return opened, resolved
+
