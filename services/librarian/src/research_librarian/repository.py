@@ -155,6 +155,9 @@ class Walk:
             return 0, 0
         opened, resolved = await self.provenance.apply(self.pending, self.run_id)
         self.pending = Triage()
+        # The generic plan was chosen for the findings table as it was; re-plan for its new size
+        # (a plan made while it was empty would keep scanning it instead of using its index).
+        await self.provenance.prepare_walk()
         self.opened += opened
         self.resolved += resolved
         return opened, resolved
