@@ -38,7 +38,7 @@ async def tune(sessions, queries: dict[str, str], qrels, base) -> None:  # noqa:
     print(f"tuning on {len(queries)} TRAIN queries")
 
     lexical_runs = {}
-    for title_weight, k1, b in itertools.product((1.0, 2.0, 3.0), (0.9, 1.2), (0.4, 0.75)):
+    for title_weight, (k1, b) in itertools.product((1.0, 2.0), ((0.9, 0.4), (1.2, 0.75), (1.5, 0.75))):
         settings = base.model_copy(update={"title_weight": title_weight, "bm25_k1": k1, "bm25_b": b})
         runs = []
         for qid, query in queries.items():

@@ -55,7 +55,9 @@ class Embedder:
                 if not (path / "config.json").exists():
                     raise EmbedderUnavailable(f"no sentence-transformers model at {path}")
                 from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as transformers_logging
 
+                transformers_logging.disable_progress_bar()  # no "Loading weights" bar in CLI output
                 self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
             return self._model
 

@@ -90,14 +90,17 @@ WITH query_terms AS (
 ), weighted AS (
     SELECT t.lexeme, ln(1 + (corpus.n - l.doc_freq + 0.5) / (l.doc_freq + 0.5)) AS idf
     FROM query_terms t JOIN corpus_lexemes l ON l.lexeme = t.lexeme, corpus
+), params AS (  -- typed here: left untyped, asyncpg would bind 1.2 as the integer 1
+    SELECT CAST(:k1 AS float8) AS k1, CAST(:b AS float8) AS b, CAST(:title_weight AS float8) AS title_weight
 ), scored AS (
     SELECT ps.chunk_id, sum(
-        w.idf * (f.tf * (:k1 + 1)) / (f.tf + :k1 * (1 - :b + :b * ps.doc_len / corpus.avgdl))
+        w.idf * (f.tf * (params.k1 + 1)) / (f.tf + params.k1 * (1 - params.b + params.b * ps.doc_len / corpus.avgdl))
     ) AS score
     FROM weighted w
     JOIN corpus_postings ps ON ps.lexeme = w.lexeme
     CROSS JOIN corpus
-    CROSS JOIN LATERAL (SELECT ps.tf_text + :title_weight * ps.tf_title AS tf) AS f
+    CROSS JOIN params
+    CROSS JOIN LATERAL (SELECT ps.tf_text + params.title_weight * ps.tf_title AS tf) AS f
     GROUP BY ps.chunk_id
     {early_cut}
 )
