@@ -74,7 +74,7 @@ def print_table(split: str, results: dict[str, dict[str, float]], ingest: str) -
     for mode, r in results.items():
         pub_name, pub = PUBLISHED[mode]
         print(
-            f"{mode:8} {r['ndcg@10']:8.3f} {r['ndcg@10'] / pub:7.3f}x {pub_name:>13} {r['recall@100']:7.3f} "
+            f"{mode:8} {r['ndcg@10']:8.4f} {r['ndcg@10'] / pub:7.3f}x {pub_name:>13} {r['recall@100']:7.4f} "
             f"{r['recall@100'] / TARGETS['recall@100']:9.3f}x {r['p50_ms']:7.1f} {r['p95_ms']:7.1f} "
             f"{TARGETS['p95_ms'] / r['p95_ms']:9.2f}x"
         )

@@ -27,7 +27,11 @@ def _score(ranked_lists, qrels, names) -> tuple[float, float]:  # noqa: ANN001
     return ndcg, rec
 
 
-async def tune(sessions, queries: dict[str, str], qrels, base) -> None:  # noqa: ANN001
+LEXICAL_GRID = list(itertools.product((1.0, 2.0), ((0.9, 0.4), (1.2, 0.75), (1.5, 0.75))))
+FUSION_GRID = list(itertools.product((1, 2, 3, 5, 10, 20, 40, 60, 100), (0.5, 0.75, 1.0, 1.25, 1.5, 2.0), (100, 200, 300)))
+
+
+async def tune(sessions, queries: dict[str, str], qrels, base, lexical_grid=LEXICAL_GRID, fusion_grid=FUSION_GRID) -> None:  # noqa: ANN001
     from research_corpus.embedding import get_embedder
     from research_corpus.ranking import fuse, rank_papers
     from research_corpus.search import SearchFilters, dense_chunks, lexical_chunks
@@ -38,7 +42,7 @@ async def tune(sessions, queries: dict[str, str], qrels, base) -> None:  # noqa:
     print(f"tuning on {len(queries)} TRAIN queries")
 
     lexical_runs = {}
-    for title_weight, (k1, b) in itertools.product((1.0, 2.0), ((0.9, 0.4), (1.2, 0.75), (1.5, 0.75))):
+    for title_weight, (k1, b) in lexical_grid:
         settings = base.model_copy(update={"title_weight": title_weight, "bm25_k1": k1, "bm25_b": b})
         runs = []
         for qid, query in queries.items():
@@ -61,7 +65,7 @@ async def tune(sessions, queries: dict[str, str], qrels, base) -> None:  # noqa:
     print(f"  dense: nDCG@10 {ndcg:.4f}  R@100 {rec:.4f}")
 
     results = []
-    for rrf_k, dense_weight, candidates in itertools.product((5, 10, 20, 40, 60, 100), (0.5, 0.75, 1.0, 1.25, 1.5, 2.0), (100, 200, 300)):
+    for rrf_k, dense_weight, candidates in fusion_grid:
         settings = base.model_copy(update={"rrf_k": rrf_k, "lexical_weight": 1.0, "dense_weight": dense_weight})
         chunk_cut = candidates * 3
         fused = [(q, fuse(lex_runs[q][:chunk_cut], dense_runs[q][:chunk_cut], settings, candidates)) for q in queries]

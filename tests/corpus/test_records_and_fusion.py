@@ -67,7 +67,7 @@ def test_reciprocal_rank_fusion_order_by_hand():
     # lexical: paper 1, 2, 3; dense: paper 3, 4, 1 (chunk ids = paper id * 10).
     lexical = [ChunkHit(10, 1, 9.0), ChunkHit(20, 2, 5.0), ChunkHit(30, 3, 1.0)]
     dense = [ChunkHit(30, 3, 0.9), ChunkHit(40, 4, 0.8), ChunkHit(11, 1, 0.7)]
-    settings = CorpusSettings(rrf_k=10)
+    settings = CorpusSettings(rrf_k=10, lexical_weight=1.0, dense_weight=1.0)
     ranked = fuse(lexical, dense, settings, limit=10)
     # paper 1: 1/11 + 1/13 = .1678; paper 3: 1/13 + 1/11 = .1678 (tie -> lower id); paper 2: 1/12; paper 4: 1/12
     assert [r.paper_id for r in ranked] == [1, 3, 2, 4]

@@ -26,7 +26,7 @@ async def _ids(sessions, query, **kwargs) -> list[str]:  # noqa: ANN001
 
 
 async def test_hybrid_is_the_reciprocal_rank_fusion_of_the_two_rankings(corpus):
-    settings = CorpusSettings(rrf_k=60)  # explicit: the hand check below uses 60
+    settings = CorpusSettings(rrf_k=60, lexical_weight=1.0, dense_weight=1.0)  # the hand check below uses these
     query = "aspirin to prevent coronary attacks"
     async with corpus() as session:
         lexical = await search(session, query, k=10, mode="lexical", settings=settings)
