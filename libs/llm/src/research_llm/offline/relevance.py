@@ -9,12 +9,15 @@ in `Relevance.mode`). Scores are rounded so repeated runs produce identical outp
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
 
 from research_llm.offline import lexicon
+
+CACHE_SIZE = 50_000  # sentence vectors kept (float32, ~1.5 kB each)
 
 
 class TextEncoder(Protocol):
@@ -73,6 +76,8 @@ class Relevance:
 
     def __init__(self, encoder: TextEncoder | None, *, lexical_weight: float = 0.5, dense_weight: float = 0.5) -> None:
         self.encoder = encoder
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
         self.lexical_weight = lexical_weight
         self.dense_weight = dense_weight
 
@@ -81,13 +86,28 @@ class Relevance:
         return "hybrid" if self.encoder is not None else "lexical"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray | None:
-        """Unit-length vectors of `texts` (one row each), or None in lexical mode."""
+        """Unit-length vectors of `texts` (one row each), or None in lexical mode.
+
+        Evidence sentences recur across tasks (popular papers are retrieved again and again),
+        so vectors are kept in a bounded LRU cache and only unseen texts reach the model.
+        """
         if self.encoder is None or not texts:
             return None
-        matrix = np.asarray(self.encoder.encode(list(texts)), dtype=np.float64)
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        return matrix / norms
+        with self._cache_lock:
+            known = {t: self._cache[t] for t in texts if t in self._cache}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        if missing:
+            matrix = np.asarray(self.encoder.encode(missing), dtype=np.float64)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            norms[norms == 0] = 1.0
+            known.update(zip(missing, (row.astype(np.float32) for row in matrix / norms), strict=True))
+        with self._cache_lock:
+            for text in dict.fromkeys(texts):
+                self._cache[text] = known[text]
+                self._cache.move_to_end(text)
+            while len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return np.asarray([known[t] for t in texts], dtype=np.float64)
 
     def mix(self, lexical: float, dense: float | None) -> float:
         """One score in 0..1 from a lexical score and an optional cosine similarity."""
