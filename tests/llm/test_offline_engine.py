@@ -144,3 +144,25 @@ async def test_default_chain_is_offline_and_labelled(scifact: dict) -> None:
     chain = build_chain(LLMSettings(), encoder=None)
     outcome = await chain.draft_claim(PRP_QUESTION, None, evidence(scifact, [PRP_GOLD]))
     assert (outcome.provider, outcome.model, outcome.failures) == ("offline", "offline-extractive-v1", [])
+
+
+@pytest.mark.unit
+def test_the_statement_reports_a_finding_not_the_study_aim() -> None:
+    """An abstract's OBJECTIVE line restates the question; the claim must state what was found."""
+    from research_llm.offline.drafting import ExtractiveDrafter, role_weight
+    from research_llm.offline.relevance import Relevance
+
+    text = (
+        "OBJECTIVE To test the effects of exercise training on health status among patients with heart failure. "
+        "METHODS Patients were randomized to usual care or aerobic exercise training. "
+        "CONCLUSIONS Exercise training conferred modest but statistically significant improvements in "
+        "self-reported health status compared with usual care."
+    )
+    draft = ExtractiveDrafter(Relevance(None)).draft(
+        "Does exercise training improve health status in heart failure?",
+        None,
+        [EvidenceDoc(source_id="corpus:1", title="Exercise training in heart failure", text=text)],
+    )
+    assert draft.statement.startswith("Exercise training conferred")
+    assert draft.supports[0].quote in text
+    assert role_weight("OBJECTIVE To test the effects.") < 1.0 < role_weight("RESULTS Mortality was reduced significantly.")

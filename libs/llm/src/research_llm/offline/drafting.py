@@ -30,6 +30,37 @@ _LEAD_INS = re.compile(
 )
 
 
+# A sentence that states the study's aim or background restates the question; one that
+# reports a result answers it. The weights re-rank sentences, never their relevance.
+_AIM = re.compile(
+    r"^(?:(?:OBJECTIVES?|BACKGROUND|IMPORTANCE|CONTEXT|AIMS?|PURPOSE|INTRODUCTION|RATIONALE|METHODS?|DESIGN"
+    r"|SETTING|PARTICIPANTS|STUDY DESIGN)\b[\s:]*"
+    r"|to (?:assess|test|determine|evaluate|investigate|examine|compare|study|explore|describe|identify"
+    r"|characteri[sz]e|estimate|quantify|review)\b"
+    r"|we (?:aimed|sought|set out|investigated|examined|assessed|evaluated|hypothesi[sz]ed|asked|tested)\b"
+    r"|(?:this|the present|our) (?:study|trial|review|analysis) (?:aimed|was designed|sought|investigated)\b"
+    r"|the (?:aim|purpose|objective|goal)s? of\b|here,? we\b)",
+    re.IGNORECASE,
+)
+_FINDING = re.compile(
+    r"^(?:RESULTS?|FINDINGS|CONCLUSIONS?|INTERPRETATION|MAIN RESULTS|AUTHORS'? CONCLUSIONS)\b"
+    r"|\b(?:we (?:found|show|observed|demonstrate)|was associated|were associated|significantly"
+    r"|(?:did|does|do) not|no (?:significant|difference|effect|evidence)|compared with|resulted in)\b",
+)
+AIM_WEIGHT = 0.6
+FINDING_WEIGHT = 1.1
+
+
+def role_weight(sentence: str) -> float:
+    """How much a sentence reports a finding (>1) rather than an aim or background (<1)."""
+    text = sentence.strip()
+    if _AIM.match(text):
+        return AIM_WEIGHT
+    if _FINDING.search(text):
+        return FINDING_WEIGHT
+    return 1.0
+
+
 @dataclass(frozen=True, slots=True)
 class ScoredSentence:
     doc: int
@@ -111,7 +142,8 @@ class ExtractiveDrafter:
             title_bonus = 0.1 * lexicon.weighted_coverage(query, lexicon.content_terms(evidence[d].title), idf, default_idf)
             dense = cosine(vectors[0], vectors[i + 1]) if vectors is not None else None
             relevance = self.relevance.mix(min(1.0, lexical + title_bonus), dense)
-            score = round((1 - self.rank_weight) * relevance + self.rank_weight * priors[d], 6)
+            weighted = relevance * role_weight(span.text)
+            score = round((1 - self.rank_weight) * weighted + self.rank_weight * priors[d], 6)
             scored.append(ScoredSentence(doc=d, span=span, relevance=relevance, score=score))
         return scored
 
