@@ -11,26 +11,25 @@ cluster that no longer holds is resolved. Operator verbs arrive on
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
 from faststream import FastStream
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
-from research_agents import RunContext, Scheduler, mount_controls
+from faststream.nats import NatsBroker
+from research_agents import RunContext
+from research_agents.app import RunFunction, periodic_app
 from research_agents.runs import RunBook
-from research_correlator import experiment
-from research_correlator.repository import SERVICE, Patterns
-from research_correlator.settings import CorrelatorSettings
 from research_llm import build_chain
-from research_platform.broker import make_broker
-from research_platform.db import create_engine, session_factory, transaction
+from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_platform.service import run_service
 from research_platform.settings import Settings
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from research_correlator import experiment
+from research_correlator.repository import SERVICE, Patterns
+from research_correlator.settings import CorrelatorSettings
 
 log = get_logger(__name__)
 
@@ -93,22 +92,11 @@ class Correlator:
 
 def create_app(settings: Settings, correlator: CorrelatorSettings | None = None) -> FastStream:
     correlator = correlator or CorrelatorSettings()
-    broker = make_broker(settings.require_nats_url(), SERVICE)
-    state: dict[str, Scheduler] = {}
 
-    @asynccontextmanager
-    async def lifespan() -> AsyncIterator[None]:
-        engine = create_engine(settings.require_database_url())
-        agent = Correlator(session_factory(engine), correlator, build_chain(settings.llm))
-        scheduler = Scheduler(SERVICE, engine, agent.run, correlator.schedule)
-        state["scheduler"] = scheduler
-        scheduler.start()
-        yield
-        await scheduler.stop()
-        await engine.dispose()
+    def build_run(broker: NatsBroker, sessions: async_sessionmaker[AsyncSession]) -> RunFunction:
+        return Correlator(sessions, correlator, build_chain(settings.llm)).run
 
-    mount_controls(broker, SERVICE, lambda: state["scheduler"])
-    return FastStream(broker, lifespan=lifespan)
+    return periodic_app(SERVICE, settings, correlator.schedule, build_run)
 
 
 def run() -> None:

@@ -16,19 +16,19 @@ from datetime import datetime
 from typing import Any
 
 from faststream import FastStream
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
-from research_agents import RunContext, Scheduler, mount_controls, purge_expired
+from faststream.nats import NatsBroker
+from research_agents import RunContext, purge_expired
+from research_agents.app import RunFunction, periodic_app
 from research_agents.runs import RunBook
-from research_librarian import experiment
-from research_librarian.repository import SERVICE, START, Cursor, Provenance, Walk
-from research_librarian.settings import LibrarianSettings
-from research_platform.broker import make_broker
-from research_platform.db import create_engine, session_factory
 from research_platform.logging import get_logger
 from research_platform.service import run_service
 from research_platform.settings import Settings
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from research_librarian import experiment
+from research_librarian.repository import SERVICE, START, Cursor, Provenance, Walk
+from research_librarian.settings import LibrarianSettings
 
 log = get_logger(__name__)
 
@@ -123,22 +123,11 @@ def cursor_of(saved: Any) -> Cursor:
 
 def create_app(settings: Settings, librarian: LibrarianSettings | None = None) -> FastStream:
     librarian = librarian or LibrarianSettings()
-    broker = make_broker(settings.require_nats_url(), SERVICE)
-    state: dict[str, Scheduler] = {}
 
-    @asynccontextmanager
-    async def lifespan() -> AsyncIterator[None]:
-        engine = create_engine(settings.require_database_url())
-        agent = Librarian(session_factory(engine), librarian)
-        scheduler = Scheduler(SERVICE, engine, agent.run, librarian.schedule)
-        state["scheduler"] = scheduler
-        scheduler.start()
-        yield
-        await scheduler.stop()
-        await engine.dispose()
+    def build_run(broker: NatsBroker, sessions: async_sessionmaker[AsyncSession]) -> RunFunction:
+        return Librarian(sessions, librarian).run
 
-    mount_controls(broker, SERVICE, lambda: state["scheduler"])
-    return FastStream(broker, lifespan=lifespan)
+    return periodic_app(SERVICE, settings, librarian.schedule, build_run)
 
 
 def run() -> None:

@@ -11,23 +11,21 @@ finding + audit `research.replicator.finding` and a `RecritiqueClaim` on
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
 from faststream import FastStream
 from faststream.nats import NatsBroker
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
-from research_agents import RunContext, Scheduler, mount_controls
+from research_agents import RunContext
+from research_agents.app import RunFunction, periodic_app
 from research_contracts import EvidenceRefreshed, RerunResearch, subjects
-from research_platform.broker import ensure_streams_at, make_broker
-from research_platform.db import create_engine, session_factory, transaction
+from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_platform.service import run_service
 from research_platform.settings import Settings
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
 from research_replicator import experiment, prepare, reshape
 from research_replicator.prepare import DueClaim
 from research_replicator.repository import SERVICE, Replications
@@ -99,23 +97,11 @@ class Replicator:
 
 def create_app(settings: Settings, replicator: ReplicatorSettings | None = None) -> FastStream:
     replicator = replicator or ReplicatorSettings()
-    broker = make_broker(settings.require_nats_url(), SERVICE)
-    state: dict[str, Scheduler] = {}
 
-    @asynccontextmanager
-    async def lifespan() -> AsyncIterator[None]:
-        await ensure_streams_at(settings.require_nats_url())
-        engine = create_engine(settings.require_database_url())
-        agent = Replicator(broker, session_factory(engine), replicator)
-        scheduler = Scheduler(SERVICE, engine, agent.run, replicator.schedule)
-        state["scheduler"] = scheduler
-        scheduler.start()
-        yield
-        await scheduler.stop()
-        await engine.dispose()
+    def build_run(broker: NatsBroker, sessions: async_sessionmaker[AsyncSession]) -> RunFunction:
+        return Replicator(broker, sessions, replicator).run
 
-    mount_controls(broker, SERVICE, lambda: state["scheduler"])
-    return FastStream(broker, lifespan=lifespan)
+    return periodic_app(SERVICE, settings, replicator.schedule, build_run)
 
 
 def run() -> None:

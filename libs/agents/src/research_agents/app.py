@@ -1,0 +1,44 @@
+"""The composition root every periodic agent shares: broker, engine, scheduler and control verbs.
+
+An agent service only says how to build its run function; `periodic_app` wires the rest, so
+the three agents start, answer `research.control.<agent>.<verb>` and shut down the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from faststream import FastStream
+from faststream.nats import NatsBroker
+from research_platform.broker import ensure_streams_at, make_broker
+from research_platform.db import create_engine, session_factory
+from research_platform.settings import Settings
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from research_agents.controls import mount_controls
+from research_agents.scheduler import RunContext, Scheduler, ScheduleSettings
+
+RunFunction = Callable[[RunContext], Awaitable[Any]]
+BuildRun = Callable[[NatsBroker, async_sessionmaker[AsyncSession]], RunFunction]
+
+
+def periodic_app(agent: str, settings: Settings, schedule: ScheduleSettings, build_run: BuildRun) -> FastStream:
+    """A FastStream app running `agent` on its schedule; `build_run` is called once in the lifespan."""
+    broker = make_broker(settings.require_nats_url(), agent)
+    state: dict[str, Scheduler] = {}
+
+    @asynccontextmanager
+    async def lifespan() -> AsyncIterator[None]:
+        await ensure_streams_at(settings.require_nats_url())
+        engine = create_engine(settings.require_database_url())
+        scheduler = Scheduler(agent, engine, build_run(broker, session_factory(engine)), schedule)
+        state["scheduler"] = scheduler
+        scheduler.start()
+        yield
+        await scheduler.stop()
+        await engine.dispose()
+
+    mount_controls(broker, agent, lambda: state["scheduler"])
+    return FastStream(broker, lifespan=lifespan)
