@@ -156,7 +156,9 @@ async def test_timeout_then_server_error_ends_with_offline(llm_server: FakeLLMSe
     assert outcome.draft.supports and outcome.draft.supports[0].quote in EVIDENCE[0].text + EVIDENCE[1].text
 
 
-async def test_remote_critic_verdict_keeps_only_known_claims(llm_server: FakeLLMServer) -> None:
+async def test_remote_critic_verdict_keeps_the_claim_ids_it_can_read(llm_server: FakeLLMServer) -> None:
+    """Ids that are not UUIDs are dropped when the answer is read; which of the readable ones the
+    ledger may supersede is the critic's rule (research_critic.reshape), not the chain's."""
     old = ClaimForReview(
         claim_id=uuid.uuid4(), entity="vitamin D", statement="Vitamin D may reduce fractures.", confidence=0.4,
         supports=[Support(source_id="corpus:2", quote="Women taking vitamin D had fewer fractures over five years.")],
@@ -165,14 +167,15 @@ async def test_remote_critic_verdict_keeps_only_known_claims(llm_server: FakeLLM
         claim_id=uuid.uuid4(), entity="vitamin D", statement=GOOD_DRAFT["statement"], confidence=0.8,
         supports=[Support(source_id="corpus:1", quote=GOOD_DRAFT["supports"][0]["quote"])],
     )
+    stranger = uuid.uuid4()
     answer = {"verdict": "supersede", "score": 0.83, "reasoning": "better supported",
-              "supersedes": [str(old.claim_id), str(uuid.uuid4()), "not-a-uuid"]}
+              "supersedes": [str(old.claim_id), str(stranger), "not-a-uuid"]}
     llm_server.queue("openai", Behaviour(text=json.dumps(answer)))
     judged = await chain_for(llm_server).judge_claim(candidate, [old], EVIDENCE)
 
     assert (judged.provider, judged.model) == ("openai", "gpt-test")
     assert judged.verdict.verdict == Verdict.supersede
-    assert judged.verdict.supersedes == [old.claim_id]
+    assert judged.verdict.supersedes == [old.claim_id, stranger]
     assert judged.verdict.model == "gpt-test"
 
 

@@ -66,33 +66,19 @@ class ProviderChain:
     ) -> JudgeOutcome:
         """The critic's verdict on `candidate` given the active claims of its entity."""
         failures: list[ProviderFailure] = []
-        known = {a.claim_id for a in active}
         for provider in self.providers:
-            model = getattr(provider, "critic_model", provider.model)
+            model = provider.critic_model
             try:
                 verdict = await provider.judge_claim(candidate, active, evidence)
             except ProviderError as exc:
                 failures.append(_failure(provider, model, exc))
                 continue
-            verdict = _bounded(verdict, known, model)
             return JudgeOutcome(verdict=verdict, provider=provider.name, model=model, failures=failures)
         raise NoProviderAnswered(failures)
 
 
 def _failure(provider: Provider, model: str, exc: ProviderError) -> ProviderFailure:
     return ProviderFailure(provider=provider.name, model=model, reason=exc.reason, status=exc.status)
-
-
-def _bounded(verdict: CriticVerdict, known: set[uuid.UUID], model: str) -> CriticVerdict:
-    """Only active claims can be superseded; a supersede that names none becomes a promote."""
-    supersedes = [c for c in verdict.supersedes if c in known]
-    update: dict = {"supersedes": supersedes, "model": model}
-    if verdict.verdict == "supersede" and not supersedes:
-        update["verdict"] = "promote"
-        update["reasoning"] = verdict.reasoning + " (named no active claim to supersede; promoted instead)"
-    elif verdict.verdict != "supersede":
-        update["supersedes"] = []
-    return verdict.model_copy(update=update)
 
 
 def build_chain(

@@ -1,4 +1,16 @@
-"""Make a verdict conform to the ledger: supersede only names active claims of the same entity."""
+"""Make a verdict conform to the ledger — the one place the supersede rule lives.
+
+A model (remote or offline) may name claims it was never shown, or answer `supersede` without
+naming any claim it could replace. The ledger can only supersede active claims of the same
+entity that the critic actually considered, so:
+
+- supersede targets outside the considered claims are dropped;
+- a `supersede` left with no target becomes `promote`: the critic still judged the new claim
+  worth keeping (a `promote` is not score-gated either, so neither is this fallback);
+- `promote` and `reject` never carry supersede targets.
+
+The provider chain returns verdicts as the model gave them; only this module bounds them.
+"""
 
 from __future__ import annotations
 
@@ -7,27 +19,22 @@ import uuid
 from research_contracts import CriticVerdict, Verdict
 from research_llm import JudgeOutcome
 
-PROMOTE_THRESHOLD = 0.5
 
-
-def conform(outcome: JudgeOutcome, active_ids: set[uuid.UUID]) -> CriticVerdict:
-    """The verdict as the ledger can apply it.
-
-    A `supersede` naming no active claim of the entity becomes `promote` (or `reject` when its
-    score is below the promotion threshold); supersede targets outside the entity are dropped.
-    """
+def conform(outcome: JudgeOutcome, considered: set[uuid.UUID]) -> CriticVerdict:
+    """The verdict as the ledger can apply it, labelled `provider:model`."""
     verdict = outcome.verdict
-    score = max(0.0, min(1.0, verdict.score))
-    targets = [claim_id for claim_id in verdict.supersedes if claim_id in active_ids]
     kind = verdict.verdict
+    reasoning = verdict.reasoning.strip() or "no reasoning given"
+    targets = [claim_id for claim_id in dict.fromkeys(verdict.supersedes) if claim_id in considered]
     if kind is Verdict.supersede and not targets:
-        kind = Verdict.promote if score >= PROMOTE_THRESHOLD else Verdict.reject
+        kind = Verdict.promote
+        reasoning += " (named no active claim to supersede; promoted instead)"
     if kind is not Verdict.supersede:
         targets = []
     return CriticVerdict(
         verdict=kind,
-        score=score,
-        reasoning=verdict.reasoning.strip() or "no reasoning given",
+        score=verdict.score,
+        reasoning=reasoning,
         supersedes=targets,
         model=f"{outcome.provider}:{outcome.model}",
     )

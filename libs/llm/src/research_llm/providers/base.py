@@ -13,6 +13,7 @@ class Provider(Protocol):
 
     name: str
     model: str
+    critic_model: str  # the model that judges claims (the offline engine names its critic apart)
 
     async def draft_claim(self, question: str, entity: str | None, evidence: list[EvidenceDoc]) -> ClaimDraft: ...
 

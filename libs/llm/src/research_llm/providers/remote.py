@@ -31,6 +31,7 @@ class RemoteProvider:
 
     def __init__(self, *, model: str) -> None:
         self.model = model
+        self.critic_model = model
 
     async def _complete(self, messages: list[Message], schema_name: str, schema: dict[str, Any]) -> str:
         raise NotImplementedError
