@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -76,7 +75,7 @@ def test_co_occurrence_detector() -> None:
 
 
 @pytest.mark.unit
-async def test_exactly_one_kind_and_the_llm_may_say_no_pattern() -> None:
+async def test_offline_the_strongest_candidate_is_the_one_kind() -> None:
     a = _claim("400 mg magnesium with calcium lowers risk by 5%.", sources=("pmid:1",))
     b = _claim("800 mg magnesium with calcium lowers risk by 15%.", sources=("pmid:1",))
     cluster = _cluster(a, b, known=frozenset({"calcium"}))
@@ -85,27 +84,6 @@ async def test_exactly_one_kind_and_the_llm_may_say_no_pattern() -> None:
     decision = await experiment.decide(cluster, candidates, OFFLINE, 5)
     assert decision.kind == candidates[0].kind and decision.model == "offline-correlator"
     assert decision.kind in experiment.PRECEDENCE
-
-    class Confirmer:
-        name, model = "fake", "confirm-1"
-
-        def __init__(self, answer: dict[str, Any]) -> None:
-            self.answer = answer
-
-        async def confirm_pattern(self, entity: str, statements: list[str], candidates: list[dict]) -> dict:
-            assert {c["kind"] for c in candidates} >= {"shared_citation_cluster"}
-            return self.answer
-
-    class Chain:
-        def __init__(self, *providers: object) -> None:
-            self.providers = list(providers)
-
-    no = await experiment.decide(cluster, candidates, Chain(Confirmer({"kind": "no_pattern", "reasoning": "coincidence"})), 5)
-    assert no.kind is None and no.model == "fake:confirm-1" and no.reasoning == "coincidence"
-    picked = await experiment.decide(cluster, candidates, Chain(Confirmer({"kind": "shared_citation_cluster"})), 5)
-    assert picked.kind == "shared_citation_cluster"
-    invented = await experiment.decide(cluster, candidates, Chain(Confirmer({"kind": "astrology"})), 5)
-    assert invented.kind == candidates[0].kind and invented.model == "offline-correlator"
 
 
 async def _correlate(sessions: async_sessionmaker[AsyncSession], entity: str) -> str:
@@ -202,5 +180,9 @@ async def test_a_remote_model_confirms_through_the_privacy_guarded_prompt() -> N
         fallback = await experiment.decide(cluster, candidates, chain, 10)
         assert fallback.kind == "shared_citation_cluster" and fallback.model == "offline-correlator"
         assert "no model confirmed" in fallback.reasoning
+        invented = '{"kind": "astrology", "reasoning": "stars"}'
+        server.queue("openai", Behaviour(text=invented), Behaviour(text=invented))
+        refused = await experiment.decide(cluster, candidates, chain, 10)
+        assert refused.kind == candidates[0].kind and refused.model == "offline-correlator", "an invented kind never wins"
     finally:
         server.stop()

@@ -10,30 +10,31 @@ model that produced the answer.
 
 from __future__ import annotations
 
-import uuid
+import asyncio
 from collections.abc import Sequence
 
 import httpx
 
-from research_contracts import CriticVerdict
-from research_llm.errors import NoProviderAnswered, ProviderError
+from research_llm.errors import NoProviderAnswered, ProviderError, ProviderUnavailable
 from research_llm.offline.engine import OfflineProvider
 from research_llm.offline.relevance import TextEncoder
-from research_llm.providers.base import Provider
+from research_llm.prompts import Prompt
+from research_llm.providers.base import Provider, SchemaAnswerer
 from research_llm.schema import (
-    ClaimDraft,
+    Answered,
     ClaimForReview,
     DraftOutcome,
     EvidenceDoc,
     JudgeOutcome,
     ProviderFailure,
+    Shape,
 )
 
 _USE_DEFAULT = object()
 
 
 class ProviderChain:
-    """Asks each provider in turn; never raises while `offline` is the last link."""
+    """Asks each provider in turn; drafting and judging never raise while `offline` is the last link."""
 
     def __init__(self, providers: Sequence[Provider]) -> None:
         if not providers:
@@ -74,6 +75,34 @@ class ProviderChain:
                 failures.append(_failure(provider, model, exc))
                 continue
             return JudgeOutcome(verdict=verdict, provider=provider.name, model=model, failures=failures)
+        raise NoProviderAnswered(failures)
+
+
+    async def ask(
+        self, prompt: Prompt, shape: type[Shape], schema_name: str, *, timeout_s: float | None = None
+    ) -> Answered[Shape]:
+        """`prompt` answered as `shape` by the first remote model that manages it.
+
+        For questions beyond drafting and judging (e.g. the correlator's pattern confirmation).
+        Only providers that answer free-form questions (`SchemaAnswerer`: the remote ones) are
+        asked; the offline engine is skipped. Each gets `timeout_s` (None = its own HTTP
+        timeout). Text fields of the answer still carry the prompt's placeholders: map them back
+        with `prompt.restore`. Raises `NoProviderAnswered` (with the failures, possibly none)
+        when no provider answered.
+        """
+        failures: list[ProviderFailure] = []
+        for provider in self.providers:
+            if not isinstance(provider, SchemaAnswerer):
+                continue
+            try:
+                answer = await asyncio.wait_for(provider.answer(prompt, shape, schema_name), timeout_s)
+            except ProviderError as exc:
+                failures.append(_failure(provider, provider.model, exc))
+                continue
+            except TimeoutError:
+                failures.append(_failure(provider, provider.model, ProviderUnavailable(f"no answer within {timeout_s}s")))
+                continue
+            return Answered[shape](answer=answer, provider=provider.name, model=provider.model, failures=failures)
         raise NoProviderAnswered(failures)
 
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from research_contracts import CriticVerdict, Support, Verdict
+
+Shape = TypeVar("Shape", bound=BaseModel)
 
 
 class EvidenceDoc(BaseModel):
@@ -94,6 +96,15 @@ class JudgeOutcome(BaseModel):
     """The critic's answer: the verdict plus who produced it and who failed first."""
 
     verdict: CriticVerdict
+    provider: str
+    model: str
+    failures: list[ProviderFailure] = Field(default_factory=list)
+
+
+class Answered(BaseModel, Generic[Shape]):
+    """A free-form question's answer (`ProviderChain.ask`) plus who produced it and who failed first."""
+
+    answer: Shape
     provider: str
     model: str
     failures: list[ProviderFailure] = Field(default_factory=list)

@@ -10,13 +10,12 @@ Detectors (pure functions over a `Cluster`), each returning at most one candidat
 - `co_occurrence` — another entity the ledger knows is mentioned by two or more claims.
 
 `decide` returns exactly one kind or none: the first model of the chain that answers
-(`confirm.confirm_with`) confirms one candidate or says `no_pattern`; offline (or when every
+(`confirm.confirm`) confirms one candidate or says `no_pattern`; offline (or when every
 model fails) the strongest candidate wins, ties broken by `PRECEDENCE`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
 import uuid
 from collections import defaultdict
@@ -26,6 +25,7 @@ from typing import Any
 
 from research_correlator import confirm
 from research_correlator.prepare import Cluster, ClusterClaim
+from research_llm import NoProviderAnswered, ProviderChain
 from research_llm.offline.lexicon import negated
 
 CO_OCCURRENCE = "co_occurrence"
@@ -193,36 +193,29 @@ def _ordered(cluster: Cluster, members: set[uuid.UUID]) -> tuple[uuid.UUID, ...]
     return tuple(c.claim_id for c in cluster.claims if c.claim_id in members)
 
 
-async def decide(cluster: Cluster, candidates: list[Candidate], chain: object, timeout_s: float) -> Decision:
-    """One kind or none for the cluster: the first provider that can confirm does; else the detectors."""
+async def decide(cluster: Cluster, candidates: list[Candidate], chain: ProviderChain, timeout_s: float) -> Decision:
+    """One kind or none for the cluster: the first model that answers confirms; else the detectors."""
     kinds = tuple(c.kind for c in candidates)
-    failures: list[str] = []
     if not candidates:
         return Decision(None, cluster.claim_ids, 0.0, "no detector found a pattern", OFFLINE_MODEL)
-    for provider in getattr(chain, "providers", []):
-        if not confirm.can_confirm(provider):
-            continue
-        try:
-            answer = await asyncio.wait_for(
-                confirm.confirm_with(
-                    provider,
-                    cluster.entity,
-                    [c.statement for c in cluster.claims],
-                    [{"kind": c.kind, "score": c.score, "evidence": c.evidence} for c in candidates],
-                ),
-                timeout_s,
-            )
-        except Exception as exc:  # a provider failure falls through to the next one, then offline
-            failures.append(f"{getattr(provider, 'name', '?')}: {type(exc).__name__}")
-            continue
-        kind = answer.get("kind")
-        model = f"{provider.name}:{getattr(provider, 'model', '?')}"
-        reasoning = str(answer.get("reasoning") or "")[:2000]
-        if kind in (None, "no_pattern"):
-            return Decision(None, cluster.claim_ids, 0.0, reasoning or "the model saw no pattern", model, candidates=kinds)
-        chosen = next((c for c in candidates if c.kind == kind), None)
+    failures: list[str] = []
+    try:
+        answer, model = await confirm.confirm(
+            chain,
+            cluster.entity,
+            [c.statement for c in cluster.claims],
+            [{"kind": c.kind, "score": c.score, "evidence": c.evidence} for c in candidates],
+            timeout_s,
+        )
+    except NoProviderAnswered as exc:  # every model failed (or none is remote): the detectors decide
+        failures = [f"{f.provider}: {f.reason}" for f in exc.failures]
+    else:
+        if answer.kind == "no_pattern":
+            return Decision(None, cluster.claim_ids, 0.0, answer.reasoning, model, candidates=kinds)
+        chosen = next((c for c in candidates if c.kind == answer.kind), None)
         if chosen is not None:
-            return Decision(chosen.kind, chosen.claim_ids, chosen.score, reasoning, model, chosen.evidence, kinds)
+            return Decision(chosen.kind, chosen.claim_ids, chosen.score, answer.reasoning, model, chosen.evidence, kinds)
+        failures = [f"{model}: chose {answer.kind}, which no detector proposed"]
     best = candidates[0]
     reasoning = f"deterministic detectors: {best.kind} scored {best.score:.2f}" + (
         f" (also: {', '.join(kinds[1:])})" if len(kinds) > 1 else ""

@@ -1,11 +1,20 @@
-"""What every provider offers: draft a claim from evidence, judge a claim against the ledger."""
+"""What every provider offers: draft a claim from evidence, judge a claim against the ledger.
+
+Remote models also answer free-form questions bound to a JSON schema (`SchemaAnswerer`); the
+offline engine does not, so the chain skips it for those.
+"""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel
 
 from research_contracts import CriticVerdict
+from research_llm.prompts import Prompt
 from research_llm.schema import ClaimDraft, ClaimForReview, EvidenceDoc
+
+Answer = TypeVar("Answer", bound=BaseModel)
 
 
 class Provider(Protocol):
@@ -20,3 +29,13 @@ class Provider(Protocol):
     async def judge_claim(
         self, candidate: ClaimForReview, active: list[ClaimForReview], evidence: list[EvidenceDoc] | None
     ) -> CriticVerdict: ...
+
+
+@runtime_checkable
+class SchemaAnswerer(Protocol):
+    """A provider that answers any prompt with JSON validated against a pydantic model."""
+
+    name: str
+    model: str
+
+    async def answer(self, prompt: Prompt, shape: type[Answer], schema_name: str) -> Answer: ...

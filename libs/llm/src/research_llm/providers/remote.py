@@ -38,7 +38,7 @@ class RemoteProvider:
 
     async def draft_claim(self, question: str, entity: str | None, evidence: list[EvidenceDoc]) -> ClaimDraft:
         prompt = prompts.researcher_prompt(question, entity, evidence)
-        draft = await self._ask(prompt, ClaimDraft, "claim_draft")
+        draft = await self.answer(prompt, ClaimDraft, "claim_draft")
         return ClaimDraft(
             statement=prompt.restore(draft.statement),
             entity=prompt.restore(draft.entity),
@@ -53,7 +53,7 @@ class RemoteProvider:
         self, candidate: ClaimForReview, active: list[ClaimForReview], evidence: list[EvidenceDoc] | None
     ) -> CriticVerdict:
         prompt = prompts.critic_prompt(candidate, active, evidence)
-        answer = await self._ask(prompt, VerdictDraft, "critic_verdict")
+        answer = await self.answer(prompt, VerdictDraft, "critic_verdict")
         supersedes: list[uuid.UUID] = []
         for raw in answer.supersedes:
             try:
@@ -68,8 +68,12 @@ class RemoteProvider:
             model=self.model,
         )
 
-    async def _ask(self, prompt: prompts.Prompt, shape: type[Answer], schema_name: str) -> Answer:
-        """Ask, validate, and on an invalid answer ask once more with the validation error."""
+    async def answer(self, prompt: prompts.Prompt, shape: type[Answer], schema_name: str) -> Answer:
+        """`prompt` answered as `shape` (a strict JSON schema named `schema_name`).
+
+        Asks, validates, and on an invalid answer asks once more with the validation error;
+        raises `InvalidResponse` when the second answer is invalid too.
+        """
         schema = strict_schema(shape)
         messages: list[Message] = [
             {"role": "system", "content": prompt.system},
