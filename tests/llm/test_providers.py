@@ -9,10 +9,11 @@ import re
 import uuid
 
 import pytest
-from pydantic import SecretStr
+from pydantic import BaseModel, SecretStr
 
 from research_contracts import Support, Verdict
-from research_llm import ClaimForReview, EvidenceDoc, build_chain
+from research_llm import ClaimForReview, EvidenceDoc, NoProviderAnswered, build_chain
+from research_llm.prompts import Guard, Prompt
 from research_platform.settings import LLMSettings
 from tests.llm.fake_llm_server import Behaviour, FakeLLMServer
 
@@ -189,6 +190,31 @@ async def test_critic_falls_back_to_offline_on_429(llm_server: FakeLLMServer) ->
     judged = await chain_for(llm_server).judge_claim(candidate, [], EVIDENCE)
     assert (judged.provider, judged.model) == ("offline", "offline-critic-v1")
     assert [(f.provider, f.status) for f in judged.failures] == [("openai", 429), ("gemini", 429)]
+
+
+class Ranking(BaseModel):
+    best: str
+
+
+async def test_a_free_form_question_is_answered_by_the_first_remote_model_and_never_offline(
+    llm_server: FakeLLMServer,
+) -> None:
+    guard = Guard()
+    prompt = Prompt(system="Pick the best.", user=guard("Jane Roe prefers corpus:1"), table=guard.table)
+    llm_server.queue("openai", Behaviour(status=503))
+    llm_server.queue("gemini", Behaviour(text='{"best": "corpus:1"}'))
+    answered = await chain_for(llm_server).ask(prompt, Ranking, "ranking")
+
+    assert (answered.answer.best, answered.provider, answered.model) == ("corpus:1", "gemini", "gemini-test")
+    assert [(f.provider, f.status) for f in answered.failures] == [("openai", 503)]
+    assert "Jane Roe" not in json.dumps(llm_server.sent("openai")[0].body)
+    llm_server.queue("openai", Behaviour(status=503))
+    llm_server.queue("gemini", Behaviour(status=429))
+    with pytest.raises(NoProviderAnswered) as refused:
+        await chain_for(llm_server).ask(prompt, Ranking, "ranking")
+    assert [f.provider for f in refused.value.failures] == ["openai", "gemini"], "offline is never asked"
+    with pytest.raises(NoProviderAnswered):
+        await build_chain(LLMSettings(), encoder=None).ask(prompt, Ranking, "ranking")
 
 
 def test_chain_composition_follows_settings(llm_server: FakeLLMServer) -> None:
