@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import Sequence
 
 import httpx
+from pydantic import SecretStr
 
 from research_llm.errors import NoProviderAnswered, ProviderError, ProviderUnavailable
 from research_llm.offline.engine import OfflineProvider
@@ -29,6 +30,7 @@ from research_llm.schema import (
     ProviderFailure,
     Shape,
 )
+from research_platform.settings import LLMSettings
 
 _USE_DEFAULT = object()
 
@@ -111,20 +113,19 @@ def _failure(provider: Provider, model: str, exc: ProviderError) -> ProviderFail
 
 
 def build_chain(
-    settings: object,
+    settings: LLMSettings,
     *,
     encoder: TextEncoder | None | object = _USE_DEFAULT,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> ProviderChain:
-    """The chain `settings` (a `research_platform.settings.LLMSettings`) asks for.
+    """The chain `settings` asks for.
 
     `encoder` overrides the offline engine's embedder (None = lexical only); `transport` is
     passed to the HTTP clients of the remote providers (tests use it for fault injection).
     """
-    choice = (getattr(settings, "provider", "auto") or "auto").strip().lower()
-    openai_key = _secret(getattr(settings, "openai_api_key", None))
-    gemini_key = _secret(getattr(settings, "gemini_api_key", None))
-    timeout = float(getattr(settings, "timeout_s", 30.0))
+    choice = (settings.provider or "auto").strip().lower()
+    openai_key = _secret(settings.openai_api_key)
+    gemini_key = _secret(settings.gemini_api_key)
     remote: list[Provider] = []
     if choice not in {"auto", "offline", "openai", "gemini"}:
         raise ValueError(f"unknown LLM provider {choice!r}: use auto, openai, gemini or offline")
@@ -134,9 +135,9 @@ def build_chain(
         remote.append(
             OpenAIProvider(
                 api_key=openai_key or "",
-                base_url=getattr(settings, "openai_base_url", "https://api.openai.com/v1"),
-                model=getattr(settings, "openai_model", "gpt-4o"),
-                timeout_s=timeout,
+                base_url=settings.openai_base_url,
+                model=settings.openai_model,
+                timeout_s=settings.timeout_s,
                 transport=transport,
             )
         )
@@ -146,17 +147,14 @@ def build_chain(
         remote.append(
             GeminiProvider(
                 api_key=gemini_key or "",
-                base_url=getattr(settings, "gemini_base_url", None),
-                model=getattr(settings, "gemini_model", "gemini-2.0-flash"),
-                timeout_s=timeout,
+                base_url=settings.gemini_base_url,
+                model=settings.gemini_model,
+                timeout_s=settings.timeout_s,
             )
         )
     offline = OfflineProvider() if encoder is _USE_DEFAULT else OfflineProvider(encoder)
     return ProviderChain([*remote, offline])
 
 
-def _secret(value: object) -> str | None:
-    if value is None:
-        return None
-    raw = value.get_secret_value() if hasattr(value, "get_secret_value") else str(value)
-    return raw or None
+def _secret(value: SecretStr | None) -> str | None:
+    return (value.get_secret_value() or None) if value is not None else None
