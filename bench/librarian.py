@@ -30,7 +30,7 @@ from sqlalchemy import text
 from research_librarian.main import Librarian
 from research_librarian.repository import START
 from research_librarian.settings import LibrarianSettings
-from research_platform.db import create_engine, session_factory
+from research_platform.db import create_engine
 from research_platform.embedded import EmbeddedPostgres
 from research_platform.migrate import upgrade
 
@@ -89,8 +89,8 @@ async def seed(database_url: str, claims: int, sources: int) -> float:
 async def validate_all(database_url: str, batch_size: int) -> tuple[float, int, int]:
     """One full pass of the librarian; (seconds, claims seen, findings recorded)."""
     engine = create_engine(database_url)
-    sessions = session_factory(engine)
-    librarian = Librarian(sessions, LibrarianSettings(batch_size=batch_size))
+    librarian = Librarian(engine, LibrarianSettings(batch_size=batch_size))
+    sessions = librarian.sessions
     seen_total = 0
     after = START
     try:

@@ -27,9 +27,7 @@ FULL_PASS = LibrarianSettings(schedule=ScheduleSettings(enabled=False), batches_
 
 
 async def _run(engine: AsyncEngine, settings: LibrarianSettings = FULL_PASS) -> dict:
-    from research_platform.db import session_factory
-
-    scheduler = Scheduler("librarian", engine, Librarian(session_factory(engine), settings).run, settings.schedule)
+    scheduler = Scheduler("librarian", engine, Librarian(engine, settings).run, settings.schedule)
     await scheduler.run_once()
     await scheduler.wait_current(60)
     return (await scheduler.status())["last_run"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from faststream import FastStream
@@ -15,13 +16,24 @@ from faststream.nats import NatsBroker
 from research_platform.broker import ensure_streams_at, make_broker
 from research_platform.db import create_engine, session_factory
 from research_platform.settings import Settings
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from research_agents.controls import mount_controls
 from research_agents.scheduler import RunContext, Scheduler, ScheduleSettings
 
 RunFunction = Callable[[RunContext], Awaitable[Any]]
-BuildRun = Callable[[NatsBroker, async_sessionmaker[AsyncSession]], RunFunction]
+
+
+@dataclass(frozen=True)
+class AgentResources:
+    """What the lifespan built; an agent's run function takes the parts it needs."""
+
+    broker: NatsBroker
+    engine: AsyncEngine
+    sessions: async_sessionmaker[AsyncSession]
+
+
+BuildRun = Callable[[AgentResources], RunFunction]
 
 
 def periodic_app(agent: str, settings: Settings, schedule: ScheduleSettings, build_run: BuildRun) -> FastStream:
@@ -33,7 +45,8 @@ def periodic_app(agent: str, settings: Settings, schedule: ScheduleSettings, bui
     async def lifespan() -> AsyncIterator[None]:
         await ensure_streams_at(settings.require_nats_url())
         engine = create_engine(settings.require_database_url())
-        scheduler = Scheduler(agent, engine, build_run(broker, session_factory(engine)), schedule)
+        run = build_run(AgentResources(broker, engine, session_factory(engine)))
+        scheduler = Scheduler(agent, engine, run, schedule)
         state["scheduler"] = scheduler
         scheduler.start()
         yield

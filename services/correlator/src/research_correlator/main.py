@@ -16,9 +16,8 @@ from typing import Any
 
 import structlog
 from faststream import FastStream
-from faststream.nats import NatsBroker
 from research_agents import RunContext
-from research_agents.app import RunFunction, periodic_app
+from research_agents.app import AgentResources, RunFunction, periodic_app
 from research_agents.runs import RunBook
 from research_llm import build_chain
 from research_platform.db import transaction
@@ -93,8 +92,8 @@ class Correlator:
 def create_app(settings: Settings, correlator: CorrelatorSettings | None = None) -> FastStream:
     correlator = correlator or CorrelatorSettings()
 
-    def build_run(broker: NatsBroker, sessions: async_sessionmaker[AsyncSession]) -> RunFunction:
-        return Correlator(sessions, correlator, build_chain(settings.llm)).run
+    def build_run(resources: AgentResources) -> RunFunction:
+        return Correlator(resources.sessions, correlator, build_chain(settings.llm)).run
 
     return periodic_app(SERVICE, settings, correlator.schedule, build_run)
 

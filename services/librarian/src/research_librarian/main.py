@@ -16,15 +16,15 @@ from datetime import datetime
 from typing import Any
 
 from faststream import FastStream
-from faststream.nats import NatsBroker
 from research_agents import RunContext, purge_expired
-from research_agents.app import RunFunction, periodic_app
+from research_agents.app import AgentResources, RunFunction, periodic_app
 from research_agents.runs import RunBook
+from research_platform.db import session_factory
 from research_platform.logging import get_logger
 from research_platform.service import run_service
 from research_platform.settings import Settings
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
 from research_librarian import experiment
 from research_librarian.repository import SERVICE, START, Cursor, Provenance, Walk
@@ -37,12 +37,13 @@ log = get_logger(__name__)
 class Librarian:
     """One librarian run, resumable: the cursor of the last run is kept in its counts."""
 
-    sessions: async_sessionmaker[AsyncSession]
+    engine: AsyncEngine
     settings: LibrarianSettings
 
     def __post_init__(self) -> None:
-        engine = self.sessions.kw["bind"]
-        self.reader = async_sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT"))
+        self.sessions = session_factory(self.engine)
+        # The walk reads and writes on one autocommit connection (see `walker`).
+        self.reader = async_sessionmaker(self.engine.execution_options(isolation_level="AUTOCOMMIT"))
 
     async def run(self, ctx: RunContext) -> dict[str, Any]:
         ctx.counts["purged"] = await purge_expired(
@@ -124,8 +125,8 @@ def cursor_of(saved: Any) -> Cursor:
 def create_app(settings: Settings, librarian: LibrarianSettings | None = None) -> FastStream:
     librarian = librarian or LibrarianSettings()
 
-    def build_run(broker: NatsBroker, sessions: async_sessionmaker[AsyncSession]) -> RunFunction:
-        return Librarian(sessions, librarian).run
+    def build_run(resources: AgentResources) -> RunFunction:
+        return Librarian(resources.engine, librarian).run
 
     return periodic_app(SERVICE, settings, librarian.schedule, build_run)
 

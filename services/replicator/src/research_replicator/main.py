@@ -18,7 +18,7 @@ import structlog
 from faststream import FastStream
 from faststream.nats import NatsBroker
 from research_agents import RunContext
-from research_agents.app import RunFunction, periodic_app
+from research_agents.app import AgentResources, RunFunction, periodic_app
 from research_contracts import EvidenceRefreshed, RerunResearch, subjects
 from research_platform.db import transaction
 from research_platform.logging import get_logger
@@ -98,8 +98,8 @@ class Replicator:
 def create_app(settings: Settings, replicator: ReplicatorSettings | None = None) -> FastStream:
     replicator = replicator or ReplicatorSettings()
 
-    def build_run(broker: NatsBroker, sessions: async_sessionmaker[AsyncSession]) -> RunFunction:
-        return Replicator(broker, sessions, replicator).run
+    def build_run(resources: AgentResources) -> RunFunction:
+        return Replicator(resources.broker, resources.sessions, replicator).run
 
     return periodic_app(SERVICE, settings, replicator.schedule, build_run)
 
