@@ -83,6 +83,7 @@ async def test_mark_resolved_only_once_and_only_by_the_owner(sessions: async_ses
 
 async def test_settle_records_resolves_and_audits_in_one_statement(sessions: async_sessionmaker[AsyncSession], unique: str) -> None:
     from research_agents import settle
+    from research_ledger import AuditAction
     from research_platform.models import AuditEvent
 
     claim = uuid.uuid4()
@@ -93,7 +94,7 @@ async def test_settle_records_resolves_and_audits_in_one_statement(sessions: asy
         opened, resolved = await settle(
             session, unique, opened=[NewFinding("broken_provenance", [claim], {"missing_sources": ["x"]})],
             resolve={mine: {"now": "broken_provenance"}, foreign: {"now": "x"}},
-            opened_action=f"test.{unique}.finding", resolved_action=f"test.{unique}.resolved", context={"run_id": None},
+            opened_action=AuditAction.LIBRARIAN_FINDING, resolved_action=AuditAction.LIBRARIAN_RESOLVED, context={"run_id": None},
         )
     assert resolved == [mine], "another agent's finding is never resolved"
     async with sessions() as session:
@@ -102,6 +103,6 @@ async def test_settle_records_resolves_and_audits_in_one_statement(sessions: asy
         assert new.id == opened[0] and new.kind == "broken_provenance"
         assert abs((new.expires_at - new.created_at) - timedelta(days=180)) < timedelta(seconds=1)
         audits = {a.action: a for a in await session.scalars(select(AuditEvent).where(AuditEvent.claim_id == claim))}
-    assert audits[f"test.{unique}.finding"].payload == {"kind": "broken_provenance", "missing_sources": ["x"]}
-    assert audits[f"test.{unique}.resolved"].payload == {"finding_id": str(mine), "kind": "approaching_decay", "now": "broken_provenance"}
-    assert audits[f"test.{unique}.finding"].subject_ids == {"finding_id": str(opened[0]), "run_id": None}
+    assert audits[AuditAction.LIBRARIAN_FINDING].payload == {"kind": "broken_provenance", "missing_sources": ["x"]}
+    assert audits[AuditAction.LIBRARIAN_RESOLVED].payload == {"finding_id": str(mine), "kind": "approaching_decay", "now": "broken_provenance"}
+    assert audits[AuditAction.LIBRARIAN_FINDING].subject_ids == {"finding_id": str(opened[0]), "run_id": None}

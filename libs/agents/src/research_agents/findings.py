@@ -17,6 +17,8 @@ from typing import Any
 from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from research_ledger.audit import checked_payload, storable
+from research_ledger.catalogue import AuditAction
 from research_platform.models import Finding
 
 FINDING_TTL = timedelta(days=180)
@@ -193,8 +195,8 @@ async def settle(
     *,
     opened: Sequence[NewFinding],
     resolve: dict[uuid.UUID, dict[str, Any]],
-    opened_action: str,
-    resolved_action: str,
+    opened_action: AuditAction,
+    resolved_action: AuditAction,
     context: dict[str, Any] | None = None,
 ) -> tuple[list[uuid.UUID], list[uuid.UUID]]:
     """Record `opened`, resolve the guarded subset of `resolve`, and write one audit row per change —
@@ -205,10 +207,16 @@ async def settle(
     resolved ids). The same rules as `FindingsRepository`: insert-only, 180-day TTL, only the
     owner's unresolved, unexpired findings are resolved.
     """
+    # The audit rows are assembled in SQL, so their payloads are checked against the catalogue here.
     rows = [
-        {"id": str(uuid.uuid4()), "kind": f.kind, "claim_ids": [str(c) for c in f.claim_ids], "payload": f.payload}
+        {"id": str(uuid.uuid4()), "kind": f.kind, "claim_ids": [str(c) for c in f.claim_ids], "payload": storable(f.payload)}
         for f in opened
     ]
+    for row in rows:
+        checked_payload(opened_action, {"kind": row["kind"], **row["payload"]})
+    resolutions = {str(k): storable(v) for k, v in resolve.items()}
+    for finding_id, extra in resolutions.items():
+        checked_payload(resolved_action, {"finding_id": finding_id, "kind": "", **extra})
     result = await session.execute(
         SETTLE,
         {
@@ -216,10 +224,10 @@ async def settle(
             "agent": agent,
             "ttl_days": FINDING_TTL.days,
             "resolve": list(resolve),
-            "opened_action": opened_action,
-            "resolved_action": resolved_action,
-            "context": json.dumps(context or {}, default=str),
-            "resolutions": json.dumps({str(k): v for k, v in resolve.items()}, default=str),
+            "opened_action": opened_action.value,
+            "resolved_action": resolved_action.value,
+            "context": json.dumps(storable(context or {})),
+            "resolutions": json.dumps(resolutions),
         },
     )
     row = result.one()

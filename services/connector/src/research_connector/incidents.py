@@ -18,14 +18,14 @@ import uuid
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from research_platform import audit
+from research_ledger import AuditAction, audit
 from research_platform.logging import get_logger
 
 log = get_logger(__name__)
 
 SERVICE = "connector"
-DEGRADED = "connector.degraded"
-PHI_REFUSED = "connector.phi_refused"
+DEGRADED = AuditAction.CONNECTOR_DEGRADED
+PHI_REFUSED = AuditAction.CONNECTOR_PHI_REFUSED
 
 
 class Incidents:
@@ -56,15 +56,15 @@ class Incidents:
         log.warning("query refused: personal identifiers", source=source, kinds=kinds)
         await self._audit(PHI_REFUSED, {"source": source, "kinds": kinds}, task_id)
 
-    async def _audit(self, action: str, payload: dict[str, object], task_id: uuid.UUID | None) -> None:
+    async def _audit(self, action: AuditAction, payload: dict[str, object], task_id: uuid.UUID | None) -> None:
         if self._sessions is None:
             return
         try:
             async with self._sessions() as session, session.begin():
                 audit.record(
                     session,
+                    action,
                     service=SERVICE,
-                    action=action,
                     task_id=task_id,
                     subject_ids={"source": payload.get("source")},
                     payload=payload,

@@ -12,7 +12,7 @@ from research_agents import FindingsRepository, FindingView
 from research_correlator import reshape
 from research_correlator.experiment import Decision
 from research_correlator.prepare import Cluster, cluster
-from research_platform import audit
+from research_ledger import AuditAction, audit
 from research_platform.models import MemoryClaim, ResearchSource
 
 SERVICE = "correlator"
@@ -70,8 +70,8 @@ class Patterns:
         finding_id = await self.findings.record(new.kind, new.claim_ids, new.payload)
         audit.record(
             self.session,
+            AuditAction.CORRELATOR_FINDING,
             service=SERVICE,
-            action="research.correlator.finding",
             subject_ids={"finding_id": finding_id, "entity": entity, "run_id": run_id, "claim_ids": list(decision.claim_ids)},
             payload={"kind": decision.kind, "score": decision.score, "model": decision.model},
         )
@@ -80,8 +80,8 @@ class Patterns:
     def no_pattern(self, entity: str, decision: Decision, claims: int, run_id: uuid.UUID | None) -> None:
         audit.record(
             self.session,
+            AuditAction.CORRELATOR_NO_PATTERN,
             service=SERVICE,
-            action="research.correlator.no_pattern",
             subject_ids={"entity": entity, "run_id": run_id},
             payload=reshape.no_pattern_payload(entity, decision, claims),
         )
@@ -92,8 +92,8 @@ class Patterns:
             if f.id in resolved:
                 audit.record(
                     self.session,
+                    AuditAction.CORRELATOR_RESOLVED,
                     service=SERVICE,
-                    action="research.correlator.resolved",
                     subject_ids={"finding_id": f.id, "entity": entity, "run_id": run_id},
                     payload={"kind": f.kind, "now": now or "no_pattern"},
                 )

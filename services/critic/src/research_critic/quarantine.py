@@ -19,10 +19,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts import ClaimDecided, ClaimStatus, CriticVerdict, RecritiqueClaim, Verdict
 from research_critic.repository import SERVICE
-from research_platform import audit
+from research_ledger import AuditAction, audit
 from research_platform.models import AuditEvent, CriticVerdictRow, Finding, MemoryClaim, ResearchSource
 
-RECRITIQUED = "research.critic.recritique"
+RECRITIQUED = AuditAction.CRITIC_RECRITIQUE
 
 
 class Quarantine:
@@ -46,7 +46,7 @@ class Quarantine:
             return None
         timeouts, task_id = row
         audit.record(
-            self.session, service=SERVICE, action="research.critic.timeout", task_id=task_id, claim_id=claim_id,
+            self.session, AuditAction.CRITIC_TIMEOUT, service=SERVICE, task_id=task_id, claim_id=claim_id,
             payload={"timeouts": timeouts, "sla_s": sla_s, "status": judged_status},
         )
         if timeouts < quarantine_after:
@@ -58,7 +58,7 @@ class Quarantine:
             .values(status=ClaimStatus.critic_quarantine, decided_at=now, updated_at=func.now())
         )
         audit.record(
-            self.session, service=SERVICE, action="research.critic.quarantine", task_id=task_id, claim_id=claim_id,
+            self.session, AuditAction.CRITIC_QUARANTINE, service=SERVICE, task_id=task_id, claim_id=claim_id,
             payload={"timeouts": timeouts, "sla_s": sla_s, "previous_status": judged_status},
         )
         return ClaimDecided(claim_id=claim_id, task_id=task_id, status=ClaimStatus.critic_quarantine, decided_at=now)
@@ -76,7 +76,7 @@ class Quarantine:
         released = list((await self.session.scalars(query)).all())
         for claim in released:
             audit.record(
-                self.session, service=SERVICE, action="research.critic.drained", task_id=claim.task_id, claim_id=claim.id,
+                self.session, AuditAction.CRITIC_DRAINED, service=SERVICE, task_id=claim.task_id, claim_id=claim.id,
                 subject_ids={"key_id": actor_key_id}, payload={"status": ClaimStatus.pending.value},
             )
         return released
@@ -131,7 +131,7 @@ class Recritiques:
             values.update(status=ClaimStatus.rejected, decided_at=now)
         await self.session.execute(update(MemoryClaim).where(MemoryClaim.id == claim.id).values(**values))
         audit.record(
-            self.session, service=SERVICE, action=RECRITIQUED, task_id=claim.task_id, claim_id=claim.id,
+            self.session, RECRITIQUED, service=SERVICE, task_id=claim.task_id, claim_id=claim.id,
             subject_ids={"finding_id": command.finding_id},
             payload={"reason": command.reason, "verdict": verdict.verdict.value, "score": verdict.score,
                      "model": verdict.model, "outcome": "rejected" if withdrawn else "kept",
@@ -139,7 +139,7 @@ class Recritiques:
         )
         if not withdrawn:
             return None
-        audit.record(self.session, service=SERVICE, action="research.claim.rejected", task_id=claim.task_id,
+        audit.record(self.session, AuditAction.CLAIM_REJECTED, service=SERVICE, task_id=claim.task_id,
                      claim_id=claim.id, payload={"verdict": verdict.verdict.value, "score": verdict.score, "recritique": True})
         return ClaimDecided(claim_id=claim.id, task_id=claim.task_id, status=ClaimStatus.rejected,
                             verdict=verdict.verdict, score=verdict.score, decided_at=now)

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts import ClaimDecided, ClaimStatus, CriticVerdict, Support, Verdict
 from research_llm import ClaimForReview
-from research_platform import audit
+from research_ledger import AuditAction, audit
 from research_platform.errors import TransientError
 from research_platform.models import CriticVerdictRow, MemoryClaim
 
@@ -89,8 +89,8 @@ class Verdicts:
         )
         audit.record(
             self.session,
+            AuditAction.CLAIM_REJECTED if status is ClaimStatus.rejected else AuditAction.CLAIM_PROMOTED,
             service=SERVICE,
-            action=f"research.claim.{'rejected' if status is ClaimStatus.rejected else 'promoted'}",
             task_id=claim.task_id,
             claim_id=claim.id,
             payload={"verdict": verdict.verdict.value, "score": verdict.score, "model": verdict.model},
@@ -118,8 +118,8 @@ class Verdicts:
         for old in targets:
             audit.record(
                 self.session,
+                AuditAction.CLAIM_SUPERSEDED,
                 service=SERVICE,
-                action="research.claim.superseded",
                 claim_id=old,
                 subject_ids={"superseded_by": claim.id},
                 payload={"at": now},

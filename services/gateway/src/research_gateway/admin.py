@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from research_contracts import ControlReply, ControlRequest, subjects
 from research_gateway.auth import SERVICE, Caller, require_role
-from research_platform import audit
+from research_ledger import AuditAction, audit
 from research_platform.logging import get_logger
 
 log = get_logger(__name__)
@@ -61,8 +61,8 @@ async def forward(request: Request, caller: Caller, subject: str, args: dict[str
     async with request.app.state.sessions() as session, session.begin():
         audit.record(
             session,
+            AuditAction.ADMIN_CONTROL,
             service=SERVICE,
-            action="research.admin.control",
             subject_ids={"key_id": caller.key_id, "subject": subject},
             payload={"status": reply.status, "args": args, "state": reply.state, "detail": reply.detail},
         )

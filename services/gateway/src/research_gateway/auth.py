@@ -21,7 +21,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from research_platform import audit
+from research_ledger import AuditAction, audit
 from research_platform.models import ApiKey
 
 ROLES = ("admin", "researcher", "reader")
@@ -68,7 +68,7 @@ class ApiKeys:
         secret = KEY_PREFIX + secrets.token_urlsafe(32)
         key_id = uuid.uuid4()
         self.session.add(ApiKey(id=key_id, name=name, role=role, key_hash=hash_key(secret)))
-        audit.record(self.session, service=SERVICE, action="research.admin.key_created",
+        audit.record(self.session, AuditAction.ADMIN_KEY_CREATED, service=SERVICE,
                      subject_ids={"key_id": key_id}, payload={"role": role, "name": name})
         return key_id, secret
 
@@ -85,7 +85,7 @@ class ApiKeys:
         )
         revoked = result.scalar_one_or_none() is not None
         if revoked:
-            audit.record(self.session, service=SERVICE, action="research.admin.key_revoked", subject_ids={"key_id": key_id})
+            audit.record(self.session, AuditAction.ADMIN_KEY_REVOKED, service=SERVICE, subject_ids={"key_id": key_id})
         return revoked
 
     async def listing(self) -> list[KeyListing]:
@@ -111,8 +111,8 @@ def require_role(*roles: str) -> Callable[..., Awaitable[Caller]]:
             if found.role not in roles:
                 audit.record(
                     session,
+                    AuditAction.ADMIN_DENIED,
                     service=SERVICE,
-                    action="research.admin.denied",
                     subject_ids={"key_id": found.key_id},
                     payload={"role": found.role, "path": request.url.path, "method": request.method},
                 )

@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts import RunResearch, Support
 from research_gateway.schemas import ClaimView, TaskView, VerdictView
-from research_platform import audit
+from research_ledger import AuditAction, audit
 from research_platform.models import CriticVerdictRow, MemoryClaim, ResearchTask
 
 SERVICE = "gateway"
@@ -35,7 +35,7 @@ class TaskDesk:
             )
         )
         audit.record(
-            self.session, service=SERVICE, action="research.task.submitted", task_id=task.task_id, payload={"tier": task.tier.value}
+            self.session, AuditAction.TASK_SUBMITTED, service=SERVICE, task_id=task.task_id, payload={"tier": task.tier.value}
         )
 
     async def task(self, task_id: uuid.UUID) -> TaskView | None:

@@ -16,6 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_agents import FindingsRepository, settle
+from research_ledger import AuditAction
 from research_librarian import reshape
 from research_librarian.experiment import Triage
 from research_librarian.prepare import ClaimHealth, claim_health
@@ -117,8 +118,8 @@ class Provenance:
             SERVICE,
             opened=[reshape.finding(health, kind) for health, kind in changes.opened],
             resolve={r.finding.finding_id: {"now": r.now or "healthy"} for r in changes.resolved},
-            opened_action="research.librarian.finding",
-            resolved_action="research.librarian.resolved",
+            opened_action=AuditAction.LIBRARIAN_FINDING,
+            resolved_action=AuditAction.LIBRARIAN_RESOLVED,
             context={"run_id": run_id},
         )
         return len(opened), len(resolved)

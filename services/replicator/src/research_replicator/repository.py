@@ -8,7 +8,7 @@ from sqlalchemy import text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_agents import FindingsRepository
-from research_platform import audit
+from research_ledger import AuditAction, audit
 from research_platform.models import ResearchSource
 from research_replicator import reshape
 from research_replicator.experiment import Comparison
@@ -64,8 +64,8 @@ class Replications:
         if comparison.verdict is None:
             audit.record(
                 self.session,
+                AuditAction.REPLICATOR_SKIPPED,
                 service=SERVICE,
-                action="research.replicator.skipped",
                 claim_id=claim.claim_id,
                 subject_ids=subject,
                 payload={"reason": comparison.reason, **comparison.details},
@@ -74,8 +74,8 @@ class Replications:
         if comparison.verdict == "confirmed":
             audit.record(
                 self.session,
+                AuditAction.REPLICATOR_CONFIRMED,
                 service=SERVICE,
-                action="research.replicator.confirmed",
                 claim_id=claim.claim_id,
                 subject_ids=subject,
                 payload=comparison.details,
@@ -92,8 +92,8 @@ class Replications:
             )
         audit.record(
             self.session,
+            AuditAction.REPLICATOR_FINDING,
             service=SERVICE,
-            action="research.replicator.finding",
             claim_id=claim.claim_id,
             subject_ids={**subject, "finding_id": finding_id},
             payload={"verdict": comparison.verdict, **comparison.details},

@@ -16,7 +16,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts import RunResearch, SourceHit
-from research_platform import audit
+from research_ledger import AuditAction, audit
 from research_platform.models import MemoryClaim, ResearchSource, ResearchTask
 from research_researcher.reshape import ProposedClaim
 
@@ -51,8 +51,8 @@ class ClaimLedger:
         )
         audit.record(
             self.session,
+            AuditAction.TASK_STARTED,
             service=SERVICE,
-            action="research.task.started",
             task_id=task.task_id,
             payload={"tier": task.tier.value, "waited_s": round(waited_s, 3)},
         )
@@ -90,16 +90,16 @@ class ClaimLedger:
         for action, payload in claim.notes:
             audit.record(
                 self.session,
+                action,
                 service=SERVICE,
-                action=action,
                 task_id=claim.task_id,
                 claim_id=claim.claim_id,
                 payload=payload,
             )
         audit.record(
             self.session,
+            AuditAction.CLAIM_PROPOSED,
             service=SERVICE,
-            action="research.claim.proposed",
             task_id=claim.task_id,
             claim_id=claim.claim_id,
             payload={
@@ -113,8 +113,8 @@ class ClaimLedger:
         for failure in claim.failures:
             audit.record(
                 self.session,
+                AuditAction.LLM_PROVIDER_FAILED,
                 service=SERVICE,
-                action="research.llm.provider_failed",
                 task_id=claim.task_id,
                 claim_id=claim.claim_id,
                 payload=failure,
@@ -159,7 +159,7 @@ class ClaimLedger:
         )
         reason = reason[:2000]
         audit.record(
-            self.session, service=SERVICE, action="research.task.failed", task_id=task_id, payload={"reason": reason}
+            self.session, AuditAction.TASK_FAILED, service=SERVICE, task_id=task_id, payload={"reason": reason}
         )
 
 

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from research_contracts import RunResearch, Support
+from research_ledger import AuditAction
 from research_llm import DraftOutcome, EvidenceDoc, ground_supports
 
 CLAIM_LIFETIME = timedelta(days=365)
@@ -35,7 +36,7 @@ class ProposedClaim:
     decay_at: datetime
     failures: list[dict[str, Any]] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)  # merged into `research.claim.proposed`
-    notes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # extra audit rows (action, payload)
+    notes: list[tuple[AuditAction, dict[str, Any]]] = field(default_factory=list)  # extra audit rows (action, payload)
 
 
 def claim_id_for(task_id: uuid.UUID) -> uuid.UUID:
@@ -49,7 +50,7 @@ def to_claim(
     evidence: list[EvidenceDoc],
     *,
     provenance: dict[str, Any] | None = None,
-    notes: list[tuple[str, dict[str, Any]]] | None = None,
+    notes: list[tuple[AuditAction, dict[str, Any]]] | None = None,
 ) -> ProposedClaim:
     """The pending claim for `task`: grounded supports only; no support means zero confidence."""
     grounded = ground_supports(outcome.draft, evidence)

@@ -1,0 +1,31 @@
+"""research_ledger: the one owner of the ledger's lifecycle (tasks, claims, verdicts) and of the audit log.
+
+    from research_ledger import Ledger, TaskStatus, ClaimStatus, AuditAction
+
+`Ledger(session, service=...)` offers intent methods (`submit`, `start`, `fail`, `propose`,
+`decide` → promote / supersede / reject, `record_timeout` → quarantine, `release`,
+`reconsider` → withdraw) that write the state change and its audit row in the caller's
+transaction. `audit.record` / `Ledger.audit` is the only audit writer and takes only
+members of the catalogue (`research_ledger.catalogue`).
+"""
+
+from research_ledger import audit
+from research_ledger.catalogue import AuditAction, payload_schema
+from research_ledger.claims import ClaimProposal
+from research_ledger.errors import EntityChanged
+from research_ledger.ledger import Ledger
+from research_ledger.status import ClaimStatus, TaskStatus
+from research_ledger.tasks import SubmitResult, task_id_for_key
+
+__all__ = [
+    "AuditAction",
+    "ClaimProposal",
+    "ClaimStatus",
+    "EntityChanged",
+    "Ledger",
+    "SubmitResult",
+    "TaskStatus",
+    "audit",
+    "payload_schema",
+    "task_id_for_key",
+]

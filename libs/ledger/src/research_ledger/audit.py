@@ -1,0 +1,85 @@
+"""The one audit writer: a row in `audit_events`, staged in the caller's transaction.
+
+Callers pass the session that carries the state change, so both commit together or neither
+does. The writer accepts only `AuditAction` members (a plain string raises `TypeError`),
+validates the payload against the catalogue's schema for that action (`ValueError` on a
+mismatch — a programming error, caught by the tests), and makes every string safe for
+Postgres jsonb: `\\u0000` and lone surrogates (bytes decoded with `surrogateescape`, broken
+UTF-16 from a client) are replaced by U+FFFD, because jsonb refuses the first and asyncpg
+cannot encode the second — either would turn an audit write into a crash loop.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from research_ledger.catalogue import AuditAction, payload_schema
+from research_platform.models import AuditEvent
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+class AuditPayloadError(ValueError):
+    """A payload does not match the catalogue's schema for its action."""
+
+
+def storable(value: Any) -> Any:
+    """`value` as plain JSON types with every string safe for jsonb (see the module docstring)."""
+    if isinstance(value, str):
+        return _UNSTORABLE.sub(REPLACEMENT, value)
+    if isinstance(value, dict):
+        return {storable(str(k)): storable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [storable(v) for v in value]
+    if isinstance(value, bytes):
+        return storable(value.decode("utf-8", "replace"))
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if isinstance(value, bool | int | float) or value is None:
+        return value
+    if hasattr(value, "value"):  # enums
+        return storable(value.value)
+    return storable(str(value))
+
+
+def checked_payload(action: AuditAction, payload: dict[str, Any] | None) -> dict[str, Any]:
+    """The payload of `action`, validated against its schema and made storable."""
+    if not isinstance(action, AuditAction):
+        raise TypeError(f"audit actions come from research_ledger.catalogue.AuditAction, not {action!r}")
+    plain = storable(payload or {})
+    try:
+        model = payload_schema(action).model_validate(plain)
+    except ValidationError as exc:
+        raise AuditPayloadError(f"payload of {action.value} does not match its schema: {exc}") from exc
+    return storable(model.model_dump(mode="json", exclude_unset=True))
+
+
+def record(
+    session: AsyncSession,
+    action: AuditAction,
+    *,
+    service: str,
+    task_id: uuid.UUID | None = None,
+    claim_id: uuid.UUID | None = None,
+    subject_ids: dict[str, Any] | None = None,
+    payload: dict[str, Any] | None = None,
+) -> AuditEvent:
+    """Stage an audit row for `action` in `session` (it commits with the caller's transaction)."""
+    event = AuditEvent(
+        service=service,
+        action=action.value if isinstance(action, AuditAction) else action,
+        task_id=task_id,
+        claim_id=claim_id,
+        subject_ids=storable(subject_ids or {}),
+        payload=checked_payload(action, payload),
+    )
+    session.add(event)
+    return event

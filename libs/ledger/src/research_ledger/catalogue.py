@@ -1,0 +1,253 @@
+"""The audit catalogue: every action the engine writes to `audit_events`, with its payload schema.
+
+Audit actions are data, not strings scattered in code. `AuditAction` is the only way to name
+an action (the writer in `research_ledger.audit` refuses anything else), and `PAYLOADS` maps
+each action to the pydantic model its payload must satisfy. Schemas name the fields readers
+(Grafana, the `/audit` route, the replicator's "recently checked" query) rely on; most allow
+extra fields because some payloads merge open-ended details (a comparison, provenance).
+
+Payloads never carry raw message bodies or query texts: a body is described by its SHA-256,
+its size and the reason (`consumer.dead_letter`), a refused query by the *kinds* of identifiers.
+`tests/unit/test_audit_catalogue.py` fails when code writes an action outside this module.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class AuditAction(StrEnum):
+    """Every audit action, by the service area that writes it."""
+
+    # transport (any consumer)
+    CONSUMER_DEAD_LETTER = "consumer.dead_letter"
+    CONSUMER_RETRIEVAL_FALLBACK = "consumer.retrieval_fallback"
+    # connector
+    CONNECTOR_DEGRADED = "connector.degraded"
+    CONNECTOR_PHI_REFUSED = "connector.phi_refused"
+    # task lifecycle
+    TASK_SUBMITTED = "research.task.submitted"
+    TASK_STARTED = "research.task.started"
+    TASK_FAILED = "research.task.failed"
+    # claim lifecycle
+    CLAIM_PROPOSED = "research.claim.proposed"
+    CLAIM_PROMOTED = "research.claim.promoted"
+    CLAIM_SUPERSEDED = "research.claim.superseded"
+    CLAIM_REJECTED = "research.claim.rejected"
+    LLM_PROVIDER_FAILED = "research.llm.provider_failed"
+    # critic
+    CRITIC_TIMEOUT = "research.critic.timeout"
+    CRITIC_QUARANTINE = "research.critic.quarantine"
+    CRITIC_DRAINED = "research.critic.drained"
+    CRITIC_RECRITIQUE = "research.critic.recritique"
+    # periodic agents
+    CORRELATOR_FINDING = "research.correlator.finding"
+    CORRELATOR_NO_PATTERN = "research.correlator.no_pattern"
+    CORRELATOR_RESOLVED = "research.correlator.resolved"
+    REPLICATOR_FINDING = "research.replicator.finding"
+    REPLICATOR_CONFIRMED = "research.replicator.confirmed"
+    REPLICATOR_SKIPPED = "research.replicator.skipped"
+    LIBRARIAN_FINDING = "research.librarian.finding"
+    LIBRARIAN_RESOLVED = "research.librarian.resolved"
+    # operators
+    ADMIN_KEY_CREATED = "research.admin.key_created"
+    ADMIN_KEY_REVOKED = "research.admin.key_revoked"
+    ADMIN_DENIED = "research.admin.denied"
+    ADMIN_CONTROL = "research.admin.control"
+
+
+class Payload(BaseModel):
+    """Base of the open schemas: named fields are checked, extra details are kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ClosedPayload(BaseModel):
+    """Base of the closed schemas: nothing beyond the named fields may be stored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class DeadLettered(ClosedPayload):
+    reason: str
+    sha256: str = Field(description="SHA-256 of the message body (the body itself stays on the dead-letter stream).")
+    size: int = Field(ge=0, description="Body size in bytes.")
+    subject: str | None = None
+    delivered: int | None = Field(default=None, description="Delivery attempts so far.")
+
+
+class RetrievalFallback(ClosedPayload):
+    reason: str
+    sources: list[str]
+
+
+class SourceDegraded(ClosedPayload):
+    source: str
+    reason: str
+    operation: str = "search"
+    detail: str = ""
+
+
+class PhiRefused(ClosedPayload):
+    source: str
+    kinds: list[str]
+
+
+class TaskSubmitted(ClosedPayload):
+    tier: str
+    idempotency_key: str | None = None
+
+
+class TaskStarted(ClosedPayload):
+    tier: str
+    waited_s: float = 0.0
+
+
+class TaskFailed(ClosedPayload):
+    reason: str
+    previous_status: str | None = None
+
+
+class ClaimProposedPayload(Payload):
+    entity: str
+    model: str
+    supports: int
+    dropped_supports: int
+
+
+class ClaimJudged(Payload):
+    verdict: str
+    score: float
+    model: str | None = None
+    recritique: bool = False
+
+
+class ClaimSuperseded(ClosedPayload):
+    at: str
+
+
+class ProviderFailed(ClosedPayload):
+    provider: str
+    model: str
+    reason: str
+    status: int | None = None
+
+
+class CriticTimeout(ClosedPayload):
+    timeouts: int
+    sla_s: float
+    status: str
+
+
+class CriticQuarantined(ClosedPayload):
+    timeouts: int
+    sla_s: float
+    previous_status: str
+
+
+class CriticDrained(ClosedPayload):
+    status: str
+
+
+class Recritiqued(ClosedPayload):
+    reason: str
+    verdict: str
+    score: float
+    model: str
+    outcome: str
+    discredited_sources: list[str]
+
+
+class FindingOpened(Payload):
+    kind: str
+
+
+class CorrelatorFinding(ClosedPayload):
+    kind: str
+    score: float | None = None
+    model: str | None = None
+
+
+class NoPattern(Payload):
+    entity: str
+    claims: int
+    model: str | None = None
+
+
+class FindingResolved(Payload):
+    kind: str
+    now: str
+
+
+class ReplicationChecked(Payload):
+    """Open: the comparison's details (cited, retracted, lost, share…) are merged in."""
+
+
+class ReplicationSkipped(Payload):
+    reason: str
+
+
+class ReplicationFinding(Payload):
+    verdict: str
+
+
+class KeyCreated(ClosedPayload):
+    role: str
+    name: str = ""
+
+
+class KeyRevoked(ClosedPayload):
+    pass
+
+
+class AdminDenied(ClosedPayload):
+    role: str
+    path: str
+    method: str
+
+
+class AdminControl(ClosedPayload):
+    status: int
+    args: dict[str, Any] = Field(default_factory=dict)
+    state: dict[str, Any] | None = None
+    detail: dict[str, Any] | None = None
+
+
+PAYLOADS: dict[AuditAction, type[BaseModel]] = {
+    AuditAction.CONSUMER_DEAD_LETTER: DeadLettered,
+    AuditAction.CONSUMER_RETRIEVAL_FALLBACK: RetrievalFallback,
+    AuditAction.CONNECTOR_DEGRADED: SourceDegraded,
+    AuditAction.CONNECTOR_PHI_REFUSED: PhiRefused,
+    AuditAction.TASK_SUBMITTED: TaskSubmitted,
+    AuditAction.TASK_STARTED: TaskStarted,
+    AuditAction.TASK_FAILED: TaskFailed,
+    AuditAction.CLAIM_PROPOSED: ClaimProposedPayload,
+    AuditAction.CLAIM_PROMOTED: ClaimJudged,
+    AuditAction.CLAIM_SUPERSEDED: ClaimSuperseded,
+    AuditAction.CLAIM_REJECTED: ClaimJudged,
+    AuditAction.LLM_PROVIDER_FAILED: ProviderFailed,
+    AuditAction.CRITIC_TIMEOUT: CriticTimeout,
+    AuditAction.CRITIC_QUARANTINE: CriticQuarantined,
+    AuditAction.CRITIC_DRAINED: CriticDrained,
+    AuditAction.CRITIC_RECRITIQUE: Recritiqued,
+    AuditAction.CORRELATOR_FINDING: CorrelatorFinding,
+    AuditAction.CORRELATOR_NO_PATTERN: NoPattern,
+    AuditAction.CORRELATOR_RESOLVED: FindingResolved,
+    AuditAction.REPLICATOR_FINDING: ReplicationFinding,
+    AuditAction.REPLICATOR_CONFIRMED: ReplicationChecked,
+    AuditAction.REPLICATOR_SKIPPED: ReplicationSkipped,
+    AuditAction.LIBRARIAN_FINDING: FindingOpened,
+    AuditAction.LIBRARIAN_RESOLVED: FindingResolved,
+    AuditAction.ADMIN_KEY_CREATED: KeyCreated,
+    AuditAction.ADMIN_KEY_REVOKED: KeyRevoked,
+    AuditAction.ADMIN_DENIED: AdminDenied,
+    AuditAction.ADMIN_CONTROL: AdminControl,
+}
+
+
+def payload_schema(action: AuditAction) -> type[BaseModel]:
+    """The pydantic model a payload of `action` must satisfy."""
+    return PAYLOADS[action]

@@ -1,0 +1,126 @@
+"""The claim lifecycle: propose (pending) → promote | supersede | reject, and the researcher's sources.
+
+Every move is one statement guarded by the state it leaves (`WHERE status = …`), so a
+redelivered command changes nothing the second time; the audit row is staged in the same
+transaction. Verdict-driven moves (critic) live in `research_ledger.verdicts`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert
+
+from research_contracts import SourceHit, Support
+from research_ledger.catalogue import AuditAction
+from research_ledger.status import ClaimStatus
+from research_ledger.tasks import TaskLifecycle
+from research_platform.models import MemoryClaim, ResearchSource
+
+
+@dataclass
+class ClaimProposal:
+    """A pending claim ready to persist, with what its audit rows should say."""
+
+    claim_id: uuid.UUID
+    task_id: uuid.UUID
+    entity: str
+    question: str
+    statement: str
+    confidence: float
+    supports: list[Support]
+    dropped_supports: int
+    model: str
+    decay_at: datetime
+    failures: list[dict[str, Any]] = field(default_factory=list)  # one `research.llm.provider_failed` each
+    provenance: dict[str, Any] = field(default_factory=dict)  # merged into `research.claim.proposed`
+    notes: list[tuple[AuditAction, dict[str, Any]]] = field(default_factory=list)  # extra audit rows
+
+
+class ClaimLifecycle(TaskLifecycle):
+    """Intent methods on `memory_claims` (and the sources a claim cites)."""
+
+    async def claim_for_task(self, task_id: uuid.UUID) -> MemoryClaim | None:
+        return await self.session.scalar(select(MemoryClaim).where(MemoryClaim.task_id == task_id))
+
+    async def propose(self, claim: ClaimProposal, embedding: list[float] | None, hits: list[SourceHit]) -> bool:
+        """Persist the pending claim, the sources it cites, the task's `claimed` status and the
+        audit rows; False (nothing written) when the task already has its claim."""
+        stmt = (
+            insert(MemoryClaim)
+            .values(
+                id=claim.claim_id,
+                task_id=claim.task_id,
+                entity=claim.entity,
+                question=claim.question,
+                statement=claim.statement,
+                status=ClaimStatus.pending.value,
+                confidence=claim.confidence,
+                supports=[s.model_dump(mode="json") for s in claim.supports],
+                supersedes=[],
+                decay_at=claim.decay_at,
+                embedding=embedding,
+                model=claim.model,
+                dropped_supports=claim.dropped_supports,
+                critic_timeouts=0,
+            )
+            .on_conflict_do_nothing()
+            .returning(MemoryClaim.id)
+        )
+        if (await self.session.execute(stmt)).scalar_one_or_none() is None:
+            return False
+        await self._remember_sources(hits, {s.source_id for s in claim.supports})
+        await self.mark_claimed(claim.task_id)
+        ids = {"task_id": claim.task_id, "claim_id": claim.claim_id}
+        for action, payload in claim.notes:
+            self.audit(action, **ids, payload=payload)
+        self.audit(
+            AuditAction.CLAIM_PROPOSED,
+            **ids,
+            payload={
+                "entity": claim.entity,
+                "model": claim.model,
+                "supports": len(claim.supports),
+                "dropped_supports": claim.dropped_supports,
+                **claim.provenance,
+            },
+        )
+        for failure in claim.failures:
+            self.audit(AuditAction.LLM_PROVIDER_FAILED, **ids, payload=failure)
+        return True
+
+    async def _remember_sources(self, hits: list[SourceHit], cited: set[str]) -> None:
+        rows: list[dict[str, Any]] = [
+            {
+                "source_id": hit.source_id,
+                "source": hit.source,
+                "title": hit.title,
+                "authors": hit.authors,
+                "venue": hit.venue,
+                "year": hit.year,
+                "url": hit.url,
+                "doi": hit.doi,
+                "abstract": hit.abstract,
+                "metadata": hit.model_dump(mode="json")["metadata"],
+                "retracted": bool(hit.metadata.get("retracted", False)),
+            }
+            for hit in {h.source_id: h for h in hits if h.source_id in cited}.values()
+        ]
+        if not rows:
+            return
+        stmt = insert(ResearchSource).values(rows)
+        await self.session.execute(
+            stmt.on_conflict_do_update(
+                index_elements=[ResearchSource.source_id],
+                set_={
+                    "title": stmt.excluded.title,
+                    "retracted": stmt.excluded.retracted,
+                    "metadata": stmt.excluded["metadata"],
+                    "last_seen_at": stmt.excluded.last_seen_at,
+                },
+            )
+        )

@@ -1,0 +1,40 @@
+"""The lifecycle vocabulary of tasks and claims, and which moves between states are legal.
+
+`ClaimStatus` travels on the bus (`ClaimDecided.status`), so its definition stays in
+`research_contracts` (the lowest layer, which must not depend on this library) and is
+re-exported here; `TaskStatus` is new here. Only `research_ledger` writes either column.
+
+    task:   queued ─→ researching ─→ claimed
+               └──────────┴─────────→ failed          (terminal: claimed, failed)
+    claim:  pending ─→ active ─→ superseded | rejected (re-critique)
+               ├─→ rejected
+               └─→ critic_quarantine ─→ pending (operator drain)
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from research_contracts import ClaimStatus
+
+
+class TaskStatus(StrEnum):
+    """Where a research task is; the values are those stored in `research_tasks.status`."""
+
+    queued = "queued"
+    researching = "researching"
+    claimed = "claimed"
+    failed = "failed"
+
+
+TERMINAL_TASK_STATES = frozenset({TaskStatus.claimed, TaskStatus.failed})
+
+CLAIM_TRANSITIONS: dict[ClaimStatus, frozenset[ClaimStatus]] = {
+    ClaimStatus.pending: frozenset({ClaimStatus.active, ClaimStatus.rejected, ClaimStatus.critic_quarantine}),
+    ClaimStatus.active: frozenset({ClaimStatus.superseded, ClaimStatus.rejected, ClaimStatus.critic_quarantine}),
+    ClaimStatus.critic_quarantine: frozenset({ClaimStatus.pending}),
+    ClaimStatus.superseded: frozenset(),
+    ClaimStatus.rejected: frozenset(),
+}
+
+__all__ = ["CLAIM_TRANSITIONS", "TERMINAL_TASK_STATES", "ClaimStatus", "TaskStatus"]

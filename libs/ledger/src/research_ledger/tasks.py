@@ -1,0 +1,128 @@
+"""The task lifecycle: submitted (queued) → researching → claimed, or failed with a reason.
+
+A task row is created by whoever sees the task first: the gateway on submission, or the
+researcher when the task came straight from the bus (or overtook the gateway's commit). Both
+paths are idempotent on the task id, so a redelivery or a retried submission never makes a
+second row. `fail` is terminal and idempotent: it never overwrites `claimed` or an earlier
+failure.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import func, select, update
+from sqlalchemy.dialects.postgresql import insert
+
+from research_contracts import RunResearch
+from research_ledger.base import LedgerBase
+from research_ledger.catalogue import AuditAction
+from research_ledger.status import TERMINAL_TASK_STATES, TaskStatus
+from research_platform.models import AuditEvent, ResearchTask
+
+REASON_LIMIT = 2000
+IDEMPOTENCY_NAMESPACE = uuid.UUID("5b0c3f52-9a7e-4f0e-9d1c-1f6a2f1e7c11")
+
+
+def task_id_for_key(idempotency_key: str) -> uuid.UUID:
+    """The task id an `Idempotency-Key` names: the same key always yields the same id, on any replica."""
+    return uuid.uuid5(IDEMPOTENCY_NAMESPACE, idempotency_key)
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitResult:
+    """`created` is False when the task was already submitted (a retry with the same key)."""
+
+    task_id: uuid.UUID
+    created: bool
+
+
+def _row(task: RunResearch, status: TaskStatus) -> dict[str, object]:
+    return {
+        "id": task.task_id,
+        "question": task.question,
+        "entity": task.entity,
+        "tier": task.tier.value,
+        "status": status.value,
+        "origin": task.origin,
+        "request": task.model_dump(mode="json", exclude={"patient_ref"}),  # patient context is never stored
+    }
+
+
+class TaskLifecycle(LedgerBase):
+    """Intent methods on `research_tasks`."""
+
+    async def task(self, task_id: uuid.UUID) -> ResearchTask | None:
+        return await self.session.get(ResearchTask, task_id)
+
+    async def submit(self, task: RunResearch, *, idempotency_key: str | None = None) -> SubmitResult:
+        """Record a submitted task (queued) with its audit row; a repeat of the same task id is a no-op.
+
+        The researcher may have stored the row first (it consumed the message before this commit):
+        the submission is still audited once.
+        """
+        inserted = await self.session.scalar(
+            insert(ResearchTask).values(**_row(task, TaskStatus.queued)).on_conflict_do_nothing().returning(ResearchTask.id)
+        )
+        if inserted is None and await self._audited(task.task_id, AuditAction.TASK_SUBMITTED):
+            return SubmitResult(task.task_id, created=False)
+        payload: dict[str, object] = {"tier": task.tier.value}
+        if idempotency_key is not None:
+            payload["idempotency_key"] = idempotency_key
+        self.audit(AuditAction.TASK_SUBMITTED, task_id=task.task_id, payload=payload)
+        return SubmitResult(task.task_id, created=True)
+
+    async def start(self, task: RunResearch, *, waited_s: float = 0.0) -> bool:
+        """Record that work on `task` began (creating the row when it came straight from the bus).
+
+        Returns False, changing nothing, when the task already ended (claimed or failed).
+        """
+        stmt = insert(ResearchTask).values(**_row(task, TaskStatus.researching))
+        started = await self.session.scalar(
+            stmt.on_conflict_do_update(
+                index_elements=[ResearchTask.id],
+                set_={"status": TaskStatus.researching.value, "entity": task.entity, "updated_at": stmt.excluded.updated_at},
+                where=ResearchTask.status.not_in([s.value for s in TERMINAL_TASK_STATES]),
+            ).returning(ResearchTask.id)
+        )
+        if started is None:
+            return False
+        self.audit(
+            AuditAction.TASK_STARTED,
+            task_id=task.task_id,
+            payload={"tier": task.tier.value, "waited_s": round(waited_s, 3)},
+        )
+        return True
+
+    async def mark_claimed(self, task_id: uuid.UUID) -> None:
+        """The task yielded its claim (called by `propose`, in the same transaction)."""
+        await self.session.execute(
+            update(ResearchTask)
+            .where(ResearchTask.id == task_id, ResearchTask.status != TaskStatus.failed.value)
+            .values(status=TaskStatus.claimed.value, updated_at=func.now())
+        )
+
+    async def fail(self, task_id: uuid.UUID, reason: str) -> bool:
+        """Mark the task `failed` with `reason`; False (no change, no audit) when it already ended or is unknown."""
+        reason = reason[:REASON_LIMIT]
+        row = (
+            await self.session.execute(
+                select(ResearchTask.status).where(ResearchTask.id == task_id).with_for_update()
+            )
+        ).one_or_none()
+        if row is None or row.status in TERMINAL_TASK_STATES:
+            return False
+        await self.session.execute(
+            update(ResearchTask)
+            .where(ResearchTask.id == task_id)
+            .values(status=TaskStatus.failed.value, error=reason, updated_at=func.now())
+        )
+        self.audit(AuditAction.TASK_FAILED, task_id=task_id, payload={"reason": reason, "previous_status": row.status})
+        return True
+
+    async def _audited(self, task_id: uuid.UUID, action: AuditAction) -> bool:
+        found = await self.session.scalar(
+            select(AuditEvent.id).where(AuditEvent.task_id == task_id, AuditEvent.action == action.value).limit(1)
+        )
+        return found is not None

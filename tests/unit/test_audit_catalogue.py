@@ -1,0 +1,88 @@
+"""Every audit write goes through the catalogue: a scan of the source tree plus the writer's own checks."""
+
+from __future__ import annotations
+
+import ast
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+
+from research_ledger import AuditAction, payload_schema
+from research_ledger.audit import AuditPayloadError, checked_payload, record, storable
+
+pytestmark = pytest.mark.unit
+
+REPO = Path(__file__).resolve().parents[2]
+ACTION_KEYWORDS = {"action", "opened_action", "resolved_action"}
+# The only places that may build audit rows themselves: the writer, and the one set-based
+# statement (findings + audit rows in one round trip) that validates its payloads first.
+RAW_WRITERS = {"libs/ledger/src/research_ledger/audit.py", "libs/agents/src/research_agents/findings.py"}
+
+
+def _is_string(node: ast.AST) -> bool:
+    return isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str))
+
+
+def violations(source: str, where: str) -> list[str]:
+    """Audit writes in `source` that bypass the catalogue (a string action, a hand-built row)."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        for keyword in node.keywords:
+            if keyword.arg in ACTION_KEYWORDS and _is_string(keyword.value):
+                found.append(f"{where}:{node.lineno} {keyword.arg}= is a string, not an AuditAction")
+        if name in {"record", "audit"} and any(_is_string(arg) for arg in node.args[:2]):
+            found.append(f"{where}:{node.lineno} {name}() called with a string action")
+        if name == "AuditEvent" and where not in RAW_WRITERS:
+            found.append(f"{where}:{node.lineno} builds an AuditEvent outside research_ledger.audit")
+    if where not in RAW_WRITERS and re.search(r"insert\s+into\s+audit_events", source, re.IGNORECASE):
+        found.append(f"{where}: inserts into audit_events with raw SQL")
+    return found
+
+
+def _tree() -> list[Path]:
+    roots = [*REPO.glob("libs/*/src"), *REPO.glob("services/*/src"), REPO / "src"]
+    return sorted(p for root in roots for p in root.rglob("*.py"))
+
+
+def test_no_code_writes_an_action_outside_the_catalogue() -> None:
+    files = _tree()
+    assert len(files) > 50  # the scan really walks the tree
+    found = [v for path in files for v in violations(path.read_text(), str(path.relative_to(REPO)))]
+    assert found == []
+
+
+def test_the_scan_catches_a_string_action() -> None:
+    bad = 'audit.record(session, service="x", action="research.made.up")\nledger.audit("research.made.up")\n'
+    assert len(violations(bad, "services/x/src/x.py")) == 2
+    assert violations("session.add(AuditEvent(action=AuditAction.TASK_FAILED))", "services/x/src/x.py")
+    assert violations('text("INSERT INTO audit_events (action) VALUES (1)")', "services/x/src/x.py")
+    assert violations("audit.record(session, AuditAction.TASK_FAILED, service='x')", "services/x/src/x.py") == []
+
+
+def test_every_action_has_a_schema_and_a_readme_line() -> None:
+    readme = (REPO / "README.md").read_text()
+    for action in AuditAction:
+        assert payload_schema(action) is not None
+        assert f"`{action.value}`" in readme, f"{action.value} is not listed in the README"
+
+
+def test_the_writer_refuses_a_string_action_and_a_wrong_payload() -> None:
+    with pytest.raises(TypeError):
+        record(None, "research.task.failed", service="test", payload={"reason": "x"})  # type: ignore[arg-type]
+    with pytest.raises(AuditPayloadError):
+        checked_payload(AuditAction.TASK_FAILED, {"why": "no reason field"})
+    with pytest.raises(AuditPayloadError):  # a dead-letter row never carries the body
+        checked_payload(AuditAction.CONSUMER_DEAD_LETTER, {"reason": "r", "sha256": "0" * 64, "size": 3, "body": "abc"})
+
+
+def test_nul_and_lone_surrogates_become_storable() -> None:
+    hostile = "a\x00b\ud800c" + b"\xff".decode("utf-8", "surrogateescape")
+    cleaned = checked_payload(AuditAction.TASK_FAILED, {"reason": hostile})
+    assert cleaned == {"reason": "a\ufffdb\ufffdc\ufffd"}
+    assert storable({"k\x00": [uuid.UUID(int=1), b"\x00"]}) == {"k\ufffd": [str(uuid.UUID(int=1)), "\ufffd"]}
+    cleaned["reason"].encode("utf-8")  # encodable: asyncpg and jsonb accept it
