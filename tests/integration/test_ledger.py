@@ -9,11 +9,12 @@ import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError
 
-from research_contracts import SourceHit
+from research_contracts import RunResearch, SourceHit
 from research_llm import ClaimDraft, DraftOutcome, EvidenceDoc, SupportDraft
-from research_platform.models import AuditEvent, MemoryClaim, ResearchSource
+from research_ledger import AuditAction, TaskStatus
+from research_platform.models import AuditEvent, MemoryClaim, ResearchSource, ResearchTask
 from research_researcher import prepare, reshape
-from research_researcher.repository import ClaimLedger
+from research_ledger import Ledger
 
 pytestmark = pytest.mark.integration
 
@@ -35,7 +36,7 @@ async def _audit_count(sessions, claim_id: uuid.UUID) -> int:  # type: ignore[no
 async def test_claim_and_its_audit_row_commit_together(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
     claim, hits = _claim(unique)
     async with sessions() as session, session.begin():
-        ledger = ClaimLedger(session)
+        ledger = Ledger(session, service="researcher")
         assert await ledger.propose(claim, [0.1] * 384, hits)
     async with sessions() as session:
         stored = await session.get(MemoryClaim, claim.claim_id)
@@ -44,7 +45,7 @@ async def test_claim_and_its_audit_row_commit_together(sessions, unique: str) ->
     assert await _audit_count(sessions, claim.claim_id) == 1
 
     async with sessions() as session, session.begin():  # redelivery: no second claim, no second audit row
-        assert not await ClaimLedger(session).propose(claim, [0.1] * 384, hits)
+        assert not await Ledger(session, service="researcher").propose(claim, [0.1] * 384, hits)
     assert await _audit_count(sessions, claim.claim_id) == 1
 
 
@@ -52,7 +53,7 @@ async def test_a_failed_transaction_leaves_neither_claim_nor_audit(sessions, uni
     claim, hits = _claim(unique)
     with pytest.raises(DBAPIError):
         async with sessions() as session, session.begin():
-            await ClaimLedger(session).propose(claim, [0.1] * 384, hits)
+            await Ledger(session, service="researcher").propose(claim, [0.1] * 384, hits)
             await session.execute(text("SELECT 1/0"))  # the statement after the insert fails
     async with sessions() as session:
         assert await session.get(MemoryClaim, claim.claim_id) is None
@@ -84,3 +85,33 @@ async def test_only_the_retention_function_removes_audit_rows(sessions, unique: 
     assert removed >= 1
     async with sessions() as session:
         assert await session.scalar(select(func.count()).select_from(AuditEvent).where(AuditEvent.action == f"old.{unique}")) == 0
+
+
+async def test_fail_is_terminal_idempotent_and_audited_once(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+    task = RunResearch(question=f"Does {unique} help?", entity=unique)
+    async with sessions() as session, session.begin():
+        ledger = Ledger(session, service="test")
+        assert (await ledger.submit(task)).created
+        assert await ledger.start(task)
+        assert await ledger.fail(task.task_id, "the connector \x00 said no")
+        assert not await ledger.fail(task.task_id, "a second reason")  # terminal: the first reason stays
+        assert not await ledger.start(task)  # a redelivery never revives a failed task
+    async with sessions() as session:
+        row = await session.get(ResearchTask, task.task_id)
+        assert row.status == TaskStatus.failed and row.error == "the connector \ufffd said no"
+        actions = list(await session.scalars(select(AuditEvent.action).where(AuditEvent.task_id == task.task_id)))
+    assert sorted(actions) == sorted([AuditAction.TASK_SUBMITTED, AuditAction.TASK_STARTED, AuditAction.TASK_FAILED])
+
+
+async def test_a_poison_payload_is_stored_not_rejected_by_jsonb(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+    hostile = f"{unique}\x00\ud800" + b"\xfe\xff".decode("utf-8", "surrogateescape")
+    async with sessions() as session, session.begin():
+        event = Ledger(session, service="test").audit(
+            AuditAction.CONSUMER_DEAD_LETTER,
+            subject_ids={"subject": hostile},
+            payload={"subject": hostile, "reason": hostile, "sha256": "0" * 64, "size": 3},
+        )
+    async with sessions() as session:
+        stored = await session.get(AuditEvent, event.id)
+    assert stored.payload["reason"].startswith(unique) and "\x00" not in stored.payload["reason"]
+    assert set(stored.payload) == {"subject", "reason", "sha256", "size"}  # never a body

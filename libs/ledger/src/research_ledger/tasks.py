@@ -16,6 +16,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from research_contracts import RunResearch
+from research_ledger.audit import storable
 from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
 from research_ledger.status import TERMINAL_TASK_STATES, TaskStatus
@@ -105,7 +106,7 @@ class TaskLifecycle(LedgerBase):
 
     async def fail(self, task_id: uuid.UUID, reason: str) -> bool:
         """Mark the task `failed` with `reason`; False (no change, no audit) when it already ended or is unknown."""
-        reason = reason[:REASON_LIMIT]
+        reason = storable(reason[:REASON_LIMIT])  # text columns refuse NUL too
         row = (
             await self.session.execute(
                 select(ResearchTask.status).where(ResearchTask.id == task_id).with_for_update()

@@ -8,35 +8,18 @@ dropped and counted by reason before the claim is persisted.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from research_contracts import RunResearch, Support
-from research_ledger import AuditAction
+from research_ledger import AuditAction, ClaimProposal
 from research_llm import DraftOutcome, EvidenceDoc, ground_supports
 
 CLAIM_LIFETIME = timedelta(days=365)
 NO_STATEMENT = "No statement could be drawn from the evidence."
 
 
-@dataclass
-class ProposedClaim:
-    """A pending claim ready to persist, with what the audit rows should say about it."""
-
-    claim_id: uuid.UUID
-    task_id: uuid.UUID
-    entity: str
-    question: str
-    statement: str
-    confidence: float
-    supports: list[Support]
-    dropped_supports: int
-    model: str
-    decay_at: datetime
-    failures: list[dict[str, Any]] = field(default_factory=list)
-    provenance: dict[str, Any] = field(default_factory=dict)  # merged into `research.claim.proposed`
-    notes: list[tuple[AuditAction, dict[str, Any]]] = field(default_factory=list)  # extra audit rows (action, payload)
+ProposedClaim = ClaimProposal  # the ledger's input type: what this module conforms the draft to
 
 
 def claim_id_for(task_id: uuid.UUID) -> uuid.UUID:
