@@ -51,7 +51,7 @@ async def main(n: int) -> None:
         key = "esearch" if "esearch" in path else "efetch" if "efetch" in path else hosts[host]
         return httpx.Response(200, content=bodies[key])
 
-    settings = ConnectorSettings(_env_file=None)
+    settings = ConnectorSettings()
     for name in ("pubmed", "crossref", "europepmc", "arxiv"):
         getattr(settings, name).rate_per_s = 1e9
         getattr(settings, name).burst = 10**6

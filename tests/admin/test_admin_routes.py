@@ -19,7 +19,7 @@ from research_gateway.auth import ApiKeys
 from research_critic.main import create_app as create_critic
 from research_gateway.main import create_app
 from research_librarian.main import create_app as create_librarian
-from research_librarian.settings import LibrarianSettings
+from research_librarian.settings import LibrarianServiceSettings, LibrarianSettings
 from research_platform.models import AuditEvent
 from research_platform.settings import LLMSettings, Settings
 
@@ -104,8 +104,11 @@ async def test_admin_verbs_reach_the_agent_and_are_audited(
         drained = await gateway.post(f"{API}/critic/quarantine/drain", headers=auth, json={"claim_ids": [str(uuid.uuid4())]})
         assert drained.status_code == 200 and drained.json()["detail"] == {"drained": [], "count": 0}
     librarian = create_librarian(
-        Settings(nats_url=servers.nats_url, database_url=servers.database_url),
-        LibrarianSettings(schedule=ScheduleSettings(enabled=False), batches_per_run=0),
+        LibrarianServiceSettings(
+            nats_url=servers.nats_url,
+            database_url=servers.database_url,
+            librarian=LibrarianSettings(schedule=ScheduleSettings(enabled=False), batches_per_run=0),
+        )
     )
     async with running(librarian):
         status = await gateway.get(f"{API}/librarian/status", headers=auth)

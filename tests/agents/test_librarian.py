@@ -13,9 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from research_agents import Scheduler, ScheduleSettings
 from research_contracts import ControlReply, subjects
 from research_librarian.main import Librarian, create_app
-from research_librarian.settings import LibrarianSettings
+from research_librarian.settings import LibrarianServiceSettings, LibrarianSettings
 from research_platform.models import AuditEvent, Finding, MemoryClaim
-from research_platform.settings import Settings
 
 from tests.agents.apps import running
 from tests.agents.ledger import add_claim, add_sources, support
@@ -110,7 +109,7 @@ async def test_runs_walk_the_ledger_in_batches_and_resume_from_the_cursor(
 
 async def test_controls_over_nats(servers: Servers, sessions: async_sessionmaker[AsyncSession], unique: str) -> None:
     claim = await add_claim(sessions, entity=unique, supports=[support(f"pmid:{unique}")])
-    app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url), FULL_PASS)
+    app = create_app(LibrarianServiceSettings(nats_url=servers.nats_url, database_url=servers.database_url, librarian=FULL_PASS))
     async with running(app):
         nc = await nats.connect(servers.nats_url)
         try:

@@ -20,7 +20,7 @@ from research_platform.broker import make_broker
 from research_platform.models import AuditEvent, Finding, ResearchSource
 from research_platform.settings import Settings
 from research_replicator.main import create_app
-from research_replicator.settings import ReplicatorSettings
+from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSettings
 from research_researcher import rerun
 
 from tests.agents.apps import running
@@ -88,7 +88,9 @@ async def test_replicator_verdicts(
     js = nc.jetstream()
     recritiques = await js.subscribe(subjects.CLAIM_RECRITIQUE, config=ConsumerConfig(deliver_policy=DeliverPolicy.NEW))
     settings = ReplicatorSettings(schedule=ScheduleSettings(enabled=False), claims_per_run=50, rerun_timeout_s=10)
-    app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url), settings)
+    app = create_app(
+        ReplicatorServiceSettings(nats_url=servers.nats_url, database_url=servers.database_url, replicator=settings)
+    )
     async with running(app):
         reply = await nc.request(
             subjects.control_subject("replicator", "run-once"), json.dumps({"args": {"wait": True}}).encode(), timeout=70

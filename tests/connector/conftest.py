@@ -94,7 +94,7 @@ def make_sources(fake_api: FakeApi, clock: ManualClock):
         client = httpx.AsyncClient(transport=httpx.MockTransport(fake_api.handle))
         clients.append(client)
         return build_sources(
-            settings or ConnectorSettings(_env_file=None),
+            settings or ConnectorSettings(),
             client=client,
             incidents=Incidents(sessions),
             cache=cache,

@@ -166,7 +166,7 @@ async def test_semantic_scholar_404_is_an_unknown_id_not_a_fault(make_sources, f
 
 async def test_keys_never_reach_logs_or_audit_rows(make_sources, fake_api, sessions, capsys, unique):
     secret = f"sekret-{unique}-key"
-    settings = ConnectorSettings(_env_file=None)
+    settings = ConnectorSettings()
     settings.pubmed.api_key = SecretStr(secret)
     settings.semantic_scholar.api_key = SecretStr(secret)
 

@@ -7,7 +7,7 @@ import pytest
 
 from research_connector.fanout import merge, title_key
 from research_connector.registry import _rate
-from research_connector.settings import ConnectorSettings
+from research_connector.settings import ConnectorServiceSettings, ConnectorSettings
 from research_contracts import SourceHit
 
 pytestmark = pytest.mark.unit
@@ -50,11 +50,11 @@ def test_settings_come_from_nested_environment_variables(monkeypatch) -> None:
     monkeypatch.setenv("CONNECTOR__CROSSREF__MAILTO", "team@example.org")
     monkeypatch.setenv("CONNECTOR__DRUGBANK__ENABLED", "true")
     monkeypatch.setenv("CONNECTOR__ELSEVIER__JOURNALS", '["Acta Biomaterialia"]')
-    settings = ConnectorSettings(_env_file=None)
+    settings = ConnectorServiceSettings(_env_file=None).connector
     assert settings.pubmed.api_key is not None and settings.pubmed.api_key.get_secret_value() == "k-123456"
     assert "k-123456" not in repr(settings)
     assert settings.drugbank.enabled and settings.elsevier.journals == ["Acta Biomaterialia"]
     assert _rate("pubmed", settings.pubmed) == 10.0  # a key unlocks NCBI's higher rate
     assert _rate("crossref", settings.crossref) == 10.0  # mailto joins the polite pool
     assert _rate("arxiv", settings.arxiv) == pytest.approx(1 / 3)
-    assert ConnectorSettings(_env_file=None).semantic_scholar.rate_per_s == 1.0
+    assert ConnectorSettings().semantic_scholar.rate_per_s == 1.0

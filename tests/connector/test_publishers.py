@@ -31,7 +31,7 @@ def test_retry_after_accepts_seconds_and_http_dates() -> None:
 
 
 async def test_publisher_client_sends_the_bearer_key_and_maps_fields(make_sources, fake_api, unique) -> None:
-    settings = ConnectorSettings(_env_file=None)
+    settings = ConnectorSettings()
     settings.wiley.base_url = "https://tdm.wiley.example/api"
     settings.wiley.api_key = SecretStr("wiley-key-42")
     seen: list[httpx.Request] = []
@@ -53,7 +53,7 @@ async def test_publisher_client_sends_the_bearer_key_and_maps_fields(make_source
 
 
 async def test_publisher_answer_in_another_shape_is_malformed(make_sources, fake_api, unique) -> None:
-    settings = ConnectorSettings(_env_file=None)
+    settings = ConnectorSettings()
     settings.nejm.base_url = "https://api.nejm.example"
     settings.nejm.api_key = SecretStr("nejm-key")
     fake_api.routes["api.nejm.example"] = lambda request: httpx.Response(200, json={"items": []})
@@ -78,7 +78,7 @@ def test_elsevier_entries_and_the_empty_set_marker() -> None:
 
 
 async def test_elsevier_key_goes_in_its_header_never_the_url(make_sources, fake_api, unique) -> None:
-    settings = ConnectorSettings(_env_file=None)
+    settings = ConnectorSettings()
     settings.elsevier.api_key = SecretStr("els-key-9")
     seen: list[httpx.Request] = []
 
@@ -94,7 +94,7 @@ async def test_elsevier_key_goes_in_its_header_never_the_url(make_sources, fake_
 
 
 async def test_cochrane_counts_review_types(make_sources, fake_api, unique) -> None:
-    settings = ConnectorSettings(_env_file=None)
+    settings = ConnectorSettings()
     settings.cochrane.base_url = "https://api.cochrane.example"
     settings.cochrane.api_key = SecretStr("cochrane-key")
     reviews = [

@@ -14,10 +14,9 @@ import pytest
 from sqlalchemy import func, select
 
 from research_connector.main import create_app
-from research_connector.settings import get_connector_settings
+from research_connector.settings import ConnectorServiceSettings
 from research_contracts import EvidenceFound, SearchEvidence, subjects
 from research_platform.models import AuditEvent
-from research_platform.settings import Settings
 
 pytestmark = pytest.mark.integration
 
@@ -66,11 +65,11 @@ async def connector_service(servers, recorded_api):
             env.setenv(f"CONNECTOR__{name.upper()}__MAX_RETRIES", "0")
         env.setenv("CONNECTOR__ARXIV__RATE_PER_S", "100")
         env.setenv("CONNECTOR__CACHE_ENABLED", "false")
-        get_connector_settings.cache_clear()
-        app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url, _env_file=None))
+        app = create_app(
+            ConnectorServiceSettings(nats_url=servers.nats_url, database_url=servers.database_url, _env_file=None)
+        )
         async with app.lifespan_context(), app:
             yield app
-    get_connector_settings.cache_clear()
 
 
 async def _request(nc, subject: str, request: SearchEvidence) -> EvidenceFound:

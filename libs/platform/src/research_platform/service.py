@@ -6,22 +6,27 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable
+from typing import TypeVar
 
 from faststream import FastStream
 from prometheus_client import start_http_server
 
 from research_platform.logging import configure_logging, get_logger
-from research_platform.settings import Settings, get_settings
+from research_platform.settings import Settings
+
+S = TypeVar("S", bound=Settings)
 
 
-def run_service(name: str, create_app: Callable[[Settings], FastStream]) -> None:
+def run_service(name: str, create_app: Callable[[S], FastStream], settings_type: type[S] = Settings) -> None:  # type: ignore[assignment]
     """Configure the process for service `name` and run its FastStream app until SIGINT/SIGTERM.
 
-    `METRICS_PORT`, when set, exposes Prometheus metrics on that port.
+    `settings_type` is the service's root settings (the shared `Settings` or its subclass with
+    the service's group), read once from the environment here. `METRICS_PORT`, when set,
+    exposes Prometheus metrics on that port.
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    settings = get_settings()
+    settings = settings_type()
     configure_logging(name, settings.log_level, settings.log_json)
     metrics_port = os.environ.get("METRICS_PORT")
     if metrics_port:

@@ -1,8 +1,13 @@
 """Settings shared by every process, read from the environment (and `.env`).
 
-Top-level `NATS_URL` / `DATABASE_URL` point at external servers; nested groups use a double
-underscore (`LLM__PROVIDER=openai`, `CRITIC__SLA_SECONDS=30`). Secrets are `SecretStr` and are
-never logged.
+One convention for every service: a process reads ONE root `BaseSettings` — this `Settings`,
+or a service's subclass of it that adds the service's own group (`CorrelatorServiceSettings`
+adds `correlator`, `ConnectorServiceSettings` adds `connector`, …). Groups are plain pydantic
+models nested in the root; an environment variable names the group, then the field, joined by
+a double underscore, with no other prefix: `LLM__PROVIDER=openai`, `CRITIC__SLA_SECONDS=30`,
+`CORRELATOR__SCHEDULE__INTERVAL_S=3600`, `CONNECTOR__PUBMED__API_KEY=…`. Top-level fields
+(`NATS_URL`, `DATABASE_URL`, `LOG_LEVEL`, `GATEWAY_PORT`, …) belong to every process. Secrets are
+`SecretStr` and are never logged.
 """
 
 from __future__ import annotations
@@ -68,7 +73,7 @@ class CriticSettings(BaseModel):
 
 
 class Settings(BaseSettings):
-    """Process settings. Every service reads the same shape; each uses the groups it needs."""
+    """Process settings every service shares; a service with its own group subclasses this root."""
 
     model_config = SettingsConfigDict(env_nested_delimiter="__", extra="ignore", env_file=".env")
 

@@ -21,7 +21,7 @@ from research_connector.cache import AnswerCache
 from research_connector.fanout import search_all
 from research_connector.incidents import Incidents
 from research_connector.registry import SOURCE_TYPES, CorpusEvidence, EvidenceSource, build_sources, http_client
-from research_connector.settings import get_connector_settings
+from research_connector.settings import ConnectorServiceSettings
 from research_connector.sources.corpus import CorpusSource
 from research_corpus.embedding import get_embedder
 from research_contracts import EvidenceFound, SearchEvidence, subjects
@@ -29,15 +29,14 @@ from research_platform.broker import make_broker
 from research_platform.db import create_engine, session_factory
 from research_platform.logging import get_logger
 from research_platform.service import run_service
-from research_platform.settings import Settings
 
 SERVICE = "connector"
 log = get_logger(__name__)
 
 
-def create_app(settings: Settings) -> FastStream:
+def create_app(settings: ConnectorServiceSettings) -> FastStream:
     broker = make_broker(settings.require_nats_url(), SERVICE)
-    connector = get_connector_settings()
+    connector = settings.connector
     state: dict[str, Any] = {}
 
     @asynccontextmanager
@@ -95,7 +94,7 @@ def create_app(settings: Settings) -> FastStream:
 
 
 def run() -> None:
-    run_service(SERVICE, create_app)
+    run_service(SERVICE, create_app, ConnectorServiceSettings)
 
 
 if __name__ == "__main__":

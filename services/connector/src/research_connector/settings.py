@@ -1,4 +1,5 @@
-"""Connector settings: one group per evidence source, read from `CONNECTOR__<SOURCE>__<FIELD>`.
+"""Connector settings: the `connector` group of the process settings (see research_platform.settings),
+one sub-group per evidence source, read from `CONNECTOR__<SOURCE>__<FIELD>`.
 
 Examples: `CONNECTOR__PUBMED__API_KEY=...`, `CONNECTOR__CROSSREF__MAILTO=team@example.org`,
 `CONNECTOR__ELSEVIER__API_KEY=...`, `CONNECTOR__DRUGBANK__ENABLED=true`,
@@ -11,10 +12,9 @@ Rates are requests per second at the documented limit of each API (see `DOCUMENT
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from pydantic import BaseModel, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from research_platform.settings import Settings
 
 
 class SourceSettings(BaseModel):
@@ -99,12 +99,8 @@ def _publisher(**overrides: object) -> PublisherSettings:
     return PublisherSettings.model_validate(overrides)
 
 
-class ConnectorSettings(BaseSettings):
+class ConnectorSettings(BaseModel):
     """Every evidence source of the connector service, plus the cache and fan-out knobs."""
-
-    model_config = SettingsConfigDict(
-        env_prefix="CONNECTOR__", env_nested_delimiter="__", extra="ignore", env_file=".env"
-    )
 
     cache_ttl_s: float = Field(default=24 * 3600, gt=0, description="How long a source answer is reused.")
     cache_enabled: bool = True
@@ -209,7 +205,7 @@ DOCUMENTED_RATES: dict[str, str] = {
 }
 
 
-@lru_cache(maxsize=1)
-def get_connector_settings() -> ConnectorSettings:
-    """The process-wide connector settings, read once."""
-    return ConnectorSettings()
+class ConnectorServiceSettings(Settings):
+    """The connector process: the shared settings plus the `connector` group (`CONNECTOR__…`)."""
+
+    connector: ConnectorSettings = Field(default_factory=ConnectorSettings)

@@ -23,12 +23,11 @@ from research_llm import build_chain
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_platform.service import run_service
-from research_platform.settings import Settings
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_correlator import experiment
 from research_correlator.repository import SERVICE, Patterns
-from research_correlator.settings import CorrelatorSettings
+from research_correlator.settings import CorrelatorServiceSettings, CorrelatorSettings
 
 log = get_logger(__name__)
 
@@ -89,8 +88,8 @@ class Correlator:
         return "finding"
 
 
-def create_app(settings: Settings, correlator: CorrelatorSettings | None = None) -> FastStream:
-    correlator = correlator or CorrelatorSettings()
+def create_app(settings: CorrelatorServiceSettings) -> FastStream:
+    correlator = settings.correlator
 
     def build_run(resources: AgentResources) -> RunFunction:
         return Correlator(resources.sessions, correlator, build_chain(settings.llm)).run
@@ -99,7 +98,7 @@ def create_app(settings: Settings, correlator: CorrelatorSettings | None = None)
 
 
 def run() -> None:
-    run_service(SERVICE, create_app)
+    run_service(SERVICE, create_app, CorrelatorServiceSettings)
 
 
 if __name__ == "__main__":

@@ -1,18 +1,17 @@
-"""Correlator settings, read from `CORRELATOR__<FIELD>` (e.g. `CORRELATOR__SCHEDULE__INTERVAL_S=3600`,
+"""Correlator settings: the `correlator` group of the process settings (see research_platform.settings),
+read from `CORRELATOR__<FIELD>` (e.g. `CORRELATOR__SCHEDULE__INTERVAL_S=3600`,
 `CORRELATOR__MIN_SCORE=0.5`, `CORRELATOR__CLUSTERS_PER_RUN=200`)."""
 
 from __future__ import annotations
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field
 
 from research_agents import ScheduleSettings
+from research_platform.settings import Settings
 
 
-class CorrelatorSettings(BaseSettings):
+class CorrelatorSettings(BaseModel):
     """Which clusters a run looks at and how strong a pattern must be to become a finding."""
-
-    model_config = SettingsConfigDict(env_prefix="CORRELATOR__", env_nested_delimiter="__", extra="ignore")
 
     schedule: ScheduleSettings = Field(default_factory=lambda: ScheduleSettings(interval_s=3600.0))
     clusters_per_run: int = Field(default=200, ge=0, description="Entity clusters per run (0 = all); the cursor carries over.")
@@ -20,3 +19,9 @@ class CorrelatorSettings(BaseSettings):
     max_claims_per_cluster: int = Field(default=50, ge=2, description="Newest claims of a cluster looked at.")
     min_score: float = Field(default=0.5, ge=0.0, le=1.0, description="Weakest candidate a detector may propose.")
     confirm_timeout_s: float = Field(default=30.0, gt=0, description="Deadline of the LLM confirmation.")
+
+
+class CorrelatorServiceSettings(Settings):
+    """The correlator process: the shared settings plus the `correlator` group (`CORRELATOR__<FIELD>`)."""
+
+    correlator: CorrelatorSettings = Field(default_factory=CorrelatorSettings)

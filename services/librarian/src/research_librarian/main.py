@@ -22,13 +22,12 @@ from research_agents.runs import RunBook
 from research_platform.db import session_factory
 from research_platform.logging import get_logger
 from research_platform.service import run_service
-from research_platform.settings import Settings
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
 from research_librarian import experiment
 from research_librarian.repository import SERVICE, START, Cursor, Provenance, Walk
-from research_librarian.settings import LibrarianSettings
+from research_librarian.settings import LibrarianServiceSettings, LibrarianSettings
 
 log = get_logger(__name__)
 
@@ -122,8 +121,8 @@ def cursor_of(saved: Any) -> Cursor:
         return START
 
 
-def create_app(settings: Settings, librarian: LibrarianSettings | None = None) -> FastStream:
-    librarian = librarian or LibrarianSettings()
+def create_app(settings: LibrarianServiceSettings) -> FastStream:
+    librarian = settings.librarian
 
     def build_run(resources: AgentResources) -> RunFunction:
         return Librarian(resources.engine, librarian).run
@@ -132,7 +131,7 @@ def create_app(settings: Settings, librarian: LibrarianSettings | None = None) -
 
 
 def run() -> None:
-    run_service(SERVICE, create_app)
+    run_service(SERVICE, create_app, LibrarianServiceSettings)
 
 
 if __name__ == "__main__":

@@ -1,18 +1,17 @@
-"""Librarian settings, read from `LIBRARIAN__<FIELD>` (e.g. `LIBRARIAN__BATCH_SIZE=100`,
+"""Librarian settings: the `librarian` group of the process settings (see research_platform.settings),
+read from `LIBRARIAN__<FIELD>` (e.g. `LIBRARIAN__BATCH_SIZE=100`,
 `LIBRARIAN__SCHEDULE__INTERVAL_S=300`, `LIBRARIAN__DECAY_WINDOW_DAYS=30`)."""
 
 from __future__ import annotations
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field
 
 from research_agents import ScheduleSettings
+from research_platform.settings import Settings
 
 
-class LibrarianSettings(BaseSettings):
+class LibrarianSettings(BaseModel):
     """How much of the ledger one run validates and what counts as approaching decay."""
-
-    model_config = SettingsConfigDict(env_prefix="LIBRARIAN__", env_nested_delimiter="__", extra="ignore")
 
     schedule: ScheduleSettings = Field(default_factory=lambda: ScheduleSettings(interval_s=300.0))
     batch_size: int = Field(default=100, ge=1, le=100_000, description="Claims validated per statement.")
@@ -25,3 +24,9 @@ class LibrarianSettings(BaseSettings):
     )
     purge_batch_size: int = Field(default=1000, ge=1, description="Expired findings deleted per transaction.")
     purge_batches_per_run: int = Field(default=10, ge=1)
+
+
+class LibrarianServiceSettings(Settings):
+    """The librarian process: the shared settings plus the `librarian` group (`LIBRARIAN__<FIELD>`)."""
+
+    librarian: LibrarianSettings = Field(default_factory=LibrarianSettings)

@@ -23,13 +23,12 @@ from research_contracts import EvidenceRefreshed, RerunResearch, subjects
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_platform.service import run_service
-from research_platform.settings import Settings
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_replicator import experiment, prepare, reshape
 from research_replicator.prepare import DueClaim
 from research_replicator.repository import SERVICE, Replications
-from research_replicator.settings import ReplicatorSettings
+from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSettings
 
 log = get_logger(__name__)
 
@@ -95,8 +94,8 @@ class Replicator:
         return prepare.refreshed(reply.body)
 
 
-def create_app(settings: Settings, replicator: ReplicatorSettings | None = None) -> FastStream:
-    replicator = replicator or ReplicatorSettings()
+def create_app(settings: ReplicatorServiceSettings) -> FastStream:
+    replicator = settings.replicator
 
     def build_run(resources: AgentResources) -> RunFunction:
         return Replicator(resources.broker, resources.sessions, replicator).run
@@ -105,7 +104,7 @@ def create_app(settings: Settings, replicator: ReplicatorSettings | None = None)
 
 
 def run() -> None:
-    run_service(SERVICE, create_app)
+    run_service(SERVICE, create_app, ReplicatorServiceSettings)
 
 
 if __name__ == "__main__":

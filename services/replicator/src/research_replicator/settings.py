@@ -1,18 +1,17 @@
-"""Replicator settings, read from `REPLICATOR__<FIELD>` (e.g. `REPLICATOR__MIN_AGE_DAYS=30`,
+"""Replicator settings: the `replicator` group of the process settings (see research_platform.settings),
+read from `REPLICATOR__<FIELD>` (e.g. `REPLICATOR__MIN_AGE_DAYS=30`,
 `REPLICATOR__SCHEDULE__INTERVAL_S=3600`, `REPLICATOR__EROSION_THRESHOLD=0.5`)."""
 
 from __future__ import annotations
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field
 
 from research_agents import ScheduleSettings
+from research_platform.settings import Settings
 
 
-class ReplicatorSettings(BaseSettings):
+class ReplicatorSettings(BaseModel):
     """Which claims are due for re-running and when the fresh evidence counts as eroded."""
-
-    model_config = SettingsConfigDict(env_prefix="REPLICATOR__", env_nested_delimiter="__", extra="ignore")
 
     schedule: ScheduleSettings = Field(default_factory=lambda: ScheduleSettings(interval_s=3600.0))
     min_age_days: float = Field(default=30.0, ge=0, description="Active claims older than this are re-run.")
@@ -24,3 +23,9 @@ class ReplicatorSettings(BaseSettings):
     )
     sources: list[str] = Field(default_factory=list, description="Evidence sources (empty = the researcher's default).")
     limit: int = Field(default=20, ge=1, le=200, description="Hits asked for per re-run.")
+
+
+class ReplicatorServiceSettings(Settings):
+    """The replicator process: the shared settings plus the `replicator` group (`REPLICATOR__<FIELD>`)."""
+
+    replicator: ReplicatorSettings = Field(default_factory=ReplicatorSettings)
