@@ -2,7 +2,9 @@
 
 Each run: purge expired findings (the findings maintenance step) → walk the active claims in
 creation order, `batch_size` per statement, from where the last run stopped → assess (set-based
-SQL) → triage (pure logic) → record / resolve findings + their audit rows (one statement per batch).
+SQL, repository) → prepare (rows → `ClaimHealth`) → experiment (triage, pure logic) → reshape
+(findings and resolutions to write) → repository (record / resolve findings + their audit rows,
+one statement per `write_every` changes).
 Operator verbs arrive on `research.control.librarian.<verb>`.
 """
 
@@ -25,7 +27,7 @@ from research_platform.service import run_service
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
-from research_librarian import experiment
+from research_librarian import experiment, prepare, reshape
 from research_librarian.repository import SERVICE, START, Cursor, Provenance, Walk
 from research_librarian.settings import LibrarianServiceSettings, LibrarianSettings
 
@@ -80,7 +82,7 @@ class Librarian:
                 yield walk
                 await self.write(walk, ctx)
             finally:
-                if walk.pending.opened or walk.pending.resolved:  # cancelled: keep what was found
+                if walk.pending:  # cancelled: keep what was found
                     await self.write(walk, ctx)
                 await session.execute(text("RESET plan_cache_mode"))
 
@@ -98,11 +100,12 @@ class Librarian:
         changes. No wrapping transaction is needed: the run-lock makes this run the only writer
         of librarian findings, and resolving is guarded anyway.
         """
-        batch = await walk.provenance.assess(after, self.settings.batch_size, self.settings.decay_window_days)
-        if not batch:
+        rows = await walk.provenance.assess(after, self.settings.batch_size, self.settings.decay_window_days)
+        if not rows:
             return START, 0
+        batch = [prepare.claim_health(row) for row in rows]
         changes = experiment.triage(batch)
-        walk.add(changes)
+        walk.add(reshape.settlement(changes))
         if walk.due:
             await self.write(walk, ctx)
         if ctx is not None:

@@ -2,14 +2,16 @@
 
 `assess` resolves every `supports[]` entry of up to `batch_size` active claims against
 `research_sources`, checks `decay_at`, and brings the claims' open librarian findings along —
-one round trip per batch, never a query per claim. `apply` records the new findings, resolves
-the stale ones and writes their audit rows in one statement (atomic on its own).
+one round trip per batch, never a query per claim; it returns the rows as read (the service
+prepares them). `apply` writes a reshaped `Settlement`: records the new findings, resolves the
+stale ones and writes their audit rows in one statement (atomic on its own).
 """
 
 from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import text
@@ -17,9 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_agents import FindingsRepository, settle
 from research_ledger import AuditAction
-from research_librarian import reshape
-from research_librarian.experiment import Triage
-from research_librarian.prepare import ClaimHealth, claim_health
+from research_librarian.reshape import Settlement
 
 SERVICE = "librarian"
 
@@ -93,11 +93,10 @@ class Provenance:
         self.prepared = await raw.driver_connection.prepare(positional(ASSESS_BATCH.text, ASSESS_PARAMS))
         return self.prepared
 
-    async def assess(self, after: Cursor, batch_size: int, decay_days: int) -> list[ClaimHealth]:
-        """The next `batch_size` active claims after `after` (creation time, id), with their health."""
+    async def assess(self, after: Cursor, batch_size: int, decay_days: int) -> list[Mapping[str, Any]]:
+        """The assessment rows of the next `batch_size` active claims after `after` (creation time, id)."""
         if self.prepared is not None:
-            records = await self.prepared.fetch(after[0], after[1], batch_size, decay_days, SERVICE)
-            return [claim_health(record) for record in records]
+            return list(await self.prepared.fetch(after[0], after[1], batch_size, decay_days, SERVICE))
         rows = await self.session.execute(
             ASSESS_BATCH,
             {
@@ -108,16 +107,16 @@ class Provenance:
                 "agent": SERVICE,
             },
         )
-        return [claim_health(row) for row in rows.mappings()]
+        return list(rows.mappings())
 
-    async def apply(self, changes: Triage, run_id: uuid.UUID | None = None) -> tuple[int, int]:
+    async def apply(self, changes: Settlement, run_id: uuid.UUID | None = None) -> tuple[int, int]:
         """Record opened findings and resolve stale ones, each with its audit row, in one statement;
         returns (opened, resolved)."""
         opened, resolved = await settle(
             self.session,
             SERVICE,
-            opened=[reshape.finding(health, kind) for health, kind in changes.opened],
-            resolve={r.finding.finding_id: {"now": r.now or "healthy"} for r in changes.resolved},
+            opened=changes.opened,
+            resolve=changes.resolve,
             opened_action=AuditAction.LIBRARIAN_FINDING,
             resolved_action=AuditAction.LIBRARIAN_RESOLVED,
             context={"run_id": run_id},
@@ -138,24 +137,23 @@ class Walk:
         self.provenance = provenance
         self.write_every = write_every
         self.run_id = run_id
-        self.pending = Triage()
+        self.pending = Settlement()
         self.opened = 0
         self.resolved = 0
 
-    def add(self, changes: Triage) -> None:
-        self.pending.opened.extend(changes.opened)
-        self.pending.resolved.extend(changes.resolved)
+    def add(self, changes: Settlement) -> None:
+        self.pending.extend(changes)
 
     @property
     def due(self) -> bool:
-        return len(self.pending.opened) + len(self.pending.resolved) >= self.write_every
+        return len(self.pending) >= self.write_every
 
     async def flush(self) -> tuple[int, int]:
         """Write the buffered changes; returns (opened, resolved) by this flush."""
-        if not (self.pending.opened or self.pending.resolved):
+        if not self.pending:
             return 0, 0
         opened, resolved = await self.provenance.apply(self.pending, self.run_id)
-        self.pending = Triage()
+        self.pending = Settlement()
         # The generic plan was chosen for the findings table as it was; re-plan for its new size
         # (a plan made while it was empty would keep scanning it instead of using its index).
         await self.provenance.prepare_walk()

@@ -1,13 +1,39 @@
-"""Shape the librarian's decisions as findings (their payload is also the audit payload)."""
+"""Shape the librarian's decisions as the writes the ledger applies: new findings (their payload
+is also the audit payload) and the resolutions of stale ones."""
 
 from __future__ import annotations
 
+import uuid
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from research_agents import NewFinding
-from research_librarian.experiment import APPROACHING_DECAY
+from research_librarian.experiment import APPROACHING_DECAY, Triage
 from research_librarian.prepare import ClaimHealth
+
+
+@dataclass
+class Settlement:
+    """Writes waiting for one `settle` statement: findings to open, findings to resolve (with why)."""
+
+    opened: list[NewFinding] = field(default_factory=list)
+    resolve: dict[uuid.UUID, dict[str, Any]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.opened) + len(self.resolve)
+
+    def extend(self, other: Settlement) -> None:
+        self.opened.extend(other.opened)
+        self.resolve.update(other.resolve)
+
+
+def settlement(changes: Triage) -> Settlement:
+    """What a batch's triage writes: a finding per new problem, a resolution per stale finding."""
+    return Settlement(
+        opened=[finding(health, kind) for health, kind in changes.opened],
+        resolve={r.finding.finding_id: {"now": r.now or "healthy"} for r in changes.resolved},
+    )
 
 
 def finding(health: ClaimHealth, kind: str) -> NewFinding:
