@@ -25,7 +25,7 @@ from research_platform.logging import get_logger
 from research_platform.service import run_service
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from research_correlator import experiment
+from research_correlator import experiment, prepare, reshape
 from research_correlator.repository import SERVICE, Patterns
 from research_correlator.settings import CorrelatorServiceSettings, CorrelatorSettings
 
@@ -61,7 +61,8 @@ class Correlator:
     async def correlate(self, entity: str, known: list[str], ctx: RunContext | None = None) -> str:
         """Judge one cluster; returns `finding`, `unchanged` or `no_pattern`."""
         async with self.sessions() as session:
-            cluster = await Patterns(session).cluster(entity, known, self.settings.max_claims_per_cluster)
+            rows, years = await Patterns(session).cluster_rows(entity, self.settings.max_claims_per_cluster)
+        cluster = prepare.cluster(entity, rows, years, known)
         if len(cluster.claims) < self.settings.min_claims:
             return "skipped"
         candidates = experiment.detect(cluster, self.settings.min_score)
@@ -79,11 +80,13 @@ class Correlator:
                 if ctx is not None:
                     ctx.bump("resolved", resolved)
             if decision.kind is None:
-                patterns.no_pattern(entity, decision, len(cluster.claims), run_id)
+                patterns.no_pattern(entity, reshape.no_pattern_payload(entity, decision, len(cluster.claims)), run_id)
                 return "no_pattern"
             if same:
                 return "unchanged"
-            await patterns.record(entity, decision, run_id)
+            await patterns.record(
+                entity, reshape.finding(entity, decision), reshape.finding_audit_payload(decision), run_id
+            )
         log.info("pattern found", kind=decision.kind, score=decision.score, model=decision.model)
         return "finding"
 

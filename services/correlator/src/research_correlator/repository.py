@@ -1,17 +1,19 @@
-"""Persistence of the correlator: entity clusters in, findings (with audit rows) out."""
+"""Persistence of the correlator: cluster rows in, reshaped findings (with audit rows) out.
+
+The repository only reads and writes: the service prepares what it reads (`prepare.cluster`)
+and reshapes what it writes (`reshape.finding`, `reshape.no_pattern_payload`).
+"""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from research_agents import FindingsRepository, FindingView
-from research_correlator import reshape
-from research_correlator.experiment import Decision
-from research_correlator.prepare import Cluster, cluster
+from research_agents import FindingsRepository, FindingView, NewFinding
 from research_ledger import AuditAction, audit
 from research_platform.models import MemoryClaim, ResearchSource
 
@@ -44,7 +46,9 @@ class Patterns:
         )
         return list(rows)
 
-    async def cluster(self, entity: str, known: list[str], max_claims: int) -> Cluster:
+    async def cluster_rows(self, entity: str, max_claims: int) -> tuple[list[Mapping[str, Any]], dict[str, int]]:
+        """The newest `max_claims` active claims of `entity`, oldest first, and the publication
+        year of every source they cite."""
         rows = (
             await self.session.execute(
                 select(MemoryClaim.id, MemoryClaim.statement, MemoryClaim.confidence, MemoryClaim.supports, MemoryClaim.created_at)
@@ -60,30 +64,31 @@ class Patterns:
                 select(ResearchSource.source_id, ResearchSource.year).where(ResearchSource.source_id.in_(cited))
             )
             years = {source_id: year for source_id, year in found.all()}
-        return cluster(entity, reversed(rows), years, known)
+        return list(reversed(rows)), years
 
     async def open_of_entity(self, entity: str, claim_ids: tuple[uuid.UUID, ...]) -> list[FindingView]:
         return [f for f in await self.findings.open_for_claims(claim_ids) if f.payload.get("entity") == entity]
 
-    async def record(self, entity: str, decision: Decision, run_id: uuid.UUID | None) -> uuid.UUID:
-        new = reshape.finding(entity, decision)
+    async def record(
+        self, entity: str, new: NewFinding, audit_payload: dict[str, Any], run_id: uuid.UUID | None
+    ) -> uuid.UUID:
         finding_id = await self.findings.record(new.kind, new.claim_ids, new.payload)
         audit.record(
             self.session,
             AuditAction.CORRELATOR_FINDING,
             service=SERVICE,
-            subject_ids={"finding_id": finding_id, "entity": entity, "run_id": run_id, "claim_ids": list(decision.claim_ids)},
-            payload={"kind": decision.kind, "score": decision.score, "model": decision.model},
+            subject_ids={"finding_id": finding_id, "entity": entity, "run_id": run_id, "claim_ids": list(new.claim_ids)},
+            payload=audit_payload,
         )
         return finding_id
 
-    def no_pattern(self, entity: str, decision: Decision, claims: int, run_id: uuid.UUID | None) -> None:
+    def no_pattern(self, entity: str, payload: dict[str, Any], run_id: uuid.UUID | None) -> None:
         audit.record(
             self.session,
             AuditAction.CORRELATOR_NO_PATTERN,
             service=SERVICE,
             subject_ids={"entity": entity, "run_id": run_id},
-            payload=reshape.no_pattern_payload(entity, decision, claims),
+            payload=payload,
         )
 
     async def resolve(self, stale: list[FindingView], entity: str, now: str | None, run_id: uuid.UUID | None) -> int:

@@ -26,6 +26,11 @@ def finding(entity: str, decision: Decision) -> NewFinding:
     )
 
 
+def finding_audit_payload(decision: Decision) -> dict[str, Any]:
+    """The audit row of a recorded finding names the kind, its score and the deciding model."""
+    return {"kind": decision.kind, "score": decision.score, "model": decision.model}
+
+
 def no_pattern_payload(entity: str, decision: Decision, claims: int) -> dict[str, Any]:
     return {
         "entity": entity,
