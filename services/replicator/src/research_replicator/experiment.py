@@ -22,6 +22,7 @@ from research_replicator.prepare import DueClaim
 ERODED = "eroded"
 RETRACTED_SOURCE = "retracted_source"
 CONFIRMED = "confirmed"
+FINDING_VERDICTS = (ERODED, RETRACTED_SOURCE)  # the verdicts recorded as findings (and re-critiqued)
 
 _SPACE = re.compile(r"\s+")
 

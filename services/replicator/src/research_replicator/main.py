@@ -1,9 +1,9 @@
 """Replicator service (periodic): re-runs aged claims and sends the ones that no longer hold back to the critic.
 
-Each run: active claims older than `min_age_days` and not re-checked recently → re-run the
-researcher on the same question (request/reply `research.researcher.rerun`) → experiment
-(compare fresh evidence with the old supports: eroded | retracted_source | confirmed) →
-finding + audit `research.replicator.finding` and a `RecritiqueClaim` on
+Each run: active claims older than `min_age_days` and not re-checked recently (repository) →
+prepare (rows → `DueClaim`) → re-run the researcher on the same question (request/reply
+`research.researcher.rerun`) → experiment (compare fresh evidence with the old supports:
+eroded | retracted_source | confirmed) → reshape (the finding) → repository: finding + audit `research.replicator.finding` and a `RecritiqueClaim` on
 `research.claim.recritique`, or audit `research.replicator.confirmed` /
 `research.replicator.skipped` (with the reason). Operator verbs arrive on
 `research.control.replicator.<verb>`.
@@ -41,12 +41,12 @@ class Replicator:
 
     async def run(self, ctx: RunContext) -> dict[str, Any]:
         async with self.sessions() as session:
-            due = await Replications(session).due(
+            rows = await Replications(session).due(
                 min_age_days=self.settings.min_age_days,
                 recheck_days=self.settings.recheck_days,
                 limit=self.settings.claims_per_run,
             )
-        for claim in due:
+        for claim in map(prepare.due_claim, rows):
             await ctx.checkpoint()
             with structlog.contextvars.bound_contextvars(claim_id=str(claim.claim_id)):
                 outcome = await self.replicate(claim, ctx)
@@ -60,8 +60,9 @@ class Replicator:
         async with self.sessions() as session:
             known = await Replications(session).retracted_sources([s.source_id for s in claim.supports])
         comparison = experiment.compare(claim, fresh, known, self.settings.erosion_threshold)
+        new = reshape.finding(claim, comparison)
         async with transaction(self.sessions) as session:
-            finding_id = await Replications(session).conclude(claim, comparison, ctx.run_id if ctx else None)
+            finding_id = await Replications(session).conclude(claim, comparison, new, ctx.run_id if ctx else None)
             if finding_id is not None:
                 # Published before the commit: if the bus refuses, nothing is recorded and the
                 # claim is due again next run; the message id makes a repeat harmless.

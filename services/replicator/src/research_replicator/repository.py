@@ -1,18 +1,23 @@
-"""Persistence of the replicator: which claims are due, and what a re-run concluded (with audits)."""
+"""Persistence of the replicator: which claims are due, and what a re-run concluded (with audits).
+
+The repository only reads and writes: the service prepares the rows it reads (`prepare.due_claim`)
+and reshapes the finding it writes (`reshape.finding`).
+"""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
+from typing import Any
 
 from sqlalchemy import text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from research_agents import FindingsRepository
+from research_agents import FindingsRepository, NewFinding
 from research_ledger import AuditAction, audit
 from research_platform.models import ResearchSource
-from research_replicator import reshape
 from research_replicator.experiment import Comparison
-from research_replicator.prepare import DueClaim, due_claim
+from research_replicator.prepare import DueClaim
 
 SERVICE = "replicator"
 
@@ -43,12 +48,13 @@ class Replications:
         self.session = session
         self.findings = FindingsRepository(session, SERVICE)
 
-    async def due(self, *, min_age_days: float, recheck_days: float, limit: int) -> list[DueClaim]:
-        """Active claims older than `min_age_days`, not re-checked for `recheck_days`, without an open finding."""
+    async def due(self, *, min_age_days: float, recheck_days: float, limit: int) -> list[Mapping[str, Any]]:
+        """Rows of the active claims older than `min_age_days`, not re-checked for `recheck_days`,
+        without an open finding."""
         rows = await self.session.execute(
             DUE_CLAIMS, {"min_age_s": min_age_days * 86400, "recheck_s": recheck_days * 86400, "limit": limit}
         )
-        return [due_claim(row) for row in rows.mappings()]
+        return list(rows.mappings())
 
     async def retracted_sources(self, source_ids: list[str]) -> set[str]:
         if not source_ids:
@@ -58,8 +64,11 @@ class Replications:
         )
         return set(rows.scalars())
 
-    async def conclude(self, claim: DueClaim, comparison: Comparison, run_id: uuid.UUID | None) -> uuid.UUID | None:
-        """Record the outcome of one re-run; the finding id when the claim needs a re-critique."""
+    async def conclude(
+        self, claim: DueClaim, comparison: Comparison, new: NewFinding | None, run_id: uuid.UUID | None
+    ) -> uuid.UUID | None:
+        """Record the outcome of one re-run (`new` is its reshaped finding, if it is one); the
+        finding id when the claim needs a re-critique."""
         subject = {"run_id": run_id, "entity": claim.entity}
         if comparison.verdict is None:
             audit.record(
@@ -81,7 +90,8 @@ class Replications:
                 payload=comparison.details,
             )
             return None
-        new = reshape.finding(claim, comparison)
+        if new is None:
+            raise ValueError(f"a {comparison.verdict} re-run needs its finding")
         finding_id = await self.findings.record(new.kind, new.claim_ids, new.payload)
         if comparison.details.get("retracted"):
             # The ledger learns the retraction too, so the librarian and the next re-run see it.

@@ -6,13 +6,14 @@ import uuid
 
 from research_agents import NewFinding
 from research_contracts import RecritiqueClaim
-from research_replicator.experiment import ERODED, RETRACTED_SOURCE, Comparison
+from research_replicator.experiment import FINDING_VERDICTS, Comparison
 from research_replicator.prepare import DueClaim
 
 
-def finding(claim: DueClaim, comparison: Comparison) -> NewFinding:
-    if comparison.verdict not in (ERODED, RETRACTED_SOURCE):
-        raise ValueError(f"not a replicator finding: {comparison.verdict!r}")
+def finding(claim: DueClaim, comparison: Comparison) -> NewFinding | None:
+    """The finding an eroded or retracted claim gets; None for a confirmed or skipped re-run."""
+    if comparison.verdict not in FINDING_VERDICTS:
+        return None
     return NewFinding(
         kind=comparison.verdict,
         claim_ids=[claim.claim_id],
