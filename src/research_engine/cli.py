@@ -103,10 +103,13 @@ def demo(
             views = _await_claims(client, task_ids, timeout)
         for view in views:
             _print_task(view)
-    typer.echo(f"demo finished in {time.monotonic() - started:.1f}s; the stack is stopped.")
+    failed = sum(1 for view in views if view["status"] == "failed")
+    summary = f"; {failed} of {len(views)} tasks failed (reasons above)" if failed else ""
+    typer.echo(f"demo finished in {time.monotonic() - started:.1f}s{summary}; the stack is stopped.")
 
 
 def _await_claims(client: httpx.Client, task_ids: list[str], timeout: float) -> list[dict]:
+    """The views of `task_ids` once each has a decided claim or has `failed` (a dead-lettered task)."""
     deadline = time.monotonic() + timeout
     done: dict[str, dict] = {}
     while len(done) < len(task_ids):

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_agents import ScheduleSettings
-from research_contracts import ControlReply, EvidenceFound, EvidenceRefreshed, RecritiqueClaim, SearchEvidence, SourceHit, subjects
+from research_contracts import ControlReply, EvidenceFound, RecritiqueClaim, SearchEvidence, SourceHit, subjects
 from research_platform.broker import make_broker
 from research_platform.models import AuditEvent, Finding, ResearchSource
 from research_platform.settings import Settings
@@ -41,9 +41,7 @@ async def researcher(servers: Servers) -> AsyncIterator[dict[str, list[SourceHit
     settings = Settings(nats_url=servers.nats_url, database_url=servers.database_url)
     broker = make_broker(servers.nats_url, "test-researcher")
 
-    @broker.subscriber(subjects.RESEARCHER_RERUN, queue=subjects.RESEARCHER_QUEUE)
-    async def on_rerun(msg: NatsMessage) -> EvidenceRefreshed:
-        return await rerun.answer(msg.body, broker, settings)
+    broker.include_router(rerun.router(broker, settings))
 
     @broker.subscriber(subjects.CONNECTOR_SEARCH, queue=subjects.CONNECTOR_QUEUE)
     async def on_search(msg: NatsMessage) -> EvidenceFound:

@@ -4,6 +4,7 @@ and one `research.claim.pending` event; bad input is dead-lettered with its reas
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from datetime import UTC, datetime
 
@@ -82,20 +83,23 @@ async def test_a_task_delivered_twice_yields_one_claim_and_one_event(
 async def test_a_malformed_task_is_dead_lettered_with_its_reason(
     start_researcher, connector: FakeConnector, nc: nats.NATS, sessions, unique: str
 ) -> None:  # type: ignore[no-untyped-def]
-    body = json.dumps({"question": f"valid question {unique}", "tier": "urgent"}).encode()
+    bad_tier = json.dumps({"question": f"valid question {unique}", "tier": "urgent"}).encode()
+    not_json = b"{not json " + unique.encode()
+    digests = {hashlib.sha256(body).hexdigest() for body in (bad_tier, not_json)}
     async with start_researcher():
-        await nc.jetstream().publish(subjects.TASK_BATCHED, body, headers={"content-type": "application/json"})
-        await nc.jetstream().publish(subjects.TASK_BATCHED, b"{not json " + unique.encode(),
-                                     headers={"content-type": "application/json"})
+        await nc.jetstream().publish(subjects.TASK_BATCHED, bad_tier, headers={"content-type": "application/json"})
+        await nc.jetstream().publish(subjects.TASK_BATCHED, not_json, headers={"content-type": "application/json"})
         rows: list[AuditEvent] = []
         for _ in range(100):
             async with sessions() as session:
                 rows = list(await session.scalars(select(AuditEvent).where(
-                    AuditEvent.action == "consumer.dead_letter", AuditEvent.payload["body"].astext.contains(unique)
+                    AuditEvent.action == "consumer.dead_letter", AuditEvent.payload["sha256"].astext.in_(digests)
                 )))
             if len(rows) == 2:
                 break
             await asyncio.sleep(0.1)
     assert len(rows) == 2
-    assert all(row.service == "researcher" and "invalid research task" in row.payload["reason"] for row in rows)
+    assert all(row.service == "researcher" and row.payload["reason"].startswith("invalid message") for row in rows)
     assert any("tier" in row.payload["reason"] for row in rows)
+    assert any("not JSON" in row.payload["reason"] for row in rows)
+    assert all(unique not in json.dumps(row.payload) for row in rows)  # the body stays on the dead-letter stream

@@ -1,6 +1,7 @@
 """Critic service: judges pending claims and moves them to active, rejected or supersede.
 
-consume `research.claim.pending` → prepare → load claim + active claims of the entity →
+consume `research.claim.pending` (a `ClaimProposed`, validated by FastStream; acknowledgement,
+retry and dead-letter are `research_platform.delivery.Delivery`) → load claim + active claims of the entity →
 experiment (provider chain, under the SLA) → reshape (conform verdict) → apply + audit (one
 transaction) → publish `research.claim.decided`.
 
@@ -24,13 +25,23 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from pydantic import ValidationError
 
-from research_contracts import ClaimDecided, ClaimProposed, ClaimStatus, ControlReply, ControlRequest, subjects
-from research_critic import experiment, prepare, reshape
+from research_contracts import (
+    ClaimDecided,
+    ClaimProposed,
+    ClaimStatus,
+    ControlReply,
+    ControlRequest,
+    RecritiqueClaim,
+    subjects,
+)
+from research_critic import experiment, reshape
 from research_critic.quarantine import Quarantine, Recritiques
 from research_critic.repository import SERVICE, EntityChanged, Verdicts, for_review
+from research_ledger import dead_letters
 from research_llm import build_chain
-from research_platform.broker import consume_guarded, ensure_streams_at, make_broker
+from research_platform.broker import ensure_streams_at, make_broker
 from research_platform.db import create_engine, session_factory, transaction
+from research_platform.delivery import Delivery
 from research_platform.errors import PrepareError, TransientError
 from research_platform.logging import get_logger
 from research_platform.service import run_service
@@ -47,8 +58,8 @@ class Critic:
     settings: Settings
     chain: object
 
-    async def handle_pending(self, msg: NatsMessage) -> None:
-        proposed = prepare.prepare_pending(msg.body)
+    async def handle_pending(self, proposed: ClaimProposed) -> None:
+        """Judge the pending claim `proposed` names; judged again when its entity changed meanwhile."""
         with structlog.contextvars.bound_contextvars(claim_id=str(proposed.claim_id)):
             for _ in range(JUDGE_ATTEMPTS):
                 try:
@@ -94,9 +105,8 @@ class Critic:
         log.warning("claim quarantined after repeated SLA timeouts", sla_s=sla)
         await self.announce(quarantined)
 
-    async def handle_recritique(self, msg: NatsMessage) -> None:
+    async def handle_recritique(self, command: RecritiqueClaim) -> None:
         """Judge an active claim again, without the sources the replicator found retracted or lost."""
-        command = prepare.prepare_recritique(msg.body)
         with structlog.contextvars.bound_contextvars(claim_id=str(command.claim_id)):
             async with self.sessions() as session:
                 claim = await Verdicts(session).claim(command.claim_id)
@@ -158,13 +168,16 @@ class Critic:
 
 def create_app(settings: Settings) -> FastStream:
     broker = make_broker(settings.require_nats_url(), SERVICE)
+    delivery = Delivery.install(broker, service=SERVICE, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s)
     state: dict[str, Critic] = {}
 
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
         await ensure_streams_at(settings.require_nats_url())
         engine = create_engine(settings.require_database_url())
-        state["critic"] = Critic(broker, session_factory(engine), settings, build_chain(settings.llm))
+        sessions = session_factory(engine)
+        delivery.record = dead_letters.recorder(sessions, SERVICE)
+        state["critic"] = Critic(broker, sessions, settings, build_chain(settings.llm))
         yield
         await engine.dispose()
 
@@ -175,21 +188,12 @@ def create_app(settings: Settings) -> FastStream:
         config=ConsumerConfig(ack_wait=settings.ack_wait_s, max_deliver=settings.max_deliver),
         pull_sub=PullSub(batch_size=1, timeout=2.0),
         max_workers=settings.critic.concurrency,
-        ack_policy=AckPolicy.MANUAL,
+        ack_policy=AckPolicy.MANUAL,  # `Delivery` settles every message
         title="critic.pending",
         description="Pending claims to judge (ClaimProposed JSON).",
     )
-    async def on_pending(msg: NatsMessage) -> None:
-        critic = state["critic"]
-        await consume_guarded(
-            msg,
-            lambda: critic.handle_pending(msg),
-            broker=broker,
-            sessions=critic.sessions,
-            service=SERVICE,
-            max_deliver=settings.max_deliver,
-            heartbeat_s=settings.ack_wait_s / 3,
-        )
+    async def on_pending(proposed: ClaimProposed) -> None:
+        await state["critic"].handle_pending(proposed)
 
     @broker.subscriber(
         subjects.CLAIM_RECRITIQUE,
@@ -198,21 +202,12 @@ def create_app(settings: Settings) -> FastStream:
         config=ConsumerConfig(ack_wait=settings.ack_wait_s, max_deliver=settings.max_deliver),
         pull_sub=PullSub(batch_size=1, timeout=2.0),
         max_workers=1,
-        ack_policy=AckPolicy.MANUAL,
+        ack_policy=AckPolicy.MANUAL,  # `Delivery` settles every message
         title="critic.recritique",
         description="Active claims to judge again (RecritiqueClaim JSON, from the replicator).",
     )
-    async def on_recritique(msg: NatsMessage) -> None:
-        critic = state["critic"]
-        await consume_guarded(
-            msg,
-            lambda: critic.handle_recritique(msg),
-            broker=broker,
-            sessions=critic.sessions,
-            service=SERVICE,
-            max_deliver=settings.max_deliver,
-            heartbeat_s=settings.ack_wait_s / 3,
-        )
+    async def on_recritique(command: RecritiqueClaim) -> None:
+        await state["critic"].handle_recritique(command)
 
     @broker.subscriber(subjects.CRITIC_DRAIN, queue=subjects.CRITIC_QUEUE, title="critic.drain")
     async def on_drain(msg: NatsMessage) -> ControlReply:

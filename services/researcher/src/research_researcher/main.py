@@ -5,7 +5,10 @@ Subscribers:
   `RESEARCH_TASKS`); a lower tier waits while a higher tier has work (`tiers.TierGate`).
   Publishing a `RunResearch` JSON here is a supported interface (the gateway does the same).
 - `research.researcher.rerun` — request/reply, queue group `researcher`: the replicator's
-  re-run (`rerun.answer`).
+  re-run (`rerun.router`).
+
+Handlers receive the command FastStream validated (`RunResearch`); acknowledging, retrying and
+dead-lettering is `research_platform.delivery.Delivery`, installed on the broker.
 
 The task flow itself lives in `pipeline.Researcher`.
 """
@@ -13,19 +16,20 @@ The task flow itself lives in `pipeline.Researcher`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Any
 
 from faststream import AckPolicy, FastStream
-from faststream.nats import ConsumerConfig, JStream, NatsBroker, NatsMessage, PullSub
-from pydantic import PlainValidator
+from faststream.nats import ConsumerConfig, JStream, PullSub
 
-from research_contracts import EvidenceRefreshed, RerunResearch, RunResearch, Tier, subjects
+from research_contracts import RunResearch, Tier, subjects
 from research_corpus.embedding import get_embedder
+from research_ledger import dead_letters
 from research_llm import build_chain
-from research_platform.broker import consume_guarded, ensure_streams_at, make_broker
+from research_platform.broker import ensure_streams_at, make_broker
 from research_platform.db import create_engine, session_factory
+from research_platform.delivery import Delivery
 from research_platform.logging import get_logger
 from research_platform.service import run_service
 from research_platform.settings import Settings
@@ -37,23 +41,9 @@ from research_researcher.tiers import TierGate
 log = get_logger(__name__)
 
 
-def _unchanged(value: Any) -> Any:
-    return value
-
-
-# The bodies as the AsyncAPI document shows them. FastStream does not validate them:
-# `prepare` does, so a bad task is dead-lettered with its reason instead of being dropped.
-TaskBody = Annotated[Any, PlainValidator(_unchanged, json_schema_input_type=RunResearch)]
-RerunBody = Annotated[Any, PlainValidator(_unchanged, json_schema_input_type=RerunResearch)]
-
-
-def _raw_body(msg: NatsMessage) -> bytes:
-    """Hand the handler the bytes as published; even invalid JSON reaches `prepare`."""
-    return msg.body
-
-
 def create_app(settings: Settings) -> FastStream:
     broker = make_broker(settings.require_nats_url(), SERVICE)
+    delivery = Delivery.install(broker, service=SERVICE, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s)
     state: dict[str, Any] = {}
     stream = JStream(subjects.TASKS_STREAM, declare=False)
     consumer = ConsumerConfig(ack_wait=settings.ack_wait_s, max_deliver=settings.max_deliver)
@@ -64,9 +54,11 @@ def create_app(settings: Settings) -> FastStream:
         await ensure_streams_at(settings.require_nats_url())
         engine = create_engine(settings.require_database_url())
         embedder = get_embedder()
+        sessions = session_factory(engine)
+        delivery.record = dead_letters.recorder(sessions, SERVICE)
         state["researcher"] = Researcher(
             broker=broker,
-            sessions=session_factory(engine),
+            sessions=sessions,
             settings=settings.researcher,
             chain=build_chain(settings.llm),
             gate=gate,
@@ -76,19 +68,10 @@ def create_app(settings: Settings) -> FastStream:
         yield
         await engine.dispose()
 
-    def task_handler(tier: Tier):  # type: ignore[no-untyped-def]
-        async def on_task(task: TaskBody, msg: NatsMessage) -> None:
+    def task_handler(tier: Tier) -> Callable[[RunResearch], Awaitable[None]]:
+        async def on_task(task: RunResearch) -> None:
             """Research one task of this tier and propose its claim (pending) for the critic."""
-            researcher: Researcher = state["researcher"]
-            await consume_guarded(
-                msg,
-                lambda: researcher.handle(msg, tier),
-                broker=broker,
-                sessions=researcher.sessions,
-                service=SERVICE,
-                max_deliver=settings.max_deliver,
-                heartbeat_s=settings.ack_wait_s / 3,
-            )
+            await state["researcher"].handle(task, tier)
 
         return on_task
 
@@ -101,8 +84,7 @@ def create_app(settings: Settings) -> FastStream:
             durable=durable,
             config=consumer,
             pull_sub=PullSub(batch_size=max(1, settings.researcher.concurrency), timeout=2.0),
-            ack_policy=AckPolicy.MANUAL,
-            decoder=_raw_body,
+            ack_policy=AckPolicy.MANUAL,  # `Delivery` settles every message
             title=f"researcher.{tier}",
             description=(
                 f"Research tasks of the {tier} tier: publish a RunResearch JSON on `{subjects.task_subject(tier)}` "
@@ -111,17 +93,7 @@ def create_app(settings: Settings) -> FastStream:
             ),
         )(task_handler(Tier(tier)))
 
-    @broker.subscriber(
-        subjects.RESEARCHER_RERUN,
-        queue=subjects.RESEARCHER_QUEUE,
-        decoder=_raw_body,
-        title="researcher.rerun",
-        description="Request/reply: fresh evidence for an aged claim's question (RerunResearch → EvidenceRefreshed).",
-    )
-    async def on_rerun(request: RerunBody, msg: NatsMessage) -> EvidenceRefreshed:
-        """Answer the replicator's re-run with today's evidence; never writes to the ledger."""
-        return await rerun.answer(msg.body, broker, settings)
-
+    broker.include_router(rerun.router(broker, settings))
     return FastStream(broker, lifespan=lifespan)
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
-from faststream.nats import NatsBroker, NatsMessage
+from faststream.nats import NatsBroker
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import ClaimProposed, RunResearch, Tier, subjects
@@ -47,10 +47,10 @@ class Researcher:
     gate: TierGate
     embed: Embed
 
-    async def handle(self, msg: NatsMessage, tier: Tier) -> None:
-        """Research the task in `msg` (consumed from the `tier` consumer) and propose its claim."""
-        task = prepare.prepare_task(msg.body)
-        with structlog.contextvars.bound_contextvars(task_id=str(task.task_id), subject=msg.raw_message.subject):
+    async def handle(self, command: RunResearch, tier: Tier) -> None:
+        """Research `command` (consumed from the `tier` consumer) and propose its claim."""
+        task = prepare.normalise_task(command)
+        with structlog.contextvars.bound_contextvars(task_id=str(task.task_id), subject=subjects.task_subject(tier)):
             waited = await self.gate.wait_for_turn(tier)
             async with transaction(self.sessions) as session:
                 ledger = ClaimLedger(session)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from research_contracts import EvidenceFound, RerunResearch, RunResearch
+from research_contracts import EvidenceFound, RunResearch
 from research_platform.errors import PrepareError
 from research_privacy import (
     DATA_MARKER,
@@ -51,6 +51,17 @@ def prepare_task(body: bytes) -> RunResearch:
         task = RunResearch.model_validate_json(body)
     except ValidationError as exc:
         raise PrepareError(f"invalid research task: {_reasons(exc)}") from exc
+    return normalise_task(task)
+
+
+def normalise_task(task: RunResearch) -> RunResearch:
+    """Normalise a validated task (question spacing, entity key); raises `PrepareError` with the reason.
+
+    A NUL byte is refused here: Postgres text cannot store it, so such a task could only fail
+    on every delivery.
+    """
+    if any("\x00" in (text or "") for text in (task.question, task.entity, task.patient_ref)):
+        raise PrepareError("invalid research task: NUL byte in the text")
     question = _SPACES.sub(" ", task.question).strip()
     if len(question) < 3:
         raise PrepareError("invalid research task: question is empty after normalisation")
@@ -60,14 +71,6 @@ def prepare_task(body: bytes) -> RunResearch:
     if not entity:
         raise PrepareError("invalid research task: entity is empty after normalisation")
     return task.model_copy(update={"question": question, "entity": entity})
-
-
-def prepare_rerun(body: bytes) -> RerunResearch:
-    """Parse a re-run request from the replicator; raises `PrepareError` with the reason."""
-    try:
-        return RerunResearch.model_validate_json(body)
-    except ValidationError as exc:
-        raise PrepareError(f"invalid re-run request: {_reasons(exc)}") from exc
 
 
 def entity_key(text: str) -> str:

@@ -7,11 +7,9 @@ scientific topic reaches a connector — and answers with the hits. Nothing is w
 ledger: comparing old and new evidence is the replicator's job. Every failure is an answer
 with `error` set, never a silent timeout for the requester.
 
-Wiring (in the researcher's `create_app`):
-
-    @broker.subscriber(subjects.RESEARCHER_RERUN, queue=subjects.RESEARCHER_QUEUE, title="researcher.rerun")
-    async def on_rerun(request: RerunBody, msg: NatsMessage) -> EvidenceRefreshed:
-        return await rerun.answer(msg.body, broker, settings)
+FastStream validates the request (`RerunResearch`); a request that fails validation is
+answered by `refuse` (an `ExceptionMiddleware` on this router) with the reason, so the requester
+never waits for a timeout. `router` is mounted by the researcher's `create_app`.
 """
 
 from __future__ import annotations
@@ -20,9 +18,11 @@ import json
 import uuid
 
 import structlog
-from faststream.nats import NatsBroker
+from faststream.middlewares import ExceptionMiddleware
+from faststream.nats import NatsBroker, NatsMessage, NatsRouter
 
-from research_contracts import EvidenceFound, EvidenceRefreshed
+from research_contracts import EvidenceFound, EvidenceRefreshed, RerunResearch, subjects
+from research_platform.delivery import invalid_reason
 from research_platform.errors import PrepareError, TransientError
 from research_platform.logging import get_logger
 from research_platform.settings import Settings
@@ -57,12 +57,33 @@ async def rerun(
     )
 
 
-async def answer(body: bytes, broker: NatsBroker, settings: Settings) -> EvidenceRefreshed:
+def router(broker: NatsBroker, settings: Settings) -> NatsRouter:
+    """The `research.researcher.rerun` subscriber (queue group `researcher`), refusals included."""
+    refusals = ExceptionMiddleware(publish_handlers={ValueError: refuse})
+    rerun_router = NatsRouter(middlewares=[refusals])
+
+    @rerun_router.subscriber(
+        subjects.RESEARCHER_RERUN,
+        queue=subjects.RESEARCHER_QUEUE,
+        title="researcher.rerun",
+        description="Request/reply: fresh evidence for an aged claim's question (RerunResearch → EvidenceRefreshed).",
+    )
+    async def on_rerun(request: RerunResearch) -> EvidenceRefreshed:
+        """Answer the replicator's re-run with today's evidence; never writes to the ledger."""
+        return await answer(request, broker, settings)
+
+    return rerun_router
+
+
+async def refuse(exc: ValueError, message: NatsMessage) -> EvidenceRefreshed:
+    """The reply to a request that is not a valid `RerunResearch` (or not JSON at all)."""
+    reason = invalid_reason(exc) or f"invalid re-run request: {type(exc).__name__}"
+    log.warning("re-run request refused", reason=reason)
+    return EvidenceRefreshed(claim_id=_claim_id_in(message.body), error=reason.replace("invalid message", "invalid re-run request"))
+
+
+async def answer(request: RerunResearch, broker: NatsBroker, settings: Settings) -> EvidenceRefreshed:
     """The reply to one `RerunResearch` request; never raises (failures travel in `error`)."""
-    try:
-        request = prepare.prepare_rerun(body)
-    except PrepareError as exc:
-        return EvidenceRefreshed(claim_id=_claim_id_in(body), error=str(exc))
     with structlog.contextvars.bound_contextvars(claim_id=str(request.claim_id)):
         try:
             found = await rerun(

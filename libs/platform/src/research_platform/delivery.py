@@ -1,0 +1,252 @@
+"""Transport at the edge: one FastStream middleware settles every JetStream message.
+
+Handlers are typed functions (`async def on_task(task: RunResearch) -> None`) that call the
+service layer; none of them acknowledges anything. `Delivery`, installed once per broker,
+wraps every JetStream delivery and turns the outcome into the right acknowledgement:
+
+- while the handler runs → `in_progress` heartbeats, so a long task never outlives `ack_wait`;
+- success → ack;
+- bad input (FastStream's pydantic validation, a body that is not JSON, `PrepareError`,
+  `RejectMessage`) → parked on `research.deadletter.<subject>` and terminated at once;
+- `TransientError` or any other fault → nack with an exponential back-off; on the last
+  allowed delivery (`max_deliver`) the message is parked instead, so nothing is retried forever.
+
+Parking copies the bytes as delivered (whatever they are: NUL bytes, invalid UTF-8, 900 KB of
+noise) to the dead-letter stream with the reason in headers, then hands a `DeadLetter` (subject,
+reason, sha256, size, the task id when one can be read) to the injected recorder, which writes
+the audit row and fails the task. The body never reaches the database. If the recorder fails the
+message is still parked and terminated, and the failure is logged: parked, never lost, never
+redelivered forever. Only when the dead-letter stream itself refuses the copy is the message
+nacked for a later delivery.
+
+Core NATS messages (request/reply: connector search, re-run, control verbs) pass through
+untouched; those handlers answer with an error instead of raising.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from fast_depends.exceptions import ValidationError as DependsValidationError
+from faststream import BaseMiddleware
+from faststream.exceptions import AckMessage, NackMessage, RejectMessage
+from faststream.nats import NatsBroker
+from nats.aio.msg import Msg
+from pydantic import ValidationError
+
+from research_contracts import subjects
+from research_platform.errors import PrepareError, TransientError
+from research_platform.logging import get_logger
+
+log = get_logger(__name__)
+
+JETSTREAM_ACK_PREFIX = "$JS.ACK."
+REASON_LIMIT = 500
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """What the audit log learns about a parked message: never its body."""
+
+    service: str
+    subject: str
+    reason: str
+    sha256: str
+    size: int
+    deliveries: int
+    message_id: str  # the `Nats-Msg-Id` of the parked copy: links the audit row to the stream
+    task_id: uuid.UUID | None = None
+
+    @classmethod
+    def of(cls, service: str, raw: Msg, reason: str) -> DeadLetter:
+        body = raw.data or b""
+        try:
+            origin = f"{raw.metadata.stream}-{raw.metadata.sequence.stream}"
+        except Exception:  # noqa: BLE001 - not a JetStream message: no stream position to name it by
+            origin = uuid.uuid4().hex
+        return cls(
+            service=service,
+            subject=raw.subject,
+            reason=printable(reason),
+            sha256=hashlib.sha256(body).hexdigest(),
+            size=len(body),
+            deliveries=delivery_count(raw),
+            message_id=f"dead-letter-{origin}",
+            task_id=task_id_in(body),
+        )
+
+
+Recorder = Callable[[DeadLetter], Awaitable[None]]
+
+
+def printable(text: str, limit: int = REASON_LIMIT) -> str:
+    """`text` safe for a NATS header and a Postgres jsonb value: no control bytes, valid UTF-8."""
+    clean = _UNPRINTABLE.sub(" ", text).encode("utf-8", "replace").decode("utf-8")
+    return clean[:limit]
+
+
+def task_id_in(body: bytes) -> uuid.UUID | None:
+    """The `task_id` of a JSON object body, when there is one to read (best effort)."""
+    try:
+        value = json.loads(body)
+        return uuid.UUID(str(value["task_id"])) if isinstance(value, dict) else None
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return None
+
+
+def invalid_reason(exc: BaseException) -> str | None:
+    """Why a message is bad input, or None when `exc` is a fault worth retrying.
+
+    Validation reasons name the field and the rule only, never the offending value (it may be
+    the PHI or the bytes that made the message poison).
+    """
+    if isinstance(exc, DependsValidationError) and isinstance(exc.original_error, ValidationError):
+        exc = exc.original_error
+    if isinstance(exc, ValidationError):
+        fields = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors())
+        return f"invalid message: {fields}"
+    if isinstance(exc, UnicodeDecodeError | json.JSONDecodeError):
+        return f"invalid message: not JSON ({type(exc).__name__})"
+    if isinstance(exc, PrepareError):
+        return f"prepare: {exc}"
+    if isinstance(exc, RejectMessage):
+        return "rejected by the handler"
+    return None
+
+
+def backoff_s(delivery: int, *, base_s: float = 0.5, cap_s: float = 30.0) -> float:
+    """Delay before the next delivery of a message that failed on delivery number `delivery`."""
+    return min(cap_s, base_s * 2**delivery)
+
+
+class Delivery:
+    """The per-broker settlement policy; FastStream calls it once per message (see module doc)."""
+
+    def __init__(
+        self, broker: NatsBroker, *, service: str, max_deliver: int, heartbeat_s: float, record: Recorder | None = None
+    ) -> None:
+        self.broker = broker
+        self.service = service
+        self.max_deliver = max_deliver
+        self.heartbeat_s = heartbeat_s
+        self.record = record
+
+    @classmethod
+    def install(cls, broker: NatsBroker, *, service: str, max_deliver: int, ack_wait_s: float) -> Delivery:
+        """Settle every JetStream message `broker` consumes; bind the recorder in the lifespan."""
+        delivery = cls(broker, service=service, max_deliver=max_deliver, heartbeat_s=max(0.2, ack_wait_s / 3))
+        broker.add_middleware(delivery)
+        return delivery
+
+    def __call__(self, msg: Any, /, *, context: Any) -> _Settlement:
+        return _Settlement(msg, context=context, delivery=self)
+
+    async def park(self, raw: Msg, reason: str) -> bool:
+        """Copy `raw` to the dead-letter stream and record it; False when the copy was refused."""
+        letter = DeadLetter.of(self.service, raw, reason)
+        try:
+            await self.broker.publish(
+                raw.data or b"",
+                subjects.dead_letter_subject(raw.subject),
+                headers={
+                    subjects.MSG_ID_HEADER: letter.message_id,  # a re-park of the same message is a no-op
+                    "x-original-subject": raw.subject,
+                    "x-reason": letter.reason,
+                    "x-service": self.service,
+                    "x-sha256": letter.sha256,
+                    "x-deliveries": str(letter.deliveries),
+                },
+                stream=subjects.DEAD_LETTER_STREAM,
+            )
+        except Exception as exc:  # noqa: BLE001 - cannot park it: keep it for a later delivery rather than lose it
+            log.error("dead-letter stream refused the message", subject=raw.subject, error=repr(exc))
+            return False
+        log.warning("message dead-lettered", subject=raw.subject, reason=letter.reason, sha256=letter.sha256)
+        try:
+            if self.record is None:
+                raise RuntimeError("no dead-letter recorder bound (the lifespan did not run)")
+            await self.record(letter)
+        except Exception as exc:  # noqa: BLE001 - parked is enough: the body waits on the stream for an operator
+            log.error("dead-letter audit failed; the message stays parked", subject=raw.subject, sha256=letter.sha256, error=repr(exc))
+        return True
+
+
+def delivery_count(raw: Msg) -> int:
+    try:
+        return int(raw.metadata.num_delivered)
+    except Exception:  # noqa: BLE001 - not a JetStream message
+        return 1
+
+
+def is_jetstream(raw: Any) -> bool:
+    return isinstance(raw, Msg) and bool(raw.reply) and raw.reply.startswith(JETSTREAM_ACK_PREFIX)
+
+
+class _Settlement(BaseMiddleware):
+    """One JetStream delivery: heartbeats while the handler runs, then exactly one settlement."""
+
+    def __init__(self, msg: Any, /, *, context: Any, delivery: Delivery) -> None:
+        super().__init__(msg, context=context)
+        self.delivery = delivery
+        self.heartbeat: asyncio.Task[None] | None = None
+
+    async def on_receive(self) -> None:
+        if is_jetstream(self.msg):
+            self.heartbeat = asyncio.create_task(self._beat(self.msg))
+
+    async def after_processed(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc_val: BaseException | None = None,
+        exc_tb: TracebackType | None = None,
+    ) -> bool | None:
+        if self.heartbeat is None:  # core NATS or a publish scope: nothing to settle
+            return False
+        self.heartbeat.cancel()
+        raw: Msg = self.msg
+        if isinstance(exc_val, asyncio.CancelledError):
+            return False  # shutting down: ack_wait hands the message to another replica
+        try:
+            await self._settle(raw, exc_val)
+        except Exception as exc:  # noqa: BLE001 - the consumer keeps serving; JetStream redelivers after ack_wait
+            log.error("settling a message failed", subject=raw.subject, error=repr(exc))
+        return True
+
+    async def _settle(self, raw: Msg, exc: BaseException | None) -> None:
+        if exc is None or isinstance(exc, AckMessage):
+            await raw.ack()
+            return
+        attempt = delivery_count(raw)
+        reason = invalid_reason(exc)
+        if reason is None and isinstance(exc, NackMessage) and attempt < self.delivery.max_deliver:
+            await raw.nak(delay=backoff_s(attempt))
+            return
+        if reason is None:
+            kind = "transient" if isinstance(exc, TransientError) else "error"
+            if attempt < self.delivery.max_deliver:
+                log.warning("message failed, will retry", subject=raw.subject, attempt=attempt, error=repr(exc))
+                await raw.nak(delay=backoff_s(attempt))
+                return
+            reason = f"{kind} after {attempt} deliveries: {exc!r}"
+        if await self.delivery.park(raw, reason):
+            await raw.term()
+        else:
+            await raw.nak(delay=backoff_s(attempt))
+
+    async def _beat(self, raw: Msg) -> None:
+        """Tell JetStream the message is still being worked on, so `ack_wait` does not expire."""
+        while True:
+            await asyncio.sleep(self.delivery.heartbeat_s)
+            try:
+                await raw.in_progress()
+            except Exception:  # noqa: BLE001 - settled or disconnected: stop beating
+                return
