@@ -212,8 +212,8 @@ class AdminDenied(ClosedPayload):
 class AdminControl(ClosedPayload):
     status: int
     args: dict[str, Any] = Field(default_factory=dict)
-    state: dict[str, Any] | None = None
-    detail: dict[str, Any] | None = None
+    state: str | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)
 
 
 PAYLOADS: dict[AuditAction, type[BaseModel]] = {

@@ -19,15 +19,16 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from nats.errors import NoRespondersError
 from pydantic import BaseModel, Field
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts import ControlReply, ControlRequest, subjects
-from research_gateway.auth import SERVICE, Caller, require_role
+from research_gateway.auth import Caller, require_role
+from research_gateway.deps import API, SERVICE, Session
 from research_ledger import AuditAction, audit
 from research_platform.logging import get_logger
 
 log = get_logger(__name__)
 
-API = "/api/research/v1"
 CONTROL_TIMEOUT_S = 10.0
 Admin = Annotated[Caller, Depends(require_role("admin"))]
 
@@ -45,7 +46,9 @@ class DrainBody(BaseModel):
     claim_ids: list[uuid.UUID] | None = Field(default=None, description="Only these claims (default: every quarantined claim).")
 
 
-async def forward(request: Request, caller: Caller, subject: str, args: dict[str, Any], timeout: float) -> JSONResponse:
+async def forward(
+    request: Request, session: AsyncSession, caller: Caller, subject: str, args: dict[str, Any], timeout: float
+) -> JSONResponse:
     """Send the verb, audit it with the caller's key id, and mirror the reply as HTTP."""
     ask = ControlRequest(actor_key_id=str(caller.key_id), args=args)
     try:
@@ -58,7 +61,7 @@ async def forward(request: Request, caller: Caller, subject: str, args: dict[str
     except Exception as exc:
         log.error("control request failed", subject=subject, error=repr(exc))
         reply = ControlReply(status=503, detail={"error": f"control request failed: {type(exc).__name__}"})
-    async with request.app.state.sessions() as session, session.begin():
+    async with session.begin():
         audit.record(
             session,
             AuditAction.ADMIN_CONTROL,
@@ -72,13 +75,13 @@ async def forward(request: Request, caller: Caller, subject: str, args: dict[str
 def _verb_route(agent: str, verb: str) -> None:
     subject = subjects.control_subject(agent, verb)
 
-    async def verb_route(request: Request, caller: Admin, body: ControlBody | None = None) -> JSONResponse:
+    async def verb_route(request: Request, session: Session, caller: Admin, body: ControlBody | None = None) -> JSONResponse:
         args: dict[str, Any] = {}
         timeout = CONTROL_TIMEOUT_S
         if body is not None and body.wait and verb == "run-once":
             args = {"wait": True, "timeout_s": body.timeout_s}
             timeout = body.timeout_s + CONTROL_TIMEOUT_S
-        return await forward(request, caller, subject, args, timeout)
+        return await forward(request, session, caller, subject, args, timeout)
 
     verb_route.__name__ = f"{agent}_{verb.replace('-', '_')}"
     method = router.get if verb == "status" else router.post
@@ -98,9 +101,9 @@ for _agent in subjects.PERIODIC_AGENTS:
 
 
 @router.post("/critic/quarantine/drain", response_model=ControlReply, summary="Release claims from critic_quarantine")
-async def drain_quarantine(request: Request, caller: Admin, body: DrainBody | None = None) -> JSONResponse:
+async def drain_quarantine(request: Request, session: Session, caller: Admin, body: DrainBody | None = None) -> JSONResponse:
     """Admin only. The critic moves quarantined claims back to pending and judges them again."""
     args: dict[str, Any] = {}
     if body is not None and body.claim_ids is not None:
         args["claim_ids"] = [str(c) for c in body.claim_ids]
-    return await forward(request, caller, subjects.CRITIC_DRAIN, args, CONTROL_TIMEOUT_S)
+    return await forward(request, session, caller, subjects.CRITIC_DRAIN, args, CONTROL_TIMEOUT_S)

@@ -21,12 +21,12 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from research_gateway.deps import SERVICE, Session
 from research_ledger import AuditAction, audit
 from research_platform.models import ApiKey
 
 ROLES = ("admin", "researcher", "reader")
 KEY_PREFIX = "rek_"
-SERVICE = "gateway"
 
 _header = APIKeyHeader(name="X-API-Key", auto_error=False, description="An API key (`research-engine keys create`).")
 _bearer = HTTPBearer(auto_error=False, description="The same API key as a bearer token.")
@@ -98,26 +98,26 @@ def require_role(*roles: str) -> Callable[..., Awaitable[Caller]]:
 
     async def caller(
         request: Request,
+        session: Session,
         header_key: Annotated[str | None, Depends(_header)],
         bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     ) -> Caller:
         secret = header_key or (bearer.credentials if bearer else None)
         if not secret:
             raise HTTPException(status.HTTP_401_UNAUTHORIZED, "an API key is required", headers={"WWW-Authenticate": "Bearer"})
-        async with request.app.state.sessions() as session:
+        async with session.begin():
             found = await ApiKeys(session).identify(secret)
             if found is None:
                 raise HTTPException(status.HTTP_401_UNAUTHORIZED, "unknown or revoked API key", headers={"WWW-Authenticate": "Bearer"})
-            if found.role not in roles:
-                audit.record(
-                    session,
-                    AuditAction.ADMIN_DENIED,
-                    service=SERVICE,
-                    subject_ids={"key_id": found.key_id},
-                    payload={"role": found.role, "path": request.url.path, "method": request.method},
-                )
-                await session.commit()
-                raise HTTPException(status.HTTP_403_FORBIDDEN, f"this route needs the {' or '.join(roles)} role")
-        return found
+            if found.role in roles:
+                return found
+            audit.record(
+                session,
+                AuditAction.ADMIN_DENIED,
+                service=SERVICE,
+                subject_ids={"key_id": found.key_id},
+                payload={"role": found.role, "path": request.url.path, "method": request.method},
+            )
+        raise HTTPException(status.HTTP_403_FORBIDDEN, f"this route needs the {' or '.join(roles)} role")
 
     return caller

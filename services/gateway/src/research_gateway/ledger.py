@@ -9,24 +9,16 @@ from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts import subjects
+from research_gateway.deps import API, Session
 from research_platform.models import AuditEvent, Finding
 
-router = APIRouter(prefix="/api/research/v1")
-
-
-async def _session(request: Request) -> AsyncIterator[AsyncSession]:
-    async with request.app.state.sessions() as session:
-        yield session
-
-
-Session = Annotated[AsyncSession, Depends(_session)]
+router = APIRouter(prefix=API, tags=["ledger"])
 
 
 class FindingView(BaseModel):

@@ -1,4 +1,4 @@
-"""What the gateway reads and writes: task submissions and read models of tasks and claims."""
+"""What the gateway reads: read models of tasks and claims (writes go through `research_ledger`)."""
 
 from __future__ import annotations
 
@@ -7,36 +7,16 @@ import uuid
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from research_contracts import RunResearch, Support
+from research_contracts import Support
 from research_gateway.schemas import ClaimView, TaskView, VerdictView
-from research_ledger import AuditAction, audit
 from research_platform.models import CriticVerdictRow, MemoryClaim, ResearchTask
-
-SERVICE = "gateway"
 
 
 class TaskDesk:
-    """Submissions and the ledger's read side for HTTP clients."""
+    """The ledger's read side for HTTP clients."""
 
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
-
-    async def submit(self, task: RunResearch) -> None:
-        """Record a submitted task (status queued) with its audit row."""
-        self.session.add(
-            ResearchTask(
-                id=task.task_id,
-                question=task.question,
-                entity=task.entity,
-                tier=task.tier.value,
-                status="queued",
-                origin=task.origin,
-                request=task.model_dump(mode="json", exclude={"patient_ref"}),
-            )
-        )
-        audit.record(
-            self.session, AuditAction.TASK_SUBMITTED, service=SERVICE, task_id=task.task_id, payload={"tier": task.tier.value}
-        )
 
     async def task(self, task_id: uuid.UUID) -> TaskView | None:
         row = await self.session.get(ResearchTask, task_id)

@@ -22,6 +22,9 @@ class TaskSubmission(BaseModel):
     patient_ref: str | None = Field(default=None, max_length=500)
     source_types: list[str] = Field(default_factory=list)
     filters: TaskFilters = Field(default_factory=TaskFilters)
+    task_id: uuid.UUID | None = Field(
+        default=None, description="The client's own id for the task: submitting it again returns the same task."
+    )
 
 
 class TaskAccepted(BaseModel):

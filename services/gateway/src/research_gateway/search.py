@@ -1,0 +1,34 @@
+"""`GET /search`: hybrid / lexical / dense search over the local corpus, served by the connector."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, HTTPException, Query, status
+
+from research_contracts import EvidenceFound, SearchEvidence, subjects
+from research_gateway.deps import API, Broker
+from research_gateway.schemas import SearchResults
+
+router = APIRouter(prefix=API, tags=["search"])
+
+
+@router.get("/search", response_model=SearchResults)
+async def search_corpus(
+    broker: Broker,
+    q: Annotated[str, Query(min_length=1, max_length=1000)],
+    k: Annotated[int, Query(ge=1, le=200)] = 10,
+    mode: Literal["hybrid", "lexical", "dense"] = "hybrid",
+) -> SearchResults:
+    """Hybrid / lexical / dense search over the local corpus (served by the connector's `corpus` source)."""
+    ask = SearchEvidence(query=q, sources=["corpus"], limit=k, mode=mode)
+    try:
+        reply = await broker.request(ask, subjects.CONNECTOR_SEARCH, timeout=15.0)
+    except TimeoutError as exc:
+        raise HTTPException(status.HTTP_504_GATEWAY_TIMEOUT, "the connector service did not answer") from exc
+    found = EvidenceFound.model_validate_json(reply.body)
+    if found.error:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, found.error)
+    if "corpus" in found.degraded:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, f"corpus search failed: {found.degraded['corpus']}")
+    return SearchResults(query=q, mode=mode, hits=found.hits)

@@ -1,0 +1,98 @@
+"""Task submission (idempotent) and the task / claim read routes.
+
+`POST /tasks` publishes first and commits second. The task id comes from the client's
+`Idempotency-Key` (uuid5) or its own `task_id`, and the message carries `Nats-Msg-Id:
+task-<id>`, so:
+- the same key twice → the same task (202 the first time, 200 after), never a second one;
+- the bus down → 503 and no row (nothing to orphan); a retry with the key publishes again;
+- a publish whose commit failed → JetStream drops the retry's duplicate, and the researcher
+  creates the row itself when it starts the task (it is idempotent per task id).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Header, HTTPException, Response, status
+from prometheus_client import Counter
+
+from research_contracts import RunResearch, subjects
+from research_gateway.deps import API, SERVICE, Broker, Session
+from research_gateway.repository import TaskDesk
+from research_gateway.schemas import ClaimView, TaskAccepted, TaskSubmission, TaskView
+from research_ledger import Ledger, task_id_for_key
+from research_platform.logging import get_logger
+
+log = get_logger(__name__)
+TASKS_SUBMITTED = Counter("research_tasks_submitted_total", "Tasks accepted over HTTP", ["tier"])
+
+router = APIRouter(prefix=API, tags=["tasks"])
+IdempotencyKey = Annotated[
+    str | None,
+    Header(alias="Idempotency-Key", min_length=1, max_length=200, description="Same key → same task, never a second one."),
+]
+
+
+def _task_id(body: TaskSubmission, key: str | None) -> uuid.UUID:
+    if key is None:
+        return body.task_id or uuid.uuid4()
+    derived = task_id_for_key(key)
+    if body.task_id is not None and body.task_id != derived:
+        raise HTTPException(422, "task_id and Idempotency-Key name different tasks")
+    return derived
+
+
+@router.post(
+    "/tasks",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=TaskAccepted,
+    responses={200: {"description": "a repeat of an earlier submission (same key or task_id): the same task"},
+               503: {"description": "the task bus is unavailable; nothing was stored, retry with the same key"}},
+)
+async def submit_task(
+    body: TaskSubmission, session: Session, broker: Broker, response: Response, idempotency_key: IdempotencyKey = None
+) -> TaskAccepted:
+    """Accept a research question; the pipeline answers asynchronously (poll the task)."""
+    task = RunResearch(**body.model_dump(exclude={"task_id"}), task_id=_task_id(body, idempotency_key), origin="api")
+    async with session.begin():
+        known = await Ledger(session, service=SERVICE).task(task.task_id)
+        if known is not None:
+            if known.question != task.question:
+                raise HTTPException(422, "this key or task_id was used for another question")
+            response.status_code = status.HTTP_200_OK
+            return TaskAccepted(task_id=known.id, status=known.status)
+    try:
+        await broker.publish(
+            task,
+            subjects.task_subject(task.tier.value),
+            stream=subjects.TASKS_STREAM,
+            headers={subjects.MSG_ID_HEADER: f"task-{task.task_id}"},
+        )
+    except Exception as exc:
+        log.error("task publish failed", task_id=str(task.task_id), error=repr(exc))
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "the task bus is unavailable; retry") from exc
+    async with session.begin():
+        submitted = await Ledger(session, service=SERVICE).submit(task, idempotency_key=idempotency_key)
+    if not submitted.created:  # a concurrent request with the same key got there first
+        response.status_code = status.HTTP_200_OK
+    else:
+        TASKS_SUBMITTED.labels(task.tier.value).inc()
+    return TaskAccepted(task_id=task.task_id)
+
+
+@router.get("/tasks/{task_id}", response_model=TaskView)
+async def get_task(task_id: uuid.UUID, session: Session) -> TaskView:
+    """The task, its status (`failed` with the reason in `error`) and its claim once proposed."""
+    view = await TaskDesk(session).task(task_id)
+    if view is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task {task_id}")
+    return view
+
+
+@router.get("/claims/{claim_id}", response_model=ClaimView)
+async def get_claim(claim_id: uuid.UUID, session: Session) -> ClaimView:
+    view = await TaskDesk(session).claim(claim_id)
+    if view is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no claim {claim_id}")
+    return view
