@@ -104,7 +104,7 @@ async def run_pipeline(stack: Stack, qs: list[str], timeout: float) -> tuple[flo
         task = RunResearch(question=q, tier=Tier.batched, origin="bench")
         published[task.task_id] = datetime.now(UTC)
         await js.publish(
-            subjects.TASK_BATCHED, task.model_dump_json().encode(), headers={subjects.MSG_ID_HEADER: f"task-{task.task_id}"}
+            subjects.task_subject("batched"), task.model_dump_json().encode(), headers={subjects.MSG_ID_HEADER: f"task-{task.task_id}"}
         )
     await nc.close()
     engine = create_engine(stack.database_url)

@@ -87,8 +87,8 @@ async def test_a_malformed_task_is_dead_lettered_with_its_reason(
     not_json = b"{not json " + unique.encode()
     digests = {hashlib.sha256(body).hexdigest() for body in (bad_tier, not_json)}
     async with start_researcher():
-        await nc.jetstream().publish(subjects.TASK_BATCHED, bad_tier, headers={"content-type": "application/json"})
-        await nc.jetstream().publish(subjects.TASK_BATCHED, not_json, headers={"content-type": "application/json"})
+        await nc.jetstream().publish(subjects.task_subject("batched"), bad_tier, headers={"content-type": "application/json"})
+        await nc.jetstream().publish(subjects.task_subject("batched"), not_json, headers={"content-type": "application/json"})
         rows: list[AuditEvent] = []
         for _ in range(100):
             async with sessions() as session:

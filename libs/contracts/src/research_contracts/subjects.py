@@ -11,9 +11,6 @@ from typing import Final
 
 # --- research tasks (JetStream stream RESEARCH_TASKS) -------------------------------------
 TASKS_STREAM: Final = "RESEARCH_TASKS"
-TASK_EMERGENCY: Final = "research.task.emergency"
-TASK_PRIORITY: Final = "research.task.priority"
-TASK_BATCHED: Final = "research.task.batched"
 TASK_SUBJECTS: Final = ("research.task.*",)
 
 

@@ -74,7 +74,6 @@ class ArxivSource(Source):
     """arXiv preprints (no key)."""
 
     name = "arxiv"
-    prefixes = ("arxiv:",)
 
     async def _search(self, query: str, filters: TaskFilters, limit: int) -> list[SourceHit]:
         terms = " AND ".join(f"all:{word}" for word in re.findall(r"[\w\-]+", query)) or "all:*"

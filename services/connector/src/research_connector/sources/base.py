@@ -73,8 +73,6 @@ class Source(ABC):
     name: ClassVar[str]
     # Every HTTP source sends the query to a third party.
     leaves_process: ClassVar[bool] = True
-    # Id prefixes this source can `fetch` (e.g. ("pmid:",)).
-    prefixes: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -199,10 +197,6 @@ class Source(ABC):
             await self.cache.remember(key, self.name, request, hits)
         except Exception as exc:
             log.warning("cache write failed", source=self.name, error=type(exc).__name__)
-
-    def owns(self, source_id: str) -> bool:
-        """Whether `source_id` carries one of this source's prefixes."""
-        return source_id.startswith(self.prefixes)
 
 
 def json_body(response: Any) -> Any:

@@ -74,7 +74,6 @@ class ClinicalTrialsSource(Source):
     """ClinicalTrials.gov registrations (optional `X-API-Key`)."""
 
     name = "clinicaltrials"
-    prefixes = ("nct:",)
 
     def _headers(self) -> dict[str, str]:
         key = self.settings.api_key

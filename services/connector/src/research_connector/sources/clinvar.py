@@ -74,7 +74,6 @@ class ClinVarSource(Source):
     """ClinVar variants (E-utilities); same key and budget as PubMed."""
 
     name = "clinvar"
-    prefixes = ("clinvar:",)
     settings: ClinVarSettings
 
     async def _summaries(self, uids: list[str]) -> list[SourceHit]:

@@ -24,7 +24,6 @@ class CochraneSource(PublisherSource):
     """Cochrane systematic reviews, with the review types counted."""
 
     name = "cochrane"
-    prefixes = ("doi:",)
 
     def facets(self, hits: list[SourceHit]) -> dict[str, dict[str, int]]:
         return {"review_type": count_review_types(hits)} if hits else {}

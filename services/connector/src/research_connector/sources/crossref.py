@@ -108,7 +108,6 @@ class CrossRefSource(Source):
     """CrossRef (no key; `CONNECTOR__CROSSREF__MAILTO` joins the polite pool)."""
 
     name = "crossref"
-    prefixes = ("doi:",)
     settings: CrossRefSettings
 
     def _params(self, **params: Any) -> dict[str, Any]:

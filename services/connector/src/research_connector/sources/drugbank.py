@@ -13,4 +13,3 @@ class DrugBankSource(PublisherSource):
     """DrugBank through the publisher JSON client."""
 
     name = "drugbank"
-    prefixes = ("drugbank:",)

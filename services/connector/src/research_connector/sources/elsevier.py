@@ -76,7 +76,6 @@ class ElsevierSource(PublisherSource):
     """Elsevier journals through the ScienceDirect Search API."""
 
     name = "elsevier"
-    prefixes = ("doi:", "elsevier:")
 
     def _query(self, query: str, filters: TaskFilters) -> str:
         text = f"({query})"

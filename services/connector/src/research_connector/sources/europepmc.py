@@ -72,7 +72,6 @@ class EuropePmcSource(Source):
     """Europe PMC (no key)."""
 
     name = "europepmc"
-    prefixes = ("pmcid:", "europepmc:")
 
     async def _search(self, query: str, filters: TaskFilters, limit: int) -> list[SourceHit]:
         text = query

@@ -13,4 +13,3 @@ class LwwSource(PublisherSource):
     """Wolters Kluwer / LWW journals through the publisher JSON client."""
 
     name = "lww"
-    prefixes = ("doi:",)

@@ -13,4 +13,3 @@ class NccnSource(PublisherSource):
     """NCCN clinical practice guidelines through the publisher JSON client."""
 
     name = "nccn"
-    prefixes = ("nccn:",)

@@ -13,4 +13,3 @@ class NejmSource(PublisherSource):
     """NEJM through the publisher JSON client."""
 
     name = "nejm"
-    prefixes = ("doi:",)

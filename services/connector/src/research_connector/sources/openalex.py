@@ -77,7 +77,6 @@ class OpenAlexSource(Source):
     """OpenAlex (no key)."""
 
     name = "openalex"
-    prefixes = ("openalex:",)
     settings: MailtoSettings
 
     def _params(self, **params: Any) -> dict[str, Any]:

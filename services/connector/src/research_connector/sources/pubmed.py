@@ -139,7 +139,6 @@ class PubMedSource(Source):
     """PubMed (E-utilities); 3 requests/s without a key, 10 with `CONNECTOR__PUBMED__API_KEY`."""
 
     name = "pubmed"
-    prefixes = ("pmid:",)
     settings: PubMedSettings
 
     async def _records(self, pmids: list[str]) -> list[SourceHit]:

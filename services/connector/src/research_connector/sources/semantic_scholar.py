@@ -70,7 +70,6 @@ class SemanticScholarSource(Source):
     """Semantic Scholar (optional `x-api-key`)."""
 
     name = "semantic_scholar"
-    prefixes = ("s2:",)
 
     def _headers(self) -> dict[str, str]:
         key = self.settings.api_key

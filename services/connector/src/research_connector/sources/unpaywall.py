@@ -48,7 +48,6 @@ class UnpaywallSource(Source):
     """Unpaywall open-access locations (e-mail required, no key)."""
 
     name = "unpaywall"
-    prefixes = ("doi:",)
     settings: MailtoSettings
 
     def configuration_problem(self) -> str | None:

@@ -13,4 +13,3 @@ class WileySource(PublisherSource):
     """Wiley journals through the publisher JSON client."""
 
     name = "wiley"
-    prefixes = ("doi:",)
