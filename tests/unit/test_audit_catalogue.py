@@ -19,6 +19,7 @@ ACTION_KEYWORDS = {"action", "opened_action", "resolved_action"}
 # The only places that may build audit rows themselves: the writer, and the one set-based
 # statement (findings + audit rows in one round trip) that validates its payloads first.
 RAW_WRITERS = {"libs/ledger/src/research_ledger/audit.py", "libs/agents/src/research_agents/findings.py"}
+LEDGER_MODELS = {"ResearchTask", "MemoryClaim", "CriticVerdictRow"}
 
 
 def _is_string(node: ast.AST) -> bool:
@@ -39,6 +40,11 @@ def violations(source: str, where: str) -> list[str]:
             found.append(f"{where}:{node.lineno} {name}() called with a string action")
         if name == "AuditEvent" and where not in RAW_WRITERS:
             found.append(f"{where}:{node.lineno} builds an AuditEvent outside research_ledger.audit")
+        if not where.startswith("libs/ledger/") and (
+            name in LEDGER_MODELS
+            or (name in {"insert", "update"} and any(getattr(a, "id", "") in LEDGER_MODELS for a in node.args))
+        ):
+            found.append(f"{where}:{node.lineno} writes a ledger table outside research_ledger")
     if where not in RAW_WRITERS and re.search(r"insert\s+into\s+audit_events", source, re.IGNORECASE):
         found.append(f"{where}: inserts into audit_events with raw SQL")
     return found
@@ -62,6 +68,7 @@ def test_the_scan_catches_a_string_action() -> None:
     assert violations("session.add(AuditEvent(action=AuditAction.TASK_FAILED))", "services/x/src/x.py")
     assert violations('text("INSERT INTO audit_events (action) VALUES (1)")', "services/x/src/x.py")
     assert violations("audit.record(session, AuditAction.TASK_FAILED, service='x')", "services/x/src/x.py") == []
+    assert violations("await session.execute(update(MemoryClaim).values(status='active'))", "services/x/src/x.py")
 
 
 def test_every_action_has_a_schema_and_a_readme_line() -> None:
