@@ -15,7 +15,6 @@ reference the engine is measured against (the engine can only pick what retrieva
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import math
 import os

@@ -54,7 +54,7 @@ def test_settings_come_from_nested_environment_variables(monkeypatch) -> None:
     assert settings.pubmed.api_key is not None and settings.pubmed.api_key.get_secret_value() == "k-123456"
     assert "k-123456" not in repr(settings)
     assert settings.drugbank.enabled and settings.elsevier.journals == ["Acta Biomaterialia"]
-    assert _rate("pubmed", settings.pubmed) == 10.0  # a key unlocks NCBI's higher rate
-    assert _rate("crossref", settings.crossref) == 10.0  # mailto joins the polite pool
-    assert _rate("arxiv", settings.arxiv) == pytest.approx(1 / 3)
+    assert _rate(settings.pubmed) == 10.0  # a key unlocks NCBI's higher rate
+    assert _rate(settings.crossref) == 10.0  # mailto joins the polite pool
+    assert _rate(settings.arxiv) == pytest.approx(1 / 3)
     assert ConnectorSettings().semantic_scholar.rate_per_s == 1.0

@@ -95,7 +95,7 @@ class CorpusEvidence:
         return None  # corpus passages are read through search; ids resolve in research_sources
 
 
-def _rate(name: str, settings: SourceSettings) -> float:
+def _rate(settings: SourceSettings) -> float:
     """The documented rate, raised where a key or a contact address unlocks a higher one."""
     with_key = getattr(settings, "rate_with_key_per_s", None)
     if with_key and settings.api_key is not None:
@@ -122,7 +122,7 @@ def build_sources(
     built: dict[str, Source] = {}
     for name, cls in SOURCE_TYPES.items():
         group = groups[name]
-        bucket = limits.bucket(SHARED_BUDGETS.get(name, name), _rate(name, group), group.burst)
+        bucket = limits.bucket(SHARED_BUDGETS.get(name, name), _rate(group), group.burst)
         http = SourceHttp(
             name,
             client,

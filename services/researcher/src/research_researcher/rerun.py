@@ -35,7 +35,6 @@ UNREADABLE_CLAIM = uuid.UUID(int=0)
 
 async def rerun(
     question: str,
-    entity: str | None,
     broker: NatsBroker,
     settings: Settings,
     *,
@@ -87,7 +86,7 @@ async def answer(request: RerunResearch, broker: NatsBroker, settings: Settings)
     with structlog.contextvars.bound_contextvars(claim_id=str(request.claim_id)):
         try:
             found = await rerun(
-                request.question, request.entity, broker, settings, sources=request.sources or None, limit=request.limit
+                request.question, broker, settings, sources=request.sources or None, limit=request.limit
             )
         except (PrepareError, TransientError) as exc:
             log.warning("re-run found no evidence", error=str(exc))

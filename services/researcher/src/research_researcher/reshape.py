@@ -11,7 +11,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from research_contracts import RunResearch, Support
+from research_contracts import RunResearch
 from research_ledger import AuditAction, ClaimProposal
 from research_llm import DraftOutcome, EvidenceDoc, ground_supports
 
