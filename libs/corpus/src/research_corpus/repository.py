@@ -19,7 +19,6 @@ from research_platform.models import EMBEDDING_DIM, CorpusChunk, CorpusPaper
 
 from research_corpus.records import Chunk, PaperRecord
 
-TEXT_SEARCH_CONFIG = "english"
 
 _INSERT_CHUNK = text(
     """INSERT INTO corpus_chunks (paper_id, chunk_index, section, locator, text, embedding, tsv, token_count)

@@ -191,7 +191,7 @@ async def search(
     session: AsyncSession,
     query: str,
     k: int = 10,
-    mode: str = "hybrid",
+    mode: SearchMode = "hybrid",
     filters: SearchFilters | None = None,
     settings: CorpusSettings | None = None,
 ) -> list[PaperHit]:

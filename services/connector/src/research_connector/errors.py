@@ -2,14 +2,15 @@
 
     ResearchEngineError                    (research_platform.errors)
     └── ConnectorError
-        ├── SourceDegraded                 the source gave no usable answer this time (429 after
-        │   │                              retries, 5xx, timeout, transport error); the search
-        │   │                              goes on with empty hits, a WARNING and an audit row
-        │   ├── MalformedPayload           the answer arrived but could not be parsed
-        │   └── SourceReportedError        the source answered 200 with an error document
-        │                                  (arXiv's error feed, Elsevier's empty-set marker…)
-        └── IdentifierRefused              the query carries a personal identifier (PHI) and is
-                                           never sent anywhere
+        └── SourceDegraded                 the source gave no usable answer this time (429 after
+            │                              retries, 5xx, timeout, transport error); the search
+            │                              goes on with empty hits, a WARNING and an audit row
+            ├── MalformedPayload           the answer arrived but could not be parsed
+            └── SourceReportedError        the source answered 200 with an error document
+                                           (arXiv's error feed, Elsevier's empty-set marker…)
+
+A query carrying personal identifiers is not an error: `fanout.search_all` never sends it to a
+source that would pass it on and reports those sources as `degraded: phi_refused`.
 
 `reason` is a short, key-free token (`http_429`, `timeout`, `malformed_payload`…) safe to log,
 audit and return to the caller; nothing here ever carries a URL or a header.
@@ -46,10 +47,3 @@ class SourceReportedError(SourceDegraded):
     def __init__(self, detail: str = "") -> None:
         super().__init__("source_error", detail)
 
-
-class IdentifierRefused(ConnectorError):
-    """The query carries identifier patterns; `kinds` names them (never the values)."""
-
-    def __init__(self, kinds: list[str]) -> None:
-        super().__init__(f"query refused: it carries personal identifiers ({', '.join(kinds)})")
-        self.kinds = kinds
