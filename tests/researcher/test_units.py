@@ -125,9 +125,17 @@ async def test_batched_waits_until_emergency_and_priority_have_drained() -> None
 
 async def test_gate_lets_work_through_when_the_consumers_cannot_be_asked() -> None:
     class Closed:
+        def __init__(self) -> None:
+            self.asked = 0
+
         async def consumer_info(self, stream: str, durable: str) -> None:
+            self.asked += 1
             raise ConnectionClosedError()
 
-    gate = TierGate(lambda: Closed(), poll_s=0.01)  # type: ignore[arg-type, return-value]
-    assert await asyncio.wait_for(gate.wait_for_turn(Tier.batched), timeout=1) >= 0
-    assert await TierGate(lambda: _Consumers({}), poll_s=0.01).wait_for_turn(Tier.batched) >= 0  # type: ignore[arg-type, return-value]
+    closed = Closed()
+    gate = TierGate(lambda: closed, poll_s=0.01)  # type: ignore[arg-type, return-value]
+    await asyncio.wait_for(gate.wait_for_turn(Tier.batched), timeout=5)
+    assert closed.asked == 1, "an unreachable JetStream is asked once, not polled until it answers"
+    missing = _Consumers({})
+    await asyncio.wait_for(TierGate(lambda: missing, poll_s=0.01).wait_for_turn(Tier.batched), timeout=5)  # type: ignore[arg-type, return-value]
+    assert missing.asked == ["researcher-emergency", "researcher-priority"], "a missing consumer has no backlog"
