@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import uuid
+from datetime import UTC, datetime
 
 import pytest
 
@@ -11,20 +11,32 @@ from research_contracts import CriticVerdict, Verdict
 from research_critic import prepare, reshape
 from research_llm import JudgeOutcome
 from research_platform.errors import PrepareError
+from research_platform.models import MemoryClaim
 
 pytestmark = pytest.mark.unit
 
 
-def test_prepare_pending_parses_the_event() -> None:
-    claim_id = uuid.uuid4()
-    event = prepare.prepare_pending(json.dumps({"claim_id": str(claim_id), "entity": "x", "statement": "y"}).encode())
-    assert event.claim_id == claim_id
+def _stored(supports: list) -> MemoryClaim:
+    return MemoryClaim(
+        id=uuid.uuid4(), entity="statins", question="q", statement="Statins lower LDL.", confidence=0.7,
+        supports=supports, created_at=datetime.now(UTC),
+    )
 
 
-@pytest.mark.parametrize("body", [b"[]", b"{}", b'{"claim_id": "not-a-uuid", "entity": "x", "statement": "y"}', b"\xff"])
-def test_prepare_pending_rejects_garbage(body: bytes) -> None:
-    with pytest.raises(PrepareError):
-        prepare.prepare_pending(body)
+def test_prepare_refuses_an_unknown_claim_and_malformed_supports() -> None:
+    with pytest.raises(PrepareError, match="unknown claim"):
+        prepare.known(uuid.uuid4(), None)
+    with pytest.raises(PrepareError, match="malformed supports"):
+        prepare.review(_stored([{"quote": "no source id"}]), [])
+
+
+def test_prepare_reviews_against_the_active_claims_and_drops_discredited_sources() -> None:
+    claim = _stored([{"source_id": "pmid:1", "quote": "LDL fell."}, {"source_id": "pmid:2", "quote": "LDL fell a lot."}])
+    other = _stored([{"source_id": "pmid:3", "quote": "LDL fell."}])
+    review = prepare.review(claim, [other])
+    assert review.considered == {other.id} and prepare.cited_sources(claim) == ["pmid:1", "pmid:2"]
+    narrowed = prepare.without(review, {"pmid:2"})
+    assert [s.source_id for s in narrowed.candidate.supports] == ["pmid:1"] and narrowed.active == review.active
 
 
 def _judged(verdict: Verdict, score: float, supersedes: list[uuid.UUID]) -> JudgeOutcome:

@@ -1,9 +1,10 @@
 """Critic service: judges pending claims and moves them to active, rejected or supersede.
 
 consume `research.claim.pending` (a `ClaimProposed`, validated by FastStream; acknowledgement,
-retry and dead-letter are `research_platform.delivery.Delivery`) → load claim + active claims of the entity →
-experiment (provider chain, under the SLA) → reshape (conform verdict) → apply + audit (one
-transaction) → publish `research.claim.decided`.
+retry and dead-letter are `research_platform.delivery.Delivery`) → load the claim and the active
+claims of its entity → prepare (a `Review`; an unknown claim is dead-lettered) → experiment
+(provider chain, under the SLA) → reshape (the supersede rule) → apply + audit through the
+ledger (one transaction) → publish `research.claim.decided`.
 
 A critique past the SLA counts as a timeout; after `critic.quarantine_after` in a row the claim
 moves to `critic_quarantine` and waits for an operator's drain (`research.control.critic.drain`,
@@ -34,15 +35,15 @@ from research_contracts import (
     RecritiqueClaim,
     subjects,
 )
-from research_critic import experiment, reshape
+from research_critic import experiment, prepare, reshape
 from research_critic.quarantine import Quarantine, Recritiques
-from research_critic.repository import SERVICE, EntityChanged, Verdicts, for_review
+from research_critic.repository import SERVICE, EntityChanged, Verdicts
 from research_ledger import dead_letters
-from research_llm import build_chain
+from research_llm import ProviderChain, build_chain
 from research_platform.broker import ensure_streams_at, make_broker
 from research_platform.db import create_engine, session_factory, transaction
 from research_platform.delivery import Delivery
-from research_platform.errors import PrepareError, TransientError
+from research_platform.errors import TransientError
 from research_platform.logging import get_logger
 from research_platform.service import run_service
 from research_platform.settings import Settings
@@ -56,7 +57,7 @@ class Critic:
     broker: NatsBroker
     sessions: async_sessionmaker[AsyncSession]
     settings: Settings
-    chain: object
+    chain: ProviderChain
 
     async def handle_pending(self, proposed: ClaimProposed) -> None:
         """Judge the pending claim `proposed` names; judged again when its entity changed meanwhile."""
@@ -72,23 +73,19 @@ class Critic:
     async def judge_and_decide(self, claim_id: uuid.UUID) -> None:
         async with self.sessions() as session:
             verdicts = Verdicts(session)
-            claim = await verdicts.claim(claim_id)
-            if claim is None:
-                raise PrepareError(f"unknown claim {claim_id}")
+            claim = prepare.known(claim_id, await verdicts.claim(claim_id))
             if claim.status != ClaimStatus.pending:
                 log.info("claim already decided, skipping redelivery", status=claim.status)
                 return
-            active = await verdicts.active_of_entity(claim.entity, besides=claim.id)
-            candidate, reviews = for_review(claim), [for_review(c) for c in active]
+            review = prepare.review(claim, await verdicts.active_of_entity(claim.entity, besides=claim.id))
         try:
-            outcome = await experiment.judge(candidate, reviews, self.chain, self.settings.critic.sla_seconds)
+            outcome = await experiment.judge(review, self.chain, self.settings.critic.sla_seconds)
         except TimeoutError as exc:
             await self.timed_out(claim.id, ClaimStatus.pending, exc)
             return
-        considered = {c.claim_id for c in reviews}
-        verdict = reshape.conform(outcome, considered)
+        verdict = reshape.conform(outcome, review.considered)
         async with transaction(self.sessions) as session:
-            decided = await Verdicts(session).decide(claim.id, verdict, considered)
+            decided = await Verdicts(session).decide(claim.id, verdict, review.considered)
         if decided is not None:
             await self.announce(decided)
             log.info("claim decided", verdict=verdict.verdict.value, score=verdict.score)
@@ -109,26 +106,20 @@ class Critic:
         """Judge an active claim again, without the sources the replicator found retracted or lost."""
         with structlog.contextvars.bound_contextvars(claim_id=str(command.claim_id)):
             async with self.sessions() as session:
-                claim = await Verdicts(session).claim(command.claim_id)
-                if claim is None:
-                    raise PrepareError(f"unknown claim {command.claim_id}")
-                recritiques = Recritiques(session)
+                verdicts, recritiques = Verdicts(session), Recritiques(session)
+                claim = prepare.known(command.claim_id, await verdicts.claim(command.claim_id))
                 if claim.status != ClaimStatus.active or await recritiques.already_applied(command):
                     log.info("re-critique not applicable, skipping", status=claim.status)
                     return
-                cited = [str(s.get("source_id")) for s in claim.supports if isinstance(s, dict)]
-                discredited = await recritiques.discredited_sources(command, cited)
-                active = await Verdicts(session).active_of_entity(claim.entity, besides=claim.id)
-                candidate, reviews = for_review(claim), [for_review(c) for c in active]
-            candidate = candidate.model_copy(
-                update={"supports": [s for s in candidate.supports if s.source_id not in discredited]}
-            )
+                discredited = await recritiques.discredited_sources(command, prepare.cited_sources(claim))
+                review = prepare.review(claim, await verdicts.active_of_entity(claim.entity, besides=claim.id))
+            review = prepare.without(review, discredited)
             try:
-                outcome = await experiment.judge(candidate, reviews, self.chain, self.settings.critic.sla_seconds)
+                outcome = await experiment.judge(review, self.chain, self.settings.critic.sla_seconds)
             except TimeoutError as exc:
                 await self.timed_out(claim.id, ClaimStatus.active, exc)
                 return
-            verdict = reshape.conform(outcome, {c.claim_id for c in reviews})
+            verdict = reshape.conform(outcome, review.considered)
             async with transaction(self.sessions) as session:
                 decided = await Recritiques(session).reconsider(command, verdict, discredited)
             log.info("claim re-critiqued", verdict=verdict.verdict.value, withdrawn=decided is not None)

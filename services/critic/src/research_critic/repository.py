@@ -10,25 +10,13 @@ import uuid
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from research_contracts import ClaimDecided, CriticVerdict, Support
+from research_contracts import ClaimDecided, CriticVerdict
 from research_ledger import EntityChanged, Ledger
-from research_llm import ClaimForReview
 from research_platform.models import MemoryClaim
 
 SERVICE = "critic"
 
-__all__ = ["SERVICE", "EntityChanged", "Verdicts", "for_review"]
-
-
-def for_review(claim: MemoryClaim) -> ClaimForReview:
-    return ClaimForReview(
-        claim_id=claim.id,
-        entity=claim.entity,
-        statement=claim.statement,
-        confidence=claim.confidence,
-        supports=[Support.model_validate(s) for s in claim.supports],
-        created_at=claim.created_at,
-    )
+__all__ = ["SERVICE", "EntityChanged", "Verdicts"]
 
 
 class Verdicts:
