@@ -5,7 +5,8 @@ or a service's subclass of it that adds the service's own group (`CorrelatorServ
 adds `correlator`, `ConnectorServiceSettings` adds `connector`, …). Groups are plain pydantic
 models nested in the root; an environment variable names the group, then the field, joined by
 a double underscore, with no other prefix: `LLM__PROVIDER=openai`, `CRITIC__SLA_SECONDS=30`,
-`CORRELATOR__SCHEDULE__INTERVAL_S=3600`, `CONNECTOR__PUBMED__API_KEY=…`. Top-level fields
+`CORRELATOR__SCHEDULE__INTERVAL_S=3600`, `CONNECTOR__PUBMED__API_KEY=…`. The `researcher` and
+`critic` groups still sit in this shared root (not yet moved to their services). Top-level fields
 (`NATS_URL`, `DATABASE_URL`, `LOG_LEVEL`, `GATEWAY_PORT`, …) belong to every process. Secrets are
 `SecretStr` and are never logged.
 """
