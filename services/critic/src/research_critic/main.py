@@ -32,6 +32,7 @@ from research_contracts import (
     ClaimStatus,
     ControlReply,
     ControlRequest,
+    CriticVerdict,
     RecritiqueClaim,
     subjects,
 )
@@ -78,17 +79,24 @@ class Critic:
                 log.info("claim already decided, skipping redelivery", status=claim.status)
                 return
             review = prepare.review(claim, await verdicts.active_of_entity(claim.entity, besides=claim.id))
-        try:
-            outcome = await experiment.judge(review, self.chain, self.settings.critic.sla_seconds)
-        except TimeoutError as exc:
-            await self.timed_out(claim.id, ClaimStatus.pending, exc)
+        verdict = await self.judge(claim.id, review, ClaimStatus.pending)
+        if verdict is None:
             return
-        verdict = reshape.conform(outcome, review.considered)
         async with transaction(self.sessions) as session:
             decided = await Verdicts(session).decide(claim.id, verdict, review.considered)
         if decided is not None:
             await self.announce(decided)
             log.info("claim decided", verdict=verdict.verdict.value, score=verdict.score)
+
+    async def judge(self, claim_id: uuid.UUID, review: prepare.Review, judged_status: ClaimStatus) -> CriticVerdict | None:
+        """experiment → reshape: the verdict the ledger can apply, or None when the claim was quarantined
+        (a timeout short of quarantine raises `TransientError`, so the message is redelivered)."""
+        try:
+            outcome = await experiment.judge(review, self.chain, self.settings.critic.sla_seconds)
+        except TimeoutError as exc:
+            await self.timed_out(claim_id, judged_status, exc)
+            return None
+        return reshape.conform(outcome, review.considered)
 
     async def timed_out(self, claim_id: uuid.UUID, judged_status: ClaimStatus, exc: TimeoutError) -> None:
         """Count the SLA timeout; quarantine (and return) on the last straw, else retry later."""
@@ -113,13 +121,9 @@ class Critic:
                     return
                 discredited = await recritiques.discredited_sources(command, prepare.cited_sources(claim))
                 review = prepare.review(claim, await verdicts.active_of_entity(claim.entity, besides=claim.id))
-            review = prepare.without(review, discredited)
-            try:
-                outcome = await experiment.judge(review, self.chain, self.settings.critic.sla_seconds)
-            except TimeoutError as exc:
-                await self.timed_out(claim.id, ClaimStatus.active, exc)
+            verdict = await self.judge(claim.id, prepare.without(review, discredited), ClaimStatus.active)
+            if verdict is None:
                 return
-            verdict = reshape.conform(outcome, review.considered)
             async with transaction(self.sessions) as session:
                 decided = await Recritiques(session).reconsider(command, verdict, discredited)
             log.info("claim re-critiqued", verdict=verdict.verdict.value, withdrawn=decided is not None)

@@ -70,28 +70,17 @@ class Replications:
         """Record the outcome of one re-run (`new` is its reshaped finding, if it is one); the
         finding id when the claim needs a re-critique."""
         subject = {"run_id": run_id, "entity": claim.entity}
-        if comparison.verdict is None:
+        if new is None:  # confirmed, or skipped: an audit row only
+            skipped = comparison.verdict is None
             audit.record(
                 self.session,
-                AuditAction.REPLICATOR_SKIPPED,
+                AuditAction.REPLICATOR_SKIPPED if skipped else AuditAction.REPLICATOR_CONFIRMED,
                 service=SERVICE,
                 claim_id=claim.claim_id,
                 subject_ids=subject,
-                payload={"reason": comparison.reason, **comparison.details},
+                payload={"reason": comparison.reason, **comparison.details} if skipped else comparison.details,
             )
             return None
-        if comparison.verdict == "confirmed":
-            audit.record(
-                self.session,
-                AuditAction.REPLICATOR_CONFIRMED,
-                service=SERVICE,
-                claim_id=claim.claim_id,
-                subject_ids=subject,
-                payload=comparison.details,
-            )
-            return None
-        if new is None:
-            raise ValueError(f"a {comparison.verdict} re-run needs its finding")
         finding_id = await self.findings.record(new.kind, new.claim_ids, new.payload)
         if comparison.details.get("retracted"):
             # The ledger learns the retraction too, so the librarian and the next re-run see it.
