@@ -1,4 +1,4 @@
-"""The lifecycle vocabulary of tasks and claims, and which moves between states are legal.
+"""The lifecycle vocabulary of tasks and claims (the moves are the intent methods of `Ledger`).
 
 `ClaimStatus` travels on the bus (`ClaimDecided.status`), so its definition stays in
 `research_contracts` (the lowest layer, which must not depend on this library) and is
@@ -29,12 +29,4 @@ class TaskStatus(StrEnum):
 
 TERMINAL_TASK_STATES = frozenset({TaskStatus.claimed, TaskStatus.failed})
 
-CLAIM_TRANSITIONS: dict[ClaimStatus, frozenset[ClaimStatus]] = {
-    ClaimStatus.pending: frozenset({ClaimStatus.active, ClaimStatus.rejected, ClaimStatus.critic_quarantine}),
-    ClaimStatus.active: frozenset({ClaimStatus.superseded, ClaimStatus.rejected, ClaimStatus.critic_quarantine}),
-    ClaimStatus.critic_quarantine: frozenset({ClaimStatus.pending}),
-    ClaimStatus.superseded: frozenset(),
-    ClaimStatus.rejected: frozenset(),
-}
-
-__all__ = ["CLAIM_TRANSITIONS", "TERMINAL_TASK_STATES", "ClaimStatus", "TaskStatus"]
+__all__ = ["TERMINAL_TASK_STATES", "ClaimStatus", "TaskStatus"]
