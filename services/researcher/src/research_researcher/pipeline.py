@@ -23,12 +23,13 @@ from faststream.nats import NatsBroker
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import ClaimProposed, RunResearch, Tier, subjects
-from research_llm import ProviderChain
+from research_ledger import AuditAction, Ledger
+from research_llm import NoProviderAnswered, ProviderChain
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_platform.settings import ResearcherSettings
 from research_researcher import evidence, experiment, prepare, reshape
-from research_researcher.repository import ClaimLedger, LedgerMemory, Recollection
+from research_researcher.repository import SERVICE, LedgerMemory, Recollection
 from research_researcher.tiers import TierGate
 
 log = get_logger(__name__)
@@ -53,10 +54,12 @@ class Researcher:
         with structlog.contextvars.bound_contextvars(task_id=str(task.task_id), subject=subjects.task_subject(tier)):
             waited = await self.gate.wait_for_turn(tier)
             async with transaction(self.sessions) as session:
-                ledger = ClaimLedger(session)
+                ledger = Ledger(session, service=SERVICE)
                 existing = await ledger.claim_for_task(task.task_id)
-                if existing is None:
-                    await ledger.start(task, waited_s=waited)
+                started = existing is None and await ledger.start(task, waited_s=waited)
+            if existing is None and not started:  # the task already failed: nothing left to do
+                log.info("task already ended")
+                return
             if existing is not None:  # redelivery after the claim was stored: re-announce, never re-create
                 log.info("task already has its claim", claim_id=str(existing.id))
                 await self.announce(existing.id, task.task_id, existing.entity, existing.statement)
@@ -66,12 +69,12 @@ class Researcher:
     async def research(self, task: RunResearch) -> None:
         guarded = prepare.guard_question(task.question, task.patient_ref)
         recollection, memory_error = await self.recall(task, guarded.topic_query)
-        notes: list[tuple[str, dict]] = []
+        notes: list[tuple[AuditAction, dict]] = []
         if memory_error is None:
             sources = task.filters.sources or self.settings.evidence_sources
         else:
             sources = list(self.settings.fallback_sources)
-            notes.append(("consumer.retrieval_fallback", {"reason": memory_error, "sources": sources}))
+            notes.append((AuditAction.CONSUMER_RETRIEVAL_FALLBACK, {"reason": memory_error, "sources": sources}))
             log.warning("memory retrieval failed, falling back", reason=memory_error, sources=sources)
         found = await evidence.search(
             self.broker,
@@ -83,7 +86,11 @@ class Researcher:
         )
         hits = experiment.merge_hits(found.hits, recollection.sources)
         docs = experiment.evidence_docs(hits)
-        outcome = await experiment.draft_claim(guarded.model_question, task.entity, docs, self.chain)
+        try:
+            outcome = await experiment.draft_claim(guarded.model_question, task.entity, docs, self.chain)
+        except NoProviderAnswered as exc:  # every provider of the chain was tried: the task fails, visibly
+            await self.fail(task.task_id, f"no LLM provider answered: {exc}")
+            return
         claim = reshape.to_claim(
             task,
             outcome,
@@ -103,7 +110,7 @@ class Researcher:
         )
         embedding = await asyncio.to_thread(self.embed, claim.statement)
         async with transaction(self.sessions) as session:
-            ledger = ClaimLedger(session)
+            ledger = Ledger(session, service=SERVICE)
             created = await ledger.propose(claim, embedding, hits)
             stored = None if created else await ledger.claim_for_task(task.task_id)
         if stored is not None:  # a concurrent delivery of the same task stored it first
@@ -117,6 +124,12 @@ class Researcher:
             supports=len(claim.supports),
             dropped_supports=claim.dropped_supports,
         )
+
+    async def fail(self, task_id: uuid.UUID, reason: str) -> None:
+        """Mark the task `failed` with `reason` (shown by `GET /tasks/{id}`); a no-op once it ended."""
+        async with transaction(self.sessions) as session:
+            await Ledger(session, service=SERVICE).fail(task_id, reason)
+        log.warning("task failed", reason=reason)
 
     async def recall(self, task: RunResearch, topic: str) -> tuple[Recollection, str | None]:
         """Related active claims and known sources; on any failure an empty recollection and why."""
