@@ -59,7 +59,7 @@ class Reference(BaseModel):
         """One References line: authors (year). title. venue. doi / url. paper id."""
         parts = []
         if self.authors:
-            parts.append(", ".join(self.authors) + (f" ({self.year})." if self.year else "."))
+            parts.append("; ".join(self.authors) + (f" ({self.year})." if self.year else "."))
         elif self.year:
             parts.append(f"({self.year}).")
         parts.append(self.title.rstrip(".") + ".")
