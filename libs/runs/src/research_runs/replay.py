@@ -82,12 +82,15 @@ async def _live(js: JetStreamContext, subject: str, after_seq: int) -> AsyncIter
                 return
     finally:
         # The reader may be gone (an SSE client disconnected, so this runs while cancelled):
-        # shield the unsubscribe, or the consumer would keep pushing heartbeats to a dead inbox.
+        # shield the clean-up, and delete the consumer now rather than leave one per abandoned
+        # connection until the server's inactivity threshold.
         with anyio.CancelScope(shield=True):
             try:
+                consumer = (await sub.consumer_info()).name
                 await sub.unsubscribe()
+                await js.delete_consumer(RUNS_STREAM, consumer)
             except Exception:  # the connection may be closing; the consumer expires on its own
-                log.debug("unsubscribe of run-event reader failed", exc_info=True)
+                log.debug("clean-up of a run-event reader failed", exc_info=True)
 
 
 async def replay(
