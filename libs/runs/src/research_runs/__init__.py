@@ -1,0 +1,19 @@
+"""Run events of long jobs: record them in order on JetStream, replay them from a stream
+sequence, and serve them as resumable Server-Sent Events."""
+
+from research_runs.recorder import MAX_RESULTS_BYTES, RunRecorder, ToolCall
+from research_runs.replay import last_event, replay
+from research_runs.sse import resume_point, run_events_router
+from research_runs.stream import RUNS_STREAM_CONFIG, ensure_runs_stream
+
+__all__ = [
+    "MAX_RESULTS_BYTES",
+    "RUNS_STREAM_CONFIG",
+    "RunRecorder",
+    "ToolCall",
+    "ensure_runs_stream",
+    "last_event",
+    "replay",
+    "resume_point",
+    "run_events_router",
+]

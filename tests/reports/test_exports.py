@@ -1,0 +1,106 @@
+"""Exports a reference manager or reader can open: BibTeX and RIS are read back by their own
+libraries, CSL-JSON carries structured names and dates, the PDF's text is extractable."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import bibtexparser
+import pypdf
+import pytest
+import rispy
+
+from research_reports import Reference, export_report, split_name, to_bibtex, to_csl_json, to_pdf, to_ris
+
+from tests.reports.sample import references, review
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("Smith, John", ("Smith", "John")),
+        ("Maria Garcia", ("Garcia", "Maria")),
+        ("Nakamura H", ("Nakamura", "H")),
+        ("Ludwig van Beethoven", ("van Beethoven", "Ludwig")),
+        ("WHO", ("WHO", "")),
+    ],
+)
+def test_author_names_split_into_family_and_given(name: str, expected: tuple[str, str]) -> None:
+    assert split_name(name) == expected
+
+
+def test_bibtex_reads_back_with_every_author_and_field() -> None:
+    library = bibtexparser.parse_string(to_bibtex(references()))
+    assert not library.failed_blocks
+    entries = {e.key: e for e in library.entries}
+    assert set(entries) == {"smith2019vitamin", "garcia2021vitamin", "nakamura2017calcium"}
+    smith = entries["smith2019vitamin"]
+    assert smith.entry_type == "article"
+    assert smith.fields_dict["author"].value == "Smith, John and Müller, Anna"
+    assert smith.fields_dict["doi"].value == "10.1016/S0140-6736(19)0001-1"
+    assert smith.fields_dict["year"].value == "2019"
+    garcia = entries["garcia2021vitamin"]
+    assert garcia.fields_dict["title"].value == r"Vitamin D alone \& fracture prevention: a meta-analysis"
+    assert garcia.fields_dict["author"].value.split(" and ") == ["Garcia, Maria", "Wei, Li", "Hansen, Ole"]
+    assert entries["nakamura2017calcium"].entry_type == "misc"
+
+
+def test_colliding_bibtex_keys_get_suffixes() -> None:
+    refs = [Reference(id=i, title="Vitamin trial", authors=["Smith J"], year=2020) for i in (1, 2)]
+    keys = [e.key for e in bibtexparser.parse_string(to_bibtex(refs)).entries]
+    assert keys == ["smith2020vitamin", "smith2020vitamina"]
+
+
+def test_ris_reads_back_with_rispy() -> None:
+    records = rispy.loads(to_ris(references()))
+    assert [r["type_of_reference"] for r in records] == ["JOUR", "JOUR", "GEN"]
+    assert records[0]["authors"] == ["Smith, John", "Müller, Anna"]
+    assert records[0]["title"] == "Vitamin D and hip fracture: a randomised trial"
+    assert records[0]["doi"] == "10.1016/S0140-6736(19)0001-1"
+    assert records[1]["urls"] == ["https://example.org/garcia"] and records[1]["year"] == "2021"
+    assert records[2]["notes"] == ["paper id: pmid:28000001"]
+
+
+def test_csl_json_has_structured_names_dates_and_ids() -> None:
+    items = json.loads(export_report(review(), "csl-json").content)
+    assert items == to_csl_json(references())
+    smith = items[0]
+    assert smith["type"] == "article-journal" and smith["issued"] == {"date-parts": [[2019]]}
+    assert smith["author"] == [{"family": "Smith", "given": "John"}, {"family": "Müller", "given": "Anna"}]
+    assert smith["DOI"] == "10.1016/S0140-6736(19)0001-1" and items[2]["type"] == "document"
+
+
+def test_pdf_text_has_title_findings_quotes_and_references() -> None:
+    reader = pypdf.PdfReader(io.BytesIO(to_pdf(review())))
+    text = " ".join(" ".join(page.extract_text().split()) for page in reader.pages)
+    assert "Vitamin D supplementation and fracture risk" in text
+    assert "[SUPPORTED]" in text and "7. References" in text
+    assert "Calcium plus vitamin D in nursing homes" in text
+
+
+def test_pdf_survives_text_outside_latin_1() -> None:
+    report = review()
+    report.sections[0].body += " Cohorts from 東京 and Kraków (≥ 65 years) — see [1]."
+    assert to_pdf(report).startswith(b"%PDF")
+
+
+def test_export_formats_and_unknown_format() -> None:
+    report = review()
+    assert export_report(report, "markdown").content.decode().startswith("# Vitamin D")
+    assert export_report(report, "bibtex").media_type.startswith("application/x-bibtex")
+    assert export_report(report, "ris").extension == "ris"
+    with pytest.raises(ValueError):
+        export_report(report, "docx")
+
+
+def test_pdf_without_a_unicode_font_folds_text_to_latin_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    import research_reports.pdf as pdf_module
+
+    monkeypatch.setattr(pdf_module, "_dejavu", lambda: None)  # a machine with no DejaVu installed
+    report = review()
+    report.sections[0].body += " Cohorts from Kraków (≥ 65 years) — “quoted” — and 東京."
+    text = " ".join(p.extract_text() for p in pypdf.PdfReader(io.BytesIO(to_pdf(report))).pages)
+    assert "Müller" in text and ">= 65 years" in text and '"quoted"' in text
