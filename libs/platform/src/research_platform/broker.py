@@ -16,6 +16,7 @@ from nats.js.api import RetentionPolicy, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
 from research_contracts import subjects
+from research_runs.stream import RUNS_STREAM_CONFIG
 
 DAY = 24 * 3600
 
@@ -44,6 +45,7 @@ STREAMS: tuple[StreamConfig, ...] = (
         max_age=30 * DAY,
         duplicate_window=600,  # a message parked twice (re-park after a lost term) is stored once
     ),
+    RUNS_STREAM_CONFIG,  # live traces of reviews, verifications and source lists (limits inside)
 )
 
 

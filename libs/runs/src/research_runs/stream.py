@@ -40,7 +40,7 @@ RUNS_STREAM_CONFIG: Final = StreamConfig(
 
 async def ensure_runs_stream(js: JetStreamContext) -> None:
     """Create the runs stream or bring it to the declared limits; safe from every replica.
-    (The platform's `ensure_streams` will take `RUNS_STREAM_CONFIG` into its list.)"""
+    (Services get it from the platform's `ensure_streams`; this is for a process that only records runs.)"""
     try:
         await js.stream_info(RUNS_STREAM)
     except NotFoundError:
