@@ -1,7 +1,8 @@
 #!/usr/bin/env sh
 # One-time (and idempotent) set-up: a pip virtual environment in .venv with torch (CPU) first,
-# then every lib and service installed as an editable package, plus the `task` runner.
-# Re-running is cheap: it reinstalls only when a pyproject.toml changed.
+# then every lib and service installed as an editable package, plus the `task` runner, with every
+# third-party version pinned by constraints.txt.
+# Re-running is cheap: it reinstalls only when a pyproject.toml or constraints.txt changed.
 set -eu
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-$(command -v python3.11 || command -v python3)}"
@@ -9,14 +10,14 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 stamp=.venv/.research-engine-installed
-want=$(cat pyproject.toml libs/*/pyproject.toml services/*/pyproject.toml | "$PY" -c 'import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())')
+want=$(cat constraints.txt pyproject.toml libs/*/pyproject.toml services/*/pyproject.toml | "$PY" -c 'import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())')
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 # torch before anything that needs it: pip picks the local CPU build instead of multi-GB CUDA wheels.
-.venv/bin/python -m pip install --quiet "torch==2.13.0"
+.venv/bin/python -m pip install --quiet -c constraints.txt "torch==2.13.0"
 set --
 for d in libs/* services/*; do set -- "$@" -e "$d"; done
-.venv/bin/python -m pip install --quiet "$@" -e ".[test]"
+.venv/bin/python -m pip install --quiet -c constraints.txt "$@" -e ".[test]"
 echo "$want" > "$stamp"
