@@ -26,6 +26,13 @@ CLAIM_RECRITIQUE: Final = "research.claim.recritique"
 CLAIM_DECIDED: Final = "research.claim.decided"
 CLAIM_SUBJECTS: Final = ("research.claim.*",)
 
+# --- source lists (JetStream stream RESEARCH_SOURCELISTS) --------------------------------
+SOURCELISTS_STREAM: Final = "RESEARCH_SOURCELISTS"
+SOURCELIST_REQUESTED: Final = "research.sourcelist.requested"  # RequestSourceList (scout consumes)
+SOURCELIST_UPDATED: Final = "research.sourcelist.updated"  # SourceListUpdated (for subscribers)
+SOURCELIST_SUBJECTS: Final = ("research.sourcelist.*",)
+SCOUT_REQUESTS_DURABLE: Final = "scout-requests"
+
 # --- dead letters (JetStream stream RESEARCH_DLQ) ----------------------------------------
 DEAD_LETTER_STREAM: Final = "RESEARCH_DLQ"
 DEAD_LETTER_PREFIX: Final = "research.deadletter"

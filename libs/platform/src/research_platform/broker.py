@@ -45,6 +45,14 @@ STREAMS: tuple[StreamConfig, ...] = (
         max_age=30 * DAY,
         duplicate_window=600,  # a message parked twice (re-park after a lost term) is stored once
     ),
+    StreamConfig(
+        name=subjects.SOURCELISTS_STREAM,
+        subjects=list(subjects.SOURCELIST_SUBJECTS),
+        retention=RetentionPolicy.LIMITS,
+        storage=StorageType.FILE,
+        max_age=7 * DAY,
+        duplicate_window=600,
+    ),
     RUNS_STREAM_CONFIG,  # live traces of reviews, verifications and source lists (limits inside)
 )
 
