@@ -14,6 +14,7 @@ from research_ledger.catalogue import AuditAction, payload_schema
 from research_ledger.claims import ClaimProposal
 from research_ledger.errors import EntityChanged
 from research_ledger.ledger import Ledger
+from research_ledger.reports import StaleReport, UnderminedClaim
 from research_ledger.status import ClaimStatus, TaskStatus
 from research_ledger.tasks import SubmitResult, task_id_for_key
 
@@ -23,8 +24,10 @@ __all__ = [
     "ClaimStatus",
     "EntityChanged",
     "Ledger",
+    "StaleReport",
     "SubmitResult",
     "TaskStatus",
+    "UnderminedClaim",
     "audit",
     "payload_schema",
     "task_id_for_key",

@@ -57,6 +57,15 @@ class AuditAction(StrEnum):
     ADMIN_KEY_REVOKED = "research.admin.key_revoked"
     ADMIN_DENIED = "research.admin.denied"
     ADMIN_CONTROL = "research.admin.control"
+    # reports of the modes (review, verification, source_list): `kind` in every payload
+    REPORT_OPENED = "research.report.opened"
+    REPORT_VERSION_SAVED = "research.report.version_saved"
+    REPORT_COMPLETED = "research.report.completed"
+    REPORT_FAILED = "research.report.failed"
+    REPORT_STALE = "research.report.stale"
+    REPORT_REFRESH_REQUESTED = "research.report.refresh_requested"
+    # literature review
+    REVIEW_VERDICT = "research.review.verdict"
 
 
 class Payload(BaseModel):
@@ -216,6 +225,58 @@ class AdminControl(ClosedPayload):
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
+class ReportOpened(ClosedPayload):
+    kind: str
+    run_id: str
+    subject_key: str
+
+
+class ReportVersionSaved(Payload):
+    """Open: a mode may add its own counts (tags, dropped fabrications…)."""
+
+    kind: str
+    version: int
+    run_id: str
+    claims: int = 0
+    citation_ok: bool | None = None
+    changes: dict[str, int] = Field(default_factory=dict, description="Diff counts against the previous version.")
+
+
+class ReportCompleted(Payload):
+    kind: str
+    version: int
+    outcome: str | None = Field(default=None, description="The mode's verdict (PASS, REVISION_NEEDED, …).")
+
+
+class ReportFailed(ClosedPayload):
+    kind: str
+    reason: str
+    previous_status: str
+
+
+class ReportStale(ClosedPayload):
+    kind: str
+    reason: str
+    version: int
+
+
+class ReportRefreshRequested(ClosedPayload):
+    kind: str
+    run_id: str
+    previous_status: str
+    version: int
+
+
+class ReviewVerdict(ClosedPayload):
+    iteration: int
+    verdict: str
+    critical: int
+    major: int
+    minor: int
+    missed_papers: int = 0
+    run_id: str
+
+
 PAYLOADS: dict[AuditAction, type[BaseModel]] = {
     AuditAction.CONSUMER_DEAD_LETTER: DeadLettered,
     AuditAction.CONSUMER_RETRIEVAL_FALLBACK: RetrievalFallback,
@@ -245,6 +306,13 @@ PAYLOADS: dict[AuditAction, type[BaseModel]] = {
     AuditAction.ADMIN_KEY_REVOKED: KeyRevoked,
     AuditAction.ADMIN_DENIED: AdminDenied,
     AuditAction.ADMIN_CONTROL: AdminControl,
+    AuditAction.REPORT_OPENED: ReportOpened,
+    AuditAction.REPORT_VERSION_SAVED: ReportVersionSaved,
+    AuditAction.REPORT_COMPLETED: ReportCompleted,
+    AuditAction.REPORT_FAILED: ReportFailed,
+    AuditAction.REPORT_STALE: ReportStale,
+    AuditAction.REPORT_REFRESH_REQUESTED: ReportRefreshRequested,
+    AuditAction.REVIEW_VERDICT: ReviewVerdict,
 }
 
 

@@ -299,3 +299,56 @@ class ApiKey(Base):
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = _now()
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class ReportRow(Base):
+    """A long job's report (literature review, claim verification, source list) and where it is.
+
+    Written only by `research_ledger` (open → completed | failed; completed → stale → running on
+    refresh). The content lives in `report_versions`; `current_version` names the latest one.
+    """
+
+    __tablename__ = "reports"
+    __table_args__ = (Index("ix_reports_kind_status", "kind", "status"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(20))  # review | verification | source_list
+    status: Mapped[str] = mapped_column(String(20), default="running")  # running|completed|failed|stale
+    run_id: Mapped[str] = mapped_column(String(128))  # the current run (its events: research.run.<run_id>.event)
+    subject: Mapped[str] = mapped_column(Text)  # the topic / claim / query, de-identified
+    subject_key: Mapped[str] = mapped_column(String(200))  # ledger entity of the report's claims
+    request: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    owner: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    save_to: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    current_version: Mapped[int] = mapped_column(Integer, default=0)
+    stale_reason: Mapped[str | None] = mapped_column(Text)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = _now()
+    updated_at: Mapped[datetime] = _now()
+
+
+class ReportVersionRow(Base):
+    """One version of a report: structured content, its Markdown, the checks and the diff to the previous one."""
+
+    __tablename__ = "report_versions"
+    __table_args__ = (UniqueConstraint("report_id", "run_id", name="uq_report_versions_run"),)
+
+    report_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(128))
+    content: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    markdown: Mapped[str] = mapped_column(Text, default="")
+    citation_check: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    review: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    claim_ids: Mapped[list[uuid.UUID]] = mapped_column(ARRAY(UUID(as_uuid=True)), default=list)
+    diff: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    created_at: Mapped[datetime] = _now()
+
+
+class ReportClaim(Base):
+    """A ledger claim the current version of a report rests on (the stale lookup goes claim → reports)."""
+
+    __tablename__ = "report_claims"
+
+    report_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
+    claim_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, index=True)

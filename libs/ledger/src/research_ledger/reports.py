@@ -1,0 +1,269 @@
+"""The report lifecycle shared by the modes (literature review, claim verification, source list).
+
+    report:  running ─→ completed ─→ stale ─→ running (refresh) ─→ completed …
+                └─────→ failed ──────────────→ running (refresh)
+
+A report's content is versioned in `report_versions` (one version per run, so a redelivered
+job never writes a second one); `report_claims` names the ledger claims the current version
+rests on. When one of them stops being trustworthy — it left `active` (superseded, or
+withdrawn after having been active) or a periodic agent holds an open `eroded` /
+`retracted_source` / `broken_provenance` finding against it — the report is `stale`.
+`undermined_claims` finds those claims in one set-based query and
+`mark_reports_stale_for_claim` moves the completed reports that rest on one of them; both are
+called by whoever sweeps (the reviewer service, on `research.claim.decided` and on a tick).
+Every move writes its audit row (`research.report.*`, `kind` in the payload) in the caller's
+transaction.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from research_ledger.audit import storable
+from research_ledger.base import LedgerBase
+from research_ledger.catalogue import AuditAction
+from research_platform.models import ReportClaim, ReportRow, ReportVersionRow
+
+REASON_LIMIT = 2000
+# Finding kinds (replicator, librarian) that make a report resting on the claim stale.
+UNDERMINING_FINDINGS = ("eroded", "retracted_source", "broken_provenance")
+REFRESHABLE = ("completed", "stale", "failed")
+
+
+@dataclass(frozen=True, slots=True)
+class StaleReport:
+    """A report just marked stale, with what a run event about it needs."""
+
+    report_id: uuid.UUID
+    kind: str
+    run_id: str
+    version: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class UnderminedClaim:
+    """A claim some completed report rests on that is no longer trustworthy, and why."""
+
+    claim_id: uuid.UUID
+    reason: str
+
+
+UNDERMINED = text(
+    """
+SELECT DISTINCT ON (rc.claim_id) rc.claim_id,
+       CASE WHEN mc.status IN ('superseded', 'rejected') THEN 'claim ' || mc.status
+            ELSE 'finding ' || f.kind END AS reason
+FROM report_claims rc
+JOIN reports r ON r.id = rc.report_id AND r.status = 'completed'
+JOIN memory_claims mc ON mc.id = rc.claim_id
+LEFT JOIN LATERAL (
+    SELECT kind FROM findings
+    WHERE claim_ids @> ARRAY[rc.claim_id] AND kind = ANY(CAST(:kinds AS text[]))
+      AND resolved_at IS NULL AND expires_at > now()
+    ORDER BY created_at LIMIT 1
+) f ON true
+WHERE f.kind IS NOT NULL
+   OR (mc.status = 'superseded'
+       -- superseded by a sibling finding of the same report: the report still holds the newer one
+       AND NOT EXISTS (SELECT 1 FROM report_claims s WHERE s.report_id = rc.report_id AND s.claim_id = mc.superseded_by))
+   -- rejected after having been active (withdrawn by a re-critique), not rejected on first judgement
+   OR (mc.status = 'rejected'
+       AND EXISTS (SELECT 1 FROM audit_events a WHERE a.claim_id = mc.id AND a.action = 'research.claim.promoted'))
+ORDER BY rc.claim_id
+LIMIT :limit
+"""
+)
+
+
+class ReportLifecycle(LedgerBase):
+    """Intent methods on `reports`, `report_versions` and `report_claims`."""
+
+    # --- reads ------------------------------------------------------------------------------
+    async def report(self, report_id: uuid.UUID, *, kind: str | None = None) -> ReportRow | None:
+        row = await self.session.get(ReportRow, report_id)
+        return row if row is not None and (kind is None or row.kind == kind) else None
+
+    async def report_version(self, report_id: uuid.UUID, version: int | None = None) -> ReportVersionRow | None:
+        """Version `version` of the report, or its latest."""
+        query = select(ReportVersionRow).where(ReportVersionRow.report_id == report_id)
+        if version is not None:
+            query = query.where(ReportVersionRow.version == version)
+        return await self.session.scalar(query.order_by(ReportVersionRow.version.desc()).limit(1))
+
+    async def report_versions(self, report_id: uuid.UUID) -> list[ReportVersionRow]:
+        rows = await self.session.scalars(
+            select(ReportVersionRow).where(ReportVersionRow.report_id == report_id).order_by(ReportVersionRow.version)
+        )
+        return list(rows)
+
+    async def reports_for_claim(self, claim_id: uuid.UUID) -> list[uuid.UUID]:
+        rows = await self.session.scalars(select(ReportClaim.report_id).where(ReportClaim.claim_id == claim_id))
+        return list(rows)
+
+    # --- moves ------------------------------------------------------------------------------
+    async def open_report(
+        self,
+        report_id: uuid.UUID,
+        *,
+        kind: str,
+        run_id: str,
+        subject: str,
+        subject_key: str,
+        request: dict[str, Any] | None = None,
+        owner: dict[str, Any] | None = None,
+        save_to: dict[str, Any] | None = None,
+    ) -> bool:
+        """Record a requested report (`running`); False, changing nothing, when it already exists
+        (the gateway and the service may both see the request first)."""
+        inserted = await self.session.scalar(
+            pg_insert(ReportRow)
+            .values(
+                id=report_id, kind=kind, status="running", run_id=run_id, subject=storable(subject),
+                subject_key=storable(subject_key[:200]), request=storable(request or {}),
+                owner=storable(owner or {}), save_to=storable(save_to or {}), current_version=0,
+            )
+            .on_conflict_do_nothing()
+            .returning(ReportRow.id)
+        )
+        if inserted is None:
+            return False
+        self.audit(
+            AuditAction.REPORT_OPENED,
+            subject_ids={"report_id": report_id},
+            payload={"kind": kind, "run_id": run_id, "subject_key": subject_key[:200]},
+        )
+        return True
+
+    async def save_report_version(
+        self,
+        report_id: uuid.UUID,
+        *,
+        run_id: str,
+        content: dict[str, Any],
+        markdown: str,
+        citation_check: dict[str, Any] | None = None,
+        review: dict[str, Any] | None = None,
+        claim_ids: list[uuid.UUID] | None = None,
+        diff: dict[str, Any] | None = None,
+        counts: dict[str, Any] | None = None,
+    ) -> int:
+        """Store the next version of the report and point `report_claims` at its claims; returns the
+        version number. A second save from the same run returns the version already stored."""
+        row = await self.session.get(ReportRow, report_id, with_for_update=True)
+        if row is None:
+            raise LookupError(f"no report {report_id}")
+        existing = await self.session.scalar(
+            select(ReportVersionRow.version).where(ReportVersionRow.report_id == report_id, ReportVersionRow.run_id == run_id)
+        )
+        if existing is not None:
+            return int(existing)
+        version = row.current_version + 1
+        claims = list(dict.fromkeys(claim_ids or []))
+        await self.session.execute(
+            insert(ReportVersionRow).values(
+                report_id=report_id, version=version, run_id=run_id, content=storable(content),
+                markdown=storable(markdown), citation_check=storable(citation_check or {}),
+                review=storable(review or {}), claim_ids=claims, diff=storable(diff) if diff is not None else None,
+            )
+        )
+        await self.session.execute(
+            update(ReportRow).where(ReportRow.id == report_id).values(current_version=version, updated_at=func.now())
+        )
+        await self.session.execute(delete(ReportClaim).where(ReportClaim.report_id == report_id))
+        if claims:
+            await self.session.execute(insert(ReportClaim).values([{"report_id": report_id, "claim_id": c} for c in claims]))
+        changes = {k: len(v) for k, v in (diff or {}).items() if isinstance(v, list)}
+        self.audit(
+            AuditAction.REPORT_VERSION_SAVED,
+            subject_ids={"report_id": report_id},
+            payload={
+                "kind": row.kind, "version": version, "run_id": run_id, "claims": len(claims),
+                "citation_ok": (citation_check or {}).get("ok"), "changes": changes, **(counts or {}),
+            },
+        )
+        return version
+
+    async def complete_report(self, report_id: uuid.UUID, *, outcome: str | None = None) -> bool:
+        """running → completed; False when the report is not running (a redelivery)."""
+        row = await self._move(report_id, "completed", from_states=("running",))
+        if row is None:
+            return False
+        self.audit(
+            AuditAction.REPORT_COMPLETED,
+            subject_ids={"report_id": report_id},
+            payload={"kind": row.kind, "version": row.current_version, "outcome": outcome},
+        )
+        return True
+
+    async def fail_report(self, report_id: uuid.UUID, reason: str) -> bool:
+        """running → failed with `reason`; False when it already ended or is unknown."""
+        reason = storable(reason[:REASON_LIMIT])
+        row = await self._move(report_id, "failed", from_states=("running",), error=reason)
+        if row is None:
+            return False
+        self.audit(
+            AuditAction.REPORT_FAILED,
+            subject_ids={"report_id": report_id},
+            payload={"kind": row.kind, "reason": reason, "previous_status": "running"},
+        )
+        return True
+
+    async def refresh_report(self, report_id: uuid.UUID, *, run_id: str) -> str | None:
+        """completed | stale | failed → running under a new run; returns the previous status, or
+        None when the report is unknown or already running."""
+        previous = await self.session.scalar(select(ReportRow.status).where(ReportRow.id == report_id).with_for_update())
+        if previous not in REFRESHABLE:
+            return None
+        row = await self._move(report_id, "running", from_states=REFRESHABLE, run_id=run_id, error=None, stale_reason=None)
+        assert row is not None  # locked above
+        self.audit(
+            AuditAction.REPORT_REFRESH_REQUESTED,
+            subject_ids={"report_id": report_id},
+            payload={"kind": row.kind, "run_id": run_id, "previous_status": previous, "version": row.current_version},
+        )
+        return previous
+
+    async def mark_reports_stale_for_claim(self, claim_id: uuid.UUID, reason: str) -> list[StaleReport]:
+        """Every completed report resting on `claim_id` → stale with `reason` (one audit row each)."""
+        reason = storable(reason[:REASON_LIMIT])
+        rows = (
+            await self.session.execute(
+                update(ReportRow)
+                .where(
+                    ReportRow.status == "completed",
+                    ReportRow.id.in_(select(ReportClaim.report_id).where(ReportClaim.claim_id == claim_id)),
+                )
+                .values(status="stale", stale_reason=reason, updated_at=func.now())
+                .returning(ReportRow.id, ReportRow.kind, ReportRow.run_id, ReportRow.current_version)
+            )
+        ).all()
+        stale = [StaleReport(r.id, r.kind, r.run_id, r.current_version, reason) for r in rows]
+        for report in stale:
+            self.audit(
+                AuditAction.REPORT_STALE,
+                claim_id=claim_id,
+                subject_ids={"report_id": report.report_id},
+                payload={"kind": report.kind, "reason": reason, "version": report.version},
+            )
+        return stale
+
+    async def undermined_claims(self, *, limit: int = 500) -> list[UnderminedClaim]:
+        """Claims that completed reports rest on and that left `active` or carry an open
+        undermining finding (see the module docstring); one query, oldest claim ids first."""
+        rows = await self.session.execute(UNDERMINED, {"kinds": list(UNDERMINING_FINDINGS), "limit": limit})
+        return [UnderminedClaim(r.claim_id, r.reason) for r in rows]
+
+    async def _move(self, report_id: uuid.UUID, status: str, *, from_states: tuple[str, ...], **values: Any) -> ReportRow | None:
+        row = await self.session.scalar(
+            update(ReportRow)
+            .where(ReportRow.id == report_id, ReportRow.status.in_(from_states))
+            .values(status=status, updated_at=func.now(), **values)
+            .returning(ReportRow)
+        )
+        return row
