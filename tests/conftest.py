@@ -16,6 +16,7 @@ from research_platform.broker import ensure_streams
 from research_platform.db import create_engine, session_factory
 from research_platform.migrate import upgrade
 
+from tests.keys import headers_by_role
 from tests.servers import Servers, start_servers
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -50,6 +51,12 @@ async def engine(servers: Servers) -> AsyncIterator[AsyncEngine]:
 @pytest.fixture(scope="session")
 def sessions(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return session_factory(engine)
+
+
+@pytest.fixture
+async def api_keys(sessions: async_sessionmaker[AsyncSession]) -> dict[str, dict[str, str]]:
+    """role → request headers with a fresh live key of that role (reader, researcher, admin)."""
+    return await headers_by_role(sessions)
 
 
 @pytest.fixture

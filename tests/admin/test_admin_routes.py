@@ -21,7 +21,7 @@ from research_gateway.main import create_app
 from research_librarian.main import create_app as create_librarian
 from research_librarian.settings import LibrarianServiceSettings, LibrarianSettings
 from research_platform.models import AuditEvent
-from research_platform.settings import LLMSettings, Settings
+from research_platform.settings import GatewayAuthSettings, LLMSettings, Settings
 
 from tests.agents.apps import running
 from tests.servers import Servers
@@ -38,7 +38,9 @@ ROUTES = [
 
 @pytest.fixture
 async def gateway(servers: Servers) -> AsyncIterator[httpx.AsyncClient]:
-    app: FastAPI = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
+    # this test refuses 32 keys from one client: beyond the failed-attempt limit (tests/security covers it)
+    lenient = GatewayAuthSettings(failed_attempts=1000)
+    app: FastAPI = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url, gateway_auth=lenient))
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://gateway", timeout=30) as client:

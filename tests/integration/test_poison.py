@@ -219,7 +219,8 @@ async def test_poison_on_every_consumed_subject_is_parked_once_and_valid_work_st
 
 
 async def test_a_task_failing_on_every_delivery_is_parked_after_the_last_and_reads_failed(
-    servers: Servers, nc: nats.NATS, sessions: async_sessionmaker[AsyncSession], unique: str
+    servers: Servers, nc: nats.NATS, sessions: async_sessionmaker[AsyncSession], unique: str,
+    api_keys: dict[str, dict[str, str]],
 ) -> None:
     """No connector answers: every delivery is a transient fault, the last one parks the task."""
     js = nc.jetstream()
@@ -228,7 +229,9 @@ async def test_a_task_failing_on_every_delivery_is_parked_after_the_last_and_rea
     gateway = gateway_app(settings)
     async with tuned_consumers(js), running(researcher_app(settings)), gateway.router.lifespan_context(gateway):
         transport = httpx.ASGITransport(app=gateway)
-        async with httpx.AsyncClient(transport=transport, base_url="http://gateway", timeout=30) as client:
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://gateway", timeout=30, headers=api_keys["researcher"]
+        ) as client:
             reply = await client.post("/api/research/v1/tasks", json={"question": f"Does {unique} help?", "tier": "emergency"})
             assert reply.status_code == 202
             task_id = reply.json()["task_id"]

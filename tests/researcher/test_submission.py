@@ -27,11 +27,11 @@ API = "/api/research/v1"
 
 
 @asynccontextmanager
-async def gateway(servers) -> AsyncIterator[tuple[httpx.AsyncClient, object]]:  # type: ignore[no-untyped-def]
+async def gateway(servers, key: dict[str, str]) -> AsyncIterator[tuple[httpx.AsyncClient, object]]:  # type: ignore[no-untyped-def]
     app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://gateway", timeout=30) as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://gateway", timeout=30, headers=key) as client:
             yield client, app
 
 
@@ -41,11 +41,11 @@ async def _count(sessions, model, *where) -> int:  # type: ignore[no-untyped-def
 
 
 async def test_the_same_key_twice_is_one_task_and_one_claim(
-    servers, start_researcher, connector: FakeConnector, sessions, unique: str
+    servers, start_researcher, connector: FakeConnector, sessions, unique: str, api_keys
 ) -> None:  # type: ignore[no-untyped-def]
     body = {"question": "Does denosumab reduce hip fractures?", "entity": f"key {unique}"}
     headers = {"Idempotency-Key": f"client-{unique}"}
-    async with start_researcher(), gateway(servers) as (client, _):
+    async with start_researcher(), gateway(servers, api_keys["researcher"]) as (client, _):
         first = await client.post(f"{API}/tasks", json=body, headers=headers)
         second = await client.post(f"{API}/tasks", json=body, headers=headers)
         assert first.status_code == 202 and second.status_code == 200
@@ -64,28 +64,28 @@ async def test_the_same_key_twice_is_one_task_and_one_claim(
     ) == 1
 
 
-async def test_a_client_task_id_is_idempotent_too(servers, sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+async def test_a_client_task_id_is_idempotent_too(servers, sessions, unique: str, api_keys) -> None:  # type: ignore[no-untyped-def]
     task_id = uuid.uuid4()
     body = {"question": f"Does {unique} help?", "task_id": str(task_id)}
-    async with gateway(servers) as (client, _):
+    async with gateway(servers, api_keys["researcher"]) as (client, _):
         codes = [(await client.post(f"{API}/tasks", json=body)).status_code for _ in range(2)]
     assert codes == [202, 200]
     assert await _count(sessions, ResearchTask, ResearchTask.id == task_id) == 1
 
 
 async def test_bus_down_at_submit_leaves_no_orphan_row_and_a_retry_succeeds(
-    servers, sessions, unique: str
+    servers, sessions, unique: str, api_keys
 ) -> None:  # type: ignore[no-untyped-def]
     body = {"question": f"Is {unique} safe in pregnancy?"}
     headers = {"Idempotency-Key": f"down-{unique}"}
     task_id = task_id_for_key(f"down-{unique}")
-    async with gateway(servers) as (client, app):
+    async with gateway(servers, api_keys["researcher"]) as (client, app):
         await app.state.broker.stop()  # the gateway's NATS connection is gone
         refused = await client.post(f"{API}/tasks", json=body, headers=headers)
         assert refused.status_code == 503
         assert await _count(sessions, ResearchTask, ResearchTask.id == task_id) == 0  # no orphan `queued` row
         assert (await client.get(f"{API}/tasks/{task_id}")).status_code == 404
-    async with gateway(servers) as (client, _):  # the bus is back: the client retries with the same key
+    async with gateway(servers, api_keys["researcher"]) as (client, _):  # the bus is back: the client retries with the same key
         accepted = await client.post(f"{API}/tasks", json=body, headers=headers)
         assert accepted.status_code == 202 and accepted.json()["task_id"] == str(task_id)
         view = (await client.get(f"{API}/tasks/{task_id}")).json()

@@ -24,7 +24,7 @@ API = "/api/research/v1"
 
 async def test_no_provider_answering_fails_the_task_with_the_reason(
     servers, start_researcher, connector: FakeConnector, openai_server: FakeOpenAI, nc: nats.NATS,
-    sessions, unique: str, monkeypatch: pytest.MonkeyPatch,
+    sessions, unique: str, monkeypatch: pytest.MonkeyPatch, api_keys,
 ) -> None:  # type: ignore[no-untyped-def]
     # An operator chain without the offline engine: the remote model (HTTP 500 every time) is the only link.
     def remote_only(settings: LLMSettings) -> ProviderChain:
@@ -45,7 +45,9 @@ async def test_no_provider_answering_fails_the_task_with_the_reason(
     assert failed.payload["previous_status"] == TaskStatus.researching
     app = create_gateway(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
     async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway") as client:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://gateway", headers=api_keys["reader"]
+        ) as client:
             view = (await client.get(f"{API}/tasks/{task.task_id}")).json()
     assert view["status"] == "failed" and view["error"].startswith("no LLM provider answered")
     assert view["claim"] is None

@@ -73,6 +73,18 @@ class CriticSettings(BaseModel):
     concurrency: int = 4
 
 
+class GatewayAuthSettings(BaseModel):
+    """API-key checks of the gateway (`GATEWAY_AUTH__OPEN`, `GATEWAY_AUTH__FAILED_ATTEMPTS`, …).
+
+    Keys are required on every API route unless an operator turns `open` on; the gateway refuses
+    to start open on a non-loopback bind and logs a warning when it starts open.
+    """
+
+    open: bool = Field(default=False, description="Answer API routes without a key (loopback binds only).")
+    failed_attempts: int = Field(default=20, ge=1, description="Failed key checks a client may make per window.")
+    failed_window_s: float = Field(default=60.0, gt=0, description="The window of `failed_attempts`, in seconds.")
+
+
 class Settings(BaseSettings):
     """Process settings every service shares; a service with its own group subclasses this root."""
 
@@ -91,6 +103,10 @@ class Settings(BaseSettings):
     corpus: CorpusSettings = Field(default_factory=CorpusSettings)
     researcher: ResearcherSettings = Field(default_factory=ResearcherSettings)
     critic: CriticSettings = Field(default_factory=CriticSettings)
+    gateway_auth: GatewayAuthSettings = Field(default_factory=GatewayAuthSettings)
+    dead_letter_max_age_days: float = Field(
+        default=30.0, gt=0, description="How long the dead-letter stream keeps parked message bytes."
+    )
 
     def require_nats_url(self) -> str:
         if not self.nats_url:

@@ -13,16 +13,16 @@ key id, never the key. No agent answering → 503; too slow → 504.
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from nats.errors import NoRespondersError
 from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts import ControlReply, ControlRequest, subjects
-from research_gateway.auth import Caller, require_role
+from research_gateway.auth import AUTH_RESPONSES, Admin, Caller
 from research_gateway.deps import API, SERVICE, Session
 from research_ledger import AuditAction, audit
 from research_platform.logging import get_logger
@@ -30,9 +30,7 @@ from research_platform.logging import get_logger
 log = get_logger(__name__)
 
 CONTROL_TIMEOUT_S = 10.0
-Admin = Annotated[Caller, Depends(require_role("admin"))]
-
-router = APIRouter(prefix=API, tags=["admin"])
+router = APIRouter(prefix=API, tags=["admin"], responses=AUTH_RESPONSES)
 
 
 class ControlBody(BaseModel):
@@ -90,8 +88,7 @@ def _verb_route(agent: str, verb: str) -> None:
         summary=f"{verb} of the {agent}",
         description=f"Admin only. Forwarded to `{subject}`.",
         response_model=ControlReply,
-        responses={401: {"description": "no valid API key"}, 403: {"description": "not an admin key"},
-                   409: {"description": "a run is in flight or the agent is paused"}},
+        responses={409: {"description": "a run is in flight or the agent is paused"}},
     )(verb_route)
 
 

@@ -1,20 +1,32 @@
-"""API keys: issued once, stored as SHA-256 hashes, each with one role (admin / researcher / reader).
+"""API keys: issued once, stored as SHA-256 hashes, each with one role: reader < researcher < admin.
 
-A caller presents the key in `X-API-Key: <key>` or `Authorization: Bearer <key>`.
-`require_role("admin")` is the FastAPI dependency of the admin routes: no key, an unknown or
-a revoked key → 401; a key of another role → 403 (audited with the key id). Only the key's
-id ever reaches logs and audit rows, never the key.
+A caller presents the key in `X-API-Key: <key>` or `Authorization: Bearer <key>`. Every API
+route declares the least role it needs with `require(role)` (reads: reader, submissions:
+researcher, control / limits / keys: admin); a higher role passes too:
+
+    @router.get("/things/{id}", responses=AUTH_RESPONSES)
+    async def get_thing(id: uuid.UUID, session: Session, caller: Reader) -> ...
+
+- no key, an unknown or a revoked key → 401 (`WWW-Authenticate: Bearer`);
+- a valid key whose role is too low → 403 (audited with the key id);
+- too many failed key checks from one client → 429 with `Retry-After` (`throttle.py`).
+
+The key is hashed and the stored hash compared with `hmac.compare_digest`; only the key's id
+ever reaches logs and audit rows, never the key. `GATEWAY_AUTH__OPEN=true` (an operator's
+choice, loopback binds only, see `main.py`) lets requests without a key through as an
+anonymous admin.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
@@ -22,11 +34,21 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_gateway.deps import SERVICE, Session
+from research_gateway.throttle import FailedAuthThrottle
 from research_ledger import AuditAction, audit
 from research_platform.models import ApiKey
 
-ROLES = ("admin", "researcher", "reader")
+Role = Literal["reader", "researcher", "admin"]
+ROLES: tuple[Role, ...] = ("reader", "researcher", "admin")  # each role may do what the ones before it may
+RANK = {role: rank for rank, role in enumerate(ROLES)}
 KEY_PREFIX = "rek_"
+
+# The status codes `require` answers with, for a route's `responses=` (the OpenAPI document).
+AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"description": "no API key, or an unknown or revoked one (`WWW-Authenticate: Bearer`)"},
+    403: {"description": "a valid API key whose role is too low for this route"},
+    429: {"description": "too many failed key checks from this client; retry after `Retry-After` seconds"},
+}
 
 _header = APIKeyHeader(name="X-API-Key", auto_error=False, description="An API key (`research-engine keys create`).")
 _bearer = HTTPBearer(auto_error=False, description="The same API key as a bearer token.")
@@ -44,6 +66,21 @@ class Caller:
     key_id: uuid.UUID
     role: str
     name: str
+
+
+# Who a keyless request is when an operator turned open mode on: an anonymous admin.
+OPEN_CALLER = Caller(uuid.UUID(int=0), "admin", "open mode")
+
+
+@dataclass
+class Guard:
+    """The gateway's key-check state (`app.state.guard`): open mode and the failed-attempt throttle."""
+
+    open: bool = False
+    throttle: FailedAuthThrottle = field(default_factory=FailedAuthThrottle)
+
+
+_CLOSED = Guard()  # an app that set no guard (a router mounted elsewhere) is closed, never open
 
 
 @dataclass(frozen=True)
@@ -73,11 +110,18 @@ class ApiKeys:
         return key_id, secret
 
     async def identify(self, secret: str) -> Caller | None:
-        """The live key matching `secret`, or None."""
+        """The live key matching `secret`, or None.
+
+        The lookup is by the key's SHA-256 (what the index holds), so its timing says nothing
+        about the key; the stored hash is then confirmed with a constant-time compare.
+        """
+        presented = hash_key(secret)
         row = await self.session.scalar(
-            select(ApiKey).where(ApiKey.key_hash == hash_key(secret), ApiKey.revoked_at.is_(None))
+            select(ApiKey).where(ApiKey.key_hash == presented, ApiKey.revoked_at.is_(None))
         )
-        return Caller(row.id, row.role, row.name) if row is not None else None
+        if row is None or not hmac.compare_digest(row.key_hash.encode(), presented.encode()):
+            return None
+        return Caller(row.id, row.role, row.name)
 
     async def revoke(self, key_id: uuid.UUID) -> bool:
         result = await self.session.execute(
@@ -93,8 +137,14 @@ class ApiKeys:
         return [KeyListing(r.id, r.name, r.role, r.created_at, r.revoked_at) for r in rows]
 
 
-def require_role(*roles: str) -> Callable[..., Awaitable[Caller]]:
-    """A dependency admitting only keys of `roles` (401 without a valid key, 403 for another role)."""
+def _refused(detail: str) -> HTTPException:
+    return HTTPException(status.HTTP_401_UNAUTHORIZED, detail, headers={"WWW-Authenticate": "Bearer"})
+
+
+def require(role: Role) -> Callable[..., Awaitable[Caller]]:
+    """A dependency admitting keys of `role` or a higher one (401 / 403 / 429 as the module says)."""
+    if role not in RANK:
+        raise ValueError(f"unknown role {role!r}: use one of {', '.join(ROLES)}")
 
     async def caller(
         request: Request,
@@ -102,14 +152,26 @@ def require_role(*roles: str) -> Callable[..., Awaitable[Caller]]:
         header_key: Annotated[str | None, Depends(_header)],
         bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     ) -> Caller:
+        guard: Guard = getattr(request.app.state, "guard", _CLOSED)
         secret = header_key or (bearer.credentials if bearer else None)
+        if not secret and guard.open:
+            return OPEN_CALLER
+        client = request.client.host if request.client else "unknown"
+        wait = guard.throttle.retry_after(client)
+        if wait is not None:
+            raise HTTPException(
+                status.HTTP_429_TOO_MANY_REQUESTS, "too many failed API-key checks; retry later",
+                headers={"Retry-After": str(wait)},
+            )
         if not secret:
-            raise HTTPException(status.HTTP_401_UNAUTHORIZED, "an API key is required", headers={"WWW-Authenticate": "Bearer"})
+            guard.throttle.failed(client)
+            raise _refused("an API key is required")
         async with session.begin():
             found = await ApiKeys(session).identify(secret)
             if found is None:
-                raise HTTPException(status.HTTP_401_UNAUTHORIZED, "unknown or revoked API key", headers={"WWW-Authenticate": "Bearer"})
-            if found.role in roles:
+                guard.throttle.failed(client)
+                raise _refused("unknown or revoked API key")
+            if RANK.get(found.role, -1) >= RANK[role]:
                 return found
             audit.record(
                 session,
@@ -118,6 +180,17 @@ def require_role(*roles: str) -> Callable[..., Awaitable[Caller]]:
                 subject_ids={"key_id": found.key_id},
                 payload={"role": found.role, "path": request.url.path, "method": request.method},
             )
-        raise HTTPException(status.HTTP_403_FORBIDDEN, f"this route needs the {' or '.join(roles)} role")
+        raise HTTPException(status.HTTP_403_FORBIDDEN, f"this route needs the {role} role (this key: {found.role})")
 
+    caller.__name__ = f"require_{role}"
     return caller
+
+
+Reader = Annotated[Caller, Depends(require("reader"))]
+Researcher = Annotated[Caller, Depends(require("researcher"))]
+Admin = Annotated[Caller, Depends(require("admin"))]
+
+
+def require_role(*roles: Role) -> Callable[..., Awaitable[Caller]]:
+    """The earlier spelling: the least of `roles` (use `require(role)` or `Reader` / `Researcher` / `Admin`)."""
+    return require(min(roles, key=RANK.__getitem__))

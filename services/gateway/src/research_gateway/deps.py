@@ -1,7 +1,7 @@
 """The gateway's request-scoped dependencies: one database session per request, the broker.
 
 Every route that touches the database declares `session: Session`; FastAPI caches the
-dependency per request, so a route and its `require_role` check share one session.
+dependency per request, so a route and its `auth.require` check share one session.
 """
 
 from __future__ import annotations

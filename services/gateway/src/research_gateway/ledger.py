@@ -9,16 +9,17 @@ from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 from sqlalchemy import func, select
 
 from research_contracts import subjects
+from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, Session
 from research_platform.models import AuditEvent, Finding
 
-router = APIRouter(prefix=API, tags=["ledger"])
+router = APIRouter(prefix=API, tags=["ledger"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES)
 
 
 class FindingView(BaseModel):

@@ -4,10 +4,15 @@ Builds the engine, session factory and broker in the lifespan and mounts the rou
 `tasks` (idempotent submission, task and claim reads), `search` (the local corpus),
 `ledger` (findings, audit log, SSE events) and `admin` (operator verbs, admin role). Routes
 live under `/api/research/v1`; the OpenAPI document is at `/openapi.json`.
+
+Every API route needs a key (`auth.require`); only `/healthz`, `/metrics` and the OpenAPI
+document answer without one (they hold no ledger data). Open mode (`GATEWAY_AUTH__OPEN=true`)
+is refused on a non-loopback bind and announced in the log at start.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -17,18 +22,47 @@ from prometheus_client import make_asgi_app
 from sqlalchemy import text
 
 from research_gateway import admin, ledger, search, tasks
+from research_gateway.auth import Guard
 from research_gateway.deps import SERVICE, Session
+from research_gateway.throttle import FailedAuthThrottle
 from research_platform.broker import ensure_streams_at, make_broker
 from research_platform.db import create_engine, session_factory
-from research_platform.logging import configure_logging
+from research_platform.logging import configure_logging, get_logger
 from research_platform.settings import Settings, get_settings
+
+log = get_logger(__name__)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` keeps the gateway reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def guard_for(settings: Settings) -> Guard:
+    """The key-check state; refuses open mode unless the gateway binds a loopback address."""
+    auth = settings.gateway_auth
+    if auth.open and not is_loopback(settings.gateway_host):
+        raise RuntimeError(
+            f"GATEWAY_AUTH__OPEN is refused on a non-loopback bind ({settings.gateway_host}): "
+            "every caller on the network could read and write the ledger"
+        )
+    return Guard(open=auth.open, throttle=FailedAuthThrottle(auth.failed_attempts, auth.failed_window_s))
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
+    guard = guard_for(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if guard.open:
+            log.warning("OPEN MODE: API routes answer without a key (GATEWAY_AUTH__OPEN=true), loopback only",
+                        host=settings.gateway_host)
         await ensure_streams_at(settings.require_nats_url())
         engine = create_engine(settings.require_database_url())
         broker = make_broker(settings.require_nats_url(), SERVICE)
@@ -39,6 +73,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await engine.dispose()
 
     app = FastAPI(title="research-engine", version="0.1.0", lifespan=lifespan)
+    app.state.guard = guard
     for module in (tasks, search, ledger, admin):
         app.include_router(module.router)
     app.mount("/metrics", make_asgi_app())

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, HTTPException, Query, status
+from fastapi import APIRouter, Depends, HTTPException, Query, status
 
 from research_contracts import EvidenceFound, SearchEvidence, subjects
+from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, Broker
 from research_gateway.schemas import SearchResults
 
-router = APIRouter(prefix=API, tags=["search"])
+router = APIRouter(prefix=API, tags=["search"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES)
 
 
 @router.get("/search", response_model=SearchResults)

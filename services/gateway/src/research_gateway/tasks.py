@@ -14,10 +14,11 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Header, HTTPException, Response, status
+from fastapi import APIRouter, Depends, Header, HTTPException, Response, status
 from prometheus_client import Counter
 
 from research_contracts import RunResearch, subjects
+from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, SERVICE, Broker, Session
 from research_gateway.repository import TaskDesk
 from research_gateway.schemas import ClaimView, TaskAccepted, TaskSubmission, TaskView
@@ -27,7 +28,7 @@ from research_platform.logging import get_logger
 log = get_logger(__name__)
 TASKS_SUBMITTED = Counter("research_tasks_submitted_total", "Tasks accepted over HTTP", ["tier"])
 
-router = APIRouter(prefix=API, tags=["tasks"])
+router = APIRouter(prefix=API, tags=["tasks"], responses=AUTH_RESPONSES)
 IdempotencyKey = Annotated[
     str | None,
     Header(alias="Idempotency-Key", min_length=1, max_length=200, description="Same key → same task, never a second one."),
@@ -47,6 +48,7 @@ def _task_id(body: TaskSubmission, key: str | None) -> uuid.UUID:
     "/tasks",
     status_code=status.HTTP_202_ACCEPTED,
     response_model=TaskAccepted,
+    dependencies=[Depends(require("researcher"))],
     responses={200: {"description": "a repeat of an earlier submission (same key or task_id): the same task"},
                503: {"description": "the task bus is unavailable; nothing was stored, retry with the same key"}},
 )
@@ -81,7 +83,7 @@ async def submit_task(
     return TaskAccepted(task_id=task.task_id)
 
 
-@router.get("/tasks/{task_id}", response_model=TaskView)
+@router.get("/tasks/{task_id}", response_model=TaskView, dependencies=[Depends(require("reader"))])
 async def get_task(task_id: uuid.UUID, session: Session) -> TaskView:
     """The task, its status (`failed` with the reason in `error`) and its claim once proposed."""
     view = await TaskDesk(session).task(task_id)
@@ -90,7 +92,7 @@ async def get_task(task_id: uuid.UUID, session: Session) -> TaskView:
     return view
 
 
-@router.get("/claims/{claim_id}", response_model=ClaimView)
+@router.get("/claims/{claim_id}", response_model=ClaimView, dependencies=[Depends(require("reader"))])
 async def get_claim(claim_id: uuid.UUID, session: Session) -> ClaimView:
     view = await TaskDesk(session).claim(claim_id)
     if view is None:

@@ -1,0 +1,156 @@
+"""Every API route needs a key: 401 (no / unknown key) vs 403 (role too low) exact, roles ordered
+reader < researcher < admin, failed key checks throttled per client (429 + Retry-After), open mode
+only on a loopback bind and announced. Real NATS + Postgres behind the app."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+from fastapi.routing import APIRoute
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from structlog.testing import capture_logs
+
+from research_gateway.auth import ApiKeys
+from research_gateway.main import create_app, is_loopback
+from research_gateway.throttle import FailedAuthThrottle
+from research_platform.models import AuditEvent
+from research_platform.settings import GatewayAuthSettings, Settings
+from tests.keys import api_key, auth
+from tests.security.conftest import Gateway
+
+API = "/api/research/v1"
+OPEN_PATHS = {"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
+
+
+def _settings(**values: object) -> Settings:
+    return Settings(nats_url="nats://unused", database_url="postgresql+asyncpg://unused/x", **values)  # type: ignore[arg-type]
+
+
+def _api_routes() -> list[tuple[str, str]]:
+    """(method, concrete path) of every API route of the gateway, path parameters filled in."""
+    app = create_app(_settings())
+    routes = []
+    for route in app.routes:
+        if isinstance(route, APIRoute) and route.path not in OPEN_PATHS:
+            path = re.sub(r"{[^}]+}", str(uuid.uuid4()), route.path)
+            routes += [(method, path) for method in sorted(route.methods)]
+    return routes
+
+
+@pytest.mark.unit
+def test_every_operation_documents_401_403_and_429() -> None:
+    paths = create_app(_settings()).openapi()["paths"]
+    undocumented = [
+        (method, path)
+        for path, item in paths.items()
+        if path not in OPEN_PATHS
+        for method, operation in item.items()
+        if not {"401", "403", "429"} <= set(operation["responses"])
+    ]
+    assert undocumented == []
+    assert len(paths) > 10
+
+
+@pytest.mark.unit
+def test_open_mode_is_refused_on_a_network_bind() -> None:
+    with pytest.raises(RuntimeError, match="non-loopback"):
+        create_app(_settings(gateway_host="0.0.0.0", gateway_auth=GatewayAuthSettings(open=True)))
+    create_app(_settings(gateway_host="0.0.0.0"))  # closed on a network bind is fine
+    create_app(_settings(gateway_host="::1", gateway_auth=GatewayAuthSettings(open=True)))
+    assert is_loopback("127.0.0.2") and is_loopback("localhost") and not is_loopback("gateway.example.org")
+
+
+@pytest.mark.unit
+def test_throttle_waits_until_the_oldest_failure_leaves_the_window() -> None:
+    now = [1000.0]
+    throttle = FailedAuthThrottle(limit=3, window_s=60, clock=lambda: now[0])
+    for _ in range(3):
+        assert throttle.retry_after("10.0.0.1") is None
+        throttle.failed("10.0.0.1")
+        now[0] += 10
+    assert throttle.retry_after("10.0.0.1") == 30  # the first failure (t=1000) leaves at t=1060; now t=1030
+    assert throttle.retry_after("10.0.0.2") is None  # another client is not affected
+    now[0] = 1060.5
+    assert throttle.retry_after("10.0.0.1") is None
+
+
+@pytest.mark.integration
+async def test_every_api_route_answers_401_without_a_valid_key(gateway: Gateway) -> None:
+    routes = _api_routes()
+    async with gateway(gateway_auth=GatewayAuthSettings(failed_attempts=10_000)) as (_, client):
+        for method, path in routes:
+            missing = await client.request(method, path)
+            assert missing.status_code == 401, (method, path, missing.text)
+            assert missing.headers["www-authenticate"] == "Bearer"
+            unknown = await client.request(method, path, headers=auth("rek_not-a-key"))
+            assert unknown.status_code == 401, (method, path)
+        assert (await client.get("/healthz")).status_code == 200  # the probe holds no ledger data
+
+
+@pytest.mark.integration
+async def test_roles_are_ordered_and_403_is_audited(
+    gateway: Gateway, sessions: async_sessionmaker[AsyncSession], api_keys: dict[str, dict[str, str]]
+) -> None:
+    reader, researcher, admin = api_keys["reader"], api_keys["researcher"], api_keys["admin"]
+    async with gateway() as (_, client):
+        for headers in (reader, researcher, admin):
+            assert (await client.get(f"{API}/tasks/{uuid.uuid4()}", headers=headers)).status_code == 404
+            assert (await client.get(f"{API}/findings", headers=headers)).status_code == 200
+        denied = await client.post(f"{API}/tasks", json={"question": "Is it so?"}, headers=reader)
+        assert denied.status_code == 403 and "researcher" in denied.json()["detail"]
+        bad_body = await client.post(f"{API}/tasks", json={"question": 3}, headers=researcher)
+        assert bad_body.status_code == 422  # the role passed; the body is checked next
+        assert (await client.get(f"{API}/librarian/status", headers=researcher)).status_code == 403
+        bearer = {"Authorization": "Bearer " + reader["X-API-Key"]}
+        assert (await client.get(f"{API}/librarian/status", headers=bearer)).status_code == 403
+    async with sessions() as session:
+        rows = list(await session.scalars(
+            select(AuditEvent).where(AuditEvent.action == "research.admin.denied", AuditEvent.payload["path"].astext == f"{API}/tasks")
+            .order_by(AuditEvent.id.desc()).limit(1)
+        ))
+    assert rows and rows[0].payload["role"] == "reader"
+    assert reader["X-API-Key"] not in str(rows[0].payload) + str(rows[0].subject_ids)
+
+
+@pytest.mark.integration
+async def test_failed_key_checks_are_throttled_per_client(
+    gateway: Gateway, sessions: async_sessionmaker[AsyncSession]
+) -> None:
+    good = auth(await api_key(sessions, "reader"))
+    limit = GatewayAuthSettings(failed_attempts=3, failed_window_s=120)
+    async with gateway(client=("10.9.8.7", 4000), gateway_auth=limit) as (app, client):
+        for n in range(3):
+            assert (await client.get(f"{API}/findings", headers=auth(f"rek_guess-{n}"))).status_code == 401
+        throttled = await client.get(f"{API}/findings", headers=auth("rek_guess-4"))
+        assert throttled.status_code == 429 and 1 <= int(throttled.headers["retry-after"]) <= 120
+        # a right guess waits too, or guessing would simply go on at full speed
+        assert (await client.get(f"{API}/findings", headers=good)).status_code == 429
+        assert app.state.guard.throttle.retry_after("10.9.8.8") is None  # other clients are unaffected
+    async with gateway(client=("10.9.8.8", 4000), gateway_auth=limit) as (_, other):
+        assert (await other.get(f"{API}/findings", headers=good)).status_code == 200
+
+
+@pytest.mark.integration
+async def test_open_mode_answers_without_a_key_and_is_announced(
+    gateway: Gateway, sessions: async_sessionmaker[AsyncSession]
+) -> None:
+    with capture_logs() as logs:
+        async with gateway(gateway_auth=GatewayAuthSettings(open=True)) as (_, client):
+            assert (await client.get(f"{API}/findings")).status_code == 200
+            assert (await client.get(f"{API}/findings", headers=auth("rek_wrong"))).status_code == 401  # a key is still checked
+    assert any("OPEN MODE" in entry["event"] and entry["log_level"] == "warning" for entry in logs)
+    async with gateway() as (_, client):  # closed is the default
+        assert (await client.get(f"{API}/findings")).status_code == 401
+
+
+@pytest.mark.integration
+async def test_a_revoked_key_is_401(gateway: Gateway, sessions: async_sessionmaker[AsyncSession]) -> None:
+    async with sessions() as session, session.begin():
+        key_id, secret = await ApiKeys(session).issue("admin", "to revoke")
+    async with sessions() as session, session.begin():
+        await ApiKeys(session).revoke(key_id)
+    async with gateway() as (_, client):
+        assert (await client.get(f"{API}/findings", headers=auth(secret))).status_code == 401
