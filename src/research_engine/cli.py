@@ -15,6 +15,7 @@ import typer
 
 from research_engine.corpus_cli import corpus_app
 from research_engine.keys_cli import keys_app
+from research_engine.local_key import key_path
 from research_engine.stack import Stack, ensure_embedded_database
 from research_platform.embedded import free_port
 from research_platform.settings import get_settings
@@ -51,6 +52,10 @@ def up(
         stack.start_services()
         stack.wait_ready()
         typer.echo(f"gateway   {stack.gateway_url}  (OpenAPI: {stack.gateway_url}/docs)\nlogs      {stack.logs_dir}")
+        made = "created now" if stack.admin_key_created else "kept from an earlier start"
+        typer.echo(f"admin key {stack.admin_key}  ({made}; stored in {key_path(stack.data_dir)}, mode 0600)")
+        typer.echo(f"console   {stack.console_url}")
+        typer.echo("          send the key as `X-API-Key: <key>`; `research-engine keys create` makes keys for others.")
         typer.echo("research-engine is up; Ctrl-C stops everything.")
         while not stopping:
             for name in stack.check_processes():
@@ -94,7 +99,7 @@ def demo(
         report = asyncio.run(_ingest())
         typer.echo(f"corpus: {report}")
         stack.wait_ready()
-        with httpx.Client(base_url=stack.gateway_url, timeout=30) as client:
+        with httpx.Client(base_url=stack.gateway_url, timeout=30, headers=stack.api_headers) as client:
             task_ids = []
             for item in questions:
                 reply = client.post("/api/research/v1/tasks", json={"question": item["question"], "entity": item.get("entity")})

@@ -3,6 +3,7 @@
     research-engine keys create --role admin --name ops   # prints the key once
     research-engine keys list
     research-engine keys revoke <key-id>
+    research-engine keys local                           # the local admin key `up` stored
 
 Uses `DATABASE_URL`, or the embedded Postgres under `--data-dir` (started if needed).
 """
@@ -82,3 +83,18 @@ def revoke(key_id: Annotated[str, typer.Argument(help="The key's id (from `keys 
         typer.echo(f"no active key {parsed}", err=True)
         raise typer.Exit(1)
     typer.echo(f"revoked {parsed}")
+
+
+@keys_app.command("local")
+def local(data_dir: DataDir = None) -> None:
+    """Print the local admin key `research-engine up` stored in the data folder (and its console URL)."""
+    from research_engine.local_key import key_path, read_local_admin_key
+
+    folder = (data_dir or get_settings().data_dir).resolve()
+    secret = read_local_admin_key(folder)
+    if secret is None:
+        typer.echo(f"no local admin key in {folder}: `research-engine up` creates one", err=True)
+        raise typer.Exit(1)
+    settings = get_settings()
+    typer.echo(f"key      {secret}\nfile     {key_path(folder)}")
+    typer.echo(f"console  http://127.0.0.1:{settings.gateway_port}/?key={secret}")

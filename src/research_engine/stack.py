@@ -2,6 +2,8 @@
 
 `NATS_URL` / `DATABASE_URL` select external servers; otherwise nats-server and PostgreSQL run
 under `data_dir` on free loopback ports. Services are supervised: one that dies is restarted.
+Starting the servers also makes sure the local admin key exists (`local_key.py`): `admin_key`,
+sent by `api_headers`, is what the demo and the CLI use against the gateway.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import httpx
 
+from research_engine.local_key import ensure_local_admin_key
 from research_platform.broker import ensure_streams_at
 from research_platform.embedded import EmbeddedNats, EmbeddedPostgres, env_for
 from research_platform.migrate import upgrade
@@ -54,6 +57,8 @@ class Stack:
     extra_env: dict[str, str] = field(default_factory=dict)
     nats_url: str = ""
     database_url: str = ""
+    admin_key: str = ""
+    admin_key_created: bool = False
     _nats: EmbeddedNats | None = None
     _pg: EmbeddedPostgres | None = None
     _procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
@@ -64,11 +69,21 @@ class Stack:
         return f"http://127.0.0.1:{self.gateway_port}"
 
     @property
+    def api_headers(self) -> dict[str, str]:
+        """Request headers carrying the local admin key."""
+        return {"X-API-Key": self.admin_key}
+
+    @property
+    def console_url(self) -> str:
+        """The gateway URL carrying the local admin key, like a notebook server's token URL."""
+        return f"{self.gateway_url}/?key={self.admin_key}"
+
+    @property
     def logs_dir(self) -> Path:
         return self.data_dir / "logs"
 
     def start_servers(self) -> None:
-        """Start (or find) NATS and Postgres, migrate the schema, create the streams."""
+        """Start (or find) NATS and Postgres, migrate the schema, create the streams and the local admin key."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.nats_url = self.nats_url or os.environ.get("NATS_URL", "")
         if not self.nats_url:
@@ -80,6 +95,7 @@ class Stack:
             self.database_url = self._pg.url
         upgrade(self.database_url)
         asyncio.run(ensure_streams_at(self.nats_url))
+        self.admin_key, self.admin_key_created = ensure_local_admin_key(self.data_dir, self.database_url)
 
     def service_env(self) -> dict[str, str]:
         env = env_for(self.nats_url, self.database_url)

@@ -15,7 +15,7 @@ API = "/api/research/v1"
 
 
 async def test_events_stream_reports_the_claim_of_a_submitted_task(stack: Stack) -> None:
-    async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=httpx.Timeout(30, read=600)) as client:
+    async with httpx.AsyncClient(base_url=stack.gateway_url, headers=stack.api_headers, timeout=httpx.Timeout(30, read=600)) as client:
         async with client.stream("GET", f"{API}/events") as events:
             lines = events.aiter_lines()
             assert (await anext(lines)).startswith(": connected")

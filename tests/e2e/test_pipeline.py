@@ -34,7 +34,7 @@ async def _wait_for_claim(client: httpx.AsyncClient, task_id: str, timeout: floa
 
 
 async def test_task_over_http_ends_with_a_decided_claim_citing_the_corpus(stack: Stack) -> None:
-    async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=30) as client:
+    async with httpx.AsyncClient(base_url=stack.gateway_url, headers=stack.api_headers, timeout=30) as client:
         reply = await client.post(f"{API}/tasks", json={"question": "Does vitamin D supplementation prevent fractures?"})
         assert reply.status_code == 202
         task_id = reply.json()["task_id"]
@@ -54,7 +54,7 @@ async def test_task_over_http_ends_with_a_decided_claim_citing_the_corpus(stack:
 
 
 async def test_a_bad_http_body_gets_422_with_the_reason(stack: Stack) -> None:
-    async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=30) as client:
+    async with httpx.AsyncClient(base_url=stack.gateway_url, headers=stack.api_headers, timeout=30) as client:
         missing = await client.post(f"{API}/tasks", json={"entity": "x"})
         assert missing.status_code == 422
         assert any(err["loc"][-1] == "question" for err in missing.json()["detail"])
@@ -86,14 +86,14 @@ async def test_malformed_task_on_the_bus_is_dead_lettered_and_the_consumer_keeps
             break
         await asyncio.sleep(0.1)
     assert [row.service for row in rows] == ["researcher"] and "body" not in rows[0].payload
-    async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=30) as client:
+    async with httpx.AsyncClient(base_url=stack.gateway_url, headers=stack.api_headers, timeout=30) as client:
         reply = await client.post(f"{API}/tasks", json={"question": "Is obesity associated with insulin resistance?", "tier": "priority"})
         await _wait_for_claim(client, reply.json()["task_id"])
 
 
 async def test_kill_9_of_the_critic_with_50_tasks_in_flight_loses_and_duplicates_nothing(stack: Stack, sessions) -> None:  # type: ignore[no-untyped-def]
     questions = json.loads((stack_demo_questions()).read_text())
-    async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=30) as client:
+    async with httpx.AsyncClient(base_url=stack.gateway_url, headers=stack.api_headers, timeout=30) as client:
         task_ids = []
         for n in range(50):
             q = questions[n % len(questions)]["question"]

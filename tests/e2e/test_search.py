@@ -15,7 +15,7 @@ pytestmark = pytest.mark.e2e
 @pytest.mark.parametrize("mode", ["hybrid", "lexical", "dense"])
 async def test_search_over_http_and_over_nats_return_the_same_ranking(stack: Stack, mode: str) -> None:
     query = "exercise training quality of life chronic heart failure"
-    async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=60) as client:
+    async with httpx.AsyncClient(base_url=stack.gateway_url, headers=stack.api_headers, timeout=60) as client:
         reply = await client.get("/api/research/v1/search", params={"q": query, "k": 10, "mode": mode})
     assert reply.status_code == 200
     over_http = reply.json()["hits"]
@@ -37,7 +37,7 @@ async def test_search_over_http_and_over_nats_return_the_same_ranking(stack: Sta
 
 
 async def test_search_rejects_a_bad_query_with_422(stack: Stack) -> None:
-    async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=30) as client:
+    async with httpx.AsyncClient(base_url=stack.gateway_url, headers=stack.api_headers, timeout=30) as client:
         assert (await client.get("/api/research/v1/search", params={"q": "", "k": 10})).status_code == 422
         assert (await client.get("/api/research/v1/search", params={"q": "x", "mode": "fuzzy"})).status_code == 422
         assert (await client.get("/api/research/v1/search", params={"q": "x", "k": 0})).status_code == 422
