@@ -43,6 +43,7 @@ from nats.aio.msg import Msg
 from pydantic import ValidationError
 
 from research_contracts import subjects
+from research_platform import metrics
 from research_platform.errors import PrepareError, TransientError
 from research_platform.logging import get_logger
 
@@ -222,25 +223,31 @@ class _Settlement(BaseMiddleware):
         return True
 
     async def _settle(self, raw: Msg, exc: BaseException | None) -> None:
+        service = self.delivery.service
         if exc is None or isinstance(exc, AckMessage):
             await raw.ack()
+            metrics.settled(service, raw.subject, "acked")
             return
         attempt = delivery_count(raw)
         reason = invalid_reason(exc)
         if reason is None and isinstance(exc, NackMessage) and attempt < self.delivery.max_deliver:
             await raw.nak(delay=backoff_s(attempt))
+            metrics.settled(service, raw.subject, "nacked")
             return
         if reason is None:
             kind = "transient" if isinstance(exc, TransientError) else "error"
             if attempt < self.delivery.max_deliver:
                 log.warning("message failed, will retry", subject=raw.subject, attempt=attempt, error=repr(exc))
                 await raw.nak(delay=backoff_s(attempt))
+                metrics.settled(service, raw.subject, "nacked")
                 return
             reason = f"{kind} after {attempt} deliveries: {exc!r}"
         if await self.delivery.park(raw, reason):
             await raw.term()
+            metrics.settled(service, raw.subject, "dead_lettered")
         else:
             await raw.nak(delay=backoff_s(attempt))
+            metrics.settled(service, raw.subject, "nacked")
 
     async def _beat(self, raw: Msg) -> None:
         """Tell JetStream the message is still being worked on, so `ack_wait` does not expire."""

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from faststream import FastStream
-from prometheus_client import start_http_server
 
+from research_platform import metrics
 from research_platform.logging import configure_logging, get_logger
 from research_platform.settings import Settings
 
@@ -22,7 +22,8 @@ def run_service(name: str, create_app: Callable[[S], FastStream], settings_type:
 
     `settings_type` is the service's root settings (the shared `Settings` or its subclass with
     the service's group), read once from the environment here. `METRICS_PORT`, when set,
-    exposes Prometheus metrics on that port.
+    exposes Prometheus metrics on that port (`METRICS_HOST`, default all interfaces); the
+    broker gets the metrics middleware and the consumer-lag gauge (`metrics.instrument_app`).
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -30,8 +31,9 @@ def run_service(name: str, create_app: Callable[[S], FastStream], settings_type:
     configure_logging(name, settings.log_level, settings.log_json)
     metrics_port = os.environ.get("METRICS_PORT")
     if metrics_port:
-        start_http_server(int(metrics_port), addr="0.0.0.0")  # noqa: S104 - scraped by Prometheus
-    get_logger(__name__).info("service starting", nats=bool(settings.nats_url))
+        metrics.serve(int(metrics_port), os.environ.get("METRICS_HOST", "0.0.0.0"))  # noqa: S104 - scraped by Prometheus
+    get_logger(__name__).info("service starting", nats=bool(settings.nats_url), metrics_port=metrics_port)
     app = create_app(settings)
+    metrics.instrument_app(app, name, interval_s=float(os.environ.get("METRICS_LAG_INTERVAL_S", "15")))
     app.logger = logging.getLogger("faststream.app")
     asyncio.run(app.run(log_level=logging.WARNING))
