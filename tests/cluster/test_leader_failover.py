@@ -13,58 +13,16 @@ import asyncio
 import contextlib
 import time
 
-import nats.errors
 import pytest
 from nats.js.api import ConsumerConfig, StorageType, StreamConfig
 
 from research_platform.embedded_cluster import EmbeddedNatsCluster
 from research_platform.nats_seeds import connect
+from tests.burst import RETRYABLE, BurstRecord, consume, publish_until_acked
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 BURST = 1500
-# While a leader is elected or the client fails over, requests time out or find no stream: retry.
-RETRYABLE = (nats.errors.Error, asyncio.TimeoutError)
-
-
-async def publish_until_acked(js, subject: str, index: int) -> int:  # type: ignore[no-untyped-def]
-    """Publish message `index`, retrying with the same id until acked; returns the retries."""
-    retries = 0
-    while True:
-        try:
-            await js.publish(subject, str(index).encode(), headers={"Nats-Msg-Id": f"m-{index}"}, timeout=2)
-            return retries
-        except RETRYABLE:
-            retries += 1
-            await asyncio.sleep(0.1)
-
-
-async def consume(  # type: ignore[no-untyped-def]
-    js, subject: str, stream: str, durable: str, received: list[int], confirmed: set[int], want: int
-) -> None:
-    """Record every delivery (duplicates included) until `want` distinct messages were seen.
-
-    `confirmed` collects the messages whose ack the server confirmed (`ack_sync`); only those
-    must never come back: an ack lost with its server is redelivered by design (at-least-once).
-    """
-    sub = None
-    while len(set(received)) < want:
-        try:
-            if sub is None:
-                sub = await js.pull_subscribe(subject, durable=durable, stream=stream)
-            batch = await sub.fetch(50, timeout=1)
-        except RETRYABLE:
-            await asyncio.sleep(0.05)
-            continue
-        for msg in batch:
-            index = int(msg.data)
-            received.append(index)
-            try:
-                await msg.ack_sync(timeout=2)
-            except RETRYABLE:
-                continue  # the ack may be lost with its server: JetStream redelivers it
-            assert index not in confirmed, f"message {index} redelivered after a confirmed ack"
-            confirmed.add(index)
 
 
 async def test_killing_the_stream_leader_mid_burst_loses_and_duplicates_nothing(
@@ -74,16 +32,14 @@ async def test_killing_the_stream_leader_mid_burst_loses_and_duplicates_nothing(
     stream, subject = f"FAILOVER_{unique}", f"test.failover.{unique}"
     nc = await connect(cluster.url)
     js = nc.jetstream(timeout=5)
-    received: list[int] = []
-    confirmed: set[int] = set()
+    record = BurstRecord()
     consumer: asyncio.Task[None] | None = None
     try:
         await js.add_stream(
             StreamConfig(name=stream, subjects=[subject], storage=StorageType.FILE, num_replicas=3, duplicate_window=300)
         )
         await js.add_consumer(stream, ConsumerConfig(durable_name="worker", ack_wait=5, max_ack_pending=1000))
-        consumer = asyncio.create_task(consume(js, subject, stream, "worker", received, confirmed, BURST))
-        retries = 0
+        consumer = asyncio.create_task(consume(js, subject, stream, "worker", record, BURST))
         killed = ""
         killed_at = time.monotonic()
         for index in range(BURST):
@@ -91,20 +47,20 @@ async def test_killing_the_stream_leader_mid_burst_loses_and_duplicates_nothing(
                 killed = (await js.stream_info(stream)).cluster.leader  # type: ignore[union-attr]
                 cluster.kill(killed)
                 killed_at = time.monotonic()
-            retries += await asyncio.wait_for(publish_until_acked(js, subject, index), 60)
+            await asyncio.wait_for(publish_until_acked(js, subject, index, record), 60)
         await asyncio.wait_for(consumer, 60)
         recovered_s = time.monotonic() - killed_at
 
         info = await js.stream_info(stream)
         assert killed and info.cluster is not None and info.cluster.leader != killed
         assert info.state.messages == BURST  # retried publishes were de-duplicated by Nats-Msg-Id
-        assert sorted(set(received)) == list(range(BURST))  # nothing lost
+        assert sorted(record.done) == list(range(BURST))  # nothing lost
         # Redeliveries only of messages whose ack was lost with the killed server (asserted in
         # `consume`); a handler keyed by message id (as the engine's claim id is keyed by task id)
         # therefore does each message's work exactly once.
-        redelivered = len(received) - BURST
         print(
-            f"\nleader {killed} killed: {retries} publish retries, {redelivered} redeliveries of unconfirmed acks,"
+            f"\nleader {killed} killed: {record.publish_retries} publish retries,"
+            f" {record.redelivered} redeliveries of unconfirmed acks,"
             f" burst done {recovered_s:.1f}s after the kill"
         )
     finally:
