@@ -3,8 +3,12 @@
 The publisher sends message `i` with `Nats-Msg-Id: m-i` and retries with the same id until
 JetStream acks it (a retry after a lost ack is dropped by the stream's duplicate window). The
 consumer does the work of each delivery, then `ack_sync`s it; if the work fails it naks the
-message for a later delivery. It records every delivery and every ack the server confirmed: a
-message whose ack was confirmed must never come back (an ack lost with its server may).
+message for a later delivery. It records every delivery and every ack the server confirmed.
+
+On an R3 cluster a confirmed ack is replicated, so a message whose ack was confirmed must never
+come back (`strict_acks`). A single server killed with SIGKILL loses the consumer state it had
+not yet written (the last few hundred milliseconds of acks): those messages come back once
+more after the restart. That is at-least-once delivery, and why every handler is idempotent.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ class BurstRecord:
     received: list[int] = field(default_factory=list)
     done: set[int] = field(default_factory=set)
     confirmed: set[int] = field(default_factory=set)
+    acked_again: int = 0
     publish_retries: int = 0
     work_failures: int = 0
 
@@ -49,7 +54,15 @@ async def publish_until_acked(js: JetStreamContext, subject: str, index: int, re
 
 
 async def consume(
-    js: JetStreamContext, subject: str, stream: str, durable: str, record: BurstRecord, want: int, work: Work | None = None
+    js: JetStreamContext,
+    subject: str,
+    stream: str,
+    durable: str,
+    record: BurstRecord,
+    want: int,
+    work: Work | None = None,
+    *,
+    strict_acks: bool = True,
 ) -> None:
     """Work and ack deliveries until the work of `want` distinct messages is done."""
     sub = None
@@ -79,5 +92,7 @@ async def consume(
                 await msg.ack_sync(timeout=2)
             except RETRYABLE:
                 continue  # the ack may be lost with its server: JetStream redelivers the message
-            assert index not in record.confirmed, f"message {index} redelivered after a confirmed ack"
+            if index in record.confirmed:
+                assert not strict_acks, f"message {index} redelivered after a confirmed ack"
+                record.acked_again += 1
             record.confirmed.add(index)
