@@ -35,9 +35,12 @@ def _data_dir(value: Path | None) -> Path:
 def up(
     port: Annotated[int | None, typer.Option(help="Gateway port (default GATEWAY_PORT or 8080).")] = None,
     data_dir: DataDir = None,
+    cluster: Annotated[
+        bool, typer.Option("--cluster", help="Embedded NATS as a 3-node JetStream cluster (streams at R3).")
+    ] = False,
 ) -> None:
     """Start NATS, Postgres (embedded unless NATS_URL / DATABASE_URL) and every service; Ctrl-C stops all."""
-    stack = Stack(_data_dir(data_dir), gateway_port=port or get_settings().gateway_port)
+    stack = Stack(_data_dir(data_dir), gateway_port=port or get_settings().gateway_port, cluster=cluster)
     stopping = False
 
     def _stop(*_: object) -> None:

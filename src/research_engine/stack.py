@@ -1,7 +1,8 @@
 """The embedded stack: servers (embedded or external), migrations, and every service as its own process.
 
 `NATS_URL` / `DATABASE_URL` select external servers; otherwise nats-server and PostgreSQL run
-under `data_dir` on free loopback ports. Services are supervised: one that dies is restarted.
+under `data_dir` on free loopback ports (with `cluster`, three nats-servers as a JetStream
+cluster, and the streams at three replicas). Services are supervised: one that dies is restarted.
 Starting the servers also makes sure the local admin key exists (`local_key.py`): `admin_key`,
 sent by `api_headers`, is what the demo and the CLI use against the gateway.
 """
@@ -23,6 +24,7 @@ import httpx
 from research_engine.local_key import ensure_local_admin_key
 from research_platform.broker import ensure_streams_at
 from research_platform.embedded import EmbeddedNats, EmbeddedPostgres, env_for
+from research_platform.embedded_cluster import EmbeddedNatsCluster
 from research_platform.migrate import upgrade
 
 # Start order: the gateway last, so it only answers when the workers are there.
@@ -57,9 +59,11 @@ class Stack:
     extra_env: dict[str, str] = field(default_factory=dict)
     nats_url: str = ""
     database_url: str = ""
+    cluster: bool = False
     admin_key: str = ""
     admin_key_created: bool = False
     _nats: EmbeddedNats | None = None
+    _nats_cluster: EmbeddedNatsCluster | None = None
     _pg: EmbeddedPostgres | None = None
     _procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     _stopping: bool = False
@@ -86,7 +90,10 @@ class Stack:
         """Start (or find) NATS and Postgres, migrate the schema, create the streams and the local admin key."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.nats_url = self.nats_url or os.environ.get("NATS_URL", "")
-        if not self.nats_url:
+        if not self.nats_url and self.cluster:
+            self._nats_cluster = EmbeddedNatsCluster(self.data_dir).start()
+            self.nats_url = self._nats_cluster.url
+        elif not self.nats_url:
             self._nats = EmbeddedNats(self.data_dir).start()
             self.nats_url = self._nats.url
         self.database_url = self.database_url or os.environ.get("DATABASE_URL", "")
@@ -167,6 +174,8 @@ class Stack:
         self._procs.clear()
         if self._nats:
             self._nats.stop()
+        if self._nats_cluster:
+            self._nats_cluster.stop()
         if self._pg:
             self._pg.stop()
 

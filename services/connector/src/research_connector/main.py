@@ -22,12 +22,14 @@ from research_connector.fanout import search_all
 from research_connector.incidents import Incidents
 from research_connector.registry import SOURCE_TYPES, CorpusEvidence, EvidenceSource, build_sources, http_client
 from research_connector.settings import ConnectorServiceSettings
+from research_connector.shared_ratelimit import SharedRateLimits, open_rate_bucket
 from research_connector.sources.corpus import CorpusSource
 from research_corpus.embedding import get_embedder
 from research_contracts import EvidenceFound, SearchEvidence, subjects
 from research_platform.broker import make_broker
 from research_platform.db import create_engine, session_factory
 from research_platform.logging import get_logger
+from research_platform.nats_seeds import connect
 from research_platform.service import run_service
 
 SERVICE = "connector"
@@ -44,14 +46,19 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
         engine = create_engine(settings.require_database_url())
         sessions = session_factory(engine)
         client = http_client(connector)
+        # Rate limits are counted fleet-wide (NATS KV), so replicas together keep each source's rate.
+        limits_nc = await connect(settings.require_nats_url())
+        limits = SharedRateLimits(await open_rate_bucket(limits_nc))
         state["corpus"] = CorpusSource(sessions, settings.corpus)
         state["incidents"] = Incidents(sessions)
         state["sources"] = build_sources(
-            connector, client=client, incidents=state["incidents"], cache=AnswerCache(sessions, ttl_s=connector.cache_ttl_s)
+            connector, client=client, incidents=state["incidents"], cache=AnswerCache(sessions, ttl_s=connector.cache_ttl_s),
+            limits=limits,
         )
         await asyncio.to_thread(get_embedder().embed_one, "warm up")  # first query pays no model load
         yield
         await client.aclose()
+        await limits_nc.close()
         await engine.dispose()
 
     async def answer(msg: NatsMessage, only: str | None = None) -> EvidenceFound:

@@ -14,9 +14,22 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
+
+
+class RateBucket(Protocol):
+    """What a source's HTTP access needs: wait for a grant (this process's or the fleet's)."""
+
+    async def acquire(self) -> float: ...
+
+
+class BucketSource(Protocol):
+    """Where buckets come from: `RateLimits` (per process) or `SharedRateLimits` (per fleet)."""
+
+    def bucket(self, budget: str, rate_per_s: float, burst: int = 1) -> RateBucket: ...
 
 
 class TokenBucket:

@@ -15,7 +15,7 @@ import httpx
 
 from research_connector.cache import AnswerCache
 from research_connector.incidents import Incidents
-from research_connector.ratelimit import RateLimits, Sleep
+from research_connector.ratelimit import BucketSource, RateLimits, Sleep
 from research_connector.settings import ConnectorSettings, SourceSettings
 from research_connector.sources.arxiv import ArxivSource
 from research_connector.sources.base import Source
@@ -112,11 +112,11 @@ def build_sources(
     client: httpx.AsyncClient,
     incidents: Incidents,
     cache: AnswerCache | None = None,
-    limits: RateLimits | None = None,
+    limits: BucketSource | None = None,
     sleep: Sleep = asyncio.sleep,
 ) -> dict[str, Source]:
     """Every HTTP source by name (disabled ones included: they answer `disabled`)."""
-    limits = limits or RateLimits()
+    limits = limits or RateLimits()  # per process; main.py passes the fleet-wide SharedRateLimits
     groups: dict[str, SourceSettings] = {name: getattr(settings, name) for name in SOURCE_TYPES}
     secrets = [group.api_key for group in groups.values()]
     built: dict[str, Source] = {}

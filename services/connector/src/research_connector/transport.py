@@ -26,7 +26,7 @@ import httpx
 from pydantic import SecretStr
 
 from research_connector.errors import SourceDegraded
-from research_connector.ratelimit import Sleep, TokenBucket
+from research_connector.ratelimit import RateBucket, Sleep
 from research_platform.logging import get_logger
 
 log = get_logger(__name__)
@@ -75,7 +75,7 @@ class SourceHttp:
         self,
         source: str,
         client: httpx.AsyncClient,
-        bucket: TokenBucket,
+        bucket: RateBucket,
         *,
         timeout_s: float = 10.0,
         max_retries: int = 2,
