@@ -66,6 +66,11 @@ class AuditAction(StrEnum):
     REPORT_REFRESH_REQUESTED = "research.report.refresh_requested"
     # literature review
     REVIEW_VERDICT = "research.review.verdict"
+    # source lists (scout)
+    SOURCELIST_LIMITS_CHANGED = "research.sourcelist.limits_changed"
+    SOURCELIST_SCHEDULE_CHANGED = "research.sourcelist.schedule_changed"
+    SOURCELIST_SOURCE_MARKED = "research.sourcelist.source_marked"
+    SOURCELIST_RUN_FINISHED = "research.sourcelist.run_finished"
 
 
 class Payload(BaseModel):
@@ -277,6 +282,39 @@ class ReviewVerdict(ClosedPayload):
     run_id: str
 
 
+class SourceListLimitsChanged(ClosedPayload):
+    workspace: str
+    previous: dict[str, Any]
+    limits: dict[str, Any]
+
+
+class SourceListScheduleChanged(ClosedPayload):
+    action: str = Field(description="set | pause | resume | cancel | modify")
+    status: str
+    update_frequency: str | None = None
+    next_run_at: str | None = None
+
+
+class SourceListSourceMarked(ClosedPayload):
+    source_id: str
+    action: str = Field(description="removed | preferred | unpreferred")
+
+
+class SourceListRunFinished(ClosedPayload):
+    run_id: str
+    status: str
+    trigger: str
+    sources: int = 0
+    version: int | None = None
+    iterations: int = 0
+    stop_reason: str | None = None
+    dropped_facts: int = 0
+    new: int = 0
+    changed: int = 0
+    dropped: int = 0
+    error: str | None = None
+
+
 PAYLOADS: dict[AuditAction, type[BaseModel]] = {
     AuditAction.CONSUMER_DEAD_LETTER: DeadLettered,
     AuditAction.CONSUMER_RETRIEVAL_FALLBACK: RetrievalFallback,
@@ -313,6 +351,10 @@ PAYLOADS: dict[AuditAction, type[BaseModel]] = {
     AuditAction.REPORT_STALE: ReportStale,
     AuditAction.REPORT_REFRESH_REQUESTED: ReportRefreshRequested,
     AuditAction.REVIEW_VERDICT: ReviewVerdict,
+    AuditAction.SOURCELIST_LIMITS_CHANGED: SourceListLimitsChanged,
+    AuditAction.SOURCELIST_SCHEDULE_CHANGED: SourceListScheduleChanged,
+    AuditAction.SOURCELIST_SOURCE_MARKED: SourceListSourceMarked,
+    AuditAction.SOURCELIST_RUN_FINISHED: SourceListRunFinished,
 }
 
 
