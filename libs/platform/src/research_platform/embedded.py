@@ -149,10 +149,9 @@ class EmbeddedPostgres:
             self.port = int(running.port)
         else:
             self.port = self.port or free_port()
-            options = (
-                f"-h 127.0.0.1 -p {self.port} -k {self.pgdata} "
-                "-c max_connections=300 -c shared_buffers=256MB -c synchronous_commit=off"
-            )
+            # synchronous_commit stays on: a message is acked after its commit, so a commit that a
+            # crash could undo would lose acked work (the chaos tests lost 21 of 600 rows with it off).
+            options = f"-h 127.0.0.1 -p {self.port} -k {self.pgdata} -c max_connections=300 -c shared_buffers=256MB"
             pgexec(
                 "pg_ctl",
                 ("-w", "-t", str(int(timeout)), "-o", options, "-l", str(self.pgdata / "log"), "-D", str(self.pgdata), "start"),
