@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import httpx
 from pydantic import SecretStr
 
+from research_llm import metrics
 from research_llm.errors import NoProviderAnswered, ProviderError, ProviderUnavailable
 from research_llm.offline.engine import OfflineProvider
 from research_llm.offline.relevance import TextEncoder
@@ -52,7 +53,8 @@ class ProviderChain:
         failures: list[ProviderFailure] = []
         for provider in self.providers:
             try:
-                draft = await provider.draft_claim(question, entity, evidence)
+                with metrics.call(provider.name, "draft"):
+                    draft = await provider.draft_claim(question, entity, evidence)
             except ProviderError as exc:
                 failures.append(_failure(provider, provider.model, exc))
                 continue
@@ -72,7 +74,8 @@ class ProviderChain:
         for provider in self.providers:
             model = provider.critic_model
             try:
-                verdict = await provider.judge_claim(candidate, active, evidence)
+                with metrics.call(provider.name, "judge"):
+                    verdict = await provider.judge_claim(candidate, active, evidence)
             except ProviderError as exc:
                 failures.append(_failure(provider, model, exc))
                 continue
@@ -97,7 +100,8 @@ class ProviderChain:
             if not isinstance(provider, SchemaAnswerer):
                 continue
             try:
-                answer = await asyncio.wait_for(provider.answer(prompt, shape, schema_name), timeout_s)
+                with metrics.call(provider.name, schema_name):
+                    answer = await asyncio.wait_for(provider.answer(prompt, shape, schema_name), timeout_s)
             except ProviderError as exc:
                 failures.append(_failure(provider, provider.model, exc))
                 continue

@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from research_llm import metrics
 from research_llm.errors import ProviderError, ProviderUnavailable
 from research_llm.providers.remote import Message, RemoteProvider, describe
 
@@ -74,6 +75,9 @@ class GeminiProvider(RemoteProvider):
             if "timeout" in type(exc).__name__.lower():
                 raise ProviderUnavailable(f"timeout after {self._timeout:g}s ({type(exc).__name__})") from exc
             raise ProviderError(f"gemini call failed: {describe(exc)}") from exc
+        usage = response.usage_metadata
+        if usage is not None:
+            metrics.tokens(self.name, usage.prompt_token_count, usage.candidates_token_count)
         text = response.text
         if not text:
             reason = None

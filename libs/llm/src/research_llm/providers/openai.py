@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from research_llm import metrics
 from research_llm.errors import ProviderError, ProviderUnavailable
 from research_llm.providers.remote import Message, RemoteProvider, describe
 
@@ -60,6 +61,8 @@ class OpenAIProvider(RemoteProvider):
             message = body["choices"][0]["message"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise ProviderError(f"malformed chat completion: {describe(exc)}") from exc
+        usage = body.get("usage") or {}
+        metrics.tokens(self.name, usage.get("prompt_tokens"), usage.get("completion_tokens"))
         if message.get("refusal"):
             raise ProviderError(f"refused: {str(message['refusal'])[:200]}")
         return message.get("content") or ""
