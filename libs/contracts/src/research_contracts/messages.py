@@ -30,6 +30,8 @@ class TaskFilters(BaseModel):
 
     year_from: int | None = Field(default=None, description="Earliest publication year.", examples=[2015])
     year_to: int | None = Field(default=None, description="Latest publication year.", examples=[2024])
+    date_from: dt.date | None = Field(default=None, description="Earliest publication date (sources that take dates).")
+    date_to: dt.date | None = Field(default=None, description="Latest publication date (sources that take dates).")
     sources: list[str] = Field(
         default_factory=list,
         description="Evidence sources to ask (empty = the configured default).",

@@ -32,6 +32,7 @@ from research_connector.sources.nejm import NejmSource
 from research_connector.sources.openalex import OpenAlexSource
 from research_connector.sources.pubmed import PubMedSource
 from research_connector.sources.semantic_scholar import SemanticScholarSource
+from research_connector.sources.tavily import TavilyNewsSource, TavilySource
 from research_connector.sources.unpaywall import UnpaywallSource
 from research_connector.sources.wiley import WileySource
 from research_connector.transport import SourceHttp
@@ -56,11 +57,15 @@ SOURCE_TYPES: dict[str, type[Source]] = {
         NccnSource,
         CochraneSource,
         DrugBankSource,
+        TavilySource,
+        TavilyNewsSource,
     )
 }
 
 # Sources that spend one shared allowance.
-SHARED_BUDGETS = {"pubmed": "ncbi", "clinvar": "ncbi"}
+SHARED_BUDGETS = {"pubmed": "ncbi", "clinvar": "ncbi", "tavily_news": "tavily"}
+# Sources configured by another source's settings group (one key, one rate).
+SHARED_SETTINGS = {"tavily_news": "tavily"}
 
 
 class EvidenceSource(Protocol):
@@ -117,7 +122,7 @@ def build_sources(
 ) -> dict[str, Source]:
     """Every HTTP source by name (disabled ones included: they answer `disabled`)."""
     limits = limits or RateLimits()  # per process; main.py passes the fleet-wide SharedRateLimits
-    groups: dict[str, SourceSettings] = {name: getattr(settings, name) for name in SOURCE_TYPES}
+    groups: dict[str, SourceSettings] = {name: getattr(settings, SHARED_SETTINGS.get(name, name)) for name in SOURCE_TYPES}
     secrets = [group.api_key for group in groups.values()]
     built: dict[str, Source] = {}
     for name, cls in SOURCE_TYPES.items():

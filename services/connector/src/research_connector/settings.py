@@ -95,6 +95,15 @@ class PublisherSettings(SourceSettings):
     )
 
 
+class TavilySettings(SourceSettings):
+    """Tavily web search (general and news topics share it): key-gated, 100 requests/min (dev key)."""
+
+    base_url: str = "https://api.tavily.com"
+    rate_per_s: float = 100 / 60
+    burst: int = 5
+    search_depth: str = Field(default="basic", description="basic (1 credit) or advanced (2 credits).")
+
+
 def _publisher(**overrides: object) -> PublisherSettings:
     return PublisherSettings.model_validate(overrides)
 
@@ -134,6 +143,7 @@ class ConnectorSettings(BaseModel):
     unpaywall: MailtoSettings = Field(
         default_factory=lambda: MailtoSettings(base_url="https://api.unpaywall.org/v2", rate_per_s=10.0)
     )
+    tavily: TavilySettings = Field(default_factory=TavilySettings)
     elsevier: PublisherSettings = Field(
         default_factory=lambda: _publisher(
             base_url="https://api.elsevier.com/content",
@@ -201,6 +211,7 @@ DOCUMENTED_RATES: dict[str, str] = {
     "semantic_scholar": "1/s with an API key",
     "arxiv": "1 request per 3 s",
     "unpaywall": "100k/day; 10/s",
+    "tavily": "100/min with a development key (tavily and tavily_news share it)",
     "publishers": "5/s (nejm, lww, wiley, elsevier, nccn, cochrane, drugbank)",
 }
 

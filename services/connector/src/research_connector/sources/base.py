@@ -152,6 +152,8 @@ class Source(ABC):
             limit=limit,
             year_from=filters.year_from,
             year_to=filters.year_to,
+            date_from=filters.date_from,
+            date_to=filters.date_to,
         )
         cached = await self._recall(key)
         if cached is not None:
