@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 import unicodedata
 from collections.abc import Mapping
 
+from research_connector import metrics
 from research_connector.incidents import Incidents
 from research_connector.phi import find_identifiers
 from research_connector.registry import EvidenceSource
@@ -89,7 +91,7 @@ def merge(answers: list[list[SourceHit]]) -> list[SourceHit]:
     return merged
 
 
-async def _ask(
+async def _lookup(
     source: EvidenceSource, query: str, filters: TaskFilters, limit: int, deadline_s: float, incidents: Incidents
 ) -> SourceAnswer:
     try:
@@ -104,6 +106,16 @@ async def _ask(
     except Exception as exc:  # a source bug must not fail the whole search
         await incidents.degraded(source.name, "error", detail=type(exc).__name__)
         return SourceAnswer(source.name, degraded="error")
+
+
+async def _ask(
+    source: EvidenceSource, query: str, filters: TaskFilters, limit: int, deadline_s: float, incidents: Incidents
+) -> SourceAnswer:
+    """`_lookup`, counted and timed per source (`metrics.py`)."""
+    started = time.perf_counter()
+    answer = await _lookup(source, query, filters, limit, deadline_s, incidents)
+    metrics.looked_up(source.name, cached=answer.cached, degraded=answer.degraded, seconds=time.perf_counter() - started)
+    return answer
 
 
 async def search_all(
