@@ -1,0 +1,3 @@
+from research_scout.main import run
+
+run()
