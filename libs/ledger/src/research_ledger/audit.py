@@ -7,6 +7,10 @@ mismatch — a programming error, caught by the tests), and makes every string s
 Postgres jsonb: `\\u0000` and lone surrogates (bytes decoded with `surrogateescape`, broken
 UTF-16 from a client) are replaced by U+FFFD, because jsonb refuses the first and asyncpg
 cannot encode the second — either would turn an audit write into a crash loop.
+
+Audit rows never hold raw content (`research_ledger.deidentified`): a payload key naming a
+message body or the patient context (`body`, `raw`, `raw_body`, `patient_ref`) is refused like
+any schema mismatch, and a `question` is stored de-identified.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_ledger.catalogue import AuditAction, payload_schema
+from research_ledger.deidentified import QUESTION_KEYS, RAW_CONTENT_KEYS, deidentified
 from research_platform.models import AuditEvent
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -55,6 +60,12 @@ def checked_payload(action: AuditAction, payload: dict[str, Any] | None) -> dict
     if not isinstance(action, AuditAction):
         raise TypeError(f"audit actions come from research_ledger.catalogue.AuditAction, not {action!r}")
     plain = storable(payload or {})
+    raw = RAW_CONTENT_KEYS & set(plain)
+    if raw:
+        raise AuditPayloadError(f"payload of {action.value} holds raw content ({', '.join(sorted(raw))}): store a digest")
+    for key in QUESTION_KEYS & set(plain):
+        if isinstance(plain[key], str):
+            plain[key] = deidentified(plain[key])
     try:
         model = payload_schema(action).model_validate(plain)
     except ValidationError as exc:

@@ -19,6 +19,7 @@ from research_contracts import RunResearch
 from research_ledger.audit import storable
 from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
+from research_ledger.deidentified import deidentified, deidentified_or_none
 from research_ledger.status import TERMINAL_TASK_STATES, TaskStatus
 from research_platform.models import AuditEvent, ResearchTask
 
@@ -40,14 +41,18 @@ class SubmitResult:
 
 
 def _row(task: RunResearch, status: TaskStatus) -> dict[str, object]:
+    """The stored task: question and entity de-identified, the patient context never stored."""
+    question, entity = deidentified(task.question), deidentified_or_none(task.entity)
+    request = task.model_dump(mode="json", exclude={"patient_ref"})
+    request.update(question=question, entity=entity)
     return {
         "id": task.task_id,
-        "question": task.question,
-        "entity": task.entity,
+        "question": question,
+        "entity": entity,
         "tier": task.tier.value,
         "status": status.value,
         "origin": task.origin,
-        "request": task.model_dump(mode="json", exclude={"patient_ref"}),  # patient context is never stored
+        "request": request,
     }
 
 
@@ -83,7 +88,7 @@ class TaskLifecycle(LedgerBase):
         started = await self.session.scalar(
             stmt.on_conflict_do_update(
                 index_elements=[ResearchTask.id],
-                set_={"status": TaskStatus.researching.value, "entity": task.entity, "updated_at": stmt.excluded.updated_at},
+                set_={"status": TaskStatus.researching.value, "entity": stmt.excluded.entity, "updated_at": stmt.excluded.updated_at},
                 where=ResearchTask.status.not_in([s.value for s in TERMINAL_TASK_STATES]),
             ).returning(ResearchTask.id)
         )

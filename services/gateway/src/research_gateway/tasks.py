@@ -23,6 +23,7 @@ from research_gateway.deps import API, SERVICE, Broker, Session
 from research_gateway.repository import TaskDesk
 from research_gateway.schemas import ClaimView, TaskAccepted, TaskSubmission, TaskView
 from research_ledger import Ledger, task_id_for_key
+from research_ledger.deidentified import deidentified
 from research_platform.logging import get_logger
 
 log = get_logger(__name__)
@@ -60,7 +61,7 @@ async def submit_task(
     async with session.begin():
         known = await Ledger(session, service=SERVICE).task(task.task_id)
         if known is not None:
-            if known.question != task.question:
+            if known.question != deidentified(task.question):  # the ledger keeps the de-identified form
                 raise HTTPException(422, "this key or task_id was used for another question")
             response.status_code = status.HTTP_200_OK
             return TaskAccepted(task_id=known.id, status=known.status)

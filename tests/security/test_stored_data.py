@@ -1,0 +1,120 @@
+"""Nothing identifying is stored: the ledger keeps de-identified questions (every writer, every
+mode), never `patient_ref`, audit rows never raw content, and migration 0006 scrubs old rows."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import uuid
+from datetime import UTC, datetime, timedelta
+from types import ModuleType
+
+import httpx
+import pytest
+from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from research_contracts import RunResearch, Tier
+from research_ledger import AuditAction, ClaimProposal, Ledger
+from research_ledger.audit import AuditPayloadError, checked_payload
+from research_platform.models import AuditEvent, MemoryClaim, ResearchTask
+from tests.conftest import REPO
+from tests.security.conftest import Gateway
+
+API = "/api/research/v1"
+NAMED = "Does metformin help Jane Roe (MRN 12345678, DOB 03/14/1950, phone 555-123-4567) with type 2 diabetes?"
+VALUES = ("Jane Roe", "12345678", "03/14/1950", "555-123-4567")
+PATIENT = "Jane Roe, 12 Elm Street, Springfield"
+
+
+def _leaks(stored: object) -> list[str]:
+    dumped = json.dumps(stored, default=str)
+    return [value for value in (*VALUES, "Elm Street") if value in dumped]
+
+
+@pytest.mark.unit
+def test_audit_payloads_refuse_raw_content_and_deidentify_questions() -> None:
+    with pytest.raises(AuditPayloadError, match="raw content"):
+        checked_payload(AuditAction.CONSUMER_DEAD_LETTER, {"reason": "x", "sha256": "0" * 64, "size": 3, "body": "abc"})
+    stored = checked_payload(AuditAction.REPLICATOR_CONFIRMED, {"question": NAMED, "verdict": "confirmed"})
+    assert _leaks(stored) == [] and "[NAME_1]" in stored["question"]
+
+
+@pytest.mark.integration
+async def test_a_submitted_question_is_stored_deidentified_and_patient_ref_never(
+    gateway: Gateway, sessions: async_sessionmaker[AsyncSession], api_keys: dict[str, dict[str, str]], unique: str
+) -> None:
+    body = {"question": NAMED, "entity": f"metformin {unique}", "patient_ref": PATIENT}
+    key = {"Idempotency-Key": f"phi-{unique}", **api_keys["researcher"]}
+    async with gateway() as (_, client):
+        first = await client.post(f"{API}/tasks", json=body, headers=key)
+        again = await client.post(f"{API}/tasks", json=body, headers=key)  # the same raw question is the same task
+        assert (first.status_code, again.status_code) == (202, 200)
+        task_id = uuid.UUID(first.json()["task_id"])
+        view = (await client.get(f"{API}/tasks/{task_id}", headers=api_keys["reader"])).json()
+    assert _leaks(view) == [] and "[NAME_1]" in view["question"]
+    async with sessions() as session:
+        row = await session.get(ResearchTask, task_id)
+        audit = list(await session.scalars(select(AuditEvent).where(AuditEvent.task_id == task_id)))
+    assert row is not None and _leaks([row.question, row.entity, row.request]) == []
+    assert "patient_ref" not in row.request and PATIENT not in json.dumps(row.request)
+    assert _leaks([[a.payload, a.subject_ids] for a in audit]) == []
+
+
+@pytest.mark.integration
+async def test_claims_are_stored_with_the_deidentified_question(sessions: async_sessionmaker[AsyncSession], unique: str) -> None:
+    task = RunResearch(question=NAMED, entity=f"metformin {unique}", tier=Tier.priority, patient_ref=PATIENT)
+    claim = ClaimProposal(
+        claim_id=uuid.uuid4(), task_id=task.task_id, entity=task.entity or "", question=task.question,
+        statement="Metformin lowers HbA1c.", confidence=0.5, supports=[], dropped_supports=0, model="offline",
+        decay_at=datetime.now(UTC) + timedelta(days=30),
+    )
+    async with sessions() as session, session.begin():
+        ledger = Ledger(session, service="researcher")
+        assert await ledger.start(task)
+        assert await ledger.propose(claim, None, [])
+    async with sessions() as session:
+        stored = await session.get(MemoryClaim, claim.claim_id)
+        row = await session.get(ResearchTask, task.task_id)
+    assert stored is not None and _leaks(stored.question) == [] and "[MRN_1]" in stored.question
+    assert row is not None and _leaks([row.question, row.request]) == [] and "patient_ref" not in row.request
+
+
+def _migration() -> ModuleType:
+    path = REPO / "migrations" / "versions" / "0006_scrub_identifiers.py"
+    spec = importlib.util.spec_from_file_location("scrub_0006", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.integration
+async def test_migration_0006_scrubs_rows_written_before_it(sessions: async_sessionmaker[AsyncSession], unique: str) -> None:
+    task_id, claim_id = uuid.uuid4(), uuid.uuid4()
+    raw_request = {"question": NAMED, "entity": "metformin", "patient_ref": PATIENT, "tier": "priority"}
+    async with sessions() as session, session.begin():  # rows as the code before 0006 wrote them
+        session.add(ResearchTask(id=task_id, question=NAMED, entity="metformin", tier="priority", request=raw_request))
+        session.add(MemoryClaim(id=claim_id, task_id=task_id, entity="metformin", question=NAMED, statement="s"))
+        await session.flush()
+        session.add_all([
+            AuditEvent(service="researcher", action="consumer.dead_letter", task_id=task_id,
+                       payload={"reason": "bad", "body": NAMED, "sha256": "0" * 64, "size": 9}),
+            AuditEvent(service="replicator", action="research.replicator.confirmed", claim_id=claim_id,
+                       payload={"question": NAMED, "verdict": "confirmed"}),
+        ])
+    async with sessions() as session, session.begin():
+        await (await session.connection()).run_sync(_migration().scrub)
+    async with sessions() as session:
+        task = await session.get(ResearchTask, task_id)
+        claim = await session.get(MemoryClaim, claim_id)
+        audit = list(await session.scalars(select(AuditEvent).where(AuditEvent.task_id == task_id)))
+        audit += list(await session.scalars(select(AuditEvent).where(AuditEvent.claim_id == claim_id)))
+        assert task is not None and claim is not None
+        assert _leaks([task.question, task.request, claim.question, [a.payload for a in audit]]) == []
+        assert "patient_ref" not in task.request and "[NAME_1]" in claim.question
+        dead = next(a for a in audit if a.action == "consumer.dead_letter")
+        assert "body" not in dead.payload and dead.payload["sha256"] == "0" * 64 and dead.payload["size"] == 9
+        with pytest.raises(Exception, match="append-only"):  # the trigger is back on
+            async with session.begin_nested():
+                await session.execute(text("UPDATE audit_events SET payload = '{}' WHERE id = :id"), {"id": dead.id})
