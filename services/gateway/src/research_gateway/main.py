@@ -21,7 +21,7 @@ from fastapi import FastAPI
 from prometheus_client import make_asgi_app
 from sqlalchemy import text
 
-from research_gateway import admin, ledger, search, tasks
+from research_gateway import admin, ledger, search, source_lists, tasks
 from research_gateway.auth import Guard
 from research_gateway.deps import SERVICE, Session
 from research_gateway.throttle import FailedAuthThrottle
@@ -74,7 +74,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="research-engine", version="0.1.0", lifespan=lifespan)
     app.state.guard = guard
-    for module in (tasks, search, ledger, admin):
+    for module in (tasks, search, ledger, admin, source_lists):
         app.include_router(module.router)
     app.mount("/metrics", make_asgi_app())
 

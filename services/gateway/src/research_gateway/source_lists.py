@@ -1,0 +1,244 @@
+"""Source lists (seed 002) over HTTP: submit, read the latest snapshot, per-source actions,
+exports, run history, schedule verbs and the workspace's admin limits.
+
+    POST  /source-lists                          researcher  → 202 {source_list_id, run_id, request}
+    GET   /source-lists?save_to_kind=&save_to_id=  reader    the lists (filter by attachment)
+    GET   /source-lists/{id}                     reader      the latest `SourceList` (removed sources left out)
+    POST  /source-lists/{id}/sources/{source_id} researcher  {"action": remove | prefer | unprefer}
+    GET   /source-lists/{id}/export?format=md|bib|ris|csljson   reader
+    GET   /source-lists/{id}/runs                reader      history: completed / failed / running / scheduled
+    PATCH /source-lists/{id}/schedule            admin       {"action": pause | resume | cancel | modify, ...}
+    GET|PUT /source-lists/limits/{workspace}     admin       the admin limits
+
+Run-time values are clamped to the workspace's limits silently (`research_ledger.source_limits`);
+the 202 answer shows the clamped request. A schedule shorter than the minimum update interval, or
+beyond the workspace's maximum of scheduled lists, is a 422 naming that limit. The request is
+published on `research.sourcelist.requested` (`Nats-Msg-Id` per run) before the report row is
+written, so a bus failure answers 503 with nothing stored.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from fastapi import APIRouter, HTTPException, Query, Response, status
+from pydantic import BaseModel, Field, model_validator
+
+from research_contracts import subjects
+from research_contracts.sourcelists import ListedSource, RequestSourceList, SourceList, duration_seconds
+from research_gateway.auth import AUTH_RESPONSES, Admin, Reader, Researcher
+from research_gateway.deps import API, SERVICE, Broker, Session
+from research_ledger import AuditAction, Ledger
+from research_ledger.source_limits import LimitsBook, WorkspaceLimits, clamp, schedule_refusal
+from research_ledger.source_lists import SourceListBook
+from research_platform.logging import get_logger
+from research_reports import Report, export_report
+
+log = get_logger(__name__)
+router = APIRouter(prefix=API, tags=["source lists"])
+NOT_FOUND = {404: {"description": "no such source list (or source)"}}
+EXPORTS = {"md": "markdown", "bib": "bibtex", "ris": "ris", "csljson": "csl-json"}
+
+
+class SourceListAccepted(BaseModel):
+    source_list_id: uuid.UUID
+    run_id: str
+    request: dict[str, Any] = Field(description="The request as it will run: clamped to the workspace's limits.")
+
+
+class SourceAction(BaseModel):
+    action: Literal["remove", "prefer", "unprefer"]
+
+
+class ScheduleChange(BaseModel):
+    action: Literal["pause", "resume", "cancel", "modify"]
+    update_frequency: str | None = Field(default=None, description="For `modify`: the new ISO 8601 duration.")
+
+    @model_validator(mode="after")
+    def _frequency_for_modify(self) -> ScheduleChange:
+        if self.action == "modify":
+            if not self.update_frequency:
+                raise ValueError("modify needs update_frequency")
+            duration_seconds(self.update_frequency)
+        return self
+
+
+def _schedule_view(row: Any) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return {"status": row.status, "update_frequency": row.update_frequency,
+            "next_run_at": row.next_run_at.isoformat() if row.next_run_at else None,
+            "last_run_at": row.last_run_at.isoformat() if row.last_run_at else None}
+
+
+@router.put("/source-lists/limits/{workspace}", responses=AUTH_RESPONSES)
+async def set_limits(workspace: str, limits: WorkspaceLimits, session: Session, caller: Admin) -> dict[str, Any]:
+    """Set a workspace's admin limits (only here: run-time requests are clamped to them)."""
+    async with session.begin():
+        previous = await LimitsBook(session).store(workspace, limits)
+        Ledger(session, service=SERVICE).audit(
+            AuditAction.SOURCELIST_LIMITS_CHANGED,
+            subject_ids={"key_id": caller.key_id, "workspace": workspace},
+            payload={"workspace": workspace, "previous": previous, "limits": limits.model_dump(mode="json")})
+    return {"workspace": workspace, **limits.model_dump(mode="json")}
+
+
+@router.get("/source-lists/limits/{workspace}", responses=AUTH_RESPONSES)
+async def get_limits(workspace: str, session: Session, caller: Admin) -> dict[str, Any]:
+    return {"workspace": workspace, **(await LimitsBook(session).of(workspace)).model_dump(mode="json")}
+
+
+@router.post("/source-lists", status_code=status.HTTP_202_ACCEPTED, response_model=SourceListAccepted,
+             responses={**AUTH_RESPONSES, 422: {"description": "bad input, or a schedule beyond the workspace's limits"},
+                        503: {"description": "the bus is unavailable; nothing was stored"}})
+async def submit_source_list(body: RequestSourceList, session: Session, broker: Broker, caller: Researcher) -> SourceListAccepted:
+    """Ask for a source list; it is built asynchronously (poll GET /source-lists/{id} or follow the run's events)."""
+    async with session.begin():
+        limits = await LimitsBook(session).of(body.workspace)
+        book = SourceListBook(session, service=SERVICE)
+        if await Ledger(session, service=SERVICE).report(body.source_list_id) is not None:
+            raise HTTPException(status.HTTP_409_CONFLICT, "this source_list_id exists; re-run it through its schedule")
+        refused = schedule_refusal(body.update_frequency, await book.scheduled_count(body.workspace), limits)
+    if refused:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, refused)
+    request = clamp(body.model_copy(update={"trigger": "request", "origin": "api"}), limits)
+    try:
+        await broker.publish(request, subjects.SOURCELIST_REQUESTED, stream=subjects.SOURCELISTS_STREAM,
+                             headers={subjects.MSG_ID_HEADER: f"sourcelist-{request.source_list_id}-{request.run_id}"})
+    except Exception as exc:
+        log.error("source list publish failed", source_list_id=str(request.source_list_id), error=repr(exc))
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "the bus is unavailable; retry") from exc
+    async with session.begin():
+        await Ledger(session, service=SERVICE).open_report(
+            request.source_list_id, kind="source_list", run_id=request.run_id, subject=request.prompt,
+            subject_key=" ".join(request.keywords)[:200] or request.prompt[:200],
+            request=request.model_dump(mode="json", exclude={"run_id", "trigger"}),
+            owner={"key_id": str(caller.key_id)}, save_to=request.save_to.model_dump() if request.save_to else {})
+    return SourceListAccepted(source_list_id=request.source_list_id, run_id=request.run_id,
+                              request=request.model_dump(mode="json", exclude={"trigger", "origin"}))
+
+
+@router.get("/source-lists", responses=AUTH_RESPONSES)
+async def list_source_lists(session: Session, caller: Reader, save_to_kind: str | None = None,
+                            save_to_id: str | None = None, limit: int = Query(default=50, ge=1, le=500)) -> list[dict[str, Any]]:
+    """Source lists, newest first; `save_to_kind` / `save_to_id` keep those attached to that record."""
+    wanted = {k: v for k, v in {"kind": save_to_kind, "id": save_to_id}.items() if v}
+    book = SourceListBook(session, service=SERVICE)
+    rows = await book.lists(save_to=wanted or None, limit=limit)
+    return [{"source_list_id": str(r.id), "prompt": r.request.get("prompt"), "status": r.status, "run_id": r.run_id,
+             "version": r.current_version, "save_to": r.save_to or None,
+             "schedule": _schedule_view(await book.schedule(r.id))} for r in rows]
+
+
+async def _latest(session: Any, source_list_id: uuid.UUID) -> tuple[Any, dict[str, Any]]:
+    ledger = Ledger(session, service=SERVICE)
+    report = await ledger.report(source_list_id, kind="source_list")
+    if report is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")
+    version = await ledger.report_version(source_list_id)
+    if version is None:
+        raise HTTPException(status.HTTP_409_CONFLICT, {"status": report.status, "error": report.error,
+                                                       "detail": "no snapshot yet: the list is being built"})
+    return report, version.content
+
+
+def _visible(content: dict[str, Any], removed: set[uuid.UUID]) -> SourceList:
+    source_list = SourceList.model_validate(content["source_list"])
+    source_list.sources = [s for s in source_list.sources if s.source_id not in removed]
+    return source_list
+
+
+@router.get("/source-lists/{source_list_id}", response_model=SourceList,
+            responses={**AUTH_RESPONSES, **NOT_FOUND, 409: {"description": "no snapshot yet (running or failed)"}})
+async def get_source_list(source_list_id: uuid.UUID, session: Session, caller: Reader) -> SourceList:
+    """The latest snapshot, exactly the seed's SourceList (sources removed by a user left out)."""
+    _, content = await _latest(session, source_list_id)
+    removed, _ = await SourceListBook(session, service=SERVICE).actions(source_list_id)
+    source_list = _visible(content, removed)
+    schedule = await SourceListBook(session, service=SERVICE).schedule(source_list_id)
+    if schedule is not None:
+        source_list.next_run_at = schedule.next_run_at if schedule.status == "active" else None
+    return source_list
+
+
+@router.post("/source-lists/{source_list_id}/sources/{source_id}", responses={**AUTH_RESPONSES, **NOT_FOUND})
+async def mark_source(source_list_id: uuid.UUID, source_id: uuid.UUID, body: SourceAction, session: Session,
+                      caller: Researcher) -> dict[str, Any]:
+    """Remove a source (never listed again) or flag it preferred (kept on re-runs)."""
+    async with session.begin():
+        _, content = await _latest(session, source_list_id)
+        stored = next((s for s in content["source_list"]["sources"] if s["source_id"] == str(source_id)), None)
+        if stored is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"source {source_id} is not in the latest snapshot")
+        action = {"remove": "removed", "prefer": "preferred", "unprefer": "unpreferred"}[body.action]
+        copy = {"source": ListedSource.model_validate(stored).model_dump(mode="json"),
+                "provenance": content.get("provenance", {}).get(str(source_id), {})}
+        await SourceListBook(session, service=SERVICE).mark_source(source_list_id, source_id, action, copy)
+    return {"source_list_id": str(source_list_id), "source_id": str(source_id), "action": action}
+
+
+@router.get("/source-lists/{source_list_id}/export", responses={**AUTH_RESPONSES, **NOT_FOUND})
+async def export_source_list(source_list_id: uuid.UUID, session: Session, caller: Reader,
+                             format: Literal["md", "bib", "ris", "csljson"] = "md") -> Response:
+    """The latest snapshot as Markdown, BibTeX, RIS or CSL-JSON (removed sources left out)."""
+    _, content = await _latest(session, source_list_id)
+    removed, _ = await SourceListBook(session, service=SERVICE).actions(source_list_id)
+    report = Report.model_validate(content["report"])
+    if removed:
+        gone = {str(s) for s in removed}
+        origin = {p.get("origin_id") for sid, p in content.get("provenance", {}).items() if sid in gone}
+        numbers = {r.id for r in report.references if r.paper_id in origin}
+        report.references = [r for r in report.references if r.id not in numbers]
+        for section in report.sections:
+            section.findings = [f for f in section.findings if not set(f.cited_ids()) & numbers]
+            section.body = "\n".join(line for line in section.body.splitlines()
+                                     if not any(f"[{n}]" in line for n in numbers))
+    exported = export_report(report, EXPORTS[format])
+    filename = f"source-list-{source_list_id}.{exported.extension}"
+    return Response(exported.content, media_type=exported.media_type,
+                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+
+@router.get("/source-lists/{source_list_id}/runs", responses={**AUTH_RESPONSES, **NOT_FOUND})
+async def source_list_runs(source_list_id: uuid.UUID, session: Session, caller: Reader) -> dict[str, Any]:
+    """Run history (newest first) with each run's refinement iterations; the next scheduled run first."""
+    if await Ledger(session, service=SERVICE).report(source_list_id, kind="source_list") is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")
+    book = SourceListBook(session, service=SERVICE)
+    schedule = await book.schedule(source_list_id)
+    runs: list[dict[str, Any]] = []
+    if schedule is not None and schedule.status == "active" and schedule.next_run_at:
+        runs.append({"run_id": None, "status": "scheduled", "at": schedule.next_run_at.isoformat()})
+    for run in await book.runs(source_list_id):
+        iterations = [{"iteration": i.iteration, "query": i.query, "counts": i.counts, "memo": i.memo,
+                       "stop_reason": i.stop_reason} for i in await book.iterations(run.run_id)]
+        runs.append({"run_id": run.run_id, "status": run.status, "trigger": run.trigger, "at": run.started_at.isoformat(),
+                     "finished_at": run.finished_at.isoformat() if run.finished_at else None, "sources": run.sources,
+                     "version": run.version, "stop_reason": run.stop_reason, "error": run.error, "iterations": iterations})
+    return {"source_list_id": str(source_list_id), "schedule": _schedule_view(schedule), "runs": runs}
+
+
+@router.patch("/source-lists/{source_list_id}/schedule", responses={**AUTH_RESPONSES, **NOT_FOUND,
+              422: {"description": "a modified frequency beyond the workspace's minimum update interval"}})
+async def change_schedule(source_list_id: uuid.UUID, body: ScheduleChange, session: Session, caller: Admin) -> dict[str, Any]:
+    """Pause, resume, cancel or modify (a new update_frequency) a list's schedule."""
+    async with session.begin():
+        book = SourceListBook(session, service=SERVICE)
+        current = await book.schedule(source_list_id)
+        if current is None or current.status == "cancelled":
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"source list {source_list_id} has no live schedule")
+        every = None
+        if body.action == "modify" and body.update_frequency:
+            limits = await LimitsBook(session).of(current.workspace)
+            refused = schedule_refusal(body.update_frequency, 0, limits)  # this list already holds its slot
+            if refused:
+                raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, refused)
+            every = duration_seconds(body.update_frequency)
+        row = await book.change_schedule(source_list_id, body.action, now=datetime.now(UTC),
+                                         update_frequency=body.update_frequency, every_s=every)
+        assert row is not None
+        view = _schedule_view(row)
+    return {"source_list_id": str(source_list_id), "schedule": view}
+
