@@ -1,0 +1,202 @@
+"""Scout's pure parts: clamping of every run-time parameter to the admin limits, routing per
+source type, keywords from the prompt, each detail level's fields, facts traceable to a source
+sentence (and the citation checker dropping one that is not), the refinement loop's three stop
+rules, confidence clamping, de-duplication and the snapshot diff."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, date, datetime
+
+import pytest
+
+from research_contracts import EvidenceFound, SearchEvidence
+from research_contracts.sourcelists import DetailLevel, FactConfidence, RequestSourceList, SourceType
+from research_ledger.source_limits import ACADEMIC_APIS, WorkspaceLimits, clamp, schedule_refusal
+from research_scout import detail, experiment, prepare, reshape
+from research_scout.detail import FactRecord
+from research_scout.pipeline import build
+from research_scout.settings import ScoutSettings
+from tests.scout.hits import VITAMIN_D, paper
+
+pytestmark = pytest.mark.unit
+PROMPT = "Does vitamin D supplementation reduce fracture risk in older adults?"
+
+
+def request(**values) -> RequestSourceList:
+    return RequestSourceList(prompt=PROMPT, **values)
+
+
+# --- clamping ---------------------------------------------------------------------------------
+def test_every_parameter_is_clamped_to_the_workspace_limits():
+    limits = WorkspaceLimits(max_references=12, allowed_source_types=["news", "general"],
+                             detail_level_ceiling="citation_extract", default_language="de")
+    held = clamp(request(num_references=40, source_type="academic", detail_level="facts_list"), limits)
+    assert held.num_references == 12
+    assert held.source_type is SourceType.general  # academic is not allowed: the first allowed type, in seed order
+    assert held.detail_level is DetailLevel.citation_extract
+    assert held.language == "de"
+    assert clamp(held, limits) == held  # idempotent
+    within = clamp(request(num_references=5, source_type="news", detail_level="citation_summary", language="fr"), limits)
+    assert (within.num_references, within.source_type, within.detail_level, within.language) == (5, SourceType.news, DetailLevel.citation_summary, "fr")
+
+
+def test_schedule_limits_are_refused_naming_the_limit():
+    limits = WorkspaceLimits(max_scheduled_lists=2, min_update_interval_s=86400)
+    assert "min_update_interval_s=86400" in schedule_refusal("PT12H", 0, limits)
+    assert "max_scheduled_lists=2" in schedule_refusal("P1D", 2, limits)
+    assert schedule_refusal("P1D", 1, limits) is None
+    assert schedule_refusal(None, 99, limits) is None
+
+
+def test_allowed_apis_restrict_the_route():
+    assert prepare.route(SourceType.academic, list(ACADEMIC_APIS) + ["tavily"]) == list(ACADEMIC_APIS)
+    assert prepare.route(SourceType.academic, ["crossref", "corpus", "tavily"]) == ["crossref", "corpus"]
+    assert prepare.route(SourceType.general, ["tavily"]) == ["tavily"]
+    assert prepare.route(SourceType.news, ["tavily", "pubmed"]) == ["tavily_news"]
+    assert prepare.route(SourceType.news, ["pubmed"]) == []
+
+
+def test_keywords_come_from_the_prompt_without_identifiers():
+    assert prepare.extract_keywords(PROMPT) == ["vitamin D", "supplementation", "fracture", "risk", "older", "adults"]
+    words = prepare.extract_keywords("Fracture risk of Jane Roe, MRN 12345678, on vitamin D")
+    assert "jane" not in words and "roe" not in words and "12345678" not in " ".join(words)
+    brief = prepare.brief(request(keywords=["hip fracture"]), WorkspaceLimits())
+    assert brief.keywords == ["hip fracture"] and brief.query == "hip fracture"
+
+
+def test_date_range_becomes_connector_filters():
+    brief = prepare.brief(request(date_from=date(2018, 3, 1), date_to=date(2021, 6, 30)), WorkspaceLimits())
+    assert (brief.filters.year_from, brief.filters.year_to) == (2018, 2021)
+    early = prepare.candidate(paper(9, "x", "y").model_copy(update={"date": date(2018, 1, 5)}))
+    assert not prepare.within_dates(early, date(2018, 3, 1), date(2021, 6, 30))
+
+
+# --- judging, refinement, stop rules --------------------------------------------------------
+def _scripted(pages: list[list]) -> tuple[list[str], callable]:
+    asked: list[str] = []
+
+    async def search(ask: SearchEvidence) -> EvidenceFound:
+        asked.append(ask.query)
+        return EvidenceFound(hits=pages[min(len(asked) - 1, len(pages) - 1)])
+
+    return asked, search
+
+
+def _build(pages, **values):
+    asked, search = _scripted(pages)
+    brief = prepare.brief(request(**values), WorkspaceLimits())
+    snapshot, loop, stop = asyncio.run(build(brief, ScoutSettings(max_iterations=3), search, run_id="sl-test"))
+    return asked, snapshot, loop, stop
+
+
+def test_judgements_are_labelled_with_clamped_confidence_and_a_rationale():
+    keywords = prepare.extract_keywords(PROMPT)
+    labels = {h.title: experiment.judge(prepare.candidate(h), keywords) for h in VITAMIN_D}
+    assert labels[VITAMIN_D[0].title].label == "strong"
+    assert labels[VITAMIN_D[2].title].label == "irrelevant"
+    for verdict in labels.values():
+        assert 0.0 <= verdict.confidence <= 1.0 and 0.0 <= verdict.relevance <= 1.0
+        assert "\n" not in verdict.rationale and "keywords" in verdict.rationale
+    assert experiment.clamp01(1.7) == 1.0 and experiment.clamp01(-3) == 0.0 and experiment.clamp01(float("nan")) == 0.0
+
+
+def test_loop_stops_on_enough_strong_hits():
+    asked, snapshot, loop, stop = _build([VITAMIN_D], num_references=1)
+    assert stop == "enough_strong" and len(asked) == 1
+    assert loop.iterations[0]["counts"]["strong"] >= 1
+
+
+def test_loop_stops_at_the_iteration_cap():
+    # each page brings one new partial hit whose title adds new shared terms, so queries keep changing
+    words = ["alpha", "bravo", "charlie", "delta", "echo"]
+    pages = [[paper(20 + 2 * i + k, f"Vitamin D dosing {w} {design}", f"Vitamin D dosing {w} {design} results.")
+              for k, design in enumerate(("trial", "cohort"))] for i, w in enumerate(words)]
+    asked, _, loop, stop = _build(pages, num_references=10)
+    assert stop == "iteration_cap" and len(asked) == 3 and len(set(asked)) == 3
+
+
+def test_loop_stops_on_a_repeated_query():
+    # an irrelevant hit only: the feedback broadens to the first anchor, then has nothing new to say
+    asked, _, loop, stop = _build([[VITAMIN_D[2]]], num_references=10)
+    assert stop == "repeated_query"
+    assert asked == ["vitamin D supplementation fracture risk older adults", "vitamin D"]
+    assert loop.iterations[0]["memo"].startswith("0 partial and 1 irrelevant")
+
+
+def test_an_empty_query_stops_the_loop():
+    assert experiment.stop_reason(strong=0, wanted=5, iteration=1, cap=3, next_query="  ", tried=["a"]) == "empty_query"
+    assert experiment.stop_reason(strong=0, wanted=5, iteration=1, cap=3, next_query="B a", tried=["a b"]) == "repeated_query"
+    assert experiment.stop_reason(strong=0, wanted=5, iteration=1, cap=3, next_query="a c", tried=["a b"]) is None
+
+
+def test_refined_query_drops_keywords_no_hit_has_and_adds_shared_terms():
+    keywords = ["vitamin D", "fracture", "zebrafish"]
+    judged = [(prepare.candidate(h), experiment.Judgement("partial", 0.6, "", 0.5)) for h in VITAMIN_D[:2]]
+    refined = experiment.refine("vitamin D fracture zebrafish", keywords, judged)
+    assert "zebrafish" not in refined and refined.startswith("vitamin D fracture")
+    assert "supplementation" in refined  # in both partial hits' titles
+
+
+# --- detail levels ----------------------------------------------------------------------------
+@pytest.mark.parametrize("level", list(DetailLevel))
+def test_each_detail_level_has_its_fields(level):
+    _, snapshot, _, _ = _build([VITAMIN_D], num_references=3, detail_level=level.value)
+    sources = snapshot.source_list.sources
+    assert sources and all(s.summary for s in sources)
+    if level is DetailLevel.citation_summary:
+        assert all(s.extract is None and s.facts is None for s in sources)
+    else:
+        assert all(s.extract for s in sources)
+        first = sources[0]
+        assert "Key findings:" in first.extract and "Methodology:" in first.extract
+    if level is DetailLevel.facts_list:
+        assert all(s.facts for s in sources)
+        for source in sources:
+            provenance = snapshot.provenance[str(source.source_id)]
+            text = next(h.abstract for h in VITAMIN_D if h.title == source.title)
+            for fact, located in zip(source.facts, provenance["facts"], strict=True):
+                assert fact.statement in text  # verbatim
+                assert located["locator"].startswith("abstract sentence ")
+        confidences = {f.confidence for s in sources for f in s.facts}
+        assert FactConfidence.high in confidences and FactConfidence.inferred in confidences
+    else:
+        assert all(s.facts is None for s in sources)
+
+
+def test_the_citation_checker_drops_a_fact_not_in_the_source():
+    brief = prepare.brief(request(detail_level="facts_list"), WorkspaceLimits())
+    item = prepare.candidate(VITAMIN_D[0])
+    verdict = experiment.judge(item, brief.keywords)
+    found = detail.detail(item, DetailLevel.facts_list, brief.keywords, academic=True)
+    invented = FactRecord("Vitamin D cured 95% of all fractures in 2 weeks.", FactConfidence.high,
+                          "Vitamin D cured 95% of all fractures in 2 weeks.", "abstract sentence 9")
+    found.facts = [*found.facts, invented]
+    snapshot = reshape.conform(brief, [reshape.Judged(item, verdict, found)], preferred={},
+                               generated_at=datetime.now(UTC), next_run_at=None, run_id="sl-x")
+    statements = [f.statement for f in snapshot.source_list.sources[0].facts]
+    assert invented.statement not in statements and len(statements) == len(found.facts) - 1
+    assert snapshot.dropped_facts == 1
+
+
+# --- merging and diffs ------------------------------------------------------------------------
+def test_duplicates_merge_by_doi_pmid_and_title():
+    pool: dict = {}
+    same_doi = VITAMIN_D[0].model_copy(update={"source_id": "s2:abc", "source": "semantic_scholar", "abstract": ""})
+    same_title = paper(50, VITAMIN_D[1].title.upper(), "", source="crossref")
+    fresh = prepare.merge([prepare.candidate(h) for h in [VITAMIN_D[0], same_doi, VITAMIN_D[1], same_title]], pool)
+    assert len(fresh) == 2 and len(pool) == 2
+    assert pool["doi:10.1000/vitd.1"].seen_in == ["pubmed", "semantic_scholar"]
+
+
+def test_diff_lists_new_changed_and_dropped_sources():
+    _, first, _, _ = _build([VITAMIN_D[:2] + [VITAMIN_D[3]]], num_references=5)
+    retracted = VITAMIN_D[1].model_copy(update={"metadata": {"retracted": True}})
+    _, second, _, _ = _build([[VITAMIN_D[0], retracted, paper(7, "Vitamin D supplementation and fracture risk in older adults revisited",
+                                                                 "Vitamin D supplementation reduced fracture risk in older adults.")]],
+                             num_references=5)
+    change = reshape.diff(first, second)
+    assert [c.title for c in change.new] == ["Vitamin D supplementation and fracture risk in older adults revisited"]
+    assert [(c.title, c.fields) for c in change.changed] == [(VITAMIN_D[1].title, ["retracted"])]
+    assert [c.title for c in change.dropped] == [VITAMIN_D[3].title]
+    assert reshape.diff(second, second).empty
