@@ -1,0 +1,63 @@
+"""Scout test wiring on real servers: a connector stand-in answering `SearchEvidence` over NATS
+request/reply on a unique subject (hits from recorded responses or hand-made papers), and a
+`Scout` built the way `main.py` builds it, publishing to the real JetStream streams."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import nats
+import pytest
+
+from research_contracts import EvidenceFound, SearchEvidence, SourceHit, subjects
+from research_contracts.sourcelists import SourceListUpdated
+from research_scout.pipeline import Scout, connector_search
+from research_scout.settings import ScoutSettings
+
+
+@dataclass
+class FakeConnector:
+    """Answers every search with `hits` (change them between runs); records what was asked."""
+
+    subject: str
+    hits: list[SourceHit] = field(default_factory=list)
+    asked: list[SearchEvidence] = field(default_factory=list)
+
+
+@asynccontextmanager
+async def fake_connector(nc: nats.NATS, subject: str) -> AsyncIterator[FakeConnector]:
+    connector = FakeConnector(subject)
+
+    async def answer(msg) -> None:
+        ask = SearchEvidence.model_validate_json(msg.data)
+        connector.asked.append(ask)
+        await msg.respond(EvidenceFound(hits=connector.hits).model_dump_json().encode())
+
+    sub = await nc.subscribe(subject, cb=answer)
+    try:
+        yield connector
+    finally:
+        await sub.unsubscribe()
+
+
+def make_scout(sessions, nc: nats.NATS, subject: str, settings: ScoutSettings | None = None) -> Scout:
+    js = nc.jetstream()
+
+    async def request(ask: SearchEvidence, to: str, timeout: float):
+        msg = await nc.request(to, ask.model_dump_json().encode(), timeout=timeout)
+        return SimpleNamespace(body=msg.data)
+
+    async def publish(event: SourceListUpdated) -> None:
+        await js.publish(subjects.SOURCELIST_UPDATED, event.model_dump_json().encode(), stream=subjects.SOURCELISTS_STREAM,
+                         headers={subjects.MSG_ID_HEADER: f"sourcelist-updated-{event.run_id}"})
+
+    return Scout(sessions=sessions, settings=settings or ScoutSettings(max_iterations=2), publish=publish,
+                 search=connector_search(request, 10.0, subject), jetstream=lambda: js)
+
+
+@pytest.fixture
+def scout_factory(sessions, nc) -> Callable[..., Scout]:
+    return lambda subject, settings=None: make_scout(sessions, nc, subject, settings)
