@@ -102,7 +102,7 @@ async def submit_source_list(body: RequestSourceList, session: Session, broker: 
             raise HTTPException(status.HTTP_409_CONFLICT, "this source_list_id exists; re-run it through its schedule")
         refused = schedule_refusal(body.update_frequency, await book.scheduled_count(body.workspace), limits)
     if refused:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, refused)
+        raise HTTPException(422, refused)
     request = clamp(body.model_copy(update={"trigger": "request", "origin": "api"}), limits)
     try:
         await broker.publish(request, subjects.SOURCELIST_REQUESTED, stream=subjects.SOURCELISTS_STREAM,
@@ -234,7 +234,7 @@ async def change_schedule(source_list_id: uuid.UUID, body: ScheduleChange, sessi
             limits = await LimitsBook(session).of(current.workspace)
             refused = schedule_refusal(body.update_frequency, 0, limits)  # this list already holds its slot
             if refused:
-                raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, refused)
+                raise HTTPException(422, refused)
             every = duration_seconds(body.update_frequency)
         row = await book.change_schedule(source_list_id, body.action, now=datetime.now(UTC),
                                          update_frequency=body.update_frequency, every_s=every)

@@ -1,0 +1,148 @@
+"""The source-list routes on real NATS + Postgres: bad input → 422; a schedule beyond the
+workspace's limits → 422 naming the limit; admin limits (admin only) clamp a request silently
+and the 202 shows the clamped values; the command lands on `research.sourcelist.requested`;
+once the scout built it: the SourceList, per-source remove / prefer (kept on re-runs), exports,
+run history, schedule verbs and the save_to filter."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from research_contracts import subjects
+from research_contracts.sourcelists import RequestSourceList, SourceList
+from research_gateway.main import create_app
+from research_platform.settings import Settings
+from tests.scout.conftest import fake_connector
+from tests.scout.hits import VITAMIN_D
+from tests.servers import Servers
+
+pytestmark = pytest.mark.integration
+API = "/api/research/v1"
+PROMPT = "Does vitamin D supplementation reduce fracture risk in older adults?"
+
+
+@pytest.fixture(scope="module")
+async def gateway(servers: Servers) -> AsyncIterator[httpx.AsyncClient]:
+    app: FastAPI = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway", timeout=30) as client:
+            yield client
+
+
+@pytest.mark.parametrize("body", [
+    {},
+    {"prompt": ""},
+    {"prompt": PROMPT, "num_references": 0},
+    {"prompt": PROMPT, "num_references": 10000},
+    {"prompt": PROMPT, "date_from": "2022-01-01", "date_to": "2021-01-01"},
+    {"prompt": PROMPT, "source_type": "books"},
+    {"prompt": PROMPT, "detail_level": "everything"},
+    {"prompt": PROMPT, "update_frequency": "daily"},
+    {"prompt": PROMPT, "language": "not a tag!"},
+])
+async def test_bad_input_is_422(gateway, api_keys, body):
+    response = await gateway.post(f"{API}/source-lists", json=body, headers=api_keys["researcher"])
+    assert response.status_code == 422, response.text
+
+
+async def test_schedules_beyond_the_limits_are_422_naming_the_limit(gateway, api_keys, unique):
+    workspace = f"ws-{unique}"
+    limits = {"max_scheduled_lists": 0, "min_update_interval_s": 86400}
+    assert (await gateway.put(f"{API}/source-lists/limits/{workspace}", json=limits, headers=api_keys["researcher"])).status_code == 403
+    assert (await gateway.put(f"{API}/source-lists/limits/{workspace}", json=limits, headers=api_keys["admin"])).status_code == 200
+    short = await gateway.post(f"{API}/source-lists", headers=api_keys["researcher"],
+                               json={"prompt": PROMPT, "workspace": workspace, "update_frequency": "PT12H"})
+    assert short.status_code == 422 and "min_update_interval_s" in short.text
+    full = await gateway.post(f"{API}/source-lists", headers=api_keys["researcher"],
+                              json={"prompt": PROMPT, "workspace": workspace, "update_frequency": "P1D"})
+    assert full.status_code == 422 and "max_scheduled_lists" in full.text
+
+
+async def test_a_source_list_from_request_to_export(gateway, api_keys, nc, scout_factory, unique):
+    workspace = f"ws-{unique}"
+    limits = {"max_references": 3, "detail_level_ceiling": "citation_extract", "allowed_source_types": ["academic"],
+              "allowed_apis": ["pubmed", "corpus"]}
+    assert (await gateway.put(f"{API}/source-lists/limits/{workspace}", json=limits, headers=api_keys["admin"])).status_code == 200
+    shown = (await gateway.get(f"{API}/source-lists/limits/{workspace}", headers=api_keys["admin"])).json()
+    assert shown["max_references"] == 3 and shown["min_update_interval_s"] == 86400
+    save_to = {"kind": "item", "id": f"item-{unique}"}
+    accepted = await gateway.post(f"{API}/source-lists", headers=api_keys["researcher"], json={
+        "prompt": PROMPT, "workspace": workspace, "num_references": 40, "detail_level": "facts_list",
+        "source_type": "news", "update_frequency": "P1D", "save_to": save_to})
+    assert accepted.status_code == 202, accepted.text
+    body = accepted.json()
+    list_id, run_id = body["source_list_id"], body["run_id"]
+    clamped = body["request"]
+    assert (clamped["num_references"], clamped["detail_level"], clamped["source_type"]) == (3, "citation_extract", "academic")
+    assert (await gateway.get(f"{API}/source-lists/{list_id}", headers=api_keys["reader"])).status_code == 409  # not built yet
+
+    raw = await nc.jetstream().get_last_msg(subjects.SOURCELISTS_STREAM, subjects.SOURCELIST_REQUESTED)
+    command = RequestSourceList.model_validate_json(raw.data)
+    assert str(command.source_list_id) == list_id and command.num_references == 3
+    async with fake_connector(nc, f"test.connector.{unique}") as connector:
+        connector.hits = VITAMIN_D
+        scout = scout_factory(connector.subject)
+        assert (await scout.handle(command)).version == 1
+        assert connector.asked[0].sources == ["pubmed", "corpus"]
+
+        got = await gateway.get(f"{API}/source-lists/{list_id}", headers=api_keys["reader"])
+        assert got.status_code == 200
+        source_list = SourceList.model_validate(got.json())
+        assert set(got.json()) == {"run_id", "prompt", "keywords", "source_type", "detail_level", "generated_at", "next_run_at", "sources"}
+        assert source_list.keywords[0] == "vitamin D" and source_list.next_run_at is not None
+        assert all(set(s) == {"source_id", "title", "authors", "publication", "date", "doi", "url", "relevance_score",
+                              "summary", "extract", "facts"} for s in got.json()["sources"])
+        first, second = source_list.sources[0], source_list.sources[1]
+
+        url = f"{API}/source-lists/{list_id}/sources"
+        assert (await gateway.post(f"{url}/{first.source_id}", json={"action": "remove"}, headers=api_keys["reader"])).status_code == 403
+        assert (await gateway.post(f"{url}/{first.source_id}", json={"action": "remove"}, headers=api_keys["researcher"])).status_code == 200
+        assert (await gateway.post(f"{url}/{second.source_id}", json={"action": "prefer"}, headers=api_keys["researcher"])).status_code == 200
+        assert (await gateway.post(f"{url}/{uuid.uuid4()}", json={"action": "prefer"}, headers=api_keys["researcher"])).status_code == 404
+        after = SourceList.model_validate((await gateway.get(f"{API}/source-lists/{list_id}", headers=api_keys["reader"])).json())
+        assert first.source_id not in {s.source_id for s in after.sources}
+
+        exports = {}
+        for fmt in ("md", "bib", "ris", "csljson"):
+            response = await gateway.get(f"{API}/source-lists/{list_id}/export", params={"format": fmt}, headers=api_keys["reader"])
+            assert response.status_code == 200
+            exports[fmt] = response.text
+        assert second.title in exports["md"] and first.title not in exports["md"]
+        assert "@" in exports["bib"] and "TY  -" in exports["ris"]
+        assert {item["title"] for item in json.loads(exports["csljson"])} == {s.title for s in after.sources}
+        bad = await gateway.get(f"{API}/source-lists/{list_id}/export", params={"format": "docx"}, headers=api_keys["reader"])
+        assert bad.status_code == 422
+
+        connector.hits = [VITAMIN_D[0], VITAMIN_D[3]]  # the preferred source is no longer found
+        rerun = command.model_copy(update={"run_id": f"sl-{unique}-2", "trigger": "rerun"})
+        assert (await scout.handle(rerun)).version == 2
+        again = SourceList.model_validate((await gateway.get(f"{API}/source-lists/{list_id}", headers=api_keys["reader"])).json())
+        ids = [s.source_id for s in again.sources]
+        assert ids[0] == second.source_id and first.source_id not in ids  # preferred kept (first), removed stays out
+
+    history = (await gateway.get(f"{API}/source-lists/{list_id}/runs", headers=api_keys["reader"])).json()
+    statuses = [r["status"] for r in history["runs"]]
+    assert statuses == ["scheduled", "completed", "completed"]
+    assert history["runs"][1]["iterations"][0]["query"].startswith("vitamin D")
+
+    schedule_url = f"{API}/source-lists/{list_id}/schedule"
+    assert (await gateway.patch(schedule_url, json={"action": "pause"}, headers=api_keys["researcher"])).status_code == 403
+    paused = await gateway.patch(schedule_url, json={"action": "pause"}, headers=api_keys["admin"])
+    assert paused.json()["schedule"]["status"] == "paused"
+    assert (await gateway.patch(schedule_url, json={"action": "modify", "update_frequency": "PT1H"}, headers=api_keys["admin"])).status_code == 422
+    modified = await gateway.patch(schedule_url, json={"action": "modify", "update_frequency": "P7D"}, headers=api_keys["admin"])
+    assert modified.json()["schedule"]["update_frequency"] == "P7D"
+    assert (await gateway.patch(schedule_url, json={"action": "resume"}, headers=api_keys["admin"])).json()["schedule"]["status"] == "active"
+    assert (await gateway.patch(schedule_url, json={"action": "cancel"}, headers=api_keys["admin"])).json()["schedule"]["status"] == "cancelled"
+    assert (await gateway.patch(schedule_url, json={"action": "resume"}, headers=api_keys["admin"])).status_code == 404
+
+    listed = (await gateway.get(f"{API}/source-lists", params={"save_to_kind": "item", "save_to_id": save_to["id"]},
+                                headers=api_keys["reader"])).json()
+    assert [entry["source_list_id"] for entry in listed] == [list_id] and listed[0]["save_to"] == save_to
+    assert (await gateway.get(f"{API}/source-lists/{uuid.uuid4()}", headers=api_keys["reader"])).status_code == 404
