@@ -109,8 +109,9 @@ def demo(
                 reply.raise_for_status()
                 task_ids.append(reply.json()["task_id"])
             views = _await_claims(client, task_ids, timeout)
-        for view in views:
-            _print_task(view)
+            for view in views:
+                _print_task(view)
+            _demo_source_list(client, timeout)
     failed = sum(1 for view in views if view["status"] == "failed")
     summary = f"; {failed} of {len(views)} tasks failed (reasons above)" if failed else ""
     typer.echo(f"demo finished in {time.monotonic() - started:.1f}s{summary}; the stack is stopped.")
@@ -132,6 +133,33 @@ def _await_claims(client: httpx.Client, task_ids: list[str], timeout: float) -> 
                 done[task_id] = view
         time.sleep(0.5)
     return [done[t] for t in task_ids]
+
+
+def _demo_source_list(client: httpx.Client, timeout: float) -> None:
+    """One short source list over the local corpus (a `demo` workspace whose only API is the corpus)."""
+    limits = {"allowed_apis": ["corpus"], "max_references": 5}
+    client.put("/api/research/v1/source-lists/limits/demo", json=limits).raise_for_status()
+    accepted = client.post("/api/research/v1/source-lists", json={
+        "prompt": "exercise training quality of life in chronic heart failure", "workspace": "demo",
+        "num_references": 3, "detail_level": "facts_list"})
+    accepted.raise_for_status()
+    list_id = accepted.json()["source_list_id"]
+    deadline = time.monotonic() + timeout
+    while (reply := client.get(f"/api/research/v1/source-lists/{list_id}")).status_code == 409:
+        if time.monotonic() > deadline or reply.json()["detail"].get("status") == "failed":
+            typer.echo(f"source list not built: {reply.json()['detail']}")
+            return
+        time.sleep(0.5)
+    reply.raise_for_status()
+    found = reply.json()
+    typer.echo("\n" + "=" * 100)
+    typer.echo(f"Source list ({found['detail_level']}, keywords {', '.join(found['keywords'])}): {len(found['sources'])} sources")
+    for n, source in enumerate(found["sources"], 1):
+        typer.echo(textwrap.fill(f"[{n}] {source['title']} ({(source['date'] or '')[:4]}) relevance {source['relevance_score']:.2f}",
+                                 width=100, subsequent_indent="    "))
+        for fact in (source["facts"] or [])[:2]:
+            typer.echo(textwrap.fill(f"- [{fact['confidence']}] {fact['statement']}", width=100,
+                                     initial_indent="    ", subsequent_indent="      "))
 
 
 def _print_task(view: dict) -> None:
