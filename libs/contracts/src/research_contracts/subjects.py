@@ -33,6 +33,13 @@ SOURCELIST_UPDATED: Final = "research.sourcelist.updated"  # SourceListUpdated (
 SOURCELIST_SUBJECTS: Final = ("research.sourcelist.*",)
 SCOUT_REQUESTS_DURABLE: Final = "scout-requests"
 
+# --- literature reviews (JetStream stream RESEARCH_REVIEWS) -----------------------------
+REVIEWS_STREAM: Final = "RESEARCH_REVIEWS"
+REVIEW_REQUESTED: Final = "research.review.requested"  # RequestReview (reviewer consumes)
+REVIEW_SUBJECTS: Final = ("research.review.*",)
+REVIEWER_REQUESTS_DURABLE: Final = "reviewer-requests"
+REVIEWER_DECISIONS_DURABLE: Final = "reviewer-claim-decisions"  # research.claim.decided → stale sweep
+
 # --- dead letters (JetStream stream RESEARCH_DLQ) ----------------------------------------
 DEAD_LETTER_STREAM: Final = "RESEARCH_DLQ"
 DEAD_LETTER_PREFIX: Final = "research.deadletter"
@@ -52,6 +59,11 @@ CONNECTOR_QUEUE: Final = "connector"
 def connector_source_subject(source: str) -> str:
     """Direct request/reply subject of one evidence source (`corpus`, `pubmed`, …)."""
     return f"research.connector.source.{source}"
+
+
+def corpus_tool_subject(tool: str) -> str:
+    """Request/reply subject of one corpus tool of the connector (`search_papers`, `get_paper`, …)."""
+    return f"research.connector.corpus.{tool}"
 
 
 RESEARCHER_RERUN: Final = "research.researcher.rerun"

@@ -53,6 +53,14 @@ STREAMS: tuple[StreamConfig, ...] = (
         max_age=7 * DAY,
         duplicate_window=600,
     ),
+    StreamConfig(
+        name=subjects.REVIEWS_STREAM,
+        subjects=list(subjects.REVIEW_SUBJECTS),
+        retention=RetentionPolicy.LIMITS,
+        storage=StorageType.FILE,
+        max_age=7 * DAY,
+        duplicate_window=600,
+    ),
     RUNS_STREAM_CONFIG,  # live traces of reviews, verifications and source lists (limits inside)
 )
 

@@ -2,7 +2,8 @@
 
 `research.connector.search` fans a `SearchEvidence` out to the requested sources concurrently
 (per-source deadline, merged, de-duplicated; see `fanout.py`); `research.connector.source.<name>`
-asks one source directly. Both subscribe in the `connector` queue group, so replicas share the
+asks one source directly; `research.connector.corpus.<tool>` answers the corpus tools
+(`corpus_tools.py`). All subscribe in the `connector` queue group, so replicas share the
 load. Sources, keys and rates come from `CONNECTOR__…` settings (`settings.py`).
 """
 
@@ -17,6 +18,7 @@ from faststream import FastStream
 from faststream.nats import NatsMessage
 from pydantic import ValidationError
 
+from research_connector import corpus_tools
 from research_connector.cache import AnswerCache
 from research_connector.fanout import search_all
 from research_connector.incidents import Incidents
@@ -45,6 +47,7 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
     async def lifespan() -> AsyncIterator[None]:
         engine = create_engine(settings.require_database_url())
         sessions = session_factory(engine)
+        state["sessions"] = sessions
         client = http_client(connector)
         # Rate limits are counted fleet-wide (NATS KV), so replicas together keep each source's rate.
         limits_nc = await connect(settings.require_nats_url())
@@ -97,6 +100,7 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
             subjects.connector_source_subject(name), queue=subjects.CONNECTOR_QUEUE, title=f"connector.source.{name}"
         )(direct(name))
 
+    corpus_tools.subscribe(broker, corpus_tools.CorpusTools(lambda: state["sessions"], settings.corpus))
     return FastStream(broker, lifespan=lifespan)
 
 

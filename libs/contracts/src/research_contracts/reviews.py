@@ -1,0 +1,91 @@
+"""Literature-review contracts (seed 000): the `RequestReview` command and the names of the
+evidence sources a request may ask for.
+
+`RequestReview` is what `POST /api/research/v1/reviews` publishes on `research.review.requested`
+(JetStream `RESEARCH_REVIEWS`, consumed by the reviewer); publishing it directly is a supported
+interface. Validation lives on the model, so the gateway answers 422 and the bus dead-letters
+with the same reasons (empty or oversized topic, unknown source, more than two iterations).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from research_contracts.runs import RUN_ID_PATTERN
+
+# Every evidence source the connector serves (`corpus` plus its outside connectors).
+EVIDENCE_SOURCES: Final = (
+    "corpus", "pubmed", "clinvar", "clinicaltrials", "europepmc", "crossref", "openalex", "semantic_scholar",
+    "arxiv", "unpaywall", "nejm", "lww", "wiley", "elsevier", "nccn", "cochrane", "drugbank",
+)
+TOPIC_MAX_CHARS: Final = 500
+MAX_ITERATIONS: Final = 2
+
+
+def review_run_id(review_id: uuid.UUID, attempt: int = 1) -> str:
+    """The run id of a review's `attempt`-th run (1 = the first, 2+ = refreshes)."""
+    return f"rv-{review_id.hex[:16]}-{attempt}"
+
+
+class ReviewFilters(BaseModel):
+    """Restrictions on the literature a review considers."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    year_from: int | None = Field(default=None, ge=1000, le=2999, examples=[2010])
+    year_to: int | None = Field(default=None, ge=1000, le=2999, examples=[2024])
+    venue: str | None = Field(default=None, max_length=300, description="Only papers of this venue (corpus).")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ReviewFilters:
+        if self.year_from is not None and self.year_to is not None and self.year_from > self.year_to:
+            raise ValueError("year_from is after year_to")
+        return self
+
+
+class RequestReview(BaseModel):
+    """Command: write a literature review of `topic` (author → peer reviewer, ≤ 2 rounds)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    review_id: uuid.UUID = Field(default_factory=uuid.uuid4, description="Id of the review (and its report).")
+    run_id: str | None = Field(
+        default=None, pattern=RUN_ID_PATTERN,
+        description="Run whose events trace the work (`research.run.<run_id>.event`); derived from the review id when empty.",
+    )
+    topic: str = Field(
+        min_length=3, max_length=TOPIC_MAX_CHARS, description="The research topic or question.",
+        examples=["vitamin D supplementation and fracture risk in older adults"],
+    )
+    filters: ReviewFilters = Field(default_factory=ReviewFilters)
+    sources: list[str] = Field(
+        default_factory=lambda: ["corpus"], max_length=len(EVIDENCE_SOURCES),
+        description="Evidence sources: the local corpus always, plus the outside connectors named here.",
+        examples=[["corpus", "pubmed"]],
+    )
+    max_iterations: int = Field(default=MAX_ITERATIONS, ge=1, le=MAX_ITERATIONS, description="Author/reviewer rounds (≤ 2).")
+    refresh: bool = Field(default=False, description="True when this run refreshes an existing review (a new version + diff).")
+    origin: str = Field(default="api", max_length=100)
+
+    @field_validator("topic")
+    @classmethod
+    def _topic_has_words(cls, value: str) -> str:
+        value = " ".join(value.split())
+        if len(value) < 3 or not any(ch.isalnum() for ch in value):
+            raise ValueError("topic must contain words (at least 3 characters)")
+        return value
+
+    @field_validator("sources")
+    @classmethod
+    def _known_sources(cls, value: list[str]) -> list[str]:
+        names = [s.strip().lower() for s in value]
+        unknown = sorted({s for s in names if s not in EVIDENCE_SOURCES})
+        if unknown:
+            raise ValueError(f"unknown source(s): {', '.join(unknown)}; known: {', '.join(EVIDENCE_SOURCES)}")
+        return list(dict.fromkeys(["corpus", *names]))
+
+    def effective_run_id(self) -> str:
+        return self.run_id or review_run_id(self.review_id)

@@ -1,0 +1,3 @@
+from research_reviewer.main import run
+
+run()

@@ -1,0 +1,145 @@
+"""One review run, start to finish.
+
+prepare (normalise the command) → open the report (idempotent; created here when the command
+came straight from the bus) → the author/peer-reviewer loop, traced on `research.run.<run_id>.event`
+→ reshape (claims of the key findings, diff against the previous version on a refresh) →
+persist (claims + version + verdict audits + `completed`, one transaction) → `result`, `done`
+→ announce the new claims on `research.claim.pending` for the critic.
+
+Idempotent under redelivery: a run that already saved its version only re-announces its claims
+(message ids make that a no-op in JetStream); a command for a run that is no longer the
+report's current one (superseded by a refresh) is ignored. A failure that retrying cannot fix
+fails the report with the reason (the trace ends with `error` and `done(failed)`); a corpus tool
+that did not answer is transient and the command is redelivered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from faststream.nats import NatsBroker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from research_contracts import ClaimProposed, subjects
+from research_contracts.reviews import RequestReview
+from research_platform.db import transaction
+from research_platform.errors import PrepareError, TransientError
+from research_platform.logging import get_logger
+from research_reports import Report, diff_reports
+from research_reviewer import prepare, reshape
+from research_reviewer.experiment import Author, LoopOutcome, Reviewer, review_loop
+from research_reviewer.repository import GOOD_STANDING, Finished, ReviewLedger
+from research_reviewer.settings import ReviewerSettings
+from research_reviewer.tools import ToolFailed, ToolPort
+from research_runs import RunRecorder
+
+log = get_logger(__name__)
+Embed = Callable[[str], list[float]]
+
+
+class ToolsUnavailable(TransientError):
+    """The connector did not answer a corpus tool: try the review again later."""
+
+
+@dataclass
+class ReviewService:
+    """Everything a review run needs, built in the lifespan."""
+
+    broker: NatsBroker
+    sessions: async_sessionmaker[AsyncSession]
+    settings: ReviewerSettings
+    port: ToolPort
+    make_author: Callable[[], Author]
+    reviewer: Reviewer
+    embed: Embed
+
+    async def handle(self, command: RequestReview) -> None:
+        job = prepare.review_job(command)
+        with structlog.contextvars.bound_contextvars(review_id=str(job.review_id), run_id=job.run_id):
+            async with transaction(self.sessions) as session:
+                repo = ReviewLedger(session)
+                row = await repo.open(job)
+                done = await repo.version_of_run(job.review_id, job.run_id)
+            if done is not None:
+                log.info("run already saved its version; re-announcing its claims", version=done.version)
+                await self.announce_ids(list(done.claim_ids))
+                return
+            if row.run_id != job.run_id or row.status != "running":
+                log.info("command is not for the report's current run", status=row.status, current_run=row.run_id)
+                return
+            await self.run(job)
+
+    async def run(self, job: prepare.ReviewJob) -> None:
+        recorder = await RunRecorder.resume(self.broker.connection.jetstream(), job.run_id)
+        try:
+            async with recorder.running():
+                outcome = await review_loop(job, self.make_author(), self.reviewer, self.port, recorder)
+                report, finished = await self.persist(job, outcome)
+                await recorder.result(report=report.model_dump(mode="json"), review=outcome.review.model_dump(mode="json"),
+                                      iteration_info=[r.info() for r in outcome.rounds], iterations=len(outcome.rounds))
+        except ToolFailed as exc:
+            raise ToolsUnavailable(str(exc)) from exc
+        except TransientError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - anything else will not pass by retrying: the report fails, visibly
+            async with transaction(self.sessions) as session:
+                await ReviewLedger(session).fail(job.review_id, f"{type(exc).__name__}: {exc}")
+            log.exception("review failed")
+            if isinstance(exc, PrepareError):
+                raise
+            return
+        await self.announce(finished.proposed)
+        log.info("review completed", verdict=outcome.verdict, version=finished.version, claims=len(finished.claim_ids))
+
+    async def persist(self, job: prepare.ReviewJob, outcome: LoopOutcome) -> tuple[Report, Finished]:
+        """Claims, diff and version of the run's final report (a refresh re-uses claims in good standing)."""
+        async with transaction(self.sessions) as session:
+            repo = ReviewLedger(session)
+            previous = await repo.latest(job.review_id)
+            reuse = None
+            if previous is not None:
+                earlier = _claims_of(previous.content)
+                standing = await repo.standing(list(earlier.values()))
+                reuse = {key: standing.get(claim_id, "") in GOOD_STANDING for key, claim_id in earlier.items()}
+        proposals = reshape.claim_proposals(outcome.report, job, outcome.report.metadata.get("model", "offline"),
+                                            claim_days=self.settings.claim_days, reuse=reuse)
+        embeddings = await asyncio.to_thread(lambda: [self.embed(p.claim.statement) for p in proposals])
+        report = reshape.attach_claims(outcome.report, {p.claim.provenance["finding_id"]: p.claim.claim_id for p in proposals})
+        diff = None
+        if previous is not None:
+            old = Report.model_validate(previous.content)
+            report.version = previous.version + 1
+            diff = diff_reports(old, report).model_dump(mode="json")
+        async with transaction(self.sessions) as session:
+            finished = await ReviewLedger(session).finish(job, outcome, proposals, embeddings, report, diff)
+        return report, finished
+
+    async def announce(self, proposals: list[reshape.Proposal]) -> None:
+        for p in proposals:
+            await self._publish(p.claim.claim_id, p.claim.entity, p.claim.statement)
+
+    async def announce_ids(self, claim_ids: list[uuid.UUID]) -> None:
+        """Re-announce the still-pending claims of a saved run (a redelivery after a crash)."""
+        async with self.sessions() as session:
+            pending = await ReviewLedger(session).pending(claim_ids)
+        for claim in pending:
+            await self._publish(claim.id, claim.entity, claim.statement)
+
+    async def _publish(self, claim_id: uuid.UUID, entity: str, statement: str) -> None:
+        await self.broker.publish(
+            ClaimProposed(claim_id=claim_id, task_id=None, entity=entity, statement=statement),
+            subjects.CLAIM_PENDING,
+            stream=subjects.CLAIMS_STREAM,
+            headers={subjects.MSG_ID_HEADER: f"claim-proposed-{claim_id}"},
+        )
+
+
+def _claims_of(content: dict[str, Any]) -> dict[str, uuid.UUID]:
+    """Finding key → claim id of a stored version's key findings."""
+    section = Report.model_validate(content).section("Key Findings")
+    return {f.key(): uuid.UUID(f.claim_id) for f in (section.findings if section else []) if f.claim_id}

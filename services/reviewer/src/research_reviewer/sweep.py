@@ -1,0 +1,55 @@
+"""Living reviews: a completed report whose claims stop being trustworthy becomes `stale`.
+
+One place decides it: `research_ledger`'s `undermined_claims` (a claim left `active`, or an open
+eroded / retracted_source / broken_provenance finding names it) and
+`mark_reports_stale_for_claim` (status + audit row, one transaction). This module runs that
+sweep — on every `research.claim.decided` event and on a tick (findings are written by the
+replicator and librarian without an event) — and then tells each stale report's run: a
+`verdict` event `STALE` with the claim and the reason, followed by `done`, on
+`research.run.<run_id>.event`. It covers every report kind (reviews, verifications, source lists).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from nats.js import JetStreamContext
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from research_ledger import Ledger, StaleReport
+from research_platform.db import transaction
+from research_platform.logging import get_logger
+from research_runs import RunRecorder
+
+log = get_logger(__name__)
+
+
+async def sweep(sessions: async_sessionmaker[AsyncSession], js: JetStreamContext, *, service: str = "reviewer",
+                limit: int = 500) -> list[StaleReport]:
+    """Mark every report resting on an undermined claim stale; returns what changed."""
+    stale: list[tuple[str, StaleReport]] = []
+    async with transaction(sessions) as session:
+        ledger = Ledger(session, service=service)
+        for claim in await ledger.undermined_claims(limit=limit):
+            stale += [(str(claim.claim_id), report) for report in await ledger.mark_reports_stale_for_claim(claim.claim_id, claim.reason)]
+    for claim_id, report in stale:
+        try:
+            recorder = await RunRecorder.resume(js, report.run_id, agent="ledger", iteration=0)
+            await recorder.verdict("STALE", details={"report_id": str(report.report_id), "kind": report.kind,
+                                                     "claim_id": claim_id, "reason": report.reason, "version": report.version})
+            await recorder.done()
+        except Exception as exc:  # noqa: BLE001 - the status and audit row are committed; the event is best effort
+            log.warning("stale event not published", report_id=str(report.report_id), error=repr(exc))
+        log.info("report stale", report_id=str(report.report_id), claim_id=claim_id, reason=report.reason)
+    return [report for _, report in stale]
+
+
+async def sweep_forever(sessions: async_sessionmaker[AsyncSession], js: Callable[[], JetStreamContext], interval_s: float) -> None:
+    """The tick: findings have no event, so they are looked for every `interval_s` seconds."""
+    while True:
+        await asyncio.sleep(interval_s)
+        try:
+            await sweep(sessions, js())
+        except Exception as exc:  # noqa: BLE001 - one failed sweep must not end the loop
+            log.warning("stale sweep failed", error=repr(exc))
