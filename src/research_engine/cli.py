@@ -13,6 +13,7 @@ from typing import Annotated
 import httpx
 import typer
 
+from research_engine import client_cli
 from research_engine.corpus_cli import corpus_app
 from research_engine.keys_cli import keys_app
 from research_engine.local_key import key_path
@@ -179,6 +180,7 @@ def _print_task(view: dict) -> None:
         typer.echo(wrap(f"Critic: {verdict['verdict']} (score {verdict['score']:.2f}, {verdict['model']}) — {verdict['reasoning']}", "  "))
 
 
+client_cli.register(app)  # ask, verify, review, sources, watch, claims, findings, export, logs
 app.add_typer(corpus_app, name="corpus", help="Ingest, search and analyse the local corpus.")
 app.add_typer(keys_app, name="keys", help="Issue, list and revoke API keys.")
 

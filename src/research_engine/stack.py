@@ -3,6 +3,9 @@
 `NATS_URL` / `DATABASE_URL` select external servers; otherwise nats-server and PostgreSQL run
 under `data_dir` on free loopback ports (with `cluster`, three nats-servers as a JetStream
 cluster, and the streams at three replicas). Services are supervised: one that dies is restarted.
+Each service serves Prometheus metrics on its own free loopback port (`METRICS_PORT`, kept
+across restarts); `metrics_targets` (`<data_dir>/prometheus/targets.json`) lists them in
+Prometheus's file_sd format, so a local Prometheus scrapes every service with `file_sd_configs`.
 Starting the servers also makes sure the local admin key exists (`local_key.py`): `admin_key`,
 sent by `api_headers`, is what the demo and the CLI use against the gateway.
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import json
 import os
 import signal
 import subprocess
@@ -23,7 +27,7 @@ import httpx
 
 from research_engine.local_key import ensure_local_admin_key
 from research_platform.broker import ensure_streams_at
-from research_platform.embedded import EmbeddedNats, EmbeddedPostgres, env_for
+from research_platform.embedded import EmbeddedNats, EmbeddedPostgres, env_for, free_port
 from research_platform.embedded_cluster import EmbeddedNatsCluster
 from research_platform.migrate import upgrade
 
@@ -65,6 +69,7 @@ class Stack:
     _nats: EmbeddedNats | None = None
     _nats_cluster: EmbeddedNatsCluster | None = None
     _pg: EmbeddedPostgres | None = None
+    metrics_ports: dict[str, int] = field(default_factory=dict)
     _procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     _stopping: bool = False
 
@@ -85,6 +90,23 @@ class Stack:
     @property
     def logs_dir(self) -> Path:
         return self.data_dir / "logs"
+
+    @property
+    def metrics_targets(self) -> Path:
+        return self.data_dir / "prometheus" / "targets.json"
+
+    def metrics_url(self, name: str) -> str:
+        return f"http://127.0.0.1:{self.metrics_ports[name]}/metrics"
+
+    def write_metrics_targets(self) -> None:
+        """Every service's metrics address as a Prometheus file_sd list (`job` = the service)."""
+        groups = [
+            {"targets": [f"127.0.0.1:{port}"], "labels": {"job": name}} for name, port in sorted(self.metrics_ports.items())
+        ]
+        self.metrics_targets.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.metrics_targets.with_suffix(".partial")
+        partial.write_text(json.dumps(groups, indent=2) + "\n")
+        partial.replace(self.metrics_targets)  # Prometheus re-reads the file: never show it half-written
 
     def start_servers(self) -> None:
         """Start (or find) NATS and Postgres, migrate the schema, create the streams and the local admin key."""
@@ -118,9 +140,12 @@ class Stack:
         """Start one service process (output appended to `logs/<name>.log`)."""
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.logs_dir / f"{name}.log", "ab")  # noqa: SIM115 - handed to the child
+        env = self.service_env()
+        env["METRICS_PORT"] = str(self.metrics_ports.setdefault(name, free_port()))
+        env["METRICS_HOST"] = "127.0.0.1"
         proc = subprocess.Popen(
             [sys.executable, "-m", f"research_{name}"],
-            env=self.service_env(),
+            env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -131,6 +156,7 @@ class Stack:
     def start_services(self) -> None:
         for name in self.services:
             self.start_service(name)
+        self.write_metrics_targets()
 
     def process(self, name: str) -> subprocess.Popen[bytes]:
         return self._procs[name]

@@ -120,7 +120,11 @@ def durable_consumers(broker: NatsBroker) -> list[tuple[str, str]]:
     found = []
     for subscriber in broker.subscribers:
         stream = getattr(getattr(subscriber, "stream", None), "name", None)
-        durable = getattr(getattr(subscriber, "config", None), "durable_name", None)
+        # `extra_options` first: subscribers declared with one shared ConsumerConfig object see
+        # the last durable written into it there, but keep their own in `extra_options`.
+        durable = (getattr(subscriber, "extra_options", None) or {}).get("durable") or getattr(
+            getattr(subscriber, "config", None), "durable_name", None
+        )
         if stream and durable:
             found.append((stream, durable))
     return sorted(set(found))

@@ -18,13 +18,14 @@ from contextlib import asynccontextmanager
 
 import uvicorn
 from fastapi import FastAPI
-from prometheus_client import make_asgi_app
 from sqlalchemy import text
 
-from research_gateway import admin, ledger, search, source_lists, tasks
+from research_gateway import admin, claims, ledger, reports, runs, search, source_lists, tasks
 from research_gateway.auth import Guard
 from research_gateway.deps import SERVICE, Session
+from research_gateway.observability import instrument, serve_metrics
 from research_gateway.throttle import FailedAuthThrottle
+from research_platform import metrics
 from research_platform.broker import ensure_streams_at, make_broker
 from research_platform.db import create_engine, session_factory
 from research_platform.logging import configure_logging, get_logger
@@ -66,6 +67,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await ensure_streams_at(settings.require_nats_url())
         engine = create_engine(settings.require_database_url())
         broker = make_broker(settings.require_nats_url(), SERVICE)
+        metrics.instrument(broker, SERVICE)  # publishes counted like every service's
         await broker.connect()
         app.state.sessions, app.state.broker = session_factory(engine), broker
         yield
@@ -74,9 +76,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="research-engine", version="0.1.0", lifespan=lifespan)
     app.state.guard = guard
-    for module in (tasks, search, ledger, admin, source_lists):
+    for module in (tasks, search, ledger, admin, source_lists, claims, reports):
         app.include_router(module.router)
-    app.mount("/metrics", make_asgi_app())
+    app.include_router(runs.router(app))
+    instrument(app)  # HTTP metrics (instrumentator) and /metrics
 
     @app.get("/healthz")
     async def healthz(session: Session) -> dict[str, str]:
@@ -89,6 +92,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 def run() -> None:
     settings = get_settings()
     configure_logging(SERVICE, settings.log_level, settings.log_json)
+    serve_metrics()
     uvicorn.run(create_app(settings), host=settings.gateway_host, port=settings.gateway_port, log_level="warning")
 
 

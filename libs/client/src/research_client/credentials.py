@@ -1,0 +1,74 @@
+"""Where the client finds the gateway URL and the API key, first match wins.
+
+URL: the `url` argument → `RESEARCH_URL` → the config file's `url` → `http://127.0.0.1:8080`.
+Key: the `api_key` argument → `RESEARCH_API_KEY` → the config file's `api_key` → the local admin
+key `research-engine up` keeps in its data folder (`<DATA_DIR or .research-engine>/admin.key`).
+
+The config file is TOML at `RESEARCH_CONFIG` or `~/.config/research-engine/config.toml`:
+
+    url = "https://research.example.org"
+    api_key = "rek_…"
+
+Keep it readable by its owner only (`chmod 600`): it holds a key.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+LOCAL_KEY_FILE = "admin.key"  # written by `research-engine up` (research_engine.local_key)
+
+
+def config_path() -> Path:
+    explicit = os.environ.get("RESEARCH_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return base / "research-engine" / "config.toml"
+
+
+def read_config(path: Path | None = None) -> dict[str, str]:
+    """The config file's string settings ({} when there is none)."""
+    path = path or config_path()
+    if not path.is_file():
+        return {}
+    with path.open("rb") as handle:
+        loaded = tomllib.load(handle)
+    return {k: str(v) for k, v in loaded.items() if isinstance(v, str | int | float)}
+
+
+def local_key(data_dir: Path | None = None) -> str | None:
+    """The local admin key of the embedded stack's data folder, when there is one."""
+    folder = data_dir or Path(os.environ.get("DATA_DIR", ".research-engine"))
+    path = folder / LOCAL_KEY_FILE
+    try:
+        return path.read_text().strip() or None
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class Credentials:
+    url: str
+    api_key: str | None
+    key_from: str  # where the key came from (never the key): shown by the CLI when a call gets 401
+
+
+def resolve(url: str | None = None, api_key: str | None = None, *, data_dir: Path | None = None) -> Credentials:
+    """The gateway URL and key to use (see module doc for the order)."""
+    config = read_config()
+    found_url = url or os.environ.get("RESEARCH_URL") or config.get("url") or DEFAULT_URL
+    candidates = (
+        ("argument", api_key),
+        ("RESEARCH_API_KEY", os.environ.get("RESEARCH_API_KEY")),
+        (f"config file {config_path()}", config.get("api_key")),
+        (f"local key {(data_dir or Path(os.environ.get('DATA_DIR', '.research-engine'))) / LOCAL_KEY_FILE}", local_key(data_dir)),
+    )
+    for source, key in candidates:
+        if key:
+            return Credentials(found_url.rstrip("/"), key, source)
+    return Credentials(found_url.rstrip("/"), None, "none")

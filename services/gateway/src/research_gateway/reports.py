@@ -1,0 +1,116 @@
+"""Reports of every mode (review, verification, source list): read one, export one.
+
+    GET /api/research/v1/reports/{report_id}                      the report and its current version
+    GET /api/research/v1/reports/{report_id}?version=2            an older version
+    GET /api/research/v1/reports/{report_id}/export?format=pdf    markdown | pdf | bibtex | ris | csl-json
+
+The modes store their reports through `research_ledger` (tables `reports`, `report_versions`);
+this router only reads them, so the CLI's `export ID --format …` and the console work the same
+for the three kinds. A version's structured `content` is a `research_reports.Report`; a
+version without one exports its stored Markdown only (other formats answer 409).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Response, status
+from pydantic import BaseModel, ValidationError
+from sqlalchemy import select
+
+from research_gateway.auth import AUTH_RESPONSES, require
+from research_gateway.deps import API, Session
+from research_platform.models import ReportRow, ReportVersionRow
+from research_reports import Report
+from research_reports.exports import ExportFormat, export_report
+
+router = APIRouter(prefix=API, tags=["reports"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES)
+
+
+class ReportView(BaseModel):
+    report_id: uuid.UUID
+    kind: str
+    status: str
+    run_id: str
+    subject: str
+    current_version: int
+    stale_reason: str | None
+    error: str | None
+    created_at: datetime
+    updated_at: datetime
+    version: int | None = None
+    markdown: str = ""
+    content: dict[str, Any] = {}
+    citation_check: dict[str, Any] = {}
+    review: dict[str, Any] = {}
+    claim_ids: list[uuid.UUID] = []
+    diff: dict[str, Any] | None = None
+
+
+async def _load(session: Session, report_id: uuid.UUID, version: int | None) -> tuple[ReportRow, ReportVersionRow | None]:
+    report = await session.get(ReportRow, report_id)
+    if report is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no report {report_id}")
+    wanted = version or report.current_version
+    found = await session.scalar(
+        select(ReportVersionRow).where(ReportVersionRow.report_id == report_id, ReportVersionRow.version == wanted)
+    )
+    if found is None and version is not None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"report {report_id} has no version {version}")
+    return report, found
+
+
+@router.get("/reports/{report_id}", response_model=ReportView, responses={404: {"description": "no such report or version"}})
+async def get_report(
+    report_id: uuid.UUID, session: Session, version: Annotated[int | None, Query(ge=1)] = None
+) -> ReportView:
+    """A report (any kind) with its current version, or `version`."""
+    report, found = await _load(session, report_id, version)
+    view = ReportView(
+        report_id=report.id, kind=report.kind, status=report.status, run_id=report.run_id, subject=report.subject,
+        current_version=report.current_version, stale_reason=report.stale_reason, error=report.error,
+        created_at=report.created_at, updated_at=report.updated_at,
+    )
+    if found is not None:
+        view = view.model_copy(update={
+            "version": found.version, "markdown": found.markdown, "content": found.content,
+            "citation_check": found.citation_check, "review": found.review, "claim_ids": list(found.claim_ids or []),
+            "diff": found.diff,
+        })
+    return view
+
+
+@router.get(
+    "/reports/{report_id}/export",
+    response_class=Response,
+    responses={
+        200: {"description": "the exported file", "content": {"application/pdf": {}, "text/markdown": {}}},
+        404: {"description": "no such report or version"},
+        409: {"description": "the report has no version yet, or no structured content for this format"},
+    },
+)
+async def export(
+    report_id: uuid.UUID,
+    session: Session,
+    format: ExportFormat = ExportFormat.markdown,  # noqa: A002 - the query parameter's public name
+    version: Annotated[int | None, Query(ge=1)] = None,
+) -> Response:
+    """The report as Markdown or PDF, or its references as BibTeX, RIS or CSL-JSON."""
+    report, found = await _load(session, report_id, version)
+    if found is None:
+        raise HTTPException(status.HTTP_409_CONFLICT, f"report {report_id} has no version yet (status {report.status})")
+    name = f"{report.kind}-{report.id}-v{found.version}"
+    try:
+        document = Report.model_validate(found.content)
+    except ValidationError:
+        if format is not ExportFormat.markdown or not found.markdown:
+            raise HTTPException(status.HTTP_409_CONFLICT, f"report {report_id} has no structured content to export as {format}") from None
+        return _file(found.markdown.encode(), "text/markdown; charset=utf-8", f"{name}.md")
+    exported = export_report(document, format)
+    return _file(exported.content, exported.media_type, f"{name}.{exported.extension}")
+
+
+def _file(content: bytes, media_type: str, filename: str) -> Response:
+    return Response(content, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{filename}"'})
