@@ -28,6 +28,8 @@ class AuditAction(StrEnum):
     # connector
     CONNECTOR_DEGRADED = "connector.degraded"
     CONNECTOR_PHI_REFUSED = "connector.phi_refused"
+    CONNECTOR_CIRCUIT_OPENED = "connector.circuit_opened"
+    CONNECTOR_CIRCUIT_CLOSED = "connector.circuit_closed"
     # task lifecycle
     TASK_SUBMITTED = "research.task.submitted"
     TASK_STARTED = "research.task.started"
@@ -108,6 +110,19 @@ class SourceDegraded(ClosedPayload):
 class PhiRefused(ClosedPayload):
     source: str
     kinds: list[str]
+
+
+class CircuitOpened(ClosedPayload):
+    source: str
+    previous: str  # closed (threshold reached) or half_open (the probe failed)
+    failures: int
+    reason: str
+    cooldown_s: float
+
+
+class CircuitClosed(ClosedPayload):
+    source: str
+    previous: str
 
 
 class TaskSubmitted(ClosedPayload):
@@ -320,6 +335,8 @@ PAYLOADS: dict[AuditAction, type[BaseModel]] = {
     AuditAction.CONSUMER_RETRIEVAL_FALLBACK: RetrievalFallback,
     AuditAction.CONNECTOR_DEGRADED: SourceDegraded,
     AuditAction.CONNECTOR_PHI_REFUSED: PhiRefused,
+    AuditAction.CONNECTOR_CIRCUIT_OPENED: CircuitOpened,
+    AuditAction.CONNECTOR_CIRCUIT_CLOSED: CircuitClosed,
     AuditAction.TASK_SUBMITTED: TaskSubmitted,
     AuditAction.TASK_STARTED: TaskStarted,
     AuditAction.TASK_FAILED: TaskFailed,

@@ -101,6 +101,9 @@ async def _lookup(
                 return await lookup(query, filters, limit)
             return SourceAnswer(source.name, hits=await source.search(query, filters, limit))
     except TimeoutError:
+        breakers = getattr(source, "breakers", None)
+        if breakers is not None:  # a source too slow to answer counts against its circuit too
+            await breakers.observe(source.name, "deadline")
         await incidents.degraded(source.name, "deadline", detail=f"no answer within {deadline_s:g}s")
         return SourceAnswer(source.name, degraded="deadline")
     except Exception as exc:  # a source bug must not fail the whole search

@@ -6,7 +6,9 @@ Each incident is one WARNING log line and one audit row, written in its own shor
 - `connector.degraded` — payload `{source, reason, operation, detail}`: the source returned
   nothing this time (429, 5xx, timeout, transport error, malformed payload, deadline…);
 - `connector.phi_refused` — payload `{source, kinds}`: a query carried personal identifiers and
-  was never sent; only the *kinds* are recorded, never the query text.
+  was never sent; only the *kinds* are recorded, never the query text;
+- `connector.circuit_opened` / `connector.circuit_closed` — a source's circuit breaker changed
+  state (`breaker.py`); while it is open the source is skipped without a request.
 
 Writing the audit row must never turn a soft failure into a hard one: a database error here is
 logged and swallowed. Without a session factory (unit tests, tools) only the log line is written.
@@ -26,6 +28,7 @@ log = get_logger(__name__)
 SERVICE = "connector"
 DEGRADED = AuditAction.CONNECTOR_DEGRADED
 PHI_REFUSED = AuditAction.CONNECTOR_PHI_REFUSED
+CIRCUIT = {"open": AuditAction.CONNECTOR_CIRCUIT_OPENED, "closed": AuditAction.CONNECTOR_CIRCUIT_CLOSED}
 
 
 class Incidents:
@@ -55,6 +58,10 @@ class Incidents:
         """Record that a query for `source` was refused because it carries identifiers of `kinds`."""
         log.warning("query refused: personal identifiers", source=source, kinds=kinds)
         await self._audit(PHI_REFUSED, {"source": source, "kinds": kinds}, task_id)
+
+    async def circuit_changed(self, source: str, state: str, payload: dict[str, object]) -> None:
+        """Record that `source`'s circuit is now `state` (`open` or `closed`); `breaker.py` calls this."""
+        await self._audit(CIRCUIT[state], payload, None)
 
     async def _audit(self, action: AuditAction, payload: dict[str, object], task_id: uuid.UUID | None) -> None:
         if self._sessions is None:

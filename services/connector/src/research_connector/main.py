@@ -19,6 +19,7 @@ from faststream.nats import NatsMessage
 from pydantic import ValidationError
 
 from research_connector import corpus_tools
+from research_connector.breaker import CircuitBreakers, open_circuit_bucket
 from research_connector.cache import AnswerCache
 from research_connector.fanout import search_all
 from research_connector.incidents import Incidents
@@ -54,9 +55,15 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
         limits = SharedRateLimits(await open_rate_bucket(limits_nc))
         state["corpus"] = CorpusSource(sessions, settings.corpus)
         state["incidents"] = Incidents(sessions)
+        # Circuits are shared the same way: a source one replica found down is skipped by all.
+        circuit = connector.circuit
+        breakers = CircuitBreakers(
+            await open_circuit_bucket(limits_nc), threshold=circuit.threshold, cooldown_s=circuit.cooldown_s,
+            refresh_s=circuit.refresh_s, on_transition=state["incidents"].circuit_changed,
+        ) if circuit.enabled else None
         state["sources"] = build_sources(
             connector, client=client, incidents=state["incidents"], cache=AnswerCache(sessions, ttl_s=connector.cache_ttl_s),
-            limits=limits,
+            limits=limits, breakers=breakers,
         )
         await asyncio.to_thread(get_embedder().embed_one, "warm up")  # first query pays no model load
         yield

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from research_connector.breaker import CircuitBreakers
 from research_connector.cache import AnswerCache
 from research_connector.incidents import Incidents
 from research_connector.ratelimit import BucketSource, RateLimits, Sleep
@@ -118,9 +119,11 @@ def build_sources(
     incidents: Incidents,
     cache: AnswerCache | None = None,
     limits: BucketSource | None = None,
+    breakers: CircuitBreakers | None = None,
     sleep: Sleep = asyncio.sleep,
 ) -> dict[str, Source]:
-    """Every HTTP source by name (disabled ones included: they answer `disabled`)."""
+    """Every HTTP source by name (disabled ones included: they answer `disabled`); with `breakers`,
+    a source whose circuit is open is skipped without a request."""
     limits = limits or RateLimits()  # per process; main.py passes the fleet-wide SharedRateLimits
     groups: dict[str, SourceSettings] = {name: getattr(settings, SHARED_SETTINGS.get(name, name)) for name in SOURCE_TYPES}
     secrets = [group.api_key for group in groups.values()]
@@ -139,7 +142,9 @@ def build_sources(
             secrets=secrets,
             sleep=sleep,
         )
-        built[name] = cls(group, http, incidents=incidents, cache=cache if settings.cache_enabled else None)
+        built[name] = cls(
+            group, http, incidents=incidents, cache=cache if settings.cache_enabled else None, breakers=breakers
+        )
     return built
 
 

@@ -108,9 +108,19 @@ def _publisher(**overrides: object) -> PublisherSettings:
     return PublisherSettings.model_validate(overrides)
 
 
+class CircuitSettings(BaseModel):
+    """The per-source circuit breaker (`CONNECTOR__CIRCUIT__THRESHOLD`, …; see `breaker.py`)."""
+
+    enabled: bool = True
+    threshold: int = Field(default=3, ge=1, description="Consecutive failures that open a source's circuit.")
+    cooldown_s: float = Field(default=30.0, gt=0, description="How long an open circuit skips the source before one probe.")
+    refresh_s: float = Field(default=1.0, ge=0, description="Longest a replica trusts its copy of the shared state.")
+
+
 class ConnectorSettings(BaseModel):
     """Every evidence source of the connector service, plus the cache and fan-out knobs."""
 
+    circuit: CircuitSettings = Field(default_factory=CircuitSettings)
     cache_ttl_s: float = Field(default=24 * 3600, gt=0, description="How long a source answer is reused.")
     cache_enabled: bool = True
     max_retry_after_s: float = Field(default=30.0, description="Longest Retry-After the connector waits.")

@@ -6,7 +6,8 @@ wraps them with everything every source must do the same way:
 
 1. refuse a query carrying personal identifiers (audit `connector.phi_refused`, no HTTP);
 2. answer from the 24 h cache when it can (no HTTP);
-3. otherwise call the API under the source's token bucket, with retries (`SourceHttp`);
+3. otherwise skip a source whose circuit is open (`breaker.py`: degraded `circuit_open`, no
+   HTTP, no retries), or call the API under the source's token bucket, with retries (`SourceHttp`);
 4. on 429 / 5xx / timeout / transport error / malformed payload: empty hits, WARNING, audit
    `connector.degraded` — never an exception to the caller;
 5. apply the year filter the API could not, cap at `limit`, cache the answer.
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from xml.etree.ElementTree import ParseError
 
+from research_connector.breaker import CircuitBreakers
 from research_connector.cache import AnswerCache, request_key
 from research_connector.errors import MalformedPayload, SourceDegraded
 from research_connector.incidents import Incidents
@@ -81,11 +83,13 @@ class Source(ABC):
         *,
         incidents: Incidents,
         cache: AnswerCache | None = None,
+        breakers: CircuitBreakers | None = None,
     ) -> None:
         self.settings = settings
         self.http = http
         self.incidents = incidents
         self.cache = cache
+        self.breakers = breakers
 
     # --- what each source implements -------------------------------------------------------
     @abstractmethod
@@ -123,14 +127,19 @@ class Source(ABC):
         cached = await self._recall(key)
         if cached is not None:
             return cached[0] if cached else None
+        if not await self._admitted():
+            return None
         try:
             hit = await self._fetch(source_id)
         except SourceDegraded as exc:
+            await self._settle(exc.reason)
             await self.incidents.degraded(self.name, exc.reason, operation="fetch", detail=self.http.redact(exc.detail))
             return None
         except PARSE_ERRORS as exc:
+            await self._settle("malformed_payload")
             await self._report_malformed(exc, "fetch")
             return None
+        await self._settle(None)
         await self._remember(key, request, [hit] if hit else [])
         return hit
 
@@ -158,19 +167,32 @@ class Source(ABC):
         cached = await self._recall(key)
         if cached is not None:
             return SourceAnswer(self.name, hits=cached, cached=True, facets=self.facets(cached))
+        if not await self._admitted():
+            return SourceAnswer(self.name, degraded="circuit_open")
         try:
             found = await self._search(query, filters, limit)
         except SourceDegraded as exc:
+            await self._settle(exc.reason)
             await self.incidents.degraded(self.name, exc.reason, detail=self.http.redact(exc.detail))
             return SourceAnswer(self.name, degraded=exc.reason)
         except PARSE_ERRORS as exc:
+            await self._settle("malformed_payload")
             await self._report_malformed(exc, "search")
             return SourceAnswer(self.name, degraded="malformed_payload")
+        await self._settle(None)
         hits = [hit for hit in found if within_years(hit, filters)][:limit]
         await self._remember(key, request, hits)
         return SourceAnswer(self.name, hits=hits, facets=self.facets(hits))
 
     # --- shared plumbing -------------------------------------------------------------------
+    async def _admitted(self) -> bool:
+        """False while the source's circuit is open: skipped without a request (see `breaker.py`)."""
+        return self.breakers is None or await self.breakers.admit(self.name)
+
+    async def _settle(self, degraded: str | None) -> None:
+        if self.breakers is not None:
+            await self.breakers.observe(self.name, degraded)
+
     async def _report_malformed(self, exc: BaseException, operation: str) -> None:
         detail = exc.detail if isinstance(exc, MalformedPayload) else f"{type(exc).__name__}: {exc}"
         await self.incidents.degraded(
