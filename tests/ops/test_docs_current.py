@@ -1,0 +1,37 @@
+"""The API documents in docs/ are what the code generates now (`task docs:export` rewrites them):
+the gateway's OpenAPI and each service's AsyncAPI (subjects, operations, payload schemas)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from research_contracts import subjects
+from research_engine import docs_export
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture(scope="module")
+def documents() -> dict:
+    return docs_export.documents()
+
+
+def test_exported_documents_are_current(documents: dict) -> None:
+    outdated = [str(p.relative_to(docs_export.REPO)) for p in docs_export.stale(documents)]
+    assert not outdated, f"stale API documents, run `.venv/bin/task docs:export`: {outdated}"
+
+
+def test_generation_is_stable(documents: dict) -> None:
+    assert docs_export.documents() == documents  # no ids, times or ordering that change between runs
+
+
+def test_documents_describe_the_routes_and_subjects(documents: dict) -> None:
+    paths = json.loads(documents[docs_export.DOCS / "openapi.json"])["paths"]
+    assert {"/api/research/v1/tasks", "/api/research/v1/claims", "/api/research/v1/runs/{run_id}/events"} <= set(paths)
+    assert {p.stem for p in documents if p.parent.name == "asyncapi"} == set(docs_export.services())
+    researcher = json.loads(documents[docs_export.DOCS / "asyncapi" / "researcher.json"])
+    addresses = {channel["address"] for channel in researcher["channels"].values()}
+    assert {subjects.task_subject(tier) for tier in ("emergency", "priority", "batched")} <= addresses
+    assert any("RunResearch" in name for name in researcher["components"]["schemas"])
