@@ -156,7 +156,8 @@ def _demo_source_list(client: httpx.Client, timeout: float) -> None:
     typer.echo("\n" + "=" * 100)
     typer.echo(f"Source list ({found['detail_level']}, keywords {', '.join(found['keywords'])}): {len(found['sources'])} sources")
     for n, source in enumerate(found["sources"], 1):
-        typer.echo(textwrap.fill(f"[{n}] {source['title']} ({(source['date'] or '')[:4]}) relevance {source['relevance_score']:.2f}",
+        year = f" ({source['date'][:4]})" if source["date"] else ""
+        typer.echo(textwrap.fill(f"[{n}] {source['title']}{year} relevance {source['relevance_score']:.2f}",
                                  width=100, subsequent_indent="    "))
         for fact in (source["facts"] or [])[:2]:
             typer.echo(textwrap.fill(f"- [{fact['confidence']}] {fact['statement']}", width=100,

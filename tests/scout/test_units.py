@@ -200,3 +200,15 @@ def test_diff_lists_new_changed_and_dropped_sources():
     assert [(c.title, c.fields) for c in change.changed] == [(VITAMIN_D[1].title, ["retracted"])]
     assert [c.title for c in change.dropped] == [VITAMIN_D[3].title]
     assert reshape.diff(second, second).empty
+
+
+def test_structured_abstract_facts_drop_aims_and_section_labels():
+    abstract = ("CONTEXT Findings from previous studies of exercise training on health status have been inconsistent. "
+                "OBJECTIVE To test the effects of exercise training on health status among patients with heart failure. "
+                "RESULTS Exercise training improved the KCCQ score by 5.2 points (95% CI 4.1-6.3) at 3 months. "
+                "CONCLUSIONS Exercise training may confer modest improvements in health status.")
+    item = prepare.candidate(paper(60, "Exercise training in heart failure", abstract))
+    found = detail.facts(item)
+    assert [f.locator for f in found] == ["abstract sentence 1", "abstract sentence 3", "abstract sentence 4"]
+    assert [f.confidence for f in found] == [FactConfidence.medium, FactConfidence.high, FactConfidence.inferred]
+    assert all(f.statement in abstract and not f.statement.split()[0].isupper() for f in found)

@@ -32,6 +32,12 @@ _RESULT = re.compile(
 )
 _MEASURED = re.compile(r"\d|\bp\s*[<=>]|\bconfidence interval\b|\b(OR|RR|HR|CI)\b")
 _HEDGE = re.compile(r"\b(may|might|could|suggest\w*|possibl\w*|likely|potential\w*|appear\w*|hypothes\w*|unclear|perhaps)\b", re.I)
+# A structured abstract's section label ("CONTEXT", "RESULTS") is not part of what the sentence states.
+_LABEL = re.compile(r"^(?:[A-Z]{3,}(?:\s+(?:AND\s+)?[A-Z]{3,})*\s*:?\s+)(?=[A-Z0-9])")
+# Aims say what a study set out to do, not what it found or states.
+_AIM = re.compile(r"^(?:(?:OBJECTIVES?|AIMS?|PURPOSE)\b|"
+                  r"(?:in this (?:study|paper|work),?\s+)?we (?:aimed|sought|set out|hypothesi[sz]ed)|the (?:aim|purpose|objective)s? of|"
+                  r"to (?:test|evaluate|assess|determine|investigate|examine|compare)\b)", re.I)
 _DESIGN = re.compile(
     r"\b(randomi[sz]ed|controlled trial|cohort|case-control|cross-sectional|meta-analys[ie]s|systematic review|"
     r"retrospective|prospective|observational|double-blind|placebo|participants|patients were|we (conducted|performed|"
@@ -105,9 +111,12 @@ def facts(item: Candidate) -> list[FactRecord]:
     """Declarative sentences of the source (≥ 6 words, not a question), each a fact verbatim."""
     found: list[FactRecord] = []
     for index, sentence in enumerate(item.sentences):
-        if sentence.endswith("?") or len(sentence.split()) < 6:
+        if sentence.endswith("?") or _AIM.match(sentence):
             continue
-        found.append(FactRecord(sentence, fact_confidence(sentence), sentence, locator(item, index)))
+        statement = _LABEL.sub("", sentence)
+        if len(statement.split()) < 6 or _AIM.match(statement):
+            continue
+        found.append(FactRecord(statement, fact_confidence(statement), statement, locator(item, index)))
         if len(found) >= MAX_FACTS:
             break
     return found
