@@ -24,6 +24,7 @@ from research_gateway import admin, claims, ledger, reports, runs, search, sourc
 from research_gateway.auth import Guard
 from research_gateway.deps import SERVICE, Session
 from research_gateway.observability import instrument, serve_metrics
+from research_gateway import edge
 from research_gateway.throttle import FailedAuthThrottle
 from research_platform import metrics
 from research_platform.broker import ensure_streams_at, make_broker
@@ -76,6 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="research-engine", version="0.1.0", lifespan=lifespan)
     app.state.guard = guard
+    edge.install(app)  # exact 400 / 405 / 422 answers, documented
     for module in (tasks, search, ledger, admin, source_lists, claims, reports):
         app.include_router(module.router)
     app.include_router(runs.router(app))

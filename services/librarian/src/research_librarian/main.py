@@ -95,23 +95,24 @@ class Librarian:
     async def validate_batch(self, after: Cursor, walk: Walk, ctx: RunContext | None = None) -> tuple[Cursor, int]:
         """Validate the next batch after `after`; returns (new cursor, claims seen).
 
-        One statement assesses the batch; its changes join the walk's buffer, written (findings +
+        One statement assesses the batch (returning only the claims that may need a change); its changes join the walk's buffer, written (findings +
         resolutions + audit rows in one statement, atomic on its own) every `write_every`
         changes. No wrapping transaction is needed: the run-lock makes this run the only writer
         of librarian findings, and resolving is guarded anyway.
         """
-        rows = await walk.provenance.assess(after, self.settings.batch_size, self.settings.decay_window_days)
-        if not rows:
+        assessed = await walk.provenance.assess(after, self.settings.batch_size, self.settings.decay_window_days)
+        if not assessed.seen:
             return START, 0
-        batch = [prepare.claim_health(row) for row in rows]
+        batch = [prepare.claim_health(row) for row in assessed.rows]
         changes = experiment.triage(batch)
         walk.add(reshape.settlement(changes))
         if walk.due:
             await self.write(walk, ctx)
         if ctx is not None:
-            ctx.bump("claims", len(batch))
-            ctx.bump("healthy", changes.healthy)
-        return (batch[-1].created_at, batch[-1].claim_id), len(batch)
+            ctx.bump("claims", assessed.seen)
+            # Claims the assessment left out are healthy and unflagged (nothing to triage).
+            ctx.bump("healthy", changes.healthy + assessed.seen - len(batch))
+        return assessed.last, assessed.seen
 
 
 def cursor_of(saved: Any) -> Cursor:

@@ -2,16 +2,19 @@
 
 `assess` resolves every `supports[]` entry of up to `batch_size` active claims against
 `research_sources`, checks `decay_at`, and brings the claims' open librarian findings along —
-one round trip per batch, never a query per claim; it returns the rows as read (the service
-prepares them). `apply` writes a reshaped `Settlement`: records the new findings, resolves the
+one round trip per batch, never a query per claim. Only the claims that may need a change come
+back (a missing or absent support, decay inside the window, or an open finding) together with
+how many claims the batch covered and where it ended: a healthy, unflagged claim has nothing to
+triage, and at 98 % of a ledger, shipping and parsing those rows was most of a pass's time. `apply` writes a reshaped `Settlement`: records the new findings, resolves the
 stale ones and writes their audit rows in one statement (atomic on its own).
 """
 
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
 from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import text
@@ -32,30 +35,38 @@ WITH batch AS MATERIALIZED (  -- keyset walk in creation (≈ physical) order: s
     ORDER BY c.created_at, c.id
     LIMIT :batch_size
 ),
-flagged AS MATERIALIZED (  -- one GIN search for the whole batch; filtered after the index
-    SELECT f.id, f.kind, f.claim_ids, f.agent, f.resolved_at, f.expires_at
-    FROM findings f
-    WHERE f.claim_ids && (SELECT array_agg(id) FROM batch)
+assessed AS (
+    SELECT b.id,
+           b.created_at,
+           cited.supports,
+           cited.missing,
+           b.decay_at,
+           (b.decay_at IS NOT NULL AND b.decay_at <= now() + make_interval(days => :decay_days)) AS decaying,
+           flagged.open
+    FROM batch b
+    CROSS JOIN LATERAL (
+        SELECT count(*) AS supports,
+               array_agg(coalesce(s.value ->> 'source_id', '')) FILTER (
+                   WHERE NOT EXISTS (SELECT 1 FROM research_sources r WHERE r.source_id = s.value ->> 'source_id')
+               ) AS missing
+        FROM jsonb_array_elements(CASE jsonb_typeof(b.supports) WHEN 'array' THEN b.supports ELSE '[]'::jsonb END) AS s
+    ) AS cited
+    CROSS JOIN LATERAL (  -- one GIN probe per claim: the cost per claim stays flat at any batch size
+        SELECT jsonb_agg(jsonb_build_object('id', o.id, 'kind', o.kind)) AS open
+        FROM findings o
+        WHERE o.claim_ids @> ARRAY[b.id] AND o.agent = :agent AND o.resolved_at IS NULL AND o.expires_at > now()
+    ) AS flagged
+),
+walked AS (  -- how far the batch went, so the walk can go on without reading every healthy row
+    SELECT (SELECT count(*) FROM batch) AS seen, l.created_at AS last_created, l.id AS last_id
+    FROM (SELECT created_at, id FROM batch ORDER BY created_at DESC, id DESC LIMIT 1) l
 )
-SELECT b.id,
-       b.created_at,
-       cited.supports,
-       cited.missing,
-       b.decay_at,
-       (b.decay_at IS NOT NULL AND b.decay_at <= now() + make_interval(days => :decay_days)) AS decaying,
-       (SELECT jsonb_agg(jsonb_build_object('id', o.id, 'kind', o.kind))
-          FROM flagged o
-         WHERE o.claim_ids @> ARRAY[b.id] AND o.agent = :agent
-           AND o.resolved_at IS NULL AND o.expires_at > now()) AS open
-FROM batch b
-CROSS JOIN LATERAL (
-    SELECT count(*) AS supports,
-           array_agg(coalesce(s.value ->> 'source_id', '')) FILTER (
-               WHERE NOT EXISTS (SELECT 1 FROM research_sources r WHERE r.source_id = s.value ->> 'source_id')
-           ) AS missing
-    FROM jsonb_array_elements(CASE jsonb_typeof(b.supports) WHEN 'array' THEN b.supports ELSE '[]'::jsonb END) AS s
-) AS cited
-ORDER BY b.created_at, b.id
+SELECT a.id, a.created_at, a.supports, a.missing, a.decay_at, a.decaying, a.open,
+       w.seen, w.last_created, w.last_id
+FROM walked w
+LEFT JOIN assessed a
+       ON a.supports = 0 OR a.missing IS NOT NULL OR a.decaying OR a.open IS NOT NULL
+ORDER BY a.created_at, a.id
 """
 )
 
@@ -64,6 +75,22 @@ START: Cursor = (datetime(1970, 1, 1, tzinfo=UTC), uuid.UUID(int=0))
 
 
 ASSESS_PARAMS = ("after_created", "after_id", "batch_size", "decay_days", "agent")
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """One batch: claims covered (`seen`), the last one (the cursor), the rows that may need a change."""
+
+    seen: int
+    last: Cursor
+    rows: list[Mapping[str, Any]]
+
+    @classmethod
+    def of(cls, rows: list[Mapping[str, Any]]) -> Assessment:
+        if not rows:
+            return cls(0, START, [])
+        head = rows[0]
+        return cls(int(head["seen"]), (head["last_created"], head["last_id"]), [r for r in rows if r["id"] is not None])
 
 
 def positional(sql: str, names: tuple[str, ...]) -> str:
@@ -93,10 +120,11 @@ class Provenance:
         self.prepared = await raw.driver_connection.prepare(positional(ASSESS_BATCH.text, ASSESS_PARAMS))
         return self.prepared
 
-    async def assess(self, after: Cursor, batch_size: int, decay_days: int) -> list[Mapping[str, Any]]:
-        """The assessment rows of the next `batch_size` active claims after `after` (creation time, id)."""
+    async def assess(self, after: Cursor, batch_size: int, decay_days: int) -> Assessment:
+        """The next `batch_size` active claims after `after` (creation time, id): how many, where the
+        batch ended, and the rows of those that may need a change (see module doc)."""
         if self.prepared is not None:
-            return list(await self.prepared.fetch(after[0], after[1], batch_size, decay_days, SERVICE))
+            return Assessment.of(list(await self.prepared.fetch(after[0], after[1], batch_size, decay_days, SERVICE)))
         rows = await self.session.execute(
             ASSESS_BATCH,
             {
@@ -107,7 +135,7 @@ class Provenance:
                 "agent": SERVICE,
             },
         )
-        return list(rows.mappings())
+        return Assessment.of(list(rows.mappings()))
 
     async def apply(self, changes: Settlement, run_id: uuid.UUID | None = None) -> tuple[int, int]:
         """Record opened findings and resolve stale ones, each with its audit row, in one statement;
