@@ -104,6 +104,13 @@ class SearchEvidence(BaseModel):
     filters: TaskFilters = Field(default_factory=TaskFilters)
     mode: Literal["hybrid", "lexical", "dense"] = Field(default="hybrid", description="Corpus retrieval mode.")
     deadline_s: float = Field(default=10.0, gt=0, le=120, description="Per-source deadline in seconds.")
+    query_embedding: list[float] | None = Field(
+        default=None,
+        min_length=384,
+        max_length=384,
+        description="The query's all-MiniLM-L6-v2 vector when the asker already has it (the corpus "
+        "search then reuses it instead of embedding the query again).",
+    )
 
 
 class EvidenceFound(BaseModel):

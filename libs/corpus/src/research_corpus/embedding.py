@@ -82,8 +82,10 @@ class Embedder:
 
 @lru_cache(maxsize=1)
 def get_embedder() -> Embedder:
-    """The process-wide embedder, configured from `CorpusSettings` (model loads on first use)."""
+    """The process-wide embedder, configured from `CorpusSettings` (model loads on first use);
+    concurrent callers share one micro-batching worker and a vector cache (`batching.py`)."""
+    from research_corpus.batching import MicroBatchingEmbedder
     from research_platform.settings import get_settings
 
     corpus = get_settings().corpus
-    return Embedder(corpus.model_path, batch_size=corpus.embed_batch_size)
+    return MicroBatchingEmbedder(corpus.model_path, batch_size=corpus.embed_batch_size)

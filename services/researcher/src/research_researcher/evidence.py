@@ -23,10 +23,13 @@ async def search(
     limit: int,
     filters: TaskFilters | None = None,
     timeout_s: float = 15.0,
+    query_embedding: list[float] | None = None,
 ) -> EvidenceFound:
-    """Ask the connector service for evidence; raises `TransientError` when it cannot answer."""
+    """Ask the connector service for evidence (with the query's vector when the caller has it);
+    raises `TransientError` when it cannot answer."""
     request = SearchEvidence(
         query=query,
+        query_embedding=query_embedding,
         sources=sources,
         limit=limit,
         filters=(filters or TaskFilters()).model_copy(update={"sources": sources}),

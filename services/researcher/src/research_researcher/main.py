@@ -15,7 +15,6 @@ The task flow itself lives in `pipeline.Researcher`.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -24,6 +23,7 @@ from faststream import AckPolicy, FastStream
 from faststream.nats import ConsumerConfig, JStream, PullSub
 
 from research_contracts import RunResearch, Tier, subjects
+from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import get_embedder
 from research_ledger import dead_letters
 from research_llm import build_chain
@@ -54,6 +54,7 @@ def create_app(settings: Settings) -> FastStream:
         await ensure_streams_at(settings.require_nats_url())
         engine = create_engine(settings.require_database_url())
         embedder = get_embedder()
+        assert isinstance(embedder, MicroBatchingEmbedder)  # one worker batches every task's question
         sessions = session_factory(engine)
         delivery.record = dead_letters.recorder(sessions, SERVICE)
         state["researcher"] = Researcher(
@@ -62,9 +63,9 @@ def create_app(settings: Settings) -> FastStream:
             settings=settings.researcher,
             chain=build_chain(settings.llm),
             gate=gate,
-            embed=embedder.embed_one,
+            embed=embedder.aembed_one,
         )
-        await asyncio.to_thread(embedder.embed_one, "warm up")
+        await embedder.aembed_one("warm up")
         yield
         await engine.dispose()
 

@@ -6,6 +6,11 @@ de-identify) → memory (related active claims + their sources, pgvector) → ev
 grounding) → persist claim + audit rows (one transaction) → publish `research.claim.pending`
 with a `Nats-Msg-Id`.
 
+The task's topic is embedded once (through the process's micro-batching embedder, so the
+questions of concurrent tasks share one model call): the vector serves memory recall, travels
+to the connector with the search (the corpus search reuses it) and is stored as the claim's
+embedding — memory therefore recalls claims by the question they answered.
+
 Idempotent under redelivery: the claim id is derived from the task id, the insert does
 nothing on conflict, and the event's `Nats-Msg-Id` is derived from the claim id, so a task
 delivered twice yields one claim and one event.
@@ -15,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import structlog
@@ -34,7 +39,7 @@ from research_researcher.tiers import TierGate
 
 log = get_logger(__name__)
 
-Embed = Callable[[str], list[float]]
+Embed = Callable[[str], Awaitable[list[float]]]
 
 
 @dataclass
@@ -68,7 +73,7 @@ class Researcher:
 
     async def research(self, task: RunResearch) -> None:
         guarded = prepare.guard_question(task.question, task.patient_ref)
-        recollection, memory_error = await self.recall(task, guarded.topic_query)
+        recollection, query_vector, memory_error = await self.recall(task, guarded.topic_query)
         notes: list[tuple[AuditAction, dict]] = []
         if memory_error is None:
             sources = task.filters.sources or self.settings.evidence_sources
@@ -83,6 +88,7 @@ class Researcher:
             limit=self.settings.evidence_limit,
             filters=task.filters,
             timeout_s=self.settings.connector_timeout_s,
+            query_embedding=query_vector,
         )
         hits = experiment.merge_hits(found.hits, recollection.sources)
         docs = experiment.evidence_docs(hits)
@@ -108,7 +114,7 @@ class Researcher:
             },
             notes=notes,
         )
-        embedding = await asyncio.to_thread(self.embed, claim.statement)
+        embedding = query_vector if query_vector is not None else await self.embed(guarded.topic_query)
         async with transaction(self.sessions) as session:
             ledger = Ledger(session, service=SERVICE)
             created = await ledger.propose(claim, embedding, hits)
@@ -131,16 +137,19 @@ class Researcher:
             await Ledger(session, service=SERVICE).fail(task_id, reason)
         log.warning("task failed", reason=reason)
 
-    async def recall(self, task: RunResearch, topic: str) -> tuple[Recollection, str | None]:
-        """Related active claims and known sources; on any failure an empty recollection and why."""
+    async def recall(self, task: RunResearch, topic: str) -> tuple[Recollection, list[float] | None, str | None]:
+        """Related active claims and known sources, and the topic's vector; on any failure an empty
+        recollection and why (the vector too, when it was the embedding that failed)."""
+        vector: list[float] | None = None
         try:
-            recollection = await asyncio.wait_for(self._recall(task, topic), timeout=self.settings.memory_timeout_s)
+            async with asyncio.timeout(self.settings.memory_timeout_s):
+                vector = await self.embed(topic)
+                recollection = await self._recall(task, vector)
         except Exception as exc:  # noqa: BLE001 - fail-soft by design: any memory fault means the fallback
-            return Recollection(), f"{type(exc).__name__}: {exc}"[:300]
-        return recollection, None
+            return Recollection(), vector, f"{type(exc).__name__}: {exc}"[:300]
+        return recollection, vector, None
 
-    async def _recall(self, task: RunResearch, topic: str) -> Recollection:
-        embedding = await asyncio.to_thread(self.embed, topic)
+    async def _recall(self, task: RunResearch, embedding: list[float]) -> Recollection:
         async with self.sessions() as session:
             return await LedgerMemory(session).recall(
                 embedding,

@@ -9,6 +9,9 @@ and not yet acknowledged), the lower-tier task waits. The caller keeps sending `
 heartbeats meanwhile, so a waiting task is never redelivered.
 
 The counts live in the server, so the rule holds for any number of researcher replicas.
+Concurrent tasks of one replica share one answer for `fresh_s` (50 ms by default): a burst of
+32 batched tasks asks the server twice, not 64 times, and a higher-tier message still holds
+back every lower-tier task that starts more than `fresh_s` after it arrived.
 """
 
 from __future__ import annotations
@@ -44,14 +47,29 @@ class TierGate:
         poll_s: float = 0.25,
         stream: str = subjects.TASKS_STREAM,
         durables: dict[str, str] = subjects.RESEARCHER_DURABLES,
+        fresh_s: float = 0.05,
     ) -> None:
         self._jetstream = jetstream
         self._poll_s = poll_s
         self._stream = stream
         self._durables = durables
+        self._fresh_s = fresh_s
+        self._known: dict[Tier, tuple[float, dict[str, int]]] = {}
+        self._asking: dict[Tier, asyncio.Lock] = {}
 
     async def backlog(self, tier: Tier) -> dict[str, int]:
-        """Messages waiting or in flight on each consumer ahead of `tier` (missing consumer = 0)."""
+        """Messages waiting or in flight on each consumer ahead of `tier` (missing consumer = 0);
+        one server round trip per tier per `fresh_s`, shared by the tasks asking meanwhile."""
+        lock = self._asking.setdefault(tier, asyncio.Lock())
+        async with lock:
+            known = self._known.get(tier)
+            if known is not None and time.monotonic() - known[0] < self._fresh_s:
+                return dict(known[1])
+            counts = await self._ask(tier)
+            self._known[tier] = (time.monotonic(), counts)
+            return dict(counts)
+
+    async def _ask(self, tier: Tier) -> dict[str, int]:
         js = self._jetstream()
         counts: dict[str, int] = {}
         for ahead in AHEAD[tier]:
