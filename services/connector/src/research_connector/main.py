@@ -27,6 +27,7 @@ from research_connector.registry import SOURCE_TYPES, CorpusEvidence, EvidenceSo
 from research_connector.settings import ConnectorServiceSettings
 from research_connector.shared_ratelimit import SharedRateLimits, open_rate_bucket
 from research_connector.sources.corpus import CorpusSource
+from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import get_embedder
 from research_contracts import EvidenceFound, SearchEvidence, subjects
 from research_platform.broker import make_broker
@@ -76,6 +77,10 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
             request = SearchEvidence.model_validate_json(msg.body)
         except ValidationError as exc:
             return EvidenceFound(error=f"invalid search request: {exc.errors(include_url=False)}")
+        if request.query_embedding is not None:  # the asker embedded the query already: never twice
+            embedder = get_embedder()
+            if isinstance(embedder, MicroBatchingEmbedder):
+                embedder.remember(request.query, request.query_embedding)
         registry: dict[str, EvidenceSource] = {
             **state["sources"],
             "corpus": CorpusEvidence(state["corpus"], mode=request.mode),
