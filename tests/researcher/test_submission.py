@@ -55,7 +55,7 @@ async def test_the_same_key_twice_is_one_task_and_one_claim(
         third = await client.post(f"{API}/tasks", json=body, headers=headers)  # after the claim: still the same task
         assert third.status_code == 200 and third.json() == {"task_id": str(task_id), "status": "claimed"}
         other = await client.post(f"{API}/tasks", json={**body, "question": "Another question?"}, headers=headers)
-        assert other.status_code == 422  # a key names one question
+        assert other.status_code == 409  # a key names one question
 
     assert await _count(sessions, ResearchTask, ResearchTask.id == task_id) == 1
     assert await _count(sessions, MemoryClaim, MemoryClaim.task_id == task_id) == 1

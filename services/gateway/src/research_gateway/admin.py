@@ -18,7 +18,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from nats.errors import NoRespondersError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts import ControlReply, ControlRequest, subjects
@@ -31,16 +31,29 @@ log = get_logger(__name__)
 
 CONTROL_TIMEOUT_S = 10.0
 router = APIRouter(prefix=API, tags=["admin"], responses=AUTH_RESPONSES)
+# What the agent's reply can make of a verb (its `ControlReply.status`).
+CONTROL_RESPONSES: dict[int | str, dict[str, Any]] = {
+    202: {"description": "run-once: a run started (its id in `detail.run_id`)", "model": ControlReply},
+    409: {"description": "a run is in flight or the agent is paused", "model": ControlReply},
+    503: {"description": "no instance of the agent is running", "model": ControlReply},
+    504: {"description": "the agent did not answer in time", "model": ControlReply},
+}
 
 
 class ControlBody(BaseModel):
-    """Optional arguments of a verb, e.g. `{"wait": true, "timeout_s": 60}` for run-once."""
+    """Optional arguments of a verb, e.g. `{"wait": true, "timeout_s": 60}` for run-once.
+
+    Strict: `"wait": 0` or `"wait": "yes"` is a 422, not a guess."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     wait: bool = Field(default=False, description="run-once: answer when the run finished (200) instead of 202.")
     timeout_s: float = Field(default=60.0, gt=0, le=600, description="run-once with wait: how long to wait.")
 
 
 class DrainBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     claim_ids: list[uuid.UUID] | None = Field(default=None, description="Only these claims (default: every quarantined claim).")
 
 
@@ -81,15 +94,19 @@ def _verb_route(agent: str, verb: str) -> None:
             timeout = body.timeout_s + CONTROL_TIMEOUT_S
         return await forward(request, session, caller, subject, args, timeout)
 
-    verb_route.__name__ = f"{agent}_{verb.replace('-', '_')}"
+    async def status_route(request: Request, session: Session, caller: Admin) -> JSONResponse:
+        return await forward(request, session, caller, subject, {}, CONTROL_TIMEOUT_S)
+
+    handler = status_route if verb == "status" else verb_route  # a GET takes no body
+    handler.__name__ = f"{agent}_{verb.replace('-', '_')}"
     method = router.get if verb == "status" else router.post
     method(
         f"/{agent}/{verb}",
         summary=f"{verb} of the {agent}",
         description=f"Admin only. Forwarded to `{subject}`.",
         response_model=ControlReply,
-        responses={409: {"description": "a run is in flight or the agent is paused"}},
-    )(verb_route)
+        responses=CONTROL_RESPONSES,
+    )(handler)
 
 
 for _agent in subjects.PERIODIC_AGENTS:
@@ -97,7 +114,8 @@ for _agent in subjects.PERIODIC_AGENTS:
         _verb_route(_agent, _verb)
 
 
-@router.post("/critic/quarantine/drain", response_model=ControlReply, summary="Release claims from critic_quarantine")
+@router.post("/critic/quarantine/drain", response_model=ControlReply, summary="Release claims from critic_quarantine",
+             responses={k: v for k, v in CONTROL_RESPONSES.items() if k in (503, 504)})
 async def drain_quarantine(request: Request, session: Session, caller: Admin, body: DrainBody | None = None) -> JSONResponse:
     """Admin only. The critic moves quarantined claims back to pending and judges them again."""
     args: dict[str, Any] = {}

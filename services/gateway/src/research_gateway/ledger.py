@@ -17,6 +17,10 @@ from sqlalchemy import func, select
 from research_contracts import subjects
 from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, Session
+from research_gateway.storable import STORABLE, TEXT_QUERY
+
+# A free-text filter of a read route (an agent, a finding kind, an audit action).
+Filter = Annotated[str | None, TEXT_QUERY, Query(max_length=200, json_schema_extra=STORABLE)]
 from research_platform.models import AuditEvent, Finding
 
 router = APIRouter(prefix=API, tags=["ledger"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES)
@@ -47,8 +51,8 @@ class AuditView(BaseModel):
 @router.get("/findings", response_model=list[FindingView])
 async def list_findings(
     session: Session,
-    agent: str | None = None,
-    kind: str | None = None,
+    agent: Filter = None,
+    kind: Filter = None,
     unresolved: bool = False,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> list[FindingView]:
@@ -73,7 +77,7 @@ async def list_findings(
 @router.get("/audit", response_model=list[AuditView])
 async def list_audit(
     session: Session,
-    action: str | None = None,
+    action: Filter = None,
     task_id: uuid.UUID | None = None,
     claim_id: uuid.UUID | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,

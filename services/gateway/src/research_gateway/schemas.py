@@ -9,19 +9,29 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from research_contracts import SourceHit, Support, TaskFilters, Tier
+from research_gateway.storable import SafeText, Slug
+
+
+class FilterSubmission(TaskFilters):
+    """`filters` of a submission: source names are slugs (`corpus`, `pubmed`)."""
+
+    sources: list[Slug] = Field(default_factory=list, max_length=20, examples=[["corpus", "pubmed"]],
+                                description="Evidence sources to ask (empty = the configured default).")
 
 
 class TaskSubmission(BaseModel):
-    """`POST /api/research/v1/tasks`."""
+    """`POST /api/research/v1/tasks`. Text holding NUL, control characters or lone surrogates is a 422."""
 
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=3, max_length=2000, examples=["Does vitamin D supplementation reduce fracture risk?"])
-    entity: str | None = Field(default=None, max_length=200)
+    question: SafeText = Field(min_length=3, max_length=2000, examples=["Does vitamin D supplementation reduce fracture risk?"])
+    entity: SafeText | None = Field(default=None, max_length=200)
     tier: Tier = Tier.priority
-    patient_ref: str | None = Field(default=None, max_length=500)
-    source_types: list[str] = Field(default_factory=list)
-    filters: TaskFilters = Field(default_factory=TaskFilters)
+    patient_ref: SafeText | None = Field(
+        default=None, max_length=500, description="Patient context for the model, de-identified first; never stored."
+    )
+    source_types: list[Slug] = Field(default_factory=list, max_length=20)
+    filters: FilterSubmission = Field(default_factory=FilterSubmission)
     task_id: uuid.UUID | None = Field(
         default=None, description="The client's own id for the task: submitting it again returns the same task."
     )

@@ -5,19 +5,27 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, status
+from nats.errors import NoRespondersError
 
 from research_contracts import EvidenceFound, SearchEvidence, subjects
 from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, Broker
+from research_gateway.storable import STORABLE, TEXT_QUERY
 from research_gateway.schemas import SearchResults
 
 router = APIRouter(prefix=API, tags=["search"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES)
 
 
-@router.get("/search", response_model=SearchResults)
+@router.get(
+    "/search",
+    response_model=SearchResults,
+    responses={400: {"description": "the connector refused the query (the reason in `detail`)"},
+               503: {"description": "no connector is running, or the corpus search failed"},
+               504: {"description": "the connector did not answer in time"}},
+)
 async def search_corpus(
     broker: Broker,
-    q: Annotated[str, Query(min_length=1, max_length=1000)],
+    q: Annotated[str, TEXT_QUERY, Query(min_length=1, max_length=1000, json_schema_extra=STORABLE)],
     k: Annotated[int, Query(ge=1, le=200)] = 10,
     mode: Literal["hybrid", "lexical", "dense"] = "hybrid",
 ) -> SearchResults:
@@ -25,6 +33,8 @@ async def search_corpus(
     ask = SearchEvidence(query=q, sources=["corpus"], limit=k, mode=mode)
     try:
         reply = await broker.request(ask, subjects.CONNECTOR_SEARCH, timeout=15.0)
+    except NoRespondersError as exc:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "no connector service is running") from exc
     except TimeoutError as exc:
         raise HTTPException(status.HTTP_504_GATEWAY_TIMEOUT, "the connector service did not answer") from exc
     found = EvidenceFound.model_validate_json(reply.body)

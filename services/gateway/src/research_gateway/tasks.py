@@ -41,7 +41,7 @@ def _task_id(body: TaskSubmission, key: str | None) -> uuid.UUID:
         return body.task_id or uuid.uuid4()
     derived = task_id_for_key(key)
     if body.task_id is not None and body.task_id != derived:
-        raise HTTPException(422, "task_id and Idempotency-Key name different tasks")
+        raise HTTPException(status.HTTP_409_CONFLICT, "task_id and Idempotency-Key name different tasks")
     return derived
 
 
@@ -51,6 +51,7 @@ def _task_id(body: TaskSubmission, key: str | None) -> uuid.UUID:
     response_model=TaskAccepted,
     dependencies=[Depends(require("researcher"))],
     responses={200: {"description": "a repeat of an earlier submission (same key or task_id): the same task"},
+               409: {"description": "the key or task_id names another question, or they name different tasks"},
                503: {"description": "the task bus is unavailable; nothing was stored, retry with the same key"}},
 )
 async def submit_task(
@@ -62,7 +63,7 @@ async def submit_task(
         known = await Ledger(session, service=SERVICE).task(task.task_id)
         if known is not None:
             if known.question != deidentified(task.question):  # the ledger keeps the de-identified form
-                raise HTTPException(422, "this key or task_id was used for another question")
+                raise HTTPException(status.HTTP_409_CONFLICT, "this key or task_id was used for another question")
             response.status_code = status.HTTP_200_OK
             return TaskAccepted(task_id=known.id, status=known.status)
     try:
@@ -84,7 +85,8 @@ async def submit_task(
     return TaskAccepted(task_id=task.task_id)
 
 
-@router.get("/tasks/{task_id}", response_model=TaskView, dependencies=[Depends(require("reader"))])
+@router.get("/tasks/{task_id}", response_model=TaskView, dependencies=[Depends(require("reader"))],
+            responses={404: {"description": "no such task"}})
 async def get_task(task_id: uuid.UUID, session: Session) -> TaskView:
     """The task, its status (`failed` with the reason in `error`) and its claim once proposed."""
     view = await TaskDesk(session).task(task_id)
@@ -93,7 +95,8 @@ async def get_task(task_id: uuid.UUID, session: Session) -> TaskView:
     return view
 
 
-@router.get("/claims/{claim_id}", response_model=ClaimView, dependencies=[Depends(require("reader"))])
+@router.get("/claims/{claim_id}", response_model=ClaimView, dependencies=[Depends(require("reader"))],
+            responses={404: {"description": "no such claim"}})
 async def get_claim(claim_id: uuid.UUID, session: Session) -> ClaimView:
     view = await TaskDesk(session).claim(claim_id)
     if view is None:
