@@ -14,10 +14,12 @@ import pytest
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from research_contracts import RunResearch, Tier
+from research_contracts import RunResearch, Tier, subjects
 from research_ledger import AuditAction, ClaimProposal, Ledger
 from research_ledger.audit import AuditPayloadError, checked_payload
+from research_platform.broker import STREAMS, retained
 from research_platform.models import AuditEvent, MemoryClaim, ResearchTask
+from research_platform.settings import get_settings
 from tests.conftest import REPO
 from tests.security.conftest import Gateway
 
@@ -30,6 +32,19 @@ PATIENT = "Jane Roe, 12 Elm Street, Springfield"
 def _leaks(stored: object) -> list[str]:
     dumped = json.dumps(stored, default=str)
     return [value for value in (*VALUES, "Elm Street") if value in dumped]
+
+
+@pytest.mark.unit
+def test_the_dead_letter_stream_keeps_bytes_for_the_configured_age(monkeypatch: pytest.MonkeyPatch) -> None:
+    dead_letters = next(c for c in STREAMS if c.name == subjects.DEAD_LETTER_STREAM)
+    monkeypatch.setenv("DEAD_LETTER_MAX_AGE_DAYS", "7")
+    get_settings.cache_clear()
+    try:
+        assert retained(dead_letters).max_age == 7 * 86400
+        tasks = next(c for c in STREAMS if c.name == subjects.TASKS_STREAM)
+        assert retained(tasks) is tasks
+    finally:
+        get_settings.cache_clear()
 
 
 @pytest.mark.unit

@@ -7,6 +7,7 @@ middleware every JetStream consumer runs behind.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 from faststream.nats import NatsBroker
@@ -16,6 +17,7 @@ from nats.js.errors import NotFoundError
 
 from research_contracts import subjects
 from research_platform.nats_seeds import connect, replicated, seed_urls, stream_replicas
+from research_platform.settings import get_settings
 from research_runs.stream import RUNS_STREAM_CONFIG
 
 DAY = 24 * 3600
@@ -65,13 +67,24 @@ STREAMS: tuple[StreamConfig, ...] = (
 )
 
 
+def retained(config: StreamConfig) -> StreamConfig:
+    """`config`, with the dead-letter stream's age limit from `DEAD_LETTER_MAX_AGE_DAYS` (default 30).
+
+    Parked messages keep their bytes (an operator may need them), and those bytes may hold a
+    patient's identifiers; the age limit is how long they may stay.
+    """
+    if config.name != subjects.DEAD_LETTER_STREAM:
+        return config
+    return dataclasses.replace(config, max_age=get_settings().dead_letter_max_age_days * DAY)
+
+
 async def ensure_streams(js: JetStreamContext, replicas: int = 1) -> None:
     """Create every stream, or update it to the declared config; safe to call from every replica.
 
     `replicas` is each stream's replica count (3 on a cluster, see `nats_seeds.stream_replicas`).
     """
     for declared in STREAMS:
-        config = replicated(declared, replicas)
+        config = replicated(retained(declared), replicas)
         try:
             await js.stream_info(config.name)
         except NotFoundError:
