@@ -56,7 +56,9 @@ class ResearcherSettings(BaseModel):
     evidence_sources: list[str] = Field(default_factory=lambda: ["corpus"])
     evidence_limit: int = 8
     connector_timeout_s: float = 15.0
-    concurrency: int = Field(default=4, description="Tasks of one tier fetched and worked on at once.")
+    concurrency: int = Field(
+        default=16, description="Tasks of one tier fetched and worked on at once (their questions share embedding batches)."
+    )
     fallback_sources: list[str] = Field(
         default_factory=lambda: ["pubmed"], description="Sources asked when memory retrieval fails."
     )
@@ -70,7 +72,7 @@ class ResearcherSettings(BaseModel):
 class CriticSettings(BaseModel):
     sla_seconds: float = 30.0
     quarantine_after: int = 3
-    concurrency: int = 4
+    concurrency: int = 16
 
 
 class GatewayAuthSettings(BaseModel):
