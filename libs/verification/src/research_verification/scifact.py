@@ -7,9 +7,12 @@ A cited abstract without rationales is NOT ENOUGH INFO for that claim (the SciFa
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,3 +63,28 @@ def load_corpus(path: str | Path) -> dict[int, Abstract]:
             sentences = tuple(s.strip() for s in raw["abstract"])
             corpus[int(raw["doc_id"])] = Abstract(int(raw["doc_id"]), raw["title"], sentences)
     return corpus
+
+
+def cached_vectors(texts: list[str], cache_dir: str | Path, embed) -> dict[str, np.ndarray]:
+    """Vectors by text, embedding only texts no earlier run stored in `cache_dir`.
+
+    Every `verify_embeddings_*.npz` there holds `texts` and `vectors`; a run adds one file with
+    the texts it had to embed. Training and the benchmark share the files (MiniLM on SciFact's
+    sentences takes minutes on two cores). `embed` maps a list of texts to an (n, 384) array.
+    """
+    cache = Path(cache_dir)
+    found: dict[str, np.ndarray] = {}
+    wanted = set(texts)
+    for path in sorted(cache.glob("verify_embeddings_*.npz")):
+        with np.load(path, allow_pickle=False) as data:
+            for text, vec in zip(data["texts"], data["vectors"], strict=True):
+                if str(text) in wanted:
+                    found[str(text)] = vec
+    missing = sorted(wanted - found.keys())
+    if missing:
+        vectors = np.asarray(embed(missing), dtype=np.float32)
+        cache.mkdir(parents=True, exist_ok=True)
+        key = hashlib.sha256("\n".join(missing).encode()).hexdigest()[:16]
+        np.savez(cache / f"verify_embeddings_{key}.npz", texts=np.asarray(missing), vectors=vectors)
+        found.update(zip(missing, vectors, strict=True))
+    return found
