@@ -1,0 +1,149 @@
+"""The verdict rule: labelled passages → one of six verdicts and one of three confidences.
+
+Both the offline classifier and the LLM engine label passages SUPPORTS / CONTRADICTS /
+QUALIFIES / UNRELATED with a strength in [0, 1] (the classifier's probability, or the LLM's
+stated confidence) and the source (paper) it came from; this one pure function turns those
+labels into the verdict, so the two engines cannot disagree on the mapping.
+
+The rule, in order:
+
+1. **Ignore** passages labelled UNRELATED or weaker than `MIN_STRENGTH` (0.4).
+2. **One stance per source and statement**: a source's passages about one statement are summed
+   per label; the label with the largest sum is that source's stance (a tie between SUPPORTS and
+   CONTRADICTS makes it QUALIFIES); its weight is the strongest passage with that label.
+3. **Weights**: S, C, Q = summed weights of supporting, contradicting, qualifying stances;
+   `support_share = (S + Q/2) / (S + C + Q/2)` (a qualification agrees under conditions, so it
+   counts half). `coverage` = share of the claim's statements with at least one stance.
+4. **Verdict**:
+   - no stance at all → INSUFFICIENT EVIDENCE;
+   - support_share ≥ 0.75 → STRONGLY SUPPORTED when ≥ 2 distinct supporting sources, no
+     contradicting source, every statement covered and Q ≤ S; otherwise PARTIALLY SUPPORTED;
+   - support_share ≤ 0.25 → CONTRADICTED when ≥ 2 distinct contradicting sources and no
+     supporting source; otherwise WEAKLY CONTRADICTED;
+   - in between → MIXED EVIDENCE.
+5. **Confidence** (how much and how good the evidence is, whatever its direction):
+   - HIGH: ≥ 3 distinct sources with a stance, mean stance weight ≥ 0.7, coverage = 1;
+   - MODERATE: ≥ 2 distinct sources, mean weight ≥ 0.55, coverage ≥ 0.5;
+   - LOW: anything less (always for INSUFFICIENT EVIDENCE).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+MIN_STRENGTH = 0.4
+
+
+class PassageStance(StrEnum):
+    SUPPORTS = "SUPPORTS"
+    CONTRADICTS = "CONTRADICTS"
+    QUALIFIES = "QUALIFIES"
+    UNRELATED = "UNRELATED"
+
+
+class Verdict(StrEnum):
+    STRONGLY_SUPPORTED = "STRONGLY SUPPORTED"
+    PARTIALLY_SUPPORTED = "PARTIALLY SUPPORTED"
+    MIXED_EVIDENCE = "MIXED EVIDENCE"
+    WEAKLY_CONTRADICTED = "WEAKLY CONTRADICTED"
+    CONTRADICTED = "CONTRADICTED"
+    INSUFFICIENT_EVIDENCE = "INSUFFICIENT EVIDENCE"
+
+
+class Confidence(StrEnum):
+    HIGH = "HIGH"
+    MODERATE = "MODERATE"
+    LOW = "LOW"
+
+
+@dataclass(frozen=True, slots=True)
+class LabelledPassage:
+    """One retrieved passage as the classifier (or the LLM) judged it against one statement."""
+
+    source_id: str
+    label: PassageStance
+    strength: float
+    statement: int = 0
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """The verdict, its confidence and the counts that produced them (for the report's section 5)."""
+
+    verdict: Verdict
+    confidence: Confidence
+    supporting_sources: int
+    contradicting_sources: int
+    qualifying_sources: int
+    support_share: float
+    coverage: float
+    mean_strength: float
+
+    @property
+    def headline(self) -> str:
+        """The report's one line: `Verdict: … · Confidence: …`."""
+        return f"Verdict: {self.verdict} · Confidence: {self.confidence}"
+
+
+def _stances(passages: Iterable[LabelledPassage]) -> dict[tuple[str, int], tuple[PassageStance, float]]:
+    sums: dict[tuple[str, int], dict[PassageStance, float]] = defaultdict(lambda: defaultdict(float))
+    best: dict[tuple[str, int, PassageStance], float] = defaultdict(float)
+    for p in passages:
+        if p.label is PassageStance.UNRELATED or p.strength < MIN_STRENGTH:
+            continue
+        sums[(p.source_id, p.statement)][p.label] += p.strength
+        key = (p.source_id, p.statement, p.label)
+        best[key] = max(best[key], p.strength)
+    stances = {}
+    for (source, statement), by_label in sums.items():
+        label = max(by_label, key=lambda lab: by_label[lab])
+        s, c = by_label.get(PassageStance.SUPPORTS, 0.0), by_label.get(PassageStance.CONTRADICTS, 0.0)
+        if s and s == c:
+            weight = max(best[(source, statement, PassageStance.SUPPORTS)], best[(source, statement, PassageStance.CONTRADICTS)])
+            stances[(source, statement)] = (PassageStance.QUALIFIES, weight)
+        else:
+            stances[(source, statement)] = (label, best[(source, statement, label)])
+    return stances
+
+
+def decide_verdict(passages: Iterable[LabelledPassage], statements: int = 1) -> Assessment:
+    """Apply the rule in the module docstring. `statements` is how many the claim was split into."""
+    stances = _stances(passages)
+    by_label: dict[PassageStance, set[str]] = defaultdict(set)
+    weight: dict[PassageStance, float] = defaultdict(float)
+    for (source, _), (label, w) in stances.items():
+        by_label[label].add(source)
+        weight[label] += w
+    covered = {statement for (_, statement) in stances}
+    coverage = len(covered) / max(statements, 1)
+    s_w, c_w, q_w = weight[PassageStance.SUPPORTS], weight[PassageStance.CONTRADICTS], weight[PassageStance.QUALIFIES]
+    n_support, n_contra = len(by_label[PassageStance.SUPPORTS]), len(by_label[PassageStance.CONTRADICTS])
+    sources = {source for (source, _) in stances}
+    mean_strength = sum(w for _, w in stances.values()) / len(stances) if stances else 0.0
+
+    if not stances:
+        verdict, share = Verdict.INSUFFICIENT_EVIDENCE, 0.0
+    else:
+        share = (s_w + q_w / 2) / (s_w + c_w + q_w / 2)
+        if share >= 0.75:
+            strong = n_support >= 2 and n_contra == 0 and coverage >= 1.0 and q_w <= s_w
+            verdict = Verdict.STRONGLY_SUPPORTED if strong else Verdict.PARTIALLY_SUPPORTED
+        elif share <= 0.25:
+            verdict = Verdict.CONTRADICTED if n_contra >= 2 and n_support == 0 else Verdict.WEAKLY_CONTRADICTED
+        else:
+            verdict = Verdict.MIXED_EVIDENCE
+
+    if len(sources) >= 3 and mean_strength >= 0.7 and coverage >= 1.0:
+        confidence = Confidence.HIGH
+    elif len(sources) >= 2 and mean_strength >= 0.55 and coverage >= 0.5:
+        confidence = Confidence.MODERATE
+    else:
+        confidence = Confidence.LOW
+    return Assessment(
+        verdict, confidence, n_support, n_contra, len(by_label[PassageStance.QUALIFIES]),
+        round(share, 4), round(coverage, 4), round(mean_strength, 4),
+    )
