@@ -94,3 +94,23 @@ def test_every_field_the_client_reads_is_in_the_gateway_schema(servers) -> None:
              AuditEntry: "AuditView", SearchResults: "SearchResults"}
     for model, name in pairs.items():
         assert set(model.model_fields) <= set(schemas[name]["properties"]), name
+
+
+async def test_a_snapshot_holding_its_report_exports_and_a_bad_format_is_422(
+    gateway: str, keys: dict[str, str], sessions, report_id: uuid.UUID, unique: str  # noqa: ANN001
+) -> None:
+    """A source-list version keeps its `Report` under `report`: the shared route exports it too."""
+    from research_ledger import Ledger
+
+    with ResearchClient(gateway, keys["reader"]) as rc:
+        stored = rc.report(report_id)
+    snapshot = uuid.uuid4()
+    async with sessions() as session, session.begin():
+        ledger = Ledger(session, service="scout")
+        await ledger.open_report(snapshot, kind="source_list", run_id=f"sl-{unique}", subject="vitamin d", subject_key="vitamin d")
+        await ledger.save_report_version(snapshot, run_id=f"sl-{unique}", content={"report": stored["content"], "sources": []},
+                                         markdown=stored["markdown"])
+    with ResearchClient(gateway, keys["reader"]) as rc:
+        assert "10.1000/vitd" in rc.export(snapshot, "bib").decode()
+        reply = rc.http.get(f"/api/research/v1/reports/{snapshot}/export", params={"format": "docx"})
+        assert reply.status_code == 422 and "unknown format" in reply.text

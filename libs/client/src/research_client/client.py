@@ -37,6 +37,7 @@ from research_client.models import (
     Task,
     TaskAccepted,
 )
+from research_contracts.sourcelists import SourceList
 
 API = "/api/research/v1"
 ExportFormat = Literal["markdown", "pdf", "bibtex", "ris", "csl-json"]
@@ -177,6 +178,25 @@ class ResearchClient:
     def request_source_list(self, prompt: str, **fields: Any) -> ModeAccepted:
         """A source list for `prompt` (fields: the `RequestSourceList` contract)."""
         return self._mode("/source-lists", {"prompt": prompt, **fields})
+
+    def review(self, review_id: uuid.UUID | str) -> dict[str, Any]:
+        """A review with its current version (status, report, citation check, peer review)."""
+        return self.get(f"/reviews/{review_id}")
+
+    def refresh_review(self, review_id: uuid.UUID | str) -> ModeAccepted:
+        """Run a (stale) review again: a new version with its diff to the current one."""
+        return ModeAccepted.model_validate(self.request("POST", f"/reviews/{review_id}/refresh").json())
+
+    def verification(self, verification_id: uuid.UUID | str) -> dict[str, Any]:
+        return self.get(f"/verifications/{verification_id}")
+
+    def source_list(self, source_list_id: uuid.UUID | str) -> SourceList:
+        """The latest snapshot of a source list (the `SourceList` contract)."""
+        return self._get(SourceList, f"/source-lists/{source_list_id}")
+
+    def source_lists(self, **filters: Any) -> list[dict[str, Any]]:
+        """Source lists (filters: `save_to_kind`, `save_to_id`, …)."""
+        return self.get("/source-lists", **filters)
 
     def _mode(self, path: str, body: dict[str, Any]) -> ModeAccepted:
         return ModeAccepted.model_validate(self.request("POST", path, json=_clean(body)).json())

@@ -2,11 +2,12 @@
 process registry (broker publishes, the task counter) on `METRICS_PORT` like every service.
 
 HTTP series (`http_requests_total{handler, method, status}`,
-`http_request_duration_seconds{handler, method}`, `http_request_duration_highr_seconds`,
-`http_requests_inprogress`…) are labelled by the route template (`/api/research/v1/tasks/{task_id}`),
+`http_request_duration_seconds{handler, method}`, `http_request_duration_highr_seconds`, the
+request and response sizes) are labelled by the route template (`/api/research/v1/tasks/{task_id}`),
 never the raw path, so ids do not multiply series. `/metrics` and `/healthz` are left out, and a
 streaming response (the SSE run stream) is timed to its first byte, not to the end of the stream.
-The same registry is also served at the gateway's own `/metrics`.
+The same registry is also served at the gateway's own `/metrics`. No in-progress gauge: the
+instrumentator registers it per app, which a second app in one process (tests, tools) refuses.
 """
 
 from __future__ import annotations
@@ -24,8 +25,6 @@ def instrument(app: FastAPI) -> None:
     """Count and time every route of `app`; mount the registry at `/metrics`."""
     Instrumentator(
         excluded_handlers=["/metrics", "/healthz"],
-        should_instrument_requests_inprogress=True,
-        inprogress_labels=True,
         should_exclude_streaming_duration=True,
     ).instrument(app)
     app.mount("/metrics", make_asgi_app())

@@ -2,12 +2,14 @@
 
     GET /api/research/v1/reports/{report_id}                      the report and its current version
     GET /api/research/v1/reports/{report_id}?version=2            an older version
-    GET /api/research/v1/reports/{report_id}/export?format=pdf    markdown | pdf | bibtex | ris | csl-json
+    GET /api/research/v1/reports/{report_id}/export?format=pdf    md | pdf | bib | ris | csljson
 
 The modes store their reports through `research_ledger` (tables `reports`, `report_versions`);
 this router only reads them, so the CLI's `export ID --format …` and the console work the same
-for the three kinds. A version's structured `content` is a `research_reports.Report`; a
-version without one exports its stored Markdown only (other formats answer 409).
+for the three kinds. A version's structured `content` is a `research_reports.Report` (or holds
+one under `report`, as a source-list snapshot does); a version without one exports its stored
+Markdown only (other formats answer 409). Format names: the modes' short ones (`md`, `bib`,
+`csljson`) or `research_reports`' (`markdown`, `bibtex`, `csl-json`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,12 @@ from research_gateway.deps import API, Session
 from research_platform.models import ReportRow, ReportVersionRow
 from research_reports import Report
 from research_reports.exports import ExportFormat, export_report
+
+FORMATS: dict[str, ExportFormat] = {
+    "md": ExportFormat.markdown, "markdown": ExportFormat.markdown, "pdf": ExportFormat.pdf,
+    "bib": ExportFormat.bibtex, "bibtex": ExportFormat.bibtex, "ris": ExportFormat.ris,
+    "csljson": ExportFormat.csl_json, "csl-json": ExportFormat.csl_json,
+}
 
 router = APIRouter(prefix=API, tags=["reports"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES)
 
@@ -89,27 +97,41 @@ async def get_report(
         200: {"description": "the exported file", "content": {"application/pdf": {}, "text/markdown": {}}},
         404: {"description": "no such report or version"},
         409: {"description": "the report has no version yet, or no structured content for this format"},
+        422: {"description": "unknown format"},
     },
 )
 async def export(
     report_id: uuid.UUID,
     session: Session,
-    format: ExportFormat = ExportFormat.markdown,  # noqa: A002 - the query parameter's public name
+    format: Annotated[str, Query(description="md | pdf | bib | ris | csljson")] = "md",  # noqa: A002 - public name
     version: Annotated[int | None, Query(ge=1)] = None,
 ) -> Response:
     """The report as Markdown or PDF, or its references as BibTeX, RIS or CSL-JSON."""
+    wanted = FORMATS.get(format.lower())
+    if wanted is None:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"unknown format {format!r}: use md, pdf, bib, ris or csljson")
     report, found = await _load(session, report_id, version)
     if found is None:
         raise HTTPException(status.HTTP_409_CONFLICT, f"report {report_id} has no version yet (status {report.status})")
     name = f"{report.kind}-{report.id}-v{found.version}"
-    try:
-        document = Report.model_validate(found.content)
-    except ValidationError:
-        if format is not ExportFormat.markdown or not found.markdown:
-            raise HTTPException(status.HTTP_409_CONFLICT, f"report {report_id} has no structured content to export as {format}") from None
+    document = _document(found.content)
+    if document is None:
+        if wanted is not ExportFormat.markdown or not found.markdown:
+            raise HTTPException(status.HTTP_409_CONFLICT, f"report {report_id} has no structured content to export as {format}")
         return _file(found.markdown.encode(), "text/markdown; charset=utf-8", f"{name}.md")
-    exported = export_report(document, format)
+    exported = export_report(document, wanted)
     return _file(exported.content, exported.media_type, f"{name}.{exported.extension}")
+
+
+def _document(content: dict[str, Any]) -> Report | None:
+    """The `Report` a version's content is, or holds under `report`; None when neither."""
+    for candidate in (content, content.get("report")):
+        if isinstance(candidate, dict):
+            try:
+                return Report.model_validate(candidate)
+            except ValidationError:
+                continue
+    return None
 
 
 def _file(content: bytes, media_type: str, filename: str) -> Response:
