@@ -9,6 +9,7 @@ with the same reasons (empty or oversized topic, unknown source, more than two i
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Final
 
@@ -25,9 +26,22 @@ TOPIC_MAX_CHARS: Final = 500
 MAX_ITERATIONS: Final = 2
 
 
-def review_run_id(review_id: uuid.UUID, attempt: int = 1) -> str:
-    """The run id of a review's `attempt`-th run (1 = the first, 2+ = refreshes)."""
-    return f"rv-{review_id.hex[:16]}-{attempt}"
+_KEY_STOPWORDS = frozenset(
+    "and are but for from has have how into its not of on or than that the their this was were what when which who why with".split()
+)
+
+
+def review_run_id(review_id: uuid.UUID, suffix: str = "1") -> str:
+    """The run id of a review's run (`1` = the first; refreshes use a fresh suffix)."""
+    return f"rv-{review_id.hex[:16]}-{suffix}"
+
+
+def topic_key(topic: str) -> str:
+    """The ledger entity of a review's claims: the topic's distinct words (≥ 3 letters, no
+    function words), lower-case, in order. The gateway and the reviewer derive the same key."""
+    words = re.findall(r"[a-z0-9][a-z0-9-]*", topic.lower())
+    kept = [w for w in words if len(w) > 2 and w not in _KEY_STOPWORDS]
+    return " ".join(dict.fromkeys(kept))[:200] or topic.strip().lower()[:200]
 
 
 class ReviewFilters(BaseModel):

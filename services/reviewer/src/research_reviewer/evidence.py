@@ -85,11 +85,6 @@ def topic_terms(topic: str) -> list[str]:
     return list(seen)
 
 
-def topic_key(topic: str) -> str:
-    """The ledger entity of a review's claims: the topic's content words, lower-case."""
-    return " ".join(topic_terms(topic))[:200] or topic.strip().lower()[:200]
-
-
 def plan(topic: str) -> list[SubQuestion]:
     """3–5 sub-questions: the topic itself, one per facet (when it has several), then angles."""
     core = " ".join(topic_terms(topic)[:4]) or topic

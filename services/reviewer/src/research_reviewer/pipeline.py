@@ -16,6 +16,7 @@ that did not answer is transient and the command is redelivered.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,7 +73,8 @@ class ReviewService:
             if row.run_id != job.run_id or row.status != "running":
                 log.info("command is not for the report's current run", status=row.status, current_run=row.run_id)
                 return
-            await self.run(job)
+            # The claims' entity is the key stored with the report (whoever opened it first).
+            await self.run(dataclasses.replace(job, topic_key=row.subject_key))
 
     async def run(self, job: prepare.ReviewJob) -> None:
         recorder = await RunRecorder.resume(self.broker.connection.jetstream(), job.run_id)

@@ -13,11 +13,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from research_contracts.reviews import RequestReview, ReviewFilters
+from research_contracts.reviews import RequestReview, ReviewFilters, topic_key
 from research_platform.errors import PrepareError
 from research_privacy.deidentify import deidentify
 from research_privacy.sanitise import sanitise
-from research_reviewer.evidence import topic_key, topic_terms
+from research_reviewer.evidence import topic_terms
 
 
 @dataclass(frozen=True)

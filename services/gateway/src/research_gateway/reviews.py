@@ -1,0 +1,161 @@
+"""Literature reviews (seed 000) over HTTP: submit, read, versions, refresh, export.
+
+    POST /reviews                     researcher  {topic, filters?, sources?, max_iterations ≤ 2} → 202 {review_id, run_id}
+    GET  /reviews/{id}                reader      status, iteration(s), report, peer review, citation check, claims
+    GET  /reviews/{id}/versions       reader      every version: verdict, tag mix, diff to the one before
+    POST /reviews/{id}/refresh        researcher  a new run → a new version + diff (409 while one is running)
+    GET  /reviews/{id}/export?format=md|pdf|bib|ris|csljson   reader
+
+The body is validated by `RequestReview` itself, so the HTTP answer (422 with the reason: empty
+or 10 kB topic, unknown source, more than two rounds) and the bus (dead letter) agree. The
+command is published on `research.review.requested` (`Nats-Msg-Id` per run) before the report
+row is written: a bus failure answers 503 with nothing stored. A refresh moves the report to
+`running` under a new run first, then publishes; if the bus is down the refresh fails visibly.
+The live trace is `GET /runs/{run_id}/events` (SSE, `runs.py`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Query, Response, status
+from pydantic import BaseModel
+from sqlalchemy import select
+
+from research_contracts import subjects
+from research_contracts.reviews import RequestReview, review_run_id, topic_key
+from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
+from research_gateway.deps import API, SERVICE, Broker, Session
+from research_ledger import Ledger
+from research_platform.logging import get_logger
+from research_platform.models import MemoryClaim, ReportRow
+from research_reports import Report, export_report
+
+log = get_logger(__name__)
+router = APIRouter(prefix=API, tags=["reviews"], responses=AUTH_RESPONSES)
+NOT_FOUND = {404: {"description": "no such review"}}
+EXPORTS = {"md": "markdown", "markdown": "markdown", "pdf": "pdf", "bib": "bibtex", "bibtex": "bibtex", "ris": "ris",
+           "csljson": "csl-json", "csl-json": "csl-json"}
+
+
+class ReviewAccepted(BaseModel):
+    review_id: uuid.UUID
+    run_id: str
+
+
+async def _publish(broker: Any, command: RequestReview) -> None:
+    try:
+        await broker.publish(command, subjects.REVIEW_REQUESTED, stream=subjects.REVIEWS_STREAM,
+                             headers={subjects.MSG_ID_HEADER: f"review-{command.review_id}-{command.effective_run_id()}"})
+    except Exception as exc:
+        log.error("review publish failed", review_id=str(command.review_id), error=repr(exc))
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "the bus is unavailable; retry") from exc
+
+
+async def _review(session: Any, review_id: uuid.UUID) -> ReportRow:
+    row = await Ledger(session, service=SERVICE).report(review_id, kind="review")
+    if row is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no review {review_id}")
+    return row
+
+
+@router.post("/reviews", status_code=status.HTTP_202_ACCEPTED, response_model=ReviewAccepted,
+             responses={422: {"description": "bad input (empty or oversized topic, unknown source, > 2 iterations)"},
+                        409: {"description": "this review_id exists"}, 503: {"description": "the bus is unavailable"}})
+async def submit_review(body: RequestReview, session: Session, broker: Broker, caller: Researcher) -> ReviewAccepted:
+    """Ask for a literature review; follow `run_id` on /runs/{run_id}/events, poll /reviews/{id}."""
+    command = body.model_copy(update={"run_id": review_run_id(body.review_id), "refresh": False, "origin": "api"})
+    async with session.begin():
+        if await Ledger(session, service=SERVICE).report(command.review_id) is not None:
+            raise HTTPException(status.HTTP_409_CONFLICT, "this review_id exists; refresh it instead")
+    await _publish(broker, command)
+    async with session.begin():
+        await Ledger(session, service=SERVICE).open_report(
+            command.review_id, kind="review", run_id=command.effective_run_id(), subject=command.topic,
+            subject_key=topic_key(command.topic), owner={"key_id": str(caller.key_id)},
+            request=command.model_dump(mode="json", include={"filters", "sources", "max_iterations", "origin"}),
+        )
+    return ReviewAccepted(review_id=command.review_id, run_id=command.effective_run_id())
+
+
+@router.get("/reviews/{review_id}", responses=NOT_FOUND)
+async def get_review(review_id: uuid.UUID, session: Session, caller: Reader) -> dict[str, Any]:
+    """The review's status and its current version: report (structured and Markdown), peer
+    review (verdict, issues, missed papers, every round), citation check and the ledger claims."""
+    row = await _review(session, review_id)
+    version = await Ledger(session, service=SERVICE).report_version(review_id)
+    view: dict[str, Any] = {
+        "review_id": row.id, "status": row.status, "run_id": row.run_id, "topic": row.subject, "topic_key": row.subject_key,
+        "version": row.current_version, "stale_reason": row.stale_reason, "error": row.error,
+        "created_at": row.created_at, "updated_at": row.updated_at,
+    }
+    if version is None:
+        return view
+    statuses = dict((await session.execute(
+        select(MemoryClaim.id, MemoryClaim.status).where(MemoryClaim.id.in_(list(version.claim_ids)))
+    )).tuples().all()) if version.claim_ids else {}
+    review = dict(version.review)
+    findings = Report.model_validate(version.content).findings()
+    view.update({
+        "iterations": len(review.get("rounds", [])), "verdict": review.get("verdict"), "review": review,
+        "citation_check": version.citation_check, "report": version.content, "markdown": version.markdown,
+        "claims": [{"claim_id": f.claim_id, "finding_id": f.key(), "tag": f.tag,
+                    "status": statuses.get(uuid.UUID(f.claim_id)) if f.claim_id else None}
+                   for f in findings if f.claim_id],
+        "diff": version.diff,
+    })
+    return view
+
+
+@router.get("/reviews/{review_id}/versions", responses=NOT_FOUND)
+async def review_versions(review_id: uuid.UUID, session: Session, caller: Reader) -> list[dict[str, Any]]:
+    await _review(session, review_id)
+    out = []
+    for version in await Ledger(session, service=SERVICE).report_versions(review_id):
+        tags: dict[str, int] = {}
+        for finding in Report.model_validate(version.content).findings():
+            if finding.tag and ":" not in finding.id:
+                tags[finding.tag] = tags.get(finding.tag, 0) + 1
+        out.append({"version": version.version, "run_id": version.run_id, "created_at": version.created_at,
+                    "verdict": version.review.get("verdict"), "tags": tags, "claims": len(version.claim_ids),
+                    "citation_ok": version.citation_check.get("ok"), "diff": version.diff})
+    return out
+
+
+@router.post("/reviews/{review_id}/refresh", status_code=status.HTTP_202_ACCEPTED, response_model=ReviewAccepted,
+             responses={**NOT_FOUND, 409: {"description": "a run of this review is in progress"}, 503: {"description": "bus down"}})
+async def refresh_review(review_id: uuid.UUID, session: Session, broker: Broker, caller: Researcher) -> ReviewAccepted:
+    """Run the review again: a new version and its diff to the current one (stale or not)."""
+    run_id = review_run_id(review_id, uuid.uuid4().hex[:8])
+    async with session.begin():
+        row = await _review(session, review_id)
+        if await Ledger(session, service=SERVICE).refresh_report(review_id, run_id=run_id) is None:
+            raise HTTPException(status.HTTP_409_CONFLICT, f"review {review_id} is {row.status}; wait for the run to end")
+        stored = dict(row.request)
+    command = RequestReview(review_id=review_id, run_id=run_id, topic=row.subject, refresh=True, origin="api",
+                            **{k: stored[k] for k in ("filters", "sources", "max_iterations") if k in stored})
+    try:
+        await _publish(broker, command)
+    except HTTPException:
+        async with session.begin():
+            await Ledger(session, service=SERVICE).fail_report(review_id, "refresh not published: the bus was unavailable")
+        raise
+    return ReviewAccepted(review_id=review_id, run_id=run_id)
+
+
+@router.get("/reviews/{review_id}/export", responses={**NOT_FOUND, 409: {"description": "no version yet"},
+                                                      422: {"description": "unknown format"}})
+async def export_review(review_id: uuid.UUID, session: Session, caller: Reader,
+                        format: str = Query("md", description="md | pdf | bib | ris | csljson"),  # noqa: A002
+                        version: int | None = Query(None, ge=1)) -> Response:
+    await _review(session, review_id)
+    if format not in EXPORTS:
+        raise HTTPException(422, f"unknown format {format!r}: use one of md, pdf, bib, ris, csljson")
+    stored = await Ledger(session, service=SERVICE).report_version(review_id, version)
+    if stored is None:
+        raise HTTPException(status.HTTP_409_CONFLICT, "the review has no version yet")
+    exported = export_report(Report.model_validate(stored.content), EXPORTS[format])
+    filename = f"review-{review_id}-v{stored.version}.{exported.extension}"
+    return Response(exported.content, media_type=exported.media_type,
+                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})

@@ -1,0 +1,185 @@
+"""The peer reviewer's seven checks, each on a crafted report, and both verdict paths of the loop —
+with the real corpus tools (the connector on the real bus) and the run recorded on JetStream."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from faststream import FastStream
+from nats.js import JetStreamContext
+from sqlalchemy import text
+
+from research_contracts.reviews import RequestReview
+from research_llm.offline.relevance import Relevance, default_encoder
+from research_reports import Finding, Quote, Report, check_report
+from research_reviewer.author import OfflineAuthor
+from research_reviewer.critique import PeerReview, Severity
+from research_reviewer.experiment import review_loop
+from research_reviewer.peer_review import PeerReviewer
+from research_reviewer.prepare import review_job
+from research_reviewer.settings import ReviewerSettings
+from research_reviewer.tools import BusTools, Toolbox
+from research_runs import RunRecorder, replay
+from tests.reviewer.conftest import TOPIC
+
+pytestmark = pytest.mark.integration
+RELEVANCE = Relevance(default_encoder())
+
+
+@pytest.fixture
+def port(nc, connector_service: FastStream) -> BusTools:  # type: ignore[no-untyped-def]
+    return BusTools(lambda: nc, timeout_s=20.0)
+
+
+_DRAFTS: dict[str, tuple[OfflineAuthor, Report]] = {}
+
+
+@pytest.fixture
+async def drafted(port: BusTools, js: JetStreamContext) -> tuple[OfflineAuthor, Report]:
+    """One real offline draft of TOPIC, written once for the module (tests copy it before crafting)."""
+    if TOPIC not in _DRAFTS:
+        author = OfflineAuthor(RELEVANCE, ReviewerSettings())
+        job = review_job(RequestReview(topic=TOPIC))
+        _DRAFTS[TOPIC] = author, await author.draft(job, Toolbox(port, RunRecorder(js, f"draft-{uuid.uuid4().hex[:8]}")))
+    return _DRAFTS[TOPIC]
+
+
+async def _review(report: Report, port: BusTools, js: JetStreamContext) -> PeerReview:
+    tools = Toolbox(port, RunRecorder(js, f"pr-{uuid.uuid4().hex[:8]}", agent="peer_reviewer"))
+    return await PeerReviewer(spot_checks=3).review(report, check_report(report), TOPIC, tools, 1)
+
+
+def _issues(review: PeerReview, check: int) -> list:
+    return [i for i in review.issues if i.check == check]
+
+
+async def test_the_offline_draft_passes_all_seven_checks(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
+    _, report = drafted
+    review = await _review(report, port, js)
+    assert [i for i in review.issues if i.severity is not Severity.minor] == [], review.render()
+    assert review.verdict == "PASS" and set(review.checks) == {str(n) for n in range(1, 8)}
+    assert review.render().startswith("VERDICT: PASS\n\nISSUES:")
+
+
+async def test_check_1_missing_section_is_critical(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
+    report = drafted[1].model_copy(deep=True)
+    report.sections = [s for s in report.sections if s.title != "Research Gaps"]
+    review = await _review(report, port, js)
+    assert [(i.severity, i.section) for i in _issues(review, 1)] == [(Severity.critical, "Research Gaps")]
+    assert review.verdict == "REVISION_NEEDED"
+
+
+async def test_check_2_unknown_id_and_wrong_title_are_critical(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
+    report = drafted[1].model_copy(deep=True)
+    report.references[0].title = "A paper that was never written"
+    report.references[1].paper_id = "corpus:999999999"
+    report.section("Introduction").body += "\n\nThis sentence cites nothing real [42]."  # type: ignore[union-attr]
+    review = await _review(report, port, js)
+    found = _issues(review, 2)
+    assert {i.reference_id for i in found} >= {report.references[0].id, report.references[1].id, 42}
+    assert all(i.severity is Severity.critical for i in found) and review.verdict == "REVISION_NEEDED"
+
+
+async def test_check_3_tag_that_does_not_fit_the_evidence_is_major(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
+    report = drafted[1].model_copy(deep=True)
+    key = report.section("Key Findings")  # type: ignore[union-attr]
+    single = next(f for f in key.findings if len(f.cited_ids()) == 1)  # type: ignore[union-attr]
+    single.tag = "SUPPORTED"
+    key.findings[0].tag = None  # type: ignore[union-attr]
+    review = await _review(report, port, js)
+    problems = {(i.finding_id, i.severity) for i in _issues(review, 3)}
+    assert (single.key(), Severity.major) in problems and (key.findings[0].key(), Severity.major) in problems  # type: ignore[union-attr]
+
+
+async def test_check_4_a_finding_the_corpus_does_not_hold_is_major(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
+    report = drafted[1].model_copy(deep=True)
+    finding = report.section("Key Findings").findings[0]  # type: ignore[union-attr]
+    invented = "Patients who exercised grew 12 centimetres taller within 3 weeks of training."
+    finding.statement = invented
+    finding.quotes = [Quote(reference_id=finding.quotes[0].reference_id, text=invented)]
+    review = await _review(report, port, js)
+    assert any(i.finding_id == finding.key() and i.severity is Severity.major for i in _issues(review, 4))
+
+
+async def test_check_5_most_cited_paper_left_out_is_a_minor_missed_paper(drafted, port, js, sessions) -> None:  # type: ignore[no-untyped-def]
+    report = drafted[1].model_copy(deep=True)
+    cited = [r.paper_id.removeprefix("corpus:") for r in report.references if r.paper_id]
+    async with sessions() as session, session.begin():
+        external_id = await session.scalar(text(
+            """SELECT p.external_id FROM corpus_papers p WHERE p.external_id = ANY(:cited) AND EXISTS (
+                 SELECT 1 FROM corpus_chunks c WHERE c.paper_id = p.id AND c.tsv @@ websearch_to_tsquery('english', 'exercise training'))
+               ORDER BY p.id LIMIT 1"""), {"cited": cited})
+        await session.execute(text("UPDATE corpus_papers SET citation_count = 5000 WHERE external_id = :id"), {"id": external_id})
+    report.references = [r for r in report.references if r.paper_id != f"corpus:{external_id}"]  # the draft leaves it out
+    try:
+        review = await _review(report, port, js)
+    finally:
+        async with sessions() as session, session.begin():
+            await session.execute(text("UPDATE corpus_papers SET citation_count = NULL WHERE external_id = :id"), {"id": external_id})
+    assert [m.paper_id for m in review.missed_papers] == [f"corpus:{external_id}"]
+    assert [i.severity for i in _issues(review, 5)] == [Severity.minor]
+    assert f"(paper_id: corpus:{external_id}, citations: 5000)" in review.render()
+
+
+async def test_check_6_a_debate_whose_sides_agree_is_major(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
+    report = drafted[1].model_copy(deep=True)
+    lead = report.section("Key Findings").findings[0]  # type: ignore[union-attr]
+    debates = report.section("Contradictions and Debates")
+    debates.findings = [  # type: ignore[union-attr]
+        Finding(id=f"{lead.key()}:side-a", statement=lead.statement, citations=lead.citations[:1], group="Debate 1", quotes=lead.quotes[:1]),
+        Finding(id=f"{lead.key()}:side-b", statement=lead.statement, citations=lead.citations[:1], group="Debate 1", quotes=lead.quotes[:1]),
+    ]
+    review = await _review(report, port, js)
+    assert [(i.finding_id, i.severity) for i in _issues(review, 6)] == [(lead.key(), Severity.major)]
+
+
+async def test_check_7_direction_without_a_gap_is_minor(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
+    report = drafted[1].model_copy(deep=True)
+    report.section("Suggested Future Research Directions").body += "\n- D99 (addresses G99): study something unrelated"  # type: ignore[union-attr]
+    review = await _review(report, port, js)
+    assert [i.severity for i in _issues(review, 7)] == [Severity.minor]
+
+
+class SloppyFirstDraft:
+    """The real offline author whose first draft loses a section and cites a reference that does not exist."""
+
+    def __init__(self, inner: OfflineAuthor) -> None:
+        self.inner = inner
+        self.model = inner.model
+
+    def known_papers(self):  # type: ignore[no-untyped-def]
+        return self.inner.known_papers()
+
+    async def draft(self, job, tools):  # type: ignore[no-untyped-def]
+        report = await self.inner.draft(job, tools)
+        report.sections = [s for s in report.sections if s.title != "Contradictions and Debates"]
+        report.section("Introduction").body += "\n\nSee also the review of all reviews [77]."
+        return report
+
+    async def revise(self, report, review, tools):  # type: ignore[no-untyped-def]
+        return await self.inner.revise(report, review, tools)
+
+
+async def test_revision_needed_then_revised_then_pass(port, js) -> None:  # type: ignore[no-untyped-def]
+    job = review_job(RequestReview(topic=TOPIC, run_id=f"rv-loop-{uuid.uuid4().hex[:8]}"))
+    author = SloppyFirstDraft(OfflineAuthor(RELEVANCE, ReviewerSettings()))
+    recorder = RunRecorder(js, job.run_id)
+    async with recorder.running():
+        outcome = await review_loop(job, author, PeerReviewer(3), port, recorder)
+    first, second = outcome.rounds
+    assert first.review.verdict == "REVISION_NEEDED" and first.check.unknown_ids == [77]
+    assert {(i.check, i.severity) for i in first.review.issues} >= {(1, Severity.critical), (2, Severity.critical)}
+    assert second.review.verdict == "PASS" and outcome.verdict == "PASS" and not outcome.check.unknown_ids
+    assert outcome.report.section("Contradictions and Debates") is not None
+    events = [e async for _, e in replay(js, job.run_id)]
+    assert [e.verdict for e in events if e.type == "verdict"] == ["REVISION_NEEDED", "PASS"]
+    assert [e.agent for e in events if e.type == "agent_start"] == ["researcher", "peer_reviewer", "researcher", "peer_reviewer"]
+
+
+async def test_a_single_round_never_passes_a_report_with_an_unknown_id(port, js) -> None:  # type: ignore[no-untyped-def]
+    job = review_job(RequestReview(topic=TOPIC, max_iterations=1, run_id=f"rv-one-{uuid.uuid4().hex[:8]}"))
+    recorder = RunRecorder(js, job.run_id)
+    async with recorder.running():
+        outcome = await review_loop(job, SloppyFirstDraft(OfflineAuthor(RELEVANCE, ReviewerSettings())), PeerReviewer(3), port, recorder)
+    assert len(outcome.rounds) == 1 and outcome.verdict == "REVISION_NEEDED" and outcome.check.blocking
