@@ -42,6 +42,9 @@ Role = Literal["reader", "researcher", "admin"]
 ROLES: tuple[Role, ...] = ("reader", "researcher", "admin")  # each role may do what the ones before it may
 RANK = {role: rank for rank, role in enumerate(ROLES)}
 KEY_PREFIX = "rek_"
+# The web console's sign-in cookie (HttpOnly, SameSite=Strict, set by `console.pages`): it holds
+# the same key, so a browser's fetch / EventSource calls pass the same role checks as the CLI.
+CONSOLE_COOKIE = "research_console_key"
 
 # The status codes `require` answers with, for a route's `responses=` (the OpenAPI document).
 AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -153,7 +156,7 @@ def require(role: Role) -> Callable[..., Awaitable[Caller]]:
         bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     ) -> Caller:
         guard: Guard = getattr(request.app.state, "guard", _CLOSED)
-        secret = header_key or (bearer.credentials if bearer else None)
+        secret = header_key or (bearer.credentials if bearer else None) or request.cookies.get(CONSOLE_COOKIE)
         if not secret and guard.open:
             return OPEN_CALLER
         client = request.client.host if request.client else "unknown"

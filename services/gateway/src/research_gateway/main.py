@@ -24,7 +24,7 @@ from research_gateway import admin, claims, ledger, reports, reviews, runs, sear
 from research_gateway.auth import Guard
 from research_gateway.deps import SERVICE, Session
 from research_gateway.observability import instrument, serve_metrics
-from research_gateway import edge
+from research_gateway import console, edge
 from research_gateway.throttle import FailedAuthThrottle
 from research_platform import metrics
 from research_platform.broker import ensure_streams_at, make_broker
@@ -81,6 +81,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (tasks, search, ledger, admin, source_lists, claims, reports, reviews):
         app.include_router(module.router)
     app.include_router(runs.router(app))
+    app.include_router(console.router)  # the web console at / (HTML shells over this API)
+    app.mount("/static/console", console.pages.static, name="console-static")
     instrument(app)  # HTTP metrics (instrumentator) and /metrics
 
     @app.get("/healthz")

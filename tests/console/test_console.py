@@ -1,0 +1,155 @@
+"""The console in a real browser: sign-in, each mode's trace and result, the ledger, source-list
+controls, the operator's controls with and without the admin key, and a trace resumed after a reload."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+import httpx
+import nats
+import pytest
+from playwright.async_api import expect
+
+from research_contracts.runs import AgentStarted, ReasoningShared, RunDone, VerdictReached
+from research_engine.stack import Stack
+from research_runs import RunRecorder
+from tests.console.conftest import shot
+from tests.keys import api_key
+
+pytestmark = [pytest.mark.browser, pytest.mark.e2e]
+LONG = 240_000  # ms a real run may take on a shared 2-core machine (a bound, not a measured speed)
+
+
+async def test_the_console_url_signs_in_with_a_cookie_and_drops_the_key(open_console: Any, console_stack: Stack) -> None:
+    page = await open_console(console_stack.admin_key)
+    assert page.url == f"{console_stack.gateway_url}/", "the key left the address bar"
+    cookie = next(c for c in await page.context.cookies() if c["name"] == "research_console_key")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    await expect(page.get_by_role("heading", name="Ask")).to_be_visible()
+    await expect(page.locator("#role")).to_have_text("admin")
+    await shot(page, "ask")
+    bad = await open_console("rek_not-a-key")
+    await expect(bad.get_by_role("alert")).to_contain_text("unknown or revoked key")
+    await expect(bad.get_by_label("API key")).to_be_visible()
+    await shot(bad, "sign-in-refused")
+
+
+async def test_a_question_becomes_a_claim_whose_page_shows_quotes_and_verdict(open_console: Any, console_stack: Stack) -> None:
+    page = await open_console(console_stack.admin_key)
+    await page.get_by_label("Question → ledger claim").check()
+    await page.get_by_label("Question", exact=True).fill("Does exercise training improve quality of life in chronic heart failure?")
+    await page.get_by_role("button", name="Submit").click()
+    await page.wait_for_url(re.compile(r"/task/"))
+    await expect(page.locator("#task article.claim")).to_be_visible(timeout=LONG)
+    await expect(page.locator("#task-status")).not_to_have_text(re.compile("queued|running"), timeout=LONG)
+    await shot(page, "question-task")
+    await page.get_by_role("link", name="claim page").click()
+    await expect(page.get_by_role("heading", name="Supports")).to_be_visible()
+    await expect(page.locator("ol.supports blockquote").first).not_to_be_empty()
+    await expect(page.get_by_role("heading", name="Verdict", exact=True)).to_be_visible(timeout=LONG)
+    await expect(page.get_by_role("heading", name="Verdict history")).to_be_visible()
+    await shot(page, "claim")
+    await page.get_by_role("link", name="Ledger").click()
+    await expect(page.locator("#claims tr").first).to_be_visible()
+    await shot(page, "ledger")
+
+
+async def test_a_literature_review_streams_its_trace_and_renders_the_report(open_console: Any, console_stack: Stack) -> None:
+    page = await open_console(console_stack.admin_key)
+    await page.get_by_label("Literature review").check()
+    await page.get_by_label("Review topic").fill("exercise training in chronic heart failure")
+    await page.get_by_role("button", name="Submit").click()
+    await page.wait_for_url(re.compile(r"/run/"))
+    await expect(page.locator('#trace li[data-type="agent_start"]').first).to_be_visible(timeout=LONG)
+    await expect(page.locator("#run-status")).to_have_text(re.compile("completed|failed"), timeout=LONG)
+    await expect(page.locator('#trace li[data-type="verdict"]').first).to_be_visible()
+    await expect(page.locator("#result article.markdown h2").first).to_be_visible()
+    await expect(page.get_by_role("link", name="BibTeX")).to_be_visible()
+    await expect(page.locator("#result details.panel summary").first).to_contain_text("Citation check")
+    await shot(page, "review-run")
+
+
+async def test_a_source_list_runs_then_remove_flag_export_and_pause(open_console: Any, console_stack: Stack) -> None:
+    headers = {"X-API-Key": console_stack.admin_key}
+    limits = {"allowed_apis": ["corpus"], "max_references": 5}
+    httpx.put(f"{console_stack.gateway_url}/api/research/v1/source-lists/limits/demo", json=limits, headers=headers).raise_for_status()
+    page = await open_console(console_stack.admin_key)
+    await page.get_by_label("Source list").check()
+    await page.get_by_label("Workspace").fill("demo")
+    await page.get_by_label("Workspace").dispatch_event("change")
+    await expect(page.locator("#limits")).to_contain_text("at most 5 references")
+    await page.get_by_label("What should the sources cover?").fill("exercise training quality of life in chronic heart failure")
+    await page.get_by_label("Number of references").fill("8")
+    await page.get_by_label("Schedule (optional)").select_option("P1D")
+    await shot(page, "ask-source-list")
+    await page.get_by_role("button", name="Submit").click()
+    await page.wait_for_url(re.compile(r"/run/"))
+    await expect(page.locator("#result pre").first).to_contain_text('"num_references": 5')  # the admin's clamp, shown
+    await expect(page.locator("#run-status")).to_have_text("completed", timeout=LONG)
+    await expect(page.locator("#trace li").first).to_be_visible()
+    await expect(page.locator("#result article.markdown")).to_be_visible()
+    await shot(page, "source-list-run")
+    await page.get_by_role("link", name="Open as source-list cards").click()
+    cards = page.locator("#sl-cards li.source")
+    await expect(cards.first).to_be_visible()
+    before = await cards.count()
+    await cards.first.get_by_role("button", name="Flag preferred").click()
+    await expect(page.get_by_role("alert")).to_have_text("Source flagged preferred.")
+    await expect(cards.first.locator(".preferred")).to_be_visible()
+    await cards.last.get_by_role("button", name="Remove").click()
+    await expect(page.get_by_role("alert")).to_have_text("Source removed.")
+    await expect(cards).to_have_count(before - 1)
+    await page.reload()
+    await expect(cards).to_have_count(before - 1)  # the removal is stored, not just hidden
+    await page.get_by_label("Export").select_option("bib")
+    async with page.expect_download() as download:
+        await page.get_by_role("link", name="Download").click()
+    saved = await (await download.value).path()
+    assert "@" in saved.read_text()
+    await page.get_by_role("button", name="Pause schedule").click()
+    await expect(page.get_by_role("alert")).to_have_text("Schedule paused.")
+    await expect(page.locator("#sl-schedule")).to_contain_text("paused")
+    await shot(page, "source-list-cards")
+    await page.set_viewport_size({"width": 390, "height": 844})
+    await shot(page, "source-list-phone")
+
+
+async def test_operator_run_once_needs_the_admin_key(open_console: Any, console_stack: Stack, sessions: Any) -> None:
+    admin = await open_console(console_stack.admin_key)
+    await admin.get_by_role("link", name="Operate").click()
+    correlator = admin.locator('[data-agent="correlator"]')
+    await correlator.get_by_role("button", name="run-once").click()
+    await expect(admin.get_by_role("alert")).to_contain_text("correlator: run-once")
+    await expect(admin.locator("#dead-letters tr").first).to_be_visible()
+    await shot(admin, "operate-admin")
+    reader = await open_console(await api_key(sessions, "reader"))
+    await reader.get_by_role("link", name="Operate").click()
+    run_once = reader.locator('[data-agent="correlator"]').get_by_role("button", name="run-once")
+    await expect(run_once).to_be_disabled()
+    await expect(reader.locator("#need-admin")).to_contain_text("need the admin role")
+    await run_once.evaluate("b => { b.disabled = false; }")  # the API is the gate, not the button
+    await run_once.click()
+    await expect(reader.get_by_role("alert")).to_contain_text("Forbidden (403)")
+    await shot(reader, "operate-reader-403")
+
+
+async def test_the_trace_resumes_after_a_reload(open_console: Any, console_stack: Stack, nc: nats.NATS) -> None:
+    run_id = f"console-{uuid.uuid4().hex[:10]}"
+    recorder = RunRecorder(nc.jetstream(), run_id, agent="reviewer")
+    await recorder.emit(AgentStarted(run_id=run_id, agent="reviewer"))
+    await recorder.emit(ReasoningShared(run_id=run_id, agent="reviewer", text="plan 3 searches"))
+    page = await open_console(console_stack.admin_key)
+    await page.goto(f"{console_stack.gateway_url}/run/{run_id}")
+    await expect(page.locator("#trace li.reasoning")).to_have_text(re.compile("plan 3 searches"))
+    await page.reload()
+    await expect(page.locator("#trace li.note")).to_contain_text("Resumed after event")
+    await recorder.emit(ReasoningShared(run_id=run_id, agent="reviewer", text="search 1 of 3"))
+    await recorder.emit(VerdictReached(run_id=run_id, agent="peer_reviewer", verdict="PASS"))
+    await recorder.emit(RunDone(run_id=run_id))
+    await expect(page.locator("#run-status")).to_have_text("completed")
+    texts = [" ".join(t.split()) for t in await page.locator("#trace li.reasoning").all_inner_texts()]
+    assert texts == ["reviewer search 1 of 3"]  # nothing replayed twice after the reload
+    await expect(page.locator('#trace li[data-type="verdict"]')).to_contain_text("PASS")
+    await shot(page, "run-resumed")
