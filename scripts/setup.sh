@@ -9,6 +9,13 @@ PY="${PYTHON:-$(command -v python3.11 || command -v python3)}"
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
+# The console's browser tests (tests/console) drive Debian's Chromium: install it when missing and
+# this machine allows it (root + apt); otherwise those tests skip and say how to run them.
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  (apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 \
+    || (apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends chromium >/dev/null 2>&1)) \
+    || echo "setup: could not install chromium; the browser tests (tests/console) will skip" >&2
+fi
 stamp=.venv/.research-engine-installed
 want=$(cat constraints.txt pyproject.toml libs/*/pyproject.toml services/*/pyproject.toml | "$PY" -c 'import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())')
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
