@@ -113,6 +113,7 @@ def demo(
             for view in views:
                 _print_task(view)
             _demo_source_list(client, timeout)
+            _demo_review(client, timeout)
     failed = sum(1 for view in views if view["status"] == "failed")
     summary = f"; {failed} of {len(views)} tasks failed (reasons above)" if failed else ""
     typer.echo(f"demo finished in {time.monotonic() - started:.1f}s{summary}; the stack is stopped.")
@@ -162,6 +163,33 @@ def _demo_source_list(client: httpx.Client, timeout: float) -> None:
         for fact in (source["facts"] or [])[:2]:
             typer.echo(textwrap.fill(f"- [{fact['confidence']}] {fact['statement']}", width=100,
                                      initial_indent="    ", subsequent_indent="      "))
+
+
+def _demo_review(client: httpx.Client, timeout: float) -> None:
+    """One short literature review (one round) over the demo corpus: verdict, tag mix, citation check."""
+    accepted = client.post("/api/research/v1/reviews", json={
+        "topic": "exercise training and quality of life in chronic heart failure", "max_iterations": 1})
+    accepted.raise_for_status()
+    review_id = accepted.json()["review_id"]
+    deadline = time.monotonic() + timeout
+    while (view := client.get(f"/api/research/v1/reviews/{review_id}").json())["status"] == "running":
+        if time.monotonic() > deadline:
+            typer.echo(f"review {review_id} still running after {timeout:.0f}s")
+            return
+        time.sleep(1.0)
+    typer.echo("\n" + "=" * 100)
+    if view["status"] == "failed":
+        typer.echo(f"Review failed: {view['error']}")
+        return
+    tags: dict[str, int] = {}
+    for claim in view["claims"]:
+        tags[claim["tag"]] = tags.get(claim["tag"], 0) + 1
+    check = view["citation_check"]
+    typer.echo(f"Review ({view['iterations']} round, {len(view['report']['references'])} references): {view['verdict']}; "
+               f"tags {', '.join(f'{t} {n}' for t, n in sorted(tags.items()))}; citation check: {len(check['unknown_ids'])} unknown, "
+               f"{check['unsupported']} unsupported, {check['uncited']} uncited, accuracy {check['citation_accuracy']:.2f}, "
+               f"grounding {check['grounding']:.2f}")
+    typer.echo(f"  full report: research-engine export {review_id} --format md")
 
 
 def _print_task(view: dict) -> None:
