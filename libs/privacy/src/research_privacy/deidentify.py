@@ -85,16 +85,23 @@ def find_identifiers(text: str) -> list[Identifier]:
                     tier[id(found)] = level
     for start, end, value in recognisers.name_spans(text):
         candidates.append(Identifier(recognisers.NAME, value, start, end))
-    for start, end, value, category in unlisted_spans(text):
-        found = Identifier(category, value, start, end)
-        candidates.append(found)
-        tier[id(found)] = 2
     rank = {category: i for i, category in enumerate(_PRIORITY)}
-    # On equal length the original US patterns win, then the international ones, then the
-    # allow-list's guess (a date is a DATE, a licence number a LICENCE).
+    # On equal length the original US patterns win over the international ones (a licence
+    # number stays a LICENCE).
     candidates.sort(key=lambda c: (-(c.end - c.start), tier.get(id(c), 0), rank.get(c.category, len(rank)), c.start))
     chosen: list[Identifier] = []
     for candidate in candidates:
+        if all(candidate.end <= c.start or candidate.start >= c.end for c in chosen):
+            chosen.append(candidate)
+    # Then the allow-list rules, on what the patterns left: a date stays a DATE, an e-mail an EMAIL.
+    masked = text
+    for c in chosen:
+        masked = masked[: c.start] + "\x00" * (c.end - c.start) + masked[c.end :]
+    unlisted = sorted(
+        (Identifier(category, value, start, end) for start, end, value, category in unlisted_spans(masked)),
+        key=lambda c: (-(c.end - c.start), c.start),
+    )
+    for candidate in unlisted:
         if all(candidate.end <= c.start or candidate.start >= c.end for c in chosen):
             chosen.append(candidate)
     chosen += _surname_mentions(text, chosen)

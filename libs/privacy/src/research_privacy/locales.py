@@ -28,6 +28,7 @@ _MONTH_WORDS = (
     "января февраля марта апреля мая июня июля августа сентября октября ноября декабря "
     "ocak şubat mart nisan mayıs haziran temmuz ağustos eylül ekim kasım aralık"
 )
+MONTH_NAMES = frozenset(_MONTH_WORDS.split())
 _MONTH = r"(?:" + "|".join(sorted(set(_MONTH_WORDS.split()), key=len, reverse=True)) + r")"
 _DAY = r"(?:0?[1-9]|[12]\d|3[01])"
 _YEAR = r"(?:1[89]\d\d|20\d\d|'?\d\d)"
@@ -42,14 +43,17 @@ _TYPE_AFTER = (
 _BEFORE_WORDS = (
     "rue avenue av bd boulevard chemin allée allee impasse quai route place via viale vicolo corso piazza piazzale "
     "calle carrer avenida avda paseo plaza camino carrera rua travessa largo praça praca estrada alameda ul ulica "
-    "ulitsa aleja straße strasse utca jalan soi thanon sokak cadde caddesi"
+    "ulitsa aleja straße strasse utca jalan soi thanon sokak cadde caddesi ronda travesía travesia glorieta pasaje "
+    "cuesta vía urbanización callejón colonia retorno privada circuito cerrada andador prolongación calzada "
+    "periférico viela vila ladeira rodovia setor quadra conjunto vereda passeio recanto jardim parque"
 ).split()
 _TYPE_BEFORE = r"(?:c/|" + "|".join(_BEFORE_WORDS) + r")"
 # Type-first streets with the number last ("Via Roma 10") only when capitalised: "via Notch 1" is biology.
 _TYPE_BEFORE_TITLED = r"(?:C/|" + "|".join(w[:1].upper() + w[1:] for w in _BEFORE_WORDS) + r")"
 _TYPE_SUFFIX = (
     r"(?:straße|strasse|str|weg|gasse|platz|allee|ring|damm|ufer|steig|pfad|gracht|straat|laan|kade|plein|"
-    r"gatan|gata|gaten|vej|veien|vegen|gade|katu|tie|utca|sokak|caddesi)"
+    r"gatan|gata|gaten|vej|veien|vegen|gade|katu|tie|utca|sokak|caddesi|pad|hof|dreef|singel|wal|markt|steeg|"
+    r"stigen|vägen|gränd|torget|backe)"
 )
 _NAMEWORD = r"[A-ZÀ-ÖØ-Þ][\w'’.\-]*"
 _PARTICLE = r"(?:de|del|della|di|da|do|dos|das|des|du|la|le|les|von|van|der|den|the|of|los|las|y|e)"
@@ -62,10 +66,12 @@ _POSTCODE = (
     r"|\d{3}-\d{4}"  # Japan
     r"|(?:[A-Z]{1,2}-)?\d{4,6})"  # most of Europe, India, China
 )
+# The rest of a clause after an address cue; an abbreviation's dot ("Edif. 733") does not end it.
+_CLAUSE = r"(?:[^.;:()\n?]|\.(?=(?-i:\s*[\d,a-z(]|\S))){3,100}"
 _CITY = r"[A-ZÀ-ÖØ-Þ][\w\-]+(?:\s[A-ZÀ-ÖØ-Þ][\w\-]+)?"
 _TAIL = (
     r"(?:,?\s*(?:(?:apt|apartment|flat|suite|ste|unit|piso|étage|etage|bte|app|wohnung|#)\.?\s*[\w\-]+))?"
-    r"(?:,\s*(?:" + _POSTCODE + r"\s+)?" + _CITY + r"(?:\s+" + _POSTCODE + r")?)?"
+    r"(?:,\s*(?:" + _POSTCODE + r"\s+)?" + _CITY + r"(?:\s+" + _POSTCODE + r")?|,?\s+" + _POSTCODE + r"\s+" + _CITY + r")?"
     r"(?:,\s*" + _POSTCODE + r")?"
 )
 
@@ -126,7 +132,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
         r"[^,;()\n]{0,20}?\d)(?![\d/.\-])", _I), 1),
     # Phones: + country code in any grouping, or a national number opening with 0.
     Recogniser(PHONE, re.compile(r"(?<![\w+])\+\s?\d{1,3}(?:[\s.\-/]?\(?\d{1,5}\)?){2,6}(?![\w])"), accept=_phone),
-    Recogniser(PHONE, re.compile(r"(?<![\w.+])\(?0\d{1,4}\)?(?:[\s.\-/]?\d{2,5}){2,4}(?![\w.])"), accept=_phone),
+    Recogniser(PHONE, re.compile(r"(?<![\w.+])\(?0\s?\d{1,4}\)?(?:[\s.\-/]?\d{2,5}){2,4}(?![\w.])"), accept=_phone),
     Recogniser(PHONE, re.compile(r"(?<![\w.+])\(\d{2,4}\)\s?\d{3,4}[\s.\-]?\d{3,4}(?![\w.])"), accept=_phone),
     Recogniser(PHONE, re.compile(
         r"\b(?:phone|tel|tél|telefon|teléfono|telefone|telefono|mobile|mobil|móvil|cell|handy|gsm|whatsapp|"
@@ -155,14 +161,18 @@ RECOGNISERS: tuple[Recogniser, ...] = (
         r"(?<!\w)[A-ZÀ-ÖØ-Þ][\w\-]*(?i:" + _TYPE_SUFFIX + r")\.?\s+" + _HOUSE + r"(?!\w)" + _TAIL)),
     Recogniser(ADDRESS, re.compile(
         r"\b(?:lives|living|resides|residing|resident|wohnhaft|domiciliad[oa]|habite|vive|woont|mieszka)"
-        r"\s+(?:at|in|on|en|à|a|in\s+der|op|na|w)\s+([^.;:()\n?]{3,80})", _I), 1),
+        r"\s+(?:at|in|on|en|à|a|in\s+der|op|na|w)\s+(" + _CLAUSE + r")", _I), 1),
     Recogniser(ADDRESS, re.compile(
-        r"\b(?:address|addr|adresse|dirección|direccion|endereço|indirizzo|adres|адрес)\b\s*[:#]?\s*"
-        r"([^.;()\n?]{3,80})", _I), 1),
+        r"\b(?:address|addr|adresse|dirección|direccion|endereço|indirizzo|adres|адрес|home|residence|domicile|"
+        r"domicilio|wohnort|anschrift)\b\s*[:#]\s*(" + _CLAUSE + r")", _I), 1),
+    Recogniser(ADDRESS, re.compile(
+        r"\b(?:home\s+address|residential\s+address|postal\s+address|mailing\s+address|home)\s+(?=\S*\d)(" + _CLAUSE + r")",
+        _I), 1),
+    Recogniser(ADDRESS, re.compile(r",\s*[A-Z]{2,3}\s+\d{5}(?:-\d{4})?\b")),
     Recogniser(ADDRESS, re.compile(r"(?<!\w)(?:[A-Z]{1,2}\d[A-Z\d]?\s\d[A-Z]{2}|[A-Z]\d[A-Z]\s\d[A-Z]\d)(?!\w)")),
     Recogniser(ADDRESS, re.compile(r",\s*((?:[A-Z]{1,2}-)?\d{4,5}\s+" + _CITY + r")"), 1),
     # Names after a title in any of the listed languages (Sra. Núñez, Herr Müller, Dott.ssa Bianchi).
     Recogniser(NAME, re.compile(
         r"(?<!\w)" + TITLES + r"\.?\s+((?:[A-ZÀ-ÖØ-Þ]\.\s*)*[A-ZÀ-ÖØ-Þ][\w'’\-]+(?:\s+(?:"
-        + _PARTICLE + r"\s+)?[A-ZÀ-ÖØ-Þ][\w'’\-]+){0,3})"), 1),
+        + _PARTICLE + r"\s+)?(?!(?i:" + _MONTH + r")\b)[A-ZÀ-ÖØ-Þ][\w'’\-]+){0,3})"), 1),
 )

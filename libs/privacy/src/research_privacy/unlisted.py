@@ -5,7 +5,9 @@ allow-list (`vocabulary`) instead of a list of names:
 - a word in a non-Latin script (Иванова, 王芳, محمد, श्रीनिवास) — a lone Greek letter excepted;
 - unknown words right after a patient cue or a title ("my patient Ngozi Okonkwo", "pt maría");
 - a run of two or more capitalised words none of which is known science ("Margaret Whitfield");
-- a token with digits that is not a known symbol or a scientific number ("K9X4421", "0142").
+- a token with digits that is not a known symbol or a scientific number ("K9X4421", "0142");
+- an address-like run: numbers mixed with two or more unknown words, in any script and street
+  form ("Ekstigen 06 97361 Göteborg", "Số 46 Khóm 34", "노원구 논현가 406-82").
 Free text keeps everything else: evidence quotes must survive de-identification intact.
 """
 
@@ -15,11 +17,11 @@ import re
 from collections.abc import Iterator
 
 from research_privacy import vocabulary
-from research_privacy.locales import PATIENT_CUES, TITLES
-from research_privacy.recognisers import MRN, NAME
+from research_privacy.locales import MONTH_NAMES, PATIENT_CUES, TITLES
+from research_privacy.recognisers import ADDRESS, MRN, NAME
 
 # Placeholders from an earlier pass and DOIs (10.1056/NEJMoa1607141) are never identifiers.
-_EXEMPT = re.compile(r"\[[A-Z_]+_\d+\]|\b10\.\d{4,9}/[^\s\"<>]+")
+_EXEMPT = re.compile(r"\[[A-Z_]+_\d+\]|\S+@\S+|\b10\.\d{4,9}/[^\s\"<>]+")
 _SENTENCE_BREAK = re.compile(r"[;?!\n(){}<>]|\.\s")
 _CUE_WINDOW = 4
 _TITLE = re.compile(TITLES, re.IGNORECASE)
@@ -58,6 +60,7 @@ def unlisted_spans(text: str) -> Iterator[tuple[int, int, str, str]]:
     yield from _other_scripts(text, tokens)
     yield from _after_cues(text, tokens)
     yield from _capitalised_runs(text, tokens)
+    yield from _address_runs(text, tokens)
     for start, end, token in tokens:
         if _record_like(token):
             yield start, end, token, MRN
@@ -86,6 +89,8 @@ def _after_cues(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tuple
         while i < len(tokens) and len(chosen) < _CUE_WINDOW:
             start, end, token = tokens[i]
             gap = text[previous_end:start]
+            if "\x00" in gap:
+                break  # an identifier a pattern already took ends the window
             if _SENTENCE_BREAK.search(gap) and not (chosen and len(tokens[chosen[-1]][2]) == 1):
                 break
             if _TITLE.fullmatch(token) and not chosen:
@@ -106,7 +111,12 @@ def _capitalised_runs(text: str, tokens: list[tuple[int, int, str]]) -> Iterator
     names = vocabulary.person_names()
     run: list[int] = []
     for i in range(len(tokens) + 1):
-        unknown = i < len(tokens) and _capitalised(tokens[i][2]) and not _known(tokens, i)
+        unknown = (
+            i < len(tokens)
+            and _capitalised(tokens[i][2])
+            and tokens[i][2].lower() not in MONTH_NAMES
+            and not _known(tokens, i)
+        )
         if unknown and run:
             gap = text[tokens[run[-1]][1] : tokens[i][0]]
             joined = not gap.strip() or (gap.strip() == "," and tokens[i][2].casefold() in names)
@@ -117,3 +127,31 @@ def _capitalised_runs(text: str, tokens: list[tuple[int, int, str]]) -> Iterator
             start, end = tokens[run[0]][0], tokens[run[-1]][1]
             yield start, end, text[start:end], NAME
         run = [i] if unknown else []
+
+
+_RUN_GAP = re.compile(r"[\s,/\-–]*")
+
+
+def _address_runs(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tuple[int, int, str, str]]:
+    """Runs of unknown words and numbers, at least one number and two unknown words."""
+    run: list[int] = []
+
+    def close() -> Iterator[tuple[int, int, str, str]]:
+        numbers = sum(1 for j in run if any(c.isdigit() for c in tokens[j][2]))
+        words = sum(1 for j in run if not any(c.isdigit() for c in tokens[j][2]))
+        if numbers and words >= 2:
+            start, end = tokens[run[0]][0], tokens[run[-1]][1]
+            yield start, end, text[start:end], ADDRESS
+
+    for i, (start, _, token) in enumerate(tokens):
+        strict = token.isdigit() or not vocabulary.is_scientific(token, initial=False)
+        member = strict and token.lower() not in MONTH_NAMES and not vocabulary.is_greek_symbol(token)
+        if member and run:
+            gap = text[tokens[run[-1]][1] : start]
+            abbreviation = gap.startswith(".") and len(tokens[run[-1]][2]) <= 4 and _RUN_GAP.fullmatch(gap[1:])
+            if _RUN_GAP.fullmatch(gap) or abbreviation:
+                run.append(i)
+                continue
+        yield from close()
+        run = [i] if member else []
+    yield from close()

@@ -17,7 +17,9 @@ import unicodedata
 from functools import lru_cache
 from importlib import resources
 
-TOKEN = re.compile(r"\w+(?:[-'’._]\w+)*")
+# Word characters plus combining marks (Thai, Devanagari and Vietnamese vowels and tones).
+_W = r"[\w\u0300-\u036F\u0900-\u0DFF\u0E00-\u0E7F\u1AB0-\u1AFF]"
+TOKEN = re.compile(_W + r"+(?:[-'’._]" + _W + r"+)*")
 _POSSESSIVE = re.compile(r"['’]s?$")
 
 # International Nonproprietary Name stems and disease/procedure suffixes: a lowercase word with
@@ -110,8 +112,18 @@ def is_greek_symbol(token: str) -> bool:
     return len(token) == 1 and "GREEK" in unicodedata.name(token, "")
 
 
+# Lowercase particles of names ("van den Berg", "bin Salman"): words, but never worth the risk.
+# Street words too: "home avenue de …" must not carry the street type out.
+_NAME_PARTICLES = frozenset(
+    """van von der den ter ten bin ibn abu dos das del della les los street avenue lane boulevard rue calle via
+    viale strasse straße avenida rua suite apt apartment""".split()
+)
+
+
 def known_word(lower: str) -> bool:
     """A lowercase word of the vocabulary, by its stem, or a plural of either."""
+    if lower in _NAME_PARTICLES:
+        return False
     if lower in words() or _STEM.match(lower):
         return True
     for suffix, replacement in (("ies", "y"), ("es", ""), ("s", "")):
@@ -125,7 +137,7 @@ def known_word(lower: str) -> bool:
 _YEAR = re.compile(r"^(?:1[89]|20)\d\d$")
 _SMALL_NUMBER = re.compile(r"^\d{1,2}(?:[.,]\d{1,3})?%?$")
 _DECIMAL = re.compile(r"^\d{0,3}\.\d{1,4}$")
-_RANGE = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3})?)(?:[-–:]\d{1,3}(?:\.\d{1,3})?){1,2}$|^(?:1[89]|20)\d\d[-–](?:1[89]|20)\d\d$")
+_RANGE = re.compile(r"^(?:\d{1,2}(?:\.\d{1,3})?)(?:[-–:]\d{1,2}(?:\.\d{1,3})?){1,2}$|^(?:1[89]|20)\d\d[-–](?:1[89]|20)\d\d$")
 _SCIENTIFIC_ID = re.compile(
     r"^(?:rs\d{3,12}|NCT\d{8}|ISRCTN\d{8}|[cgmnrp]\.[\w>_*+\-]+|CD\d{1,3}[a-z]?|[A-Z]{2,6}\d{1,2}[A-Z]?\d?)$"
 )
@@ -138,8 +150,12 @@ def number_allowed(token: str) -> bool:
     return bool(_YEAR.match(token) or _SMALL_NUMBER.match(token) or _DECIMAL.match(token) or _RANGE.match(token))
 
 
-def is_scientific(token: str, previous: str = "", following: str = "") -> bool:
-    """May `token` leave the process? `previous` / `following` are its neighbours in the text."""
+def is_scientific(token: str, previous: str = "", following: str = "", *, initial: bool = True) -> bool:
+    """May `token` leave the process? `previous` / `following` are its neighbours in the text.
+
+    `initial=False` says the token is inside a sentence: a capitalised word there is a proper
+    noun ("Suite 240", "Piano 5"), allowed only as an eponym or by a drug/disease stem.
+    """
     base = _POSSESSIVE.sub("", token) if len(token) > 3 else token
     if not base:
         return False
@@ -155,13 +171,21 @@ def is_scientific(token: str, previous: str = "", following: str = "") -> bool:
         return base.isupper() and previous.lower() in LETTER_HEADS
     if "-" in base and not has_digit and base not in symbols():
         parts = base.split("-")
-        return all(p and is_scientific(p, following=following) for p in parts)
+        return all(p and is_scientific(p, following=following, initial=initial) for p in parts)
     lower = base.lower()
     if base.islower():
         return known_word(lower)
     name = lower.casefold() in person_names()
-    if base in eponyms():
-        return not name or base != token or following.lower() in EPONYM_HEADS
+    if base in eponyms():  # used as one: "Crohn's", "Hodgkin lymphoma", "Staphylococcus aureus"
+        if base != token or following.lower() in EPONYM_HEADS:
+            return True
+        if not name and following.islower() and known_word(following.lower()):
+            return True
     if base[0].isupper() and base[1:].islower():  # Title case: a word at the start of a sentence
-        return known_word(lower) and not name
+        if not initial:
+            return bool(_STEM.match(lower)) and not name
+        # A word that is also a name opens a sentence only before a lowercase word or a number
+        # ("Type 2 diabetes", "Young adults"), never before another capitalised one ("Rose Young").
+        phrase = bool(following) and (following[:1].islower() or following[:1].isdigit())
+        return known_word(lower) and (not name or phrase)
     return base in symbols()  # ALL CAPS or mixed case: only as a listed symbol (DNA, HbA1c)
