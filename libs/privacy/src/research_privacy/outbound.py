@@ -69,6 +69,11 @@ def outbound_query(text: str) -> str:
         pieces.append(item)
     while pieces and pieces[-1].lower() in _TRAILING | _LABEL_WORDS:
         pieces.pop()
+    for _ in range(3):  # the query as sent must pass the same check the connector applies
+        unknown = set(unlisted_terms(" ".join(pieces)))
+        if not unknown:
+            break
+        pieces = [piece for piece in pieces if piece not in unknown]
     query = " ".join([*pieces, *kept])
     if query and text.rstrip().endswith("?") and not kept:
         query += "?"
