@@ -50,7 +50,9 @@ def _record_like(token: str) -> bool:
         return (token.startswith("0") and len(token) >= 3) or len(token) >= 6
     letters = any(c.isalpha() for c in token)
     if letters:
-        return digits >= 3 and not vocabulary.is_scientific(token)
+        # Record numbers carry capitals (A1234567, K9X-4421-Q); lowercase hex ids and accession
+        # strings are left to the allow-list of the outbound builders, which drops them anyway.
+        return digits >= 3 and any(c.isupper() for c in token) and not vocabulary.is_scientific(token)
     return digits >= 6 and not vocabulary.number_allowed(token)
 
 

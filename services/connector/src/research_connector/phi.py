@@ -4,7 +4,7 @@
 connector refuses to send such a query to any outside source. Besides the recognisers, the
 allow-list is asked (`research_privacy.unlisted_terms`): a query term outside the scientific
 vocabulary that is shaped like an identifier — capitalised, in a non-Latin script, a known
-given name or surname, or a token with digits — refuses the query too, whatever its origin.
+given name or surname, or a number or capitalised code — refuses the query too, whatever its origin.
 Unknown lowercase words still pass (a new drug name), so free-form queries keep working.
 Only the kinds are returned, never the matched values, so nothing sensitive reaches logs or
 audit rows.
@@ -47,7 +47,10 @@ def find_identifiers(text: str) -> list[str]:
         rest = rest[: f.start] + " " + rest[f.end :]
     for term in unlisted_terms(rest):
         if any(c.isdigit() for c in term):
-            kinds.add("record_number")
+            # Record numbers are digits or capitals with digits (A1234567, K9X-4421-Q); a lowercase
+            # id such as a cache-busting hex token is not refused (the query builder drops it anyway).
+            if term.isdigit() or any(c.isupper() for c in term):
+                kinds.add("record_number")
         elif term[:1].isupper() or not is_latin(term) or term.casefold() in person_names():
             kinds.add("name")
     return sorted(kinds)
