@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from research_privacy import recognisers
+from research_privacy import locales, recognisers
+from research_privacy.unlisted import unlisted_spans
 
 # When two recognisers claim overlapping text, the longer span wins; on equal length, the
 # more specific category (earlier here) wins.
@@ -72,15 +73,35 @@ def find_identifiers(text: str) -> list[Identifier]:
     if not text:
         return []
     candidates: list[Identifier] = []
-    for recogniser in recognisers.RECOGNISERS:
-        for start, end, value in recogniser.spans(text):
-            candidates.append(Identifier(recogniser.category, value.strip(), start, start + len(value.rstrip())))
+    tier: dict[int, int] = {}
+    for level, group in enumerate((recognisers.RECOGNISERS, locales.RECOGNISERS)):
+        for recogniser in group:
+            for start, end, value in recogniser.spans(text):
+                trimmed = value.strip().rstrip(",")
+                if trimmed:
+                    offset = start + len(value) - len(value.lstrip())
+                    found = Identifier(recogniser.category, trimmed, offset, offset + len(trimmed))
+                    candidates.append(found)
+                    tier[id(found)] = level
     for start, end, value in recognisers.name_spans(text):
         candidates.append(Identifier(recognisers.NAME, value, start, end))
     rank = {category: i for i, category in enumerate(_PRIORITY)}
-    candidates.sort(key=lambda c: (-(c.end - c.start), rank.get(c.category, len(rank)), c.start))
+    # On equal length the original US patterns win over the international ones (a licence
+    # number stays a LICENCE).
+    candidates.sort(key=lambda c: (-(c.end - c.start), tier.get(id(c), 0), rank.get(c.category, len(rank)), c.start))
     chosen: list[Identifier] = []
     for candidate in candidates:
+        if all(candidate.end <= c.start or candidate.start >= c.end for c in chosen):
+            chosen.append(candidate)
+    # Then the allow-list rules, on what the patterns left: a date stays a DATE, an e-mail an EMAIL.
+    masked = text
+    for c in chosen:
+        masked = masked[: c.start] + "\x00" * (c.end - c.start) + masked[c.end :]
+    unlisted = sorted(
+        (Identifier(category, value, start, end) for start, end, value, category in unlisted_spans(masked)),
+        key=lambda c: (-(c.end - c.start), c.start),
+    )
+    for candidate in unlisted:
         if all(candidate.end <= c.start or candidate.start >= c.end for c in chosen):
             chosen.append(candidate)
     chosen += _surname_mentions(text, chosen)

@@ -2,8 +2,8 @@
 
 Also the privacy boundary of the researcher: `guard_question` runs the question and the
 patient context through sanitise → delimit → de-identify (research_privacy) once, before
-anything is sent out. Connectors get `topic_query` (the scientific topic, identifiers and
-their labels removed); the provider chain gets `model_question` (placeholders such as
+anything is sent out. Connectors get `topic_query` (built by allow-list: only terms of the
+scientific vocabulary); the provider chain gets `model_question` (placeholders such as
 `[NAME_1]` instead of identifiers; remote prompts are delimited again by research_llm).
 """
 
@@ -21,28 +21,14 @@ from research_privacy import (
     DATA_MARKER,
     NEUTRALISED,
     Deidentified,
-    deidentify,
     delimit,
-    find_identifiers,
+    outbound_query,
+    outbound_text,
     sanitise_report,
 )
 
 _SPACES = re.compile(r"\s+")
 _NOT_WORD = re.compile(r"[^\w\s-]+")
-_PLACEHOLDER = r"\[[A-Z_]+_\d+\]"
-# A label that only introduces an identifier ("MRN: [MRN_1]", "Mrs. [NAME_1]") goes with it.
-_LABELLED = re.compile(
-    r"\b(?:patient(?:\s+(?:id|name|no\.?|number))?|name[sd]?|called|mrn|"
-    r"medical\s+record(?:\s+(?:number|no\.?))?|"
-    r"record(?:\s+(?:number|no\.?))?|dob|d\.o\.b\.?|date\s+of\s+birth|born(?:\s+on)?|seen\s+on|admitted(?:\s+on)?|"
-    r"phone|tel(?:ephone)?|fax|call|e-?mail|address|lives\s+at|living\s+at|ssn|social\s+security(?:\s+number)?|"
-    r"account(?:\s+(?:number|no\.?))?|mr|mrs|ms|mx|miss|dr|prof)\.?\s*[:#]?\s*(?=" + _PLACEHOLDER + ")",
-    re.IGNORECASE,
-)
-_PLACEHOLDERS = re.compile(r"\s*" + _PLACEHOLDER)
-_EMPTY_GROUPS = re.compile(r"\(\s*[,;:\s]*\)|\[\s*[,;:\s]*\]")
-_DANGLING = re.compile(r"(?:\s*[,;:]\s*)+(?=[,;:)?.!]|$)")
-_TRAILING_WORDS = re.compile(r"(?:\s+\b(?:for|of|in|with|and|or|to|the|a|an|by|at|on|from|aged?)\b)+\s*([?.!]?)$", re.I)
 
 
 def prepare_task(body: bytes) -> RunResearch:
@@ -125,27 +111,20 @@ def guard_question(question: str, patient_ref: str | None = None) -> GuardedQues
 
 
 def topic_query(deidentified: str) -> str:
-    """The search string for connectors: placeholders and the labels that introduced them removed.
+    """The search string for connectors, built by allow-list (`research_privacy.outbound_query`).
 
-    A last check drops anything the de-identifier still recognises, so a connector never
-    receives an identifier even when the placeholder pass missed a form.
+    Only terms of the scientific vocabulary survive, in their order: placeholders, the labels
+    that introduced them, and any token the vocabulary does not know (a name no pattern caught,
+    a street, a record number) are dropped.
     """
-    text = _LABELLED.sub("", deidentified.replace(NEUTRALISED, " "))
-    text = _PLACEHOLDERS.sub("", text)
-    for _ in range(3):
-        text = _EMPTY_GROUPS.sub("", text)
-        text = _DANGLING.sub("", text)
-    for found in reversed(find_identifiers(text)):
-        text = text[: found.start] + text[found.end :]
-    text = _SPACES.sub(" ", text).strip(" ,;:")
-    text = re.sub(r"\s+([?.!,;:])", r"\1", text)
-    text = _TRAILING_WORDS.sub(r"\1", text)
-    return text[:1000]
+    return outbound_query(deidentified)
 
 
 def _guard(text: str, table: Deidentified) -> tuple[str, int]:
     report = sanitise_report(text)
-    guarded = deidentify(delimit(report.text), into=table).text
+    # By allow-list: identifiers become placeholders, and so does any token the scientific
+    # vocabulary does not know (a name or street no pattern caught).
+    guarded = outbound_text(delimit(report.text), into=table).text
     body = guarded.replace(DATA_MARKER, "")
     return _SPACES.sub(" ", body).strip(), len(report.neutralised)
 
