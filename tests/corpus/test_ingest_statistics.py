@@ -103,3 +103,12 @@ async def test_ingesting_after_the_tables_were_emptied_starts_from_fresh_statist
     stats = await _statistics(empty_corpus)
     _assert_same(stats, await _recomputed(empty_corpus))
     assert stats[0]["aspirin"] == 2
+
+
+async def test_the_next_ingest_restores_indexes_a_killed_bulk_load_left_dropped(empty_corpus, small_corpus, tmp_path):
+    await ingest_path(empty_corpus, write_jsonl(tmp_path / "one.jsonl", SMALL_CORPUS[:1]), fmt="jsonl", progress=False)
+    async with empty_corpus() as session, session.begin():  # what a SIGKILL between drop and build leaves
+        await CorpusRepository(session).drop_bulk_indexes()
+    assert not set(BULK_INDEXES) & await _indexes(empty_corpus)
+    await ingest_path(empty_corpus, small_corpus, fmt="jsonl", progress=False)
+    assert set(BULK_INDEXES) <= await _indexes(empty_corpus)

@@ -136,6 +136,7 @@ async def _prepare_bulk(sessions: async_sessionmaker[AsyncSession], records: int
     async with sessions() as session, session.begin():
         repo = CorpusRepository(session)
         if not await repo.is_empty():
+            await repo.build_bulk_indexes()  # restores indexes a killed bulk load left dropped
             return False
         await repo.reset_statistics()
         if (records or 0) < bulk_min_papers:

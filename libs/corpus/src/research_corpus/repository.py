@@ -197,9 +197,18 @@ class CorpusRepository:
             await self.session.execute(text(f"DROP INDEX IF EXISTS {name}"))
 
     async def build_bulk_indexes(self) -> None:
-        """(Re)build the chunk indexes dropped by `drop_bulk_indexes`; a no-op when they exist."""
-        await self.session.execute(text("SET LOCAL maintenance_work_mem = '256MB'"))
-        for statement in BULK_INDEXES.values():
+        """(Re)build the chunk indexes dropped by `drop_bulk_indexes` that are missing (none: no-op).
+
+        Also called before every ingest into a non-empty corpus, so a bulk load that was killed
+        outright (no `finally`) gets its indexes back on the next ingest.
+        """
+        present = set(
+            (await self.session.execute(text("SELECT indexname FROM pg_indexes WHERE tablename = 'corpus_chunks'"))).scalars()
+        )
+        missing = [statement for name, statement in BULK_INDEXES.items() if name not in present]
+        if missing:
+            await self.session.execute(text("SET LOCAL maintenance_work_mem = '256MB'"))
+        for statement in missing:
             await self.session.execute(text(statement))
 
     async def refresh_lexeme_stats(self) -> None:
