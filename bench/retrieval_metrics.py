@@ -10,7 +10,9 @@ PUBLISHED = {
     "dense": ("MiniLM 0.645", 0.645),
     "hybrid": ("BM25+MiniLM 0.719", 0.719),
 }
-TARGETS = {"ndcg@10": 0.72, "recall@100": 0.95, "p95_ms": 50.0}
+# Issue 15: hybrid past the anchors (this engine's hybrid before the query adapter, same split).
+ANCHOR = {"ndcg@10": 0.7197, "recall@100": 0.9493}
+TARGETS = {"ndcg@10": 0.74, "recall@100": 0.96, "p95_ms": 50.0, "batch_300_s": 10.0}
 
 
 def ndcg_at(ranking: list[str], relevant: dict[str, int], k: int) -> float:

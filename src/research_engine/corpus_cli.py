@@ -137,8 +137,7 @@ def search(
 ) -> None:
     """Search one query, or a batch: `--queries FILE.jsonl --out run.tsv` writes
     `query-id<TAB>corpus-id<TAB>rank<TAB>score` (corpus-id = the id in the ingested file)."""
-    from research_corpus.search import MODES, SearchFilters
-    from research_corpus.search import search as corpus_search
+    from research_corpus.search import MODES, SearchFilters, search_many
 
     if (query is None) == (queries is None):
         raise typer.BadParameter("give either a QUERY or --queries FILE")
@@ -148,11 +147,9 @@ def search(
     batch, problems = _read_queries(queries) if queries else ([("", query or "")], [])
 
     async def _work(sessions: async_sessionmaker[AsyncSession]) -> list[tuple[str, list]]:
-        results = []
-        for qid, text in batch:
-            async with sessions() as session:
-                results.append((qid, await corpus_search(session, text, k=k, mode=mode, filters=filters)))
-        return results
+        # One embedding call for the whole batch, then one search per query.
+        hits = await search_many(sessions, [text for _, text in batch], k=k, mode=mode, filters=filters)
+        return [(qid, found) for (qid, _), found in zip(batch, hits, strict=True)]
 
     results = run_with_sessions(data_dir, _work)
     if queries is None:

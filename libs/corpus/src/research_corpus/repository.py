@@ -1,8 +1,13 @@
 """`CorpusRepository`: how papers and chunks get into Postgres and how BM25 statistics are kept.
 
-Writes are batched: papers with one multi-row INSERT … RETURNING, chunks with one
-executemany whose full-text vector (title weight A, text weight B) is computed by Postgres,
-then the chunks' BM25 postings with one INSERT … SELECT over their tsvectors.
+Writes are bulk: papers with one multi-row INSERT … RETURNING; chunks are COPYed (binary,
+asyncpg `copy_records_to_table`) into a transaction-local staging table and moved into
+`corpus_chunks` with one INSERT … SELECT that lets Postgres compute the full-text vector
+(title weight A, text weight B) and the BM25 length. The chunks' postings and the corpus
+statistics (`corpus_lexemes.doc_freq`, `corpus_stats`) are then updated *incrementally* from
+the rows just written (and, for re-indexed papers, from the rows about to be deleted), so an
+ingest costs what it adds, not what the corpus holds. `refresh_lexeme_stats` recomputes the
+statistics from scratch (a repair, and the reference the incremental path is tested against).
 """
 
 from __future__ import annotations
@@ -11,38 +16,73 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from pgvector.sqlalchemy import Vector
-from sqlalchemy import bindparam, delete, insert, select, text, update
+from sqlalchemy import delete, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from research_platform.models import EMBEDDING_DIM, CorpusChunk, CorpusPaper
+from research_platform.models import CorpusChunk, CorpusPaper
 
 from research_corpus.records import Chunk, PaperRecord
 
 
-_INSERT_CHUNK = text(
-    """INSERT INTO corpus_chunks (paper_id, chunk_index, section, locator, text, embedding, tsv, token_count)
-    VALUES (:paper_id, :chunk_index, :section, :locator, :text, :embedding,
-            setweight(to_tsvector('english', :title), 'A') || setweight(to_tsvector('english', :text), 'B'),
-            0)"""
-).bindparams(bindparam("embedding", type_=Vector(EMBEDDING_DIM)))
+_STAGING = "corpus_chunk_load"
+_CREATE_STAGING = f"""CREATE TEMP TABLE IF NOT EXISTS {_STAGING} (
+    paper_id bigint, chunk_index int, section text, locator text, text text, title text, embedding real[]
+) ON COMMIT DELETE ROWS"""
+_STAGING_COLUMNS = ("paper_id", "chunk_index", "section", "locator", "text", "title", "embedding")
 
-_COUNT_TOKENS = text(
-    """UPDATE corpus_chunks c SET token_count = coalesce(
-        (SELECT sum(coalesce(array_length(u.positions, 1), 1)) FROM unnest(c.tsv) AS u), 0)
-    WHERE c.paper_id = ANY(:paper_ids)"""
+# Staged rows -> chunks (tsvector and BM25 length computed here) -> postings -> lexeme doc_freq
+# and corpus totals, in one statement: nothing is read back to Python.
+_LOAD_CHUNKS = text(
+    f"""WITH staged AS (
+        SELECT l.paper_id, l.chunk_index, l.section, l.locator, l.text, CAST(l.embedding AS vector) AS embedding,
+               setweight(to_tsvector('english', l.title), 'A') || setweight(to_tsvector('english', l.text), 'B') AS tsv
+        FROM {_STAGING} l
+    ), chunks AS (
+        INSERT INTO corpus_chunks (paper_id, chunk_index, section, locator, text, embedding, tsv, token_count)
+        SELECT s.paper_id, s.chunk_index, s.section, s.locator, s.text, s.embedding, s.tsv,
+               coalesce((SELECT sum(coalesce(array_length(u.positions, 1), 1)) FROM unnest(s.tsv) AS u), 0)
+        FROM staged s
+        RETURNING id, tsv, token_count
+    ), postings AS (
+        INSERT INTO corpus_postings (lexeme, chunk_id, tf_text, tf_title, doc_len)
+        SELECT u.lexeme, c.id,
+               cardinality(u.positions) - cardinality(array_positions(u.weights, 'A')),
+               cardinality(array_positions(u.weights, 'A')),
+               c.token_count
+        FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS u
+        RETURNING lexeme
+    ), lexemes AS (
+        INSERT INTO corpus_lexemes (lexeme, doc_freq)
+        SELECT lexeme, count(*) FROM postings GROUP BY lexeme ORDER BY lexeme
+        ON CONFLICT (lexeme) DO UPDATE SET doc_freq = corpus_lexemes.doc_freq + excluded.doc_freq
+    )
+    SELECT count(*) AS chunks, coalesce(sum(token_count), 0) AS tokens FROM chunks"""
 )
 
-# The BM25 inverted index, read off each chunk's tsvector: occurrences in the text (weight B)
-# and in the title (weight A) are kept apart so the title weight stays a query-time setting.
-_INDEX_POSTINGS = text(
-    """INSERT INTO corpus_postings (lexeme, chunk_id, tf_text, tf_title, doc_len)
-    SELECT u.lexeme, c.id,
-           cardinality(u.positions) - cardinality(array_positions(u.weights, 'A')),
-           cardinality(array_positions(u.weights, 'A')),
-           c.token_count
-    FROM corpus_chunks c CROSS JOIN LATERAL unnest(c.tsv) AS u
-    WHERE c.paper_id = ANY(:paper_ids)"""
+# Before re-indexed papers' chunks are deleted: take their postings out of the statistics.
+_FORGET_LEXEMES = text(
+    """WITH gone AS (
+        SELECT ps.lexeme, count(*) AS n FROM corpus_postings ps JOIN corpus_chunks c ON c.id = ps.chunk_id
+        WHERE c.paper_id = ANY(:paper_ids) GROUP BY ps.lexeme ORDER BY ps.lexeme
+    )
+    UPDATE corpus_lexemes l SET doc_freq = l.doc_freq - gone.n FROM gone WHERE l.lexeme = gone.lexeme"""
+)
+# A separate statement: rows updated by a CTE are invisible to the rest of the same statement.
+_DROP_UNUSED_LEXEMES = text("DELETE FROM corpus_lexemes WHERE doc_freq <= 0")
+_FORGET_TOTALS = text(
+    "SELECT count(*) AS chunks, coalesce(sum(token_count), 0) AS tokens FROM corpus_chunks WHERE paper_id = ANY(:paper_ids)"
+)
+
+# corpus_stats keeps the mean length; the total is mean × count, so a delta can be applied exactly
+# enough (float64) without a scan.
+_ADD_TOTALS = text(
+    """INSERT INTO corpus_stats (id, chunks, avg_doc_len)
+       VALUES (1, greatest(CAST(:chunks AS int), 0), CASE WHEN :chunks > 0 THEN CAST(:tokens AS float8) / :chunks ELSE 0 END)
+       ON CONFLICT (id) DO UPDATE SET
+         chunks = greatest(corpus_stats.chunks + CAST(:chunks AS int), 0),
+         avg_doc_len = CASE WHEN corpus_stats.chunks + CAST(:chunks AS int) > 0
+             THEN (corpus_stats.avg_doc_len * corpus_stats.chunks + CAST(:tokens AS float8)) / (corpus_stats.chunks + CAST(:chunks AS int))
+             ELSE 0 END"""
 )
 
 _REFRESH_LEXEMES = (
@@ -52,6 +92,14 @@ _REFRESH_LEXEMES = (
        SELECT 1, count(*), coalesce(avg(token_count), 0) FROM corpus_chunks
        ON CONFLICT (id) DO UPDATE SET chunks = excluded.chunks, avg_doc_len = excluded.avg_doc_len""",
 )
+
+# The two chunk indexes a bulk load into an empty corpus builds once at the end instead of row by
+# row (same names and definitions as the migration).
+BULK_INDEXES = {
+    "ix_corpus_chunks_embedding": "CREATE INDEX IF NOT EXISTS ix_corpus_chunks_embedding ON corpus_chunks "
+                                  "USING hnsw (embedding vector_cosine_ops)",
+    "ix_corpus_chunks_tsv": "CREATE INDEX IF NOT EXISTS ix_corpus_chunks_tsv ON corpus_chunks USING gin (tsv)",
+}
 
 
 @dataclass
@@ -103,34 +151,66 @@ class CorpusRepository:
         return {ext: pid for ext, pid in rows}
 
     async def revise_papers(self, papers: list[tuple[int, PaperRecord]]) -> None:
-        """Overwrite changed papers' metadata and drop their chunks (they are re-chunked)."""
+        """Overwrite changed papers' metadata and drop their chunks (they are re-chunked).
+
+        Their old postings are subtracted from the BM25 statistics first.
+        """
         for paper_id, paper in papers:
             await self.session.execute(update(CorpusPaper).where(CorpusPaper.id == paper_id).values(**_paper_row(paper)))
         if papers:
-            await self.session.execute(delete(CorpusChunk).where(CorpusChunk.paper_id.in_([pid for pid, _ in papers])))
+            ids = [pid for pid, _ in papers]
+            gone = (await self.session.execute(_FORGET_TOTALS, {"paper_ids": ids})).one()
+            await self.session.execute(_FORGET_LEXEMES, {"paper_ids": ids})
+            await self.session.execute(_DROP_UNUSED_LEXEMES)
+            await self.session.execute(_ADD_TOTALS, {"chunks": -gone.chunks, "tokens": -float(gone.tokens)})
+            await self.session.execute(delete(CorpusChunk).where(CorpusChunk.paper_id.in_(ids)))
 
     async def add_chunks(self, rows: list[tuple[int, PaperRecord, Chunk]], embeddings: np.ndarray) -> None:
-        """Insert chunks with their embeddings (one executemany), then their BM25 lengths."""
+        """COPY chunks with their embeddings, index their postings, and add them to the BM25 statistics."""
         if not rows:
             return
-        params = [
-            {
-                "paper_id": paper_id,
-                "chunk_index": chunk.index,
-                "section": chunk.section,
-                "locator": chunk.locator,
-                "text": chunk.text,
-                "title": paper.title,
-                "embedding": embeddings[i],
-            }
-            for i, (paper_id, paper, chunk) in enumerate(rows)
+        records = [
+            (paper_id, chunk.index, chunk.section, chunk.locator, chunk.text, paper.title, vector)
+            for (paper_id, paper, chunk), vector in zip(rows, embeddings.astype(np.float32).tolist(), strict=True)
         ]
-        await self.session.execute(_INSERT_CHUNK, params)
-        paper_ids = sorted({pid for pid, _, _ in rows})
-        await self.session.execute(_COUNT_TOKENS, {"paper_ids": paper_ids})
-        await self.session.execute(_INDEX_POSTINGS, {"paper_ids": paper_ids})
+        connection = await self.session.connection()
+        raw = (await connection.get_raw_connection()).driver_connection
+        await raw.execute(_CREATE_STAGING)
+        await raw.copy_records_to_table(_STAGING, records=records, columns=_STAGING_COLUMNS)
+        added = (await self.session.execute(_LOAD_CHUNKS)).one()
+        await self.session.execute(text(f"DELETE FROM {_STAGING}"))
+        await self.session.execute(_ADD_TOTALS, {"chunks": added.chunks, "tokens": float(added.tokens)})
+
+    async def is_empty(self) -> bool:
+        """True when the corpus holds no chunk (a bulk load may then build its indexes at the end)."""
+        return not await self.session.scalar(text("SELECT EXISTS (SELECT 1 FROM corpus_chunks)"))
+
+    async def reset_statistics(self) -> None:
+        """Forget the BM25 statistics (the corpus is empty, so they can only be stale)."""
+        await self.session.execute(text("DELETE FROM corpus_lexemes"))
+        await self.session.execute(text("DELETE FROM corpus_stats"))
+
+    async def drop_bulk_indexes(self) -> None:
+        """Drop the chunk indexes before loading an empty corpus; `build_bulk_indexes` restores them."""
+        for name in BULK_INDEXES:
+            await self.session.execute(text(f"DROP INDEX IF EXISTS {name}"))
+
+    async def build_bulk_indexes(self) -> None:
+        """(Re)build the chunk indexes dropped by `drop_bulk_indexes` that are missing (none: no-op).
+
+        Also called before every ingest into a non-empty corpus, so a bulk load that was killed
+        outright (no `finally`) gets its indexes back on the next ingest.
+        """
+        present = set(
+            (await self.session.execute(text("SELECT indexname FROM pg_indexes WHERE tablename = 'corpus_chunks'"))).scalars()
+        )
+        missing = [statement for name, statement in BULK_INDEXES.items() if name not in present]
+        if missing:
+            await self.session.execute(text("SET LOCAL maintenance_work_mem = '256MB'"))
+        for statement in missing:
+            await self.session.execute(text(statement))
 
     async def refresh_lexeme_stats(self) -> None:
-        """Recompute every lexeme's document frequency (BM25 idf) from the chunks."""
+        """Recompute every lexeme's document frequency and the corpus totals from the chunks (a repair)."""
         for statement in _REFRESH_LEXEMES:
             await self.session.execute(text(statement))

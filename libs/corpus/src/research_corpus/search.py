@@ -6,7 +6,9 @@ best chunk ranks) and the two are fused by weighted reciprocal rank fusion:
     score(paper) = lexical_weight / (rrf_k + lexical_rank) + dense_weight / (rrf_k + dense_rank)
 
 The hit's passage is the chunk with the best fused chunk-level score. Filters (year range,
-venue, section) apply inside both rankings, before the cut to `candidates`.
+venue, section) apply inside both rankings, before the cut to `candidates`. The dense query
+vector passes through the learned query adapter (`research_corpus.adapter`) when
+`settings.query_adapter` is on; chunk vectors are plain MiniLM.
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncSession
+import numpy as np
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_platform.settings import CorpusSettings, get_settings
 
-from research_corpus.embedding import get_embedder
+from research_corpus.adapter import get_query_adapter
+from research_corpus.embedding import Embedder, get_embedder
 from research_corpus.errors import CorpusError
 from research_corpus.ranking import ChunkHit, Ranked, fuse, rank_papers
 
@@ -187,6 +191,13 @@ async def _hydrate(session: AsyncSession, ranked: list[Ranked]) -> list[PaperHit
     return hits
 
 
+def query_vectors(queries: list[str], embedder: Embedder | None = None, settings: CorpusSettings | None = None) -> np.ndarray:
+    """The dense-search vectors of `queries`: MiniLM, then the query adapter when it is on."""
+    settings = settings or get_settings().corpus
+    vectors = (embedder or get_embedder()).embed(queries)
+    return get_query_adapter().apply(vectors) if settings.query_adapter else vectors
+
+
 async def search(
     session: AsyncSession,
     query: str,
@@ -194,11 +205,14 @@ async def search(
     mode: SearchMode = "hybrid",
     filters: SearchFilters | None = None,
     settings: CorpusSettings | None = None,
+    *,
+    vector: Sequence[float] | None = None,
 ) -> list[PaperHit]:
     """The `k` best papers for `query`, best first (`mode`: hybrid | lexical | dense).
 
-    Read-only; runs in the caller's session (a transaction is opened if none is active, so the
-    HNSW settings stay local to it).
+    `vector` is the query's dense vector when the caller already has it (`search_many` embeds
+    a whole batch at once); otherwise it is computed here. Read-only; runs in the caller's
+    session (a transaction is opened if none is active, so the HNSW settings stay local to it).
     """
     if mode not in MODES:
         raise CorpusError(f"unknown search mode {mode!r}: use one of {', '.join(MODES)}")
@@ -211,8 +225,8 @@ async def search(
     limit = papers_wanted * CHUNKS_PER_PAPER
     lexical: list[ChunkHit] = []
     dense: list[ChunkHit] = []
-    if mode in ("hybrid", "dense"):
-        vector = await asyncio.to_thread(get_embedder().embed_one, query)
+    if mode in ("hybrid", "dense") and vector is None:
+        vector = (await asyncio.to_thread(query_vectors, [query], None, settings))[0].tolist()
     if not session.in_transaction():
         await session.begin()
     if mode in ("hybrid", "lexical"):
@@ -224,3 +238,24 @@ async def search(
     else:
         ranked = rank_papers(lexical or dense, papers_wanted, "lexical" if mode == "lexical" else "dense")
     return await _hydrate(session, ranked[:k])
+
+
+async def search_many(
+    sessions: async_sessionmaker[AsyncSession],
+    queries: list[str],
+    k: int = 10,
+    mode: str = "hybrid",
+    filters: SearchFilters | None = None,
+    settings: CorpusSettings | None = None,
+    embedder: Embedder | None = None,
+) -> list[list[PaperHit]]:
+    """`search` for a batch of queries: one embedding call for all of them, then one search each."""
+    settings = settings or get_settings().corpus
+    vectors: list[list[float] | None] = [None] * len(queries)
+    if mode in ("hybrid", "dense") and queries:
+        vectors = (await asyncio.to_thread(query_vectors, [q.strip() or " " for q in queries], embedder, settings)).tolist()
+    results = []
+    for query, vector in zip(queries, vectors, strict=True):
+        async with sessions() as session:
+            results.append(await search(session, query, k, mode, filters, settings, vector=vector))
+    return results

@@ -49,6 +49,7 @@ class CorpusSettings(BaseModel):
     candidates: int = Field(default=100, description="Papers taken from each ranking before fusion.")
     chunk_words: int = Field(default=180, description="Largest chunk, in words, when papers are ingested.")
     embed_batch_size: int = 32
+    query_adapter: bool = Field(default=True, description="Pass dense query vectors through the trained query adapter.")
     model_path: str | None = Field(default=None, description="Override of the bundled MiniLM model folder.")
 
 

@@ -1,0 +1,106 @@
+"""Ingest benchmark: the 5,183 SciFact abstracts into a fresh embedded Postgres, against embedding alone.
+
+In one run and one process (model loaded and warmed up first, so neither side pays for it):
+1. embed-only: chunk every paper exactly as ingest does and embed the same texts with the same
+   embedder and batch size — the ceiling ingest can approach;
+2. ingest: `ingest_path` into a freshly migrated, empty database (bulk COPY, late index build,
+   incremental statistics, embedding overlapped with the writes).
+Prints papers/s of both and ends with one line:
+
+    bench:ingest papers=… seconds=… embed_only_seconds=… ratio=…
+
+    .venv/bin/python bench/ingest.py [--data ../shared/data/scifact] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from itertools import islice
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data" / "scifact"
+
+
+def embed_only(path: Path, chunk_words: int, embedder) -> tuple[int, int, float]:  # noqa: ANN001
+    """Seconds to embed the texts ingest would embed for `path` (papers, chunks, seconds)."""
+    from research_corpus.errors import MalformedRecordError
+    from research_corpus.ingest import BATCH_PAPERS
+    from research_corpus.records import chunk_paper, read_jsonl
+
+    papers = [p for p in read_jsonl(path, "scifact") if not isinstance(p, MalformedRecordError)]
+    groups = [  # one embed call per ingest batch, as ingest makes them
+        [f"{p.title} {c.text}".strip() for p in papers[i:i + BATCH_PAPERS] for c in chunk_paper(p, chunk_words)]
+        for i in range(0, len(papers), BATCH_PAPERS)
+    ]
+    started = time.perf_counter()
+    for texts in groups:
+        embedder.embed(texts)
+    return len(papers), sum(map(len, groups)), time.perf_counter() - started
+
+
+async def ingest(url: str, path: Path, chunk_words: int, embedder, progress: bool):  # noqa: ANN001, ANN201
+    from research_platform.db import create_engine, session_factory
+
+    from research_corpus.ingest import ingest_path
+
+    engine = create_engine(url)
+    try:
+        started = time.perf_counter()
+        report = await ingest_path(session_factory(engine), path, fmt="scifact", progress=progress,
+                                   embedder=embedder, chunk_words=chunk_words)
+        return report, time.perf_counter() - started
+    finally:
+        await engine.dispose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--limit", type=int, help="Only the first N abstracts (a quick look, not the benchmark).")
+    parser.add_argument("--progress", action="store_true")
+    args = parser.parse_args()
+    source = args.data / "corpus.jsonl"
+    if not source.exists():
+        sys.exit(f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark")
+
+    from research_platform.embedded import EmbeddedPostgres
+    from research_platform.migrate import upgrade
+    from research_platform.settings import get_settings
+
+    from research_corpus.embedding import get_embedder
+
+    settings = get_settings().corpus
+    embedder = get_embedder()
+    with tempfile.TemporaryDirectory(prefix="re-bench-ingest-") as tmp:
+        if args.limit:
+            source = Path(tmp) / "corpus.jsonl"
+            with (args.data / "corpus.jsonl").open() as full:
+                source.write_text("".join(islice(full, args.limit)))
+        embedder.embed(["warm-up", "the model is loaded before anything is timed"])
+        papers, chunks, embed_s = embed_only(source, settings.chunk_words, embedder)
+        print(f"embed-only: {papers} papers, {chunks} chunks in {embed_s:.1f} s ({papers / embed_s:.1f} papers/s, "
+              f"{chunks / embed_s:.1f} chunks/s)")
+        pg = EmbeddedPostgres(Path(tmp) / "pg").start()
+        try:
+            upgrade(pg.url)
+            report, ingest_s = asyncio.run(ingest(pg.url, source, settings.chunk_words, embedder, args.progress))
+        finally:
+            pg.stop()
+    print(f"ingest: {report.added} added, {report.chunks} chunks, {len(report.errors)} errors in {ingest_s:.1f} s "
+          f"({report.added / ingest_s:.1f} papers/s)")
+    ratio = ingest_s / embed_s
+    print(f"target: ingest <= 1.3 x embed-only -> {'met' if ratio <= 1.3 else 'MISSED'} ({ratio:.2f} x)")
+    print(f"bench:ingest papers={report.added} seconds={ingest_s:.1f} embed_only_seconds={embed_s:.1f} ratio={ratio:.2f}")
+
+
+if __name__ == "__main__":
+    main()
