@@ -31,7 +31,7 @@ from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import get_embedder
 from research_contracts import EvidenceFound, SearchEvidence, subjects
 from research_platform.broker import make_broker
-from research_platform.db import create_engine, session_factory
+from research_platform.db import create_engine, create_read_engine, dispose, session_factory
 from research_platform.logging import get_logger
 from research_platform.nats_seeds import connect
 from research_platform.service import run_service
@@ -49,12 +49,13 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
     async def lifespan() -> AsyncIterator[None]:
         engine = create_engine(settings.require_database_url())
         sessions = session_factory(engine)
-        state["sessions"] = sessions
+        reader = create_read_engine(settings.database_read_url, engine)  # corpus search only reads
+        state["sessions"], state["read_sessions"] = sessions, session_factory(reader)
         client = http_client(connector)
         # Rate limits are counted fleet-wide (NATS KV), so replicas together keep each source's rate.
         limits_nc = await connect(settings.require_nats_url())
         limits = SharedRateLimits(await open_rate_bucket(limits_nc))
-        state["corpus"] = CorpusSource(sessions, settings.corpus)
+        state["corpus"] = CorpusSource(state["read_sessions"], settings.corpus)
         state["incidents"] = Incidents(sessions)
         # Circuits are shared the same way: a source one replica found down is skipped by all.
         circuit = connector.circuit
@@ -70,7 +71,7 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
         yield
         await client.aclose()
         await limits_nc.close()
-        await engine.dispose()
+        await dispose(engine, reader)
 
     async def answer(msg: NatsMessage, only: str | None = None) -> EvidenceFound:
         try:
@@ -112,7 +113,7 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
             subjects.connector_source_subject(name), queue=subjects.CONNECTOR_QUEUE, title=f"connector.source.{name}"
         )(direct(name))
 
-    corpus_tools.subscribe(broker, corpus_tools.CorpusTools(lambda: state["sessions"], settings.corpus))
+    corpus_tools.subscribe(broker, corpus_tools.CorpusTools(lambda: state["read_sessions"], settings.corpus))
     return FastStream(broker, lifespan=lifespan)
 
 

@@ -15,7 +15,7 @@ from sqlalchemy.dialects.postgresql import distinct_on
 
 from research_contracts import ClaimStatus, Support
 from research_gateway.auth import AUTH_RESPONSES, require
-from research_gateway.deps import API, Session
+from research_gateway.deps import API, ReadSession
 from research_gateway.schemas import ClaimView, VerdictView
 from research_platform.models import CriticVerdictRow, MemoryClaim
 
@@ -24,7 +24,7 @@ router = APIRouter(prefix=API, tags=["ledger"], dependencies=[Depends(require("r
 
 @router.get("/claims", response_model=list[ClaimView])
 async def list_claims(
-    session: Session,
+    session: ReadSession,
     status: ClaimStatus | None = None,
     entity: Annotated[str | None, Query(max_length=200)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,

@@ -22,10 +22,22 @@ async def db_session(request: Request) -> AsyncIterator[AsyncSession]:
         yield session
 
 
+async def read_session(request: Request) -> AsyncIterator[AsyncSession]:
+    """A session on `DATABASE_READ_URL` (the primary when unset), for GET routes that only read.
+
+    A replica may lag a moment behind the primary, so a route that must see a write the same
+    client just made (GET /tasks/{id} right after POST /tasks) keeps `Session`.
+    """
+    sessions = getattr(request.app.state, "read_sessions", None) or request.app.state.sessions
+    async with sessions() as session:
+        yield session
+
+
 def bus(request: Request) -> Any:
     """The broker connected in the lifespan (a FastStream `NatsBroker`)."""
     return request.app.state.broker
 
 
 Session = Annotated[AsyncSession, Depends(db_session)]
+ReadSession = Annotated[AsyncSession, Depends(read_session)]
 Broker = Annotated[Any, Depends(bus)]

@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 
 from research_contracts import subjects
 from research_gateway.auth import AUTH_RESPONSES, require
-from research_gateway.deps import API, Session
+from research_gateway.deps import API, ReadSession
 from research_gateway.storable import STORABLE, TEXT_QUERY
 
 # A free-text filter of a read route (an agent, a finding kind, an audit action).
@@ -50,7 +50,7 @@ class AuditView(BaseModel):
 
 @router.get("/findings", response_model=list[FindingView])
 async def list_findings(
-    session: Session,
+    session: ReadSession,
     agent: Filter = None,
     kind: Filter = None,
     unresolved: bool = False,
@@ -76,7 +76,7 @@ async def list_findings(
 
 @router.get("/audit", response_model=list[AuditView])
 async def list_audit(
-    session: Session,
+    session: ReadSession,
     action: Filter = None,
     task_id: uuid.UUID | None = None,
     claim_id: uuid.UUID | None = None,

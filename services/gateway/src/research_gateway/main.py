@@ -28,7 +28,7 @@ from research_gateway import console, edge
 from research_gateway.throttle import FailedAuthThrottle
 from research_platform import metrics
 from research_platform.broker import ensure_streams_at, make_broker
-from research_platform.db import create_engine, session_factory
+from research_platform.db import create_engine, create_read_engine, dispose, session_factory
 from research_platform.logging import configure_logging, get_logger
 from research_platform.settings import Settings, get_settings
 
@@ -67,13 +67,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                         host=settings.gateway_host)
         await ensure_streams_at(settings.require_nats_url())
         engine = create_engine(settings.require_database_url())
+        reader = create_read_engine(settings.database_read_url, engine)  # GET routes that only read
         broker = make_broker(settings.require_nats_url(), SERVICE)
         metrics.instrument(broker, SERVICE)  # publishes counted like every service's
         await broker.connect()
         app.state.sessions, app.state.broker = session_factory(engine), broker
+        app.state.read_sessions = session_factory(reader)
         yield
         await broker.stop()
-        await engine.dispose()
+        await dispose(engine, reader)
 
     app = FastAPI(title="research-engine", version="0.1.0", lifespan=lifespan)
     app.state.guard = guard

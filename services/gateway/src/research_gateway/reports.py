@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy import select
 
 from research_gateway.auth import AUTH_RESPONSES, require
-from research_gateway.deps import API, Session
+from research_gateway.deps import API, ReadSession
 from research_platform.models import ReportRow, ReportVersionRow
 from research_reports import Report
 from research_reports.exports import ExportFormat, export_report
@@ -57,7 +57,7 @@ class ReportView(BaseModel):
     diff: dict[str, Any] | None = None
 
 
-async def _load(session: Session, report_id: uuid.UUID, version: int | None) -> tuple[ReportRow, ReportVersionRow | None]:
+async def _load(session: ReadSession, report_id: uuid.UUID, version: int | None) -> tuple[ReportRow, ReportVersionRow | None]:
     report = await session.get(ReportRow, report_id)
     if report is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no report {report_id}")
@@ -72,7 +72,7 @@ async def _load(session: Session, report_id: uuid.UUID, version: int | None) -> 
 
 @router.get("/reports/{report_id}", response_model=ReportView, responses={404: {"description": "no such report or version"}})
 async def get_report(
-    report_id: uuid.UUID, session: Session, version: Annotated[int | None, Query(ge=1)] = None
+    report_id: uuid.UUID, session: ReadSession, version: Annotated[int | None, Query(ge=1)] = None
 ) -> ReportView:
     """A report (any kind) with its current version, or `version`."""
     report, found = await _load(session, report_id, version)
@@ -102,7 +102,7 @@ async def get_report(
 )
 async def export(
     report_id: uuid.UUID,
-    session: Session,
+    session: ReadSession,
     format: Annotated[str, Query(description="md | pdf | bib | ris | csljson")] = "md",  # noqa: A002 - public name
     version: Annotated[int | None, Query(ge=1)] = None,
 ) -> Response:

@@ -19,7 +19,7 @@ from prometheus_client import Counter
 
 from research_contracts import RunResearch, subjects
 from research_gateway.auth import AUTH_RESPONSES, require
-from research_gateway.deps import API, SERVICE, Broker, Session
+from research_gateway.deps import API, SERVICE, Broker, ReadSession, Session
 from research_gateway.repository import TaskDesk
 from research_gateway.schemas import ClaimView, TaskAccepted, TaskSubmission, TaskView
 from research_ledger import Ledger, task_id_for_key
@@ -97,7 +97,7 @@ async def get_task(task_id: uuid.UUID, session: Session) -> TaskView:
 
 @router.get("/claims/{claim_id}", response_model=ClaimView, dependencies=[Depends(require("reader"))],
             responses={404: {"description": "no such claim"}})
-async def get_claim(claim_id: uuid.UUID, session: Session) -> ClaimView:
+async def get_claim(claim_id: uuid.UUID, session: ReadSession) -> ClaimView:
     view = await TaskDesk(session).claim(claim_id)
     if view is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no claim {claim_id}")

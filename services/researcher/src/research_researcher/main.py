@@ -28,7 +28,7 @@ from research_corpus.embedding import get_embedder
 from research_ledger import dead_letters
 from research_llm import build_chain
 from research_platform.broker import ensure_streams_at, make_broker
-from research_platform.db import create_engine, session_factory
+from research_platform.db import create_engine, create_read_engine, dispose, session_factory
 from research_platform.delivery import Delivery
 from research_platform.logging import get_logger
 from research_platform.service import run_service
@@ -53,6 +53,7 @@ def create_app(settings: Settings) -> FastStream:
     async def lifespan() -> AsyncIterator[None]:
         await ensure_streams_at(settings.require_nats_url())
         engine = create_engine(settings.require_database_url())
+        reader = create_read_engine(settings.database_read_url, engine)  # memory recall only reads
         embedder = get_embedder()
         assert isinstance(embedder, MicroBatchingEmbedder)  # one worker batches every task's question
         sessions = session_factory(engine)
@@ -64,10 +65,11 @@ def create_app(settings: Settings) -> FastStream:
             chain=build_chain(settings.llm),
             gate=gate,
             embed=embedder.aembed_one,
+            read_sessions=session_factory(reader),
         )
         await embedder.aembed_one("warm up")
         yield
-        await engine.dispose()
+        await dispose(engine, reader)
 
     def task_handler(tier: Tier) -> Callable[[RunResearch], Awaitable[None]]:
         async def on_task(task: RunResearch) -> None:

@@ -52,6 +52,7 @@ class Researcher:
     chain: ProviderChain
     gate: TierGate
     embed: Embed
+    read_sessions: async_sessionmaker[AsyncSession] | None = None  # DATABASE_READ_URL; None = `sessions`
 
     async def handle(self, command: RunResearch, tier: Tier) -> None:
         """Research `command` (consumed from the `tier` consumer) and propose its claim."""
@@ -150,7 +151,7 @@ class Researcher:
         return recollection, vector, None
 
     async def _recall(self, task: RunResearch, embedding: list[float]) -> Recollection:
-        async with self.sessions() as session:
+        async with (self.read_sessions or self.sessions)() as session:
             return await LedgerMemory(session).recall(
                 embedding,
                 entity=task.entity if prepare.entity_was_given(task) else None,

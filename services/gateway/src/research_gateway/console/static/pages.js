@@ -1,0 +1,273 @@
+/* research-engine console: one function per page (body[data-page]), filling the server-rendered shell
+   from the JSON API with the helpers of console.js (loaded first). */
+"use strict";
+/* ---- Pages --------------------------------------------------------------------------------- */
+const pages = {};
+
+pages.ask = () => {
+  const form = $("#ask");
+  const label = $("#prompt-label");
+  const labels = { question: "Question", verify: "Claim to verify", review: "Review topic", sources: "What should the sources cover?" };
+  const sync = () => {
+    const mode = form.mode.value;
+    label.textContent = labels[mode];
+    for (const p of form.querySelectorAll(".mode-params")) p.hidden = p.dataset.mode !== mode;
+    if (mode === "sources") loadLimits();
+  };
+  const loadLimits = async () => {
+    const box = $("#limits");
+    try {
+      const lim = await api(`/source-lists/limits/${encodeURIComponent(form.workspace.value || "default")}`, { quiet: true });
+      box.textContent = `Admin-clamped limits for “${lim.workspace}”: at most ${lim.max_references} references, source types ${lim.allowed_source_types.join(", ") || "any"}, detail up to ${lim.detail_level_ceiling}, at most ${lim.max_scheduled_lists} schedules, no more often than every ${Math.round(lim.min_update_interval_s / 3600)} h. Larger values are clamped (the accepted request shows them).`;
+      form.num_references.max = lim.max_references;
+    } catch (e) {
+      box.textContent = e.status === 403 ? "Workspace limits are set by an admin; requests above them are clamped and the accepted values shown after submitting." : `Limits unavailable (${e.message}).`;
+    }
+  };
+  form.addEventListener("change", (e) => { if (e.target.name === "mode" || e.target.name === "workspace") sync(); });
+  sync();
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const mode = form.mode.value;
+    const text = form.prompt.value.trim();
+    try {
+      if (mode === "question") {
+        const r = await api("/tasks", { method: "POST", json: { question: text, entity: form.entity.value.trim() || null } });
+        location.href = `/task/${r.task_id}`;
+      } else if (mode === "review") {
+        const r = await api("/reviews", { method: "POST", json: { topic: text, max_iterations: Number(form.max_iterations.value) || 2 } });
+        location.href = `/run/${r.run_id}?kind=review&id=${r.review_id}`;
+      } else if (mode === "verify") {
+        const claim = form.claim_id.value.trim();
+        const r = await api("/verifications", { method: "POST", json: claim ? { claim_id: claim } : { statement: text } });
+        location.href = `/run/${r.run_id}?kind=verification&id=${r.verification_id}`;
+      } else {
+        const json = { prompt: text, workspace: form.workspace.value || "default", source_type: form.source_type.value,
+          num_references: Number(form.num_references.value) || 10, detail_level: form.detail_level.value,
+          keywords: form.keywords.value.split(",").map((k) => k.trim()).filter(Boolean) };
+        for (const k of ["date_from", "date_to", "update_frequency"]) if (form[k].value) json[k] = form[k].value;
+        const r = await api("/source-lists", { method: "POST", json });
+        sessionStorage.setItem(`accepted:${r.source_list_id}`, JSON.stringify(r.request));
+        location.href = `/run/${r.run_id}?kind=source_list&id=${r.source_list_id}`;
+      }
+    } catch { /* shown in the alert region */ }
+  });
+  api("/source-lists?limit=10", { quiet: true }).then((rows) => {
+    for (const r of rows) $("#recent").append(el("li", {}, el("a", { href: `/sources/${r.source_list_id}`, text: r.prompt || r.source_list_id }), ` · ${r.status}`));
+  }).catch(() => {});
+};
+
+pages.run = () => {
+  const { runId, kind, recordId } = body.dataset;
+  const result = $("#result");
+  const accepted = sessionStorage.getItem(`accepted:${recordId}`);
+  if (accepted) result.prepend(el("details", { class: "panel" }, el("summary", { text: "Accepted request (after the admin's clamps)" }), el("pre", { text: JSON.stringify(JSON.parse(accepted), null, 2) })));
+  const show = async () => {
+    if (!recordId) return;
+    try {
+      const view = await api(`/reports/${recordId}`);
+      renderReport(view, result);
+    } catch { /* alert shown */ }
+  };
+  followRun(runId, { onDone: show });
+};
+
+pages.task = () => {
+  const id = body.dataset.taskId;
+  const status = $("#task-status");
+  const trace = $("#trace");
+  let lastStatus = "";
+  const poll = async () => {
+    let t;
+    try { t = await api(`/tasks/${id}`, { quiet: true }); } catch (e) { status.textContent = e.message; setTimeout(poll, 1500); return; }
+    if (t.status !== lastStatus) { trace.append(el("li", { class: "reasoning", text: `${new Date().toLocaleTimeString()} · ${t.status}` })); lastStatus = t.status; }
+    status.textContent = t.status + (t.error ? ` (${t.error})` : "");
+    if (t.claim && t.claim.status !== "pending") {
+      $("#task-progress").setAttribute("value", "1"); $("#task-progress").setAttribute("max", "1");
+      $("#task").innerHTML = ""; $("#task").append(claimView(t.claim, t));
+      return;
+    }
+    if (t.claim) { $("#task").innerHTML = ""; $("#task").append(claimView(t.claim, t)); }
+    if (["failed", "cancelled"].includes(t.status)) return;
+    setTimeout(poll, 1000);
+  };
+  poll();
+};
+
+function claimView(c, task) {
+  const box = el("article", { class: "claim" });
+  box.append(el("h1", {}, c.statement), el("p", {}, el("span", { class: `badge status-${c.status}`, text: c.status }),
+    ` confidence ${Number(c.confidence).toFixed(2)} · entity ${c.entity ?? "—"} · model ${c.model} · ${when(c.created_at)}`));
+  box.append(el("p", {}, "Question: ", c.question, " · ", el("a", { href: `/claim/${c.claim_id}`, text: "claim page" })));
+  const sup = el("ol", { class: "supports" });
+  (c.supports || []).forEach((s, i) => sup.append(el("li", { id: `ref-${i + 1}` }, el("strong", { text: s.title || s.source_id }), ` (${s.source_id}${s.locator ? ", " + s.locator : ""})`,
+    el("details", { class: "quote", open: true }, el("summary", { text: "Exact quote" }), el("blockquote", { text: s.quote })))));
+  box.append(el("h2", { text: "Supports" }), sup);
+  if (c.verdict) box.append(el("h2", { text: "Verdict" }), el("p", {}, el("span", { class: `badge verdict-${c.verdict.verdict}`, text: c.verdict.verdict }), ` score ${c.verdict.score} · ${c.verdict.model} · ${when(c.verdict.decided_at)}`), el("p", { text: c.verdict.reasoning }));
+  return box;
+}
+
+pages.claim = async () => {
+  const id = body.dataset.claimId;
+  const root = $("#claim");
+  let c;
+  try { c = await api(`/claims/${id}`); } catch { root.textContent = "Claim not available."; return; }
+  root.innerHTML = ""; root.append(claimView(c));
+  const chain = el("ul");
+  if (c.supersedes) chain.append(el("li", {}, "Supersedes ", el("a", { href: `/claim/${c.supersedes}`, text: c.supersedes })));
+  if (c.superseded_by) chain.append(el("li", {}, "Superseded by ", el("a", { href: `/claim/${c.superseded_by}`, text: c.superseded_by })));
+  if (!chain.children.length) chain.append(el("li", { text: "Not part of a supersede chain." }));
+  root.append(el("h2", { text: "Supersede chain" }), chain);
+  const history = el("ol", { class: "history" });
+  root.append(el("h2", { text: "Verdict history" }), history);
+  const findings = el("ul");
+  root.append(el("h2", { text: "Findings" }), findings);
+  root.append(el("h2", { text: "Task" }), el("p", {}, el("a", { href: `/task/${c.task_id}`, text: c.task_id })));
+  api(`/audit?claim_id=${id}&limit=200`, { quiet: true }).then((rows) => {
+    const verdicts = rows.filter((r) => /verdict|decided|reconsider|supersed|stale|timeout/.test(r.action));
+    for (const r of verdicts) history.append(el("li", {}, `${when(r.occurred_at)} · ${r.action} `, el("code", { text: JSON.stringify(r.payload) })));
+    if (!verdicts.length) history.append(el("li", { text: "No verdict events recorded." }));
+  }).catch(() => history.append(el("li", { text: "Verdict history needs the audit log (reader role)." })));
+  api(`/findings?unresolved=false&limit=500`, { quiet: true }).then((rows) => {
+    const mine = rows.filter((f) => (f.claim_ids || []).includes(id));
+    for (const f of mine) findings.append(el("li", {}, el("span", { class: "badge", text: f.kind }), ` ${f.agent} · ${when(f.created_at)}${f.resolved_at ? " · resolved" : ""}`));
+    if (!mine.length) findings.append(el("li", { text: "No findings about this claim." }));
+  }).catch(() => {});
+};
+
+pages.ledger = () => {
+  const form = $("#claims-filter");
+  const load = async () => {
+    const q = new URLSearchParams({ limit: "200" });
+    if ($("#c-status").value) q.set("status", $("#c-status").value);
+    if ($("#c-entity").value.trim()) q.set("entity", $("#c-entity").value.trim());
+    const tbody = $("#claims"); tbody.innerHTML = "";
+    let rows = [];
+    try { rows = await api(`/claims?${q}`); } catch { return; }
+    const needle = $("#c-q").value.trim().toLowerCase();
+    for (const c of rows.filter((c) => !needle || `${c.statement} ${c.question} ${c.entity}`.toLowerCase().includes(needle))) {
+      tbody.append(el("tr", {}, el("td", {}, el("a", { href: `/claim/${c.claim_id}`, text: c.statement })), el("td", { text: c.entity ?? "" }),
+        el("td", {}, el("span", { class: `badge status-${c.status}`, text: c.status })), el("td", { text: Number(c.confidence).toFixed(2) }), el("td", { text: when(c.created_at) })));
+    }
+    if (!tbody.children.length) tbody.append(el("tr", {}, el("td", { colspan: "5", text: "No claims match." })));
+  };
+  form.addEventListener("submit", (e) => { e.preventDefault(); load(); });
+  $("#open-report").addEventListener("submit", (e) => { e.preventDefault(); location.href = `/report/${$("#report-id").value.trim()}`; });
+  load();
+};
+
+pages.findings = () => {
+  const load = async () => {
+    const q = new URLSearchParams({ limit: "200", unresolved: String($("#f-unresolved").checked) });
+    if ($("#f-kind").value.trim()) q.set("kind", $("#f-kind").value.trim());
+    const tbody = $("#findings"); tbody.innerHTML = "";
+    let rows = [];
+    try { rows = await api(`/findings?${q}`); } catch { return; }
+    for (const f of rows) {
+      const claims = el("td"); for (const c of f.claim_ids || []) claims.append(el("a", { href: `/claim/${c}`, text: c.slice(0, 8) }), " ");
+      tbody.append(el("tr", {}, el("td", {}, el("span", { class: "badge", text: f.kind })), el("td", { text: f.agent }), claims,
+        el("td", {}, el("details", {}, el("summary", { text: "payload" }), el("pre", { text: JSON.stringify(f.payload, null, 2) }))), el("td", { text: when(f.created_at) }), el("td", { text: when(f.resolved_at) })));
+    }
+    if (!rows.length) tbody.append(el("tr", {}, el("td", { colspan: "6", text: "No findings." })));
+  };
+  $("#findings-filter").addEventListener("submit", (e) => { e.preventDefault(); load(); });
+  load();
+};
+
+pages.report = async () => {
+  const id = body.dataset.reportId;
+  try { renderReport(await api(`/reports/${id}`), $("#result")); } catch { $("#result").textContent = "Report not available."; }
+};
+
+pages.sources = () => {
+  const id = body.dataset.sourceListId;
+  const cards = $("#sl-cards");
+  const preferred = new Set(JSON.parse(sessionStorage.getItem(`preferred:${id}`) || "[]"));
+  let list = null;
+  const updateExport = () => { $("#sl-export").href = `${API}/source-lists/${id}/export?format=${$("#sl-format").value}`; };
+  const draw = () => {
+    cards.innerHTML = "";
+    const needle = $("#sl-filter").value.trim().toLowerCase();
+    const by = $("#sl-sort").value;
+    const rows = list.sources.filter((s) => !needle || `${s.title} ${(s.authors || []).join(" ")} ${s.publication}`.toLowerCase().includes(needle));
+    rows.sort((a, b) => by === "date" ? String(b.date || "").localeCompare(String(a.date || "")) : by === "publication" ? String(a.publication || "").localeCompare(String(b.publication || "")) : b.relevance_score - a.relevance_score);
+    for (const s of rows) {
+      const pct = Math.round(100 * Math.max(0, Math.min(1, s.relevance_score)));
+      const card = el("li", { class: "card source", "data-source-id": s.source_id },
+        el("h2", {}, s.url ? el("a", { href: s.url, rel: "noopener", target: "_blank", text: s.title }) : s.title,
+          preferred.has(s.source_id) ? el("span", { class: "badge preferred", text: "★ preferred" }) : null),
+        el("p", { class: "meta", text: [(s.authors || []).slice(0, 4).join(", "), s.publication, s.date].filter(Boolean).join(" · ") }),
+        el("div", { class: "relevance" }, el("span", { text: `Relevance ${pct}%` }), el("meter", { min: "0", max: "100", value: String(pct), "aria-label": `relevance ${pct} percent` })));
+      const more = el("details", {}, el("summary", { text: "Summary, extract and facts" }), el("p", { text: s.summary }));
+      if (s.extract) more.append(el("blockquote", { text: s.extract }));
+      if (s.facts && s.facts.length) { const ul = el("ul"); for (const f of s.facts) ul.append(el("li", {}, el("span", { class: "badge", text: f.confidence }), " ", f.statement)); more.append(ul); }
+      card.append(more);
+      const can = body.dataset.role !== "reader";
+      const act = el("div", { class: "toolbar" },
+        el("button", { type: "button", "data-action": preferred.has(s.source_id) ? "unprefer" : "prefer", disabled: !can, text: preferred.has(s.source_id) ? "Unflag preferred" : "Flag preferred" }),
+        el("button", { type: "button", "data-action": "remove", class: "danger", disabled: !can, text: "Remove" }));
+      card.append(act);
+      cards.append(card);
+    }
+    if (!rows.length) cards.append(el("li", { class: "note", text: "No sources." }));
+  };
+  cards.addEventListener("click", async (e) => {
+    const btn = e.target.closest("button[data-action]"); if (!btn) return;
+    const sid = btn.closest("[data-source-id]").dataset.sourceId;
+    try {
+      await api(`/source-lists/${id}/sources/${sid}`, { method: "POST", json: { action: btn.dataset.action } });
+      if (btn.dataset.action === "remove") list.sources = list.sources.filter((s) => s.source_id !== sid);
+      else if (btn.dataset.action === "prefer") preferred.add(sid); else preferred.delete(sid);
+      sessionStorage.setItem(`preferred:${id}`, JSON.stringify([...preferred]));
+      say(`Source ${btn.dataset.action === "remove" ? "removed" : btn.dataset.action === "prefer" ? "flagged preferred" : "unflagged"}.`, "ok");
+      draw();
+    } catch { /* alert shown */ }
+  });
+  const loadRuns = async () => {
+    try {
+      const r = await api(`/source-lists/${id}/runs`, { quiet: true });
+      $("#sl-schedule").textContent = r.schedule ? `${r.schedule.status} · ${r.schedule.update_frequency} · next ${when(r.schedule.next_run_at)}` : "not scheduled";
+      const ol = $("#sl-runs"); ol.innerHTML = "";
+      for (const run of r.runs) ol.append(el("li", {}, `${when(run.at)} · ${run.status}${run.trigger ? " · " + run.trigger : ""}${run.sources != null ? " · " + run.sources + " sources" : ""} `,
+        run.run_id ? el("a", { href: `/run/${run.run_id}?kind=source_list&id=${id}`, text: "trace" }) : null));
+    } catch { $("#sl-schedule").textContent = "unavailable"; }
+  };
+  for (const b of document.querySelectorAll("button[data-schedule]")) b.addEventListener("click", async () => {
+    try { const r = await api(`/source-lists/${id}/schedule`, { method: "PATCH", json: { action: b.dataset.schedule } }); say(`Schedule ${r.schedule ? r.schedule.status : b.dataset.schedule}.`, "ok"); loadRuns(); } catch { /* alert */ }
+  });
+  $("#sl-filter").addEventListener("input", () => list && draw());
+  $("#sl-sort").addEventListener("change", () => list && draw());
+  $("#sl-format").addEventListener("change", updateExport);
+  updateExport();
+  api(`/source-lists/${id}`).then((l) => {
+    list = l; $("#sl-title").textContent = l.prompt;
+    $("#sl-meta").textContent = `${l.source_type} · ${l.detail_level} · keywords ${l.keywords.join(", ")} · generated ${when(l.generated_at)}`;
+    draw();
+  }).catch(() => {});
+  loadRuns();
+};
+
+pages.operate = () => {
+  for (const card of document.querySelectorAll("[data-agent]")) {
+    const agent = card.dataset.agent;
+    const show = (r) => { $(".agent-state", card).textContent = r.state ?? String(r.status); $(".agent-detail", card).textContent = JSON.stringify(r.detail ?? r, null, 2); };
+    card.addEventListener("click", async (e) => {
+      const b = e.target.closest("button[data-verb]"); if (!b) return;
+      try {
+        const r = b.dataset.verb === "status" ? await api(`/${agent}/status`) : await api(`/${agent}/${b.dataset.verb}`, { method: "POST" });
+        show(r); if (b.dataset.verb !== "status") say(`${agent}: ${b.dataset.verb} → ${r.state ?? r.status}`, "ok");
+      } catch (err) { $(".agent-state", card).textContent = err.message; }
+    });
+    api(`/${agent}/status`, { quiet: true }).then(show).catch((err) => { $(".agent-state", card).textContent = err.message; });
+  }
+  $("#drain").addEventListener("click", async () => {
+    try { $("#drain-result").textContent = JSON.stringify(await api("/critic/quarantine/drain", { method: "POST" }), null, 2); } catch { /* alert */ }
+  });
+  api("/audit?action=consumer.dead_letter&limit=100", { quiet: true }).then((rows) => {
+    const tb = $("#dead-letters");
+    for (const r of rows) tb.append(el("tr", {}, el("td", { text: when(r.occurred_at) }), el("td", { text: r.service }), el("td", {}, el("code", { text: r.payload.subject ?? "" })), el("td", { text: r.payload.reason ?? "" })));
+    if (!rows.length) tb.append(el("tr", {}, el("td", { colspan: "4", text: "No dead letters." })));
+  }).catch((e) => $("#dead-letters").append(el("tr", {}, el("td", { colspan: "4", text: e.message }))));
+};
+
+document.addEventListener("DOMContentLoaded", () => { const run = pages[body.dataset.page]; if (run) run(); });
