@@ -40,6 +40,13 @@ REVIEW_SUBJECTS: Final = ("research.review.*",)
 REVIEWER_REQUESTS_DURABLE: Final = "reviewer-requests"
 REVIEWER_DECISIONS_DURABLE: Final = "reviewer-claim-decisions"  # research.claim.decided → stale sweep
 
+# --- claim verification (JetStream stream RESEARCH_VERIFICATIONS) ------------------------
+VERIFICATIONS_STREAM: Final = "RESEARCH_VERIFICATIONS"
+VERIFY_REQUESTED: Final = "research.verify.requested"  # RequestVerification (verifier consumes)
+VERIFICATION_CHANGED: Final = "research.verification.changed"  # VerificationChanged (watched claims)
+VERIFY_SUBJECTS: Final = ("research.verify.*", "research.verification.*")
+VERIFIER_REQUESTS_DURABLE: Final = "verifier-requests"
+
 # --- dead letters (JetStream stream RESEARCH_DLQ) ----------------------------------------
 DEAD_LETTER_STREAM: Final = "RESEARCH_DLQ"
 DEAD_LETTER_PREFIX: Final = "research.deadletter"

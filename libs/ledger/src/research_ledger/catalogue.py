@@ -73,6 +73,9 @@ class AuditAction(StrEnum):
     SOURCELIST_SCHEDULE_CHANGED = "research.sourcelist.schedule_changed"
     SOURCELIST_SOURCE_MARKED = "research.sourcelist.source_marked"
     SOURCELIST_RUN_FINISHED = "research.sourcelist.run_finished"
+    # claim verification (verifier)
+    VERIFICATION_COMPLETED = "research.verification.completed"
+    VERIFICATION_VERDICT_CHANGED = "research.verification.verdict_changed"
 
 
 class Payload(BaseModel):
@@ -268,6 +271,23 @@ class ReportCompleted(Payload):
     outcome: str | None = Field(default=None, description="The mode's verdict (PASS, REVISION_NEEDED, …).")
 
 
+class VerificationCompleted(ClosedPayload):
+    verdict: str
+    confidence: str
+    duration_s: float = Field(ge=0)
+    run_id: str
+    statements: int = Field(ge=1)
+
+
+class VerificationVerdictChanged(ClosedPayload):
+    previous: str
+    verdict: str
+    previous_confidence: str
+    confidence: str
+    run_id: str
+    retracted_sources: list[str] = Field(default_factory=list)
+
+
 class ReportFailed(ClosedPayload):
     kind: str
     reason: str
@@ -372,6 +392,8 @@ PAYLOADS: dict[AuditAction, type[BaseModel]] = {
     AuditAction.SOURCELIST_SCHEDULE_CHANGED: SourceListScheduleChanged,
     AuditAction.SOURCELIST_SOURCE_MARKED: SourceListSourceMarked,
     AuditAction.SOURCELIST_RUN_FINISHED: SourceListRunFinished,
+    AuditAction.VERIFICATION_COMPLETED: VerificationCompleted,
+    AuditAction.VERIFICATION_VERDICT_CHANGED: VerificationVerdictChanged,
 }
 
 

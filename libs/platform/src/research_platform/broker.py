@@ -63,6 +63,14 @@ STREAMS: tuple[StreamConfig, ...] = (
         max_age=7 * DAY,
         duplicate_window=600,
     ),
+    StreamConfig(
+        name=subjects.VERIFICATIONS_STREAM,
+        subjects=list(subjects.VERIFY_SUBJECTS),
+        retention=RetentionPolicy.LIMITS,
+        storage=StorageType.FILE,
+        max_age=7 * DAY,
+        duplicate_window=600,
+    ),
     RUNS_STREAM_CONFIG,  # live traces of reviews, verifications and source lists (limits inside)
 )
 

@@ -20,7 +20,7 @@ import uvicorn
 from fastapi import FastAPI
 from sqlalchemy import text
 
-from research_gateway import admin, claims, ledger, reports, reviews, runs, search, source_lists, tasks
+from research_gateway import admin, claims, ledger, reports, reviews, runs, search, source_lists, tasks, verifications
 from research_gateway.auth import Guard
 from research_gateway.deps import SERVICE, Session
 from research_gateway.observability import instrument, serve_metrics
@@ -80,7 +80,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(title="research-engine", version="0.1.0", lifespan=lifespan)
     app.state.guard = guard
     edge.install(app)  # exact 400 / 405 / 422 answers, documented
-    for module in (tasks, search, ledger, admin, source_lists, claims, reports, reviews):
+    for module in (tasks, search, ledger, admin, source_lists, claims, reports, reviews, verifications):
         app.include_router(module.router)
     app.include_router(runs.router(app))
     app.include_router(console.router)  # the web console at / (HTML shells over this API)

@@ -1,0 +1,108 @@
+"""Claim verifications (seed 000, mode 2) over HTTP: submit and read.
+
+    POST /verifications        researcher  {claim, watch?, sources?, filters?} → 202 {verification_id, run_id}
+    GET  /verifications/{id}   reader      status, verdict · confidence, report, citation check, verdict history
+
+The body is validated by `RequestVerification` (empty, wordless or oversized claim, unknown source
+→ 422 with the reason), so the HTTP answer and the bus's dead letter agree. The command is published
+on `research.verify.requested` (`Nats-Msg-Id` per run) before the report row is written: a bus
+failure answers 503 with nothing stored. `watch: true` also enters the claim into the watched
+claims the replicator re-verifies on schedule. The live trace is `GET /runs/{run_id}/events`;
+exports are `GET /reports/{id}/export`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Literal
+
+from fastapi import APIRouter, HTTPException, status
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+
+from research_contracts import subjects
+from research_contracts.reviews import EVIDENCE_SOURCES, ReviewFilters
+from research_contracts.verifications import CLAIM_MAX_CHARS, RequestVerification, verification_run_id
+from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
+from research_gateway.deps import API, SERVICE, Broker, Session
+from research_gateway.storable import SafeText
+from research_ledger import Ledger
+from research_ledger.deidentified import deidentified
+from research_ledger.watched import verdict_history, watch_claim, watched
+from research_platform.logging import get_logger
+
+log = get_logger(__name__)
+router = APIRouter(prefix=API, tags=["verifications"], responses=AUTH_RESPONSES)
+NOT_FOUND = {404: {"description": "no such verification"}}
+Source = Literal[EVIDENCE_SOURCES]  # type: ignore[valid-type]
+
+
+class VerificationRequest(BaseModel):
+    """What a caller may ask; `statement` is accepted as another name for `claim`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    claim: SafeText = Field(min_length=3, max_length=CLAIM_MAX_CHARS, validation_alias=AliasChoices("claim", "statement"),
+                            examples=["Aspirin reduces the risk of stroke"])
+    watch: bool = Field(default=False, description="Re-verify the claim on the watch schedule (default every 30 days).")
+    sources: list[Source] = Field(default_factory=lambda: ["corpus"], max_length=len(EVIDENCE_SOURCES))
+    filters: ReviewFilters = Field(default_factory=ReviewFilters)
+
+
+class VerificationAccepted(BaseModel):
+    verification_id: uuid.UUID
+    run_id: str
+
+
+@router.post("/verifications", status_code=status.HTTP_202_ACCEPTED, response_model=VerificationAccepted,
+             responses={422: {"description": "bad input (empty, wordless or oversized claim, unknown source)"},
+                        503: {"description": "the bus is unavailable"}})
+async def submit_verification(body: VerificationRequest, session: Session, broker: Broker, caller: Researcher) -> VerificationAccepted:
+    """Verify a claim; follow `run_id` on /runs/{run_id}/events, poll /verifications/{id}."""
+    verification_id = uuid.uuid4()
+    try:
+        command = RequestVerification(verification_id=verification_id, run_id=verification_run_id(verification_id),
+                                      claim=body.claim, watch=body.watch, sources=list(body.sources), filters=body.filters)
+    except ValidationError as exc:
+        raise HTTPException(422, [e["msg"] for e in exc.errors()]) from exc
+    try:
+        await broker.publish(command, subjects.VERIFY_REQUESTED, stream=subjects.VERIFICATIONS_STREAM,
+                             headers={subjects.MSG_ID_HEADER: f"verify-{verification_id}-{command.effective_run_id()}"})
+    except Exception as exc:
+        log.error("verification publish failed", verification_id=str(verification_id), error=repr(exc))
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "the bus is unavailable; retry") from exc
+    stored = deidentified(command.claim)
+    async with session.begin():
+        await Ledger(session, service=SERVICE).open_report(
+            verification_id, kind="verification", run_id=command.effective_run_id(), subject=stored,
+            subject_key=stored[:200].lower(), owner={"key_id": str(caller.key_id)},
+            request=command.model_dump(mode="json", include={"filters", "sources", "watch", "origin"}),
+        )
+        if command.watch:
+            await watch_claim(session, verification_id, stored)
+    return VerificationAccepted(verification_id=verification_id, run_id=command.effective_run_id())
+
+
+@router.get("/verifications/{verification_id}", responses=NOT_FOUND)
+async def get_verification(verification_id: uuid.UUID, session: Session, caller: Reader) -> dict[str, Any]:
+    """The verification's status and current version: verdict, confidence, the 6-section report
+    (structured and Markdown), its citation check, and — for a watched claim — the verdict history."""
+    ledger = Ledger(session, service=SERVICE)
+    row = await ledger.report(verification_id, kind="verification")
+    if row is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no verification {verification_id}")
+    view: dict[str, Any] = {
+        "verification_id": row.id, "status": row.status, "run_id": row.run_id, "claim": row.subject,
+        "version": row.current_version, "stale_reason": row.stale_reason, "error": row.error,
+        "created_at": row.created_at, "updated_at": row.updated_at,
+    }
+    watch = await watched(session, verification_id)
+    view["watch"] = None if watch is None else {"interval_days": watch.interval_days, "next_due_at": watch.next_due_at}
+    view["history"] = [{"run_id": h.run_id, "verdict": h.verdict, "confidence": h.confidence, "recorded_at": h.recorded_at}
+                       for h in await verdict_history(session, verification_id)]
+    version = await ledger.report_version(verification_id)
+    if version is not None:
+        review = dict(version.review)
+        view.update({"verdict": review.get("verdict"), "confidence": review.get("confidence"), "headline": review.get("headline"),
+                     "assessment": review, "citation_check": version.citation_check, "report": version.content,
+                     "markdown": version.markdown})
+    return view

@@ -1,0 +1,1 @@
+"""Claim verification service (seed 000 mode 2)."""

@@ -1,0 +1,3 @@
+from research_verifier.main import run
+
+run()

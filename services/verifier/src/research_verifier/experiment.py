@@ -1,0 +1,122 @@
+"""Experiment: steps 2–4 of a verification — search, classify, qualify — and the verdict.
+
+Step 2: each statement's queries (≥ 3, worded differently by `parse_claim`, contrary wording
+included so evidence against can be found). Step 3: every retrieved passage's sentences are
+labelled against the statement by the engine — the offline classifier (SciFact-trained, no
+network) or the LLM (`llm.LlmEngine`) — into SUPPORTS / CONTRADICTS / QUALIFIES / UNRELATED with
+the sentence each label rests on; a passage keeps its strongest non-unrelated sentence. Step 4:
+for a statement with qualifying evidence, targeted searches for the conditions, populations,
+methods and scope under which it holds. The verdict comes from the one rule both engines share,
+`research_verification.decide_verdict`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from research_runs import RunRecorder
+from research_verification import (
+    Assessment,
+    LabelledPassage,
+    PassageStance,
+    Statement,
+    decide_verdict,
+    get_classifier,
+    label_passages,
+)
+from research_verifier.prepare import VerificationJob
+from research_verifier.settings import VerifierSettings
+from research_verifier.tools import Passage, Searcher
+
+QUALIFIER_ASPECTS = ("conditions population subgroup", "methods dose duration scope")
+_SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
+
+
+class Engine(Protocol):
+    name: str
+
+    async def label(self, statement: Statement, index: int, passages: list[Passage]) -> list[LabelledPassage]:
+        """Labelled sentences of `passages` against `statement` (source id = paper id)."""
+
+
+def sentences_of(text: str, limit: int = 12) -> list[str]:
+    return [s.strip() for s in _SENTENCES.split(" ".join(text.split())) if len(s.strip()) > 20][:limit]
+
+
+class OfflineEngine:
+    """The SciFact-trained passage classifier (numpy, bundled MiniLM embeddings)."""
+
+    name = "offline"
+
+    def __init__(self) -> None:
+        self.classifier = get_classifier()
+
+    async def label(self, statement: Statement, index: int, passages: list[Passage]) -> list[LabelledPassage]:
+        def run() -> list[LabelledPassage]:
+            out: list[LabelledPassage] = []
+            for passage in passages:
+                sentences = sentences_of(passage.text)
+                if sentences:
+                    out += label_passages(self.classifier.classify(statement.text, sentences), passage.paper_id, index)
+            return out
+
+        return await asyncio.to_thread(run)
+
+
+@dataclass
+class Evidence:
+    """What the searches found and how each passage was judged."""
+
+    passages: dict[str, Passage] = field(default_factory=dict)  # paper id → first passage seen
+    labelled: list[LabelledPassage] = field(default_factory=list)
+    searches: int = 0
+    qualifier_searches: int = 0
+    retracted: set[str] = field(default_factory=set)  # sources an outside connector reports as retracted
+
+    def best(self) -> list[LabelledPassage]:
+        """One labelled sentence per (source, statement): the strongest with a stance."""
+        keep: dict[tuple[str, int], LabelledPassage] = {}
+        for p in self.labelled:
+            if p.label is PassageStance.UNRELATED or p.source_id in self.retracted:
+                continue  # a retracted paper is no evidence
+            key = (p.source_id, p.statement)
+            if key not in keep or p.strength > keep[key].strength:
+                keep[key] = p
+        return sorted(keep.values(), key=lambda p: (p.statement, -p.strength))
+
+
+async def _search_all(searcher: Searcher, queries: list[str], evidence: Evidence) -> list[Passage]:
+    found: dict[str, Passage] = {}
+    for query in queries:
+        for passage in await searcher.search(query):
+            found.setdefault(passage.paper_id, passage)
+            evidence.passages.setdefault(passage.paper_id, passage)
+            if passage.retracted:
+                evidence.retracted.add(passage.paper_id)
+    return list(found.values())
+
+
+async def gather(job: VerificationJob, engine: Engine, searcher: Searcher, recorder: RunRecorder,
+                 settings: VerifierSettings) -> tuple[Evidence, Assessment]:
+    evidence = Evidence()
+    for index, statement in enumerate(job.statements):
+        queries = list(statement.queries[: max(3, settings.queries_per_statement)])
+        await recorder.reasoning(f"Statement {index + 1}: {statement.text} — {len(queries)} searches")
+        passages = await _search_all(searcher, queries, evidence)
+        evidence.searches += len(queries)
+        labelled = await engine.label(statement, index, passages)
+        evidence.labelled += labelled
+        if settings.qualifier_searches and any(p.label is PassageStance.QUALIFIES for p in labelled):
+            targeted = [f"{statement.subject} {aspect} {' '.join(statement.search_terms[:4])}".strip()
+                        for aspect in QUALIFIER_ASPECTS[: settings.qualifier_searches]]
+            await recorder.reasoning(f"Statement {index + 1} is qualified: {len(targeted)} targeted searches")
+            seen = {p.source_id for p in labelled}
+            extra = [p for p in await _search_all(searcher, targeted, evidence) if p.paper_id not in seen]
+            evidence.searches += len(targeted)
+            evidence.qualifier_searches += len(targeted)
+            evidence.labelled += await engine.label(statement, index, extra)
+    assessment = decide_verdict(evidence.best(), len(job.statements))
+    return evidence, assessment

@@ -1,0 +1,113 @@
+"""One verification run, start to finish.
+
+prepare (parse the claim) → open the report (idempotent; a scheduled re-verification moves a
+finished one back to `running` under its new run) → search, classify, qualify (`experiment`),
+traced on `research.run.<run_id>.event` → the report through the citation checker (`reshape`)
+→ persist (version + `completed` + audit, one transaction) → `verdict`, `result`, `done`.
+For a re-verification whose verdict or confidence moved, or whose earlier sources came back
+retracted, it also emits `research.verification.changed` (bus), a `verdict_changed` audit row
+and a run event; the verdicts stay in the report's versions (history).
+
+Idempotent under redelivery: a run that already saved its version does nothing; a command for a
+run that is no longer the report's current one is ignored. A corpus search that did not answer
+is transient (redelivered); anything else fails the report visibly with the reason.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import structlog
+from faststream.nats import NatsBroker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from research_contracts import subjects
+from research_contracts.verifications import RequestVerification, VerificationChanged
+from research_platform.db import transaction
+from research_platform.errors import PrepareError, TransientError
+from research_platform.logging import get_logger
+from research_runs import RunRecorder
+from research_verifier import prepare, reshape
+from research_verifier.experiment import Engine, gather
+from research_verifier.repository import Previous, VerificationLedger
+from research_verifier.settings import VerifierSettings
+from research_verifier.tools import EvidencePort, Searcher
+
+log = get_logger(__name__)
+
+
+@dataclass
+class VerificationService:
+    broker: NatsBroker
+    sessions: async_sessionmaker[AsyncSession]
+    settings: VerifierSettings
+    port: EvidencePort
+    engine: Engine
+
+    async def handle(self, command: RequestVerification) -> None:
+        try:
+            job = prepare.verification_job(command)
+        except PrepareError as exc:
+            async with transaction(self.sessions) as session:
+                await VerificationLedger(session).fail(command.verification_id, str(exc))
+            raise
+        with structlog.contextvars.bound_contextvars(verification_id=str(job.verification_id), run_id=job.run_id):
+            async with transaction(self.sessions) as session:
+                repo = VerificationLedger(session)
+                row = await repo.open(job)
+                done = await repo.version_of_run(job.verification_id, job.run_id)
+                previous = await repo.previous(job.verification_id)
+            if done is not None:
+                log.info("run already saved its version", version=done.version)
+                return
+            if row.run_id != job.run_id or row.status != "running":
+                log.info("command is not for the report's current run", status=row.status, current_run=row.run_id)
+                return
+            await self.run(job, previous)
+
+    async def run(self, job: prepare.VerificationJob, previous: Previous | None) -> None:
+        started = time.monotonic()
+        recorder = await RunRecorder.resume(self.broker.connection.jetstream(), job.run_id)
+        config = self.settings
+        try:
+            async with recorder.running():
+                searcher = Searcher(self.port, recorder, k=config.passages_per_query, filters=job.filters, outside=job.outside_sources)
+                evidence, _ = await gather(job, self.engine, searcher, recorder, config)
+                report, assessment, check, dropped = reshape.checked(
+                    job, evidence.best(), evidence.passages, engine=self.engine.name, searches=evidence.searches,
+                    quotes_per_side=config.quotes_per_side)
+                cited = {r.paper_id or "" for r in report.references}
+                retracted = sorted(p for p in (previous.sources if previous else ()) if p and p in evidence.retracted)
+                changed = previous is not None and (
+                    previous.verdict != str(assessment.verdict) or previous.confidence != str(assessment.confidence) or bool(retracted))
+                async with transaction(self.sessions) as session:
+                    repo = VerificationLedger(session)
+                    version = await repo.finish(job, report, assessment, check, duration_s=time.monotonic() - started, counts={
+                        "statements": len(job.statements), "searches": evidence.searches, "passages": len(evidence.passages),
+                        "qualifier_searches": evidence.qualifier_searches, "dropped_by_citation_check": dropped,
+                        "cited_sources": len(cited)}, watch_days=config.watch_days)
+                    if changed:
+                        assert previous is not None
+                        repo.verdict_changed(job, previous, assessment, retracted)
+                await recorder.verdict(str(assessment.verdict), confidence=str(assessment.confidence), details={
+                    "headline": assessment.headline, "version": version, "dropped_by_citation_check": dropped,
+                    **({"previous_verdict": previous.verdict, "previous_confidence": previous.confidence,
+                        "retracted_sources": retracted, "changed": True} if changed and previous else {})})
+                await recorder.result(report=report.model_dump(mode="json"), review={"verdict": str(assessment.verdict),
+                                      "confidence": str(assessment.confidence), "citation_ok": not check.blocking})
+        except TransientError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - will not pass by retrying: the report fails, visibly
+            async with transaction(self.sessions) as session:
+                await VerificationLedger(session).fail(job.verification_id, f"{type(exc).__name__}: {exc}")
+            log.exception("verification failed")
+            return
+        if changed and previous is not None:
+            await self.broker.publish(
+                VerificationChanged(verification_id=job.verification_id, claim=job.claim, run_id=job.run_id,
+                                    previous_verdict=previous.verdict, previous_confidence=previous.confidence,
+                                    verdict=str(assessment.verdict), confidence=str(assessment.confidence), retracted_sources=retracted),
+                subjects.VERIFICATION_CHANGED, stream=subjects.VERIFICATIONS_STREAM,
+                headers={subjects.MSG_ID_HEADER: f"verification-changed-{job.run_id}"})
+        log.info("verification completed", verdict=str(assessment.verdict), confidence=str(assessment.confidence))

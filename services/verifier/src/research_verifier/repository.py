@@ -1,0 +1,97 @@
+"""What the verifier reads from and writes to the ledger — always through `research_ledger.Ledger`.
+
+A verification is a report of kind `verification`; each run is one version (its verdict and
+confidence in the version's `review`). `finish` is the one transaction that ends a run: the
+version with its citation check, the `completed` status, the `research.verification.completed`
+audit row (verdict, duration) and, for a watched claim, the verdict history row and — when the
+verdict or confidence moved — `research.verification.verdict_changed` with both.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+
+from research_ledger import AuditAction, Ledger
+from research_ledger.watched import record_verdict, watch_claim
+from research_platform.models import ReportRow, ReportVersionRow
+from research_reports import CitationCheck, Report
+from research_verification import Assessment
+from research_verifier.prepare import VerificationJob
+
+SERVICE = "verifier"
+REFRESHABLE = ("completed", "stale", "failed")
+
+
+@dataclass(frozen=True)
+class Previous:
+    verdict: str
+    confidence: str
+    sources: frozenset[str]
+
+
+class VerificationLedger:
+    """The verifier's ledger access in the caller's session."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.ledger = Ledger(session, service=SERVICE)
+
+    async def open(self, job: VerificationJob) -> ReportRow:
+        """The verification's report row; created when the command came straight from the bus, and
+        moved to `running` under this run when it is a scheduled re-verification of a finished one."""
+        await self.ledger.open_report(job.verification_id, kind="verification", run_id=job.run_id, subject=job.stored_claim(),
+                                      subject_key=job.stored_claim()[:200].lower(), request=job.stored_request())
+        row = await self.ledger.report(job.verification_id)
+        assert row is not None
+        if job.origin == "watch" and row.run_id != job.run_id and row.status in REFRESHABLE:
+            await self.ledger.refresh_report(job.verification_id, run_id=job.run_id)
+            await self.session.refresh(row)
+        return row
+
+    async def version_of_run(self, verification_id: uuid.UUID, run_id: str) -> ReportVersionRow | None:
+        return await self.session.scalar(select(ReportVersionRow).where(
+            ReportVersionRow.report_id == verification_id, ReportVersionRow.run_id == run_id))
+
+    async def previous(self, verification_id: uuid.UUID) -> Previous | None:
+        """Verdict, confidence and cited sources of the latest stored version."""
+        version = await self.ledger.report_version(verification_id)
+        if version is None:
+            return None
+        review = version.review or {}
+        refs = Report.model_validate(version.content).references
+        return Previous(review.get("verdict", ""), review.get("confidence", ""), frozenset(r.paper_id or "" for r in refs))
+
+    async def finish(self, job: VerificationJob, report: Report, assessment: Assessment, check: CitationCheck, *,
+                     duration_s: float, counts: dict[str, Any], watch_days: float) -> int:
+        version = await self.ledger.save_report_version(
+            job.verification_id, run_id=job.run_id, content=report.model_dump(mode="json"), markdown=report.render_markdown(),
+            citation_check=check.model_dump(mode="json") | {"ok": not check.blocking},
+            review={"verdict": str(assessment.verdict), "confidence": str(assessment.confidence), "headline": assessment.headline,
+                    "supporting_sources": assessment.supporting_sources, "contradicting_sources": assessment.contradicting_sources,
+                    "qualifying_sources": assessment.qualifying_sources, "support_share": assessment.support_share,
+                    "coverage": assessment.coverage, "mean_strength": assessment.mean_strength},
+            counts={"verdict": str(assessment.verdict), "confidence": str(assessment.confidence), **counts},
+        )
+        await self.ledger.complete_report(job.verification_id, outcome=str(assessment.verdict))
+        if job.watch:  # idempotent: the gateway may have entered it already
+            await watch_claim(self.session, job.verification_id, job.stored_claim(), interval_days=watch_days)
+        await record_verdict(self.session, job.verification_id, job.run_id, str(assessment.verdict), str(assessment.confidence))
+        self.ledger.audit(AuditAction.VERIFICATION_COMPLETED, claim_id=job.verification_id,
+                          subject_ids={"report_id": job.verification_id},
+                          payload={"verdict": str(assessment.verdict), "confidence": str(assessment.confidence),
+                                   "duration_s": round(duration_s, 3), "run_id": job.run_id, "statements": len(job.statements)})
+        return version
+
+    def verdict_changed(self, job: VerificationJob, previous: Previous, assessment: Assessment, retracted: list[str]) -> None:
+        self.ledger.audit(AuditAction.VERIFICATION_VERDICT_CHANGED, claim_id=job.verification_id,
+                          subject_ids={"report_id": job.verification_id},
+                          payload={"previous": previous.verdict, "verdict": str(assessment.verdict),
+                                   "previous_confidence": previous.confidence, "confidence": str(assessment.confidence),
+                                   "run_id": job.run_id, "retracted_sources": retracted})
+
+    async def fail(self, verification_id: uuid.UUID, reason: str) -> bool:
+        return await self.ledger.fail_report(verification_id, reason)

@@ -1,0 +1,84 @@
+"""Reshape: step 5 — the six-section verification report, passed through the citation checker.
+
+Claim Under Review (the claim, its statements and `Verdict: … · Confidence: …` on one line) ·
+Corroborating Evidence · Contradicting Evidence · Nuances and Conditions (each a finding per
+source: the sentence it rests on, quoted verbatim, with its `[N]` marker) · Confidence
+Assessment (counts, coverage, quality — computed, so `requires_citations=False`) · References.
+
+Every report goes through `research_reports.check_report`. A finding whose quote is not in its
+source, or that cites no known reference (an LLM that invents a paper), is dropped and the
+verdict is decided again without it, so the headline never rests on evidence the checker refused.
+"""
+
+from __future__ import annotations
+
+from research_reports import CitationCheck, Finding, Quote, Reference, Report, Section, check_report
+from research_verification import Assessment, LabelledPassage, PassageStance, decide_verdict
+from research_verifier.prepare import VerificationJob
+from research_verifier.tools import Passage
+
+SECTIONS = ("Claim Under Review", "Corroborating Evidence", "Contradicting Evidence", "Nuances and Conditions",
+            "Confidence Assessment")
+SIDES = {PassageStance.SUPPORTS: SECTIONS[1], PassageStance.CONTRADICTS: SECTIONS[2], PassageStance.QUALIFIES: SECTIONS[3]}
+
+
+def _reference(passage: Passage) -> Reference:
+    return Reference(id=1, title=passage.title or passage.paper_id, authors=list(passage.authors), year=passage.year,
+                     venue=passage.venue, doi=passage.doi, url=passage.url, paper_id=passage.paper_id, source_text=passage.text)
+
+
+def compose(job: VerificationJob, chosen: list[LabelledPassage], passages: dict[str, Passage], assessment: Assessment, *,
+            engine: str, searches: int, quotes_per_side: int) -> Report:
+    report = Report(title=f"Claim verification: {job.claim[:200]}", kind="verification", metadata={
+        "engine": engine, "claim": job.claim, "run_id": job.run_id, "sources": job.sources,
+        "verdict": str(assessment.verdict), "confidence": str(assessment.confidence),
+        "statements": [s.text for s in job.statements],
+    })
+    findings: dict[str, list[Finding]] = {title: [] for title in SIDES.values()}
+    for p in chosen:
+        # A source no search returned (an LLM's invention) gets a reference without text: the checker refuses it.
+        passage = passages.get(p.source_id) or Passage(p.source_id, p.source_id, "")
+        title = SIDES.get(p.label)
+        if title is None or len(findings[title]) >= quotes_per_side:
+            continue
+        ref = report.add_reference(_reference(passage))
+        statement = job.statements[p.statement].text if p.statement < len(job.statements) else job.claim
+        findings[title].append(Finding(
+            id=f"{p.source_id}:{p.statement}", statement=p.text, tag=str(p.label), citations=[ref],
+            group=f"Statement {p.statement + 1}: {statement}",
+            quotes=[Quote(reference_id=ref, text=p.text, locator=f"strength {p.strength:.2f}")],
+        ))
+    claim_lines = [assessment.headline, "", f"Claim: {job.claim}", "", f"Tested as {len(job.statements)} statement(s):"]
+    claim_lines += [f"- S{i + 1}: {s.text}" for i, s in enumerate(job.statements)]
+    empty = {SECTIONS[1]: "No retrieved passage supports the claim.", SECTIONS[2]: "No retrieved passage contradicts the claim.",
+             SECTIONS[3]: "No retrieved passage states a condition or limit on the claim."}
+    report.sections = [Section(title=SECTIONS[0], body="\n".join(claim_lines), requires_citations=False)]
+    for title in SECTIONS[1:4]:
+        report.sections.append(Section(title=title, findings=findings[title], body="" if findings[title] else empty[title]))
+    report.sections.append(Section(title=SECTIONS[4], body=_assessment(assessment, searches, len(passages)), requires_citations=False))
+    return report
+
+
+def _assessment(a: Assessment, searches: int, retrieved: int) -> str:
+    return "\n".join([
+        f"- Sources with a stance: {a.supporting_sources} supporting, {a.contradicting_sources} contradicting, "
+        f"{a.qualifying_sources} qualifying (of {retrieved} retrieved by {searches} searches).",
+        f"- Coverage: {a.coverage:.0%} of the claim's statements have evidence with a stance.",
+        f"- Quality: mean stance strength {a.mean_strength:.2f}; support share {a.support_share:.2f}.",
+        "- Rule: research_verification.verdict (six verdicts × three confidences), the same for both engines.",
+    ])
+
+
+def checked(job: VerificationJob, chosen: list[LabelledPassage], passages: dict[str, Passage], *, engine: str,
+            searches: int, quotes_per_side: int) -> tuple[Report, Assessment, CitationCheck, int]:
+    """The report that passed the checker, its (re-decided) assessment, the check and how many findings were dropped."""
+    assessment = decide_verdict(chosen, len(job.statements))
+    report = compose(job, chosen, passages, assessment, engine=engine, searches=searches, quotes_per_side=quotes_per_side)
+    check = check_report(report)
+    refused = {issue.finding_id for issue in check.issues if issue.finding_id and issue.kind in ("unknown_id", "unsupported")}
+    if not refused:
+        return report, assessment, check, 0
+    kept = [p for p in chosen if f"{p.source_id}:{p.statement}" not in refused]
+    assessment = decide_verdict(kept, len(job.statements))
+    report = compose(job, kept, passages, assessment, engine=engine, searches=searches, quotes_per_side=quotes_per_side)
+    return report, assessment, check_report(report), len(chosen) - len(kept)

@@ -1,0 +1,26 @@
+"""The verifier's settings group (`VERIFIER__…`) on top of the settings every process shares."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from research_platform.settings import Settings
+
+
+class VerifierSettings(BaseModel):
+    """How hard the verifier searches and how often watched claims are re-verified."""
+
+    concurrency: int = Field(default=2, ge=1, description="Verifications fetched and worked on at once.")
+    tool_timeout_s: float = Field(default=20.0, gt=0, description="Longest wait for one corpus tool answer.")
+    passages_per_query: int = Field(default=6, ge=1, le=50, description="Papers taken from each search.")
+    queries_per_statement: int = Field(default=4, ge=3, le=8, description="Differently worded searches per statement (≥ 3).")
+    qualifier_searches: int = Field(default=2, ge=0, le=4, description="Targeted searches per qualifying passage's statement.")
+    quotes_per_side: int = Field(default=6, ge=1, le=20, description="Passages quoted per report section.")
+    llm_timeout_s: float = Field(default=60.0, gt=0, description="Longest wait for one LLM labelling (LLM engine only).")
+    watch_days: float = Field(default=30.0, gt=0, description="A watched claim is re-verified this many days after its last run.")
+
+
+class VerifierServiceSettings(Settings):
+    """The verifier process's settings root."""
+
+    verifier: VerifierSettings = Field(default_factory=VerifierSettings)

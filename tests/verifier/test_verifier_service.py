@@ -1,0 +1,185 @@
+"""The verifier service end to end (real NATS + Postgres): a `RequestVerification` on the bus →
+searches over NATS (a crafted corpus) → labelled passages → verdict → a six-section report that
+passed the citation checker, stored as a `verification` report with run events and audit rows.
+
+The six verdicts come from crafted evidence labelled by the LLM engine (the fake OpenAI server
+answers the labels), so each verdict of the rule is reached through the whole service; the
+offline classifier's path is covered by a clearly supported claim and a compound claim."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+import pytest
+from faststream import FastStream
+from nats.js import JetStreamContext
+from sqlalchemy import select
+
+from research_contracts import subjects
+from research_contracts.verifications import RequestVerification, VerificationChanged, verification_run_id
+from research_ledger import Ledger
+from research_ledger.watched import due, mark_requested, verdict_history, watched
+from research_platform.models import AuditEvent
+from research_runs import replay
+from tests.llm.fake_llm_server import Behaviour, FakeLLMServer
+from tests.verifier.conftest import CraftedCorpus, wait_for_report
+
+pytestmark = pytest.mark.integration
+SECTIONS = ["Claim Under Review", "Corroborating Evidence", "Contradicting Evidence", "Nuances and Conditions",
+            "Confidence Assessment"]
+
+
+def papers(key: str, n: int) -> list[dict[str, str]]:
+    return [{"paper_id": f"corpus:{key}-{i}", "title": f"A trial of {key} number {i}",
+             "passage": f"In trial {i}, {key} changed the outcome in adult patients. Follow-up lasted two years."}
+            for i in range(n)]
+
+
+def labels(key: str, *stances: tuple[str, float]) -> Behaviour:
+    rows = [{"paper_id": f"corpus:{key}-{i}", "label": label, "strength": strength,
+             "sentence": f"In trial {i}, {key} changed the outcome in adult patients."}
+            for i, (label, strength) in enumerate(stances)]
+    return Behaviour(text=json.dumps({"labels": rows}))
+
+
+async def verify(js: JetStreamContext, claim: str, **fields: object) -> RequestVerification:
+    command = RequestVerification(claim=claim, origin="bus", **fields)  # type: ignore[arg-type]
+    await js.publish(subjects.VERIFY_REQUESTED, command.model_dump_json().encode(),
+                     headers={subjects.MSG_ID_HEADER: f"verify-{command.verification_id}-{command.effective_run_id()}"})
+    return command
+
+
+async def stored(sessions, verification_id: uuid.UUID):  # type: ignore[no-untyped-def]
+    async with sessions() as session:
+        return await Ledger(session, service="test").report_version(verification_id)
+
+
+@pytest.mark.parametrize(("stances", "verdict", "confidence"), [
+    ((("SUPPORTS", 0.9), ("SUPPORTS", 0.85), ("SUPPORTS", 0.8)), "STRONGLY SUPPORTED", "HIGH"),
+    ((("SUPPORTS", 0.9), ("QUALIFIES", 0.8)), "PARTIALLY SUPPORTED", "MODERATE"),
+    ((("SUPPORTS", 0.8), ("CONTRADICTS", 0.8)), "MIXED EVIDENCE", "MODERATE"),
+    ((("CONTRADICTS", 0.6),), "WEAKLY CONTRADICTED", "LOW"),
+    ((("CONTRADICTS", 0.9), ("CONTRADICTS", 0.8), ("CONTRADICTS", 0.75)), "CONTRADICTED", "HIGH"),
+    ((("UNRELATED", 0.9), ("SUPPORTS", 0.2)), "INSUFFICIENT EVIDENCE", "LOW"),
+])
+async def test_each_verdict_from_crafted_evidence(stances, verdict, confidence, js, sessions, crafted: CraftedCorpus,  # type: ignore[no-untyped-def]
+                                                  llm_server: FakeLLMServer, verifier_service: FastStream) -> None:
+    key = f"zorbamycin{uuid.uuid4().hex[:6]}"
+    crafted.papers[key] = papers(key, len(stances))
+    llm_server.queue("openai", labels(key, *stances))
+    command = await verify(js, f"{key} reduces fever in adults")
+    row = await wait_for_report(sessions, command.verification_id)
+    assert row.status == "completed", row.error
+    version = await stored(sessions, command.verification_id)
+    assert (version.review["verdict"], version.review["confidence"]) == (verdict, confidence)
+    assert f"Verdict: {verdict} · Confidence: {confidence}" in version.markdown, "the headline is one line"
+    for title in SECTIONS + ["References"]:
+        assert f"{title}" in version.markdown
+    assert version.citation_check["ok"], version.citation_check
+    queries = [q for q in crafted.queries if key in q]
+    assert len(queries) >= 3, "at least three differently worded searches per statement"
+    async with sessions() as session:
+        audits = (await session.scalars(select(AuditEvent).where(AuditEvent.claim_id == command.verification_id))).all()
+    done = [a for a in audits if a.action == "research.verification.completed"]
+    assert done and done[0].payload["verdict"] == verdict and done[0].payload["duration_s"] >= 0
+    events = [e async for _, e in replay(js, command.effective_run_id())]
+    kinds = [e.type for e in events]
+    assert "tool_call" in kinds and "verdict" in kinds and kinds[-1] == "done"
+
+
+async def test_offline_classifier_verifies_a_supported_claim(js, sessions, crafted: CraftedCorpus,  # type: ignore[no-untyped-def]
+                                                              verifier_service: FastStream) -> None:
+    key = "vitaminq"
+    crafted.papers[key] = [
+        {"paper_id": f"corpus:vq-{i}", "title": f"Vitaminq and fracture risk, cohort {i}",
+         "passage": f"Vitaminq supplementation reduced the risk of hip fracture in older adults. Cohort {i} enrolled volunteers."}
+        for i in range(3)
+    ]
+    command = await verify(js, "Vitaminq supplementation reduces the risk of hip fracture in older adults")
+    row = await wait_for_report(sessions, command.verification_id)
+    assert row.status == "completed", row.error
+    version = await stored(sessions, command.verification_id)
+    assert version.review["verdict"] in ("STRONGLY SUPPORTED", "PARTIALLY SUPPORTED"), version.review
+    assert version.review["supporting_sources"] >= 1 and version.citation_check["ok"]
+
+
+async def test_a_compound_claim_is_split_into_statements(js, sessions, crafted: CraftedCorpus,  # type: ignore[no-untyped-def]
+                                                         verifier_service: FastStream) -> None:
+    command = await verify(js, "Aspirin reduces stroke risk and increases gastrointestinal bleeding")
+    row = await wait_for_report(sessions, command.verification_id)
+    assert row.status == "completed", row.error
+    version = await stored(sessions, command.verification_id)
+    statements = version.content["metadata"]["statements"]
+    assert len(statements) == 2 and "bleeding" in statements[1] and "stroke" in statements[0]
+    assert version.review["verdict"] == "INSUFFICIENT EVIDENCE", "nothing in the crafted corpus matches"
+    assert "S2:" in version.markdown
+
+
+async def test_a_fabricated_reference_from_the_llm_is_dropped(js, sessions, crafted: CraftedCorpus,  # type: ignore[no-untyped-def]
+                                                              llm_server: FakeLLMServer, verifier_service: FastStream) -> None:
+    key = f"quenzol{uuid.uuid4().hex[:6]}"
+    crafted.papers[key] = papers(key, 1)
+    answer = json.loads(labels(key, ("SUPPORTS", 0.9)).text or "{}")
+    answer["labels"].append({"paper_id": "pmid:99999999", "label": "SUPPORTS", "strength": 0.95,
+                             "sentence": f"A landmark trial proved that {key} reduces fever in every patient."})
+    llm_server.queue("openai", Behaviour(text=json.dumps(answer)))
+    command = await verify(js, f"{key} reduces fever in adults")
+    row = await wait_for_report(sessions, command.verification_id)
+    assert row.status == "completed", row.error
+    version = await stored(sessions, command.verification_id)
+    refs = [r["paper_id"] for r in version.content["references"]]
+    assert "pmid:99999999" not in refs and refs == [f"corpus:{key}-0"]
+    assert "landmark trial" not in version.markdown
+    assert version.review["verdict"] == "PARTIALLY SUPPORTED", "one real supporting source, the invented one refused"
+    async with sessions() as session:
+        saved = (await session.scalars(select(AuditEvent).where(
+            AuditEvent.action == "research.report.version_saved"))).all()
+    mine = [a for a in saved if a.subject_ids.get("report_id") == str(command.verification_id)]
+    assert mine and mine[0].payload["dropped_by_citation_check"] == 1
+
+
+async def test_a_watched_claim_reverified_after_its_evidence_changes(js, nc, sessions, crafted: CraftedCorpus,  # type: ignore[no-untyped-def]
+                                                                     llm_server: FakeLLMServer, verifier_service: FastStream) -> None:
+    key = f"lumidrine{uuid.uuid4().hex[:6]}"
+    crafted.papers[key] = papers(key, 2)
+    llm_server.queue("openai", labels(key, ("SUPPORTS", 0.9), ("SUPPORTS", 0.8)))
+    command = await verify(js, f"{key} reduces fever in adults", watch=True)
+    await wait_for_report(sessions, command.verification_id)
+    async with sessions() as session:
+        assert await watched(session, command.verification_id) is not None
+    changes: asyncio.Queue[VerificationChanged] = asyncio.Queue()
+
+    async def on_changed(msg) -> None:  # type: ignore[no-untyped-def]
+        changes.put_nowait(VerificationChanged.model_validate_json(msg.data))
+
+    sub = await nc.subscribe(subjects.VERIFICATION_CHANGED, cb=on_changed)
+    try:
+        # The evidence changes: the same papers now read against the claim.
+        llm_server.queue("openai", labels(key, ("CONTRADICTS", 0.9), ("CONTRADICTS", 0.8)))
+        async with sessions.begin() as session:
+            due_now = [w.verification_id for w in await due(session, everything=True)]
+            assert command.verification_id in due_now
+            run_id = verification_run_id(command.verification_id, "w2")
+            await mark_requested(session, command.verification_id, run_id)
+        again = RequestVerification(verification_id=command.verification_id, run_id=run_id, claim=command.claim,
+                                    watch=True, origin="watch")
+        await js.publish(subjects.VERIFY_REQUESTED, again.model_dump_json().encode(),
+                         headers={subjects.MSG_ID_HEADER: f"verify-{again.verification_id}-{run_id}"})
+        await wait_for_report(sessions, command.verification_id, version=2)
+        changed = await asyncio.wait_for(changes.get(), 60)
+    finally:
+        await sub.unsubscribe()
+    assert (changed.previous_verdict, changed.verdict) == ("STRONGLY SUPPORTED", "CONTRADICTED")
+    async with sessions() as session:
+        history = await verdict_history(session, command.verification_id)
+        audits = (await session.scalars(select(AuditEvent).where(
+            AuditEvent.claim_id == command.verification_id, AuditEvent.action == "research.verification.verdict_changed"))).all()
+        watch = await watched(session, command.verification_id)
+    assert [h.verdict for h in history] == ["STRONGLY SUPPORTED", "CONTRADICTED"]
+    assert audits and audits[0].payload["previous"] == "STRONGLY SUPPORTED" and audits[0].payload["verdict"] == "CONTRADICTED"
+    assert watch is not None and watch.requested_run_id is None and watch.runs == 2
+    events = [e async for _, e in replay(js, run_id)]
+    verdicts = [e for e in events if e.type == "verdict"]
+    assert verdicts and verdicts[0].details["previous_verdict"] == "STRONGLY SUPPORTED"
