@@ -20,6 +20,8 @@ ACTION_KEYWORDS = {"action", "opened_action", "resolved_action"}
 # statement (findings + audit rows in one round trip) that validates its payloads first.
 RAW_WRITERS = {"libs/ledger/src/research_ledger/audit.py", "libs/agents/src/research_agents/findings.py"}
 LEDGER_MODELS = {"ResearchTask", "MemoryClaim", "CriticVerdictRow"}
+# Calls whose `action=` keyword means something else (argparse: action="store_true").
+NOT_AUDIT_CALLS = {"add_argument"}
 
 
 def _is_string(node: ast.AST) -> bool:
@@ -33,6 +35,8 @@ def violations(source: str, where: str) -> list[str]:
         if not isinstance(node, ast.Call):
             continue
         name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if name in NOT_AUDIT_CALLS:
+            continue
         for keyword in node.keywords:
             if keyword.arg in ACTION_KEYWORDS and _is_string(keyword.value):
                 found.append(f"{where}:{node.lineno} {keyword.arg}= is a string, not an AuditAction")
@@ -68,6 +72,7 @@ def test_the_scan_catches_a_string_action() -> None:
     assert violations("session.add(AuditEvent(action=AuditAction.TASK_FAILED))", "services/x/src/x.py")
     assert violations('text("INSERT INTO audit_events (action) VALUES (1)")', "services/x/src/x.py")
     assert violations("audit.record(session, AuditAction.TASK_FAILED, service='x')", "services/x/src/x.py") == []
+    assert violations('parser.add_argument("--check", action="store_true")', "src/x.py") == []
     assert violations("await session.execute(update(MemoryClaim).values(status='active'))", "services/x/src/x.py")
 
 
