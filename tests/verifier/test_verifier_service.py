@@ -11,16 +11,19 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from faststream import FastStream
 from nats.js import JetStreamContext
-from sqlalchemy import select
+from faststream.nats import NatsBroker
+from sqlalchemy import select, update
 
 from research_contracts import subjects
-from research_contracts.verifications import RequestVerification, VerificationChanged, verification_run_id
+from research_contracts.verifications import RequestVerification, VerificationChanged
 from research_ledger import Ledger
-from research_ledger.watched import due, mark_requested, verdict_history, watched
+from research_ledger.watched import WatchedClaimRow, verdict_history, watched
+from research_replicator.watched import request_due
 from research_platform.models import AuditEvent
 from research_runs import replay
 from tests.llm.fake_llm_server import Behaviour, FakeLLMServer
@@ -140,7 +143,7 @@ async def test_a_fabricated_reference_from_the_llm_is_dropped(js, sessions, craf
     assert mine and mine[0].payload["dropped_by_citation_check"] == 1
 
 
-async def test_a_watched_claim_reverified_after_its_evidence_changes(js, nc, sessions, crafted: CraftedCorpus,  # type: ignore[no-untyped-def]
+async def test_a_watched_claim_reverified_after_its_evidence_changes(js, nc, servers, sessions, crafted: CraftedCorpus,  # type: ignore[no-untyped-def]
                                                                      llm_server: FakeLLMServer, verifier_service: FastStream) -> None:
     key = f"lumidrine{uuid.uuid4().hex[:6]}"
     crafted.papers[key] = papers(key, 2)
@@ -158,15 +161,20 @@ async def test_a_watched_claim_reverified_after_its_evidence_changes(js, nc, ses
     try:
         # The evidence changes: the same papers now read against the claim.
         llm_server.queue("openai", labels(key, ("CONTRADICTS", 0.9), ("CONTRADICTS", 0.8)))
+        # A month passes: the claim falls due and the replicator's run sends it to the verifier.
         async with sessions.begin() as session:
-            due_now = [w.verification_id for w in await due(session, everything=True)]
-            assert command.verification_id in due_now
-            run_id = verification_run_id(command.verification_id, "w2")
-            await mark_requested(session, command.verification_id, run_id)
-        again = RequestVerification(verification_id=command.verification_id, run_id=run_id, claim=command.claim,
-                                    watch=True, origin="watch")
-        await js.publish(subjects.VERIFY_REQUESTED, again.model_dump_json().encode(),
-                         headers={subjects.MSG_ID_HEADER: f"verify-{again.verification_id}-{run_id}"})
+            await session.execute(update(WatchedClaimRow).where(WatchedClaimRow.verification_id == command.verification_id)
+                                  .values(next_due_at=datetime.now(UTC) - timedelta(minutes=1)))
+        broker = NatsBroker(servers.nats_url)
+        await broker.connect()
+        try:
+            assert await request_due(broker, sessions, limit=100) >= 1
+            assert await request_due(broker, sessions, limit=100) == 0, "a requested claim is not asked for twice"
+        finally:
+            await broker.stop()
+        async with sessions() as session:
+            run_id = (await watched(session, command.verification_id)).requested_run_id
+        assert run_id
         await wait_for_report(sessions, command.verification_id, version=2)
         changed = await asyncio.wait_for(changes.get(), 60)
     finally:

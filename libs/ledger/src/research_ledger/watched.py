@@ -75,10 +75,13 @@ async def record_verdict(session: AsyncSession, verification_id: uuid.UUID, run_
 
 
 async def due(session: AsyncSession, *, now: datetime | None = None, everything: bool = False, limit: int = 100) -> list[WatchedClaimRow]:
-    """Watched claims whose next run is due (all of them when `everything`), none already requested."""
-    query = select(WatchedClaimRow).where(WatchedClaimRow.requested_run_id.is_(None))
+    """Watched claims whose next run is due (all of them when `everything`). One already requested
+    is asked again only a day after it fell due (its run failed or was lost)."""
+    moment = now or datetime.now(UTC)
+    query = select(WatchedClaimRow).where(
+        (WatchedClaimRow.requested_run_id.is_(None)) | (WatchedClaimRow.next_due_at <= moment - timedelta(days=1)))
     if not everything:
-        query = query.where(WatchedClaimRow.next_due_at <= (now or datetime.now(UTC)))
+        query = query.where(WatchedClaimRow.next_due_at <= moment)
     return list(await session.scalars(query.order_by(WatchedClaimRow.next_due_at).limit(limit).with_for_update(skip_locked=True)))
 
 

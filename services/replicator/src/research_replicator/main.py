@@ -5,7 +5,8 @@ prepare (rows → `DueClaim`) → re-run the researcher on the same question (re
 `research.researcher.rerun`) → experiment (compare fresh evidence with the old supports:
 eroded | retracted_source | confirmed) → reshape (the finding) → repository: finding + audit `research.replicator.finding` and a `RecritiqueClaim` on
 `research.claim.recritique`, or audit `research.replicator.confirmed` /
-`research.replicator.skipped` (with the reason). Operator verbs arrive on
+`research.replicator.skipped` (with the reason). Then due watched claims are sent to the verifier
+for re-verification (`watched`). Operator verbs arrive on
 `research.control.replicator.<verb>`.
 """
 
@@ -25,7 +26,7 @@ from research_platform.logging import get_logger
 from research_platform.service import run_service
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from research_replicator import experiment, prepare, reshape
+from research_replicator import experiment, prepare, reshape, watched
 from research_replicator.prepare import DueClaim
 from research_replicator.repository import SERVICE, Replications
 from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSettings
@@ -52,6 +53,7 @@ class Replicator:
                 outcome = await self.replicate(claim, ctx)
             ctx.bump(outcome)
             ctx.bump("claims")
+        ctx.counts["watched_reverifications"] = await watched.request_due(self.broker, self.sessions, limit=self.settings.watched_per_run)
         return ctx.counts
 
     async def replicate(self, claim: DueClaim, ctx: RunContext | None = None) -> str:

@@ -23,6 +23,7 @@ class ReplicatorSettings(BaseModel):
     )
     sources: list[str] = Field(default_factory=list, description="Evidence sources (empty = the researcher's default).")
     limit: int = Field(default=20, ge=1, le=200, description="Hits asked for per re-run.")
+    watched_per_run: int = Field(default=50, ge=0, le=1000, description="Due watched claims sent for re-verification per run.")
 
 
 class ReplicatorServiceSettings(Settings):

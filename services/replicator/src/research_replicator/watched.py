@@ -1,0 +1,38 @@
+"""Watched claims (claim verification): the replicator's share is the schedule.
+
+Each replicator run (on its interval, or at once through the operator's run-once verb) asks the
+ledger for watched claims whose next re-verification is due (`research_ledger.watched.due`; the
+interval is the verifier's `VERIFIER__WATCH_DAYS`, default 30 days) and publishes one
+`RequestVerification` (origin `watch`, a fresh run id) per claim on `research.verify.requested`.
+The verifier does the work: a new version of the same report, the verdict appended to the
+history, and — when the verdict or confidence moved or a source came back retracted —
+`research.verification.changed`, a `verdict_changed` audit row and a run event.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from faststream.nats import NatsBroker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from research_contracts import subjects
+from research_contracts.verifications import RequestVerification, verification_run_id
+from research_platform.db import transaction
+from research_ledger.watched import due, mark_requested
+
+
+async def request_due(broker: NatsBroker, sessions: async_sessionmaker[AsyncSession], *, limit: int) -> int:
+    """Publish a re-verification for every due watched claim; returns how many were requested."""
+    requested = 0
+    async with transaction(sessions) as session:
+        for claim in await due(session, limit=limit):
+            run_id = verification_run_id(claim.verification_id, f"w{uuid.uuid4().hex[:8]}")
+            command = RequestVerification(verification_id=claim.verification_id, run_id=run_id, claim=claim.claim,
+                                          watch=True, origin="watch")
+            # Published inside the transaction: if the bus refuses, the claim stays due for the next run.
+            await broker.publish(command, subjects.VERIFY_REQUESTED, stream=subjects.VERIFICATIONS_STREAM,
+                                 headers={subjects.MSG_ID_HEADER: f"verify-{claim.verification_id}-{run_id}"})
+            await mark_requested(session, claim.verification_id, run_id)
+            requested += 1
+    return requested
