@@ -114,6 +114,7 @@ def demo(
                 _print_task(view)
             _demo_source_list(client, timeout)
             _demo_review(client, timeout)
+            _demo_verification(client, timeout)
     failed = sum(1 for view in views if view["status"] == "failed")
     summary = f"; {failed} of {len(views)} tasks failed (reasons above)" if failed else ""
     typer.echo(f"demo finished in {time.monotonic() - started:.1f}s{summary}; the stack is stopped.")
@@ -190,6 +191,28 @@ def _demo_review(client: httpx.Client, timeout: float) -> None:
                f"{check['unsupported']} unsupported, {check['uncited']} uncited, accuracy {check['citation_accuracy']:.2f}, "
                f"grounding {check['grounding']:.2f}")
     typer.echo(f"  full report: research-engine export {review_id} --format md")
+
+
+def _demo_verification(client: httpx.Client, timeout: float) -> None:
+    """One short claim verification over the demo corpus: verdict · confidence and the evidence counts."""
+    claim = "Exercise training improves quality of life in patients with chronic heart failure"
+    accepted = client.post("/api/research/v1/verifications", json={"claim": claim})
+    accepted.raise_for_status()
+    verification_id = accepted.json()["verification_id"]
+    deadline = time.monotonic() + timeout
+    while (view := client.get(f"/api/research/v1/verifications/{verification_id}").json())["status"] == "running":
+        if time.monotonic() > deadline:
+            typer.echo(f"verification {verification_id} still running after {timeout:.0f}s")
+            return
+        time.sleep(1.0)
+    typer.echo("\n" + "=" * 100)
+    if view["status"] == "failed":
+        typer.echo(f"Verification failed: {view['error']}")
+        return
+    a = view["assessment"]
+    typer.echo(f"Verification: {claim}\n  {view['verdict']} · {view['confidence']} ({a['supporting_sources']} supporting, "
+               f"{a['contradicting_sources']} contradicting, {a['qualifying_sources']} qualifying sources)")
+    typer.echo(f"  full report: research-engine export {verification_id} --format md")
 
 
 def _print_task(view: dict) -> None:

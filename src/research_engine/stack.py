@@ -32,7 +32,7 @@ from research_platform.embedded_cluster import EmbeddedNatsCluster
 from research_platform.migrate import upgrade
 
 # Start order: the gateway last, so it only answers when the workers are there.
-SERVICES = ("connector", "researcher", "critic", "correlator", "replicator", "librarian", "scout", "reviewer", "gateway")
+SERVICES = ("connector", "researcher", "critic", "correlator", "replicator", "librarian", "scout", "reviewer", "verifier", "gateway")
 
 
 def ensure_embedded_database(data_dir: Path) -> str:

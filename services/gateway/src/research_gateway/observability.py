@@ -6,19 +6,36 @@ HTTP series (`http_requests_total{handler, method, status}`,
 request and response sizes) are labelled by the route template (`/api/research/v1/tasks/{task_id}`),
 never the raw path, so ids do not multiply series. `/metrics` and `/healthz` are left out, and a
 streaming response (the SSE run stream) is timed to its first byte, not to the end of the stream.
-The same registry is also served at the gateway's own `/metrics`. No in-progress gauge: the
-instrumentator registers it per app, which a second app in one process (tests, tools) refuses.
+The same registry is also served at the gateway's own `/metrics`.
+
+The HTTP collectors are created ONCE per process (`http_metrics()`) and every app's instrumentator
+records into them: left to itself the instrumentator registers fresh collectors per app, and a
+second app in one process (tests, tools) either collides (`Duplicated timeseries`) or is silently
+not counted. No in-progress gauge for the same reason (the instrumentator builds it per app).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from functools import cache
 
 from fastapi import FastAPI
 from prometheus_client import make_asgi_app
 from prometheus_fastapi_instrumentator import Instrumentator
+from prometheus_fastapi_instrumentator import metrics as http
+from prometheus_fastapi_instrumentator.metrics import Info
 
 from research_platform import metrics
+
+
+@cache
+def http_metrics() -> Callable[[Info], None]:
+    """The process's HTTP collectors (the instrumentator's default set), registered once."""
+    recorder = http.default(should_exclude_streaming_duration=True)
+    if recorder is None:  # the instrumentator swallows a duplicate registration and returns None
+        raise RuntimeError("HTTP metrics were registered outside http_metrics()")
+    return recorder
 
 
 def instrument(app: FastAPI) -> None:
@@ -26,7 +43,7 @@ def instrument(app: FastAPI) -> None:
     Instrumentator(
         excluded_handlers=["/metrics", "/healthz"],
         should_exclude_streaming_duration=True,
-    ).instrument(app)
+    ).add(http_metrics()).instrument(app)
     app.mount("/metrics", make_asgi_app())
 
 
