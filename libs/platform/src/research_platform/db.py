@@ -24,6 +24,27 @@ def create_engine(url: str, *, pool_size: int = 5, max_overflow: int = 5) -> Asy
     )
 
 
+def create_read_engine(read_url: str | None, primary: AsyncEngine, *, pool_size: int = 5) -> AsyncEngine:
+    """The engine for read-only queries: a streaming replica when `DATABASE_READ_URL` is set.
+
+    Unset, it is the primary engine itself (one pool, nothing to dispose twice). Set, every
+    session is opened read-only, so a write sent here by mistake fails loudly even when the
+    URL names a primary instead of silently bypassing the replica split.
+    """
+    if not read_url:
+        return primary
+    return create_async_engine(
+        async_url(read_url), pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
+        connect_args={"server_settings": {"default_transaction_read_only": "on"}},
+    )
+
+
+async def dispose(*engines: AsyncEngine) -> None:
+    """Dispose each distinct engine once (the read engine may be the primary)."""
+    for engine in dict.fromkeys(engines):
+        await engine.dispose()
+
+
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
 

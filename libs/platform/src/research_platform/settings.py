@@ -98,6 +98,9 @@ class Settings(BaseSettings):
         default=None, ge=1, le=5, description="Replicas of every stream; unset = 3 on a cluster, else 1."
     )
     database_url: str | None = Field(default=None, description="External Postgres; unset = embedded.")
+    database_read_url: str | None = Field(
+        default=None, description="Read replica for read-only queries (gateway reads, search, recall); unset = primary."
+    )
     data_dir: Path = Field(default=Path(".research-engine"), description="Embedded servers' data folder.")
     gateway_host: str = "127.0.0.1"
     gateway_port: int = 8080
