@@ -18,7 +18,7 @@ from research_contracts.corpus_tools import PaperRecord
 from research_llm.offline import lexicon
 from research_llm.offline.drafting import role_weight
 from research_llm.offline.relevance import Relevance
-from research_reports import FindingTag
+from research_reports import Finding, FindingTag, Quote, Reference, Report, Section, check_report
 from research_reports import text as checker_text
 
 MIN_WORDS, MAX_WORDS = 7, 70
@@ -137,6 +137,15 @@ def source_text(paper: PaperRecord) -> str:
     return f"{paper.title}\n{paper.text}".strip()
 
 
+def checks_out(sentence: Sentence) -> bool:
+    """Whether the citation checker accepts the sentence as a finding citing its own paper (a quirk
+    of the text — footnote digits glued to words, "embryo1,2" — can make a number unfindable)."""
+    reference = Reference(id=1, title=sentence.paper.title or sentence.paper.paper_id, source_text=source_text(sentence.paper))
+    finding = Finding(statement=statement_of(sentence.text), citations=[1], quotes=[Quote(reference_id=1, text=sentence.text)])
+    report = Report(title="check", sections=[Section(title="Key Findings", findings=[finding])], references=[reference])
+    return not check_report(report).issues
+
+
 def pick_findings(relevance: Relevance, question: SubQuestion, ranked: list[Sentence], taken: list[KeyFinding],
                   limit: int, min_relevance: float = 0.2) -> list[KeyFinding]:
     """Up to `limit` lead sentences from distinct papers, none restating a finding already taken,
@@ -146,7 +155,7 @@ def pick_findings(relevance: Relevance, question: SubQuestion, ranked: list[Sent
     for sentence in ranked:
         if len(found) >= limit or sentence.relevance < min_relevance:
             break
-        if sentence.paper.paper_id in used_papers:
+        if sentence.paper.paper_id in used_papers or not checks_out(sentence):
             continue
         if any(relevance.similarity(sentence.text, f.lead.text) >= DUPLICATE_SIMILARITY for f in (*taken, *found)):
             continue
@@ -182,7 +191,8 @@ def opposing(relevance: Relevance, finding: KeyFinding, pool: list[Sentence], li
     for other in pool:
         if other.paper.paper_id in mine or len(out) >= limit:
             continue
-        if lexicon.contradicts(finding.lead.text, other.text) and relevance.similarity(finding.lead.text, other.text) >= OPPOSE_SIMILARITY:
+        if (lexicon.contradicts(finding.lead.text, other.text)
+                and relevance.similarity(finding.lead.text, other.text) >= OPPOSE_SIMILARITY and checks_out(other)):
             out.append(other)
             mine.add(other.paper.paper_id)
     return out
