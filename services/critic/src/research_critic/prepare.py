@@ -27,6 +27,7 @@ class Review:
 
     candidate: ClaimForReview
     active: list[ClaimForReview]
+    question: str = ""  # the research question the candidate answers (the offline stance check)
 
     @property
     def considered(self) -> set[uuid.UUID]:
@@ -43,7 +44,7 @@ def known(claim_id: uuid.UUID, claim: MemoryClaim | None) -> MemoryClaim:
 
 def review(claim: MemoryClaim, active: list[MemoryClaim]) -> Review:
     """`claim` and its entity's `active` claims as the provider chain reads them."""
-    return Review(candidate=for_review(claim), active=[for_review(other) for other in active])
+    return Review(candidate=for_review(claim), active=[for_review(other) for other in active], question=claim.question or "")
 
 
 def for_review(claim: MemoryClaim) -> ClaimForReview:
@@ -69,4 +70,4 @@ def cited_sources(claim: MemoryClaim) -> list[str]:
 def without(judged: Review, discredited: set[str]) -> Review:
     """The review with the candidate's supports from `discredited` sources removed."""
     kept = [support for support in judged.candidate.supports if support.source_id not in discredited]
-    return Review(candidate=judged.candidate.model_copy(update={"supports": kept}), active=judged.active)
+    return Review(candidate=judged.candidate.model_copy(update={"supports": kept}), active=judged.active, question=judged.question)
