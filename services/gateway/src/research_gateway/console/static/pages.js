@@ -19,7 +19,6 @@ pages.ask = () => {
     try {
       const lim = await api(`/source-lists/limits/${encodeURIComponent(form.workspace.value || "default")}`, { quiet: true });
       box.textContent = `Admin-clamped limits for “${lim.workspace}”: at most ${lim.max_references} references, source types ${lim.allowed_source_types.join(", ") || "any"}, detail up to ${lim.detail_level_ceiling}, at most ${lim.max_scheduled_lists} schedules, no more often than every ${Math.round(lim.min_update_interval_s / 3600)} h. Larger values are clamped (the accepted request shows them).`;
-      form.num_references.max = lim.max_references;
     } catch (e) {
       box.textContent = e.status === 403 ? "Workspace limits are set by an admin; requests above them are clamped and the accepted values shown after submitting." : `Limits unavailable (${e.message}).`;
     }
@@ -152,6 +151,16 @@ pages.ledger = () => {
     if (!tbody.children.length) tbody.append(el("tr", {}, el("td", { colspan: "5", text: "No claims match." })));
   };
   form.addEventListener("submit", (e) => { e.preventDefault(); load(); });
+  Promise.all([api("/audit?action=research.report.opened&limit=100", { quiet: true }), api("/audit?action=research.report.stale&limit=200", { quiet: true })])
+    .then(([opened, stale]) => {
+      const staleIds = new Set(stale.map((r) => String(r.subject_ids.report_id)));
+      for (const r of opened) {
+        const id = String(r.subject_ids.report_id);
+        $("#reports").append(el("li", {}, el("a", { href: r.payload.kind === "source_list" ? `/sources/${id}` : `/report/${id}`, text: `${r.payload.kind} ${id.slice(0, 8)}` }),
+          ` · ${when(r.occurred_at)} `, staleIds.has(id) ? el("span", { class: "badge status-stale", text: "stale" }) : null));
+      }
+      if (!opened.length) $("#reports").append(el("li", { text: "No reports yet." }));
+    }).catch(() => $("#reports").append(el("li", { text: "Reports are listed from the audit log (reader role)." })));
   $("#open-report").addEventListener("submit", (e) => { e.preventDefault(); location.href = `/report/${$("#report-id").value.trim()}`; });
   load();
 };
