@@ -1,5 +1,5 @@
 """The source-list routes on real NATS + Postgres: bad input → 422; a schedule beyond the
-workspace's limits → 422 naming the limit; admin limits (admin only) clamp a request silently
+workspace's limits → 409 naming the limit; admin limits (admin only) clamp a request silently
 and the 202 shows the clamped values; the command lands on `research.sourcelist.requested`;
 once the scout built it: the SourceList, per-source remove / prefer (kept on re-runs), exports,
 run history, schedule verbs and the save_to filter."""
@@ -51,17 +51,17 @@ async def test_bad_input_is_422(gateway, api_keys, body):
     assert response.status_code == 422, response.text
 
 
-async def test_schedules_beyond_the_limits_are_422_naming_the_limit(gateway, api_keys, unique):
+async def test_schedules_beyond_the_limits_are_409_naming_the_limit(gateway, api_keys, unique):
     workspace = f"ws-{unique}"
     limits = {"max_scheduled_lists": 0, "min_update_interval_s": 86400}
     assert (await gateway.put(f"{API}/source-lists/limits/{workspace}", json=limits, headers=api_keys["researcher"])).status_code == 403
     assert (await gateway.put(f"{API}/source-lists/limits/{workspace}", json=limits, headers=api_keys["admin"])).status_code == 200
     short = await gateway.post(f"{API}/source-lists", headers=api_keys["researcher"],
                                json={"prompt": PROMPT, "workspace": workspace, "update_frequency": "PT12H"})
-    assert short.status_code == 422 and "min_update_interval_s" in short.text
+    assert short.status_code == 409 and "min_update_interval_s" in short.text
     full = await gateway.post(f"{API}/source-lists", headers=api_keys["researcher"],
                               json={"prompt": PROMPT, "workspace": workspace, "update_frequency": "P1D"})
-    assert full.status_code == 422 and "max_scheduled_lists" in full.text
+    assert full.status_code == 409 and "max_scheduled_lists" in full.text
 
 
 async def test_a_source_list_from_request_to_export(gateway, api_keys, nc, scout_factory, unique):
@@ -135,7 +135,7 @@ async def test_a_source_list_from_request_to_export(gateway, api_keys, nc, scout
     assert (await gateway.patch(schedule_url, json={"action": "pause"}, headers=api_keys["researcher"])).status_code == 403
     paused = await gateway.patch(schedule_url, json={"action": "pause"}, headers=api_keys["admin"])
     assert paused.json()["schedule"]["status"] == "paused"
-    assert (await gateway.patch(schedule_url, json={"action": "modify", "update_frequency": "PT1H"}, headers=api_keys["admin"])).status_code == 422
+    assert (await gateway.patch(schedule_url, json={"action": "modify", "update_frequency": "PT1H"}, headers=api_keys["admin"])).status_code == 409
     modified = await gateway.patch(schedule_url, json={"action": "modify", "update_frequency": "P7D"}, headers=api_keys["admin"])
     assert modified.json()["schedule"]["update_frequency"] == "P7D"
     assert (await gateway.patch(schedule_url, json={"action": "resume"}, headers=api_keys["admin"])).json()["schedule"]["status"] == "active"

@@ -16,7 +16,7 @@ import datetime as dt
 import re
 import uuid
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
@@ -24,6 +24,13 @@ from research_contracts.runs import RUN_ID_PATTERN
 
 # ISO 8601 durations such as P1D, PT12H, P1W, P1DT6H (years count 365 days, months 30).
 DURATION_PATTERN = r"^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$"
+# A re-run period as the schema states it: a positive duration (some digit is not 0), each part at
+# most 6 digits (the sum stays within a timedelta), so every value the schema admits is accepted.
+UPDATE_FREQUENCY_PATTERN = (
+    r"^P(?=.*[1-9])(\d{1,6}Y)?(\d{1,6}M)?(\d{1,6}W)?(\d{1,6}D)?(T(?=\d)(\d{1,6}H)?(\d{1,6}M)?(\d{1,6}(\.\d{1,6})?S)?)?$"
+)
+# One keyword: 1-100 characters, not only whitespace.
+KEYWORD_PATTERN = r"\S"
 # BCP 47 language tags: a primary subtag and optional subtags (en, en-GB, zh-Hant-TW, pt-BR).
 LANGUAGE_PATTERN = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"
 HARD_MAX_REFERENCES = 1000  # beyond any workspace's limit: such a request is a mistake, not a wish
@@ -79,7 +86,7 @@ class RequestSourceList(BaseModel):
     what the stored list and the API show.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", regex_engine="python-re")  # the update_frequency pattern looks ahead
 
     source_list_id: uuid.UUID = Field(default_factory=uuid.uuid4, description="Idempotency key of the list.")
     run_id: str = Field(
@@ -90,7 +97,8 @@ class RequestSourceList(BaseModel):
     workspace: str = Field(default="default", min_length=1, max_length=100, description="Whose admin limits apply.")
     prompt: str = Field(min_length=3, max_length=2000, description="The research question or topic.",
                         examples=["Does vitamin D supplementation reduce fracture risk in older adults?"])
-    keywords: list[str] = Field(default_factory=list, max_length=20,
+    keywords: list[Annotated[str, Field(min_length=1, max_length=100, pattern=KEYWORD_PATTERN)]] = Field(
+                                default_factory=list, max_length=20,
                                 description="Anchor terms; extracted from the prompt when omitted.")
     source_type: SourceType = Field(default=SourceType.academic)
     num_references: int = Field(default=10, ge=1, le=HARD_MAX_REFERENCES, description="Target number of references.")
@@ -98,7 +106,7 @@ class RequestSourceList(BaseModel):
     language: str | None = Field(default=None, pattern=LANGUAGE_PATTERN, description="BCP 47 tag.", examples=["en"])
     date_from: dt.date | None = Field(default=None, description="Only sources published on or after this date.")
     date_to: dt.date | None = Field(default=None, description="Only sources published on or before this date.")
-    update_frequency: str | None = Field(default=None, examples=["P1D", "PT12H"],
+    update_frequency: str | None = Field(default=None, examples=["P1D", "PT12H"], pattern=UPDATE_FREQUENCY_PATTERN,
                                          description="ISO 8601 duration of re-runs (P1D, PT12H); null = one-shot.")
     save_to: RecordRef | None = None
     trigger: Literal["request", "schedule", "rerun"] = Field(default="request")

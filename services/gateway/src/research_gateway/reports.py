@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Response, status
 from pydantic import BaseModel, ValidationError
@@ -26,13 +26,18 @@ from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, ReadSession
 from research_platform.models import ReportRow, ReportVersionRow
 from research_reports import Report
-from research_reports.exports import ExportFormat, export_report
+from research_reports.exports import EXPORT_FORMATS, ExportFormat, export_report
 
 FORMATS: dict[str, ExportFormat] = {
     "md": ExportFormat.markdown, "markdown": ExportFormat.markdown, "pdf": ExportFormat.pdf,
     "bib": ExportFormat.bibtex, "bibtex": ExportFormat.bibtex, "ris": ExportFormat.ris,
     "csljson": ExportFormat.csl_json, "csl-json": ExportFormat.csl_json,
 }
+# The schema lists the format names and bounds the version, so a schema-valid request is never a 422/500.
+FormatName = Literal["md", "markdown", "pdf", "bib", "bibtex", "ris", "csljson", "csl-json"]
+MAX_VERSION = 2**31 - 1  # report_versions.version is a Postgres integer
+EXPORTED = {200: {"description": "the exported file (Content-Disposition: attachment)",
+                  "content": {media.split(";")[0]: {} for media, _ in EXPORT_FORMATS.values()}}}
 
 router = APIRouter(prefix=API, tags=["reports"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES)
 
@@ -72,7 +77,7 @@ async def _load(session: ReadSession, report_id: uuid.UUID, version: int | None)
 
 @router.get("/reports/{report_id}", response_model=ReportView, responses={404: {"description": "no such report or version"}})
 async def get_report(
-    report_id: uuid.UUID, session: ReadSession, version: Annotated[int | None, Query(ge=1)] = None
+    report_id: uuid.UUID, session: ReadSession, version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None
 ) -> ReportView:
     """A report (any kind) with its current version, or `version`."""
     report, found = await _load(session, report_id, version)
@@ -94,22 +99,19 @@ async def get_report(
     "/reports/{report_id}/export",
     response_class=Response,
     responses={
-        200: {"description": "the exported file", "content": {"application/pdf": {}, "text/markdown": {}}},
+        **EXPORTED,
         404: {"description": "no such report or version"},
         409: {"description": "the report has no version yet, or no structured content for this format"},
-        422: {"description": "unknown format"},
     },
 )
 async def export(
     report_id: uuid.UUID,
     session: ReadSession,
-    format: Annotated[str, Query(description="md | pdf | bib | ris | csljson")] = "md",  # noqa: A002 - public name
-    version: Annotated[int | None, Query(ge=1)] = None,
+    format: Annotated[FormatName, Query(description="md | pdf | bib | ris | csljson")] = "md",  # noqa: A002 - public name
+    version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None,
 ) -> Response:
     """The report as Markdown or PDF, or its references as BibTeX, RIS or CSL-JSON."""
-    wanted = FORMATS.get(format.lower())
-    if wanted is None:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"unknown format {format!r}: use md, pdf, bib, ris or csljson")
+    wanted = FORMATS[format]
     report, found = await _load(session, report_id, version)
     if found is None:
         raise HTTPException(status.HTTP_409_CONFLICT, f"report {report_id} has no version yet (status {report.status})")

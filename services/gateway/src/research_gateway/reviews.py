@@ -27,6 +27,7 @@ from research_contracts import subjects
 from research_contracts.reviews import RequestReview, review_run_id, topic_key
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
 from research_gateway.deps import API, SERVICE, Broker, Session
+from research_gateway.reports import EXPORTED, MAX_VERSION, FormatName
 from research_ledger import Ledger
 from research_platform.logging import get_logger
 from research_platform.models import MemoryClaim, ReportRow
@@ -144,14 +145,11 @@ async def refresh_review(review_id: uuid.UUID, session: Session, broker: Broker,
     return ReviewAccepted(review_id=review_id, run_id=run_id)
 
 
-@router.get("/reviews/{review_id}/export", responses={**NOT_FOUND, 409: {"description": "no version yet"},
-                                                      422: {"description": "unknown format"}})
+@router.get("/reviews/{review_id}/export", responses={**EXPORTED, **NOT_FOUND, 409: {"description": "no version yet"}})
 async def export_review(review_id: uuid.UUID, session: Session, caller: Reader,
-                        format: str = Query("md", description="md | pdf | bib | ris | csljson"),  # noqa: A002
-                        version: int | None = Query(None, ge=1)) -> Response:
+                        format: FormatName = Query("md", description="md | pdf | bib | ris | csljson"),  # noqa: A002
+                        version: int | None = Query(None, ge=1, le=MAX_VERSION)) -> Response:
     await _review(session, review_id)
-    if format not in EXPORTS:
-        raise HTTPException(422, f"unknown format {format!r}: use one of md, pdf, bib, ris, csljson")
     stored = await Ledger(session, service=SERVICE).report_version(review_id, version)
     if stored is None:
         raise HTTPException(status.HTTP_409_CONFLICT, "the review has no version yet")

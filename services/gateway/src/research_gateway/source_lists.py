@@ -12,7 +12,8 @@ exports, run history, schedule verbs and the workspace's admin limits.
 
 Run-time values are clamped to the workspace's limits silently (`research_ledger.source_limits`);
 the 202 answer shows the clamped request. A schedule shorter than the minimum update interval, or
-beyond the workspace's maximum of scheduled lists, is a 422 naming that limit. The request is
+beyond the workspace's maximum of scheduled lists, is a 409 naming that limit (the request is
+well-formed; the workspace's policy refuses it). The request is
 published on `research.sourcelist.requested` (`Nats-Msg-Id` per run) before the report row is
 written, so a bus failure answers 503 with nothing stored.
 """
@@ -21,15 +22,23 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response, status
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from research_contracts import subjects
-from research_contracts.sourcelists import ListedSource, RequestSourceList, SourceList, duration_seconds
+from research_contracts.sourcelists import (
+    UPDATE_FREQUENCY_PATTERN,
+    ListedSource,
+    RequestSourceList,
+    SourceList,
+    duration_seconds,
+)
 from research_gateway.auth import AUTH_RESPONSES, Admin, Reader, Researcher
 from research_gateway.deps import API, SERVICE, Broker, Session
+from research_gateway.reports import EXPORTED
+from research_gateway.storable import Slug
 from research_ledger import AuditAction, Ledger
 from research_ledger.source_limits import LimitsBook, WorkspaceLimits, clamp, schedule_refusal
 from research_ledger.source_lists import SourceListBook
@@ -39,6 +48,8 @@ from research_reports import Report, export_report
 log = get_logger(__name__)
 router = APIRouter(prefix=API, tags=["source lists"])
 NOT_FOUND = {404: {"description": "no such source list (or source)"}}
+NO_SNAPSHOT = {409: {"description": "no snapshot yet: the list is being built (or its run failed)"}}
+REFUSED = "a schedule beyond the workspace's limits (min_update_interval_s, max_scheduled_lists), named in the detail"
 EXPORTS = {"md": "markdown", "bib": "bibtex", "ris": "ris", "csljson": "csl-json"}
 
 
@@ -52,17 +63,24 @@ class SourceAction(BaseModel):
     action: Literal["remove", "prefer", "unprefer"]
 
 
-class ScheduleChange(BaseModel):
-    action: Literal["pause", "resume", "cancel", "modify"]
-    update_frequency: str | None = Field(default=None, description="For `modify`: the new ISO 8601 duration.")
+class ScheduleVerb(BaseModel):
+    model_config = ConfigDict(extra="forbid")
 
-    @model_validator(mode="after")
-    def _frequency_for_modify(self) -> ScheduleChange:
-        if self.action == "modify":
-            if not self.update_frequency:
-                raise ValueError("modify needs update_frequency")
-            duration_seconds(self.update_frequency)
-        return self
+    action: Literal["pause", "resume", "cancel"]
+    update_frequency: None = None
+
+
+class ScheduleModify(BaseModel):
+    """`modify` carries the new period (the schema says so: no "modify needs update_frequency" 422)."""
+
+    model_config = ConfigDict(extra="forbid", regex_engine="python-re")
+
+    action: Literal["modify"]
+    update_frequency: str = Field(pattern=UPDATE_FREQUENCY_PATTERN, description="The new ISO 8601 duration.",
+                                  examples=["P7D"])
+
+
+ScheduleChange = Annotated[ScheduleVerb | ScheduleModify, Field(discriminator="action")]
 
 
 def _schedule_view(row: Any) -> dict[str, Any] | None:
@@ -74,7 +92,7 @@ def _schedule_view(row: Any) -> dict[str, Any] | None:
 
 
 @router.put("/source-lists/limits/{workspace}", responses=AUTH_RESPONSES)
-async def set_limits(workspace: str, limits: WorkspaceLimits, session: Session, caller: Admin) -> dict[str, Any]:
+async def set_limits(workspace: Slug, limits: WorkspaceLimits, session: Session, caller: Admin) -> dict[str, Any]:
     """Set a workspace's admin limits (only here: run-time requests are clamped to them)."""
     async with session.begin():
         previous = await LimitsBook(session).store(workspace, limits)
@@ -86,12 +104,13 @@ async def set_limits(workspace: str, limits: WorkspaceLimits, session: Session, 
 
 
 @router.get("/source-lists/limits/{workspace}", responses=AUTH_RESPONSES)
-async def get_limits(workspace: str, session: Session, caller: Admin) -> dict[str, Any]:
+async def get_limits(workspace: Slug, session: Session, caller: Admin) -> dict[str, Any]:
     return {"workspace": workspace, **(await LimitsBook(session).of(workspace)).model_dump(mode="json")}
 
 
 @router.post("/source-lists", status_code=status.HTTP_202_ACCEPTED, response_model=SourceListAccepted,
-             responses={**AUTH_RESPONSES, 422: {"description": "bad input, or a schedule beyond the workspace's limits"},
+             responses={**AUTH_RESPONSES, 422: {"description": "bad input"},
+                        409: {"description": f"this source_list_id exists, or {REFUSED}"},
                         503: {"description": "the bus is unavailable; nothing was stored"}})
 async def submit_source_list(body: RequestSourceList, session: Session, broker: Broker, caller: Researcher) -> SourceListAccepted:
     """Ask for a source list; it is built asynchronously (poll GET /source-lists/{id} or follow the run's events)."""
@@ -102,7 +121,7 @@ async def submit_source_list(body: RequestSourceList, session: Session, broker: 
             raise HTTPException(status.HTTP_409_CONFLICT, "this source_list_id exists; re-run it through its schedule")
         refused = schedule_refusal(body.update_frequency, await book.scheduled_count(body.workspace), limits)
     if refused:
-        raise HTTPException(422, refused)
+        raise HTTPException(status.HTTP_409_CONFLICT, refused)
     request = clamp(body.model_copy(update={"trigger": "request", "origin": "api"}), limits)
     try:
         await broker.publish(request, subjects.SOURCELIST_REQUESTED, stream=subjects.SOURCELISTS_STREAM,
@@ -151,7 +170,7 @@ def _visible(content: dict[str, Any], removed: set[uuid.UUID]) -> SourceList:
 
 
 @router.get("/source-lists/{source_list_id}", response_model=SourceList,
-            responses={**AUTH_RESPONSES, **NOT_FOUND, 409: {"description": "no snapshot yet (running or failed)"}})
+            responses={**AUTH_RESPONSES, **NOT_FOUND, **NO_SNAPSHOT})
 async def get_source_list(source_list_id: uuid.UUID, session: Session, caller: Reader) -> SourceList:
     """The latest snapshot, exactly the seed's SourceList (sources removed by a user left out)."""
     _, content = await _latest(session, source_list_id)
@@ -163,7 +182,7 @@ async def get_source_list(source_list_id: uuid.UUID, session: Session, caller: R
     return source_list
 
 
-@router.post("/source-lists/{source_list_id}/sources/{source_id}", responses={**AUTH_RESPONSES, **NOT_FOUND})
+@router.post("/source-lists/{source_list_id}/sources/{source_id}", responses={**AUTH_RESPONSES, **NOT_FOUND, **NO_SNAPSHOT})
 async def mark_source(source_list_id: uuid.UUID, source_id: uuid.UUID, body: SourceAction, session: Session,
                       caller: Researcher) -> dict[str, Any]:
     """Remove a source (never listed again) or flag it preferred (kept on re-runs)."""
@@ -179,7 +198,8 @@ async def mark_source(source_list_id: uuid.UUID, source_id: uuid.UUID, body: Sou
     return {"source_list_id": str(source_list_id), "source_id": str(source_id), "action": action}
 
 
-@router.get("/source-lists/{source_list_id}/export", responses={**AUTH_RESPONSES, **NOT_FOUND})
+@router.get("/source-lists/{source_list_id}/export", response_class=Response,
+            responses={**AUTH_RESPONSES, **EXPORTED, **NOT_FOUND, **NO_SNAPSHOT})
 async def export_source_list(source_list_id: uuid.UUID, session: Session, caller: Reader,
                              format: Literal["md", "bib", "ris", "csljson"] = "md") -> Response:
     """The latest snapshot as Markdown, BibTeX, RIS or CSL-JSON (removed sources left out)."""
@@ -221,7 +241,7 @@ async def source_list_runs(source_list_id: uuid.UUID, session: Session, caller: 
 
 
 @router.patch("/source-lists/{source_list_id}/schedule", responses={**AUTH_RESPONSES, **NOT_FOUND,
-              422: {"description": "a modified frequency beyond the workspace's minimum update interval"}})
+              409: {"description": "a modified frequency beyond the workspace's minimum update interval"}})
 async def change_schedule(source_list_id: uuid.UUID, body: ScheduleChange, session: Session, caller: Admin) -> dict[str, Any]:
     """Pause, resume, cancel or modify (a new update_frequency) a list's schedule."""
     async with session.begin():
@@ -230,11 +250,11 @@ async def change_schedule(source_list_id: uuid.UUID, body: ScheduleChange, sessi
         if current is None or current.status == "cancelled":
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"source list {source_list_id} has no live schedule")
         every = None
-        if body.action == "modify" and body.update_frequency:
+        if isinstance(body, ScheduleModify):
             limits = await LimitsBook(session).of(current.workspace)
             refused = schedule_refusal(body.update_frequency, 0, limits)  # this list already holds its slot
             if refused:
-                raise HTTPException(422, refused)
+                raise HTTPException(status.HTTP_409_CONFLICT, refused)
             every = duration_seconds(body.update_frequency)
         row = await book.change_schedule(source_list_id, body.action, now=datetime.now(UTC),
                                          update_frequency=body.update_frequency, every_s=every)
