@@ -29,7 +29,7 @@ ARTEFACTS = Path(__file__).resolve().parents[2] / "test-artefacts" / "console"
 HOW_TO_RUN = ("install Chromium (`sudo apt-get install -y chromium`, or set CONSOLE_CHROMIUM to a Chromium binary) "
               "and the test extra (`sh scripts/setup.sh`), then `.venv/bin/python -m pytest tests/console -m browser`")
 # The services the console's pages need: each mode's worker, the connector they ask, one periodic agent.
-SERVICES = ("connector", "researcher", "critic", "reviewer", "scout", "correlator", "gateway")
+SERVICES = ("connector", "researcher", "critic", "reviewer", "scout", "verifier", "correlator", "gateway")
 
 
 def _playwright() -> Any:

@@ -76,6 +76,18 @@ async def test_a_literature_review_streams_its_trace_and_renders_the_report(open
     await shot(page, "review-run")
 
 
+async def test_a_verification_streams_its_trace_and_renders_the_verdict_report(open_console: Any, console_stack: Stack) -> None:
+    page = await open_console(console_stack.admin_key)
+    await page.get_by_role("radio", name="Verify a claim").check()
+    await page.get_by_label("Claim to verify").fill("Exercise training improves quality of life in chronic heart failure")
+    await page.get_by_role("button", name="Submit").click()
+    await page.wait_for_url(re.compile(r"/run/.*kind=verification"))
+    await expect(page.locator("#run-status")).to_have_text(re.compile("completed|failed"), timeout=LONG)
+    await expect(page.locator('#trace li[data-type="tool_call"]').first).to_be_visible()
+    await expect(page.locator("#result article.markdown h2").first).to_be_visible()
+    await shot(page, "verify-run")
+
+
 async def test_a_source_list_runs_then_remove_flag_export_and_pause(open_console: Any, console_stack: Stack) -> None:
     headers = {"X-API-Key": console_stack.admin_key}
     limits = {"allowed_apis": ["corpus"], "max_references": 5}

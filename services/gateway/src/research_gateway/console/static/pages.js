@@ -37,8 +37,7 @@ pages.ask = () => {
         const r = await api("/reviews", { method: "POST", json: { topic: text, max_iterations: Number(form.max_iterations.value) || 2 } });
         location.href = `/run/${r.run_id}?kind=review&id=${r.review_id}`;
       } else if (mode === "verify") {
-        const claim = form.claim_id.value.trim();
-        const r = await api("/verifications", { method: "POST", json: claim ? { claim_id: claim } : { statement: text } });
+        const r = await api("/verifications", { method: "POST", json: { claim: text, watch: form.watch.checked } });
         location.href = `/run/${r.run_id}?kind=verification&id=${r.verification_id}`;
       } else {
         const json = { prompt: text, workspace: form.workspace.value || "default", source_type: form.source_type.value,
