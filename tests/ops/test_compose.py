@@ -22,8 +22,21 @@ from tests.ops.dashboards import REPO
 
 pytestmark = pytest.mark.unit
 
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML silently keeps the last of two equal keys; Compose would run one service, not two."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:  # type: ignore[override]
+        keys = [key.value for key, _ in node.value if key.tag != "tag:yaml.org,2002:merge"]
+        repeated = sorted({str(k) for k in keys if keys.count(k) > 1})
+        if repeated:
+            raise yaml.constructor.ConstructorError(None, None, f"repeated keys {repeated}", node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
 COMPOSE_TEXT = (REPO / "docker-compose.yml").read_text()
-COMPOSE = yaml.safe_load(COMPOSE_TEXT)
+COMPOSE = yaml.load(COMPOSE_TEXT, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
 SERVICES = COMPOSE["services"]
 APP_IMAGE = "research-engine:local"
 INTERPOLATION = re.compile(r"\$\{(\w+)(:?[-?])?([^}]*)\}")
