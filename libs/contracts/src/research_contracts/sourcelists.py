@@ -94,7 +94,8 @@ class RequestSourceList(BaseModel):
         pattern=RUN_ID_PATTERN,
         description="This run (its events: research.run.<run_id>.event); a run is built once.",
     )
-    workspace: str = Field(default="default", min_length=1, max_length=100, description="Whose admin limits apply.")
+    workspace: str = Field(default="default", min_length=1, max_length=50, pattern=r"^[a-z0-9][a-z0-9_.-]{0,49}$",
+                           description="Whose admin limits apply (a slug, as in /source-lists/limits/{workspace}).")
     prompt: str = Field(min_length=3, max_length=2000, description="The research question or topic.",
                         examples=["Does vitamin D supplementation reduce fracture risk in older adults?"])
     keywords: list[Annotated[str, Field(min_length=1, max_length=100, pattern=KEYWORD_PATTERN)]] = Field(

@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 from sqlalchemy import DateTime, Integer, String, func, select
 from sqlalchemy.dialects.postgresql import ARRAY, insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -53,11 +53,11 @@ class WorkspaceLimits(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_references: int = Field(default=50, ge=1, le=HARD_MAX_REFERENCES)
+    max_references: StrictInt = Field(default=50, ge=1, le=HARD_MAX_REFERENCES)
     allowed_source_types: list[SourceType] = Field(default_factory=lambda: list(SourceType), min_length=1)
     allowed_apis: list[ApiName] = Field(default_factory=lambda: list(ALL_APIS), min_length=1)  # type: ignore[valid-type]
-    max_scheduled_lists: int = Field(default=10, ge=0, le=10_000)
-    min_update_interval_s: int = Field(default=24 * 3600, ge=60, le=MAX_INT, description="Shortest re-run period (default 24 h).")
+    max_scheduled_lists: StrictInt = Field(default=10, ge=0, le=10_000)
+    min_update_interval_s: StrictInt = Field(default=24 * 3600, ge=60, le=MAX_INT, description="Shortest re-run period (default 24 h).")
     detail_level_ceiling: DetailLevel = DetailLevel.facts_list
     default_language: str = Field(default="en", max_length=35, pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 
