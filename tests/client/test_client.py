@@ -113,4 +113,4 @@ async def test_a_snapshot_holding_its_report_exports_and_a_bad_format_is_422(
     with ResearchClient(gateway, keys["reader"]) as rc:
         assert "10.1000/vitd" in rc.export(snapshot, "bib").decode()
         reply = rc.http.get(f"/api/research/v1/reports/{snapshot}/export", params={"format": "docx"})
-        assert reply.status_code == 422 and "unknown format" in reply.text
+        assert reply.status_code == 422 and "format" in reply.json()["detail"][0]["loc"]
