@@ -95,7 +95,7 @@ async def get_review(review_id: uuid.UUID, session: Session, caller: Reader) -> 
         return view
     statuses = dict((await session.execute(
         select(MemoryClaim.id, MemoryClaim.status).where(MemoryClaim.id.in_(list(version.claim_ids)))
-    )).tuples().all()) if version.claim_ids else {}
+    )).all()) if version.claim_ids else {}
     review = dict(version.review)
     findings = Report.model_validate(version.content).findings()
     view.update({
