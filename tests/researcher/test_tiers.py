@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 
 from research_contracts import RunResearch, SearchEvidence, Tier
 from research_platform.models import AuditEvent, MemoryClaim
+from research_researcher import prepare
 from tests.researcher.conftest import publish_task, wait_for_claims
 from tests.researcher.fakes import FakeConnector
 
@@ -40,7 +41,9 @@ async def test_emergency_task_finishes_before_the_batched_backlog_and_blocks_bat
 ) -> None:  # type: ignore[no-untyped-def]
     emergency = RunResearch(question=f"Does denosumab reduce vertebral fractures? ({unique})", tier=Tier.emergency,
                             entity=f"emergency {unique}")
-    connector.delay_for = lambda request: EMERGENCY_SEARCH_S if unique in request.query else 0.05
+    # `unique` never leaves the process (outbound queries are built by allow-list): match the topic
+    emergency_topic = prepare.guard_question(emergency.question, None).topic_query
+    connector.delay_for = lambda request: EMERGENCY_SEARCH_S if request.query == emergency_topic else 0.05
     batched = [
         RunResearch(question=f"Is denosumab well tolerated in older women (run {n})?", tier=Tier.batched,
                     entity=f"batched {unique}")
@@ -71,5 +74,5 @@ async def test_emergency_task_finishes_before_the_batched_backlog_and_blocks_bat
     assert done_batched < FLOOD, "the emergency task waited for the whole batched backlog"
     # at most the tasks already past the gate when it was published (one batch) may still start
     assert started_meanwhile <= CONCURRENCY
-    emergency_requests = [r for r in connector.requests if unique in r.query]
+    emergency_requests = [r for r in connector.requests if r.query == emergency_topic]
     assert len(emergency_requests) == 1

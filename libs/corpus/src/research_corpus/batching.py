@@ -105,6 +105,10 @@ class MicroBatchingEmbedder(Embedder):
         self._requests.put((missing, pending))
 
         def assemble(finished: Future[np.ndarray]) -> None:
+            # The caller may have given up (a recall timeout cancels its wrapped future): its
+            # rows are cached anyway, and setting a cancelled future would raise in the worker.
+            if not done.set_running_or_notify_cancel():
+                return
             error = finished.exception()
             if error is not None:
                 done.set_exception(error)
