@@ -106,7 +106,10 @@ async def tuned_consumers(js: JetStreamContext) -> AsyncIterator[None]:
     finally:
         suite = Settings()
         for stream, durable in CONSUMED.values():
-            info = await js.consumer_info(stream, durable)
+            try:
+                info = await js.consumer_info(stream, durable)
+            except NotFoundError:
+                continue  # a consumer of a service this test did not start (the critic's, say)
             old = before.get((stream, durable))
             ack_wait, max_deliver = (old.ack_wait, old.max_deliver) if old else (suite.ack_wait_s, suite.max_deliver)
             await js.add_consumer(stream, config=replace(info.config, ack_wait=ack_wait, max_deliver=max_deliver))
