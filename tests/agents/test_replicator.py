@@ -21,7 +21,7 @@ from research_platform.models import AuditEvent, Finding, ResearchSource
 from research_platform.settings import Settings
 from research_replicator.main import create_app
 from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSettings
-from research_researcher import rerun
+from research_researcher import prepare, rerun
 
 from tests.agents.apps import running
 from tests.agents.ledger import add_claim, add_sources, support
@@ -36,7 +36,10 @@ def _hit(source_id: str, abstract: str = "", **metadata: object) -> SourceHit:
 
 @pytest.fixture
 async def researcher(servers: Servers) -> AsyncIterator[dict[str, list[SourceHit]]]:
-    """The researcher's real rerun handler in front of a fake connector that answers per question."""
+    """The researcher's real rerun handler in front of a fake connector that answers per question.
+
+    The connector only sees a question's de-identified topic (the unique token is dropped), so the
+    fake matches each search against the topic the researcher derives from a question."""
     evidence: dict[str, list[SourceHit]] = {}
     settings = Settings(nats_url=servers.nats_url, database_url=servers.database_url)
     broker = make_broker(servers.nats_url, "test-researcher")
@@ -46,9 +49,10 @@ async def researcher(servers: Servers) -> AsyncIterator[dict[str, list[SourceHit
     @broker.subscriber(subjects.CONNECTOR_SEARCH, queue=subjects.CONNECTOR_QUEUE)
     async def on_search(msg: NatsMessage) -> EvidenceFound:
         ask = SearchEvidence.model_validate_json(msg.body)
-        if ask.query not in evidence:
+        topics = {prepare.guard_question(question).topic_query: hits for question, hits in evidence.items()}
+        if ask.query not in topics:
             return EvidenceFound(degraded={"corpus": "nothing for this question"})
-        return EvidenceFound(hits=evidence[ask.query])
+        return EvidenceFound(hits=topics[ask.query])
 
     await broker.start()
     try:

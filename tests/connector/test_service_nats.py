@@ -123,7 +123,7 @@ async def test_an_invalid_request_gets_an_error_reply(connector_service, nc):
 async def test_corpus_is_still_served_through_the_fan_out(connector_service, nc, sessions, tmp_path, unique):
     from research_corpus.ingest import ingest_path
 
-    doc_id = 900_000_000 + int(unique, 16) % 99_999_999
+    doc_id = 900_000_000 + int(unique.removeprefix("u"), 16) % 99_999_999
     record = {
         "doc_id": doc_id,
         "title": f"Zebrafish fin regeneration after amputation {unique}",

@@ -16,7 +16,7 @@ import pytest
 from research_connector.fanout import search_all
 from research_connector.incidents import Incidents
 from research_connector.ratelimit import RateLimits
-from research_connector.registry import SOURCE_TYPES, build_sources
+from research_connector.registry import SHARED_SETTINGS, SOURCE_TYPES, build_sources
 from research_connector.settings import ConnectorSettings
 from research_llm import EvidenceDoc
 from research_llm.providers.openai import OpenAIProvider
@@ -93,7 +93,7 @@ def leaks(probe_requests: list[tuple[int, list[str]]]) -> list[tuple[str, str, s
 
 async def test_no_identifier_reaches_a_source_or_the_remote_model(capture_url: str) -> None:
     settings = ConnectorSettings(_env_file=None, cache_enabled=False)
-    for name in SOURCE_TYPES:
+    for name in sorted({SHARED_SETTINGS.get(source, source) for source in SOURCE_TYPES}):  # settings groups
         group = getattr(settings, name)
         local = {"base_url": f"{capture_url}/{name}", "enabled": True, "rate_per_s": 1e6, "burst": 1000}
         setattr(settings, name, group.model_copy(update=local))  # the capture server has no rate limit

@@ -21,6 +21,7 @@ from research_privacy import (
     DATA_MARKER,
     NEUTRALISED,
     Deidentified,
+    deidentify,
     delimit,
     outbound_query,
     outbound_text,
@@ -29,6 +30,7 @@ from research_privacy import (
 
 _SPACES = re.compile(r"\s+")
 _NOT_WORD = re.compile(r"[^\w\s-]+")
+_PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
 
 
 def prepare_task(body: bytes) -> RunResearch:
@@ -51,9 +53,9 @@ def normalise_task(task: RunResearch) -> RunResearch:
     question = _SPACES.sub(" ", task.question).strip()
     if len(question) < 3:
         raise PrepareError("invalid research task: question is empty after normalisation")
-    # The entity travels in prompts and events: it is keyed from de-identified text only.
-    entity = entity_key(safe_topic(task.entity)) if task.entity else ""
-    entity = entity or entity_key(safe_topic(question))
+    # The entity travels in prompts, events and the ledger: it is keyed from de-identified text only.
+    entity = entity_key(ledger_topic(task.entity)) if task.entity else ""
+    entity = entity or entity_key(ledger_topic(question))
     if not entity:
         raise PrepareError("invalid research task: entity is empty after normalisation")
     return task.model_copy(update={"question": question, "entity": entity})
@@ -66,7 +68,17 @@ def entity_key(text: str) -> str:
 
 def entity_was_given(task: RunResearch) -> bool:
     """True when the submitter named the entity (prepare derives one from the question otherwise)."""
-    return bool(task.entity) and task.entity != entity_key(safe_topic(task.question))
+    return bool(task.entity) and task.entity != entity_key(ledger_topic(task.question))
+
+
+def ledger_topic(text: str) -> str:
+    """`text` sanitised and de-identified (research_privacy.deidentify), placeholders removed.
+
+    The entity is stored and shown, never searched for, so the strict outbound allow-list is not
+    used here: it would drop mid-sentence capitalised words ("Vitamin D") along with names.
+    """
+    deidentified = deidentify(sanitise_report(text).text).text
+    return _SPACES.sub(" ", _PLACEHOLDER.sub(" ", deidentified)).strip()
 
 
 def safe_topic(text: str) -> str:
