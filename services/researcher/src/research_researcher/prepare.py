@@ -31,6 +31,12 @@ from research_privacy import (
 _SPACES = re.compile(r"\s+")
 _NOT_WORD = re.compile(r"[^\w\s-]+")
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
+# Words that only introduce an identifier (as research_privacy.outbound drops them with it).
+_INTRODUCERS = frozenset(
+    """patient patients pt pts mrn dob name named called phone tel telephone fax email e-mail address lives living
+    born seen admitted record number no id ssn account mr mrs ms mx miss dr prof my our his her their contact
+    for of in with and or to the a an by at on from aged about""".split()
+)
 
 
 def prepare_task(body: bytes) -> RunResearch:
@@ -77,8 +83,14 @@ def ledger_topic(text: str) -> str:
     The entity is stored and shown, never searched for, so the strict outbound allow-list is not
     used here: it would drop mid-sentence capitalised words ("Vitamin D") along with names.
     """
-    deidentified = deidentify(sanitise_report(text).text).text
-    return _SPACES.sub(" ", _PLACEHOLDER.sub(" ", deidentified)).strip()
+    kept: list[str] = []
+    for token in deidentify(sanitise_report(text).text).text.split():
+        if _PLACEHOLDER.search(token):  # an identifier goes with the words that introduced it ("for patient", "MRN:")
+            while kept and _NOT_WORD.sub("", kept[-1]).lower() in _INTRODUCERS:
+                kept.pop()
+            continue
+        kept.append(token)
+    return " ".join(kept)
 
 
 def safe_topic(text: str) -> str:
