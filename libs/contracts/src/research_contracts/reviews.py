@@ -60,8 +60,10 @@ class ReviewFilters(BaseModel):
 
     @model_validator(mode="after")
     def _ordered(self) -> ReviewFilters:
+        # "2024 to 2010" names the same years as "2010 to 2024": take the range the caller meant
+        # rather than refuse a request the schema cannot describe as invalid.
         if self.year_from is not None and self.year_to is not None and self.year_from > self.year_to:
-            raise ValueError("year_from is after year_to")
+            self.year_from, self.year_to = self.year_to, self.year_from
         return self
 
 

@@ -10,6 +10,7 @@ and the bus's dead letter give the same reasons (empty or oversized claim, unkno
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Final
 
@@ -19,6 +20,9 @@ from research_contracts.reviews import EVIDENCE_SOURCES, ReviewFilters
 from research_contracts.runs import RUN_ID_PATTERN
 
 CLAIM_MAX_CHARS: Final = 2000  # = research_verification.MAX_CLAIM_CHARS (contracts cannot import it)
+# A claim states a finding in words: a letter somewhere and at least three non-blank characters
+# ("000" or "? !" are not claims). The schema publishes the same rule the validator applies.
+CLAIM_PATTERN: Final = r"^(?=[\s\S]*[^\W\d_])\s*\S\s*\S\s*\S"
 
 
 def verification_run_id(verification_id: uuid.UUID, suffix: str = "1") -> str:
@@ -35,7 +39,7 @@ class RequestVerification(BaseModel):
     run_id: str | None = Field(default=None, pattern=RUN_ID_PATTERN,
                                description="Run whose events trace the work; derived from the id when empty.")
     claim: str = Field(min_length=3, max_length=CLAIM_MAX_CHARS, description="The claim to verify.",
-                       examples=["Aspirin reduces the risk of stroke"])
+                       json_schema_extra={"pattern": CLAIM_PATTERN}, examples=["Aspirin reduces the risk of stroke"])
     watch: bool = Field(default=False, description="Keep re-verifying the claim on the watch schedule.")
     sources: list[str] = Field(default_factory=lambda: ["corpus"], max_length=len(EVIDENCE_SOURCES),
                                description="Evidence sources: the corpus always, plus the outside connectors named here.")
@@ -45,10 +49,9 @@ class RequestVerification(BaseModel):
     @field_validator("claim")
     @classmethod
     def _claim_has_words(cls, value: str) -> str:
-        value = " ".join(value.split())
-        if len(value) < 3 or not any(ch.isalpha() for ch in value):
+        if not re.search(CLAIM_PATTERN, value):
             raise ValueError("claim must state a finding in words (at least 3 characters)")
-        return value
+        return " ".join(value.split())
 
     @field_validator("sources")
     @classmethod

@@ -14,17 +14,17 @@ exports are `GET /reports/{id}/export`.
 from __future__ import annotations
 
 import uuid
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, status
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from research_contracts import subjects
 from research_contracts.reviews import EVIDENCE_SOURCES, ReviewFilters
-from research_contracts.verifications import CLAIM_MAX_CHARS, RequestVerification, verification_run_id
+from research_contracts.verifications import CLAIM_MAX_CHARS, CLAIM_PATTERN, RequestVerification, verification_run_id
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
 from research_gateway.deps import API, SERVICE, Broker, Session
-from research_gateway.storable import SafeText
+from research_gateway.storable import STORABLE_PATTERN, storable_text
 from research_ledger import Ledger
 from research_ledger.deidentified import deidentified
 from research_ledger.watched import verdict_history, watch_claim, watched
@@ -34,6 +34,9 @@ log = get_logger(__name__)
 router = APIRouter(prefix=API, tags=["verifications"], responses=AUTH_RESPONSES)
 NOT_FOUND = {404: {"description": "no such verification"}}
 Source = Literal[EVIDENCE_SOURCES]  # type: ignore[valid-type]
+# Storable (no control characters) and worded (`CLAIM_PATTERN`): one pattern, since a schema holds one.
+CLAIM_SCHEMA_PATTERN = "(?=" + CLAIM_PATTERN.removeprefix("^") + ")" + STORABLE_PATTERN.removeprefix("^")
+ClaimText = Annotated[str, AfterValidator(storable_text), Field(json_schema_extra={"pattern": "^" + CLAIM_SCHEMA_PATTERN})]
 
 
 class VerificationRequest(BaseModel):
@@ -41,9 +44,9 @@ class VerificationRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    claim: SafeText = Field(min_length=3, max_length=CLAIM_MAX_CHARS, validation_alias=AliasChoices("claim", "statement"),
+    claim: ClaimText = Field(min_length=3, max_length=CLAIM_MAX_CHARS, validation_alias=AliasChoices("claim", "statement"),
                             examples=["Aspirin reduces the risk of stroke"])
-    watch: bool = Field(default=False, description="Re-verify the claim on the watch schedule (default every 30 days).")
+    watch: StrictBool = Field(default=False, description="Re-verify the claim on the watch schedule (default every 30 days).")
     sources: list[Source] = Field(default_factory=lambda: ["corpus"], max_length=len(EVIDENCE_SOURCES))
     filters: ReviewFilters = Field(default_factory=ReviewFilters)
 
