@@ -16,6 +16,12 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
     || (apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends chromium >/dev/null 2>&1)) \
     || echo "setup: could not install chromium; the browser tests (tests/console) will skip" >&2
 fi
+# promtool (Debian's `prometheus` package) lets tests/ops check the Prometheus config and every
+# dashboard PromQL expression; without it those two tests skip.
+if ! command -v promtool >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  apt-get install -y --no-install-recommends prometheus >/dev/null 2>&1 \
+    || echo "setup: could not install prometheus (promtool); tests/ops/test_prometheus.py will skip" >&2
+fi
 stamp=.venv/.research-engine-installed
 want=$(cat constraints.txt pyproject.toml libs/*/pyproject.toml services/*/pyproject.toml | "$PY" -c 'import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())')
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
