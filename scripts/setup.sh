@@ -19,7 +19,8 @@ fi
 # promtool (Debian's `prometheus` package) lets tests/ops check the Prometheus config and every
 # dashboard PromQL expression; without it those two tests skip.
 if ! command -v promtool >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  apt-get install -y --no-install-recommends prometheus >/dev/null 2>&1 \
+  (apt-get install -y --no-install-recommends prometheus >/dev/null 2>&1 \
+    || (apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends prometheus >/dev/null 2>&1)) \
     || echo "setup: could not install prometheus (promtool); tests/ops/test_prometheus.py will skip" >&2
 fi
 stamp=.venv/.research-engine-installed
