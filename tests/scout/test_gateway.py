@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from research_contracts import subjects
 from research_contracts.sourcelists import RequestSourceList, SourceList
 from research_gateway.main import create_app
+from research_ledger import Ledger
 from research_platform.settings import Settings
 from tests.scout.conftest import fake_connector
 from tests.scout.hits import VITAMIN_D
@@ -169,3 +170,15 @@ async def test_a_source_list_from_request_to_export(gateway, api_keys, nc, scout
                                 headers=api_keys["reader"])).json()
     assert [entry["source_list_id"] for entry in listed] == [list_id] and listed[0]["save_to"] == save_to
     assert (await gateway.get(f"{API}/source-lists/{uuid.uuid4()}", headers=api_keys["reader"])).status_code == 404
+
+
+async def test_a_rerun_of_a_list_without_a_stored_request_is_409(gateway, api_keys, sessions, unique):
+    list_id = uuid.uuid4()
+    async with sessions() as session, session.begin():
+        ledger = Ledger(session, service="test")
+        await ledger.open_report(list_id, kind="source_list", run_id=f"sl-{unique}", subject=PROMPT, subject_key=PROMPT)
+        await ledger.fail_report(list_id, "test: the run never finished")
+    response = await gateway.post(f"{API}/source-lists/{list_id}/runs", headers=api_keys["researcher"])
+    assert response.status_code == 409 and "no stored request" in response.text
+    async with sessions() as session:
+        assert (await Ledger(session, service="test").report(list_id)).status == "failed"  # left as it was

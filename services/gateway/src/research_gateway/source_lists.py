@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response, status
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import select
 
 from research_contracts import subjects
@@ -270,7 +270,7 @@ async def source_list_runs(source_list_id: uuid.UUID, session: Session, caller: 
 
 
 @router.post("/source-lists/{source_list_id}/runs", status_code=status.HTTP_202_ACCEPTED, response_model=SourceListAccepted,
-             responses={**AUTH_RESPONSES, **NOT_FOUND, 409: {"description": "a run of this list is in progress"},
+             responses={**AUTH_RESPONSES, **NOT_FOUND, 409: {"description": "a run of this list is in progress, or no stored request"},
                         503: {"description": "the bus is unavailable; the list is marked failed"}})
 async def rerun_source_list(source_list_id: uuid.UUID, session: Session, broker: Broker, caller: Researcher) -> SourceListAccepted:
     """Run the list again with its stored request (the seed's Re-run button), clamped to the
@@ -280,7 +280,10 @@ async def rerun_source_list(source_list_id: uuid.UUID, session: Session, broker:
         report = await ledger.report(source_list_id, kind="source_list")
         if report is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")
-        stored = RequestSourceList.model_validate({**report.request, "source_list_id": source_list_id})
+        try:
+            stored = RequestSourceList.model_validate({**report.request, "source_list_id": source_list_id})
+        except ValidationError as exc:  # a list stored before requests were kept, or by a newer writer
+            raise HTTPException(status.HTTP_409_CONFLICT, f"source list {source_list_id} has no stored request to repeat") from exc
         request = clamp(stored.model_copy(update={"trigger": "rerun", "origin": "api"}), await LimitsBook(session).of(stored.workspace))
         if await ledger.refresh_report(source_list_id, run_id=request.run_id) is None:
             raise HTTPException(status.HTTP_409_CONFLICT, f"source list {source_list_id} is {report.status}; wait for the run to end")
