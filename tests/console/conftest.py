@@ -30,6 +30,7 @@ HOW_TO_RUN = ("install Chromium (`sudo apt-get install -y chromium`, or set CONS
               "and the test extra (`sh scripts/setup.sh`), then `.venv/bin/python -m pytest tests/console -m browser`")
 # The services the console's pages need: each mode's worker, the connector they ask, one periodic agent.
 SERVICES = ("connector", "researcher", "critic", "reviewer", "scout", "verifier", "correlator", "gateway")
+GRAFANA_URL = "https://grafana.console-test.example"  # the gateway's GATEWAY_CONSOLE__GRAFANA_URL in these tests
 
 
 def _playwright() -> Any:
@@ -47,7 +48,8 @@ def console_stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) ->
     """The services as processes, the gateway (and the console) on a free port."""
     _playwright()
     running = Stack(tmp_path_factory.mktemp("console"), gateway_port=free_port(), services=SERVICES,
-                    nats_url=servers.nats_url, database_url=servers.database_url, extra_env={"ACK_WAIT_S": "10"})
+                    nats_url=servers.nats_url, database_url=servers.database_url,
+                    extra_env={"ACK_WAIT_S": "10", "GATEWAY_CONSOLE__GRAFANA_URL": GRAFANA_URL})
     running.start_servers()
     errors: list[BaseException] = []
 

@@ -1,8 +1,9 @@
 """The source-list routes on real NATS + Postgres: bad input → 422; a schedule beyond the
 workspace's limits → 409 naming the limit; admin limits (admin only) clamp a request silently
 and the 202 shows the clamped values; the command lands on `research.sourcelist.requested`;
-once the scout built it: the SourceList, per-source remove / prefer (kept on re-runs), exports,
-run history, schedule verbs and the save_to filter."""
+once the scout built it: the SourceList, per-source remove / prefer (the flag shown on each source,
+kept on re-runs), exports, a re-run with the stored request, run history with each run's diff,
+schedule verbs and the save_to filter."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from fastapi import FastAPI
 from research_contracts import subjects
 from research_contracts.sourcelists import RequestSourceList, SourceList
 from research_gateway.main import create_app
+from research_ledger import Ledger
 from research_platform.settings import Settings
 from tests.scout.conftest import fake_connector
 from tests.scout.hits import VITAMIN_D
@@ -97,7 +99,8 @@ async def test_a_source_list_from_request_to_export(gateway, api_keys, nc, scout
         assert set(got.json()) == {"run_id", "prompt", "keywords", "source_type", "detail_level", "generated_at", "next_run_at", "sources"}
         assert source_list.keywords[0] == "vitamin D" and source_list.next_run_at is not None
         assert all(set(s) == {"source_id", "title", "authors", "publication", "date", "doi", "url", "relevance_score",
-                              "summary", "extract", "facts"} for s in got.json()["sources"])
+                              "summary", "extract", "facts", "preferred"} for s in got.json()["sources"])
+        assert not any(s["preferred"] for s in got.json()["sources"])
         first, second = source_list.sources[0], source_list.sources[1]
 
         url = f"{API}/source-lists/{list_id}/sources"
@@ -105,8 +108,13 @@ async def test_a_source_list_from_request_to_export(gateway, api_keys, nc, scout
         assert (await gateway.post(f"{url}/{first.source_id}", json={"action": "remove"}, headers=api_keys["researcher"])).status_code == 200
         assert (await gateway.post(f"{url}/{second.source_id}", json={"action": "prefer"}, headers=api_keys["researcher"])).status_code == 200
         assert (await gateway.post(f"{url}/{uuid.uuid4()}", json={"action": "prefer"}, headers=api_keys["researcher"])).status_code == 404
-        after = SourceList.model_validate((await gateway.get(f"{API}/source-lists/{list_id}", headers=api_keys["reader"])).json())
+        third = source_list.sources[2]
+        assert (await gateway.post(f"{url}/{third.source_id}", json={"action": "prefer"}, headers=api_keys["researcher"])).status_code == 200
+        assert (await gateway.post(f"{url}/{third.source_id}", json={"action": "unprefer"}, headers=api_keys["researcher"])).status_code == 200
+        shown = (await gateway.get(f"{API}/source-lists/{list_id}", headers=api_keys["reader"])).json()
+        after = SourceList.model_validate(shown)
         assert first.source_id not in {s.source_id for s in after.sources}
+        assert {s["source_id"] for s in shown["sources"] if s["preferred"]} == {str(second.source_id)}  # flagged, unflagged
 
         exports = {}
         for fmt in ("md", "bib", "ris", "csljson"):
@@ -120,7 +128,16 @@ async def test_a_source_list_from_request_to_export(gateway, api_keys, nc, scout
         assert bad.status_code == 422
 
         connector.hits = [VITAMIN_D[0], VITAMIN_D[3]]  # the preferred source is no longer found
-        rerun = command.model_copy(update={"run_id": f"sl-{unique}-2", "trigger": "rerun"})
+        runs_url = f"{API}/source-lists/{list_id}/runs"
+        assert (await gateway.post(runs_url, headers=api_keys["reader"])).status_code == 403
+        assert (await gateway.post(f"{API}/source-lists/{uuid.uuid4()}/runs", headers=api_keys["researcher"])).status_code == 404
+        again_accepted = await gateway.post(runs_url, headers=api_keys["researcher"])
+        assert again_accepted.status_code == 202, again_accepted.text
+        assert (await gateway.post(runs_url, headers=api_keys["researcher"])).status_code == 409  # that run is under way
+        raw = await nc.jetstream().get_last_msg(subjects.SOURCELISTS_STREAM, subjects.SOURCELIST_REQUESTED)
+        rerun = RequestSourceList.model_validate_json(raw.data)
+        assert (rerun.run_id, rerun.trigger) == (again_accepted.json()["run_id"], "rerun")
+        assert rerun.model_dump(exclude={"run_id", "trigger"}) == command.model_dump(exclude={"run_id", "trigger"})  # the stored request
         assert (await scout.handle(rerun)).version == 2
         again = SourceList.model_validate((await gateway.get(f"{API}/source-lists/{list_id}", headers=api_keys["reader"])).json())
         ids = [s.source_id for s in again.sources]
@@ -130,6 +147,13 @@ async def test_a_source_list_from_request_to_export(gateway, api_keys, nc, scout
     statuses = [r["status"] for r in history["runs"]]
     assert statuses == ["scheduled", "completed", "completed"]
     assert history["runs"][1]["iterations"][0]["query"].startswith("vitamin D")
+    assert history["request"]["prompt"] == PROMPT and history["request"]["num_references"] == 3
+    rerun_entry, first_entry = history["runs"][1], history["runs"][2]
+    assert rerun_entry["trigger"] == "rerun" and first_entry["diff"]["previous_run_id"] is None
+    assert len(first_entry["diff"]["new"]) == first_entry["sources"]  # everything is new in the first snapshot
+    assert rerun_entry["diff"]["previous_run_id"] == run_id
+    dropped = {c["source_id"] for c in rerun_entry["diff"]["dropped"]}
+    assert dropped and str(second.source_id) not in dropped  # sources no longer found dropped; the preferred one kept
 
     schedule_url = f"{API}/source-lists/{list_id}/schedule"
     assert (await gateway.patch(schedule_url, json={"action": "pause"}, headers=api_keys["researcher"])).status_code == 403
@@ -146,3 +170,15 @@ async def test_a_source_list_from_request_to_export(gateway, api_keys, nc, scout
                                 headers=api_keys["reader"])).json()
     assert [entry["source_list_id"] for entry in listed] == [list_id] and listed[0]["save_to"] == save_to
     assert (await gateway.get(f"{API}/source-lists/{uuid.uuid4()}", headers=api_keys["reader"])).status_code == 404
+
+
+async def test_a_rerun_of_a_list_without_a_stored_request_is_409(gateway, api_keys, sessions, unique):
+    list_id = uuid.uuid4()
+    async with sessions() as session, session.begin():
+        ledger = Ledger(session, service="test")
+        await ledger.open_report(list_id, kind="source_list", run_id=f"sl-{unique}", subject=PROMPT, subject_key=PROMPT)
+        await ledger.fail_report(list_id, "test: the run never finished")
+    response = await gateway.post(f"{API}/source-lists/{list_id}/runs", headers=api_keys["researcher"])
+    assert response.status_code == 409 and "no stored request" in response.text
+    async with sessions() as session:
+        assert (await Ledger(session, service="test").report(list_id)).status == "failed"  # left as it was

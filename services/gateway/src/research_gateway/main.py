@@ -24,13 +24,14 @@ from research_gateway import admin, claims, ledger, reports, reviews, runs, sear
 from research_gateway.auth import Guard
 from research_gateway.deps import SERVICE, Session
 from research_gateway.observability import instrument, serve_metrics
+from research_gateway.settings import ConsoleSettings, GatewaySettings
 from research_gateway import console, edge
 from research_gateway.throttle import FailedAuthThrottle
 from research_platform import metrics
 from research_platform.broker import ensure_streams_at, make_broker
 from research_platform.db import create_engine, create_read_engine, dispose, session_factory
 from research_platform.logging import configure_logging, get_logger
-from research_platform.settings import Settings, get_settings
+from research_platform.settings import Settings
 
 log = get_logger(__name__)
 
@@ -57,7 +58,9 @@ def guard_for(settings: Settings) -> Guard:
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
-    settings = settings or get_settings()
+    """The gateway app; `settings` may be the shared root (the console group then takes its defaults)."""
+    settings = settings or GatewaySettings()
+    console_settings = settings.gateway_console if isinstance(settings, GatewaySettings) else ConsoleSettings()
     guard = guard_for(settings)
 
     @asynccontextmanager
@@ -79,6 +82,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="research-engine", version="0.1.0", lifespan=lifespan)
     app.state.guard = guard
+    app.state.grafana_url = console_settings.grafana_url  # the Operate page's dashboard links
     edge.install(app)  # exact 400 / 405 / 422 answers, documented
     for module in (tasks, search, ledger, admin, source_lists, claims, reports, reviews, verifications):
         app.include_router(module.router)
@@ -96,7 +100,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 
 def run() -> None:
-    settings = get_settings()
+    settings = GatewaySettings()
     configure_logging(SERVICE, settings.log_level, settings.log_json)
     serve_metrics()
     uvicorn.run(create_app(settings), host=settings.gateway_host, port=settings.gateway_port, log_level="warning")

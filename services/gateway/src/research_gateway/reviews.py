@@ -1,6 +1,7 @@
 """Literature reviews (seed 000) over HTTP: submit, read, versions, refresh, export.
 
     POST /reviews                     researcher  {topic, filters?, sources?, max_iterations ≤ 2} → 202 {review_id, run_id}
+    GET  /reviews?status=stale        reader      the reviews, newest first: status, stale reason, version
     GET  /reviews/{id}                reader      status, iteration(s), report, peer review, citation check, claims
     GET  /reviews/{id}/versions       reader      every version: verdict, tag mix, diff to the one before
     POST /reviews/{id}/refresh        researcher  a new run → a new version + diff (409 while one is running)
@@ -17,7 +18,8 @@ The live trace is `GET /runs/{run_id}/events` (SSE, `runs.py`).
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response, status
 from pydantic import BaseModel
@@ -26,7 +28,7 @@ from sqlalchemy import select
 from research_contracts import subjects
 from research_contracts.reviews import RequestReview, review_run_id, topic_key
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
-from research_gateway.deps import API, SERVICE, Broker, Session
+from research_gateway.deps import API, SERVICE, Broker, ReadSession, Session
 from research_gateway.reports import EXPORTED, MAX_VERSION, FormatName
 from research_ledger import Ledger
 from research_platform.logging import get_logger
@@ -43,6 +45,23 @@ EXPORTS = {"md": "markdown", "markdown": "markdown", "pdf": "pdf", "bib": "bibte
 class ReviewAccepted(BaseModel):
     review_id: uuid.UUID
     run_id: str
+
+
+ReportState = Literal["running", "completed", "stale", "failed"]  # the report lifecycle (research_ledger.reports)
+
+
+class ReviewSummary(BaseModel):
+    """One review in the list: enough to see which are stale and why."""
+
+    review_id: uuid.UUID
+    topic: str
+    status: ReportState
+    version: int
+    stale_reason: str | None
+    error: str | None
+    run_id: str
+    created_at: datetime
+    updated_at: datetime
 
 
 async def _publish(broker: Any, command: RequestReview) -> None:
@@ -78,6 +97,22 @@ async def submit_review(body: RequestReview, session: Session, broker: Broker, c
             request=command.model_dump(mode="json", include={"filters", "sources", "max_iterations", "origin"}),
         )
     return ReviewAccepted(review_id=command.review_id, run_id=command.effective_run_id())
+
+
+@router.get("/reviews", response_model=list[ReviewSummary])
+async def list_reviews(
+    session: ReadSession, caller: Reader,
+    status: Annotated[ReportState | None, Query(description="only reviews in this state")] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> list[ReviewSummary]:
+    """Reviews, most recently updated first; `status=stale` lists the ones whose claims no longer hold."""
+    query = select(ReportRow).where(ReportRow.kind == "review")
+    if status is not None:
+        query = query.where(ReportRow.status == status)
+    rows = await session.scalars(query.order_by(ReportRow.updated_at.desc(), ReportRow.id).limit(limit))
+    return [ReviewSummary(review_id=r.id, topic=r.subject, status=r.status, version=r.current_version,  # type: ignore[arg-type]
+                          stale_reason=r.stale_reason, error=r.error, run_id=r.run_id, created_at=r.created_at,
+                          updated_at=r.updated_at) for r in rows]
 
 
 @router.get("/reviews/{review_id}", responses=NOT_FOUND)

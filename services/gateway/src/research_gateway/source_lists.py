@@ -3,10 +3,13 @@ exports, run history, schedule verbs and the workspace's admin limits.
 
     POST  /source-lists                          researcher  → 202 {source_list_id, run_id, request}
     GET   /source-lists?save_to_kind=&save_to_id=  reader    the lists (filter by attachment)
-    GET   /source-lists/{id}                     reader      the latest `SourceList` (removed sources left out)
+    GET   /source-lists/{id}                     reader      the latest `SourceList` (removed sources left out,
+                                                             each source with its `preferred` flag)
     POST  /source-lists/{id}/sources/{source_id} researcher  {"action": remove | prefer | unprefer}
     GET   /source-lists/{id}/export?format=md|bib|ris|csljson   reader
-    GET   /source-lists/{id}/runs                reader      history: completed / failed / running / scheduled
+    GET   /source-lists/{id}/runs                reader      history (completed / failed / running / scheduled),
+                                                             each run's diff, the stored request
+    POST  /source-lists/{id}/runs                researcher  re-run with the stored request → 202 (409 while running)
     PATCH /source-lists/{id}/schedule            admin       {"action": pause | resume | cancel | modify, ...}
     GET|PUT /source-lists/limits/{workspace}     admin       the admin limits
 
@@ -25,7 +28,8 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response, status
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sqlalchemy import select
 
 from research_contracts import subjects
 from research_contracts.sourcelists import (
@@ -43,6 +47,7 @@ from research_ledger import AuditAction, Ledger
 from research_ledger.source_limits import LimitsBook, WorkspaceLimits, clamp, schedule_refusal
 from research_ledger.source_lists import SourceListBook
 from research_platform.logging import get_logger
+from research_platform.models import ReportVersionRow
 from research_reports import Report, export_report
 
 log = get_logger(__name__)
@@ -57,6 +62,16 @@ class SourceListAccepted(BaseModel):
     source_list_id: uuid.UUID
     run_id: str
     request: dict[str, Any] = Field(description="The request as it will run: clamped to the workspace's limits.")
+
+
+class ListedSourceView(ListedSource):
+    preferred: bool = Field(default=False, description="Flagged preferred by a user: kept on re-runs.")
+
+
+class SourceListView(SourceList):
+    """The seed's `SourceList` as this API shows it: each source says whether it is flagged preferred."""
+
+    sources: list[ListedSourceView] = Field(default_factory=list)  # type: ignore[assignment]
 
 
 class SourceAction(BaseModel):
@@ -91,6 +106,15 @@ def _schedule_view(row: Any) -> dict[str, Any] | None:
             "last_run_at": row.last_run_at.isoformat() if row.last_run_at else None}
 
 
+async def _publish(broker: Any, request: RequestSourceList) -> None:
+    try:
+        await broker.publish(request, subjects.SOURCELIST_REQUESTED, stream=subjects.SOURCELISTS_STREAM,
+                             headers={subjects.MSG_ID_HEADER: f"sourcelist-{request.source_list_id}-{request.run_id}"})
+    except Exception as exc:
+        log.error("source list publish failed", source_list_id=str(request.source_list_id), error=repr(exc))
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "the bus is unavailable; retry") from exc
+
+
 @router.put("/source-lists/limits/{workspace}", responses=AUTH_RESPONSES)
 async def set_limits(workspace: Slug, limits: WorkspaceLimits, session: Session, caller: Admin) -> dict[str, Any]:
     """Set a workspace's admin limits (only here: run-time requests are clamped to them)."""
@@ -123,12 +147,7 @@ async def submit_source_list(body: RequestSourceList, session: Session, broker: 
     if refused:
         raise HTTPException(status.HTTP_409_CONFLICT, refused)
     request = clamp(body.model_copy(update={"trigger": "request", "origin": "api"}), limits)
-    try:
-        await broker.publish(request, subjects.SOURCELIST_REQUESTED, stream=subjects.SOURCELISTS_STREAM,
-                             headers={subjects.MSG_ID_HEADER: f"sourcelist-{request.source_list_id}-{request.run_id}"})
-    except Exception as exc:
-        log.error("source list publish failed", source_list_id=str(request.source_list_id), error=repr(exc))
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "the bus is unavailable; retry") from exc
+    await _publish(broker, request)
     async with session.begin():
         await Ledger(session, service=SERVICE).open_report(
             request.source_list_id, kind="source_list", run_id=request.run_id, subject=request.prompt,
@@ -169,17 +188,20 @@ def _visible(content: dict[str, Any], removed: set[uuid.UUID]) -> SourceList:
     return source_list
 
 
-@router.get("/source-lists/{source_list_id}", response_model=SourceList,
+@router.get("/source-lists/{source_list_id}", response_model=SourceListView,
             responses={**AUTH_RESPONSES, **NOT_FOUND, **NO_SNAPSHOT})
-async def get_source_list(source_list_id: uuid.UUID, session: Session, caller: Reader) -> SourceList:
-    """The latest snapshot, exactly the seed's SourceList (sources removed by a user left out)."""
+async def get_source_list(source_list_id: uuid.UUID, session: Session, caller: Reader) -> SourceListView:
+    """The latest snapshot: the seed's SourceList (sources removed by a user left out), each source
+    with `preferred` (flagged by a user, kept on re-runs)."""
     _, content = await _latest(session, source_list_id)
-    removed, _ = await SourceListBook(session, service=SERVICE).actions(source_list_id)
+    removed, preferred = await SourceListBook(session, service=SERVICE).actions(source_list_id)
     source_list = _visible(content, removed)
     schedule = await SourceListBook(session, service=SERVICE).schedule(source_list_id)
     if schedule is not None:
         source_list.next_run_at = schedule.next_run_at if schedule.status == "active" else None
-    return source_list
+    shown = source_list.model_dump(exclude={"sources"})
+    sources = [{**s.model_dump(), "preferred": str(s.source_id) in preferred} for s in source_list.sources]
+    return SourceListView.model_validate({**shown, "sources": sources})
 
 
 @router.post("/source-lists/{source_list_id}/sources/{source_id}", responses={**AUTH_RESPONSES, **NOT_FOUND, **NO_SNAPSHOT})
@@ -223,11 +245,16 @@ async def export_source_list(source_list_id: uuid.UUID, session: Session, caller
 
 @router.get("/source-lists/{source_list_id}/runs", responses={**AUTH_RESPONSES, **NOT_FOUND})
 async def source_list_runs(source_list_id: uuid.UUID, session: Session, caller: Reader) -> dict[str, Any]:
-    """Run history (newest first) with each run's refinement iterations; the next scheduled run first."""
-    if await Ledger(session, service=SERVICE).report(source_list_id, kind="source_list") is None:
+    """Run history (newest first) with each run's refinement iterations and its diff to the run
+    before (`new` / `changed` / `dropped` sources; null for a failed run or a snapshot past the
+    retention); the next scheduled run first; `request` is the stored request re-runs repeat."""
+    report = await Ledger(session, service=SERVICE).report(source_list_id, kind="source_list")
+    if report is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")
     book = SourceListBook(session, service=SERVICE)
     schedule = await book.schedule(source_list_id)
+    diffs = dict((await session.execute(select(ReportVersionRow.version, ReportVersionRow.diff)
+                                        .where(ReportVersionRow.report_id == source_list_id))).all())
     runs: list[dict[str, Any]] = []
     if schedule is not None and schedule.status == "active" and schedule.next_run_at:
         runs.append({"run_id": None, "status": "scheduled", "at": schedule.next_run_at.isoformat()})
@@ -236,8 +263,38 @@ async def source_list_runs(source_list_id: uuid.UUID, session: Session, caller: 
                        "stop_reason": i.stop_reason} for i in await book.iterations(run.run_id)]
         runs.append({"run_id": run.run_id, "status": run.status, "trigger": run.trigger, "at": run.started_at.isoformat(),
                      "finished_at": run.finished_at.isoformat() if run.finished_at else None, "sources": run.sources,
-                     "version": run.version, "stop_reason": run.stop_reason, "error": run.error, "iterations": iterations})
-    return {"source_list_id": str(source_list_id), "schedule": _schedule_view(schedule), "runs": runs}
+                     "version": run.version, "stop_reason": run.stop_reason, "error": run.error, "iterations": iterations,
+                     "diff": diffs.get(run.version) if run.version is not None else None})
+    return {"source_list_id": str(source_list_id), "schedule": _schedule_view(schedule), "request": report.request,
+            "runs": runs}
+
+
+@router.post("/source-lists/{source_list_id}/runs", status_code=status.HTTP_202_ACCEPTED, response_model=SourceListAccepted,
+             responses={**AUTH_RESPONSES, **NOT_FOUND, 409: {"description": "a run of this list is in progress, or no stored request"},
+                        503: {"description": "the bus is unavailable; the list is marked failed"}})
+async def rerun_source_list(source_list_id: uuid.UUID, session: Session, broker: Broker, caller: Researcher) -> SourceListAccepted:
+    """Run the list again with its stored request (the seed's Re-run button), clamped to the
+    workspace's current limits: a new snapshot and its diff; preferred and removed sources hold."""
+    async with session.begin():
+        ledger = Ledger(session, service=SERVICE)
+        report = await ledger.report(source_list_id, kind="source_list")
+        if report is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")
+        try:
+            stored = RequestSourceList.model_validate({**report.request, "source_list_id": source_list_id})
+        except ValidationError as exc:  # a list stored before requests were kept, or by a newer writer
+            raise HTTPException(status.HTTP_409_CONFLICT, f"source list {source_list_id} has no stored request to repeat") from exc
+        request = clamp(stored.model_copy(update={"trigger": "rerun", "origin": "api"}), await LimitsBook(session).of(stored.workspace))
+        if await ledger.refresh_report(source_list_id, run_id=request.run_id) is None:
+            raise HTTPException(status.HTTP_409_CONFLICT, f"source list {source_list_id} is {report.status}; wait for the run to end")
+    try:
+        await _publish(broker, request)
+    except HTTPException:
+        async with session.begin():
+            await Ledger(session, service=SERVICE).fail_report(source_list_id, "re-run not published: the bus was unavailable")
+        raise
+    return SourceListAccepted(source_list_id=source_list_id, run_id=request.run_id,
+                              request=request.model_dump(mode="json", exclude={"trigger", "origin"}))
 
 
 @router.patch("/source-lists/{source_list_id}/schedule", responses={**AUTH_RESPONSES, **NOT_FOUND,

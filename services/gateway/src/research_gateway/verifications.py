@@ -2,6 +2,7 @@
 
     POST /verifications        researcher  {claim, watch?, sources?, filters?} → 202 {verification_id, run_id}
     GET  /verifications/{id}   reader      status, verdict · confidence, report, citation check, verdict history
+    GET  /watched-claims       reader      the watched claims, next due first, each with its verdict history
 
 The body is validated by `RequestVerification` (empty, wordless or oversized claim, unknown source
 → 422 with the reason), so the HTTP answer and the bus's dead letter agree. The command is published
@@ -14,20 +15,22 @@ exports are `GET /reports/{id}/export`.
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, status
+from fastapi import APIRouter, HTTPException, Query, status
 from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, StrictBool, ValidationError
+from sqlalchemy import select
 
 from research_contracts import subjects
 from research_contracts.reviews import EVIDENCE_SOURCES, ReviewFilters
 from research_contracts.verifications import CLAIM_MAX_CHARS, CLAIM_PATTERN, RequestVerification, verification_run_id
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
-from research_gateway.deps import API, SERVICE, Broker, Session
+from research_gateway.deps import API, SERVICE, Broker, ReadSession, Session
 from research_gateway.storable import STORABLE_PATTERN, storable_text
 from research_ledger import Ledger
 from research_ledger.deidentified import deidentified
-from research_ledger.watched import verdict_history, watch_claim, watched
+from research_ledger.watched import VerdictHistoryRow, WatchedClaimRow, verdict_history, watch_claim, watched
 from research_platform.logging import get_logger
 
 log = get_logger(__name__)
@@ -54,6 +57,26 @@ class VerificationRequest(BaseModel):
 class VerificationAccepted(BaseModel):
     verification_id: uuid.UUID
     run_id: str
+
+
+class VerdictEntry(BaseModel):
+    run_id: str
+    verdict: str
+    confidence: str
+    recorded_at: datetime
+
+
+class WatchedClaimView(BaseModel):
+    """A watched claim: when it is next re-verified and every verdict it got, oldest first."""
+
+    verification_id: uuid.UUID
+    claim: str
+    interval_days: float
+    next_due_at: datetime
+    runs: int
+    reverifying: bool = Field(description="A re-verification was requested and has not reported yet.")
+    created_at: datetime
+    history: list[VerdictEntry]
 
 
 @router.post("/verifications", status_code=status.HTTP_202_ACCEPTED, response_model=VerificationAccepted,
@@ -109,3 +132,20 @@ async def get_verification(verification_id: uuid.UUID, session: Session, caller:
                      "assessment": review, "citation_check": version.citation_check, "report": version.content,
                      "markdown": version.markdown})
     return view
+
+
+@router.get("/watched-claims", response_model=list[WatchedClaimView])
+async def list_watched_claims(session: ReadSession, caller: Reader,
+                              limit: Annotated[int, Query(ge=1, le=500)] = 100) -> list[WatchedClaimView]:
+    """Watched claims, the next due first, each with its verdict history (one query for each)."""
+    claims = list(await session.scalars(select(WatchedClaimRow).order_by(WatchedClaimRow.next_due_at,
+                                                                          WatchedClaimRow.verification_id).limit(limit)))
+    history: dict[uuid.UUID, list[VerdictEntry]] = {c.verification_id: [] for c in claims}
+    if claims:
+        rows = await session.scalars(select(VerdictHistoryRow).where(VerdictHistoryRow.verification_id.in_(list(history)))
+                                     .order_by(VerdictHistoryRow.recorded_at, VerdictHistoryRow.run_id))
+        for row in rows:
+            history[row.verification_id].append(VerdictEntry.model_validate(row, from_attributes=True))
+    return [WatchedClaimView(verification_id=c.verification_id, claim=c.claim, interval_days=c.interval_days,
+                             next_due_at=c.next_due_at, runs=c.runs, reverifying=c.requested_run_id is not None,
+                             created_at=c.created_at, history=history[c.verification_id]) for c in claims]

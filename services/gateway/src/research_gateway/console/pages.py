@@ -124,7 +124,22 @@ async def findings(request: Request) -> Response:
     return await page(request, "findings.html", page="findings")
 
 
+@router.get("/reviews", response_class=HTMLResponse)
+async def reviews(request: Request) -> Response:
+    return await page(request, "reviews.html", page="reviews")
+
+
+@router.get("/watched", response_class=HTMLResponse)
+async def watched(request: Request) -> Response:
+    return await page(request, "watched.html", page="watched")
+
+
+@router.get("/schedules", response_class=HTMLResponse)
+async def schedules(request: Request) -> Response:
+    return await page(request, "schedules.html", page="schedules")
+
+
 @router.get("/operate", response_class=HTMLResponse)
 async def operate(request: Request) -> Response:
-    grafana = getattr(request.app.state, "grafana_url", "http://localhost:3000")
-    return await page(request, "operate.html", page="operate", grafana=grafana, dashboards=GRAFANA_DASHBOARDS)
+    return await page(request, "operate.html", page="operate", grafana=request.app.state.grafana_url,
+                      dashboards=GRAFANA_DASHBOARDS)

@@ -6,6 +6,25 @@ const pages = {};
 
 pages.ask = () => {
   const form = $("#ask");
+  /* "Edit configuration" on a source list: this form, pre-filled with the list's stored request. */
+  const prefill = async (listId) => {
+    try {
+      const { request } = await api(`/source-lists/${encodeURIComponent(listId)}/runs`);
+      form.mode.value = "sources";
+      form.prompt.value = request.prompt || "";
+      for (const k of ["workspace", "source_type", "num_references", "detail_level", "date_from", "date_to", "update_frequency"]) {
+        if (request[k] === null || request[k] === undefined) continue;
+        const field = form[k];
+        if (field.tagName === "SELECT" && ![...field.options].some((o) => o.value === String(request[k]))) field.append(el("option", { value: request[k], text: request[k] }));
+        field.value = request[k];
+      }
+      form.keywords.value = (request.keywords || []).join(", ");
+      sync();
+      $("#prefilled").hidden = false;
+      $("#prefilled-link").href = `/sources/${listId}`;
+      form.prompt.focus();
+    } catch { /* alert */ }
+  };
   const label = $("#prompt-label");
   const labels = { question: "Question", verify: "Claim to verify", review: "Review topic", sources: "What should the sources cover?" };
   const sync = () => {
@@ -50,6 +69,8 @@ pages.ask = () => {
       }
     } catch { /* shown in the alert region */ }
   });
+  const from = new URLSearchParams(location.search).get("from");
+  if (from) prefill(from);
   api("/source-lists?limit=10", { quiet: true }).then((rows) => {
     for (const r of rows) $("#recent").append(el("li", {}, el("a", { href: `/sources/${r.source_list_id}`, text: r.prompt || r.source_list_id }), ` · ${r.status}`));
   }).catch(() => {});
@@ -190,7 +211,6 @@ pages.report = async () => {
 pages.sources = () => {
   const id = body.dataset.sourceListId;
   const cards = $("#sl-cards");
-  const preferred = new Set(JSON.parse(sessionStorage.getItem(`preferred:${id}`) || "[]"));
   let list = null;
   const updateExport = () => { $("#sl-export").href = `${API}/source-lists/${id}/export?format=${$("#sl-format").value}`; };
   const draw = () => {
@@ -203,7 +223,7 @@ pages.sources = () => {
       const pct = Math.round(100 * Math.max(0, Math.min(1, s.relevance_score)));
       const card = el("li", { class: "card source", "data-source-id": s.source_id },
         el("h2", {}, s.url ? el("a", { href: s.url, rel: "noopener", target: "_blank", text: s.title }) : s.title,
-          preferred.has(s.source_id) ? el("span", { class: "badge preferred", text: "★ preferred" }) : null),
+          s.preferred ? el("span", { class: "badge preferred", text: "★ preferred" }) : null),
         el("p", { class: "meta", text: [(s.authors || []).slice(0, 4).join(", "), s.publication, s.date].filter(Boolean).join(" · ") }),
         el("div", { class: "relevance" }, el("span", { text: `Relevance ${pct}%` }), el("meter", { min: "0", max: "100", value: String(pct), "aria-label": `relevance ${pct} percent` })));
       const more = el("details", {}, el("summary", { text: "Summary, extract and facts" }), el("p", { text: s.summary }));
@@ -212,34 +232,54 @@ pages.sources = () => {
       card.append(more);
       const can = body.dataset.role !== "reader";
       const act = el("div", { class: "toolbar" },
-        el("button", { type: "button", "data-action": preferred.has(s.source_id) ? "unprefer" : "prefer", disabled: !can, text: preferred.has(s.source_id) ? "Unflag preferred" : "Flag preferred" }),
+        el("button", { type: "button", "data-action": s.preferred ? "unprefer" : "prefer", disabled: !can, text: s.preferred ? "Unflag preferred" : "Flag preferred" }),
         el("button", { type: "button", "data-action": "remove", class: "danger", disabled: !can, text: "Remove" }));
       card.append(act);
       cards.append(card);
     }
     if (!rows.length) cards.append(el("li", { class: "note", text: "No sources." }));
   };
+  const loadList = () => api(`/source-lists/${id}`).then((l) => {
+    list = l; $("#sl-title").textContent = l.prompt;
+    $("#sl-meta").textContent = `${l.source_type} · ${l.detail_level} · keywords ${l.keywords.join(", ")} · generated ${when(l.generated_at)}`;
+    draw();
+  }).catch(() => {});
   cards.addEventListener("click", async (e) => {
     const btn = e.target.closest("button[data-action]"); if (!btn) return;
     const sid = btn.closest("[data-source-id]").dataset.sourceId;
+    const action = btn.dataset.action;
     try {
-      await api(`/source-lists/${id}/sources/${sid}`, { method: "POST", json: { action: btn.dataset.action } });
-      if (btn.dataset.action === "remove") list.sources = list.sources.filter((s) => s.source_id !== sid);
-      else if (btn.dataset.action === "prefer") preferred.add(sid); else preferred.delete(sid);
-      sessionStorage.setItem(`preferred:${id}`, JSON.stringify([...preferred]));
-      say(`Source ${btn.dataset.action === "remove" ? "removed" : btn.dataset.action === "prefer" ? "flagged preferred" : "unflagged"}.`, "ok");
-      draw();
+      await api(`/source-lists/${id}/sources/${sid}`, { method: "POST", json: { action } });
+      say(`Source ${action === "remove" ? "removed" : action === "prefer" ? "flagged preferred" : "unflagged"}.`, "ok");
+      await loadList();  // the flag shown is the one the API stored
+      $(`[data-source-id="${sid}"] button[data-action]`)?.focus();
     } catch { /* alert shown */ }
   });
   const loadRuns = async () => {
     try {
       const r = await api(`/source-lists/${id}/runs`, { quiet: true });
       $("#sl-schedule").textContent = r.schedule ? `${r.schedule.status} · ${r.schedule.update_frequency} · next ${when(r.schedule.next_run_at)}` : "not scheduled";
+      showConfig(r.request || {});
       const ol = $("#sl-runs"); ol.innerHTML = "";
-      for (const run of r.runs) ol.append(el("li", {}, `${when(run.at)} · ${run.status}${run.trigger ? " · " + run.trigger : ""}${run.sources != null ? " · " + run.sources + " sources" : ""} `,
-        run.run_id ? el("a", { href: `/run/${run.run_id}?kind=source_list&id=${id}`, text: "trace" }) : null));
+      for (const run of r.runs) {
+        const li = el("li", { class: "run", "data-run-id": run.run_id || "" }, `${when(run.at)} · `, el("span", { class: `badge status-${run.status}`, text: run.status }),
+          `${run.trigger ? " · " + run.trigger : ""}${run.sources != null ? " · " + run.sources + " sources" : ""}${run.error ? " · " + run.error : ""} `,
+          run.run_id ? el("a", { href: `/run/${run.run_id}?kind=source_list&id=${id}`, text: "trace" }) : null);
+        if (run.status === "completed") li.append(sourceListDiff(run.diff));
+        ol.append(li);
+      }
     } catch { $("#sl-schedule").textContent = "unavailable"; }
   };
+  const showConfig = (req) => {
+    const dl = $("#sl-config"); dl.innerHTML = "";
+    for (const [k, v] of Object.entries(req)) {
+      if (v === null || v === undefined || (Array.isArray(v) && !v.length)) continue;
+      dl.append(el("dt", { text: k.replace(/_/g, " ") }), el("dd", { text: typeof v === "object" ? (Array.isArray(v) ? v.join(", ") : JSON.stringify(v)) : String(v) }));
+    }
+  };
+  $("#sl-rerun").addEventListener("click", async () => {
+    try { const r = await api(`/source-lists/${id}/runs`, { method: "POST" }); location.href = `/run/${r.run_id}?kind=source_list&id=${id}`; } catch { /* alert */ }
+  });
   for (const b of document.querySelectorAll("button[data-schedule]")) b.addEventListener("click", async () => {
     try { const r = await api(`/source-lists/${id}/schedule`, { method: "PATCH", json: { action: b.dataset.schedule } }); say(`Schedule ${r.schedule ? r.schedule.status : b.dataset.schedule}.`, "ok"); loadRuns(); } catch { /* alert */ }
   });
@@ -247,11 +287,7 @@ pages.sources = () => {
   $("#sl-sort").addEventListener("change", () => list && draw());
   $("#sl-format").addEventListener("change", updateExport);
   updateExport();
-  api(`/source-lists/${id}`).then((l) => {
-    list = l; $("#sl-title").textContent = l.prompt;
-    $("#sl-meta").textContent = `${l.source_type} · ${l.detail_level} · keywords ${l.keywords.join(", ")} · generated ${when(l.generated_at)}`;
-    draw();
-  }).catch(() => {});
+  loadList();
   loadRuns();
 };
 
