@@ -2,8 +2,10 @@
 `generateContent` wire formats, answering from a script of canned behaviours.
 
 Each request pops the next behaviour for its API ("openai" or "gemini"): a JSON answer text,
-an HTTP status, or a delay longer than the client's timeout. Every request body is recorded so
-tests can assert what left the process.
+an HTTP status, or a delay longer than the client's timeout. When a queue is empty, a `responder`
+(if set) computes the behaviour from the request itself — a scripted model that reads its prompt,
+for callers that ask many questions in an order the test cannot know; otherwise the answer is a
+500. Every request body is recorded so tests can assert what left the process.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import time
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any
 
 
@@ -32,12 +35,35 @@ class Recorded:
     body: dict[str, Any]
 
 
+def prompt_of(api: str, body: dict[str, Any]) -> tuple[str, str]:
+    """(system, first user message) of a recorded request in either wire format."""
+    if api == "openai":
+        messages = body.get("messages") or []
+        system = next((m["content"] for m in messages if m.get("role") == "system"), "")
+        user = next((m["content"] for m in messages if m.get("role") == "user"), "")
+        return system, user
+    system = " ".join(p.get("text", "") for p in (body.get("systemInstruction") or {}).get("parts", []))
+    contents = body.get("contents") or [{}]
+    return system, " ".join(p.get("text", "") for p in contents[0].get("parts", []))
+
+
+def schema_name_of(api: str, body: dict[str, Any]) -> str | None:
+    """The JSON schema's name an OpenAI request asks for (Gemini requests carry no name)."""
+    if api != "openai":
+        return None
+    return ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
+
+
+Responder = Callable[[str, dict[str, Any]], Behaviour]
+
+
 @dataclass
 class FakeLLMServer:
     host: str = "127.0.0.1"
     port: int = 0
     script: dict[str, deque[Behaviour]] = field(default_factory=lambda: defaultdict(deque))
     requests: list[Recorded] = field(default_factory=list)
+    responder: Responder | None = None  # (api, request body) → behaviour, asked when the api's queue is empty
 
     def __post_init__(self) -> None:
         owner = self
@@ -54,7 +80,15 @@ class FakeLLMServer:
                     Recorded(api, self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw or b"{}"))
                 )
                 queue = owner.script[api]
-                behaviour = queue.popleft() if queue else Behaviour(status=500)
+                if queue:
+                    behaviour = queue.popleft()
+                elif owner.responder is not None:
+                    try:
+                        behaviour = owner.responder(api, owner.requests[-1].body)
+                    except Exception as exc:  # noqa: BLE001 - a broken script is a 500 the test can see, not a hung client
+                        behaviour = Behaviour(status=500, text=f"responder failed: {exc!r}")
+                else:
+                    behaviour = Behaviour(status=500)
                 if behaviour.delay_s:
                     time.sleep(behaviour.delay_s)
                 if behaviour.status != 200:

@@ -6,8 +6,12 @@ Untrusted text (paper passages, the topic) is sanitised, delimited and de-identi
 prompt (`research_llm.prompts.Guard`). What the model writes is taken only where it can be
 checked: a finding names papers by id and quotes them; `reshape.conform` then drops any
 reference the tools never returned and any quote not found verbatim (counted, never shown).
+A finding or quote the report model cannot even hold (an empty statement, quote or paper id)
+or a repeated finding is left out here and counted in `metadata["llm_discarded"]`.
 Tags are the model's; the peer reviewer's check 3 holds them to the evidence count. When no
-remote model answers, the step falls back to the offline author's own output, labelled so.
+remote model answers (5xx, timeouts, an answer still invalid after the corrective retry), the
+step falls back to the offline author's own output, labelled so: the report's engine and model
+are the offline author's and the `author.llm_synthesis` step records the failures.
 """
 
 from __future__ import annotations
@@ -93,32 +97,50 @@ class LlmAuthor:
             try:
                 answered = await self.chain.ask(prompt, SynthesisAnswer, "review_findings", timeout_s=self.settings.llm_timeout_s)
             except NoProviderAnswered as exc:
-                call.result = {"fallback": "offline", "failures": len(exc.failures) if hasattr(exc, "failures") else None}
+                call.result = {"fallback": "offline", "failures": [f"{f.provider}/{f.model}: {f.reason}" for f in exc.failures]}
+                self.model = self.offline.model  # this round's report is the offline author's, whatever an earlier round was
                 return fallback
-            call.result = {"provider": answered.provider, "model": answered.model, "findings": len(answered.answer.findings)}
+            report, discarded = self._report(fallback, answered.answer, prompt)
+            call.result = {"provider": answered.provider, "model": answered.model, "findings": len(answered.answer.findings),
+                           "discarded": discarded}
+            if report is None:
+                call.result["fallback"] = "offline: no usable finding in the answer"
+                self.model = self.offline.model
+                return fallback
         self.model = f"{answered.provider}:{answered.model}"
-        return self._report(fallback, answered.answer, prompt)
+        return report
 
-    def _report(self, fallback: Report, answer: SynthesisAnswer, prompt: Prompt) -> Report:
-        """The fallback report with Key Findings replaced by the model's (cited by paper id)."""
+    def _report(self, fallback: Report, answer: SynthesisAnswer, prompt: Prompt) -> tuple[Report | None, int]:
+        """The fallback report with Key Findings replaced by the model's (cited by paper id), and
+        how many findings and quotes were discarded; no report when no finding was usable."""
         dossier = self.offline.dossier
         assert dossier is not None
         report = fallback.model_copy(deep=True)
         report.metadata["engine"] = "llm"
-        findings = []
+        questions = {q.id: q.text for q in dossier.questions}
+        findings: list[Finding] = []
+        discarded = 0
         for item in answer.findings:
-            quotes, refs = [], []
-            for quote in item.quotes:
-                paper = dossier.papers.get(quote.paper_id) or PaperRecord(paper_id=quote.paper_id, title=quote.paper_id)
+            statement = prompt.restore(item.statement).strip()
+            usable = [(q.paper_id.strip(), prompt.restore(q.text).strip()) for q in item.quotes]
+            usable = [(paper_id, text) for paper_id, text in usable if paper_id and text]
+            discarded += len(item.quotes) - len(usable)
+            if not statement or not usable or Finding(statement=statement).key() in {f.key() for f in findings}:
+                discarded += 1  # nothing to state, nothing to rest on, or said already
+                continue
+            quotes = []
+            for paper_id, text in usable:
+                paper = dossier.papers.get(paper_id) or PaperRecord(paper_id=paper_id, title=paper_id)
                 ref = report.add_reference(compose.reference_of(paper))  # unknown ids are dropped by conform, counted
-                refs.append(ref)
-                quotes.append(Quote(reference_id=ref, text=prompt.restore(quote.text)))
-            statement = prompt.restore(item.statement)
-            findings.append(Finding(statement=statement, tag=item.tag.strip().upper() or None, citations=list(dict.fromkeys(refs)),
-                                    group=item.subquestion or None, quotes=quotes))
+                quotes.append(Quote(reference_id=ref, text=text))
+            group = questions.get(item.subquestion.strip()) or prompt.restore(item.subquestion).strip() or None
+            findings.append(Finding(statement=statement, tag=item.tag.strip().upper() or None, group=group, quotes=quotes,
+                                    citations=list(dict.fromkeys(q.reference_id for q in quotes))))
         section = report.section(compose.SECTIONS[2])
-        if section is not None and findings:
-            section.findings = findings
-            section.body = ""
-        return report
+        if section is None or not findings:
+            return None, discarded
+        report.metadata["llm_discarded"] = discarded
+        section.findings = findings
+        section.body = ""
+        return report, discarded
 

@@ -78,6 +78,13 @@ class Loop:
             return await llm.judge(self.chain, item, self.brief.request.prompt, self.brief.keywords, self.settings.llm_timeout_s)
         return experiment.judge(item, self.brief.keywords)
 
+    async def _refine(self, query: str, tried: list[str], batch: list[tuple[prepare.Candidate, experiment.Judgement]]) -> str:
+        if self.use_model:
+            assert self.chain is not None
+            return await llm.refine(self.chain, query, self.brief.request.prompt, self.brief.keywords, tried, batch,
+                                    self.settings.llm_timeout_s)
+        return experiment.refine(query, self.brief.keywords, batch)
+
     async def _search(self, query: str) -> EvidenceFound:
         ask = SearchEvidence(query=query[:1000], sources=self.brief.sources or ["corpus"], limit=self.settings.per_source_limit,
                              filters=self.brief.filters, deadline_s=self.settings.deadline_s)
@@ -105,7 +112,8 @@ class Loop:
                 self.judged[item.key] = reshape.Judged(item, verdict)
             strong = sum(1 for j in self.judged.values() if j.judgement.label == "strong")
             note = experiment.memo(batch)
-            next_query = experiment.refine(query, self.brief.keywords, batch) if strong < request.num_references else None
+            wants_more = strong < request.num_references and iteration < self.settings.max_iterations
+            next_query = await self._refine(query, tried, batch) if wants_more else None  # no model call past the cap
             reason = experiment.stop_reason(strong=strong, wanted=request.num_references, iteration=iteration,
                                             cap=self.settings.max_iterations, next_query=next_query, tried=[*tried, query])
             counts = {"hits": len(found.hits), "new": len(fresh), "strong_total": strong,
