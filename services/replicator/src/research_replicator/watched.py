@@ -5,8 +5,9 @@ ledger for watched claims whose next re-verification is due (`research_ledger.wa
 interval is the verifier's `VERIFIER__WATCH_DAYS`, default 30 days) and publishes one
 `RequestVerification` (origin `watch`, a fresh run id) per claim on `research.verify.requested`.
 The verifier does the work: a new version of the same report, the verdict appended to the
-history, and — when the verdict or confidence moved or a source came back retracted —
-`research.verification.changed`, a `verdict_changed` audit row and a run event.
+history, and — when the verdict or confidence moved or a cited source is now retracted — a
+finding in the replicator's name (`verdict_changed` / `retracted_source`, naming the
+verification id), a `verdict_changed` audit row, a run event and `research.verification.changed`.
 """
 
 from __future__ import annotations
