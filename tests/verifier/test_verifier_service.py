@@ -19,7 +19,7 @@ from nats.js import JetStreamContext
 from faststream.nats import NatsBroker
 from sqlalchemy import select, update
 
-from research_contracts import subjects
+from research_contracts import EvidenceFound, SearchEvidence, SourceHit, subjects
 from research_contracts.verifications import RequestVerification, VerificationChanged
 from research_agents import FindingsRepository, FindingView
 from research_ledger import Ledger
@@ -35,14 +35,14 @@ SECTIONS = ["Claim Under Review", "Corroborating Evidence", "Contradicting Evide
             "Confidence Assessment"]
 
 
-def papers(key: str, n: int) -> list[dict[str, str]]:
-    return [{"paper_id": f"corpus:{key}-{i}", "title": f"A trial of {key} number {i}",
+def papers(key: str, n: int, prefix: str = "corpus") -> list[dict[str, str]]:
+    return [{"paper_id": f"{prefix}:{key}-{i}", "title": f"A trial of {key} number {i}",
              "passage": f"In trial {i}, {key} changed the outcome in adult patients. Follow-up lasted two years."}
             for i in range(n)]
 
 
-def labels(key: str, *stances: tuple[str, float]) -> Behaviour:
-    rows = [{"paper_id": f"corpus:{key}-{i}", "label": label, "strength": strength,
+def labels(key: str, *stances: tuple[str, float], prefix: str = "corpus") -> Behaviour:
+    rows = [{"paper_id": f"{prefix}:{key}-{i}", "label": label, "strength": strength,
              "sentence": f"In trial {i}, {key} changed the outcome in adult patients."}
             for i, (label, strength) in enumerate(stances)]
     return Behaviour(text=json.dumps({"labels": rows}))
@@ -252,3 +252,44 @@ async def test_a_retracted_source_of_a_watched_claim_is_a_change_and_a_finding( 
     assert any(e.type == "reasoning" and doomed in e.text for e in events), "the trace says what was left out"
     (verdict,) = [e for e in events if e.type == "verdict"]
     assert verdict.details["finding_kind"] == "retracted_source" and verdict.details["retracted_sources"] == [doomed]
+
+
+async def test_a_source_an_outside_connector_reports_retracted_is_a_change(  # type: ignore[no-untyped-def]
+        js, nc, servers, sessions, crafted: CraftedCorpus, llm_server: FakeLLMServer, verifier_service: FastStream) -> None:
+    """PubMed (like CrossRef, Europe PMC, OpenAlex) reports a retraction as `metadata.retracted` on its hit."""
+    key = f"pubretra{uuid.uuid4().hex[:6]}"
+    retracted: set[str] = set()
+
+    async def on_search(msg) -> None:  # type: ignore[no-untyped-def]
+        request = SearchEvidence.model_validate_json(msg.data)
+        hits = [SourceHit(source_id=p["paper_id"], source="pubmed", title=p["title"], abstract=p["passage"],
+                          metadata={"retracted": p["paper_id"] in retracted})
+                for p in papers(key, 3, "pmid") if key in request.query]
+        await msg.respond(EvidenceFound(hits=hits).model_dump_json().encode())
+
+    search = await nc.subscribe(subjects.CONNECTOR_SEARCH, cb=on_search)
+    changes: asyncio.Queue[VerificationChanged] = asyncio.Queue()
+
+    async def on_changed(msg) -> None:  # type: ignore[no-untyped-def]
+        changes.put_nowait(VerificationChanged.model_validate_json(msg.data))
+
+    sub = await nc.subscribe(subjects.VERIFICATION_CHANGED, cb=on_changed)
+    three = (("SUPPORTS", 0.9), ("SUPPORTS", 0.85), ("SUPPORTS", 0.8))
+    try:
+        llm_server.queue("openai", labels(key, *three, prefix="pmid"))
+        command = await verify(js, f"{key} reduces fever in adults", watch=True, sources=["pubmed"])
+        await wait_for_report(sessions, command.verification_id)
+        first = await stored(sessions, command.verification_id)
+        assert (first.review["verdict"], first.review["confidence"]) == ("STRONGLY SUPPORTED", "HIGH"), first.review
+        retracted.add(f"pmid:{key}-0")
+        llm_server.queue("openai", labels(key, *three, prefix="pmid"))
+        await reverify_now(servers, sessions, command.verification_id)
+        await wait_for_report(sessions, command.verification_id, version=2)
+        changed = await asyncio.wait_for(changes.get(), 60)
+    finally:
+        await sub.unsubscribe()
+        await search.unsubscribe()
+    assert changed.retracted_sources == [f"pmid:{key}-0"]
+    assert (changed.verdict, changed.confidence) == ("STRONGLY SUPPORTED", "MODERATE"), "two sources remain"
+    (finding,) = await watch_findings(sessions, command.verification_id)
+    assert finding.kind == "retracted_source" and finding.payload["previous_confidence"] == "HIGH"
