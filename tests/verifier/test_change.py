@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from research_verification import LabelledPassage, PassageStance, decide_verdict
-from research_verifier.experiment import Evidence, Previous, change
+from research_verifier.experiment import FINDING_KINDS, Evidence, Previous, change
 
 pytestmark = pytest.mark.unit
 S = PassageStance.SUPPORTS
@@ -25,13 +25,13 @@ def test_a_first_run_or_an_unmoved_verdict_is_no_change() -> None:
 
 def test_a_confidence_that_moved_is_a_verdict_change() -> None:
     moved = change(Previous("STRONGLY SUPPORTED", "HIGH", frozenset({"a", "b", "c"})), supported("a", "b"), set())
-    assert moved is not None and moved.kind == "verdict_changed"
+    assert moved is not None and moved.kind == "verdict_changed" and moved.kind in FINDING_KINDS
     assert (moved.previous_confidence, moved.confidence) == ("HIGH", "MODERATE") and moved.retracted_sources == []
 
 
 def test_a_cited_source_now_retracted_is_a_change_even_when_the_verdict_holds() -> None:
     moved = change(Previous("STRONGLY SUPPORTED", "HIGH", frozenset({"a", "b", "c", "d"})), supported("b", "c", "d"), {"a"})
-    assert moved is not None and moved.kind == "retracted_source" and moved.retracted_sources == ["a"]
+    assert moved is not None and moved.kind == "retracted_source" in FINDING_KINDS and moved.retracted_sources == ["a"]
     assert moved.verdict == moved.previous_verdict == "STRONGLY SUPPORTED"
 
 
