@@ -19,12 +19,13 @@ from nats.js import JetStreamContext
 from faststream.nats import NatsBroker
 from sqlalchemy import select, update
 
-from research_contracts import subjects
+from research_contracts import EvidenceFound, SearchEvidence, SourceHit, subjects
 from research_contracts.verifications import RequestVerification, VerificationChanged
+from research_agents import FindingsRepository, FindingView
 from research_ledger import Ledger
 from research_ledger.watched import WatchedClaimRow, verdict_history, watched
 from research_replicator.watched import request_due
-from research_platform.models import AuditEvent
+from research_platform.models import AuditEvent, ResearchSource
 from research_runs import replay
 from tests.llm.fake_llm_server import Behaviour, FakeLLMServer
 from tests.verifier.conftest import CraftedCorpus, wait_for_report
@@ -34,14 +35,14 @@ SECTIONS = ["Claim Under Review", "Corroborating Evidence", "Contradicting Evide
             "Confidence Assessment"]
 
 
-def papers(key: str, n: int) -> list[dict[str, str]]:
-    return [{"paper_id": f"corpus:{key}-{i}", "title": f"A trial of {key} number {i}",
+def papers(key: str, n: int, prefix: str = "corpus") -> list[dict[str, str]]:
+    return [{"paper_id": f"{prefix}:{key}-{i}", "title": f"A trial of {key} number {i}",
              "passage": f"In trial {i}, {key} changed the outcome in adult patients. Follow-up lasted two years."}
             for i in range(n)]
 
 
-def labels(key: str, *stances: tuple[str, float]) -> Behaviour:
-    rows = [{"paper_id": f"corpus:{key}-{i}", "label": label, "strength": strength,
+def labels(key: str, *stances: tuple[str, float], prefix: str = "corpus") -> Behaviour:
+    rows = [{"paper_id": f"{prefix}:{key}-{i}", "label": label, "strength": strength,
              "sentence": f"In trial {i}, {key} changed the outcome in adult patients."}
             for i, (label, strength) in enumerate(stances)]
     return Behaviour(text=json.dumps({"labels": rows}))
@@ -57,6 +58,30 @@ async def verify(js: JetStreamContext, claim: str, **fields: object) -> RequestV
 async def stored(sessions, verification_id: uuid.UUID):  # type: ignore[no-untyped-def]
     async with sessions() as session:
         return await Ledger(session, service="test").report_version(verification_id)
+
+
+async def reverify_now(servers, sessions, verification_id: uuid.UUID) -> str:  # type: ignore[no-untyped-def]
+    """A month passes: the watched claim falls due and the replicator's run sends it to the verifier;
+    returns the re-verification's run id."""
+    async with sessions.begin() as session:
+        await session.execute(update(WatchedClaimRow).where(WatchedClaimRow.verification_id == verification_id)
+                              .values(next_due_at=datetime.now(UTC) - timedelta(minutes=1)))
+    broker = NatsBroker(servers.nats_url)
+    await broker.connect()
+    try:
+        assert await request_due(broker, sessions, limit=100) >= 1
+        assert await request_due(broker, sessions, limit=100) == 0, "a requested claim is not asked for twice"
+    finally:
+        await broker.stop()
+    async with sessions() as session:
+        run_id = (await watched(session, verification_id)).requested_run_id
+    assert run_id
+    return run_id
+
+
+async def watch_findings(sessions, verification_id: uuid.UUID) -> list[FindingView]:  # type: ignore[no-untyped-def]
+    async with sessions() as session:
+        return await FindingsRepository(session, "replicator").open_for_claims([verification_id])
 
 
 @pytest.mark.parametrize(("stances", "verdict", "confidence"), [
@@ -159,22 +184,10 @@ async def test_a_watched_claim_reverified_after_its_evidence_changes(js, nc, ser
 
     sub = await nc.subscribe(subjects.VERIFICATION_CHANGED, cb=on_changed)
     try:
+        assert await watch_findings(sessions, command.verification_id) == [], "a first verdict is no change"
         # The evidence changes: the same papers now read against the claim.
         llm_server.queue("openai", labels(key, ("CONTRADICTS", 0.9), ("CONTRADICTS", 0.8)))
-        # A month passes: the claim falls due and the replicator's run sends it to the verifier.
-        async with sessions.begin() as session:
-            await session.execute(update(WatchedClaimRow).where(WatchedClaimRow.verification_id == command.verification_id)
-                                  .values(next_due_at=datetime.now(UTC) - timedelta(minutes=1)))
-        broker = NatsBroker(servers.nats_url)
-        await broker.connect()
-        try:
-            assert await request_due(broker, sessions, limit=100) >= 1
-            assert await request_due(broker, sessions, limit=100) == 0, "a requested claim is not asked for twice"
-        finally:
-            await broker.stop()
-        async with sessions() as session:
-            run_id = (await watched(session, command.verification_id)).requested_run_id
-        assert run_id
+        run_id = await reverify_now(servers, sessions, command.verification_id)
         await wait_for_report(sessions, command.verification_id, version=2)
         changed = await asyncio.wait_for(changes.get(), 60)
     finally:
@@ -188,6 +201,95 @@ async def test_a_watched_claim_reverified_after_its_evidence_changes(js, nc, ser
     assert [h.verdict for h in history] == ["STRONGLY SUPPORTED", "CONTRADICTED"]
     assert audits and audits[0].payload["previous"] == "STRONGLY SUPPORTED" and audits[0].payload["verdict"] == "CONTRADICTED"
     assert watch is not None and watch.requested_run_id is None and watch.runs == 2
+    (finding,) = await watch_findings(sessions, command.verification_id)
+    assert finding.kind == "verdict_changed" and finding.expires_at - finding.created_at == timedelta(days=180)
+    assert (finding.payload["previous_verdict"], finding.payload["verdict"]) == ("STRONGLY SUPPORTED", "CONTRADICTED")
+    assert audits[0].subject_ids["finding_id"] == str(finding.id)
     events = [e async for _, e in replay(js, run_id)]
     verdicts = [e for e in events if e.type == "verdict"]
     assert verdicts and verdicts[0].details["previous_verdict"] == "STRONGLY SUPPORTED"
+    assert verdicts[0].details["finding_id"] == str(finding.id)
+
+
+async def test_a_retracted_source_of_a_watched_claim_is_a_change_and_a_finding(  # type: ignore[no-untyped-def]
+        js, nc, servers, sessions, crafted: CraftedCorpus, llm_server: FakeLLMServer, verifier_service: FastStream) -> None:
+    key = f"retraxol{uuid.uuid4().hex[:6]}"
+    crafted.papers[key] = papers(key, 4)
+    four = (("SUPPORTS", 0.9), ("SUPPORTS", 0.85), ("SUPPORTS", 0.8), ("SUPPORTS", 0.8))
+    llm_server.queue("openai", labels(key, *four))
+    command = await verify(js, f"{key} reduces fever in adults", watch=True)
+    await wait_for_report(sessions, command.verification_id)
+    first = await stored(sessions, command.verification_id)
+    assert (first.review["verdict"], first.review["confidence"]) == ("STRONGLY SUPPORTED", "HIGH")
+    doomed = f"corpus:{key}-0"
+    assert doomed in [r["paper_id"] for r in first.content["references"]]
+    changes: asyncio.Queue[VerificationChanged] = asyncio.Queue()
+
+    async def on_changed(msg) -> None:  # type: ignore[no-untyped-def]
+        changes.put_nowait(VerificationChanged.model_validate_json(msg.data))
+
+    sub = await nc.subscribe(subjects.VERIFICATION_CHANGED, cb=on_changed)
+    try:
+        # The ledger learns that one cited paper was retracted (as a connector's metadata or the
+        # replicator records it); the papers still read the same, three others still support the claim.
+        async with sessions.begin() as session:
+            session.add(ResearchSource(source_id=doomed, source="corpus", title="retracted trial", retracted=True))
+        llm_server.queue("openai", labels(key, *four))
+        run_id = await reverify_now(servers, sessions, command.verification_id)
+        await wait_for_report(sessions, command.verification_id, version=2)
+        changed = await asyncio.wait_for(changes.get(), 60)
+    finally:
+        await sub.unsubscribe()
+    again = await stored(sessions, command.verification_id)
+    assert (again.review["verdict"], again.review["confidence"]) == ("STRONGLY SUPPORTED", "HIGH"), "three sources remain"
+    assert doomed not in [r["paper_id"] for r in again.content["references"]], "a retracted paper is no evidence"
+    assert again.review["supporting_sources"] == 3
+    assert changed.retracted_sources == [doomed] and changed.previous_verdict == changed.verdict == "STRONGLY SUPPORTED"
+    (finding,) = await watch_findings(sessions, command.verification_id)
+    assert finding.kind == "retracted_source" and finding.payload["retracted_sources"] == [doomed]
+    assert finding.payload["run_id"] == run_id
+    events = [e async for _, e in replay(js, run_id)]
+    assert any(e.type == "reasoning" and doomed in e.text for e in events), "the trace says what was left out"
+    (verdict,) = [e for e in events if e.type == "verdict"]
+    assert verdict.details["finding_kind"] == "retracted_source" and verdict.details["retracted_sources"] == [doomed]
+
+
+async def test_a_source_an_outside_connector_reports_retracted_is_a_change(  # type: ignore[no-untyped-def]
+        js, nc, servers, sessions, crafted: CraftedCorpus, llm_server: FakeLLMServer, verifier_service: FastStream) -> None:
+    """PubMed (like CrossRef, Europe PMC, OpenAlex) reports a retraction as `metadata.retracted` on its hit."""
+    key = f"pubretra{uuid.uuid4().hex[:6]}"
+    retracted: set[str] = set()
+
+    async def on_search(msg) -> None:  # type: ignore[no-untyped-def]
+        request = SearchEvidence.model_validate_json(msg.data)
+        hits = [SourceHit(source_id=p["paper_id"], source="pubmed", title=p["title"], abstract=p["passage"],
+                          metadata={"retracted": p["paper_id"] in retracted})
+                for p in papers(key, 3, "pmid") if key in request.query]
+        await msg.respond(EvidenceFound(hits=hits).model_dump_json().encode())
+
+    search = await nc.subscribe(subjects.CONNECTOR_SEARCH, cb=on_search)
+    changes: asyncio.Queue[VerificationChanged] = asyncio.Queue()
+
+    async def on_changed(msg) -> None:  # type: ignore[no-untyped-def]
+        changes.put_nowait(VerificationChanged.model_validate_json(msg.data))
+
+    sub = await nc.subscribe(subjects.VERIFICATION_CHANGED, cb=on_changed)
+    three = (("SUPPORTS", 0.9), ("SUPPORTS", 0.85), ("SUPPORTS", 0.8))
+    try:
+        llm_server.queue("openai", labels(key, *three, prefix="pmid"))
+        command = await verify(js, f"{key} reduces fever in adults", watch=True, sources=["pubmed"])
+        await wait_for_report(sessions, command.verification_id)
+        first = await stored(sessions, command.verification_id)
+        assert (first.review["verdict"], first.review["confidence"]) == ("STRONGLY SUPPORTED", "HIGH"), first.review
+        retracted.add(f"pmid:{key}-0")
+        llm_server.queue("openai", labels(key, *three, prefix="pmid"))
+        await reverify_now(servers, sessions, command.verification_id)
+        await wait_for_report(sessions, command.verification_id, version=2)
+        changed = await asyncio.wait_for(changes.get(), 60)
+    finally:
+        await sub.unsubscribe()
+        await search.unsubscribe()
+    assert changed.retracted_sources == [f"pmid:{key}-0"]
+    assert (changed.verdict, changed.confidence) == ("STRONGLY SUPPORTED", "MODERATE"), "two sources remain"
+    (finding,) = await watch_findings(sessions, command.verification_id)
+    assert finding.kind == "retracted_source" and finding.payload["previous_confidence"] == "HIGH"

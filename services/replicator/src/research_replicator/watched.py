@@ -3,33 +3,56 @@
 Each replicator run (on its interval, or at once through the operator's run-once verb) asks the
 ledger for watched claims whose next re-verification is due (`research_ledger.watched.due`; the
 interval is the verifier's `VERIFIER__WATCH_DAYS`, default 30 days) and publishes one
-`RequestVerification` (origin `watch`, a fresh run id) per claim on `research.verify.requested`.
+`RequestVerification` (origin `watch`, a fresh run id, the sources and filters the claim was
+first verified with) per claim on `research.verify.requested`.
 The verifier does the work: a new version of the same report, the verdict appended to the
-history, and — when the verdict or confidence moved or a source came back retracted —
-`research.verification.changed`, a `verdict_changed` audit row and a run event.
+history, and — when the verdict or confidence moved or a cited source is now retracted — a
+finding in the replicator's name (`verdict_changed` / `retracted_source`, naming the
+verification id), a `verdict_changed` audit row, a run event and `research.verification.changed`.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
+from typing import Any
 
 from faststream.nats import NatsBroker
+from pydantic import ValidationError
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import subjects
 from research_contracts.verifications import RequestVerification, verification_run_id
+from research_ledger.watched import WatchedClaimRow, due, mark_requested
 from research_platform.db import transaction
-from research_ledger.watched import due, mark_requested
+from research_platform.models import ReportRow
+
+
+def reverification(claim: WatchedClaimRow, request: Mapping[str, Any] | None, run_id: str) -> RequestVerification:
+    """The command that verifies a watched claim again, with the sources and filters it was first
+    verified with (kept on its report); a stored request that no longer validates falls back to
+    the corpus alone rather than dropping the claim from the schedule."""
+    asked = {k: v for k, v in (request or {}).items() if k in ("sources", "filters")}
+    try:
+        return RequestVerification(verification_id=claim.verification_id, run_id=run_id, claim=claim.claim, watch=True,
+                                   origin="watch", **asked)
+    except ValidationError:
+        return RequestVerification(verification_id=claim.verification_id, run_id=run_id, claim=claim.claim, watch=True,
+                                   origin="watch")
 
 
 async def request_due(broker: NatsBroker, sessions: async_sessionmaker[AsyncSession], *, limit: int) -> int:
     """Publish a re-verification for every due watched claim; returns how many were requested."""
     requested = 0
     async with transaction(sessions) as session:
-        for claim in await due(session, limit=limit):
+        claims = await due(session, limit=limit)
+        ids = [c.verification_id for c in claims]
+        rows = (await session.execute(select(ReportRow.id, ReportRow.request).where(ReportRow.id.in_(ids)))).all() if ids else []
+        requests = {report_id: request for report_id, request in rows}
+        for claim in claims:
             run_id = verification_run_id(claim.verification_id, f"w{uuid.uuid4().hex[:8]}")
-            command = RequestVerification(verification_id=claim.verification_id, run_id=run_id, claim=claim.claim,
-                                          watch=True, origin="watch")
+            command = reverification(claim, requests.get(claim.verification_id), run_id)
             # Published inside the transaction: if the bus refuses, the claim stays due for the next run.
             await broker.publish(command, subjects.VERIFY_REQUESTED, stream=subjects.VERIFICATIONS_STREAM,
                                  headers={subjects.MSG_ID_HEADER: f"verify-{claim.verification_id}-{run_id}"})

@@ -8,6 +8,11 @@ the sentence each label rests on; a passage keeps its strongest non-unrelated se
 for a statement with qualifying evidence, targeted searches for the conditions, populations,
 methods and scope under which it holds. The verdict comes from the one rule both engines share,
 `research_verification.decide_verdict`.
+
+A re-verification is compared with the version before it (`change`): a moved verdict or
+confidence, or a source the earlier version cited that is retracted today, is a `VerdictChange`
+of kind `retracted_source` (takes precedence) or `verdict_changed`. A retracted source is never
+evidence (`Evidence.best`), whether an outside connector says so or the ledger knows it.
 """
 
 from __future__ import annotations
@@ -31,6 +36,10 @@ from research_verifier.prepare import VerificationJob
 from research_verifier.settings import VerifierSettings
 from research_verifier.tools import Passage, Searcher
 
+# Finding kinds of a watched claim's re-verification (recorded in the replicator's name).
+RETRACTED_SOURCE = "retracted_source"
+VERDICT_CHANGED = "verdict_changed"
+FINDING_KINDS = (RETRACTED_SOURCE, VERDICT_CHANGED)
 QUALIFIER_ASPECTS = ("conditions population subgroup", "methods dose duration scope")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 
@@ -74,7 +83,7 @@ class Evidence:
     labelled: list[LabelledPassage] = field(default_factory=list)
     searches: int = 0
     qualifier_searches: int = 0
-    retracted: set[str] = field(default_factory=set)  # sources an outside connector reports as retracted
+    retracted: set[str] = field(default_factory=set)  # sources reported (connector) or known (ledger) retracted
 
     def best(self) -> list[LabelledPassage]:
         """One labelled sentence per (source, statement): the strongest with a stance."""
@@ -120,3 +129,43 @@ async def gather(job: VerificationJob, engine: Engine, searcher: Searcher, recor
             evidence.labelled += await engine.label(statement, index, extra)
     assessment = decide_verdict(evidence.best(), len(job.statements))
     return evidence, assessment
+
+
+@dataclass(frozen=True)
+class Previous:
+    """The verification's latest stored version, as a re-verification compares with it."""
+
+    verdict: str
+    confidence: str
+    sources: frozenset[str]  # the paper ids it cited
+
+
+@dataclass(frozen=True)
+class VerdictChange:
+    """What moved between a verification's previous version and this run."""
+
+    previous_verdict: str
+    previous_confidence: str
+    verdict: str
+    confidence: str
+    retracted_sources: list[str]
+
+    @property
+    def kind(self) -> str:
+        return RETRACTED_SOURCE if self.retracted_sources else VERDICT_CHANGED
+
+    def payload(self) -> dict[str, object]:
+        return {"previous_verdict": self.previous_verdict, "previous_confidence": self.previous_confidence,
+                "verdict": self.verdict, "confidence": self.confidence, "retracted_sources": self.retracted_sources}
+
+
+def change(previous: Previous | None, assessment: Assessment, retracted: set[str]) -> VerdictChange | None:
+    """The change against `previous` (None on a first run, or when nothing moved). `retracted` are the
+    sources known retracted today; only those the previous version cited count as a change."""
+    if previous is None:
+        return None
+    lost = sorted(p for p in previous.sources if p and p in retracted)
+    verdict, confidence = str(assessment.verdict), str(assessment.confidence)
+    if (previous.verdict, previous.confidence) == (verdict, confidence) and not lost:
+        return None
+    return VerdictChange(previous.verdict, previous.confidence, verdict, confidence, lost)

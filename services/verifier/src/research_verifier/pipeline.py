@@ -4,9 +4,12 @@ prepare (parse the claim) → open the report (idempotent; a scheduled re-verifi
 finished one back to `running` under its new run) → search, classify, qualify (`experiment`),
 traced on `research.run.<run_id>.event` → the report through the citation checker (`reshape`)
 → persist (version + `completed` + audit, one transaction) → `verdict`, `result`, `done`.
-For a re-verification whose verdict or confidence moved, or whose earlier sources came back
-retracted, it also emits `research.verification.changed` (bus), a `verdict_changed` audit row
-and a run event; the verdicts stay in the report's versions (history).
+Sources the ledger knows retracted (`research_sources.retracted`) or an outside connector reports
+retracted are never evidence. For a re-verification whose verdict or confidence moved, or whose
+earlier sources are now retracted, it also records a finding (kind `verdict_changed` or
+`retracted_source`) with a `verdict_changed` audit row in the run's transaction, adds the change
+to the `verdict` run event and emits `research.verification.changed` (bus); the verdicts stay in
+the history (`verification_verdicts`) and in the report's versions.
 
 Idempotent under redelivery: a run that already saved its version does nothing; a command for a
 run that is no longer the report's current one is ignored. A corpus search that did not answer
@@ -29,8 +32,8 @@ from research_platform.errors import PrepareError, TransientError
 from research_platform.logging import get_logger
 from research_runs import RunRecorder
 from research_verifier import prepare, reshape
-from research_verifier.experiment import Engine, gather
-from research_verifier.repository import Previous, VerificationLedger
+from research_verifier.experiment import Engine, Previous, change, gather
+from research_verifier.repository import VerificationLedger
 from research_verifier.settings import VerifierSettings
 from research_verifier.tools import EvidencePort, Searcher
 
@@ -74,26 +77,30 @@ class VerificationService:
             async with recorder.running():
                 searcher = Searcher(self.port, recorder, k=config.passages_per_query, filters=job.filters, outside=job.outside_sources)
                 evidence, _ = await gather(job, self.engine, searcher, recorder, config)
+                async with self.sessions() as session:  # the ledger's retractions: never evidence, and a change
+                    known = await VerificationLedger(session).retracted_sources(
+                        set(evidence.passages) | (previous.sources if previous else frozenset()))
+                if known - evidence.retracted:
+                    await recorder.reasoning(f"Retracted, not counted as evidence: {', '.join(sorted(known - evidence.retracted))}")
+                evidence.retracted |= known
                 report, assessment, check, dropped = reshape.checked(
                     job, evidence.best(), evidence.passages, engine=self.engine.name, searches=evidence.searches,
                     quotes_per_side=config.quotes_per_side)
                 cited = {r.paper_id or "" for r in report.references}
-                retracted = sorted(p for p in (previous.sources if previous else ()) if p and p in evidence.retracted)
-                changed = previous is not None and (
-                    previous.verdict != str(assessment.verdict) or previous.confidence != str(assessment.confidence) or bool(retracted))
+                moved = change(previous, assessment, evidence.retracted)
+                finding_id = None
                 async with transaction(self.sessions) as session:
                     repo = VerificationLedger(session)
                     version = await repo.finish(job, report, assessment, check, duration_s=time.monotonic() - started, counts={
                         "statements": len(job.statements), "searches": evidence.searches, "passages": len(evidence.passages),
                         "qualifier_searches": evidence.qualifier_searches, "dropped_by_citation_check": dropped,
                         "cited_sources": len(cited)}, watch_days=config.watch_days)
-                    if changed:
-                        assert previous is not None
-                        repo.verdict_changed(job, previous, assessment, retracted)
+                    if moved is not None:
+                        finding_id = await repo.verdict_changed(job, reshape.finding(job, moved), moved)
                 await recorder.verdict(str(assessment.verdict), confidence=str(assessment.confidence), details={
                     "headline": assessment.headline, "version": version, "dropped_by_citation_check": dropped,
-                    **({"previous_verdict": previous.verdict, "previous_confidence": previous.confidence,
-                        "retracted_sources": retracted, "changed": True} if changed and previous else {})})
+                    **({**moved.payload(), "changed": True, "finding_kind": moved.kind, "finding_id": str(finding_id)}
+                       if moved is not None else {})})
                 await recorder.result(report=report.model_dump(mode="json"), review={"verdict": str(assessment.verdict),
                                       "confidence": str(assessment.confidence), "citation_ok": not check.blocking})
         except TransientError:
@@ -103,11 +110,11 @@ class VerificationService:
                 await VerificationLedger(session).fail(job.verification_id, f"{type(exc).__name__}: {exc}")
             log.exception("verification failed")
             return
-        if changed and previous is not None:
+        if moved is not None:
             await self.broker.publish(
                 VerificationChanged(verification_id=job.verification_id, claim=job.claim, run_id=job.run_id,
-                                    previous_verdict=previous.verdict, previous_confidence=previous.confidence,
-                                    verdict=str(assessment.verdict), confidence=str(assessment.confidence), retracted_sources=retracted),
+                                    previous_verdict=moved.previous_verdict, previous_confidence=moved.previous_confidence,
+                                    verdict=moved.verdict, confidence=moved.confidence, retracted_sources=moved.retracted_sources),
                 subjects.VERIFICATION_CHANGED, stream=subjects.VERIFICATIONS_STREAM,
                 headers={subjects.MSG_ID_HEADER: f"verification-changed-{job.run_id}"})
         log.info("verification completed", verdict=str(assessment.verdict), confidence=str(assessment.confidence))

@@ -4,7 +4,8 @@ A verification is a report of kind `verification`; each run is one version (its 
 confidence in the version's `review`). `finish` is the one transaction that ends a run: the
 version with its citation check, the `completed` status, the `research.verification.completed`
 audit row (verdict, duration) and, for a watched claim, the verdict history row and — when the
-verdict or confidence moved — `research.verification.verdict_changed` with both.
+verdict or confidence moved or a cited source is now retracted — a finding and
+`research.verification.verdict_changed` with both verdicts and the finding id.
 """
 
 from __future__ import annotations
@@ -15,22 +16,18 @@ from typing import Any
 
 from sqlalchemy import select
 
+from research_agents import FindingsRepository, NewFinding
 from research_ledger import AuditAction, Ledger
 from research_ledger.watched import record_verdict, watch_claim
-from research_platform.models import ReportRow, ReportVersionRow
+from research_platform.models import ReportRow, ReportVersionRow, ResearchSource
 from research_reports import CitationCheck, Report
 from research_verification import Assessment
+from research_verifier.experiment import Previous, VerdictChange
 from research_verifier.prepare import VerificationJob
 
 SERVICE = "verifier"
+FINDINGS_AGENT = "replicator"  # findings of watched claims: the replicator keeps them under watch
 REFRESHABLE = ("completed", "stale", "failed")
-
-
-@dataclass(frozen=True)
-class Previous:
-    verdict: str
-    confidence: str
-    sources: frozenset[str]
 
 
 class VerificationLedger:
@@ -86,12 +83,26 @@ class VerificationLedger:
                                    "duration_s": round(duration_s, 3), "run_id": job.run_id, "statements": len(job.statements)})
         return version
 
-    def verdict_changed(self, job: VerificationJob, previous: Previous, assessment: Assessment, retracted: list[str]) -> None:
+    async def retracted_sources(self, source_ids: set[str]) -> set[str]:
+        """Which of `source_ids` the ledger knows to be retracted (`research_sources.retracted`, set by
+        the connectors' metadata, the replicator or the scout)."""
+        ids = sorted(s for s in source_ids if s)
+        if not ids:
+            return set()
+        rows = await self.session.scalars(select(ResearchSource.source_id).where(
+            ResearchSource.source_id.in_(ids), ResearchSource.retracted.is_(True)))
+        return set(rows)
+
+    async def verdict_changed(self, job: VerificationJob, new: NewFinding, moved: VerdictChange) -> uuid.UUID:
+        """Record a changed re-verification: the finding (insert-only, 180 days, in the replicator's
+        name: the watched-claim schedule is its) and its audit row; returns the finding id."""
+        finding_id = await FindingsRepository(self.session, FINDINGS_AGENT).record(new.kind, new.claim_ids, new.payload)
         self.ledger.audit(AuditAction.VERIFICATION_VERDICT_CHANGED, claim_id=job.verification_id,
-                          subject_ids={"report_id": job.verification_id},
-                          payload={"previous": previous.verdict, "verdict": str(assessment.verdict),
-                                   "previous_confidence": previous.confidence, "confidence": str(assessment.confidence),
-                                   "run_id": job.run_id, "retracted_sources": retracted})
+                          subject_ids={"report_id": job.verification_id, "finding_id": finding_id},
+                          payload={"previous": moved.previous_verdict, "verdict": moved.verdict,
+                                   "previous_confidence": moved.previous_confidence, "confidence": moved.confidence,
+                                   "run_id": job.run_id, "retracted_sources": moved.retracted_sources})
+        return finding_id
 
     async def fail(self, verification_id: uuid.UUID, reason: str) -> bool:
         return await self.ledger.fail_report(verification_id, reason)

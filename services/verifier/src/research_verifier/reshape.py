@@ -8,12 +8,16 @@ Assessment (counts, coverage, quality — computed, so `requires_citations=False
 Every report goes through `research_reports.check_report`. A finding whose quote is not in its
 source, or that cites no known reference (an LLM that invents a paper), is dropped and the
 verdict is decided again without it, so the headline never rests on evidence the checker refused.
+
+A re-verification whose verdict moved (`experiment.change`) is shaped as a finding (`finding`).
 """
 
 from __future__ import annotations
 
+from research_agents import NewFinding
 from research_reports import CitationCheck, Finding, Quote, Reference, Report, Section, check_report
 from research_verification import Assessment, LabelledPassage, PassageStance, decide_verdict
+from research_verifier.experiment import VerdictChange
 from research_verifier.prepare import VerificationJob
 from research_verifier.tools import Passage
 
@@ -82,3 +86,9 @@ def checked(job: VerificationJob, chosen: list[LabelledPassage], passages: dict[
     assessment = decide_verdict(kept, len(job.statements))
     report = compose(job, kept, passages, assessment, engine=engine, searches=searches, quotes_per_side=quotes_per_side)
     return report, assessment, check_report(report), len(chosen) - len(kept)
+
+
+def finding(job: VerificationJob, moved: VerdictChange) -> NewFinding:
+    """The finding of a changed re-verification; it names the verification (its report id)."""
+    return NewFinding(kind=moved.kind, claim_ids=[job.verification_id], payload={
+        "verification_id": str(job.verification_id), "claim": job.stored_claim(), "run_id": job.run_id, **moved.payload()})
