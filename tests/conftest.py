@@ -75,5 +75,12 @@ def unique() -> str:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Run e2e tests last: their service processes share the bus and keep consuming until the
-    session ends, so in-process consumers of other tests must be done by then."""
+    session ends, so in-process consumers of other tests must be done by then.
+
+    That is why a fixture that consumes on the shared bus (an in-process service, a stack of
+    processes, a request/reply responder) is package-scoped at most, never session-scoped: a
+    durable pull consumer or a queue group hands each message to one member, so a consumer left
+    running by another package takes a share of the e2e stacks' messages (their metrics then miss
+    the work) and, while a synchronous test blocks the event loop, never answers its share
+    (GET /search waited 15 s and answered 504 under schemathesis)."""
     items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)

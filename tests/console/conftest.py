@@ -43,7 +43,7 @@ def _playwright() -> Any:
     return async_playwright
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")  # on the shared bus: gone before the e2e stacks run (tests/conftest.py)
 def console_stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """The services as processes, the gateway (and the console) on a free port."""
     _playwright()
@@ -72,7 +72,7 @@ def console_stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) ->
         running.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")  # no wider than console_stack, which it uses
 async def chromium(console_stack: Stack) -> AsyncIterator[Any]:
     async_playwright = _playwright()
     async with async_playwright() as pw:

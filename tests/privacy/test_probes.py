@@ -90,3 +90,22 @@ def test_remote_prose_keeps_clinical_words_and_hides_the_rest() -> None:
     for value in ("Kwabena", "Asante", "Mensah", "Kumasi", "Zongo"):
         assert value not in result.text
     assert result.reidentify(result.text).startswith("Mrs Kwabena Asante-Mensah")
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Is Aspirin protective?", "Is Aspirin protective?"),
+        ("Does Metformin use lower Colorectal cancer risk?", "Does Metformin use lower Colorectal cancer risk?"),
+        # The same words, capitalised where a name or a place would be, do not leave.
+        ("Is aspirin protective for Rose Young?", "Is aspirin protective?"),
+        ("Is aspirin protective for Baker?", "Is aspirin protective?"),
+        ("Is aspirin given at Reading General Hospital?", "Is aspirin given?"),
+    ],
+)
+def test_a_known_term_capitalised_inside_a_sentence_leaves_but_an_unknown_capital_does_not(
+    question: str, expected: str
+) -> None:
+    assert outbound_query(question) == expected
+    assert prepare.guard_question(question).topic_query == expected
+    assert ("Aspirin" in outbound_text(question).text) == ("Aspirin" in question)

@@ -46,7 +46,7 @@ async def _running(app: FastStream) -> AsyncIterator[FastStream]:
             await app.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")  # on the shared bus: gone before the e2e stacks run (tests/conftest.py)
 async def connector_service(servers: Servers, demo_corpus: async_sessionmaker[AsyncSession]) -> AsyncIterator[FastStream]:
     settings = ConnectorServiceSettings(nats_url=servers.nats_url, database_url=servers.database_url)
     async for app in _running(create_connector(settings)):
@@ -60,7 +60,7 @@ def reviewer_settings(servers: Servers, **reviewer: object) -> ReviewerServiceSe
     )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")  # on the shared bus: gone before the e2e stacks run (tests/conftest.py)
 async def reviewer_service(servers: Servers, connector_service: FastStream) -> AsyncIterator[FastStream]:
     async for app in _running(create_reviewer(reviewer_settings(servers))):
         yield app

@@ -10,11 +10,13 @@ it for a deeper run. `/events` is left out: it is an endless SSE stream by desig
 
 from __future__ import annotations
 
+import asyncio
 import os
-import subprocess
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from subprocess import PIPE
 
 import pytest
 
@@ -49,30 +51,37 @@ def fuzzed_stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> 
         running.stop()
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="load-dependent: on a loaded machine GET /search times out (504) waiting for the connector; "
-    "the findings it reports are listed in the README and the closing note",
-)
-def test_schemathesis_finds_nothing(fuzzed_stack: Stack, tmp_path: Path) -> None:
+async def test_schemathesis_finds_nothing(fuzzed_stack: Stack, tmp_path: Path) -> None:
     st = Path(sys.executable).with_name("st")
     command = [
         str(st), "run", f"{fuzzed_stack.gateway_url}/openapi.json",
         "--header", f"X-API-Key: {fuzzed_stack.admin_key}",
         "--checks", "all",
-        # Positive-data acceptance is left out: a few refusals are cross-field rules OpenAPI cannot
-        # state (a source list's date_to before date_from is a 422 the issue asks for), so that
-        # check reports schema-valid-but-refused cases that are intended. Every other check runs.
+        # Positive-data acceptance is left out: it reports schema-valid-but-refused requests, and
+        # some refusals are intended but cannot be stated in JSON Schema — cross-field rules (a
+        # source list's date_to before date_from is a 422 the issue asks for) and strict integers
+        # (JSON Schema's `integer` admits 321.0; the limits route takes JSON integers only, which
+        # is what a run with the check on reported). Every other check runs, negative-data
+        # rejection included: no schema-violating request may be accepted.
         "--exclude-checks", "positive_data_acceptance",
         "--phases", "examples,coverage,fuzzing,stateful",
         "--max-examples", str(EXAMPLES),
         "--exclude-path-regex", "/events$",
         "--seed", "20261122",
-        "--workers", "2",
+        # One worker: with two, Hypothesis parses lambda sources (`ast.parse`) in two threads at
+        # once and CPython 3.11 can raise "SystemError: AST constructor recursion depth mismatch"
+        # (python/cpython#106905) — an error of the fuzzer, reported against GET /claims.
+        "--workers", "1",
         "--request-timeout", "60",
         "--report", "junit", "--report-dir", str(tmp_path),
     ]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=tmp_path)
-    summary = run.stdout[run.stdout.find("=== FAILURES"):] if "=== FAILURES" in run.stdout else run.stdout[-6000:]
-    assert run.returncode == 0, f"schemathesis found problems:\n{summary[:30000]}\n{run.stderr[-2000:]}"
-    assert "No issues found" in run.stdout
+    # Awaited, not run blocking: the session's event loop keeps serving while schemathesis runs, so
+    # nothing this process holds on the bus can sit on a request the gateway is waiting for.
+    run = await asyncio.create_subprocess_exec(*command, stdout=PIPE, stderr=PIPE, cwd=tmp_path)
+    out, err = await asyncio.wait_for(run.communicate(), timeout=900)
+    stdout, stderr = out.decode(errors="replace"), err.decode(errors="replace")
+    summary = stdout[stdout.find("=== FAILURES"):] if "=== FAILURES" in stdout else stdout[-6000:]
+    assert run.returncode == 0, f"schemathesis found problems:\n{summary[:30000]}\n{stderr[-2000:]}"
+    # Every generated case passed every check (warnings such as "missing test data: 404s for random
+    # ids" are printed but are not findings).
+    assert re.search(r"(\d+) generated, \1 passed", stdout), stdout[-3000:]

@@ -47,7 +47,7 @@ class CraftedCorpus:
                  "passage": p["passage"], "locator": "abstract"} for p in found]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")  # on the shared bus: gone before the e2e stacks run (tests/conftest.py)
 async def crafted(servers: Servers) -> AsyncIterator[CraftedCorpus]:
     corpus = CraftedCorpus()
     nc = await nats.connect(servers.nats_url)
@@ -89,7 +89,7 @@ def llm_server() -> Iterator[FakeLLMServer]:
     server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")  # on the shared bus: gone before the e2e stacks run (tests/conftest.py)
 async def verifier_service(servers: Servers, crafted: CraftedCorpus, llm_server: FakeLLMServer) -> AsyncIterator[FastStream]:
     llm = LLMSettings(provider="openai", openai_api_key="sk-test", openai_base_url=llm_server.openai_url, openai_model="m1",
                       timeout_s=10)

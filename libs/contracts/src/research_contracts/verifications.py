@@ -16,13 +16,14 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from research_contracts.reviews import EVIDENCE_SOURCES, ReviewFilters
+from research_contracts.reviews import EVIDENCE_SOURCES, ReviewFilters, worded_pattern
 from research_contracts.runs import RUN_ID_PATTERN
 
 CLAIM_MAX_CHARS: Final = 2000  # = research_verification.MAX_CLAIM_CHARS (contracts cannot import it)
 # A claim states a finding in words: a letter somewhere and at least three non-blank characters
 # ("000" or "? !" are not claims). The schema publishes the same rule the validator applies.
-CLAIM_PATTERN: Final = r"^(?=[\s\S]*[^\W\d_])\s*\S\s*\S\s*\S"
+CLAIM_WORD: Final = r"[^\W\d_]"  # a letter
+CLAIM_PATTERN: Final = worded_pattern(CLAIM_WORD)
 
 
 def verification_run_id(verification_id: uuid.UUID, suffix: str = "1") -> str:

@@ -183,7 +183,14 @@ def is_scientific(token: str, previous: str = "", following: str = "", *, initia
             return True
     if base[0].isupper() and base[1:].islower():  # Title case: a word at the start of a sentence
         if not initial:
-            return bool(_STEM.match(lower)) and not name
+            # Inside a sentence a capital marks a proper noun or an emphasised term. A known
+            # term leaves when a lowercase word follows it ("Is Aspirin protective?") and it does
+            # not spell a person's name. Before a capitalised word, a number or the end of the
+            # text it reads as a place as often as a term ("Oak Street", "Piano 5", "lives in
+            # Reading"), and without neighbours (the de-identifier's address runs) it stays unknown.
+            if bool(_STEM.match(lower)) and not name:
+                return True
+            return following[:1].islower() and not name and known_word(lower)
         # A word that is also a name opens a sentence only before a lowercase word or a number
         # ("Type 2 diabetes", "Young adults"), never before another capitalised one ("Rose Young").
         phrase = bool(following) and (following[:1].islower() or following[:1].isdigit())

@@ -24,7 +24,8 @@ from pydantic import AfterValidator, Field
 
 UNSTORABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 # The same class (less the surrogates) as an ECMA-262 / Python pattern for the OpenAPI document.
-STORABLE_PATTERN = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]*$"
+UNSTORABLE_RANGE = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
+STORABLE_PATTERN = rf"^[^{UNSTORABLE_RANGE}]*$"
 # Source and source-type names: lowercase slugs (`corpus`, `pubmed`, `review`).
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,49}$"
 

@@ -24,10 +24,11 @@ from sqlalchemy import select
 
 from research_contracts import subjects
 from research_contracts.reviews import EVIDENCE_SOURCES, ReviewFilters
-from research_contracts.verifications import CLAIM_MAX_CHARS, CLAIM_PATTERN, RequestVerification, verification_run_id
+from research_contracts.reviews import worded_pattern
+from research_contracts.verifications import CLAIM_MAX_CHARS, CLAIM_WORD, RequestVerification, verification_run_id
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
 from research_gateway.deps import API, SERVICE, Broker, ReadSession, Session
-from research_gateway.storable import STORABLE_PATTERN, storable_text
+from research_gateway.storable import UNSTORABLE_RANGE, storable_text
 from research_ledger import Ledger
 from research_ledger.deidentified import deidentified
 from research_ledger.watched import VerdictHistoryRow, WatchedClaimRow, verdict_history, watch_claim, watched
@@ -38,8 +39,8 @@ router = APIRouter(prefix=API, tags=["verifications"], responses=AUTH_RESPONSES)
 NOT_FOUND = {404: {"description": "no such verification"}}
 Source = Literal[EVIDENCE_SOURCES]  # type: ignore[valid-type]
 # Storable (no control characters) and worded (`CLAIM_PATTERN`): one pattern, since a schema holds one.
-CLAIM_SCHEMA_PATTERN = "(?=" + CLAIM_PATTERN.removeprefix("^") + ")" + STORABLE_PATTERN.removeprefix("^")
-ClaimText = Annotated[str, AfterValidator(storable_text), Field(json_schema_extra={"pattern": "^" + CLAIM_SCHEMA_PATTERN})]
+CLAIM_SCHEMA_PATTERN = worded_pattern(CLAIM_WORD, refused=UNSTORABLE_RANGE)
+ClaimText = Annotated[str, AfterValidator(storable_text), Field(json_schema_extra={"pattern": CLAIM_SCHEMA_PATTERN})]
 
 
 class VerificationRequest(BaseModel):
