@@ -5,8 +5,8 @@ dense kNN (the corpus's chunk vectors are unchanged, so nothing is re-embedded).
 with a softmax over each query's relevant chunks (positives) and its 300 hardest negatives by
 plain cosine, temperature `tau`, and an L2 pull of D towards 0 so the map stays close to the
 identity. 5-fold cross-validation on TRAIN scores the HYBRID ranking (the real BM25 SQL run once
-per query, exact-cosine dense ranking in numpy, the real `fuse`) at several dense weights, with
-and without the adapter, and picks the settings; the final map is
+per query, exact-cosine dense ranking in numpy, the real `fuse`) at several dense weights and
+RRF constants, with and without the adapter, and picks the settings; the final map is
 trained on all TRAIN queries and written to `research_corpus/data/query_adapter.npz` with its
 provenance. The test split is never read here.
 
@@ -34,7 +34,9 @@ from retrieval import DATA, load_split  # noqa: E402
 from retrieval_metrics import ndcg_at, recall_at  # noqa: E402
 
 GRID = [(tau, reg, steps) for tau in (0.05,) for reg in (0.01, 0.1) for steps in (100, 300)]
-DENSE_WEIGHTS = (0.8, 1.0, 1.25, 1.5)  # fusion retuned with the adapter, on TRAIN folds only
+DENSE_WEIGHTS = (0.8, 1.0, 1.25, 1.5, 2.0)  # fusion retuned with the adapter, on TRAIN folds only
+RRF_KS = (2, 5, 10, 20, 60)
+FUSIONS = [(w, k) for w in DENSE_WEIGHTS for k in RRF_KS]
 CANDIDATES = 300  # hard negatives per query: its best chunks by plain MiniLM cosine
 
 
@@ -112,14 +114,15 @@ def dense_runs(vectors: np.ndarray, chunks: np.ndarray, chunk_ids: np.ndarray, c
     return runs
 
 
-def score(ids, dense, lexical, names, qrels, settings, dense_weight: float | None) -> tuple[float, float]:  # noqa: ANN001
-    """nDCG@10, R@100 of the hybrid fusion (or dense alone when dense_weight is None)."""
+def score(ids, dense, lexical, names, qrels, settings, fusion: tuple[float, int] | None) -> tuple[float, float]:  # noqa: ANN001
+    """nDCG@10, R@100 of the hybrid fusion at (dense_weight, rrf_k), or of dense alone when `fusion` is None."""
     from research_corpus.ranking import fuse, rank_papers
 
-    fused_settings = settings.model_copy(update={"dense_weight": dense_weight or settings.dense_weight})
+    if fusion is not None:
+        fused_settings = settings.model_copy(update={"dense_weight": fusion[0], "rrf_k": fusion[1]})
     ndcgs, recalls = [], []
     for qid, run in zip(ids, dense, strict=True):
-        if dense_weight is None:
+        if fusion is None:
             ranked = rank_papers(run, 100, "dense")
         else:
             ranked = fuse(lexical[qid], run, fused_settings, max(settings.candidates, 100))
@@ -161,33 +164,39 @@ async def run(args: argparse.Namespace, url: str) -> None:
         candidates[n] = pos + hard
         positive[n, : len(pos)] = True
     base = dense_runs(qvecs, chunks, chunk_ids, chunk_paper, limit)
-    print(f"TRAIN: {len(ids)} queries, corpus {len(chunks)} chunks; no adapter: dense nDCG@10 %.4f R@100 %.4f; "
-          % score(ids, base, lexical, names, qrels, settings, None)
-          + ", ".join("hybrid w=%s %.4f/%.4f" % (w, *score(ids, base, lexical, names, qrels, settings, w))
-                      for w in DENSE_WEIGHTS), flush=True)
+    current = (settings.dense_weight, settings.rrf_k)
+    print(f"TRAIN: {len(ids)} queries, corpus {len(chunks)} chunks; no adapter (all train queries, no fitting): "
+          "dense nDCG@10/R@100 %.4f/%.4f; " % score(ids, base, lexical, names, qrels, settings, None)
+          + "hybrid at the configured w=%s rrf_k=%s %.4f/%.4f" % (*current, *score(ids, base, lexical, names, qrels, settings, current)),
+          flush=True)
     folds = np.arange(len(ids)) % 5
     results = []
     for tau, reg, steps in [(None, None, 0), *args.grid]:
-        per_weight: dict[object, list[tuple[float, float]]] = {w: [] for w in (None, *DENSE_WEIGHTS)}
+        per_fusion: dict[object, list[tuple[float, float]]] = {w: [] for w in (None, *FUSIONS)}
         for f in range(5):
             tr, te = np.where(folds != f)[0], np.where(folds == f)[0]
             delta = None if tau is None else train(qvecs[tr], candidates[tr], positive[tr], chunks, tau, reg, steps)
             dense = dense_runs(adapt(qvecs[te], delta), chunks, chunk_ids, chunk_paper, limit)
-            for w in per_weight:
-                per_weight[w].append(score([ids[i] for i in te], dense, lexical, names, qrels, settings, w))
-        cells = []
-        for w, fold_scores in per_weight.items():
+            for w in per_fusion:
+                per_fusion[w].append(score([ids[i] for i in te], dense, lexical, names, qrels, settings, w))
+        cells, rows = [], []
+        for w, fold_scores in per_fusion.items():
             ndcg, rec = statistics.fmean(s[0] for s in fold_scores), statistics.fmean(s[1] for s in fold_scores)
-            cells.append(f"{'dense' if w is None else f'hybrid w={w}'} {ndcg:.4f}/{rec:.4f}")
-            if w is not None:
-                results.append((ndcg, rec, tau, reg, steps, w))
+            if w is None:
+                cells.append(f"dense {ndcg:.4f}/{rec:.4f}")
+            else:
+                rows.append((ndcg, rec, tau, reg, steps, w))
+        rows.sort(key=lambda r: (r[0], r[1]), reverse=True)
+        cells += [f"hybrid w={r[5][0]} rrf_k={r[5][1]} {r[0]:.4f}/{r[1]:.4f}" for r in rows[:3]]
+        results += rows
         print(f"  tau={tau} reg={reg} steps={steps}: 5-fold CV nDCG@10/R@100 " + "; ".join(cells), flush=True)
     best = lambda rows: max(rows, key=lambda r: (r[0], r[1]))  # noqa: E731
     baseline = best([r for r in results if r[2] is None])
     ndcg, rec, tau, reg, steps, weight = best(results)
-    print(f"best without adapter (CV): dense_weight={baseline[5]} hybrid nDCG@10 {baseline[0]:.4f} R@100 {baseline[1]:.4f}")
-    print(f"best on TRAIN (CV): tau={tau} reg={reg} steps={steps} dense_weight={weight} "
-          f"hybrid nDCG@10 {ndcg:.4f} R@100 {rec:.4f}")
+    print(f"best without adapter (CV): dense_weight={baseline[5][0]} rrf_k={baseline[5][1]} "
+          f"hybrid nDCG@10 {baseline[0]:.4f} R@100 {baseline[1]:.4f}")
+    print(f"best on TRAIN (CV): tau={tau} reg={reg} steps={steps} dense_weight={weight[0]} rrf_k={weight[1]} "
+          f"hybrid nDCG@10 {ndcg:.4f} R@100 {rec:.4f}  (CORPUS__DENSE_WEIGHT={weight[0]} CORPUS__RRF_K={weight[1]})")
     if args.write and tau is not None:
         from research_corpus.adapter import ADAPTER_PATH
 
@@ -197,8 +206,8 @@ async def run(args: argparse.Namespace, url: str) -> None:
             ADAPTER_PATH, delta=delta.astype(np.float16),
             provenance=np.array(f"SciFact train split ({len(ids)} queries, CC BY-NC 2.0), all-MiniLM-L6-v2 chunk "
                                 f"vectors, tau={tau} reg={reg} steps={steps} (+{CANDIDATES} hard negatives), "
-                                f"5-fold CV hybrid nDCG@10 {ndcg:.4f} at dense_weight={weight} "
-                                f"(no adapter: {baseline[0]:.4f})"),
+                                f"5-fold CV hybrid nDCG@10 {ndcg:.4f} R@100 {rec:.4f} at dense_weight={weight[0]} "
+                                f"rrf_k={weight[1]} (no adapter: {baseline[0]:.4f})"),
         )
         print(f"wrote {ADAPTER_PATH}")
     elif args.write:

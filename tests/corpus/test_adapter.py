@@ -1,13 +1,14 @@
-"""The query adapter keeps vectors unit length (identity when no trained map ships); batch search = one by one."""
+"""The query adapter: the trained map ships and moves queries, keeps vectors unit length (identity when no
+file is there); search applies it by default; batch search = one by one."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from research_corpus.adapter import QueryAdapter
+from research_corpus.adapter import ADAPTER_PATH, QueryAdapter, get_query_adapter
 from research_corpus.ingest import ingest_path
-from research_corpus.search import search, search_many
+from research_corpus.search import query_vectors, search, search_many
 from research_platform.settings import CorpusSettings
 
 
@@ -26,6 +27,47 @@ def test_adapted_vectors_stay_unit_length_and_move():
     assert np.allclose(np.linalg.norm(adapted, axis=1), 1.0, atol=1e-5)
     assert not np.allclose(adapted, vectors)
     assert np.allclose(QueryAdapter(delta).apply(vectors[0]), adapted[0], atol=1e-6)  # one vector = a row
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    return vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)
+
+
+@pytest.mark.unit
+def test_the_shipped_adapter_is_trained_and_reorders_a_querys_neighbours():
+    adapter = QueryAdapter.load(ADAPTER_PATH)
+    assert not adapter.identity, f"no trained adapter at {ADAPTER_PATH}"
+    assert adapter.delta.shape == (384, 384) and adapter.delta.dtype == np.float32
+    assert "SciFact train split" in adapter.provenance
+    rng = np.random.default_rng(15)
+    chunks = _unit(rng.normal(size=(300, 384)).astype(np.float32))
+    query = _unit(rng.normal(size=384).astype(np.float32))
+    plain = np.argsort(-(chunks @ query), kind="stable")
+    adapted = np.argsort(-(chunks @ adapter.apply(query)), kind="stable")
+    assert not np.array_equal(plain, adapted)  # the map moves the query, so its neighbours reorder
+    again = np.argsort(-(chunks @ QueryAdapter.load(ADAPTER_PATH).apply(query)), kind="stable")
+    assert np.array_equal(adapted, again)  # a fresh load gives the same ranking
+    assert float(adapter.apply(query) @ query) > 0.5  # close to the identity: a nudge, not a new space
+
+
+class _FixedEmbedder:
+    """Returns the same unit vectors for any texts (search's embedding step without the model)."""
+
+    def __init__(self, vectors: np.ndarray) -> None:
+        self.vectors = vectors
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self.vectors[: len(texts)]
+
+
+@pytest.mark.unit
+def test_search_passes_query_vectors_through_the_shipped_adapter_by_default():
+    vectors = _unit(np.random.default_rng(4).normal(size=(2, 384)).astype(np.float32))
+    embedder = _FixedEmbedder(vectors)
+    on = query_vectors(["a", "b"], embedder, CorpusSettings())
+    off = query_vectors(["a", "b"], embedder, CorpusSettings(query_adapter=False))
+    assert np.array_equal(off, vectors)
+    assert np.allclose(on, get_query_adapter().apply(vectors)) and not np.allclose(on, vectors)
 
 
 @pytest.mark.integration
