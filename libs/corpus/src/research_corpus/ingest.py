@@ -60,7 +60,7 @@ class IngestReport(BaseModel):
     updated: int = 0
     unchanged: int = 0
     chunks: int = 0
-    sentences: int = Field(default=0, description="Sentence vectors added (sentences the corpus had no vector of).")
+    sentences: int = Field(default=0, description="Sentences embedded because the corpus had no vector of them yet.")
     errors: list[IngestError] = Field(default_factory=list)
     seconds: float = 0.0
 
