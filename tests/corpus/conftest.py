@@ -72,7 +72,7 @@ async def corpus_sessions(corpus_database_url: str) -> AsyncIterator[async_sessi
 async def empty_corpus(corpus_sessions: async_sessionmaker[AsyncSession]) -> async_sessionmaker[AsyncSession]:
     """The corpus sessions, with every corpus table emptied first."""
     async with corpus_sessions() as session, session.begin():
-        await session.execute(text("TRUNCATE corpus_chunks, corpus_papers, corpus_lexemes, corpus_stats RESTART IDENTITY CASCADE"))
+        await session.execute(text("TRUNCATE corpus_chunks, corpus_papers, corpus_lexemes, corpus_stats, corpus_sentences RESTART IDENTITY CASCADE"))
     return corpus_sessions
 
 

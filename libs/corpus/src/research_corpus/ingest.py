@@ -8,6 +8,11 @@ batch i is written to Postgres, batch i+1 is embedded in a worker thread, so on 
 wall time approaches the embedding time alone. An empty corpus loaded with at least
 `bulk_min_papers` papers drops the HNSW and GIN chunk indexes first and builds them once at the
 end (faster than maintaining them row by row); they are rebuilt even when the load fails.
+
+Every sentence of a paper's text also gets its own vector (`corpus_sentences`, embedded with the
+batch's chunks in the same model call), so the offline engine never embeds corpus text at run
+time. Sentences are stored once by content: an ingest embeds only the sentences that have no
+vector yet, including those of unchanged papers ingested before sentence vectors existed.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from research_platform.logging import get_logger
 from research_corpus.embedding import Embedder, get_embedder
 from research_corpus.errors import CorpusError, MalformedRecordError
 from research_corpus.records import CHUNK_WORDS, Chunk, PaperRecord, chunk_paper, detect_format, read_jsonl
+from research_corpus.sentences import sentence_key, split_sentences
 
 BATCH_PAPERS = 256
 BULK_MIN_PAPERS = 1000  # an empty corpus loaded with at least this many papers builds its indexes at the end
@@ -54,6 +60,7 @@ class IngestReport(BaseModel):
     updated: int = 0
     unchanged: int = 0
     chunks: int = 0
+    sentences: int = Field(default=0, description="Sentences embedded because the corpus had no vector of them yet.")
     errors: list[IngestError] = Field(default_factory=list)
     seconds: float = 0.0
 
@@ -90,16 +97,27 @@ class _Plan:
     new: list[PaperRecord]
     changed: list[tuple[int, PaperRecord]]
     chunks: list[tuple[PaperRecord, Chunk]]
-    texts: list[str]
+    texts: list[str]  # one per chunk
+    sentence_keys: list[bytes]  # sentences without a stored vector, embedded after the chunks
+    sentences: list[str]
+
+    def to_embed(self) -> list[str]:
+        return [*self.texts, *self.sentences]
 
 
 async def _plan_batch(
     sessions: async_sessionmaker[AsyncSession], papers: list[PaperRecord], report: IngestReport, chunk_words: int
 ) -> _Plan | None:
     from research_corpus.repository import CorpusRepository
+    from research_corpus.sentence_vectors import SentenceVectors
 
+    # Every paper's sentences, unchanged ones too: a corpus loaded before sentence vectors existed
+    # gets them on its next ingest; afterwards the lookup finds them all and nothing is embedded.
+    sentences = {sentence_key(span.text): " ".join(span.text.split()) for p in papers for span in split_sentences(p.abstract)}
     async with sessions() as session:
         stored = await CorpusRepository(session).stored([p.external_id for p in papers])
+        unknown = await SentenceVectors(session).unknown(list(sentences))
+    keys = [key for key in sentences if key in unknown]
     new = [p for p in papers if p.external_id not in stored]
     changed = [
         (stored[p.external_id].paper_id, p)
@@ -107,26 +125,31 @@ async def _plan_batch(
         if p.external_id in stored and stored[p.external_id].content_hash != p.content_hash()
     ]
     report.unchanged += len(papers) - len(new) - len(changed)
-    if not new and not changed:
+    if not new and not changed and not keys:
         return None
     chunks = [(paper, chunk) for paper in [*new, *(p for _, p in changed)] for chunk in chunk_paper(paper, chunk_words)]
-    return _Plan(new, changed, chunks, [f"{paper.title} {chunk.text}".strip() for paper, chunk in chunks])
+    texts = [f"{paper.title} {chunk.text}".strip() for paper, chunk in chunks]
+    return _Plan(new, changed, chunks, texts, keys, [sentences[key] for key in keys])
 
 
 async def _write_batch(
     sessions: async_sessionmaker[AsyncSession], plan: _Plan, embeddings: np.ndarray, report: IngestReport
 ) -> None:
-    """One transaction: papers, chunks (COPY), postings and the statistics' deltas."""
+    """One transaction: papers, chunks (COPY), postings, the statistics' deltas and sentence vectors."""
     from research_corpus.repository import CorpusRepository
+    from research_corpus.sentence_vectors import SentenceVectors
 
+    chunk_vectors, sentence_vectors = embeddings[: len(plan.texts)], embeddings[len(plan.texts) :]
     async with sessions() as session, session.begin():
         repo = CorpusRepository(session)
         await repo.revise_papers(plan.changed)
         ids = await repo.add_papers(plan.new) | {p.external_id: pid for pid, p in plan.changed}
-        await repo.add_chunks([(ids[paper.external_id], paper, chunk) for paper, chunk in plan.chunks], embeddings)
+        await repo.add_chunks([(ids[paper.external_id], paper, chunk) for paper, chunk in plan.chunks], chunk_vectors)
+        await SentenceVectors(session).keep(plan.sentence_keys, sentence_vectors)
     report.added += len(plan.new)
     report.updated += len(plan.changed)
     report.chunks += len(plan.chunks)
+    report.sentences += len(plan.sentence_keys)
 
 
 async def _prepare_bulk(sessions: async_sessionmaker[AsyncSession], records: int | None, bulk_min_papers: int) -> bool:
@@ -203,7 +226,7 @@ async def ingest_path(
                     papers.append(item)
             plan = await _plan_batch(sessions, papers, report, chunk_words) if papers else None
             if plan is not None:
-                embedding = asyncio.create_task(asyncio.to_thread(embedder.embed, plan.texts))
+                embedding = asyncio.create_task(asyncio.to_thread(embedder.embed, plan.to_embed()))
                 try:
                     if waiting is not None:
                         await _write_batch(sessions, *waiting, report)
@@ -220,5 +243,5 @@ async def ingest_path(
             await _finish_bulk(sessions)
     report.seconds = round(time.perf_counter() - started, 2)
     log.info("corpus.ingested", path=str(path), format=fmt, added=report.added, updated=report.updated,
-             unchanged=report.unchanged, errors=len(report.errors), seconds=report.seconds, bulk=bulk)
+             unchanged=report.unchanged, sentences=report.sentences, errors=len(report.errors), seconds=report.seconds, bulk=bulk)
     return report

@@ -27,6 +27,13 @@ class EvidenceDoc(BaseModel):
     year: int | None = None
     score: float | None = Field(default=None, description="Retrieval score; higher is better.")
     metadata: dict[str, Any] = Field(default_factory=dict)
+    sentence_vectors: dict[str, list[float]] = Field(
+        default_factory=dict,
+        exclude=True,
+        repr=False,
+        description="Vectors already known for sentences of `text` (the corpus stores them at ingest), by sentence "
+        "text; the offline engine embeds only the sentences missing here. Never sent to a remote model.",
+    )
 
 
 class SupportDraft(BaseModel):

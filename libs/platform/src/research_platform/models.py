@@ -19,6 +19,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -239,6 +240,19 @@ class CorpusChunk(Base):
     embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM))
     tsv: Mapped[Any] = mapped_column(TSVECTOR)  # title (weight A) + chunk text (weight B)
     token_count: Mapped[int] = mapped_column(Integer, default=0)  # BM25 document length
+
+
+class CorpusSentence(Base):
+    """The vector of one evidence sentence, keyed by a digest of its normalised text.
+
+    Filled by the corpus ingest (`research_corpus.sentence_vectors`) so the offline engine never
+    embeds corpus text at run time; shared by every paper that contains the sentence.
+    """
+
+    __tablename__ = "corpus_sentences"
+
+    key: Mapped[bytes] = mapped_column(LargeBinary(16), primary_key=True)  # `research_corpus.sentences.sentence_key`
+    embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM), nullable=False)
 
 
 class CorpusLexeme(Base):

@@ -9,7 +9,10 @@ each document's `score` (1, 1/2, 1/3, …), which the offline engine reads as it
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from research_contracts import SourceHit
+from research_corpus.sentences import split_sentences
 from research_llm import DraftOutcome, EvidenceDoc, ProviderChain
 
 
@@ -48,6 +51,21 @@ def evidence_docs(hits: list[SourceHit]) -> list[EvidenceDoc]:
             )
         )
     return docs
+
+
+def evidence_sentences(docs: list[EvidenceDoc]) -> list[str]:
+    """Every sentence the offline engine will score, as it will split them."""
+    return [span.text for doc in docs for span in split_sentences(doc.text)]
+
+
+def with_sentence_vectors(docs: list[EvidenceDoc], vectors: Mapping[str, list[float]]) -> list[EvidenceDoc]:
+    """`docs`, each carrying the known vectors of its own sentences (the engine embeds the rest)."""
+    return [
+        doc.model_copy(
+            update={"sentence_vectors": {s.text: vectors[s.text] for s in split_sentences(doc.text) if s.text in vectors}}
+        )
+        for doc in docs
+    ]
 
 
 async def draft_claim(

@@ -2,7 +2,8 @@
 
 prepare (parse, normalise) → wait for the tier's turn → guard (sanitise → delimit →
 de-identify) → memory (related active claims + their sources, pgvector) → evidence
-(connector; PubMed only when memory failed) → experiment (provider chain) → reshape (quote
+(connector; PubMed only when memory failed) → the evidence sentences' stored vectors (one
+query; the corpus ingest computed them) → experiment (provider chain) → reshape (quote
 grounding) → persist claim + audit rows (one transaction) → publish `research.claim.pending`
 with a `Nats-Msg-Id`.
 
@@ -28,8 +29,9 @@ from faststream.nats import NatsBroker
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import ClaimProposed, RunResearch, Tier, subjects
+from research_corpus.sentence_vectors import SentenceVectors
 from research_ledger import AuditAction, Ledger
-from research_llm import NoProviderAnswered, ProviderChain
+from research_llm import EvidenceDoc, NoProviderAnswered, ProviderChain
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_platform.settings import ResearcherSettings
@@ -92,7 +94,7 @@ class Researcher:
             query_embedding=query_vector,
         )
         hits = experiment.merge_hits(found.hits, recollection.sources)
-        docs = experiment.evidence_docs(hits)
+        docs = await self.with_known_vectors(experiment.evidence_docs(hits))
         try:
             outcome = await experiment.draft_claim(guarded.model_question, task.entity, docs, self.chain)
         except NoProviderAnswered as exc:  # every provider of the chain was tried: the task fails, visibly
@@ -159,6 +161,20 @@ class Researcher:
                 min_similarity=self.settings.memory_min_similarity,
                 max_sources=self.settings.memory_sources,
             )
+
+    async def with_known_vectors(self, docs: list[EvidenceDoc]) -> list[EvidenceDoc]:
+        """`docs` with the stored vectors of their sentences, so the offline engine does not embed
+        corpus text; when the lookup fails the engine embeds them itself (slower, same claim)."""
+        sentences = experiment.evidence_sentences(docs)
+        if not sentences:
+            return docs
+        try:
+            async with (self.read_sessions or self.sessions)() as session:
+                vectors = await SentenceVectors(session).vectors_of(sentences)
+        except Exception as exc:  # noqa: BLE001 - an optimisation only: never a reason to fail the task
+            log.warning("sentence vectors unavailable, the engine embeds the evidence", error=repr(exc)[:300])
+            return docs
+        return experiment.with_sentence_vectors(docs, vectors)
 
     async def announce(self, claim_id: uuid.UUID, task_id: uuid.UUID, entity: str, statement: str) -> None:
         """Publish `research.claim.pending`; the message id makes a repeat a no-op in JetStream."""

@@ -133,7 +133,8 @@ class ExtractiveDrafter:
         flat = [(d, span) for d, doc_spans in enumerate(spans) for span in doc_spans]
         if not flat:
             return []
-        vectors = self.relevance.embed([question] + [span.text for _, span in flat])
+        known = {text: vector for doc in evidence for text, vector in doc.sentence_vectors.items()}
+        vectors = self.relevance.embed([question] + [span.text for _, span in flat], known)
         priors = _rank_priors(evidence)
         scored: list[ScoredSentence] = []
         for i, (d, span) in enumerate(flat):

@@ -1,7 +1,8 @@
 """Words as the offline engine sees them: sentence spans, content tokens and polarity cues.
 
-Everything here is pure and deterministic. Sentence spans keep their character offsets so a
-quote is always an exact substring of the evidence text it came from.
+Everything here is pure and deterministic. Sentence spans (`split_sentences`, defined with the
+corpus so ingest and drafting agree on them) keep their character offsets so a quote is always
+an exact substring of the evidence text it came from.
 """
 
 from __future__ import annotations
@@ -9,7 +10,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from functools import lru_cache
+
+# The corpus ingest stores a vector for each of these spans: one definition of a sentence.
+from research_corpus.sentences import SentenceSpan as SentenceSpan, split_sentences as split_sentences
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before
@@ -43,44 +47,6 @@ OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
 )
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-']*")
-# A sentence ends at . ! ? followed by whitespace and an upper-case letter, digit or bracket,
-# unless the period closes a common abbreviation or a single initial.
-_BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9(\[\"])")
-_ABBREVIATIONS = ("e.g.", "i.e.", "et al.", "vs.", "fig.", "figs.", "approx.", "dr.", "no.", "ref.", "cf.", "ca.")
-
-
-@dataclass(frozen=True, slots=True)
-class SentenceSpan:
-    """A sentence of an evidence text and where it sits (`text[start:end]`)."""
-
-    index: int
-    start: int
-    end: int
-    text: str
-
-
-def split_sentences(text: str) -> list[SentenceSpan]:
-    """Sentences of `text` with their offsets; whitespace around them is not part of a span."""
-    spans: list[SentenceSpan] = []
-    start = 0
-    for match in _BOUNDARY.finditer(text):
-        candidate = text[start : match.start()].rstrip()
-        lowered = candidate.lower()
-        if lowered.endswith(_ABBREVIATIONS) or re.search(r"(?:^|\s)[A-Z]\.$", candidate):
-            continue
-        _append_span(spans, text, start, match.start())
-        start = match.end()
-    _append_span(spans, text, start, len(text))
-    return spans
-
-
-def _append_span(spans: list[SentenceSpan], text: str, start: int, end: int) -> None:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    if end - start >= 3:
-        spans.append(SentenceSpan(index=len(spans), start=start, end=end, text=text[start:end]))
 
 
 def stem(word: str) -> str:
@@ -100,9 +66,12 @@ def words(text: str) -> list[str]:
     return [w.lower().strip("'-") for w in _WORD.findall(text)]
 
 
-def content_terms(text: str) -> list[str]:
-    """Stemmed, stopword-free terms of `text`, in order (duplicates kept)."""
-    return [stem(w) for w in words(text) if w and w not in STOPWORDS and w not in NEGATIONS and len(w) > 1]
+@lru_cache(maxsize=50_000)
+def content_terms(text: str) -> tuple[str, ...]:
+    """Stemmed, stopword-free terms of `text`, in order (duplicates kept).
+
+    Cached: the same evidence sentences are scored for task after task."""
+    return tuple(stem(w) for w in words(text) if w and w not in STOPWORDS and w not in NEGATIONS and len(w) > 1)
 
 
 def inverse_document_frequency(documents: Sequence[Iterable[str]]) -> dict[str, float]:

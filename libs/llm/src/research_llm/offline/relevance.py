@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -85,16 +85,21 @@ class Relevance:
     def mode(self) -> str:
         return "hybrid" if self.encoder is not None else "lexical"
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray | None:
+    def embed(self, texts: Sequence[str], known_vectors: Mapping[str, Sequence[float]] | None = None) -> np.ndarray | None:
         """Unit-length vectors of `texts` (one row each), or None in lexical mode.
 
-        Evidence sentences recur across tasks (popular papers are retrieved again and again),
-        so vectors are kept in a bounded LRU cache and only unseen texts reach the model.
+        `known_vectors` are vectors computed earlier by the same model (the corpus stores one per
+        sentence at ingest): those texts never reach the model. Evidence sentences also recur
+        across tasks, so vectors are kept in a bounded LRU cache and only unseen texts are embedded.
         """
         if self.encoder is None or not texts:
             return None
         with self._cache_lock:
             known = {t: self._cache[t] for t in texts if t in self._cache}
+        for t in dict.fromkeys(texts):
+            if t not in known and known_vectors and t in known_vectors:
+                row = np.asarray(known_vectors[t], dtype=np.float32)
+                known[t] = row / (np.linalg.norm(row) or 1.0)
         missing = [t for t in dict.fromkeys(texts) if t not in known]
         if missing:
             matrix = np.asarray(self.encoder.encode(missing), dtype=np.float64)

@@ -1,0 +1,78 @@
+"""`SentenceVectors`: the stored vector of every sentence of the corpus (`corpus_sentences`).
+
+The offline engine scores each evidence sentence against the question by embedding cosine;
+embedding ~50 sentences per task at run time costs far more than the rest of the task. The
+ingest embeds each distinct sentence once (`ingest.py`, with the chunks of the same batch) and
+stores it under `sentences.sentence_key`; a task then fetches the vectors of all its evidence
+sentences in one query (`vectors_of`). Sentences the corpus never held (outside sources) are
+not found and are embedded by the engine as before.
+
+Rows are keyed by content, never by paper: a sentence shared by two papers is stored once, a
+re-ingested paper's new sentences are added, and a row is never rewritten (same text, same
+model, same vector), so writes are `INSERT … ON CONFLICT DO NOTHING`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from research_platform.models import CorpusSentence
+
+from research_corpus.sentences import sentence_key
+
+_STAGING = "corpus_sentence_load"
+_CREATE_STAGING = f"CREATE TEMP TABLE IF NOT EXISTS {_STAGING} (key bytea, embedding real[]) ON COMMIT DELETE ROWS"
+_LOAD = text(
+    f"""INSERT INTO corpus_sentences (key, embedding)
+        SELECT key, CAST(embedding AS vector) FROM {_STAGING}
+        ON CONFLICT (key) DO NOTHING"""
+)
+
+
+class SentenceVectors:
+    """Reads and writes of `corpus_sentences` within the caller's session."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def unknown(self, keys: Sequence[bytes]) -> set[bytes]:
+        """The `keys` that have no stored vector yet."""
+        if not keys:
+            return set()
+        stored = await self.session.scalars(select(CorpusSentence.key).where(CorpusSentence.key.in_(list(set(keys)))))
+        return set(keys) - set(stored)
+
+    async def keep(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+        """Store the vectors of `keys` (row i of `vectors` for key i); keys already stored are left."""
+        if not keys:
+            return
+        records = list(zip(keys, vectors.astype(np.float32).tolist(), strict=True))
+        # Through the session first: that opens its transaction, so the COPY below lands in it
+        # (a COPY on the bare driver connection would commit alone and its rows be deleted).
+        await self.session.execute(text(_CREATE_STAGING))
+        connection = await self.session.connection()
+        raw = (await connection.get_raw_connection()).driver_connection
+        await raw.copy_records_to_table(_STAGING, records=records, columns=("key", "embedding"))
+        await self.session.execute(_LOAD)
+        await self.session.execute(text(f"DELETE FROM {_STAGING}"))
+
+    async def vectors_of(self, sentences: Iterable[str]) -> dict[str, list[float]]:
+        """The stored vector of each of `sentences` that has one (one query), by sentence text."""
+        by_key: dict[bytes, list[str]] = {}
+        for sentence in sentences:
+            by_key.setdefault(sentence_key(sentence), []).append(sentence)
+        if not by_key:
+            return {}
+        rows = await self.session.execute(
+            select(CorpusSentence.key, CorpusSentence.embedding).where(CorpusSentence.key.in_(list(by_key)))
+        )
+        found: dict[str, list[float]] = {}
+        for key, embedding in rows:
+            vector = np.asarray(embedding, dtype=np.float32).tolist()
+            for sentence in by_key[key]:
+                found[sentence] = vector
+        return found

@@ -1,0 +1,58 @@
+"""The researcher hands the offline engine the stored vectors of its evidence sentences: no
+sentence the corpus knows reaches the model at run time (real NATS, Postgres, MiniLM)."""
+
+from __future__ import annotations
+
+import nats
+import pytest
+
+from research_contracts import RunResearch, SourceHit, Tier
+from research_corpus.embedding import Embedder, get_embedder
+from research_corpus.sentence_vectors import SentenceVectors
+from research_corpus.sentences import sentence_key, split_sentences
+from tests.researcher.conftest import publish_task, wait_for_claims
+from tests.researcher.fakes import FakeConnector
+
+pytestmark = pytest.mark.integration
+
+
+def _hits(unique: str) -> tuple[SourceHit, SourceHit]:
+    # `unique` keeps every sentence out of the process's vector caches filled by earlier tests.
+    corpus = SourceHit(
+        source_id=f"corpus:sv-{unique}", source="corpus", year=2019,
+        title="Teriparatide and vertebral fractures",
+        abstract=(f"Teriparatide reduced new vertebral fractures by 65% in trial {unique}. Back pain was less frequent "
+                  f"with teriparatide. Hypercalcaemia occurred in 3% of patients in cohort {unique}."),
+    )
+    outside = SourceHit(
+        source_id=f"pmid:sv-{unique}", source="pubmed", year=2021,
+        title="Teriparatide in men", abstract=f"Teriparatide increased spine bone density in men of study {unique}.",
+    )
+    return corpus, outside
+
+
+async def test_no_stored_sentence_reaches_the_model(
+    start_researcher, connector: FakeConnector, nc: nats.NATS, sessions, unique: str, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    corpus, outside = _hits(unique)
+    stored = [span.text for span in split_sentences(corpus.abstract)]
+    async with sessions() as session, session.begin():  # what the ingest stores for the corpus paper
+        await SentenceVectors(session).keep([sentence_key(s) for s in stored], get_embedder().embed_direct(stored))
+    connector.hits_for = lambda _request: [corpus, outside]
+    embedded: list[str] = []
+    model_embed = Embedder.embed
+
+    def counting(self: Embedder, texts: list[str]):  # type: ignore[no-untyped-def]
+        embedded.extend(texts)
+        return model_embed(self, texts)
+
+    monkeypatch.setattr(Embedder, "embed", counting)  # every text the micro-batching worker gives the model
+    task = RunResearch(question="Does teriparatide reduce vertebral fractures?", entity=f"teriparatide {unique}",
+                       tier=Tier.priority)
+    async with start_researcher():
+        await publish_task(nc, task)
+        [claim] = await wait_for_claims(sessions, [task.task_id])
+
+    assert claim.supports and "teriparatide" in claim.statement.lower()
+    assert not set(stored) & set(embedded)
+    assert outside.abstract in embedded  # an outside source's sentence is still embedded (and counted)
