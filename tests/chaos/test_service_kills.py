@@ -11,6 +11,7 @@ The time from each restart until the pipeline makes progress again is printed, n
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 import json
 import time
 import uuid
@@ -21,7 +22,8 @@ from sqlalchemy import func, or_, select
 
 from research_engine.stack import Stack
 from research_platform.models import CriticVerdictRow, MemoryClaim, ResearchTask
-from tests.e2e.conftest import DEMO_CORPUS, stack  # noqa: F401 - the stack fixture, shared with e2e
+from tests.e2e.conftest import DEMO_CORPUS, running_stack
+from tests.servers import Servers
 
 pytestmark = [pytest.mark.chaos, pytest.mark.e2e, pytest.mark.timeout(180, func_only=True)]
 
@@ -30,6 +32,13 @@ BURST = 15
 VICTIMS = ("researcher", "critic", "connector")
 TERMINAL_CLAIM = ("active", "rejected", "superseded", "critic_quarantine")
 PROGRESS_TIMEOUT_S = 60.0
+
+
+@pytest.fixture(scope="module")
+def stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """This module's own stack, stopped when the module ends (the e2e tests start theirs after)."""
+    with running_stack(servers, tmp_path_factory) as running:
+        yield running
 
 
 async def _submit(stack: Stack, unique: str) -> list[uuid.UUID]:  # noqa: F811 - `stack` is the fixture

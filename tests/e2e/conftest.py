@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -26,9 +27,14 @@ async def _ingest(database_url: str) -> None:
         await engine.dispose()
 
 
-@pytest.fixture(scope="session")
-def stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """Every service running as its own process; the gateway on a free port."""
+@contextmanager
+def running_stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """Every service running as its own process; the gateway on a free port.
+
+    Two stacks on the session's one NATS share the durable consumers, so a stack must be gone
+    before the next one starts: each package (e2e, chaos) holds its own through a fixture whose
+    scope ends with that package or module, never the session.
+    """
     running = Stack(
         tmp_path_factory.mktemp("stack"),
         gateway_port=free_port(),
@@ -60,3 +66,9 @@ def stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         yield running
     finally:
         running.stop()
+
+
+@pytest.fixture(scope="package")
+def stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    with running_stack(servers, tmp_path_factory) as running:
+        yield running
