@@ -28,7 +28,7 @@ from sqlalchemy import select
 from research_contracts import subjects
 from research_contracts.reviews import RequestReview, review_run_id, topic_key
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
-from research_gateway.deps import API, SERVICE, Broker, ReadSession, Session
+from research_gateway.deps import API, SERVICE, Broker, ReadSession, Session, publish_or_503
 from research_gateway.reports import EXPORTED, MAX_VERSION, FormatName
 from research_ledger import Ledger
 from research_platform.logging import get_logger
@@ -65,12 +65,8 @@ class ReviewSummary(BaseModel):
 
 
 async def _publish(broker: Any, command: RequestReview) -> None:
-    try:
-        await broker.publish(command, subjects.REVIEW_REQUESTED, stream=subjects.REVIEWS_STREAM,
-                             headers={subjects.MSG_ID_HEADER: f"review-{command.review_id}-{command.effective_run_id()}"})
-    except Exception as exc:
-        log.error("review publish failed", review_id=str(command.review_id), error=repr(exc))
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "the bus is unavailable; retry") from exc
+    await publish_or_503(broker, command, subjects.REVIEW_REQUESTED, stream=subjects.REVIEWS_STREAM,
+                         msg_id=f"review-{command.review_id}-{command.effective_run_id()}", what="review")
 
 
 async def _review(session: Any, review_id: uuid.UUID) -> ReportRow:

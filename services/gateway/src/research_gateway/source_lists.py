@@ -40,7 +40,7 @@ from research_contracts.sourcelists import (
     duration_seconds,
 )
 from research_gateway.auth import AUTH_RESPONSES, Admin, Reader, Researcher
-from research_gateway.deps import API, SERVICE, Broker, Session
+from research_gateway.deps import API, SERVICE, Broker, Session, publish_or_503
 from research_gateway.reports import EXPORTED
 from research_gateway.storable import Slug
 from research_ledger import AuditAction, Ledger
@@ -107,12 +107,8 @@ def _schedule_view(row: Any) -> dict[str, Any] | None:
 
 
 async def _publish(broker: Any, request: RequestSourceList) -> None:
-    try:
-        await broker.publish(request, subjects.SOURCELIST_REQUESTED, stream=subjects.SOURCELISTS_STREAM,
-                             headers={subjects.MSG_ID_HEADER: f"sourcelist-{request.source_list_id}-{request.run_id}"})
-    except Exception as exc:
-        log.error("source list publish failed", source_list_id=str(request.source_list_id), error=repr(exc))
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "the bus is unavailable; retry") from exc
+    await publish_or_503(broker, request, subjects.SOURCELIST_REQUESTED, stream=subjects.SOURCELISTS_STREAM,
+                         msg_id=f"sourcelist-{request.source_list_id}-{request.run_id}", what="source list")
 
 
 @router.put("/source-lists/limits/{workspace}", responses=AUTH_RESPONSES)

@@ -27,7 +27,7 @@ from research_contracts.reviews import EVIDENCE_SOURCES, ReviewFilters
 from research_contracts.reviews import worded_pattern
 from research_contracts.verifications import CLAIM_MAX_CHARS, CLAIM_WORD, RequestVerification, verification_run_id
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
-from research_gateway.deps import API, SERVICE, Broker, ReadSession, Session
+from research_gateway.deps import API, SERVICE, Broker, ReadSession, Session, publish_or_503
 from research_gateway.storable import UNSTORABLE_RANGE, storable_text
 from research_ledger import Ledger
 from research_ledger.deidentified import deidentified
@@ -91,12 +91,8 @@ async def submit_verification(body: VerificationRequest, session: Session, broke
                                       claim=body.claim, watch=body.watch, sources=list(body.sources), filters=body.filters)
     except ValidationError as exc:
         raise HTTPException(422, [e["msg"] for e in exc.errors()]) from exc
-    try:
-        await broker.publish(command, subjects.VERIFY_REQUESTED, stream=subjects.VERIFICATIONS_STREAM,
-                             headers={subjects.MSG_ID_HEADER: f"verify-{verification_id}-{command.effective_run_id()}"})
-    except Exception as exc:
-        log.error("verification publish failed", verification_id=str(verification_id), error=repr(exc))
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "the bus is unavailable; retry") from exc
+    await publish_or_503(broker, command, subjects.VERIFY_REQUESTED, stream=subjects.VERIFICATIONS_STREAM,
+                         msg_id=f"verify-{verification_id}-{command.effective_run_id()}", what="verification")
     stored = deidentified(command.claim)
     async with session.begin():
         await Ledger(session, service=SERVICE).open_report(
