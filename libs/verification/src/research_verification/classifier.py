@@ -13,7 +13,7 @@ Side effects: the first call embeds with the process-wide MiniLM model, which lo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -130,12 +130,18 @@ class PassageClassifier:
         """Probabilities (n, 3) when the caller already holds the embeddings (e.g. from pgvector)."""
         return self.predict_features(pair_features(claim_vec, sentence_vecs, claim, sentences))
 
-    def predict_proba(self, claim: str, sentences: Sequence[str]) -> np.ndarray:
-        """Probabilities (n, 3) in `LABELS` order; embeds the claim and the sentences."""
+    def predict_proba(
+        self, claim: str, sentences: Sequence[str], known: Mapping[str, Sequence[float]] | None = None
+    ) -> np.ndarray:
+        """Probabilities (n, 3) in `LABELS` order; embeds the claim and the sentences, except the
+        sentences `known` already holds a vector of (e.g. the corpus's stored sentence vectors)."""
         if not sentences:
             return np.zeros((0, 3), dtype=np.float32)
-        vecs = self.embedder.embed([claim, *sentences])
-        return self.predict_vectors(vecs[0], vecs[1:], claim, sentences)
+        known = known or {}
+        missing = list(dict.fromkeys(s for s in sentences if s not in known))
+        fresh = dict(zip([claim, *missing], self.embedder.embed([claim, *missing]), strict=True))
+        rows = [fresh[s] if s in fresh else np.asarray(known[s], dtype=np.float32) for s in sentences]
+        return self.predict_vectors(fresh[claim], np.stack(rows), claim, sentences)
 
     def classify(self, claim: str, sentences: Sequence[str]) -> list[SentencePrediction]:
         """Each sentence with its most probable label."""

@@ -11,7 +11,7 @@ their classifier probabilities for SUPPORT or CONTRADICT; no voting quote → no
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -79,17 +79,21 @@ def judge_quote(statement: str, quote: str, probs: Sequence[float]) -> QuoteJudg
 
 
 def judge_answer(
-    question: str, quotes: Sequence[str], classifier: PassageClassifier | None = None
+    question: str,
+    quotes: Sequence[str],
+    classifier: PassageClassifier | None = None,
+    known_vectors: Mapping[str, Sequence[float]] | None = None,
 ) -> AnswerJudgement:
     """Whether `quotes` (a claim's supporting quotes) take a stance on `question`.
 
-    Side effect: embeds the question and quotes with the process-wide MiniLM model.
+    Side effect: embeds the question and the quotes `known_vectors` has no vector of (quotes are
+    corpus sentences, whose vectors the ingest stored) with the process-wide MiniLM model.
     """
     quotes = [q for q in quotes if q and q.strip()]
     if not quotes:
         return AnswerJudgement(AnswerStance.NON_ANSWER, 0.0, ())
     statement = question_as_statement(question)
-    probs = (classifier or get_classifier()).predict_proba(statement, quotes)
+    probs = (classifier or get_classifier()).predict_proba(statement, quotes, known_vectors)
     judged = tuple(judge_quote(statement, q, p) for q, p in zip(quotes, probs, strict=True))
     votes = {AnswerStance.SUPPORT: 0.0, AnswerStance.CONTRADICT: 0.0}
     for j in judged:

@@ -47,7 +47,7 @@ async def _judge(review: Review, chain: ProviderChain) -> JudgeOutcome:
                            for q in quotes)
             return non_answer(outcome, AnswerJudgement(AnswerStance.NON_ANSWER, 1.0, judged))
         return outcome
-    answer = await asyncio.to_thread(judge_answer, review.question, quotes)
+    answer = await asyncio.to_thread(judge_answer, review.question, quotes, None, review.quote_vectors)
     return outcome if answer.answers else non_answer(outcome, answer)
 
 

@@ -78,7 +78,8 @@ class Critic:
             if claim.status != ClaimStatus.pending:
                 log.info("claim already decided, skipping redelivery", status=claim.status)
                 return
-            review = prepare.review(claim, await verdicts.active_of_entity(claim.entity, besides=claim.id))
+            active = await verdicts.active_of_entity(claim.entity, besides=claim.id)
+            review = prepare.review(claim, active, await verdicts.quote_vectors(prepare.quotes(claim)))
         verdict = await self.judge(claim.id, review, ClaimStatus.pending)
         if verdict is None:
             return
@@ -120,7 +121,8 @@ class Critic:
                     log.info("re-critique not applicable, skipping", status=claim.status)
                     return
                 discredited = await recritiques.discredited_sources(command, prepare.cited_sources(claim))
-                review = prepare.review(claim, await verdicts.active_of_entity(claim.entity, besides=claim.id))
+                active = await verdicts.active_of_entity(claim.entity, besides=claim.id)
+                review = prepare.review(claim, active, await verdicts.quote_vectors(prepare.quotes(claim)))
             verdict = await self.judge(claim.id, prepare.without(review, discredited), ClaimStatus.active)
             if verdict is None:
                 return

@@ -11,7 +11,8 @@ no longer back it (`without`).
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from pydantic import ValidationError
 
@@ -28,6 +29,7 @@ class Review:
     candidate: ClaimForReview
     active: list[ClaimForReview]
     question: str = ""  # the research question the candidate answers (the offline stance check)
+    quote_vectors: Mapping[str, Sequence[float]] = field(default_factory=dict)  # stored vectors of its quotes
 
     @property
     def considered(self) -> set[uuid.UUID]:
@@ -42,9 +44,21 @@ def known(claim_id: uuid.UUID, claim: MemoryClaim | None) -> MemoryClaim:
     return claim
 
 
-def review(claim: MemoryClaim, active: list[MemoryClaim]) -> Review:
+def review(
+    claim: MemoryClaim, active: list[MemoryClaim], quote_vectors: Mapping[str, Sequence[float]] | None = None
+) -> Review:
     """`claim` and its entity's `active` claims as the provider chain reads them."""
-    return Review(candidate=for_review(claim), active=[for_review(other) for other in active], question=claim.question or "")
+    return Review(
+        candidate=for_review(claim),
+        active=[for_review(other) for other in active],
+        question=claim.question or "",
+        quote_vectors=quote_vectors or {},
+    )
+
+
+def quotes(claim: MemoryClaim) -> list[str]:
+    """The non-blank quotes of `claim`'s supports."""
+    return [str(s["quote"]) for s in claim.supports if isinstance(s, dict) and str(s.get("quote") or "").strip()]
 
 
 def for_review(claim: MemoryClaim) -> ClaimForReview:
@@ -70,4 +84,4 @@ def cited_sources(claim: MemoryClaim) -> list[str]:
 def without(judged: Review, discredited: set[str]) -> Review:
     """The review with the candidate's supports from `discredited` sources removed."""
     kept = [support for support in judged.candidate.supports if support.source_id not in discredited]
-    return Review(candidate=judged.candidate.model_copy(update={"supports": kept}), active=judged.active, question=judged.question)
+    return replace(judged, candidate=judged.candidate.model_copy(update={"supports": kept}))

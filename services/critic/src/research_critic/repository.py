@@ -11,8 +11,12 @@ import uuid
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts import ClaimDecided, CriticVerdict
+from research_corpus.sentence_vectors import SentenceVectors
 from research_ledger import EntityChanged, Ledger
+from research_platform.logging import get_logger
 from research_platform.models import MemoryClaim
+
+log = get_logger(__name__)
 
 SERVICE = "critic"
 
@@ -28,6 +32,18 @@ class Verdicts:
 
     async def claim(self, claim_id: uuid.UUID) -> MemoryClaim | None:
         return await self.session.get(MemoryClaim, claim_id)
+
+    async def quote_vectors(self, quotes: list[str]) -> dict[str, list[float]]:
+        """The stored corpus vectors of `quotes` (one query), so the stance check embeds only the
+        question; {} when the lookup fails — an optimisation, never a reason to fail the judgement."""
+        if not quotes:
+            return {}
+        try:
+            async with self.session.begin_nested():
+                return await SentenceVectors(self.session).vectors_of(quotes)
+        except Exception as exc:  # noqa: BLE001 - the classifier embeds the quotes itself instead
+            log.warning("quote vectors unavailable, the stance check embeds the quotes", error=repr(exc)[:300])
+            return {}
 
     async def active_of_entity(self, entity: str, *, besides: uuid.UUID) -> list[MemoryClaim]:
         return await self.ledger.active_of_entity(entity, besides=besides)
