@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from sqlalchemy import select, text
+from sqlalchemy import cast, select, text
+from sqlalchemy.dialects.postgresql import ARRAY, REAL
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_platform.models import CorpusSentence
@@ -67,12 +68,13 @@ class SentenceVectors:
             by_key.setdefault(sentence_key(sentence), []).append(sentence)
         if not by_key:
             return {}
+        # As real[]: asyncpg decodes a float array in C, where pgvector's text form is parsed
+        # float by float in Python (384 per sentence, ~50 sentences per task).
         rows = await self.session.execute(
-            select(CorpusSentence.key, CorpusSentence.embedding).where(CorpusSentence.key.in_(list(by_key)))
+            select(CorpusSentence.key, cast(CorpusSentence.embedding, ARRAY(REAL))).where(CorpusSentence.key.in_(list(by_key)))
         )
         found: dict[str, list[float]] = {}
-        for key, embedding in rows:
-            vector = np.asarray(embedding, dtype=np.float32).tolist()
+        for key, vector in rows:
             for sentence in by_key[key]:
                 found[sentence] = vector
         return found

@@ -104,7 +104,9 @@ class MemoryClaim(Base):
     supersedes: Mapped[list[uuid.UUID]] = mapped_column(ARRAY(UUID(as_uuid=True)), default=list)
     superseded_by: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
     decay_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM), nullable=True)
+    # Deferred: only SQL reads it (memory recall orders by it); loading 384 floats as text with
+    # every claim the services fetch cost more than the rest of the row.
+    embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM), nullable=True, deferred=True)
     model: Mapped[str] = mapped_column(String(200), default="offline")
     dropped_supports: Mapped[int] = mapped_column(Integer, default=0)
     critic_timeouts: Mapped[int] = mapped_column(Integer, default=0)
