@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from sqlalchemy import cast, select, text
+from sqlalchemy import LargeBinary, any_, bindparam, cast, select, text
 from sqlalchemy.dialects.postgresql import ARRAY, REAL
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -69,9 +69,11 @@ class SentenceVectors:
         if not by_key:
             return {}
         # As real[]: asyncpg decodes a float array in C, where pgvector's text form is parsed
-        # float by float in Python (384 per sentence, ~50 sentences per task).
+        # float by float in Python (384 per sentence, ~50 sentences per task). `= ANY(array)`,
+        # not `IN (…)`: one statement whatever the count, so it stays in the prepared-statement cache.
+        keys = bindparam("keys", list(by_key), type_=ARRAY(LargeBinary))
         rows = await self.session.execute(
-            select(CorpusSentence.key, cast(CorpusSentence.embedding, ARRAY(REAL))).where(CorpusSentence.key.in_(list(by_key)))
+            select(CorpusSentence.key, cast(CorpusSentence.embedding, ARRAY(REAL))).where(CorpusSentence.key == any_(keys))
         )
         found: dict[str, list[float]] = {}
         for key, vector in rows:

@@ -52,8 +52,8 @@ def create_app(settings: Settings) -> FastStream:
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
         await ensure_streams_at(settings.require_nats_url())
-        engine = create_engine(settings.require_database_url())
-        reader = create_read_engine(settings.database_read_url, engine)  # memory recall only reads
+        engine = create_engine(settings.require_database_url(), pool_size=settings.researcher.concurrency + 2)
+        reader = create_read_engine(settings.database_read_url, engine, pool_size=settings.researcher.concurrency + 2)  # reads only
         embedder = get_embedder()
         assert isinstance(embedder, MicroBatchingEmbedder)  # one worker batches every task's question
         sessions = session_factory(engine)
