@@ -33,11 +33,12 @@ BURST = 600
 DOWN_S = 1.0
 
 
+@pytest.mark.parametrize("pre_ping", [True, False], ids=["pre-ping", "no-pre-ping"])  # researcher, critic: no pre-ping
 async def test_postgres_killed_and_restarted_mid_burst_keeps_one_row_per_message(
-    servers: Servers, tmp_path: Path, unique: str
+    servers: Servers, tmp_path: Path, unique: str, pre_ping: bool
 ) -> None:
     pg = await asyncio.to_thread(EmbeddedPostgres(tmp_path).start)
-    engine = create_engine(pg.url)
+    engine = create_engine(pg.url, pre_ping=pre_ping)
     stream, subject = f"CHAOS_PG_{unique}", f"test.chaos.pg.{unique}"
     nc = await connect(servers.nats_url)
     js = nc.jetstream(timeout=5)

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from sqlalchemy import LargeBinary, any_, bindparam, cast, select, text
-from sqlalchemy.dialects.postgresql import ARRAY, REAL
+from sqlalchemy import LargeBinary, bindparam, select, text
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_platform.models import CorpusSentence
@@ -31,6 +31,11 @@ _LOAD = text(
     f"""INSERT INTO corpus_sentences (key, embedding)
         SELECT key, CAST(embedding AS vector) FROM {_STAGING}
         ON CONFLICT (key) DO NOTHING"""
+)
+
+
+_VECTORS_OF = text("SELECT key, CAST(embedding AS real[]) FROM corpus_sentences WHERE key = ANY(:keys)").bindparams(
+    bindparam("keys", type_=ARRAY(LargeBinary))
 )
 
 
@@ -71,10 +76,9 @@ class SentenceVectors:
         # As real[]: asyncpg decodes a float array in C, where pgvector's text form is parsed
         # float by float in Python (384 per sentence, ~50 sentences per task). `= ANY(array)`,
         # not `IN (…)`: one statement whatever the count, so it stays in the prepared-statement cache.
-        keys = bindparam("keys", list(by_key), type_=ARRAY(LargeBinary))
-        rows = await self.session.execute(
-            select(CorpusSentence.key, cast(CorpusSentence.embedding, ARRAY(REAL))).where(CorpusSentence.key == any_(keys))
-        )
+        # Plain SQL: the driver's lists come back as they are (an ARRAY(REAL) column type would
+        # run a Python processor over every float again).
+        rows = await self.session.execute(_VECTORS_OF, {"keys": list(by_key)})
         found: dict[str, list[float]] = {}
         for key, vector in rows:
             for sentence in by_key[key]:

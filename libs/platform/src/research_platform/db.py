@@ -17,15 +17,20 @@ def async_url(url: str) -> str:
     return parsed.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
 
 
-def create_engine(url: str, *, pool_size: int = 5, max_overflow: int = 5) -> AsyncEngine:
-    """An asyncpg engine with pre-ping, sized for one service process.
+def create_engine(url: str, *, pool_size: int = 5, max_overflow: int = 5, pre_ping: bool = True) -> AsyncEngine:
+    """An asyncpg engine, sized for one service process, by default with pre-ping.
+
+    Pre-ping costs three round trips per checkout with asyncpg (BEGIN, a ping, ROLLBACK). The
+    per-message consumers (researcher, critic) turn it off: after a Postgres restart their next
+    query fails instead, SQLAlchemy invalidates the pool on that disconnect, and the message is
+    nacked and redelivered like any transient fault (`research_platform.delivery`).
 
     A service that works on N messages at once wants `pool_size` ≥ N: an overflow connection is
     closed when it is returned, so under steady load it is opened again and again — each time a
     TCP connect, authentication, an empty prepared-statement cache and asyncpg's type
     introspection (seen as a quarter of the researcher's event loop in bench:pipeline)."""
     return create_async_engine(
-        async_url(url), pool_size=pool_size, max_overflow=max_overflow, pool_pre_ping=True
+        async_url(url), pool_size=pool_size, max_overflow=max_overflow, pool_pre_ping=pre_ping
     )
 
 

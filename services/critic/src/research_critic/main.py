@@ -171,7 +171,7 @@ def create_app(settings: Settings) -> FastStream:
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
         await ensure_streams_at(settings.require_nats_url())
-        engine = create_engine(settings.require_database_url(), pool_size=settings.critic.concurrency + 2)
+        engine = create_engine(settings.require_database_url(), pool_size=settings.critic.concurrency + 2, pre_ping=False)
         sessions = session_factory(engine)
         delivery.record = dead_letters.recorder(sessions, SERVICE)
         state["critic"] = Critic(broker, sessions, settings, build_chain(settings.llm))

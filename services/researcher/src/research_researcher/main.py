@@ -52,7 +52,7 @@ def create_app(settings: Settings) -> FastStream:
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
         await ensure_streams_at(settings.require_nats_url())
-        engine = create_engine(settings.require_database_url(), pool_size=settings.researcher.concurrency + 2)
+        engine = create_engine(settings.require_database_url(), pool_size=settings.researcher.concurrency + 2, pre_ping=False)
         reader = create_read_engine(settings.database_read_url, engine, pool_size=settings.researcher.concurrency + 2)  # reads only
         embedder = get_embedder()
         assert isinstance(embedder, MicroBatchingEmbedder)  # one worker batches every task's question
