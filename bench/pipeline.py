@@ -59,17 +59,22 @@ def questions(n: int, split: str = "train", skip: int = 0) -> list[str]:
     return [f"Is it true that {claims[(skip + i) % len(claims)].rstrip('.')}?" for i in range(n)]
 
 
-def embed_ceiling(qs: list[str], batch: int = 32) -> float:
-    """Distinct questions embedded `batch` at a time, straight through the model (no cache)."""
+def embed_ceiling(qs: list[str], batch: int = 32, passes: int = 3) -> float:
+    """Distinct questions embedded `batch` at a time, straight through the model (no cache); the
+    best of `passes` passes (a single pass varied by ±15 % from run to run on the 2-core machine,
+    and the ceiling is what the hardware allows, so the fastest pass is the honest one)."""
     from research_corpus.embedding import Embedder
 
     embedder = Embedder()
     embedder.embed(["warm up"] * batch)
     sample = list(dict.fromkeys(qs))[:512]
-    started = time.perf_counter()
-    for i in range(0, len(sample), batch):
-        embedder.embed(sample[i : i + batch])
-    return len(sample) / (time.perf_counter() - started)
+    rates = []
+    for _ in range(passes):
+        started = time.perf_counter()
+        for i in range(0, len(sample), batch):
+            embedder.embed(sample[i : i + batch])
+        rates.append(len(sample) / (time.perf_counter() - started))
+    return max(rates)
 
 
 class RecordedSources(ThreadingHTTPServer):

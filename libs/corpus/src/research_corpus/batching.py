@@ -29,7 +29,10 @@ import numpy as np
 
 from research_corpus.embedding import Embedder
 
-CACHE_SIZE = 20_000  # vectors kept (384 float32 = 1.5 kB each)
+# Vectors kept (384 float32 = 1.5 kB each): the reuse is within a task (its question serves
+# recall, search, the draft and the claim) or across a few concurrent ones, so 4,096 (~7 MB)
+# is plenty; questions rarely recur, and a larger cache only grows the process over a long run.
+CACHE_SIZE = 4_096
 
 
 class MicroBatchingEmbedder(Embedder):
