@@ -38,6 +38,7 @@ from research_platform.service import run_service
 
 SERVICE = "connector"
 log = get_logger(__name__)
+SEARCH_WORKERS = 16  # searches answered at once (as many as a researcher works on)
 
 
 def create_app(settings: ConnectorServiceSettings) -> FastStream:
@@ -47,9 +48,9 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
 
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
-        engine = create_engine(settings.require_database_url())
+        engine = create_engine(settings.require_database_url(), pool_size=SEARCH_WORKERS + 2)
         sessions = session_factory(engine)
-        reader = create_read_engine(settings.database_read_url, engine)  # corpus search only reads
+        reader = create_read_engine(settings.database_read_url, engine, pool_size=SEARCH_WORKERS + 2)  # search only reads
         state["sessions"], state["read_sessions"] = sessions, session_factory(reader)
         client = http_client(connector)
         # Rate limits are counted fleet-wide (NATS KV), so replicas together keep each source's rate.
@@ -96,7 +97,11 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
             incidents=state["incidents"],
         )
 
-    @broker.subscriber(subjects.CONNECTOR_SEARCH, queue=subjects.CONNECTOR_QUEUE, title="connector.search")
+    # Searches are answered concurrently (one at a time made every researcher task queue behind
+    # the others' corpus queries).
+    @broker.subscriber(
+        subjects.CONNECTOR_SEARCH, queue=subjects.CONNECTOR_QUEUE, title="connector.search", max_workers=SEARCH_WORKERS
+    )
     async def on_search(msg: NatsMessage) -> EvidenceFound:
         """Fan a `SearchEvidence` request out to the requested sources and merge the hits."""
         return await answer(msg)
