@@ -32,6 +32,7 @@ from tqdm import tqdm
 
 from research_platform.logging import get_logger
 
+from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import Embedder, get_embedder
 from research_corpus.errors import CorpusError, MalformedRecordError
 from research_corpus.records import CHUNK_WORDS, Chunk, PaperRecord, chunk_paper, detect_format, read_jsonl
@@ -203,6 +204,9 @@ async def ingest_path(
     if (fmt == "pdf-dir") != path.is_dir():
         raise CorpusError(f"format {fmt!r} does not fit {'folder' if path.is_dir() else 'file'} {path}")
     embedder = embedder or get_embedder()
+    # Bulk texts go straight to the model: they are already batched, and through a process's
+    # micro-batching embedder they would also fill (and flush) its vector cache.
+    embed = embedder.embed_direct if isinstance(embedder, MicroBatchingEmbedder) else embedder.embed
     report = IngestReport(path=str(path), format=fmt)
     started = time.perf_counter()
     seen: dict[str, int] = {}
@@ -226,7 +230,7 @@ async def ingest_path(
                     papers.append(item)
             plan = await _plan_batch(sessions, papers, report, chunk_words) if papers else None
             if plan is not None:
-                embedding = asyncio.create_task(asyncio.to_thread(embedder.embed, plan.to_embed()))
+                embedding = asyncio.create_task(asyncio.to_thread(embed, plan.to_embed()))
                 try:
                     if waiting is not None:
                         await _write_batch(sessions, *waiting, report)
