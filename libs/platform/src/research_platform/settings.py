@@ -59,7 +59,8 @@ class ResearcherSettings(BaseModel):
     evidence_limit: int = 8
     connector_timeout_s: float = 15.0
     concurrency: int = Field(
-        default=16, description="Tasks of one tier fetched and worked on at once (their questions share embedding batches)."
+        default=16, ge=1,
+        description="Tasks of one tier worked on at once, a new one started as one ends (their questions share embedding batches).",
     )
     fallback_sources: list[str] = Field(
         default_factory=lambda: ["pubmed"], description="Sources asked when memory retrieval fails."
@@ -74,7 +75,7 @@ class ResearcherSettings(BaseModel):
 class CriticSettings(BaseModel):
     sla_seconds: float = 30.0
     quarantine_after: int = 3
-    concurrency: int = 16
+    concurrency: int = Field(default=16, ge=1, description="Pending claims judged at once.")
 
 
 class GatewayAuthSettings(BaseModel):

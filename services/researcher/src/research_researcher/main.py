@@ -39,7 +39,6 @@ from research_researcher.repository import SERVICE
 from research_researcher.tiers import TierGate
 
 log = get_logger(__name__)
-FETCH_BATCH = 4  # tasks asked of JetStream per fetch
 
 
 def create_app(settings: Settings) -> FastStream:
@@ -79,18 +78,19 @@ def create_app(settings: Settings) -> FastStream:
 
         return on_task
 
-    # `concurrency` tasks per tier are worked on at once and a new one starts as soon as one ends
-    # (fetched a few at a time): waiting for a whole fetched batch to finish left the machine idle
-    # behind each batch's slowest task. A fetched task waits in the local buffer (at most
-    # `concurrency` of them, a task's time or two) without a heartbeat, far inside `ack_wait`.
+    # `concurrency` tasks per tier are worked on at once and a new one starts as soon as one ends:
+    # waiting for a whole fetched batch to finish left the machine idle behind each batch's
+    # slowest task. Tasks are fetched one at a time and only when a worker is free (FastStream
+    # takes the worker slot before handing the message on), so at most one fetched task waits,
+    # for at most one task's time, without a heartbeat: far inside `ack_wait`.
     for tier, durable in subjects.RESEARCHER_DURABLES.items():
         broker.subscriber(
             subjects.task_subject(tier),
             stream=stream,
             durable=durable,
             config=consumer,
-            pull_sub=PullSub(batch_size=FETCH_BATCH, timeout=2.0),
-            max_workers=max(2, settings.researcher.concurrency),
+            pull_sub=PullSub(batch_size=1, timeout=2.0),
+            max_workers=settings.researcher.concurrency,
             ack_policy=AckPolicy.MANUAL,  # `Delivery` settles every message
             title=f"researcher.{tier}",
             description=(
