@@ -124,3 +124,35 @@ async def test_fail_report_is_terminal_and_refreshable(sessions, unique: str) ->
     assert await _actions(sessions, report_id) == [
         AuditAction.REPORT_OPENED.value, AuditAction.REPORT_FAILED.value, AuditAction.REPORT_REFRESH_REQUESTED.value,
     ]
+
+
+@pytest.mark.parametrize(("kind", "field"), [("review", "review_id"), ("verification", "verification_id")])
+async def test_a_dead_lettered_review_or_verification_fails_its_report(sessions, unique: str, kind: str, field: str) -> None:  # type: ignore[no-untyped-def]
+    """Every delivery failed (say the corpus tools stayed down): the report reads `failed` with the
+    reason, not `running` for ever."""
+    import json
+
+    from research_ledger import dead_letters
+    from research_platform.delivery import DeadLetter
+    from research_platform.models import ReportRow
+
+    report_id = uuid.uuid4()
+    async with sessions() as session, session.begin():
+        await Ledger(session, service="test").open_report(report_id, kind=kind, run_id=f"dl-{unique}", subject="s", subject_key="k")
+
+    class Parked:  # what `DeadLetter.of` reads of a JetStream message
+        subject = f"research.{kind}.requested"
+        data = json.dumps({field: str(report_id), "topic": "vitamin D"}).encode()
+        headers = None
+
+        @property
+        def metadata(self):  # type: ignore[no-untyped-def]
+            raise ValueError("not a JetStream message")
+
+    letter = DeadLetter.of("reviewer", Parked(), "transient after 5 deliveries: ToolsUnavailable('corpus tools down')")  # type: ignore[arg-type]
+    assert letter.report_id == report_id and letter.task_id is None
+    await dead_letters.recorder(sessions, "reviewer")(letter)
+    async with sessions() as session:
+        row = await session.get(ReportRow, report_id)
+    assert row.status == "failed" and "dead-lettered" in row.error and "ToolsUnavailable" in row.error
+    assert AuditAction.REPORT_FAILED.value in await _actions(sessions, report_id)

@@ -5,7 +5,9 @@ the recorder built here (the platform cannot import the ledger: the ledger stand
 audit row carries subject, reason, digest and size, never the body: the body may hold PHI, or
 bytes Postgres rejects (`\\u0000` in jsonb), and it already waits on the stream for an operator.
 A task whose message was dead-lettered is `failed` with that reason, so the API and
-`research-engine demo` report it instead of waiting for it.
+`research-engine demo` report it instead of waiting for it; so is the report of a review or
+verification command (its `review_id` / `verification_id`), which would otherwise read `running`
+for ever when, say, the corpus tools stayed down through every delivery.
 """
 
 from __future__ import annotations
@@ -35,7 +37,10 @@ def recorder(sessions: async_sessionmaker[AsyncSession], service: str) -> Record
                     "delivered": letter.deliveries,
                 },
             )
+            why = f"dead-lettered from {letter.subject}: {letter.reason}"
             if letter.task_id is not None:
-                await ledger.fail(letter.task_id, f"dead-lettered from {letter.subject}: {letter.reason}")
+                await ledger.fail(letter.task_id, why)
+            if letter.report_id is not None:  # a review or verification whose every delivery failed
+                await ledger.fail_report(letter.report_id, why)
 
     return record

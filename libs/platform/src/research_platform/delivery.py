@@ -50,6 +50,7 @@ from research_platform.logging import get_logger
 log = get_logger(__name__)
 
 JETSTREAM_ACK_PREFIX = "$JS.ACK."
+REPORT_ID_FIELDS = ("review_id", "verification_id")  # commands whose id is their report's id
 REASON_LIMIT = 500
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]+")
 
@@ -66,6 +67,7 @@ class DeadLetter:
     deliveries: int
     message_id: str  # the `Nats-Msg-Id` of the parked copy: links the audit row to the stream
     task_id: uuid.UUID | None = None
+    report_id: uuid.UUID | None = None  # a review's or verification's id: its report is failed too
 
     @classmethod
     def of(cls, service: str, raw: Msg, reason: str) -> DeadLetter:
@@ -83,6 +85,7 @@ class DeadLetter:
             deliveries=delivery_count(raw),
             message_id=f"dead-letter-{origin}",
             task_id=task_id_in(body),
+            report_id=uuid_field(body, *REPORT_ID_FIELDS),
         )
 
 
@@ -97,11 +100,23 @@ def printable(text: str, limit: int = REASON_LIMIT) -> str:
 
 def task_id_in(body: bytes) -> uuid.UUID | None:
     """The `task_id` of a JSON object body, when there is one to read (best effort)."""
+    return uuid_field(body, "task_id")
+
+
+def uuid_field(body: bytes, *names: str) -> uuid.UUID | None:
+    """The first of `names` a JSON object body holds as a UUID (best effort; None otherwise)."""
     try:
         value = json.loads(body)
-        return uuid.UUID(str(value["task_id"])) if isinstance(value, dict) else None
-    except (ValueError, KeyError, TypeError, RecursionError):
+    except (ValueError, TypeError, RecursionError):
         return None
+    if not isinstance(value, dict):
+        return None
+    for name in names:
+        try:
+            return uuid.UUID(str(value[name]))
+        except (KeyError, ValueError, TypeError):
+            continue
+    return None
 
 
 def invalid_reason(exc: BaseException) -> str | None:
