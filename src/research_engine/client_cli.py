@@ -1,5 +1,5 @@
-"""The commands people type against a running stack: ask, verify, review, sources, watch, claims,
-findings, export. Each talks to the gateway through `research_client` (URL: `--url`,
+"""The commands people type against a running stack: ask, verify, review, sources, rerun, watch,
+claims, findings, export. Each talks to the gateway through `research_client` (URL: `--url`,
 `RESEARCH_URL` or the config file; key: `RESEARCH_API_KEY`, the config file or the local admin
 key of `research-engine up`) and prints JSON with `--json`.
 
@@ -133,6 +133,28 @@ def sources(
     _mode("sources", prompt, fields, url, data_dir, watch, as_json)
 
 
+def rerun(
+    report_id: Annotated[str, typer.Argument(help="A review's or source list's id.")],
+    watch: Watch = True, url: Url = None, data_dir: DataDir = None, as_json: AsJson = False,
+) -> None:
+    """Run a review or a source list again with its stored request: a new version and its diff."""
+    with client(url, data_dir) as rc:
+        try:
+            kind = rc.report(report_id)["kind"]
+            again = {"review": rc.refresh_review, "source_list": rc.rerun_source_list}.get(kind)
+            if again is None:
+                raise typer.BadParameter(f"a {kind} is not re-run by hand (a verification requested with `watch: true` "
+                                         "is re-run by the replicator on its schedule)", param_hint="REPORT_ID")
+            accepted = again(report_id)
+            if not as_json:
+                console.print(f"{kind} {report_id}: run {accepted.run_id}")
+            events = render.watch_run(console, rc, accepted.run_id, quiet=as_json) if watch else None
+        except ApiError as exc:
+            raise failing(exc) from None
+    if as_json:
+        emit({"accepted": accepted.model_dump(mode="json"), "events": events} if watch else accepted)
+
+
 def watch(
     run_or_task_id: Annotated[str, typer.Argument(help="A task id (from `ask`) or a run id (from a mode).")],
     timeout: Annotated[float, typer.Option(help="Seconds to wait for a task.")] = 300.0,
@@ -259,6 +281,6 @@ def logs(
 
 def register(app: typer.Typer) -> None:
     """Add these commands to the `research-engine` app."""
-    for command in (ask, verify, review, sources, watch, findings, export, logs):
+    for command in (ask, verify, review, sources, rerun, watch, findings, export, logs):
         app.command()(command)
     app.add_typer(claims_app, name="claims")

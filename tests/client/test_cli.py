@@ -85,3 +85,23 @@ def test_logs_prints_the_last_lines_of_a_service(tmp_path: Path) -> None:
     assert code == 0 and out.splitlines() == [f'{{"event": "line {n}", "service": "critic"}}' for n in (7, 8, 9)]
     code, out = run(["logs", "nope", "--data-dir", str(tmp_path)], None)
     assert code == 2 and "critic" in out  # names the logs there are
+
+
+async def test_rerun_a_review_then_refused_while_it_runs(
+    gateway: str, keys: dict[str, str], report_id: uuid.UUID, sessions, unique: str
+) -> None:  # type: ignore[no-untyped-def]
+    code, out = run(["rerun", str(report_id), "--no-watch", "--json", "--url", gateway], keys["researcher"])
+    assert code == 0, out
+    accepted = json.loads(out)
+    assert accepted["review_id"] == str(report_id) and accepted["run_id"]
+    code, out = run(["rerun", str(report_id), "--no-watch", "--url", gateway], keys["researcher"])
+    assert code == 2 and "409" in out  # the new run has not ended
+
+    from research_ledger import Ledger
+
+    verification = uuid.uuid4()
+    async with sessions() as session, session.begin():
+        await Ledger(session, service="verifier").open_report(verification, kind="verification", run_id=f"v-{unique}",
+                                                               subject="s", subject_key="k")
+    code, out = run(["rerun", str(verification), "--no-watch", "--url", gateway], keys["researcher"])
+    assert code == 2 and "not re-run by hand" in out

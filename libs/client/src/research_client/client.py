@@ -187,6 +187,10 @@ class ResearchClient:
         """Run a (stale) review again: a new version with its diff to the current one."""
         return ModeAccepted.model_validate(self.request("POST", f"/reviews/{review_id}/refresh").json())
 
+    def rerun_source_list(self, source_list_id: uuid.UUID | str) -> ModeAccepted:
+        """Run a source list again with its stored request: a new snapshot and its diff."""
+        return ModeAccepted.model_validate(self.request("POST", f"/source-lists/{source_list_id}/runs").json())
+
     def verification(self, verification_id: uuid.UUID | str) -> dict[str, Any]:
         return self.get(f"/verifications/{verification_id}")
 
