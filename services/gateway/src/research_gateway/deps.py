@@ -9,9 +9,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import Depends, Request
+from fastapi import Depends, HTTPException, Request, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from research_contracts import subjects
+from research_platform.logging import get_logger
+
+log = get_logger(__name__)
 API = "/api/research/v1"
 SERVICE = "gateway"
 
@@ -45,13 +49,8 @@ Broker = Annotated[Any, Depends(bus)]
 
 async def publish_or_503(broker: Any, message: Any, subject: str, *, stream: str, msg_id: str, what: str) -> None:
     """Publish a mode's command with its dedup id; a bus failure is a 503 the client may retry."""
-    from fastapi import HTTPException, status
-
-    from research_contracts import subjects
-    from research_platform.logging import get_logger
-
     try:
         await broker.publish(message, subject, stream=stream, headers={subjects.MSG_ID_HEADER: msg_id})
     except Exception as exc:
-        get_logger(__name__).error(f"{what} publish failed", msg_id=msg_id, error=repr(exc))
+        log.error(f"{what} publish failed", msg_id=msg_id, error=repr(exc))
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "the bus is unavailable; retry") from exc
