@@ -91,7 +91,10 @@ async def consume(
             try:
                 await msg.ack_sync(timeout=2)
             except RETRYABLE:
-                continue  # the ack may be lost with its server: JetStream redelivers the message
+                # The ack is lost with its server, and so are the rest of this batch's deliveries:
+                # a restarted server does not answer acks for them, so each would wait out the ack
+                # timeout. Drop them; JetStream redelivers them after `ack_wait`.
+                break
             if index in record.confirmed:
                 assert not strict_acks, f"message {index} redelivered after a confirmed ack"
                 record.acked_again += 1
