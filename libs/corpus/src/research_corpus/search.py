@@ -32,6 +32,7 @@ from research_corpus.ranking import ChunkHit, Ranked, fuse, rank_papers
 SearchMode = Literal["hybrid", "lexical", "dense"]
 MODES = ("hybrid", "lexical", "dense")
 CHUNKS_PER_PAPER = 2  # chunk candidates fetched per wanted paper, so aggregation still fills the list
+SEARCH_CONCURRENCY = 4  # searches of a batch in flight at once (each holds one pooled connection)
 
 
 class SearchFilters(BaseModel):
@@ -91,8 +92,8 @@ WITH query_terms AS (
     SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', :query)) AS u
 ), corpus AS (
     SELECT chunks::float8 AS n, greatest(avg_doc_len, 1)::float8 AS avgdl FROM corpus_stats WHERE id = 1
-), weighted AS (
-    SELECT t.lexeme, ln(1 + (corpus.n - l.doc_freq + 0.5) / (l.doc_freq + 0.5)) AS idf
+), weighted AS MATERIALIZED (  -- idf once per lexeme, in float8 (inlined, it was numeric, per posting)
+    SELECT t.lexeme, ln(1 + (corpus.n - l.doc_freq + 0.5) / (l.doc_freq::float8 + 0.5)) AS idf
     FROM query_terms t JOIN corpus_lexemes l ON l.lexeme = t.lexeme, corpus
 ), params AS (  -- typed here: left untyped, asyncpg would bind 1.2 as the integer 1
     SELECT CAST(:k1 AS float8) AS k1, CAST(:b AS float8) AS b, CAST(:title_weight AS float8) AS title_weight
@@ -248,14 +249,26 @@ async def search_many(
     filters: SearchFilters | None = None,
     settings: CorpusSettings | None = None,
     embedder: Embedder | None = None,
+    *,
+    concurrency: int = SEARCH_CONCURRENCY,
 ) -> list[list[PaperHit]]:
-    """`search` for a batch of queries: one embedding call for all of them, then one search each."""
+    """`search` for a batch of queries, results in the order of `queries`.
+
+    One embedding call for all of them, then the searches `concurrency` at a time, each on its
+    own session: while one query's SQL runs in Postgres, the next one's is sent and the last
+    one's rows are turned into hits, so both cores work (one at a time left Postgres idle while
+    Python worked and the reverse)."""
     settings = settings or get_settings().corpus
     vectors: list[list[float] | None] = [None] * len(queries)
     if mode in ("hybrid", "dense") and queries:
         vectors = (await asyncio.to_thread(query_vectors, [q.strip() or " " for q in queries], embedder, settings)).tolist()
-    results = []
-    for query, vector in zip(queries, vectors, strict=True):
-        async with sessions() as session:
-            results.append(await search(session, query, k, mode, filters, settings, vector=vector))
+    results: list[list[PaperHit]] = [[] for _ in queries]
+    pending = iter(range(len(queries)))  # shared by the workers: each takes the next index
+
+    async def worker() -> None:
+        for index in pending:
+            async with sessions() as session:
+                results[index] = await search(session, queries[index], k, mode, filters, settings, vector=vectors[index])
+
+    await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(queries))))))
     return results
