@@ -1,5 +1,5 @@
 """The process embedder's worker: callers that queue while the model works share one batch, every
-caller gets its own rows, and a lone caller does not wait out the batching window."""
+caller gets its own rows, and a text is embedded once while it stays in the cache."""
 
 from __future__ import annotations
 
@@ -57,15 +57,6 @@ def test_callers_queued_while_the_model_works_share_one_batch(monkeypatch):
     assert model.calls[0] == ["first"]
     assert len(model.calls) == 2 and sorted(model.calls[1]) == sorted([f"text {i}" for i in range(10)] + ["shared"])
     assert embedder.batches == 2 and embedder.embedded == 12  # "shared" reached the model once
-
-
-def test_a_lone_caller_does_not_wait_for_the_window(monkeypatch):
-    model = FakeModel()
-    patch_model(monkeypatch, model)
-    embedder = MicroBatchingEmbedder(window_s=60.0)  # a caller that waited it would time out below
-    for text in ("one", "two", "three"):
-        assert np.allclose(embedder.submit([text]).result(timeout=10)[0], FakeModel.vector(text))
-    assert embedder.batches == 3
 
 
 def test_vectors_come_from_the_cache_the_second_time(monkeypatch):
