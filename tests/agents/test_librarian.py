@@ -132,3 +132,35 @@ async def test_controls_over_nats(servers: Servers, sessions: async_sessionmaker
             assert status.detail["findings_24h"] >= 1 and status.detail["last_run"]["run_id"] == done.detail["run_id"]
         finally:
             await nc.close()
+
+
+class _CountingProvenance:
+    """Stands in for `Provenance` in a walk: each apply opens as many findings as it is given."""
+
+    def __init__(self) -> None:
+        self.analyzed_after: list[int] = []
+        self.written = 0
+
+    async def apply(self, changes, run_id=None):  # type: ignore[no-untyped-def]
+        self.written += len(changes)
+        return len(changes), 0
+
+    async def analyze_findings(self) -> None:
+        self.analyzed_after.append(self.written)
+
+    async def prepare_walk(self) -> None:
+        return None
+
+
+async def test_a_walk_analyzes_findings_each_time_its_own_have_doubled() -> None:
+    from research_librarian.repository import Walk
+
+    provenance = _CountingProvenance()
+    walk = Walk(provenance, write_every=200)  # type: ignore[arg-type]
+    for _ in range(10):
+        walk.pending = ["finding"] * 200  # type: ignore[assignment]
+        await walk.flush()
+    # The first flush gives the planner statistics (an empty table's plan scans it per claim);
+    # after that only doubling re-plans, so a pass of many flushes analyzes a handful of times.
+    assert provenance.analyzed_after == [200, 400, 800, 1600]
+    assert walk.opened == 2000
