@@ -3,6 +3,8 @@ file is there); search applies it by default; batch search = one by one."""
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
 
@@ -84,3 +86,33 @@ async def test_batch_search_returns_what_one_by_one_search_returns(empty_corpus,
     assert [[h.external_id for h in hits] for hits in batch] == [[h.external_id for h in hits] for hits in single]
     assert batch[0][0].external_id.startswith("aspirin") and batch[1][0].external_id == "crispr-ecoli"
     assert batch[2] == []
+
+
+@pytest.mark.unit
+async def test_a_failing_search_in_a_batch_stops_the_batch_with_its_own_error(monkeypatch):
+    import contextlib
+
+    import research_corpus.search as corpus_search
+    from research_corpus.errors import CorpusError
+
+    started: list[str] = []
+
+    async def fake_search(session, query, *args, **kwargs):  # noqa: ANN001, ANN202
+        started.append(query)
+        if query == "bad":
+            raise CorpusError("no such thing")
+        await asyncio.sleep(0)
+        return []
+
+    @contextlib.asynccontextmanager
+    async def sessions():  # noqa: ANN202
+        yield None
+
+    monkeypatch.setattr(corpus_search, "search", fake_search)
+    queries = ["a", "bad", *[f"q{i}" for i in range(50)]]
+    with pytest.raises(CorpusError, match="no such thing"):
+        await search_many(sessions, queries, mode="lexical", settings=CorpusSettings(), concurrency=2)
+    stopped_at = len(started)
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert stopped_at == len(started) < len(queries)  # the other worker was stopped, not left searching on

@@ -270,5 +270,12 @@ async def search_many(
             async with sessions() as session:
                 results[index] = await search(session, queries[index], k, mode, filters, settings, vector=vectors[index])
 
-    await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(queries))))))
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(queries))))]
+    try:
+        await asyncio.gather(*workers)
+    except BaseException:  # a failing search stops the others before its error reaches the caller
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        raise
     return results
