@@ -4,11 +4,14 @@ file is there); search applies it by default; batch search = one by one."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import numpy as np
 import pytest
 
+import research_corpus.search as corpus_search
 from research_corpus.adapter import ADAPTER_PATH, QueryAdapter, get_query_adapter
+from research_corpus.errors import CorpusError
 from research_corpus.ingest import ingest_path
 from research_corpus.search import query_vectors, search, search_many
 from research_platform.settings import CorpusSettings
@@ -90,11 +93,6 @@ async def test_batch_search_returns_what_one_by_one_search_returns(empty_corpus,
 
 @pytest.mark.unit
 async def test_a_failing_search_in_a_batch_stops_the_batch_with_its_own_error(monkeypatch):
-    import contextlib
-
-    import research_corpus.search as corpus_search
-    from research_corpus.errors import CorpusError
-
     started: list[str] = []
 
     async def fake_search(session, query, *args, **kwargs):  # noqa: ANN001, ANN202

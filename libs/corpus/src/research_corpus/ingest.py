@@ -174,12 +174,12 @@ async def _finish_bulk(sessions: async_sessionmaker[AsyncSession]) -> None:
 
     async with sessions() as session, session.begin():
         await CorpusRepository(session).build_bulk_indexes()
-    async with sessions() as session, session.begin():
-        await session.execute(text("ANALYZE corpus_chunks, corpus_lexemes"))
-    # VACUUM (not in a transaction) also marks the freshly loaded postings all-visible, so BM25's
-    # index-only scan of them skips the heap at once instead of after autovacuum's next visit.
-    async with sessions.kw["bind"].connect() as connection:
-        await connection.execution_options(isolation_level="AUTOCOMMIT")
+    # Outside a transaction, because VACUUM needs that: it also marks the freshly loaded postings
+    # all-visible, so BM25's index-only scan of them skips the heap at once instead of after
+    # autovacuum's next visit.
+    async with sessions() as session:
+        connection = await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+        await connection.execute(text("ANALYZE corpus_chunks, corpus_lexemes"))
         await connection.execute(text("VACUUM (ANALYZE) corpus_postings"))
 
 
