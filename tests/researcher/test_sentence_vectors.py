@@ -4,12 +4,15 @@ sentence the corpus knows reaches the model at run time (real NATS, Postgres, Mi
 from __future__ import annotations
 
 import nats
+import numpy as np
 import pytest
+from sqlalchemy import text
 
 from research_contracts import RunResearch, SourceHit, Tier
 from research_corpus.embedding import Embedder, get_embedder
 from research_corpus.sentence_vectors import SentenceVectors
 from research_corpus.sentences import sentence_key, split_sentences
+from research_researcher.prepare import guard_question
 from tests.researcher.conftest import publish_task, wait_for_claims
 from tests.researcher.fakes import FakeConnector
 
@@ -56,3 +59,39 @@ async def test_no_stored_sentence_reaches_the_model(
     assert claim.supports and "teriparatide" in claim.statement.lower()
     assert not set(stored) & set(embedded)
     assert outside.abstract in embedded  # an outside source's sentence is still embedded (and counted)
+
+
+async def test_a_task_embeds_one_text_its_topic(
+    start_researcher, connector: FakeConnector, nc: nats.NATS, sessions, unique: str, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Memory, the corpus search, the offline draft and the stored claim share one vector, the
+    topic's. The question in the model's words, which differs from the topic only by a
+    placeholder here, never reaches the model."""
+    corpus, _ = _hits(unique)
+    connector.hits_for = lambda _request: [corpus]
+    embedded: list[str] = []
+    model_embed = Embedder.embed
+
+    def counting(self: Embedder, texts: list[str]):  # type: ignore[no-untyped-def]
+        embedded.extend(texts)
+        return model_embed(self, texts)
+
+    monkeypatch.setattr(Embedder, "embed", counting)
+    question = f"Is it true that teriparatide lowers vertebral fracture incidence in older women of cohort {unique}?"
+    guarded = guard_question(question)
+    assert guarded.model_question != guarded.topic_query  # the unknown token is a placeholder in one, gone in the other
+    task = RunResearch(question=question, entity=f"teriparatide {unique}", tier=Tier.priority)
+    async with start_researcher():
+        await publish_task(nc, task)
+        [claim] = await wait_for_claims(sessions, [task.task_id])
+
+    assert claim.supports
+    assert guarded.model_question not in embedded
+    assert embedded.count(guarded.topic_query) <= 1  # once, or not at all when an earlier test embedded it
+    expected = get_embedder().embed_direct([guarded.topic_query])[0]
+    [request] = [r for r in connector.requests if r.query == guarded.topic_query]
+    assert np.allclose(request.query_embedding, expected, atol=1e-5)  # the corpus search reuses it
+    async with sessions() as session:
+        stored = await session.scalar(text("SELECT CAST(embedding AS real[]) FROM memory_claims WHERE id = :id"),
+                                      {"id": claim.id})
+    assert np.allclose(stored, expected, atol=1e-5)

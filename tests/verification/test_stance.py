@@ -56,6 +56,7 @@ def test_a_stance_among_non_answers_still_answers():
 def test_no_quotes_is_a_non_answer_and_questions_become_statements():
     assert judge_answer(VISION_Q, []).stance is AnswerStance.NON_ANSWER
     assert question_as_statement("Does X lead to Y?") == "X lead to Y"
+    assert question_as_statement("Is it true that X leads to Y?") == "X leads to Y"
 
 
 class CountingEmbedder:
@@ -86,3 +87,4 @@ def test_known_quote_vectors_are_not_embedded_again_and_judge_alike():
     assert counting.texts[1:] == [question_as_statement(VISION_Q), quote]
     assert with_known.stance is embedded_here.stance is AnswerStance.CONTRADICT
     assert with_known.strength == pytest.approx(embedded_here.strength, abs=1e-4)
+

@@ -65,6 +65,7 @@ def create_app(settings: Settings) -> FastStream:
             chain=build_chain(settings.llm),
             gate=gate,
             embed=embedder.aembed_one,
+            remember=embedder.remember,
             read_sessions=session_factory(reader),
         )
         await embedder.aembed_one("warm up")

@@ -7,10 +7,15 @@ query; the corpus ingest computed them) → experiment (provider chain) → resh
 grounding) → persist claim + audit rows (one transaction) → publish `research.claim.pending`
 with a `Nats-Msg-Id`.
 
-The task's topic is embedded once (through the process's micro-batching embedder, so the
-questions of concurrent tasks share one model call): the vector serves memory recall, travels
-to the connector with the search (the corpus search reuses it) and is stored as the claim's
-embedding — memory therefore recalls claims by the question they answered.
+A task embeds one text, its topic (`GuardedQuestion.topic_query`), through the process's
+micro-batching embedder (so the questions of concurrent tasks share one model call). That
+vector serves memory recall, travels to the connector with the search (the corpus search reuses
+it), stands for the question in the offline draft (handed to the embedder's cache under the
+model's question, which differs from the topic only by placeholders, so the drafter does not
+embed it again) and is stored as the claim's embedding — memory therefore recalls claims by the
+question they answered. (The critic embeds the question once more, as a statement: its passage
+classifier was trained on statements and judged two of the demo's three answers wrongly on the
+question-form vector.)
 
 Idempotent under redelivery: the claim id is derived from the task id, the insert does
 nothing on conflict, and the event's `Nats-Msg-Id` is derived from the claim id, so a task
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import structlog
@@ -42,6 +47,7 @@ from research_researcher.tiers import TierGate
 log = get_logger(__name__)
 
 Embed = Callable[[str], Awaitable[list[float]]]
+Remember = Callable[[str, Sequence[float]], None]
 
 
 @dataclass
@@ -55,6 +61,7 @@ class Researcher:
     gate: TierGate
     embed: Embed
     read_sessions: async_sessionmaker[AsyncSession] | None = None  # DATABASE_READ_URL; None = `sessions`
+    remember: Remember | None = None  # keeps a vector in the embedder's cache under another text
 
     async def handle(self, command: RunResearch, tier: Tier) -> None:
         """Research `command` (consumed from the `tier` consumer) and propose its claim."""
@@ -77,6 +84,9 @@ class Researcher:
     async def research(self, task: RunResearch) -> None:
         guarded = prepare.guard_question(task.question, task.patient_ref)
         recollection, query_vector, memory_error = await self.recall(task, guarded.topic_query)
+        if query_vector is not None and self.remember is not None and not task.patient_ref:
+            # Without patient context the model's question is the topic plus placeholders: one vector for both.
+            self.remember(guarded.model_question, query_vector)
         notes: list[tuple[AuditAction, dict]] = []
         if memory_error is None:
             sources = task.filters.sources or self.settings.evidence_sources
