@@ -96,7 +96,7 @@ def judge_answer(
     The question is embedded as a statement, never reused from the researcher's vector of the
     question's own wording: on 300 SciFact train claims asked as "Is it true that …?" with their
     gold rationale as quotes, the statement's vector gave the right stance for 96.7 %, the
-    question's for 88.7 %.
+    question's for 88.7 % (`task bench:stance-vectors`).
     """
     quotes = [q for q in quotes if q and q.strip()]
     if not quotes:
