@@ -104,8 +104,9 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
         description="A claim changed status: reports resting on a claim that left `active` become stale.",
     )
     async def on_claim_decided(event: ClaimDecided) -> None:
-        """Sweep for reports resting on claims that are no longer trustworthy."""
-        await sweep.sweep(state["sessions"], broker.connection.jetstream())
+        """Sweep for reports resting on claims that are no longer trustworthy (not after a plain promotion)."""
+        if sweep.may_undermine(event):
+            await sweep.sweep(state["sessions"], broker.connection.jetstream())
 
     return FastStream(broker, lifespan=lifespan)
 

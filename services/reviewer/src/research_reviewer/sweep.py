@@ -3,8 +3,9 @@
 One place decides it: `research_ledger`'s `undermined_claims` (a claim left `active`, or an open
 eroded / retracted_source / broken_provenance finding names it) and
 `mark_reports_stale_for_claim` (status + audit row, one transaction). This module runs that
-sweep — on every `research.claim.decided` event and on a tick (findings are written by the
-replicator and librarian without an event) — and then tells each stale report's run: a
+sweep — on every `research.claim.decided` event that may undermine a claim (`may_undermine`: not
+a plain promotion) and on a tick (findings are written by the replicator and librarian without
+an event) — and then tells each stale report's run: a
 `verdict` event `STALE` with the claim and the reason, followed by `done`, on
 `research.run.<run_id>.event`. It covers every report kind (reviews, verifications, source lists).
 """
@@ -17,12 +18,21 @@ from collections.abc import Callable
 from nats.js import JetStreamContext
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from research_contracts import ClaimDecided, ClaimStatus
 from research_ledger import Ledger, StaleReport
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_runs import RunRecorder
 
 log = get_logger(__name__)
+
+
+def may_undermine(event: ClaimDecided) -> bool:
+    """False for a plain promotion (a claim became `active` and replaced none): that leaves every
+    claim a report rests on as it was, so the sweep — one query over the reports, run per event
+    while the pipeline decides ~10 claims a second — is skipped. A reject, a withdrawal, a
+    quarantine or a supersede (its targets left `active`) sweeps."""
+    return event.status is not ClaimStatus.active or bool(event.supersedes)
 
 
 async def sweep(sessions: async_sessionmaker[AsyncSession], js: JetStreamContext, *, service: str = "reviewer",
