@@ -27,21 +27,22 @@ import numpy as np  # noqa: E402
 
 from research_corpus.embedding import get_embedder  # noqa: E402
 from research_researcher.prepare import guard_question  # noqa: E402
-from research_verification.classifier import get_classifier  # noqa: E402
-from research_verification.stance import AnswerStance, judge_quote, question_as_statement  # noqa: E402
+from research_verification.classifier import PassageClassifier  # noqa: E402
+from research_verification.stance import AnswerStance, judge_answer, question_as_statement  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 
 
-def stance(statement: str, quotes: list[str], question_vector: np.ndarray, quote_vectors: np.ndarray) -> AnswerStance:
-    """`research_verification.judge_answer`'s vote, from vectors given here."""
-    probs = get_classifier().predict_vectors(question_vector, quote_vectors, statement, quotes)
-    votes = {AnswerStance.SUPPORT: 0.0, AnswerStance.CONTRADICT: 0.0}
-    for quote, p in zip(quotes, probs, strict=True):
-        judged = judge_quote(statement, quote, p)
-        if judged.stance in votes:
-            votes[judged.stance] += judged.strength
-    return max(votes, key=lambda s: votes[s]) if any(votes.values()) else AnswerStance.NON_ANSWER
+class Aliased:
+    """The model, except that a text in `alias` is embedded as the text it maps to: the stance
+    check then runs unchanged on the vector the critic would have reused."""
+
+    def __init__(self) -> None:
+        self.model = get_embedder()
+        self.alias: dict[str, str] = {}
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self.model.embed([self.alias.get(t, t) for t in texts])
 
 
 def main() -> None:
@@ -52,7 +53,8 @@ def main() -> None:
     lines = (DATA / "corpus.jsonl").read_text().splitlines()
     corpus = {str(d["doc_id"]): d for d in (json.loads(line) for line in lines if line.strip())}
     random.Random(0).shuffle(claims)
-    embedder = get_embedder()
+    aliased = Aliased()
+    reusing = PassageClassifier.load(embedder=aliased)
     n = agree = right_statement = right_topic = 0
     for claim in claims:
         if n >= args.claims or not claim.get("evidence"):
@@ -63,11 +65,10 @@ def main() -> None:
         quotes = [corpus[str(doc_id)]["abstract"][i] for s in sets for i in s["sentences"]][:3]
         gold = AnswerStance.SUPPORT if sets[0]["label"].startswith("SUPPORT") else AnswerStance.CONTRADICT
         question = f"Is it true that {claim['claim'].rstrip('.')}?"
-        statement = question_as_statement(question)
-        quote_vectors = embedder.embed(quotes)
-        as_statement, topic = embedder.embed([statement, guard_question(question).topic_query])
-        a = stance(statement, quotes, as_statement, quote_vectors)
-        b = stance(statement, quotes, topic, quote_vectors)
+        stored = dict(zip(quotes, aliased.model.embed(quotes), strict=True))  # as corpus_sentences holds them
+        a = judge_answer(question, quotes, known_vectors=stored).stance
+        aliased.alias = {question_as_statement(question): guard_question(question).topic_query}
+        b = judge_answer(question, quotes, reusing, known_vectors=stored).stance
         n += 1
         agree += a is b
         right_statement += a is gold
