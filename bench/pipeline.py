@@ -10,7 +10,12 @@ demo corpus and measures, in the same run on the same machine:
 - the pipeline's rate: `--tasks` batched tasks published at once, until every one has a
   terminal claim (tasks/s), and its ratio to the ceiling;
 - p50/p95 task → verdict at half that rate, open loop: tasks published on a fixed schedule
-  (`--open-loop-s` seconds of arrivals), each latency from its own publish time.
+  (`--open-loop-s` seconds of arrivals), each latency from its own publish time;
+- where the burst's CPU went: CPU ms per task of every service (`process_cpu_seconds_total`
+  from its metrics port) and of the embedded Postgres (with its backends) and nats-server
+  (psutil); the model's texts, calls and CPU per task (`research_embedding_*`); and the
+  budget a task may cost for the ratio to reach 0.5 (2 cores / (0.5 × ceiling)). It ends with
+  `bench:pipeline_cost cpu_ms_per_task=… model_ms_per_task=… model_texts_per_task=… budget_ms_at_half=…`.
 
 `--sources-down` also configures four outside sources (pubmed, europepmc, crossref, arxiv) as
 evidence sources, pointed at a local server: first answering recorded responses ("up"), then
@@ -32,7 +37,10 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import httpx
 import nats
+import psutil
+from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select, text
 
 from research_contracts import RunResearch, Tier, subjects
@@ -203,6 +211,46 @@ async def run_tasks(stack: Stack, qs: list[str], timeout: float, rate: float | N
     return len(ids) / (last - first).total_seconds(), latencies
 
 
+COUNTERS = ("process_cpu_seconds_total", "research_embedding_texts_count", "research_embedding_texts_sum",
+            "research_embedding_seconds_total", "research_embedding_cpu_seconds_total")
+
+
+def counters(stack: Stack) -> dict[str, dict[str, float]]:
+    """Cumulative counters by process: each service's CPU seconds and model use (scraped from its
+    metrics port), and the CPU seconds of the embedded servers under the stack's data folder
+    (Postgres counted with its backends, which are the postmaster's children)."""
+    found: dict[str, dict[str, float]] = {}
+    for name, port in stack.metrics_ports.items():
+        try:
+            body = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+        except httpx.HTTPError:
+            continue
+        found[name] = {s.name: s.value for f in text_string_to_metric_families(body) for s in f.samples if s.name in COUNTERS}
+    for proc in psutil.process_iter(["cmdline"]):
+        cmdline = " ".join(proc.info["cmdline"] or [])
+        if str(stack.data_dir) not in cmdline:
+            continue
+        name = "nats-server" if "nats-server" in cmdline else "postgres"
+        seconds = 0.0
+        for member in [proc, *proc.children(recursive=True)]:
+            try:
+                times = member.cpu_times()
+            except psutil.Error:  # a backend that ended meanwhile
+                continue
+            seconds += times.user + times.system
+        found.setdefault(name, {}).setdefault("process_cpu_seconds_total", 0.0)
+        found[name]["process_cpu_seconds_total"] += seconds
+    return found
+
+
+def cost_per_task(before: dict[str, dict[str, float]], after: dict[str, dict[str, float]], tasks: int) -> dict[str, dict[str, float]]:
+    """Each counter's growth between two `counters` snapshots, per task."""
+    return {
+        name: {key: (value - before.get(name, {}).get(key, 0.0)) / tasks for key, value in values.items()}
+        for name, values in after.items()
+    }
+
+
 def quantile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100)[q - 1] if len(values) > 1 else values[0]
 
@@ -240,7 +288,9 @@ def main() -> None:
                 print(f"warm-up: {args.warmup} tasks (SciFact dev claims, not timed)…")
                 asyncio.run(run_tasks(stack, questions(args.warmup, "dev"), args.timeout))
             print(f"burst: {len(qs)} batched tasks published at once…")
+            before = counters(stack)
             tasks_per_s, burst_latencies = asyncio.run(run_tasks(stack, qs, args.timeout))
+            cost = cost_per_task(before, counters(stack), len(qs))
             rate = tasks_per_s / 2
             arrivals = questions(max(2, int(rate * args.open_loop_s)), skip=len(qs))
             print(f"open loop: {len(arrivals)} tasks at {rate:.1f}/s…")
@@ -264,6 +314,22 @@ def main() -> None:
     print(f"  ceiling: batched query embeddings/s   {embed_rate:10.1f}")
     print(f"  (JetStream publish+ack msgs/s {js_rate:.0f}, Postgres insert commits/s {pg_rate:.0f})")
     print(f"  ratio pipeline / batched embeddings   {ratio:.3f}")
+    cpu = {name: 1000 * c.get("process_cpu_seconds_total", 0.0) for name, c in cost.items()}
+    model_ms = sum(1000 * c.get("research_embedding_cpu_seconds_total", 0.0) for c in cost.values())
+    texts = sum(c.get("research_embedding_texts_sum", 0.0) for c in cost.values())
+    calls = sum(c.get("research_embedding_texts_count", 0.0) for c in cost.values())
+    budget = 1000 * (psutil.cpu_count() or 1) / (0.5 * embed_rate)
+    print(f"  burst CPU per task (ms), {sum(cpu.values()):.1f} in all; {psutil.cpu_count()} cores allow "
+          f"{1000 * (psutil.cpu_count() or 1) / tasks_per_s:.1f} at the rate reached:")
+    print("    " + ", ".join(f"{name} {ms:.1f}" for name, ms in sorted(cpu.items(), key=lambda kv: -kv[1]) if ms >= 0.05))
+    for name, c in sorted(cost.items()):
+        if c.get("research_embedding_texts_count"):
+            print(f"    model in {name}: {c['research_embedding_texts_sum']:.2f} texts/task in "
+                  f"{c['research_embedding_texts_count']:.2f} calls (mean batch "
+                  f"{c['research_embedding_texts_sum'] / c['research_embedding_texts_count']:.1f}), "
+                  f"{1000 * c['research_embedding_cpu_seconds_total']:.1f} CPU ms/task "
+                  f"({1000 * c['research_embedding_seconds_total']:.1f} ms wall)")
+    print(f"  budget for ratio 0.5: {budget:.1f} CPU ms per task (the cores / half the ceiling)")
     line = (f"bench:pipeline tasks_per_s={tasks_per_s:.2f} batched_embed_per_s={embed_rate:.1f} ratio={ratio:.3f}"
             f" p95_s={quantile(latencies, 95):.2f}")
     if outside is not None:
@@ -271,6 +337,8 @@ def main() -> None:
         print(f"  sources down: {down:.2f} tasks/s, {int(results['down_requests'])} requests reached the down sources")
         line += f" tasks_per_s_down={down:.2f} ratio_down_up={down / tasks_per_s:.3f}"
     print(line)
+    print(f"bench:pipeline_cost cpu_ms_per_task={sum(cpu.values()):.1f} model_ms_per_task={model_ms:.1f}"
+          f" model_texts_per_task={texts:.2f} model_calls_per_task={calls:.2f} budget_ms_at_half={budget:.1f}")
 
 
 if __name__ == "__main__":

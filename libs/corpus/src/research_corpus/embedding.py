@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from research_corpus import metrics
 from research_corpus.errors import EmbedderUnavailable
 
 if TYPE_CHECKING:
@@ -66,6 +68,7 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
+        started, cpu_started = time.perf_counter(), time.thread_time()
         vectors = model.encode(
             list(texts),
             batch_size=self.batch_size,
@@ -73,6 +76,9 @@ class Embedder:
             convert_to_numpy=True,
             show_progress_bar=False,
         )
+        metrics.SECONDS.inc(time.perf_counter() - started)
+        metrics.CPU_SECONDS.inc(time.thread_time() - cpu_started)
+        metrics.TEXTS.observe(len(texts))
         return np.asarray(vectors, dtype=np.float32)
 
     def embed_one(self, text: str) -> list[float]:
