@@ -12,28 +12,30 @@ from research_corpus.embedding import get_embedder
 from research_corpus.sentence_vectors import SentenceVectors
 from research_corpus.sentences import sentence_key
 from research_critic.repository import Verdicts
+from research_platform.db import session_factory, without_transactions
 
 pytestmark = pytest.mark.integration
 
 
-async def test_stored_quote_vectors_are_found_and_unknown_quotes_left_out(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+async def test_stored_quote_vectors_are_found_and_unknown_quotes_left_out(sessions, engine, unique: str) -> None:  # type: ignore[no-untyped-def]
     stored = f"Vision screening in cohort {unique} did not improve vision."
     unknown = f"A sentence of an outside source {unique}."
     vector = get_embedder().embed_direct([stored])
     async with sessions() as session, session.begin():
         await SentenceVectors(session).keep([sentence_key(stored)], vector)
-    async with sessions() as session:
+    async with session_factory(without_transactions(engine))() as session:  # the critic's read session
         found = await Verdicts(session).quote_vectors([stored, unknown])
     assert list(found) == [stored]
     assert found[stored] == pytest.approx(vector[0].tolist(), abs=1e-6)
 
 
-async def test_a_failed_lookup_means_embedding_and_leaves_the_session_usable(sessions, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+async def test_a_failed_lookup_means_embedding_and_leaves_the_session_usable(engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     async def broken(self, sentences):  # type: ignore[no-untyped-def]
         await self.session.execute(text("SELECT * FROM no_such_table"))
 
     monkeypatch.setattr(SentenceVectors, "vectors_of", broken)
-    async with sessions() as session:
+    reads = session_factory(without_transactions(engine))  # the critic reads as it does in service
+    async with reads() as session:
         verdicts = Verdicts(session)
         assert await verdicts.quote_vectors(["Any quote."]) == {}
         assert await verdicts.active_of_entity("no such entity", besides=uuid.uuid4()) == []

@@ -49,6 +49,14 @@ def create_read_engine(read_url: str | None, primary: AsyncEngine, *, pool_size:
     )
 
 
+def without_transactions(engine: AsyncEngine) -> AsyncEngine:
+    """`engine` (same pool) in autocommit: a session sends its statements with no BEGIN and no
+    ROLLBACK around them, two round trips fewer per session, and each statement reads its own
+    snapshot. For sessions that only read and need no snapshot across statements; never for
+    `SET LOCAL` / `set_config(..., true)`, which would last only for their own statement."""
+    return engine.execution_options(isolation_level="AUTOCOMMIT")
+
+
 async def dispose(*engines: AsyncEngine) -> None:
     """Dispose each distinct engine once (the read engine may be the primary)."""
     for engine in dict.fromkeys(engines):

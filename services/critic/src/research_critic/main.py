@@ -42,7 +42,7 @@ from research_critic.repository import SERVICE, EntityChanged, Verdicts
 from research_ledger import dead_letters
 from research_llm import ProviderChain, build_chain
 from research_platform.broker import ensure_streams_at, make_broker
-from research_platform.db import create_engine, session_factory, transaction
+from research_platform.db import create_engine, session_factory, transaction, without_transactions
 from research_platform.delivery import Delivery
 from research_platform.errors import TransientError
 from research_platform.logging import get_logger
@@ -59,6 +59,7 @@ class Critic:
     sessions: async_sessionmaker[AsyncSession]
     settings: Settings
     chain: ProviderChain
+    reads: async_sessionmaker[AsyncSession] | None = None  # the claim and its peers, read before judging; None = `sessions`
 
     async def handle_pending(self, proposed: ClaimProposed) -> None:
         """Judge the pending claim `proposed` names; judged again when its entity changed meanwhile."""
@@ -72,7 +73,7 @@ class Critic:
             raise TransientError(f"entity kept changing over {JUDGE_ATTEMPTS} judgements")
 
     async def judge_and_decide(self, claim_id: uuid.UUID) -> None:
-        async with self.sessions() as session:
+        async with (self.reads or self.sessions)() as session:  # `decide` re-checks what judging assumed
             verdicts = Verdicts(session)
             claim = prepare.known(claim_id, await verdicts.claim(claim_id))
             if claim.status != ClaimStatus.pending:
@@ -114,7 +115,7 @@ class Critic:
     async def handle_recritique(self, command: RecritiqueClaim) -> None:
         """Judge an active claim again, without the sources the replicator found retracted or lost."""
         with structlog.contextvars.bound_contextvars(claim_id=str(command.claim_id)):
-            async with self.sessions() as session:
+            async with (self.reads or self.sessions)() as session:  # `reconsider` re-checks in its transaction
                 verdicts, recritiques = Verdicts(session), Recritiques(session)
                 claim = prepare.known(command.claim_id, await verdicts.claim(command.claim_id))
                 if claim.status != ClaimStatus.active or await recritiques.already_applied(command):
@@ -174,7 +175,9 @@ def create_app(settings: Settings) -> FastStream:
         engine = create_engine(settings.require_database_url(), pool_size=settings.critic.concurrency + 2, pre_ping=False)
         sessions = session_factory(engine)
         delivery.record = dead_letters.recorder(sessions, SERVICE)
-        state["critic"] = Critic(broker, sessions, settings, build_chain(settings.llm))
+        # The reads before a judgement need no transaction: `decide` checks the claim is still
+        # pending and its entity unchanged (`EntityChanged`) in the transaction that writes.
+        state["critic"] = Critic(broker, sessions, settings, build_chain(settings.llm), reads=session_factory(without_transactions(engine)))
         yield
         await engine.dispose()
 

@@ -35,12 +35,14 @@ class Verdicts:
 
     async def quote_vectors(self, quotes: list[str]) -> dict[str, list[float]]:
         """The stored corpus vectors of `quotes` (one query), so the stance check embeds only the
-        question; {} when the lookup fails — an optimisation, never a reason to fail the judgement."""
+        question; {} when the lookup fails — an optimisation, never a reason to fail the judgement.
+
+        The critic reads in autocommit sessions, where a failed statement aborts nothing else (and
+        a SAVEPOINT would itself fail); both flows read these vectors last."""
         if not quotes:
             return {}
         try:
-            async with self.session.begin_nested():
-                return await SentenceVectors(self.session).vectors_of(quotes)
+            return await SentenceVectors(self.session).vectors_of(quotes)
         except Exception as exc:  # noqa: BLE001 - the classifier embeds the quotes itself instead
             log.warning("quote vectors unavailable, the stance check embeds the quotes", error=repr(exc)[:300])
             return {}

@@ -28,7 +28,7 @@ from research_corpus.embedding import get_embedder
 from research_ledger import dead_letters
 from research_llm import build_chain
 from research_platform.broker import ensure_streams_at, make_broker
-from research_platform.db import create_engine, create_read_engine, dispose, session_factory
+from research_platform.db import create_engine, create_read_engine, dispose, session_factory, without_transactions
 from research_platform.delivery import Delivery
 from research_platform.logging import get_logger
 from research_platform.service import run_service
@@ -66,7 +66,8 @@ def create_app(settings: Settings) -> FastStream:
             gate=gate,
             embed=embedder.aembed_one,
             remember=embedder.remember,
-            read_sessions=session_factory(reader),
+            # Recall and the sentence-vector lookup read advisory data: no transaction around them.
+            read_sessions=session_factory(without_transactions(reader)),
         )
         await embedder.aembed_one("warm up")
         yield
