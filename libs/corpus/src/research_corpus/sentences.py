@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 # A sentence ends at . ! ? followed by whitespace and an upper-case letter, digit or bracket,
 # unless the period closes a common abbreviation or a single initial.
@@ -33,8 +34,26 @@ class SentenceSpan:
     text: str
 
 
+# A research task splits each evidence text three times (its sentences' stored vectors are looked
+# up, attached, then scored by the drafter) and evidence recurs across tasks, so the spans of
+# recent texts up to abstract size are kept: at most 512 × 8,000 characters (plus their spans).
+_CACHED = 512
+_CACHED_CHARS = 8_000
+
+
 def split_sentences(text: str) -> list[SentenceSpan]:
     """Sentences of `text` with their offsets; whitespace around them is not part of a span."""
+    if len(text) <= _CACHED_CHARS:
+        return list(_split_cached(text))
+    return _split(text)
+
+
+@lru_cache(maxsize=_CACHED)
+def _split_cached(text: str) -> tuple[SentenceSpan, ...]:
+    return tuple(_split(text))
+
+
+def _split(text: str) -> list[SentenceSpan]:
     spans: list[SentenceSpan] = []
     start = 0
     for match in _BOUNDARY.finditer(text):

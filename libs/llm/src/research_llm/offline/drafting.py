@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from research_llm.offline import lexicon
-from research_llm.offline.relevance import Relevance, cosine
+from research_llm.offline.relevance import Relevance
 from research_llm.schema import ClaimDraft, EvidenceDoc, SupportDraft
 
 MODEL = "offline-extractive-v1"
@@ -135,13 +135,14 @@ class ExtractiveDrafter:
             return []
         known = {text: vector for doc in evidence for text, vector in doc.sentence_vectors.items()}
         vectors = self.relevance.embed([question] + [span.text for _, span in flat], known)
+        dense_all = vectors[1:] @ vectors[0] if vectors is not None else None  # every sentence's cosine, one product
         priors = _rank_priors(evidence)
         scored: list[ScoredSentence] = []
         for i, (d, span) in enumerate(flat):
             terms = lexicon.content_terms(span.text)
             lexical = lexicon.weighted_coverage(query, terms, idf, default_idf)
             title_bonus = 0.1 * lexicon.weighted_coverage(query, lexicon.content_terms(evidence[d].title), idf, default_idf)
-            dense = cosine(vectors[0], vectors[i + 1]) if vectors is not None else None
+            dense = float(dense_all[i]) if dense_all is not None else None
             relevance = self.relevance.mix(min(1.0, lexical + title_bonus), dense)
             weighted = relevance * role_weight(span.text)
             score = round((1 - self.rank_weight) * weighted + self.rank_weight * priors[d], 6)
