@@ -70,8 +70,10 @@ class Researcher:
             waited = await self.gate.wait_for_turn(tier)
             async with transaction(self.sessions) as session:
                 ledger = Ledger(session, service=SERVICE)
-                existing = await ledger.claim_for_task(task.task_id)
-                started = existing is None and await ledger.start(task, waited_s=waited)
+                # A task with its claim is `claimed` (one transaction stores both), so `start`
+                # refuses it: only then is the claim looked up.
+                started = await ledger.start(task, waited_s=waited)
+                existing = None if started else await ledger.claim_for_task(task.task_id)
             if existing is None and not started:  # the task already failed: nothing left to do
                 log.info("task already ended")
                 return
