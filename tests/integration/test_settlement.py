@@ -34,10 +34,12 @@ class Consumer:
     seen: list[str] = field(default_factory=list)
     letters: list[DeadLetter] = field(default_factory=list)
     audit_fails: bool = False
+    audit_s: float = 0.0  # how long recording a dead letter takes
 
     async def record(self, letter: DeadLetter) -> None:
         if self.audit_fails:
             raise ConnectionError("the audit database is down")
+        await asyncio.sleep(self.audit_s)
         self.letters.append(letter)
 
     async def handle(self, task: RunResearch) -> None:
@@ -60,6 +62,7 @@ async def consumer(servers: Servers, nc: nats.NATS, unique: str) -> AsyncIterato
         durable=f"test-{unique}",
         config=ConsumerConfig(ack_wait=ACK_WAIT_S, max_deliver=MAX_DELIVER),
         pull_sub=PullSub(batch_size=2, timeout=0.5),
+        max_workers=2,  # as the services run: fetching goes on while a message is settled
         ack_policy=AckPolicy.MANUAL,
     )(found.handle)
     await broker.start()
@@ -122,3 +125,17 @@ async def test_a_slow_task_keeps_its_lease_and_a_flaky_one_is_parked_after_its_l
     [letter] = consumer.letters
     assert letter.task_id == flaky.task_id and letter.reason.startswith(f"transient after {MAX_DELIVER} deliveries")
     assert letter.message_id == copy.headers[subjects.MSG_ID_HEADER]
+
+
+async def test_a_dead_letter_recorded_slower_than_ack_wait_is_parked_and_audited_once(
+    consumer: Consumer, nc: nats.NATS, unique: str
+) -> None:
+    consumer.audit_s = ACK_WAIT_S * 2  # a busy audit database: the settlement outlasts ack_wait
+    body = b'{"task_id": "not-a-uuid", "question": "\x00"}'
+    await nc.jetstream().publish(consumer.subject, body)
+    [copy] = await _parked(nc, consumer.subject, 1)
+    await _settled(nc, f"test-{unique}")
+    await asyncio.sleep(ACK_WAIT_S * 2)
+    info = await nc.jetstream().consumer_info(subjects.TASKS_STREAM, f"test-{unique}")
+    assert info.num_redelivered == 0 and info.delivered.consumer_seq == 1  # the heartbeat held it to the end
+    assert [letter.message_id for letter in consumer.letters] == [copy.headers[subjects.MSG_ID_HEADER]]

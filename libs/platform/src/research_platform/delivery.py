@@ -227,14 +227,19 @@ class _Settlement(BaseMiddleware):
     ) -> bool | None:
         if self.heartbeat is None:  # core NATS or a publish scope: nothing to settle
             return False
-        self.heartbeat.cancel()
         raw: Msg = self.msg
         if isinstance(exc_val, asyncio.CancelledError):
+            self.heartbeat.cancel()
             return False  # shutting down: ack_wait hands the message to another replica
+        # The heartbeat goes on through the settlement: parking a message (a publish and the
+        # recorder's transaction) can outlast ack_wait on a busy machine, and a redelivery then
+        # would be parked — and audited — a second time.
         try:
             await self._settle(raw, exc_val)
         except Exception as exc:  # noqa: BLE001 - the consumer keeps serving; JetStream redelivers after ack_wait
             log.error("settling a message failed", subject=raw.subject, error=repr(exc))
+        finally:
+            self.heartbeat.cancel()
         return True
 
     async def _settle(self, raw: Msg, exc: BaseException | None) -> None:
