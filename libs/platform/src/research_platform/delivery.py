@@ -4,7 +4,8 @@ Handlers are typed functions (`async def on_task(task: RunResearch) -> None`) th
 service layer; none of them acknowledges anything. `Delivery`, installed once per broker,
 wraps every JetStream delivery and turns the outcome into the right acknowledgement:
 
-- while the handler runs → `in_progress` heartbeats, so a long task never outlives `ack_wait`;
+- while the handler runs and until the message is settled (parking and its audit included) →
+  `in_progress` heartbeats, so a long task or a slow settlement never outlives `ack_wait`;
 - success → ack;
 - bad input (FastStream's pydantic validation, a body that is not JSON, `PrepareError`,
   `RejectMessage`) → parked on `research.deadletter.<subject>` and terminated at once;
