@@ -17,7 +17,7 @@ demo corpus and measures, in the same run on the same machine:
   budget a task may cost for the ratio to reach 0.5 (2 cores / (0.5 × ceiling)). It ends with
   `bench:pipeline_cost cpu_ms_per_task=… model_ms_per_task=… other_ms_per_task=… model_texts_per_task=…
   model_calls_per_task=… budget_ms_at_half=…`. CPU per task moves with the machine's speed that
-  minute (the model's CPU per text, printed too, moved 15–18 ms between runs of the same code).
+  minute (the model's CPU per text, printed too, moved 15–24 ms between runs of one day).
 
 `--sources-down` also configures four outside sources (pubmed, europepmc, crossref, arxiv) as
 evidence sources, pointed at a local server: first answering recorded responses ("up"), then
@@ -222,9 +222,9 @@ def counters(stack: Stack) -> dict[str, dict[str, float]]:
     metrics port), and the CPU seconds of the embedded servers under the stack's data folder
     (Postgres counted with its backends, which are the postmaster's children)."""
     found: dict[str, dict[str, float]] = {}
-    for name, port in stack.metrics_ports.items():
+    for name in stack.metrics_ports:
         try:
-            body = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+            body = httpx.get(stack.metrics_url(name), timeout=5).text
         except httpx.HTTPError:
             continue
         found[name] = {s.name: s.value for f in text_string_to_metric_families(body) for s in f.samples if s.name in COUNTERS}
@@ -316,13 +316,15 @@ def main() -> None:
     print(f"  ceiling: batched query embeddings/s   {embed_rate:10.1f}")
     print(f"  (JetStream publish+ack msgs/s {js_rate:.0f}, Postgres insert commits/s {pg_rate:.0f})")
     print(f"  ratio pipeline / batched embeddings   {ratio:.3f}")
+    cores = psutil.cpu_count() or 1
     cpu = {name: 1000 * c.get("process_cpu_seconds_total", 0.0) for name, c in cost.items()}
+    cpu_ms = sum(cpu.values())
     model_ms = sum(1000 * c.get("research_embedding_cpu_seconds_total", 0.0) for c in cost.values())
     texts = sum(c.get("research_embedding_texts_sum", 0.0) for c in cost.values())
     calls = sum(c.get("research_embedding_texts_count", 0.0) for c in cost.values())
-    budget = 1000 * (psutil.cpu_count() or 1) / (0.5 * embed_rate)
-    print(f"  burst CPU per task (ms), {sum(cpu.values()):.1f} in all; {psutil.cpu_count()} cores allow "
-          f"{1000 * (psutil.cpu_count() or 1) / tasks_per_s:.1f} at the rate reached:")
+    budget = 1000 * cores / (0.5 * embed_rate)
+    print(f"  burst CPU per task (ms), {cpu_ms:.1f} in all; {cores} cores allow {1000 * cores / tasks_per_s:.1f}"
+          " at the rate reached:")
     print("    " + ", ".join(f"{name} {ms:.1f}" for name, ms in sorted(cpu.items(), key=lambda kv: -kv[1]) if ms >= 0.05))
     for name, c in sorted(cost.items()):
         if c.get("research_embedding_texts_count"):
@@ -331,7 +333,7 @@ def main() -> None:
                   f"{c['research_embedding_texts_sum'] / c['research_embedding_texts_count']:.1f}), "
                   f"{1000 * c['research_embedding_cpu_seconds_total']:.1f} CPU ms/task "
                   f"({1000 * c['research_embedding_seconds_total']:.1f} ms wall)")
-    print(f"  outside the model: {sum(cpu.values()) - model_ms:.1f} CPU ms per task; the model: "
+    print(f"  outside the model: {cpu_ms - model_ms:.1f} CPU ms per task; the model: "
           f"{model_ms / texts if texts else 0.0:.1f} CPU ms per text (how fast the machine ran this burst:"
           " compare runs by the two together)")
     print(f"  budget for ratio 0.5: {budget:.1f} CPU ms per task (the cores / half the ceiling)")
@@ -342,8 +344,8 @@ def main() -> None:
         print(f"  sources down: {down:.2f} tasks/s, {int(results['down_requests'])} requests reached the down sources")
         line += f" tasks_per_s_down={down:.2f} ratio_down_up={down / tasks_per_s:.3f}"
     print(line)
-    print(f"bench:pipeline_cost cpu_ms_per_task={sum(cpu.values()):.1f} model_ms_per_task={model_ms:.1f}"
-          f" other_ms_per_task={sum(cpu.values()) - model_ms:.1f} model_texts_per_task={texts:.2f}"
+    print(f"bench:pipeline_cost cpu_ms_per_task={cpu_ms:.1f} model_ms_per_task={model_ms:.1f}"
+          f" other_ms_per_task={cpu_ms - model_ms:.1f} model_texts_per_task={texts:.2f}"
           f" model_calls_per_task={calls:.2f} budget_ms_at_half={budget:.1f}")
 
 
