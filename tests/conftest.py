@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import tomllib
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -73,8 +74,24 @@ def unique() -> str:
     return "u" + uuid.uuid4().hex[:10]  # never all digits: a bare 6+ digit number reads as a record number
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run e2e tests last: their service processes share the bus and keep consuming until the
+def tier_markers() -> frozenset[str]:
+    """The tiers: every marker registered in `[tool.pytest.ini_options] markers` of pyproject.toml.
+
+    Read from the file rather than `config.getini("markers")`, which also holds what plugins
+    register (`asyncio`, `timeout`), and those are not tiers.
+    """
+    options = tomllib.loads((REPO / "pyproject.toml").read_text()).get("tool", {}).get("pytest", {}).get("ini_options", {})
+    return frozenset(line.split(":", 1)[0].strip() for line in options.get("markers", []))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Refuse a test without a tier marker, then run e2e tests last.
+
+    Every test says which tier it belongs to (unit, integration, e2e, … — the markers registered
+    in pyproject.toml), so `-m unit` selects all the fast ones and none slips through untiered:
+    collection stops with the list of tests that carry none.
+
+    E2e tests run last: their service processes share the bus and keep consuming until the
     session ends, so in-process consumers of other tests must be done by then.
 
     That is why a fixture that consumes on the shared bus (an in-process service, a stack of
@@ -83,4 +100,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     running by another package takes a share of the e2e stacks' messages (their metrics then miss
     the work) and, while a synchronous test blocks the event loop, never answers its share
     (GET /search waited 15 s and answered 504 under schemathesis)."""
+    tiers = tier_markers()
+    untiered = [item.nodeid for item in items if not tiers & {mark.name for mark in item.iter_markers()}]
+    if untiered:
+        listed = "\n  ".join(untiered)
+        raise pytest.UsageError(
+            f"{len(untiered)} test(s) carry no tier marker (one of {', '.join(sorted(tiers))}; "
+            f"add `pytestmark = pytest.mark.<tier>` or a decorator):\n  {listed}"
+        )
     items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)

@@ -17,12 +17,14 @@ from research_corpus.search import query_vectors, search, search_many
 from research_platform.settings import CorpusSettings
 
 
+@pytest.mark.unit
 def test_a_missing_adapter_is_the_identity(tmp_path):
     adapter = QueryAdapter.load(tmp_path / "none.npz")
     vectors = np.eye(3, 384, dtype=np.float32)
     assert adapter.identity and adapter.apply(vectors) is vectors
 
 
+@pytest.mark.unit
 def test_adapted_vectors_stay_unit_length_and_move():
     rng = np.random.default_rng(7)
     delta = rng.normal(scale=0.05, size=(384, 384)).astype(np.float32)

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from research_gateway.observability import instrument
 from tests.metrics.scrape import scrape, value
+
+pytestmark = pytest.mark.unit  # in-process apps and the process's own /metrics: no servers
 
 
 def _app(path: str) -> FastAPI:

@@ -13,6 +13,8 @@ from research_critic.prepare import Review
 from research_llm import ClaimForReview, build_chain
 from research_platform.settings import LLMSettings
 
+pytestmark = pytest.mark.unit  # the offline chain and the shipped classifier: no servers
+
 QUESTION = "Does screening older people in the community lead to improved vision?"
 
 
