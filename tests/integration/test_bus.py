@@ -22,8 +22,30 @@ async def test_streams_are_created_idempotently(nc: nats.NATS) -> None:
     for config in STREAMS:
         info = await js.stream_info(config.name)
         assert info.config.subjects == config.subjects
-    tasks = await js.stream_info(subjects.TASKS_STREAM)
-    assert tasks.config.duplicate_window == 600
+
+
+async def test_a_task_sent_again_after_its_first_copy_was_worked_off_does_not_run_twice(nc: nats.NATS, unique: str) -> None:
+    """The gateway retries a publish whose reply it lost with the same `Nats-Msg-Id`; the retry
+    may come after the researcher has already taken and acked the first copy. It is still
+    dropped: the consumer never sees the task a second time."""
+    js = nc.jetstream()
+    await ensure_streams(js)
+    durable = f"test-{unique}"
+    subject = subjects.task_subject("priority")
+    await js.add_consumer(
+        subjects.TASKS_STREAM,
+        ConsumerConfig(durable_name=durable, filter_subject=subject, ack_policy=AckPolicy.EXPLICIT, deliver_policy="new"),
+    )
+    sub = await js.pull_subscribe(subject, durable=durable, stream=subjects.TASKS_STREAM)
+    body = json.dumps({"question": f"Does {unique} help?"}).encode()
+    first = await js.publish(subject, body, headers={subjects.MSG_ID_HEADER: f"task-{unique}"})
+    worked = (await sub.fetch(1, timeout=5))[0]
+    await worked.ack_sync()
+    retry = await js.publish(subject, body, headers={subjects.MSG_ID_HEADER: f"task-{unique}"})
+    assert retry.duplicate and retry.seq == first.seq
+    with pytest.raises(nats.errors.TimeoutError):
+        await sub.fetch(1, timeout=1)
+    await js.delete_consumer(subjects.TASKS_STREAM, durable)
 
 
 async def test_durable_pull_consumer_redelivers_unacked_work(nc: nats.NATS, unique: str) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 
 import pytest
@@ -20,7 +19,7 @@ pytestmark = pytest.mark.integration
 
 
 def _claim(unique: str) -> tuple[reshape.ProposedClaim, list[SourceHit]]:
-    task = prepare.prepare_task(json.dumps({"question": f"Does {unique} help?", "entity": unique}).encode())
+    task = prepare.normalise_task(RunResearch(question=f"Does {unique} help?", entity=unique))
     text_ = f"In a randomised trial {unique} helped most patients."
     evidence = [EvidenceDoc(source_id=f"corpus:{unique}", title="Trial", text=text_)]
     draft = ClaimDraft(statement=f"{unique} helps.", entity=unique, confidence=0.7, supports=[SupportDraft(source_id=f"corpus:{unique}", quote=text_)])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from types import SimpleNamespace
 
 import pytest
@@ -53,9 +52,9 @@ def test_a_question_that_is_only_identifiers_is_rejected() -> None:
 
 
 def test_the_entity_is_keyed_from_de_identified_text() -> None:
-    task = prepare.prepare_task(json.dumps({"question": "Does zinc shorten colds for patient Jane Roe, MRN: 12345678?"}).encode())
+    task = prepare.normalise_task(RunResearch(question="Does zinc shorten colds for patient Jane Roe, MRN: 12345678?"))
     assert task.entity == "does zinc shorten colds" and not prepare.entity_was_given(task)
-    named = prepare.prepare_task(json.dumps({"question": "Does zinc shorten colds?", "entity": "Zinc"}).encode())
+    named = prepare.normalise_task(RunResearch(question="Does zinc shorten colds?", entity="Zinc"))
     assert named.entity == "zinc" and prepare.entity_was_given(named)
 
 
