@@ -69,16 +69,20 @@ def _dump(value: object) -> str:
 
 @corpus_app.command()
 def ingest(
-    path: Annotated[Path, typer.Argument(exists=True, help="A JSONL file or a folder of PDFs.")],
-    fmt: Annotated[str, typer.Option("--format", help="scifact | jsonl | pdf-dir | auto")] = "auto",
+    path: Annotated[Path, typer.Argument(exists=True, help="A JSONL file, a folder of PDFs, or a BibTeX / RIS / CSL-JSON export.")],
+    fmt: Annotated[str, typer.Option("--format", help="scifact | jsonl | pdf-dir | bibtex | ris | csl-json | auto")] = "auto",
     data_dir: DataDir = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
 ) -> None:
-    """Add new papers, re-index changed ones, skip unchanged ones. Exit 1 if any line was malformed."""
+    """Add new papers, re-index changed ones, skip unchanged ones. Exit 1 if any record was malformed.
+
+    A library export's attached PDFs are ingested with their records; records without abstract or
+    PDF are kept as metadata-only papers; re-ingesting an export updates papers by DOI or record key."""
     from research_platform.settings import get_settings
 
     from research_corpus.errors import CorpusError
     from research_corpus.ingest import ingest_path
+    from research_corpus.library import LIBRARY_FORMATS
 
     chunk_words = get_settings().corpus.chunk_words
     try:
@@ -92,6 +96,10 @@ def ingest(
         f"{report.format} {report.path}: {report.added} added, {report.updated} updated, "
         f"{report.unchanged} unchanged, {report.chunks} chunks, {len(report.errors)} malformed ({report.seconds}s)"
     )
+    if report.format in LIBRARY_FORMATS:
+        typer.echo(f"{report.attachments} with attached PDF, {report.metadata_only} metadata-only (no abstract or PDF)")
+    for note in report.notes:
+        typer.echo(f"{path}: line {note.line}: {note.reason}", err=True)
     for error in report.errors:
         typer.echo(f"{path}: line {error.line}: {error.reason}", err=True)
     if report.errors:

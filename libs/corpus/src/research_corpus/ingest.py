@@ -1,7 +1,7 @@
 """Load papers into the local corpus: idempotent, incremental, batched, with line-numbered errors.
 
-`ingest_path(sessions, path, fmt)` reads a SciFact or generic JSONL file (or a folder of PDFs),
-skips papers whose content is unchanged, re-indexes changed ones, adds new ones, and keeps going
+`ingest_path(sessions, path, fmt)` reads a SciFact or generic JSONL file, a folder of PDFs or a
+reference manager's export (BibTeX, RIS, CSL-JSON: `research_corpus.library`), skips papers whose content is unchanged, re-indexes changed ones, adds new ones, and keeps going
 past malformed lines, which it reports with their line numbers. Each batch is one transaction
 (papers, COPYed chunks, postings, statistics deltas). Ingest is a two-stage pipeline: while
 batch i is written to Postgres, batch i+1 is embedded in a worker thread, so on a large load the
@@ -13,6 +13,10 @@ Every sentence of a paper's text also gets its own vector (`corpus_sentences`, e
 batch's chunks in the same model call), so the offline engine never embeds corpus text at run
 time. Sentences are stored once by content: an ingest embeds only the sentences that have no
 vector yet, including those of unchanged papers ingested before sentence vectors existed.
+
+A library record is matched to the paper already stored with its DOI (from any file) or under
+its record key before anything else, so re-exporting a library updates papers, never duplicates
+them.
 """
 
 from __future__ import annotations
@@ -35,12 +39,13 @@ from research_platform.logging import get_logger
 from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import Embedder, get_embedder
 from research_corpus.errors import CorpusError, MalformedRecordError
+from research_corpus.library import LIBRARY_FORMATS, read_library
 from research_corpus.records import CHUNK_WORDS, Chunk, PaperRecord, chunk_paper, detect_format, read_jsonl
 from research_corpus.sentences import sentence_key, split_sentences
 
 BATCH_PAPERS = 256
 BULK_MIN_PAPERS = 1000  # an empty corpus loaded with at least this many papers builds its indexes at the end
-FORMATS = ("scifact", "jsonl", "pdf-dir")
+FORMATS = ("scifact", "jsonl", "pdf-dir", *LIBRARY_FORMATS)
 log = get_logger(__name__)
 
 
@@ -63,6 +68,9 @@ class IngestReport(BaseModel):
     chunks: int = 0
     sentences: int = Field(default=0, description="Sentences embedded because the corpus had no vector of them yet.")
     errors: list[IngestError] = Field(default_factory=list)
+    metadata_only: int = Field(default=0, description="Papers read without abstract or PDF text: stored with their metadata, searchable by title.")
+    attachments: int = Field(default=0, description="Attached PDFs whose text was ingested with their library record.")
+    notes: list[IngestError] = Field(default_factory=list, description="Records kept with a remark (an attached PDF not found).")
     seconds: float = 0.0
 
     @property
@@ -81,14 +89,32 @@ def _records(path: Path, fmt: str) -> Iterator[PaperRecord | MalformedRecordErro
         from research_corpus.pdf import read_pdf_dir
 
         return read_pdf_dir(path)
+    if fmt in LIBRARY_FORMATS:
+        return read_library(path, fmt)
     return read_jsonl(path, fmt)
 
 
 def _count_records(path: Path, fmt: str) -> int | None:
     if fmt == "pdf-dir":
         return sum(1 for _ in path.glob("**/*.pdf"))
+    if fmt in LIBRARY_FORMATS:
+        return None  # records span many lines; the bar counts without a total
     with path.open("rb") as handle:
         return sum(1 for raw in handle if raw.strip())
+
+
+async def _adopt_stored_ids(sessions: async_sessionmaker[AsyncSession], papers: list[PaperRecord]) -> None:
+    """Give each library record the id its paper is already stored under: by DOI, else by an alias."""
+    from research_corpus.repository import CorpusRepository
+
+    async with sessions() as session:
+        repo = CorpusRepository(session)
+        by_doi = await repo.ids_by_doi(sorted({p.doi for p in papers if p.doi}))
+        aliases = await repo.existing_ids(sorted({alias for p in papers for alias in p.aliases}))
+    for paper in papers:
+        stored = by_doi.get(paper.doi or "") or next((a for a in paper.aliases if a in aliases), None)
+        if stored:
+            paper.external_id = stored
 
 
 @dataclass
@@ -194,7 +220,7 @@ async def ingest_path(
     batch_papers: int = BATCH_PAPERS,
     bulk_min_papers: int = BULK_MIN_PAPERS,
 ) -> IngestReport:
-    """Ingest `path` (`fmt`: scifact | jsonl | pdf-dir | auto) and report what changed.
+    """Ingest `path` (`fmt`: scifact | jsonl | pdf-dir | bibtex | ris | csl-json | auto) and report what changed.
 
     Side effects: inserts/updates `corpus_papers` and `corpus_chunks` and updates the BM25
     statistics (`corpus_lexemes`, `corpus_stats`) by what changed. Malformed records are skipped and listed in
@@ -223,6 +249,8 @@ async def ingest_path(
     try:
         for batch in _batches(_records(path, fmt), batch_papers):
             papers: list[PaperRecord] = []
+            if fmt in LIBRARY_FORMATS:
+                await _adopt_stored_ids(sessions, [item for item in batch if isinstance(item, PaperRecord)])
             for item in batch:
                 if isinstance(item, MalformedRecordError):
                     report.errors.append(IngestError(line=item.line, reason=item.reason))
@@ -233,6 +261,9 @@ async def ingest_path(
                 else:
                     seen[item.external_id] = item.line
                     papers.append(item)
+                    report.metadata_only += item.metadata_only
+                    report.attachments += item.attachment is not None
+                    report.notes += [IngestError(line=item.line, reason=note) for note in item.notes]
             plan = await _plan_batch(sessions, papers, report, chunk_words) if papers else None
             if plan is not None:
                 embedding = asyncio.create_task(asyncio.to_thread(embed, plan.to_embed()))
@@ -252,5 +283,6 @@ async def ingest_path(
             await _finish_bulk(sessions)
     report.seconds = round(time.perf_counter() - started, 2)
     log.info("corpus.ingested", path=str(path), format=fmt, added=report.added, updated=report.updated,
-             unchanged=report.unchanged, sentences=report.sentences, errors=len(report.errors), seconds=report.seconds, bulk=bulk)
+             unchanged=report.unchanged, sentences=report.sentences, errors=len(report.errors), metadata_only=report.metadata_only,
+             attachments=report.attachments, seconds=report.seconds, bulk=bulk)
     return report

@@ -3,7 +3,8 @@
 Formats:
 - `scifact`: `{doc_id, title, abstract: [sentences], structured}` (SciFact / BEIR corpus);
 - `jsonl`: `{id, title, abstract|text, authors[], year, venue, doi?, citation_count?, keywords[]?}`;
-- `pdf-dir`: a folder of PDFs (see `research_corpus.pdf`).
+- `pdf-dir`: a folder of PDFs (see `research_corpus.pdf`);
+- `bibtex`, `ris`, `csl-json`: reference-manager exports (see `research_corpus.library`).
 
 A paper is split into chunks of whole sentences of at most `chunk_words` words, so each chunk
 fits the embedder's 256-token window; a short abstract is a single chunk.
@@ -47,6 +48,16 @@ class PaperRecord:
     citation_count: int | None = None
     keywords: list[str] = field(default_factory=list)
     line: int = 0
+    # Not stored content (outside the hash): other ids the paper may already be stored under, what
+    # the reader noticed (a missing attachment), and the PDF whose text was added.
+    aliases: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    attachment: str | None = None
+
+    @property
+    def metadata_only(self) -> bool:
+        """True when the paper has no text besides its title (no abstract, no PDF)."""
+        return not any(s.sentences for s in self.sections)
 
     @property
     def abstract(self) -> str:
@@ -169,9 +180,16 @@ PARSERS = {"scifact": parse_scifact, "jsonl": parse_generic}
 
 
 def detect_format(path: Path) -> str:
-    """`pdf-dir` for a folder, `scifact` when the first record has `doc_id`, else `jsonl`."""
+    """`pdf-dir` for a folder; a library export by its extension or first characters (`@`, `TY  -`,
+    `[`); `scifact` when the first record has `doc_id`, else `jsonl`."""
+    from research_corpus.library import sniff_library
+
     if path.is_dir():
         return "pdf-dir"
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        library = sniff_library(path, handle.read(4096))
+    if library:
+        return library
     with path.open(encoding="utf-8") as handle:
         for raw in handle:
             if raw.strip():

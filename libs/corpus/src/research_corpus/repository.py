@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import delete, insert, select, text, update
+from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_platform.models import CorpusChunk, CorpusPaper
@@ -139,6 +139,27 @@ class CorpusRepository:
             )
         )
         return {ext: StoredPaper(pid, digest) for ext, pid, digest in rows}
+
+    async def ids_by_doi(self, dois: list[str]) -> dict[str, str]:
+        """The external id each of `dois` (lower case) is stored under, whatever file it came from."""
+        if not dois:
+            return {}
+        rows = await self.session.execute(
+            select(func.lower(CorpusPaper.doi), CorpusPaper.external_id)
+            .where(func.lower(CorpusPaper.doi).in_(dois))
+            .order_by(CorpusPaper.id)
+        )
+        found: dict[str, str] = {}
+        for doi, external_id in rows:
+            found.setdefault(doi, external_id)  # the oldest paper, if an earlier file duplicated one
+        return found
+
+    async def existing_ids(self, external_ids: list[str]) -> set[str]:
+        """Which of `external_ids` are stored."""
+        if not external_ids:
+            return set()
+        rows = await self.session.execute(select(CorpusPaper.external_id).where(CorpusPaper.external_id.in_(external_ids)))
+        return set(rows.scalars())
 
     async def add_papers(self, papers: list[PaperRecord]) -> dict[str, int]:
         """Insert new papers; returns their database ids by external id."""
