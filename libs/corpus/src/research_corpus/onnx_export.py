@@ -1,0 +1,134 @@
+"""The ONNX export of a packaged model, made once per machine and kept in a cache keyed by the weights.
+
+ONNX Runtime runs the embedding model (and, through the same cache, any other encoder whose
+weights ship in a package) faster than PyTorch eager on a CPU. Nothing is downloaded: the graph
+is traced from the installed weights with `torch.onnx.export(..., dynamo=False)`, the first time
+a process needs it (or at set-up: `python -m research_corpus.onnx_export`), and written to
+
+    <cache>/<name>-<sha256 of the weights, 16 hex>-v<EXPORT_VERSION>/model.onnx
+
+so changed weights get a new export and every process, test and service of the machine shares
+one file. A lock file serialises concurrent first uses (parallel services starting together wait
+for one export instead of each tracing the model); the file appears under its final name only
+when complete (written to a temporary name, then renamed).
+
+The embedding graph contains the whole sentence-transformers pipeline after tokenisation:
+BERT (batch and sequence axes dynamic), mean pooling over the attention mask and L2
+normalisation — the same arithmetic as `SentenceTransformer.encode(normalize_embeddings=True)`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import tempfile
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+from research_platform.logging import get_logger
+
+# Bump when the exported graph changes (inputs, pooling, opset): old exports are then ignored.
+EXPORT_VERSION = 1
+OPSET = 17
+log = get_logger(__name__)
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "research-engine" / "onnx"
+
+
+def weights_digest(model_dir: Path) -> str:
+    """sha256 of the model's weight files (safetensors, else PyTorch bin), 16 hex digits."""
+    files = sorted(model_dir.glob("*.safetensors")) or sorted(model_dir.glob("*.bin"))
+    if not files:
+        raise FileNotFoundError(f"no weights (*.safetensors, *.bin) in {model_dir}")
+    digest = hashlib.sha256()
+    for file in files:
+        with file.open("rb") as handle:
+            digest.update(hashlib.file_digest(handle, "sha256").digest())
+    return digest.hexdigest()[:16]
+
+
+def cached_export(model_dir: Path, name: str, export: Callable[[Path, Path], None], cache_dir: Path | None = None) -> Path:
+    """The cached `model.onnx` of `model_dir`, made by `export(model_dir, target)` if missing.
+
+    Side effects: creates the cache folder and, on the machine's first call, the export (seconds).
+    """
+    folder = (cache_dir or default_cache_dir()) / f"{name}-{weights_digest(model_dir)}-v{EXPORT_VERSION}"
+    target = folder / "model.onnx"
+    if target.exists():
+        return target
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "export.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if this process dies
+        if target.exists():  # another process exported while this one waited
+            return target
+        log.info("onnx.exporting", model=str(model_dir), target=str(target))
+        handle, partial = tempfile.mkstemp(dir=folder, suffix=".onnx.partial")
+        os.close(handle)
+        try:
+            export(model_dir, Path(partial))
+            os.chmod(partial, 0o644)  # mkstemp makes it private; the cache is the machine's
+            os.replace(partial, target)
+        finally:
+            Path(partial).unlink(missing_ok=True)
+    return target
+
+
+def export_sentence_encoder(model_dir: Path, target: Path) -> None:
+    """Trace BERT + mean pooling + L2 normalisation to `target` (inputs: input_ids, attention_mask,
+    token_type_ids, int64 (batch, sequence); output: `embedding`, float32 (batch, dim))."""
+    import torch
+    from transformers import AutoModel
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+    # Eager attention traces to plain MatMul/Softmax nodes, which ONNX Runtime's optimiser fuses;
+    # the SDPA path traces shape-dependent branches.
+    model = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager", local_files_only=True).eval()
+
+    class MeanPooled(torch.nn.Module):
+        def __init__(self, encoder: torch.nn.Module) -> None:
+            super().__init__()
+            self.encoder = encoder
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
+            hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            # sentence-transformers' Pooling (mean tokens) and Normalize, step for step.
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, p=2, dim=1)
+
+    sample = torch.ones((2, 8), dtype=torch.long)
+    inputs = ("input_ids", "attention_mask", "token_type_ids")
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tracer warnings about Python branches on shapes fixed at export
+        torch.onnx.export(
+            MeanPooled(model),
+            (sample, sample, torch.zeros_like(sample)),
+            str(target),
+            input_names=list(inputs),
+            output_names=["embedding"],
+            dynamic_axes={name: {0: "batch", 1: "sequence"} for name in inputs} | {"embedding": {0: "batch"}},
+            opset_version=OPSET,
+            dynamo=False,
+        )
+
+
+def sentence_encoder_onnx(model_dir: Path, name: str, cache_dir: Path | None = None) -> Path:
+    """The cached ONNX sentence encoder of `model_dir` (exported on the machine's first call)."""
+    return cached_export(model_dir, name, export_sentence_encoder, cache_dir)
+
+
+if __name__ == "__main__":  # set-up: export the bundled embedding model now rather than on first use
+    import argparse
+
+    from research_corpus.embedding import MODEL_NAME, bundled_model_path
+
+    parser = argparse.ArgumentParser(description="Export the bundled all-MiniLM-L6-v2 to the ONNX cache.")
+    parser.add_argument("--cache-dir", type=Path, default=None)
+    args = parser.parse_args()
+    print(sentence_encoder_onnx(bundled_model_path(), MODEL_NAME, args.cache_dir))

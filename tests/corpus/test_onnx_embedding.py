@@ -1,0 +1,113 @@
+"""The ONNX Runtime embedder gives the reference's vectors, and its export is made once per machine.
+
+The equivalence test runs both real runtimes on real SciFact sentences; the ONNX side uses the
+machine's export cache (the default folder), so the suite exports the model at most once.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from research_corpus import embedding
+from research_corpus.embedding import Embedder, get_embedder
+from research_corpus.onnx_export import cached_export, weights_digest
+from research_corpus.sentences import split_sentences
+
+pytestmark = pytest.mark.unit
+
+
+def scifact_sentences(shared_dir: Path, count: int) -> list[str]:
+    sentences: dict[str, None] = {}
+    with (shared_dir / "data/scifact/corpus.jsonl").open() as corpus:
+        for line in corpus:
+            paper = json.loads(line)
+            for span in split_sentences(" ".join(paper["abstract"])):
+                sentences.setdefault(" ".join(span.text.split()))
+            if len(sentences) >= count:
+                return list(sentences)[:count]
+    return list(sentences)
+
+
+@pytest.fixture(scope="module")
+def reference() -> Embedder:
+    return Embedder(batch_size=32, backend="torch")
+
+
+@pytest.fixture(scope="module")
+def onnx() -> Embedder:
+    return Embedder(batch_size=32, backend="onnx")
+
+
+def test_onnx_vectors_match_sentence_transformers_on_200_scifact_sentences(shared_dir, reference, onnx):
+    texts = scifact_sentences(shared_dir, 200)
+    assert len(texts) == 200
+    expected, got = reference.embed(texts), onnx.embed(texts)
+    assert got.shape == (200, 384) and got.dtype == np.float32
+    cosines = np.sum(expected * got, axis=1) / np.linalg.norm(expected, axis=1) / np.linalg.norm(got, axis=1)
+    assert cosines.min() >= 0.9999, f"worst cosine {cosines.min():.6f} at {texts[int(cosines.argmin())]!r}"
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+
+
+def test_onnx_rows_follow_the_input_order_whatever_the_batching(shared_dir, onnx):
+    # Texts are sorted by length inside a call: each row must still be its own text's vector,
+    # and a text's vector must not depend on the batch it was padded in.
+    texts = scifact_sentences(shared_dir, 40) + ["", "a", "x " * 400]  # empty, tiny, truncated at 256 tokens
+    together = onnx.embed(texts)
+    alone = np.stack([onnx.embed([text])[0] for text in texts])
+    np.testing.assert_allclose(together, alone, atol=1e-5)
+    assert not np.allclose(together[0], together[1])
+
+
+def test_the_process_embedder_runs_on_onnx_by_default():
+    embedder = get_embedder()
+    assert embedder.backend == "onnx"
+    assert embedder.embed(["bone density"]).shape == (1, 384)
+
+
+def test_without_onnxruntime_the_embedder_falls_back_to_torch(monkeypatch):
+    monkeypatch.setattr(embedding, "onnx_available", lambda: False)
+    assert Embedder(backend="onnx").backend == "torch"
+    with pytest.raises(ValueError, match="unknown embedding backend"):
+        Embedder(backend="tensorflow")
+
+
+def test_the_export_is_made_once_and_keyed_by_the_weights(tmp_path):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "model.safetensors").write_bytes(b"weights one")
+    exports: list[Path] = []
+
+    def export(model_dir: Path, target: Path) -> None:
+        exports.append(target)
+        target.write_bytes(b"graph of " + (model_dir / "model.safetensors").read_bytes())
+
+    cache = tmp_path / "cache"
+    first = cached_export(model, "encoder", export, cache)
+    again = cached_export(model, "encoder", export, cache)
+    assert first == again and len(exports) == 1
+    assert first.read_bytes() == b"graph of weights one"
+    assert weights_digest(model) in first.parent.name
+    assert not list(first.parent.glob("*.partial"))  # written under a temporary name, then renamed
+
+    (model / "model.safetensors").write_bytes(b"weights two")
+    changed = cached_export(model, "encoder", export, cache)
+    assert changed != first and len(exports) == 2
+    assert changed.read_bytes() == b"graph of weights two"
+
+
+def test_a_failed_export_leaves_no_file_in_the_cache(tmp_path):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "model.safetensors").write_bytes(b"weights")
+
+    def broken(model_dir: Path, target: Path) -> None:
+        target.write_bytes(b"half a graph")
+        raise RuntimeError("tracing failed")
+
+    with pytest.raises(RuntimeError, match="tracing failed"):
+        cached_export(model, "encoder", broken, tmp_path / "cache")
+    assert not list((tmp_path / "cache").glob("*/*.onnx*"))
