@@ -16,6 +16,7 @@ import typer
 from research_engine import client_cli
 from research_engine.corpus_cli import corpus_app
 from research_engine.keys_cli import keys_app
+from research_engine.llm_cli import llm_app
 from research_engine.local_key import key_path
 from research_engine.stack import Stack, ensure_embedded_database
 from research_platform.embedded import free_port
@@ -235,6 +236,7 @@ def _print_task(view: dict) -> None:
 client_cli.register(app)  # ask, verify, review, sources, watch, claims, findings, export, logs
 app.add_typer(corpus_app, name="corpus", help="Ingest, search and analyse the local corpus.")
 app.add_typer(keys_app, name="keys", help="Issue, list and revoke API keys.")
+app.add_typer(llm_app, name="llm", help="Check the configured LLM provider (docs/local-models.md).")
 
 
 if __name__ == "__main__":

@@ -138,7 +138,10 @@ async def test_llm_findings_cite_only_real_references_and_verbatim_quotes(drafte
     assert report.metadata["llm_discarded"] == 4  # the repeat, the empty statement, the empty paper id and its finding
     assert check_report(report).unknown == 0 and outcome.check.unknown == 0
     [step] = await _tool_results(js, drafted["job"].run_id, "author.llm_synthesis")
+    used = step.pop("usage")
     assert step == {"provider": "openai", "model": "gpt-test", "findings": 8, "discarded": 4}
+    assert (used["calls"], used["tokens_in"], used["tokens_out"]) == (1, 1, 1)  # the fake server's `usage`
+    assert report.metadata["llm_usage"]["calls"] >= 1
 
 
 @pytest.mark.parametrize("failure", ["server_errors", "invalid_twice", "timeout", "nothing_usable"])

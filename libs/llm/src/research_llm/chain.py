@@ -16,14 +16,16 @@ from collections.abc import Sequence
 import httpx
 from pydantic import SecretStr
 
-from research_llm import metrics
-from research_llm.errors import NoProviderAnswered, ProviderError, ProviderUnavailable
+from research_llm import metrics, usage
+from research_llm.errors import InvalidResponse, NoProviderAnswered, ProviderError, ProviderUnavailable
+from research_llm.grounding import ground_supports
 from research_llm.offline.engine import OfflineProvider
 from research_llm.offline.relevance import TextEncoder
 from research_llm.prompts import Prompt
 from research_llm.providers.base import Provider, SchemaAnswerer
 from research_llm.schema import (
     Answered,
+    ClaimDraft,
     ClaimForReview,
     DraftOutcome,
     EvidenceDoc,
@@ -39,28 +41,50 @@ _USE_DEFAULT = object()
 class ProviderChain:
     """Asks each provider in turn; drafting and judging never raise while `offline` is the last link."""
 
-    def __init__(self, providers: Sequence[Provider]) -> None:
+    def __init__(
+        self, providers: Sequence[Provider], *, run_budget_s: float | None = None, run_budget_tokens: int | None = None
+    ) -> None:
         if not providers:
             raise ValueError("a provider chain needs at least one provider")
         self.providers = list(providers)
+        self.run_budget_s = run_budget_s
+        self.run_budget_tokens = run_budget_tokens
+
+    def new_run(self) -> usage.Run:
+        """A run's accounting with the budget of the settings (`LLM__RUN_BUDGET_S`, `LLM__RUN_BUDGET_TOKENS`):
+        enter it with `research_llm.usage.within(run)` around each of the run's questions."""
+        return usage.Run(budget_s=self.run_budget_s, budget_tokens=self.run_budget_tokens)
 
     @property
     def names(self) -> list[str]:
         return [p.name for p in self.providers]
 
     async def draft_claim(self, question: str, entity: str | None, evidence: list[EvidenceDoc]) -> DraftOutcome:
-        """A claim draft answering `question` from `evidence`, with its provenance."""
+        """A claim draft answering `question` from `evidence`, with its provenance.
+
+        A draft that is not the chain's last word must be usable: a statement, and — when evidence
+        was offered — at least one support whose source was offered and whose quote is in it.
+        Otherwise it counts as that provider's failure (with what was dropped) and the next one,
+        finally the offline engine, answers.
+        """
         failures: list[ProviderFailure] = []
-        for provider in self.providers:
+        spent = usage.Usage()
+        for n, provider in enumerate(self.providers):
             try:
-                with metrics.call(provider.name, "draft"):
-                    draft = await provider.draft_claim(question, entity, evidence)
+                with metrics.call(provider.name, "draft"), usage.collect() as used:
+                    try:
+                        draft = await provider.draft_claim(question, entity, evidence)
+                    finally:
+                        spent.add(used)
+                    if n < len(self.providers) - 1:
+                        _check_usable(draft, evidence)
             except ProviderError as exc:
                 failures.append(_failure(provider, provider.model, exc))
                 continue
             if entity and entity.strip():
                 draft = draft.model_copy(update={"entity": entity.strip()})
-            return DraftOutcome(draft=draft, provider=provider.name, model=provider.model, failures=failures)
+            return DraftOutcome(draft=draft, provider=provider.name, model=provider.model, failures=failures,
+                                usage=spent.as_dict())
         raise NoProviderAnswered(failures)
 
     async def judge_claim(
@@ -71,15 +95,22 @@ class ProviderChain:
     ) -> JudgeOutcome:
         """The critic's verdict on `candidate` given the active claims of its entity."""
         failures: list[ProviderFailure] = []
+        spent = usage.Usage()
         for provider in self.providers:
             model = provider.critic_model
             try:
-                with metrics.call(provider.name, "judge"):
-                    verdict = await provider.judge_claim(candidate, active, evidence)
+                with metrics.call(provider.name, "judge"), usage.collect() as used:
+                    try:
+                        verdict = await provider.judge_claim(candidate, active, evidence)
+                    finally:
+                        spent.add(used)
+                    if not verdict.reasoning.strip():
+                        raise InvalidResponse("empty reasoning")
             except ProviderError as exc:
                 failures.append(_failure(provider, model, exc))
                 continue
-            return JudgeOutcome(verdict=verdict, provider=provider.name, model=model, failures=failures)
+            return JudgeOutcome(verdict=verdict, provider=provider.name, model=model, failures=failures,
+                                usage=spent.as_dict())
         raise NoProviderAnswered(failures)
 
 
@@ -96,20 +127,39 @@ class ProviderChain:
         when no provider answered.
         """
         failures: list[ProviderFailure] = []
+        spent = usage.Usage()
         for provider in self.providers:
             if not isinstance(provider, SchemaAnswerer):
                 continue
             try:
-                with metrics.call(provider.name, schema_name):
-                    answer = await asyncio.wait_for(provider.answer(prompt, shape, schema_name), timeout_s)
+                with metrics.call(provider.name, schema_name), usage.collect() as used:
+                    try:
+                        answer = await asyncio.wait_for(provider.answer(prompt, shape, schema_name), timeout_s)
+                    finally:
+                        spent.add(used)
             except ProviderError as exc:
                 failures.append(_failure(provider, provider.model, exc))
                 continue
             except TimeoutError:
                 failures.append(_failure(provider, provider.model, ProviderUnavailable(f"no answer within {timeout_s}s")))
                 continue
-            return Answered[shape](answer=answer, provider=provider.name, model=provider.model, failures=failures)
+            return Answered[shape](answer=answer, provider=provider.name, model=provider.model, failures=failures,
+                                   usage=spent.as_dict())
         raise NoProviderAnswered(failures)
+
+
+def _check_usable(draft: ClaimDraft, evidence: list[EvidenceDoc]) -> None:
+    """Raise `InvalidResponse` for a draft nothing usable remains of once its citations are checked."""
+    if not draft.statement.strip():
+        raise InvalidResponse("empty claim statement")
+    if not evidence:
+        return
+    grounded = ground_supports(draft, evidence)
+    if not grounded.kept:
+        raise InvalidResponse(
+            f"no usable citation: {len(draft.supports)} support(s), {grounded.unknown_source} naming a source never "
+            f"offered, {grounded.quote_not_found} quoting text not in its source"
+        )
 
 
 def _failure(provider: Provider, model: str, exc: ProviderError) -> ProviderFailure:
@@ -143,6 +193,12 @@ def build_chain(
                 model=settings.openai_model,
                 timeout_s=settings.timeout_s,
                 transport=transport,
+                max_output_tokens=settings.max_output_tokens,
+                context_tokens=settings.context_tokens,
+                chars_per_token=settings.chars_per_token,
+                concurrency=settings.concurrency,
+                prices=settings.prices,
+                schema_lengths={"on": True, "off": False}.get((settings.schema_lengths or "auto").lower()),
             )
         )
     if choice in {"auto", "gemini"} and (gemini_key or choice == "gemini"):
@@ -154,10 +210,12 @@ def build_chain(
                 base_url=settings.gemini_base_url,
                 model=settings.gemini_model,
                 timeout_s=settings.timeout_s,
+                concurrency=settings.concurrency,
+                prices=settings.prices,
             )
         )
     offline = OfflineProvider() if encoder is _USE_DEFAULT else OfflineProvider(encoder)
-    return ProviderChain([*remote, offline])
+    return ProviderChain([*remote, offline], run_budget_s=settings.run_budget_s, run_budget_tokens=settings.run_budget_tokens)
 
 
 def _secret(value: SecretStr | None) -> str | None:

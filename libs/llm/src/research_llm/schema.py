@@ -2,20 +2,24 @@
 
 `ClaimDraft` and `VerdictDraft` are also the JSON schemas a remote model must answer with
 (`response_format` / `response_schema`); anything that does not validate is an
-`InvalidResponse`.
+`InvalidResponse`. Every array and string of a schema a model answers is bounded (`maxItems`,
+`maxLength`): a server that compiles the schema into a grammar (llama.cpp, vLLM) then stops a
+small model that would otherwise repeat list items until `max_tokens` and return JSON cut short
+(tests/llm/test_schemas.py walks every schema the engines send).
 """
 
 from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from research_contracts import CriticVerdict, Support, Verdict
 
 Shape = TypeVar("Shape", bound=BaseModel)
+MAX_SUPPORTS = 6
 
 
 class EvidenceDoc(BaseModel):
@@ -41,9 +45,9 @@ class SupportDraft(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    source_id: str = Field(description="Id of one of the evidence documents.")
-    quote: str = Field(min_length=1, description="Exact substring of that document's text.")
-    locator: str | None = Field(default=None, description="Where the quote sits, e.g. `sentence 3`.")
+    source_id: str = Field(max_length=120, description="Id of one of the evidence documents.")
+    quote: str = Field(min_length=1, max_length=600, description="Exact substring of that document's text.")
+    locator: str | None = Field(default=None, max_length=60, description="Where the quote sits, e.g. `sentence 3`.")
 
 
 class ClaimDraft(BaseModel):
@@ -51,10 +55,10 @@ class ClaimDraft(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    statement: str = Field(min_length=1, max_length=2000, description="The claim, in one sentence.")
+    statement: str = Field(min_length=1, max_length=500, description="The claim, in one sentence.")
     entity: str = Field(min_length=1, max_length=200, description="What the claim is about.")
     confidence: float = Field(ge=0.0, le=1.0, description="How well the evidence supports it.")
-    supports: list[SupportDraft] = Field(default_factory=list)
+    supports: list[SupportDraft] = Field(default_factory=list, max_length=MAX_SUPPORTS)
 
 
 class VerdictDraft(BaseModel):
@@ -64,9 +68,9 @@ class VerdictDraft(BaseModel):
 
     verdict: Verdict
     score: float = Field(ge=0.0, le=1.0)
-    reasoning: str = Field(min_length=1, max_length=4000)
-    supersedes: list[str] = Field(
-        default_factory=list, description="claim_id values of active claims this one replaces."
+    reasoning: str = Field(min_length=1, max_length=800)
+    supersedes: list[Annotated[str, Field(max_length=64)]] = Field(
+        default_factory=list, max_length=8, description="claim_id values of active claims this one replaces."
     )
 
 
@@ -97,6 +101,7 @@ class DraftOutcome(BaseModel):
     provider: str
     model: str
     failures: list[ProviderFailure] = Field(default_factory=list)
+    usage: dict[str, Any] = Field(default_factory=dict, description="Tokens in / out, cost and seconds of this question (research_llm.usage).")
 
 
 class JudgeOutcome(BaseModel):
@@ -106,6 +111,7 @@ class JudgeOutcome(BaseModel):
     provider: str
     model: str
     failures: list[ProviderFailure] = Field(default_factory=list)
+    usage: dict[str, Any] = Field(default_factory=dict, description="Tokens in / out, cost and seconds of this question (research_llm.usage).")
 
 
 class Answered(BaseModel, Generic[Shape]):
@@ -115,3 +121,4 @@ class Answered(BaseModel, Generic[Shape]):
     provider: str
     model: str
     failures: list[ProviderFailure] = Field(default_factory=list)
+    usage: dict[str, Any] = Field(default_factory=dict, description="Tokens in / out, cost and seconds of this question (research_llm.usage).")

@@ -21,7 +21,7 @@ import json
 from pydantic import BaseModel, Field
 
 from research_contracts.corpus_tools import PaperRecord
-from research_llm import NoProviderAnswered, ProviderChain
+from research_llm import NoProviderAnswered, ProviderChain, usage
 from research_llm.prompts import Guard, Prompt
 from research_llm.providers.base import SchemaAnswerer
 from research_reports import Finding, Quote, Report
@@ -40,20 +40,22 @@ SYSTEM = (
 )
 
 
+# Every array and string bounded (research_llm.schema explains why; tests/llm/test_schemas.py checks).
 class QuoteAnswer(BaseModel):
-    paper_id: str
-    text: str
+    paper_id: str = Field(max_length=120)
+    text: str = Field(max_length=600)
 
 
 class FindingAnswer(BaseModel):
-    statement: str
-    tag: str
-    subquestion: str = ""
+    statement: str = Field(max_length=500)
+    # an enum in the schema, any string when read (the author upper-cases it; the peer review checks it)
+    tag: str = Field(max_length=20, json_schema_extra={"enum": ["SUPPORTED", "CONTESTED", "INSUFFICIENT"]})
+    subquestion: str = Field(default="", max_length=40)
     quotes: list[QuoteAnswer] = Field(min_length=1, max_length=4)
 
 
 class SynthesisAnswer(BaseModel):
-    findings: list[FindingAnswer] = Field(max_length=20)
+    findings: list[FindingAnswer] = Field(max_length=10)
 
 
 def remote_configured(chain: ProviderChain) -> bool:
@@ -69,6 +71,7 @@ class LlmAuthor:
         self.offline = offline
         self.settings = settings
         self.model = offline.model
+        self.run = chain.new_run()  # one author per review: its tokens, cost and budget (LLM__RUN_BUDGET_*)
 
     def known_papers(self) -> dict[str, PaperRecord]:
         return self.offline.known_papers()
@@ -94,15 +97,20 @@ class LlmAuthor:
             parts += ["A peer reviewer asked for a revision:", guard(review.render())]
         prompt = Prompt(system=SYSTEM, user="\n".join(parts), table=guard.table)
         async with tools.recorder.tool("author.llm_synthesis", {"papers": len(dossier.papers), "revision": review is not None}) as call:
-            try:
-                answered = await self.chain.ask(prompt, SynthesisAnswer, "review_findings", timeout_s=self.settings.llm_timeout_s)
-            except NoProviderAnswered as exc:
-                call.result = {"fallback": "offline", "failures": [f"{f.provider}/{f.model}: {f.reason}" for f in exc.failures]}
+            with usage.within(self.run), usage.collect() as spent:  # this step's tokens, failed attempts included
+                try:
+                    answered = await self.chain.ask(prompt, SynthesisAnswer, "review_findings", timeout_s=self.settings.llm_timeout_s)
+                except NoProviderAnswered as exc:
+                    answered = None
+                    failures = [f"{f.provider}/{f.model}: {f.reason}" for f in exc.failures]
+            fallback.metadata["llm_usage"] = self.run.usage.as_dict()  # every round of this review
+            if answered is None:
+                call.result = {"fallback": "offline", "failures": failures, "usage": spent.as_dict()}
                 self.model = self.offline.model  # this round's report is the offline author's, whatever an earlier round was
                 return fallback
             report, discarded = self._report(fallback, answered.answer, prompt)
             call.result = {"provider": answered.provider, "model": answered.model, "findings": len(answered.answer.findings),
-                           "discarded": discarded}
+                           "discarded": discarded, "usage": spent.as_dict()}
             if report is None:
                 call.result["fallback"] = "offline: no usable finding in the answer"
                 self.model = self.offline.model

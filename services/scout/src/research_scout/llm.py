@@ -50,27 +50,28 @@ REFINE_SYSTEM = (
 )
 
 
+# Every array and string bounded (research_llm.schema explains why; tests/llm/test_schemas.py checks).
 class JudgementAnswer(BaseModel):
     label: Literal["strong", "partial", "irrelevant"]
-    confidence: float
-    relevance: float
+    confidence: float = Field(json_schema_extra={"minimum": 0, "maximum": 1})  # clamped when read
+    relevance: float = Field(json_schema_extra={"minimum": 0, "maximum": 1})
     rationale: str = Field(max_length=400)
 
 
 class RefinedQueryAnswer(BaseModel):
-    query: str = Field(max_length=1000)
+    query: str = Field(max_length=MAX_QUERY_CHARS)
     rationale: str = Field(default="", max_length=400)
 
 
 class FactAnswer(BaseModel):
-    statement: str
-    quote: str
+    statement: str = Field(max_length=400)
+    quote: str = Field(max_length=600)
     confidence: FactConfidence
 
 
 class FactsAnswer(BaseModel):
-    summary: str
-    facts: list[FactAnswer] = Field(default_factory=list, max_length=12)
+    summary: str = Field(max_length=1200)
+    facts: list[FactAnswer] = Field(default_factory=list, max_length=8)
 
 
 def has_model(chain: ProviderChain | None) -> bool:

@@ -31,14 +31,16 @@ SYSTEM = (
 
 
 class PassageLabel(BaseModel):
-    paper_id: str
-    label: str
+    paper_id: str = Field(max_length=120)
+    # An enum in the schema (a grammar-bound model can write nothing else), a plain string when
+    # read: a label outside it (from a model that ignores the schema) drops that passage, not the answer.
+    label: str = Field(max_length=20, json_schema_extra={"enum": list(PassageStance.__members__)})
     strength: float = Field(ge=0, le=1)
-    sentence: str
+    sentence: str = Field(max_length=600)
 
 
 class LabelsAnswer(BaseModel):
-    labels: list[PassageLabel] = Field(max_length=60)
+    labels: list[PassageLabel] = Field(max_length=20)
 
 
 def remote_configured(chain: ProviderChain) -> bool:

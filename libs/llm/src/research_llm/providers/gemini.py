@@ -12,7 +12,6 @@ from typing import Any
 
 import httpx
 
-from research_llm import metrics
 from research_llm.errors import ProviderError, ProviderUnavailable
 from research_llm.providers.remote import Message, RemoteProvider, describe
 
@@ -27,11 +26,13 @@ class GeminiProvider(RemoteProvider):
         base_url: str | None = None,
         model: str = "gemini-2.0-flash",
         timeout_s: float = 30.0,
+        concurrency: int = 4,
+        prices: dict[str, tuple[float, float]] | None = None,
     ) -> None:
-        super().__init__(model=model)
+        # string lengths are not in the JSON-schema subset Gemini documents: sent without them
+        super().__init__(model=model, timeout_s=timeout_s, concurrency=concurrency, prices=prices, schema_lengths=False)
         self._api_key = api_key
         self._base_url = base_url
-        self._timeout = timeout_s
 
     def _client(self) -> Any:
         from google import genai
@@ -77,7 +78,7 @@ class GeminiProvider(RemoteProvider):
             raise ProviderError(f"gemini call failed: {describe(exc)}") from exc
         usage = response.usage_metadata
         if usage is not None:
-            metrics.tokens(self.name, usage.prompt_token_count, usage.candidates_token_count)
+            self._used(usage.prompt_token_count, usage.candidates_token_count)
         text = response.text
         if not text:
             reason = None

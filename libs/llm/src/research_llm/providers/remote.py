@@ -1,27 +1,33 @@
 """What the remote providers share: privacy-guarded prompts, schema-validated answers and the
-one corrective retry.
+one corrective retry, a per-provider concurrency limit, a wall-clock timeout per request (cut to
+what is left of the run's budget) and token / cost accounting.
 
 A subclass only implements `_complete(messages, schema_name, schema)`: send the conversation,
-return the model's text, and raise `ProviderUnavailable` for timeouts, transport faults,
-429 and 5xx (the chain moves on) or `ProviderError` for other refusals (401, 400…).
+return the model's text (reporting the tokens used with `self._used`), and raise
+`ProviderUnavailable` for timeouts, transport faults, 429 and 5xx (the chain moves on) or
+`ProviderError` for other refusals (401, 400…).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import copy
 import json
 import uuid
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from research_contracts import CriticVerdict
-from research_llm import prompts
-from research_llm.errors import InvalidResponse
+from research_llm import metrics, prompts, usage
+from research_llm.errors import InvalidResponse, ProviderUnavailable
 from research_llm.schema import ClaimDraft, ClaimForReview, EvidenceDoc, SupportDraft, VerdictDraft
 
 Answer = TypeVar("Answer", bound=BaseModel)
 Message = dict[str, str]
+_TOKENS: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("research_llm_request_tokens", default=None)
 
 
 class RemoteProvider:
@@ -29,9 +35,54 @@ class RemoteProvider:
 
     name = "remote"
 
-    def __init__(self, *, model: str) -> None:
+    def __init__(
+        self,
+        *,
+        model: str,
+        timeout_s: float = 30.0,
+        concurrency: int = 4,
+        prices: Mapping[str, tuple[float, float]] | None = None,
+        schema_lengths: bool = True,
+    ) -> None:
         self.model = model
         self.critic_model = model
+        self._timeout = timeout_s
+        self._limit = asyncio.Semaphore(max(1, concurrency))
+        self._prices = dict(prices or {})
+        self.schema_lengths = schema_lengths
+
+    def _used(self, tokens_in: int | None, tokens_out: int | None) -> None:
+        """What the API reported for the request in flight (`usage` / `usageMetadata`)."""
+        metrics.tokens(self.name, tokens_in, tokens_out)
+        slot = _TOKENS.get()
+        if slot is not None:
+            slot[0] += tokens_in or 0
+            slot[1] += tokens_out or 0
+
+    async def _request(self, messages: list[Message], schema_name: str, schema: dict[str, Any]) -> str:
+        """One request: within the provider's concurrency limit, the per-request timeout (or what
+        is left of the run's budget, if less) and accounted in the call's and the run's usage."""
+        run = usage.current_run()
+        timeout = self._timeout * 1.5 + 1.0  # the HTTP client's own timeout is per read; this bounds the whole request
+        if run is not None:
+            spent = run.exhausted()
+            if spent:
+                raise ProviderUnavailable(spent)
+            left = run.remaining_s()
+            if left is not None:
+                timeout = min(timeout, max(left, 0.001))
+        async with self._limit:
+            slot = [0, 0]
+            clock = usage.Stopwatch()
+            token = _TOKENS.set(slot)
+            try:
+                return await asyncio.wait_for(self._complete(messages, schema_name, schema), timeout)
+            except TimeoutError as exc:
+                raise ProviderUnavailable(f"timeout after {timeout:g}s (no complete answer)") from exc
+            finally:
+                _TOKENS.reset(token)
+                usage.record(self.name, self.model, slot[0], slot[1],
+                             usage.price(self._prices, self.model, slot[0], slot[1]), clock())
 
     async def _complete(self, messages: list[Message], schema_name: str, schema: dict[str, Any]) -> str:
         raise NotImplementedError
@@ -74,12 +125,12 @@ class RemoteProvider:
         Asks, validates, and on an invalid answer asks once more with the validation error;
         raises `InvalidResponse` when the second answer is invalid too.
         """
-        schema = strict_schema(shape)
+        schema = strict_schema(shape, lengths=self.schema_lengths)
         messages: list[Message] = [
             {"role": "system", "content": prompt.system},
             {"role": "user", "content": prompt.user},
         ]
-        text = await self._complete(messages, schema_name, schema)
+        text = await self._request(messages, schema_name, schema)
         try:
             return parse(text, shape)
         except InvalidResponse as first:
@@ -87,7 +138,7 @@ class RemoteProvider:
                 {"role": "assistant", "content": text[:4000]},
                 {"role": "user", "content": prompts.correction(first.reason)},
             ]
-        text = await self._complete(messages, schema_name, schema)
+        text = await self._request(messages, schema_name, schema)
         try:
             return parse(text, shape)
         except InvalidResponse as second:
@@ -107,18 +158,24 @@ def parse(text: str, shape: type[Answer]) -> Answer:
         raise InvalidResponse(errors or "invalid JSON") from exc
 
 
-_UNSUPPORTED = {"default", "minLength", "maxLength", "minimum", "maximum", "examples", "format"}
+_UNSUPPORTED = {"default", "examples", "format"}
+_LENGTHS = {"minLength", "maxLength"}
 
 
-def strict_schema(shape: type[BaseModel]) -> dict[str, Any]:
-    """`shape`'s JSON schema in the strict subset OpenAI accepts (every property required,
-    no extra properties, no unsupported keywords). Pydantic still enforces the full model."""
+def strict_schema(shape: type[BaseModel], *, lengths: bool = True) -> dict[str, Any]:
+    """`shape`'s JSON schema in the strict subset structured-output servers accept: every
+    property required, no extra properties, no defaults or formats; the bounds a small model
+    needs kept (`maxItems` / `minItems`, `enum`, `minimum` / `maximum`, and string lengths
+    unless `lengths` is False — OpenAI's strict mode rejects `minLength` / `maxLength`).
+    llama.cpp and vLLM compile the schema into a grammar, so the bounds hold while the model
+    writes; pydantic still enforces the full model on the answer."""
     schema = copy.deepcopy(shape.model_json_schema())
+    drop = _UNSUPPORTED | (set() if lengths else _LENGTHS)
 
     def visit(node: Any) -> None:
         if isinstance(node, dict):
             for key in list(node):
-                if key in _UNSUPPORTED:
+                if key in drop and not isinstance(node.get(key), dict):
                     del node[key]
             if node.get("type") == "object" and "properties" in node:
                 node["required"] = list(node["properties"])
