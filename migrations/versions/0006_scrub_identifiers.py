@@ -24,7 +24,8 @@ from collections.abc import Iterator, Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from research_ledger.deidentified import RAW_CONTENT_KEYS, deidentified
+from research_ledger.deidentified import RAW_CONTENT_KEYS
+from research_privacy.boundary import person_text as deidentified
 
 revision: str = '0006'
 down_revision: str | None = '0005'

@@ -28,7 +28,9 @@ async def _ingest(database_url: str) -> None:
 
 
 @contextmanager
-def running_stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def running_stack(
+    servers: Servers, tmp_path_factory: pytest.TempPathFactory, extra_env: dict[str, str] | None = None
+) -> Iterator[Stack]:
     """Every service running as its own process; the gateway on a free port.
 
     Two stacks on the session's one NATS share the durable consumers, so a stack must be gone
@@ -40,7 +42,7 @@ def running_stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) ->
         gateway_port=free_port(),
         nats_url=servers.nats_url,
         database_url=servers.database_url,
-        extra_env={"ACK_WAIT_S": "10"},  # a killed consumer's messages come back after 10 s, not 60
+        extra_env={"ACK_WAIT_S": "10", **(extra_env or {})},  # a killed consumer's messages come back after 10 s, not 60
     )
     running.start_servers()
     # ingest in a thread with its own loop: the session loop of pytest-asyncio may be running

@@ -124,7 +124,9 @@ async def test_the_loop_runs_the_models_refined_query_and_stops_on_a_strong_hit(
                                        run_id="sl-llm", chain=chain_for(llm_server))
 
     assert stop == "enough_strong"
-    assert asked[1] == MODEL_QUERY  # the model's query, the placeholder dropped: no identifier goes to a search API
+    # the model's query, the placeholder dropped and built by the outbound allow-list (the dose's digits
+    # could as well be a record number): no identifier goes to a search API
+    assert asked[1] == "vitamin D IU hip fracture meta-analysis"
     assert loop.iterations[0]["next_query"] == MODEL_QUERY and loop.iterations[1]["next_query"] is None
     assert [j["label"] for it in loop.trace for j in it["judgements"]] == ["partial", "partial", "strong"]
     assert all(0 <= j["confidence"] <= 1 for it in loop.trace for j in it["judgements"])

@@ -1,5 +1,5 @@
 """Every API route needs a key: 401 (no / unknown key) vs 403 (role too low) exact, roles ordered
-reader < researcher < admin, failed key checks throttled per client (429 + Retry-After), open mode
+reader < researcher < admin, failed key checks throttled (401 + Retry-After) without ever refusing a valid key, open mode
 only on a loopback bind and announced. Real NATS + Postgres behind the app."""
 
 from __future__ import annotations
@@ -40,14 +40,14 @@ def _api_routes() -> list[tuple[str, str]]:
 
 
 @pytest.mark.unit
-def test_every_operation_documents_401_403_and_429() -> None:
+def test_every_operation_documents_401_and_403() -> None:
     paths = create_app(_settings()).openapi()["paths"]
     undocumented = [
         (method, path)
         for path, item in paths.items()
         if path not in OPEN_PATHS
         for method, operation in item.items()
-        if not {"401", "403", "429"} <= set(operation["responses"])
+        if not {"401", "403"} <= set(operation["responses"])
     ]
     assert undocumented == []
     assert len(paths) > 10
@@ -115,21 +115,22 @@ async def test_roles_are_ordered_and_403_is_audited(
 
 
 @pytest.mark.integration
-async def test_failed_key_checks_are_throttled_per_client(
+async def test_failed_key_checks_are_throttled_and_a_valid_key_is_never_locked_out(
     gateway: Gateway, sessions: async_sessionmaker[AsyncSession]
 ) -> None:
     good = auth(await api_key(sessions, "reader"))
     limit = GatewayAuthSettings(failed_attempts=3, failed_window_s=120)
     async with gateway(client=("10.9.8.7", 4000), gateway_auth=limit) as (app, client):
         for n in range(3):
-            assert (await client.get(f"{API}/findings", headers=auth(f"rek_guess-{n}"))).status_code == 401
-        throttled = await client.get(f"{API}/findings", headers=auth("rek_guess-4"))
-        assert throttled.status_code == 429 and 1 <= int(throttled.headers["retry-after"]) <= 120
-        # a right guess waits too, or guessing would simply go on at full speed
-        assert (await client.get(f"{API}/findings", headers=good)).status_code == 429
-        assert app.state.guard.throttle.retry_after("10.9.8.8") is None  # other clients are unaffected
-    async with gateway(client=("10.9.8.8", 4000), gateway_auth=limit) as (_, other):
-        assert (await other.get(f"{API}/findings", headers=good)).status_code == 200
+            answer = await client.get(f"{API}/findings", headers=auth(f"rek_guess-{n}"))
+            assert answer.status_code == 401 and "retry-after" not in answer.headers
+        for n in range(50):  # a neighbour behind the same address keeps sending bad keys
+            throttled = await client.get(f"{API}/findings", headers=auth(f"rek_other-{n}"))
+            assert throttled.status_code == 401 and 1 <= int(throttled.headers["retry-after"]) <= 120
+        assert (await client.get(f"{API}/findings")).status_code == 401  # no key at all: refused, throttled
+        # ...and the user with the valid key, from the same address, is served at once
+        assert (await client.get(f"{API}/findings", headers=good)).status_code == 200
+        assert app.state.guard.throttle.retry_after("client:10.9.8.8") is None  # other clients are unaffected
 
 
 @pytest.mark.integration

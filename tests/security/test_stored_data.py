@@ -48,11 +48,42 @@ def test_the_dead_letter_stream_keeps_bytes_for_the_configured_age(monkeypatch: 
 
 
 @pytest.mark.unit
-def test_audit_payloads_refuse_raw_content_and_deidentify_questions() -> None:
+def test_audit_payloads_refuse_raw_content_and_keep_only_a_digest_of_a_persons_text() -> None:
     with pytest.raises(AuditPayloadError, match="raw content"):
         checked_payload(AuditAction.CONSUMER_DEAD_LETTER, {"reason": "x", "sha256": "0" * 64, "size": 3, "body": "abc"})
     stored = checked_payload(AuditAction.REPLICATOR_CONFIRMED, {"question": NAMED, "verdict": "confirmed"})
-    assert _leaks(stored) == [] and "[NAME_1]" in stored["question"]
+    assert _leaks(stored) == [] and stored["question"].startswith("sha256:") and "metformin" not in stored["question"]
+
+
+@pytest.mark.integration
+async def test_the_ledger_refuses_a_persons_text_that_did_not_pass_the_boundary(
+    sessions: async_sessionmaker[AsyncSession], unique: str
+) -> None:
+    """Every writer of a person's text: a raw value is refused (nothing written), the boundary's output is kept."""
+    from research_ledger.deidentified import UncleanText
+    from research_ledger.watched import watch_claim
+    from research_platform.models import ReportRow
+
+    report_id = uuid.uuid4()
+    async with sessions() as session:
+        with pytest.raises(UncleanText, match="subject"):
+            async with session.begin():
+                await Ledger(session, service="reviewer").open_report(
+                    report_id, kind="review", run_id=f"rv-{unique}", subject=NAMED, subject_key=NAMED.lower())
+        with pytest.raises(UncleanText, match="watched claim"):
+            async with session.begin():
+                await watch_claim(session, report_id, f"Metformin helps Jane Roe, MRN 12345678 {unique}")
+        task = RunResearch(question="Does metformin help type 2 diabetes?", entity=f"metformin {unique}")
+        raw = task.model_copy(update={"question": NAMED})  # built around the contract: never validated
+        with pytest.raises(UncleanText, match="question"):
+            async with session.begin():
+                await Ledger(session, service="researcher").submit(raw)
+    async with sessions() as session:
+        assert await session.get(ReportRow, report_id) is None and await session.get(ResearchTask, raw.task_id) is None
+    async with sessions() as session:
+        async with session.begin():  # what the boundary gives is stored
+            clean = RunResearch(question=NAMED, entity=f"metformin {unique}")
+            assert (await Ledger(session, service="researcher").submit(clean)).created
 
 
 @pytest.mark.integration
@@ -133,3 +164,52 @@ async def test_migration_0006_scrubs_rows_written_before_it(sessions: async_sess
         with pytest.raises(Exception, match="append-only"):  # the trigger is back on
             async with session.begin_nested():
                 await session.execute(text("UPDATE audit_events SET payload = '{}' WHERE id = :id"), {"id": dead.id})
+
+
+def _migration_0010() -> ModuleType:
+    path = REPO / "migrations" / "versions" / "0010_scrub_mode_identifiers.py"
+    spec = importlib.util.spec_from_file_location("scrub_0010", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.integration
+async def test_migration_0010_scrubs_what_the_modes_stored_before_the_boundary(
+    sessions: async_sessionmaker[AsyncSession], unique: str
+) -> None:
+    from research_ledger.watched import WatchedClaimRow
+    from research_platform.models import ReportRow, ReportVersionRow
+
+    report_id, claim_id = uuid.uuid4(), uuid.uuid4()
+    markdown = f"# Review: {NAMED}\n\nMetformin lowered HbA1c in 2005 [1]."
+    async with sessions() as session, session.begin():  # rows as the modes wrote them before 0010
+        session.add(ReportRow(id=report_id, kind="review", status="completed", run_id=f"rv-{unique}", subject=NAMED,
+                              subject_key=NAMED.lower()[:200], request={"keywords": ["Jane Roe"], "filters": {}},
+                              owner={}, save_to={"kind": "note", "id": "12345678"}, current_version=1))
+        await session.flush()
+        session.add(ReportVersionRow(report_id=report_id, version=1, run_id=f"rv-{unique}",
+                                     content={"title": NAMED, "quote": "lowered HbA1c in 2005"}, markdown=markdown,
+                                     citation_check={}, review={"summary": f"covers {NAMED}"}, claim_ids=[]))
+        session.add(MemoryClaim(id=claim_id, task_id=None, entity="metformin", question=NAMED, statement="s"))
+        session.add(WatchedClaimRow(verification_id=report_id, claim=NAMED, interval_days=7,
+                                    next_due_at=datetime.now(UTC), runs=0))
+        await session.flush()
+        session.add(AuditEvent(service="reviewer", action="report.opened", claim_id=claim_id,
+                               payload={"topic": NAMED, "subject_key": NAMED.lower(), "kind": "review"}))
+    async with sessions() as session, session.begin():
+        await (await session.connection()).run_sync(_migration_0010().scrub)
+    async with sessions() as session:
+        report = await session.get(ReportRow, report_id)
+        version = await session.get(ReportVersionRow, (report_id, 1))
+        claim = await session.get(MemoryClaim, claim_id)
+        watched = await session.get(WatchedClaimRow, report_id)
+        audit = list(await session.scalars(select(AuditEvent).where(AuditEvent.claim_id == claim_id)))
+    assert report is not None and version is not None and claim is not None and watched is not None
+    stored = [report.subject, report.subject_key, report.request, report.save_to, version.content, version.markdown,
+              version.review, claim.question, watched.claim, [a.payload for a in audit]]
+    assert _leaks(stored) == [] and "Jane" not in json.dumps(stored, default=str)
+    assert "[NAME_1]" in report.subject and "[NAME_1]" in version.markdown
+    assert "lowered HbA1c in 2005" in version.markdown  # the literature quoted is left as it is
+    assert audit[0].payload["topic"].startswith("sha256:") and audit[0].payload["kind"] == "review"

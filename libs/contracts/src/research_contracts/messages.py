@@ -12,7 +12,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from research_privacy import Deidentified, outbound_query
+from research_privacy.boundary import person_text
 
 
 class Tier(StrEnum):
@@ -57,10 +60,11 @@ class RunResearch(BaseModel):
         description="What the claim is about; claims of one entity supersede each other.",
         examples=["vitamin D"],
     )
-    patient_ref: str | None = Field(
+    patient_context: str | None = Field(
         default=None,
-        max_length=500,
-        description="Free-text patient context; never leaves the process (de-identified first).",
+        max_length=2000,
+        description="De-identified patient context (identifiers replaced by placeholders such as [NAME_1]). "
+        "A `patient_ref` sent by a client is turned into this when the command is parsed and never kept.",
     )
     tier: Tier = Field(default=Tier.priority, description="Priority tier.")
     source_types: list[str] = Field(
@@ -68,6 +72,28 @@ class RunResearch(BaseModel):
     )
     filters: TaskFilters = Field(default_factory=TaskFilters)
     origin: str = Field(default="api", max_length=100, description="Who submitted it (api, replicator, cli…).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _patient_ref_becomes_context(cls, data: object) -> object:
+        """`patient_ref` (free text that may name the patient) is never kept: it becomes `patient_context`."""
+        if isinstance(data, dict) and "patient_ref" in data:
+            data = dict(data)
+            raw = data.pop("patient_ref")
+            if raw and not data.get("patient_context"):
+                data["patient_context"] = str(raw)[:500]
+        return data
+
+    @model_validator(mode="after")
+    def _deidentified(self) -> RunResearch:
+        """The privacy boundary (research_privacy.boundary): one placeholder table for the whole task."""
+        table = Deidentified(text="")
+        self.question = person_text(self.question, into=table)
+        if self.patient_context:
+            self.patient_context = person_text(self.patient_context, into=table)
+        if self.entity:
+            self.entity = person_text(self.entity, into=table)
+        return self
 
 
 # The name the product specification uses for the same command.
@@ -111,6 +137,15 @@ class SearchEvidence(BaseModel):
         description="The query's all-MiniLM-L6-v2 vector when the asker already has it (the corpus "
         "search then reuses it instead of embedding the query again).",
     )
+
+    @model_validator(mode="after")
+    def _outbound(self) -> SearchEvidence:
+        """A query that goes to an outside source is built by allow-list (`research_privacy.outbound_query`):
+        only terms of the scientific vocabulary leave, so placeholders such as [NAME_1] and any name a
+        pattern missed stay home — whichever mode asks. The local corpus alone gets the query as given."""
+        if set(self.sources) - {"corpus"}:
+            self.query = outbound_query(self.query) or self.query  # nothing left: the connector refuses it
+        return self
 
 
 class EvidenceFound(BaseModel):

@@ -16,6 +16,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from research_contracts.runs import RUN_ID_PATTERN
+from research_privacy.boundary import person_text
 
 # Every evidence source the connector serves (`corpus` plus its outside connectors).
 EVIDENCE_SOURCES: Final = (
@@ -115,7 +116,7 @@ class RequestReview(BaseModel):
     def _topic_has_words(cls, value: str) -> str:
         if not re.search(TOPIC_PATTERN, value):
             raise ValueError("topic must contain words (at least 3 characters)")
-        return " ".join(value.split())
+        return person_text(" ".join(value.split()))  # the privacy boundary: only de-identified text goes on
 
     @field_validator("sources")
     @classmethod

@@ -21,6 +21,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
 from research_contracts.runs import RUN_ID_PATTERN
+from research_privacy.boundary import person_text
 
 # ISO 8601 durations such as P1D, PT12H, P1W, P1DT6H (years count 365 days, months 30).
 DURATION_PATTERN = r"^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$"
@@ -78,6 +79,11 @@ class RecordRef(BaseModel):
     kind: str = Field(pattern=r"^[a-z][a-z_]{0,39}$", examples=["task", "item", "note", "organisation"])
     id: str = Field(min_length=1, max_length=200, examples=["7f3c2a"])
 
+    @field_validator("id")
+    @classmethod
+    def _deidentified(cls, value: str) -> str:
+        return person_text(value)  # a record id may be a patient's number: the privacy boundary applies
+
 
 class RequestSourceList(BaseModel):
     """Command: build (or re-build) a source list (published on `research.sourcelist.requested`).
@@ -113,10 +119,15 @@ class RequestSourceList(BaseModel):
     trigger: Literal["request", "schedule", "rerun"] = Field(default="request")
     origin: str = Field(default="api", max_length=100)
 
+    @field_validator("prompt")
+    @classmethod
+    def _deidentified_prompt(cls, value: str) -> str:
+        return person_text(value)  # the privacy boundary: only de-identified text is stored or published
+
     @field_validator("keywords")
     @classmethod
     def _clean_keywords(cls, value: list[str]) -> list[str]:
-        cleaned = [re.sub(r"\s+", " ", k).strip() for k in value]
+        cleaned = [person_text(re.sub(r"\s+", " ", k).strip()) for k in value]  # the privacy boundary
         if any(not k or len(k) > 100 for k in cleaned):
             raise ValueError("keywords must be 1-100 characters each")
         return list(dict.fromkeys(cleaned))

@@ -47,6 +47,18 @@ VERIFICATION_CHANGED: Final = "research.verification.changed"  # VerificationCha
 VERIFY_SUBJECTS: Final = ("research.verify.*", "research.verification.*")
 VERIFIER_REQUESTS_DURABLE: Final = "verifier-requests"
 
+# --- commands: what a person asked for, deleted from its stream once settled ----------------
+# A command carries a person's (de-identified) words; once its consumer has acknowledged it, or
+# parked it on the dead-letter stream, it is deleted from its stream (`Delivery`): a consumed
+# command does not outlive its processing. Events (claims, changes) keep the streams' age limits.
+COMMAND_PREFIXES: Final = ("research.task.", REVIEW_REQUESTED, VERIFY_REQUESTED, SOURCELIST_REQUESTED)
+
+
+def is_command(subject: str) -> bool:
+    """True for the subjects whose messages are a person's request (tasks, reviews, verifications, source lists)."""
+    return subject.startswith(COMMAND_PREFIXES)
+
+
 # --- dead letters (JetStream stream RESEARCH_DLQ) ----------------------------------------
 DEAD_LETTER_STREAM: Final = "RESEARCH_DLQ"
 DEAD_LETTER_PREFIX: Final = "research.deadletter"

@@ -10,7 +10,8 @@ cannot encode the second — either would turn an audit write into a crash loop.
 
 Audit rows never hold raw content (`research_ledger.deidentified`): a payload key naming a
 message body or the patient context (`body`, `raw`, `raw_body`, `patient_ref`) is refused like
-any schema mismatch, and a `question` is stored de-identified.
+any schema mismatch, and a person's text (`question`, `topic`, `claim`, `prompt`, `keywords`) is
+stored as a digest and a size.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_ledger.catalogue import AuditAction, payload_schema
-from research_ledger.deidentified import QUESTION_KEYS, RAW_CONTENT_KEYS, deidentified
+from research_ledger.deidentified import PERSON_TEXT_KEYS, RAW_CONTENT_KEYS, digest
 from research_platform.models import AuditEvent
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -63,9 +64,11 @@ def checked_payload(action: AuditAction, payload: dict[str, Any] | None) -> dict
     raw = RAW_CONTENT_KEYS & set(plain)
     if raw:
         raise AuditPayloadError(f"payload of {action.value} holds raw content ({', '.join(sorted(raw))}): store a digest")
-    for key in QUESTION_KEYS & set(plain):
+    for key in PERSON_TEXT_KEYS & set(plain):  # a person's words never rest in the audit log
         if isinstance(plain[key], str):
-            plain[key] = deidentified(plain[key])
+            plain[key] = digest(plain[key])
+        elif isinstance(plain[key], list):
+            plain[key] = [digest(str(item)) for item in plain[key]]
     try:
         model = payload_schema(action).model_validate(plain)
     except ValidationError as exc:

@@ -17,7 +17,7 @@ from sqlalchemy.dialects.postgresql import insert
 
 from research_contracts import SourceHit, Support
 from research_ledger.catalogue import AuditAction
-from research_ledger.deidentified import deidentified
+from research_ledger.deidentified import clean
 from research_ledger.status import ClaimStatus
 from research_ledger.tasks import TaskLifecycle
 from research_platform.models import MemoryClaim, ResearchSource
@@ -57,7 +57,7 @@ class ClaimLifecycle(TaskLifecycle):
                 id=claim.claim_id,
                 task_id=claim.task_id,
                 entity=claim.entity,
-                question=deidentified(claim.question),  # the person's question, never its identifiers
+                question=clean(claim.question, what="a claim's question"),  # refused unless de-identified
                 statement=claim.statement,
                 status=ClaimStatus.pending.value,
                 confidence=claim.confidence,

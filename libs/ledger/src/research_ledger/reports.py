@@ -25,6 +25,7 @@ from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from research_ledger.audit import storable
+from research_ledger.deidentified import clean, clean_json
 from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
 from research_platform.models import ReportClaim, ReportRow, ReportVersionRow
@@ -124,9 +125,12 @@ class ReportLifecycle(LedgerBase):
         inserted = await self.session.scalar(
             pg_insert(ReportRow)
             .values(
-                id=report_id, kind=kind, status="running", run_id=run_id, subject=storable(subject),
-                subject_key=storable(subject_key[:200]), request=storable(request or {}),
-                owner=storable(owner or {}), save_to=storable(save_to or {}), current_version=0,
+                id=report_id, kind=kind, status="running", run_id=run_id,
+                subject=storable(clean(subject, what="a report's subject")),
+                subject_key=storable(clean(subject_key[:200], what="a report's subject key")),
+                request=storable(clean_json(request or {}, what="a report's request")),
+                owner=storable(owner or {}), save_to=storable(clean_json(save_to or {}, what="a report's save_to")),
+                current_version=0,
             )
             .on_conflict_do_nothing()
             .returning(ReportRow.id)

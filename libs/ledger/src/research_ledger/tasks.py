@@ -19,7 +19,7 @@ from research_contracts import RunResearch
 from research_ledger.audit import storable
 from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
-from research_ledger.deidentified import deidentified, deidentified_or_none
+from research_ledger.deidentified import clean, clean_or_none
 from research_ledger.status import TERMINAL_TASK_STATES, TaskStatus
 from research_platform.models import AuditEvent, ResearchTask
 
@@ -41,9 +41,10 @@ class SubmitResult:
 
 
 def _row(task: RunResearch, status: TaskStatus) -> dict[str, object]:
-    """The stored task: question and entity de-identified, the patient context never stored."""
-    question, entity = deidentified(task.question), deidentified_or_none(task.entity)
-    request = task.model_dump(mode="json", exclude={"patient_ref"})
+    """The stored task: question and entity as de-identified at the boundary (refused otherwise),
+    the patient context never stored."""
+    question, entity = clean(task.question, what="a task's question"), clean_or_none(task.entity, what="a task's entity")
+    request = task.model_dump(mode="json", exclude={"patient_context"})
     request.update(question=question, entity=entity)
     return {
         "id": task.task_id,

@@ -17,6 +17,7 @@ from sqlalchemy.dialects.postgresql import UUID, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
+from research_ledger.deidentified import clean
 from research_platform.models import Base
 
 DEFAULT_INTERVAL_DAYS = 30.0
@@ -47,6 +48,7 @@ class VerdictHistoryRow(Base):
 async def watch_claim(session: AsyncSession, verification_id: uuid.UUID, claim: str, *,
                       interval_days: float = DEFAULT_INTERVAL_DAYS) -> bool:
     """Enter a verification's claim as watched (due one interval after now); False when it already is."""
+    clean(claim, what="a watched claim")  # refused unless it passed the privacy boundary
     inserted = await session.scalar(
         insert(WatchedClaimRow).values(verification_id=verification_id, claim=claim, interval_days=interval_days,
                                        next_due_at=datetime.now(UTC) + timedelta(days=interval_days), runs=0)

@@ -6,7 +6,8 @@ wraps every JetStream delivery and turns the outcome into the right acknowledgem
 
 - while the handler runs and until the message is settled (parking and its audit included) →
   `in_progress` heartbeats, so a long task or a slow settlement never outlives `ack_wait`;
-- success → ack;
+- success → ack; a command (a person's request: task, review, verification, source list) is then
+  deleted from its stream, so it does not outlive its processing;
 - bad input (FastStream's pydantic validation, a body that is not JSON, `PrepareError`,
   `RejectMessage`) → parked on `research.deadletter.<subject>` and terminated at once;
 - `TransientError` or any other fault → nack with an exponential back-off; on the last
@@ -197,6 +198,17 @@ class Delivery:
         return True
 
 
+async def forget_command(raw: Msg) -> None:
+    """Delete a settled command from its stream (`subjects.is_command`): a person's request does not
+    outlive its processing. Best effort: on failure the stream's age limit removes it later."""
+    if not subjects.is_command(raw.subject):
+        return
+    try:
+        await raw._client.jetstream().delete_msg(raw.metadata.stream, raw.metadata.sequence.stream)  # noqa: SLF001
+    except Exception as exc:  # noqa: BLE001 - already gone (a redelivery settled twice) or the server is away
+        log.info("settled command not deleted from its stream", subject=raw.subject, error=repr(exc))
+
+
 def delivery_count(raw: Msg) -> int:
     try:
         return int(raw.metadata.num_delivered)
@@ -248,6 +260,7 @@ class _Settlement(BaseMiddleware):
         if exc is None or isinstance(exc, AckMessage):
             await raw.ack()
             metrics.settled(service, raw.subject, "acked")
+            await forget_command(raw)
             return
         attempt = delivery_count(raw)
         reason = invalid_reason(exc)
@@ -266,6 +279,7 @@ class _Settlement(BaseMiddleware):
         if await self.delivery.park(raw, reason):
             await raw.term()
             metrics.settled(service, raw.subject, "dead_lettered")
+            await forget_command(raw)
         else:
             await raw.nak(delay=backoff_s(attempt))
             metrics.settled(service, raw.subject, "nacked")

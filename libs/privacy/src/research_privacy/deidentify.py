@@ -38,6 +38,11 @@ _PRIORITY = [
 
 
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
+# A placeholder of an earlier pass, also lowercased (a report's key) or cut short ("[DATE_1").
+_EARLIER_PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]?", re.IGNORECASE)
+# Labels that introduce an identifier are not one ("[NAME_1], DOB [DATE_1]" read again must not
+# turn "DOB" into a name: de-identifying twice changes nothing).
+_LABELS = frozenset("DOB DOD MRN SSN NHS ID TEL PHONE FAX EMAIL E-MAIL ZIP POSTCODE ADDRESS MR MRS MS DR".split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +109,7 @@ def find_identifiers(text: str) -> list[Identifier]:
     for candidate in unlisted:
         if all(candidate.end <= c.start or candidate.start >= c.end for c in chosen):
             chosen.append(candidate)
+    chosen = [c for c in chosen if c.value.strip(".:,#").upper() not in _LABELS]
     chosen += _surname_mentions(text, chosen)
     return sorted(chosen, key=lambda c: c.start)
 
@@ -138,7 +144,10 @@ def deidentify(text: str, *, into: Deidentified | None = None) -> Deidentified:
         counters[category] = max(counters.get(category, 0), int(number))
     pieces: list[str] = []
     cursor = 0
+    kept = [m.span() for m in _EARLIER_PLACEHOLDER.finditer(text)]
     for identifier in find_identifiers(text):
+        if any(start < identifier.end and identifier.start < end for start, end in kept):
+            continue  # a placeholder of an earlier pass ("DOB [DATE_1]"): de-identifying twice changes nothing
         placeholder = by_value.get(identifier.value)
         if placeholder is None:
             counters[identifier.category] = counters.get(identifier.category, 0) + 1

@@ -68,7 +68,8 @@ _POSTCODE = (
 )
 # The rest of a clause after an address cue; an abbreviation's dot ("Edif. 733") does not end it.
 _CLAUSE = r"(?:[^.;:()\n?]|\.(?=(?-i:\s*[\d,a-z(]|\S))){3,100}"
-_CITY = r"[A-ZÀ-ÖØ-Þ][\w\-]+(?:\s[A-ZÀ-ÖØ-Þ][\w\-]+)?"
+# A city of one or two words; the second is never the start of a UK postcode ("London NW1 6XE").
+_CITY = r"[A-ZÀ-ÖØ-Þ][\w\-]+(?:\s(?![A-Z]{1,2}\d)[A-ZÀ-ÖØ-Þ][\w\-]+)?"
 _TAIL = (
     r"(?:,?\s*(?:(?:apt|apartment|flat|suite|ste|unit|piso|étage|etage|bte|app|wohnung|#)\.?\s*[\w\-]+))?"
     r"(?:,\s*(?:" + _POSTCODE + r"\s+)?" + _CITY + r"(?:\s+" + _POSTCODE + r")?|,?\s+" + _POSTCODE + r"\s+" + _CITY + r")?"

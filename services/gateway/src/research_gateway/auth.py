@@ -9,7 +9,9 @@ researcher, control / limits / keys: admin); a higher role passes too:
 
 - no key, an unknown or a revoked key → 401 (`WWW-Authenticate: Bearer`);
 - a valid key whose role is too low → 403 (audited with the key id);
-- too many failed key checks from one client → 429 with `Retry-After` (`throttle.py`).
+- too many failed key checks from one source address or with one key prefix → still 401, now
+  with `Retry-After` (`throttle.py`); a valid key is never refused by the throttle, so nobody
+  can lock a user out by sending bad keys from the same address.
 
 The key is hashed and the stored hash compared with `hmac.compare_digest`; only the key's id
 ever reaches logs and audit rows, never the key. `GATEWAY_AUTH__OPEN=true` (an operator's
@@ -38,6 +40,8 @@ from research_gateway.throttle import FailedAuthThrottle
 from research_ledger import AuditAction, audit
 from research_platform.models import ApiKey
 
+KEY_PREFIX_CHARS = 12  # failures are also counted per presented key prefix (a guesser rotating addresses)
+
 Role = Literal["reader", "researcher", "admin"]
 ROLES: tuple[Role, ...] = ("reader", "researcher", "admin")  # each role may do what the ones before it may
 RANK = {role: rank for rank, role in enumerate(ROLES)}
@@ -50,7 +54,6 @@ CONSOLE_COOKIE = "research_console_key"
 AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: {"description": "no API key, or an unknown or revoked one (`WWW-Authenticate: Bearer`)"},
     403: {"description": "a valid API key whose role is too low for this route"},
-    429: {"description": "too many failed key checks from this client; retry after `Retry-After` seconds"},
 }
 
 _header = APIKeyHeader(name="X-API-Key", auto_error=False, description="An API key (`research-engine keys create`).")
@@ -144,8 +147,21 @@ def _refused(detail: str) -> HTTPException:
     return HTTPException(status.HTTP_401_UNAUTHORIZED, detail, headers={"WWW-Authenticate": "Bearer"})
 
 
+def _failed(guard: Guard, client: str, secret: str | None, detail: str) -> HTTPException:
+    """The 401 for a failed key check, counted by the throttle; once the source or the key prefix
+    is over its limit the 401 carries `Retry-After` and says so. A valid key never gets here."""
+    sources = [f"client:{client}"] + ([f"key:{secret[:KEY_PREFIX_CHARS]}"] if secret else [])
+    waits = [w for w in (guard.throttle.retry_after(s) for s in sources) if w is not None]
+    for source in sources:
+        guard.throttle.failed(source)
+    if not waits:
+        return _refused(detail)
+    return HTTPException(status.HTTP_401_UNAUTHORIZED, f"{detail}; too many failed API-key checks, retry later",
+                         headers={"WWW-Authenticate": "Bearer", "Retry-After": str(max(waits))})
+
+
 def require(role: Role) -> Callable[..., Awaitable[Caller]]:
-    """A dependency admitting keys of `role` or a higher one (401 / 403 / 429 as the module says)."""
+    """A dependency admitting keys of `role` or a higher one (401 / 403 as the module says)."""
     if role not in RANK:
         raise ValueError(f"unknown role {role!r}: use one of {', '.join(ROLES)}")
 
@@ -160,20 +176,12 @@ def require(role: Role) -> Callable[..., Awaitable[Caller]]:
         if not secret and guard.open:
             return OPEN_CALLER
         client = request.client.host if request.client else "unknown"
-        wait = guard.throttle.retry_after(client)
-        if wait is not None:
-            raise HTTPException(
-                status.HTTP_429_TOO_MANY_REQUESTS, "too many failed API-key checks; retry later",
-                headers={"Retry-After": str(wait)},
-            )
         if not secret:
-            guard.throttle.failed(client)
-            raise _refused("an API key is required")
+            raise _failed(guard, client, None, "an API key is required")
         async with session.begin():
             found = await ApiKeys(session).identify(secret)
             if found is None:
-                guard.throttle.failed(client)
-                raise _refused("unknown or revoked API key")
+                raise _failed(guard, client, secret, "unknown or revoked API key")
             if RANK.get(found.role, -1) >= RANK[role]:
                 return found
             audit.record(

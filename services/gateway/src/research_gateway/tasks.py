@@ -23,7 +23,6 @@ from research_gateway.deps import API, SERVICE, Broker, ReadSession, Session
 from research_gateway.repository import TaskDesk
 from research_gateway.schemas import ClaimView, TaskAccepted, TaskSubmission, TaskView
 from research_ledger import Ledger, task_id_for_key
-from research_ledger.deidentified import deidentified
 from research_platform.logging import get_logger
 
 log = get_logger(__name__)
@@ -62,7 +61,7 @@ async def submit_task(
     async with session.begin():
         known = await Ledger(session, service=SERVICE).task(task.task_id)
         if known is not None:
-            if known.question != deidentified(task.question):  # the ledger keeps the de-identified form
+            if known.question != task.question:  # both de-identified: the command was, when it was parsed
                 raise HTTPException(status.HTTP_409_CONFLICT, "this key or task_id was used for another question")
             response.status_code = status.HTTP_200_OK
             return TaskAccepted(task_id=known.id, status=known.status)

@@ -1,9 +1,11 @@
-"""Per-client limit on failed API-key checks, so keys cannot be guessed at line rate.
+"""Counts failed API-key checks per source (an address, a presented key prefix) in a bounded window.
 
-A client (its address as the gateway sees it) may fail `limit` key checks within `window_s`
-seconds; after that every request it makes is answered 429 with `Retry-After` until its oldest
-failure leaves the window — a valid key does not skip the wait, or guessing would go on at full
-speed and simply stop at the right key. Kept in memory per gateway process (a restart forgets).
+A source may fail `limit` key checks within `window_s` seconds; past that its failed checks are
+answered 401 with `Retry-After` (`auth.py`) until its oldest failure leaves the window. Only
+failures are throttled: a request with a valid key is always served, so a neighbour behind the
+same address (a shared host, a NAT) cannot lock a user out by sending bad keys. Guessing a key
+is hopeless anyway (256-bit random keys, compared by hash). Kept in memory per gateway process
+(a restart forgets); at most `MAX_CLIENTS` sources are remembered.
 """
 
 from __future__ import annotations

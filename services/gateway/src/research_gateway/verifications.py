@@ -30,7 +30,6 @@ from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
 from research_gateway.deps import API, SERVICE, Broker, ReadSession, Session, publish_or_503
 from research_gateway.storable import UNSTORABLE_RANGE, storable_text
 from research_ledger import Ledger
-from research_ledger.deidentified import deidentified
 from research_ledger.watched import VerdictHistoryRow, WatchedClaimRow, verdict_history, watch_claim, watched
 from research_platform.logging import get_logger
 
@@ -93,7 +92,7 @@ async def submit_verification(body: VerificationRequest, session: Session, broke
         raise HTTPException(422, [e["msg"] for e in exc.errors()]) from exc
     await publish_or_503(broker, command, subjects.VERIFY_REQUESTED, stream=subjects.VERIFICATIONS_STREAM,
                          msg_id=f"verify-{verification_id}-{command.effective_run_id()}", what="verification")
-    stored = deidentified(command.claim)
+    stored = command.claim  # de-identified when the command was parsed (research_privacy.boundary)
     async with session.begin():
         await Ledger(session, service=SERVICE).open_report(
             verification_id, kind="verification", run_id=command.effective_run_id(), subject=stored,

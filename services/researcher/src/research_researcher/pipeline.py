@@ -84,9 +84,9 @@ class Researcher:
             await self.research(task)
 
     async def research(self, task: RunResearch) -> None:
-        guarded = prepare.guard_question(task.question, task.patient_ref)
+        guarded = prepare.guard_question(task.question, task.patient_context)
         recollection, query_vector, memory_error = await self.recall(task, guarded.topic_query)
-        if query_vector is not None and self.remember is not None and not task.patient_ref:
+        if query_vector is not None and self.remember is not None and not task.patient_context:
             # Without patient context the model's question is the topic plus placeholders: one vector for both.
             self.remember(guarded.model_question, query_vector)
         notes: list[tuple[AuditAction, dict]] = []

@@ -54,7 +54,7 @@ def normalise_task(task: RunResearch) -> RunResearch:
     A NUL byte is refused here: Postgres text cannot store it, so such a task could only fail
     on every delivery.
     """
-    if any("\x00" in (text or "") for text in (task.question, task.entity, task.patient_ref)):
+    if any("\x00" in (text or "") for text in (task.question, task.entity, task.patient_context)):
         raise PrepareError("invalid research task: NUL byte in the text")
     question = _SPACES.sub(" ", task.question).strip()
     if len(question) < 3:
@@ -113,13 +113,13 @@ class GuardedQuestion:
     neutralised: int = 0  # prompt-injection phrases neutralised
 
 
-def guard_question(question: str, patient_ref: str | None = None) -> GuardedQuestion:
+def guard_question(question: str, patient_context: str | None = None) -> GuardedQuestion:
     """Sanitise → delimit → de-identify the question and the patient context (one placeholder table)."""
     table = Deidentified(text="")
     safe_question, neutralised = _guard(question, table)
     model_question = safe_question
-    if patient_ref and patient_ref.strip():
-        safe_context, more = _guard(patient_ref, table)
+    if patient_context and patient_context.strip():
+        safe_context, more = _guard(patient_context, table)
         neutralised += more
         model_question = f"{safe_question}\nPatient context (de-identified): {safe_context}"
     counts = Counter(category for category, _ in table.found)

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from research_contracts.verifications import RequestVerification
-from research_ledger.deidentified import deidentified
 from research_platform.errors import PrepareError
 from research_verification import ClaimParseError, Statement, parse_claim
 
@@ -34,8 +33,8 @@ class VerificationJob:
         return {"sources": self.sources, "filters": self.filters, "watch": self.watch, "origin": self.origin}
 
     def stored_claim(self) -> str:
-        """The claim as the ledger stores it (de-identified, like every ledger text)."""
-        return deidentified(self.claim)
+        """The claim as the ledger stores it: de-identified when the command was parsed (the privacy boundary)."""
+        return self.claim
 
 
 def verification_job(command: RequestVerification) -> VerificationJob:
