@@ -13,7 +13,7 @@ from typing import Annotated
 import httpx
 import typer
 
-from research_engine import client_cli
+from research_engine import client_cli, mcp_cli
 from research_engine.corpus_cli import corpus_app
 from research_engine.keys_cli import keys_app
 from research_engine.llm_cli import llm_app
@@ -237,6 +237,7 @@ client_cli.register(app)  # ask, verify, review, sources, watch, claims, finding
 app.add_typer(corpus_app, name="corpus", help="Ingest, search and analyse the local corpus.")
 app.add_typer(keys_app, name="keys", help="Issue, list and revoke API keys.")
 app.add_typer(llm_app, name="llm", help="Check the configured LLM provider (docs/local-models.md).")
+app.command("mcp")(mcp_cli.mcp)
 
 
 if __name__ == "__main__":

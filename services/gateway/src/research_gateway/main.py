@@ -23,6 +23,7 @@ from sqlalchemy import text
 from research_gateway import admin, claims, ledger, reports, reviews, runs, search, source_lists, tasks, verifications
 from research_gateway.auth import Guard
 from research_gateway.deps import SERVICE, Session
+from research_gateway.mcp import install as install_mcp
 from research_gateway.observability import instrument, serve_metrics
 from research_gateway.settings import ConsoleSettings, GatewaySettings
 from research_gateway import console, edge
@@ -89,6 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(runs.router(app))
     app.include_router(console.router)  # the web console at / (HTML shells over this API)
     app.mount("/static/console", console.pages.static, name="console-static")
+    install_mcp(app)  # MCP (streamable HTTP) at /mcp, behind the same keys
     instrument(app)  # HTTP metrics (instrumentator) and /metrics
 
     @app.get("/healthz")

@@ -1,0 +1,112 @@
+"""`/mcp` on the gateway: the MCP server over streamable HTTP, behind the API's own keys.
+
+`install(app)` adds the route and runs the SDK's session manager in the app's lifespan. Each
+request is admitted by `KeyGate` first: a key in `X-API-Key` or `Authorization: Bearer` that
+the key store knows (no key, an unknown or a revoked one → 401 with `WWW-Authenticate`, counted
+by the same failed-attempt throttle as the API's). The console's cookie is not accepted here,
+so a web page cannot drive an assistant session with a signed-in user's key. An MCP session is
+bound to the key that opened it. Tools then call the API in process with that key
+(`GatewayApi.in_process`), so each route's role check, validation and de-identification apply.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.context import ServerRequestContext
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.requests import Request
+from starlette.routing import Route
+
+from research_gateway.auth import OPEN_CALLER, ApiKeys, Caller, Guard
+from research_gateway.mcp.gateway_api import GatewayApi
+from research_gateway.mcp.server import build_server
+
+PATH = "/mcp"
+Scope = MutableMapping[str, Any]
+ASGI = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
+
+
+def presented_key(headers: Any) -> str | None:  # noqa: ANN401 - Starlette / httpx headers
+    """The API key of a request: `X-API-Key`, else an `Authorization: Bearer` token."""
+    key = headers.get("x-api-key")
+    if key:
+        return key.strip() or None
+    scheme, _, token = (headers.get("authorization") or "").partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+async def _refuse(send: Callable[[Any], Awaitable[None]], detail: str, retry_after: int | None = None) -> None:
+    headers = [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]
+    if retry_after is not None:
+        headers.append((b"retry-after", str(retry_after).encode()))
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": json.dumps({"detail": detail}).encode()})
+
+
+class KeyGate:
+    """Admits `/mcp` requests that carry a live API key (see module doc); others get a 401."""
+
+    def __init__(self, app: FastAPI, inner: ASGI) -> None:
+        self.app, self.inner = app, inner
+
+    async def identify(self, secret: str) -> Caller | None:
+        async with self.app.state.sessions() as session, session.begin():
+            return await ApiKeys(session).identify(secret)
+
+    async def __call__(self, scope: Scope, receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]) -> None:
+        if scope["type"] != "http":
+            await self.inner(scope, receive, send)
+            return
+        guard: Guard = getattr(self.app.state, "guard", Guard())
+        secret = presented_key(Request(scope).headers)
+        client = scope["client"][0] if scope.get("client") else "unknown"
+        caller = OPEN_CALLER if not secret and guard.open else (await self.identify(secret) if secret else None)
+        if caller is None:
+            sources = [f"client:{client}"] + ([f"key:{secret[:12]}"] if secret else [])
+            waits = [w for w in (guard.throttle.retry_after(s) for s in sources) if w is not None]
+            for source in sources:
+                guard.throttle.failed(source)
+            detail = "unknown or revoked API key" if secret else "an API key is required (X-API-Key or Authorization: Bearer)"
+            await _refuse(send, detail, max(waits) if waits else None)
+            return
+        # The SDK binds a session to the credential that opened it (another key gets a 404).
+        scope["user"] = AuthenticatedUser(AccessToken(token=secret or "", client_id=str(caller.key_id), scopes=[caller.role]))
+        await self.inner(scope, receive, send)
+
+
+def _api_for(app: FastAPI) -> Callable[[ServerRequestContext[Any, Any]], Any]:
+    @asynccontextmanager
+    async def api_for(ctx: ServerRequestContext[Any, Any]) -> AsyncIterator[GatewayApi]:
+        request = ctx.request
+        key = presented_key(request.headers) if request is not None else None
+        client = (request.client.host, request.client.port) if request is not None and request.client else ("127.0.0.1", 0)
+        api = GatewayApi.in_process(app, key, client)
+        try:
+            yield api
+        finally:
+            await api.aclose()
+
+    return api_for
+
+
+def install(app: FastAPI) -> StreamableHTTPSessionManager:
+    """Serve MCP at `/mcp` on `app` (not in the OpenAPI document: it is not a REST route)."""
+    manager = StreamableHTTPSessionManager(app=build_server(_api_for(app), version=app.version))
+    gate = KeyGate(app, manager.handle_request)
+    app.router.routes.append(Route(PATH, endpoint=gate, methods=["GET", "POST", "DELETE"], include_in_schema=False))
+    outer = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(running: Any) -> AsyncIterator[Any]:  # noqa: ANN401 - the app's lifespan state
+        async with outer(running) as state, manager.run():
+            yield state
+
+    app.router.lifespan_context = lifespan
+    return manager

@@ -1,0 +1,117 @@
+"""E2E: the SDK's own client over streamable HTTP at the gateway's `/mcp` (running stack)."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pytest
+
+from research_engine.stack import Stack
+from tests.mcp.common import REVIEW_TOPIC, TOOL_NAMES, answer, error_text, http_client
+
+pytestmark = pytest.mark.e2e
+
+
+async def test_no_key_or_an_unknown_key_is_refused_with_401(stack: Stack) -> None:
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    headers = {"Accept": "application/json, text/event-stream"}
+    async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=30) as raw:
+        keyless = await raw.post("/mcp", json=initialize, headers=headers)
+        unknown = await raw.post("/mcp", json=initialize, headers={**headers, "X-API-Key": "rek_not-a-key"})
+    assert keyless.status_code == 401 and keyless.headers["www-authenticate"] == "Bearer"
+    assert "API key is required" in keyless.json()["detail"]
+    assert unknown.status_code == 401 and "unknown or revoked" in unknown.json()["detail"]
+    with pytest.raises(Exception):  # noqa: B017 - the SDK's client cannot even start the session
+        async with http_client(stack.gateway_url, None) as client:
+            await client.list_tools()
+
+
+async def test_tools_are_listed_with_the_api_models_schemas(stack: Stack, keys) -> None:  # noqa: ANN001
+    async with http_client(stack.gateway_url, keys["reader"]) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == TOOL_NAMES
+    ask = tools["ask_question"].input_schema
+    assert ask["required"] == ["question"] and ask["properties"]["question"]["maxLength"] == 2000  # TaskSubmission
+    assert {"topic", "filters", "sources", "max_iterations", "wait_seconds"} <= set(tools["start_review"].input_schema["properties"])
+    assert "run_id" not in tools["start_review"].input_schema["properties"]  # set by the server
+    assert tools["search_ledger"].input_schema["properties"]["status"]
+    assert all(t.description and len(t.description) > 40 for t in tools.values())
+
+
+async def test_a_reader_key_is_refused_start_review_with_the_role_named(stack: Stack, keys) -> None:  # noqa: ANN001
+    async with http_client(stack.gateway_url, keys["reader"]) as client:
+        refused = await client.call_tool("start_review", {"topic": REVIEW_TOPIC, "wait_seconds": 0})
+        assert "researcher role" in error_text(refused) and "reader" in error_text(refused)
+        assert answer(await client.call_tool("list_findings", {}))["findings"] is not None  # a reader may read
+        assert (await client.list_tools()).tools  # the session goes on
+
+
+async def test_malformed_arguments_are_tool_errors_with_the_reason(stack: Stack, keys) -> None:  # noqa: ANN001
+    async with http_client(stack.gateway_url, keys["researcher"]) as client:
+        empty = await client.call_tool("verify_claim", {"claim": "", "wait_seconds": 0})
+        assert "invalid input" in error_text(empty) and "claim" in error_text(empty)
+        waiting = await client.call_tool("start_review", {"topic": REVIEW_TOPIC, "wait_seconds": "soon"})
+        assert "wait_seconds" in error_text(waiting)
+        not_an_id = await client.call_tool("get_claim", {"claim_id": "12"})
+        assert "claim_id" in error_text(not_an_id)
+        unknown = await client.call_tool("get_claim", {"claim_id": str(uuid.uuid4())})
+        assert "not found" in error_text(unknown)
+        extra = await client.call_tool("ask_question", {"question": "Does zinc shorten colds?", "colour": "red"})
+        assert "colour" in error_text(extra)
+        nope = await client.call_tool("drop_tables", {})
+        assert "unknown tool" in error_text(nope)
+        assert {t.name for t in (await client.list_tools()).tools} == TOOL_NAMES  # still serving
+
+
+async def test_each_tool_over_http_a_review_reports_progress_and_its_report_is_a_resource(stack: Stack, keys) -> None:  # noqa: ANN001
+    progress: list[tuple[float, str | None]] = []
+
+    async def on_progress(step: float, total: float | None, message: str | None) -> None:
+        progress.append((step, message))
+
+    async with http_client(stack.gateway_url, keys["researcher"]) as client:
+        question = {"question": "Does vitamin D supplementation prevent fractures?", "wait_seconds": 300}
+        asked = answer(await client.call_tool("ask_question", question))
+        for _ in range(3):  # not decided within the wait: asking again with the task_id keeps waiting
+            if asked["claim"] and asked["claim"]["status"] != "pending":
+                break
+            assert asked["next"] and asked["task_id"]
+            asked = answer(await client.call_tool("ask_question", {**question, "task_id": asked["task_id"]}))
+        claim = asked["claim"]
+        assert claim["status"] in {"active", "rejected"} and claim["statement"]
+        assert all(q["source_id"].startswith("corpus:") and q["quote"] for q in claim["quotes"])
+
+        got = answer(await client.call_tool("get_claim", {"claim_id": claim["claim_id"]}))
+        assert got["statement"] == claim["statement"] and got["supports"] and got["history"]
+        found = answer(await client.call_tool("search_ledger", {"text": "vitamin", "limit": 50}))
+        assert claim["claim_id"] in [c["claim_id"] for c in found["claims"]]
+        assert answer(await client.call_tool("search_ledger", {"text": "zzqx unheard of words"}))["claims"] == []
+        assert isinstance(answer(await client.call_tool("list_findings", {"limit": 5}))["findings"], list)
+        claim_resource = await client.read_resource(f"research://claims/{claim['claim_id']}")
+        assert claim["statement"] in claim_resource.contents[0].text
+
+        review = answer(await client.call_tool("start_review", {"topic": REVIEW_TOPIC, "wait_seconds": 600},
+                                               progress_callback=on_progress))
+        assert review["status"] == "completed", review
+        assert review["verdict"] and review["markdown"].startswith("#")
+        messages = [m for _, m in progress]
+        assert any("verdict" in (m or "") for m in messages), messages  # the peer reviewer's verdict
+        assert any("called" in (m or "") for m in messages) and messages[-1] == "run completed"
+        assert [s for s, _ in progress] == sorted(s for s, _ in progress)
+        again = answer(await client.call_tool("get_review", {"review_id": review["review_id"]}))
+        assert again["markdown"] == review["markdown"]
+        report = await client.read_resource(f"research://reports/{review['review_id']}")
+        assert report.contents[0].mime_type == "text/markdown" and report.contents[0].text == review["markdown"]
+
+        verified = answer(await client.call_tool("verify_claim", {
+            "claim": "Vitamin D supplementation reduces hip fractures", "wait_seconds": 600}))
+        assert verified["status"] == "completed" and " · " in verified["verdict"]
+        assert verified["report_id"] == verified["verification_id"] and verified["evidence"]
+
+        built = answer(await client.call_tool("build_source_list", {
+            "prompt": "vitamin D and fractures", "num_references": 3, "wait_seconds": 600}))
+        assert built["sources"], built
+        listed = answer(await client.call_tool("get_source_list", {"source_list_id": built["source_list_id"]}))
+        assert [s["source_id"] for s in listed["sources"]] == [s["source_id"] for s in built["sources"]]
