@@ -89,13 +89,14 @@ class TorchEncoder:
 class OnnxEncoder:
     """The exported graph (BERT + mean pooling + normalisation) on ONNX Runtime."""
 
-    def __init__(self, model_dir: Path, threads: int, cache_dir: Path | None = None) -> None:
+    def __init__(self, model_dir: Path, threads: int, cache_dir: Path | None = None, graph: Path | None = None) -> None:
+        """`graph` replaces the cached export (a benchmark's quantised variant, say)."""
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
         from research_corpus.onnx_export import sentence_encoder_onnx
 
-        graph = sentence_encoder_onnx(model_dir, MODEL_NAME, cache_dir)
+        graph = graph or sentence_encoder_onnx(model_dir, MODEL_NAME, cache_dir)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.intra_op_num_threads = threads

@@ -1,0 +1,172 @@
+"""Embedding benchmark: the torch (sentence-transformers) and ONNX Runtime runtimes of all-MiniLM-L6-v2, side by side.
+
+Both runtimes are loaded in one process and timed interleaved — round after round, batch size
+after batch size, torch then onnx then (with --int8) the int8 candidate — so a burst of load from
+other processes on the machine hits all sides alike. Texts are real SciFact sentences (the first
+--texts distinct sentences of the corpus), embedded in calls of `batch` texts each, as a service
+(batch 1, 8) or the ingest (32, 128) makes them. Per side and batch size it prints the median over
+rounds of texts/s (wall) and CPU ms per text (the process's CPU time, every thread counted, which
+stays meaningful when other processes take cores away).
+
+Same answers: `max_cosine_gap` is the largest 1 - cosine between a text's torch and onnx vectors.
+With --ndcg it also ranks the 5,183 SciFact abstracts (title + abstract, one vector each) for the
+300 BEIR test queries with each runtime's vectors alone (dense only, brute force, no Postgres):
+nDCG@10 per runtime — the quality cost of a runtime, on the whole corpus.
+
+--int8 measures the dynamically quantised graph (onnxruntime.quantization, int8 per-channel
+weights) as a candidate; it is not what the engine runs (see docs/performance.md).
+
+    .venv/bin/python bench/embed.py [--texts 512] [--batches 1,8,32,128] [--rounds 3] [--threads 1] [--int8] [--ndcg]
+
+Ends with:  bench:embed torch_per_s=… onnx_per_s=… speedup=… max_cosine_gap=…   (batch 32)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from retrieval_metrics import ndcg_at  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data" / "scifact"
+TARGET_SPEEDUP = 2.5
+
+
+def scifact_sentences(data: Path, count: int) -> list[str]:
+    from research_corpus.sentences import split_sentences
+
+    sentences: dict[str, None] = {}
+    with (data / "corpus.jsonl").open() as corpus:
+        for line in corpus:
+            for span in split_sentences(" ".join(json.loads(line)["abstract"])):
+                sentences.setdefault(" ".join(span.text.split()))
+            if len(sentences) >= count:
+                break
+    return list(sentences)[:count]
+
+
+def int8_graph(fp32: Path) -> Path:
+    """The int8 dynamic quantisation of the cached export, next to it (made once)."""
+    target = fp32.with_name("model.int8.onnx")
+    if not target.exists():
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        partial = fp32.with_name("model.int8.onnx.partial")
+        quantize_dynamic(str(fp32), str(partial), weight_type=QuantType.QInt8, per_channel=True)
+        os.replace(partial, target)
+    return target
+
+
+def timed(encoder, texts: list[str], batch: int) -> tuple[float, float]:  # noqa: ANN001
+    """(texts/s, CPU ms per text) of embedding `texts` in calls of `batch` texts."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    for start in range(0, len(texts), batch):
+        encoder.encode(texts[start:start + batch], batch)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return len(texts) / wall, 1000 * cpu / len(texts)
+
+
+def dense_ndcg(data: Path, encoders: dict) -> dict[str, float]:  # noqa: ANN001
+    """nDCG@10 of brute-force dense ranking of SciFact abstracts for the BEIR test queries, per encoder."""
+    from retrieval import load_split
+
+    queries, qrels = load_split(data, "test")
+    ids, docs = [], []
+    with (data / "corpus.jsonl").open() as corpus:
+        for line in corpus:
+            paper = json.loads(line)
+            ids.append(str(paper["doc_id"]))
+            docs.append(f"{paper['title']} {' '.join(paper['abstract'])}".strip())
+    scores = {}
+    for name, encoder in encoders.items():
+        started = time.perf_counter()
+        matrix = encoder.encode(docs, 32)
+        qvecs = encoder.encode(list(queries.values()), 32)
+        ranked = (qvecs @ matrix.T).argsort(axis=1)[:, ::-1][:, :10]
+        scores[name] = statistics.fmean(ndcg_at([ids[j] for j in row], qrels[qid], 10)
+                                        for qid, row in zip(queries, ranked, strict=True))
+        print(f"  dense nDCG@10 {name:6} {scores[name]:.4f}  ({len(docs)} abstracts + {len(queries)} queries embedded in "
+              f"{time.perf_counter() - started:.0f} s)", flush=True)
+    return scores
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--texts", type=int, default=512)
+    parser.add_argument("--batches", default="1,8,32,128")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1, help="Math threads of each runtime (a service runs 1).")
+    parser.add_argument("--int8", action="store_true", help="Also measure the int8-quantised ONNX graph.")
+    parser.add_argument("--ndcg", action="store_true", help="Also dense nDCG@10 of each runtime on the SciFact test queries.")
+    args = parser.parse_args()
+    if not (args.data / "corpus.jsonl").exists():
+        sys.exit(f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark")
+
+    from research_corpus.embedding import MODEL_NAME, OnnxEncoder, TorchEncoder, bundled_model_path
+    from research_corpus.onnx_export import sentence_encoder_onnx
+
+    model_dir = bundled_model_path()
+    started = time.perf_counter()
+    graph = sentence_encoder_onnx(model_dir, MODEL_NAME)
+    print(f"onnx export: {graph} ({time.perf_counter() - started:.1f} s; 0 when cached)")
+    encoders = {"torch": TorchEncoder(model_dir, args.threads), "onnx": OnnxEncoder(model_dir, args.threads, graph=graph)}
+    if args.int8:
+        encoders["int8"] = OnnxEncoder(model_dir, args.threads, graph=int8_graph(graph))
+    texts = scifact_sentences(args.data, args.texts)
+    batches = [int(b) for b in args.batches.split(",")]
+    for encoder in encoders.values():
+        encoder.encode(texts[:16], 8)  # warm-up: first-call allocations are not timed
+    print(f"{len(texts)} SciFact sentences, {args.threads} math thread(s) per runtime, {args.rounds} interleaved rounds, "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at start")
+
+    runs: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    for _ in range(args.rounds):
+        for batch in batches:
+            for name, encoder in encoders.items():
+                runs.setdefault((name, batch), []).append(timed(encoder, texts, batch))
+    reference = encoders["torch"].encode(texts, 32)
+    gaps = {name: float((1 - (reference * encoder.encode(texts, 32)).sum(axis=1)).max()) for name, encoder in encoders.items() if name != "torch"}
+
+    header = f"{'runtime':8} {'batch':>5} {'texts/s':>9} {'CPU ms/text':>12} {'x torch (wall)':>15} {'x torch (CPU)':>14}"
+    print(header + "\n" + "-" * len(header))
+    medians = {key: (statistics.median(r for r, _ in v), statistics.median(c for _, c in v)) for key, v in runs.items()}
+    for batch in batches:
+        for name in encoders:
+            rate, cpu = medians[(name, batch)]
+            base_rate, base_cpu = medians[("torch", batch)]
+            print(f"{name:8} {batch:5} {rate:9.1f} {cpu:12.2f} {rate / base_rate:14.2f}x {base_cpu / cpu:13.2f}x")
+    for name, gap in gaps.items():
+        print(f"max 1 - cosine vs torch, {name}: {gap:.2e}")
+    print(f"load average {os.getloadavg()[0]:.1f} at end (other processes share the cores: compare sides, not runs)")
+
+    if args.ndcg:
+        scores = dense_ndcg(args.data, encoders)
+        for name in scores:
+            if name != "torch":
+                print(f"dense nDCG@10 {name} - torch: {scores[name] - scores['torch']:+.4f}")
+
+    if 32 in batches:
+        torch_rate, onnx_rate = medians[("torch", 32)][0], medians[("onnx", 32)][0]
+        speedup = onnx_rate / torch_rate
+        print(f"target: onnx >= {TARGET_SPEEDUP} x torch at batch 32 -> {'met' if speedup >= TARGET_SPEEDUP else 'MISSED'} "
+              f"({speedup:.2f} x wall, {medians[('torch', 32)][1] / medians[('onnx', 32)][1]:.2f} x CPU)")
+        if "int8" in encoders:
+            int8_rate = medians[("int8", 32)][0]
+            print(f"bench:embed:int8 int8_per_s={int8_rate:.1f} speedup={int8_rate / torch_rate:.2f} max_cosine_gap={gaps['int8']:.2e}")
+        print(f"bench:embed torch_per_s={torch_rate:.1f} onnx_per_s={onnx_rate:.1f} speedup={speedup:.2f} max_cosine_gap={gaps['onnx']:.2e}")
+
+
+if __name__ == "__main__":
+    main()
