@@ -84,6 +84,17 @@ def tier_markers() -> frozenset[str]:
     return frozenset(line.split(":", 1)[0].strip() for line in options.get("markers", []))
 
 
+def refuse_untiered(items: list[pytest.Item], tiers: frozenset[str]) -> None:
+    """Raise `pytest.UsageError` naming every item that carries none of `tiers`."""
+    untiered = [item.nodeid for item in items if not tiers & {mark.name for mark in item.iter_markers()}]
+    if untiered:
+        listed = "\n  ".join(untiered)
+        raise pytest.UsageError(
+            f"{len(untiered)} test(s) carry no tier marker (one of {', '.join(sorted(tiers))}; "
+            f"add `pytestmark = pytest.mark.<tier>` or a decorator):\n  {listed}"
+        )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Refuse a test without a tier marker, then run e2e tests last.
 
@@ -100,12 +111,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     running by another package takes a share of the e2e stacks' messages (their metrics then miss
     the work) and, while a synchronous test blocks the event loop, never answers its share
     (GET /search waited 15 s and answered 504 under schemathesis)."""
-    tiers = tier_markers()
-    untiered = [item.nodeid for item in items if not tiers & {mark.name for mark in item.iter_markers()}]
-    if untiered:
-        listed = "\n  ".join(untiered)
-        raise pytest.UsageError(
-            f"{len(untiered)} test(s) carry no tier marker (one of {', '.join(sorted(tiers))}; "
-            f"add `pytestmark = pytest.mark.<tier>` or a decorator):\n  {listed}"
-        )
+    refuse_untiered(items, tier_markers())
     items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
