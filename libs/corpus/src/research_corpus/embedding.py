@@ -91,20 +91,11 @@ class OnnxEncoder:
 
     def __init__(self, model_dir: Path, threads: int, cache_dir: Path | None = None, graph: Path | None = None) -> None:
         """`graph` replaces the cached export (a benchmark's quantised variant, say)."""
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        from research_corpus.onnx_export import sentence_encoder_onnx
+        from research_corpus.onnx_export import inference_session, sentence_encoder_onnx
 
-        graph = graph or sentence_encoder_onnx(model_dir, MODEL_NAME, cache_dir)
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        # Idle pool threads sleep instead of spin-waiting: the cores are shared by several
-        # model-using processes, and a spinning thread burns CPU another process needs.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        self.session = inference_session(graph or sentence_encoder_onnx(model_dir, MODEL_NAME, cache_dir), threads)
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.no_padding()

@@ -24,7 +24,7 @@ import hashlib
 import os
 import tempfile
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from research_platform.logging import get_logger
@@ -40,24 +40,28 @@ def default_cache_dir() -> Path:
     return Path(base) / "research-engine" / "onnx"
 
 
-def weights_digest(model_dir: Path) -> str:
-    """sha256 of the model's weight files (safetensors, else PyTorch bin), 16 hex digits."""
+def weights_digest(model_dir: Path, key_files: Sequence[Path] = ()) -> str:
+    """sha256 of the model's weight files (safetensors, else PyTorch bin) and of `key_files`
+    (an adapter and head merged at export, say), 16 hex digits."""
     files = sorted(model_dir.glob("*.safetensors")) or sorted(model_dir.glob("*.bin"))
     if not files:
         raise FileNotFoundError(f"no weights (*.safetensors, *.bin) in {model_dir}")
     digest = hashlib.sha256()
-    for file in files:
+    for file in [*files, *key_files]:
         with file.open("rb") as handle:
             digest.update(hashlib.file_digest(handle, "sha256").digest())
     return digest.hexdigest()[:16]
 
 
-def cached_export(model_dir: Path, name: str, export: Callable[[Path, Path], None], cache_dir: Path | None = None) -> Path:
-    """The cached `model.onnx` of `model_dir`, made by `export(model_dir, target)` if missing.
+def cached_export(
+    model_dir: Path, name: str, export: Callable[[Path, Path], None], cache_dir: Path | None = None,
+    key_files: Sequence[Path] = (),
+) -> Path:
+    """The cached `model.onnx` of `model_dir` (+ `key_files`), made by `export(model_dir, target)` if missing.
 
     Side effects: creates the cache folder and, on the machine's first call, the export (seconds).
     """
-    folder = (cache_dir or default_cache_dir()) / f"{name}-{weights_digest(model_dir)}-v{EXPORT_VERSION}"
+    folder = (cache_dir or default_cache_dir()) / f"{name}-{weights_digest(model_dir, key_files)}-v{EXPORT_VERSION}"
     target = folder / "model.onnx"
     if target.exists():
         return target
@@ -76,6 +80,20 @@ def cached_export(model_dir: Path, name: str, export: Callable[[Path, Path], Non
         finally:
             Path(partial).unlink(missing_ok=True)
     return target
+
+
+def inference_session(graph: Path, threads: int):  # noqa: ANN201 - onnxruntime.InferenceSession, imported lazily
+    """An ONNX Runtime session of `graph` on the CPU: every graph optimisation, `threads` math threads."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # Idle pool threads sleep instead of spin-waiting: the cores are shared by several
+    # model-using processes, and a spinning thread burns CPU another process needs.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
 
 
 def export_sentence_encoder(model_dir: Path, target: Path) -> None:

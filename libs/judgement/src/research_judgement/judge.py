@@ -21,6 +21,7 @@ import numpy as np
 
 from research_judgement.data import abstract_text, passage_text
 from research_judgement.metrics import AbstractDecision, abstract_decision, sigmoid, softmax
+from research_judgement.onnx_scorer import OnnxCrossEncoder
 from research_judgement.scorer import CrossEncoder, read_config
 
 WEIGHTS = Path(__file__).parent / "weights"
@@ -32,13 +33,19 @@ class WeightsUnavailable(RuntimeError):
 
 
 class Judge:
-    def __init__(self, folder: str | Path | None = None, cache_size: int = 100_000, batch_size: int = 32) -> None:
+    def __init__(self, folder: str | Path | None = None, cache_size: int = 100_000, batch_size: int = 32,
+                 backend: str | None = None) -> None:
+        """`backend`: `torch` (default) or `onnx` (`onnx_scorer.OnnxCrossEncoder`, same logits within
+        1e-3 in probability); None reads JUDGEMENT_BACKEND."""
         self.folder = Path(folder or os.environ.get("JUDGEMENT_WEIGHTS") or WEIGHTS)
+        self.backend = backend or os.environ.get("JUDGEMENT_BACKEND") or "torch"
+        if self.backend not in ("torch", "onnx"):
+            raise ValueError(f"unknown judgement backend {self.backend!r}: use torch or onnx")
         if not (self.folder / "judgement.json").exists():
             raise WeightsUnavailable(f"no judgement models at {self.folder}")
         self.config = read_config(self.folder)
         self.batch_size = batch_size
-        self._models: dict[str, CrossEncoder] = {}
+        self._models: dict[str, CrossEncoder | OnnxCrossEncoder] = {}
         self._cache: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
@@ -47,12 +54,13 @@ class Judge:
     def thresholds(self) -> dict[str, float]:
         return dict(self.config["pair"]["thresholds"])
 
-    def model(self, name: str) -> CrossEncoder:
+    def model(self, name: str) -> CrossEncoder | OnnxCrossEncoder:
         with self._lock:
             if name not in self._models:
                 if not (self.folder / name / "head.safetensors").exists():
                     raise WeightsUnavailable(f"no {name} model at {self.folder / name}")
-                self._models[name] = CrossEncoder.load(self.folder / name, int(self.config[name]["max_length"]))
+                load = OnnxCrossEncoder.load if self.backend == "onnx" else CrossEncoder.load
+                self._models[name] = load(self.folder / name, int(self.config[name]["max_length"]))
             return self._models[name]
 
     def logits(self, name: str, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
