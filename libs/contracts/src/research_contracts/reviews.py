@@ -83,6 +83,8 @@ class ReviewFilters(BaseModel):
         # rather than refuse a request the schema cannot describe as invalid.
         if self.year_from is not None and self.year_to is not None and self.year_from > self.year_to:
             self.year_from, self.year_to = self.year_to, self.year_from
+        if self.venue:
+            self.venue = person_text(self.venue)  # free text a person typed: the privacy boundary applies
         return self
 
 

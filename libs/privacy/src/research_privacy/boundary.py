@@ -43,7 +43,13 @@ def person_text(value: str, *, into: Deidentified | None = None) -> str:
     """
     if not value:
         return value
-    return deidentify(value, into=into).text if into is not None else deidentify(value).text
+    table = into if into is not None else Deidentified(text="")
+    text = value
+    for _ in range(3):  # a placeholder can make a neighbour read as an identifier: repeat to the fixpoint
+        text = deidentify(text, into=table).text
+        if not identifiers_left(text):
+            break
+    return text
 
 
 def identifiers_left(text: str) -> list[str]:

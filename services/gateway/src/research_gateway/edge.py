@@ -28,6 +28,8 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from research_privacy.boundary import UncleanText
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 BAD_BODY = {"description": "the body is not UTF-8 JSON (it could not be parsed at all)"}
 
@@ -110,10 +112,17 @@ def document_edge(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
+async def unclean_text(request: Request, exc: UncleanText) -> JSONResponse:
+    """422 for text the ledger refused because identifiers were still found in it after the
+    privacy boundary (text so odd that de-identifying it again keeps finding more): nothing was stored."""
+    return JSONResponse(status_code=422, content={"detail": f"{exc}; rephrase the text without personal identifiers"})
+
+
 def install(app: FastAPI) -> None:
     """The edge handlers, the repeated-parameter check and the OpenAPI additions, on `app` (call it
     before including routers: a router's routes take the app's dependencies when included)."""
     app.add_exception_handler(RequestValidationError, validation_failed)  # type: ignore[arg-type]
     app.add_exception_handler(StarletteHTTPException, method_not_allowed)  # type: ignore[arg-type]
+    app.add_exception_handler(UncleanText, unclean_text)  # type: ignore[arg-type]
     app.router.dependencies.append(Depends(single_query_values))  # before the routers are included
     document_edge(app)
