@@ -100,11 +100,11 @@ class LocalTools:
         self.tools = tools
 
     async def call(self, tool, request):  # noqa: ANN001, ANN201
-        from research_reviewer.tools import ToolFailed
+        from research_modes import ToolsUnavailable
 
         reply = await self.tools.answer(tool, request.model_dump_json().encode())
         if reply.error:
-            raise ToolFailed(reply.error)
+            raise ToolsUnavailable(reply.error)
         return reply.result
 
     async def outside(self, query, sources, limit):  # noqa: ANN001, ANN201

@@ -37,7 +37,8 @@ from research_reviewer.peer_review import PeerReviewer
 from research_reviewer.prepare import review_job
 from research_reviewer.reshape import conform
 from research_reviewer.settings import ReviewerSettings
-from research_reviewer.tools import BusTools, Toolbox
+from research_modes import ConnectorClient
+from research_reviewer.tools import Toolbox
 from research_runs import RunRecorder, replay
 from tests.llm.fake_llm_server import Behaviour, FakeLLMServer, prompt_of
 from tests.reviewer.conftest import TOPIC
@@ -95,7 +96,7 @@ async def drafted(nc, js: JetStreamContext, connector_service: FastStream) -> di
         server = FakeLLMServer(responder=synthesis)
         server.start()
         try:
-            port = BusTools(lambda: nc, timeout_s=20.0)
+            port = ConnectorClient(lambda: nc, timeout_s=20.0)
             author = LlmAuthor(chain_for(server), OfflineAuthor(RELEVANCE, ReviewerSettings()), ReviewerSettings())
             job = review_job(RequestReview(topic=TOPIC, max_iterations=1, run_id=f"llm-review-{uuid.uuid4().hex[:8]}"))
             recorder = RunRecorder(js, job.run_id)

@@ -19,7 +19,8 @@ from research_reviewer.experiment import review_loop
 from research_reviewer.peer_review import PeerReviewer
 from research_reviewer.prepare import review_job
 from research_reviewer.settings import ReviewerSettings
-from research_reviewer.tools import BusTools, Toolbox
+from research_modes import ConnectorClient
+from research_reviewer.tools import Toolbox
 from research_runs import RunRecorder, replay
 from tests.reviewer.conftest import TOPIC
 
@@ -28,15 +29,15 @@ RELEVANCE = Relevance(default_encoder())
 
 
 @pytest.fixture
-def port(nc, connector_service: FastStream) -> BusTools:  # type: ignore[no-untyped-def]
-    return BusTools(lambda: nc, timeout_s=20.0)
+def port(nc, connector_service: FastStream) -> ConnectorClient:  # type: ignore[no-untyped-def]
+    return ConnectorClient(lambda: nc, timeout_s=20.0)
 
 
 _DRAFTS: dict[str, tuple[OfflineAuthor, Report]] = {}
 
 
 @pytest.fixture
-async def drafted(port: BusTools, js: JetStreamContext) -> tuple[OfflineAuthor, Report]:
+async def drafted(port: ConnectorClient, js: JetStreamContext) -> tuple[OfflineAuthor, Report]:
     """One real offline draft of TOPIC, written once for the module (tests copy it before crafting)."""
     if TOPIC not in _DRAFTS:
         author = OfflineAuthor(RELEVANCE, ReviewerSettings())
@@ -45,7 +46,7 @@ async def drafted(port: BusTools, js: JetStreamContext) -> tuple[OfflineAuthor, 
     return _DRAFTS[TOPIC]
 
 
-async def _review(report: Report, port: BusTools, js: JetStreamContext) -> PeerReview:
+async def _review(report: Report, port: ConnectorClient, js: JetStreamContext) -> PeerReview:
     tools = Toolbox(port, RunRecorder(js, f"pr-{uuid.uuid4().hex[:8]}", agent="peer_reviewer"))
     return await PeerReviewer(spot_checks=3).review(report, check_report(report), TOPIC, tools, 1)
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 import nats
 import pytest
 
 from research_contracts import EvidenceFound, SearchEvidence, SourceHit, subjects
 from research_contracts.sourcelists import SourceListUpdated
-from research_scout.pipeline import Scout, connector_search
+from research_modes import ConnectorClient
+from research_scout.pipeline import Scout
 from research_scout.settings import ScoutSettings
 
 
@@ -46,16 +46,12 @@ async def fake_connector(nc: nats.NATS, subject: str) -> AsyncIterator[FakeConne
 def make_scout(sessions, nc: nats.NATS, subject: str, settings: ScoutSettings | None = None) -> Scout:
     js = nc.jetstream()
 
-    async def request(ask: SearchEvidence, to: str, timeout: float):
-        msg = await nc.request(to, ask.model_dump_json().encode(), timeout=timeout)
-        return SimpleNamespace(body=msg.data)
-
     async def publish(event: SourceListUpdated) -> None:
         await js.publish(subjects.SOURCELIST_UPDATED, event.model_dump_json().encode(), stream=subjects.SOURCELISTS_STREAM,
                          headers={subjects.MSG_ID_HEADER: f"sourcelist-updated-{event.run_id}"})
 
     return Scout(sessions=sessions, settings=settings or ScoutSettings(max_iterations=2), publish=publish,
-                 search=connector_search(request, 10.0, subject), jetstream=lambda: js)
+                 search=ConnectorClient(lambda: nc, timeout_s=10.0, search_subject=subject).search, jetstream=lambda: js)
 
 
 @pytest.fixture

@@ -66,6 +66,7 @@ class AuditAction(StrEnum):
     REPORT_FAILED = "research.report.failed"
     REPORT_STALE = "research.report.stale"
     REPORT_REFRESH_REQUESTED = "research.report.refresh_requested"
+    REPORT_SOURCES_DOWN = "research.report.sources_down"
     # literature review
     REVIEW_VERDICT = "research.review.verdict"
     # source lists (scout)
@@ -330,6 +331,13 @@ class SourceListScheduleChanged(ClosedPayload):
     next_run_at: str | None = None
 
 
+class ReportSourcesDown(ClosedPayload):
+    kind: str
+    run_id: str
+    sources: dict[str, str] = Field(description="source → why it gave nothing (the connector's or the client's reason)")
+    all_down: bool = False
+
+
 class SourceListSourceMarked(ClosedPayload):
     source_id: str
     action: str = Field(description="removed | preferred | unpreferred")
@@ -387,6 +395,7 @@ PAYLOADS: dict[AuditAction, type[BaseModel]] = {
     AuditAction.REPORT_FAILED: ReportFailed,
     AuditAction.REPORT_STALE: ReportStale,
     AuditAction.REPORT_REFRESH_REQUESTED: ReportRefreshRequested,
+    AuditAction.REPORT_SOURCES_DOWN: ReportSourcesDown,
     AuditAction.REVIEW_VERDICT: ReviewVerdict,
     AuditAction.SOURCELIST_LIMITS_CHANGED: SourceListLimitsChanged,
     AuditAction.SOURCELIST_SCHEDULE_CHANGED: SourceListScheduleChanged,

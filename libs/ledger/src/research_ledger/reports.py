@@ -97,6 +97,12 @@ class ReportLifecycle(LedgerBase):
             query = query.where(ReportVersionRow.version == version)
         return await self.session.scalar(query.order_by(ReportVersionRow.version.desc()).limit(1))
 
+    async def version_of_run(self, report_id: uuid.UUID, run_id: str) -> ReportVersionRow | None:
+        """The version `run_id` saved, if it saved one (a redelivered run then does not run again)."""
+        return await self.session.scalar(
+            select(ReportVersionRow).where(ReportVersionRow.report_id == report_id, ReportVersionRow.run_id == run_id)
+        )
+
     async def report_versions(self, report_id: uuid.UUID) -> list[ReportVersionRow]:
         rows = await self.session.scalars(
             select(ReportVersionRow).where(ReportVersionRow.report_id == report_id).order_by(ReportVersionRow.version)

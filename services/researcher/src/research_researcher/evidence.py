@@ -1,4 +1,8 @@
-"""The researcher's client of the connector service (request/reply on `research.connector.search`).
+"""The researcher's client of the connector service (request/reply on `research.connector.search`):
+the modes' one client (`research_modes.ConnectorClient`), so a connector not subscribed yet is
+waited for with back-off like everywhere else. The researcher's policy on top of it is strict: a
+search the connector could not answer raises `TransientError` (`ToolsUnavailable`), and the task
+is redelivered instead of answered from nothing.
 
 Only de-identified topic queries reach this module (`prepare.guard_question`); it never sees
 the task's question or patient context.
@@ -7,12 +11,10 @@ the task's question or patient context.
 from __future__ import annotations
 
 from faststream.nats import NatsBroker
-from nats.errors import NoRespondersError
-from pydantic import ValidationError
 
-from research_contracts import EvidenceFound, SearchEvidence, TaskFilters, subjects
+from research_contracts import EvidenceFound, SearchEvidence, TaskFilters
+from research_modes import ConnectorClient
 from research_platform.errors import TransientError
-from research_researcher import prepare
 
 
 async def search(
@@ -34,16 +36,7 @@ async def search(
         limit=limit,
         filters=(filters or TaskFilters()).model_copy(update={"sources": sources}),
     )
-    try:
-        reply = await broker.request(request, subjects.CONNECTOR_SEARCH, timeout=timeout_s)
-    except TimeoutError as exc:
-        raise TransientError("the connector service did not answer in time") from exc
-    except NoRespondersError as exc:
-        raise TransientError("no connector service is listening") from exc
-    try:
-        found = prepare.prepare_evidence(reply.body)
-    except ValidationError as exc:
-        raise TransientError(f"the connector answered with a malformed reply: {exc.error_count()} errors") from exc
+    found = await ConnectorClient(lambda: broker.connection, timeout_s=timeout_s).ask(request)
     if found.error:
         raise TransientError(f"the connector refused the search: {found.error}")
     return found

@@ -10,8 +10,9 @@ Subscribers:
 
 Engines: offline by default (extractive author, computed peer review); with an LLM provider
 configured (`LLM__PROVIDER`, keys) the author's plan and report go through the provider chain
-with JSON schemas (`llm_author`). Delivery (ack / retry / dead letter + audit) is
-`research_platform.delivery.Delivery`.
+with JSON schemas (`llm_author`). The broker, delivery (ack / retry / dead letter + audit),
+lifespan and request subscriber are `research_modes.app.mode_app`'s; the connector client is
+`research_modes.ConnectorClient`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 from faststream import AckPolicy, FastStream
 from faststream.nats import ConsumerConfig, JStream, PullSub
@@ -29,71 +29,57 @@ from nats.js.api import DeliverPolicy
 from research_contracts import ClaimDecided, subjects
 from research_contracts.reviews import RequestReview
 from research_corpus.embedding import get_embedder
-from research_ledger import dead_letters
 from research_llm import build_chain
 from research_llm.offline.relevance import Relevance, default_encoder
-from research_platform.broker import ensure_streams_at, make_broker
-from research_platform.db import create_engine, session_factory
-from research_platform.delivery import Delivery
+from research_modes import ConnectorClient, remote_configured
+from research_modes.app import ModeContext, Requests, mode_app
 from research_platform.service import run_service
 from research_reviewer import sweep
 from research_reviewer.author import OfflineAuthor
-from research_reviewer.llm_author import LlmAuthor, remote_configured
+from research_reviewer.llm_author import LlmAuthor
 from research_reviewer.peer_review import PeerReviewer
 from research_reviewer.pipeline import ReviewService
 from research_reviewer.repository import SERVICE
 from research_reviewer.settings import ReviewerServiceSettings
-from research_reviewer.tools import BusTools
 
 
 def create_app(settings: ReviewerServiceSettings) -> FastStream:
-    broker = make_broker(settings.require_nats_url(), SERVICE)
-    delivery = Delivery.install(broker, service=SERVICE, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s)
-    state: dict[str, Any] = {}
     config = settings.reviewer
 
     @asynccontextmanager
-    async def lifespan() -> AsyncIterator[None]:
-        await ensure_streams_at(settings.require_nats_url())
-        engine = create_engine(settings.require_database_url())
-        sessions = session_factory(engine)
-        delivery.record = dead_letters.recorder(sessions, SERVICE)
+    async def build(ctx: ModeContext) -> AsyncIterator[ReviewService]:
+        assert ctx.sessions is not None
+        broker, sessions = ctx.broker, ctx.sessions
         embedder = get_embedder()
         relevance = Relevance(default_encoder())
         chain = build_chain(settings.llm)
         offline = lambda: OfflineAuthor(relevance, config)  # noqa: E731
         make_author = (lambda: LlmAuthor(chain, offline(), config)) if remote_configured(chain) else offline
-        state["sessions"] = sessions
-        state["service"] = ReviewService(
-            broker=broker, sessions=sessions, settings=config, port=BusTools(lambda: broker.connection, timeout_s=config.tool_timeout_s),
+        service = ReviewService(
+            broker=broker, sessions=sessions, settings=config,
+            port=ConnectorClient(lambda: broker.connection, timeout_s=config.tool_timeout_s),
             make_author=make_author, reviewer=PeerReviewer(config.spot_checks), embed=embedder.embed_one,
         )
         await asyncio.to_thread(embedder.embed_one, "warm up")
         ticker = asyncio.create_task(sweep.sweep_forever(sessions, lambda: broker.connection.jetstream(), config.sweep_interval_s))
-        yield
-        ticker.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await ticker
-        await engine.dispose()
+        try:
+            yield service
+        finally:
+            ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticker
 
-    @broker.subscriber(
-        subjects.REVIEW_REQUESTED,
-        stream=JStream(subjects.REVIEWS_STREAM, declare=False),
-        durable=subjects.REVIEWER_REQUESTS_DURABLE,
-        config=ConsumerConfig(ack_wait=settings.ack_wait_s, max_deliver=settings.max_deliver),
-        pull_sub=PullSub(batch_size=config.concurrency, timeout=2.0),
-        ack_policy=AckPolicy.MANUAL,  # `Delivery` settles every message
-        title="reviewer.requests",
+    app, ctx = mode_app(settings, SERVICE, Requests(
+        subject=subjects.REVIEW_REQUESTED, stream=subjects.REVIEWS_STREAM, durable=subjects.REVIEWER_REQUESTS_DURABLE,
+        command=RequestReview, handler="on_review", title="reviewer.requests", batch_size=config.concurrency,
         description=(
             f"Literature review requests: publish a RequestReview JSON on `{subjects.REVIEW_REQUESTED}` (JetStream "
             f"stream {subjects.REVIEWS_STREAM}; set a `Nats-Msg-Id`). Bad input is dead-lettered."
         ),
-    )
-    async def on_review(command: RequestReview) -> None:
-        """Write, review and store one literature review (≤ 2 author/reviewer rounds)."""
-        await state["service"].handle(command)
+        summary="Write, review and store one literature review (≤ 2 author/reviewer rounds).",
+    ), build)
 
-    @broker.subscriber(
+    @ctx.broker.subscriber(
         subjects.CLAIM_DECIDED,
         stream=JStream(subjects.CLAIMS_STREAM, declare=False),
         durable=subjects.REVIEWER_DECISIONS_DURABLE,
@@ -106,9 +92,10 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
     async def on_claim_decided(event: ClaimDecided) -> None:
         """Sweep for reports resting on claims that are no longer trustworthy (not after a plain promotion)."""
         if sweep.may_undermine(event):
-            await sweep.sweep(state["sessions"], broker.connection.jetstream())
+            assert ctx.sessions is not None
+            await sweep.sweep(ctx.sessions, ctx.broker.connection.jetstream())
 
-    return FastStream(broker, lifespan=lifespan)
+    return app
 
 
 def run() -> None:

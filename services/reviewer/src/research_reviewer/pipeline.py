@@ -10,7 +10,9 @@ Idempotent under redelivery: a run that already saved its version only re-announ
 (message ids make that a no-op in JetStream); a command for a run that is no longer the
 report's current one (superseded by a refresh) is ignored. A failure that retrying cannot fix
 fails the report with the reason (the trace ends with `error` and `done(failed)`); a corpus tool
-that did not answer is transient and the command is redelivered.
+that did not answer is transient and the command is redelivered (`research_modes.mode_run`). Outside
+sources fail soft: the ones that were down are told in the trace, named in the report's metadata
+(`sources_down`) and audited (`research.report.sources_down`).
 """
 
 from __future__ import annotations
@@ -28,23 +30,18 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import ClaimProposed, subjects
 from research_contracts.reviews import RequestReview
+from research_modes import SourceLog, WatchedPort, audit_sources, mode_run
 from research_platform.db import transaction
-from research_platform.errors import PrepareError, TransientError
 from research_platform.logging import get_logger
 from research_reports import Report, diff_reports
 from research_reviewer import prepare, reshape
 from research_reviewer.experiment import Author, LoopOutcome, Reviewer, review_loop
 from research_reviewer.repository import GOOD_STANDING, Finished, ReviewLedger
 from research_reviewer.settings import ReviewerSettings
-from research_reviewer.tools import ToolFailed, ToolPort
-from research_runs import RunRecorder
+from research_reviewer.tools import ToolPort
 
 log = get_logger(__name__)
 Embed = Callable[[str], list[float]]
-
-
-class ToolsUnavailable(TransientError):
-    """The connector did not answer a corpus tool: try the review again later."""
 
 
 @dataclass
@@ -65,7 +62,7 @@ class ReviewService:
             async with transaction(self.sessions) as session:
                 repo = ReviewLedger(session)
                 row = await repo.open(job)
-                done = await repo.version_of_run(job.review_id, job.run_id)
+                done = await repo.ledger.version_of_run(job.review_id, job.run_id)
             if done is not None:
                 log.info("run already saved its version; re-announcing its claims", version=done.version)
                 await self.announce_ids(list(done.claim_ids))
@@ -77,28 +74,28 @@ class ReviewService:
             await self.run(dataclasses.replace(job, topic_key=row.subject_key))
 
     async def run(self, job: prepare.ReviewJob) -> None:
-        recorder = await RunRecorder.resume(self.broker.connection.jetstream(), job.run_id)
-        try:
-            async with recorder.running():
-                outcome = await review_loop(job, self.make_author(), self.reviewer, self.port, recorder)
-                report, finished = await self.persist(job, outcome)
-                await recorder.result(report=report.model_dump(mode="json"), review=outcome.review.model_dump(mode="json"),
-                                      iteration_info=[r.info() for r in outcome.rounds], iterations=len(outcome.rounds))
-        except ToolFailed as exc:
-            raise ToolsUnavailable(str(exc)) from exc
-        except TransientError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - anything else will not pass by retrying: the report fails, visibly
+        sources = SourceLog()
+
+        async def fail(reason: str) -> None:
             async with transaction(self.sessions) as session:
-                await ReviewLedger(session).fail(job.review_id, f"{type(exc).__name__}: {exc}")
-            log.exception("review failed")
-            if isinstance(exc, PrepareError):
-                raise
+                repo = ReviewLedger(session)
+                await repo.fail(job.review_id, reason)
+                audit_sources(repo.ledger, sources, job.review_id, kind="review", run_id=job.run_id)
+
+        async with mode_run(self.broker.connection.jetstream(), job.run_id, fail=fail) as run:
+            port = WatchedPort(self.port, run.recorder, sources)
+            outcome = await review_loop(job, self.make_author(), self.reviewer, port, run.recorder)
+            sources.check()
+            outcome.report.metadata.update(sources.metadata())
+            report, finished = await self.persist(job, outcome, sources)
+            await run.recorder.result(report=report.model_dump(mode="json"), review=outcome.review.model_dump(mode="json"),
+                                      iteration_info=[r.info() for r in outcome.rounds], iterations=len(outcome.rounds))
+        if run.failed:
             return
         await self.announce(finished.proposed)
         log.info("review completed", verdict=outcome.verdict, version=finished.version, claims=len(finished.claim_ids))
 
-    async def persist(self, job: prepare.ReviewJob, outcome: LoopOutcome) -> tuple[Report, Finished]:
+    async def persist(self, job: prepare.ReviewJob, outcome: LoopOutcome, sources: SourceLog | None = None) -> tuple[Report, Finished]:
         """Claims, diff and version of the run's final report (a refresh re-uses claims in good standing)."""
         async with transaction(self.sessions) as session:
             repo = ReviewLedger(session)
@@ -118,7 +115,10 @@ class ReviewService:
             report.version = previous.version + 1
             diff = diff_reports(old, report).model_dump(mode="json")
         async with transaction(self.sessions) as session:
-            finished = await ReviewLedger(session).finish(job, outcome, proposals, embeddings, report, diff)
+            repo = ReviewLedger(session)
+            finished = await repo.finish(job, outcome, proposals, embeddings, report, diff)
+            if sources is not None:
+                audit_sources(repo.ledger, sources, job.review_id, kind="review", run_id=job.run_id)
         return report, finished
 
     async def announce(self, proposals: list[reshape.Proposal]) -> None:

@@ -48,11 +48,6 @@ class ReviewLedger:
         assert row is not None
         return row
 
-    async def version_of_run(self, review_id: uuid.UUID, run_id: str) -> ReportVersionRow | None:
-        return await self.session.scalar(
-            select(ReportVersionRow).where(ReportVersionRow.report_id == review_id, ReportVersionRow.run_id == run_id)
-        )
-
     async def latest(self, review_id: uuid.UUID) -> ReportVersionRow | None:
         return await self.ledger.report_version(review_id)
 

@@ -1,7 +1,8 @@
 """The corpus tools as the agents see them: typed calls, each one recorded in the run's trace.
 
-`ToolPort` is how a tool request reaches the corpus: `BusTools` asks the connector over NATS
-request/reply (the service), anything else with the same `call` (the review benchmark runs the
+`ToolPort` is how a tool request reaches the corpus: `research_modes.ConnectorClient` asks the
+connector over NATS request/reply (the service; a tool that cannot answer raises the transient
+`ToolsUnavailable`), anything else with the same `call` / `outside` (the review benchmark runs the
 connector's own `CorpusTools` in process) works too. `Toolbox` binds a port to one agent's
 `RunRecorder` view: every call is a `tool_call` … `tool_result` pair named like seed 000's tools
 (`research.search_papers`, …), with a compact result (ids, titles, scores) so the trace stays small.
@@ -10,16 +11,13 @@ Outside sources named by the request are asked through `research.connector.searc
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
-from nats.aio.client import Client as NatsClient
 from pydantic import BaseModel
 
-from research_contracts import EvidenceFound, SearchEvidence, SourceHit, TaskFilters, subjects
+from research_contracts import SourceHit
 from research_contracts.corpus_tools import (
     CorpusOverviewRequest,
-    CorpusToolReply,
     GetPaper,
     Overview,
     PaperPassage,
@@ -30,49 +28,10 @@ from research_contracts.corpus_tools import (
     TopCited,
     TrendPoint,
 )
+from research_modes import ConnectorPort
 from research_runs import RunRecorder
 
-
-class ToolFailed(RuntimeError):
-    """A corpus tool refused the request or could not answer (transient for the caller)."""
-
-
-class ToolPort(Protocol):
-    async def call(self, tool: str, request: BaseModel) -> Any:
-        """The tool's `result` JSON; raises `ToolFailed`."""
-
-    async def outside(self, query: str, sources: list[str], limit: int) -> EvidenceFound:
-        """Evidence from outside connectors (`research.connector.search`)."""
-
-
-class BusTools:
-    """The connector's corpus tools over NATS request/reply."""
-
-    def __init__(self, connection: Callable[[], NatsClient], *, timeout_s: float) -> None:
-        self._connection = connection  # looked up per call: the broker connects after the lifespan starts
-        self.timeout_s = timeout_s
-
-    @property
-    def nc(self) -> NatsClient:
-        return self._connection()
-
-    async def call(self, tool: str, request: BaseModel) -> Any:
-        try:
-            msg = await self.nc.request(subjects.corpus_tool_subject(tool), request.model_dump_json().encode(), timeout=self.timeout_s)
-        except Exception as exc:  # noqa: BLE001 - no responder / timeout: the review is retried later
-            raise ToolFailed(f"{tool}: {type(exc).__name__}: {exc}") from exc
-        reply = CorpusToolReply.model_validate_json(msg.data)
-        if reply.error:
-            raise ToolFailed(f"{tool}: {reply.error}")
-        return reply.result
-
-    async def outside(self, query: str, sources: list[str], limit: int) -> EvidenceFound:
-        request = SearchEvidence(query=query[:1000], sources=sources, limit=limit, filters=TaskFilters())
-        try:
-            msg = await self.nc.request(subjects.CONNECTOR_SEARCH, request.model_dump_json().encode(), timeout=self.timeout_s)
-        except Exception as exc:  # noqa: BLE001 - outside sources are fail-soft
-            return EvidenceFound(degraded={s: f"{type(exc).__name__}" for s in sources})
-        return EvidenceFound.model_validate_json(msg.data)
+ToolPort = ConnectorPort  # `research_modes.ConnectorClient` in the service; `WatchedPort` around it per run
 
 
 def _compact(items: list[Any]) -> list[dict[str, Any]]:

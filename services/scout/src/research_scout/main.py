@@ -29,7 +29,8 @@ from research_platform.broker import ensure_streams_at, make_broker
 from research_platform.db import create_engine, session_factory
 from research_platform.delivery import Delivery
 from research_platform.service import run_service
-from research_scout.pipeline import Scout, connector_search
+from research_modes import ConnectorClient
+from research_scout.pipeline import Scout
 from research_scout.repository import SERVICE
 from research_scout.schedules import ScheduleTick
 from research_scout.settings import ScoutServiceSettings
@@ -54,7 +55,7 @@ def create_app(settings: ScoutServiceSettings) -> FastStream:
         scout = Scout(
             sessions=sessions,
             settings=scout_settings,
-            search=connector_search(broker.request, scout_settings.connector_timeout_s),
+            search=ConnectorClient(lambda: broker.connection, timeout_s=scout_settings.connector_timeout_s).search,
             publish=publish,
             jetstream=lambda: broker.connection.jetstream(),
             chain=build_chain(settings.llm) if scout_settings.engine == "llm" else None,

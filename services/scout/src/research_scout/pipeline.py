@@ -10,8 +10,12 @@ memo, stop reason) and every judgement is persisted (`source_list_iterations` /
 `source_list_judgements`) and emitted as run events on `research.run.<run_id>.event`
 (`tool_call` / `tool_result` per search, one `verdict` per judgement, `reasoning` for the memo).
 
-A failed run marks the report and the run `failed` (with the reason) and ends its events with
-`done(failed)`; it is not retried by the bus — a scheduled list tries again at its next time.
+The search is `research_modes.ConnectorClient.search` (one failure policy for every mode: a
+connector not subscribed yet is waited for, a source that gave nothing is `degraded`, told in the
+trace, named in the report's metadata and audited). A run whose every source failed is not an
+empty list: it fails with the reason. A failed run marks the report and the run `failed` (with the
+reason) and ends its events with `done(failed)`; it is not retried by the bus — a scheduled list
+tries again at its next time.
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ from typing import Any
 from nats.js import JetStreamContext
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from research_contracts import EvidenceFound, SearchEvidence, subjects
+from research_contracts import EvidenceFound, SearchEvidence
 from research_contracts.sourcelists import RequestSourceList, SourceListUpdated, SourceType
 from research_llm import ProviderChain
+from research_modes import SourceLog, audit_sources, mode_run, tell
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_runs import RunRecorder
@@ -67,6 +72,7 @@ class Loop:
     judged: dict[str, reshape.Judged] = field(default_factory=dict)
     iterations: list[dict[str, Any]] = field(default_factory=list)
     trace: list[dict[str, Any]] = field(default_factory=list)
+    sources: SourceLog = field(default_factory=SourceLog)  # which sources answered / were down in this run
 
     @property
     def use_model(self) -> bool:
@@ -91,10 +97,12 @@ class Loop:
         if not self.brief.sources:
             return EvidenceFound(degraded={"*": "no API allowed for this source type"})
         if self.recorder is None:
-            return await self.search(ask)
-        async with self.recorder.tool("scout.search", {"query": query, "sources": ask.sources}) as call:
             found = await self.search(ask)
-            call.result = {"hits": len(found.hits), "degraded": found.degraded, "error": found.error}
+        else:
+            async with self.recorder.tool("scout.search", {"query": query, "sources": ask.sources}) as call:
+                found = await self.search(ask)
+                call.result = {"hits": len(found.hits), "degraded": found.degraded, "error": found.error}
+        await tell(self.recorder, self.sources, ask.sources, found)
         return found
 
     async def run(self) -> str:
@@ -161,9 +169,9 @@ class Loop:
 
 async def build(brief: prepare.Brief, settings: ScoutSettings, search: Search, *, run_id: str, removed: set | None = None,
                 preferred: dict | None = None, next_run_at: datetime | None = None, recorder: RunRecorder | None = None,
-                chain: ProviderChain | None = None) -> tuple[reshape.Snapshot, Loop, str]:
+                chain: ProviderChain | None = None, sources: SourceLog | None = None) -> tuple[reshape.Snapshot, Loop, str]:
     """The refinement loop, the details and the conformed snapshot (no storage)."""
-    loop = Loop(brief, settings, search, recorder, chain)
+    loop = Loop(brief, settings, search, recorder, chain, sources=sources or SourceLog())
     stop = await loop.run()
     chosen = reshape.rank(list(loop.judged.values()), removed or set())[: brief.request.num_references]
     await loop.details(chosen)
@@ -194,31 +202,38 @@ class Scout:
             start = await desk.begin(brief.request, limits, datetime.now(UTC))
         if not start.go:
             return Outcome(None, skipped=True)
-        recorder = await RunRecorder.resume(self.jetstream(), request.run_id, agent="scout")
-        try:
-            async with recorder.running():
-                if start.schedule_refused:
-                    await recorder.reasoning(f"Not scheduled: {start.schedule_refused}")
-                snapshot, loop, stop = await build(brief, self.settings, self.search, run_id=request.run_id,
-                                                   removed=start.removed, preferred=start.preferred,
-                                                   next_run_at=start.next_run_at, recorder=recorder, chain=self.chain)
-                diff = reshape.diff(start.previous, snapshot)
-                async with transaction(self.sessions) as session:
-                    desk = SourceListDesk(session)
-                    for record in loop.trace:
-                        await desk.book.record_iteration(request.run_id, record["iteration"], query=record["query"],
-                                                         counts=record["counts"], memo=record["memo"],
-                                                         stop_reason=record["stop_reason"], judgements=record["judgements"])
-                    version = await desk.store(brief.request, snapshot, diff, retention=self.settings.retention_versions,
-                                               stop_reason=stop)
-                await recorder.result(report=snapshot.report.model_dump(mode="json"), iteration_info=loop.iterations,
-                                      iterations=len(loop.iterations))
-        except Exception as exc:
-            reason = f"{type(exc).__name__}: {exc}"[:2000]
-            log.exception("source list run failed", run_id=request.run_id)
+        sources = SourceLog()
+
+        async def fail(reason: str) -> None:
             async with transaction(self.sessions) as session:
-                await SourceListDesk(session).fail(brief.request, reason)
-            return Outcome(None, error=reason, seconds=time.monotonic() - started)
+                desk = SourceListDesk(session)
+                await desk.fail(brief.request, reason)
+                audit_sources(desk.ledger, sources, request.source_list_id, kind="source_list", run_id=request.run_id)
+
+        async with mode_run(self.jetstream(), request.run_id, fail=fail, agent="scout", settle_all=True) as run:
+            recorder = run.recorder
+            if start.schedule_refused:
+                await recorder.reasoning(f"Not scheduled: {start.schedule_refused}")
+            snapshot, loop, stop = await build(brief, self.settings, self.search, run_id=request.run_id,
+                                               removed=start.removed, preferred=start.preferred,
+                                               next_run_at=start.next_run_at, recorder=recorder, chain=self.chain,
+                                               sources=sources)
+            sources.check()  # every source down: the run fails with the reason, not an empty list
+            snapshot.report.metadata.update(sources.metadata())
+            diff = reshape.diff(start.previous, snapshot)
+            async with transaction(self.sessions) as session:
+                desk = SourceListDesk(session)
+                for record in loop.trace:
+                    await desk.book.record_iteration(request.run_id, record["iteration"], query=record["query"],
+                                                     counts=record["counts"], memo=record["memo"],
+                                                     stop_reason=record["stop_reason"], judgements=record["judgements"])
+                version = await desk.store(brief.request, snapshot, diff, retention=self.settings.retention_versions,
+                                           stop_reason=stop)
+                audit_sources(desk.ledger, sources, request.source_list_id, kind="source_list", run_id=request.run_id)
+            await recorder.result(report=snapshot.report.model_dump(mode="json"), iteration_info=loop.iterations,
+                                  iterations=len(loop.iterations))
+        if run.failed:
+            return Outcome(None, error=run.failed, seconds=time.monotonic() - started)
         event = SourceListUpdated(
             source_list_id=request.source_list_id, run_id=request.run_id, version=version, workspace=request.workspace,
             trigger=request.trigger, generated_at=snapshot.source_list.generated_at, next_run_at=start.next_run_at,
@@ -226,18 +241,3 @@ class Scout:
         )
         await self.publish(event)
         return Outcome(snapshot, version, diff, stop, seconds=time.monotonic() - started)
-
-
-def connector_search(request: Callable[..., Awaitable[Any]], timeout_s: float,
-                     subject: str = subjects.CONNECTOR_SEARCH) -> Search:
-    """A `Search` over the connector service (request/reply `research.connector.search`)."""
-
-    async def search(ask: SearchEvidence) -> EvidenceFound:
-        try:
-            reply = await request(ask, subject, timeout=timeout_s)
-            return EvidenceFound.model_validate_json(reply.body)
-        except Exception as exc:  # the connector down is a degraded search, not a failed run
-            log.warning("connector search failed", error=repr(exc))
-            return EvidenceFound(degraded={"connector": type(exc).__name__})
-
-    return search

@@ -9,73 +9,55 @@ watched-claim schedule do the same). A watched claim whose verdict moved is anno
 
 Engines: the offline passage classifier by default (no network, no key); with a remote LLM
 provider configured the passages are labelled by the provider chain (`llm.LlmEngine`) — the
-verdict rule is the same. Delivery (ack / retry / dead letter + audit) is `Delivery`.
+verdict rule is the same. The broker, delivery (ack / retry / dead letter + audit), lifespan and
+request subscriber are `research_modes.app.mode_app`'s; the connector client is
+`research_modes.ConnectorClient`.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
-from faststream import AckPolicy, FastStream
-from faststream.nats import ConsumerConfig, JStream, PullSub
+from faststream import FastStream
 
 from research_contracts import subjects
 from research_contracts.verifications import RequestVerification
-from research_ledger import dead_letters
 from research_llm import build_chain
-from research_platform.broker import ensure_streams_at, make_broker
-from research_platform.db import create_engine, session_factory
-from research_platform.delivery import Delivery
+from research_modes import ConnectorClient, choose
+from research_modes.app import ModeContext, Requests, mode_app
 from research_platform.service import run_service
 from research_verifier.experiment import OfflineEngine
-from research_verifier.llm import LlmEngine, remote_configured
+from research_verifier.llm import LlmEngine
 from research_verifier.pipeline import VerificationService
 from research_verifier.repository import SERVICE
 from research_verifier.settings import VerifierServiceSettings
-from research_verifier.tools import BusEvidence
 
 
 def create_app(settings: VerifierServiceSettings) -> FastStream:
-    broker = make_broker(settings.require_nats_url(), SERVICE)
-    delivery = Delivery.install(broker, service=SERVICE, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s)
-    state: dict[str, Any] = {}
     config = settings.verifier
 
     @asynccontextmanager
-    async def lifespan() -> AsyncIterator[None]:
-        await ensure_streams_at(settings.require_nats_url())
-        engine = create_engine(settings.require_database_url())
-        sessions = session_factory(engine)
-        delivery.record = dead_letters.recorder(sessions, SERVICE)
+    async def build(ctx: ModeContext) -> AsyncIterator[VerificationService]:
+        assert ctx.sessions is not None
+        broker = ctx.broker
         chain = build_chain(settings.llm)
-        labeller = LlmEngine(chain, config.llm_timeout_s) if remote_configured(chain) else OfflineEngine()
-        state["service"] = VerificationService(
-            broker=broker, sessions=sessions, settings=config, engine=labeller,
-            port=BusEvidence(lambda: broker.connection, timeout_s=config.tool_timeout_s),
+        yield VerificationService(
+            broker=broker, sessions=ctx.sessions, settings=config,
+            engine=choose(chain, lambda: LlmEngine(chain, config.llm_timeout_s), OfflineEngine),
+            port=ConnectorClient(lambda: broker.connection, timeout_s=config.tool_timeout_s),
         )
-        yield
-        await engine.dispose()
 
-    @broker.subscriber(
-        subjects.VERIFY_REQUESTED,
-        stream=JStream(subjects.VERIFICATIONS_STREAM, declare=False),
-        durable=subjects.VERIFIER_REQUESTS_DURABLE,
-        config=ConsumerConfig(ack_wait=settings.ack_wait_s, max_deliver=settings.max_deliver),
-        pull_sub=PullSub(batch_size=config.concurrency, timeout=2.0),
-        ack_policy=AckPolicy.MANUAL,  # `Delivery` settles every message
-        title="verifier.requests",
+    app, _ = mode_app(settings, SERVICE, Requests(
+        subject=subjects.VERIFY_REQUESTED, stream=subjects.VERIFICATIONS_STREAM, durable=subjects.VERIFIER_REQUESTS_DURABLE,
+        command=RequestVerification, handler="on_verify", title="verifier.requests", batch_size=config.concurrency,
         description=(
             f"Claim verification requests: publish a RequestVerification JSON on `{subjects.VERIFY_REQUESTED}` "
             f"(JetStream stream {subjects.VERIFICATIONS_STREAM}; set a `Nats-Msg-Id`). Bad input is dead-lettered."
         ),
-    )
-    async def on_verify(command: RequestVerification) -> None:
-        """Verify one claim: parse, search, classify, qualify, report, store."""
-        await state["service"].handle(command)
-
-    return FastStream(broker, lifespan=lifespan)
+        summary="Verify one claim: parse, search, classify, qualify, report, store.",
+    ), build)
+    return app
 
 
 def run() -> None:

@@ -13,7 +13,9 @@ the history (`verification_verdicts`) and in the report's versions.
 
 Idempotent under redelivery: a run that already saved its version does nothing; a command for a
 run that is no longer the report's current one is ignored. A corpus search that did not answer
-is transient (redelivered); anything else fails the report visibly with the reason.
+is transient (redelivered); anything else fails the report visibly with the reason
+(`research_modes.mode_run`). Outside sources fail soft: the ones that were down are told in the
+trace, named in the report's metadata (`sources_down`) and audited (`research.report.sources_down`).
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import subjects
 from research_contracts.verifications import RequestVerification, VerificationChanged
+from research_modes import SourceLog, WatchedPort, audit_sources, mode_run
 from research_platform.db import transaction
-from research_platform.errors import PrepareError, TransientError
+from research_platform.errors import PrepareError
 from research_platform.logging import get_logger
-from research_runs import RunRecorder
 from research_verifier import prepare, reshape
 from research_verifier.experiment import Engine, Previous, change, gather
 from research_verifier.repository import VerificationLedger
@@ -59,7 +61,7 @@ class VerificationService:
             async with transaction(self.sessions) as session:
                 repo = VerificationLedger(session)
                 row = await repo.open(job)
-                done = await repo.version_of_run(job.verification_id, job.run_id)
+                done = await repo.ledger.version_of_run(job.verification_id, job.run_id)
                 previous = await repo.previous(job.verification_id)
             if done is not None:
                 log.info("run already saved its version", version=done.version)
@@ -71,44 +73,50 @@ class VerificationService:
 
     async def run(self, job: prepare.VerificationJob, previous: Previous | None) -> None:
         started = time.monotonic()
-        recorder = await RunRecorder.resume(self.broker.connection.jetstream(), job.run_id)
         config = self.settings
-        try:
-            async with recorder.running():
-                searcher = Searcher(self.port, recorder, k=config.passages_per_query, filters=job.filters, outside=job.outside_sources)
-                evidence, _ = await gather(job, self.engine, searcher, recorder, config)
-                async with self.sessions() as session:  # the ledger's retractions: never evidence, and a change
-                    known = await VerificationLedger(session).retracted_sources(
-                        set(evidence.passages) | (previous.sources if previous else frozenset()))
-                if known - evidence.retracted:
-                    await recorder.reasoning(f"Retracted, not counted as evidence: {', '.join(sorted(known - evidence.retracted))}")
-                evidence.retracted |= known
-                report, assessment, check, dropped = reshape.checked(
-                    job, evidence.best(), evidence.passages, engine=self.engine.name, searches=evidence.searches,
-                    quotes_per_side=config.quotes_per_side)
-                cited = {r.paper_id or "" for r in report.references}
-                moved = change(previous, assessment, evidence.retracted)
-                finding_id = None
-                async with transaction(self.sessions) as session:
-                    repo = VerificationLedger(session)
-                    version = await repo.finish(job, report, assessment, check, duration_s=time.monotonic() - started, counts={
-                        "statements": len(job.statements), "searches": evidence.searches, "passages": len(evidence.passages),
-                        "qualifier_searches": evidence.qualifier_searches, "dropped_by_citation_check": dropped,
-                        "cited_sources": len(cited)}, watch_days=config.watch_days)
-                    if moved is not None:
-                        finding_id = await repo.verdict_changed(job, reshape.finding(job, moved), moved)
-                await recorder.verdict(str(assessment.verdict), confidence=str(assessment.confidence), details={
-                    "headline": assessment.headline, "version": version, "dropped_by_citation_check": dropped,
-                    **({**moved.payload(), "changed": True, "finding_kind": moved.kind, "finding_id": str(finding_id)}
-                       if moved is not None else {})})
-                await recorder.result(report=report.model_dump(mode="json"), review={"verdict": str(assessment.verdict),
-                                      "confidence": str(assessment.confidence), "citation_ok": not check.blocking})
-        except TransientError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - will not pass by retrying: the report fails, visibly
+        sources = SourceLog()
+
+        async def fail(reason: str) -> None:
             async with transaction(self.sessions) as session:
-                await VerificationLedger(session).fail(job.verification_id, f"{type(exc).__name__}: {exc}")
-            log.exception("verification failed")
+                repo = VerificationLedger(session)
+                await repo.fail(job.verification_id, reason)
+                audit_sources(repo.ledger, sources, job.verification_id, kind="verification", run_id=job.run_id)
+
+        async with mode_run(self.broker.connection.jetstream(), job.run_id, fail=fail) as run:
+            recorder = run.recorder
+            port = WatchedPort(self.port, recorder, sources)
+            searcher = Searcher(port, recorder, k=config.passages_per_query, filters=job.filters, outside=job.outside_sources)
+            evidence, _ = await gather(job, self.engine, searcher, recorder, config)
+            sources.check()
+            async with self.sessions() as session:  # the ledger's retractions: never evidence, and a change
+                known = await VerificationLedger(session).retracted_sources(
+                    set(evidence.passages) | (previous.sources if previous else frozenset()))
+            if known - evidence.retracted:
+                await recorder.reasoning(f"Retracted, not counted as evidence: {', '.join(sorted(known - evidence.retracted))}")
+            evidence.retracted |= known
+            report, assessment, check, dropped = reshape.checked(
+                job, evidence.best(), evidence.passages, engine=self.engine.name, searches=evidence.searches,
+                quotes_per_side=config.quotes_per_side)
+            report.metadata.update(sources.metadata())
+            cited = {r.paper_id or "" for r in report.references}
+            moved = change(previous, assessment, evidence.retracted)
+            finding_id = None
+            async with transaction(self.sessions) as session:
+                repo = VerificationLedger(session)
+                version = await repo.finish(job, report, assessment, check, duration_s=time.monotonic() - started, counts={
+                    "statements": len(job.statements), "searches": evidence.searches, "passages": len(evidence.passages),
+                    "qualifier_searches": evidence.qualifier_searches, "dropped_by_citation_check": dropped,
+                    "cited_sources": len(cited)}, watch_days=config.watch_days)
+                audit_sources(repo.ledger, sources, job.verification_id, kind="verification", run_id=job.run_id)
+                if moved is not None:
+                    finding_id = await repo.verdict_changed(job, reshape.finding(job, moved), moved)
+            await recorder.verdict(str(assessment.verdict), confidence=str(assessment.confidence), details={
+                "headline": assessment.headline, "version": version, "dropped_by_citation_check": dropped,
+                **({**moved.payload(), "changed": True, "finding_kind": moved.kind, "finding_id": str(finding_id)}
+                   if moved is not None else {})})
+            await recorder.result(report=report.model_dump(mode="json"), review={"verdict": str(assessment.verdict),
+                                  "confidence": str(assessment.confidence), "citation_ok": not check.blocking})
+        if run.failed:
             return
         if moved is not None:
             await self.broker.publish(

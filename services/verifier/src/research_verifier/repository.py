@@ -19,7 +19,7 @@ from sqlalchemy import select
 from research_agents import FindingsRepository, NewFinding
 from research_ledger import AuditAction, Ledger
 from research_ledger.watched import record_verdict, watch_claim
-from research_platform.models import ReportRow, ReportVersionRow, ResearchSource
+from research_platform.models import ReportRow, ResearchSource
 from research_reports import CitationCheck, Report
 from research_verification import Assessment
 from research_verifier.experiment import Previous, VerdictChange
@@ -48,10 +48,6 @@ class VerificationLedger:
             await self.ledger.refresh_report(job.verification_id, run_id=job.run_id)
             await self.session.refresh(row)
         return row
-
-    async def version_of_run(self, verification_id: uuid.UUID, run_id: str) -> ReportVersionRow | None:
-        return await self.session.scalar(select(ReportVersionRow).where(
-            ReportVersionRow.report_id == verification_id, ReportVersionRow.run_id == run_id))
 
     async def previous(self, verification_id: uuid.UUID) -> Previous | None:
         """Verdict, confidence and cited sources of the latest stored version."""

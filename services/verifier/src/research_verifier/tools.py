@@ -2,26 +2,21 @@
 (`research.connector.corpus.search_papers`, served by the connector) and the outside connectors
 (`research.connector.search`), each call recorded in the run's trace as a tool_call/tool_result pair.
 
-`EvidencePort` is the seam: `BusEvidence` is the service's; anything with the same two methods
-(a benchmark running the connector in process) works too.
+`EvidencePort` is the seam: `research_modes.ConnectorClient` is the service's (a corpus search that
+did not answer raises the transient `ToolsUnavailable`; outside sources fail soft); anything with
+the same `call` / `outside` (a benchmark running the connector in process) works too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from nats.aio.client import Client as NatsClient
-
-from research_contracts import EvidenceFound, SearchEvidence, TaskFilters, subjects
-from research_contracts.corpus_tools import CorpusToolReply, PaperPassage, SearchPapers
-from research_platform.errors import TransientError
+from research_contracts.corpus_tools import PaperPassage, SearchPapers
+from research_modes import ConnectorPort, ToolsUnavailable
 from research_runs import RunRecorder
 
-
-class ToolsUnavailable(TransientError):
-    """The connector did not answer a corpus search: the verification is retried later."""
+__all__ = ["EvidencePort", "Passage", "Searcher", "ToolsUnavailable"]
 
 
 @dataclass(frozen=True)
@@ -39,37 +34,7 @@ class Passage:
     retracted: bool = False
 
 
-class EvidencePort(Protocol):
-    async def search_papers(self, request: SearchPapers) -> list[PaperPassage]: ...
-
-    async def outside(self, query: str, sources: list[str], limit: int) -> EvidenceFound: ...
-
-
-class BusEvidence:
-    """The connector's tools over NATS (the connection is looked up per call: the broker connects late)."""
-
-    def __init__(self, connection: Callable[[], NatsClient], *, timeout_s: float) -> None:
-        self._connection = connection
-        self.timeout_s = timeout_s
-
-    async def search_papers(self, request: SearchPapers) -> list[PaperPassage]:
-        try:
-            msg = await self._connection().request(subjects.corpus_tool_subject("search_papers"),
-                                                   request.model_dump_json().encode(), timeout=self.timeout_s)
-        except Exception as exc:  # noqa: BLE001 - no responder / timeout: retried later
-            raise ToolsUnavailable(f"search_papers: {type(exc).__name__}: {exc}") from exc
-        reply = CorpusToolReply.model_validate_json(msg.data)
-        if reply.error:
-            raise ToolsUnavailable(f"search_papers: {reply.error}")
-        return [PaperPassage.model_validate(p) for p in reply.result]
-
-    async def outside(self, query: str, sources: list[str], limit: int) -> EvidenceFound:
-        request = SearchEvidence(query=query[:1000], sources=sources, limit=limit, filters=TaskFilters())
-        try:
-            msg = await self._connection().request(subjects.CONNECTOR_SEARCH, request.model_dump_json().encode(), timeout=self.timeout_s)
-        except Exception as exc:  # noqa: BLE001 - outside sources are fail-soft
-            return EvidenceFound(degraded={s: type(exc).__name__ for s in sources})
-        return EvidenceFound.model_validate_json(msg.data)
+EvidencePort = ConnectorPort  # `research_modes.ConnectorClient` in the service, `WatchedPort` around it per run
 
 
 class Searcher:
@@ -83,7 +48,7 @@ class Searcher:
         self.calls += 1
         request = SearchPapers(query=query[:1000], k=self.k, **self.filters)
         async with self.recorder.tool("research.search_papers", request.model_dump(exclude_defaults=True)) as call:
-            found = await self.port.search_papers(request)
+            found = [PaperPassage.model_validate(p) for p in await self.port.call("search_papers", request)]
             call.result = [{"paper_id": p.paper_id, "title": p.title[:160], "score": round(p.score, 4)} for p in found]
         passages = [Passage(p.paper_id, p.title or p.paper_id, p.passage, p.year, p.venue, p.doi, None, tuple(p.authors))
                     for p in found if p.passage]

@@ -1,0 +1,91 @@
+"""One builder for a mode service's FastStream app: the broker, `Delivery` (ack / retry / dead
+letter + audit), the lifespan (streams, database, dead-letter recorder) and the durable pull
+subscriber of the mode's requests. The mode supplies only what is its own: `build`, an async
+context manager that makes the service object (anything with `handle(command)`) and holds
+whatever runs beside it (a sweep ticker, a scheduler) for the app's lifetime.
+"""
+
+# No `from __future__ import annotations` here: the request handler's annotation must be the
+# command class itself, evaluated when the handler is made, for FastStream to parse and document it.
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from faststream import AckPolicy, FastStream
+from faststream.nats import ConsumerConfig, JStream, NatsBroker, PullSub
+from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from research_ledger import dead_letters
+from research_platform.broker import ensure_streams_at, make_broker
+from research_platform.db import create_engine, session_factory
+from research_platform.delivery import Delivery
+
+
+@dataclass(frozen=True)
+class Requests:
+    """The mode's request subscriber (a durable pull consumer on its JetStream stream)."""
+
+    subject: str
+    stream: str
+    durable: str
+    command: type[BaseModel]
+    handler: str  # the handler's name (AsyncAPI, logs)
+    title: str
+    description: str
+    summary: str  # the handler's docstring
+    batch_size: int = 1
+
+
+@dataclass
+class ModeContext:
+    """What `build` gets, and what other subscribers of the same app may use once it started."""
+
+    broker: NatsBroker
+    settings: Any
+    sessions: async_sessionmaker[AsyncSession] | None = None
+    service: Any = None
+
+
+Build = Callable[[ModeContext], AbstractAsyncContextManager[Any]]
+
+
+def mode_app(settings: Any, service: str, requests: Requests, build: Build) -> tuple[FastStream, ModeContext]:
+    """The app of one mode service and its context (for the mode's extra subscribers)."""
+    broker = make_broker(settings.require_nats_url(), service)
+    delivery = Delivery.install(broker, service=service, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s)
+    ctx = ModeContext(broker, settings)
+
+    @asynccontextmanager
+    async def lifespan() -> AsyncIterator[None]:
+        await ensure_streams_at(settings.require_nats_url())
+        engine = create_engine(settings.require_database_url())
+        ctx.sessions = session_factory(engine)
+        delivery.record = dead_letters.recorder(ctx.sessions, service)
+        try:
+            async with build(ctx) as made:
+                ctx.service = made
+                yield
+        finally:
+            await engine.dispose()
+
+    command_type = requests.command
+
+    async def on_request(command: command_type) -> None:  # type: ignore[valid-type]
+        await ctx.service.handle(command)
+
+    on_request.__name__ = on_request.__qualname__ = requests.handler
+    on_request.__doc__ = requests.summary
+    broker.subscriber(
+        requests.subject,
+        stream=JStream(requests.stream, declare=False),
+        durable=requests.durable,
+        config=ConsumerConfig(ack_wait=settings.ack_wait_s, max_deliver=settings.max_deliver),
+        pull_sub=PullSub(batch_size=requests.batch_size, timeout=2.0),
+        ack_policy=AckPolicy.MANUAL,  # `Delivery` settles every message
+        title=requests.title,
+        description=requests.description,
+    )(on_request)
+    return FastStream(broker, lifespan=lifespan), ctx

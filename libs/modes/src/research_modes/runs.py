@@ -1,0 +1,107 @@
+"""The run wiring every mode shares: a recorder resumed on the run's event stream, the recorded
+search port, and what a failed run leaves behind.
+
+`mode_run` wraps one run: the events end with `done` (`completed`, or `error` + `done(failed)`);
+a `TransientError` goes back to the bus (redelivery) and a `PrepareError` to the dead letters,
+unless the mode settles every run itself (`settle_all=True`, the scout: a scheduled list tries
+again at its next time); anything else fails the report through the mode's `fail`
+callback with the reason, and `run.failed` tells the caller to stop there.
+
+`WatchedPort` sits between a mode's agents and the `ConnectorClient` (or any port with the same
+`call` / `outside`): every outside search is noted in the run's `SourceLog`, and a source seen down
+for the first time is told as a `reasoning` event; a corpus tool that answered counts the corpus as
+a source that answered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from nats.js import JetStreamContext
+from pydantic import BaseModel
+
+from research_contracts import EvidenceFound
+from research_ledger import AuditAction
+from research_ledger.base import LedgerBase
+from research_modes.connector import SourceLog
+from research_platform.errors import PrepareError, TransientError
+from research_platform.logging import get_logger
+from research_runs import RunRecorder
+
+log = get_logger(__name__)
+
+
+class ConnectorPort(Protocol):
+    async def call(self, tool: str, request: BaseModel) -> Any:
+        """A corpus tool's `result` JSON; raises `ToolsUnavailable`."""
+
+    async def outside(self, query: str, sources: list[str], limit: int) -> EvidenceFound:
+        """Evidence from outside connectors (fail soft: sources that gave nothing are `degraded`)."""
+
+
+async def tell(recorder: RunRecorder | None, sources: SourceLog, asked: list[str], found: EvidenceFound) -> None:
+    """Note one search in the run's log; a source newly down becomes a run event."""
+    fresh = sources.note(asked, found)
+    if fresh and recorder is not None:
+        await recorder.reasoning("Sources down (nothing from them in this run's evidence): "
+                                 + "; ".join(f"{s}: {why}" for s, why in sorted(fresh.items())))
+
+
+@dataclass
+class WatchedPort:
+    """A port whose searches land in the run's `SourceLog` (and, when new, in its run events)."""
+
+    port: ConnectorPort
+    recorder: RunRecorder | None
+    sources: SourceLog = field(default_factory=SourceLog)
+
+    async def call(self, tool: str, request: BaseModel) -> Any:
+        result = await self.port.call(tool, request)
+        self.sources.answered_by("corpus")
+        return result
+
+    async def outside(self, query: str, sources: list[str], limit: int) -> EvidenceFound:
+        found = await self.port.outside(query, sources, limit)
+        await tell(self.recorder, self.sources, sources, found)
+        return found
+
+
+def audit_sources(ledger: LedgerBase, sources: SourceLog, report_id: Any, *, kind: str, run_id: str) -> None:
+    """The `research.report.sources_down` audit row of a run that had sources down (none otherwise)."""
+    if sources.down:
+        ledger.audit(AuditAction.REPORT_SOURCES_DOWN, subject_ids={"report_id": report_id},
+                     payload={"kind": kind, "run_id": run_id, "sources": dict(sources.down), "all_down": sources.all_down})
+
+
+@dataclass
+class ModeRun:
+    recorder: RunRecorder
+    failed: str | None = None
+
+
+@asynccontextmanager
+async def mode_run(js: JetStreamContext, run_id: str, *, fail: Callable[[str], Awaitable[None]], agent: str | None = None,
+                   settle_all: bool = False) -> AsyncIterator[ModeRun]:
+    """One run of a mode (see the module docstring): `async with mode_run(...) as run: ...; if run.failed: return`."""
+    recorder = await RunRecorder.resume(js, run_id, **({"agent": agent} if agent else {}))
+    run = ModeRun(recorder)
+    try:
+        async with recorder.running():
+            yield run
+    except TransientError as exc:
+        if not settle_all:
+            raise
+        await _failed(run, fail, exc)
+    except Exception as exc:  # noqa: BLE001 - will not pass by retrying: the report fails, visibly
+        await _failed(run, fail, exc)
+        if isinstance(exc, PrepareError) and not settle_all:
+            raise
+
+
+async def _failed(run: ModeRun, fail: Callable[[str], Awaitable[None]], exc: BaseException) -> None:
+    run.failed = f"{type(exc).__name__}: {exc}"[:2000]
+    log.exception("run failed", run_id=run.recorder.run_id)
+    await fail(run.failed)
