@@ -186,6 +186,12 @@ class ClaimProposed(BaseModel):
     entity: str
     statement: str
 
+    def msg_id(self) -> str:
+        """Its JetStream message id: announcing the same claim again within the duplicate window is a
+        no-op (a redelivered task or review re-announces without a second critique). An operator's
+        drain of the quarantine publishes under its own id, so that a released claim is judged again."""
+        return f"claim-proposed-{self.claim_id}"
+
 
 class RecritiqueClaim(BaseModel):
     """Command on `research.claim.recritique`: judge an active claim again (from the replicator)."""

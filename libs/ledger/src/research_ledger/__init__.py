@@ -15,13 +15,14 @@ from research_ledger.claims import ClaimProposal
 from research_ledger.errors import EntityChanged
 from research_ledger.ledger import Ledger
 from research_ledger.reports import StaleReport, UnderminedClaim
-from research_ledger.status import ClaimStatus, TaskStatus
+from research_ledger.status import ClaimStatus, ReportStatus, TaskStatus
 from research_ledger.tasks import SubmitResult, task_id_for_key
 
 __all__ = [
     "AuditAction",
     "ClaimProposal",
     "ClaimStatus",
+    "ReportStatus",
     "EntityChanged",
     "Ledger",
     "StaleReport",

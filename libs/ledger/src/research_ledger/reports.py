@@ -28,12 +28,13 @@ from research_ledger.audit import storable
 from research_ledger.deidentified import clean, clean_json
 from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
+from research_ledger.status import REFRESHABLE_REPORT_STATES, ReportStatus
 from research_platform.models import ReportClaim, ReportRow, ReportVersionRow
 
 REASON_LIMIT = 2000
 # Finding kinds (replicator, librarian) that make a report resting on the claim stale.
 UNDERMINING_FINDINGS = ("eroded", "retracted_source", "broken_provenance")
-REFRESHABLE = ("completed", "stale", "failed")
+REFRESHABLE = REFRESHABLE_REPORT_STATES
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +132,7 @@ class ReportLifecycle(LedgerBase):
         inserted = await self.session.scalar(
             pg_insert(ReportRow)
             .values(
-                id=report_id, kind=kind, status="running", run_id=run_id,
+                id=report_id, kind=kind, status=ReportStatus.running, run_id=run_id,
                 subject=storable(clean(subject, what="a report's subject")),
                 subject_key=storable(clean(subject_key[:200], what="a report's subject key")),
                 request=storable(clean_json(request or {}, what="a report's request")),
@@ -201,7 +202,7 @@ class ReportLifecycle(LedgerBase):
 
     async def complete_report(self, report_id: uuid.UUID, *, outcome: str | None = None) -> bool:
         """running → completed; False when the report is not running (a redelivery)."""
-        row = await self._move(report_id, "completed", from_states=("running",))
+        row = await self._move(report_id, ReportStatus.completed, from_states=(ReportStatus.running,))
         if row is None:
             return False
         self.audit(
@@ -214,13 +215,13 @@ class ReportLifecycle(LedgerBase):
     async def fail_report(self, report_id: uuid.UUID, reason: str) -> bool:
         """running → failed with `reason`; False when it already ended or is unknown."""
         reason = storable(reason[:REASON_LIMIT])
-        row = await self._move(report_id, "failed", from_states=("running",), error=reason)
+        row = await self._move(report_id, ReportStatus.failed, from_states=(ReportStatus.running,), error=reason)
         if row is None:
             return False
         self.audit(
             AuditAction.REPORT_FAILED,
             subject_ids={"report_id": report_id},
-            payload={"kind": row.kind, "reason": reason, "previous_status": "running"},
+            payload={"kind": row.kind, "reason": reason, "previous_status": ReportStatus.running},
         )
         return True
 
@@ -230,7 +231,8 @@ class ReportLifecycle(LedgerBase):
         previous = await self.session.scalar(select(ReportRow.status).where(ReportRow.id == report_id).with_for_update())
         if previous not in REFRESHABLE:
             return None
-        row = await self._move(report_id, "running", from_states=REFRESHABLE, run_id=run_id, error=None, stale_reason=None)
+        row = await self._move(report_id, ReportStatus.running, from_states=REFRESHABLE, run_id=run_id, error=None,
+                               stale_reason=None)
         assert row is not None  # locked above
         self.audit(
             AuditAction.REPORT_REFRESH_REQUESTED,
@@ -246,10 +248,10 @@ class ReportLifecycle(LedgerBase):
             await self.session.execute(
                 update(ReportRow)
                 .where(
-                    ReportRow.status == "completed",
+                    ReportRow.status == ReportStatus.completed,
                     ReportRow.id.in_(select(ReportClaim.report_id).where(ReportClaim.claim_id == claim_id)),
                 )
-                .values(status="stale", stale_reason=reason, updated_at=func.now())
+                .values(status=ReportStatus.stale, stale_reason=reason, updated_at=func.now())
                 .returning(ReportRow.id, ReportRow.kind, ReportRow.run_id, ReportRow.current_version)
             )
         ).all()
@@ -269,7 +271,8 @@ class ReportLifecycle(LedgerBase):
         rows = await self.session.execute(UNDERMINED, {"kinds": list(UNDERMINING_FINDINGS), "limit": limit})
         return [UnderminedClaim(r.claim_id, r.reason) for r in rows]
 
-    async def _move(self, report_id: uuid.UUID, status: str, *, from_states: tuple[str, ...], **values: Any) -> ReportRow | None:
+    async def _move(self, report_id: uuid.UUID, status: ReportStatus, *, from_states: tuple[ReportStatus, ...],
+                    **values: Any) -> ReportRow | None:
         row = await self.session.scalar(
             update(ReportRow)
             .where(ReportRow.id == report_id, ReportRow.status.in_(from_states))

@@ -9,6 +9,8 @@ re-exported here; `TaskStatus` is new here. Only `research_ledger` writes either
     claim:  pending ─→ active ─→ superseded | rejected (re-critique)
                ├─→ rejected
                └─→ critic_quarantine ─→ pending (operator drain)
+    report: running ─→ completed ─→ stale ─→ running (refresh) …   (`research_ledger.reports`)
+               └─────→ failed ──────────────→ running (refresh)
 """
 
 from __future__ import annotations
@@ -29,4 +31,17 @@ class TaskStatus(StrEnum):
 
 TERMINAL_TASK_STATES = frozenset({TaskStatus.claimed, TaskStatus.failed})
 
-__all__ = ["TERMINAL_TASK_STATES", "ClaimStatus", "TaskStatus"]
+
+class ReportStatus(StrEnum):
+    """Where a mode's report is; the values are those stored in `reports.status`."""
+
+    running = "running"
+    completed = "completed"
+    stale = "stale"
+    failed = "failed"
+
+
+# A report in one of these states may run again (a refresh, a scheduled re-verification).
+REFRESHABLE_REPORT_STATES = (ReportStatus.completed, ReportStatus.stale, ReportStatus.failed)
+
+__all__ = ["REFRESHABLE_REPORT_STATES", "TERMINAL_TASK_STATES", "ClaimStatus", "ReportStatus", "TaskStatus"]

@@ -161,6 +161,14 @@ class Report(BaseModel):
         """Every finding of every section, in order."""
         return [f for s in self.sections for f in s.findings]
 
+    def tag_counts(self) -> dict[str, int]:
+        """How many findings carry each tag (a finding's sub-findings, ids `parent:n`, are not counted)."""
+        tags: dict[str, int] = {}
+        for finding in self.findings():
+            if finding.tag and ":" not in finding.id:
+                tags[finding.tag] = tags.get(finding.tag, 0) + 1
+        return tags
+
     def reference(self, ref_id: int) -> Reference | None:
         return next((r for r in self.references if r.id == ref_id), None)
 

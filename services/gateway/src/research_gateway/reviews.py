@@ -47,7 +47,7 @@ class ReviewAccepted(BaseModel):
     run_id: str
 
 
-ReportState = Literal["running", "completed", "stale", "failed"]  # the report lifecycle (research_ledger.reports)
+ReportState = Literal["running", "completed", "stale", "failed"]  # research_ledger.ReportStatus (a test keeps them equal)
 
 
 class ReviewSummary(BaseModel):
@@ -145,12 +145,8 @@ async def review_versions(review_id: uuid.UUID, session: Session, caller: Reader
     await _review(session, review_id)
     out = []
     for version in await Ledger(session, service=SERVICE).report_versions(review_id):
-        tags: dict[str, int] = {}
-        for finding in Report.model_validate(version.content).findings():
-            if finding.tag and ":" not in finding.id:
-                tags[finding.tag] = tags.get(finding.tag, 0) + 1
         out.append({"version": version.version, "run_id": version.run_id, "created_at": version.created_at,
-                    "verdict": version.review.get("verdict"), "tags": tags, "claims": len(version.claim_ids),
+                    "verdict": version.review.get("verdict"), "tags": Report.model_validate(version.content).tag_counts(), "claims": len(version.claim_ids),
                     "citation_ok": version.citation_check.get("ok"), "diff": version.diff})
     return out
 

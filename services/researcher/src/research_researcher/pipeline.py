@@ -190,9 +190,6 @@ class Researcher:
 
     async def announce(self, claim_id: uuid.UUID, task_id: uuid.UUID, entity: str, statement: str) -> None:
         """Publish `research.claim.pending`; the message id makes a repeat a no-op in JetStream."""
-        await self.broker.publish(
-            ClaimProposed(claim_id=claim_id, task_id=task_id, entity=entity, statement=statement),
-            subjects.CLAIM_PENDING,
-            stream=subjects.CLAIMS_STREAM,
-            headers={subjects.MSG_ID_HEADER: f"claim-proposed-{claim_id}"},
-        )
+        proposal = ClaimProposed(claim_id=claim_id, task_id=task_id, entity=entity, statement=statement)
+        await self.broker.publish(proposal, subjects.CLAIM_PENDING, stream=subjects.CLAIMS_STREAM,
+                                  headers={subjects.MSG_ID_HEADER: proposal.msg_id()})

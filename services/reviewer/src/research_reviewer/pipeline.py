@@ -30,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import ClaimProposed, subjects
 from research_contracts.reviews import RequestReview
+from research_ledger import ReportStatus
 from research_modes import SourceLog, WatchedPort, audit_sources, mode_run
 from research_platform.db import transaction
 from research_platform.logging import get_logger
@@ -67,7 +68,7 @@ class ReviewService:
                 log.info("run already saved its version; re-announcing its claims", version=done.version)
                 await self.announce_ids(list(done.claim_ids))
                 return
-            if row.run_id != job.run_id or row.status != "running":
+            if row.run_id != job.run_id or row.status != ReportStatus.running:
                 log.info("command is not for the report's current run", status=row.status, current_run=row.run_id)
                 return
             # The claims' entity is the key stored with the report (whoever opened it first).
@@ -133,12 +134,9 @@ class ReviewService:
             await self._publish(claim.id, claim.entity, claim.statement)
 
     async def _publish(self, claim_id: uuid.UUID, entity: str, statement: str) -> None:
-        await self.broker.publish(
-            ClaimProposed(claim_id=claim_id, task_id=None, entity=entity, statement=statement),
-            subjects.CLAIM_PENDING,
-            stream=subjects.CLAIMS_STREAM,
-            headers={subjects.MSG_ID_HEADER: f"claim-proposed-{claim_id}"},
-        )
+        proposal = ClaimProposed(claim_id=claim_id, task_id=None, entity=entity, statement=statement)
+        await self.broker.publish(proposal, subjects.CLAIM_PENDING, stream=subjects.CLAIMS_STREAM,
+                                  headers={subjects.MSG_ID_HEADER: proposal.msg_id()})
 
 
 def _claims_of(content: dict[str, Any]) -> dict[str, uuid.UUID]:

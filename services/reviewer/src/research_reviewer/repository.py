@@ -71,10 +71,6 @@ class ReviewLedger:
                 payload={"iteration": round_.iteration, "verdict": round_.review.verdict, **round_.review.counts(),
                          "missed_papers": len(round_.review.missed_papers), "run_id": job.run_id},
             )
-        tags: dict[str, int] = {}
-        for finding in report.findings():
-            if finding.tag and ":" not in finding.id:
-                tags[finding.tag] = tags.get(finding.tag, 0) + 1
         version = await self.ledger.save_report_version(
             job.review_id,
             run_id=job.run_id,
@@ -85,7 +81,7 @@ class ReviewLedger:
                     "rounds": [r.info() for r in outcome.rounds]},
             claim_ids=list(claim_ids.values()),
             diff=diff,
-            counts={"tags": tags, "iterations": len(outcome.rounds), "verdict": outcome.verdict, **outcome.dropped()},
+            counts={"tags": report.tag_counts(), "iterations": len(outcome.rounds), "verdict": outcome.verdict, **outcome.dropped()},
         )
         await self.ledger.complete_report(job.review_id, outcome=outcome.verdict)
         return Finished(version=version, claim_ids=claim_ids, proposed=proposed)

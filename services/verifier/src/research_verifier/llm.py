@@ -40,7 +40,7 @@ class PassageLabel(BaseModel):
 
 
 class LabelsAnswer(BaseModel):
-    labels: list[PassageLabel] = Field(max_length=20)
+    labels: list[PassageLabel] = Field(max_length=12)  # the passages that bear on the statement (unlabelled = unrelated)
 
 
 def remote_configured(chain: ProviderChain) -> bool:

@@ -18,6 +18,7 @@ from sqlalchemy import select
 
 from research_agents import FindingsRepository, NewFinding
 from research_ledger import AuditAction, Ledger
+from research_ledger.status import REFRESHABLE_REPORT_STATES
 from research_ledger.watched import record_verdict, watch_claim
 from research_platform.models import ReportRow, ResearchSource
 from research_reports import CitationCheck, Report
@@ -27,7 +28,6 @@ from research_verifier.prepare import VerificationJob
 
 SERVICE = "verifier"
 FINDINGS_AGENT = "replicator"  # findings of watched claims: the replicator keeps them under watch
-REFRESHABLE = ("completed", "stale", "failed")
 
 
 class VerificationLedger:
@@ -44,7 +44,7 @@ class VerificationLedger:
                                       subject_key=job.stored_claim()[:200].lower(), request=job.stored_request())
         row = await self.ledger.report(job.verification_id)
         assert row is not None
-        if job.origin == "watch" and row.run_id != job.run_id and row.status in REFRESHABLE:
+        if job.origin == "watch" and row.run_id != job.run_id and row.status in REFRESHABLE_REPORT_STATES:
             await self.ledger.refresh_report(job.verification_id, run_id=job.run_id)
             await self.session.refresh(row)
         return row

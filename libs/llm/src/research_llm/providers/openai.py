@@ -146,7 +146,7 @@ class OpenAIProvider(RemoteProvider):
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise ProviderError(f"malformed chat completion: {describe(exc)}") from exc
         used = body.get("usage") or {}
-        self._used(used.get("prompt_tokens"), used.get("completion_tokens"))
+        self._used(used.get("prompt_tokens"), used.get("completion_tokens"), truncated=choice.get("finish_reason") == "length")
         if message.get("refusal"):
             raise ProviderError(f"refused: {str(message['refusal'])[:200]}")
         return message.get("content") or ""

@@ -50,20 +50,23 @@ class RemoteProvider:
         self._limit = asyncio.Semaphore(max(1, concurrency))
         self._prices = dict(prices or {})
         self.schema_lengths = schema_lengths
+        self._truncated: contextvars.ContextVar[bool] = contextvars.ContextVar(f"truncated_{id(self)}", default=False)
 
-    def _used(self, tokens_in: int | None, tokens_out: int | None) -> None:
-        """What the API reported for the request in flight (`usage` / `usageMetadata`)."""
+    def _used(self, tokens_in: int | None, tokens_out: int | None, *, truncated: bool = False) -> None:
+        """What the API reported for the request in flight (`usage` / `usageMetadata`, and whether
+        the answer stopped at `max_tokens`)."""
         metrics.tokens(self.name, tokens_in, tokens_out)
         slot = _TOKENS.get()
         if slot is not None:
             slot[0] += tokens_in or 0
             slot[1] += tokens_out or 0
+            slot[2] = int(truncated)
 
     async def _request(self, messages: list[Message], schema_name: str, schema: dict[str, Any]) -> str:
         """One request: within the provider's concurrency limit, the per-request timeout (or what
         is left of the run's budget, if less) and accounted in the call's and the run's usage."""
         run = usage.current_run()
-        timeout = self._timeout * 1.5 + 1.0  # the HTTP client's own timeout is per read; this bounds the whole request
+        timeout = self._timeout * 2 + 5.0  # the HTTP timeout is per read (and SDK set-up is outside it): this bounds the whole request
         if run is not None:
             spent = run.exhausted()
             if spent:
@@ -72,7 +75,7 @@ class RemoteProvider:
             if left is not None:
                 timeout = min(timeout, max(left, 0.001))
         async with self._limit:
-            slot = [0, 0]
+            slot = [0, 0, 0]
             clock = usage.Stopwatch()
             token = _TOKENS.set(slot)
             try:
@@ -81,6 +84,7 @@ class RemoteProvider:
                 raise ProviderUnavailable(f"timeout after {timeout:g}s (no complete answer)") from exc
             finally:
                 _TOKENS.reset(token)
+                self._truncated.set(bool(slot[2]))
                 usage.record(self.name, self.model, slot[0], slot[1],
                              usage.price(self._prices, self.model, slot[0], slot[1]), clock())
 
@@ -134,9 +138,13 @@ class RemoteProvider:
         try:
             return parse(text, shape)
         except InvalidResponse as first:
+            reason = first.reason
+            if self._truncated.get():  # cut off at max_tokens: the retry must be shorter, not just valid
+                reason = "the answer was cut off at the token limit before the JSON ended. Answer with fewer items " \
+                         "and shorter strings. " + reason
             messages += [
-                {"role": "assistant", "content": text[:4000]},
-                {"role": "user", "content": prompts.correction(first.reason)},
+                {"role": "assistant", "content": text[:1000]},
+                {"role": "user", "content": prompts.correction(reason)},
             ]
         text = await self._request(messages, schema_name, schema)
         try:
