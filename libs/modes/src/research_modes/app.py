@@ -16,7 +16,7 @@ from typing import Any
 from faststream import AckPolicy, FastStream
 from faststream.nats import ConsumerConfig, JStream, NatsBroker, PullSub
 from pydantic import BaseModel
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from research_ledger import dead_letters
 from research_platform.broker import ensure_streams_at, make_broker
@@ -45,6 +45,7 @@ class ModeContext:
 
     broker: NatsBroker
     settings: Any
+    engine: AsyncEngine | None = None
     sessions: async_sessionmaker[AsyncSession] | None = None
     service: Any = None
 
@@ -61,7 +62,7 @@ def mode_app(settings: Any, service: str, requests: Requests, build: Build) -> t
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
         await ensure_streams_at(settings.require_nats_url())
-        engine = create_engine(settings.require_database_url())
+        engine = ctx.engine = create_engine(settings.require_database_url())
         ctx.sessions = session_factory(engine)
         delivery.record = dead_letters.recorder(ctx.sessions, service)
         try:

@@ -22,11 +22,13 @@ from typing import Any, Protocol
 
 from nats.js import JetStreamContext
 from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import EvidenceFound
-from research_ledger import AuditAction
+from research_ledger import AuditAction, Ledger
 from research_ledger.base import LedgerBase
 from research_modes.connector import SourceLog
+from research_platform.db import transaction
 from research_platform.errors import PrepareError, TransientError
 from research_platform.logging import get_logger
 from research_runs import RunRecorder
@@ -78,30 +80,50 @@ def audit_sources(ledger: LedgerBase, sources: SourceLog, report_id: Any, *, kin
 
 @dataclass
 class ModeRun:
+    """One run of a mode: its recorder, the sources it asked, and why it failed (None while it did not)."""
+
     recorder: RunRecorder
+    ledger_of: Callable[[AsyncSession], LedgerBase]
+    report_id: Any
+    kind: str
+    sources: SourceLog = field(default_factory=SourceLog)
     failed: str | None = None
+
+    def port(self, port: ConnectorPort) -> WatchedPort:
+        """`port` with this run's searches noted in `sources` (and told in its events)."""
+        return WatchedPort(port, self.recorder, self.sources)
+
+    def audit_sources(self, ledger: LedgerBase) -> None:
+        """The run's `research.report.sources_down` row, in the caller's transaction (none when all answered)."""
+        audit_sources(ledger, self.sources, self.report_id, kind=self.kind, run_id=self.recorder.run_id)
 
 
 @asynccontextmanager
-async def mode_run(js: JetStreamContext, run_id: str, *, fail: Callable[[str], Awaitable[None]], agent: str | None = None,
-                   settle_all: bool = False) -> AsyncIterator[ModeRun]:
+async def mode_run(js: JetStreamContext, sessions: async_sessionmaker[AsyncSession], *, service: str, kind: str,
+                   report_id: Any, run_id: str, agent: str | None = None, settle_all: bool = False,
+                   also_on_failure: Callable[[AsyncSession, str], Awaitable[None]] | None = None) -> AsyncIterator[ModeRun]:
     """One run of a mode (see the module docstring): `async with mode_run(...) as run: ...; if run.failed: return`."""
     recorder = await RunRecorder.resume(js, run_id, **({"agent": agent} if agent else {}))
-    run = ModeRun(recorder)
+    run = ModeRun(recorder, lambda session: Ledger(session, service=service), report_id, kind)
+
+    async def failed(exc: BaseException) -> None:
+        run.failed = f"{type(exc).__name__}: {exc}"[:2000]
+        log.exception("run failed", run_id=run_id)
+        async with transaction(sessions) as session:
+            ledger = run.ledger_of(session)
+            await ledger.fail_report(report_id, run.failed)
+            run.audit_sources(ledger)
+            if also_on_failure is not None:
+                await also_on_failure(session, run.failed)
+
     try:
         async with recorder.running():
             yield run
     except TransientError as exc:
         if not settle_all:
             raise
-        await _failed(run, fail, exc)
+        await failed(exc)
     except Exception as exc:  # noqa: BLE001 - will not pass by retrying: the report fails, visibly
-        await _failed(run, fail, exc)
+        await failed(exc)
         if isinstance(exc, PrepareError) and not settle_all:
             raise
-
-
-async def _failed(run: ModeRun, fail: Callable[[str], Awaitable[None]], exc: BaseException) -> None:
-    run.failed = f"{type(exc).__name__}: {exc}"[:2000]
-    log.exception("run failed", run_id=run.recorder.run_id)
-    await fail(run.failed)

@@ -31,13 +31,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from research_contracts import ClaimProposed, subjects
 from research_contracts.reviews import RequestReview
 from research_ledger import ReportStatus
-from research_modes import SourceLog, WatchedPort, audit_sources, mode_run
+from research_modes import ModeRun, mode_run
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_reports import Report, diff_reports
 from research_reviewer import prepare, reshape
 from research_reviewer.experiment import Author, LoopOutcome, Reviewer, review_loop
-from research_reviewer.repository import GOOD_STANDING, Finished, ReviewLedger
+from research_reviewer.repository import GOOD_STANDING, SERVICE, Finished, ReviewLedger
 from research_reviewer.settings import ReviewerSettings
 from research_reviewer.tools import ToolPort
 
@@ -75,20 +75,12 @@ class ReviewService:
             await self.run(dataclasses.replace(job, topic_key=row.subject_key))
 
     async def run(self, job: prepare.ReviewJob) -> None:
-        sources = SourceLog()
-
-        async def fail(reason: str) -> None:
-            async with transaction(self.sessions) as session:
-                repo = ReviewLedger(session)
-                await repo.fail(job.review_id, reason)
-                audit_sources(repo.ledger, sources, job.review_id, kind="review", run_id=job.run_id)
-
-        async with mode_run(self.broker.connection.jetstream(), job.run_id, fail=fail) as run:
-            port = WatchedPort(self.port, run.recorder, sources)
-            outcome = await review_loop(job, self.make_author(), self.reviewer, port, run.recorder)
-            sources.check()
-            outcome.report.metadata.update(sources.metadata())
-            report, finished = await self.persist(job, outcome, sources)
+        async with mode_run(self.broker.connection.jetstream(), self.sessions, service=SERVICE, kind="review",
+                            report_id=job.review_id, run_id=job.run_id) as run:
+            outcome = await review_loop(job, self.make_author(), self.reviewer, run.port(self.port), run.recorder)
+            run.sources.check()
+            outcome.report.metadata.update(run.sources.metadata())
+            report, finished = await self.persist(job, outcome, run)
             await run.recorder.result(report=report.model_dump(mode="json"), review=outcome.review.model_dump(mode="json"),
                                       iteration_info=[r.info() for r in outcome.rounds], iterations=len(outcome.rounds))
         if run.failed:
@@ -96,7 +88,7 @@ class ReviewService:
         await self.announce(finished.proposed)
         log.info("review completed", verdict=outcome.verdict, version=finished.version, claims=len(finished.claim_ids))
 
-    async def persist(self, job: prepare.ReviewJob, outcome: LoopOutcome, sources: SourceLog | None = None) -> tuple[Report, Finished]:
+    async def persist(self, job: prepare.ReviewJob, outcome: LoopOutcome, run: ModeRun | None = None) -> tuple[Report, Finished]:
         """Claims, diff and version of the run's final report (a refresh re-uses claims in good standing)."""
         async with transaction(self.sessions) as session:
             repo = ReviewLedger(session)
@@ -118,8 +110,8 @@ class ReviewService:
         async with transaction(self.sessions) as session:
             repo = ReviewLedger(session)
             finished = await repo.finish(job, outcome, proposals, embeddings, report, diff)
-            if sources is not None:
-                audit_sources(repo.ledger, sources, job.review_id, kind="review", run_id=job.run_id)
+            if run is not None:
+                run.audit_sources(repo.ledger)
         return report, finished
 
     async def announce(self, proposals: list[reshape.Proposal]) -> None:

@@ -91,6 +91,3 @@ class ReviewLedger:
             return []
         rows = await self.session.scalars(select(MemoryClaim).where(MemoryClaim.id.in_(claim_ids), MemoryClaim.status == "pending"))
         return list(rows)
-
-    async def fail(self, review_id: uuid.UUID, reason: str) -> bool:
-        return await self.ledger.fail_report(review_id, reason)

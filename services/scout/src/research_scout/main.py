@@ -8,28 +8,24 @@ Subscribers:
   due schedules; operator verbs on `research.control.scout.<verb>` (status, run-once, pause…).
 
 Publishes `research.sourcelist.updated` (`SourceListUpdated`, with the diff) after every run.
-Acknowledging, retrying and dead-lettering is `research_platform.delivery.Delivery`.
+The broker, delivery (ack / retry / dead letter + audit), lifespan and request subscriber are
+`research_modes.app.mode_app`'s; the connector client is `research_modes.ConnectorClient`.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
-from faststream import AckPolicy, FastStream
-from faststream.nats import ConsumerConfig, JStream, PullSub
+from faststream import FastStream
 
 from research_agents import Scheduler, mount_controls
 from research_contracts import subjects
 from research_contracts.sourcelists import RequestSourceList, SourceListUpdated
-from research_ledger import dead_letters
 from research_llm import build_chain
-from research_platform.broker import ensure_streams_at, make_broker
-from research_platform.db import create_engine, session_factory
-from research_platform.delivery import Delivery
-from research_platform.service import run_service
 from research_modes import ConnectorClient
+from research_modes.app import ModeContext, Requests, mode_app
+from research_platform.service import run_service
 from research_scout.pipeline import Scout
 from research_scout.repository import SERVICE
 from research_scout.schedules import ScheduleTick
@@ -37,57 +33,47 @@ from research_scout.settings import ScoutServiceSettings
 
 
 def create_app(settings: ScoutServiceSettings) -> FastStream:
-    broker = make_broker(settings.require_nats_url(), SERVICE)
-    delivery = Delivery.install(broker, service=SERVICE, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s)
-    state: dict[str, Any] = {}
     scout_settings = settings.scout
-
-    async def publish(event: SourceListUpdated) -> None:
-        await broker.publish(event, subjects.SOURCELIST_UPDATED, stream=subjects.SOURCELISTS_STREAM,
-                             headers={subjects.MSG_ID_HEADER: f"sourcelist-updated-{event.run_id}"})
+    schedulers: list[Scheduler] = []
 
     @asynccontextmanager
-    async def lifespan() -> AsyncIterator[None]:
-        await ensure_streams_at(settings.require_nats_url())
-        engine = create_engine(settings.require_database_url())
-        sessions = session_factory(engine)
-        delivery.record = dead_letters.recorder(sessions, SERVICE)
+    async def build(ctx: ModeContext) -> AsyncIterator[Scout]:
+        assert ctx.sessions is not None and ctx.engine is not None
+        broker = ctx.broker
+
+        async def publish(event: SourceListUpdated) -> None:
+            await broker.publish(event, subjects.SOURCELIST_UPDATED, stream=subjects.SOURCELISTS_STREAM,
+                                 headers={subjects.MSG_ID_HEADER: f"sourcelist-updated-{event.run_id}"})
+
         scout = Scout(
-            sessions=sessions,
+            sessions=ctx.sessions,
             settings=scout_settings,
             search=ConnectorClient(lambda: broker.connection, timeout_s=scout_settings.connector_timeout_s).search,
             publish=publish,
             jetstream=lambda: broker.connection.jetstream(),
             chain=build_chain(settings.llm) if scout_settings.engine == "llm" else None,
         )
-        scheduler = Scheduler(SERVICE, engine, ScheduleTick(scout).fire_due, scout_settings.schedule)
-        state.update(scout=scout, scheduler=scheduler)
+        scheduler = Scheduler(SERVICE, ctx.engine, ScheduleTick(scout).fire_due, scout_settings.schedule)
+        schedulers[:] = [scheduler]
         scheduler.start()
-        yield
-        await scheduler.stop()
-        await engine.dispose()
+        try:
+            yield scout
+        finally:
+            await scheduler.stop()
 
-    @broker.subscriber(
-        subjects.SOURCELIST_REQUESTED,
-        stream=JStream(subjects.SOURCELISTS_STREAM, declare=False),
-        durable=subjects.SCOUT_REQUESTS_DURABLE,
-        config=ConsumerConfig(ack_wait=settings.ack_wait_s, max_deliver=settings.max_deliver),
-        pull_sub=PullSub(batch_size=1, timeout=2.0),
-        ack_policy=AckPolicy.MANUAL,  # `Delivery` settles every message
-        title="scout.requests",
+    app, ctx = mode_app(settings, SERVICE, Requests(
+        subject=subjects.SOURCELIST_REQUESTED, stream=subjects.SOURCELISTS_STREAM, durable=subjects.SCOUT_REQUESTS_DURABLE,
+        command=RequestSourceList, handler="on_request", title="scout.requests", batch_size=1,
         description=(
             f"Source-list requests: publish a RequestSourceList JSON on `{subjects.SOURCELIST_REQUESTED}` (stream "
             f"{subjects.SOURCELISTS_STREAM}; set `Nats-Msg-Id`). Bad input is dead-lettered to "
             "`research.deadletter.<subject>`; the list's snapshot and diff follow on "
             f"`{subjects.SOURCELIST_UPDATED}`."
         ),
-    )
-    async def on_request(request: RequestSourceList) -> None:
-        """Build one run of a source list (clamped to its workspace's limits)."""
-        await state["scout"].handle(request)
-
-    mount_controls(broker, SERVICE, lambda: state["scheduler"])
-    return FastStream(broker, lifespan=lifespan)
+        summary="Build one run of a source list (clamped to its workspace's limits).",
+    ), build)
+    mount_controls(ctx.broker, SERVICE, lambda: schedulers[0])
+    return app
 
 
 def run() -> None:

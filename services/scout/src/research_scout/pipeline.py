@@ -32,13 +32,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from research_contracts import EvidenceFound, SearchEvidence
 from research_contracts.sourcelists import RequestSourceList, SourceListUpdated, SourceType
 from research_llm import ProviderChain
-from research_modes import SourceLog, audit_sources, mode_run, tell
+from research_modes import SourceLog, mode_run, tell
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_runs import RunRecorder
 from research_scout import detail as offline_detail
 from research_scout import experiment, llm, prepare, reshape
-from research_scout.repository import SourceListDesk
+from research_scout.repository import SERVICE, SourceListDesk
 from research_scout.settings import ScoutSettings
 
 log = get_logger(__name__)
@@ -202,24 +202,20 @@ class Scout:
             start = await desk.begin(brief.request, limits, datetime.now(UTC))
         if not start.go:
             return Outcome(None, skipped=True)
-        sources = SourceLog()
+        async def run_failed(session: AsyncSession, reason: str) -> None:
+            await SourceListDesk(session).run_failed(brief.request, reason)
 
-        async def fail(reason: str) -> None:
-            async with transaction(self.sessions) as session:
-                desk = SourceListDesk(session)
-                await desk.fail(brief.request, reason)
-                audit_sources(desk.ledger, sources, request.source_list_id, kind="source_list", run_id=request.run_id)
-
-        async with mode_run(self.jetstream(), request.run_id, fail=fail, agent="scout", settle_all=True) as run:
+        async with mode_run(self.jetstream(), self.sessions, service=SERVICE, kind="source_list", report_id=request.source_list_id,
+                            run_id=request.run_id, agent="scout", settle_all=True, also_on_failure=run_failed) as run:
             recorder = run.recorder
             if start.schedule_refused:
                 await recorder.reasoning(f"Not scheduled: {start.schedule_refused}")
             snapshot, loop, stop = await build(brief, self.settings, self.search, run_id=request.run_id,
                                                removed=start.removed, preferred=start.preferred,
                                                next_run_at=start.next_run_at, recorder=recorder, chain=self.chain,
-                                               sources=sources)
-            sources.check()  # every source down: the run fails with the reason, not an empty list
-            snapshot.report.metadata.update(sources.metadata())
+                                               sources=run.sources)
+            run.sources.check()  # every source down: the run fails with the reason, not an empty list
+            snapshot.report.metadata.update(run.sources.metadata())
             diff = reshape.diff(start.previous, snapshot)
             async with transaction(self.sessions) as session:
                 desk = SourceListDesk(session)
@@ -229,7 +225,7 @@ class Scout:
                                                      stop_reason=record["stop_reason"], judgements=record["judgements"])
                 version = await desk.store(brief.request, snapshot, diff, retention=self.settings.retention_versions,
                                            stop_reason=stop)
-                audit_sources(desk.ledger, sources, request.source_list_id, kind="source_list", run_id=request.run_id)
+                run.audit_sources(desk.ledger)
             await recorder.result(report=snapshot.report.model_dump(mode="json"), iteration_info=loop.iterations,
                                   iterations=len(loop.iterations))
         if run.failed:

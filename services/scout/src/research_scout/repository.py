@@ -102,6 +102,6 @@ class SourceListDesk:
                                            **changes})
         return version
 
-    async def fail(self, request: RequestSourceList, reason: str) -> None:
-        await self.ledger.fail_report(request.source_list_id, reason)
+    async def run_failed(self, request: RequestSourceList, reason: str) -> None:
+        """The run's row `failed` (the report itself is failed by `research_modes.mode_run`)."""
         await self.book.finish_run(request.run_id, "failed", trigger=request.trigger, error=reason)

@@ -30,13 +30,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from research_contracts import subjects
 from research_contracts.verifications import RequestVerification, VerificationChanged
 from research_ledger import ReportStatus
-from research_modes import SourceLog, WatchedPort, audit_sources, mode_run
+from research_modes import mode_run
 from research_platform.db import transaction
 from research_platform.errors import PrepareError
 from research_platform.logging import get_logger
 from research_verifier import prepare, reshape
 from research_verifier.experiment import Engine, Previous, change, gather
-from research_verifier.repository import VerificationLedger
+from research_verifier.repository import SERVICE, VerificationLedger
 from research_verifier.settings import VerifierSettings
 from research_verifier.tools import EvidencePort, Searcher
 
@@ -75,20 +75,12 @@ class VerificationService:
     async def run(self, job: prepare.VerificationJob, previous: Previous | None) -> None:
         started = time.monotonic()
         config = self.settings
-        sources = SourceLog()
-
-        async def fail(reason: str) -> None:
-            async with transaction(self.sessions) as session:
-                repo = VerificationLedger(session)
-                await repo.fail(job.verification_id, reason)
-                audit_sources(repo.ledger, sources, job.verification_id, kind="verification", run_id=job.run_id)
-
-        async with mode_run(self.broker.connection.jetstream(), job.run_id, fail=fail) as run:
+        async with mode_run(self.broker.connection.jetstream(), self.sessions, service=SERVICE, kind="verification",
+                            report_id=job.verification_id, run_id=job.run_id) as run:
             recorder = run.recorder
-            port = WatchedPort(self.port, recorder, sources)
-            searcher = Searcher(port, recorder, k=config.passages_per_query, filters=job.filters, outside=job.outside_sources)
+            searcher = Searcher(run.port(self.port), recorder, k=config.passages_per_query, filters=job.filters, outside=job.outside_sources)
             evidence, _ = await gather(job, self.engine, searcher, recorder, config)
-            sources.check()
+            run.sources.check()
             async with self.sessions() as session:  # the ledger's retractions: never evidence, and a change
                 known = await VerificationLedger(session).retracted_sources(
                     set(evidence.passages) | (previous.sources if previous else frozenset()))
@@ -98,7 +90,7 @@ class VerificationService:
             report, assessment, check, dropped = reshape.checked(
                 job, evidence.best(), evidence.passages, engine=self.engine.name, searches=evidence.searches,
                 quotes_per_side=config.quotes_per_side)
-            report.metadata.update(sources.metadata())
+            report.metadata.update(run.sources.metadata())
             cited = {r.paper_id or "" for r in report.references}
             moved = change(previous, assessment, evidence.retracted)
             finding_id = None
@@ -108,7 +100,7 @@ class VerificationService:
                     "statements": len(job.statements), "searches": evidence.searches, "passages": len(evidence.passages),
                     "qualifier_searches": evidence.qualifier_searches, "dropped_by_citation_check": dropped,
                     "cited_sources": len(cited)}, watch_days=config.watch_days)
-                audit_sources(repo.ledger, sources, job.verification_id, kind="verification", run_id=job.run_id)
+                run.audit_sources(repo.ledger)
                 if moved is not None:
                     finding_id = await repo.verdict_changed(job, reshape.finding(job, moved), moved)
             await recorder.verdict(str(assessment.verdict), confidence=str(assessment.confidence), details={
