@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from research_connector.fanout import merge, title_key
-from research_connector.registry import _rate
 from research_connector.settings import ConnectorServiceSettings, ConnectorSettings
 from research_contracts import SourceHit
 
@@ -54,7 +53,7 @@ def test_settings_come_from_nested_environment_variables(monkeypatch) -> None:
     assert settings.pubmed.api_key is not None and settings.pubmed.api_key.get_secret_value() == "k-123456"
     assert "k-123456" not in repr(settings)
     assert settings.drugbank.enabled and settings.elsevier.journals == ["Acta Biomaterialia"]
-    assert _rate(settings.pubmed) == 10.0  # a key unlocks NCBI's higher rate
-    assert _rate(settings.crossref) == 10.0  # mailto joins the polite pool
-    assert _rate(settings.arxiv) == pytest.approx(1 / 3)
+    assert settings.pubmed.effective_rate_per_s() == 10.0  # a key unlocks NCBI's higher rate
+    assert settings.crossref.effective_rate_per_s() == 10.0  # mailto joins the polite pool
+    assert settings.arxiv.effective_rate_per_s() == pytest.approx(1 / 3)
     assert ConnectorSettings().semantic_scholar.rate_per_s == 1.0

@@ -17,7 +17,7 @@ from research_connector.breaker import CircuitBreakers
 from research_connector.cache import AnswerCache
 from research_connector.incidents import Incidents
 from research_connector.ratelimit import BucketSource, RateLimits, Sleep
-from research_connector.settings import ConnectorSettings, SourceSettings
+from research_connector.settings import ConnectorSettings
 from research_connector.sources.arxiv import ArxivSource
 from research_connector.sources.base import Source
 from research_connector.sources.clinicaltrials import ClinicalTrialsSource
@@ -65,7 +65,7 @@ SOURCE_TYPES: dict[str, type[Source]] = {
 
 # Sources that spend one shared allowance.
 SHARED_BUDGETS = {"pubmed": "ncbi", "clinvar": "ncbi", "tavily_news": "tavily"}
-# Sources configured by another source's settings group (one key, one rate).
+# Sources configured by another source's settings group (one key, one rate): `ConnectorSettings.source_groups`.
 SHARED_SETTINGS = {"tavily_news": "tavily"}
 
 
@@ -101,17 +101,6 @@ class CorpusEvidence:
         return None  # corpus passages are read through search; ids resolve in research_sources
 
 
-def _rate(settings: SourceSettings) -> float:
-    """The documented rate, raised where a key or a contact address unlocks a higher one."""
-    with_key = getattr(settings, "rate_with_key_per_s", None)
-    if with_key and settings.api_key is not None:
-        return float(with_key)
-    polite = getattr(settings, "polite_rate_per_s", None)
-    if polite and getattr(settings, "mailto", None):
-        return float(polite)
-    return settings.rate_per_s
-
-
 def build_sources(
     settings: ConnectorSettings,
     *,
@@ -125,12 +114,12 @@ def build_sources(
     """Every HTTP source by name (disabled ones included: they answer `disabled`); with `breakers`,
     a source whose circuit is open is skipped without a request."""
     limits = limits or RateLimits()  # per process; main.py passes the fleet-wide SharedRateLimits
-    groups: dict[str, SourceSettings] = {name: getattr(settings, SHARED_SETTINGS.get(name, name)) for name in SOURCE_TYPES}
+    groups = settings.source_groups()
     secrets = [group.api_key for group in groups.values()]
     built: dict[str, Source] = {}
     for name, cls in SOURCE_TYPES.items():
         group = groups[name]
-        bucket = limits.bucket(SHARED_BUDGETS.get(name, name), _rate(group), group.burst)
+        bucket = limits.bucket(SHARED_BUDGETS.get(name, name), group.effective_rate_per_s(), group.burst)
         http = SourceHttp(
             name,
             client,

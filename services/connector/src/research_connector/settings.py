@@ -28,6 +28,10 @@ class SourceSettings(BaseModel):
     timeout_s: float = Field(default=10.0, gt=0)
     max_retries: int = Field(default=2, ge=0, description="Retries after a 429 / 5xx / transport error.")
 
+    def effective_rate_per_s(self) -> float:
+        """The documented rate, raised where a key or a contact address unlocks a higher one."""
+        return self.rate_per_s
+
 
 class PubMedSettings(SourceSettings):
     """NCBI E-utilities: 3 requests/s without a key, 10 with one (same budget for ClinVar)."""
@@ -38,6 +42,9 @@ class PubMedSettings(SourceSettings):
     tool: str = "research-engine"
     email: str | None = None
     detail: str = Field(default="abstract", description="`abstract` (efetch XML) or `summary` (esummary JSON).")
+
+    def effective_rate_per_s(self) -> float:
+        return self.rate_with_key_per_s if self.api_key is not None else self.rate_per_s
 
 
 class ClinVarSettings(PubMedSettings):
@@ -51,6 +58,9 @@ class CrossRefSettings(SourceSettings):
     rate_per_s: float = 5.0
     polite_rate_per_s: float = 10.0
     mailto: str | None = None
+
+    def effective_rate_per_s(self) -> float:
+        return self.polite_rate_per_s if self.mailto else self.rate_per_s
 
 
 class MailtoSettings(SourceSettings):
@@ -211,6 +221,17 @@ class ConnectorSettings(BaseModel):
 
 
 # Documented request rates (requests per second) the defaults above encode, for the README.
+
+    def source_groups(self) -> dict[str, SourceSettings]:
+        """Each source's settings group by source name (`tavily_news` spends `tavily`'s key and rate)."""
+        return {
+            "pubmed": self.pubmed, "clinvar": self.clinvar, "clinicaltrials": self.clinicaltrials,
+            "europepmc": self.europepmc, "crossref": self.crossref, "openalex": self.openalex,
+            "semantic_scholar": self.semantic_scholar, "arxiv": self.arxiv, "unpaywall": self.unpaywall,
+            "nejm": self.nejm, "lww": self.lww, "wiley": self.wiley, "elsevier": self.elsevier, "nccn": self.nccn,
+            "cochrane": self.cochrane, "drugbank": self.drugbank, "tavily": self.tavily, "tavily_news": self.tavily,
+        }
+
 DOCUMENTED_RATES: dict[str, str] = {
     "pubmed": "3/s without key, 10/s with key (NCBI E-utilities)",
     "clinvar": "shares the NCBI E-utilities budget with pubmed",
