@@ -5,7 +5,10 @@
 `InvalidResponse`. Every array and string of a schema a model answers is bounded (`maxItems`,
 `maxLength`): a server that compiles the schema into a grammar (llama.cpp, vLLM) then stops a
 small model that would otherwise repeat list items until `max_tokens` and return JSON cut short
-(tests/llm/test_schemas.py walks every schema the engines send).
+(tests/llm/test_schemas.py walks every schema the engines send). The schema's bounds are tighter
+than the model's (`json_schema_extra`): a grammar-bound model cannot exceed them, and a quote it
+had to stop short is still a verbatim prefix of its sentence, while a model that does not enforce
+schemas is held only to the looser pydantic limits when its answer is read.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from research_contracts import CriticVerdict, Support, Verdict
 
 Shape = TypeVar("Shape", bound=BaseModel)
-MAX_SUPPORTS = 6
+MAX_SUPPORTS = 8
 
 
 class EvidenceDoc(BaseModel):
@@ -46,8 +49,10 @@ class SupportDraft(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     source_id: str = Field(max_length=120, description="Id of one of the evidence documents.")
-    quote: str = Field(min_length=1, max_length=600, description="Exact substring of that document's text.")
-    locator: str | None = Field(default=None, max_length=60, description="Where the quote sits, e.g. `sentence 3`.")
+    quote: str = Field(min_length=1, max_length=2000, json_schema_extra={"maxLength": 300},
+                       description="Exact substring of that document's text.")
+    locator: str | None = Field(default=None, max_length=60, json_schema_extra={"maxLength": 40},
+                                description="Where the quote sits, e.g. `sentence 3`.")
 
 
 class ClaimDraft(BaseModel):
@@ -55,10 +60,11 @@ class ClaimDraft(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    statement: str = Field(min_length=1, max_length=500, description="The claim, in one sentence.")
-    entity: str = Field(min_length=1, max_length=200, description="What the claim is about.")
+    statement: str = Field(min_length=1, max_length=2000, json_schema_extra={"maxLength": 300},
+                           description="The claim, in one sentence.")
+    entity: str = Field(min_length=1, max_length=200, json_schema_extra={"maxLength": 100}, description="What the claim is about.")
     confidence: float = Field(ge=0.0, le=1.0, description="How well the evidence supports it.")
-    supports: list[SupportDraft] = Field(default_factory=list, max_length=MAX_SUPPORTS)
+    supports: list[SupportDraft] = Field(default_factory=list, max_length=MAX_SUPPORTS, json_schema_extra={"maxItems": 3})
 
 
 class VerdictDraft(BaseModel):
@@ -68,9 +74,10 @@ class VerdictDraft(BaseModel):
 
     verdict: Verdict
     score: float = Field(ge=0.0, le=1.0)
-    reasoning: str = Field(min_length=1, max_length=800)
+    reasoning: str = Field(min_length=1, max_length=4000, json_schema_extra={"maxLength": 400})
     supersedes: list[Annotated[str, Field(max_length=64)]] = Field(
-        default_factory=list, max_length=8, description="claim_id values of active claims this one replaces."
+        default_factory=list, max_length=20, json_schema_extra={"maxItems": 4},
+        description="claim_id values of active claims this one replaces.",
     )
 
 

@@ -34,7 +34,7 @@ class PatternAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["co_occurrence", "temporal_trend", "dose_response", "shared_citation_cluster", "no_pattern"]
-    reasoning: str = Field(min_length=1, max_length=800)
+    reasoning: str = Field(min_length=1, max_length=2000, json_schema_extra={"maxLength": 400})
 
 
 def confirmation_prompt(entity: str, statements: list[str], candidates: list[dict[str, Any]]) -> Prompt:

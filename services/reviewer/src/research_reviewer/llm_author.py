@@ -43,19 +43,19 @@ SYSTEM = (
 # Every array and string bounded (research_llm.schema explains why; tests/llm/test_schemas.py checks).
 class QuoteAnswer(BaseModel):
     paper_id: str = Field(max_length=120)
-    text: str = Field(max_length=600)
+    text: str = Field(max_length=2000, json_schema_extra={"maxLength": 250})  # a stopped-short quote is still verbatim
 
 
 class FindingAnswer(BaseModel):
-    statement: str = Field(max_length=500)
+    statement: str = Field(max_length=2000, json_schema_extra={"maxLength": 300})
     # an enum in the schema, any string when read (the author upper-cases it; the peer review checks it)
     tag: str = Field(max_length=20, json_schema_extra={"enum": ["SUPPORTED", "CONTESTED", "INSUFFICIENT"]})
     subquestion: str = Field(default="", max_length=40)
-    quotes: list[QuoteAnswer] = Field(min_length=1, max_length=4)
+    quotes: list[QuoteAnswer] = Field(min_length=1, max_length=4, json_schema_extra={"maxItems": 2})
 
 
 class SynthesisAnswer(BaseModel):
-    findings: list[FindingAnswer] = Field(max_length=10)
+    findings: list[FindingAnswer] = Field(max_length=20, json_schema_extra={"maxItems": 5})
 
 
 def remote_configured(chain: ProviderChain) -> bool:

@@ -64,14 +64,14 @@ class RefinedQueryAnswer(BaseModel):
 
 
 class FactAnswer(BaseModel):
-    statement: str = Field(max_length=400)
-    quote: str = Field(max_length=600)
+    statement: str = Field(max_length=2000, json_schema_extra={"maxLength": 250})
+    quote: str = Field(max_length=2000, json_schema_extra={"maxLength": 250})  # a stopped-short quote is still verbatim
     confidence: FactConfidence
 
 
 class FactsAnswer(BaseModel):
-    summary: str = Field(max_length=1200)
-    facts: list[FactAnswer] = Field(default_factory=list, max_length=8)
+    summary: str = Field(max_length=4000, json_schema_extra={"maxLength": 600})
+    facts: list[FactAnswer] = Field(default_factory=list, max_length=12, json_schema_extra={"maxItems": 5})
 
 
 def has_model(chain: ProviderChain | None) -> bool:

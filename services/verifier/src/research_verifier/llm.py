@@ -36,11 +36,12 @@ class PassageLabel(BaseModel):
     # read: a label outside it (from a model that ignores the schema) drops that passage, not the answer.
     label: str = Field(max_length=20, json_schema_extra={"enum": list(PassageStance.__members__)})
     strength: float = Field(ge=0, le=1)
-    sentence: str = Field(max_length=600)
+    sentence: str = Field(max_length=2000, json_schema_extra={"maxLength": 250})  # a stopped-short quote is still a verbatim prefix
 
 
 class LabelsAnswer(BaseModel):
-    labels: list[PassageLabel] = Field(max_length=12)  # the passages that bear on the statement (unlabelled = unrelated)
+    # the passages that bear on the statement (unlabelled = unrelated); the schema's bound is what a grammar enforces
+    labels: list[PassageLabel] = Field(max_length=60, json_schema_extra={"maxItems": 8})
 
 
 def remote_configured(chain: ProviderChain) -> bool:
