@@ -1,14 +1,22 @@
-"""Offline verifier quality on SciFact: abstract-level label prediction with the cited abstracts.
+"""Offline verifier quality on SciFact: abstract-level labels and rationale sentences of cited abstracts.
 
-For every claim of the split and every abstract it cites, the shipped passage classifier labels
-each sentence, `abstract_label` turns those into SUPPORT / CONTRADICT / NEI for the abstract, and
-the gold label is SciFact's (an evidence abstract's label, NEI for any other cited abstract).
-Printed: 3-class macro-F1 and per-class F1, the confusion matrix, SciFact's own abstract-level
-label-only F1 (precision/recall over SUPPORT/CONTRADICT predictions, the number papers report),
-and the distribution of verdicts (`decide_verdict` over all cited abstracts' passages) per
-claim-level gold label. Tune on train (the default); run dev once, for the final number.
+For every claim of the split and every abstract it cites, the shipped judgement model
+(`research_judgement`, claim × "title: sentence" cross-encoder) gives each sentence calibrated
+SUPPORT / CONTRADICT / NEI probabilities; the abstract rule (`abstract_decision`, thresholds tuned
+on train cross-validation) turns them into a label and rationale sentences. Gold: SciFact's
+(an evidence abstract's label and rationale sets, NEI for any other cited abstract). Printed:
+3-class macro-F1 and per-class F1, the confusion matrix, SciFact's sentence-level rationale
+selection F1, abstract-level label-only and label + rationale F1, the sentence-level expected
+calibration error, the verdicts `decide_verdict` gives per claim-level gold label, and anchors.
 
-    .venv/bin/python bench/verify.py [--split train|dev]
+`--model classifier` (the default: what the offline verifier and the critic use today) scores
+the frozen-MiniLM feature classifier of `research_verification` through the same metrics
+(train numbers are in-sample: it was fit on all of train). `--model judgement` scores the
+cross-encoder of `research_judgement`; with `--split train` it prints the cross-validation
+figures stored with the shipped model by `scripts/train_judgement.py` (scoring train again would
+be partly in-sample). `--split dev` scores dev (150 claims) — once per shipped model.
+
+    .venv/bin/python bench/verify.py [--model classifier|judgement] [--split train|dev]
 """
 
 from __future__ import annotations
@@ -26,111 +34,141 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
 
-from research_verification import (  # noqa: E402
-    LABELS,
-    SentencePrediction,
-    Verdict,
-    abstract_label,
-    decide_verdict,
-    get_classifier,
-    label_passages,
+from research_judgement import LABELS, get_judge  # noqa: E402
+from research_judgement.data import load_claims, load_corpus  # noqa: E402
+from research_judgement.metrics import (  # noqa: E402
+    ScoredAbstract,
+    abstract_decision,
+    ece,
+    f1_per_label,
+    label_only_f1,
+    label_rationale_f1,
+    rationale_f1,
 )
-from research_verification.scifact import cached_vectors, load_claims, load_corpus  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
-CACHE = REPO / "bench" / "results"
 ANCHORS = (
-    "VeriSci — Wadden et al. 2020, 'Fact or Fiction: Verifying Scientific Claims', EMNLP 2020: "
-    "abstract-level label-only F1 (SciFact test, RoBERTa-large pipeline).",
-    "MultiVerS — Wadden et al. 2022, 'MultiVerS: Improving scientific claim verification with weak "
-    "supervision and full-document context', Findings of NAACL 2022: abstract-level label-only F1.",
+    "offline passage classifier before this issue (frozen MiniLM vectors + lexical cues): dev macro-F1 0.546, "
+    "F1[CONTRADICT] 0.352 (this bench, same split)",
+    "MultiVerS (Wadden et al. 2022, Findings of NAACL, Longformer-large): see docs/judgement.md for the published "
+    "abstract-level figures and their source",
 )
 
 
-def embed_cached(texts: list[str]) -> dict[str, np.ndarray]:
-    """MiniLM vectors by text, shared with the other verification scripts via bench/results."""
-    from research_corpus.embedding import get_embedder
-
-    return cached_vectors(texts, CACHE, get_embedder().embed)
-
-
-def f1_scores(gold: list[str], pred: list[str]) -> dict[str, float]:
-    out = {}
-    for label in LABELS:
-        tp = sum(g == p == label for g, p in zip(gold, pred, strict=True))
-        fp = sum(p == label != g for g, p in zip(gold, pred, strict=True))
-        fn = sum(g == label != p for g, p in zip(gold, pred, strict=True))
-        out[label] = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
-    return out
+def line(split: str, macro: float, per: dict, rat: float, cal: float, claims: int) -> str:
+    return (f"bench:verify split={split} macro_f1={macro:.3f} f1_support={per['SUPPORT']:.3f} "
+            f"f1_contradict={per['CONTRADICT']:.3f} f1_nei={per['NEI']:.3f} rationale_f1={rat:.3f} "
+            f"ece={cal:.3f} claims={claims}")
 
 
-def scifact_label_only_f1(gold: list[str], pred: list[str]) -> tuple[float, float, float]:
-    """SciFact's abstract-level label-only metric with oracle (cited) abstracts: P, R, F1."""
-    correct = sum(g == p != "NEI" for g, p in zip(gold, pred, strict=True))
-    predicted = sum(p != "NEI" for p in pred)
-    relevant = sum(g != "NEI" for g in gold)
-    precision = correct / predicted if predicted else 0.0
-    recall = correct / relevant if relevant else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return precision, recall, f1
+def train_cv(judge) -> None:
+    cv = judge.config.get("cv", {}).get("pair", {})
+    training = judge.config.get("training", {})
+    if "all" not in cv:
+        sys.exit("the shipped judgement.json holds no cross-validation results: run scripts/train_judgement.py")
+    print(f"SciFact train, cross-validation grouped by claim ({training.get('folds_run', '?')} of 5 folds, "
+          "out-of-fold predictions; numbers written by scripts/train_judgement.py with the shipped model)")
+    for name, r in cv.items():
+        print(f"  {name:>10}: macro-F1 {r['macro_f1']:.3f}  " + "  ".join(f"F1[{k}] {v:.3f}" for k, v in r["f1"].items())
+              + f"  rationale F1 {r['rationale_f1']:.3f}  label+rationale F1 {r['label_rationale_f1']:.3f}"
+              f"  label-only F1 {r['label_only_f1']:.3f}  ECE {r['ece_raw']:.3f} -> {r['ece']:.3f} (T={r['temperature']:.2f})")
+    rel = judge.config.get("cv", {}).get("relevance")
+    if rel:
+        print(f"  relevance: accuracy {rel['accuracy']:.3f}, ECE {rel['ece_raw']:.3f} -> {rel['ece']:.3f} (Platt) on {rel['rows']} held-out pairs")
+    r = cv["all"]
+    held = (809 * training.get("folds_run", 1) + 4) // 5
+    print(line("train-cv", r["macro_f1"], r["f1"], r["rationale_f1"], r["ece"], held) + " model=judgement")
+
+
+class FeatureClassifier:
+    """research_verification's classifier behind the judge's `stance` / `thresholds` interface,
+    with the MiniLM vectors shared with the other verification scripts (bench/results)."""
+
+    def __init__(self) -> None:
+        from research_verification import get_classifier
+
+        self.classifier = get_classifier()
+        self.thresholds = self.classifier.thresholds
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def prepare(self, texts: list[str]) -> None:
+        from research_corpus.embedding import get_embedder
+        from research_verification.scifact import cached_vectors
+
+        self.vectors = cached_vectors(texts, REPO / "bench" / "results", get_embedder().embed)
+
+    def stance(self, claim: str, sentences: list[str], titles=None) -> np.ndarray:  # noqa: ANN001
+        vecs = np.stack([self.vectors[s] for s in sentences])
+        return self.classifier.predict_vectors(self.vectors[claim], vecs, claim, sentences)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=("train", "dev"), default="train")
+    parser.add_argument("--model", choices=("classifier", "judgement"), default="classifier")
     parser.add_argument("--data", type=Path, default=DATA)
     args = parser.parse_args()
+    if args.model == "judgement":
+        judge = get_judge()
+        if args.split == "train":
+            train_cv(judge)
+            return
+        temperature = f"temperature {judge.config['pair']['temperature']:.2f}"
+    else:
+        judge = FeatureClassifier()
+        temperature = "uncalibrated softmax"
+    from research_verification import LabelledPassage, PassageStance, Verdict, decide_verdict
+
     claims = load_claims(args.data / f"claims_{args.split}.jsonl")
     corpus = load_corpus(args.data / "corpus.jsonl")
-    classifier = get_classifier()
-
+    if args.model == "classifier":
+        judge.prepare([c.claim for c in claims] + [s for c in claims for d in c.cited_doc_ids for s in corpus[d].sentences])
+    thresholds = judge.thresholds
     t0 = time.perf_counter()
-    vectors = embed_cached([c.claim for c in claims] + [s for c in claims for d in c.cited_doc_ids for s in corpus[d].sentences])
-    t_embed = time.perf_counter() - t0
-    gold, pred, verdicts = [], [], Counter()
-    n_sentences, t_classify = 0, 0.0
+    items, sentence_probs, sentence_gold, verdicts = [], [], [], Counter()
     for c in claims:
         passages = []
         for doc in c.cited_doc_ids:
-            sentences = list(corpus[doc].sentences)
-            t1 = time.perf_counter()
-            probs = classifier.predict_vectors(vectors[c.claim], np.stack([vectors[s] for s in sentences]), c.claim, sentences)
-            t_classify += time.perf_counter() - t1
-            n_sentences += len(sentences)
-            gold.append(c.gold_label(doc))
-            pred.append(abstract_label(probs, classifier.thresholds).label)
-            predictions = [
-                SentencePrediction(s, LABELS[int(np.argmax(p))], float(p[0]), float(p[1]), float(p[2]))
-                for s, p in zip(sentences, probs, strict=True)
-            ]
-            passages += label_passages(predictions, str(doc))
+            a = corpus[doc]
+            probs = judge.stance(c.claim, list(a.sentences), [a.title] * len(a.sentences))
+            sentence_probs.append(probs)
+            sentence_gold += [LABELS.index(c.sentence_label(doc, i)) for i in range(len(a.sentences))]
+            decision = abstract_decision(probs, thresholds)
+            items.append(ScoredAbstract(c.gold_label(doc), c.evidence.get(doc, ("NEI", ()))[1], decision))
+            if decision.label != "NEI":
+                stance = PassageStance.SUPPORTS if decision.label == "SUPPORT" else PassageStance.CONTRADICTS
+                passages.append(LabelledPassage(str(doc), stance, round(decision.strength, 4), 0,
+                                                a.sentences[decision.rationale_indices[0]]))
         claim_gold = next((c.gold_label(d) for d in c.cited_doc_ids if c.gold_label(d) != "NEI"), "NEI")
         verdicts[(claim_gold, decide_verdict(passages).verdict)] += 1
-
-    per = f1_scores(gold, pred)
+    took = time.perf_counter() - t0
+    gold, pred = [it.gold for it in items], [it.decision.label for it in items]
+    per = f1_per_label(gold, pred)
     macro = sum(per.values()) / 3
-    precision, recall, label_only = scifact_label_only_f1(gold, pred)
-    print(f"SciFact {args.split}: {len(claims)} claims, {len(gold)} cited abstracts, {n_sentences} sentences "
-          f"(embedding {t_embed:.1f}s incl. cache, classifying {1e3 * t_classify / max(n_sentences, 1):.3f} ms/sentence)")
-    print(f"thresholds (tuned by 5-fold CV on train): {classifier.thresholds}")
-    if args.split == "train":
-        print("note: the shipped weights were fit on all of train, so train numbers are in-sample; the honest "
-              "train estimate is the 5-fold cross-validation printed by scripts/train_verifier.py")
+    probs, y = np.concatenate(sentence_probs), np.asarray(sentence_gold)
+    cal = ece(probs, y)
+    rat = rationale_f1(items)
+    print(f"model: {args.model}" + (" (in-sample: fit on all of train)" if args.model == "classifier" and args.split == "train" else ""))
+    print(f"SciFact {args.split}: {len(claims)} claims, {len(items)} cited abstracts, {len(y)} sentences "
+          f"({1e3 * took / max(len(y), 1):.1f} ms/sentence incl. model load)")
+    print(f"abstract rule thresholds (tuned on train CV): {thresholds}; {temperature}")
     print("confusion (rows gold, columns predicted):  " + "  ".join(f"{p:>10}" for p in LABELS))
     for g in LABELS:
         print(f"  {g:>10}" + "".join(f"  {sum(1 for a, b in zip(gold, pred, strict=True) if a == g and b == p):>10}" for p in LABELS))
     print(f"3-class macro-F1 {macro:.3f}  " + "  ".join(f"F1[{k}] {v:.3f}" for k, v in per.items()))
-    print(f"SciFact abstract-level label-only (oracle cited abstracts): P {precision:.3f} R {recall:.3f} F1 {label_only:.3f}")
+    print(f"SciFact sentence-level rationale selection F1 {rat:.3f}")
+    print(f"SciFact abstract-level (oracle cited abstracts): label-only F1 {label_only_f1(items):.3f}, "
+          f"label + rationale F1 {label_rationale_f1(items):.3f}")
+    print(f"sentence-level ECE (15 bins, top label) {cal:.3f}")
     print("verdicts by claim-level gold label:")
     for g in LABELS:
         row = {v: verdicts[(g, v)] for v in Verdict if verdicts[(g, v)]}
         print(f"  {g:>10}: " + ", ".join(f"{v} {n}" for v, n in row.items()))
-    print("published anchors (compare with the label-only F1 line, not with the 3-class macro-F1):")
+    print("anchors:")
     for anchor in ANCHORS:
-        print(f"  {anchor} Numbers not verified here: the search tool found the papers but not their result tables.")
-    print(f"bench:verify split={args.split} macro_f1={macro:.3f} f1_support={per['SUPPORT']:.3f} "
-          f"f1_contradict={per['CONTRADICT']:.3f} f1_nei={per['NEI']:.3f} claims={len(claims)}")
+        print(f"  {anchor}")
+    print(line(args.split, macro, per, rat, cal, len(claims)) + f" model={args.model}")
     sys.stdout.flush()
 
 

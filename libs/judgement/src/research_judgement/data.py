@@ -1,6 +1,6 @@
 """SciFact as the judgement models read it (Wadden et al. 2020, CC BY-NC 2.0), and the pair texts.
 
-Unlike `research_verification.scifact`, a claim keeps every rationale **set** of an evidence
+A claim keeps every rationale **set** of an evidence
 abstract, which SciFact's "label + rationale" metric needs (a predicted rationale is right when
 it contains one whole gold set). Texts: the first is the claim / question, the second
 `passage_text(sentence, title)`, "title: sentence" when the title is known.

@@ -1,0 +1,31 @@
+"""The optional relevance rerank of search hits (research_corpus.rerank) with the shipped model."""
+
+from __future__ import annotations
+
+import pytest
+
+from research_corpus.rerank import rerank_hits
+from research_corpus.search import PaperHit
+
+pytestmark = pytest.mark.unit
+
+QUESTION = "Does exercise training improve quality of life in patients with chronic heart failure?"
+
+
+def hit(n: int, title: str, abstract: str) -> PaperHit:
+    return PaperHit(paper_id=n, external_id=str(n), title=title, score=1.0 / n, passage=abstract,
+                    locator="abstract", abstract=abstract)
+
+
+def test_the_on_topic_trial_moves_to_the_top_and_the_tail_stays():
+    hits = [
+        hit(1, "Plate tectonics of the early Earth", "Subduction began about three billion years ago, as zircon records show."),
+        hit(2, "Effects of exercise training on health status in patients with chronic heart failure: HF-ACTION randomized controlled trial.",
+            "Exercise training conferred modest but statistically significant improvements in self-reported health status "
+            "compared with usual care without training."),
+        hit(3, "A survey of medieval bookbinding", "Leather covers were tanned with oak bark."),
+    ]
+    reranked = rerank_hits(QUESTION, hits, 2)
+    assert [h.paper_id for h in reranked] == [2, 1, 3]
+    assert reranked[0].score > reranked[1].score and reranked[2] == hits[2]
+    assert rerank_hits(QUESTION, hits, 0) == hits  # off: unchanged
