@@ -65,14 +65,9 @@ async def test_malformed_arguments_are_tool_errors_with_the_reason(stack: Stack,
         assert {t.name for t in (await client.list_tools()).tools} == TOOL_NAMES  # still serving
 
 
-async def test_each_tool_over_http_a_review_reports_progress_and_its_report_is_a_resource(stack: Stack, keys) -> None:  # noqa: ANN001
-    progress: list[tuple[float, str | None]] = []
-
-    async def on_progress(step: float, total: float | None, message: str | None) -> None:
-        progress.append((step, message))
-
+async def test_ask_question_then_read_the_claim_back_every_way(stack: Stack, keys) -> None:  # noqa: ANN001
     async with http_client(stack.gateway_url, keys["researcher"]) as client:
-        question = {"question": "Does vitamin D supplementation prevent fractures?", "wait_seconds": 300}
+        question = {"question": "Does vitamin D supplementation prevent fractures?", "wait_seconds": 240}
         asked = answer(await client.call_tool("ask_question", question))
         for _ in range(3):  # not decided within the wait: asking again with the task_id keeps waiting
             if asked["claim"] and asked["claim"]["status"] != "pending":
@@ -92,7 +87,16 @@ async def test_each_tool_over_http_a_review_reports_progress_and_its_report_is_a
         claim_resource = await client.read_resource(f"research://claims/{claim['claim_id']}")
         assert claim["statement"] in claim_resource.contents[0].text
 
-        review = answer(await client.call_tool("start_review", {"topic": REVIEW_TOPIC, "wait_seconds": 600},
+
+@pytest.mark.timeout(900)
+async def test_a_review_reports_progress_and_its_report_is_a_resource(stack: Stack, keys) -> None:  # noqa: ANN001
+    progress: list[tuple[float, str | None]] = []
+
+    async def on_progress(step: float, total: float | None, message: str | None) -> None:
+        progress.append((step, message))
+
+    async with http_client(stack.gateway_url, keys["researcher"]) as client:
+        review = answer(await client.call_tool("start_review", {"topic": REVIEW_TOPIC, "wait_seconds": 800},
                                                progress_callback=on_progress))
         assert review["status"] == "completed", review
         assert review["verdict"] and review["markdown"].startswith("#")
@@ -105,13 +109,26 @@ async def test_each_tool_over_http_a_review_reports_progress_and_its_report_is_a
         report = await client.read_resource(f"research://reports/{review['review_id']}")
         assert report.contents[0].mime_type == "text/markdown" and report.contents[0].text == review["markdown"]
 
-        verified = answer(await client.call_tool("verify_claim", {
-            "claim": "Vitamin D supplementation reduces hip fractures", "wait_seconds": 600}))
-        assert verified["status"] == "completed" and " · " in verified["verdict"]
-        assert verified["report_id"] == verified["verification_id"] and verified["evidence"]
 
+@pytest.mark.timeout(900)
+async def test_verify_claim_answers_the_verdict_line_and_quoted_evidence(stack: Stack, keys) -> None:  # noqa: ANN001
+    async with http_client(stack.gateway_url, keys["researcher"]) as client:
+        verified = answer(await client.call_tool("verify_claim", {
+            "claim": "Vitamin D supplementation reduces hip fractures", "wait_seconds": 800}))
+    assert verified["status"] == "completed" and " · " in verified["verdict"] and verified["headline"], verified
+    assert verified["report_id"] == verified["verification_id"]
+    assert verified["resource"] == f"research://reports/{verified['report_id']}"
+    # Each passage with a stance is evidence with its verbatim quote and the cited paper (none: "insufficient").
+    assert all(e["quotes"][0]["text"] and e["cites"][0]["title"] for e in verified["evidence"]), verified["evidence"]
+    if not verified["evidence"]:
+        assert "INSUFFICIENT" in verified["verdict"].upper(), verified
+
+
+@pytest.mark.timeout(900)
+async def test_a_source_list_is_built_and_read_back(stack: Stack, keys) -> None:  # noqa: ANN001
+    async with http_client(stack.gateway_url, keys["researcher"]) as client:
         built = answer(await client.call_tool("build_source_list", {
-            "prompt": "vitamin D and fractures", "num_references": 3, "wait_seconds": 600}))
-        assert built["sources"], built
+            "prompt": "vitamin D and fractures", "num_references": 3, "wait_seconds": 800}))
+        assert built["status"] == "ready" and built["sources"], built
         listed = answer(await client.call_tool("get_source_list", {"source_list_id": built["source_list_id"]}))
-        assert [s["source_id"] for s in listed["sources"]] == [s["source_id"] for s in built["sources"]]
+    assert [s["source_id"] for s in listed["sources"]] == [s["source_id"] for s in built["sources"]]

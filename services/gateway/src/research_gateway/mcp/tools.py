@@ -258,7 +258,8 @@ async def get_review(api: GatewayApi, arguments: dict[str, Any], progress: Progr
 
 async def _source_list(api: GatewayApi, source_list_id: str) -> dict[str, Any]:
     try:
-        return await api.call("GET", f"/source-lists/{source_list_id}")
+        return {"source_list_id": source_list_id, **await api.call("GET", f"/source-lists/{source_list_id}"),
+                "status": "ready"}
     except ToolFailure as exc:
         if exc.status != 409:
             raise
@@ -270,7 +271,7 @@ async def build_source_list(api: GatewayApi, arguments: dict[str, Any], progress
     options, body = _split(arguments, Waiting)
     accepted = await api.call("POST", "/source-lists", body=body)
     await follow(api, accepted["run_id"], options.wait_seconds, progress)
-    return await _source_list(api, accepted["source_list_id"])
+    return await _source_list(api, str(accepted["source_list_id"]))
 
 
 async def get_source_list(api: GatewayApi, arguments: dict[str, Any], progress: Progress) -> dict[str, Any]:
