@@ -49,11 +49,15 @@ def adapter_folder(tmp_path_factory) -> Path:
     from safetensors.torch import save_file
     from transformers import AutoModel
 
-    torch.manual_seed(30)
     folder = tmp_path_factory.mktemp("judgement") / "pair"
-    model = get_peft_model(AutoModel.from_pretrained(str(base_model_path())),
-                           LoraConfig(r=4, lora_alpha=8, target_modules=LORA_TARGETS, init_lora_weights=False))
+    base = AutoModel.from_pretrained(str(base_model_path()))
+    torch.manual_seed(30)  # after the load: the same adapter bytes every run, so one cached export per machine
+    model = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules=LORA_TARGETS, init_lora_weights=False))
     model.save_pretrained(str(folder))
+    # peft writes target_modules from a set, in an order that changes with the process's hash seed.
+    config = json.loads((folder / "adapter_config.json").read_text())
+    config["target_modules"] = sorted(config["target_modules"])
+    (folder / "adapter_config.json").write_text(json.dumps(config, sort_keys=True))
     head = torch.nn.Linear(384, 3)
     save_file({k: v.contiguous() for k, v in head.state_dict().items()}, str(folder / "head.safetensors"))
     return folder
