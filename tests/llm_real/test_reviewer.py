@@ -57,7 +57,7 @@ def assert_grounded(report, author: LlmAuthor) -> None:  # type: ignore[no-untyp
 
 async def test_the_author_and_a_revision_with_the_real_model(llama, nc, js, connector_service) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     chain = build_chain(llm_settings(llama), encoder=None)
-    settings = ReviewerSettings(llm_timeout_s=240.0)
+    settings = ReviewerSettings(llm_timeout_s=600.0)  # a slow model on one loaded core
     author = LlmAuthor(chain, OfflineAuthor(Relevance(default_encoder()), settings), settings)
     port = ConnectorClient(lambda: nc, timeout_s=30.0)
     job = review_job(RequestReview(topic=TOPIC, max_iterations=1, run_id=f"llm-real-{uuid.uuid4().hex[:8]}"))
@@ -72,8 +72,10 @@ async def test_the_author_and_a_revision_with_the_real_model(llama, nc, js, conn
         assert report.metadata["model"].startswith("openai:")
     else:
         assert step.get("fallback", "").startswith("offline"), step
-    assert step["usage"]["tokens_in"] > 0, "the step records the tokens the model used"
-    assert report.metadata["llm_usage"]["calls"] >= 1
+    assert step["usage"]["calls"] >= 1, step  # every request of the step, a timed-out one too
+    if not any("timeout" in f or "no answer within" in f for f in step.get("failures", [])):
+        assert step["usage"]["tokens_in"] > 0, step  # the tokens the server reported
+    assert report.metadata["llm_usage"]["calls"] == step["usage"]["calls"], "the report sums its rounds' requests"
 
     run_id = f"llm-real-revise-{uuid.uuid4().hex[:6]}"
     revised = await author.revise(report, outcome.review, Toolbox(port, RunRecorder(js, run_id)))
