@@ -1,6 +1,7 @@
 """One builder for a mode service's FastStream app: the broker, `Delivery` (ack / retry / dead
-letter + audit), the lifespan (streams, database, dead-letter recorder) and the durable pull
-subscriber of the mode's requests. The mode supplies only what is its own: `build`, an async
+letter + audit), the lifespan (streams, database, dead-letter recorder), the durable pull
+subscriber of the mode's requests and a declared publisher for every event the mode emits (so the
+service's AsyncAPI lists what it publishes, with the payload schema, next to what it consumes). The mode supplies only what is its own: `build`, an async
 context manager that makes the service object (anything with `handle(command)`) and holds
 whatever runs beside it (a sweep ticker, a scheduler) for the app's lifetime.
 """
@@ -10,7 +11,7 @@ whatever runs beside it (a sweep ticker, a scheduler) for the app's lifetime.
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from faststream import AckPolicy, FastStream
@@ -39,6 +40,17 @@ class Requests:
     batch_size: int = 1
 
 
+@dataclass(frozen=True)
+class Emits:
+    """An event the mode publishes (on a JetStream stream)."""
+
+    subject: str
+    stream: str
+    schema: type[BaseModel]
+    title: str
+    description: str
+
+
 @dataclass
 class ModeContext:
     """What `build` gets, and what other subscribers of the same app may use once it started."""
@@ -48,16 +60,21 @@ class ModeContext:
     engine: AsyncEngine | None = None
     sessions: async_sessionmaker[AsyncSession] | None = None
     service: Any = None
+    publishers: dict[str, Any] = field(default_factory=dict)  # subject → declared FastStream publisher
 
 
 Build = Callable[[ModeContext], AbstractAsyncContextManager[Any]]
 
 
-def mode_app(settings: Any, service: str, requests: Requests, build: Build) -> tuple[FastStream, ModeContext]:
-    """The app of one mode service and its context (for the mode's extra subscribers)."""
+def mode_app(settings: Any, service: str, requests: Requests, build: Build,
+             emits: tuple[Emits, ...] = ()) -> tuple[FastStream, ModeContext]:
+    """The app of one mode service and its context (for `build` and the mode's extra subscribers)."""
     broker = make_broker(settings.require_nats_url(), service)
     delivery = Delivery.install(broker, service=service, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s)
     ctx = ModeContext(broker, settings)
+    for event in emits:
+        ctx.publishers[event.subject] = broker.publisher(event.subject, stream=event.stream, schema=event.schema,
+                                                         title=event.title, description=event.description)
 
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:

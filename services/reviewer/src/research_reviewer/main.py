@@ -26,13 +26,13 @@ from faststream import AckPolicy, FastStream
 from faststream.nats import ConsumerConfig, JStream, PullSub
 from nats.js.api import DeliverPolicy
 
-from research_contracts import ClaimDecided, subjects
+from research_contracts import ClaimDecided, ClaimProposed, subjects
 from research_contracts.reviews import RequestReview
 from research_corpus.embedding import get_embedder
 from research_llm import build_chain
 from research_llm.offline.relevance import Relevance, default_encoder
 from research_modes import ConnectorClient, remote_configured
-from research_modes.app import ModeContext, Requests, mode_app
+from research_modes.app import Emits, ModeContext, Requests, mode_app
 from research_platform.service import run_service
 from research_reviewer import sweep
 from research_reviewer.author import OfflineAuthor
@@ -59,6 +59,7 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
             broker=broker, sessions=sessions, settings=config,
             port=ConnectorClient(lambda: broker.connection, timeout_s=config.tool_timeout_s),
             make_author=make_author, reviewer=PeerReviewer(config.spot_checks), embed=embedder.embed_one,
+            claims=ctx.publishers[subjects.CLAIM_PENDING],
         )
         await asyncio.to_thread(embedder.embed_one, "warm up")
         ticker = asyncio.create_task(sweep.sweep_forever(sessions, lambda: broker.connection.jetstream(), config.sweep_interval_s))
@@ -77,7 +78,9 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
             f"stream {subjects.REVIEWS_STREAM}; set a `Nats-Msg-Id`). Bad input is dead-lettered."
         ),
         summary="Write, review and store one literature review (≤ 2 author/reviewer rounds).",
-    ), build)
+    ), build, emits=(Emits(subjects.CLAIM_PENDING, subjects.CLAIMS_STREAM, ClaimProposed, "reviewer.claim_proposed",
+                           "A pending claim per key finding of a saved review version, for the critic (`Nats-Msg-Id` "
+                           "`ClaimProposed.msg_id()`: a re-announcement is a no-op)."),))
 
     @ctx.broker.subscriber(
         subjects.CLAIM_DECIDED,

@@ -56,6 +56,7 @@ class ReviewService:
     make_author: Callable[[], Author]
     reviewer: Reviewer
     embed: Embed
+    claims: Any  # the declared publisher of `research.claim.pending` (stream RESEARCH_CLAIMS)
 
     async def handle(self, command: RequestReview) -> None:
         job = prepare.review_job(command)
@@ -127,8 +128,7 @@ class ReviewService:
 
     async def _publish(self, claim_id: uuid.UUID, entity: str, statement: str) -> None:
         proposal = ClaimProposed(claim_id=claim_id, task_id=None, entity=entity, statement=statement)
-        await self.broker.publish(proposal, subjects.CLAIM_PENDING, stream=subjects.CLAIMS_STREAM,
-                                  headers={subjects.MSG_ID_HEADER: proposal.msg_id()})
+        await self.claims.publish(proposal, headers={subjects.MSG_ID_HEADER: proposal.msg_id()})
 
 
 def _claims_of(content: dict[str, Any]) -> dict[str, uuid.UUID]:

@@ -24,7 +24,7 @@ from research_contracts import subjects
 from research_contracts.sourcelists import RequestSourceList, SourceListUpdated
 from research_llm import build_chain
 from research_modes import ConnectorClient
-from research_modes.app import ModeContext, Requests, mode_app
+from research_modes.app import Emits, ModeContext, Requests, mode_app
 from research_platform.service import run_service
 from research_scout.pipeline import Scout
 from research_scout.repository import SERVICE
@@ -42,8 +42,8 @@ def create_app(settings: ScoutServiceSettings) -> FastStream:
         broker = ctx.broker
 
         async def publish(event: SourceListUpdated) -> None:
-            await broker.publish(event, subjects.SOURCELIST_UPDATED, stream=subjects.SOURCELISTS_STREAM,
-                                 headers={subjects.MSG_ID_HEADER: f"sourcelist-updated-{event.run_id}"})
+            await ctx.publishers[subjects.SOURCELIST_UPDATED].publish(
+                event, headers={subjects.MSG_ID_HEADER: f"sourcelist-updated-{event.run_id}"})
 
         scout = Scout(
             sessions=ctx.sessions,
@@ -71,7 +71,9 @@ def create_app(settings: ScoutServiceSettings) -> FastStream:
             f"`{subjects.SOURCELIST_UPDATED}`."
         ),
         summary="Build one run of a source list (clamped to its workspace's limits).",
-    ), build)
+    ), build, emits=(Emits(subjects.SOURCELIST_UPDATED, subjects.SOURCELISTS_STREAM, SourceListUpdated, "scout.sourcelist_updated",
+                           "After every run of a list: its new version, the number of sources and the diff to the "
+                           "previous version (`Nats-Msg-Id` per run)."),))
     mount_controls(ctx.broker, SERVICE, lambda: schedulers[0])
     return app
 

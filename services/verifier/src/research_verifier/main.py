@@ -22,10 +22,10 @@ from contextlib import asynccontextmanager
 from faststream import FastStream
 
 from research_contracts import subjects
-from research_contracts.verifications import RequestVerification
+from research_contracts.verifications import RequestVerification, VerificationChanged
 from research_llm import build_chain
 from research_modes import ConnectorClient, choose
-from research_modes.app import ModeContext, Requests, mode_app
+from research_modes.app import Emits, ModeContext, Requests, mode_app
 from research_platform.service import run_service
 from research_verifier.experiment import OfflineEngine
 from research_verifier.llm import LlmEngine
@@ -46,6 +46,7 @@ def create_app(settings: VerifierServiceSettings) -> FastStream:
             broker=broker, sessions=ctx.sessions, settings=config,
             engine=choose(chain, lambda: LlmEngine(chain, config.llm_timeout_s), OfflineEngine),
             port=ConnectorClient(lambda: broker.connection, timeout_s=config.tool_timeout_s),
+            changes=ctx.publishers[subjects.VERIFICATION_CHANGED],
         )
 
     app, _ = mode_app(settings, SERVICE, Requests(
@@ -56,7 +57,10 @@ def create_app(settings: VerifierServiceSettings) -> FastStream:
             f"(JetStream stream {subjects.VERIFICATIONS_STREAM}; set a `Nats-Msg-Id`). Bad input is dead-lettered."
         ),
         summary="Verify one claim: parse, search, classify, qualify, report, store.",
-    ), build)
+    ), build, emits=(Emits(subjects.VERIFICATION_CHANGED, subjects.VERIFICATIONS_STREAM, VerificationChanged,
+                           "verifier.verification_changed",
+                           "A watched claim's re-verification moved its verdict or confidence, or an earlier source is "
+                           "now retracted (`Nats-Msg-Id` per run)."),))
     return app
 
 

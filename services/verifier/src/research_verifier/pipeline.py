@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 from faststream.nats import NatsBroker
@@ -50,6 +51,7 @@ class VerificationService:
     settings: VerifierSettings
     port: EvidencePort
     engine: Engine
+    changes: Any  # the declared publisher of `research.verification.changed` (stream RESEARCH_VERIFICATIONS)
 
     async def handle(self, command: RequestVerification) -> None:
         try:
@@ -112,10 +114,9 @@ class VerificationService:
         if run.failed:
             return
         if moved is not None:
-            await self.broker.publish(
+            await self.changes.publish(
                 VerificationChanged(verification_id=job.verification_id, claim=job.claim, run_id=job.run_id,
                                     previous_verdict=moved.previous_verdict, previous_confidence=moved.previous_confidence,
                                     verdict=moved.verdict, confidence=moved.confidence, retracted_sources=moved.retracted_sources),
-                subjects.VERIFICATION_CHANGED, stream=subjects.VERIFICATIONS_STREAM,
                 headers={subjects.MSG_ID_HEADER: f"verification-changed-{job.run_id}"})
         log.info("verification completed", verdict=str(assessment.verdict), confidence=str(assessment.confidence))
