@@ -13,6 +13,9 @@ With --ndcg it also ranks the 5,183 SciFact abstracts (title + abstract, one vec
 300 BEIR test queries with each runtime's vectors alone (dense only, brute force, no Postgres):
 nDCG@10 per runtime — the quality cost of a runtime, on the whole corpus.
 
+--pairs also times the judgement stance cross-encoder (research_judgement, shipped weights) on
+torch and on ONNX Runtime the same way, on SciFact (claim, cited-abstract sentence) pairs.
+
 --int8 measures the dynamically quantised graph (onnxruntime.quantization, int8 per-channel
 weights) as a candidate; it is not what the engine runs (see docs/performance.md).
 
@@ -101,6 +104,65 @@ def dense_ndcg(data: Path, encoders: dict) -> dict[str, float]:  # noqa: ANN001
     return scores
 
 
+def scifact_pairs(data: Path, count: int) -> list[tuple[str, str]]:
+    abstracts = {}
+    with (data / "corpus.jsonl").open() as corpus:
+        for line in corpus:
+            paper = json.loads(line)
+            abstracts[paper["doc_id"]] = paper["abstract"]
+    pairs: list[tuple[str, str]] = []
+    with (data / "claims_train.jsonl").open() as claims:
+        for line in claims:
+            claim = json.loads(line)
+            for doc in claim.get("cited_doc_ids", [])[:1]:
+                pairs += [(claim["claim"], sentence) for sentence in abstracts.get(doc, [])[:4]]
+            if len(pairs) >= count:
+                break
+    return pairs[:count]
+
+
+def cross_encoders(data: Path, rounds: int, batches: list[int], threads: int) -> None:
+    """The shipped stance cross-encoder: pairs/s and CPU per pair, torch vs onnx, interleaved."""
+    import numpy as np
+    import torch
+    from research_judgement.judge import WEIGHTS
+    from research_judgement.onnx_scorer import OnnxCrossEncoder
+    from research_judgement.scorer import CrossEncoder, read_config
+
+    if not (WEIGHTS / "pair" / "head.safetensors").exists():
+        print("cross-encoder: no shipped stance model, skipped")
+        return
+    torch.set_num_threads(threads)
+    max_length = int(read_config(WEIGHTS)["pair"]["max_length"])
+    scorers = {"torch": CrossEncoder.load(WEIGHTS / "pair", max_length),
+               "onnx": OnnxCrossEncoder.load(WEIGHTS / "pair", max_length, threads=threads)}
+    pairs = scifact_pairs(data, 128)
+    for scorer in scorers.values():
+        scorer.logits(pairs[:8], 8)
+    runs: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    for _ in range(rounds):
+        for batch in batches:
+            for name, scorer in scorers.items():
+                wall, cpu = time.perf_counter(), time.process_time()
+                for start in range(0, len(pairs), batch):
+                    scorer.logits(pairs[start:start + batch], batch)
+                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                runs.setdefault((name, batch), []).append((len(pairs) / wall, 1000 * cpu / len(pairs)))
+    logits = {name: scorer.logits(pairs, 32) for name, scorer in scorers.items()}
+    probs = {name: np.exp(v - v.max(1, keepdims=True)) / np.exp(v - v.max(1, keepdims=True)).sum(1, keepdims=True) for name, v in logits.items()}
+    gap = float(np.abs(probs["onnx"] - probs["torch"]).max())
+    print(f"\ncross-encoder (stance, shipped weights): {len(pairs)} SciFact pairs, max_length {max_length}, {threads} thread(s)")
+    medians = {k: (statistics.median(r for r, _ in v), statistics.median(c for _, c in v)) for k, v in runs.items()}
+    for batch in batches:
+        for name in scorers:
+            rate, cpu = medians[(name, batch)]
+            print(f"{name:8} {batch:5} {rate:9.1f} pairs/s {cpu:8.2f} CPU ms/pair {rate / medians[('torch', batch)][0]:6.2f}x wall"
+                  f" {medians[('torch', batch)][1] / cpu:6.2f}x CPU")
+    if 32 in batches:
+        t, o = medians[("torch", 32)][0], medians[("onnx", 32)][0]
+        print(f"bench:embed:pairs torch_per_s={t:.1f} onnx_per_s={o:.1f} speedup={o / t:.2f} max_probability_gap={gap:.2e}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DATA)
@@ -110,6 +172,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="Math threads of each runtime (a service runs 1).")
     parser.add_argument("--int8", action="store_true", help="Also measure the int8-quantised ONNX graph.")
     parser.add_argument("--ndcg", action="store_true", help="Also dense nDCG@10 of each runtime on the SciFact test queries.")
+    parser.add_argument("--pairs", action="store_true", help="Also the judgement cross-encoder's pairs/s, torch vs onnx.")
     args = parser.parse_args()
     if not (args.data / "corpus.jsonl").exists():
         sys.exit(f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark")
@@ -166,6 +229,8 @@ def main() -> None:
             int8_rate = medians[("int8", 32)][0]
             print(f"bench:embed:int8 int8_per_s={int8_rate:.1f} speedup={int8_rate / torch_rate:.2f} max_cosine_gap={gaps['int8']:.2e}")
         print(f"bench:embed torch_per_s={torch_rate:.1f} onnx_per_s={onnx_rate:.1f} speedup={speedup:.2f} max_cosine_gap={gaps['onnx']:.2e}")
+    if args.pairs:
+        cross_encoders(args.data, args.rounds, [b for b in batches if b <= 32], args.threads)
 
 
 if __name__ == "__main__":
