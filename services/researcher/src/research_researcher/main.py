@@ -22,7 +22,7 @@ from typing import Any
 from faststream import AckPolicy, FastStream
 from faststream.nats import ConsumerConfig, JStream, PullSub
 
-from research_contracts import RunResearch, Tier, subjects
+from research_contracts import ClaimProposed, RunResearch, Tier, subjects
 from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import get_embedder
 from research_ledger import dead_letters
@@ -48,6 +48,10 @@ def create_app(settings: Settings) -> FastStream:
     stream = JStream(subjects.TASKS_STREAM, declare=False)
     consumer = ConsumerConfig(ack_wait=settings.ack_wait_s, max_deliver=settings.max_deliver)
     gate = TierGate(lambda: broker.connection.jetstream(), poll_s=settings.researcher.tier_poll_s)
+    claims = broker.publisher(subjects.CLAIM_PENDING, stream=subjects.CLAIMS_STREAM, schema=ClaimProposed,
+                              title="researcher.claim_proposed",
+                              description="The task's pending claim, for the critic (`Nats-Msg-Id` `ClaimProposed.msg_id()`: "
+                                          "a redelivered task re-announces without a second critique).")
 
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
@@ -65,6 +69,7 @@ def create_app(settings: Settings) -> FastStream:
             chain=build_chain(settings.llm),
             gate=gate,
             embed=embedder.aembed_one,
+            claims=claims,
             remember=embedder.remember,
             # Recall and the sentence-vector lookup read advisory data: no transaction around them.
             read_sessions=session_factory(without_transactions(reader)),

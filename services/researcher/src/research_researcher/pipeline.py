@@ -28,6 +28,7 @@ import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 from faststream.nats import NatsBroker
@@ -60,6 +61,7 @@ class Researcher:
     chain: ProviderChain
     gate: TierGate
     embed: Embed
+    claims: Any  # the declared publisher of `research.claim.pending` (stream RESEARCH_CLAIMS), made in main.py
     read_sessions: async_sessionmaker[AsyncSession] | None = None  # DATABASE_READ_URL; None = `sessions`
     remember: Remember | None = None  # keeps a vector in the embedder's cache under another text
 
@@ -191,5 +193,4 @@ class Researcher:
     async def announce(self, claim_id: uuid.UUID, task_id: uuid.UUID, entity: str, statement: str) -> None:
         """Publish `research.claim.pending`; the message id makes a repeat a no-op in JetStream."""
         proposal = ClaimProposed(claim_id=claim_id, task_id=task_id, entity=entity, statement=statement)
-        await self.broker.publish(proposal, subjects.CLAIM_PENDING, stream=subjects.CLAIMS_STREAM,
-                                  headers={subjects.MSG_ID_HEADER: proposal.msg_id()})
+        await self.claims.publish(proposal, headers={subjects.MSG_ID_HEADER: proposal.msg_id()})
