@@ -264,7 +264,9 @@ async def test_a_source_an_outside_connector_reports_retracted_is_a_change(  # t
         request = SearchEvidence.model_validate_json(msg.data)
         hits = [SourceHit(source_id=p["paper_id"], source="pubmed", title=p["title"], abstract=p["passage"],
                           metadata={"retracted": p["paper_id"] in retracted})
-                for p in papers(key, 3, "pmid") if key in request.query]
+                # the query an outside source receives is built by the outbound allow-list: the made-up key
+                # (not a scientific term) stays home, the claim's scientific words go out
+                for p in papers(key, 3, "pmid") if "fever" in request.query and key not in request.query]
         await msg.respond(EvidenceFound(hits=hits).model_dump_json().encode())
 
     search = await nc.subscribe(subjects.CONNECTOR_SEARCH, cb=on_search)

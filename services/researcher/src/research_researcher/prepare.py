@@ -31,6 +31,7 @@ from research_privacy import (
 _SPACES = re.compile(r"\s+")
 _NOT_WORD = re.compile(r"[^\w\s-]+")
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
+_PLACEHOLDER_KIND = re.compile(r"\[([A-Z_]+)_\d+\]")
 # Words that only introduce an identifier (as research_privacy.outbound drops them with it).
 _INTRODUCERS = frozenset(
     """patient patients pt pts mrn dob name named called phone tel telephone fax email e-mail address lives living
@@ -122,7 +123,10 @@ def guard_question(question: str, patient_context: str | None = None) -> Guarded
         safe_context, more = _guard(patient_context, table)
         neutralised += more
         model_question = f"{safe_question}\nPatient context (de-identified): {safe_context}"
+    # What was replaced: by the boundary where the task entered (its placeholders) and by this guard.
     counts = Counter(category for category, _ in table.found)
+    for text in (question, patient_context or ""):
+        counts.update(m.group(1) for m in _PLACEHOLDER_KIND.finditer(text))
     topic = topic_query(safe_question)
     if len(topic) < 3:
         raise PrepareError("invalid research task: no scientific topic is left once identifiers are removed")
