@@ -191,6 +191,13 @@ def _demo_review(client: httpx.Client, timeout: float) -> None:
                f"tags {', '.join(f'{t} {n}' for t, n in sorted(tags.items()))}; citation check: {len(check['unknown_ids'])} unknown, "
                f"{check['unsupported']} unsupported, {check['uncited']} uncited, accuracy {check['citation_accuracy']:.2f}, "
                f"grounding {check['grounding']:.2f}")
+    report = view["report"]
+    titles = {r["id"]: r["title"] for r in report["references"]}
+    key = next((s for s in report["sections"] if s["title"] == "Key Findings"), {"findings": []})
+    for finding in key["findings"][:3]:
+        cited = "; ".join(titles.get(c, f"[{c}]").rstrip(".") for c in finding["citations"][:2])
+        typer.echo(textwrap.fill(f"[{finding['tag']}] {finding['statement']} — {cited}", width=100,
+                                 initial_indent="  ", subsequent_indent="    "))
     typer.echo(f"  full report: research-engine export {review_id} --format md")
 
 
@@ -213,6 +220,14 @@ def _demo_verification(client: httpx.Client, timeout: float) -> None:
     a = view["assessment"]
     typer.echo(f"Verification: {claim}\n  {view['verdict']} · {view['confidence']} ({a['supporting_sources']} supporting, "
                f"{a['contradicting_sources']} contradicting, {a['qualifying_sources']} qualifying sources)")
+    report = view["report"]
+    titles = {r["id"]: r["title"] for r in report["references"]}
+    for section in report["sections"]:
+        if section["title"] in ("Corroborating Evidence", "Contradicting Evidence") and section["findings"]:
+            finding = section["findings"][0]
+            cited = "; ".join(titles.get(c, f"[{c}]").rstrip(".") for c in finding["citations"][:1])
+            typer.echo(textwrap.fill(f"{section['title']}: \"{finding['statement']}\" — {cited}", width=100,
+                                     initial_indent="  ", subsequent_indent="    "))
     typer.echo(f"  full report: research-engine export {verification_id} --format md")
 
 

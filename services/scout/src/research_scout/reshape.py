@@ -88,7 +88,9 @@ def rank(judged: list[Judged], removed: set[uuid.UUID]) -> list[Judged]:
 
 def listed(item: Candidate, verdict: Judgement, detail: SourceDetail, level: DetailLevel) -> ListedSource:
     hit = item.hit
-    url = hit.url or (f"https://doi.org/{hit.doi}" if hit.doi else "")
+    # Every source carries an identifier a reader can follow: its URL, its DOI, else its source id
+    # (a corpus paper: `corpus:<id>`, the id the corpus search and the corpus tools answer with).
+    url = hit.url or (f"https://doi.org/{hit.doi}" if hit.doi else "") or hit.source_id
     return ListedSource(
         source_id=item.source_id,
         title=hit.title or "(untitled)",
