@@ -11,6 +11,7 @@ bound to the key that opened it. Tools then call the API in process with that ke
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
@@ -105,8 +106,26 @@ def install(app: FastAPI) -> StreamableHTTPSessionManager:
 
     @asynccontextmanager
     async def lifespan(running: Any) -> AsyncIterator[Any]:  # noqa: ANN401 - the app's lifespan state
-        async with outer(running) as state, manager.run():
-            yield state
+        # The session manager runs in a task of its own: its anyio cancel scope must be entered and
+        # left by one task, and whoever holds the lifespan (uvicorn, a test fixture whose teardown
+        # runs in another task) may leave it from another.
+        async with outer(running) as state:
+            ready, stop = asyncio.Event(), asyncio.Event()
+
+            async def serve() -> None:
+                async with manager.run():
+                    ready.set()
+                    await stop.wait()
+
+            serving = asyncio.create_task(serve(), name="mcp-session-manager")
+            await asyncio.wait([serving, asyncio.create_task(ready.wait())], return_when=asyncio.FIRST_COMPLETED)
+            if serving.done():
+                serving.result()  # it failed to start: raise its error here
+            try:
+                yield state
+            finally:
+                stop.set()
+                await serving
 
     app.router.lifespan_context = lifespan
     return manager
