@@ -39,7 +39,7 @@ ANCHORS = (
 async def run(args: argparse.Namespace, database_url: str) -> None:
     import torch
     from research_corpus.ingest import ingest_path
-    from research_corpus.rerank import rerank_hits
+    from research_judgement.rerank import rerank_hits
     from research_corpus.search import search_many
     from research_judgement import get_judge
     from research_platform.db import create_engine, session_factory

@@ -1,10 +1,10 @@
-"""The optional relevance rerank of search hits (research_corpus.rerank) with the shipped model."""
+"""The optional relevance rerank of search hits (research_judgement.rerank) with the shipped model."""
 
 from __future__ import annotations
 
 import pytest
 
-from research_corpus.rerank import rerank_hits
+from research_judgement.rerank import rerank_hits
 from research_corpus.search import PaperHit
 
 pytestmark = pytest.mark.unit

@@ -25,6 +25,7 @@ pytestmark = pytest.mark.unit
 
 # distribution → why it is declared although no module imports it
 USED_WITHOUT_IMPORT = {
+    "onnx": "torch.onnx.export writes the embedder's graph with it (research_corpus.onnx_export)",
     "asyncpg": "the SQLAlchemy dialect of every postgresql+asyncpg:// URL",
     "go-task-bin": "the `task` runner the Taskfile needs",
     "jinja2": "the template engine of FastAPI's Jinja2Templates (the gateway's console pages)",

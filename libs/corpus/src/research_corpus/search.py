@@ -208,12 +208,8 @@ async def search(
     settings: CorpusSettings | None = None,
     *,
     vector: Sequence[float] | None = None,
-    rerank: int = 0,
 ) -> list[PaperHit]:
     """The `k` best papers for `query`, best first (`mode`: hybrid | lexical | dense).
-
-    `rerank` > 1 reorders the first `rerank` hits by the trained relevance cross-encoder
-    (`research_corpus.rerank`; off by default, its cost per query is in docs/judgement.md).
 
     `vector` is the query's dense vector when the caller already has it (`search_many` embeds
     a whole batch at once); otherwise it is computed here. Read-only; runs in the caller's
@@ -242,12 +238,8 @@ async def search(
         ranked = fuse(lexical, dense, settings, papers_wanted)
     else:
         ranked = rank_papers(lexical or dense, papers_wanted, "lexical" if mode == "lexical" else "dense")
-    hits = await _hydrate(session, ranked[: max(k, rerank)])
-    if rerank > 1:
-        from research_corpus.rerank import rerank_hits
-
-        hits = await asyncio.to_thread(rerank_hits, query, hits, rerank)
-    return hits[:k]
+    hits = await _hydrate(session, ranked[:k])
+    return hits
 
 
 async def search_many(

@@ -2,18 +2,17 @@
 
 `rerank_hits(query, hits, top)` reorders the first `top` hits by `research_judgement`'s relevance
 probability of (query, title + abstract) and leaves the rest in place; each reranked hit's
-`score` becomes that probability. The judgement library is imported on first use (it loads
-torch and the adapter once per process); `search(..., rerank=20)` calls this.
-Measured by `task bench:rerank` (docs/judgement.md).
+`score` becomes that probability (the models load on first use, once per process). Off the
+default search path; measured by `task bench:rerank` (docs/judgement.md). It lives here, not in
+the corpus library, so the corpus never depends on the judgement models.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from research_corpus.search import PaperHit
+from research_corpus.search import PaperHit
+from research_judgement.judge import relevance
 
 
 def rerank_hits(query: str, hits: Sequence[PaperHit], top: int) -> list[PaperHit]:
@@ -21,8 +20,6 @@ def rerank_hits(query: str, hits: Sequence[PaperHit], top: int) -> list[PaperHit
     hits = list(hits)
     if top <= 1 or len(hits) < 2:
         return hits
-    from research_judgement import relevance
-
     head, tail = hits[:top], hits[top:]
     probs = relevance(query, [(h.title, h.abstract or h.passage) for h in head])
     order = sorted(range(len(head)), key=lambda i: -float(probs[i]))
