@@ -202,13 +202,22 @@ def test_diff_lists_new_changed_and_dropped_sources():
     assert reshape.diff(second, second).empty
 
 
-def test_structured_abstract_facts_drop_aims_and_section_labels():
+def test_structured_abstract_facts_are_its_findings_not_its_background_aims_or_labels():
     abstract = ("CONTEXT Findings from previous studies of exercise training on health status have been inconsistent. "
                 "OBJECTIVE To test the effects of exercise training on health status among patients with heart failure. "
                 "RESULTS Exercise training improved the KCCQ score by 5.2 points (95% CI 4.1-6.3) at 3 months. "
                 "CONCLUSIONS Exercise training may confer modest improvements in health status.")
     item = prepare.candidate(paper(60, "Exercise training in heart failure", abstract))
     found = detail.facts(item)
-    assert [f.locator for f in found] == ["abstract sentence 1", "abstract sentence 3", "abstract sentence 4"]
-    assert [f.confidence for f in found] == [FactConfidence.medium, FactConfidence.high, FactConfidence.inferred]
+    # the results and the conclusion; never the background (CONTEXT) or the aim (OBJECTIVE)
+    assert [f.locator for f in found] == ["abstract sentence 3", "abstract sentence 4"]
+    assert [f.confidence for f in found] == [FactConfidence.high, FactConfidence.inferred]
     assert all(f.statement in abstract and not f.statement.split()[0].isupper() for f in found)
+
+
+def test_design_sentences_are_facts_only_when_the_source_states_nothing_else():
+    abstract = ("OBJECTIVE To test the effects of exercise training on health status in heart failure. "
+                "DESIGN, SETTING, AND PATIENTS Multicenter, randomized controlled trial among 2331 outpatients "
+                "with heart failure.")
+    found = detail.facts(prepare.candidate(paper(61, "Exercise training in heart failure: design", abstract)))
+    assert [(f.locator, f.confidence) for f in found] == [("abstract sentence 2", FactConfidence.inferred)]

@@ -10,7 +10,8 @@ Extractive and deterministic: every sentence it outputs is a sentence of the sou
   design) — rendered into `extract`;
 - facts_list: + numbered factual statements, each one sentence of the source with its locator,
   tagged `high` (a measured or explicit result), `inferred` (hedged: may, suggest, …) or
-  `medium` (any other plain statement).
+  `medium` (any other plain statement); a structured abstract's results and conclusions first,
+  its background, aims and design sentences never while it states a finding.
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ _MEASURED = re.compile(r"\d|\bp\s*[<=>]|\bconfidence interval\b|\b(OR|RR|HR|CI)\
 _HEDGE = re.compile(r"\b(may|might|could|suggest\w*|possibl\w*|likely|potential\w*|appear\w*|hypothes\w*|unclear|perhaps)\b", re.I)
 # A structured abstract's section label ("CONTEXT", "RESULTS") is not part of what the sentence states.
 _LABEL = re.compile(r"^(?:[A-Z]{3,}(?:\s+(?:AND\s+)?[A-Z]{3,})*\s*:?\s+)(?=[A-Z0-9])")
+# A structured abstract's section names: what frames a study, and what reports its findings.
+_SECTION = re.compile(r"^([A-Z]{3,}(?:[ ,]+(?:AND\s+)?[A-Z]{3,})*)\s*:?\s+(?=[A-Z0-9(])")
+_FRAMING = re.compile(r"\b(BACKGROUND|CONTEXT|INTRODUCTION|OBJECTIVES?|AIMS?|PURPOSE|METHODS?|DESIGN|SETTINGS?|"
+                      r"PARTICIPANTS|PATIENTS|SUBJECTS|INTERVENTIONS?|MEASURES|MEASUREMENTS)\b")
+_FINDING = re.compile(r"\b(RESULTS?|FINDINGS|CONCLUSIONS?|INTERPRETATION)\b")
 # Aims say what a study set out to do, not what it found or states.
 _AIM = re.compile(r"^(?:(?:OBJECTIVES?|AIMS?|PURPOSE)\b|"
                   r"(?:in this (?:study|paper|work),?\s+)?we (?:aimed|sought|set out|hypothesi[sz]ed)|the (?:aim|purpose|objective)s? of|"
@@ -107,19 +113,34 @@ def fact_confidence(sentence: str) -> FactConfidence:
     return FactConfidence.medium
 
 
+def _section(sentence: str) -> str | None:
+    """The structured abstract's section a sentence opens ("RESULTS", "DESIGN, SETTING, AND PATIENTS")."""
+    found = _SECTION.match(sentence)
+    return found.group(1).upper() if found else None
+
+
 def facts(item: Candidate) -> list[FactRecord]:
-    """Declarative sentences of the source (≥ 6 words, not a question), each a fact verbatim."""
-    found: list[FactRecord] = []
+    """Declarative sentences of the source (≥ 6 words, not a question), each a fact verbatim.
+
+    A structured abstract says itself which sentences frame the study (background, aims, design,
+    setting, participants, measures): those are never facts while the source states a finding, and
+    its results and conclusions come first. Aims are never facts."""
+    stated: list[tuple[int, int, str]] = []  # (order: findings first, index, statement)
+    framing: list[tuple[int, str]] = []
+    section: str | None = None
     for index, sentence in enumerate(item.sentences):
-        if sentence.endswith("?") or _AIM.match(sentence):
-            continue
+        section = _section(sentence) or section
         statement = _LABEL.sub("", sentence)
-        if len(statement.split()) < 6 or _AIM.match(statement):
+        if sentence.endswith("?") or _AIM.match(sentence) or len(statement.split()) < 6 or _AIM.match(statement):
             continue
-        found.append(FactRecord(statement, fact_confidence(statement), statement, locator(item, index)))
-        if len(found) >= MAX_FACTS:
-            break
-    return found
+        if section and _FRAMING.search(section):
+            framing.append((index, statement))
+        else:
+            stated.append((0 if section and _FINDING.search(section) else 1, index, statement))
+    if stated:
+        return [FactRecord(s, fact_confidence(s), s, locator(item, i)) for _, i, s in sorted(stated)[:MAX_FACTS]]
+    # Only framing sentences: what the source says of itself, tagged as such.
+    return [FactRecord(s, FactConfidence.inferred, s, locator(item, i)) for i, s in framing[:MAX_FACTS]]
 
 
 def render_extract(text: str, findings: list[str], method: str | None) -> str:
