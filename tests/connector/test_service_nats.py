@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import unquote_plus
 
 import pytest
 from sqlalchemy import func, select
@@ -28,6 +29,9 @@ ROUTES = {
 }
 
 
+REQUESTED: list[str] = []  # every request line the recorded API received, query string included
+
+
 @pytest.fixture(scope="module")
 def recorded_api(fixtures_dir: Path) -> Iterator[tuple[str, list[str]]]:
     """A local HTTP server answering like the real APIs did; yields its base URL and the paths hit."""
@@ -37,6 +41,7 @@ def recorded_api(fixtures_dir: Path) -> Iterator[tuple[str, list[str]]]:
         def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
             path = self.path.split("?", 1)[0]
             seen.append(path)
+            REQUESTED.append(unquote_plus(self.path))
             name, status = ROUTES.get(path, (None, 404))
             body = (fixtures_dir / name).read_bytes() if name else b'{"error": "boom"}'
             self.send_response(status)
@@ -105,14 +110,16 @@ async def test_a_source_answers_on_its_own_subject(connector_service, nc, unique
     assert all(h.source == "arxiv" for h in found.hits) and found.degraded == {}
 
 
-async def test_identifiers_are_refused_over_nats(connector_service, nc, recorded_api):
-    _, seen = recorded_api
-    seen.clear()
-    found = await _request(
-        nc, subjects.CONNECTOR_SEARCH, SearchEvidence(query="SSN 123-45-6789 statins", sources=["crossref"])
-    )
-    assert found.hits == [] and found.error and "ssn" in found.error
-    assert found.degraded == {"crossref": "phi_refused"} and seen == []
+async def test_identifiers_never_reach_a_source_over_nats(connector_service, nc, recorded_api):
+    """A search request is parsed into `SearchEvidence`, which builds an outside query by the outbound
+    allow-list: the SSN stays home whoever sent the raw JSON, and the scientific term still goes out."""
+    REQUESTED.clear()
+    raw = json.dumps({"query": "SSN 123-45-6789 statins", "sources": ["crossref"]}).encode()
+    reply = await nc.request(subjects.CONNECTOR_SEARCH, raw, timeout=30)
+    found = EvidenceFound.model_validate_json(reply.data)
+    assert found.error is None and found.degraded.get("crossref") != "phi_refused"
+    assert REQUESTED and all("123-45-6789" not in r and "SSN" not in r for r in REQUESTED)
+    assert any("statins" in r for r in REQUESTED)
 
 
 async def test_an_invalid_request_gets_an_error_reply(connector_service, nc):
