@@ -51,6 +51,18 @@ def normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().casefold()
 
 
+_SECTION_LABEL = re.compile(r"^(?:[A-Z][A-Z ,&/]{2,}:?\s+|\([a-z0-9]\)\s*)")
+_TRUNCATION_NOTE = re.compile(r"\s*\(ABSTRACT TRUNCATED AT \d+ WORDS\)\.?\s*$", re.I)
+
+
+def statement_of(sentence: str) -> str:
+    """What a report states of a quoted sentence: the sentence without a leading section label
+    ("RESULTS", "DESIGN, SETTING, AND PATIENTS") or a trailing extraction note ("(ABSTRACT
+    TRUNCATED AT 250 WORDS)"). The quote itself stays verbatim."""
+    text = _TRUNCATION_NOTE.sub("", sentence.strip())
+    return _SECTION_LABEL.sub("", text).strip() or sentence.strip()
+
+
 def found_verbatim(quote: str, source: str) -> bool:
     """Whether `quote` occurs in `source` word for word; an ellipsis (`...` / `…`) in the quote
     stands for omitted text, so its parts must occur in order."""

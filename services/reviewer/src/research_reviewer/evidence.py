@@ -27,8 +27,6 @@ OPPOSE_SIMILARITY = 0.45
 DUPLICATE_SIMILARITY = 0.6
 MIN_SOURCE_OVERLAP = 0.4  # above the checker's 0.3, so an agreeing citation is never borderline
 _SEPARATORS = re.compile(r"\s*(?:,|;|:|\band\b|\bor\b|\bversus\b|\bvs\.?|\bin\b|\bamong\b|\bwith\b|\bon\b|\bof\b|\bfor\b)\s*", re.I)
-_LABEL = re.compile(r"^(?:[A-Z][A-Z ,&/]{2,}:?\s+|\([a-z0-9]\)\s*)")
-_ARTEFACT = re.compile(r"\s*\(ABSTRACT TRUNCATED AT \d+ WORDS\)\.?\s*$", re.I)
 ANGLES = (
     ("By which mechanisms does {topic} act?", "{core} mechanism pathway"),
     ("Which outcomes and effect sizes are reported for {topic}?", "{core} outcome risk associated"),
@@ -73,10 +71,8 @@ class KeyFinding:
 
 
 def statement_of(sentence: str) -> str:
-    """The finding as the report states it: the sentence without a leading section label or a
-    trailing extraction note ("(ABSTRACT TRUNCATED AT 250 WORDS)"); its quote stays verbatim."""
-    text = _ARTEFACT.sub("", sentence.strip())
-    return _LABEL.sub("", text).strip() or sentence.strip()
+    """The finding as the report states it (`research_reports.text.statement_of`); its quote stays verbatim."""
+    return checker_text.statement_of(sentence)
 
 
 def topic_terms(topic: str) -> list[str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from research_agents import NewFinding
 from research_reports import CitationCheck, Finding, Quote, Reference, Report, Section, check_report
+from research_reports.text import statement_of
 from research_verification import Assessment, LabelledPassage, PassageStance, decide_verdict
 from research_verifier.experiment import VerdictChange
 from research_verifier.prepare import VerificationJob
@@ -48,7 +49,7 @@ def compose(job: VerificationJob, chosen: list[LabelledPassage], passages: dict[
         ref = report.add_reference(_reference(passage))
         statement = job.statements[p.statement].text if p.statement < len(job.statements) else job.claim
         findings[title].append(Finding(
-            id=f"{p.source_id}:{p.statement}", statement=p.text, tag=str(p.label), citations=[ref],
+            id=f"{p.source_id}:{p.statement}", statement=statement_of(p.text), tag=str(p.label), citations=[ref],
             group=f"Statement {p.statement + 1}: {statement}",
             quotes=[Quote(reference_id=ref, text=p.text, locator=f"strength {p.strength:.2f}")],
         ))
