@@ -133,14 +133,11 @@ def _landscape(dossier: Dossier, cite: Any, keep: Any) -> str:
             lines.append(f"Publication years span {years[0]}–{years[-1]}; {overview.papers_without_year} papers have no year.")
         if overview.mean_citations is not None:
             lines.append(f"Mean citation count: {overview.mean_citations} over {overview.papers_with_citations} papers with a count.")
-        else:
-            lines.append("Citation counts are not available for this corpus.")
+    # What the corpus does not hold (citation counts, dated matches) is left out rather than announced.
     points = [p for p in dossier.trends if p.papers]
     if points:
         per_year = ", ".join(f"{p.year}: {p.papers}" for p in points)
         lines.append(f'Papers matching "{dossier.trend_query}" per year: {per_year}.')
-    elif dossier.trend_query:
-        lines.append(f'No dated paper matches "{dossier.trend_query}" in the full-text index.')
     key = [p for p in dossier.key_papers[:3] if keep(evidence.Sentence(p, ""))]
     if key:
         lines.append("The key papers for the topic, from metadata search and citation ranking, are listed below.")
@@ -162,12 +159,15 @@ def _gaps(dossier: Dossier, findings: list[Finding]) -> tuple[list[str], list[st
         if question.text not in answered:
             add(f"no passage of the corpus answered {question.id} ({question.text})",
                 f"primary studies that address {question.id} directly ({question.text})")
-    for f in findings:
-        short = " ".join(f.statement.split()[:14])
-        if f.tag == "INSUFFICIENT":
-            add(f'a single source supports the finding "{short}…"', f'an independent replication of "{short}…"')
-        elif f.tag == "CONTESTED":
-            add(f'sources conflict on "{short}…"', f'a study designed to resolve the conflict on "{short}…", with matched populations')
+    # Each gap once, not once per finding.
+    contested = [f for f in findings if f.tag == "CONTESTED"]
+    if contested:
+        add(f"{len(contested)} finding(s) conflict with another paper (see Contradictions and Debates)",
+            "studies designed to resolve those conflicts, with matched populations, doses and outcomes")
+    alone = [f for f in findings if f.tag == "INSUFFICIENT"]
+    if alone:
+        which = "no finding is" if len(alone) == len(findings) else f"{len(alone)} of {len(findings)} findings are not"
+        add(f"{which} supported by a second paper", "independent replications of the single-source findings")
     if not gaps:
         add("every sub-question had agreeing evidence, but only within the searched sources",
             "a systematic search beyond the local corpus to test whether the agreement holds")
