@@ -11,7 +11,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import CriticVerdict, Verdict
-from research_critic.repository import Verdicts
+from research_ledger import Ledger
 from research_platform.db import transaction
 from research_platform.models import AuditEvent, CriticVerdictRow, MemoryClaim
 
@@ -58,7 +58,7 @@ async def test_a_failing_second_statement_leaves_both_claims_untouched(
     try:
         with pytest.raises(DBAPIError, match="injected failure"):
             async with transaction(sessions) as session:
-                await Verdicts(session).decide(new, verdict, {old})
+                await Ledger(session, service="critic").verdicts.decide(new, verdict, {old})
         assert await _state(sessions, old, new) == [("active", None, []), ("pending", None, [])]
         assert await _rows(sessions, old, new) == (0, 0)
     finally:
@@ -67,7 +67,7 @@ async def test_a_failing_second_statement_leaves_both_claims_untouched(
             await session.execute(text(f"DROP FUNCTION IF EXISTS {function}()"))
 
     async with transaction(sessions) as session:
-        decided = await Verdicts(session).decide(new, verdict, {old})
+        decided = await Ledger(session, service="critic").verdicts.decide(new, verdict, {old})
     assert decided is not None and decided.supersedes == [old]
     assert await _state(sessions, old, new) == [("superseded", new, []), ("active", None, [old])]
     verdicts, audits = await _rows(sessions, old, new)

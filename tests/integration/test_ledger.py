@@ -36,7 +36,7 @@ async def test_claim_and_its_audit_row_commit_together(sessions, unique: str) ->
     claim, hits = _claim(unique)
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="researcher")
-        assert await ledger.propose(claim, [0.1] * 384, hits)
+        assert await ledger.claims.propose(claim, [0.1] * 384, hits)
     async with sessions() as session:
         stored = await session.get(MemoryClaim, claim.claim_id)
         assert stored is not None and stored.status == "pending" and stored.supports[0]["source_id"] == f"corpus:{unique}"
@@ -44,7 +44,7 @@ async def test_claim_and_its_audit_row_commit_together(sessions, unique: str) ->
     assert await _audit_count(sessions, claim.claim_id) == 1
 
     async with sessions() as session, session.begin():  # redelivery: no second claim, no second audit row
-        assert not await Ledger(session, service="researcher").propose(claim, [0.1] * 384, hits)
+        assert not await Ledger(session, service="researcher").claims.propose(claim, [0.1] * 384, hits)
     assert await _audit_count(sessions, claim.claim_id) == 1
 
 
@@ -52,7 +52,7 @@ async def test_a_failed_transaction_leaves_neither_claim_nor_audit(sessions, uni
     claim, hits = _claim(unique)
     with pytest.raises(DBAPIError):
         async with sessions() as session, session.begin():
-            await Ledger(session, service="researcher").propose(claim, [0.1] * 384, hits)
+            await Ledger(session, service="researcher").claims.propose(claim, [0.1] * 384, hits)
             await session.execute(text("SELECT 1/0"))  # the statement after the insert fails
     async with sessions() as session:
         assert await session.get(MemoryClaim, claim.claim_id) is None
@@ -90,11 +90,11 @@ async def test_fail_is_terminal_idempotent_and_audited_once(sessions, unique: st
     task = RunResearch(question=f"Does {unique} help?", entity=unique)
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="test")
-        assert (await ledger.submit(task)).created
-        assert await ledger.start(task)
-        assert await ledger.fail(task.task_id, "the connector \x00 said no")
-        assert not await ledger.fail(task.task_id, "a second reason")  # terminal: the first reason stays
-        assert not await ledger.start(task)  # a redelivery never revives a failed task
+        assert (await ledger.tasks.submit(task)).created
+        assert await ledger.tasks.start(task)
+        assert await ledger.tasks.fail(task.task_id, "the connector \x00 said no")
+        assert not await ledger.tasks.fail(task.task_id, "a second reason")  # terminal: the first reason stays
+        assert not await ledger.tasks.start(task)  # a redelivery never revives a failed task
     async with sessions() as session:
         row = await session.get(ResearchTask, task.task_id)
         assert row.status == TaskStatus.failed and row.error == "the connector \ufffd said no"

@@ -11,7 +11,8 @@ from sqlalchemy import text
 from research_corpus.embedding import get_embedder
 from research_corpus.sentence_vectors import SentenceVectors
 from research_corpus.sentences import sentence_key
-from research_critic.repository import Verdicts
+from research_critic.repository import ClaimReads
+from research_ledger import Ledger
 from research_platform.db import session_factory, without_transactions
 
 pytestmark = pytest.mark.integration
@@ -24,7 +25,7 @@ async def test_stored_quote_vectors_are_found_and_unknown_quotes_left_out(sessio
     async with sessions() as session, session.begin():
         await SentenceVectors(session).keep([sentence_key(stored)], vector)
     async with session_factory(without_transactions(engine))() as session:  # the critic's read session
-        found = await Verdicts(session).quote_vectors([stored, unknown])
+        found = await ClaimReads(session).quote_vectors([stored, unknown])
     assert list(found) == [stored]
     assert found[stored] == pytest.approx(vector[0].tolist(), abs=1e-6)
 
@@ -36,6 +37,5 @@ async def test_a_failed_lookup_means_embedding_and_leaves_the_session_usable(eng
     monkeypatch.setattr(SentenceVectors, "vectors_of", broken)
     reads = session_factory(without_transactions(engine))  # the critic reads as it does in service
     async with reads() as session:
-        verdicts = Verdicts(session)
-        assert await verdicts.quote_vectors(["Any quote."]) == {}
-        assert await verdicts.active_of_entity("no such entity", besides=uuid.uuid4()) == []
+        assert await ClaimReads(session).quote_vectors(["Any quote."]) == {}
+        assert await Ledger(session, service="critic").verdicts.active_of_entity("no such entity", besides=uuid.uuid4()) == []

@@ -1,12 +1,12 @@
-"""research_ledger: the one owner of the ledger's lifecycle (tasks, claims, verdicts) and of the audit log.
+"""research_ledger: the one owner of the ledger's lifecycles (tasks, claims, verdicts, reports,
+watched claims) and of the audit log.
 
-    from research_ledger import Ledger, TaskStatus, ClaimStatus, AuditAction
+    from research_ledger import Ledger, TaskStatus, ClaimStatus, ReportStatus, AuditAction
 
-`Ledger(session, service=...)` offers intent methods (`submit`, `start`, `fail`, `propose`,
-`decide` → promote / supersede / reject, `record_timeout` → quarantine, `release`,
-`reconsider` → withdraw) that write the state change and its audit row in the caller's
-transaction. `audit.record` / `Ledger.audit` is the only audit writer and takes only
-members of the catalogue (`research_ledger.catalogue`).
+`Ledger(session, service=...)` holds one object per lifecycle (`ledger.tasks`, `.claims`,
+`.verdicts`, `.reports`, `.watched`, see `research_ledger.ledger`) whose intent methods write the
+state change and its audit row in the caller's transaction. `audit.record` / `Ledger.audit` is
+the only audit writer and takes only members of the catalogue (`research_ledger.catalogue`).
 """
 
 from research_ledger import audit

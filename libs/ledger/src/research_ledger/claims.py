@@ -1,8 +1,8 @@
-"""The claim lifecycle: propose (pending) → promote | supersede | reject, and the researcher's sources.
+"""The claim lifecycle (`Ledger.claims`): propose (pending) → promote | supersede | reject, and the researcher's sources.
 
 Every move is one statement guarded by the state it leaves (`WHERE status = …`), so a
 redelivered command changes nothing the second time; the audit row is staged in the same
-transaction. Verdict-driven moves (critic) live in `research_ledger.verdicts`.
+transaction. Verdict-driven moves (the critic's) are `research_ledger.verdicts`.
 """
 
 from __future__ import annotations
@@ -14,12 +14,14 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts import SourceHit, Support
+from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
 from research_ledger.deidentified import clean
 from research_ledger.status import ClaimStatus
-from research_ledger.tasks import TaskLifecycle
+from research_ledger.tasks import Tasks
 from research_platform.models import MemoryClaim, ResearchSource
 
 
@@ -42,10 +44,15 @@ class ClaimProposal:
     notes: list[tuple[AuditAction, dict[str, Any]]] = field(default_factory=list)  # extra audit rows
 
 
-class ClaimLifecycle(TaskLifecycle):
-    """Intent methods on `memory_claims` (and the sources a claim cites)."""
+class Claims(LedgerBase):
+    """Intent methods on `memory_claims` (and the sources a claim cites): `Ledger.claims`. A
+    proposal also moves its task to `claimed`, through `tasks`, in the same transaction."""
 
-    async def claim_for_task(self, task_id: uuid.UUID) -> MemoryClaim | None:
+    def __init__(self, session: AsyncSession, *, service: str, tasks: Tasks) -> None:
+        super().__init__(session, service=service)
+        self.tasks = tasks
+
+    async def for_task(self, task_id: uuid.UUID) -> MemoryClaim | None:
         return await self.session.scalar(select(MemoryClaim).where(MemoryClaim.task_id == task_id))
 
     async def propose(self, claim: ClaimProposal, embedding: list[float] | None, hits: list[SourceHit]) -> bool:
@@ -75,7 +82,7 @@ class ClaimLifecycle(TaskLifecycle):
         if (await self.session.execute(stmt)).scalar_one_or_none() is None:
             return False
         await self._remember_sources(hits, {s.source_id for s in claim.supports})
-        await self.mark_claimed(claim.task_id)
+        await self.tasks.mark_claimed(claim.task_id)
         ids = {"task_id": claim.task_id, "claim_id": claim.claim_id}
         for action, payload in claim.notes:
             self.audit(action, **ids, payload=payload)

@@ -39,8 +39,8 @@ def recorder(sessions: async_sessionmaker[AsyncSession], service: str) -> Record
             )
             why = f"dead-lettered from {letter.subject}: {letter.reason}"
             if letter.task_id is not None:
-                await ledger.fail(letter.task_id, why)
+                await ledger.tasks.fail(letter.task_id, why)
             if letter.report_id is not None:  # a review or verification whose every delivery failed
-                await ledger.fail_report(letter.report_id, why)
+                await ledger.reports.fail(letter.report_id, why)
 
     return record

@@ -1,22 +1,52 @@
-"""`Ledger`: the one writer of tasks, claims and verdicts, in the caller's transaction.
+"""`Ledger`: the one writer of tasks, claims, verdicts, reports and watched claims, in the caller's
+transaction — one small object per lifecycle, sharing the caller's session:
 
     ledger = Ledger(session, service="researcher")
-    await ledger.start(task); await ledger.propose(claim, embedding, hits)
-    await ledger.fail(task_id, "why")          # idempotent; no-op on a terminal task
+    ledger.tasks      start / submit / fail / get                          (`tasks.py`, research_tasks)
+    ledger.claims     propose / for_task                                   (`claims.py`, memory_claims, research_sources)
+    ledger.verdicts   decide / supersede / record_timeout / release / reconsider
+                                                                           (`verdicts.py`, memory_claims, critic_verdicts)
+    ledger.reports    open / save_version / complete / fail / refresh / mark_stale / undermined_claims
+                                                                           (`reports.py`, reports, report_versions, report_claims)
+    ledger.watched    watch / record_verdict / due / mark_requested       (`watched.py`, watched_claims, verification_verdicts)
     ledger.audit(AuditAction.X, payload=...)   # any other audit row, checked against the catalogue
 
-The methods are grouped by aggregate in `tasks.py`, `claims.py`, `verdicts.py` and `reports.py`; this class
-only gathers them so a caller needs one object.
+Every table is modelled in `research_platform.models`. The lifecycle objects do not inherit from
+each other; a move that spans two of them says so (`claims.propose` marks the task claimed
+through `tasks`).
 """
 
 from __future__ import annotations
 
-from research_ledger.reports import ReportLifecycle
-from research_ledger.verdicts import VerdictLifecycle
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from research_ledger.base import LedgerBase
+from research_ledger.claims import Claims
+from research_ledger.reports import Reports
+from research_ledger.tasks import Tasks
+from research_ledger.verdicts import Verdicts
+from research_ledger.watched import WatchedClaims
 
 
-class Ledger(VerdictLifecycle, ReportLifecycle):
-    """Intent methods on the ledger: `submit`, `start`, `fail`, `propose`, `decide`
-    (promote / supersede / reject), `record_timeout` (quarantine), `release`, `reconsider`;
-    reports: `open_report`, `save_report_version`, `complete_report`, `fail_report`,
-    `refresh_report`, `mark_reports_stale_for_claim`, `undermined_claims`."""
+class Ledger(LedgerBase):
+    """The lifecycle objects of one session (`tasks`, `claims`, `verdicts`, `reports`, `watched`)
+    and the audit writer they share."""
+
+    def __init__(self, session: AsyncSession, *, service: str) -> None:
+        super().__init__(session, service=service)
+        self.tasks = Tasks(session, service=service)
+        self.claims = Claims(session, service=service, tasks=self.tasks)
+        self.verdicts = Verdicts(session, service=service)
+        self.reports = Reports(session, service=service)
+        self.watched = WatchedClaims(session)
+        # The names the researcher and the mode services (reviewer, verifier, scout) call, bound to
+        # the lifecycle that owns them; new code names the lifecycle (`ledger.reports.open`).
+        self.submit, self.start, self.fail = self.tasks.submit, self.tasks.start, self.tasks.fail
+        self.propose, self.claim_for_task = self.claims.propose, self.claims.for_task
+        self.decide, self.supersede, self.active_of_entity = self.verdicts.decide, self.verdicts.supersede, self.verdicts.active_of_entity
+        reports = self.reports
+        self.report, self.report_version, self.report_versions = reports.get, reports.version, reports.versions
+        self.version_of_run = reports.version_of_run
+        self.open_report, self.save_report_version = reports.open, reports.save_version
+        self.complete_report, self.fail_report, self.refresh_report = reports.complete, reports.fail, reports.refresh
+        self.mark_reports_stale_for_claim, self.undermined_claims = reports.mark_stale, reports.undermined_claims

@@ -1,4 +1,4 @@
-"""The report lifecycle shared by the modes (literature review, claim verification, source list).
+"""The report lifecycle (`Ledger.reports`) shared by the modes (literature review, claim verification, source list).
 
     report:  running ─→ completed ─→ stale ─→ running (refresh) ─→ completed …
                 └─────→ failed ──────────────→ running (refresh)
@@ -9,7 +9,7 @@ rests on. When one of them stops being trustworthy — it left `active` (superse
 withdrawn after having been active) or a periodic agent holds an open `eroded` /
 `retracted_source` / `broken_provenance` finding against it — the report is `stale`.
 `undermined_claims` finds those claims in one set-based query and
-`mark_reports_stale_for_claim` moves the completed reports that rest on one of them; both are
+`mark_stale` moves the completed reports that rest on one of them; both are
 called by whoever sweeps (the reviewer service, on `research.claim.decided` and on a tick).
 Every move writes its audit row (`research.report.*`, `kind` in the payload) in the caller's
 transaction.
@@ -83,15 +83,15 @@ LIMIT :limit
 )
 
 
-class ReportLifecycle(LedgerBase):
-    """Intent methods on `reports`, `report_versions` and `report_claims`."""
+class Reports(LedgerBase):
+    """Intent methods on `reports`, `report_versions` and `report_claims` (`Ledger.reports`)."""
 
     # --- reads ------------------------------------------------------------------------------
-    async def report(self, report_id: uuid.UUID, *, kind: str | None = None) -> ReportRow | None:
+    async def get(self, report_id: uuid.UUID, *, kind: str | None = None) -> ReportRow | None:
         row = await self.session.get(ReportRow, report_id)
         return row if row is not None and (kind is None or row.kind == kind) else None
 
-    async def report_version(self, report_id: uuid.UUID, version: int | None = None) -> ReportVersionRow | None:
+    async def version(self, report_id: uuid.UUID, version: int | None = None) -> ReportVersionRow | None:
         """Version `version` of the report, or its latest."""
         query = select(ReportVersionRow).where(ReportVersionRow.report_id == report_id)
         if version is not None:
@@ -104,18 +104,18 @@ class ReportLifecycle(LedgerBase):
             select(ReportVersionRow).where(ReportVersionRow.report_id == report_id, ReportVersionRow.run_id == run_id)
         )
 
-    async def report_versions(self, report_id: uuid.UUID) -> list[ReportVersionRow]:
+    async def versions(self, report_id: uuid.UUID) -> list[ReportVersionRow]:
         rows = await self.session.scalars(
             select(ReportVersionRow).where(ReportVersionRow.report_id == report_id).order_by(ReportVersionRow.version)
         )
         return list(rows)
 
-    async def reports_for_claim(self, claim_id: uuid.UUID) -> list[uuid.UUID]:
+    async def resting_on(self, claim_id: uuid.UUID) -> list[uuid.UUID]:
         rows = await self.session.scalars(select(ReportClaim.report_id).where(ReportClaim.claim_id == claim_id))
         return list(rows)
 
     # --- moves ------------------------------------------------------------------------------
-    async def open_report(
+    async def open(
         self,
         report_id: uuid.UUID,
         *,
@@ -151,7 +151,7 @@ class ReportLifecycle(LedgerBase):
         )
         return True
 
-    async def save_report_version(
+    async def save_version(
         self,
         report_id: uuid.UUID,
         *,
@@ -200,7 +200,7 @@ class ReportLifecycle(LedgerBase):
         )
         return version
 
-    async def complete_report(self, report_id: uuid.UUID, *, outcome: str | None = None) -> bool:
+    async def complete(self, report_id: uuid.UUID, *, outcome: str | None = None) -> bool:
         """running → completed; False when the report is not running (a redelivery)."""
         row = await self._move(report_id, ReportStatus.completed, from_states=(ReportStatus.running,))
         if row is None:
@@ -212,7 +212,7 @@ class ReportLifecycle(LedgerBase):
         )
         return True
 
-    async def fail_report(self, report_id: uuid.UUID, reason: str) -> bool:
+    async def fail(self, report_id: uuid.UUID, reason: str) -> bool:
         """running → failed with `reason`; False when it already ended or is unknown."""
         reason = storable(reason[:REASON_LIMIT])
         row = await self._move(report_id, ReportStatus.failed, from_states=(ReportStatus.running,), error=reason)
@@ -225,7 +225,7 @@ class ReportLifecycle(LedgerBase):
         )
         return True
 
-    async def refresh_report(self, report_id: uuid.UUID, *, run_id: str) -> str | None:
+    async def refresh(self, report_id: uuid.UUID, *, run_id: str) -> str | None:
         """completed | stale | failed → running under a new run; returns the previous status, or
         None when the report is unknown or already running."""
         previous = await self.session.scalar(select(ReportRow.status).where(ReportRow.id == report_id).with_for_update())
@@ -241,7 +241,7 @@ class ReportLifecycle(LedgerBase):
         )
         return previous
 
-    async def mark_reports_stale_for_claim(self, claim_id: uuid.UUID, reason: str) -> list[StaleReport]:
+    async def mark_stale(self, claim_id: uuid.UUID, reason: str) -> list[StaleReport]:
         """Every completed report resting on `claim_id` → stale with `reason` (one audit row each)."""
         reason = storable(reason[:REASON_LIMIT])
         rows = (

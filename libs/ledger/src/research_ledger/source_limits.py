@@ -11,17 +11,15 @@ call `clamp`, so the rule lives once, here.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
-from sqlalchemy import DateTime, Integer, String, func, select
-from sqlalchemy.dialects.postgresql import ARRAY, insert
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Mapped, mapped_column
 
 from research_contracts.sourcelists import HARD_MAX_REFERENCES, DetailLevel, RequestSourceList, SourceType, duration_seconds
-from research_platform.models import Base
+from research_platform.models import SourceListLimitsRow
 
 DEFAULT_WORKSPACE = "default"
 # Every API a source list can be routed to (the connector's source names).
@@ -31,21 +29,6 @@ ALL_APIS = ACADEMIC_APIS + WEB_APIS
 ApiName = Literal[ALL_APIS]  # type: ignore[valid-type]  # the schema lists them: no "unknown API" 422
 MAX_INT = 2**31 - 1  # the columns are Postgres integers
 
-
-class SourceListLimitsRow(Base):
-    """One workspace's limits (the `default` workspace is created by migration 0005)."""
-
-    __tablename__ = "source_list_limits"
-
-    workspace: Mapped[str] = mapped_column(String(100), primary_key=True)
-    max_references: Mapped[int] = mapped_column(Integer)
-    allowed_source_types: Mapped[list[str]] = mapped_column(ARRAY(String(20)))
-    allowed_apis: Mapped[list[str]] = mapped_column(ARRAY(String(40)))
-    max_scheduled_lists: Mapped[int] = mapped_column(Integer)
-    min_update_interval_s: Mapped[int] = mapped_column(Integer)
-    detail_level_ceiling: Mapped[str] = mapped_column(String(30))
-    default_language: Mapped[str] = mapped_column(String(35))
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
 class WorkspaceLimits(BaseModel):

@@ -18,79 +18,28 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Integer, String, Text, delete, func, select, update
-from sqlalchemy.dialects.postgresql import JSONB, UUID, insert
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.dialects.postgresql import insert
 
 from research_ledger.audit import storable
 from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
-from research_platform.models import Base, ReportRow, ReportVersionRow
+from research_platform.models import (
+    ReportRow,
+    ReportVersionRow,
+    SourceListAction,
+    SourceListIteration,
+    SourceListJudgement,
+    SourceListRun,
+    SourceListSchedule,
+)
 
 SCHEDULE_VERBS = ("pause", "resume", "cancel", "modify")
 
 
-class SourceListSchedule(Base):
-    __tablename__ = "source_list_schedules"
-
-    source_list_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
-    workspace: Mapped[str] = mapped_column(String(100), index=True)
-    update_frequency: Mapped[str] = mapped_column(String(40))
-    every_s: Mapped[float] = mapped_column(Float)
-    status: Mapped[str] = mapped_column(String(20), default="active")  # active | paused | cancelled
-    next_run_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    last_run_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
-class SourceListRun(Base):
-    __tablename__ = "source_list_runs"
 
-    run_id: Mapped[str] = mapped_column(String(128), primary_key=True)
-    source_list_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"), index=True)
-    trigger: Mapped[str] = mapped_column(String(20))
-    status: Mapped[str] = mapped_column(String(20))  # scheduled | running | completed | failed
-    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    sources: Mapped[int] = mapped_column(Integer, default=0)
-    version: Mapped[int | None] = mapped_column(Integer)
-    stop_reason: Mapped[str | None] = mapped_column(String(40))
-    error: Mapped[str | None] = mapped_column(Text)
-
-
-class SourceListAction(Base):
-    __tablename__ = "source_list_actions"
-
-    source_list_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
-    source_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
-    action: Mapped[str] = mapped_column(String(20))  # removed | preferred
-    stored: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)  # the source as last listed
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
-
-
-class SourceListIteration(Base):
-    __tablename__ = "source_list_iterations"
-
-    run_id: Mapped[str] = mapped_column(String(128), primary_key=True)
-    iteration: Mapped[int] = mapped_column(Integer, primary_key=True)
-    query: Mapped[str] = mapped_column(Text)
-    counts: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
-    memo: Mapped[str] = mapped_column(Text, default="")
-    stop_reason: Mapped[str | None] = mapped_column(String(40))
-
-
-class SourceListJudgement(Base):
-    __tablename__ = "source_list_judgements"
-
-    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
-    run_id: Mapped[str] = mapped_column(String(128), index=True)
-    iteration: Mapped[int] = mapped_column(Integer)
-    source_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
-    origin_id: Mapped[str] = mapped_column(String(300))
-    title: Mapped[str] = mapped_column(Text)
-    label: Mapped[str] = mapped_column(String(20))
-    confidence: Mapped[float] = mapped_column(Float)
-    rationale: Mapped[str] = mapped_column(Text)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The task lifecycle: submitted (queued) → researching → claimed, or failed with a reason.
+"""The task lifecycle (`Ledger.tasks`): submitted (queued) → researching → claimed, or failed with a reason.
 
 A task row is created by whoever sees the task first: the gateway on submission, or the
 researcher when the task came straight from the bus (or overtook the gateway's commit). Both
@@ -57,10 +57,10 @@ def _row(task: RunResearch, status: TaskStatus) -> dict[str, object]:
     }
 
 
-class TaskLifecycle(LedgerBase):
-    """Intent methods on `research_tasks`."""
+class Tasks(LedgerBase):
+    """Intent methods on `research_tasks` (`Ledger.tasks`)."""
 
-    async def task(self, task_id: uuid.UUID) -> ResearchTask | None:
+    async def get(self, task_id: uuid.UUID) -> ResearchTask | None:
         return await self.session.get(ResearchTask, task_id)
 
     async def submit(self, task: RunResearch, *, idempotency_key: str | None = None) -> SubmitResult:

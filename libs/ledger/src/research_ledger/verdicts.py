@@ -1,4 +1,4 @@
-"""Verdict-driven claim moves: promote, supersede, reject, quarantine, release, re-critique.
+"""Verdict-driven claim moves (`Ledger.verdicts`): promote, supersede, reject, quarantine, release, re-critique.
 
 - `decide`: a pending claim is promoted (→ active), promoted superseding older active claims
   of its entity (those → superseded, in the same transaction), or rejected; the verdict row
@@ -20,14 +20,14 @@ from sqlalchemy import func, select, text, update
 
 from research_contracts import ClaimDecided, CriticVerdict, RecritiqueClaim, Verdict
 from research_ledger.catalogue import AuditAction
-from research_ledger.claims import ClaimLifecycle
+from research_ledger.base import LedgerBase
 from research_ledger.errors import EntityChanged
 from research_ledger.status import ClaimStatus
 from research_platform.models import AuditEvent, CriticVerdictRow, MemoryClaim
 
 
-class VerdictLifecycle(ClaimLifecycle):
-    """Intent methods of the critic on `memory_claims` and `critic_verdicts`."""
+class Verdicts(LedgerBase):
+    """Intent methods of the critic on `memory_claims` and `critic_verdicts` (`Ledger.verdicts`)."""
 
     async def active_of_entity(self, entity: str, *, besides: uuid.UUID) -> list[MemoryClaim]:
         rows = await self.session.scalars(

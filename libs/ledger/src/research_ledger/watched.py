@@ -1,10 +1,14 @@
-"""Watched claims (claim verification): claims the ledger keeps re-verifying, and their verdicts.
+"""Watched claims (claim verification, `Ledger.watched`): claims the ledger keeps re-verifying, and
+their verdicts.
 
-A verification asked with `watch: true` is entered here (`watch_claim`). After every run the
-verifier appends the verdict to the history (`record_verdict`) and moves the claim's next due
-time on by its interval. The replicator asks for `due` claims on its schedule (or at once, from
-an admin's run-once) and publishes a re-verification command for each (`mark_requested` stops
-it asking twice while that run is under way). Tables from migration 0007.
+A verification asked with `watch: true` is entered here (`watch`). After every run the verifier
+appends the verdict to the history (`record_verdict`) and moves the claim's next due time on by
+its interval. The replicator asks for `due` claims on its schedule (or at once, from an admin's
+run-once) and publishes a re-verification command for each (`mark_requested` stops it asking
+twice while that run is under way). Tables from migration 0007 (`research_platform.models`).
+
+The module functions at the end take a bare session, for the callers that hold no `Ledger`
+(the replicator's schedule, the verifier's repository).
 """
 
 from __future__ import annotations
@@ -12,81 +16,90 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import DateTime, Float, ForeignKey, Integer, String, Text, func, select, update
-from sqlalchemy.dialects.postgresql import UUID, insert
+from sqlalchemy import func, select, update
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Mapped, mapped_column
 
 from research_ledger.deidentified import clean
-from research_platform.models import Base
+from research_platform.models import VerdictHistoryRow, WatchedClaimRow
 
 DEFAULT_INTERVAL_DAYS = 30.0
 
-
-class WatchedClaimRow(Base):
-    __tablename__ = "watched_claims"
-
-    verification_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
-    claim: Mapped[str] = mapped_column(Text)
-    interval_days: Mapped[float] = mapped_column(Float)
-    next_due_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    requested_run_id: Mapped[str | None] = mapped_column(String(100), nullable=True)
-    runs: Mapped[int] = mapped_column(Integer, default=0)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+__all__ = ["DEFAULT_INTERVAL_DAYS", "VerdictHistoryRow", "WatchedClaimRow", "WatchedClaims",
+           "due", "mark_requested", "record_verdict", "verdict_history", "watch_claim", "watched"]
 
 
-class VerdictHistoryRow(Base):
-    __tablename__ = "verification_verdicts"
+class WatchedClaims:
+    """Intent methods on `watched_claims` and `verification_verdicts`, in the caller's session."""
 
-    verification_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
-    run_id: Mapped[str] = mapped_column(String(100), primary_key=True)
-    verdict: Mapped[str] = mapped_column(String(40))
-    confidence: Mapped[str] = mapped_column(String(20))
-    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def watch(self, verification_id: uuid.UUID, claim: str, *, interval_days: float = DEFAULT_INTERVAL_DAYS) -> bool:
+        """Enter a verification's claim as watched (due one interval after now); False when it already is."""
+        clean(claim, what="a watched claim")  # refused unless it passed the privacy boundary
+        inserted = await self.session.scalar(
+            insert(WatchedClaimRow).values(verification_id=verification_id, claim=claim, interval_days=interval_days,
+                                           next_due_at=datetime.now(UTC) + timedelta(days=interval_days), runs=0)
+            .on_conflict_do_nothing().returning(WatchedClaimRow.verification_id))
+        return inserted is not None
+
+    async def get(self, verification_id: uuid.UUID) -> WatchedClaimRow | None:
+        return await self.session.get(WatchedClaimRow, verification_id)
+
+    async def history(self, verification_id: uuid.UUID) -> list[VerdictHistoryRow]:
+        """The verification's verdicts, oldest first."""
+        rows = await self.session.scalars(select(VerdictHistoryRow).where(VerdictHistoryRow.verification_id == verification_id)
+                                          .order_by(VerdictHistoryRow.recorded_at))
+        return list(rows)
+
+    async def record_verdict(self, verification_id: uuid.UUID, run_id: str, verdict: str, confidence: str) -> None:
+        """Append a run's verdict (once per run) and, for a watched claim, schedule the next run."""
+        await self.session.execute(insert(VerdictHistoryRow).values(verification_id=verification_id, run_id=run_id,
+                                                                    verdict=verdict, confidence=confidence)
+                                   .on_conflict_do_nothing())
+        await self.session.execute(
+            update(WatchedClaimRow).where(WatchedClaimRow.verification_id == verification_id)
+            .values(requested_run_id=None, runs=WatchedClaimRow.runs + 1,
+                    next_due_at=func.now() + func.make_interval(0, 0, 0, 0, 0, 0, WatchedClaimRow.interval_days * 86400)))
+
+    async def due(self, *, now: datetime | None = None, everything: bool = False, limit: int = 100) -> list[WatchedClaimRow]:
+        """Watched claims whose next run is due (all of them when `everything`). One already requested
+        is asked again only a day after it fell due (its run failed or was lost)."""
+        moment = now or datetime.now(UTC)
+        query = select(WatchedClaimRow).where(
+            (WatchedClaimRow.requested_run_id.is_(None)) | (WatchedClaimRow.next_due_at <= moment - timedelta(days=1)))
+        if not everything:
+            query = query.where(WatchedClaimRow.next_due_at <= moment)
+        return list(await self.session.scalars(
+            query.order_by(WatchedClaimRow.next_due_at).limit(limit).with_for_update(skip_locked=True)))
+
+    async def mark_requested(self, verification_id: uuid.UUID, run_id: str) -> None:
+        """The re-verification `run_id` was asked for: `due` leaves the claim out meanwhile."""
+        await self.session.execute(update(WatchedClaimRow).where(WatchedClaimRow.verification_id == verification_id)
+                                   .values(requested_run_id=run_id))
 
 
 async def watch_claim(session: AsyncSession, verification_id: uuid.UUID, claim: str, *,
                       interval_days: float = DEFAULT_INTERVAL_DAYS) -> bool:
-    """Enter a verification's claim as watched (due one interval after now); False when it already is."""
-    clean(claim, what="a watched claim")  # refused unless it passed the privacy boundary
-    inserted = await session.scalar(
-        insert(WatchedClaimRow).values(verification_id=verification_id, claim=claim, interval_days=interval_days,
-                                       next_due_at=datetime.now(UTC) + timedelta(days=interval_days), runs=0)
-        .on_conflict_do_nothing().returning(WatchedClaimRow.verification_id))
-    return inserted is not None
+    return await WatchedClaims(session).watch(verification_id, claim, interval_days=interval_days)
 
 
 async def watched(session: AsyncSession, verification_id: uuid.UUID) -> WatchedClaimRow | None:
-    return await session.get(WatchedClaimRow, verification_id)
+    return await WatchedClaims(session).get(verification_id)
 
 
 async def verdict_history(session: AsyncSession, verification_id: uuid.UUID) -> list[VerdictHistoryRow]:
-    rows = await session.scalars(select(VerdictHistoryRow).where(VerdictHistoryRow.verification_id == verification_id)
-                                 .order_by(VerdictHistoryRow.recorded_at))
-    return list(rows)
+    return await WatchedClaims(session).history(verification_id)
 
 
 async def record_verdict(session: AsyncSession, verification_id: uuid.UUID, run_id: str, verdict: str, confidence: str) -> None:
-    """Append a run's verdict (once per run) and, for a watched claim, schedule the next run."""
-    await session.execute(insert(VerdictHistoryRow).values(verification_id=verification_id, run_id=run_id, verdict=verdict,
-                                                           confidence=confidence).on_conflict_do_nothing())
-    await session.execute(
-        update(WatchedClaimRow).where(WatchedClaimRow.verification_id == verification_id)
-        .values(requested_run_id=None, runs=WatchedClaimRow.runs + 1,
-                next_due_at=func.now() + func.make_interval(0, 0, 0, 0, 0, 0, WatchedClaimRow.interval_days * 86400)))
+    await WatchedClaims(session).record_verdict(verification_id, run_id, verdict, confidence)
 
 
 async def due(session: AsyncSession, *, now: datetime | None = None, everything: bool = False, limit: int = 100) -> list[WatchedClaimRow]:
-    """Watched claims whose next run is due (all of them when `everything`). One already requested
-    is asked again only a day after it fell due (its run failed or was lost)."""
-    moment = now or datetime.now(UTC)
-    query = select(WatchedClaimRow).where(
-        (WatchedClaimRow.requested_run_id.is_(None)) | (WatchedClaimRow.next_due_at <= moment - timedelta(days=1)))
-    if not everything:
-        query = query.where(WatchedClaimRow.next_due_at <= moment)
-    return list(await session.scalars(query.order_by(WatchedClaimRow.next_due_at).limit(limit).with_for_update(skip_locked=True)))
+    return await WatchedClaims(session).due(now=now, everything=everything, limit=limit)
 
 
 async def mark_requested(session: AsyncSession, verification_id: uuid.UUID, run_id: str) -> None:
-    await session.execute(update(WatchedClaimRow).where(WatchedClaimRow.verification_id == verification_id)
-                          .values(requested_run_id=run_id))
+    await WatchedClaims(session).mark_requested(verification_id, run_id)

@@ -1,4 +1,6 @@
-"""SQLAlchemy 2 typed models of every table (DESIGN.md §3). Migrations live in `migrations/`.
+"""SQLAlchemy 2 typed models of every table, in this one module (DESIGN.md §3): the ledger's
+lifecycles (`research_ledger`) write them, `migrations/env.py` sees them all. Migrations live in
+`migrations/`.
 
 `audit_events` is append-only: a trigger refuses UPDATE and DELETE unless the transaction runs
 the retention function `audit_events_purge(before)`.
@@ -368,3 +370,125 @@ class ReportClaim(Base):
 
     report_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
     claim_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, index=True)
+
+
+# --- claim verification: watched claims and their verdict history (migration 0007) ---------------
+
+
+class WatchedClaimRow(Base):
+    """A verification's claim the ledger keeps re-verifying (`research_ledger.watched`)."""
+
+    __tablename__ = "watched_claims"
+
+    verification_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
+    claim: Mapped[str] = mapped_column(Text)
+    interval_days: Mapped[float] = mapped_column(Float)
+    next_due_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    requested_run_id: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    runs: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class VerdictHistoryRow(Base):
+    """One run's verdict on a verification (its history, oldest first)."""
+
+    __tablename__ = "verification_verdicts"
+
+    verification_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(100), primary_key=True)
+    verdict: Mapped[str] = mapped_column(String(40))
+    confidence: Mapped[str] = mapped_column(String(20))
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+# --- source lists: schedules, runs, per-source actions, the refinement trace (migration 0005) -----
+
+
+class SourceListSchedule(Base):
+    """When a source list runs again: active ⇄ paused; active | paused → cancelled (final)."""
+
+    __tablename__ = "source_list_schedules"
+
+    source_list_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
+    workspace: Mapped[str] = mapped_column(String(100), index=True)
+    update_frequency: Mapped[str] = mapped_column(String(40))
+    every_s: Mapped[float] = mapped_column(Float)
+    status: Mapped[str] = mapped_column(String(20), default="active")  # active | paused | cancelled
+    next_run_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_run_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class SourceListRun(Base):
+    """One run of a source list: scheduled → running → completed | failed."""
+
+    __tablename__ = "source_list_runs"
+
+    run_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    source_list_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"), index=True)
+    trigger: Mapped[str] = mapped_column(String(20))
+    status: Mapped[str] = mapped_column(String(20))  # scheduled | running | completed | failed
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    sources: Mapped[int] = mapped_column(Integer, default=0)
+    version: Mapped[int | None] = mapped_column(Integer)
+    stop_reason: Mapped[str | None] = mapped_column(String(40))
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class SourceListAction(Base):
+    """A user's per-source choice on a list: removed (never listed again) or preferred (kept)."""
+
+    __tablename__ = "source_list_actions"
+
+    source_list_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
+    source_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    action: Mapped[str] = mapped_column(String(20))  # removed | preferred
+    stored: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)  # the source as last listed
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class SourceListIteration(Base):
+    """One step of a source list's refinement loop: its query, counts and memo."""
+
+    __tablename__ = "source_list_iterations"
+
+    run_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    iteration: Mapped[int] = mapped_column(Integer, primary_key=True)
+    query: Mapped[str] = mapped_column(Text)
+    counts: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+    memo: Mapped[str] = mapped_column(Text, default="")
+    stop_reason: Mapped[str | None] = mapped_column(String(40))
+
+
+class SourceListJudgement(Base):
+    """The relevance label one iteration gave one candidate source."""
+
+    __tablename__ = "source_list_judgements"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(String(128), index=True)
+    iteration: Mapped[int] = mapped_column(Integer)
+    source_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
+    origin_id: Mapped[str] = mapped_column(String(300))
+    title: Mapped[str] = mapped_column(Text)
+    label: Mapped[str] = mapped_column(String(20))
+    confidence: Mapped[float] = mapped_column(Float)
+    rationale: Mapped[str] = mapped_column(Text)
+
+
+class SourceListLimitsRow(Base):
+    """One workspace's source-list limits (`research_ledger.source_limits`; the `default` workspace is
+    created by migration 0005)."""
+
+    __tablename__ = "source_list_limits"
+
+    workspace: Mapped[str] = mapped_column(String(100), primary_key=True)
+    max_references: Mapped[int] = mapped_column(Integer)
+    allowed_source_types: Mapped[list[str]] = mapped_column(ARRAY(String(20)))
+    allowed_apis: Mapped[list[str]] = mapped_column(ARRAY(String(40)))
+    max_scheduled_lists: Mapped[int] = mapped_column(Integer)
+    min_update_interval_s: Mapped[int] = mapped_column(Integer)
+    detail_level_ceiling: Mapped[str] = mapped_column(String(30))
+    default_language: Mapped[str] = mapped_column(String(35))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

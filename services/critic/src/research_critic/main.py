@@ -37,9 +37,8 @@ from research_contracts import (
     subjects,
 )
 from research_critic import experiment, prepare, reshape
-from research_critic.quarantine import Quarantine, Recritiques
-from research_critic.repository import SERVICE, EntityChanged, Verdicts
-from research_ledger import dead_letters
+from research_critic.repository import SERVICE, ClaimReads, EntityChanged
+from research_ledger import Ledger, dead_letters
 from research_llm import ProviderChain, build_chain
 from research_platform.broker import ensure_streams_at, make_broker
 from research_platform.db import create_engine, session_factory, transaction, without_transactions
@@ -74,18 +73,18 @@ class Critic:
 
     async def judge_and_decide(self, claim_id: uuid.UUID) -> None:
         async with (self.reads or self.sessions)() as session:  # `decide` re-checks what judging assumed
-            verdicts = Verdicts(session)
-            claim = prepare.known(claim_id, await verdicts.claim(claim_id))
+            reads = ClaimReads(session)
+            claim = prepare.known(claim_id, await reads.claim(claim_id))
             if claim.status != ClaimStatus.pending:
                 log.info("claim already decided, skipping redelivery", status=claim.status)
                 return
-            active = await verdicts.active_of_entity(claim.entity, besides=claim.id)
-            review = prepare.review(claim, active, await verdicts.quote_vectors(prepare.quotes(claim)))
+            active = await Ledger(session, service=SERVICE).verdicts.active_of_entity(claim.entity, besides=claim.id)
+            review = prepare.review(claim, active, await reads.quote_vectors(prepare.quotes(claim)))
         verdict = await self.judge(claim.id, review, ClaimStatus.pending)
         if verdict is None:
             return
         async with transaction(self.sessions) as session:
-            decided = await Verdicts(session).decide(claim.id, verdict, review.considered)
+            decided = await Ledger(session, service=SERVICE).verdicts.decide(claim.id, verdict, review.considered)
         if decided is not None:
             await self.announce(decided)
             log.info("claim decided", verdict=verdict.verdict.value, score=verdict.score)
@@ -104,7 +103,7 @@ class Critic:
         """Count the SLA timeout; quarantine (and return) on the last straw, else retry later."""
         sla = self.settings.critic.sla_seconds
         async with transaction(self.sessions) as session:
-            quarantined = await Quarantine(session).record_timeout(
+            quarantined = await Ledger(session, service=SERVICE).verdicts.record_timeout(
                 claim_id, judged_status=judged_status, quarantine_after=self.settings.critic.quarantine_after, sla_s=sla
             )
         if quarantined is None:
@@ -116,19 +115,19 @@ class Critic:
         """Judge an active claim again, without the sources the replicator found retracted or lost."""
         with structlog.contextvars.bound_contextvars(claim_id=str(command.claim_id)):
             async with (self.reads or self.sessions)() as session:  # `reconsider` re-checks in its transaction
-                verdicts, recritiques = Verdicts(session), Recritiques(session)
-                claim = prepare.known(command.claim_id, await verdicts.claim(command.claim_id))
-                if claim.status != ClaimStatus.active or await recritiques.already_applied(command):
+                reads, verdicts = ClaimReads(session), Ledger(session, service=SERVICE).verdicts
+                claim = prepare.known(command.claim_id, await reads.claim(command.claim_id))
+                if claim.status != ClaimStatus.active or await verdicts.recritique_applied(command):
                     log.info("re-critique not applicable, skipping", status=claim.status)
                     return
-                discredited = await recritiques.discredited_sources(command, prepare.cited_sources(claim))
+                discredited = await reads.discredited_sources(command, prepare.cited_sources(claim))
                 active = await verdicts.active_of_entity(claim.entity, besides=claim.id)
-                review = prepare.review(claim, active, await verdicts.quote_vectors(prepare.quotes(claim)))
+                review = prepare.review(claim, active, await reads.quote_vectors(prepare.quotes(claim)))
             verdict = await self.judge(claim.id, prepare.without(review, discredited), ClaimStatus.active)
             if verdict is None:
                 return
             async with transaction(self.sessions) as session:
-                decided = await Recritiques(session).reconsider(command, verdict, discredited)
+                decided = await Ledger(session, service=SERVICE).verdicts.reconsider(command, verdict, discredited)
             log.info("claim re-critiqued", verdict=verdict.verdict.value, withdrawn=decided is not None)
             if decided is not None:
                 await self.announce(decided)
@@ -143,7 +142,7 @@ class Critic:
             return ControlReply(status=400, detail={"error": f"invalid drain request: {exc}"})
         drain_id = uuid.uuid4()
         async with transaction(self.sessions) as session:
-            released = await Quarantine(session).release(claim_ids, request.actor_key_id)
+            released = await Ledger(session, service=SERVICE).verdicts.release(claim_ids, request.actor_key_id)
             for claim in released:
                 # Published before the commit: a refused publish leaves the claims quarantined.
                 await self.broker.publish(

@@ -1,34 +1,35 @@
-"""What the critic reads from the ledger, and its verdicts applied through `research_ledger`.
+"""What the critic reads before it judges; its moves (decide, record_timeout, release, reconsider)
+are the ledger's own (`Ledger.verdicts`, see `research_ledger.verdicts` for the ordering rules).
 
-`Verdicts.decide` is `Ledger.decide`: promote / supersede / reject in one transaction, one
-decision per entity at a time (see `research_ledger.verdicts` for the ordering rules).
+The critic reads in autocommit sessions: the transaction that writes re-checks what judging
+assumed (`EntityChanged`), so nothing read here needs a transaction around it.
 """
 
 from __future__ import annotations
 
 import uuid
 
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from research_contracts import ClaimDecided, CriticVerdict
+from research_contracts import RecritiqueClaim
 from research_corpus.sentence_vectors import SentenceVectors
-from research_ledger import EntityChanged, Ledger
+from research_ledger import EntityChanged
 from research_platform.logging import get_logger
-from research_platform.models import MemoryClaim
+from research_platform.models import Finding, MemoryClaim, ResearchSource
 
 log = get_logger(__name__)
 
 SERVICE = "critic"
 
-__all__ = ["SERVICE", "EntityChanged", "Verdicts"]
+__all__ = ["SERVICE", "ClaimReads", "EntityChanged"]
 
 
-class Verdicts:
-    """The critic's view of the ledger: the claim under review and its entity's active claims."""
+class ClaimReads:
+    """The claim under review, the stored vectors of its quotes, and the sources that no longer back it."""
 
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
-        self.ledger = Ledger(session, service=SERVICE)
 
     async def claim(self, claim_id: uuid.UUID) -> MemoryClaim | None:
         return await self.session.get(MemoryClaim, claim_id)
@@ -37,8 +38,8 @@ class Verdicts:
         """The stored corpus vectors of `quotes` (one query), so the stance check embeds only the
         question; {} when the lookup fails — an optimisation, never a reason to fail the judgement.
 
-        The critic reads in autocommit sessions, where a failed statement aborts nothing else (and
-        a SAVEPOINT would itself fail); both flows read these vectors last."""
+        In an autocommit session a failed statement aborts nothing else (and a SAVEPOINT would
+        itself fail); both flows read these vectors last."""
         if not quotes:
             return {}
         try:
@@ -47,9 +48,19 @@ class Verdicts:
             log.warning("quote vectors unavailable, the stance check embeds the quotes", error=repr(exc)[:300])
             return {}
 
-    async def active_of_entity(self, entity: str, *, besides: uuid.UUID) -> list[MemoryClaim]:
-        return await self.ledger.active_of_entity(entity, besides=besides)
-
-    async def decide(self, claim_id: uuid.UUID, verdict: CriticVerdict, considered: set[uuid.UUID]) -> ClaimDecided | None:
-        """Apply `verdict` (None on a redelivery; `EntityChanged` when the entity moved on meanwhile)."""
-        return await self.ledger.decide(claim_id, verdict, considered)
+    async def discredited_sources(self, command: RecritiqueClaim, cited: list[str]) -> set[str]:
+        """Cited sources that no longer back the claim: retracted in the ledger, or lost per the finding."""
+        gone: set[str] = set()
+        if cited:
+            gone |= set(
+                await self.session.scalars(
+                    select(ResearchSource.source_id).where(ResearchSource.source_id.in_(cited), ResearchSource.retracted)
+                )
+            )
+        if command.finding_id is not None:
+            payload = await self.session.scalar(
+                select(Finding.payload).where(Finding.id == command.finding_id, Finding.expires_at > func.now())
+            )
+            if payload:
+                gone |= set(payload.get("retracted") or []) | set(payload.get("lost") or [])
+        return gone & set(cited)

@@ -70,7 +70,7 @@ async def _publish(broker: Any, command: RequestReview) -> None:
 
 
 async def _review(session: Any, review_id: uuid.UUID) -> ReportRow:
-    row = await Ledger(session, service=SERVICE).report(review_id, kind="review")
+    row = await Ledger(session, service=SERVICE).reports.get(review_id, kind="review")
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no review {review_id}")
     return row
@@ -83,11 +83,11 @@ async def submit_review(body: RequestReview, session: Session, broker: Broker, c
     """Ask for a literature review; follow `run_id` on /runs/{run_id}/events, poll /reviews/{id}."""
     command = body.model_copy(update={"run_id": review_run_id(body.review_id), "refresh": False, "origin": "api"})
     async with session.begin():
-        if await Ledger(session, service=SERVICE).report(command.review_id) is not None:
+        if await Ledger(session, service=SERVICE).reports.get(command.review_id) is not None:
             raise HTTPException(status.HTTP_409_CONFLICT, "this review_id exists; refresh it instead")
     await _publish(broker, command)
     async with session.begin():
-        await Ledger(session, service=SERVICE).open_report(
+        await Ledger(session, service=SERVICE).reports.open(
             command.review_id, kind="review", run_id=command.effective_run_id(), subject=command.topic,
             subject_key=topic_key(command.topic), owner={"key_id": str(caller.key_id)},
             request=command.model_dump(mode="json", include={"filters", "sources", "max_iterations", "origin"}),
@@ -116,7 +116,7 @@ async def get_review(review_id: uuid.UUID, session: Session, caller: Reader) -> 
     """The review's status and its current version: report (structured and Markdown), peer
     review (verdict, issues, missed papers, every round), citation check and the ledger claims."""
     row = await _review(session, review_id)
-    version = await Ledger(session, service=SERVICE).report_version(review_id)
+    version = await Ledger(session, service=SERVICE).reports.version(review_id)
     view: dict[str, Any] = {
         "review_id": row.id, "status": row.status, "run_id": row.run_id, "topic": row.subject, "topic_key": row.subject_key,
         "version": row.current_version, "stale_reason": row.stale_reason, "error": row.error,
@@ -144,7 +144,7 @@ async def get_review(review_id: uuid.UUID, session: Session, caller: Reader) -> 
 async def review_versions(review_id: uuid.UUID, session: Session, caller: Reader) -> list[dict[str, Any]]:
     await _review(session, review_id)
     out = []
-    for version in await Ledger(session, service=SERVICE).report_versions(review_id):
+    for version in await Ledger(session, service=SERVICE).reports.versions(review_id):
         out.append({"version": version.version, "run_id": version.run_id, "created_at": version.created_at,
                     "verdict": version.review.get("verdict"), "tags": Report.model_validate(version.content).tag_counts(), "claims": len(version.claim_ids),
                     "citation_ok": version.citation_check.get("ok"), "diff": version.diff})
@@ -158,7 +158,7 @@ async def refresh_review(review_id: uuid.UUID, session: Session, broker: Broker,
     run_id = review_run_id(review_id, uuid.uuid4().hex[:8])
     async with session.begin():
         row = await _review(session, review_id)
-        if await Ledger(session, service=SERVICE).refresh_report(review_id, run_id=run_id) is None:
+        if await Ledger(session, service=SERVICE).reports.refresh(review_id, run_id=run_id) is None:
             raise HTTPException(status.HTTP_409_CONFLICT, f"review {review_id} is {row.status}; wait for the run to end")
         stored = dict(row.request)
     command = RequestReview(review_id=review_id, run_id=run_id, topic=row.subject, refresh=True, origin="api",
@@ -167,7 +167,7 @@ async def refresh_review(review_id: uuid.UUID, session: Session, broker: Broker,
         await _publish(broker, command)
     except HTTPException:
         async with session.begin():
-            await Ledger(session, service=SERVICE).fail_report(review_id, "refresh not published: the bus was unavailable")
+            await Ledger(session, service=SERVICE).reports.fail(review_id, "refresh not published: the bus was unavailable")
         raise
     return ReviewAccepted(review_id=review_id, run_id=run_id)
 
@@ -177,7 +177,7 @@ async def export_review(review_id: uuid.UUID, session: Session, caller: Reader,
                         format: FormatName = Query("md", description="md | pdf | bib | ris | csljson"),  # noqa: A002
                         version: int | None = Query(None, ge=1, le=MAX_VERSION)) -> Response:
     await _review(session, review_id)
-    stored = await Ledger(session, service=SERVICE).report_version(review_id, version)
+    stored = await Ledger(session, service=SERVICE).reports.version(review_id, version)
     if stored is None:
         raise HTTPException(status.HTTP_409_CONFLICT, "the review has no version yet")
     exported = export_report(Report.model_validate(stored.content), EXPORTS[format])

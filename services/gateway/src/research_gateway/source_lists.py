@@ -137,7 +137,7 @@ async def submit_source_list(body: RequestSourceList, session: Session, broker: 
     async with session.begin():
         limits = await LimitsBook(session).of(body.workspace)
         book = SourceListBook(session, service=SERVICE)
-        if await Ledger(session, service=SERVICE).report(body.source_list_id) is not None:
+        if await Ledger(session, service=SERVICE).reports.get(body.source_list_id) is not None:
             raise HTTPException(status.HTTP_409_CONFLICT, "this source_list_id exists; re-run it through its schedule")
         refused = schedule_refusal(body.update_frequency, await book.scheduled_count(body.workspace), limits)
     if refused:
@@ -145,7 +145,7 @@ async def submit_source_list(body: RequestSourceList, session: Session, broker: 
     request = clamp(body.model_copy(update={"trigger": "request", "origin": "api"}), limits)
     await _publish(broker, request)
     async with session.begin():
-        await Ledger(session, service=SERVICE).open_report(
+        await Ledger(session, service=SERVICE).reports.open(
             request.source_list_id, kind="source_list", run_id=request.run_id, subject=request.prompt,
             subject_key=" ".join(request.keywords)[:200] or request.prompt[:200],
             request=request.model_dump(mode="json", exclude={"run_id", "trigger"}),
@@ -168,10 +168,10 @@ async def list_source_lists(session: Session, caller: Reader, save_to_kind: str 
 
 async def _latest(session: Any, source_list_id: uuid.UUID) -> tuple[Any, dict[str, Any]]:
     ledger = Ledger(session, service=SERVICE)
-    report = await ledger.report(source_list_id, kind="source_list")
+    report = await ledger.reports.get(source_list_id, kind="source_list")
     if report is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")
-    version = await ledger.report_version(source_list_id)
+    version = await ledger.reports.version(source_list_id)
     if version is None:
         raise HTTPException(status.HTTP_409_CONFLICT, {"status": report.status, "error": report.error,
                                                        "detail": "no snapshot yet: the list is being built"})
@@ -244,7 +244,7 @@ async def source_list_runs(source_list_id: uuid.UUID, session: Session, caller: 
     """Run history (newest first) with each run's refinement iterations and its diff to the run
     before (`new` / `changed` / `dropped` sources; null for a failed run or a snapshot past the
     retention); the next scheduled run first; `request` is the stored request re-runs repeat."""
-    report = await Ledger(session, service=SERVICE).report(source_list_id, kind="source_list")
+    report = await Ledger(session, service=SERVICE).reports.get(source_list_id, kind="source_list")
     if report is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")
     book = SourceListBook(session, service=SERVICE)
@@ -273,7 +273,7 @@ async def rerun_source_list(source_list_id: uuid.UUID, session: Session, broker:
     workspace's current limits: a new snapshot and its diff; preferred and removed sources hold."""
     async with session.begin():
         ledger = Ledger(session, service=SERVICE)
-        report = await ledger.report(source_list_id, kind="source_list")
+        report = await ledger.reports.get(source_list_id, kind="source_list")
         if report is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")
         try:
@@ -281,13 +281,13 @@ async def rerun_source_list(source_list_id: uuid.UUID, session: Session, broker:
         except ValidationError as exc:  # a list stored before requests were kept, or by a newer writer
             raise HTTPException(status.HTTP_409_CONFLICT, f"source list {source_list_id} has no stored request to repeat") from exc
         request = clamp(stored.model_copy(update={"trigger": "rerun", "origin": "api"}), await LimitsBook(session).of(stored.workspace))
-        if await ledger.refresh_report(source_list_id, run_id=request.run_id) is None:
+        if await ledger.reports.refresh(source_list_id, run_id=request.run_id) is None:
             raise HTTPException(status.HTTP_409_CONFLICT, f"source list {source_list_id} is {report.status}; wait for the run to end")
     try:
         await _publish(broker, request)
     except HTTPException:
         async with session.begin():
-            await Ledger(session, service=SERVICE).fail_report(source_list_id, "re-run not published: the bus was unavailable")
+            await Ledger(session, service=SERVICE).reports.fail(source_list_id, "re-run not published: the bus was unavailable")
         raise
     return SourceListAccepted(source_list_id=source_list_id, run_id=request.run_id,
                               request=request.model_dump(mode="json", exclude={"trigger", "origin"}))

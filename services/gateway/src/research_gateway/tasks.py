@@ -59,7 +59,7 @@ async def submit_task(
     """Accept a research question; the pipeline answers asynchronously (poll the task)."""
     task = RunResearch(**body.model_dump(exclude={"task_id"}), task_id=_task_id(body, idempotency_key), origin="api")
     async with session.begin():
-        known = await Ledger(session, service=SERVICE).task(task.task_id)
+        known = await Ledger(session, service=SERVICE).tasks.get(task.task_id)
         if known is not None:
             if known.question != task.question:  # both de-identified: the command was, when it was parsed
                 raise HTTPException(status.HTTP_409_CONFLICT, "this key or task_id was used for another question")
@@ -76,7 +76,7 @@ async def submit_task(
         log.error("task publish failed", task_id=str(task.task_id), error=repr(exc))
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "the task bus is unavailable; retry") from exc
     async with session.begin():
-        submitted = await Ledger(session, service=SERVICE).submit(task, idempotency_key=idempotency_key)
+        submitted = await Ledger(session, service=SERVICE).tasks.submit(task, idempotency_key=idempotency_key)
     if not submitted.created:  # a concurrent request with the same key got there first
         response.status_code = status.HTTP_200_OK
     else:

@@ -30,8 +30,8 @@ from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
 from research_gateway.deps import API, SERVICE, Broker, ReadSession, Session, publish_or_503
 from research_gateway.storable import UNSTORABLE_RANGE, storable_text
 from research_ledger import Ledger
-from research_ledger.watched import VerdictHistoryRow, WatchedClaimRow, verdict_history, watch_claim, watched
 from research_platform.logging import get_logger
+from research_platform.models import VerdictHistoryRow, WatchedClaimRow
 
 log = get_logger(__name__)
 router = APIRouter(prefix=API, tags=["verifications"], responses=AUTH_RESPONSES)
@@ -94,13 +94,14 @@ async def submit_verification(body: VerificationRequest, session: Session, broke
                          msg_id=f"verify-{verification_id}-{command.effective_run_id()}", what="verification")
     stored = command.claim  # de-identified when the command was parsed (research_privacy.boundary)
     async with session.begin():
-        await Ledger(session, service=SERVICE).open_report(
+        ledger = Ledger(session, service=SERVICE)
+        await ledger.reports.open(
             verification_id, kind="verification", run_id=command.effective_run_id(), subject=stored,
             subject_key=stored[:200].lower(), owner={"key_id": str(caller.key_id)},
             request=command.model_dump(mode="json", include={"filters", "sources", "watch", "origin"}),
         )
         if command.watch:
-            await watch_claim(session, verification_id, stored)
+            await ledger.watched.watch(verification_id, stored)
     return VerificationAccepted(verification_id=verification_id, run_id=command.effective_run_id())
 
 
@@ -109,7 +110,7 @@ async def get_verification(verification_id: uuid.UUID, session: Session, caller:
     """The verification's status and current version: verdict, confidence, the 6-section report
     (structured and Markdown), its citation check, and — for a watched claim — the verdict history."""
     ledger = Ledger(session, service=SERVICE)
-    row = await ledger.report(verification_id, kind="verification")
+    row = await ledger.reports.get(verification_id, kind="verification")
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no verification {verification_id}")
     view: dict[str, Any] = {
@@ -117,11 +118,11 @@ async def get_verification(verification_id: uuid.UUID, session: Session, caller:
         "version": row.current_version, "stale_reason": row.stale_reason, "error": row.error,
         "created_at": row.created_at, "updated_at": row.updated_at,
     }
-    watch = await watched(session, verification_id)
+    watch = await ledger.watched.get(verification_id)
     view["watch"] = None if watch is None else {"interval_days": watch.interval_days, "next_due_at": watch.next_due_at}
     view["history"] = [{"run_id": h.run_id, "verdict": h.verdict, "confidence": h.confidence, "recorded_at": h.recorded_at}
-                       for h in await verdict_history(session, verification_id)]
-    version = await ledger.report_version(verification_id)
+                       for h in await ledger.watched.history(verification_id)]
+    version = await ledger.reports.version(verification_id)
     if version is not None:
         review = dict(version.review)
         view.update({"verdict": review.get("verdict"), "confidence": review.get("confidence"), "headline": review.get("headline"),
