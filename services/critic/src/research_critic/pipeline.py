@@ -1,0 +1,160 @@
+"""The critic's service layer: judge a pending claim, judge an active one again, drain the quarantine.
+
+pending claim → read the claim and the active claims of its entity (`ClaimReads`, `ledger.verdicts`,
+no transaction) → prepare (a `Review`; an unknown claim is dead-lettered) → experiment (provider
+chain, under the SLA) → reshape (the supersede rule) → `ledger.verdicts.decide` (verdict row, claim
+status, audit row: one transaction) → publish `research.claim.decided`. `decide` re-checks in its
+transaction what judging assumed: a claim already decided is a redelivery (nothing happens), an
+entity whose active claims changed meanwhile raises `EntityChanged` and the claim is judged again.
+
+A critique past the SLA counts as a timeout (`ledger.verdicts.record_timeout`); after
+`critic.quarantine_after` in a row the claim moves to `critic_quarantine` and waits for an
+operator's drain (`ledger.verdicts.release`, the claims proposed again). A re-critique judges an
+active claim without the sources that no longer back it; a reject withdraws it
+(`ledger.verdicts.reconsider`, once per finding).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+import structlog
+from faststream.nats import NatsBroker
+from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from research_contracts import (
+    ClaimDecided,
+    ClaimProposed,
+    ClaimStatus,
+    ControlReply,
+    ControlRequest,
+    CriticVerdict,
+    RecritiqueClaim,
+    subjects,
+)
+from research_critic import experiment, prepare, reshape
+from research_critic.repository import SERVICE, ClaimReads, EntityChanged
+from research_ledger import Ledger
+from research_llm import ProviderChain
+from research_platform.db import transaction
+from research_platform.errors import TransientError
+from research_platform.logging import get_logger
+from research_platform.settings import Settings
+
+log = get_logger(__name__)
+JUDGE_ATTEMPTS = 5
+
+
+@dataclass
+class Critic:
+    """The critic's work on one message at a time; built in the lifespan (`main.py`)."""
+
+    broker: NatsBroker
+    sessions: async_sessionmaker[AsyncSession]
+    settings: Settings
+    chain: ProviderChain
+    reads: async_sessionmaker[AsyncSession] | None = None  # the claim and its peers, read before judging; None = `sessions`
+
+    async def handle_pending(self, proposed: ClaimProposed) -> None:
+        """Judge the pending claim `proposed` names; judged again when its entity changed meanwhile."""
+        with structlog.contextvars.bound_contextvars(claim_id=str(proposed.claim_id)):
+            for _ in range(JUDGE_ATTEMPTS):
+                try:
+                    await self.judge_and_decide(proposed.claim_id)
+                    return
+                except EntityChanged:  # another claim of the entity was decided meanwhile: judge again
+                    log.info("entity changed while judging; judging again")
+            raise TransientError(f"entity kept changing over {JUDGE_ATTEMPTS} judgements")
+
+    async def judge_and_decide(self, claim_id: uuid.UUID) -> None:
+        async with (self.reads or self.sessions)() as session:  # `decide` re-checks what judging assumed
+            reads = ClaimReads(session)
+            claim = prepare.known(claim_id, await reads.claim(claim_id))
+            if claim.status != ClaimStatus.pending:
+                log.info("claim already decided, skipping redelivery", status=claim.status)
+                return
+            active = await Ledger(session, service=SERVICE).verdicts.active_of_entity(claim.entity, besides=claim.id)
+            review = prepare.review(claim, active, await reads.quote_vectors(prepare.quotes(claim)))
+        verdict = await self.judge(claim.id, review, ClaimStatus.pending)
+        if verdict is None:
+            return
+        async with transaction(self.sessions) as session:
+            decided = await Ledger(session, service=SERVICE).verdicts.decide(claim.id, verdict, review.considered)
+        if decided is not None:
+            await self.announce(decided)
+            log.info("claim decided", verdict=verdict.verdict.value, score=verdict.score)
+
+    async def judge(self, claim_id: uuid.UUID, review: prepare.Review, judged_status: ClaimStatus) -> CriticVerdict | None:
+        """experiment → reshape: the verdict the ledger can apply, or None when the claim was quarantined
+        (a timeout short of quarantine raises `TransientError`, so the message is redelivered)."""
+        try:
+            outcome = await experiment.judge(review, self.chain, self.settings.critic.sla_seconds)
+        except TimeoutError as exc:
+            await self.timed_out(claim_id, judged_status, exc)
+            return None
+        return reshape.conform(outcome, review.considered)
+
+    async def timed_out(self, claim_id: uuid.UUID, judged_status: ClaimStatus, exc: TimeoutError) -> None:
+        """Count the SLA timeout; quarantine (and return) on the last straw, else retry later."""
+        sla = self.settings.critic.sla_seconds
+        async with transaction(self.sessions) as session:
+            quarantined = await Ledger(session, service=SERVICE).verdicts.record_timeout(
+                claim_id, judged_status=judged_status, quarantine_after=self.settings.critic.quarantine_after, sla_s=sla
+            )
+        if quarantined is None:
+            raise TransientError(f"critique exceeded the {sla}s SLA") from exc
+        log.warning("claim quarantined after repeated SLA timeouts", sla_s=sla)
+        await self.announce(quarantined)
+
+    async def handle_recritique(self, command: RecritiqueClaim) -> None:
+        """Judge an active claim again, without the sources the replicator found retracted or lost."""
+        with structlog.contextvars.bound_contextvars(claim_id=str(command.claim_id)):
+            async with (self.reads or self.sessions)() as session:  # `reconsider` re-checks in its transaction
+                reads, verdicts = ClaimReads(session), Ledger(session, service=SERVICE).verdicts
+                claim = prepare.known(command.claim_id, await reads.claim(command.claim_id))
+                if claim.status != ClaimStatus.active or await verdicts.recritique_applied(command):
+                    log.info("re-critique not applicable, skipping", status=claim.status)
+                    return
+                discredited = await reads.discredited_sources(command, prepare.cited_sources(claim))
+                active = await verdicts.active_of_entity(claim.entity, besides=claim.id)
+                review = prepare.review(claim, active, await reads.quote_vectors(prepare.quotes(claim)))
+            verdict = await self.judge(claim.id, prepare.without(review, discredited), ClaimStatus.active)
+            if verdict is None:
+                return
+            async with transaction(self.sessions) as session:
+                decided = await Ledger(session, service=SERVICE).verdicts.reconsider(command, verdict, discredited)
+            log.info("claim re-critiqued", verdict=verdict.verdict.value, withdrawn=decided is not None)
+            if decided is not None:
+                await self.announce(decided)
+
+    async def drain(self, body: bytes) -> ControlReply:
+        """The operator's drain: quarantined claims (all, or `args.claim_ids`) go back to judgement."""
+        try:
+            request = ControlRequest.model_validate_json(body) if body.strip() else ControlRequest()
+            wanted = request.args.get("claim_ids")
+            claim_ids = [uuid.UUID(str(c)) for c in wanted] if wanted is not None else None
+        except (ValidationError, ValueError, TypeError) as exc:
+            return ControlReply(status=400, detail={"error": f"invalid drain request: {exc}"})
+        drain_id = uuid.uuid4()
+        async with transaction(self.sessions) as session:
+            released = await Ledger(session, service=SERVICE).verdicts.release(claim_ids, request.actor_key_id)
+            for claim in released:
+                # Published before the commit: a refused publish leaves the claims quarantined.
+                await self.broker.publish(
+                    ClaimProposed(claim_id=claim.id, task_id=claim.task_id, entity=claim.entity, statement=claim.statement),
+                    subjects.CLAIM_PENDING,
+                    stream=subjects.CLAIMS_STREAM,
+                    headers={subjects.MSG_ID_HEADER: f"claim-drained-{drain_id}-{claim.id}"},
+                )
+        log.info("quarantine drained", count=len(released), key_id=request.actor_key_id)
+        return ControlReply(status=200, detail={"drained": [str(c.id) for c in released], "count": len(released)})
+
+    async def announce(self, decided: ClaimDecided) -> None:
+        await self.broker.publish(
+            decided,
+            subjects.CLAIM_DECIDED,
+            stream=subjects.CLAIMS_STREAM,
+            headers={subjects.MSG_ID_HEADER: f"claim-decided-{decided.claim_id}-{decided.status.value}"},
+        )
