@@ -3,16 +3,19 @@
 `ingest_path(sessions, path, fmt)` reads a SciFact or generic JSONL file, a folder of PDFs or a
 reference manager's export (BibTeX, RIS, CSL-JSON: `research_corpus.library`), skips papers whose content is unchanged, re-indexes changed ones, adds new ones, and keeps going
 past malformed lines, which it reports with their line numbers. Each batch is one transaction
-(papers, COPYed chunks, postings, statistics deltas). Ingest is a two-stage pipeline: while
-batch i is written to Postgres, batch i+1 is embedded in a worker thread, so on a large load the
-wall time approaches the embedding time alone. An empty corpus loaded with at least
+(papers, COPYed chunks, postings, statistics deltas). Ingest is a pipeline around the model: one
+worker thread embeds batch k+1 while the event loop writes batch k to Postgres and reads and
+plans batch k+2, so the model never waits for the database and on a large load the wall time
+approaches the embedding time alone (`Pipeline`). An empty corpus loaded with at least
 `bulk_min_papers` papers drops the HNSW and GIN chunk indexes first and builds them once at the
 end (faster than maintaining them row by row); they are rebuilt even when the load fails.
 
 Every sentence of a paper's text also gets its own vector (`corpus_sentences`, embedded with the
 batch's chunks in the same model call), so the offline engine never embeds corpus text at run
 time. Sentences are stored once by content: an ingest embeds only the sentences that have no
-vector yet, including those of unchanged papers ingested before sentence vectors existed.
+vector yet, including those of unchanged papers ingested before sentence vectors existed, and a
+sentence repeated across batches once (the batch that meets it first may not be written yet when
+the next one is planned, so the ingest remembers what it has sent to the model).
 
 A library record is matched to the paper already stored with its DOI (from any file) or under
 its record key before anything else, so re-exporting a library updates papers, never duplicates
@@ -23,10 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -127,14 +131,18 @@ class _Plan:
     texts: list[str]  # one per chunk
     sentence_keys: list[bytes]  # sentences without a stored vector, embedded after the chunks
     sentences: list[str]
+    records: int = 0  # records of the input batch (the progress bar counts them done once written)
 
     def to_embed(self) -> list[str]:
         return [*self.texts, *self.sentences]
 
 
 async def _plan_batch(
-    sessions: async_sessionmaker[AsyncSession], papers: list[PaperRecord], report: IngestReport, chunk_words: int
+    sessions: async_sessionmaker[AsyncSession], papers: list[PaperRecord], report: IngestReport, chunk_words: int,
+    embedded: set[bytes],
 ) -> _Plan | None:
+    """What `papers` need: new and changed papers' chunks and the sentences with no vector, stored or
+    on their way (`embedded`: the keys this ingest has already sent to the model; this call adds its own)."""
     from research_corpus.repository import CorpusRepository
     from research_corpus.sentence_vectors import SentenceVectors
 
@@ -144,7 +152,8 @@ async def _plan_batch(
     async with sessions() as session:
         stored = await CorpusRepository(session).stored([p.external_id for p in papers])
         unknown = await SentenceVectors(session).unknown(list(sentences))
-    keys = [key for key in sentences if key in unknown]
+    keys = [key for key in sentences if key in unknown and key not in embedded]
+    embedded.update(keys)
     new = [p for p in papers if p.external_id not in stored]
     changed = [
         (stored[p.external_id].paper_id, p)
@@ -209,6 +218,73 @@ async def _finish_bulk(sessions: async_sessionmaker[AsyncSession]) -> None:
         await connection.execute(text("VACUUM (ANALYZE) corpus_postings"))
 
 
+BAR_FORMAT = "{desc}: {n_fmt}/{total_fmt} papers |{bar:24}| {percentage:3.0f}% [{elapsed}, {rate_fmt}, ETA {remaining}{postfix}]"
+
+
+def progress_bar(total: int | None, *, enabled: bool = True, file: TextIO | None = None) -> tqdm:
+    """The ingest's progress bar on stderr: papers done of `total`, papers/s and the time left."""
+    return tqdm(total=total, unit=" papers", desc="ingest", bar_format=BAR_FORMAT, disable=not enabled, file=file,
+                smoothing=0.1)
+
+
+def _advance(bar: tqdm, plan: _Plan, report: IngestReport) -> None:
+    bar.set_postfix_str(f"{report.chunks} chunks, {report.sentences} sentences", refresh=False)
+    bar.update(plan.records)
+
+
+def _admit(batch: list[PaperRecord | MalformedRecordError], seen: dict[str, int], report: IngestReport) -> list[PaperRecord]:
+    """The batch's papers to ingest; malformed records and repeated ids go to `report.errors`."""
+    papers: list[PaperRecord] = []
+    for item in batch:
+        if isinstance(item, MalformedRecordError):
+            report.errors.append(IngestError(line=item.line, reason=item.reason))
+        elif item.external_id in seen:
+            report.errors.append(
+                IngestError(line=item.line, reason=f"duplicate id {item.external_id!r} (first on line {seen[item.external_id]})")
+            )
+        else:
+            seen[item.external_id] = item.line
+            papers.append(item)
+            report.metadata_only += item.metadata_only
+            report.attachments += item.attachment is not None
+            report.notes += [IngestError(line=item.line, reason=note) for note in item.notes]
+    return papers
+
+
+class _Pipeline:
+    """The model's side of the ingest: one batch at a time is embedded in a worker thread.
+
+    `push(plan)` waits for the batch in the model (if any), hands `plan` to the model and returns
+    the finished batch with its vectors, which the caller writes while `plan` is embedded; it then
+    reads and plans the next batch, also while the model works. One embedding at a time: two
+    would only share the same cores.
+    """
+
+    def __init__(self, embed: Callable[[list[str]], np.ndarray]) -> None:
+        self.embed = embed
+        self.current: tuple[_Plan, asyncio.Task[np.ndarray]] | None = None
+
+    async def push(self, plan: _Plan) -> tuple[_Plan, np.ndarray] | None:
+        done = await self.drain()
+        self.current = (plan, asyncio.create_task(asyncio.to_thread(self.embed, plan.to_embed())))
+        return done
+
+    async def drain(self) -> tuple[_Plan, np.ndarray] | None:
+        """The batch in the model with its vectors, once embedded (None when the model is idle)."""
+        if self.current is None:
+            return None
+        plan, task = self.current
+        vectors = await task
+        self.current = None
+        return plan, vectors
+
+    async def close(self) -> None:
+        """After a failure: let a running embedding finish (a thread cannot be cancelled)."""
+        if self.current is not None:
+            await asyncio.gather(self.current[1], return_exceptions=True)
+            self.current = None
+
+
 async def ingest_path(
     sessions: async_sessionmaker[AsyncSession],
     path: str | Path,
@@ -241,43 +317,29 @@ async def ingest_path(
     report = IngestReport(path=str(path), format=fmt)
     started = time.perf_counter()
     seen: dict[str, int] = {}
+    embedded: set[bytes] = set()
     total = _count_records(path, fmt)
     bulk = await _prepare_bulk(sessions, total, bulk_min_papers)
-    bar = tqdm(total=total, unit="paper", desc="ingest", disable=not progress)
-    # Two-stage pipeline: batch i is written (Postgres) while batch i+1 is embedded (a thread).
-    waiting: tuple[_Plan, np.ndarray] | None = None
+    bar = progress_bar(total, enabled=progress)
+    pipeline = _Pipeline(embed)
     try:
         for batch in _batches(_records(path, fmt), batch_papers):
-            papers: list[PaperRecord] = []
             if fmt in LIBRARY_FORMATS:
                 await _adopt_stored_ids(sessions, [item for item in batch if isinstance(item, PaperRecord)])
-            for item in batch:
-                if isinstance(item, MalformedRecordError):
-                    report.errors.append(IngestError(line=item.line, reason=item.reason))
-                elif item.external_id in seen:
-                    report.errors.append(
-                        IngestError(line=item.line, reason=f"duplicate id {item.external_id!r} (first on line {seen[item.external_id]})")
-                    )
-                else:
-                    seen[item.external_id] = item.line
-                    papers.append(item)
-                    report.metadata_only += item.metadata_only
-                    report.attachments += item.attachment is not None
-                    report.notes += [IngestError(line=item.line, reason=note) for note in item.notes]
-            plan = await _plan_batch(sessions, papers, report, chunk_words) if papers else None
-            if plan is not None:
-                embedding = asyncio.create_task(asyncio.to_thread(embed, plan.to_embed()))
-                try:
-                    if waiting is not None:
-                        await _write_batch(sessions, *waiting, report)
-                        waiting = None
-                finally:
-                    vectors = await embedding
-                waiting = (plan, vectors)
-            bar.update(len(batch))
-        if waiting is not None:
-            await _write_batch(sessions, *waiting, report)
+            papers = _admit(batch, seen, report)
+            plan = await _plan_batch(sessions, papers, report, chunk_words, embedded) if papers else None
+            if plan is None:
+                bar.update(len(batch))  # nothing to embed or write: these records are done
+                continue
+            plan.records = len(batch)
+            if done := await pipeline.push(plan):
+                await _write_batch(sessions, *done, report)  # while `plan` is embedded
+                _advance(bar, done[0], report)
+        if done := await pipeline.drain():
+            await _write_batch(sessions, *done, report)
+            _advance(bar, done[0], report)
     finally:
+        await pipeline.close()
         bar.close()
         if bulk:
             await _finish_bulk(sessions)
