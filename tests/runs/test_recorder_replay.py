@@ -152,3 +152,38 @@ async def test_large_tool_results_are_trimmed_to_fit_one_message(js: JetStreamCo
         call.result = [{"chunk": "x" * 100, "i": i} for i in range(100)]
     result = (await _all(js, run_id))[-1][1]
     assert result.truncated and 0 < len(result.results) < 100
+
+
+async def test_a_recorder_given_the_declared_publisher_sends_through_it(servers, js: JetStreamContext, unique: str) -> None:  # type: ignore[no-untyped-def]
+    """What a service does (`declare_run_events`): the same ordered, de-duplicated events, and the
+    broker's middlewares see every publish (its metrics count them under one subject label)."""
+    from faststream.nats import NatsBroker
+
+    from research_platform.metrics import subject_label
+    from research_runs import declare_run_events
+
+    broker = NatsBroker(servers.nats_url)
+    publisher = declare_run_events(broker, "test")
+    seen: list[str] = []
+    real_publish = publisher.publish
+
+    async def counted(message, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(subject_label(kwargs["subject"]))
+        return await real_publish(message, **kwargs)
+
+    publisher.publish = counted
+    await broker.connect()
+    try:
+        run_id = f"rv-{unique}"
+        recorder = RunRecorder(js, run_id, publisher=publisher)
+        async with recorder.running():
+            async with recorder.agent("researcher") as author:
+                await author.reasoning("through the publisher")
+        again = await RunRecorder.resume(js, run_id, publisher=publisher)
+        await again.reasoning("after a restart")
+    finally:
+        await broker.stop()
+    events = [e for _, e in await _all(js, run_id)]
+    assert [e.type for e in events] == ["agent_start", "reasoning", "agent_end", "done", "reasoning"]
+    assert [e.seq for e in events] == [1, 2, 3, 4, 5]
+    assert seen == ["research.run.*.event"] * 5

@@ -23,6 +23,7 @@ from research_ledger import dead_letters
 from research_platform.broker import ensure_streams_at, make_broker
 from research_platform.db import create_engine, session_factory
 from research_platform.delivery import Delivery
+from research_runs import RUN_EVENTS_ADDRESS, declare_run_events
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ def mode_app(settings: Any, service: str, requests: Requests, build: Build,
     for event in emits:
         ctx.publishers[event.subject] = broker.publisher(event.subject, stream=event.stream, schema=event.schema,
                                                          title=event.title, description=event.description)
+    # Every mode traces its runs: the run events are declared too (a recorder given this publisher sends through it).
+    ctx.publishers[RUN_EVENTS_ADDRESS] = declare_run_events(broker, service)
 
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:

@@ -63,8 +63,14 @@ CONSUMER_ACK_PENDING = Gauge(
 _ID = re.compile(r"(?<=\.)(?:[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}|[0-9a-fA-F]{16,})(?=\.|$)")
 
 
+_RUN_EVENTS = re.compile(r"^research\.run\.[^.]+\.event$")  # one subject per run: counted as one
+
+
 def subject_label(subject: str) -> str:
-    """`subject` with every id token (a uuid or a long hex run) replaced by `*`."""
+    """`subject` with every id token (a uuid or a long hex run) replaced by `*`, and a run's event
+    subject (`research.run.<run_id>.event`) by `research.run.*.event`."""
+    if _RUN_EVENTS.match(subject):
+        return "research.run.*.event"
     return _ID.sub("*", subject)
 
 

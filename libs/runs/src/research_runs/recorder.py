@@ -13,6 +13,12 @@ stream order is the emit order. Exactly once: each event is published with `Nats
 `<run_id>-<seq>` and `seq` only advances after the ack, so a retried publish (timeout, reconnect)
 is dropped by the stream's duplicate window instead of appearing twice. `resume` continues the
 numbering of a run whose process restarted (a redelivered job), instead of colliding with it.
+
+A service declares the run events it emits with `declare_run_events(broker, service)` (a
+FastStream publisher on `research.run.{run_id}.event` with the `RunEvent` payload schema, so its
+AsyncAPI document lists them) and hands that publisher to the recorder (`publisher=`): the events
+then go through it (and the broker's publish metrics). Without one (tests, the CLI) the recorder
+publishes on the JetStream context directly; the bytes, headers and ordering are the same.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ from research_contracts.subjects import MSG_ID_HEADER
 
 log = logging.getLogger(__name__)
 
+RUN_EVENTS_ADDRESS = "research.run.{run_id}.event"  # `run_event_subject(run_id)` once filled in
 MAX_RESULTS_BYTES = 256 * 1024  # tool results beyond this are trimmed (the stream caps a message at 512 KiB)
 
 
@@ -60,9 +67,21 @@ class _Tape:
     js: JetStreamContext
     run_id: str
     subject: str
+    publisher: Any = None  # a declared FastStream publisher (`declare_run_events`), or None: `js` directly
     last_seq: int = 0
     tool_calls: int = 0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+def declare_run_events(broker: Any, service: str) -> Any:
+    """Declare on `broker` (a FastStream `NatsBroker`) the run events `service` publishes; returns
+    the publisher to hand to `RunRecorder(..., publisher=...)`."""
+    return broker.publisher(
+        RUN_EVENTS_ADDRESS, stream=RUNS_STREAM, schema=RunEvent, title=f"{service}.run_events",
+        description=("The live trace of a run, one event per message in emit order (`RunEvent`, told apart by "
+                     "`type`; `Nats-Msg-Id` `<run_id>-<seq>`: a retried publish is stored once); replayed as SSE "
+                     "by the gateway's /runs/{run_id}/events."),
+    )
 
 
 def _trim(results: Any, limit: int) -> tuple[Any, bool]:
@@ -110,9 +129,10 @@ class RunRecorder:
         iteration: int = 1,
         last_seq: int = 0,
         max_results_bytes: int = MAX_RESULTS_BYTES,
+        publisher: Any = None,
         _tape: _Tape | None = None,
     ) -> None:
-        self._tape = _tape or _Tape(js, run_id, run_event_subject(run_id), last_seq=last_seq)
+        self._tape = _tape or _Tape(js, run_id, run_event_subject(run_id), publisher=publisher, last_seq=last_seq)
         self.agent_name = agent
         self.iteration = iteration
         self.max_results_bytes = max_results_bytes
@@ -149,12 +169,11 @@ class RunRecorder:
         async with tape.lock:
             seq = tape.last_seq + 1
             stamped = event.model_copy(update={**updates, "seq": seq})
-            ack = await tape.js.publish(
-                tape.subject,
-                stamped.model_dump_json().encode(),
-                stream=RUNS_STREAM,
-                headers={MSG_ID_HEADER: run_event_msg_id(tape.run_id, seq)},
-            )
+            body, headers = stamped.model_dump_json().encode(), {MSG_ID_HEADER: run_event_msg_id(tape.run_id, seq)}
+            if tape.publisher is not None:
+                ack = await tape.publisher.publish(body, subject=tape.subject, stream=RUNS_STREAM, headers=headers)
+            else:
+                ack = await tape.js.publish(tape.subject, body, stream=RUNS_STREAM, headers=headers)
             if ack.duplicate:
                 log.warning("run event %s-%s was already stored; not stored twice", tape.run_id, seq)
             tape.last_seq = seq

@@ -14,9 +14,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from faststream import AckPolicy, FastStream
-from faststream.nats import ConsumerConfig, JStream, NatsMessage, PullSub
+from faststream.nats import ConsumerConfig, JStream, PullSub
 
-from research_contracts import ClaimProposed, ControlReply, RecritiqueClaim, subjects
+from research_contracts import ClaimDecided, ClaimProposed, ControlReply, ControlRequest, RecritiqueClaim, subjects
 from research_critic.pipeline import Critic
 from research_critic.repository import SERVICE
 from research_ledger import dead_letters
@@ -24,6 +24,7 @@ from research_llm import build_chain
 from research_platform.broker import ensure_streams_at, make_broker
 from research_platform.db import create_engine, session_factory, without_transactions
 from research_platform.delivery import Delivery
+from research_platform.replies import empty_is_object, refusing
 from research_platform.service import run_service
 from research_platform.settings import Settings
 
@@ -32,6 +33,17 @@ def create_app(settings: Settings) -> FastStream:
     broker = make_broker(settings.require_nats_url(), SERVICE)
     delivery = Delivery.install(broker, service=SERVICE, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s)
     state: dict[str, Critic] = {}
+    decided = broker.publisher(
+        subjects.CLAIM_DECIDED, stream=subjects.CLAIMS_STREAM, schema=ClaimDecided, title="critic.claim_decided",
+        description="A judged claim's new status (active, rejected, critic_quarantine; superseded claims named in "
+                    "`supersedes`), for the reviewer's stale sweep (`Nats-Msg-Id` `claim-decided-<claim_id>-<status>`).",
+    )
+    proposed = broker.publisher(
+        subjects.CLAIM_PENDING, stream=subjects.CLAIMS_STREAM, schema=ClaimProposed, title="critic.claim_released",
+        description="A claim an operator drained from critic_quarantine, proposed again for judgement "
+                    "(`Nats-Msg-Id` per drain and claim).",
+    )
+    controls = refusing(lambda exc: ControlReply(status=400, detail={"error": f"invalid drain request: {exc.errors(include_url=False)}"}))
 
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
@@ -41,7 +53,8 @@ def create_app(settings: Settings) -> FastStream:
         delivery.record = dead_letters.recorder(sessions, SERVICE)
         # The reads before a judgement need no transaction: `decide` checks the claim is still
         # pending and its entity unchanged (`EntityChanged`) in the transaction that writes.
-        state["critic"] = Critic(broker, sessions, settings, build_chain(settings.llm), reads=session_factory(without_transactions(engine)))
+        state["critic"] = Critic(decided, proposed, sessions, settings, build_chain(settings.llm),
+                                 reads=session_factory(without_transactions(engine)))
         yield
         await engine.dispose()
 
@@ -73,10 +86,12 @@ def create_app(settings: Settings) -> FastStream:
     async def on_recritique(command: RecritiqueClaim) -> None:
         await state["critic"].handle_recritique(command)
 
-    @broker.subscriber(subjects.CRITIC_DRAIN, queue=subjects.CRITIC_QUEUE, title="critic.drain")
-    async def on_drain(msg: NatsMessage) -> ControlReply:
-        """Operator verb (admin route): release claims from critic_quarantine."""
-        return await state["critic"].drain(msg.body)
+    @controls.subscriber(subjects.CRITIC_DRAIN, queue=subjects.CRITIC_QUEUE, title="critic.drain", decoder=empty_is_object)
+    async def on_drain(request: ControlRequest) -> ControlReply:
+        """Operator verb (admin route): release claims from critic_quarantine (all, or `args.claim_ids`)."""
+        return await state["critic"].drain(request)
+
+    broker.include_router(controls)
 
     return FastStream(broker, lifespan=lifespan)
 

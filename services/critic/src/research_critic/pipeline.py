@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
-from faststream.nats import NatsBroker
-from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import (
@@ -51,7 +50,8 @@ JUDGE_ATTEMPTS = 5
 class Critic:
     """The critic's work on one message at a time; built in the lifespan (`main.py`)."""
 
-    broker: NatsBroker
+    decided: Any  # the declared publisher of `research.claim.decided`
+    proposed: Any  # the declared publisher of `research.claim.pending` (a drained claim, proposed again)
     sessions: async_sessionmaker[AsyncSession]
     settings: Settings
     chain: ProviderChain
@@ -129,32 +129,27 @@ class Critic:
             if decided is not None:
                 await self.announce(decided)
 
-    async def drain(self, body: bytes) -> ControlReply:
+    async def drain(self, request: ControlRequest) -> ControlReply:
         """The operator's drain: quarantined claims (all, or `args.claim_ids`) go back to judgement."""
         try:
-            request = ControlRequest.model_validate_json(body) if body.strip() else ControlRequest()
             wanted = request.args.get("claim_ids")
             claim_ids = [uuid.UUID(str(c)) for c in wanted] if wanted is not None else None
-        except (ValidationError, ValueError, TypeError) as exc:
+        except (ValueError, TypeError) as exc:
             return ControlReply(status=400, detail={"error": f"invalid drain request: {exc}"})
         drain_id = uuid.uuid4()
         async with transaction(self.sessions) as session:
             released = await Ledger(session, service=SERVICE).verdicts.release(claim_ids, request.actor_key_id)
             for claim in released:
                 # Published before the commit: a refused publish leaves the claims quarantined.
-                await self.broker.publish(
+                await self.proposed.publish(
                     ClaimProposed(claim_id=claim.id, task_id=claim.task_id, entity=claim.entity, statement=claim.statement),
-                    subjects.CLAIM_PENDING,
-                    stream=subjects.CLAIMS_STREAM,
                     headers={subjects.MSG_ID_HEADER: f"claim-drained-{drain_id}-{claim.id}"},
                 )
         log.info("quarantine drained", count=len(released), key_id=request.actor_key_id)
         return ControlReply(status=200, detail={"drained": [str(c.id) for c in released], "count": len(released)})
 
     async def announce(self, decided: ClaimDecided) -> None:
-        await self.broker.publish(
+        await self.decided.publish(
             decided,
-            subjects.CLAIM_DECIDED,
-            stream=subjects.CLAIMS_STREAM,
             headers={subjects.MSG_ID_HEADER: f"claim-decided-{decided.claim_id}-{decided.status.value}"},
         )
