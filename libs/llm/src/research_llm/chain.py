@@ -6,6 +6,11 @@ whose key is set and always ends with `offline`; `provider="openai"` / `"gemini"
 429/5xx, an answer that stays invalid after one corrective retry) is returned in `failures` so
 the calling service can write one audit row per failure; the outcome names the provider and
 model that produced the answer.
+
+A run (`research_llm.usage`) bounds what the model may spend: every question asked inside one
+counts in it, a run opened without a budget takes the chain's (`LLM__RUN_BUDGET_S` / `_TOKENS` /
+`_USD`), and once it is spent the remote providers are not asked again in that run — the offline
+engine answers and the run's `fallbacks` say why.
 """
 
 from __future__ import annotations
@@ -42,18 +47,28 @@ class ProviderChain:
     """Asks each provider in turn; drafting and judging never raise while `offline` is the last link."""
 
     def __init__(
-        self, providers: Sequence[Provider], *, run_budget_s: float | None = None, run_budget_tokens: int | None = None
+        self,
+        providers: Sequence[Provider],
+        *,
+        run_budget_s: float | None = None,
+        run_budget_tokens: int | None = None,
+        run_budget_usd: float | None = None,
     ) -> None:
         if not providers:
             raise ValueError("a provider chain needs at least one provider")
         self.providers = list(providers)
-        self.run_budget_s = run_budget_s
-        self.run_budget_tokens = run_budget_tokens
+        self.budget = usage.Budget(run_budget_s, run_budget_tokens, run_budget_usd)
 
     def new_run(self) -> usage.Run:
-        """A run's accounting with the budget of the settings (`LLM__RUN_BUDGET_S`, `LLM__RUN_BUDGET_TOKENS`):
+        """A run's accounting with the budget of the settings (`LLM__RUN_BUDGET_S` / `_TOKENS` / `_USD`):
         enter it with `research_llm.usage.within(run)` around each of the run's questions."""
-        return usage.Run(budget_s=self.run_budget_s, budget_tokens=self.run_budget_tokens)
+        return usage.Run(budget_s=self.budget.seconds, budget_tokens=self.budget.tokens, budget_usd=self.budget.usd)
+
+    def _bound(self) -> None:
+        """The open run, if it has no budget yet, takes this chain's."""
+        run = usage.current_run()
+        if run is not None:
+            run.adopt(self.budget)
 
     @property
     def names(self) -> list[str]:
@@ -67,6 +82,7 @@ class ProviderChain:
         Otherwise it counts as that provider's failure (with what was dropped) and the next one,
         finally the offline engine, answers.
         """
+        self._bound()
         failures: list[ProviderFailure] = []
         spent = usage.Usage()
         for n, provider in enumerate(self.providers):
@@ -83,6 +99,7 @@ class ProviderChain:
                 continue
             if entity and entity.strip():
                 draft = draft.model_copy(update={"entity": entity.strip()})
+            _note_fallback("claim_draft", failures)
             return DraftOutcome(draft=draft, provider=provider.name, model=provider.model, failures=failures,
                                 usage=spent.as_dict())
         raise NoProviderAnswered(failures)
@@ -94,6 +111,7 @@ class ProviderChain:
         evidence: list[EvidenceDoc] | None = None,
     ) -> JudgeOutcome:
         """The critic's verdict on `candidate` given the active claims of its entity."""
+        self._bound()
         failures: list[ProviderFailure] = []
         spent = usage.Usage()
         for provider in self.providers:
@@ -109,6 +127,7 @@ class ProviderChain:
             except ProviderError as exc:
                 failures.append(_failure(provider, model, exc))
                 continue
+            _note_fallback("critic_verdict", failures)
             return JudgeOutcome(verdict=verdict, provider=provider.name, model=model, failures=failures,
                                 usage=spent.as_dict())
         raise NoProviderAnswered(failures)
@@ -126,6 +145,7 @@ class ProviderChain:
         with `prompt.restore`. Raises `NoProviderAnswered` (with the failures, possibly none)
         when no provider answered.
         """
+        self._bound()
         failures: list[ProviderFailure] = []
         spent = usage.Usage()
         for provider in self.providers:
@@ -145,7 +165,15 @@ class ProviderChain:
                 continue
             return Answered[shape](answer=answer, provider=provider.name, model=provider.model, failures=failures,
                                    usage=spent.as_dict())
+        _note_fallback(schema_name, failures)
         raise NoProviderAnswered(failures)
+
+
+def _note_fallback(question: str, failures: list[ProviderFailure]) -> None:
+    """A question no remote model answered usably goes into the open runs' `fallbacks` (with no
+    remote model configured there are no failures, and nothing to note)."""
+    if failures:
+        usage.fell_back(question, [f"{f.provider}: {f.reason}" for f in failures])
 
 
 def _check_usable(draft: ClaimDraft, evidence: list[EvidenceDoc]) -> None:
@@ -215,7 +243,8 @@ def build_chain(
             )
         )
     offline = OfflineProvider() if encoder is _USE_DEFAULT else OfflineProvider(encoder)
-    return ProviderChain([*remote, offline], run_budget_s=settings.run_budget_s, run_budget_tokens=settings.run_budget_tokens)
+    return ProviderChain([*remote, offline], run_budget_s=settings.run_budget_s, run_budget_tokens=settings.run_budget_tokens,
+                         run_budget_usd=settings.run_budget_usd)
 
 
 def _secret(value: SecretStr | None) -> str | None:

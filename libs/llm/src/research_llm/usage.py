@@ -7,12 +7,16 @@ or a research task). Cost comes from the price table in `LLMSettings.prices` (US
 input / output tokens by model; a model not listed, i.e. a local one, costs 0). Prometheus:
 `research_llm_tokens_total{provider, kind}` (metrics.py) and `research_llm_cost_dollars_total{provider}`.
 
-    async with llm_run(budget_s=120, budget_tokens=20_000) as run:
+    async with llm_run(budget_s=120, budget_tokens=20_000, budget_usd=0.50) as run:
         ...                       # any chain call in this task (and the tasks it starts)
     run.usage.as_dict()           # {"calls": 3, "tokens_in": 2710, "tokens_out": 388, "cost_usd": 0.0, ...}
 
-When a run's budget is spent, the chain asks no more remote models in it: the offline engine
-answers and the failure says "run budget spent".
+Runs nest: a request counts in every open run, and the budget of any of them stops it. A run
+opened without a budget (`research_modes.mode_run` opens one around every review, verification
+and source list) takes the budget of the first chain that asks in it (`ProviderChain.bounded`,
+the settings' `LLM__RUN_BUDGET_S` / `_TOKENS` / `_USD`). When a run's budget is spent, no remote
+model is asked again in it: the offline engine answers, the failure says "run budget spent (…)"
+and the run keeps the reason among its `fallbacks` (shown in the run's trace).
 """
 
 from __future__ import annotations
@@ -63,53 +67,112 @@ class Usage:
         }
 
 
+@dataclass(frozen=True)
+class Budget:
+    """What one run may spend on remote models (None = unbounded)."""
+
+    seconds: float | None = None
+    tokens: int | None = None
+    usd: float | None = None
+
+    @property
+    def bounded(self) -> bool:
+        return any(limit is not None for limit in (self.seconds, self.tokens, self.usd))
+
+    def spent(self, used: Usage) -> str | None:
+        """Why `used` exhausts this budget, or None."""
+        if self.seconds is not None and used.seconds >= self.seconds:
+            return f"run budget spent ({used.seconds:.1f}s of {self.seconds:g}s model time)"
+        if self.tokens is not None and used.tokens >= self.tokens:
+            return f"run budget spent ({used.tokens} of {self.tokens} tokens)"
+        if self.usd is not None and used.cost_usd >= self.usd:
+            return f"run budget spent (${used.cost_usd:.6g} of ${self.usd:.6g} estimated)"
+        return None
+
+    def as_dict(self) -> dict:
+        return {"seconds": self.seconds, "tokens": self.tokens, "usd": self.usd}
+
+
 @dataclass
 class Run:
-    """One run's usage and budget (None = unbounded)."""
+    """One run's usage, its budget, and the questions the offline engine answered instead of a model."""
 
     budget_s: float | None = None
     budget_tokens: int | None = None
+    budget_usd: float | None = None
     usage: Usage = field(default_factory=Usage)
+    fallbacks: list[dict] = field(default_factory=list)  # {"question", "reasons"}, in order
+
+    @property
+    def budget(self) -> Budget:
+        return Budget(self.budget_s, self.budget_tokens, self.budget_usd)
+
+    def adopt(self, budget: Budget) -> None:
+        """Take `budget` when this run was opened without one (see the module docstring)."""
+        if not self.budget.bounded:
+            self.budget_s, self.budget_tokens, self.budget_usd = budget.seconds, budget.tokens, budget.usd
 
     def exhausted(self) -> str | None:
         """Why the budget is spent, or None."""
-        if self.budget_s is not None and self.usage.seconds >= self.budget_s:
-            return f"run budget spent ({self.usage.seconds:.1f}s of {self.budget_s:g}s model time)"
-        if self.budget_tokens is not None and self.usage.tokens >= self.budget_tokens:
-            return f"run budget spent ({self.usage.tokens} of {self.budget_tokens} tokens)"
-        return None
+        return self.budget.spent(self.usage)
 
     def remaining_s(self) -> float | None:
         return None if self.budget_s is None else max(0.0, self.budget_s - self.usage.seconds)
 
+    def fell_back(self, question: str, reasons: list[str]) -> None:
+        """Note that `question` was answered without a model, and why (the providers' failures)."""
+        self.fallbacks.append({"question": question, "reasons": reasons})
 
-_RUN: contextvars.ContextVar[Run | None] = contextvars.ContextVar("research_llm_run", default=None)
+    def summary(self) -> dict:
+        """What a run's trace shows: its usage, budget and fallbacks."""
+        return {**self.usage.as_dict(), "budget": self.budget.as_dict(), "budget_spent": self.exhausted(),
+                "fallbacks": list(self.fallbacks)}
+
+
+_RUNS: contextvars.ContextVar[tuple[Run, ...]] = contextvars.ContextVar("research_llm_runs", default=())
 _CALLS: contextvars.ContextVar[tuple[Usage, ...]] = contextvars.ContextVar("research_llm_calls", default=())
 
 
 def current_run() -> Run | None:
-    return _RUN.get()
+    """The innermost open run, or None."""
+    runs = _RUNS.get()
+    return runs[-1] if runs else None
+
+
+def exhausted() -> str | None:
+    """Why some open run's budget is spent (the innermost first), or None."""
+    return next((why for why in (run.exhausted() for run in reversed(_RUNS.get())) if why), None)
+
+
+def remaining_s() -> float | None:
+    """The fewest model seconds any open run has left (None = unbounded)."""
+    left = [r for r in (run.remaining_s() for run in _RUNS.get()) if r is not None]
+    return min(left) if left else None
+
+
+def fell_back(question: str, reasons: list[str]) -> None:
+    """Note a question the offline engine answered (or nobody did) in every open run."""
+    for run in _RUNS.get():
+        run.fell_back(question, reasons)
 
 
 @asynccontextmanager
-async def llm_run(budget_s: float | None = None, budget_tokens: int | None = None) -> AsyncIterator[Run]:
+async def llm_run(
+    budget_s: float | None = None, budget_tokens: int | None = None, budget_usd: float | None = None
+) -> AsyncIterator[Run]:
     """Account (and bound) every chain call made inside, including in tasks started inside."""
-    run = Run(budget_s=budget_s, budget_tokens=budget_tokens)
-    token = _RUN.set(run)
-    try:
+    with within(Run(budget_s=budget_s, budget_tokens=budget_tokens, budget_usd=budget_usd)) as run:
         yield run
-    finally:
-        _RUN.reset(token)
 
 
 @contextmanager
 def within(run: Run) -> Iterator[Run]:
-    """Make `run` the current run again (an engine that spans several calls keeps its own `Run`)."""
-    token = _RUN.set(run)
+    """Make `run` the innermost open run (an engine that spans several calls keeps its own `Run`)."""
+    token = _RUNS.set((*_RUNS.get(), run))
     try:
         yield run
     finally:
-        _RUN.reset(token)
+        _RUNS.reset(token)
 
 
 @contextmanager
@@ -138,8 +201,7 @@ def record(provider: str, model: str, tokens_in: int, tokens_out: int, cost_usd:
                 models={f"{provider}:{model}": 1})
     if cost_usd:
         COST.labels(provider).inc(cost_usd)
-    run = _RUN.get()
-    for target in (*_CALLS.get(), *((run.usage,) if run is not None else ())):
+    for target in (*_CALLS.get(), *(run.usage for run in _RUNS.get())):
         target.add(one)
     return one
 

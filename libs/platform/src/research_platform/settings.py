@@ -46,6 +46,7 @@ class LLMSettings(BaseModel):
     concurrency: int = Field(default=4, ge=1, description="Requests in flight per provider (1 for a local server).")
     run_budget_s: float | None = Field(default=None, gt=0, description="Seconds of model time one run may spend; then offline.")
     run_budget_tokens: int | None = Field(default=None, gt=0, description="Tokens (in + out) one run may spend; then offline.")
+    run_budget_usd: float | None = Field(default=None, gt=0, description="Estimated USD (price table) one run may spend; then offline.")
     schema_lengths: str = Field(
         default="auto",
         description="Send string minLength/maxLength in the JSON schema: `on`, `off`, or `auto` (off for api.openai.com, whose strict mode rejects them).",

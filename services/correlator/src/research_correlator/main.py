@@ -6,7 +6,10 @@ configured LLM confirms one candidate or answers no_pattern; offline the detecto
 reshape → finding + audit `research.correlator.finding`, or audit
 `research.correlator.no_pattern` (one transaction per cluster). An open finding of the
 cluster that no longer holds is resolved. Operator verbs arrive on
-`research.control.correlator.<verb>`.
+`research.control.correlator.<verb>`. A run is one LLM run with the chain's budget
+(`LLM__RUN_BUDGET_*`): once spent, the rest of its clusters are decided by the detectors (their
+reasoning says why) and the run's counts carry its model usage (`llm_calls`, `llm_tokens_in`,
+`llm_tokens_out`, `llm_fallbacks`, `llm_budget_spent`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from faststream import FastStream
 from research_agents import RunContext
 from research_agents.app import AgentResources, RunFunction, periodic_app
 from research_agents.runs import RunBook
-from research_llm import build_chain
+from research_llm import ProviderChain, build_chain, usage
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_platform.service import run_service
@@ -36,9 +39,17 @@ log = get_logger(__name__)
 class Correlator:
     sessions: async_sessionmaker[AsyncSession]
     settings: CorrelatorSettings
-    chain: object
+    chain: ProviderChain
 
     async def run(self, ctx: RunContext) -> dict[str, Any]:
+        with usage.within(self.chain.new_run()) as llm:
+            counts = await self._run(ctx)
+        if llm.usage.calls or llm.fallbacks:
+            counts.update(llm_calls=llm.usage.calls, llm_tokens_in=llm.usage.tokens_in, llm_tokens_out=llm.usage.tokens_out,
+                          llm_fallbacks=len(llm.fallbacks), llm_budget_spent=llm.exhausted())
+        return counts
+
+    async def _run(self, ctx: RunContext) -> dict[str, Any]:
         async with self.sessions() as session:
             after = (await RunBook(session, SERVICE).last_counts()).get("cursor") or ""
             patterns = Patterns(session)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from research_contracts import SourceHit
 from research_corpus.sentences import split_sentences
-from research_llm import DraftOutcome, EvidenceDoc, ProviderChain
+from research_llm import DraftOutcome, EvidenceDoc, ProviderChain, usage
 
 
 def merge_hits(fresh: list[SourceHit], known: list[SourceHit]) -> list[SourceHit]:
@@ -74,6 +74,9 @@ async def draft_claim(
     """Ask the provider chain (OpenAI → Gemini → offline) to state one claim with citations.
 
     `question` must already be de-identified (`prepare.guard_question`): it is what a remote
-    model may see.
+    model may see. The task is one LLM run with the chain's budget (`LLM__RUN_BUDGET_*`): the
+    draft and its corrective retry count in it, and a retry past the budget is not sent (the
+    offline engine drafts; the outcome's failures say "run budget spent").
     """
-    return await chain.draft_claim(question, entity, evidence)
+    with usage.within(chain.new_run()):
+        return await chain.draft_claim(question, entity, evidence)

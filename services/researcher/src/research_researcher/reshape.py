@@ -57,6 +57,7 @@ def to_claim(
             "llm_model": outcome.model,
             "dropped_unknown_source": grounded.unknown_source,
             "dropped_quote_not_found": grounded.quote_not_found,
+            "llm_usage": outcome.usage,  # tokens in / out, cost, seconds of the draft (failed attempts included)
             **(provenance or {}),
         },
         notes=list(notes or []),

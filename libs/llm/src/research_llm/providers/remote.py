@@ -65,15 +65,13 @@ class RemoteProvider:
     async def _request(self, messages: list[Message], schema_name: str, schema: dict[str, Any]) -> str:
         """One request: within the provider's concurrency limit, the per-request timeout (or what
         is left of the run's budget, if less) and accounted in the call's and the run's usage."""
-        run = usage.current_run()
         timeout = self._timeout * 2 + 5.0  # the HTTP timeout is per read (and SDK set-up is outside it): this bounds the whole request
-        if run is not None:
-            spent = run.exhausted()
-            if spent:
-                raise ProviderUnavailable(spent)
-            left = run.remaining_s()
-            if left is not None:
-                timeout = min(timeout, max(left, 0.001))
+        spent = usage.exhausted()
+        if spent:
+            raise ProviderUnavailable(spent)
+        left = usage.remaining_s()
+        if left is not None:
+            timeout = min(timeout, max(left, 0.001))
         async with self._limit:
             slot = [0, 0, 0]
             clock = usage.Stopwatch()
