@@ -1,10 +1,14 @@
 """The author (seed 000's researcher agent), offline engine: six steps, each a recorded step.
 
-1 plan 3–5 sub-questions · 2 scope the corpus (overview, trends) · 3 key papers (top cited,
-metadata search) · 4 evidence passages per sub-question (two queries each, plus the outside
-connectors the request named) · 5 counter-evidence search per finding, then tags · 6 the report
-(`compose.compose`). What it learnt is kept in a `Dossier`, so a revision re-composes the report
-without the findings, references or debates the peer reviewer refused — it never invents.
+1 plan the searches (the topic and its facets) · 2 scope the corpus (overview, trends) · 3 key
+papers (metadata search, top cited) · 4 evidence: retrieve broadly (hybrid search for every
+planned query, plus the outside connectors the request named), keep the papers the relevance model
+puts on the topic, take the sentences the judge calls findings about it, cluster them into
+subtopics — the review's sub-questions, each named as a question — and take each cluster's best
+findings (`judged`) · 5 a counter-evidence search per finding, then tags by the stance model · 6
+the report (`compose.compose`). What it learnt is kept in a `Dossier`, so a revision re-composes
+the report without the findings, references, sides or debates the peer reviewer refused — it
+never invents.
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from research_contracts.corpus_tools import Overview, PaperRecord, TrendPoint
+from research_judgement import Judge, get_judge
 from research_llm.offline.relevance import Relevance
 from research_reports import Report
-from research_reviewer import compose, evidence
+from research_reviewer import compose, evidence, judged
 from research_reviewer.critique import PeerReview
 from research_reviewer.prepare import ReviewJob
 from research_reviewer.settings import ReviewerSettings
@@ -40,6 +45,9 @@ class Dossier:
     findings: list[evidence.KeyFinding] = field(default_factory=list)
     unanswered: list[evidence.SubQuestion] = field(default_factory=list)
     exclusions: compose.Exclusions = field(default_factory=compose.Exclusions)
+    searches: list[evidence.SubQuestion] = field(default_factory=list)  # step 1: what was searched
+    on_topic: list[judged.OnTopic] = field(default_factory=list)  # step 4: the papers the relevance model kept
+    clusters: list[judged.Cluster] = field(default_factory=list)  # step 4: the subtopics (their questions = `questions`)
 
 
 def _hit_record(hit: Any) -> PaperRecord:
@@ -52,17 +60,25 @@ class OfflineAuthor:
 
     model = MODEL
 
-    def __init__(self, relevance: Relevance, settings: ReviewerSettings) -> None:
-        self.relevance = relevance
+    def __init__(self, relevance: Relevance, settings: ReviewerSettings, judge: Judge | None = None) -> None:
+        self.relevance = relevance  # the MiniLM sentence embedder: subtopic clusters, restatements
         self.settings = settings
         self.dossier: Dossier | None = None
+        self._judge = judge
+
+    @property
+    def judge(self) -> Judge:
+        """The trained relevance / evidence / stance models (loaded once per process)."""
+        if self._judge is None:
+            self._judge = get_judge()
+        return self._judge
 
     async def draft(self, job: ReviewJob, tools: Toolbox) -> Report:
         dossier = Dossier(job)
         step = tools.recorder
         async with step.tool("author.plan", {"topic": job.topic}) as call:
-            dossier.questions = evidence.plan(job.topic)
-            call.result = [{"id": q.id, "question": q.text, "query": q.query} for q in dossier.questions]
+            dossier.searches = evidence.searches(job.topic)
+            call.result = [{"id": q.id, "query": q.query} for q in dossier.searches]
         async with step.tool("author.scope", {"topic": job.topic}) as call:
             await self._scope(dossier, tools)
             call.result = {"papers": dossier.overview.papers if dossier.overview else 0, "trend_query": dossier.trend_query,
@@ -70,11 +86,14 @@ class OfflineAuthor:
         async with step.tool("author.key_papers", {"topic": job.topic}) as call:
             await self._key_papers(dossier, tools)
             call.result = [p.paper_id for p in dossier.key_papers]
-        async with step.tool("author.evidence", {"questions": len(dossier.questions)}) as call:
-            pools = await self._evidence(dossier, tools)
-            call.result = {q.id: len([f for f in dossier.findings if f.question.id == q.id]) for q in dossier.questions}
+        async with step.tool("author.evidence", {"searches": len(dossier.searches)}) as call:
+            pool = await self._evidence(dossier, tools)
+            call.result = {"papers": len(dossier.papers), "on_topic": len(dossier.on_topic), "evidence_sentences": len(pool),
+                           "subtopics": [{"id": q.id, "question": q.text,
+                                          "findings": sum(f.question.id == q.id for f in dossier.findings)}
+                                         for q in dossier.questions]}
         async with step.tool("author.counter_evidence", {"findings": len(dossier.findings)}) as call:
-            await self._counter(dossier, tools, pools)
+            await self._counter(dossier, tools, pool)
             call.result = {f.key: f.tag.value for f in dossier.findings}
         self.dossier = dossier
         return await self._write(dossier, tools)
@@ -111,6 +130,7 @@ class OfflineAuthor:
                 break
 
     async def _key_papers(self, dossier: Dossier, tools: Toolbox) -> None:
+        """Candidates from metadata search and citation ranking; step 4 keeps the ones on the topic."""
         job = dossier.job
         cited = await tools.top_cited(dossier.trend_query or None, k=5)
         related = await tools.search_metadata(topic=job.topic, limit=8, year_from=job.filters.year_from,
@@ -122,37 +142,57 @@ class OfflineAuthor:
         for paper in dossier.key_papers:
             dossier.papers.setdefault(paper.paper_id, paper)
 
-    async def _evidence(self, dossier: Dossier, tools: Toolbox) -> dict[str, list[evidence.Sentence]]:
-        job = dossier.job
+    async def _evidence(self, dossier: Dossier, tools: Toolbox) -> list[evidence.Sentence]:
+        """Retrieve broadly, keep what the relevance model puts on the topic, take its findings, cluster them."""
+        job, settings = dossier.job, self.settings
         filters = job.filters.model_dump(exclude_none=True)
-        pools: dict[str, list[evidence.Sentence]] = {}
-        for question in dossier.questions:
-            papers: dict[str, PaperRecord] = {}
-            for query in dict.fromkeys([question.query, " ".join(evidence.topic_terms(question.text))]):
-                for hit in await tools.search_papers(query, k=self.settings.passages_per_query, **filters):
-                    papers.setdefault(hit.paper_id, PaperRecord(**hit.model_dump(include=set(PaperRecord.model_fields))))
-            if job.outside_sources:
-                for hit in await tools.outside(question.query, job.outside_sources, self.settings.passages_per_query):
+        papers: dict[str, PaperRecord] = {}
+        for search in dossier.searches:
+            for hit in await tools.search_papers(search.query, k=settings.passages_per_query, **filters):
+                papers.setdefault(hit.paper_id, PaperRecord(**hit.model_dump(include=set(PaperRecord.model_fields))))
+        if job.outside_sources:
+            for search in dossier.searches[:2]:
+                for hit in await tools.outside(search.query, job.outside_sources, settings.passages_per_query):
                     papers.setdefault(hit.source_id, _hit_record(hit))
-            for paper in papers.values():
-                dossier.papers[paper.paper_id] = paper  # with its text: the citation checker needs it
-            ranked = await asyncio.to_thread(evidence.score_sentences, self.relevance, question.text, list(papers.values()))
-            pools[question.id] = ranked
-            chosen = await asyncio.to_thread(
-                evidence.pick_findings, self.relevance, question, ranked, dossier.findings, self.settings.findings_per_question
-            )
-            dossier.findings.extend(chosen)
-            if not chosen:
-                dossier.unanswered.append(question)
-        return pools
+        for paper in papers.values():
+            dossier.papers[paper.paper_id] = paper  # with its text: the citation checker needs it
+        dossier.on_topic = await asyncio.to_thread(judged.on_topic, self.judge, job.topic, list(papers.values()),
+                                                   settings.relevance_floor)
+        kept = {o.paper.paper_id for o in dossier.on_topic}
+        keys = await asyncio.to_thread(judged.on_topic, self.judge, job.topic,
+                                       [p for p in dossier.key_papers if p.paper_id not in kept],
+                                       settings.relevance_floor)
+        # Key papers are the on-topic ones: metadata and citation candidates the model keeps, then the best retrieved.
+        ranked = {o.paper.paper_id: o for o in [*keys, *dossier.on_topic]}
+        dossier.key_papers = [ranked[p.paper_id].paper for p in dossier.key_papers if p.paper_id in ranked]
+        dossier.key_papers += [o.paper for o in dossier.on_topic if o.paper not in dossier.key_papers]
+        used = dossier.on_topic[: settings.papers_read]
+        pool = await asyncio.to_thread(judged.evidence_sentences, self.judge, job.topic, used)
+        background = [s for o in used for s in evidence.sentences_of(o.paper)]
+        dossier.clusters = await asyncio.to_thread(
+            judged.clusters, self.relevance, job.topic, pool, background,
+            similarity=settings.subtopic_similarity, most=settings.max_subtopics)
+        dossier.questions = [c.question for c in dossier.clusters if c.question is not None]
+        dossier.findings = await asyncio.to_thread(judged.findings, self.relevance, dossier.clusters,
+                                                   settings.findings_per_question)
+        answered = {f.question.id for f in dossier.findings}
+        dossier.unanswered = [q for q in dossier.questions if q.id not in answered]
+        return pool
 
-    async def _counter(self, dossier: Dossier, tools: Toolbox, pools: dict[str, list[evidence.Sentence]]) -> None:
-        filters = dossier.job.filters.model_dump(exclude_none=True)
+    async def _counter(self, dossier: Dossier, tools: Toolbox, pool: list[evidence.Sentence]) -> None:
+        """A search for the opposite of each finding; the new papers the relevance model keeps add their
+        evidence to the pool the stance model reads every finding against."""
+        job, settings = dossier.job, self.settings
+        filters = job.filters.model_dump(exclude_none=True)
+        extra: dict[str, PaperRecord] = {}
         for finding in dossier.findings:
-            hits = await tools.search_papers(evidence.counter_query(finding.statement), k=6, **filters)
-            papers = [PaperRecord(**h.model_dump(include=set(PaperRecord.model_fields))) for h in hits]
-            for paper in papers:
-                dossier.papers[paper.paper_id] = paper
-            ranked = await asyncio.to_thread(evidence.score_sentences, self.relevance, finding.lead.text, papers)
-            pool = ranked + pools.get(finding.question.id, [])
-            finding.opposing = await asyncio.to_thread(evidence.opposing, self.relevance, finding, pool)
+            for hit in await tools.search_papers(evidence.counter_query(finding.statement), k=settings.counter_papers, **filters):
+                if hit.paper_id not in dossier.papers:
+                    extra.setdefault(hit.paper_id, PaperRecord(**hit.model_dump(include=set(PaperRecord.model_fields))))
+        for paper in extra.values():
+            dossier.papers[paper.paper_id] = paper
+        kept = await asyncio.to_thread(judged.on_topic, self.judge, job.topic, list(extra.values()), settings.relevance_floor)
+        dossier.on_topic += kept
+        pool = pool + await asyncio.to_thread(judged.evidence_sentences, self.judge, job.topic, kept)
+        for finding in dossier.findings:
+            await asyncio.to_thread(judged.tag, self.judge, finding, pool)

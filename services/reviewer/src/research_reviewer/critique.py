@@ -36,6 +36,9 @@ class Issue(BaseModel):
     section: str
     description: str
     evidence: str = ""
+    kind: Literal["off_topic", "tag_contradicted"] | None = Field(
+        default=None, description="A trained-judgement finding of check 3: the finding's paper is off the topic "
+                                  "(relevance model), or a quoted side does not take the side its tag says (stance model).")
     finding_id: str | None = None
     paper_id: str | None = None
     reference_id: int | None = None

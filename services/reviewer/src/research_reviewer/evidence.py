@@ -1,12 +1,11 @@
-"""What the author knows while it writes: the plan, the evidence sentences and the key findings.
+"""What the author knows while it writes: the searches, candidate sentences and the key findings.
 
-Pure and deterministic (no tools, no I/O): sub-questions from the topic's facets, evidence
-sentences scored against a sub-question (hybrid relevance from the offline engine: idf-weighted
-term coverage mixed with MiniLM cosine), agreement and opposition between sentences of different
-papers (similarity plus the offline engine's polarity cues), and tags from the evidence count.
-Agreement also demands what the citation checker will demand of each cited source — enough of
-the finding's content words occur in that source — so a finding is never tagged on a citation
-the checker would call unsupported.
+Pure and deterministic (no tools, no I/O, no model): the searches from the topic and its facets, a
+paper's candidate finding sentences (a structured abstract's results and conclusions; never its
+background, aims or design sentences, never a question), a finding's statement (artefacts stripped,
+the quote verbatim), the citation checker's tests a finding must pass, and the counter-evidence
+query. Which papers are on the topic, which sentences are findings, and which agree or conflict
+are decided by the trained models (`judged`).
 """
 
 from __future__ import annotations
@@ -16,22 +15,21 @@ from dataclasses import dataclass, field
 
 from research_contracts.corpus_tools import PaperRecord
 from research_llm.offline import lexicon
-from research_llm.offline.drafting import role_weight
-from research_llm.offline.relevance import Relevance
 from research_reports import Finding, FindingTag, Quote, Reference, Report, Section, check_report
 from research_reports import text as checker_text
 
 MIN_WORDS, MAX_WORDS = 7, 70
-AGREE_SIMILARITY = 0.5
-OPPOSE_SIMILARITY = 0.45
-DUPLICATE_SIMILARITY = 0.6
 MIN_SOURCE_OVERLAP = 0.4  # above the checker's 0.3, so an agreeing citation is never borderline
 _SEPARATORS = re.compile(r"\s*(?:,|;|:|\band\b|\bor\b|\bversus\b|\bvs\.?|\bin\b|\bamong\b|\bwith\b|\bon\b|\bof\b|\bfor\b)\s*", re.I)
-ANGLES = (
-    ("By which mechanisms does {topic} act?", "{core} mechanism pathway"),
-    ("Which outcomes and effect sizes are reported for {topic}?", "{core} outcome risk associated"),
-    ("In which populations or settings was {topic} studied?", "{core} patients cohort trial"),
-)
+# A structured abstract's section label opening a sentence ("RESULTS", "DESIGN, SETTING, AND PATIENTS").
+_SECTION = re.compile(r"^([A-Z]{3,}(?:[ ,&/]+(?:AND\s+)?[A-Z]{3,})*)\s*:?\s+(?=[A-Z0-9(])")
+# Sections that frame a study (what it asked, how it was done) rather than report what it found.
+_FRAMING = re.compile(r"\b(BACKGROUND|CONTEXT|INTRODUCTION|IMPORTANCE|RATIONALE|OBJECTIVES?|AIMS?|PURPOSE|METHODS?|"
+                      r"DESIGN|SETTINGS?|PARTICIPANTS|PATIENTS|SUBJECTS|INTERVENTIONS?|MEASURES|MEASUREMENTS)\b")
+# Aims say what a study set out to do, not what it found.
+_AIM = re.compile(r"^(?:(?:in this (?:study|paper|work),?\s+)?we (?:aimed|sought|set out|hypothesi[sz]ed)|"
+                  r"the (?:aim|purpose|objective|goal)s? of|to (?:test|evaluate|assess|determine|investigate|examine|compare)\b|"
+                  r"(?:this|the present|our) (?:study|trial|review|analysis) (?:aimed|was designed|sought))", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +45,7 @@ class Sentence:
 
     paper: PaperRecord
     text: str
-    relevance: float = 0.0
+    relevance: float = 0.0  # how strongly the models back it as a finding on the topic (P(on topic) × P(evidence))
 
 
 @dataclass
@@ -84,43 +82,37 @@ def topic_terms(topic: str) -> list[str]:
     return list(seen)
 
 
-def plan(topic: str) -> list[SubQuestion]:
-    """3–5 sub-questions: the topic itself, one per facet (when it has several), then angles."""
-    core = " ".join(topic_terms(topic)[:4]) or topic
+def searches(topic: str) -> list[SubQuestion]:
+    """What the author searches: the topic, its content words, and each facet with the rest of the
+    topic (when it has several). The review's sub-questions come later, from the subtopic clusters of
+    what these searches found (`judged.clusters`)."""
+    terms = topic_terms(topic)
     facets = [f for f in (p.strip() for p in _SEPARATORS.split(topic)) if topic_terms(f)]
-    questions = [SubQuestion("Q1", f"What is the main evidence on {topic}?", topic)]
+    queries = [topic, " ".join(terms)]
     if len(facets) >= 2:
-        for facet in facets[:2]:
-            others = " ".join(t for t in topic_terms(topic) if t not in topic_terms(facet))[:80]
-            questions.append(SubQuestion(f"Q{len(questions) + 1}", f"What is reported about {facet} ({others})?", f"{facet} {others}"))
-    for question, query in ANGLES:
-        if len(questions) >= 4:
-            break
-        questions.append(SubQuestion(f"Q{len(questions) + 1}", question.format(topic=topic), query.format(core=core)))
-    return questions[:5]
+        for facet in facets[:3]:
+            others = " ".join(t for t in terms if t not in topic_terms(facet))
+            queries.append(f"{facet} {others}".strip())
+    unique = dict.fromkeys(q for q in queries if q.strip())
+    return [SubQuestion(f"S{n}", q, q) for n, q in enumerate(unique, start=1)]
 
 
 def sentences_of(paper: PaperRecord) -> list[str]:
-    """Candidate evidence sentences of a paper: not too short, not too long."""
-    spans = lexicon.split_sentences(paper.text)
-    return [s.text for s in spans if MIN_WORDS <= len(s.text.split()) <= MAX_WORDS]
-
-
-def score_sentences(relevance: Relevance, query: str, papers: list[PaperRecord]) -> list[Sentence]:
-    """Every candidate sentence of `papers` scored against `query`, best first (CPU: call in a thread)."""
-    candidates = [(rank, paper, s) for rank, paper in enumerate(papers) for s in sentences_of(paper)]
-    if not candidates:
-        return []
-    query_terms = lexicon.content_terms(query)
-    idf = lexicon.inverse_document_frequency([lexicon.content_terms(s) for _, _, s in candidates])
-    vectors = relevance.embed([query] + [s for _, _, s in candidates])
-    scored = []
-    for i, (rank, paper, text) in enumerate(candidates):
-        lexical = lexicon.weighted_coverage(query_terms, lexicon.content_terms(text), idf, 1.0)
-        dense = float(vectors[0] @ vectors[i + 1]) if vectors is not None else None
-        value = relevance.mix(lexical, dense) * role_weight(text) / (1.0 + 0.05 * rank)
-        scored.append(Sentence(paper, text, round(value, 6)))
-    return sorted(scored, key=lambda s: (-s.relevance, s.paper.paper_id, s.text))
+    """Candidate finding sentences of a paper, verbatim: not too short or long, no question, no aim,
+    and — in a structured abstract — none of the sections that frame the study (background,
+    objectives, design, setting, participants, measures)."""
+    stated: list[str] = []
+    section: str | None = None
+    for span in lexicon.split_sentences(paper.text):
+        text = span.text
+        opened = _SECTION.match(text)
+        section = opened.group(1) if opened else section
+        statement = statement_of(text)
+        if not MIN_WORDS <= len(text.split()) <= MAX_WORDS or text.rstrip().endswith("?") or _AIM.match(statement):
+            continue
+        if not (section and _FRAMING.search(section)):
+            stated.append(text)
+    return stated
 
 
 def supports_in_text(statement: str, source_text: str) -> bool:
@@ -143,58 +135,6 @@ def checks_out(sentence: Sentence) -> bool:
     finding = Finding(statement=statement_of(sentence.text), citations=[1], quotes=[Quote(reference_id=1, text=sentence.text)])
     report = Report(title="check", sections=[Section(title="Key Findings", findings=[finding])], references=[reference])
     return not check_report(report).issues
-
-
-def pick_findings(relevance: Relevance, question: SubQuestion, ranked: list[Sentence], taken: list[KeyFinding],
-                  limit: int, min_relevance: float = 0.2) -> list[KeyFinding]:
-    """Up to `limit` lead sentences from distinct papers, none restating a finding already taken,
-    each with the sentences of other papers that agree with it."""
-    found: list[KeyFinding] = []
-    used_papers = {f.lead.paper.paper_id for f in taken}
-    for sentence in ranked:
-        if len(found) >= limit or sentence.relevance < min_relevance:
-            break
-        if sentence.paper.paper_id in used_papers or not checks_out(sentence):
-            continue
-        if any(relevance.similarity(sentence.text, f.lead.text) >= DUPLICATE_SIMILARITY for f in (*taken, *found)):
-            continue
-        finding = KeyFinding(key=f"{question.id}-F{len(found) + 1}", question=question, lead=sentence)
-        finding.agreeing = agreeing(relevance, finding, ranked)
-        found.append(finding)
-        used_papers.add(sentence.paper.paper_id)
-    return found
-
-
-def agreeing(relevance: Relevance, finding: KeyFinding, pool: list[Sentence], limit: int = 2) -> list[Sentence]:
-    """Sentences of other papers that say the same (similar, same polarity, checker-safe overlap)."""
-    out: list[Sentence] = []
-    papers = {finding.lead.paper.paper_id}
-    for other in pool:
-        if other.paper.paper_id in papers or len(out) >= limit:
-            continue
-        if lexicon.contradicts(finding.lead.text, other.text):
-            continue
-        if relevance.similarity(finding.lead.text, other.text) < AGREE_SIMILARITY:
-            continue
-        if not supports_in_text(finding.statement, source_text(other.paper)):
-            continue
-        out.append(other)
-        papers.add(other.paper.paper_id)
-    return out
-
-
-def opposing(relevance: Relevance, finding: KeyFinding, pool: list[Sentence], limit: int = 1) -> list[Sentence]:
-    """Sentences of other papers on the same point with the opposite polarity."""
-    mine = {finding.lead.paper.paper_id, *(s.paper.paper_id for s in finding.agreeing)}
-    out: list[Sentence] = []
-    for other in pool:
-        if other.paper.paper_id in mine or len(out) >= limit:
-            continue
-        if (lexicon.contradicts(finding.lead.text, other.text)
-                and relevance.similarity(finding.lead.text, other.text) >= OPPOSE_SIMILARITY and checks_out(other)):
-            out.append(other)
-            mine.add(other.paper.paper_id)
-    return out
 
 
 def counter_query(statement: str) -> str:

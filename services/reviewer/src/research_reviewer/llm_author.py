@@ -91,7 +91,9 @@ class LlmAuthor:
         parts = ["Topic:", guard(dossier.job.topic), "Sub-questions:"]
         parts += [f"{q.id}: {guard(q.text)}" for q in dossier.questions]
         parts.append("Evidence papers:")
-        for paper in list(dossier.papers.values())[:40]:
+        on_topic = [o.paper for o in dossier.on_topic]  # the papers the relevance model kept come first
+        ordered = {p.paper_id: p for p in [*on_topic, *dossier.papers.values()]}
+        for paper in list(ordered.values())[:40]:
             parts += [f"paper_id: {json.dumps(paper.paper_id)}", guard(f"Title: {paper.title}\n{paper.text[:2500]}")]
         if review is not None:
             parts += ["A peer reviewer asked for a revision:", guard(review.render())]

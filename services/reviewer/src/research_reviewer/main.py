@@ -29,6 +29,7 @@ from nats.js.api import DeliverPolicy
 from research_contracts import ClaimDecided, ClaimProposed, subjects
 from research_contracts.reviews import RequestReview
 from research_corpus.embedding import get_embedder
+from research_judgement import get_judge
 from research_llm import build_chain
 from research_llm.offline.relevance import Relevance, default_encoder
 from research_modes import ConnectorClient, remote_configured
@@ -58,10 +59,12 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
         service = ReviewService(
             broker=broker, sessions=sessions, settings=config,
             port=ConnectorClient(lambda: broker.connection, timeout_s=config.tool_timeout_s),
-            make_author=make_author, reviewer=PeerReviewer(config.spot_checks), embed=embedder.embed_one,
+            make_author=make_author, reviewer=PeerReviewer(config.spot_checks, relevance_floor=config.relevance_floor),
+            embed=embedder.embed_one,
             claims=ctx.publishers[subjects.CLAIM_PENDING],
         )
         await asyncio.to_thread(embedder.embed_one, "warm up")
+        await asyncio.to_thread(_load_judgement)
         ticker = asyncio.create_task(sweep.sweep_forever(sessions, lambda: broker.connection.jetstream(), config.sweep_interval_s))
         try:
             yield service
@@ -99,6 +102,13 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
             await sweep.sweep(ctx.sessions, ctx.broker.connection.jetstream())
 
     return app
+
+
+def _load_judgement() -> None:
+    """Load the relevance and pair models before the first review needs them (once per process)."""
+    judge = get_judge()
+    for name in ("relevance", "pair"):
+        judge.model(name)
 
 
 def run() -> None:

@@ -2,22 +2,27 @@
 
 1 every required section present (missing → CRITICAL) · 2 every reference id exists with a
 matching title and year — corpus ids in ONE `get_paper` batch — and every `[N]` resolves
-(→ CRITICAL) · 3 every key finding tagged, the tag fitting its evidence count (→ MAJOR) ·
-4 3–5 findings (numbers first) found again by an independent search, quote and all (→ MAJOR) ·
-5 most-cited papers on the topic the draft does not cite (→ MINOR, MISSED_PAPERS) ·
-6 each debate a genuine disagreement, its opposing side found again (→ MAJOR) · 7 each future
-direction tied to a stated gap (→ MINOR). The citation checker's unsupported citations are
-MAJOR and its uncited factual sentences MINOR. The verdict is `critique.PeerReview.verdict`.
+(→ CRITICAL) · 3 every key finding tagged, the tag fitting its evidence count; by the trained
+models, every finding's paper on the topic (relevance, → MAJOR `off_topic`) and every quoted side
+taking the side its tag says (stance: a SUPPORTED finding's agreeing quote must support it, →
+MAJOR `tag_contradicted`) · 4 3–5 findings (numbers first) found again by an independent search,
+quote and all (→ MAJOR) · 5 most-cited papers on the topic the draft does not cite (→ MINOR,
+MISSED_PAPERS) · 6 each debate a genuine disagreement — the stance model reads the opposing side
+as contradicting the finding — its opposing side found again (→ MAJOR) · 7 each future direction
+tied to a stated gap (→ MINOR). The citation checker's unsupported citations are MAJOR and its
+uncited factual sentences MINOR. The verdict is `critique.PeerReview.verdict`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 from research_contracts.corpus_tools import CORPUS_PREFIX
-from research_llm.offline import lexicon
-from research_reports import CitationCheck, Finding, FindingTag, Report
+from research_judgement import Judge, get_judge
+from research_reports import CitationCheck, Finding, FindingTag, Reference, Report
 from research_reports import text as checker_text
+from research_reviewer import judged
 from research_reviewer.compose import SECTIONS
 from research_reviewer.critique import Issue, MissedPaper, PeerReview, Severity, summarise
 from research_reviewer.evidence import topic_terms
@@ -39,8 +44,17 @@ class PeerReviewer:
 
     model = MODEL
 
-    def __init__(self, spot_checks: int = 4) -> None:
+    def __init__(self, spot_checks: int = 4, *, relevance_floor: float = 0.5, judge: Judge | None = None) -> None:
         self.spot_checks = spot_checks
+        self.relevance_floor = relevance_floor  # the author's setting: below it a paper is off the topic
+        self._judge = judge
+
+    @property
+    def judge(self) -> Judge:
+        """The trained relevance and stance models (loaded once per process)."""
+        if self._judge is None:
+            self._judge = get_judge()
+        return self._judge
 
     async def review(self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, iteration: int) -> PeerReview:
         review = PeerReview(iteration=iteration, model=self.model)
@@ -104,6 +118,7 @@ class PeerReviewer:
             if problem:
                 review.issues.append(Issue(severity=Severity.major, check=3, section="Key Findings", finding_id=finding.key(),
                                            description=problem, evidence=_short(finding.statement)))
+        await asyncio.to_thread(self._judged, report, topic, findings, review)
         for issue in check.issues:
             if issue.kind == "unsupported":
                 review.issues.append(Issue(severity=Severity.major, check=3, section=issue.section or "", finding_id=issue.finding_id,
@@ -113,6 +128,34 @@ class PeerReviewer:
                 review.issues.append(Issue(severity=Severity.minor, check=3, section=issue.section or "",
                                            description="factual sentence without a citation", evidence=_short(issue.sentence)))
         return len(findings)
+
+    def _judged(self, report: Report, topic: str, findings: list[Finding], review: PeerReview) -> None:
+        """Check 3 by the trained models (CPU: runs in a thread). A finding whose paper the relevance
+        model puts off the topic is MAJOR (the revision drops the paper); so is a SUPPORTED finding
+        whose agreeing quote the stance model does not read as support (the revision drops that side)."""
+        leads = [_lead(report, f) for f in findings]
+        judged_leads = [(f, ref) for f, ref in zip(findings, leads, strict=True) if ref is not None]
+        off = judged.off_topic(self.judge, topic, [_passage(ref) for _, ref in judged_leads], self.relevance_floor)
+        for (finding, ref), is_off in zip(judged_leads, off, strict=True):
+            if is_off:
+                review.issues.append(Issue(severity=Severity.major, check=3, section="Key Findings", finding_id=finding.key(),
+                                           paper_id=ref.paper_id, reference_id=ref.id, kind="off_topic",
+                                           description=f"the finding's paper [{ref.id}] is off the topic (relevance model)",
+                                           evidence=_short(finding.statement)))
+        for finding in findings:
+            if finding.tag != FindingTag.supported:
+                continue
+            for quote in finding.quotes[1:]:
+                ref = report.reference(quote.reference_id)
+                if ref is None:
+                    continue
+                label = judged.stance_label(self.judge, finding.statement, quote.text, ref.title)
+                if label != "SUPPORT":
+                    review.issues.append(Issue(
+                        severity=Severity.major, check=3, section="Key Findings", finding_id=finding.key(), paper_id=ref.paper_id,
+                        reference_id=ref.id, kind="tag_contradicted",
+                        description=f"SUPPORTED, but the stance model reads [{ref.id}]'s quote as {label}, not support",
+                        evidence=_short(quote.text)))
 
     async def _spot_check(self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, review: PeerReview) -> int:
         findings = [f for f in _key_findings(report) if _corpus_ids(report, f)]
@@ -144,7 +187,7 @@ class PeerReviewer:
         for finding in _debates(report):
             sides.setdefault(finding.id.split(":")[0], []).append(finding)
         for key, pair in sides.items():
-            if len(pair) != 2 or not lexicon.contradicts(pair[0].statement, pair[1].statement):
+            if len(pair) != 2 or not await asyncio.to_thread(self._opposes, report, pair[0], pair[1]):
                 review.issues.append(Issue(severity=Severity.major, check=6, section="Contradictions and Debates", finding_id=key,
                                            description="the two sides do not state opposite things",
                                            evidence=" vs ".join(_short(f.statement) for f in pair)))
@@ -171,6 +214,27 @@ class PeerReviewer:
             review.issues.append(Issue(severity=Severity.minor, check=7, section=SECTIONS[5],
                                        description="gaps are stated but no direction addresses them"))
         return len(lines)
+
+
+    def _opposes(self, report: Report, finding: Finding, other: Finding) -> bool:
+        """Whether the stance model reads the other side's quote as contradicting the finding."""
+        quote = other.quotes[0].text if other.quotes else other.statement
+        ref = report.reference(other.citations[0]) if other.citations else None
+        return judged.stance_label(self.judge, finding.statement, quote, ref.title if ref else None) == "CONTRADICT"
+
+
+def _lead(report: Report, finding: Finding) -> Reference | None:
+    """The reference of a finding's lead quote (the paper it states), else of its first citation."""
+    ref_id = finding.quotes[0].reference_id if finding.quotes else (finding.citations[0] if finding.citations else None)
+    return report.reference(ref_id) if ref_id is not None else None
+
+
+def _passage(ref: Reference) -> tuple[str, str]:
+    """(title, text) of a reference, as the author's relevance filter read the paper."""
+    text = ref.source_text
+    if ref.title and text.startswith(ref.title):
+        text = text[len(ref.title):]
+    return ref.title, text.strip()
 
 
 def _key_findings(report: Report) -> list[Finding]:

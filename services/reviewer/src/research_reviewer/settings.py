@@ -13,7 +13,17 @@ class ReviewerSettings(BaseModel):
     concurrency: int = Field(default=2, ge=1, description="Reviews fetched and worked on at once.")
     tool_timeout_s: float = Field(default=20.0, gt=0, description="Longest wait for one corpus tool answer.")
     passages_per_query: int = Field(default=8, ge=1, le=50, description="Papers taken from each evidence search.")
-    findings_per_question: int = Field(default=2, ge=1, le=5, description="Key findings kept per sub-question.")
+    findings_per_question: int = Field(default=2, ge=1, le=5, description="Key findings kept per subtopic.")
+    relevance_floor: float = Field(
+        default=0.5, ge=0.0, le=1.0,
+        description="Calibrated P(on topic) (the relevance model) a paper needs before its findings are used; "
+                    "the peer reviewer calls a finding whose paper scores below it off topic.")
+    papers_read: int = Field(default=12, ge=1, le=50, description="On-topic papers (best first) whose sentences the evidence model reads.")
+    counter_papers: int = Field(default=4, ge=0, le=20, description="Papers taken from each finding's counter-evidence search.")
+    subtopic_similarity: float = Field(
+        default=0.5, ge=-1.0, le=1.0,
+        description="Mean cosine (MiniLM) at which two groups of evidence sentences are one subtopic.")
+    max_subtopics: int = Field(default=4, ge=1, le=8, description="Most subtopics (sub-questions) a review is organised by.")
     spot_checks: int = Field(default=4, ge=3, le=5, description="Findings the peer reviewer re-finds by independent search.")
     llm_timeout_s: float = Field(default=60.0, gt=0, description="Longest wait for one LLM step (LLM engine only).")
     claim_days: int = Field(default=365, ge=1, description="A review's claims decay after this many days.")

@@ -1,0 +1,255 @@
+"""The author's judgement, by the trained models of `research_judgement` (docs/judgement.md).
+
+1. `on_topic` — the retrieved papers the relevance model puts on the topic (calibrated
+   P(on topic) ≥ the reviewer's `relevance_floor`), best first: a hybrid search found them, the
+   cross-encoder reranks and filters them.
+2. `evidence_sentences` — per on-topic paper, the candidate sentences (`evidence.sentences_of`:
+   results and conclusions, never background / aims / design) the judge's own abstract rule calls
+   rationales for the topic (its `top_k` and `rationale` thresholds, `Judge.thresholds`).
+3. `clusters` — those sentences grouped by subtopic (average-linkage on MiniLM cosine), each named
+   by the phrases that set it apart from the rest of the on-topic literature, as a question.
+4. `findings` — per cluster, the best evidence sentences of distinct papers, none restating another,
+   each one the citation checker accepts.
+5. `tag` — the stance model reads each finding against the evidence sentences of every other paper,
+   with the judge's abstract rule: a paper whose sentences support it makes the finding SUPPORTED, one
+   whose sentences contradict it makes it CONTESTED (both sides quoted), none leaves it INSUFFICIENT.
+
+No threshold here is fitted to a set of weights: the relevance floor and the subtopic settings are
+named reviewer settings, the evidence and stance thresholds are the judge's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from research_contracts.corpus_tools import PaperRecord
+from research_judgement import AbstractDecision, abstract_decision
+from research_llm.offline import lexicon
+from research_reviewer.evidence import (
+    KeyFinding,
+    Sentence,
+    SubQuestion,
+    checks_out,
+    sentences_of,
+    statement_of,
+    supports_in_text,
+)
+
+RESTATES = 0.85  # cosine above which two findings say the same thing (one is kept)
+_PHRASE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9α-ωΑ-Ω+/-]*[A-Za-z0-9+]|[A-Za-z]")
+
+
+class Judgement(Protocol):
+    """What the reviewer asks of `research_judgement.Judge`."""
+
+    @property
+    def thresholds(self) -> dict[str, float]: ...
+
+    def relevance(self, question: str, passages: list[tuple[str, str]]) -> np.ndarray: ...
+
+    def stance(self, claim: str, sentences: list[str], titles: list[str | None] | None = None) -> np.ndarray: ...
+
+
+
+class Embedder(Protocol):
+    def embed(self, texts: list[str]) -> np.ndarray | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class OnTopic:
+    paper: PaperRecord
+    probability: float
+
+
+def passage(paper: PaperRecord) -> tuple[str, str]:
+    """The (title, text) the relevance model judges a paper by — the author and the peer reviewer alike."""
+    return paper.title or "", paper.text or ""
+
+
+def on_topic(judge: Judgement, topic: str, papers: list[PaperRecord], floor: float) -> list[OnTopic]:
+    """The papers the relevance model puts on `topic` (P ≥ `floor`), best first."""
+    if not papers:
+        return []
+    scores = judge.relevance(topic, [passage(p) for p in papers])
+    kept = [OnTopic(p, float(s)) for p, s in zip(papers, scores, strict=True) if s >= floor]
+    return sorted(kept, key=lambda o: (-o.probability, o.paper.paper_id))
+
+
+def evidence_sentences(judge: Judgement, topic: str, papers: list[OnTopic]) -> list[Sentence]:
+    """The sentences of on-topic papers the judge's abstract rule calls findings about `topic`, best first;
+    `Sentence.relevance` is P(paper on topic) × P(evidence)."""
+    found: list[Sentence] = []
+    for item in papers:
+        texts = sentences_of(item.paper)
+        if not texts:
+            continue
+        probs = judge.stance(topic, texts, [item.paper.title] * len(texts))
+        decision = _decide(judge, probs)
+        for i in decision.rationale_indices:
+            found.append(Sentence(item.paper, texts[i], round(float(1.0 - probs[i, 2]) * item.probability, 6)))
+    return sorted(found, key=lambda s: (-s.relevance, s.paper.paper_id, s.text))
+
+
+def _decide(judge: Judgement, probs: np.ndarray) -> AbstractDecision:
+    """The judge's abstract rule (its own `top_k`, `rationale` and `contradict_weight`) over (n, 3) stance rows."""
+    return abstract_decision(probs, judge.thresholds)
+
+
+@dataclass
+class Cluster:
+    """Evidence sentences about one subtopic; `question` names it for the reader."""
+
+    members: list[Sentence] = field(default_factory=list)
+    question: SubQuestion | None = None
+
+    @property
+    def papers(self) -> set[str]:
+        return {s.paper.paper_id for s in self.members}
+
+
+def clusters(embedder: Embedder, topic: str, sentences: list[Sentence], background: list[str], *,
+             similarity: float, most: int) -> list[Cluster]:
+    """`sentences` grouped by subtopic, at most `most` groups, largest (in papers) first, each named.
+
+    Average-linkage agglomeration on cosine: two groups merge while their mean pairwise cosine is at
+    least `similarity`, then the closest pairs merge until `most` are left. `background` (every
+    candidate sentence of the on-topic papers) is what a cluster's name must stand out from."""
+    if not sentences:
+        return []
+    vectors = embedder.embed([s.text for s in sentences])
+    groups: list[list[int]] = [[i] for i in range(len(sentences))]
+    if vectors is not None and len(sentences) > 1:
+        cos = vectors @ vectors.T
+        while len(groups) > 1:
+            best, pair = -2.0, (0, 1)
+            for a in range(len(groups)):
+                for b in range(a + 1, len(groups)):
+                    value = float(cos[np.ix_(groups[a], groups[b])].mean())
+                    if value > best:
+                        best, pair = value, (a, b)
+            if best < similarity and len(groups) <= most:
+                break
+            a, b = pair
+            groups[a] = sorted(groups[a] + groups[b])
+            del groups[b]
+    elif len(sentences) > 1:
+        groups = [list(range(len(sentences)))]
+    made = [Cluster([sentences[i] for i in sorted(g, key=lambda i: (-sentences[i].relevance, i))]) for g in groups]
+    made.sort(key=lambda c: (-len(c.papers), -c.members[0].relevance))
+    df = Counter(p for text in background for p in set(_phrases(text)))
+    topic_words = {w.lower() for w in _PHRASE_WORD.findall(topic)}
+    for n, group in enumerate(made, start=1):
+        group.question = SubQuestion(f"Q{n}", _name(group, df, max(len(background), 1), topic_words, topic), topic)
+    return made
+
+
+def _phrases(text: str) -> list[str]:
+    """Candidate names in a sentence: 1–3-word runs without a stopword at either end (lower case)."""
+    words = [w.lower() for w in _PHRASE_WORD.findall(statement_of(text))]
+    out = []
+    for size in (1, 2, 3):
+        for i in range(len(words) - size + 1):
+            run = words[i:i + size]
+            if run[0] in lexicon.STOPWORDS or run[-1] in lexicon.STOPWORDS or len(run[-1]) < 3:
+                continue
+            if any(w.isdigit() or w in lexicon.NEGATIONS for w in run) or (size == 1 and len(run[0]) < 4):
+                continue
+            out.append(" ".join(run))
+    return out
+
+
+def _name(group: Cluster, df: Counter[str], total: int, topic_words: set[str], topic: str) -> str:
+    """The question a cluster answers: its two most distinctive phrases (common in it, rarer around it)."""
+    inside = Counter(p for s in group.members for p in set(_phrases(s.text)))
+    size = len(group.members)
+
+    def score(phrase: str) -> float:
+        words = phrase.split()
+        share = inside[phrase] / size - df[phrase] / total / 2
+        novel = sum(w not in topic_words for w in words) / len(words)
+        return share * (0.5 + novel) * (1.0 + 0.25 * (len(words) - 1))
+
+    ranked = sorted((p for p in inside if any(w not in topic_words for w in p.split())), key=lambda p: (-score(p), p))
+    chosen: list[str] = []
+    for phrase in ranked:
+        if any(set(phrase.split()) & set(c.split()) for c in chosen):
+            continue
+        chosen.append(phrase)
+        if len(chosen) == 2:
+            break
+    if not chosen:
+        return f"What do the studies find on {topic}?"
+    return f"What do the studies find on {' and '.join(chosen)}?"
+
+
+def findings(embedder: Embedder, groups: list[Cluster], per_cluster: int) -> list[KeyFinding]:
+    """Up to `per_cluster` findings per cluster: best sentences of distinct papers, none restating another."""
+    out: list[KeyFinding] = []
+    used: set[str] = set()
+    kept: list[np.ndarray] = []
+    for group in groups:
+        assert group.question is not None
+        taken = 0
+        for sentence in group.members:
+            if taken >= per_cluster:
+                break
+            if sentence.paper.paper_id in used or not checks_out(sentence):
+                continue
+            vectors = embedder.embed([sentence.text])
+            vector = vectors[0] if vectors is not None else None
+            if vector is not None and any(float(vector @ v) >= RESTATES for v in kept):
+                continue
+            out.append(KeyFinding(key=f"{group.question.id}-F{taken + 1}", question=group.question, lead=sentence))
+            used.add(sentence.paper.paper_id)
+            if vector is not None:
+                kept.append(vector)
+            taken += 1
+    return out
+
+
+def tag(judge: Judgement, finding: KeyFinding, pool: list[Sentence], *, agree_limit: int = 2, oppose_limit: int = 1) -> None:
+    """Fill `finding.agreeing` / `.opposing` from the other papers' evidence sentences in `pool`.
+
+    Each other paper's sentences are read against the finding's statement by the stance model and
+    labelled by the judge's abstract rule; a SUPPORT paper agrees (its rationale is quoted, and it
+    must carry the statement's words for the citation checker), a CONTRADICT paper opposes."""
+    statement = statement_of(finding.lead.text)
+    by_paper: dict[str, list[Sentence]] = {}
+    for s in pool:
+        if s.paper.paper_id != finding.lead.paper.paper_id and s.text not in {o.text for o in by_paper.get(s.paper.paper_id, [])}:
+            by_paper.setdefault(s.paper.paper_id, []).append(s)
+    agreeing: list[tuple[float, Sentence]] = []
+    opposing: list[tuple[float, Sentence]] = []
+    for sentences in by_paper.values():
+        paper = sentences[0].paper
+        probs = judge.stance(statement, [s.text for s in sentences], [paper.title] * len(sentences))
+        decision = _decide(judge, probs)
+        if not decision.rationale_indices:
+            continue
+        best = max(decision.rationale_indices, key=lambda i: float(1.0 - probs[i, 2]))
+        side = sentences[best]
+        if decision.label == "SUPPORT" and supports_in_text(statement, f"{paper.title}\n{paper.text}".strip()):
+            agreeing.append((decision.strength, side))
+        elif decision.label == "CONTRADICT" and checks_out(side):
+            opposing.append((decision.strength, side))
+    order = lambda pair: (-pair[0], pair[1].paper.paper_id)  # noqa: E731
+    finding.agreeing = [s for _, s in sorted(agreeing, key=order)[:agree_limit]]
+    finding.opposing = [s for _, s in sorted(opposing, key=order)[:oppose_limit]]
+
+
+def stance_label(judge: Judgement, statement: str, sentence: str, title: str | None) -> str:
+    """SUPPORT / CONTRADICT / NEI of one quoted sentence for a statement (the peer reviewer's tag check)."""
+    return _decide(judge, judge.stance(statement_of(statement), [sentence], [title])).label
+
+
+def off_topic(judge: Judgement, topic: str, papers: list[tuple[str, str]], floor: float) -> list[bool]:
+    """Which (title, text) papers the relevance model puts off `topic` (P < `floor`): the peer
+    reviewer's check and the benchmark's measure."""
+    if not papers:
+        return []
+    return [bool(p < floor) for p in judge.relevance(topic, papers)]

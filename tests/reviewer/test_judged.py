@@ -1,0 +1,137 @@
+"""The author's judgement steps (`research_reviewer.judged`) and what a peer review teaches it
+(`compose.Exclusions`), with a scripted judge: which papers stay, which sentences become findings,
+how subtopics are named, how tags follow the stance model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from research_contracts.corpus_tools import PaperRecord
+from research_reviewer import judged
+from research_reviewer.compose import Exclusions
+from research_reviewer.critique import Issue, PeerReview, Severity
+from research_reviewer.evidence import KeyFinding, Sentence, SubQuestion, sentences_of
+
+pytestmark = pytest.mark.unit
+
+THRESHOLDS = {"rationale": 0.5, "top_k": 1, "contradict_weight": 1.0}
+
+
+class ScriptedJudge:
+    """Relevance by title word, stance by a table of (claim word, sentence word) → label."""
+
+    thresholds = THRESHOLDS
+
+    def __init__(self, on_topic_word: str, stances: dict[tuple[str, str], str]) -> None:
+        self.on_topic_word = on_topic_word
+        self.stances = stances
+
+    def relevance(self, question: str, passages: list[tuple[str, str]]) -> np.ndarray:
+        return np.array([0.9 if self.on_topic_word in title.lower() else 0.1 for title, _ in passages])
+
+    def stance(self, claim: str, sentences: list[str], titles: list[str | None] | None = None) -> np.ndarray:
+        rows = []
+        for sentence in sentences:
+            label = next((lab for (c, s), lab in self.stances.items() if c in claim.lower() and s in sentence.lower()), "NEI")
+            rows.append({"SUPPORT": [0.8, 0.1, 0.1], "CONTRADICT": [0.1, 0.8, 0.1], "NEI": [0.05, 0.05, 0.9]}[label])
+        return np.array(rows, dtype=float)
+
+
+class Embedder:
+    """Unit vectors by keyword: sentences sharing the keyword are one subtopic."""
+
+    axes = ("oxygen", "mortality", "depression")
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        rows = []
+        for text in texts:
+            row = np.array([1.0 if a in text.lower() else 0.0 for a in self.axes] + [0.3])
+            rows.append(row / np.linalg.norm(row))
+        return np.array(rows)
+
+
+def paper(pid: str, title: str, text: str) -> PaperRecord:
+    return PaperRecord(paper_id=pid, title=title, text=text)
+
+
+def test_on_topic_keeps_the_papers_the_relevance_model_keeps_best_first() -> None:
+    judge = ScriptedJudge("heart", {})
+    papers = [paper("corpus:1", "Shoulder impingement surgery", "x"), paper("corpus:2", "Heart failure training", "y")]
+    kept = judged.on_topic(judge, "exercise in heart failure", papers, floor=0.5)
+    assert [k.paper.paper_id for k in kept] == ["corpus:2"] and kept[0].probability == pytest.approx(0.9)
+    assert judged.off_topic(judge, "exercise in heart failure", [judged.passage(p) for p in papers], 0.5) == [True, False]
+
+
+def test_findings_are_the_sentences_the_judge_calls_evidence_never_framing_sentences() -> None:
+    text = ("BACKGROUND Exercise training improves peak oxygen uptake in many earlier small trials of patients. "
+            "We aimed to test whether training improves outcomes in heart failure patients. "
+            "RESULTS Training raised peak oxygen uptake by 10 percent over twelve weeks in the trial. "
+            "CONCLUSIONS Exercise training was safe in patients with heart failure and reduced symptoms. "
+            "(ABSTRACT TRUNCATED AT 250 WORDS)")
+    record = paper("corpus:3", "Heart failure training", text)
+    candidates = sentences_of(record)
+    assert not any(c.startswith(("BACKGROUND", "We aimed")) for c in candidates)
+    assert any(c.startswith("RESULTS") for c in candidates)
+    judge = ScriptedJudge("heart", {("training", "raised peak oxygen"): "SUPPORT"})
+    found = judged.evidence_sentences(judge, "training and heart failure", [judged.OnTopic(record, 0.9)])
+    assert [s.text for s in found] == ["RESULTS Training raised peak oxygen uptake by 10 percent over twelve weeks in the trial."]
+    assert found[0].relevance == pytest.approx(0.9 * 0.9)
+
+
+def _sentence(pid: str, text: str, score: float) -> Sentence:
+    return Sentence(paper(pid, f"Heart failure study {pid}", text), text, score)
+
+
+def test_clusters_are_subtopics_named_by_their_distinctive_phrases_not_by_the_topic() -> None:
+    pool = [
+        _sentence("corpus:1", "Training raised peak oxygen uptake in the trial cohort.", 0.9),
+        _sentence("corpus:2", "Peak oxygen uptake improved after twelve weeks of cycling.", 0.8),
+        _sentence("corpus:3", "All-cause mortality did not differ between the training and usual care groups.", 0.7),
+    ]
+    background = [s.text for s in pool] + ["Heart failure is common in older adults and costly."]
+    groups = judged.clusters(Embedder(), "exercise training in heart failure", pool, background, similarity=0.5, most=4)
+    assert [sorted(g.papers) for g in groups] == [["corpus:1", "corpus:2"], ["corpus:3"]]
+    first, second = (g.question.text for g in groups)  # type: ignore[union-attr]
+    assert "peak oxygen uptake" in first and first.endswith("?") and "training" not in first.split("on ", 1)[1]
+    assert "mortality" in second
+    capped = judged.clusters(Embedder(), "exercise training in heart failure", pool, background, similarity=0.99, most=1)
+    assert len(capped) == 1 and len(capped[0].members) == 3
+
+
+def _finding(lead: Sentence) -> KeyFinding:
+    return KeyFinding("Q1-F1", SubQuestion("Q1", "What do the studies find on peak oxygen uptake?", "t"), lead)
+
+
+def test_tags_follow_the_stance_of_other_papers_evidence() -> None:
+    lead = _sentence("corpus:1", "Exercise training raised peak oxygen uptake in heart failure patients.", 0.9)
+    agrees = _sentence("corpus:2", "Peak oxygen uptake in heart failure patients rose with exercise training.", 0.8)
+    opposes = _sentence("corpus:3", "Exercise training did not change peak oxygen uptake in heart failure patients.", 0.7)
+    unrelated = _sentence("corpus:4", "Depression scores of heart failure patients fell with counselling and exercise.", 0.6)
+    stances = {("raised peak oxygen", "rose with"): "SUPPORT", ("raised peak oxygen", "did not change"): "CONTRADICT"}
+    judge = ScriptedJudge("heart", stances)
+
+    alone = _finding(lead)
+    judged.tag(judge, alone, [lead, unrelated])
+    assert alone.tag.value == "INSUFFICIENT"
+
+    supported = _finding(lead)
+    judged.tag(judge, supported, [lead, agrees, unrelated])
+    assert supported.tag.value == "SUPPORTED" and [s.paper.paper_id for s in supported.agreeing] == ["corpus:2"]
+
+    contested = _finding(lead)
+    judged.tag(judge, contested, [lead, agrees, opposes])
+    assert contested.tag.value == "CONTESTED" and [s.paper.paper_id for s in contested.opposing] == ["corpus:3"]
+    assert judged.stance_label(judge, lead.text, opposes.text, None) == "CONTRADICT"
+
+
+def test_a_review_teaches_the_author_to_drop_off_topic_papers_and_contradicted_sides() -> None:
+    review = PeerReview(issues=[
+        Issue(severity=Severity.major, check=3, section="Key Findings", description="off", finding_id="f1",
+              paper_id="corpus:9", kind="off_topic"),
+        Issue(severity=Severity.major, check=3, section="Key Findings", description="side", finding_id="f2",
+              paper_id="corpus:7", kind="tag_contradicted"),
+    ])
+    exclusions = Exclusions()
+    assert exclusions.learn(review) == {"papers": 1, "findings": 0, "debates": 0, "sides": 1}
+    assert exclusions.papers == {"corpus:9"} and exclusions.sides == {("f2", "corpus:7")} and not exclusions.findings
