@@ -1,5 +1,8 @@
 """The peer reviewer's seven checks, each on a crafted report, and both verdict paths of the loop —
-with the real corpus tools (the connector on the real bus) and the run recorded on JetStream."""
+with the real corpus tools (the connector on the real bus), the shipped judgement models and the
+run recorded on JetStream. Check 3's trained-judgement part: a finding whose paper the relevance
+model puts off the topic, and a SUPPORTED tag whose agreeing quote the stance model does not read
+as support, are MAJOR — and the author's second round drops them."""
 
 from __future__ import annotations
 
@@ -10,22 +13,29 @@ from faststream import FastStream
 from nats.js import JetStreamContext
 from sqlalchemy import text
 
+from research_contracts.corpus_tools import PaperRecord
 from research_contracts.reviews import RequestReview
+from research_judgement import get_judge
 from research_llm.offline.relevance import Relevance, default_encoder
 from research_reports import Finding, Quote, Report, check_report
+from research_reviewer import judged
 from research_reviewer.author import OfflineAuthor
+from research_reviewer.compose import compose, reference_of
 from research_reviewer.critique import PeerReview, Severity
 from research_reviewer.experiment import review_loop
 from research_reviewer.peer_review import PeerReviewer
 from research_reviewer.prepare import review_job
 from research_reviewer.settings import ReviewerSettings
 from research_modes import ConnectorClient
+from research_reviewer.evidence import KeyFinding, Sentence, SubQuestion, sentences_of, statement_of
 from research_reviewer.tools import Toolbox
 from research_runs import RunRecorder, replay
 from tests.reviewer.conftest import TOPIC
 
 pytestmark = pytest.mark.integration
 RELEVANCE = Relevance(default_encoder())
+# Demo-corpus papers far from TOPIC (the old lexical author quoted both in its heart-failure review).
+SHOULDER, CHILDHOOD = "corpus:4200695", "corpus:12205576"
 
 
 @pytest.fixture
@@ -140,6 +150,93 @@ async def test_check_7_direction_without_a_gap_is_minor(drafted, port, js) -> No
     report.section("Suggested Future Research Directions").body += "\n- D99 (addresses G99): study something unrelated"  # type: ignore[union-attr]
     review = await _review(report, port, js)
     assert [i.severity for i in _issues(review, 7)] == [Severity.minor]
+
+
+async def _paper(port: ConnectorClient, js: JetStreamContext, paper_id: str) -> PaperRecord:
+    tools = Toolbox(port, RunRecorder(js, f"get-{uuid.uuid4().hex[:8]}"))
+    (paper,) = await tools.get_papers([paper_id])
+    return paper
+
+
+def _not_support(statement: str, paper: PaperRecord) -> str:
+    """A sentence of `paper` the stance model does not read as supporting `statement`."""
+    found = [s for s in sentences_of(paper) if judged.stance_label(get_judge(), statement, s, paper.title) != "SUPPORT"]
+    assert found, f"every sentence of {paper.paper_id} supports {statement!r}?"
+    return found[0]
+
+
+async def test_check_3_a_finding_whose_paper_is_off_the_topic_is_major(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
+    report = drafted[1].model_copy(deep=True)
+    shoulder = await _paper(port, js, SHOULDER)
+    assert judged.off_topic(get_judge(), TOPIC, [judged.passage(shoulder)], ReviewerSettings().relevance_floor) == [True]
+    sentence = sentences_of(shoulder)[-1]
+    ref = report.add_reference(reference_of(shoulder))
+    key = report.section("Key Findings")
+    key.findings.append(Finding(statement=statement_of(sentence), tag="INSUFFICIENT", citations=[ref], group=key.findings[0].group,  # type: ignore[union-attr]
+                                quotes=[Quote(reference_id=ref, text=sentence)]))
+    review = await _review(report, port, js)
+    off = [i for i in _issues(review, 3) if i.kind == "off_topic"]
+    assert [(i.paper_id, i.severity) for i in off] == [(SHOULDER, Severity.major)] and review.verdict == "REVISION_NEEDED"
+
+
+async def test_check_3_a_supported_tag_the_stance_model_does_not_back_is_major(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
+    report = drafted[1].model_copy(deep=True)
+    finding = report.section("Key Findings").findings[0]  # type: ignore[union-attr]
+    childhood = await _paper(port, js, CHILDHOOD)
+    side = _not_support(finding.statement, childhood)
+    ref = report.add_reference(reference_of(childhood))
+    finding.tag = "SUPPORTED"
+    finding.citations = [*finding.citations, ref]
+    finding.quotes = [*finding.quotes, Quote(reference_id=ref, text=side)]
+    review = await _review(report, port, js)
+    flagged = [i for i in _issues(review, 3) if i.kind == "tag_contradicted"]
+    assert [(i.finding_id, i.paper_id, i.severity) for i in flagged] == [(finding.key(), CHILDHOOD, Severity.major)]
+    assert review.verdict == "REVISION_NEEDED"
+
+
+class MisjudgedFirstDraft:
+    """The real offline author whose dossier gains an off-topic finding and, on its first finding, an
+    agreeing side the stance model does not back — what a careless author (or model) would write."""
+
+    def __init__(self, inner: OfflineAuthor, port: ConnectorClient, js: JetStreamContext) -> None:
+        self.inner, self.port, self.js = inner, port, js
+        self.model = inner.model
+
+    def known_papers(self):  # type: ignore[no-untyped-def]
+        return self.inner.known_papers()
+
+    async def draft(self, job, tools):  # type: ignore[no-untyped-def]
+        await self.inner.draft(job, tools)
+        dossier = self.inner.dossier
+        shoulder, childhood = await _paper(self.port, self.js, SHOULDER), await _paper(self.port, self.js, CHILDHOOD)
+        for paper in (shoulder, childhood):
+            dossier.papers[paper.paper_id] = paper
+        question = dossier.questions[0] if dossier.questions else SubQuestion("Q1", "What do the studies find?", job.topic)
+        dossier.findings.append(KeyFinding("Q1-F9", question, Sentence(shoulder, sentences_of(shoulder)[-1], 0.9)))
+        first = dossier.findings[0]
+        first.opposing = []
+        first.agreeing = [Sentence(childhood, _not_support(first.statement, childhood), 0.9)]
+        return compose(dossier, model=self.model)
+
+    async def revise(self, report, review, tools):  # type: ignore[no-untyped-def]
+        return await self.inner.revise(report, review, tools)
+
+
+async def test_an_off_topic_and_mistagged_draft_is_revised_in_round_two(port, js) -> None:  # type: ignore[no-untyped-def]
+    job = review_job(RequestReview(topic=TOPIC, run_id=f"rv-judged-{uuid.uuid4().hex[:8]}"))
+    recorder = RunRecorder(js, job.run_id)
+    async with recorder.running():
+        outcome = await review_loop(job, MisjudgedFirstDraft(OfflineAuthor(RELEVANCE, ReviewerSettings()), port, js),
+                                    PeerReviewer(3), port, recorder)
+    first, second = outcome.rounds
+    kinds = {(i.kind, i.paper_id) for i in first.review.issues if i.severity is Severity.major}
+    assert {("off_topic", SHOULDER), ("tag_contradicted", CHILDHOOD)} <= kinds and first.review.verdict == "REVISION_NEEDED"
+    assert second.review.verdict == "PASS", second.review.render()
+    assert SHOULDER not in {r.paper_id for r in outcome.report.references}
+    mistagged = next(i.finding_id for i in first.review.issues if i.kind == "tag_contradicted")
+    for finding in outcome.report.section("Key Findings").findings:  # type: ignore[union-attr]
+        if finding.key() == mistagged:
+            assert CHILDHOOD not in {outcome.report.reference(r).paper_id for r in finding.cited_ids()}  # type: ignore[union-attr]
 
 
 class SloppyFirstDraft:
