@@ -1,22 +1,28 @@
-"""Literature-review quality on SciFact (`task bench:review`): ≥ 20 topics, offline engine.
+"""Literature-review quality on SciFact (`task bench:review`): what a reader would judge, offline engine.
 
-Topics are clusters of related SciFact claims (train + dev claims joined when they cite a common
-document; clusters of ≥ 3 claims, largest first). A topic's text is the content words that at
-least two of its claims share, in order of first use — never a gold document's title (checked);
-its gold documents are every document its claims cite. The corpus is an embedded PostgreSQL
-holding the gold documents of every topic plus `--distractors` random SciFact abstracts
-(seeded), ingested once per `--data-dir`; run events go to an embedded nats-server. Each review
-runs the service's own loop (author → peer reviewer, ≤ 2 rounds) with the connector's own corpus
-tools called in process (no request/reply hop).
+Topics are SciFact **train** claims of the held-out fold — claim index mod 5 == 0, the fold the
+shipped judgement models were not trained on (docs/judgement.md) — that have annotated evidence,
+each stated as a topic (its content words in order: "ALDH1 expression associated poorer prognosis
+breast cancer"). A topic's gold papers are the abstracts its claim cites with evidence; their
+rationale sentences are the annotation. The corpus is an embedded PostgreSQL holding the gold
+papers of every topic plus `--distractors` random SciFact abstracts (seeded), ingested once per
+`--data-dir`; run events go to an embedded nats-server. Each review runs the service's own loop
+(author → peer reviewer, ≤ 2 rounds) with the connector's own corpus tools called in process.
 
-Per report: citation accuracy (cited ids that exist, quotes found verbatim, cited sources that
-support their sentence — over all of them), grounding (factual sentences backed by a checked
-citation), coverage (share of the topic's gold documents cited), tag mix, PASS after round 1
-and after round 2, seconds per review. Prints the means, the worst report, and one line:
+Per review, over its key findings (their lead quotes):
+- gold_findings — share of topics with a key finding from a gold paper (target ≥ 0.7);
+- evidence_precision — of the findings quoted from a gold (annotated) abstract, the share that are
+  annotated rationale sentences (a random sentence of such an abstract is one about 20 % of the
+  time; target ≥ 0.8);
+- off_topic — share of findings whose paper the relevance model puts off the topic (the peer
+  reviewer's check; target 0);
+- tag mix, PASS after round 1 and 2, seconds per review (target ≤ 30 s), and — for the format —
+  citation accuracy, grounding, gold coverage.
+Prints a row per review, the means, and last the line:
 
-    bench:review citation_accuracy=… grounding=… coverage=… pass_rate=… reports=n s_per_report=…
+    bench:review topics=n gold_findings=… evidence_precision=… off_topic=… pass_rate=… s_per_review=…
 
-    .venv/bin/python bench/review.py [--topics 24] [--distractors 700] [--data-dir DIR]
+    .venv/bin/python bench/review.py [--topics 20] [--distractors 700] [--data-dir DIR] [--show N]
 """
 
 from __future__ import annotations
@@ -42,55 +48,41 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]+")
 STOP = set("""a an the of in on and or to for with by from is are was were be been that this these those its it as at
-than not no into can may has have had which their more less between during after before among vs""".split())
+than not no into can may has have had which their more less between during after before among vs does do did
+cannot without lack lacks""".split())
 
 
-def clusters(data: Path, wanted: int) -> list[dict]:
-    """Clusters of ≥ 3 claims linked by a shared cited document, largest first (ties: lowest claim id)."""
-    claims = [json.loads(line) for name in ("claims_train.jsonl", "claims_dev.jsonl") for line in (data / name).open()]
-    parent: dict[int, int] = {}
-
-    def find(x: int) -> int:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    by_doc: dict[int, list[int]] = collections.defaultdict(list)
-    for claim in claims:
-        find(claim["id"])
-        for doc in claim["cited_doc_ids"]:
-            by_doc[doc].append(claim["id"])
-    for ids in by_doc.values():
-        for other in ids[1:]:
-            parent[find(other)] = find(ids[0])
-    groups: dict[int, list[dict]] = collections.defaultdict(list)
-    for claim in claims:
-        groups[find(claim["id"])].append(claim)
-    ordered = sorted((g for g in groups.values() if len(g) >= 3), key=lambda g: (-len(g), min(c["id"] for c in g)))
-    return [{"claims": [c["claim"] for c in g], "gold": sorted({str(d) for c in g for d in c["cited_doc_ids"]})}
-            for g in ordered[: wanted * 2]]
+def held_out_topics(data: Path, wanted: int) -> list[dict]:
+    """Fold 0 of the train claims (index mod 5 == 0) with annotated evidence, in file order, as topics."""
+    claims = [json.loads(line) for line in (data / "claims_train.jsonl").open() if line.strip()]
+    topics = []
+    for index, claim in enumerate(claims):
+        if index % 5 or not claim["evidence"]:
+            continue
+        rationales = {doc: sorted({i for ev in sets for i in ev["sentences"]}) for doc, sets in claim["evidence"].items()}
+        topics.append({"claim": claim["claim"], "topic": topic_of(claim["claim"]), "gold": sorted(rationales),
+                       "rationales": rationales})
+        if len(topics) == wanted:
+            break
+    return topics
 
 
-def topic_text(claims: list[str], titles: list[str]) -> str | None:
-    """Words shared by ≥ 2 claims (in order of first use), up to 8; None when it would name a gold title."""
-    seen: dict[str, int] = collections.Counter()
-    order: list[str] = []
-    for claim in claims:
-        words = {w.lower() for w in WORD.findall(claim) if w.lower() not in STOP}
-        for w in words:
-            seen[w] += 1
-        for w in (w.lower() for w in WORD.findall(claim)):
-            if w not in order and w not in STOP:
-                order.append(w)
-    shared = [w for w in order if seen[w] >= 2][:8]
-    if len(shared) < 2:
-        return None
-    text = " ".join(shared)
-    if any(text in t.lower() or t.lower().strip(". ") in text for t in titles):
-        return None
-    return text
+def topic_of(claim: str) -> str:
+    """A claim stated as a topic: its words without function words and negations, in order."""
+    words = [w for w in WORD.findall(claim) if w.lower() not in STOP]
+    return " ".join(words)
+
+
+def matching_sentence(quote: str, sentences: list[str]) -> int | None:
+    """The index of the abstract sentence a quote is (best word overlap, at least half), else None."""
+    mine = {w.lower() for w in WORD.findall(quote)}
+    best, index = 0.0, None
+    for i, sentence in enumerate(sentences):
+        theirs = {w.lower() for w in WORD.findall(sentence)}
+        score = len(mine & theirs) / max(len(mine | theirs), 1)
+        if score > best:
+            best, index = score, i
+    return index if best >= 0.5 else None
 
 
 class LocalTools:
@@ -102,7 +94,7 @@ class LocalTools:
     async def call(self, tool, request):  # noqa: ANN001, ANN201
         from research_modes import ToolsUnavailable
 
-        reply = await self.tools.answer(tool, request.model_dump_json().encode())
+        reply = await self.tools.answer(tool, request)
         if reply.error:
             raise ToolsUnavailable(reply.error)
         return reply.result
@@ -125,25 +117,21 @@ async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> Non
     from research_connector.corpus_tools import CorpusTools
     from research_contracts.reviews import RequestReview
     from research_corpus.ingest import ingest_path
+    from research_judgement import get_judge
     from research_llm.offline.relevance import Relevance, default_encoder
     from research_platform.db import create_engine, session_factory
     from research_platform.settings import get_settings
     from research_reviewer.author import OfflineAuthor
     from research_reviewer.experiment import review_loop
+    from research_reviewer.judged import off_topic
     from research_reviewer.peer_review import PeerReviewer
     from research_reviewer.prepare import review_job
     from research_reviewer.settings import ReviewerSettings
     from research_runs import RunRecorder, ensure_runs_stream
 
     docs = {str(json.loads(line)["doc_id"]): line for line in (args.data / "corpus.jsonl").open()}
-    titles = {d: json.loads(line)["title"] for d, line in docs.items()}
-    topics = []
-    for cluster in clusters(args.data, args.topics):
-        text = topic_text(cluster["claims"], [titles[g] for g in cluster["gold"] if g in titles])
-        if text and all(g in docs for g in cluster["gold"]):
-            topics.append({**cluster, "topic": text})
-        if len(topics) == args.topics:
-            break
+    abstracts = {d: json.loads(line)["abstract"] for d, line in docs.items()}
+    topics = [t for t in held_out_topics(args.data, args.topics) if all(g in docs for g in t["gold"])]
     gold = sorted({g for t in topics for g in t["gold"]})
     rest = sorted(set(docs) - set(gold))
     chosen = gold + random.Random(7).sample(rest, min(args.distractors, len(rest)))
@@ -163,6 +151,9 @@ async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> Non
     port = LocalTools(CorpusTools(lambda: sessions, get_settings().corpus))
     relevance = Relevance(default_encoder())
     relevance.embed(["warm up"])
+    judge = get_judge()
+    for name in ("relevance", "pair"):
+        judge.model(name)
     settings = ReviewerSettings()
     rows = []
     for n, topic in enumerate(topics, start=1):
@@ -170,45 +161,68 @@ async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> Non
         recorder = RunRecorder(js, job.run_id)
         t0 = time.perf_counter()
         async with recorder.running():
-            outcome = await review_loop(job, OfflineAuthor(relevance, settings), PeerReviewer(settings.spot_checks), port, recorder)
+            outcome = await review_loop(job, OfflineAuthor(relevance, settings, judge),
+                                        PeerReviewer(settings.spot_checks, relevance_floor=settings.relevance_floor, judge=judge),
+                                        port, recorder)
         seconds = time.perf_counter() - t0
-        cited = {r.paper_id.removeprefix("corpus:") for r in outcome.report.references if r.paper_id}
-        tags = collections.Counter(f.tag for f in (outcome.report.section("Key Findings").findings if outcome.report.section("Key Findings") else []))
+        report = outcome.report
+        key = report.section("Key Findings")
+        findings = list(key.findings) if key else []
+        refs = {r.id: r for r in report.references}
+        leads = []  # (SciFact doc id, lead quote, reference) of each key finding
+        for finding in findings:
+            if finding.quotes and finding.quotes[0].reference_id in refs:
+                ref = refs[finding.quotes[0].reference_id]
+                leads.append(((ref.paper_id or "").removeprefix("corpus:"), finding.quotes[0].text, ref))
+        annotated = [(d, q) for d, q, _ in leads if d in topic["rationales"]]
+        hits = [matching_sentence(q, abstracts[d]) in topic["rationales"][d] for d, q in annotated]
+        passages = [(r.title, r.source_text.removeprefix(r.title).strip()) for _, _, r in leads]
+        off = sum(off_topic(judge, topic["topic"], passages, settings.relevance_floor))
+        cited = {r.paper_id.removeprefix("corpus:") for r in report.references if r.paper_id}
+        tags = collections.Counter(f.tag for f in findings)
         row = {"topic": topic["topic"], "accuracy": accuracy(outcome.check), "grounding": outcome.check.grounding,
                "coverage": len(cited & set(topic["gold"])) / len(topic["gold"]), "tags": dict(tags),
                "pass1": outcome.rounds[0].review.verdict == "PASS", "pass": outcome.verdict == "PASS",
                "rounds": len(outcome.rounds), "seconds": seconds, "issues": outcome.review.counts(),
-               "dropped": outcome.dropped()}
+               "findings": len(leads), "gold_finding": any(d in topic["gold"] for d, _, _ in leads),
+               "annotated": len(annotated), "rationale_hits": sum(hits), "off_topic": off}
         rows.append(row)
         if not args.quiet:
-            print(f"[{n:2}/{len(topics)}] {row['topic'][:60]:60} acc {row['accuracy']:.3f} grd {row['grounding']:.3f} "
-                  f"cov {row['coverage']:.2f} {outcome.verdict:15} r{row['rounds']} {seconds:5.1f}s {dict(tags)}")
+            print(f"[{n:2}/{len(topics)}] {row['topic'][:58]:58} findings {len(leads)} gold {'yes' if row['gold_finding'] else 'no ':3} "
+                  f"rationale {sum(hits)}/{len(annotated)} off {off} {outcome.verdict:15} r{row['rounds']} {seconds:5.1f}s {dict(tags)}")
+        if n <= args.show:
+            print(report.render_markdown())
     await nc.close()
     await engine.dispose()
 
     mean = lambda key: statistics.fmean(r[key] for r in rows)  # noqa: E731
-    mix = collections.Counter()
+    mix: collections.Counter[str] = collections.Counter()
     for r in rows:
         mix.update(r["tags"])
-    worst = min(rows, key=lambda r: (r["accuracy"], r["grounding"], r["coverage"]))
-    print(f"\n{len(rows)} reviews (offline engine, ≤ 2 rounds)")
-    print(f"citation accuracy {mean('accuracy'):.4f} (min {min(r['accuracy'] for r in rows):.4f}) · grounding {mean('grounding'):.4f}"
-          f" · coverage {mean('coverage'):.4f} · PASS after round 1 {mean('pass1'):.2f}, after round 2 {mean('pass'):.2f}")
-    print(f"tag mix: {dict(mix)} · seconds per review p50 {statistics.median(r['seconds'] for r in rows):.1f}, "
-          f"max {max(r['seconds'] for r in rows):.1f}")
-    print(f"worst report: {worst['topic']!r} accuracy {worst['accuracy']:.3f} grounding {worst['grounding']:.3f} "
-          f"coverage {worst['coverage']:.2f} issues {worst['issues']}")
-    print(f"bench:review citation_accuracy={mean('accuracy'):.4f} grounding={mean('grounding'):.4f} coverage={mean('coverage'):.4f} "
-          f"pass_rate={mean('pass'):.4f} reports={len(rows)} s_per_report={mean('seconds'):.1f}")
+    findings = sum(r["findings"] for r in rows)
+    annotated = sum(r["annotated"] for r in rows)
+    hits = sum(r["rationale_hits"] for r in rows)
+    precision = hits / annotated if annotated else 0.0
+    off = sum(r["off_topic"] for r in rows) / findings if findings else 0.0
+    print(f"\n{len(rows)} reviews (offline engine, ≤ 2 rounds) of held-out SciFact train claims (fold 0) stated as topics")
+    print(f"key findings {findings} ({findings / len(rows):.1f} per review); {annotated} quoted from gold abstracts, {hits} of "
+          f"them annotated rationale sentences; topics with a gold-paper finding {sum(r['gold_finding'] for r in rows)}/{len(rows)}")
+    print(f"tag mix: {dict(mix)} · PASS after round 1 {mean('pass1'):.2f}, after round 2 {mean('pass'):.2f} · seconds per review "
+          f"mean {mean('seconds'):.1f}, p50 {statistics.median(r['seconds'] for r in rows):.1f}, max {max(r['seconds'] for r in rows):.1f}")
+    print(f"format: citation accuracy {mean('accuracy'):.4f} · grounding {mean('grounding'):.4f} · gold coverage {mean('coverage'):.4f}")
+    print(f"targets: gold_findings ≥ 0.7, evidence_precision ≥ 0.8 (random sentence ≈ 0.2), off_topic 0, ≤ 30 s per review")
+    print(f"bench:review topics={len(rows)} gold_findings={mean('gold_finding'):.4f} evidence_precision={precision:.4f} "
+          f"off_topic={off:.4f} pass_rate={mean('pass'):.4f} s_per_review={mean('seconds'):.1f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--topics", type=int, default=24)
+    parser.add_argument("--topics", type=int, default=20)
     parser.add_argument("--distractors", type=int, default=700)
     parser.add_argument("--data-dir", type=Path, help="Reuse this folder (embedded database and NATS) between runs.")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--show", type=int, default=0, help="Print the Markdown of the first N reviews.")
     args = parser.parse_args()
     if not (args.data / "corpus.jsonl").exists():
         sys.exit(f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark")
