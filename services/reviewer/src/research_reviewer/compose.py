@@ -45,15 +45,18 @@ class Exclusions:
     sides: set[tuple[str, str]] = field(default_factory=set)  # (finding id, paper id): not a side of that finding
 
     def learn(self, review: PeerReview) -> dict[str, int]:
-        """Take in a review's issues: refused references (check 2), papers off the topic and sides
-        whose stance contradicts their tag (check 3, trained judgement), unverifiable or unsupported
-        findings (checks 3–4, citation checker), false contradictions (check 6)."""
+        """Take in a review's issues: refused references (check 2), papers off the topic (check 3,
+        relevance), sides whose stance contradicts their tag or whose citation the checker refuses
+        (check 3: that side of that finding), findings not found again (check 4), false
+        contradictions (check 6)."""
         before = (len(self.papers), len(self.findings), len(self.debates), len(self.sides))
         for issue in review.issues:
             key = issue.finding_id.split(":")[0] if issue.finding_id else None
             if issue.kind == "off_topic" and issue.paper_id:
                 self.papers.add(issue.paper_id)
-            elif issue.kind == "tag_contradicted" and key and issue.paper_id:
+            elif key and issue.paper_id and issue.check == 3 and issue.severity.value != "MINOR":
+                # A side that does not hold (stance, or the checker's unsupported citation) goes, not the
+                # whole finding — unless it is the finding's own paper (`compose` then drops the finding).
                 self.sides.add((key, issue.paper_id))
             elif issue.check == 6 and key:
                 self.debates.add(key)
@@ -89,7 +92,7 @@ def compose(dossier: Dossier, *, model: str) -> Report:
     findings, debates = [], []
     for f in dossier.findings:
         fid = finding_id(f.statement)
-        if fid in excl.findings or not keep(f.lead):
+        if fid in excl.findings or not keep(f.lead) or (fid, f.lead.paper.paper_id) in excl.sides:
             continue
         side = lambda s: keep(s) and (fid, s.paper.paper_id) not in excl.sides  # noqa: E731
         agreeing = [s for s in f.agreeing if side(s)]

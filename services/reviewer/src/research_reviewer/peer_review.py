@@ -121,8 +121,10 @@ class PeerReviewer:
         await asyncio.to_thread(self._judged, report, topic, findings, review)
         for issue in check.issues:
             if issue.kind == "unsupported":
+                cited = report.reference(issue.reference_id) if issue.reference_id is not None else None
                 review.issues.append(Issue(severity=Severity.major, check=3, section=issue.section or "", finding_id=issue.finding_id,
-                                           reference_id=issue.reference_id, description=f"citation does not support the sentence ({issue.reason})",
+                                           reference_id=issue.reference_id, paper_id=cited.paper_id if cited else None,
+                                           description=f"citation does not support the sentence ({issue.reason})",
                                            evidence=issue.detail))
             elif issue.kind == "uncited":
                 review.issues.append(Issue(severity=Severity.minor, check=3, section=issue.section or "",
