@@ -82,16 +82,20 @@ def on_topic(judge: Judgement, topic: str, papers: list[PaperRecord], floor: flo
 
 def evidence_sentences(judge: Judgement, topic: str, papers: list[OnTopic]) -> list[Sentence]:
     """The sentences of on-topic papers the judge's abstract rule calls findings about `topic`, best first;
-    `Sentence.relevance` is P(paper on topic) × P(evidence)."""
+    `Sentence.relevance` is P(paper on topic) × P(evidence). One batched stance call for all papers."""
+    candidates = [(item, sentences_of(item.paper)) for item in papers]
+    texts = [t for _, sentences in candidates for t in sentences]
+    titles = [item.paper.title for item, sentences in candidates for _ in sentences]
+    probs = judge.stance(topic, texts, titles) if texts else np.zeros((0, 3))
     found: list[Sentence] = []
-    for item in papers:
-        texts = sentences_of(item.paper)
-        if not texts:
+    start = 0
+    for item, sentences in candidates:
+        rows = probs[start:start + len(sentences)]
+        start += len(sentences)
+        if not sentences:
             continue
-        probs = judge.stance(topic, texts, [item.paper.title] * len(texts))
-        decision = _decide(judge, probs)
-        for i in decision.rationale_indices:
-            found.append(Sentence(item.paper, texts[i], round(float(1.0 - probs[i, 2]) * item.probability, 6)))
+        for i in _decide(judge, rows).rationale_indices:
+            found.append(Sentence(item.paper, sentences[i], round(float(1.0 - rows[i, 2]) * item.probability, 6)))
     return sorted(found, key=lambda s: (-s.relevance, s.paper.paper_id, s.text))
 
 
@@ -225,9 +229,17 @@ def tag(judge: Judgement, finding: KeyFinding, pool: list[Sentence], *, agree_li
             by_paper.setdefault(s.paper.paper_id, []).append(s)
     agreeing: list[tuple[float, Sentence]] = []
     opposing: list[tuple[float, Sentence]] = []
-    for sentences in by_paper.values():
+    groups = list(by_paper.values())
+    flat = [s for sentences in groups for s in sentences]
+    if not flat:
+        finding.agreeing, finding.opposing = [], []
+        return
+    probs_all = judge.stance(statement, [s.text for s in flat], [s.paper.title for s in flat])  # one batch per finding
+    start = 0
+    for sentences in groups:
+        probs = probs_all[start:start + len(sentences)]
+        start += len(sentences)
         paper = sentences[0].paper
-        probs = judge.stance(statement, [s.text for s in sentences], [paper.title] * len(sentences))
         decision = _decide(judge, probs)
         if not decision.rationale_indices:
             continue
