@@ -125,6 +125,22 @@ async def test_identifiers_never_reach_a_source_over_nats(connector_service, nc,
 async def test_an_invalid_request_gets_an_error_reply(connector_service, nc):
     reply = await nc.request(subjects.CONNECTOR_SEARCH, json.dumps({"query": ""}).encode(), timeout=30)
     assert EvidenceFound.model_validate_json(reply.data).error.startswith("invalid search request")
+    for body in (b"not json", b""):  # still a reply, never a timeout
+        reply = await nc.request(subjects.connector_source_subject("corpus"), body, timeout=30)
+        assert EvidenceFound.model_validate_json(reply.data).error.startswith("invalid search request")
+
+
+async def test_corpus_tools_answer_a_refusal_or_their_defaults(connector_service, nc):
+    """A corpus tool takes its parsed request: an invalid one is answered with `error` naming the
+    tool, an empty body means every field at its default."""
+    from research_contracts.corpus_tools import CorpusToolReply
+
+    bad = CorpusToolReply.model_validate_json(
+        (await nc.request(subjects.corpus_tool_subject("get_paper"), b'{"paper_ids": "corpus:1"}', timeout=30)).data)
+    assert bad.tool == "get_paper" and bad.error.startswith("invalid get_paper request") and bad.result is None
+    overview = CorpusToolReply.model_validate_json(
+        (await nc.request(subjects.corpus_tool_subject("corpus_overview"), b"", timeout=30)).data)
+    assert overview.error is None and overview.tool == "corpus_overview" and "papers" in json.dumps(overview.result)
 
 
 async def test_corpus_is_still_served_through_the_fan_out(connector_service, nc, sessions, tmp_path, unique):

@@ -1,7 +1,7 @@
 """The corpus tools (request/reply on `research.connector.corpus.<tool>`): the connector owns the
 local corpus, so every mode asks it — the review author and peer reviewer, the claim verifier.
 
-Each tool validates its request (a bad one is answered with `error`, never raised), runs the
+Each tool takes its parsed request (a bad one is answered with `error`, never raised), runs the
 `research_corpus` search or analytics query in its own read-only session and answers a
 `CorpusToolReply`. `get_paper` looks up any number of ids in one query: the peer reviewer's
 reference check is one batch, as the seed asks.
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from faststream.nats import NatsBroker, NatsMessage
-from pydantic import BaseModel, ValidationError
+from faststream.nats import NatsBroker
+from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -36,6 +36,7 @@ from research_contracts.corpus_tools import (
 from research_corpus import analytics
 from research_corpus.search import SearchFilters, search
 from research_platform.logging import get_logger
+from research_platform.replies import empty_is_object, refusing
 from research_platform.settings import CorpusSettings
 
 log = get_logger(__name__)
@@ -119,12 +120,8 @@ class CorpusTools:
                 for r in rows
             ]
 
-    async def answer(self, tool: str, body: bytes) -> CorpusToolReply:
-        """Validate and run one tool request; refusals and faults come back as `error`."""
-        try:
-            request = TOOL_REQUESTS[tool].model_validate_json(body or b"{}")
-        except ValidationError as exc:
-            return CorpusToolReply(tool=tool, error=f"invalid {tool} request: {exc.errors(include_url=False)}")
+    async def answer(self, tool: str, request: BaseModel) -> CorpusToolReply:
+        """Run one (validated) tool request; a fault comes back as `error`."""
         try:
             result = await getattr(self, tool)(request)
         except Exception as exc:  # noqa: BLE001 - a tool fault is the caller's to see, never a crashed subscriber
@@ -142,16 +139,21 @@ def _plain(result: Any) -> Any:
 
 
 def subscribe(broker: NatsBroker, tools: CorpusTools) -> None:
-    """One request/reply subscriber per tool, in the connector's queue group."""
+    """One request/reply subscriber per tool, in the connector's queue group, taking the tool's
+    parsed request (an empty body is `{}`); a request that does not validate is answered with `error`."""
 
-    def handler(tool: str) -> Callable[[NatsMessage], Awaitable[CorpusToolReply]]:
-        async def on_tool(msg: NatsMessage) -> CorpusToolReply:
-            return await tools.answer(tool, msg.body)
+    def handler(tool: str) -> Callable[..., Awaitable[CorpusToolReply]]:
+        async def on_tool(request: BaseModel) -> CorpusToolReply:
+            return await tools.answer(tool, request)
 
+        on_tool.__annotations__ = {"request": TOOL_REQUESTS[tool], "return": CorpusToolReply}  # FastStream parses by it
         on_tool.__doc__ = f"Corpus tool `{tool}`: request {TOOL_REQUESTS[tool].__name__}, reply CorpusToolReply."
         return on_tool
 
     for tool in CORPUS_TOOLS:
-        broker.subscriber(
-            subjects.corpus_tool_subject(tool), queue=subjects.CONNECTOR_QUEUE, title=f"connector.corpus.{tool}"
+        router = refusing(lambda exc, tool=tool: CorpusToolReply(tool=tool, error=f"invalid {tool} request: {exc.errors(include_url=False)}"))
+        router.subscriber(
+            subjects.corpus_tool_subject(tool), queue=subjects.CONNECTOR_QUEUE, title=f"connector.corpus.{tool}",
+            decoder=empty_is_object,
         )(handler(tool))
+        broker.include_router(router)

@@ -15,8 +15,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from faststream import FastStream
-from faststream.nats import NatsMessage
-from pydantic import ValidationError
 
 from research_connector import corpus_tools
 from research_connector.breaker import CircuitBreakers, open_circuit_bucket
@@ -34,6 +32,7 @@ from research_platform.broker import make_broker
 from research_platform.db import create_engine, create_read_engine, dispose, session_factory
 from research_platform.logging import get_logger
 from research_platform.nats_seeds import connect
+from research_platform.replies import refusing
 from research_platform.service import run_service
 
 SERVICE = "connector"
@@ -74,11 +73,7 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
         await limits_nc.close()
         await dispose(engine, reader)
 
-    async def answer(msg: NatsMessage, only: str | None = None) -> EvidenceFound:
-        try:
-            request = SearchEvidence.model_validate_json(msg.body)
-        except ValidationError as exc:
-            return EvidenceFound(error=f"invalid search request: {exc.errors(include_url=False)}")
+    async def answer(request: SearchEvidence, only: str | None = None) -> EvidenceFound:
         if request.query_embedding is not None:  # the asker embedded the query already: never twice
             embedder = get_embedder()
             if isinstance(embedder, MicroBatchingEmbedder):
@@ -97,27 +92,31 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
             incidents=state["incidents"],
         )
 
+    # A request that does not validate is answered with `error`, never left to time out.
+    searches = refusing(lambda exc: EvidenceFound(error=f"invalid search request: {exc.errors(include_url=False)}"))
+
     # Searches are answered concurrently (one at a time made every researcher task queue behind
     # the others' corpus queries).
-    @broker.subscriber(
+    @searches.subscriber(
         subjects.CONNECTOR_SEARCH, queue=subjects.CONNECTOR_QUEUE, title="connector.search", max_workers=SEARCH_WORKERS
     )
-    async def on_search(msg: NatsMessage) -> EvidenceFound:
+    async def on_search(request: SearchEvidence) -> EvidenceFound:
         """Fan a `SearchEvidence` request out to the requested sources and merge the hits."""
-        return await answer(msg)
+        return await answer(request)
 
-    def direct(name: str) -> Callable[[NatsMessage], Awaitable[EvidenceFound]]:
-        async def on_source_search(msg: NatsMessage) -> EvidenceFound:
+    def direct(name: str) -> Callable[[SearchEvidence], Awaitable[EvidenceFound]]:
+        async def on_source_search(request: SearchEvidence) -> EvidenceFound:
             """Ask one source directly (its `sources` field is ignored)."""
-            return await answer(msg, only=name)
+            return await answer(request, only=name)
 
         return on_source_search
 
     for name in ("corpus", *SOURCE_TYPES):
-        broker.subscriber(
+        searches.subscriber(
             subjects.connector_source_subject(name), queue=subjects.CONNECTOR_QUEUE, title=f"connector.source.{name}"
         )(direct(name))
 
+    broker.include_router(searches)
     corpus_tools.subscribe(broker, corpus_tools.CorpusTools(lambda: state["read_sessions"], settings.corpus))
     return FastStream(broker, lifespan=lifespan)
 
