@@ -1,4 +1,5 @@
-"""judge_answer: the offline critic's check that a claim's quotes take a stance on its question."""
+"""judge_answer: the offline critic's check that a claim's quotes take a stance on its question,
+with the shipped stance model (research_judgement) on the demo's sentences."""
 
 from __future__ import annotations
 
@@ -57,34 +58,3 @@ def test_no_quotes_is_a_non_answer_and_questions_become_statements():
     assert judge_answer(VISION_Q, []).stance is AnswerStance.NON_ANSWER
     assert question_as_statement("Does X lead to Y?") == "X lead to Y"
     assert question_as_statement("Is it true that X leads to Y?") == "X leads to Y"
-
-
-class CountingEmbedder:
-    """The real model, counting what reaches it."""
-
-    def __init__(self) -> None:
-        from research_corpus.embedding import get_embedder
-
-        self.model = get_embedder()
-        self.texts: list[str] = []
-
-    def embed(self, texts: list[str]):
-        self.texts.extend(texts)
-        return self.model.embed(texts)
-
-
-def test_known_quote_vectors_are_not_embedded_again_and_judge_alike():
-    from research_verification.classifier import PassageClassifier
-
-    quote = ("The inclusion of a visual screening component in the assessment did not result in improvements in self "
-             "reported visual problems (pooled odds ratio 1.04:95% confidence interval 0.89 to 1.22).")
-    counting = CountingEmbedder()
-    classifier = PassageClassifier.load(embedder=counting)
-    stored = {quote: counting.model.embed([quote])[0].tolist()}  # what corpus_sentences holds for it
-    with_known = judge_answer(VISION_Q, [quote], classifier, known_vectors=stored)
-    assert counting.texts == [question_as_statement(VISION_Q)]  # only the question reached the model
-    embedded_here = judge_answer(VISION_Q, [quote], classifier)
-    assert counting.texts[1:] == [question_as_statement(VISION_Q), quote]
-    assert with_known.stance is embedded_here.stance is AnswerStance.CONTRADICT
-    assert with_known.strength == pytest.approx(embedded_here.strength, abs=1e-4)
-

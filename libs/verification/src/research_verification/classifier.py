@@ -1,4 +1,8 @@
-"""The offline passage classifier: claim × evidence sentence → SUPPORT / CONTRADICT / NEI.
+"""The former offline passage classifier: claim × evidence sentence → SUPPORT / CONTRADICT / NEI.
+
+No production path calls it any more: the verifier, the critic and the replicator ask the trained
+cross-encoders (`research_verification.evidence`, `research_judgement`). It stays for
+`bench/verify.py --model classifier` (the comparison the swap is judged by) until it is deleted.
 
 Trained on the SciFact **train** split only (`scripts/train_verifier.py` reproduces the shipped
 `weights/passage_classifier.npz`; licence and attribution in `weights/LICENSE.md`). Features are
@@ -14,7 +18,6 @@ Side effects: the first call embeds with the process-wide MiniLM model, which lo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
@@ -23,8 +26,8 @@ import numpy as np
 
 from research_verification.errors import WeightsUnavailable
 from research_verification.lexical import lexical_features
+from research_verification.passages import LABELS, SentencePrediction
 
-LABELS: tuple[str, str, str] = ("SUPPORT", "CONTRADICT", "NEI")
 WEIGHTS = Path(__file__).parent / "weights" / "passage_classifier.npz"
 
 
@@ -43,22 +46,6 @@ def pair_features(
     if lexical is None:
         return np.zeros((0, dense.shape[1] + len(lexical_features("", ""))), dtype=np.float32)
     return np.hstack([dense, lexical])
-
-
-@dataclass(frozen=True, slots=True)
-class SentencePrediction:
-    """One sentence's label and its three class probabilities (SUPPORT, CONTRADICT, NEI)."""
-
-    sentence: str
-    label: str
-    support: float
-    contradict: float
-    nei: float
-
-    @property
-    def strength(self) -> float:
-        """Probability of the predicted label."""
-        return {"SUPPORT": self.support, "CONTRADICT": self.contradict, "NEI": self.nei}[self.label]
 
 
 class PassageClassifier:

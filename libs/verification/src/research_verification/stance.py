@@ -3,9 +3,10 @@
 A claim drafted for "Does screening older people … lead to improved vision?" that quotes
 "Further work is needed to clarify …" takes no stance: it is true to its source and still
 useless as an answer. A quote is a **non-answer** when it states an aim or objective, gives
-background, or calls for more research (cue patterns below), or when the passage classifier
-finds it unrelated to the question turned into a statement. The remaining quotes vote with
-their classifier probabilities for SUPPORT or CONTRADICT; no voting quote → non-answer.
+background, or calls for more research (cue patterns below), or when the trained stance model
+(`research_judgement`, via `evidence`) does not find it evidence on the question turned into a
+statement (P(evidence) below the shipped evidence threshold). The remaining quotes vote with
+their stance probabilities for SUPPORT or CONTRADICT; no voting quote → non-answer.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from research_verification.classifier import PassageClassifier, get_classifier
+from research_verification.evidence import Judgement, default_judge, thresholds
 
 NON_ANSWER_CUES = re.compile(
     r"\b(?:further|more|additional|future) (?:work|research|studies|study|trials|investigation)s? "
@@ -66,18 +67,18 @@ class AnswerJudgement:
 
 
 def question_as_statement(question: str) -> str:
-    """"Does X lead to Y?" → "X lead to Y", "Is it true that X?" → "X": the form the classifier was
+    """"Does X lead to Y?" → "X lead to Y", "Is it true that X?" → "X": the form the stance model was
     trained on (claims)."""
     return _LEADING_AUXILIARY.sub("", question.strip().rstrip("?").strip())
 
 
-def judge_quote(statement: str, quote: str, probs: Sequence[float]) -> QuoteJudgement:
-    """One quote's stance given the classifier's (SUPPORT, CONTRADICT, NEI) probabilities."""
+def judge_quote(statement: str, quote: str, probs: Sequence[float], evidence_threshold: float) -> QuoteJudgement:
+    """One quote's stance given the stance model's (SUPPORT, CONTRADICT, NEI) probabilities."""
     if NON_ANSWER_CUES.search(quote):
         return QuoteJudgement(quote, AnswerStance.NON_ANSWER, 1.0, "states an aim, background or a call for more research")
     support, contradict, nei = (float(p) for p in probs)
-    if nei >= max(support, contradict):
-        return QuoteJudgement(quote, AnswerStance.NON_ANSWER, nei, "the classifier finds no stance on the question")
+    if 1.0 - nei < evidence_threshold:
+        return QuoteJudgement(quote, AnswerStance.NON_ANSWER, nei, "the stance model finds no stance on the question")
     if support >= contradict:
         return QuoteJudgement(quote, AnswerStance.SUPPORT, support, "supports the question's statement")
     return QuoteJudgement(quote, AnswerStance.CONTRADICT, contradict, "contradicts the question's statement")
@@ -86,24 +87,27 @@ def judge_quote(statement: str, quote: str, probs: Sequence[float]) -> QuoteJudg
 def judge_answer(
     question: str,
     quotes: Sequence[str],
-    classifier: PassageClassifier | None = None,
+    judge: Judgement | None = None,
     known_vectors: Mapping[str, Sequence[float]] | None = None,
 ) -> AnswerJudgement:
     """Whether `quotes` (a claim's supporting quotes) take a stance on `question`.
 
-    Side effect: embeds the question and the quotes `known_vectors` has no vector of (quotes are
-    corpus sentences, whose vectors the ingest stored) with the process-wide MiniLM model.
-    The question is embedded as a statement, never reused from the researcher's vector of the
-    question's own wording: on 300 SciFact train claims asked as "Is it true that …?" with their
-    gold rationale as quotes, the statement's vector gave the right stance for 96.7 %, the
-    question's for 88.7 % (`task bench:stance-vectors`).
+    The question is judged as a statement ("Does X lead to Y?" → "X lead to Y"), the form the
+    stance model was trained on (claims); quotes carry no title (the model saw 30 % of its training
+    sentences without one). Side effect: the process-wide judge loads on first use.
+    `known_vectors` (the corpus's stored sentence vectors of the quotes, which the critic reads)
+    served the former bi-encoder classifier; the cross-encoder reads the texts themselves and
+    ignores them.
     """
+    del known_vectors  # a cross-encoder reads each (statement, quote) pair, not stored vectors
     quotes = [q for q in quotes if q and q.strip()]
     if not quotes:
         return AnswerJudgement(AnswerStance.NON_ANSWER, 0.0, ())
     statement = question_as_statement(question)
-    probs = (classifier or get_classifier()).predict_proba(statement, quotes, known_vectors)
-    judged = tuple(judge_quote(statement, q, p) for q, p in zip(quotes, probs, strict=True))
+    judge = judge or default_judge()
+    probs = judge.stance(statement, quotes, None)
+    limit = thresholds(judge).evidence
+    judged = tuple(judge_quote(statement, q, p, limit) for q, p in zip(quotes, probs, strict=True))
     votes = {AnswerStance.SUPPORT: 0.0, AnswerStance.CONTRADICT: 0.0}
     for j in judged:
         if j.stance in votes:

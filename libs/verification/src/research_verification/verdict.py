@@ -68,6 +68,7 @@ class LabelledPassage:
     strength: float
     statement: int = 0
     text: str = ""
+    conditions: tuple[str, ...] = ()  # what a QUALIFIES passage holds under ("in women (population)")
 
 
 @dataclass(frozen=True, slots=True)

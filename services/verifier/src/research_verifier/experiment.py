@@ -1,13 +1,19 @@
-"""Experiment: steps 2–4 of a verification — search, classify, qualify — and the verdict.
+"""Experiment: steps 2–4 of a verification — search, judge, qualify — and the verdict.
 
 Step 2: each statement's queries (≥ 3, worded differently by `parse_claim`, contrary wording
-included so evidence against can be found). Step 3: every retrieved passage's sentences are
-labelled against the statement by the engine — the offline classifier (SciFact-trained, no
-network) or the LLM (`llm.LlmEngine`) — into SUPPORTS / CONTRADICTS / QUALIFIES / UNRELATED with
-the sentence each label rests on; a passage keeps its strongest non-unrelated sentence. Step 4:
-for a statement with qualifying evidence, targeted searches for the conditions, populations,
-methods and scope under which it holds. The verdict comes from the one rule both engines share,
-`research_verification.decide_verdict`.
+included so evidence against can be found); the papers found are reranked by the trained
+relevance model (`research_verification.on_topic`), most on-topic first. Step 3: the engine
+labels the papers' sentences against the statement — SUPPORTS / CONTRADICTS / QUALIFIES /
+UNRELATED with the sentence each label rests on:
+- offline (`OfflineEngine`, the default, no network): papers the relevance model puts off the
+  statement's topic are left out; in the others, the evidence sentences the stance model finds
+  (SciFact's abstract-level rule with the shipped thresholds, `judge_paper`) are labelled by it,
+  and a supporting one that states a condition the claim does not name (a population, a dose, a
+  setting) QUALIFIES it;
+- the LLM (`llm.LlmEngine`) labels the reranked passages itself.
+Step 4: for a statement with qualifying evidence, targeted searches for the conditions,
+populations, methods and scope under which it holds. The verdict comes from the one rule both
+engines share, `research_verification.decide_verdict`.
 
 A re-verification is compared with the version before it (`change`): a moved verdict or
 confidence, or a source the earlier version cited that is retracted today, is a `VerdictChange`
@@ -29,9 +35,12 @@ from research_verification import (
     PassageStance,
     Statement,
     decide_verdict,
-    get_classifier,
+    judge_paper,
     label_passages,
+    on_topic,
+    thresholds,
 )
+from research_verification.evidence import Judgement, default_judge
 from research_verifier.prepare import VerificationJob
 from research_verifier.settings import VerifierSettings
 from research_verifier.tools import Passage, Searcher
@@ -56,23 +65,40 @@ def sentences_of(text: str, limit: int = 12) -> list[str]:
 
 
 class OfflineEngine:
-    """The SciFact-trained passage classifier (numpy, bundled MiniLM embeddings)."""
+    """The trained judgement (`research_judgement` cross-encoders on the bundled MiniLM, no network)."""
 
     name = "offline"
 
-    def __init__(self) -> None:
-        self.classifier = get_classifier()
+    def __init__(self, judge: Judgement | None = None, papers: int = 8) -> None:
+        self.judge = judge or default_judge()
+        self.papers = papers  # the most on-topic papers judged sentence by sentence
+
+    def judge_statement(self, statement: Statement, index: int, passages: list[Passage]) -> list[LabelledPassage]:
+        limits = thresholds(self.judge)
+        relevance = on_topic(statement.text, [(p.title, p.text) for p in passages], self.judge)
+        ranked = sorted(zip(passages, relevance, strict=True), key=lambda pr: -float(pr[1]))
+        out: list[LabelledPassage] = []
+        for passage, probability in ranked[: self.papers]:
+            if probability < limits.on_topic:
+                break  # off the statement's topic: whatever its sentences say, it is not evidence on it
+            sentences = sentences_of(passage.text)
+            paper = judge_paper(statement.text, passage.title, sentences, self.judge)
+            if paper.label != "NEI":
+                out += label_passages(list(paper.evidence), passage.paper_id, index, statement.text, paper.label)
+        return out
 
     async def label(self, statement: Statement, index: int, passages: list[Passage]) -> list[LabelledPassage]:
-        def run() -> list[LabelledPassage]:
-            out: list[LabelledPassage] = []
-            for passage in passages:
-                sentences = sentences_of(passage.text)
-                if sentences:
-                    out += label_passages(self.classifier.classify(statement.text, sentences), passage.paper_id, index)
-            return out
+        return await asyncio.to_thread(self.judge_statement, statement, index, passages)
 
-        return await asyncio.to_thread(run)
+
+def rerank(statement: Statement, passages: list[Passage], judge: Judgement | None = None) -> list[Passage]:
+    """`passages` most on-topic first by the relevance model (the scores are cached: the offline
+    engine's own relevance call costs nothing after this)."""
+    if len(passages) < 2:
+        return passages
+    relevance = on_topic(statement.text, [(p.title, p.text) for p in passages], judge)
+    order = sorted(range(len(passages)), key=lambda i: -float(relevance[i]))
+    return [passages[i] for i in order]
 
 
 @dataclass
@@ -109,12 +135,12 @@ async def _search_all(searcher: Searcher, queries: list[str], evidence: Evidence
 
 
 async def gather(job: VerificationJob, engine: Engine, searcher: Searcher, recorder: RunRecorder,
-                 settings: VerifierSettings) -> tuple[Evidence, Assessment]:
+                 settings: VerifierSettings, judge: Judgement | None = None) -> tuple[Evidence, Assessment]:
     evidence = Evidence()
     for index, statement in enumerate(job.statements):
         queries = list(statement.queries[: max(3, settings.queries_per_statement)])
         await recorder.reasoning(f"Statement {index + 1}: {statement.text} — {len(queries)} searches")
-        passages = await _search_all(searcher, queries, evidence)
+        passages = await asyncio.to_thread(rerank, statement, await _search_all(searcher, queries, evidence), judge)
         evidence.searches += len(queries)
         labelled = await engine.label(statement, index, passages)
         evidence.labelled += labelled
@@ -124,6 +150,7 @@ async def gather(job: VerificationJob, engine: Engine, searcher: Searcher, recor
             await recorder.reasoning(f"Statement {index + 1} is qualified: {len(targeted)} targeted searches")
             seen = {p.source_id for p in labelled}
             extra = [p for p in await _search_all(searcher, targeted, evidence) if p.paper_id not in seen]
+            extra = await asyncio.to_thread(rerank, statement, extra, judge)
             evidence.searches += len(targeted)
             evidence.qualifier_searches += len(targeted)
             evidence.labelled += await engine.label(statement, index, extra)

@@ -7,7 +7,8 @@ Subscriber `research.verify.requested` — durable pull consumer `verifier-reque
 watched-claim schedule do the same). A watched claim whose verdict moved is announced on
 `research.verification.changed`.
 
-Engines: the offline passage classifier by default (no network, no key); with a remote LLM
+Engines: the offline engine by default — the trained judgement models, relevance + stance
+(`research_judgement`; no network, no key); with a remote LLM
 provider configured the passages are labelled by the provider chain (`llm.LlmEngine`) — the
 verdict rule is the same. The broker, delivery (ack / retry / dead letter + audit), lifespan and
 request subscriber are `research_modes.app.mode_app`'s; the connector client is
@@ -44,7 +45,7 @@ def create_app(settings: VerifierServiceSettings) -> FastStream:
         chain = build_chain(settings.llm)
         yield VerificationService(
             broker=broker, sessions=ctx.sessions, settings=config,
-            engine=choose(chain, lambda: LlmEngine(chain, config.llm_timeout_s), OfflineEngine),
+            engine=choose(chain, lambda: LlmEngine(chain, config.llm_timeout_s), lambda: OfflineEngine(papers=config.judged_papers)),
             port=ConnectorClient(lambda: broker.connection, timeout_s=config.tool_timeout_s),
             changes=ctx.publishers[subjects.VERIFICATION_CHANGED],
         )
@@ -56,7 +57,7 @@ def create_app(settings: VerifierServiceSettings) -> FastStream:
             f"Claim verification requests: publish a RequestVerification JSON on `{subjects.VERIFY_REQUESTED}` "
             f"(JetStream stream {subjects.VERIFICATIONS_STREAM}; set a `Nats-Msg-Id`). Bad input is dead-lettered."
         ),
-        summary="Verify one claim: parse, search, classify, qualify, report, store.",
+        summary="Verify one claim: parse, search, judge, qualify, report, store.",
     ), build, emits=(Emits(subjects.VERIFICATION_CHANGED, subjects.VERIFICATIONS_STREAM, VerificationChanged,
                            "verifier.verification_changed",
                            "A watched claim's re-verification moved its verdict or confidence, or an earlier source is "

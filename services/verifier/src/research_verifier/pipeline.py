@@ -1,7 +1,7 @@
 """One verification run, start to finish.
 
 prepare (parse the claim) → open the report (idempotent; a scheduled re-verification moves a
-finished one back to `running` under its new run) → search, classify, qualify (`experiment`),
+finished one back to `running` under its new run) → search, judge, qualify (`experiment`),
 traced on `research.run.<run_id>.event` → the report through the citation checker (`reshape`)
 → persist (version + `completed` + audit, one transaction) → `verdict`, `result`, `done`.
 Sources the ledger knows retracted (`research_sources.retracted`) or an outside connector reports

@@ -2,8 +2,9 @@
 
 Claim Under Review (the claim, its statements and `Verdict: … · Confidence: …` on one line) ·
 Corroborating Evidence · Contradicting Evidence · Nuances and Conditions (each a finding per
-source: the sentence it rests on, quoted verbatim, with its `[N]` marker) · Confidence
-Assessment (counts, coverage, quality — computed, so `requires_citations=False`) · References.
+source: the sentence it rests on, quoted verbatim, with its `[N]` marker; a qualifying one names
+the population, dose or setting it holds under) · Confidence Assessment (the strongest quoted
+passage of each side the verdict rests on, then the counts, coverage and strength) · References.
 
 Every report goes through `research_reports.check_report`. A finding whose quote is not in its
 source, or that cites no known reference (an LLM that invents a paper), is dropped and the
@@ -48,30 +49,41 @@ def compose(job: VerificationJob, chosen: list[LabelledPassage], passages: dict[
             continue
         ref = report.add_reference(_reference(passage))
         statement = job.statements[p.statement].text if p.statement < len(job.statements) else job.claim
+        group = f"Statement {p.statement + 1}: {statement}"
+        if p.conditions:  # what the evidence holds under, in its own words
+            group += f" — holds {'; '.join(p.conditions)}"
         findings[title].append(Finding(
             id=f"{p.source_id}:{p.statement}", statement=statement_of(p.text), tag=str(p.label), citations=[ref],
-            group=f"Statement {p.statement + 1}: {statement}",
-            quotes=[Quote(reference_id=ref, text=p.text, locator=f"strength {p.strength:.2f}")],
+            group=group, quotes=[Quote(reference_id=ref, text=p.text, locator=f"strength {p.strength:.2f}")],
         ))
     claim_lines = [assessment.headline, "", f"Claim: {job.claim}", "", f"Tested as {len(job.statements)} statement(s):"]
     claim_lines += [f"- S{i + 1}: {s.text}" for i, s in enumerate(job.statements)]
     empty = {SECTIONS[1]: "No retrieved passage supports the claim.", SECTIONS[2]: "No retrieved passage contradicts the claim.",
-             SECTIONS[3]: "No retrieved passage states a condition or limit on the claim."}
+             SECTIONS[3]: "No retrieved passage states a population, dose or setting the claim does not name."}
     report.sections = [Section(title=SECTIONS[0], body="\n".join(claim_lines), requires_citations=False)]
     for title in SECTIONS[1:4]:
         report.sections.append(Section(title=title, findings=findings[title], body="" if findings[title] else empty[title]))
-    report.sections.append(Section(title=SECTIONS[4], body=_assessment(assessment, searches, len(passages)), requires_citations=False))
+    report.sections.append(Section(title=SECTIONS[4], body=_assessment(assessment, findings, report, searches, len(passages)),
+                                   requires_citations=False))
     return report
 
 
-def _assessment(a: Assessment, searches: int, retrieved: int) -> str:
-    return "\n".join([
+def _assessment(a: Assessment, findings: dict[str, list[Finding]], report: Report, searches: int, retrieved: int) -> str:
+    """What the verdict rests on — the strongest quoted passage of each side — and the counts behind it."""
+    lines = []
+    for title, verb in ((SECTIONS[1], "Supported by"), (SECTIONS[2], "Contradicted by"), (SECTIONS[3], "Qualified by")):
+        if findings[title]:
+            best = findings[title][0]
+            ref = next(r for r in report.references if r.id == best.citations[0])
+            year = f", {ref.year}" if ref.year else ""
+            lines.append(f"- {verb} {ref.title}{year}: {best.quotes[0].text}")
+    lines += [
         f"- Sources with a stance: {a.supporting_sources} supporting, {a.contradicting_sources} contradicting, "
         f"{a.qualifying_sources} qualifying (of {retrieved} retrieved by {searches} searches).",
-        f"- Coverage: {a.coverage:.0%} of the claim's statements have evidence with a stance.",
-        f"- Quality: mean stance strength {a.mean_strength:.2f}; support share {a.support_share:.2f}.",
-        "- Rule: research_verification.verdict (six verdicts × three confidences), the same for both engines.",
-    ])
+        f"- Coverage: {a.coverage:.0%} of the claim's statements have evidence with a stance; "
+        f"mean stance strength {a.mean_strength:.2f}, support share {a.support_share:.2f}.",
+    ]
+    return "\n".join(lines)
 
 
 def checked(job: VerificationJob, chosen: list[LabelledPassage], passages: dict[str, Passage], *, engine: str,

@@ -13,6 +13,8 @@ class VerifierSettings(BaseModel):
     concurrency: int = Field(default=2, ge=1, description="Verifications fetched and worked on at once.")
     tool_timeout_s: float = Field(default=20.0, gt=0, description="Longest wait for one corpus tool answer.")
     passages_per_query: int = Field(default=6, ge=1, le=50, description="Papers taken from each search.")
+    judged_papers: int = Field(default=8, ge=1, le=50, description="Most on-topic papers per statement whose sentences "
+                               "the offline engine judges (relevance-reranked; off-topic papers are never judged).")
     queries_per_statement: int = Field(default=4, ge=3, le=8, description="Differently worded searches per statement (≥ 3).")
     qualifier_searches: int = Field(default=2, ge=0, le=4, description="Targeted searches per qualifying passage's statement.")
     quotes_per_side: int = Field(default=6, ge=1, le=20, description="Passages quoted per report section.")

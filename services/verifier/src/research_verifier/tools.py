@@ -18,6 +18,8 @@ from research_runs import RunRecorder
 
 __all__ = ["EvidencePort", "Passage", "Searcher", "ToolsUnavailable"]
 
+ABSTRACT_CHARS = 4000  # longer texts are full texts: the search's best chunk is judged instead
+
 
 @dataclass(frozen=True)
 class Passage:
@@ -50,8 +52,11 @@ class Searcher:
         async with self.recorder.tool("research.search_papers", request.model_dump(exclude_defaults=True)) as call:
             found = [PaperPassage.model_validate(p) for p in await self.port.call("search_papers", request)]
             call.result = [{"paper_id": p.paper_id, "title": p.title[:160], "score": round(p.score, 4)} for p in found]
-        passages = [Passage(p.paper_id, p.title or p.paper_id, p.passage, p.year, p.venue, p.doi, None, tuple(p.authors))
-                    for p in found if p.passage]
+        # The whole abstract when the corpus has one (its evidence sentence may lie outside the best
+        # chunk); a full text is too long to judge whole, so its best chunk stands for it.
+        passages = [Passage(p.paper_id, p.title or p.paper_id, p.text if p.text and len(p.text) <= ABSTRACT_CHARS else p.passage,
+                            p.year, p.venue, p.doi, None, tuple(p.authors))
+                    for p in found if p.text or p.passage]
         if self.outside_sources:
             async with self.recorder.tool("research.connector_search", {"query": query[:300], "sources": self.outside_sources}) as call:
                 result = await self.port.outside(query, self.outside_sources, self.k)

@@ -1,0 +1,113 @@
+"""The trained judgement as verification asks it: is a paper about the claim, which of its
+sentences are evidence, and which way they point (`research_judgement`: cross-encoders trained
+on SciFact train, calibrated probabilities).
+
+    thresholds(judge) -> Thresholds                         the named cut-offs, read from the shipped models
+    on_topic(claim, papers, judge) -> (n,)                  P(each (title, text) is about the claim)
+    judge_paper(claim, title, sentences, judge) -> PaperJudgement
+                                                            its evidence sentences, labelled, best first
+
+Every mode that judges evidence against a claim (the verifier's offline engine, the critic's
+non-answer check, the replicator's re-run) goes through here, so one model and one set of
+thresholds decide. The thresholds are not constants of this module: they ship with the weights
+(`judgement.json`, tuned on held-out train claims), so retrained models bring their own.
+
+`Judgement` is the seam: anything with `stance`, `relevance`, `thresholds` and `config` (the
+`research_judgement.Judge`, or a test's fixed-probability judge).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from research_judgement.metrics import abstract_decision
+from research_verification.passages import LABELS, SentencePrediction
+
+DEFAULT_ON_TOPIC = 0.5  # when the shipped relevance model names no threshold of its own
+
+
+class Judgement(Protocol):
+    config: dict[str, Any]
+
+    @property
+    def thresholds(self) -> dict[str, float]: ...
+
+    def stance(self, claim: str, sentences: Sequence[str], titles: Sequence[str | None] | None = None) -> np.ndarray: ...
+
+    def relevance(self, question: str, passages: Sequence[str | tuple[str, str]]) -> np.ndarray: ...
+
+
+def default_judge() -> Judgement:
+    """The process-wide judge (`research_judgement.get_judge`; models load on first use)."""
+    from research_judgement import get_judge
+
+    return get_judge()
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """The cut-offs every caller uses, as the shipped models name them.
+
+    evidence: P(a finding bearing on the claim) = 1 − P(NEI) a sentence needs to be evidence
+    (the pair model's `rationale`, which SciFact's abstract-level rule also uses); sure_evidence:
+    … to be stated with high confidence; on_topic: P(about the claim) a paper needs (the relevance
+    model's `threshold`); squarely_on_topic: … to be a strong hit of a source list. A threshold the
+    shipped `judgement.json` does not name sits halfway between the one below it and 1."""
+
+    evidence: float
+    sure_evidence: float
+    on_topic: float
+    squarely_on_topic: float
+
+
+def thresholds(judge: Judgement | None = None) -> Thresholds:
+    judge = judge or default_judge()
+    pair = judge.thresholds
+    named = judge.config.get("relevance", {}).get("thresholds", {})
+    evidence = float(pair.get("rationale", 0.5))
+    on_topic = float(judge.config.get("relevance", {}).get("threshold", named.get("on_topic", DEFAULT_ON_TOPIC)))
+    return Thresholds(evidence=evidence, sure_evidence=float(pair.get("sure", (1 + evidence) / 2)), on_topic=on_topic,
+                      squarely_on_topic=float(named.get("strong", (1 + on_topic) / 2)))
+
+
+def on_topic(claim: str, papers: Sequence[tuple[str, str]], judge: Judgement | None = None) -> np.ndarray:
+    """(n,) calibrated P(each paper, as (title, text), is about `claim`)."""
+    if not papers:
+        return np.zeros(0, dtype=np.float32)
+    return (judge or default_judge()).relevance(claim, list(papers))
+
+
+@dataclass(frozen=True, slots=True)
+class PaperJudgement:
+    """One paper against one claim: SUPPORT / CONTRADICT / NEI, how strongly, and the sentences it rests on."""
+
+    label: str
+    strength: float
+    evidence: tuple[SentencePrediction, ...]  # its evidence sentences, most evidential first
+    indices: tuple[int, ...]  # their positions among the sentences judged
+
+    @property
+    def best(self) -> SentencePrediction | None:
+        return self.evidence[0] if self.evidence else None
+
+
+def predictions(sentences: Sequence[str], probs: np.ndarray) -> list[SentencePrediction]:
+    """Each sentence with its most probable label and its three probabilities."""
+    return [SentencePrediction(s, LABELS[int(np.argmax(p))], float(p[0]), float(p[1]), float(p[2]))
+            for s, p in zip(sentences, probs, strict=True)]
+
+
+def judge_paper(claim: str, title: str | None, sentences: Sequence[str], judge: Judgement | None = None) -> PaperJudgement:
+    """`sentences` of one paper judged against `claim` (titled pairs, the models' trained form)."""
+    if not sentences:
+        return PaperJudgement("NEI", 1.0, (), ())
+    judge = judge or default_judge()
+    probs = judge.stance(claim, list(sentences), [title or None] * len(sentences))
+    decision = abstract_decision(probs, judge.thresholds)  # SciFact's abstract-level rule, the shipped thresholds
+    judged = predictions(sentences, probs)
+    chosen = sorted(decision.rationale_indices, key=lambda i: -judged[i].evidence)
+    return PaperJudgement(decision.label, decision.strength, tuple(judged[i] for i in chosen), tuple(chosen))

@@ -1,0 +1,82 @@
+"""The verifier's offline engine on the trained judgement (a fixed-probability judge, so the rule is
+what is tested): off-topic papers are never evidence, retrieval is reranked by relevance, each
+on-topic paper's evidence sentences carry the stance model's label, a stated condition makes a
+supporting sentence QUALIFY, and the report quotes the evidence the verdict rests on."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from research_verification import PassageStance, parse_claim
+from research_verifier import reshape
+from research_verifier.experiment import Evidence, OfflineEngine, rerank
+from research_verifier.prepare import VerificationJob
+from research_verifier.tools import Passage
+from tests.verification.fixed_judge import FixedJudge
+
+pytestmark = pytest.mark.unit
+
+CLAIM = "Exercise training improves quality of life in patients with chronic heart failure"
+HF_ACTION = ("Exercise training conferred modest but statistically significant improvements in self-reported health "
+             "status compared with usual care.")
+DESIGN = "Patients were randomly assigned to exercise training or usual care in 82 centres."
+AFFERENTS = "Exercise training significantly enhanced the inhibitory influence of cardiac afferents on vascular resistance."
+WOMEN = "Training improved quality of life only among women over 70 years of age."
+NULL = "Exercise training did not improve quality of life compared with usual care."
+
+PAPERS = [
+    Passage("corpus:afferents", "Cardiac afferents and exercise in rats", f"{AFFERENTS} Rats were trained for 8 weeks."),
+    Passage("corpus:hf-action", "HF-ACTION: exercise training and health status", f"{DESIGN} {HF_ACTION}", year=2009),
+    Passage("corpus:women", "Exercise in older women with heart failure", f"{DESIGN} {WOMEN}"),
+    Passage("corpus:null", "A small trial of exercise in heart failure", f"{DESIGN} {NULL}"),
+]
+JUDGE = FixedJudge(
+    {AFFERENTS: (0.7, 0.1, 0.2), HF_ACTION: (0.8, 0.1, 0.1), WOMEN: (0.75, 0.1, 0.15), NULL: (0.1, 0.8, 0.1)},
+    {"Cardiac afferents and exercise in rats": 0.2, "HF-ACTION: exercise training and health status": 0.95,
+     "Exercise in older women with heart failure": 0.8, "A small trial of exercise in heart failure": 0.7},
+)
+
+
+def job() -> VerificationJob:
+    return VerificationJob(uuid.uuid4(), "run-1", CLAIM, parse_claim(CLAIM), ["corpus"], {}, False, "test")
+
+
+def test_retrieval_is_reranked_by_relevance():
+    statement = parse_claim(CLAIM)[0]
+    assert [p.paper_id for p in rerank(statement, PAPERS, JUDGE)] == ["corpus:hf-action", "corpus:women", "corpus:null",
+                                                                      "corpus:afferents"]
+
+
+def test_off_topic_papers_are_never_evidence_and_on_topic_ones_are_labelled_by_the_stance_model():
+    labelled = OfflineEngine(JUDGE).judge_statement(parse_claim(CLAIM)[0], 0, PAPERS)
+    by_source = {p.source_id: p for p in labelled}
+    assert "corpus:afferents" not in by_source, "the cardiac-afferents paper is off the claim's topic"
+    assert by_source["corpus:hf-action"].label is PassageStance.SUPPORTS and by_source["corpus:hf-action"].text == HF_ACTION
+    assert by_source["corpus:women"].label is PassageStance.QUALIFIES
+    assert by_source["corpus:women"].conditions and "women" in by_source["corpus:women"].conditions[0]
+    assert by_source["corpus:null"].label is PassageStance.CONTRADICTS
+    assert all(p.text != DESIGN for p in labelled), "a design sentence is no evidence"
+
+
+def test_only_the_most_on_topic_papers_are_judged_sentence_by_sentence():
+    judge = FixedJudge(JUDGE.stances, JUDGE.relevances)
+    OfflineEngine(judge, papers=1).judge_statement(parse_claim(CLAIM)[0], 0, PAPERS)
+    judged = [sentences for kind, _, sentences in judge.calls if kind == "stance"]
+    assert judged == [[DESIGN, HF_ACTION]], "one paper: the most on-topic (HF-ACTION)"
+
+
+def test_the_report_quotes_the_evidence_and_names_the_conditions():
+    evidence = Evidence(passages={p.paper_id: p for p in PAPERS})
+    evidence.labelled = OfflineEngine(JUDGE).judge_statement(parse_claim(CLAIM)[0], 0, PAPERS)
+    report, assessment, check, dropped = reshape.checked(job(), evidence.best(), evidence.passages, engine="offline",
+                                                         searches=4, quotes_per_side=6)
+    assert not check.blocking and check.unsupported == 0 and dropped == 0
+    assert (assessment.supporting_sources, assessment.contradicting_sources, assessment.qualifying_sources) == (1, 1, 1)
+    sections = {s.title: s for s in report.sections}
+    (qualifying,) = sections["Nuances and Conditions"].findings
+    assert "holds" in (qualifying.group or "") and "women" in (qualifying.group or "")
+    body = sections["Confidence Assessment"].body
+    assert HF_ACTION in body and "Supported by HF-ACTION" in body and f"Contradicted by A small trial of exercise in heart failure: {NULL}" in body
+    assert "research_verification.verdict" not in body, "no boilerplate about the rule"
