@@ -6,7 +6,7 @@ past malformed lines, which it reports with their line numbers. Each batch is on
 (papers, COPYed chunks, postings, statistics deltas). Ingest is a pipeline around the model: one
 worker thread embeds batch k+1 while the event loop writes batch k to Postgres and reads and
 plans batch k+2, so the model never waits for the database and on a large load the wall time
-approaches the embedding time alone (`Pipeline`). An empty corpus loaded with at least
+approaches the embedding time alone (`_Pipeline`). An empty corpus loaded with at least
 `bulk_min_papers` papers drops the HNSW and GIN chunk indexes first and builds them once at the
 end (faster than maintaining them row by row); they are rebuilt even when the load fails.
 
