@@ -5,7 +5,11 @@ search port, and what a failed run leaves behind.
 a `TransientError` goes back to the bus (redelivery) and a `PrepareError` to the dead letters,
 unless the mode settles every run itself (`settle_all=True`, the scout: a scheduled list tries
 again at its next time); anything else fails the report through the mode's `fail`
-callback with the reason, and `run.failed` tells the caller to stop there.
+callback with the reason, and `run.failed` tells the caller to stop there. The run is also an LLM
+run (`research_llm.usage`): every model request made inside counts in `run.llm`, the chain's
+per-run budget (`LLM__RUN_BUDGET_*`) bounds it, and a run that asked a model (or fell back from
+one) ends its trace with an `llm.usage` step — calls, tokens in / out, cost, seconds, the budget
+and every question the offline engine answered instead, with the reason.
 
 `WatchedPort` sits between a mode's agents and the `ConnectorClient` (or any port with the same
 `call` / `outside`): every outside search is noted in the run's `SourceLog`, and a source seen down
@@ -27,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from research_contracts import EvidenceFound
 from research_ledger import AuditAction, Ledger
 from research_ledger.base import LedgerBase
+from research_llm import usage
 from research_modes.connector import SourceLog
 from research_platform.db import transaction
 from research_platform.errors import PrepareError, TransientError
@@ -88,6 +93,7 @@ class ModeRun:
     kind: str
     sources: SourceLog = field(default_factory=SourceLog)
     failed: str | None = None
+    llm: usage.Run = field(default_factory=usage.Run)  # the run's model requests, budget and fallbacks
 
     def port(self, port: ConnectorPort) -> WatchedPort:
         """`port` with this run's searches noted in `sources` (and told in its events)."""
@@ -118,7 +124,13 @@ async def mode_run(js: JetStreamContext, sessions: async_sessionmaker[AsyncSessi
 
     try:
         async with recorder.running():
-            yield run
+            with usage.within(run.llm):
+                try:
+                    yield run
+                except Exception:
+                    await record_llm_usage(recorder, run.llm)
+                    raise
+                await record_llm_usage(recorder, run.llm)
     except TransientError as exc:
         if not settle_all:
             raise
@@ -127,3 +139,15 @@ async def mode_run(js: JetStreamContext, sessions: async_sessionmaker[AsyncSessi
         await failed(exc)
         if isinstance(exc, PrepareError) and not settle_all:
             raise
+
+
+LLM_USAGE_TOOL = "llm.usage"
+
+
+async def record_llm_usage(recorder: RunRecorder, llm: usage.Run) -> None:
+    """The run's model usage as its `llm.usage` trace step; nothing when no model was asked and
+    nothing fell back (an offline run)."""
+    if not llm.usage.calls and not llm.fallbacks:
+        return
+    async with recorder.tool(LLM_USAGE_TOOL, {"budget": llm.budget.as_dict()}) as call:
+        call.result = llm.summary()
