@@ -153,32 +153,41 @@ def clusters(embedder: Embedder, topic: str, sentences: list[Sentence], backgrou
 
 
 def _phrases(text: str) -> list[str]:
-    """Candidate names in a sentence: 1–3-word runs without a stopword at either end (lower case)."""
+    """Candidate names in a text: 1–3-word runs of words of ≥ 3 letters, a stopword allowed only
+    inside ("quality of life"), no number, no negation (lower case)."""
     words = [w.lower() for w in _PHRASE_WORD.findall(statement_of(text))]
     out = []
     for size in (1, 2, 3):
         for i in range(len(words) - size + 1):
             run = words[i:i + size]
-            if run[0] in lexicon.STOPWORDS or run[-1] in lexicon.STOPWORDS or len(run[-1]) < 3:
+            if run[0] in lexicon.STOPWORDS or run[-1] in lexicon.STOPWORDS:
                 continue
-            if any(w.isdigit() or w in lexicon.NEGATIONS for w in run) or (size == 1 and len(run[0]) < 4):
+            if any(w in lexicon.NEGATIONS or (w not in lexicon.STOPWORDS and (len(w) < 3 or not w[0].isalpha())) for w in run):
+                continue
+            if size == 1 and len(run[0]) < 4:
                 continue
             out.append(" ".join(run))
     return out
 
 
 def _name(group: Cluster, df: Counter[str], total: int, topic_words: set[str], topic: str) -> str:
-    """The question a cluster answers: its two most distinctive phrases (common in it, rarer around it)."""
-    inside = Counter(p for s in group.members for p in set(_phrases(s.text)))
+    """The question a cluster answers: its two most distinctive phrases — shared by its members
+    (sentence or paper title), rare in the rest of the on-topic literature, not the topic's own words."""
     size = len(group.members)
+    inside: Counter[str] = Counter()
+    in_title: set[str] = set()
+    for s in group.members:
+        title = set(_phrases(s.paper.title or ""))
+        inside.update(set(_phrases(s.text)) | title)
+        in_title |= title
 
     def score(phrase: str) -> float:
         words = phrase.split()
-        share = inside[phrase] / size - df[phrase] / total / 2
+        rarity = 1.0 - min(df[phrase] / total, 1.0)
         novel = sum(w not in topic_words for w in words) / len(words)
-        return share * (0.5 + novel) * (1.0 + 0.25 * (len(words) - 1))
+        return (inside[phrase] / size) * rarity * novel * (1.0 + 0.3 * (len(words) - 1)) * (1.5 if phrase in in_title else 1.0)
 
-    ranked = sorted((p for p in inside if any(w not in topic_words for w in p.split())), key=lambda p: (-score(p), p))
+    ranked = sorted((p for p in inside if score(p) > 0), key=lambda p: (-score(p), p))
     chosen: list[str] = []
     for phrase in ranked:
         if any(set(phrase.split()) & set(c.split()) for c in chosen):
