@@ -198,7 +198,7 @@ async def test_a_failing_model_leaves_the_run_to_the_offline_engine(llm_server: 
     assert stop == offline_stop and loop.iterations == offline_loop.iterations
     assert [s.model_dump(exclude={"source_id"}) for s in snapshot.source_list.sources] == \
            [s.model_dump(exclude={"source_id"}) for s in offline.source_list.sources]
-    assert {p["model"] for p in snapshot.provenance.values()} == {"offline-scout"}
+    assert {p["model"] for p in snapshot.provenance.values()} == {experiment.MODEL}
     assert llm_server.sent("openai") and llm_server.sent("gemini")  # the chain was asked, and every link failed
     if failure == "invalid_twice":
         assert any("did not validate" in json.dumps(r.body) for r in llm_server.sent("openai"))
@@ -223,7 +223,7 @@ async def test_a_stored_run_with_the_model_down_completes_on_the_offline_engine(
     assert run.status == "completed" and judgements
     events = [event async for _, event in replay(nc.jetstream(), command.run_id)]
     verdicts = [e for e in events if isinstance(e, VerdictReached)]
-    assert verdicts and {v.details["model"] for v in verdicts} == {"offline-scout"}
+    assert verdicts and {v.details["model"] for v in verdicts} == {experiment.MODEL}
     assert isinstance(events[-1], RunDone) and events[-1].status == "completed"
     assert len(llm_server.sent("openai")) >= len(verdicts)  # each judgement asked the model first
 

@@ -18,9 +18,46 @@ from research_scout.detail import FactRecord
 from research_scout.pipeline import build
 from research_scout.settings import ScoutSettings
 from tests.scout.hits import VITAMIN_D, paper
+from tests.verification.fixed_judge import FixedJudge
 
 pytestmark = pytest.mark.unit
 PROMPT = "Does vitamin D supplementation reduce fracture risk in older adults?"
+KCCQ = "Exercise training improved the KCCQ score by 5.2 points (95% CI 4.1-6.3) at 3 months."
+MODEST = "Exercise training may confer modest improvements in health status."
+INCONSISTENT = "Findings from previous studies of exercise training on health status have been inconsistent."
+
+
+class ScoutJudge(FixedJudge):
+    """What the judgement models say about the test hits (the rules are tested, not the weights):
+    the meta-analysis and the cohort are squarely on the prompt, the falls study and the dosing
+    papers partly, the adolescents' calcium study not; the result sentences are evidence."""
+
+    def relevance(self, question, passages):  # type: ignore[no-untyped-def]
+        values = super().relevance(question, passages)
+        for i, passage in enumerate(passages):
+            if passage[0].startswith("Vitamin D dosing"):
+                values[i] = 0.6
+        return values
+
+
+JUDGE = ScoutJudge(
+    {"Vitamin D supplementation of 800 IU daily reduced hip fracture risk by 30% (HR 0.70).": (0.85, 0.05, 0.1),
+     "Lower doses may not prevent fractures.": (0.35, 0.25, 0.4),
+     "In a cohort of 2,300 residents, supplementation with vitamin D lowered fracture incidence.": (0.8, 0.05, 0.15),
+     KCCQ: (0.85, 0.05, 0.1), MODEST: (0.5, 0.1, 0.4), INCONSISTENT: (0.3, 0.4, 0.3)},
+    {VITAMIN_D[0].title: 0.9, VITAMIN_D[1].title: 0.8, VITAMIN_D[2].title: 0.1, VITAMIN_D[3].title: 0.6,
+     "Vitamin D supplementation and fracture risk in older adults revisited": 0.9},
+)
+
+
+@pytest.fixture(autouse=True)
+def judgement(monkeypatch):  # type: ignore[no-untyped-def]
+    """Every judgement of these tests comes from `JUDGE`."""
+    import research_verification.evidence
+
+    monkeypatch.setattr(research_verification.evidence, "default_judge", lambda: JUDGE)
+    monkeypatch.setattr(detail, "default_judge", lambda: JUDGE)
+    return JUDGE
 
 
 def request(**values) -> RequestSourceList:
@@ -90,14 +127,16 @@ def _build(pages, **values):
     return asked, snapshot, loop, stop
 
 
-def test_judgements_are_labelled_with_clamped_confidence_and_a_rationale():
+def test_judgements_are_labelled_from_the_relevance_model_with_clamped_confidence_and_a_rationale():
     keywords = prepare.extract_keywords(PROMPT)
-    labels = {h.title: experiment.judge(prepare.candidate(h), keywords) for h in VITAMIN_D}
-    assert labels[VITAMIN_D[0].title].label == "strong"
-    assert labels[VITAMIN_D[2].title].label == "irrelevant"
+    labels = {h.title: experiment.judge(prepare.candidate(h), keywords, PROMPT) for h in VITAMIN_D}
+    assert [labels[h.title].label for h in VITAMIN_D] == ["strong", "strong", "irrelevant", "partial"]
+    assert labels[VITAMIN_D[3].title].relevance == pytest.approx(0.6)
+    assert ("relevance", PROMPT, [(VITAMIN_D[0].title, VITAMIN_D[0].abstract)]) in JUDGE.calls  # the prompt, title + abstract
     for verdict in labels.values():
         assert 0.0 <= verdict.confidence <= 1.0 and 0.0 <= verdict.relevance <= 1.0
-        assert "\n" not in verdict.rationale and "keywords" in verdict.rationale
+        assert "\n" not in verdict.rationale and "keywords" in verdict.rationale and "relevance model" in verdict.rationale
+        assert verdict.model == experiment.MODEL
     assert experiment.clamp01(1.7) == 1.0 and experiment.clamp01(-3) == 0.0 and experiment.clamp01(float("nan")) == 0.0
 
 
@@ -158,8 +197,12 @@ def test_each_detail_level_has_its_fields(level):
             for fact, located in zip(source.facts, provenance["facts"], strict=True):
                 assert fact.statement in text  # verbatim
                 assert located["locator"].startswith("abstract sentence ")
-        confidences = {f.confidence for s in sources for f in s.facts}
-        assert FactConfidence.high in confidences and FactConfidence.inferred in confidences
+        facts = {s.title: [(f.statement, f.confidence) for f in s.facts] for s in sources}
+        assert facts[VITAMIN_D[0].title] == [  # its evidence sentences, best first; its design sentence is none
+            ("Vitamin D supplementation of 800 IU daily reduced hip fracture risk by 30% (HR 0.70).", FactConfidence.high),
+            ("Lower doses may not prevent fractures.", FactConfidence.medium)]
+        # the falls study states no finding about the prompt: what it says is given, tagged inferred
+        assert {c for _, c in facts[VITAMIN_D[3].title]} == {FactConfidence.inferred}
     else:
         assert all(s.facts is None for s in sources)
 
@@ -167,8 +210,8 @@ def test_each_detail_level_has_its_fields(level):
 def test_the_citation_checker_drops_a_fact_not_in_the_source():
     brief = prepare.brief(request(detail_level="facts_list"), WorkspaceLimits())
     item = prepare.candidate(VITAMIN_D[0])
-    verdict = experiment.judge(item, brief.keywords)
-    found = detail.detail(item, DetailLevel.facts_list, brief.keywords, academic=True)
+    verdict = experiment.judge(item, brief.keywords, PROMPT)
+    found = detail.detail(item, DetailLevel.facts_list, brief.keywords, academic=True, prompt=PROMPT)
     invented = FactRecord("Vitamin D cured 95% of all fractures in 2 weeks.", FactConfidence.high,
                           "Vitamin D cured 95% of all fractures in 2 weeks.", "abstract sentence 9")
     found.facts = [*found.facts, invented]
@@ -203,21 +246,40 @@ def test_diff_lists_new_changed_and_dropped_sources():
 
 
 def test_structured_abstract_facts_are_its_findings_not_its_background_aims_or_labels():
-    abstract = ("CONTEXT Findings from previous studies of exercise training on health status have been inconsistent. "
+    abstract = (f"CONTEXT {INCONSISTENT} "
                 "OBJECTIVE To test the effects of exercise training on health status among patients with heart failure. "
-                "RESULTS Exercise training improved the KCCQ score by 5.2 points (95% CI 4.1-6.3) at 3 months. "
-                "CONCLUSIONS Exercise training may confer modest improvements in health status.")
+                f"RESULTS {KCCQ} CONCLUSIONS {MODEST}")
     item = prepare.candidate(paper(60, "Exercise training in heart failure", abstract))
-    found = detail.facts(item)
-    # the results and the conclusion; never the background (CONTEXT) or the aim (OBJECTIVE)
+    found = detail.facts(item, "Does exercise training improve health status in heart failure?")
+    # the results and the conclusion, by evidence probability; never the background (CONTEXT, though
+    # the model calls it evidence) or the aim (OBJECTIVE)
     assert [f.locator for f in found] == ["abstract sentence 3", "abstract sentence 4"]
-    assert [f.confidence for f in found] == [FactConfidence.high, FactConfidence.inferred]
+    assert [f.confidence for f in found] == [FactConfidence.high, FactConfidence.medium]
     assert all(f.statement in abstract and not f.statement.split()[0].isupper() for f in found)
+    assert ("stance", "exercise training improve health status in heart failure", [INCONSISTENT,
+            "To test the effects of exercise training on health status among patients with heart failure.", KCCQ, MODEST]) \
+        in JUDGE.calls, "the prompt as a statement, the sentences without their section labels"
 
 
 def test_design_sentences_are_facts_only_when_the_source_states_nothing_else():
     abstract = ("OBJECTIVE To test the effects of exercise training on health status in heart failure. "
                 "DESIGN, SETTING, AND PATIENTS Multicenter, randomized controlled trial among 2331 outpatients "
                 "with heart failure.")
-    found = detail.facts(prepare.candidate(paper(61, "Exercise training in heart failure: design", abstract)))
+    found = detail.facts(prepare.candidate(paper(61, "Exercise training in heart failure: design", abstract)), "exercise")
     assert [(f.locator, f.confidence) for f in found] == [("abstract sentence 2", FactConfidence.inferred)]
+
+
+def test_a_corpus_source_carries_its_corpus_id_doi_authors_and_year():
+    from research_contracts import SourceHit
+
+    library = SourceHit(source_id="corpus:smith2020", source="corpus", title="Exercise in heart failure: a library paper",
+                        abstract="Exercise training improved quality of life in patients with heart failure.",
+                        authors=["Smith, J.", "Jones, K."], year=2020, doi="10.1000/hf.2020", venue="Heart Journal")
+    bare = SourceHit(source_id="corpus:4983", source="corpus", title="A corpus paper without a DOI", abstract="Some text here.")
+    item, other = prepare.candidate(library), prepare.candidate(bare)
+    verdict = experiment.Judgement("strong", 0.9, "", 0.9)
+    listed = reshape.listed(item, verdict, detail.SourceDetail(summary="s"), DetailLevel.citation_summary)
+    assert (listed.origin_id, listed.url, listed.doi) == ("corpus:smith2020", "https://doi.org/10.1000/hf.2020", "10.1000/hf.2020")
+    assert (listed.authors, listed.date, listed.publication) == (["Smith, J.", "Jones, K."], date(2020, 1, 1), "Heart Journal")
+    plain = reshape.listed(other, verdict, detail.SourceDetail(summary="s"), DetailLevel.citation_summary)
+    assert (plain.origin_id, plain.url) == ("corpus:4983", "corpus:4983")  # still a link a reader can follow

@@ -158,6 +158,9 @@ class ListedSource(BaseModel):
     date: dt.date | None = None
     doi: str | None = None
     url: str = ""
+    origin_id: str = Field(default="", description="The id the source answered with, to look it up again: `corpus:<id>` "
+                           "for a corpus paper (the corpus tools' id), `pmid:…`, `doi:…`, `arxiv:…`.",
+                           examples=["corpus:4983"])
     relevance_score: float = Field(ge=0.0, le=1.0)
     summary: str = Field(description="Abstract or a 2-4 sentence extractive summary (all levels).")
     extract: str | None = Field(default=None, description="Extended extract, key findings, methodology "

@@ -8,10 +8,13 @@ Extractive and deterministic: every sentence it outputs is a sentence of the sou
 - citation_extract: + the extended extract (the whole abstract), key findings as bullets
   (sentences stating a result) and a methodology note for studies (the sentence naming the
   design) — rendered into `extract`;
-- facts_list: + numbered factual statements, each one sentence of the source with its locator,
-  tagged `high` (a measured or explicit result), `inferred` (hedged: may, suggest, …) or
-  `medium` (any other plain statement); a structured abstract's results and conclusions first,
-  its background, aims and design sentences never while it states a finding.
+- facts_list: + numbered factual statements about the prompt, each one sentence of the source
+  with its locator: the sentences the trained evidence model (`research_judgement`, through
+  `research_verification.evidence`) finds to be findings bearing on the prompt — P(evidence) at
+  least the shipped `evidence` threshold; `high` from `sure_evidence` up, `medium` below — a
+  structured abstract's results and conclusions first, then by that probability. Background,
+  aims and design sentences (a structured abstract's framing sections, or sentences the model
+  finds no evidence in) only when the source has no finding at all, then tagged `inferred`.
 """
 
 from __future__ import annotations
@@ -22,17 +25,18 @@ from dataclasses import dataclass, field
 from research_contracts.sourcelists import DetailLevel, FactConfidence
 from research_reports.text import content_tokens
 from research_scout.prepare import Candidate
+from research_verification.evidence import Judgement, default_judge, thresholds
+from research_verification.stance import question_as_statement
 
 SUMMARY_SENTENCES = 3
 MAX_FINDINGS = 5
-MAX_FACTS = 8
+MAX_FACTS = 6
+MAX_INFERRED = 2  # a source without findings: at most this many framing sentences, said to be inferred
 _RESULT = re.compile(
     r"\b(significant(ly)?|reduc\w*|increas\w*|decreas\w*|improv\w*|associat\w*|lower\w*|higher|"
     r"demonstrat\w*|show(s|ed|n)?|found|conclud\w*|effective|risk|odds|hazard|p\s*[<=]|ci\b|\d+(\.\d+)?\s*%)",
     re.I,
 )
-_MEASURED = re.compile(r"\d|\bp\s*[<=>]|\bconfidence interval\b|\b(OR|RR|HR|CI)\b")
-_HEDGE = re.compile(r"\b(may|might|could|suggest\w*|possibl\w*|likely|potential\w*|appear\w*|hypothes\w*|unclear|perhaps)\b", re.I)
 # A structured abstract's section label ("CONTEXT", "RESULTS") is not part of what the sentence states.
 _LABEL = re.compile(r"^(?:[A-Z]{3,}(?:\s+(?:AND\s+)?[A-Z]{3,})*\s*:?\s+)(?=[A-Z0-9])")
 # A structured abstract's section names: what frames a study, and what reports its findings.
@@ -71,7 +75,7 @@ class SourceDetail:
     key_findings: list[str] = field(default_factory=list)
     methodology: str | None = None
     facts: list[FactRecord] | None = None
-    model: str = "offline-scout"
+    model: str = "offline-scout-judgement"  # facts by the evidence model
 
 
 def locator(item: Candidate, index: int) -> str:
@@ -103,44 +107,42 @@ def methodology(item: Candidate, academic: bool) -> str | None:
     return next((s for s in item.sentences if _DESIGN.search(s)), None)
 
 
-def fact_confidence(sentence: str) -> FactConfidence:
-    if _HEDGE.search(sentence):
-        return FactConfidence.inferred
-    if _RESULT.search(sentence) and _MEASURED.search(sentence):
-        return FactConfidence.high
-    if _RESULT.search(sentence):
-        return FactConfidence.high if re.search(r"\b(significant|demonstrat|conclud)", sentence, re.I) else FactConfidence.medium
-    return FactConfidence.medium
-
-
 def _section(sentence: str) -> str | None:
     """The structured abstract's section a sentence opens ("RESULTS", "DESIGN, SETTING, AND PATIENTS")."""
     found = _SECTION.match(sentence)
     return found.group(1).upper() if found else None
 
 
-def facts(item: Candidate) -> list[FactRecord]:
-    """Declarative sentences of the source (≥ 6 words, not a question), each a fact verbatim.
+def facts(item: Candidate, prompt: str, model: Judgement | None = None) -> list[FactRecord]:
+    """The source's findings about `prompt`, verbatim (see the module docstring).
 
-    A structured abstract says itself which sentences frame the study (background, aims, design,
-    setting, participants, measures): those are never facts while the source states a finding, and
-    its results and conclusions come first. Aims are never facts."""
-    stated: list[tuple[int, int, str]] = []  # (order: findings first, index, statement)
-    framing: list[tuple[int, str]] = []
+    The prompt is judged as a statement ("Does X improve Y?" → "X improve Y"), the form the evidence
+    model was trained on. Questions and sentences under six words are never facts; aims never while
+    anything else is left."""
+    candidates: list[tuple[int, str, bool, bool]] = []  # (index, statement, framing, reports a finding)
     section: str | None = None
     for index, sentence in enumerate(item.sentences):
         section = _section(sentence) or section
         statement = _LABEL.sub("", sentence)
-        if sentence.endswith("?") or _AIM.match(sentence) or len(statement.split()) < 6 or _AIM.match(statement):
+        if sentence.endswith("?") or len(statement.split()) < 6:
             continue
-        if section and _FRAMING.search(section):
-            framing.append((index, statement))
-        else:
-            stated.append((0 if section and _FINDING.search(section) else 1, index, statement))
+        framing = bool(section and _FRAMING.search(section)) or bool(_AIM.match(sentence) or _AIM.match(statement))
+        candidates.append((index, statement, framing, bool(section and _FINDING.search(section))))
+    if not candidates:
+        return []
+    model = model or default_judge()
+    limits = thresholds(model)
+    probability = model.evidence(question_as_statement(prompt), [c[1] for c in candidates],
+                                 [item.hit.title or None] * len(candidates))
+    scored = [(float(p), *c) for c, p in zip(candidates, probability, strict=True)]
+    stated = sorted((t for t in scored if not t[3] and t[0] >= limits.evidence), key=lambda t: (not t[4], -t[0], t[1]))
     if stated:
-        return [FactRecord(s, fact_confidence(s), s, locator(item, i)) for _, i, s in sorted(stated)[:MAX_FACTS]]
-    # Only framing sentences: what the source says of itself, tagged as such.
-    return [FactRecord(s, FactConfidence.inferred, s, locator(item, i)) for i, s in framing[:MAX_FACTS]]
+        return [FactRecord(s, FactConfidence.high if p >= limits.sure_evidence else FactConfidence.medium, s, locator(item, i))
+                for p, i, s, _, _ in stated[:MAX_FACTS]]
+    # No finding about the prompt: what the source says of itself, best first, tagged as such.
+    pool = [t for t in scored if not _AIM.match(t[2])] or scored  # an aim only when the source says nothing else
+    rest = sorted(pool, key=lambda t: (-t[0], t[1]))[:MAX_INFERRED]
+    return [FactRecord(s, FactConfidence.inferred, s, locator(item, i)) for _, i, s, _, _ in rest]
 
 
 def render_extract(text: str, findings: list[str], method: str | None) -> str:
@@ -153,13 +155,14 @@ def render_extract(text: str, findings: list[str], method: str | None) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
-def detail(item: Candidate, level: DetailLevel, keywords: list[str], *, academic: bool) -> SourceDetail:
-    """The offline engine's output for one source at `level`."""
+def detail(item: Candidate, level: DetailLevel, keywords: list[str], *, academic: bool, prompt: str = "") -> SourceDetail:
+    """The offline engine's output for one source at `level` (facts about `prompt`; the keywords
+    stand for a prompt not given)."""
     result = SourceDetail(summary=summarise(item, keywords))
     if level.rank >= DetailLevel.citation_extract.rank:
         result.key_findings = key_findings(item)
         result.methodology = methodology(item, academic)
         result.extract = render_extract(item.text or item.hit.title, result.key_findings, result.methodology)
     if level is DetailLevel.facts_list:
-        result.facts = facts(item)
+        result.facts = facts(item, prompt or " ".join(keywords))
     return result

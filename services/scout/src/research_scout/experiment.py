@@ -1,10 +1,12 @@
 """The refinement loop's pure work (seed 004): judge each hit, write the feedback memo, refine the query.
 
-Offline engine, deterministic (no database, no broker, no model):
+Offline engine, deterministic (no database, no broker, no remote model):
 
-- `judge` labels a hit `strong` / `partial` / `irrelevant` from how many of the list's keywords
-  its title and abstract cover, with a confidence in [0, 1] (clamped) and a one-line rationale
-  naming the keywords found and missing;
+- `judge` labels a hit `strong` / `partial` / `irrelevant` from the trained relevance model's
+  calibrated probability that its title and abstract are about the prompt (`research_judgement`
+  through `research_verification.on_topic`; the cut-offs are the ones the shipped model names,
+  `research_verification.thresholds`), with a confidence in [0, 1] (clamped) and a one-line
+  rationale naming that probability and the keywords found and missing (the loop's feedback);
 - `memo` condenses the non-strong rationales into the feedback the next query is built from;
 - `refine` builds that query by pseudo-relevance feedback: keywords no hit contains are dropped
   (a vocabulary the sources do not use), and the terms most shared by the partial hits' titles
@@ -25,10 +27,11 @@ from typing import Literal
 
 from research_reports.text import STOPWORDS, content_tokens
 from research_scout.prepare import Candidate
+from research_verification import on_topic, thresholds
+from research_verification.evidence import Judgement as Judge
 
 Label = Literal["strong", "partial", "irrelevant"]
-STRONG_COVERAGE = 0.75
-PARTIAL_COVERAGE = 0.34
+MODEL = "offline-scout-judgement"
 EXPANSION_TERMS = 2
 
 
@@ -40,7 +43,7 @@ class Judgement:
     confidence: float
     rationale: str
     relevance: float
-    model: str = "offline-scout"
+    model: str = MODEL
 
 
 def clamp01(value: float) -> float:
@@ -65,26 +68,28 @@ def coverage(keywords: list[str], text: str) -> tuple[list[str], list[str]]:
     return found, [k for k in keywords if k not in found]
 
 
-def judge(item: Candidate, keywords: list[str]) -> Judgement:
-    """The offline judge: keyword coverage of title + abstract, the title weighing extra."""
-    if not keywords:
-        return Judgement("irrelevant", 0.0, "no keywords to judge against", 0.0)
+def judge(item: Candidate, keywords: list[str], prompt: str = "", model: Judge | None = None) -> Judgement:
+    """The offline judge: the relevance model's P(the source is about `prompt`) (the keywords
+    stand for a prompt not given).
+
+    strong ≥ `squarely_on_topic`, partial ≥ `on_topic`, irrelevant below; the confidence is how far
+    the probability sits inside its band's side of the nearest cut-off."""
     title = item.hit.title
-    found, missing = coverage(keywords, f"{title} {item.text}")
-    in_title, _ = coverage(keywords, title)
-    share = len(found) / len(keywords)
-    title_share = len(in_title) / len(keywords)
-    relevance = clamp01(0.7 * share + 0.3 * title_share)
-    if share >= STRONG_COVERAGE and (in_title or item.text):
+    found, missing = coverage(keywords, f"{title} {item.text}") if keywords else ([], [])
+    limits = thresholds(model)
+    relevance = clamp01(float(on_topic(prompt or " ".join(keywords), [(title or "", item.text or "")], model)[0]))
+    if relevance >= limits.squarely_on_topic:
         label: Label = "strong"
-        confidence = 0.5 + (share - STRONG_COVERAGE) * 2 + (0.1 if in_title else 0.0)
-    elif share >= PARTIAL_COVERAGE or in_title:
+        confidence = relevance
+    elif relevance >= limits.on_topic:
         label = "partial"
-        confidence = 0.5 + min(abs(share - PARTIAL_COVERAGE), abs(STRONG_COVERAGE - share))
+        confidence = 0.5 + min(relevance - limits.on_topic, limits.squarely_on_topic - relevance)
     else:
         label = "irrelevant"
-        confidence = 0.5 + (PARTIAL_COVERAGE - share)
-    parts = [f"{len(found)}/{len(keywords)} keywords in title/abstract"]
+        confidence = 1.0 - relevance
+    parts = [f"P(about the prompt) {relevance:.2f} (relevance model)"]
+    if keywords:
+        parts.append(f"{len(found)}/{len(keywords)} keywords in title/abstract")
     if found:
         parts.append("found: " + ", ".join(found))
     if missing:

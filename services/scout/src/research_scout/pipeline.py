@@ -20,6 +20,7 @@ tries again at its next time.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -82,7 +83,7 @@ class Loop:
         if self.use_model:
             assert self.chain is not None
             return await llm.judge(self.chain, item, self.brief.request.prompt, self.brief.keywords, self.settings.llm_timeout_s)
-        return experiment.judge(item, self.brief.keywords)
+        return await asyncio.to_thread(experiment.judge, item, self.brief.keywords, self.brief.request.prompt)
 
     async def _refine(self, query: str, tried: list[str], batch: list[tuple[prepare.Candidate, experiment.Judgement]]) -> str:
         if self.use_model:
@@ -164,7 +165,8 @@ class Loop:
                 entry.detail = await llm.detail(self.chain, entry.item, request.detail_level, request.prompt, self.brief.keywords,
                                                 academic=academic, timeout_s=self.settings.llm_timeout_s)
             else:
-                entry.detail = offline_detail.detail(entry.item, request.detail_level, self.brief.keywords, academic=academic)
+                entry.detail = await asyncio.to_thread(offline_detail.detail, entry.item, request.detail_level,
+                                                       self.brief.keywords, academic=academic, prompt=request.prompt)
 
 
 async def build(brief: prepare.Brief, settings: ScoutSettings, search: Search, *, run_id: str, removed: set | None = None,

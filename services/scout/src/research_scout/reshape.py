@@ -88,8 +88,8 @@ def rank(judged: list[Judged], removed: set[uuid.UUID]) -> list[Judged]:
 
 def listed(item: Candidate, verdict: Judgement, detail: SourceDetail, level: DetailLevel) -> ListedSource:
     hit = item.hit
-    # Every source carries an identifier a reader can follow: its URL, its DOI, else its source id
-    # (a corpus paper: `corpus:<id>`, the id the corpus search and the corpus tools answer with).
+    # Every source carries an identifier a reader can follow: `origin_id` (a corpus paper: `corpus:<id>`,
+    # the id the corpus search and tools answer with) and a link — its URL, its DOI's, else that id.
     url = hit.url or (f"https://doi.org/{hit.doi}" if hit.doi else "") or hit.source_id
     return ListedSource(
         source_id=item.source_id,
@@ -99,6 +99,7 @@ def listed(item: Candidate, verdict: Judgement, detail: SourceDetail, level: Det
         date=item.published,
         doi=hit.doi,
         url=url,
+        origin_id=hit.source_id,
         relevance_score=clamp01(verdict.relevance),
         summary=detail.summary,
         extract=detail.extract if level.rank >= DetailLevel.citation_extract.rank else None,
