@@ -78,6 +78,29 @@ function renderMarkdown(md) {
   return out.join("\n");
 }
 
+/* ---- Model usage (research_llm.usage: calls, tokens in / out, cost, seconds, fallbacks) ------ */
+function usageText(u) {
+  const n = (x) => Number(x || 0).toLocaleString("en");
+  const parts = [`${n(u.calls)} model call${u.calls === 1 ? "" : "s"}`, `${n(u.tokens_in)} tokens in / ${n(u.tokens_out)} out`,
+    `$${Number(u.cost_usd || 0).toFixed(4)}`, `${Number(u.seconds || 0).toFixed(1)} s`];
+  const models = Object.keys(u.models || {});
+  if (models.length) parts.push(models.join(", "));
+  return `Model usage: ${parts.join(" · ")}`;
+}
+/* A usage line, the spent budget and every answer the offline engine gave instead (with why); null = no model asked. */
+function usageView(u, tag = "div") {
+  if (!u || (!u.calls && !(u.fallbacks || []).length)) return null;
+  const box = el(tag, { class: "usage", "data-usage": "" }, el("p", { class: "usage-line", text: usageText(u) }));
+  if (u.budget_spent) box.append(el("p", { class: "warn", text: `Budget: ${u.budget_spent}; the rest of the run was answered offline.` }));
+  const fell = u.fallbacks || [];
+  if (fell.length) {
+    const ul = el("ul", { class: "fallbacks" });
+    for (const f of fell) ul.append(el("li", { text: `${f.question}: offline engine — ${(f.reasons || []).join("; ")}` }));
+    box.append(el("details", {}, el("summary", { text: `${fell.length} answer${fell.length === 1 ? "" : "s"} from the offline engine instead of the model` }), ul));
+  }
+  return box;
+}
+
 /* ---- Report view (review / verification / source-list report) ----------------------------- */
 function renderReport(view, target) {
   target.innerHTML = "";
@@ -85,6 +108,10 @@ function renderReport(view, target) {
     el("p", {}, el("span", { class: `badge status-${view.status}`, text: view.status }), " ",
       `${view.kind} · version ${view.version ?? view.current_version} · updated ${when(view.updated_at)}`));
   if (view.stale_reason) head.append(el("p", { class: "warn", role: "note", text: `Stale: ${view.stale_reason}` }));
+  const content = view.content || {};
+  const meta = content.metadata || (content.report || {}).metadata || {};
+  const used = usageView(meta.llm_usage);
+  if (used) head.append(used);
   target.append(head, el("article", { class: "markdown", html: renderMarkdown(view.markdown) }));
   const check = view.citation_check || {};
   if (Object.keys(check).length) {
@@ -131,8 +158,11 @@ function traceItem(ev, calls) {
     case "tool_result": {
       const d = calls.get(ev.tool_call_id);
       const res = el("div", {}, el("h4", { text: ev.error ? "Error" : "Results" + (ev.truncated ? " (trimmed)" : "") }), el("pre", { text: ev.error || JSON.stringify(ev.results, null, 2) }));
-      if (d) { d.append(res); $(".tool-state", d).textContent = ev.error ? " ✗ failed" : " ✓ done"; return null; }
-      return el("li", {}, res);
+      /* a model step shows its usage in the trace itself: the run's `llm.usage` step, or a step's own `usage` */
+      const results = ev.results || {};
+      const used = usageView(ev.tool_id === "llm.usage" ? results : results.usage, "li");
+      if (d) { d.append(res); $(".tool-state", d).textContent = ev.error ? " ✗ failed" : " ✓ done"; return used; }
+      return used || el("li", {}, res);
     }
     case "message_chunk": {  // consecutive chunks grow one collapsible draft
       const last = $("#trace").lastElementChild;

@@ -96,6 +96,12 @@ pages.task = () => {
   const status = $("#task-status");
   const trace = $("#trace");
   let lastStatus = "";
+  let drafting = null;  // how the claim was drafted: fetched once, shown under every render
+  const show = (t) => {
+    $("#task").innerHTML = ""; $("#task").append(claimView(t.claim, t));
+    drafting = drafting || draftUsage(t.claim.claim_id);
+    drafting.then((view) => { if (view) $("#task").append(view); });
+  };
   const poll = async () => {
     let t;
     try { t = await api(`/tasks/${id}`, { quiet: true }); } catch (e) { status.textContent = e.message; setTimeout(poll, 1500); return; }
@@ -103,15 +109,28 @@ pages.task = () => {
     status.textContent = t.status + (t.error ? ` (${t.error})` : "");
     if (t.claim && t.claim.status !== "pending") {
       $("#task-progress").setAttribute("value", "1"); $("#task-progress").setAttribute("max", "1");
-      $("#task").innerHTML = ""; $("#task").append(claimView(t.claim, t));
+      show(t);
       return;
     }
-    if (t.claim) { $("#task").innerHTML = ""; $("#task").append(claimView(t.claim, t)); }
+    if (t.claim) show(t);
     if (["failed", "cancelled"].includes(t.status)) return;
     setTimeout(poll, 1000);
   };
   poll();
 };
+
+/* How the claim was drafted: the model's usage (the `research.claim.proposed` audit row's `llm_usage`) and, when
+   the offline engine drafted instead, each provider's reason (`research.llm.provider_failed`). Needs the audit log. */
+async function draftUsage(claimId) {
+  let rows;
+  try { rows = await api(`/audit?claim_id=${claimId}&limit=100`, { quiet: true }); } catch { return null; }
+  const proposed = rows.find((r) => r.action === "research.claim.proposed");
+  if (!proposed) return null;
+  const failed = rows.filter((r) => r.action === "research.llm.provider_failed").reverse();
+  const view = usageView({ ...(proposed.payload.llm_usage || {}), fallbacks: failed.length && proposed.payload.provider === "offline"
+    ? [{ question: "claim_draft", reasons: failed.map((r) => `${r.payload.provider}: ${r.payload.reason}`) }] : [] });
+  return view && el("section", { class: "drafting", "aria-label": "Drafting" }, el("h2", { text: "Drafting" }), view);
+}
 
 function claimView(c, task) {
   const box = el("article", { class: "claim" });
