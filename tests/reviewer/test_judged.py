@@ -79,8 +79,12 @@ def test_findings_are_the_sentences_the_judge_calls_evidence_never_framing_sente
     assert found[0].relevance == pytest.approx(0.9 * 0.9)
 
 
+TITLES = {"corpus:1": "Peak oxygen uptake in trained heart failure patients", "corpus:2": "Peak oxygen uptake after training",
+          "corpus:3": "Mortality in the exercise trial", "corpus:4": "Counselling in heart failure"}
+
+
 def _sentence(pid: str, text: str, score: float) -> Sentence:
-    return Sentence(paper(pid, f"Heart failure study {pid}", text), text, score)
+    return Sentence(paper(pid, TITLES[pid], text), text, score)
 
 
 def test_clusters_are_subtopics_named_by_their_distinctive_phrases_not_by_the_topic() -> None:
@@ -89,7 +93,7 @@ def test_clusters_are_subtopics_named_by_their_distinctive_phrases_not_by_the_to
         _sentence("corpus:2", "Peak oxygen uptake improved after twelve weeks of cycling.", 0.8),
         _sentence("corpus:3", "All-cause mortality did not differ between the training and usual care groups.", 0.7),
     ]
-    background = [s.text for s in pool] + ["Heart failure is common in older adults and costly."]
+    background = [s.text for s in pool] + [s.paper.title for s in pool] + ["Heart failure is common in older adults and costly."]
     groups = judged.clusters(Embedder(), "exercise training in heart failure", pool, background, similarity=0.5, most=4)
     assert [sorted(g.papers) for g in groups] == [["corpus:1", "corpus:2"], ["corpus:3"]]
     first, second = (g.question.text for g in groups)  # type: ignore[union-attr]

@@ -168,7 +168,7 @@ class OfflineAuthor:
         dossier.key_papers += [o.paper for o in dossier.on_topic if o.paper not in dossier.key_papers]
         used = dossier.on_topic[: settings.papers_read]
         pool = await asyncio.to_thread(judged.evidence_sentences, self.judge, job.topic, used)
-        background = [s for o in used for s in evidence.sentences_of(o.paper)]
+        background = [text for o in used for text in (o.paper.title, *evidence.sentences_of(o.paper))]
         dossier.clusters = await asyncio.to_thread(
             judged.clusters, self.relevance, job.topic, pool, background,
             similarity=settings.subtopic_similarity, most=settings.max_subtopics)

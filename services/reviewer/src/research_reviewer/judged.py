@@ -121,8 +121,8 @@ def clusters(embedder: Embedder, topic: str, sentences: list[Sentence], backgrou
     """`sentences` grouped by subtopic, at most `most` groups, largest (in papers) first, each named.
 
     Average-linkage agglomeration on cosine: two groups merge while their mean pairwise cosine is at
-    least `similarity`, then the closest pairs merge until `most` are left. `background` (every
-    candidate sentence of the on-topic papers) is what a cluster's name must stand out from."""
+    least `similarity`, then the closest pairs merge until `most` are left. `background` (the titles
+    and candidate sentences of the on-topic papers) is what a cluster's name must stand out from."""
     if not sentences:
         return []
     vectors = embedder.embed([s.text for s in sentences])
