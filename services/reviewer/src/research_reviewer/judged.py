@@ -229,8 +229,9 @@ def tag(judge: Judgement, finding: KeyFinding, pool: list[Sentence], *, agree_li
     """Fill `finding.agreeing` / `.opposing` from the other papers' evidence sentences in `pool`.
 
     Each other paper's sentences are read against the finding's statement by the stance model and
-    labelled by the judge's abstract rule; a SUPPORT paper agrees (its rationale is quoted, and it
-    must carry the statement's words for the citation checker), a CONTRADICT paper opposes."""
+    labelled by the judge's abstract rule; a SUPPORT paper agrees (its best rationale is quoted — that
+    sentence alone must take the same side — and the paper must carry the statement's words for the
+    citation checker), a CONTRADICT paper opposes."""
     statement = statement_of(finding.lead.text)
     by_paper: dict[str, list[Sentence]] = {}
     for s in pool:
@@ -254,6 +255,8 @@ def tag(judge: Judgement, finding: KeyFinding, pool: list[Sentence], *, agree_li
             continue
         best = max(decision.rationale_indices, key=lambda i: float(1.0 - probs[i, 2]))
         side = sentences[best]
+        if _decide(judge, probs[best:best + 1]).label != decision.label:
+            continue  # the quoted sentence alone must take the side (what the peer reviewer checks)
         if decision.label == "SUPPORT" and supports_in_text(statement, f"{paper.title}\n{paper.text}".strip()):
             agreeing.append((decision.strength, side))
         elif decision.label == "CONTRADICT" and checks_out(side):
