@@ -1,13 +1,19 @@
-"""The replicator's judgement (pure logic): compare fresh evidence with a claim's old supports.
+"""The replicator's judgement: compare fresh evidence with a claim and its old supports.
 
     retracted_source  a cited source is retracted (the ledger knows it, or a fresh hit says
                       so: `metadata.retracted` from CrossRef `updated-by`, or a PubMed
                       "Retracted Publication" type) — takes precedence;
-    eroded            fresh evidence came back, but less than `erosion_threshold` of the old
-                      supports are still in it with their quote;
-    confirmed         otherwise.
+    eroded            the trained stance model (`research_verification.judge_paper`: the claim's
+                      statement against each fresh abstract's sentences) finds fresh sources
+                      contradicting the claim at least as strongly as others support it; or
+                      no fresh source takes a stance and less than `erosion_threshold` of the
+                      old supports are still there with their quote;
+    confirmed         a fresh source supports the claim (and the contradictions weigh less),
+                      or no fresh source takes a stance and the old quotes still stand.
 
-No fresh evidence at all is not erosion: the run is skipped (`no_fresh_evidence`).
+No fresh evidence at all is not erosion: the run is skipped (`no_fresh_evidence`). Only the
+`judged_sources` first fresh hits are judged — the claim's own sources first — so a re-run
+costs a bounded number of model calls. No database, no broker.
 """
 
 from __future__ import annotations
@@ -18,6 +24,10 @@ from typing import Any
 
 from research_contracts import EvidenceRefreshed, SourceHit
 from research_replicator.prepare import DueClaim
+from research_reports.text import split_sentences
+from research_verification import judge_paper
+from research_verification.evidence import Judgement
+from research_verification.stance import question_as_statement
 
 ERODED = "eroded"
 RETRACTED_SOURCE = "retracted_source"
@@ -46,7 +56,21 @@ def _norm(text: str) -> str:
     return _SPACE.sub(" ", text).strip().lower()
 
 
-def compare(claim: DueClaim, fresh: EvidenceRefreshed, retracted_known: set[str], erosion_threshold: float) -> Comparison:
+def stances(statement: str, hits: list[SourceHit], cited: list[str], judged_sources: int,
+             judge: Judgement | None = None) -> dict[str, tuple[str, float]]:
+    """source id → (SUPPORT | CONTRADICT, strength) for the fresh hits that take a stance on
+    `statement`; the claim's own sources are judged first, then the others in search order."""
+    order = sorted(hits, key=lambda h: (h.source_id not in cited,))[:judged_sources]
+    out = {}
+    for hit in order:
+        paper = judge_paper(statement, hit.title or None, split_sentences(hit.abstract or ""), judge)
+        if paper.label != "NEI":
+            out[hit.source_id] = (paper.label, round(paper.strength, 4))
+    return out
+
+
+def compare(claim: DueClaim, fresh: EvidenceRefreshed, retracted_known: set[str], erosion_threshold: float,
+            judged_sources: int = 6, judge: Judgement | None = None) -> Comparison:
     """The verdict on `claim` given today's evidence, or a skip with its reason."""
     if not claim.supports:
         return Comparison(None, "no_supports")
@@ -66,11 +90,23 @@ def compare(claim: DueClaim, fresh: EvidenceRefreshed, retracted_known: set[str]
         still = hit is not None and (not hit.abstract or _norm(support.quote) in text)
         (kept if still else lost).append(support.source_id)
     share = len(kept) / len(claim.supports)
+    statement = claim.statement.strip() or question_as_statement(claim.question)
+    judged = stances(statement, list(hits.values()), cited, judged_sources, judge)
+    supporting = {s: w for s, (label, w) in judged.items() if label == "SUPPORT"}
+    contradicting = {s: w for s, (label, w) in judged.items() if label == "CONTRADICT"}
     details = {
         "kept": kept,
         "lost": lost,
         "share_kept": round(share, 3),
         "fresh_hits": len(hits),
         "new_sources": sorted(set(hits) - set(cited))[:20],
+        "supporting": sorted(supporting),
+        "contradicting": sorted(contradicting),
     }
-    return Comparison(ERODED if share < erosion_threshold else CONFIRMED, details=details)
+    if contradicting and sum(contradicting.values()) >= sum(supporting.values()):
+        return Comparison(ERODED, details={**details, "basis": "fresh evidence contradicts the claim"})
+    if supporting:
+        return Comparison(CONFIRMED, details={**details, "basis": "fresh evidence supports the claim"})
+    verdict = ERODED if share < erosion_threshold else CONFIRMED
+    return Comparison(verdict, details={**details, "basis": "no fresh stance; the old quotes " +
+                                        ("are gone" if verdict == ERODED else "still stand")})

@@ -2,8 +2,8 @@
 
 Each run: active claims older than `min_age_days` and not re-checked recently (repository) →
 prepare (rows → `DueClaim`) → re-run the researcher on the same question (request/reply
-`research.researcher.rerun`) → experiment (compare fresh evidence with the old supports:
-eroded | retracted_source | confirmed) → reshape (the finding) → repository: finding + audit `research.replicator.finding` and a `RecritiqueClaim` on
+`research.researcher.rerun`) → experiment (the stance model judges the fresh evidence against the claim, the old
+supports' quotes are looked for: eroded | retracted_source | confirmed) → reshape (the finding) → repository: finding + audit `research.replicator.finding` and a `RecritiqueClaim` on
 `research.claim.recritique`, or audit `research.replicator.confirmed` /
 `research.replicator.skipped` (with the reason). Then due watched claims are sent to the verifier
 for re-verification (`watched`). Operator verbs arrive on
@@ -12,6 +12,7 @@ for re-verification (`watched`). Operator verbs arrive on
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,7 +62,8 @@ class Replicator:
         fresh = await self.ask_researcher(claim)
         async with self.sessions() as session:
             known = await Replications(session).retracted_sources([s.source_id for s in claim.supports])
-        comparison = experiment.compare(claim, fresh, known, self.settings.erosion_threshold)
+        comparison = await asyncio.to_thread(experiment.compare, claim, fresh, known, self.settings.erosion_threshold,
+                                             self.settings.judged_sources)
         new = reshape.finding(claim, comparison)
         async with transaction(self.sessions) as session:
             finding_id = await Replications(session).conclude(claim, comparison, new, ctx.run_id if ctx else None)

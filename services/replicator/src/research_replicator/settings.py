@@ -19,8 +19,11 @@ class ReplicatorSettings(BaseModel):
     claims_per_run: int = Field(default=20, ge=1, description="Claims re-run per run (each one is a full research call).")
     rerun_timeout_s: float = Field(default=60.0, gt=0, description="Deadline of one researcher re-run.")
     erosion_threshold: float = Field(
-        default=0.5, ge=0.0, le=1.0, description="Below this share of old supports still found → eroded."
+        default=0.5, ge=0.0, le=1.0,
+        description="When no fresh source takes a stance: below this share of old supports still found → eroded.",
     )
+    judged_sources: int = Field(default=6, ge=1, le=50, description="Fresh hits the stance model judges per claim "
+                                "(the claim's own sources first).")
     sources: list[str] = Field(default_factory=list, description="Evidence sources (empty = the researcher's default).")
     limit: int = Field(default=20, ge=1, le=200, description="Hits asked for per re-run.")
     watched_per_run: int = Field(default=50, ge=0, le=1000, description="Due watched claims sent for re-verification per run.")
