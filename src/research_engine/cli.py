@@ -160,7 +160,8 @@ def _demo_source_list(client: httpx.Client, timeout: float) -> None:
     typer.echo(f"Source list ({found['detail_level']}, keywords {', '.join(found['keywords'])}): {len(found['sources'])} sources")
     for n, source in enumerate(found["sources"], 1):
         year = f" ({source['date'][:4]})" if source["date"] else ""
-        typer.echo(textwrap.fill(f"[{n}] {source['title']}{year} relevance {source['relevance_score']:.2f}",
+        link = " · ".join(dict.fromkeys(x for x in (source.get("origin_id"), source["url"]) if x))  # what a reader follows
+        typer.echo(textwrap.fill(f"[{n}] {source['title']}{year} — {link} — relevance {source['relevance_score']:.2f}",
                                  width=100, subsequent_indent="    "))
         for fact in (source["facts"] or [])[:2]:
             typer.echo(textwrap.fill(f"- [{fact['confidence']}] {fact['statement']}", width=100,
@@ -223,11 +224,12 @@ def _demo_verification(client: httpx.Client, timeout: float) -> None:
     report = view["report"]
     titles = {r["id"]: r["title"] for r in report["references"]}
     for section in report["sections"]:
-        if section["title"] in ("Corroborating Evidence", "Contradicting Evidence") and section["findings"]:
+        if section["title"] in ("Corroborating Evidence", "Contradicting Evidence", "Nuances and Conditions") and section["findings"]:
             finding = section["findings"][0]
             cited = "; ".join(titles.get(c, f"[{c}]").rstrip(".") for c in finding["citations"][:1])
-            typer.echo(textwrap.fill(f"{section['title']}: \"{finding['statement']}\" — {cited}", width=100,
-                                     initial_indent="  ", subsequent_indent="    "))
+            holds = (finding.get("group") or "").partition(" — holds ")[2]  # a qualifying passage's conditions
+            typer.echo(textwrap.fill(f"{section['title']}: \"{finding['statement']}\" — {cited}" + (f" (holds {holds})" if holds else ""),
+                                     width=100, initial_indent="  ", subsequent_indent="    "))
     typer.echo(f"  full report: research-engine export {verification_id} --format md")
 
 
