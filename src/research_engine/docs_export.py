@@ -26,11 +26,16 @@ OFFLINE = {"nats_url": "nats://127.0.0.1:4222", "database_url": "postgresql+asyn
 VERSION = "0.1.0"
 
 
+# The gateway's FastStream side (what it publishes) is in `bus.py`; its `main.py` is the FastAPI app.
+APP_MODULE = {"gateway": "bus"}
+
+
 def services() -> list[str]:
-    """Every service with a FastStream app (`research_<name>.main.create_app`), gateway aside."""
+    """Every service with a FastStream app (`research_<name>.main.create_app`; the gateway's `bus.create_app`)."""
     return sorted(
         p.name for p in (REPO / "services").iterdir()
-        if (p / "pyproject.toml").exists() and p.name != "gateway" and (p / "src" / f"research_{p.name}" / "main.py").exists()
+        if (p / "pyproject.toml").exists()
+        and (p / "src" / f"research_{p.name}" / f"{APP_MODULE.get(p.name, 'main')}.py").exists()
     )
 
 
@@ -50,7 +55,7 @@ def openapi() -> dict[str, Any]:
 def asyncapi(service: str) -> dict[str, Any]:
     from faststream.specification import AsyncAPI
 
-    module = importlib.import_module(f"research_{service}.main")
+    module = importlib.import_module(f"research_{service}.{APP_MODULE.get(service, 'main')}")
     app = module.create_app(_settings_for(module.create_app))
     spec = AsyncAPI(app.broker, title=f"research-engine {service}", version=VERSION,
                     description=(module.__doc__ or "").strip() or None)

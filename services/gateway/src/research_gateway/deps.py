@@ -1,4 +1,5 @@
-"""The gateway's request-scoped dependencies: one database session per request, the broker.
+"""The gateway's request-scoped dependencies: one database session per request, the broker and
+its declared publishers (`bus.Bus`).
 
 Every route that touches the database declares `session: Session`; FastAPI caches the
 dependency per request, so a route and its `auth.require` check share one session.
@@ -13,6 +14,7 @@ from fastapi import Depends, HTTPException, Request, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts import subjects
+from research_gateway.bus import Bus
 from research_platform.logging import get_logger
 
 log = get_logger(__name__)
@@ -37,20 +39,28 @@ async def read_session(request: Request) -> AsyncIterator[AsyncSession]:
         yield session
 
 
-def bus(request: Request) -> Any:
-    """The broker connected in the lifespan (a FastStream `NatsBroker`)."""
+def broker_of(request: Request) -> Any:
+    """The broker connected in the lifespan (a FastStream `NatsBroker`), for request/reply calls."""
     return request.app.state.broker
+
+
+def bus_of(request: Request) -> Bus:
+    """The gateway's declared publishers, on the broker connected in the lifespan."""
+    return request.app.state.bus
 
 
 Session = Annotated[AsyncSession, Depends(db_session)]
 ReadSession = Annotated[AsyncSession, Depends(read_session)]
-Broker = Annotated[Any, Depends(bus)]
+Broker = Annotated[Any, Depends(broker_of)]
+Publishers = Annotated[Bus, Depends(bus_of)]
 
 
-async def publish_or_503(broker: Any, message: Any, subject: str, *, stream: str, msg_id: str, what: str) -> None:
-    """Publish a mode's command with its dedup id; a bus failure is a 503 the client may retry."""
+async def publish_or_503(publisher: Any, message: Any, *, msg_id: str, what: str,
+                         unavailable: str = "the bus is unavailable; retry") -> None:
+    """Publish a command through its declared publisher (`bus.Bus`) with its dedup id; a bus
+    failure is a 503 the client may retry."""
     try:
-        await broker.publish(message, subject, stream=stream, headers={subjects.MSG_ID_HEADER: msg_id})
+        await publisher.publish(message, headers={subjects.MSG_ID_HEADER: msg_id})
     except Exception as exc:
         log.error(f"{what} publish failed", msg_id=msg_id, error=repr(exc))
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "the bus is unavailable; retry") from exc
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, unavailable) from exc

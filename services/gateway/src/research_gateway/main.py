@@ -22,6 +22,7 @@ from sqlalchemy import text
 
 from research_gateway import admin, claims, ledger, reports, reviews, runs, search, source_lists, tasks, verifications
 from research_gateway.auth import Guard
+from research_gateway.bus import build_bus
 from research_gateway.deps import SERVICE, Session
 from research_gateway.mcp import install as install_mcp
 from research_gateway.observability import instrument, serve_metrics
@@ -29,7 +30,7 @@ from research_gateway.settings import ConsoleSettings, GatewaySettings
 from research_gateway import console, edge
 from research_gateway.throttle import FailedAuthThrottle
 from research_platform import metrics
-from research_platform.broker import ensure_streams_at, make_broker
+from research_platform.broker import ensure_streams_at
 from research_platform.db import create_engine, create_read_engine, dispose, session_factory
 from research_platform.logging import configure_logging, get_logger
 from research_platform.settings import Settings
@@ -72,10 +73,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await ensure_streams_at(settings.require_nats_url())
         engine = create_engine(settings.require_database_url())
         reader = create_read_engine(settings.database_read_url, engine)  # GET routes that only read
-        broker = make_broker(settings.require_nats_url(), SERVICE)
+        bus = build_bus(settings.require_nats_url())  # the declared publishers (docs/asyncapi/gateway.json)
+        broker = bus.broker
         metrics.instrument(broker, SERVICE)  # publishes counted like every service's
         await broker.connect()
-        app.state.sessions, app.state.broker = session_factory(engine), broker
+        app.state.sessions, app.state.broker, app.state.bus = session_factory(engine), broker, bus
         app.state.read_sessions = session_factory(reader)
         yield
         await broker.stop()

@@ -25,10 +25,10 @@ from fastapi import APIRouter, HTTPException, Query, Response, status
 from pydantic import BaseModel
 from sqlalchemy import select
 
-from research_contracts import subjects
 from research_contracts.reviews import RequestReview, review_run_id, topic_key
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
-from research_gateway.deps import API, SERVICE, Broker, ReadSession, Session, publish_or_503
+from research_gateway.bus import Bus
+from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session, publish_or_503
 from research_gateway.reports import EXPORTED, MAX_VERSION, FormatName
 from research_ledger import Ledger
 from research_platform.logging import get_logger
@@ -64,9 +64,8 @@ class ReviewSummary(BaseModel):
     updated_at: datetime
 
 
-async def _publish(broker: Any, command: RequestReview) -> None:
-    await publish_or_503(broker, command, subjects.REVIEW_REQUESTED, stream=subjects.REVIEWS_STREAM,
-                         msg_id=f"review-{command.review_id}-{command.effective_run_id()}", what="review")
+async def _publish(bus: Bus, command: RequestReview) -> None:
+    await publish_or_503(bus.reviews, command, msg_id=f"review-{command.review_id}-{command.effective_run_id()}", what="review")
 
 
 async def _review(session: Any, review_id: uuid.UUID) -> ReportRow:
@@ -79,13 +78,13 @@ async def _review(session: Any, review_id: uuid.UUID) -> ReportRow:
 @router.post("/reviews", status_code=status.HTTP_202_ACCEPTED, response_model=ReviewAccepted,
              responses={422: {"description": "bad input (empty or oversized topic, unknown source, > 2 iterations)"},
                         409: {"description": "this review_id exists"}, 503: {"description": "the bus is unavailable"}})
-async def submit_review(body: RequestReview, session: Session, broker: Broker, caller: Researcher) -> ReviewAccepted:
+async def submit_review(body: RequestReview, session: Session, bus: Publishers, caller: Researcher) -> ReviewAccepted:
     """Ask for a literature review; follow `run_id` on /runs/{run_id}/events, poll /reviews/{id}."""
     command = body.model_copy(update={"run_id": review_run_id(body.review_id), "refresh": False, "origin": "api"})
     async with session.begin():
         if await Ledger(session, service=SERVICE).reports.get(command.review_id) is not None:
             raise HTTPException(status.HTTP_409_CONFLICT, "this review_id exists; refresh it instead")
-    await _publish(broker, command)
+    await _publish(bus, command)
     async with session.begin():
         await Ledger(session, service=SERVICE).reports.open(
             command.review_id, kind="review", run_id=command.effective_run_id(), subject=command.topic,
@@ -153,7 +152,7 @@ async def review_versions(review_id: uuid.UUID, session: Session, caller: Reader
 
 @router.post("/reviews/{review_id}/refresh", status_code=status.HTTP_202_ACCEPTED, response_model=ReviewAccepted,
              responses={**NOT_FOUND, 409: {"description": "a run of this review is in progress"}, 503: {"description": "bus down"}})
-async def refresh_review(review_id: uuid.UUID, session: Session, broker: Broker, caller: Researcher) -> ReviewAccepted:
+async def refresh_review(review_id: uuid.UUID, session: Session, bus: Publishers, caller: Researcher) -> ReviewAccepted:
     """Run the review again: a new version and its diff to the current one (stale or not)."""
     run_id = review_run_id(review_id, uuid.uuid4().hex[:8])
     async with session.begin():
@@ -164,7 +163,7 @@ async def refresh_review(review_id: uuid.UUID, session: Session, broker: Broker,
     command = RequestReview(review_id=review_id, run_id=run_id, topic=row.subject, refresh=True, origin="api",
                             **{k: stored[k] for k in ("filters", "sources", "max_iterations") if k in stored})
     try:
-        await _publish(broker, command)
+        await _publish(bus, command)
     except HTTPException:
         async with session.begin():
             await Ledger(session, service=SERVICE).reports.fail(review_id, "refresh not published: the bus was unavailable")

@@ -31,7 +31,6 @@ from fastapi import APIRouter, HTTPException, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import select
 
-from research_contracts import subjects
 from research_contracts.sourcelists import (
     UPDATE_FREQUENCY_PATTERN,
     ListedSource,
@@ -40,7 +39,8 @@ from research_contracts.sourcelists import (
     duration_seconds,
 )
 from research_gateway.auth import AUTH_RESPONSES, Admin, Reader, Researcher
-from research_gateway.deps import API, SERVICE, Broker, Session, publish_or_503
+from research_gateway.bus import Bus
+from research_gateway.deps import API, SERVICE, Publishers, Session, publish_or_503
 from research_gateway.reports import EXPORTED
 from research_gateway.storable import Slug
 from research_ledger import AuditAction, Ledger
@@ -106,9 +106,8 @@ def _schedule_view(row: Any) -> dict[str, Any] | None:
             "last_run_at": row.last_run_at.isoformat() if row.last_run_at else None}
 
 
-async def _publish(broker: Any, request: RequestSourceList) -> None:
-    await publish_or_503(broker, request, subjects.SOURCELIST_REQUESTED, stream=subjects.SOURCELISTS_STREAM,
-                         msg_id=f"sourcelist-{request.source_list_id}-{request.run_id}", what="source list")
+async def _publish(bus: Bus, request: RequestSourceList) -> None:
+    await publish_or_503(bus.source_lists, request, msg_id=f"sourcelist-{request.source_list_id}-{request.run_id}", what="source list")
 
 
 @router.put("/source-lists/limits/{workspace}", responses=AUTH_RESPONSES)
@@ -132,7 +131,7 @@ async def get_limits(workspace: Slug, session: Session, caller: Admin) -> dict[s
              responses={**AUTH_RESPONSES, 422: {"description": "bad input"},
                         409: {"description": f"this source_list_id exists, or {REFUSED}"},
                         503: {"description": "the bus is unavailable; nothing was stored"}})
-async def submit_source_list(body: RequestSourceList, session: Session, broker: Broker, caller: Researcher) -> SourceListAccepted:
+async def submit_source_list(body: RequestSourceList, session: Session, bus: Publishers, caller: Researcher) -> SourceListAccepted:
     """Ask for a source list; it is built asynchronously (poll GET /source-lists/{id} or follow the run's events)."""
     async with session.begin():
         limits = await LimitsBook(session).of(body.workspace)
@@ -143,7 +142,7 @@ async def submit_source_list(body: RequestSourceList, session: Session, broker: 
     if refused:
         raise HTTPException(status.HTTP_409_CONFLICT, refused)
     request = clamp(body.model_copy(update={"trigger": "request", "origin": "api"}), limits)
-    await _publish(broker, request)
+    await _publish(bus, request)
     async with session.begin():
         await Ledger(session, service=SERVICE).reports.open(
             request.source_list_id, kind="source_list", run_id=request.run_id, subject=request.prompt,
@@ -268,7 +267,7 @@ async def source_list_runs(source_list_id: uuid.UUID, session: Session, caller: 
 @router.post("/source-lists/{source_list_id}/runs", status_code=status.HTTP_202_ACCEPTED, response_model=SourceListAccepted,
              responses={**AUTH_RESPONSES, **NOT_FOUND, 409: {"description": "a run of this list is in progress, or no stored request"},
                         503: {"description": "the bus is unavailable; the list is marked failed"}})
-async def rerun_source_list(source_list_id: uuid.UUID, session: Session, broker: Broker, caller: Researcher) -> SourceListAccepted:
+async def rerun_source_list(source_list_id: uuid.UUID, session: Session, bus: Publishers, caller: Researcher) -> SourceListAccepted:
     """Run the list again with its stored request (the seed's Re-run button), clamped to the
     workspace's current limits: a new snapshot and its diff; preferred and removed sources hold."""
     async with session.begin():
@@ -284,7 +283,7 @@ async def rerun_source_list(source_list_id: uuid.UUID, session: Session, broker:
         if await ledger.reports.refresh(source_list_id, run_id=request.run_id) is None:
             raise HTTPException(status.HTTP_409_CONFLICT, f"source list {source_list_id} is {report.status}; wait for the run to end")
     try:
-        await _publish(broker, request)
+        await _publish(bus, request)
     except HTTPException:
         async with session.begin():
             await Ledger(session, service=SERVICE).reports.fail(source_list_id, "re-run not published: the bus was unavailable")

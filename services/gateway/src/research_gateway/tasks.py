@@ -17,9 +17,9 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, HTTPException, Response, status
 from prometheus_client import Counter
 
-from research_contracts import RunResearch, subjects
+from research_contracts import RunResearch
 from research_gateway.auth import AUTH_RESPONSES, require
-from research_gateway.deps import API, SERVICE, Broker, ReadSession, Session
+from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session, publish_or_503
 from research_gateway.repository import TaskDesk
 from research_gateway.schemas import ClaimView, TaskAccepted, TaskSubmission, TaskView
 from research_ledger import Ledger, task_id_for_key
@@ -54,7 +54,7 @@ def _task_id(body: TaskSubmission, key: str | None) -> uuid.UUID:
                503: {"description": "the task bus is unavailable; nothing was stored, retry with the same key"}},
 )
 async def submit_task(
-    body: TaskSubmission, session: Session, broker: Broker, response: Response, idempotency_key: IdempotencyKey = None
+    body: TaskSubmission, session: Session, bus: Publishers, response: Response, idempotency_key: IdempotencyKey = None
 ) -> TaskAccepted:
     """Accept a research question; the pipeline answers asynchronously (poll the task)."""
     task = RunResearch(**body.model_dump(exclude={"task_id"}), task_id=_task_id(body, idempotency_key), origin="api")
@@ -65,16 +65,8 @@ async def submit_task(
                 raise HTTPException(status.HTTP_409_CONFLICT, "this key or task_id was used for another question")
             response.status_code = status.HTTP_200_OK
             return TaskAccepted(task_id=known.id, status=known.status)
-    try:
-        await broker.publish(
-            task,
-            subjects.task_subject(task.tier.value),
-            stream=subjects.TASKS_STREAM,
-            headers={subjects.MSG_ID_HEADER: f"task-{task.task_id}"},
-        )
-    except Exception as exc:
-        log.error("task publish failed", task_id=str(task.task_id), error=repr(exc))
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "the task bus is unavailable; retry") from exc
+    await publish_or_503(bus.tasks[task.tier], task, msg_id=f"task-{task.task_id}", what="task",
+                         unavailable="the task bus is unavailable; retry")
     async with session.begin():
         submitted = await Ledger(session, service=SERVICE).tasks.submit(task, idempotency_key=idempotency_key)
     if not submitted.created:  # a concurrent request with the same key got there first

@@ -22,12 +22,11 @@ from fastapi import APIRouter, HTTPException, Query, status
 from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, StrictBool, ValidationError
 from sqlalchemy import select
 
-from research_contracts import subjects
 from research_contracts.reviews import EVIDENCE_SOURCES, ReviewFilters
 from research_contracts.reviews import worded_pattern
 from research_contracts.verifications import CLAIM_MAX_CHARS, CLAIM_WORD, RequestVerification, verification_run_id
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
-from research_gateway.deps import API, SERVICE, Broker, ReadSession, Session, publish_or_503
+from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session, publish_or_503
 from research_gateway.storable import UNSTORABLE_RANGE, storable_text
 from research_ledger import Ledger
 from research_platform.logging import get_logger
@@ -82,7 +81,7 @@ class WatchedClaimView(BaseModel):
 @router.post("/verifications", status_code=status.HTTP_202_ACCEPTED, response_model=VerificationAccepted,
              responses={422: {"description": "bad input (empty, wordless or oversized claim, unknown source)"},
                         503: {"description": "the bus is unavailable"}})
-async def submit_verification(body: VerificationRequest, session: Session, broker: Broker, caller: Researcher) -> VerificationAccepted:
+async def submit_verification(body: VerificationRequest, session: Session, bus: Publishers, caller: Researcher) -> VerificationAccepted:
     """Verify a claim; follow `run_id` on /runs/{run_id}/events, poll /verifications/{id}."""
     verification_id = uuid.uuid4()
     try:
@@ -90,8 +89,7 @@ async def submit_verification(body: VerificationRequest, session: Session, broke
                                       claim=body.claim, watch=body.watch, sources=list(body.sources), filters=body.filters)
     except ValidationError as exc:
         raise HTTPException(422, [e["msg"] for e in exc.errors()]) from exc
-    await publish_or_503(broker, command, subjects.VERIFY_REQUESTED, stream=subjects.VERIFICATIONS_STREAM,
-                         msg_id=f"verify-{verification_id}-{command.effective_run_id()}", what="verification")
+    await publish_or_503(bus.verifications, command, msg_id=f"verify-{verification_id}-{command.effective_run_id()}", what="verification")
     stored = command.claim  # de-identified when the command was parsed (research_privacy.boundary)
     async with session.begin():
         ledger = Ledger(session, service=SERVICE)

@@ -1,0 +1,75 @@
+"""What the gateway publishes: one declared FastStream publisher per command it sends, so its
+AsyncAPI document (`docs/asyncapi/gateway.json`) lists every subject with the payload schema.
+
+    bus = build_bus(settings.require_nats_url())    # in the lifespan; connected there
+    await publish_or_503(bus.reviews, command, msg_id=..., what="review")
+
+The commands are published first and the ledger row committed second (see `tasks.py`); every
+one carries a `Nats-Msg-Id`, so a retried request is stored once by JetStream. The gateway's
+request/reply calls (a corpus search, the operators' control verbs) ask and wait; they are not
+publishes and the services that answer them document those subjects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from faststream import FastStream
+from faststream.nats import NatsBroker
+
+from research_contracts import RunResearch, Tier, subjects
+from research_contracts.reviews import RequestReview
+from research_contracts.sourcelists import RequestSourceList
+from research_contracts.verifications import RequestVerification
+from research_platform.broker import make_broker
+from research_platform.settings import Settings
+
+SERVICE = "gateway"
+
+
+@dataclass(frozen=True)
+class Bus:
+    """The gateway's broker and its declared publishers."""
+
+    broker: NatsBroker
+    tasks: dict[Tier, Any]  # research.task.<tier>
+    reviews: Any
+    verifications: Any
+    source_lists: Any
+
+
+def build_bus(nats_url: str) -> Bus:
+    """A broker (not connected yet) with every publisher the gateway uses."""
+    broker = make_broker(nats_url, SERVICE)
+    tasks = {
+        tier: broker.publisher(
+            subjects.task_subject(tier.value), stream=subjects.TASKS_STREAM, schema=RunResearch, title=f"gateway.task.{tier.value}",
+            description=f"A research question of tier `{tier.value}` for the researcher (`POST /tasks`; `Nats-Msg-Id` "
+                        "`task-<task_id>`, the task id derived from the `Idempotency-Key`).",
+        )
+        for tier in Tier
+    }
+    reviews = broker.publisher(
+        subjects.REVIEW_REQUESTED, stream=subjects.REVIEWS_STREAM, schema=RequestReview, title="gateway.review_requested",
+        description="A literature review to run, or to refresh (`POST /reviews`, `/reviews/{id}/refresh`; "
+                    "`Nats-Msg-Id` `review-<review_id>-<run_id>`).",
+    )
+    verifications = broker.publisher(
+        subjects.VERIFY_REQUESTED, stream=subjects.VERIFICATIONS_STREAM, schema=RequestVerification,
+        title="gateway.verify_requested",
+        description="A claim to verify (`POST /verifications`; `Nats-Msg-Id` `verify-<verification_id>-<run_id>`).",
+    )
+    source_lists = broker.publisher(
+        subjects.SOURCELIST_REQUESTED, stream=subjects.SOURCELISTS_STREAM, schema=RequestSourceList,
+        title="gateway.sourcelist_requested",
+        description="A source list to build, or to run again, held to its workspace's limits (`POST /source-lists`, "
+                    "`/source-lists/{id}/rerun`; `Nats-Msg-Id` `sourcelist-<source_list_id>-<run_id>`).",
+    )
+    return Bus(broker, tasks, reviews, verifications, source_lists)
+
+
+def create_app(settings: Settings) -> FastStream:
+    """The gateway's bus side as a FastStream app, for its AsyncAPI document only (never run:
+    the gateway is the FastAPI app of `main.py`, which builds its own `Bus` in the lifespan)."""
+    return FastStream(build_bus(settings.require_nats_url()).broker)
