@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import logging
 import math
@@ -62,6 +63,12 @@ PROMPTS = json.loads((REPO / "src" / "research_engine" / "demo_data" / "question
 RANDOM_SENTENCE_ANCHOR = 0.213  # the issue's held-out check: a random sentence of an annotated abstract is a rationale
 
 
+@functools.lru_cache(maxsize=200_000)
+def _word_tokens(word: str) -> tuple[str, ...]:
+    """One word's content tokens, computed once per distinct word (the full corpus has ~1M words)."""
+    return tuple(content_tokens(word))
+
+
 class MemoryCorpus:
     """BM25 over the demo corpus abstracts (the `corpus` source, in memory)."""
 
@@ -79,7 +86,7 @@ class MemoryCorpus:
 
     @staticmethod
     def _tokens(text: str) -> list[str]:
-        return [t for t in (w.lower() for w in text.split()) for t in content_tokens(t)]
+        return [t for w in text.split() for t in _word_tokens(w.lower())]
 
     async def search(self, query: str, filters: TaskFilters | None = None, limit: int = 10) -> list[SourceHit]:
         wanted = set(self._tokens(query))
