@@ -327,8 +327,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=WEIGHTS)
     parser.add_argument("--folds", type=int, default=1, help="how many of the 5 claim-grouped folds to run (default 1: fold 0)")
     parser.add_argument("--ablate", action="store_true", help="also measure the pair model without each augmentation")
-    parser.add_argument("--pair-epochs", type=int, default=3)
-    parser.add_argument("--rel-epochs", type=int, default=3)
+    parser.add_argument("--pair-epochs", type=int, default=5)
+    parser.add_argument("--rel-epochs", type=int, default=5)
     parser.add_argument("--lr", type=float, default=5e-4)
     parser.add_argument("--ship", choices=("fold0", "all"), default="fold0",
                         help="fold0 (default): ship the fold-0 model (fit on 4/5 of train, calibrated on the held-out 1/5); "

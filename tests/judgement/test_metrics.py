@@ -62,3 +62,14 @@ def test_negation_flips_direction_or_inserts_not():
     assert negate_claim("Cats.") is None
     assert passage_text("  A  finding. ", "Title") == "Title: A finding."
     assert passage_text("A finding.") == "A finding."
+
+
+def test_platt_fit_stays_finite_when_the_scores_separate_the_classes():
+    # held-out logits of a well-trained model: wide, almost separable (the relevance model's case)
+    rng = np.random.default_rng(1)
+    scores = np.concatenate([rng.normal(-9, 3, 400), rng.normal(7, 3, 200)])
+    labels = np.concatenate([np.zeros(400), np.ones(200)])
+    labels[:5] = 1  # a few mistakes, as held-out data has
+    a, b = fit_platt(scores, labels)
+    assert np.isfinite([a, b]).all() and 0 < a < 5
+    assert ece(sigmoid(a * scores + b), labels) < 0.05

@@ -111,7 +111,7 @@ def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
+    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(x, dtype=np.float64)))  # = 1 / (1 + e^-x), no overflow
 
 
 def fit_temperature(logits: np.ndarray, y: np.ndarray) -> float:
@@ -126,18 +126,35 @@ def fit_temperature(logits: np.ndarray, y: np.ndarray) -> float:
 
 
 def fit_platt(scores: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """(a, b) with P(y=1) = sigmoid(a * score + b), fit by logistic regression on held-out scores."""
+    """(a, b) with P(y=1) = sigmoid(a * score + b), fit by logistic regression on held-out scores.
+
+    Damped Newton: a step that does not lower the negative log-likelihood is halved, so scores
+    that separate the classes (large logits) cannot throw the fit off to infinity.
+    """
+    x, y = scores.astype(np.float64), y.astype(np.float64)
+
+    def nll(a: float, b: float) -> float:
+        z = a * x + b
+        return float(np.mean(np.logaddexp(0.0, z) - y * z))
+
     a, b = 1.0, 0.0
-    x = scores.astype(np.float64)
-    for _ in range(500):  # Newton steps on the two parameters
+    current = nll(a, b)
+    for _ in range(200):
         p = sigmoid(a * x + b)
         g = np.array([np.sum((p - y) * x), np.sum(p - y)])
         w = p * (1 - p) + 1e-9
         h = np.array([[np.sum(w * x * x), np.sum(w * x)], [np.sum(w * x), np.sum(w)]]) + 1e-6 * np.eye(2)
         step = np.linalg.solve(h, g)
-        a, b = a - step[0], b - step[1]
-        if np.abs(step).max() < 1e-8:
+        scale = 1.0
+        while scale > 1e-6 and nll(a - scale * step[0], b - scale * step[1]) > current:
+            scale /= 2
+        if scale <= 1e-6:
             break
+        a, b = a - scale * step[0], b - scale * step[1]
+        improved = nll(a, b)
+        if current - improved < 1e-12:
+            break
+        current = improved
     return float(a), float(b)
 
 
