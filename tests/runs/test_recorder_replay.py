@@ -187,3 +187,23 @@ async def test_a_recorder_given_the_declared_publisher_sends_through_it(servers,
     assert [e.type for e in events] == ["agent_start", "reasoning", "agent_end", "done", "reasoning"]
     assert [e.seq for e in events] == [1, 2, 3, 4, 5]
     assert seen == ["research.run.*.event"] * 5
+
+
+async def test_starting_a_service_broker_leaves_the_runs_stream_as_configured(servers, js: JetStreamContext) -> None:  # type: ignore[no-untyped-def]
+    """A started broker with the run events declared must not re-declare the stream: FastStream's
+    declaration replaced the configuration with its defaults (no `allow_direct`, no limits), and
+    every replay and resume of a run then failed with NoRespondersError (the demo's review,
+    verification and source list were dead-lettered)."""
+    from faststream.nats import NatsBroker
+
+    from research_runs import declare_run_events
+
+    broker = NatsBroker(servers.nats_url)
+    declare_run_events(broker, "test")
+    await broker.start()
+    try:
+        config = (await js.stream_info(RUNS_STREAM)).config
+    finally:
+        await broker.stop()
+    assert config.allow_direct and config.max_age == RUNS_STREAM_CONFIG.max_age
+    assert config.max_msgs_per_subject == RUNS_STREAM_CONFIG.max_msgs_per_subject

@@ -74,7 +74,7 @@ def mode_app(settings: Any, service: str, requests: Requests, build: Build,
     delivery = Delivery.install(broker, service=service, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s)
     ctx = ModeContext(broker, settings)
     for event in emits:
-        ctx.publishers[event.subject] = broker.publisher(event.subject, stream=event.stream, schema=event.schema,
+        ctx.publishers[event.subject] = broker.publisher(event.subject, stream=JStream(event.stream, declare=False), schema=event.schema,
                                                          title=event.title, description=event.description)
     # Every mode traces its runs: the run events are declared too (a recorder given this publisher sends through it).
     ctx.publishers[RUN_EVENTS_ADDRESS] = declare_run_events(broker, service)

@@ -31,6 +31,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from faststream.nats import JStream
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
@@ -75,9 +76,12 @@ class _Tape:
 
 def declare_run_events(broker: Any, service: str) -> Any:
     """Declare on `broker` (a FastStream `NatsBroker`) the run events `service` publishes; returns
-    the publisher to hand to `RunRecorder(..., publisher=...)`."""
+    the publisher to hand to `RunRecorder(..., publisher=...)`. The stream is not declared by
+    FastStream (`declare=False`): `ensure_streams` owns its configuration, and FastStream's own
+    declaration would overwrite it with defaults (no `allow_direct`, no limits), which breaks
+    every replay and resume of a run (a direct get then has no responders)."""
     return broker.publisher(
-        RUN_EVENTS_ADDRESS, stream=RUNS_STREAM, schema=RunEvent, title=f"{service}.run_events",
+        RUN_EVENTS_ADDRESS, stream=JStream(RUNS_STREAM, declare=False), schema=RunEvent, title=f"{service}.run_events",
         description=("The live trace of a run, one event per message in emit order (`RunEvent`, told apart by "
                      "`type`; `Nats-Msg-Id` `<run_id>-<seq>`: a retried publish is stored once); replayed as SSE "
                      "by the gateway's /runs/{run_id}/events."),

@@ -34,12 +34,12 @@ def create_app(settings: Settings) -> FastStream:
     delivery = Delivery.install(broker, service=SERVICE, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s)
     state: dict[str, Critic] = {}
     decided = broker.publisher(
-        subjects.CLAIM_DECIDED, stream=subjects.CLAIMS_STREAM, schema=ClaimDecided, title="critic.claim_decided",
+        subjects.CLAIM_DECIDED, stream=JStream(subjects.CLAIMS_STREAM, declare=False), schema=ClaimDecided, title="critic.claim_decided",
         description="A judged claim's new status (active, rejected, critic_quarantine; superseded claims named in "
                     "`supersedes`), for the reviewer's stale sweep (`Nats-Msg-Id` `claim-decided-<claim_id>-<status>`).",
     )
     proposed = broker.publisher(
-        subjects.CLAIM_PENDING, stream=subjects.CLAIMS_STREAM, schema=ClaimProposed, title="critic.claim_released",
+        subjects.CLAIM_PENDING, stream=JStream(subjects.CLAIMS_STREAM, declare=False), schema=ClaimProposed, title="critic.claim_released",
         description="A claim an operator drained from critic_quarantine, proposed again for judgement "
                     "(`Nats-Msg-Id` per drain and claim).",
     )

@@ -48,7 +48,7 @@ def create_app(settings: Settings) -> FastStream:
     stream = JStream(subjects.TASKS_STREAM, declare=False)
     consumer = ConsumerConfig(ack_wait=settings.ack_wait_s, max_deliver=settings.max_deliver)
     gate = TierGate(lambda: broker.connection.jetstream(), poll_s=settings.researcher.tier_poll_s)
-    claims = broker.publisher(subjects.CLAIM_PENDING, stream=subjects.CLAIMS_STREAM, schema=ClaimProposed,
+    claims = broker.publisher(subjects.CLAIM_PENDING, stream=JStream(subjects.CLAIMS_STREAM, declare=False), schema=ClaimProposed,
                               title="researcher.claim_proposed",
                               description="The task's pending claim, for the critic (`Nats-Msg-Id` `ClaimProposed.msg_id()`: "
                                           "a redelivered task re-announces without a second critique).")
