@@ -80,3 +80,17 @@ def test_the_report_quotes_the_evidence_and_names_the_conditions():
     body = sections["Confidence Assessment"].body
     assert HF_ACTION in body and "Supported by HF-ACTION" in body and f"Contradicted by A small trial of exercise in heart failure: {NULL}" in body
     assert "research_verification.verdict" not in body, "no boilerplate about the rule"
+
+
+def test_each_side_quotes_its_strongest_evidence_first():
+    from research_verification.verdict import LabelledPassage
+
+    passages = {p.paper_id: p for p in PAPERS}
+    chosen = [LabelledPassage("corpus:women", PassageStance.SUPPORTS, 0.55, text=WOMEN),
+              LabelledPassage("corpus:hf-action", PassageStance.SUPPORTS, 0.9, text=HF_ACTION)]
+    report, *_ = reshape.checked(job(), chosen, passages, engine="offline", searches=1, quotes_per_side=6)
+    (section,) = [s for s in report.sections if s.title == "Corroborating Evidence"]
+    assert [f.statement for f in section.findings][0] == HF_ACTION
+    capped, *_ = reshape.checked(job(), chosen, passages, engine="offline", searches=1, quotes_per_side=1)
+    (section,) = [s for s in capped.sections if s.title == "Corroborating Evidence"]
+    assert [f.statement for f in section.findings] == [HF_ACTION]

@@ -41,7 +41,7 @@ def compose(job: VerificationJob, chosen: list[LabelledPassage], passages: dict[
         "statements": [s.text for s in job.statements],
     })
     findings: dict[str, list[Finding]] = {title: [] for title in SIDES.values()}
-    for p in chosen:
+    for p in sorted(chosen, key=lambda p: -p.strength):  # each side's strongest evidence first (and kept when capped)
         # A source no search returned (an LLM's invention) gets a reference without text: the checker refuses it.
         passage = passages.get(p.source_id) or Passage(p.source_id, p.source_id, "")
         title = SIDES.get(p.label)
