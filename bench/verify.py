@@ -9,14 +9,11 @@ on train cross-validation) turns them into a label and rationale sentences. Gold
 selection F1, abstract-level label-only and label + rationale F1, the sentence-level expected
 calibration error, the verdicts `decide_verdict` gives per claim-level gold label, and anchors.
 
-`--model classifier` (the default: what the offline verifier and the critic use today) scores
-the frozen-MiniLM feature classifier of `research_verification` through the same metrics
-(train numbers are in-sample: it was fit on all of train). `--model judgement` scores the
-cross-encoder of `research_judgement`; with `--split train` it prints the cross-validation
-figures stored with the shipped model by `scripts/train_judgement.py` (scoring train again would
-be partly in-sample). `--split dev` scores dev (150 claims) — once per shipped model.
+`--split train` (default) prints the cross-validation figures stored with the shipped model by
+`scripts/train_judgement.py` (scoring train again would be partly in-sample); `--split dev`
+scores dev (150 claims) — once per shipped model.
 
-    .venv/bin/python bench/verify.py [--model classifier|judgement] [--split train|dev]
+    .venv/bin/python bench/verify.py [--split train|dev]
 """
 
 from __future__ import annotations
@@ -49,8 +46,8 @@ from research_judgement.metrics import (  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
 ANCHORS = (
-    "feature classifier (frozen MiniLM vectors + lexical cues), recorded before issue 25: dev macro-F1 0.546, "
-    "F1[CONTRADICT] 0.352; `--model classifier` scores it through this bench",
+    "feature classifier (frozen MiniLM vectors + lexical cues; replaced by the judgement models in issue 25): "
+    "dev macro-F1 0.558, F1[CONTRADICT] 0.400, rationale F1 0.565 through this bench",
     "MultiVerS (Wadden et al. 2022, Findings of NAACL, arXiv:2112.01640, Longformer-large): SciFact macro-F1 0.725 "
     "as listed by wizwand.com (hidden test set, not this split; source and caveat in docs/judgement.md)",
 )
@@ -81,49 +78,20 @@ def train_cv(judge) -> None:
     print(line("train-cv", r["macro_f1"], r["f1"], r["rationale_f1"], r["ece"], held) + " model=judgement")
 
 
-class FeatureClassifier:
-    """research_verification's classifier behind the judge's `stance` / `thresholds` interface,
-    with the MiniLM vectors shared with the other verification scripts (bench/results)."""
-
-    def __init__(self) -> None:
-        from research_verification import get_classifier
-
-        self.classifier = get_classifier()
-        self.thresholds = self.classifier.thresholds
-        self.vectors: dict[str, np.ndarray] = {}
-
-    def prepare(self, texts: list[str]) -> None:
-        from research_corpus.embedding import get_embedder
-        from research_verification.scifact import cached_vectors
-
-        self.vectors = cached_vectors(texts, REPO / "bench" / "results", get_embedder().embed)
-
-    def stance(self, claim: str, sentences: list[str], titles=None) -> np.ndarray:  # noqa: ANN001
-        vecs = np.stack([self.vectors[s] for s in sentences])
-        return self.classifier.predict_vectors(self.vectors[claim], vecs, claim, sentences)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=("train", "dev"), default="train")
-    parser.add_argument("--model", choices=("classifier", "judgement"), default="classifier")
     parser.add_argument("--data", type=Path, default=DATA)
     args = parser.parse_args()
-    if args.model == "judgement":
-        judge = get_judge()
-        if args.split == "train":
-            train_cv(judge)
-            return
-        temperature = f"temperature {judge.config['pair']['temperature']:.2f}"
-    else:
-        judge = FeatureClassifier()
-        temperature = "uncalibrated softmax"
+    judge = get_judge()
+    if args.split == "train":
+        train_cv(judge)
+        return
+    temperature = f"temperature {judge.config['pair']['temperature']:.2f}"
     from research_verification import LabelledPassage, PassageStance, Verdict, decide_verdict
 
     claims = load_claims(args.data / f"claims_{args.split}.jsonl")
     corpus = load_corpus(args.data / "corpus.jsonl")
-    if args.model == "classifier":
-        judge.prepare([c.claim for c in claims] + [s for c in claims for d in c.cited_doc_ids for s in corpus[d].sentences])
     thresholds = judge.thresholds
     t0 = time.perf_counter()
     items, sentence_probs, sentence_gold, verdicts = [], [], [], Counter()
@@ -149,7 +117,7 @@ def main() -> None:
     probs, y = np.concatenate(sentence_probs), np.asarray(sentence_gold)
     cal = ece(probs, y)
     rat = rationale_f1(items)
-    print(f"model: {args.model}" + (" (in-sample: fit on all of train)" if args.model == "classifier" and args.split == "train" else ""))
+    print("model: judgement")
     print(f"SciFact {args.split}: {len(claims)} claims, {len(items)} cited abstracts, {len(y)} sentences "
           f"({1e3 * took / max(len(y), 1):.1f} ms/sentence incl. model load)")
     print(f"abstract rule thresholds (tuned on train CV): {thresholds}; {temperature}")
@@ -168,7 +136,7 @@ def main() -> None:
     print("anchors:")
     for anchor in ANCHORS:
         print(f"  {anchor}")
-    print(line(args.split, macro, per, rat, cal, len(claims)) + f" model={args.model}")
+    print(line(args.split, macro, per, rat, cal, len(claims)) + " model=judgement")
     sys.stdout.flush()
 
 

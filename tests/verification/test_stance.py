@@ -36,16 +36,19 @@ def test_the_demo_null_result_contradicts_the_question():
 
 
 @pytest.mark.parametrize(
-    ("question", "quote"),
+    ("question", "quote", "title"),
     [
         ("Does prescribed exercise training improve quality of life in patients with chronic heart failure?",
-         "Exercise training conferred modest but statistically significant improvements in self-reported health status compared with usual care without training."),
+         "Exercise training conferred modest but statistically significant improvements in self-reported health status compared with usual care without training.",
+         "Effects of exercise training on health status in patients with chronic heart failure: HF-ACTION randomized controlled trial."),
         ("Do high levels of C-reactive protein (CRP) raise the risk of exacerbations in chronic obstructive pulmonary disease (COPD)?",
-         "Simultaneously elevated levels of CRP and fibrinogen and leukocyte count in individuals with COPD were associated with increased risk of having exacerbations, even in those with milder COPD and in those without previous exacerbations."),
+         "Simultaneously elevated levels of CRP and fibrinogen and leukocyte count in individuals with COPD were associated with increased risk of having exacerbations, even in those with milder COPD and in those without previous exacerbations.",
+         "Inflammatory biomarkers and exacerbations in chronic obstructive pulmonary disease."),
     ],
 )
-def test_the_demo_supported_findings_answer_their_questions(question, quote):
-    assert judge_answer(question, [quote]).stance is AnswerStance.SUPPORT
+def test_the_demo_supported_findings_answer_their_questions(question, quote, title):
+    # as the critic asks: each quote with its source's title (the claim's supports carry it)
+    assert judge_answer(question, [quote], titles=[title]).stance is AnswerStance.SUPPORT
 
 
 def test_a_stance_among_non_answers_still_answers():

@@ -9,15 +9,14 @@
     abstract_label(probs, thresholds) -> AbstractLabel     abstracts.py (SciFact abstract-level label)
     judge_answer(question, quotes) -> AnswerJudgement      stance.py (the critic's non-answer check)
 
-`get_classifier()` (classifier.py) is the former feature classifier, kept only for the comparison
-in `bench/verify.py`; nothing in production calls it.
+Passages are judged by the trained cross-encoders of `research_judgement` (docs/judgement.md);
+the former frozen-MiniLM feature classifier is gone.
 """
 
 from research_verification.abstracts import AbstractLabel, abstract_label
 from research_verification.claims import MAX_CLAIM_CHARS, Statement, parse_claim
-from research_verification.classifier import PassageClassifier, get_classifier
 from research_verification.conditions import Condition, stated_conditions
-from research_verification.errors import ClaimParseError, VerificationError, WeightsUnavailable
+from research_verification.errors import ClaimParseError, VerificationError
 from research_verification.evidence import PaperJudgement, Thresholds, judge_paper, on_topic, thresholds
 from research_verification.passages import LABELS, SentencePrediction, label_passages, stance_of
 from research_verification.stance import AnswerJudgement, AnswerStance, QuoteJudgement, judge_answer
@@ -32,8 +31,8 @@ from research_verification.verdict import (
 
 __all__ = [
     "LABELS", "MAX_CLAIM_CHARS", "AbstractLabel", "AnswerJudgement", "AnswerStance", "Assessment",
-    "ClaimParseError", "Condition", "Confidence", "PaperJudgement", "Thresholds", "LabelledPassage", "PassageClassifier", "PassageStance",
+    "ClaimParseError", "Condition", "Confidence", "PaperJudgement", "Thresholds", "LabelledPassage", "PassageStance",
     "QuoteJudgement", "SentencePrediction", "Statement", "Verdict", "VerificationError",
-    "WeightsUnavailable", "abstract_label", "decide_verdict", "get_classifier", "judge_answer",
+    "abstract_label", "decide_verdict", "judge_answer",
     "judge_paper", "label_passages", "on_topic", "parse_claim", "stance_of", "stated_conditions", "thresholds",
 ]

@@ -1,7 +1,6 @@
 """Errors of research_verification.
 
     VerificationError
-    ├── WeightsUnavailable   the shipped classifier weights are missing or unreadable
     └── ClaimParseError      a claim with no testable statement (empty, or no words at all)
 """
 
@@ -10,10 +9,6 @@ from __future__ import annotations
 
 class VerificationError(Exception):
     """Base of every error this lib raises."""
-
-
-class WeightsUnavailable(VerificationError):
-    """The passage classifier cannot load its weights (deployment problem, not bad input)."""
 
 
 class ClaimParseError(VerificationError, ValueError):

@@ -89,23 +89,26 @@ def judge_answer(
     quotes: Sequence[str],
     judge: Judgement | None = None,
     known_vectors: Mapping[str, Sequence[float]] | None = None,
+    titles: Sequence[str] | None = None,
 ) -> AnswerJudgement:
     """Whether `quotes` (a claim's supporting quotes) take a stance on `question`.
 
     The question is judged as a statement ("Does X lead to Y?" → "X lead to Y"), the form the
-    stance model was trained on (claims); quotes carry no title (the model saw 30 % of its training
+    stance model was trained on (claims); each quote is read with its source's title when `titles`
+    gives it (the trained form, "title: sentence"; the model also saw 30 % of its training
     sentences without one). Side effect: the process-wide judge loads on first use.
     `known_vectors` (the corpus's stored sentence vectors of the quotes, which the critic reads)
     served the former bi-encoder classifier; the cross-encoder reads the texts themselves and
     ignores them.
     """
     del known_vectors  # a cross-encoder reads each (statement, quote) pair, not stored vectors
-    quotes = [q for q in quotes if q and q.strip()]
-    if not quotes:
+    named = [(q, (titles[i] if titles and i < len(titles) else "") or None) for i, q in enumerate(quotes) if q and q.strip()]
+    if not named:
         return AnswerJudgement(AnswerStance.NON_ANSWER, 0.0, ())
+    quotes = [q for q, _ in named]
     statement = question_as_statement(question)
     judge = judge or default_judge()
-    probs = judge.stance(statement, quotes, None)
+    probs = judge.stance(statement, quotes, [t for _, t in named])
     limit = thresholds(judge).evidence
     judged = tuple(judge_quote(statement, q, p, limit) for q, p in zip(quotes, probs, strict=True))
     votes = {AnswerStance.SUPPORT: 0.0, AnswerStance.CONTRADICT: 0.0}

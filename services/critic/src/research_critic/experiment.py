@@ -38,7 +38,8 @@ async def _judge(review: Review, chain: ProviderChain) -> JudgeOutcome:
     outcome = await chain.judge_claim(review.candidate, review.active)
     if outcome.provider != OFFLINE or not review.question or outcome.verdict.verdict is Verdict.reject:
         return outcome
-    quotes = [support.quote for support in review.candidate.supports if support.quote.strip()]
+    supports = [support for support in review.candidate.supports if support.quote.strip()]
+    quotes = [support.quote for support in supports]
     if not quotes:
         return outcome
     if not POLAR.match(review.question):
@@ -47,7 +48,8 @@ async def _judge(review: Review, chain: ProviderChain) -> JudgeOutcome:
                            for q in quotes)
             return non_answer(outcome, AnswerJudgement(AnswerStance.NON_ANSWER, 1.0, judged))
         return outcome
-    answer = await asyncio.to_thread(judge_answer, review.question, quotes, None, review.quote_vectors)
+    answer = await asyncio.to_thread(judge_answer, review.question, quotes, None, review.quote_vectors,
+                                     [support.title for support in supports])
     return outcome if answer.answers else non_answer(outcome, answer)
 
 

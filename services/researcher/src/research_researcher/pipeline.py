@@ -13,9 +13,8 @@ vector serves memory recall, travels to the connector with the search (the corpu
 it), stands for the question in the offline draft (handed to the embedder's cache under the
 model's question, which differs from the topic only by placeholders, so the drafter does not
 embed it again) and is stored as the claim's embedding — memory therefore recalls claims by the
-question they answered. (The critic embeds the question once more, as a statement: its passage
-classifier was trained on statements, and on this vector it found the right stance for 88.7 %
-of 300 SciFact train claims against 96.7 % — `task bench:stance-vectors`.)
+question they answered. (The critic judges the question as a statement with the trained
+cross-encoder, which reads the texts themselves and needs no vector from here.)
 
 Idempotent under redelivery: the claim id is derived from the task id, the insert does
 nothing on conflict, and the event's `Nats-Msg-Id` is derived from the claim id, so a task
