@@ -36,7 +36,8 @@ VITAMIN_D = [
           "Lower doses may not prevent fractures.", doi="10.1000/vitd.1"),
     paper(2, "Fracture risk after vitamin D supplementation in nursing home residents",
           "In a cohort of 2,300 residents, supplementation with vitamin D lowered fracture incidence. "
-          "Older adults with low baseline levels benefited most.", doi="10.1000/vitd.2"),
+          "Older adults living in nursing homes with low baseline vitamin D levels had the largest reduction in hip "
+          "fracture risk.", doi="10.1000/vitd.2"),
     paper(3, "Calcium and bone density in adolescents", "Dairy intake was associated with higher bone density in teens. "
           "Calcium supplements had no effect on height.", doi="10.1000/calc.3"),
     paper(4, "Vitamin D status and falls", "Vitamin D deficiency is common in older adults. Falls were more frequent "

@@ -21,12 +21,14 @@ from research_gateway.main import create_app
 from research_ledger import Ledger
 from research_platform.settings import Settings
 from tests.scout.conftest import fake_connector
-from tests.scout.hits import VITAMIN_D
+from tests.scout.hits import VITAMIN_D, paper
 from tests.servers import Servers
 
 pytestmark = pytest.mark.integration
 API = "/api/research/v1"
 PROMPT = "Does vitamin D supplementation reduce fracture risk in older adults?"
+REVISITED = paper(70, "Vitamin D supplementation and fracture risk in older adults revisited",
+                  "Vitamin D supplementation reduced fracture risk in older adults.")
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +90,7 @@ async def test_a_source_list_from_request_to_export(gateway, api_keys, nc, scout
     command = RequestSourceList.model_validate_json(raw.data)
     assert str(command.source_list_id) == list_id and command.num_references == 3
     async with fake_connector(nc, f"test.connector.{unique}") as connector:
-        connector.hits = VITAMIN_D
+        connector.hits = [*VITAMIN_D, REVISITED]  # three on the prompt (meta-analysis, nursing homes, revisited)
         scout = scout_factory(connector.subject)
         assert (await scout.handle(command)).version == 1
         assert connector.asked[0].sources == ["pubmed", "corpus"]
@@ -99,7 +101,7 @@ async def test_a_source_list_from_request_to_export(gateway, api_keys, nc, scout
         assert set(got.json()) == {"run_id", "prompt", "keywords", "source_type", "detail_level", "generated_at", "next_run_at", "sources"}
         assert source_list.keywords[0] == "vitamin D" and source_list.next_run_at is not None
         assert all(set(s) == {"source_id", "title", "authors", "publication", "date", "doi", "url", "relevance_score",
-                              "summary", "extract", "facts", "preferred"} for s in got.json()["sources"])
+                              "summary", "extract", "facts", "preferred", "origin_id"} for s in got.json()["sources"])
         assert not any(s["preferred"] for s in got.json()["sources"])
         first, second = source_list.sources[0], source_list.sources[1]
 

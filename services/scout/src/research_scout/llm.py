@@ -90,7 +90,7 @@ async def judge(chain: ProviderChain, item: Candidate, focus: str, keywords: lis
     try:
         answered = await chain.ask(prompt, JudgementAnswer, "scout_judgement", timeout_s=timeout_s)
     except NoProviderAnswered:
-        return experiment.judge(item, keywords)
+        return experiment.judge(item, keywords, focus)  # the offline engine's judgement, on the same prompt
     answer = answered.answer
     rationale = " ".join(prompt.restore(answer.rationale).split())[:300] or "no rationale given"
     return Judgement(answer.label, clamp01(answer.confidence), rationale, clamp01(answer.relevance), model=answered.model)
@@ -118,7 +118,7 @@ async def refine(chain: ProviderChain, query: str, focus: str, keywords: list[st
 async def detail(chain: ProviderChain, item: Candidate, level: DetailLevel, focus: str, keywords: list[str], *,
                  academic: bool, timeout_s: float) -> SourceDetail:
     """The offline detail, with the model's summary and facts where it gave usable ones."""
-    result = offline_detail.detail(item, level, keywords, academic=academic)
+    result = offline_detail.detail(item, level, keywords, academic=academic, prompt=focus)
     if level is DetailLevel.citation_summary and len(item.sentences) <= 4 or not item.sentences:
         return result  # the abstract itself is the summary; nothing for a model to add
     prompt = _hit_prompt(FACTS_SYSTEM, focus, item)
