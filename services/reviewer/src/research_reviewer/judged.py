@@ -147,9 +147,17 @@ def clusters(embedder: Embedder, topic: str, sentences: list[Sentence], backgrou
     made.sort(key=lambda c: (-len(c.papers), -c.members[0].relevance))
     df = Counter(p for text in background for p in set(_phrases(text)))
     topic_words = {w.lower() for w in _PHRASE_WORD.findall(topic)}
-    for n, group in enumerate(made, start=1):
-        group.question = SubQuestion(f"Q{n}", _name(group, df, max(len(background), 1), topic_words, topic), topic)
-    return made
+    # Groups the names cannot tell apart are one subtopic to the reader: merged, then numbered.
+    named: dict[str, Cluster] = {}
+    for group in made:
+        name = _name(group, df, max(len(background), 1), topic_words, topic)
+        if name in named:
+            named[name].members.extend(group.members)
+        else:
+            named[name] = group
+    for n, (name, group) in enumerate(named.items(), start=1):
+        group.question = SubQuestion(f"Q{n}", name, topic)
+    return list(named.values())
 
 
 def _phrases(text: str) -> list[str]:
