@@ -40,7 +40,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
-LABELS = ("SUPPORT", "CONTRADICT", "NEI")
+from research_judgement.metrics import LABELS, f1_per_label  # noqa: E402  (one definition of SciFact's F1)
+
 MAPPING = {"STRONGLY SUPPORTED": "SUPPORT", "PARTIALLY SUPPORTED": "SUPPORT", "WEAKLY CONTRADICTED": "CONTRADICT",
            "CONTRADICTED": "CONTRADICT", "MIXED EVIDENCE": "NEI", "INSUFFICIENT EVIDENCE": "NEI"}
 ANCHOR_MACRO_F1 = 0.46  # the held-out check before the trained judgement (dev claims, full corpus)
@@ -74,16 +75,6 @@ def corpus_subset(data: Path, claims: list[dict], distractors: int, full: bool, 
     path = folder / "scifact_subset.jsonl"
     path.write_text("".join(keep))
     return path, len(keep)
-
-
-def f1_per_label(gold: list[str], pred: list[str]) -> dict[str, float]:
-    out = {}
-    for label in LABELS:
-        tp = sum(g == p == label for g, p in zip(gold, pred, strict=True))
-        fp = sum(p == label != g for g, p in zip(gold, pred, strict=True))
-        fn = sum(g == label != p for g, p in zip(gold, pred, strict=True))
-        out[label] = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
-    return out
 
 
 def verify_all(client, claims: list[dict], concurrency: int, timeout: float) -> list[dict]:  # noqa: ANN001
