@@ -5,8 +5,8 @@ bus) with the run recorded on JetStream.
 A scripted model reads its prompt and answers with findings quoting the evidence papers it was
 shown — and with a fabricated reference, a quote no paper contains, an empty statement, an
 empty paper id and a repeated finding. Only findings resting on real references and verbatim
-quotes reach the report (the rest dropped by `reshape.conform` and counted, or discarded and
-counted by the author). When the model fails — 5xx from every provider, an answer still invalid
+quotes reach the report (the rest discarded and counted by the author, so `reshape.conform`,
+the loop's safety net, has nothing left to drop). When the model fails — 5xx from every provider, an answer still invalid
 after the corrective retry, no answer within the step's timeout, or nothing usable in it — the
 round's report is the offline author's, labelled offline, and the trace says why."""
 
@@ -134,13 +134,15 @@ async def test_llm_findings_cite_only_real_references_and_verbatim_quotes(drafte
     markdown = report.render_markdown()
     assert INVENTED not in markdown and "A paper nobody wrote" not in markdown and "[MRN_" not in markdown
 
-    assert outcome.rounds[0].dropped == {"dropped_references": 1, "dropped_quotes": 2, "dropped_findings": 2}
+    assert outcome.rounds[0].dropped == {"dropped_references": 0, "dropped_quotes": 0, "dropped_findings": 0}
     assert report.metadata["engine"] == "llm" and report.metadata["model"] == "openai:gpt-test"
-    assert report.metadata["llm_discarded"] == 4  # the repeat, the empty statement, the empty paper id and its finding
+    # the repeat, the empty statement, the empty paper id and its finding (4); the fabricated paper's
+    # finding with its two quotes (3); the invented quote and its finding (2); the third's invented quote (1)
+    assert report.metadata["llm_discarded"] == 10
     assert check_report(report).unknown == 0 and outcome.check.unknown == 0
     [step] = await _tool_results(js, drafted["job"].run_id, "author.llm_synthesis")
     used = step.pop("usage")
-    assert step == {"provider": "openai", "model": "gpt-test", "findings": 8, "discarded": 4}
+    assert step == {"provider": "openai", "model": "gpt-test", "findings": 8, "discarded": 10}
     assert (used["calls"], used["tokens_in"], used["tokens_out"]) == (1, 1, 1)  # the fake server's `usage`
     assert report.metadata["llm_usage"]["calls"] >= 1
 

@@ -4,10 +4,11 @@ recorded steps, and so are the computed sections (landscape, gaps, directions).
 
 Untrusted text (paper passages, the topic) is sanitised, delimited and de-identified in the
 prompt (`research_llm.prompts.Guard`). What the model writes is taken only where it can be
-checked: a finding names papers by id and quotes them; `reshape.conform` then drops any
-reference the tools never returned and any quote not found verbatim (counted, never shown).
-A finding or quote the report model cannot even hold (an empty statement, quote or paper id)
-or a repeated finding is left out here and counted in `metadata["llm_discarded"]`.
+checked: a finding names papers by id and quotes them. A finding citing a paper the tools never
+returned, a quote not found verbatim in its paper (and a finding left with none), a finding or
+quote the report cannot even hold (an empty statement, quote or paper id) and a repeated finding
+are left out here and counted in `metadata["llm_discarded"]`; when nothing usable is left the
+round is the offline author's. `reshape.conform` still checks every round (the safety net).
 Tags are the model's; the peer reviewer's check 3 holds them to the evidence count. When no
 remote model answers (5xx, timeouts, an answer still invalid after the corrective retry), the
 step falls back to the offline author's own output, labelled so: the report's engine and model
@@ -25,6 +26,7 @@ from research_llm import NoProviderAnswered, ProviderChain, usage
 from research_llm.prompts import Guard, Prompt
 from research_llm.providers.base import SchemaAnswerer
 from research_reports import Finding, Quote, Report
+from research_reports.text import found_verbatim
 from research_reviewer import compose
 from research_reviewer.author import OfflineAuthor
 from research_reviewer.critique import PeerReview
@@ -138,11 +140,16 @@ class LlmAuthor:
             if not statement or not usable or Finding(statement=statement).key() in {f.key() for f in findings}:
                 discarded += 1  # nothing to state, nothing to rest on, or said already
                 continue
-            quotes = []
-            for paper_id, text in usable:
-                paper = dossier.papers.get(paper_id) or PaperRecord(paper_id=paper_id, title=paper_id)
-                ref = report.add_reference(compose.reference_of(paper))  # unknown ids are dropped by conform, counted
-                quotes.append(Quote(reference_id=ref, text=text))
+            if any(paper_id not in dossier.papers for paper_id, _ in usable):
+                discarded += len(item.quotes) + 1  # a finding resting on a paper the tools never returned
+                continue
+            cited = [(compose.reference_of(dossier.papers[paper_id]), text) for paper_id, text in usable]
+            verbatim = [(reference, text) for reference, text in cited if found_verbatim(text, reference.source_text)]
+            discarded += len(cited) - len(verbatim)
+            if not verbatim:
+                discarded += 1  # every quote of it was the model's own words
+                continue
+            quotes = [Quote(reference_id=report.add_reference(reference), text=text) for reference, text in verbatim]
             group = questions.get(item.subquestion.strip()) or prompt.restore(item.subquestion).strip() or None
             findings.append(Finding(statement=statement, tag=item.tag.strip().upper() or None, group=group, quotes=quotes,
                                     citations=list(dict.fromkeys(q.reference_id for q in quotes))))
