@@ -12,6 +12,7 @@ from research_verification import (
     judge_answer,
     judge_paper,
     label_passages,
+    null_result,
     stated_conditions,
     thresholds,
 )
@@ -83,6 +84,28 @@ def test_a_contradiction_with_conditions_stays_a_contradiction():
     paper = judge_paper(CLAIM, "t", [sentence], FixedJudge({sentence: (0.1, 0.85, 0.05)}))
     (passage,) = label_passages(list(paper.evidence), "corpus:3", 0, CLAIM, paper.label)
     assert passage.label is PassageStance.CONTRADICTS
+
+
+TREND = "There was a trend toward greater improvement in disabilities in activities of daily living (-1.5, -3.3 to 0.4; P = 0.10)."
+
+
+@pytest.mark.parametrize(("sentence", "claim", "null"), [
+    (TREND, CLAIM, True),
+    ("Quality of life did not differ significantly between groups (P = .32).", CLAIM, True),
+    ("The difference was not statistically significant.", CLAIM, True),
+    (HF_ACTION + " (P < .001).", CLAIM, False),
+    ("Walking distance improved (P < .001) but quality of life did not (P = 0.30).", CLAIM, False),  # an effect is reported
+    (TREND, "Exercise training does not improve quality of life", False),  # the claim states the null itself
+])
+def test_a_null_result_is_told_from_a_reported_effect(sentence, claim, null):
+    assert null_result(sentence, claim) is null
+
+
+def test_a_non_significant_trend_supports_no_claimed_effect():
+    # the demo's verification counted this trend (a trial of older adults, not heart failure) as corroborating
+    paper = judge_paper(CLAIM, "t", [TREND, HF_ACTION], FixedJudge({TREND: (0.55, 0.35, 0.1), HF_ACTION: (0.8, 0.1, 0.1)}))
+    labelled = {p.text: p.label for p in label_passages(list(paper.evidence), "corpus:4", 0, CLAIM, paper.label)}
+    assert labelled == {TREND: PassageStance.UNRELATED, HF_ACTION: PassageStance.SUPPORTS}
 
 
 def test_the_non_answer_check_asks_the_judge_with_the_question_as_a_statement():

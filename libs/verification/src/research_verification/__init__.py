@@ -4,6 +4,7 @@
     on_topic(claim, papers) / judge_paper(claim, title, sentences)
                                                            evidence.py (step 3: the trained judgement, research_judgement)
     stated_conditions(sentence, claim)                     conditions.py (populations, doses, settings the claim does not name)
+    null_result(sentence, claim)                           conditions.py (a non-significant trend: no support for a claimed effect)
     label_passages(predictions, source_id, statement)      passages.py (→ SUPPORTS/CONTRADICTS/QUALIFIES/UNRELATED)
     decide_verdict(passages, statements) -> Assessment     verdict.py (the rule, six verdicts × three confidences)
     abstract_label(probs, thresholds) -> AbstractLabel     abstracts.py (SciFact abstract-level label)
@@ -15,7 +16,7 @@ the former frozen-MiniLM feature classifier is gone.
 
 from research_verification.abstracts import AbstractLabel, abstract_label
 from research_verification.claims import MAX_CLAIM_CHARS, Statement, parse_claim
-from research_verification.conditions import Condition, stated_conditions
+from research_verification.conditions import Condition, null_result, stated_conditions
 from research_verification.errors import ClaimParseError, VerificationError
 from research_verification.evidence import PaperJudgement, Thresholds, judge_paper, on_topic, thresholds
 from research_verification.passages import LABELS, SentencePrediction, label_passages, stance_of
@@ -34,5 +35,5 @@ __all__ = [
     "ClaimParseError", "Condition", "Confidence", "PaperJudgement", "Thresholds", "LabelledPassage", "PassageStance",
     "QuoteJudgement", "SentencePrediction", "Statement", "Verdict", "VerificationError",
     "abstract_label", "decide_verdict", "judge_answer",
-    "judge_paper", "label_passages", "on_topic", "parse_claim", "stance_of", "stated_conditions", "thresholds",
+    "judge_paper", "label_passages", "null_result", "on_topic", "parse_claim", "stance_of", "stated_conditions", "thresholds",
 ]

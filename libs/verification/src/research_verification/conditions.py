@@ -91,3 +91,28 @@ def stated_conditions(sentence: str, claim: str) -> list[Condition]:
             taken.append((start, end))
             found.append((start, Condition(kind, phrase)))
     return [c for _, c in sorted(found, key=lambda t: t[0])]
+
+
+_NULL_RESULT = re.compile(
+    r"\b(?:not|no|non-?)\s?(?:statistically\s)?significant(?:ly)?\b|\bnonsignificant\b|"
+    r"\bdid not (?:reach|achieve) (?:statistical )?significance\b|\btrends? towards?\b|"
+    r"\b(?:did|does|do) not (?:differ|change|improve|increase|decrease|reduce|affect)\w* (?:\w+ ){0,3}significantly\b|"
+    r"\bp\s?(?:>|≥|>=)\s?0?\.0?5\b|\bp\s?=\s?0?\.(?:0[5-9]|[1-9])\d*",
+    re.IGNORECASE)
+_SIGNIFICANT = re.compile(
+    r"\bp\s?(?:<|≤|<=)\s?0?\.0\d*|"
+    r"(?<!not )(?<!no )\b(?:statistically )?significant(?:ly)? (?:improv|increas|reduc|decreas|higher|lower|greater|"
+    r"better|enhanc|more|less|associat|benefi|effect)\w*", re.IGNORECASE)
+_NULL_CLAIM = re.compile(r"\b(?:no|not|never|neither|nor|fails?|cannot|without|unrelated|independent)\b|n't\b", re.IGNORECASE)
+
+
+def null_result(sentence: str, claim: str) -> bool:
+    """Whether `sentence` reports an effect that was not statistically significant ("a trend
+    toward …; P = 0.10", "no significant difference") while `claim` asserts one: such a sentence
+    does not support the claim, however favourable its direction. A claim that itself states a
+    null ("X does not affect Y") is supported by exactly such a sentence, so it never counts; nor
+does a sentence that also reports a significant result."""
+    if _NULL_CLAIM.search(claim) or not _NULL_RESULT.search(sentence):
+        return False
+    return not _SIGNIFICANT.search(sentence)  # "A improved (P < .001); B did not (P = 0.30)" still reports an effect
+

@@ -4,14 +4,16 @@ SciFact has no QUALIFIES label, so it is derived from what the evidence says, ne
 sure the model is: a supporting sentence that states a condition the claim does not name — a
 population, a dose, a setting, an explicit restriction (`conditions.stated_conditions`) —
 qualifies the claim: it holds under that condition. A contradicting sentence stays a
-contradiction, whatever its conditions (the claim as stated is what it contradicts).
+contradiction, whatever its conditions (the claim as stated is what it contradicts). A
+"supporting" sentence that reports a non-significant result ("a trend toward …; P = 0.10") for
+a claim of an effect supports nothing (`conditions.null_result`): it is UNRELATED.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from research_verification.conditions import stated_conditions
+from research_verification.conditions import null_result, stated_conditions
 from research_verification.verdict import LabelledPassage, PassageStance
 
 LABELS: tuple[str, str, str] = ("SUPPORT", "CONTRADICT", "NEI")
@@ -54,6 +56,8 @@ def stance_of(prediction: SentencePrediction, claim: str = "", label: str | None
         return PassageStance.UNRELATED, prediction.nei, ()
     if label == "CONTRADICT":
         return PassageStance.CONTRADICTS, prediction.direction(label), ()
+    if claim and null_result(prediction.sentence, claim):
+        return PassageStance.UNRELATED, prediction.nei, ()  # a trend, not an effect: no support for a claimed effect
     conditions = tuple(str(c) for c in stated_conditions(prediction.sentence, claim)) if claim else ()
     return (PassageStance.QUALIFIES if conditions else PassageStance.SUPPORTS), prediction.direction(label), conditions
 
