@@ -113,7 +113,7 @@ def test_tags_follow_the_stance_of_other_papers_evidence() -> None:
     opposes = _sentence("corpus:3", "Exercise training did not change peak oxygen uptake in heart failure patients.", 0.7)
     unrelated = _sentence("corpus:4", "Depression scores of heart failure patients fell with counselling and exercise.", 0.6)
     stances = {("raised peak oxygen", "rose with"): "SUPPORT", ("raised peak oxygen", "did not change"): "CONTRADICT"}
-    judge = ScriptedJudge("heart", stances)
+    judge = ScriptedJudge("", stances)  # every paper is about what the finding says
 
     alone = _finding(lead)
     judged.tag(judge, alone, [lead, unrelated])
@@ -127,6 +127,25 @@ def test_tags_follow_the_stance_of_other_papers_evidence() -> None:
     judged.tag(judge, contested, [lead, agrees, opposes])
     assert contested.tag.value == "CONTESTED" and [s.paper.paper_id for s in contested.opposing] == ["corpus:3"]
     assert judged.stance_label(judge, lead.text, opposes.text, None) == "CONTRADICT"
+
+
+def test_only_papers_on_the_findings_subject_take_a_side_and_a_trend_corroborates_nothing() -> None:
+    # the demo review set a collaborative-care trial against HF-ACTION as a "debate": another
+    # intervention's result neither corroborates nor contests a finding
+    lead = _sentence("corpus:1", "Exercise training raised peak oxygen uptake in heart failure patients.", 0.9)
+    agrees = _sentence("corpus:2", "Peak oxygen uptake in heart failure patients rose with exercise training.", 0.8)
+    elsewhere = _sentence("corpus:3", "Exercise training did not change peak oxygen uptake in heart failure patients.", 0.7)
+    stances = {("raised peak oxygen", "rose with"): "SUPPORT", ("raised peak oxygen", "did not change"): "CONTRADICT",
+               ("raised peak oxygen", "trend toward"): "SUPPORT"}
+    judge = ScriptedJudge("oxygen", stances)  # corpus:3 ("Mortality in the exercise trial") is about something else
+    finding = _finding(lead)
+    judged.tag(judge, finding, [lead, agrees, elsewhere], floor=0.5)
+    assert finding.tag.value == "SUPPORTED" and finding.opposing == []
+
+    trend = _sentence("corpus:2", "There was a trend toward higher peak oxygen uptake with exercise training (P = 0.12).", 0.8)
+    alone = _finding(lead)
+    judged.tag(judge, alone, [lead, trend], floor=0.5)
+    assert alone.tag.value == "INSUFFICIENT" and alone.agreeing == []
 
 
 def test_a_review_teaches_the_author_to_drop_off_topic_papers_and_contradicted_sides() -> None:

@@ -195,4 +195,4 @@ class OfflineAuthor:
         dossier.on_topic += kept
         pool = pool + await asyncio.to_thread(judged.evidence_sentences, self.judge, job.topic, kept)
         for finding in dossier.findings:
-            await asyncio.to_thread(judged.tag, self.judge, finding, pool)
+            await asyncio.to_thread(judged.tag, self.judge, finding, pool, floor=settings.relevance_floor)

@@ -10,9 +10,10 @@
    by the phrases that set it apart from the rest of the on-topic literature, as a question.
 4. `findings` — per cluster, the best evidence sentences of distinct papers, none restating another,
    each one the citation checker accepts.
-5. `tag` — the stance model reads each finding against the evidence sentences of every other paper,
-   with the judge's abstract rule: a paper whose sentences support it makes the finding SUPPORTED, one
-   whose sentences contradict it makes it CONTESTED (both sides quoted), none leaves it INSUFFICIENT.
+5. `tag` — the stance model reads each finding against the evidence sentences of every other paper
+   the relevance model puts on the finding's own subject, with the judge's abstract rule: a paper
+   whose sentences support it makes the finding SUPPORTED, one whose sentences contradict it makes
+   it CONTESTED (both sides quoted), none leaves it INSUFFICIENT.
 
 No threshold here is fitted to a set of weights: the relevance floor and the subtopic settings are
 named reviewer settings, the evidence and stance thresholds are the judge's.
@@ -30,6 +31,7 @@ import numpy as np
 from research_contracts.corpus_tools import PaperRecord
 from research_judgement import AbstractDecision, abstract_decision
 from research_llm.offline import lexicon
+from research_verification import null_result
 from research_reviewer.evidence import (
     KeyFinding,
     Sentence,
@@ -233,13 +235,17 @@ def findings(embedder: Embedder, groups: list[Cluster], per_cluster: int) -> lis
     return out
 
 
-def tag(judge: Judgement, finding: KeyFinding, pool: list[Sentence], *, agree_limit: int = 2, oppose_limit: int = 1) -> None:
+def tag(judge: Judgement, finding: KeyFinding, pool: list[Sentence], *, floor: float = 0.5, agree_limit: int = 2,
+        oppose_limit: int = 1) -> None:
     """Fill `finding.agreeing` / `.opposing` from the other papers' evidence sentences in `pool`.
 
-    Each other paper's sentences are read against the finding's statement by the stance model and
-    labelled by the judge's abstract rule; a SUPPORT paper agrees (its best rationale is quoted — that
-    sentence alone must take the same side — and the paper must carry the statement's words for the
-    citation checker), a CONTRADICT paper opposes."""
+    Only papers about what the finding says take a side: the relevance model reads each against the
+    finding's statement (P ≥ `floor`) — a trial of another intervention on the same outcome neither
+    corroborates nor contests it. Each such paper's sentences are read against the statement by the
+    stance model and labelled by the judge's abstract rule; a SUPPORT paper agrees (its best
+    rationale is quoted — that sentence alone must take the same side and report an effect, not a
+    non-significant trend — and the paper must carry the statement's words for the citation
+    checker), a CONTRADICT paper opposes."""
     statement = statement_of(finding.lead.text)
     by_paper: dict[str, list[Sentence]] = {}
     for s in pool:
@@ -248,6 +254,9 @@ def tag(judge: Judgement, finding: KeyFinding, pool: list[Sentence], *, agree_li
     agreeing: list[tuple[float, Sentence]] = []
     opposing: list[tuple[float, Sentence]] = []
     groups = list(by_paper.values())
+    if groups:
+        about = judge.relevance(statement, [passage(sentences[0].paper) for sentences in groups])
+        groups = [sentences for sentences, p in zip(groups, about, strict=True) if p >= floor]
     flat = [s for sentences in groups for s in sentences]
     if not flat:
         finding.agreeing, finding.opposing = [], []
@@ -265,7 +274,8 @@ def tag(judge: Judgement, finding: KeyFinding, pool: list[Sentence], *, agree_li
         side = sentences[best]
         if _decide(judge, probs[best:best + 1]).label != decision.label:
             continue  # the quoted sentence alone must take the side (what the peer reviewer checks)
-        if decision.label == "SUPPORT" and supports_in_text(statement, f"{paper.title}\n{paper.text}".strip()):
+        if decision.label == "SUPPORT" and not null_result(side.text, statement) \
+                and supports_in_text(statement, f"{paper.title}\n{paper.text}".strip()):
             agreeing.append((decision.strength, side))
         elif decision.label == "CONTRADICT" and checks_out(side):
             opposing.append((decision.strength, side))
