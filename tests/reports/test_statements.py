@@ -22,3 +22,14 @@ def test_the_extraction_note_and_section_labels_are_not_stated() -> None:
 
 def test_the_statement_is_still_found_in_its_source() -> None:
     assert found_verbatim(statement_of(TRUNCATED), TRUNCATED)
+
+
+def test_a_connective_pointing_at_the_sentence_before_is_not_stated() -> None:
+    # the demo review's finding began "Indeed, during NETosis, …" — a reader has no sentence before it
+    quoted = ("Indeed, during NETosis, neutrophils externalized the citrullinated autoantigens implicated in RA "
+              "pathogenesis.")
+    assert statement_of(quoted) == ("During NETosis, neutrophils externalized the citrullinated autoantigens implicated "
+                                    "in RA pathogenesis.")
+    assert statement_of("RESULTS Moreover, the drug lowered HbA1c.") == "The drug lowered HbA1c."
+    assert statement_of("However the drug lowered HbA1c.") == "However the drug lowered HbA1c."  # no comma: part of it
+    assert found_verbatim(statement_of(quoted), quoted)

@@ -53,14 +53,20 @@ def normalise(text: str) -> str:
 
 _SECTION_LABEL = re.compile(r"^(?:[A-Z][A-Z ,&/]{2,}:?\s+|\([a-z0-9]\)\s*)")
 _TRUNCATION_NOTE = re.compile(r"\s*\(ABSTRACT TRUNCATED AT \d+ WORDS\)\.?\s*$", re.I)
+# A connective that ties the sentence to the one before it in its abstract, not part of the finding.
+_CONNECTIVE = re.compile(r"^(?:indeed|moreover|furthermore|in addition|additionally|however|in turn|thus|therefore|hence|"
+                         r"consequently|accordingly|in contrast|conversely|likewise|similarly|notably|importantly|finally|"
+                         r"taken together|together|collectively|overall|in conclusion|in summary|here|herein),\s+(?=\S)", re.I)
 
 
 def statement_of(sentence: str) -> str:
     """What a report states of a quoted sentence: the sentence without a leading section label
-    ("RESULTS", "DESIGN, SETTING, AND PATIENTS") or a trailing extraction note ("(ABSTRACT
-    TRUNCATED AT 250 WORDS)"). The quote itself stays verbatim."""
-    text = _TRUNCATION_NOTE.sub("", sentence.strip())
-    return _SECTION_LABEL.sub("", text).strip() or sentence.strip()
+    ("RESULTS", "DESIGN, SETTING, AND PATIENTS"), a leading connective that points at the sentence
+    before it ("Indeed,", "Moreover,") or a trailing extraction note ("(ABSTRACT TRUNCATED AT 250
+    WORDS)"). The quote itself stays verbatim."""
+    text = _SECTION_LABEL.sub("", _TRUNCATION_NOTE.sub("", sentence.strip())).strip()
+    text = _CONNECTIVE.sub("", text)
+    return (text[:1].upper() + text[1:]) if text else sentence.strip()
 
 
 def found_verbatim(quote: str, source: str) -> bool:
