@@ -103,6 +103,16 @@ def test_clusters_are_subtopics_named_by_their_distinctive_phrases_not_by_the_to
     assert len(capped) == 1 and len(capped[0].members) == 3
 
 
+def test_subtopic_names_are_subjects_not_fragments_of_a_clause() -> None:
+    # the demo review asked "What do the studies find on stimulate inflammatory responses and source of citrullinated?"
+    names = set(judged._phrases("NETs are a source of citrullinated autoantigens and stimulate inflammatory responses in "
+                                "rheumatoid arthritis"))
+    names |= set(judged._phrases("Antibodies target citrullinated histone 4 contained in neutrophils extracellular traps"))
+    assert {"citrullinated autoantigens", "inflammatory responses", "citrullinated histone", "extracellular traps"} <= names
+    assert not names & {"stimulate inflammatory responses", "source of citrullinated", "contained in neutrophils",
+                        "target citrullinated", "histone contained"}
+
+
 def _finding(lead: Sentence) -> KeyFinding:
     return KeyFinding("Q1-F1", SubQuestion("Q1", "What do the studies find on peak oxygen uptake?", "t"), lead)
 
@@ -146,6 +156,24 @@ def test_only_papers_on_the_findings_subject_take_a_side_and_a_trend_corroborate
     alone = _finding(lead)
     judged.tag(judge, alone, [lead, trend], floor=0.5)
     assert alone.tag.value == "INSUFFICIENT" and alone.agreeing == []
+
+
+def test_a_finding_another_already_quotes_as_corroboration_is_folded_into_it() -> None:
+    # the demo review stated paper 2's conclusion as Q1's corroboration and again as Q2's lone finding
+    lead = _sentence("corpus:1", "Exercise training raised peak oxygen uptake in heart failure patients.", 0.9)
+    agrees = _sentence("corpus:2", "Peak oxygen uptake in heart failure patients rose with exercise training.", 0.8)
+    other = _sentence("corpus:4", "Depression scores of heart failure patients fell with counselling and exercise.", 0.6)
+    q1, q2, q3 = (SubQuestion(f"Q{n}", f"What do the studies find on {t}?", "t") for n, t in
+                  ((1, "oxygen uptake"), (2, "training response"), (3, "depression")))
+    first = KeyFinding("Q1-F1", q1, lead, agreeing=[agrees])
+    again = KeyFinding("Q2-F1", q2, agrees)
+    third = KeyFinding("Q3-F1", q3, other)
+    kept, questions = judged.fold_corroborations([first, again, third], [q1, q2, q3])
+    assert [f.lead.text for f in kept] == [lead.text, other.text]
+    assert [(q.id, q.text) for q in questions] == [("Q1", q1.text), ("Q2", q3.text)]  # numbered afresh
+    assert [f.key for f in kept] == ["Q1-F1", "Q2-F1"] and kept[1].question.text == q3.text
+    untouched = [KeyFinding("Q1-F1", q1, lead), KeyFinding("Q2-F1", q2, agrees)]
+    assert judged.fold_corroborations(untouched, [q1, q2]) == (untouched, [q1, q2])
 
 
 def test_a_review_teaches_the_author_to_drop_off_topic_papers_and_contradicted_sides() -> None:

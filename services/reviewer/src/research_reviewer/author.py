@@ -196,3 +196,9 @@ class OfflineAuthor:
         pool = pool + await asyncio.to_thread(judged.evidence_sentences, self.judge, job.topic, kept)
         for finding in dossier.findings:
             await asyncio.to_thread(judged.tag, self.judge, finding, pool, floor=settings.relevance_floor)
+        text_of = {q.id: q.text for q in dossier.questions}
+        dossier.findings, dossier.questions = judged.fold_corroborations(dossier.findings, dossier.questions)
+        by_text = {q.text: q for q in dossier.questions}
+        for cluster in dossier.clusters:  # the sub-questions as numbered now; a folded one's cluster has none
+            cluster.question = by_text.get(text_of.get(cluster.question.id, "")) if cluster.question else None
+        dossier.unanswered = [by_text[q.text] for q in dossier.unanswered if q.text in by_text]

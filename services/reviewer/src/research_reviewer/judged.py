@@ -164,7 +164,8 @@ def clusters(embedder: Embedder, topic: str, sentences: list[Sentence], backgrou
 
 def _phrases(text: str) -> list[str]:
     """Candidate names in a text: 1–3-word runs of words of ≥ 3 letters, a stopword allowed only
-    inside ("quality of life"), no number, no negation (lower case)."""
+    inside ("quality of life"), no number, no negation, neither opened nor closed by a verb, a
+    participle or an adverb (lower case)."""
     words = [w.lower() for w in _PHRASE_WORD.findall(statement_of(text))]
     out = []
     for size in (1, 2, 3):
@@ -174,10 +175,25 @@ def _phrases(text: str) -> list[str]:
                 continue
             if any(w in lexicon.NEGATIONS or (w not in lexicon.STOPWORDS and (len(w) < 3 or not w[0].isalpha())) for w in run):
                 continue
+            if _relational(run[0], first=True) or _relational(run[-1], first=False) or \
+                    (size > 1 and run[0].endswith("ed") and run[1] in lexicon.STOPWORDS):  # "contained in neutrophils"
+                continue  # "stimulate inflammatory responses", "source of citrullinated": not a subject's name
             if size == 1 and len(run[0]) < 4:
                 continue
             out.append(" ".join(run))
     return out
+
+
+_VERBS = frozenset("""affect affects alter alters associate associates cause causes contain contains decrease decreases
+enhance enhances find finds impair impairs improve improves increase increases induce induces inhibit inhibits lead leads
+mediate mediates prevent prevents promote promotes reduce reduces regulate regulates require requires show shows stimulate
+stimulates suppress suppresses target targets use uses""".split())
+
+
+def _relational(word: str, *, first: bool) -> bool:
+    """A word that cannot open or close a subject's name: a verb or an adverb, and at the end a
+    participle ("citrullinated autoantigens" is a name, "source of citrullinated" is not)."""
+    return word in _VERBS or (len(word) > 4 and (word.endswith("ly") or (not first and word.endswith("ed"))))
 
 
 def _name(group: Cluster, df: Counter[str], total: int, topic_words: set[str], topic: str) -> str:
@@ -282,6 +298,29 @@ def tag(judge: Judgement, finding: KeyFinding, pool: list[Sentence], *, floor: f
     order = lambda pair: (-pair[0], pair[1].paper.paper_id)  # noqa: E731
     finding.agreeing = [s for _, s in sorted(agreeing, key=order)[:agree_limit]]
     finding.opposing = [s for _, s in sorted(opposing, key=order)[:oppose_limit]]
+
+
+def fold_corroborations(found: list[KeyFinding], questions: list[SubQuestion]) -> tuple[list[KeyFinding], list[SubQuestion]]:
+    """A finding whose lead sentence an earlier finding already quotes as agreeing evidence is that
+    finding's corroboration, not a finding of its own (the reader would meet the same quote twice,
+    once SUPPORTED and once INSUFFICIENT): it is dropped, and so is a sub-question left without
+    the finding it had. The rest are numbered afresh (Q1, Q2, … and their findings' keys)."""
+    quoted: set[str] = set()
+    kept: list[KeyFinding] = []
+    for finding in found:
+        if finding.lead.text in quoted:
+            continue
+        kept.append(finding)
+        quoted |= {s.text for s in finding.agreeing}
+    if len(kept) == len(found):
+        return found, questions
+    emptied = {f.question.id for f in found} - {f.question.id for f in kept}
+    renamed = {q.id: SubQuestion(f"Q{n}", q.text, q.query)
+               for n, q in enumerate((q for q in questions if q.id not in emptied), start=1)}
+    for finding in kept:
+        finding.key = finding.key.replace(finding.question.id, renamed[finding.question.id].id, 1)
+        finding.question = renamed[finding.question.id]
+    return kept, list(renamed.values())
 
 
 def stance_label(judge: Judgement, statement: str, sentence: str, title: str | None) -> str:
