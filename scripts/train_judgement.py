@@ -213,7 +213,25 @@ def fit_gate(scores: np.ndarray, y: np.ndarray, rows) -> dict:
     fit = LogisticRegression(C=10.0).fit(np.c_[scores, cover], y)
     report["platt"] = [float(fit.coef_[0][0]), float(fit.intercept_[0])]
     report["coverage_weight"] = float(fit.coef_[0][1])
+    report["thresholds"] = gate_thresholds(oof, y)  # oof: logit + coverage, the last of the loop
     return report
+
+
+def gate_thresholds(probs: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """The cut-offs the modes use (`research_verification.evidence.thresholds`), chosen on the
+    held-out rows on a 0.05 grid: `on_topic` — the best F1 among thresholds whose precision is at
+    least 0.6 (most papers a mode keeps are on the topic); `strong` — the lowest whose precision is
+    at least 0.8 (a source list's "strong" hit)."""
+    grid = [round(t, 2) for t in np.arange(0.1, 0.951, 0.05)]
+    rows = []
+    for t in grid:
+        kept = probs >= t
+        recall = float(kept[y == 1].mean())
+        precision = float(y[kept].mean()) if kept.any() else 1.0
+        rows.append((t, precision, 2 * precision * recall / (precision + recall) if precision + recall else 0.0))
+    on_topic = max((r for r in rows if r[1] >= 0.6), key=lambda r: r[2])[0]
+    strong = min(r[0] for r in rows if r[1] >= 0.8 and r[0] >= on_topic)
+    return {"on_topic": float(on_topic), "strong": float(strong)}
 
 
 # ---------------------------------------------------------------- model
@@ -527,7 +545,8 @@ def main() -> None:
         shipped["pair"] = {"max_length": PAIR_MAX_LEN, "temperature": r["temperature"], "thresholds": r["thresholds"]}
     if "relevance" in config["cv"]:
         gate = config["cv"]["relevance"]["gate"]
-        shipped["relevance"] = {"max_length": REL_MAX_LEN, "platt": gate["platt"], "coverage_weight": gate["coverage_weight"]}
+        shipped["relevance"] = {"max_length": REL_MAX_LEN, "platt": gate["platt"], "coverage_weight": gate["coverage_weight"],
+                                "thresholds": gate["thresholds"]}
     shipped.setdefault("training", {}).update({k: v for k, v in config.items() if k != "cv"})
     shipped.setdefault("cv", {}).update(config["cv"])
     path.write_text(json.dumps(shipped, indent=2, sort_keys=True) + "\n")
