@@ -141,7 +141,7 @@ class LlmAuthor:
                 discarded += 1  # nothing to state, nothing to rest on, or said already
                 continue
             if any(paper_id not in dossier.papers for paper_id, _ in usable):
-                discarded += len(item.quotes) + 1  # a finding resting on a paper the tools never returned
+                discarded += len(usable) + 1  # a finding resting on a paper the tools never returned, with its quotes
                 continue
             cited = [(compose.reference_of(dossier.papers[paper_id]), text) for paper_id, text in usable]
             verbatim = [(reference, text) for reference, text in cited if found_verbatim(text, reference.source_text)]
