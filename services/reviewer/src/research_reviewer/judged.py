@@ -318,8 +318,9 @@ def fold_corroborations(found: list[KeyFinding], questions: list[SubQuestion]) -
     renamed = {q.id: SubQuestion(f"Q{n}", q.text, q.query)
                for n, q in enumerate((q for q in questions if q.id not in emptied), start=1)}
     for finding in kept:
-        finding.key = finding.key.replace(finding.question.id, renamed[finding.question.id].id, 1)
-        finding.question = renamed[finding.question.id]
+        old, new = finding.question.id, renamed[finding.question.id]
+        finding.key = new.id + finding.key[len(old):] if finding.key.startswith(f"{old}-") else finding.key
+        finding.question = new
     return kept, list(renamed.values())
 
 
