@@ -41,6 +41,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from research_judgement.coverage import STOP  # noqa: E402 - the function words a topic form leaves out
 from research_judgement.data import LABELS, abstract_text, load_claims, load_corpus, negate_claim, passage_text  # noqa: E402
 from research_judgement.metrics import (  # noqa: E402
     ScoredAbstract,
@@ -120,15 +121,10 @@ def pair_rows(claims, corpus, augment: set[str], index, rng: random.Random, nei_
     return rows
 
 
-TOPIC_STOP = set("""a an the of in on and or to for with by from is are was were be been that this these those its it as
-at than not no into can may has have had which their more less between during after before among vs does do did cannot
-without lack lacks""".split())
-
-
 def topic_form(claim: str, rng: random.Random) -> str:
     """The claim as a reviewer or a scout states a topic: its content words in order, half the
     time only a 3–6-word stretch of them (a noun phrase such as "vitamin D nursing home falls")."""
-    words = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9-]+", claim) if w.lower() not in TOPIC_STOP]
+    words = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9-]+", claim) if w.lower() not in STOP]
     if len(words) > 6 and rng.random() < 0.5:
         size = rng.randint(3, 6)
         start = rng.randint(0, len(words) - size)
