@@ -186,3 +186,21 @@ def test_a_review_teaches_the_author_to_drop_off_topic_papers_and_contradicted_s
     exclusions = Exclusions()
     assert exclusions.learn(review) == {"papers": 1, "findings": 0, "debates": 0, "sides": 1}
     assert exclusions.papers == {"corpus:9"} and exclusions.sides == {("f2", "corpus:7")} and not exclusions.findings
+
+
+def test_a_subtopic_whose_finding_quotes_two_papers_is_not_called_a_single_study() -> None:
+    # the demo review's one SUPPORTED finding quotes two papers; its gap said "a single study speaks to Q1"
+    from types import SimpleNamespace
+
+    from research_reports import Finding, Quote
+    from research_reviewer.compose import _gaps
+
+    q1 = SubQuestion("Q1", "What do the studies find on citrullinated autoantigens?", "t")
+    q2 = SubQuestion("Q2", "What do the studies find on histone?", "t")
+    dossier = SimpleNamespace(clusters=[judged.Cluster(question=q1), judged.Cluster(question=q2)])
+    two = Finding(statement="NETs externalise citrullinated autoantigens [1][2].", tag="SUPPORTED", group=q1.text,
+                  quotes=[Quote(reference_id=1, text="a"), Quote(reference_id=2, text="b")], citations=[1, 2])
+    one = Finding(statement="Antibodies target citrullinated H4 [3].", tag="INSUFFICIENT", group=q2.text,
+                  quotes=[Quote(reference_id=3, text="c")], citations=[3])
+    gaps, _ = _gaps(dossier, [two, one])  # type: ignore[arg-type]
+    assert gaps[0] == f"- G1: a single study speaks to Q2 ({q2.text})"

@@ -205,8 +205,10 @@ def _gaps(dossier: Dossier, findings: list[Finding]) -> tuple[list[str], list[st
     if not findings:
         add("the searched sources hold no finding on the topic itself", "primary studies of the topic itself")
         return gaps, directions
-    shown = {f.group for f in findings}
-    thin = [c.question for c in dossier.clusters if c.question is not None and c.question.text in shown and len(c.papers) == 1]
+    cited: dict[str | None, set[int]] = {}  # per sub-question, the references its findings quote (corroboration included)
+    for finding in findings:
+        cited.setdefault(finding.group, set()).update(finding.cited_ids())
+    thin = [c.question for c in dossier.clusters if c.question is not None and len(cited.get(c.question.text, ())) == 1]
     if thin:
         named = "; ".join(f"{q.id} ({q.text})" for q in thin)
         add(f"a single study speaks to {named}",
