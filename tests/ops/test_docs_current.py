@@ -35,3 +35,24 @@ def test_documents_describe_the_routes_and_subjects(documents: dict) -> None:
     addresses = {channel["address"] for channel in researcher["channels"].values()}
     assert {subjects.task_subject(tier) for tier in ("emergency", "priority", "batched")} <= addresses
     assert any("RunResearch" in name for name in researcher["components"]["schemas"])
+
+
+def sends(document: str) -> dict[str, str]:
+    """The subjects a service's AsyncAPI says it publishes, each with its payload schema's name."""
+    spec = json.loads(document)
+    found = {}
+    for operation in spec["operations"].values():
+        if operation["action"] != "send":
+            continue
+        channel = spec["channels"][operation["channel"]["$ref"].rsplit("/", 1)[1]]
+        message = spec["components"]["messages"][next(iter(channel["messages"].values()))["$ref"].rsplit("/", 1)[1]]
+        found[channel["address"]] = message["payload"]["$ref"].rsplit("/", 1)[1]
+    return found
+
+
+def test_the_replicator_documents_what_it_publishes_with_the_payload(documents: dict) -> None:
+    document = documents[docs_export.DOCS / "asyncapi" / "replicator.json"]
+    assert sends(document) == {subjects.CLAIM_RECRITIQUE: "RecritiqueClaim", subjects.VERIFY_REQUESTED: "RequestVerification"}
+    schemas = json.loads(document)["components"]["schemas"]
+    assert {"claim_id", "reason", "finding_id"} <= set(schemas["RecritiqueClaim"]["properties"])
+    assert all(field.get("description") for field in schemas["RecritiqueClaim"]["properties"].values())

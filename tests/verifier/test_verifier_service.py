@@ -24,7 +24,8 @@ from research_contracts.verifications import RequestVerification, VerificationCh
 from research_agents import FindingsRepository, FindingView
 from research_ledger import Ledger
 from research_ledger.watched import WatchedClaimRow, verdict_history, watched
-from research_replicator.watched import request_due
+from research_replicator.watched import REVERIFY, request_due
+from research_platform.broker import declare_publishers
 from research_platform.models import AuditEvent, ResearchSource
 from research_runs import replay
 from tests.llm.fake_llm_server import Behaviour, FakeLLMServer
@@ -67,10 +68,11 @@ async def reverify_now(servers, sessions, verification_id: uuid.UUID) -> str:  #
         await session.execute(update(WatchedClaimRow).where(WatchedClaimRow.verification_id == verification_id)
                               .values(next_due_at=datetime.now(UTC) - timedelta(minutes=1)))
     broker = NatsBroker(servers.nats_url)
-    await broker.connect()
+    reverify = declare_publishers(broker, [REVERIFY])[subjects.VERIFY_REQUESTED]
+    await broker.start()
     try:
-        assert await request_due(broker, sessions, limit=100) >= 1
-        assert await request_due(broker, sessions, limit=100) == 0, "a requested claim is not asked for twice"
+        assert await request_due(reverify, sessions, limit=100) >= 1
+        assert await request_due(reverify, sessions, limit=100) == 0, "a requested claim is not asked for twice"
     finally:
         await broker.stop()
     async with sessions() as session:

@@ -196,9 +196,10 @@ class ClaimProposed(BaseModel):
 class RecritiqueClaim(BaseModel):
     """Command on `research.claim.recritique`: judge an active claim again (from the replicator)."""
 
-    claim_id: uuid.UUID
-    reason: str = Field(examples=["eroded", "retracted_source"])
-    finding_id: uuid.UUID | None = None
+    claim_id: uuid.UUID = Field(description="The active claim to judge again.")
+    reason: str = Field(description="Why it no longer holds: the replicator's verdict on fresh evidence.",
+                        examples=["eroded", "retracted_source"])
+    finding_id: uuid.UUID | None = Field(default=None, description="The replicator's finding that records the evidence.")
 
 
 class Verdict(StrEnum):

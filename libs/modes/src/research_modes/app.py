@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from research_ledger import dead_letters
-from research_platform.broker import ensure_streams_at, make_broker
+from research_platform.broker import Emits, declare_publishers, ensure_streams_at, make_broker
 from research_platform.db import create_engine, session_factory
 from research_platform.delivery import Delivery
 from research_runs import RUN_EVENTS_ADDRESS, declare_run_events
@@ -39,17 +39,6 @@ class Requests:
     description: str
     summary: str  # the handler's docstring
     batch_size: int = 1
-
-
-@dataclass(frozen=True)
-class Emits:
-    """An event the mode publishes (on a JetStream stream)."""
-
-    subject: str
-    stream: str
-    schema: type[BaseModel]
-    title: str
-    description: str
 
 
 @dataclass
@@ -73,9 +62,7 @@ def mode_app(settings: Any, service: str, requests: Requests, build: Build,
     broker = make_broker(settings.require_nats_url(), service)
     delivery = Delivery.install(broker, service=service, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s)
     ctx = ModeContext(broker, settings)
-    for event in emits:
-        ctx.publishers[event.subject] = broker.publisher(event.subject, stream=JStream(event.stream, declare=False), schema=event.schema,
-                                                         title=event.title, description=event.description)
+    ctx.publishers.update(declare_publishers(broker, emits))
     # Every mode traces its runs: the run events are declared too (a recorder given this publisher sends through it).
     ctx.publishers[RUN_EVENTS_ADDRESS] = declare_run_events(broker, service)
 

@@ -1,19 +1,23 @@
-"""The broker factory and the JetStream streams.
+"""The broker factory, the JetStream streams and the declared publishers.
 
 Streams are created (or updated) idempotently by `ensure_streams` at every process start. How a
 consumed message is acknowledged, retried or dead-lettered is `delivery.Delivery`, the one
-middleware every JetStream consumer runs behind.
+middleware every JetStream consumer runs behind. What a service emits is declared with
+`declare_publishers`, so its AsyncAPI document lists each event with its payload schema.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Iterable
+from typing import Any
 
-from faststream.nats import NatsBroker
+from faststream.nats import JStream, NatsBroker
 from nats.js import JetStreamContext
 from nats.js.api import RetentionPolicy, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
+from pydantic import BaseModel
 
 from research_contracts import subjects
 from research_platform.nats_seeds import connect, replicated, seed_urls, stream_replicas
@@ -128,3 +132,28 @@ def make_broker(url: str, service: str) -> NatsBroker:
         reconnect_time_wait=0.5,
         logger=logging.getLogger("faststream.broker"),  # rendered as JSON by the root handler
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class Emits:
+    """An event a service publishes on a JetStream stream."""
+
+    subject: str
+    stream: str
+    schema: type[BaseModel]
+    title: str
+    description: str
+
+
+def declare_publishers(broker: NatsBroker, emits: Iterable[Emits]) -> dict[str, Any]:
+    """A declared FastStream publisher per event (subject → publisher), listed with its payload
+    schema in the service's AsyncAPI document.
+
+    The streams are not declared by FastStream (`declare=False`): `ensure_streams` alone owns their
+    configuration, and FastStream's declaration would replace it with its defaults at every start.
+    """
+    return {
+        event.subject: broker.publisher(event.subject, stream=JStream(event.stream, declare=False), schema=event.schema,
+                                        title=event.title, description=event.description)
+        for event in emits
+    }

@@ -8,11 +8,15 @@ supports' quotes are looked for: eroded | retracted_source | confirmed) → resh
 `research.replicator.skipped` (with the reason). Then due watched claims are sent to the verifier
 for re-verification (`watched`). Operator verbs arrive on
 `research.control.replicator.<verb>`.
+
+Publishes `research.claim.recritique` (`RecritiqueClaim`) and `research.verify.requested`
+(`RequestVerification`), both declared (`EMITS`).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +25,8 @@ from faststream import FastStream
 from faststream.nats import NatsBroker
 from research_agents import RunContext
 from research_agents.app import AgentResources, RunFunction, periodic_app
-from research_contracts import EvidenceRefreshed, RerunResearch, subjects
+from research_contracts import EvidenceRefreshed, RecritiqueClaim, RerunResearch, subjects
+from research_platform.broker import Emits
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_platform.service import run_service
@@ -34,12 +39,20 @@ from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSe
 
 log = get_logger(__name__)
 
+RECRITIQUE = Emits(
+    subjects.CLAIM_RECRITIQUE, subjects.CLAIMS_STREAM, RecritiqueClaim, "replicator.claim_recritique",
+    "An active claim that no longer holds on fresh evidence (eroded, or a supporting source retracted), for the "
+    "critic to judge again (`Nats-Msg-Id` `recritique-<finding_id>`).",
+)
+EMITS = (RECRITIQUE, watched.REVERIFY)
+
 
 @dataclass
 class Replicator:
-    broker: NatsBroker
+    broker: NatsBroker  # asks the researcher (request/reply `research.researcher.rerun`)
     sessions: async_sessionmaker[AsyncSession]
     settings: ReplicatorSettings
+    publishers: Mapping[str, Any]  # the declared publishers of `EMITS`, by subject
 
     async def run(self, ctx: RunContext) -> dict[str, Any]:
         async with self.sessions() as session:
@@ -54,7 +67,8 @@ class Replicator:
                 outcome = await self.replicate(claim, ctx)
             ctx.bump(outcome)
             ctx.bump("claims")
-        ctx.counts["watched_reverifications"] = await watched.request_due(self.broker, self.sessions, limit=self.settings.watched_per_run)
+        ctx.counts["watched_reverifications"] = await watched.request_due(
+            self.publishers[subjects.VERIFY_REQUESTED], self.sessions, limit=self.settings.watched_per_run)
         return ctx.counts
 
     async def replicate(self, claim: DueClaim, ctx: RunContext | None = None) -> str:
@@ -70,10 +84,8 @@ class Replicator:
             if finding_id is not None:
                 # Published before the commit: if the bus refuses, nothing is recorded and the
                 # claim is due again next run; the message id makes a repeat harmless.
-                await self.broker.publish(
+                await self.publishers[subjects.CLAIM_RECRITIQUE].publish(
                     reshape.recritique(claim, comparison, finding_id),
-                    subjects.CLAIM_RECRITIQUE,
-                    stream=subjects.CLAIMS_STREAM,
                     headers={subjects.MSG_ID_HEADER: f"recritique-{finding_id}"},
                 )
         if comparison.verdict is None:
@@ -103,9 +115,9 @@ def create_app(settings: ReplicatorServiceSettings) -> FastStream:
     replicator = settings.replicator
 
     def build_run(resources: AgentResources) -> RunFunction:
-        return Replicator(resources.broker, resources.sessions, replicator).run
+        return Replicator(resources.broker, resources.sessions, replicator, resources.publishers).run
 
-    return periodic_app(SERVICE, settings, replicator.schedule, build_run)
+    return periodic_app(SERVICE, settings, replicator.schedule, build_run, emits=EMITS)
 
 
 def run() -> None:

@@ -4,7 +4,8 @@ Each replicator run (on its interval, or at once through the operator's run-once
 ledger for watched claims whose next re-verification is due (`research_ledger.watched.due`; the
 interval is the verifier's `VERIFIER__WATCH_DAYS`, default 30 days) and publishes one
 `RequestVerification` (origin `watch`, a fresh run id, the sources and filters the claim was
-first verified with) per claim on `research.verify.requested`.
+first verified with) per claim on `research.verify.requested`, through the declared publisher of
+`REVERIFY`.
 The verifier does the work: a new version of the same report, the verdict appended to the
 history, and — when the verdict or confidence moved or a cited source is now retracted — a
 finding in the replicator's name (`verdict_changed` / `retracted_source`, naming the
@@ -17,7 +18,6 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from faststream.nats import NatsBroker
 from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -25,8 +25,15 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from research_contracts import subjects
 from research_contracts.verifications import RequestVerification, verification_run_id
 from research_ledger.watched import WatchedClaimRow, due, mark_requested
+from research_platform.broker import Emits
 from research_platform.db import transaction
 from research_platform.models import ReportRow
+
+REVERIFY = Emits(
+    subjects.VERIFY_REQUESTED, subjects.VERIFICATIONS_STREAM, RequestVerification, "replicator.verify_requested",
+    "A watched claim whose re-verification is due, for the verifier (origin `watch`, the sources and filters it was "
+    "first verified with; `Nats-Msg-Id` `verify-<verification_id>-<run_id>`).",
+)
 
 
 def reverification(claim: WatchedClaimRow, request: Mapping[str, Any] | None, run_id: str) -> RequestVerification:
@@ -42,8 +49,9 @@ def reverification(claim: WatchedClaimRow, request: Mapping[str, Any] | None, ru
                                    origin="watch")
 
 
-async def request_due(broker: NatsBroker, sessions: async_sessionmaker[AsyncSession], *, limit: int) -> int:
-    """Publish a re-verification for every due watched claim; returns how many were requested."""
+async def request_due(publisher: Any, sessions: async_sessionmaker[AsyncSession], *, limit: int) -> int:
+    """Publish a re-verification for every due watched claim through `publisher` (the declared
+    publisher of `REVERIFY`); returns how many were requested."""
     requested = 0
     async with transaction(sessions) as session:
         claims = await due(session, limit=limit)
@@ -54,8 +62,7 @@ async def request_due(broker: NatsBroker, sessions: async_sessionmaker[AsyncSess
             run_id = verification_run_id(claim.verification_id, f"w{uuid.uuid4().hex[:8]}")
             command = reverification(claim, requests.get(claim.verification_id), run_id)
             # Published inside the transaction: if the bus refuses, the claim stays due for the next run.
-            await broker.publish(command, subjects.VERIFY_REQUESTED, stream=subjects.VERIFICATIONS_STREAM,
-                                 headers={subjects.MSG_ID_HEADER: f"verify-{claim.verification_id}-{run_id}"})
+            await publisher.publish(command, headers={subjects.MSG_ID_HEADER: f"verify-{claim.verification_id}-{run_id}"})
             await mark_requested(session, claim.verification_id, run_id)
             requested += 1
     return requested
