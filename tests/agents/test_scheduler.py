@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
+import nats
 import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from research_agents import AgentPaused, RunContext, RunInFlight, RunLock, Scheduler, ScheduleSettings
-from research_agents.controls import answer
+from research_agents.controls import answer, mount_controls
+from research_contracts import ControlReply, ControlRequest, subjects
+from research_platform.broker import make_broker
 from research_platform.models import AgentRun
 
 pytestmark = pytest.mark.integration
@@ -82,14 +85,15 @@ async def test_concurrent_run_once_answers_409(engine: AsyncEngine, replica_engi
     work.release.clear()
     replica_a = Scheduler(unique, engine, work, MANUAL)
     replica_b = Scheduler(unique, replica_engine, SteppedWork(steps=1), MANUAL)
-    replies = await asyncio.gather(answer(replica_a, "run-once", b""), answer(replica_b, "run-once", b""))
+    replies = await asyncio.gather(answer(replica_a, "run-once", ControlRequest()),
+                                   answer(replica_b, "run-once", ControlRequest()))
     assert sorted(r.status for r in replies) == [202, 409]
-    again = await answer(replica_a, "run-once", b"{}")
+    again = await answer(replica_a, "run-once", ControlRequest())
     assert again.status == 409 and again.state == "running"
     work.release.set()
     await replica_a.wait_current(10)
     await replica_b.wait_current(10)
-    waited = await answer(replica_b, "run-once", b'{"args": {"wait": true, "timeout_s": 10}}')
+    waited = await answer(replica_b, "run-once", ControlRequest(args={"wait": True, "timeout_s": 10}))
     assert waited.status == 200 and waited.detail["run"]["outcome"] == "completed"
 
 
@@ -99,12 +103,12 @@ async def test_cancel_current_from_another_replica_stops_at_a_safe_point(
     work = SteppedWork(steps=10_000, step_s=0.005)
     runner = Scheduler(unique, engine, work, MANUAL)
     operator = Scheduler(unique, replica_engine, SteppedWork(), MANUAL)
-    idle = await answer(operator, "cancel-current", b"")
+    idle = await answer(operator, "cancel-current", ControlRequest())
     assert idle.status == 200 and idle.detail["cancelled"] is None
     run_id = await runner.run_once()
     await asyncio.wait_for(work.started.wait(), 5)
     await asyncio.sleep(0.1)
-    reply = await answer(operator, "cancel-current", b'{"actor_key_id": "k1"}')
+    reply = await answer(operator, "cancel-current", ControlRequest(actor_key_id="k1"))
     assert reply.detail["cancelled"] == str(run_id)
     await runner.wait_current(10)
     (run,) = await _runs(engine, unique)
@@ -128,7 +132,7 @@ async def test_pause_holds_the_run_and_refuses_new_ones_until_resume(
     operator = Scheduler(unique, replica_engine, SteppedWork(), MANUAL)
     await runner.run_once()
     await asyncio.wait_for(work.started.wait(), 5)
-    paused = await answer(operator, "pause", b"")
+    paused = await answer(operator, "pause", ControlRequest())
     assert paused.status == 200 and paused.state == "paused"
     for _ in range(100):  # the run notices the pause at its next safe point
         if runner.suspended:
@@ -137,11 +141,11 @@ async def test_pause_holds_the_run_and_refuses_new_ones_until_resume(
     held_at = work.done
     await asyncio.sleep(0.4)
     assert work.done == held_at < 40, "a paused run must not progress"
-    status = await answer(operator, "status", b"")
+    status = await answer(operator, "status", ControlRequest())
     assert status.state == "paused" and status.detail["suspended_run"] is True
-    refused = await answer(operator, "run-once", b"")
+    refused = await answer(operator, "run-once", ControlRequest())
     assert refused.status == 409 and refused.state == "paused"
-    resumed = await answer(operator, "resume", b"")
+    resumed = await answer(operator, "resume", ControlRequest())
     assert resumed.status == 200 and resumed.detail["paused"] is False
     await runner.wait_current(10)
     assert work.done == 40
@@ -181,3 +185,26 @@ async def test_paused_agent_does_not_tick(engine: AsyncEngine, unique: str) -> N
     await asyncio.sleep(0.6)
     await scheduler.stop()
     assert await _runs(engine, unique) == []
+
+
+async def test_an_operator_verb_over_the_bus_reads_an_empty_body_and_refuses_a_malformed_one(
+    engine: AsyncEngine, servers, nc: nats.NATS, unique: str  # type: ignore[no-untyped-def]
+) -> None:
+    """The admin routes send a `ControlRequest` or nothing; anything else gets a 400 with the
+    reason at once, never a timeout."""
+    broker = make_broker(servers.nats_url, unique)
+    mount_controls(broker, unique, lambda: Scheduler(unique, engine, SteppedWork(steps=1), MANUAL))
+    await broker.start()
+    try:
+        async def ask(body: bytes) -> ControlReply:
+            reply = await nc.request(subjects.control_subject(unique, "pause"), body, timeout=10)
+            return ControlReply.model_validate_json(reply.data)
+
+        assert (await ask(b"")).state == "paused"
+        for malformed in (b'{"args": "wait"}', b"pause now"):
+            refused = await ask(malformed)
+            assert refused.status == 400 and refused.detail["error"].startswith("invalid control request")
+        status = await nc.request(subjects.control_subject(unique, "status"), b'{"actor_key_id": "k1"}', timeout=10)
+        assert ControlReply.model_validate_json(status.data).state == "paused"
+    finally:
+        await broker.stop()

@@ -56,3 +56,11 @@ def test_the_replicator_documents_what_it_publishes_with_the_payload(documents: 
     schemas = json.loads(document)["components"]["schemas"]
     assert {"claim_id", "reason", "finding_id"} <= set(schemas["RecritiqueClaim"]["properties"])
     assert all(field.get("description") for field in schemas["RecritiqueClaim"]["properties"].values())
+
+
+def test_the_agents_operator_verbs_document_the_control_request(documents: dict) -> None:
+    for agent in ("correlator", "librarian", "replicator", "scout"):
+        spec = json.loads(documents[docs_export.DOCS / "asyncapi" / f"{agent}.json"])
+        payloads = {name: message["payload"].get("$ref", "") for name, message in spec["components"]["messages"].items()
+                    if name.startswith(f"{agent}.control.")}
+        assert len(payloads) == 5 and all(ref.endswith("/ControlRequest") for ref in payloads.values()), (agent, payloads)

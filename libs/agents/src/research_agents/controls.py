@@ -2,7 +2,9 @@
 
 The gateway's admin routes send a `ControlRequest` and return the `ControlReply.status` as the
 HTTP status. Replicas share the subjects in a queue group: any replica can answer, because the
-state they act on (run-lock, pause switch, cancel request) lives in Postgres.
+state they act on (run-lock, pause switch, cancel request) lives in Postgres. FastStream parses the
+`ControlRequest` (an empty body is every field at its default); a body that does not validate is
+answered 400 with the reason (`research_platform.replies.refusing`).
 
     status          200 {state, current_run, last_run, next_tick, findings_24h}
     run-once        202 {run_id}; with args.wait=true, 200 once the run finished; 409 in flight / paused
@@ -15,13 +17,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from faststream.nats import NatsBroker, NatsMessage
+from faststream.nats import NatsBroker
 from pydantic import ValidationError
 
 from research_agents.errors import AgentPaused, RunInFlight
 from research_agents.scheduler import Scheduler
 from research_contracts import ControlReply, ControlRequest, subjects
 from research_platform.logging import get_logger
+from research_platform.replies import empty_is_object, refusing
 
 log = get_logger(__name__)
 
@@ -82,12 +85,13 @@ VERBS: dict[str, Verb] = {
 }
 
 
-async def answer(scheduler: Scheduler, verb: str, body: bytes) -> ControlReply:
+def refused(exc: ValidationError) -> ControlReply:
+    """The reply to a body that is not a `ControlRequest`."""
+    return ControlReply(status=400, detail={"error": f"invalid control request: {exc.errors(include_url=False)}"})
+
+
+async def answer(scheduler: Scheduler, verb: str, request: ControlRequest) -> ControlReply:
     """The reply to one control request; never raises (a failure is a 4xx/5xx reply)."""
-    try:
-        request = ControlRequest.model_validate_json(body) if body.strip() else ControlRequest()
-    except ValidationError as exc:
-        return ControlReply(status=400, detail={"error": f"invalid control request: {exc.errors(include_url=False)}"})
     try:
         return await VERBS[verb](scheduler, request)
     except asyncio.CancelledError:
@@ -99,17 +103,20 @@ async def answer(scheduler: Scheduler, verb: str, body: bytes) -> ControlReply:
 
 def mount_controls(broker: NatsBroker, agent: str, scheduler: Callable[[], Scheduler]) -> None:
     """Subscribe the five verbs of `agent` (queue group `agent`) on `broker`."""
+    controls = refusing(refused)
     for verb in VERBS:
 
-        def handler(verb: str = verb) -> Callable[[NatsMessage], Awaitable[ControlReply]]:
-            async def on_control(msg: NatsMessage) -> ControlReply:
-                return await answer(scheduler(), verb, msg.body)
+        def handler(verb: str = verb) -> Callable[[ControlRequest], Awaitable[ControlReply]]:
+            async def on_control(request: ControlRequest) -> ControlReply:
+                return await answer(scheduler(), verb, request)
 
             return on_control
 
-        broker.subscriber(
+        controls.subscriber(
             subjects.control_subject(agent, verb),
             queue=agent,
+            decoder=empty_is_object,
             title=f"{agent}.control.{verb}",
             description=f"Operator verb `{verb}` of the {agent} (ControlRequest → ControlReply).",
         )(handler())
+    broker.include_router(controls)
