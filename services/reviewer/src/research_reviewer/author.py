@@ -64,14 +64,7 @@ class OfflineAuthor:
         self.relevance = relevance  # the MiniLM sentence embedder: subtopic clusters, restatements
         self.settings = settings
         self.dossier: Dossier | None = None
-        self._judge = judge
-
-    @property
-    def judge(self) -> Judge:
-        """The trained relevance / evidence / stance models (loaded once per process)."""
-        if self._judge is None:
-            self._judge = get_judge()
-        return self._judge
+        self.judge = judge or get_judge()  # the trained relevance / evidence / stance models (loaded once per process)
 
     async def draft(self, job: ReviewJob, tools: Toolbox) -> Report:
         dossier = Dossier(job)

@@ -47,14 +47,7 @@ class PeerReviewer:
     def __init__(self, spot_checks: int = 4, *, relevance_floor: float = 0.5, judge: Judge | None = None) -> None:
         self.spot_checks = spot_checks
         self.relevance_floor = relevance_floor  # the author's setting: below it a paper is off the topic
-        self._judge = judge
-
-    @property
-    def judge(self) -> Judge:
-        """The trained relevance and stance models (loaded once per process)."""
-        if self._judge is None:
-            self._judge = get_judge()
-        return self._judge
+        self.judge = judge or get_judge()  # the trained relevance and stance models (loaded once per process)
 
     async def review(self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, iteration: int) -> PeerReview:
         review = PeerReview(iteration=iteration, model=self.model)
