@@ -24,6 +24,7 @@ import signal
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -63,6 +64,15 @@ class Tally:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.seconds += other.seconds
 
+    def checked(self, kept: int, offered: int) -> None:
+        """Count a validated answer whose citations were checked: usable when one was kept (else the
+        offline engine's output stands), dropped when any was not."""
+        self.dropped += kept < offered
+        if kept:
+            self.usable += 1
+        else:
+            self.fallback += 1
+
     def share(self, n: int) -> float:
         return n / self.calls if self.calls else 0.0
 
@@ -88,6 +98,21 @@ def evidence(doc: dict) -> EvidenceDoc:
     return EvidenceDoc(source_id=f"corpus:{doc['doc_id']}", title=doc["title"], text=" ".join(doc["abstract"]))
 
 
+def papers_prompt(system: str, head: Callable[[Guard], list[str]], papers: list[dict]) -> Prompt:
+    """The prompt an engine sends about `papers`: `head(guard)`'s lines, then each paper's id and
+    guarded title and abstract (the first 2,500 characters), as the verifier and the reviewer do."""
+    guard = Guard()
+    parts = head(guard)
+    for d in papers:
+        parts += ["paper_id: " + json.dumps(f"corpus:{d['doc_id']}"), guard(f"Title: {d['title']}\n{' '.join(d['abstract'])[:2500]}")]
+    return Prompt(system=system, user="\n".join(parts), table=guard.table)
+
+
+def abstracts(papers: list[dict]) -> dict[str, str]:
+    """Each paper's whole abstract by its id: a quote the engine keeps must stand in it."""
+    return {f"corpus:{d['doc_id']}": " ".join(d["abstract"]) for d in papers}
+
+
 async def timed(tally: Tally, coro):  # type: ignore[no-untyped-def]
     started = time.perf_counter()
     with collect() as used:
@@ -98,6 +123,18 @@ async def timed(tally: Tally, coro):  # type: ignore[no-untyped-def]
             tally.calls += 1
             tally.tokens_in += used.tokens_in
             tally.tokens_out += used.tokens_out
+
+
+async def ask(tally: Tally, chain, prompt: Prompt, schema, name: str):  # type: ignore[no-untyped-def]
+    """The model's validated answer to `prompt` (counted valid), or None when no provider
+    answered (counted a fallback)."""
+    try:
+        answered = await timed(tally, chain.ask(prompt, schema, name, timeout_s=300))
+    except NoProviderAnswered:
+        tally.fallback += 1
+        return None
+    tally.valid += 1
+    return answered.answer
 
 
 async def bench_researcher(chain, claims, docs, n) -> Tally:  # type: ignore[no-untyped-def]
@@ -163,26 +200,15 @@ async def bench_verifier(chain, claims, docs, n) -> Tally:  # type: ignore[no-un
     for claim in claims[:n]:
         job = verification_job(RequestVerification(claim=claim["claim"]))
         papers = [docs[int(d)] for d in claim["evidence"]] + [docs[i] for i in list(docs)[3:5]]
-        guard = Guard()
-        parts = ["Statement:", guard(job.statements[0].text), "Passages:"]
-        for d in papers:
-            parts += ["paper_id: " + json.dumps(f"corpus:{d['doc_id']}"), guard(f"Title: {d['title']}\n{' '.join(d['abstract'])[:2500]}")]
-        prompt = Prompt(system=SYSTEM, user="\n".join(parts), table=guard.table)
-        try:
-            answered = await timed(t, chain.ask(prompt, LabelsAnswer, "verification_labels", timeout_s=300))
-        except NoProviderAnswered:
-            t.fallback += 1
+        prompt = papers_prompt(SYSTEM, lambda guard: ["Statement:", guard(job.statements[0].text), "Passages:"], papers)
+        answer = await ask(t, chain, prompt, LabelsAnswer, "verification_labels")
+        if answer is None:
             continue
-        t.valid += 1
-        texts = {f"corpus:{d['doc_id']}": " ".join(d["abstract"]) for d in papers}
-        kept = [x for x in answered.answer.labels
+        texts = abstracts(papers)
+        kept = [x for x in answer.labels
                 if x.label.upper() in {"SUPPORTS", "CONTRADICTS", "QUALIFIES", "UNRELATED"}
                 and x.paper_id in texts and found_verbatim(prompt.restore(x.sentence), texts[x.paper_id])]
-        t.dropped += len(kept) < len(answered.answer.labels)
-        if kept:
-            t.usable += 1
-        else:
-            t.fallback += 1  # nothing usable: the offline classifier's labels stand
+        t.checked(len(kept), len(answer.labels))  # nothing kept: the offline classifier's labels stand
     return t
 
 
@@ -220,25 +246,15 @@ async def bench_reviewer(chain, claims, docs, n) -> Tally:  # type: ignore[no-un
     t = Tally()
     for claim in claims[:n]:
         papers = [docs[int(d)] for d in claim["evidence"]] + [docs[i] for i in list(docs)[5:7]]
-        guard = Guard()
-        parts = ["Topic:", guard(claim["claim"]), "Sub-questions:", f"Q1: {guard(claim['claim'])}", "Evidence papers:"]
-        for d in papers:
-            parts += ["paper_id: " + json.dumps(f"corpus:{d['doc_id']}"), guard(f"Title: {d['title']}\n{' '.join(d['abstract'])[:2500]}")]
-        prompt = Prompt(system=SYSTEM, user="\n".join(parts), table=guard.table)
-        try:
-            answered = await timed(t, chain.ask(prompt, SynthesisAnswer, "review_findings", timeout_s=300))
-        except NoProviderAnswered:
-            t.fallback += 1
+        prompt = papers_prompt(SYSTEM, lambda guard: ["Topic:", guard(claim["claim"]), "Sub-questions:",
+                                                      f"Q1: {guard(claim['claim'])}", "Evidence papers:"], papers)
+        answer = await ask(t, chain, prompt, SynthesisAnswer, "review_findings")
+        if answer is None:
             continue
-        t.valid += 1
-        texts = {f"corpus:{d['doc_id']}": " ".join(d["abstract"]) for d in papers}
-        quotes = [(q.paper_id, prompt.restore(q.text)) for f in answered.answer.findings for q in f.quotes]
+        texts = abstracts(papers)
+        quotes = [(q.paper_id, prompt.restore(q.text)) for f in answer.findings for q in f.quotes]
         good = [q for q in quotes if q[0] in texts and q[1].strip() and found_verbatim(q[1], texts[q[0]])]
-        t.dropped += len(good) < len(quotes)
-        if good:
-            t.usable += 1
-        else:
-            t.fallback += 1  # no usable finding: the offline author's findings stand
+        t.checked(len(good), len(quotes))  # no usable finding: the offline author's findings stand
     return t
 
 
