@@ -40,7 +40,7 @@ EVIDENCE = [
         title="Long-term denosumab treatment and bone mineral density",
         year=2017,
         abstract=(
-            "Ten years of denosumab treatment increased bone mineral density and kept fracture rates low. "
+            "Ten years of denosumab treatment kept vertebral fracture rates low and increased bone mineral density. "
             "Denosumab was well tolerated in older women."
         ),
     ),

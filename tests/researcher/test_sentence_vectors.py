@@ -29,7 +29,7 @@ def _hits(unique: str) -> tuple[SourceHit, SourceHit]:
     )
     outside = SourceHit(
         source_id=f"pmid:sv-{unique}", source="pubmed", year=2021,
-        title="Teriparatide in men", abstract=f"Teriparatide increased spine bone density in men of study {unique}.",
+        title="Teriparatide in men", abstract=f"Teriparatide reduced vertebral fractures in men of study {unique}.",
     )
     return corpus, outside
 

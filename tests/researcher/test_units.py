@@ -14,6 +14,7 @@ from research_llm import ClaimDraft, DraftOutcome, EvidenceDoc, ProviderFailure,
 from research_platform.errors import PrepareError
 from research_researcher import experiment, prepare, reshape
 from research_researcher.tiers import TierGate
+from tests.verification.fixed_judge import FixedJudge
 
 pytestmark = pytest.mark.unit
 
@@ -72,6 +73,26 @@ def test_sources_already_cited_come_first_and_memory_only_sources_last() -> None
     docs = experiment.evidence_docs(merged)
     assert [d.source_id for d in docs] == ["pmid:3", "corpus:1", "pmid:2", "pmid:9"]  # no text, no evidence
     assert [d.score for d in docs] == sorted((d.score for d in docs), reverse=True)
+
+
+def _doc(title: str) -> EvidenceDoc:
+    return EvidenceDoc(source_id=f"corpus:{title}", title=title, text=f"{title} finding.")
+
+
+def test_a_claim_draws_only_on_papers_the_relevance_model_puts_on_the_question() -> None:
+    judge = FixedJudge(relevances={"HF-ACTION": 0.83, "Shoulder impingement": 0.2, "Collaborative care": 0.3})
+    docs = [_doc("Shoulder impingement"), _doc("HF-ACTION"), _doc("Collaborative care")]
+    kept, off_topic = experiment.relevant_docs("Does exercise training improve quality of life in heart failure?", docs, judge)
+    assert [d.title for d in kept] == ["HF-ACTION"] and off_topic == 2
+    asked = judge.calls[0]
+    assert asked[0] == "relevance" and not asked[1].endswith("?")  # the question is judged as the claim it asks about
+
+
+def test_when_no_paper_is_on_the_question_the_nearest_one_alone_is_kept() -> None:
+    judge = FixedJudge(relevances={"A": 0.2, "B": 0.4, "C": 0.1})
+    kept, off_topic = experiment.relevant_docs("Does zinc shorten colds?", [_doc("A"), _doc("B"), _doc("C")], judge)
+    assert [d.title for d in kept] == ["B"] and off_topic == 2
+    assert experiment.relevant_docs("Does zinc shorten colds?", [], judge) == ([], 0)
 
 
 # --- grounding ------------------------------------------------------------------------------

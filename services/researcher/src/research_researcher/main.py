@@ -15,6 +15,7 @@ The task flow itself lives in `pipeline.Researcher`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -25,6 +26,7 @@ from faststream.nats import ConsumerConfig, JStream, PullSub
 from research_contracts import ClaimProposed, RunResearch, Tier, subjects
 from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import get_embedder
+from research_judgement import get_judge
 from research_ledger import dead_letters
 from research_llm import build_chain
 from research_platform.broker import ensure_streams_at, make_broker
@@ -75,6 +77,7 @@ def create_app(settings: Settings) -> FastStream:
             read_sessions=session_factory(without_transactions(reader)),
         )
         await embedder.aembed_one("warm up")
+        await asyncio.to_thread(get_judge().model, "relevance")  # the first task pays no model load
         yield
         await dispose(engine, reader)
 

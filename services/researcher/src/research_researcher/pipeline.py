@@ -107,7 +107,8 @@ class Researcher:
             query_embedding=query_vector,
         )
         hits = experiment.merge_hits(found.hits, recollection.sources)
-        docs = await self.with_known_vectors(experiment.evidence_docs(hits))
+        docs, off_topic = await asyncio.to_thread(experiment.relevant_docs, guarded.topic_query, experiment.evidence_docs(hits))
+        docs = await self.with_known_vectors(docs)
         try:
             outcome = await experiment.draft_claim(guarded.model_question, task.entity, docs, self.chain)
         except NoProviderAnswered as exc:  # every provider of the chain was tried: the task fails, visibly
@@ -121,6 +122,7 @@ class Researcher:
                 "sources_asked": sources,
                 "degraded": found.degraded,
                 "evidence": len(docs),
+                "off_topic": off_topic,
                 "related_claims": [
                     {"claim_id": str(c.claim_id), "similarity": c.similarity} for c in recollection.claims
                 ],
