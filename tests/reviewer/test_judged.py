@@ -103,6 +103,26 @@ def test_clusters_are_subtopics_named_by_their_distinctive_phrases_not_by_the_to
     assert len(capped) == 1 and len(capped[0].members) == 3
 
 
+NET_TITLES = {"corpus:11328820": "NETs are a source of citrullinated autoantigens and stimulate inflammatory responses in "
+                                 "rheumatoid arthritis.",
+             "corpus:30041340": "Antibodies from patients with rheumatoid arthritis target citrullinated histone 4 contained "
+                                "in neutrophils extracellular traps."}
+
+
+def test_a_subtopic_is_named_by_words_specific_in_the_literature_not_by_generic_ones() -> None:
+    # the demo review asked "What do the studies find on inflammatory responses and source?"
+    lead = Sentence(paper("corpus:11328820", NET_TITLES["corpus:11328820"], "x"),
+                    "Indeed, during NETosis, neutrophils externalized the citrullinated autoantigens implicated in RA "
+                    "pathogenesis, and anti-citrullinated vimentin antibodies potently induced NET formation.", 0.9)
+    other = ("RESULTS RA sera reacted with a deiminated antigen of 11 KDa from activated neutrophils, recognised also by "
+             "anti-H4 and antideiminated H4 antibodies.")
+    background = [lead.text, other, *NET_TITLES.values()]
+    (group,) = judged.clusters(Embedder(), "neutrophil extracellular traps and citrullinated autoantigens in rheumatoid "
+                               "arthritis", [lead], background, similarity=0.5, most=4)
+    name = group.question.text  # type: ignore[union-attr]
+    assert name == "What do the studies find on anti-citrullinated vimentin antibodies and NETs?"  # as written: NETs
+
+
 def test_subtopic_names_are_subjects_not_fragments_of_a_clause() -> None:
     # the demo review asked "What do the studies find on stimulate inflammatory responses and source of citrullinated?"
     names = set(judged._phrases("NETs are a source of citrullinated autoantigens and stimulate inflammatory responses in "

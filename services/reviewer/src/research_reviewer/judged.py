@@ -30,6 +30,7 @@ import numpy as np
 
 from research_contracts.corpus_tools import PaperRecord
 from research_judgement import AbstractDecision, abstract_decision
+from research_judgement.coverage import vocabulary
 from research_llm.offline import lexicon
 from research_verification import null_result
 from research_reviewer.evidence import (
@@ -198,7 +199,10 @@ def _relational(word: str, *, first: bool) -> bool:
 
 def _name(group: Cluster, df: Counter[str], total: int, topic_words: set[str], topic: str) -> str:
     """The question a cluster answers: its two most distinctive phrases — shared by its members
-    (sentence or paper title), rare in the rest of the on-topic literature, not the topic's own words."""
+    (sentence or paper title), rare in the rest of the on-topic literature, not the topic's own words,
+    and made of words specific in the literature at large (`Vocabulary.specificity`: "netosis" names
+    a subtopic, "source" or "results" does not)."""
+    words_at_large = vocabulary()
     size = len(group.members)
     inside: Counter[str] = Counter()
     in_title: set[str] = set()
@@ -211,7 +215,10 @@ def _name(group: Cluster, df: Counter[str], total: int, topic_words: set[str], t
         words = phrase.split()
         rarity = 1.0 - min(df[phrase] / total, 1.0)
         novel = sum(w not in topic_words for w in words) / len(words)
-        return (inside[phrase] / size) * rarity * novel * (1.0 + 0.3 * (len(words) - 1)) * (1.5 if phrase in in_title else 1.0)
+        specific = sum(words_at_large.specificity(w) for w in words if w not in lexicon.STOPWORDS) / \
+            max(sum(w not in lexicon.STOPWORDS for w in words), 1)
+        return ((inside[phrase] / size) * rarity * novel * specific * (1.0 + 0.3 * (len(words) - 1))
+                * (1.5 if phrase in in_title else 1.0))
 
     ranked = sorted((p for p in inside if score(p) > 0), key=lambda p: (-score(p), p))
     chosen: list[str] = []
@@ -223,7 +230,17 @@ def _name(group: Cluster, df: Counter[str], total: int, topic_words: set[str], t
             break
     if not chosen:
         return f"What do the studies find on {topic}?"
-    return f"What do the studies find on {' and '.join(chosen)}?"
+    texts = [t for s in group.members for t in (s.text, s.paper.title or "")]
+    return f"What do the studies find on {' and '.join(_as_written(p, texts) for p in chosen)}?"
+
+
+def _as_written(phrase: str, texts: list[str]) -> str:
+    """`phrase` (lower case) with the acronyms its members write ("NETs", "IL-17A") in their case."""
+    for text in texts:
+        found = re.search(r"(?<![\w-])" + r"\s+".join(map(re.escape, phrase.split())) + r"(?![\w-])", text, re.IGNORECASE)
+        if found:
+            return " ".join(w if sum(c.isupper() for c in w) >= 2 else w.lower() for w in found.group(0).split())
+    return phrase
 
 
 def findings(embedder: Embedder, groups: list[Cluster], per_cluster: int) -> list[KeyFinding]:
