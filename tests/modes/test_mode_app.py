@@ -18,6 +18,7 @@ async def test_the_scout_app_starts_answers_its_controls_and_stops(servers, nc) 
     app = create_app(ScoutServiceSettings(nats_url=servers.nats_url, database_url=servers.database_url))
     async with app.lifespan_context():
         await app.start()
+        await app.broker.connection.flush()  # its subscriptions are on the server before anyone asks
         try:
             msg = await nc.request(subjects.control_subject("scout", "status"), ControlRequest().model_dump_json().encode(),
                                    timeout=10)

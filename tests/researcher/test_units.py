@@ -9,7 +9,7 @@ import pytest
 from nats.errors import ConnectionClosedError
 from nats.js.errors import NotFoundError
 
-from research_contracts import RunResearch, SourceHit, Tier
+from research_contracts import RunResearch, SourceHit, Support, Tier
 from research_llm import ClaimDraft, DraftOutcome, EvidenceDoc, ProviderFailure, SupportDraft
 from research_platform.errors import PrepareError
 from research_researcher import experiment, prepare, reshape
@@ -93,6 +93,32 @@ def test_when_no_paper_is_on_the_question_the_nearest_one_alone_is_kept() -> Non
     kept, off_topic = experiment.relevant_docs("Does zinc shorten colds?", [_doc("A"), _doc("B"), _doc("C")], judge)
     assert [d.title for d in kept] == ["B"] and off_topic == 2
     assert experiment.relevant_docs("Does zinc shorten colds?", [], judge) == ([], 0)
+
+
+def _support(source: str, quote: str) -> Support:
+    return Support(source_id=source, title=f"Paper {source}", quote=quote)
+
+
+def test_a_support_whose_quote_does_not_support_the_statement_is_dropped_and_counted() -> None:
+    statement = "Screening of older people is not justified."
+    judge = FixedJudge(stances={"CONCLUSIONS Screening of older people is not justified.": (0.3, 0.6, 0.1),  # the claim's own
+                                "Vision did not improve after screening.": (0.8, 0.1, 0.1),
+                                "Older people were reassessed by local physicians.": (0.05, 0.05, 0.9),  # methods
+                                "Screening improved vision.": (0.2, 0.7, 0.1)})
+    supports = [_support("corpus:1", "CONCLUSIONS Screening of older people is not justified."),
+                _support("corpus:2", "Vision did not improve after screening."),
+                _support("corpus:3", "Older people were reassessed by local physicians."),
+                _support("corpus:4", "Screening improved vision.")]
+    kept, dropped = experiment.agreeing_supports(statement, supports, judge)
+    assert [s.source_id for s in kept] == ["corpus:1", "corpus:2"] and dropped == 2
+
+
+def test_when_no_quote_supports_the_statement_the_first_stays_for_the_critic() -> None:
+    judge = FixedJudge()  # every sentence NEI
+    supports = [_support("corpus:A", "A finding."), _support("corpus:B", "B finding.")]
+    assert experiment.agreeing_supports("Zinc shortens colds.", supports, judge) == (supports[:1], 1)
+    assert experiment.agreeing_supports("Zinc shortens colds.", supports[:1], judge) == (supports[:1], 0)
+    assert len(judge.calls) == 1  # one support: nothing to choose, the model is not asked
 
 
 # --- grounding ------------------------------------------------------------------------------

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from research_contracts import SourceHit
+from research_contracts import SourceHit, Support
 from research_corpus.sentences import split_sentences
 from research_llm import DraftOutcome, EvidenceDoc, ProviderChain, usage
-from research_verification.evidence import Judgement, on_topic, thresholds
+from research_verification.evidence import Judgement, default_judge, on_topic, thresholds
 from research_verification.stance import question_as_statement
 
 
@@ -69,6 +69,28 @@ def relevant_docs(question: str, docs: list[EvidenceDoc], judge: Judgement | Non
     if not kept:
         kept = [docs[int(probs.argmax())]]
     return kept, len(docs) - len(kept)
+
+
+def agreeing_supports(statement: str, supports: list[Support], judge: Judgement | None = None) -> tuple[list[Support], int]:
+    """The grounded `supports` whose quote supports `statement`, and how many were left out.
+
+    The stance model reads each quote (with its paper's title) against the statement: a quote is a
+    support when it is evidence on the statement (1 − P(NEI) ≥ the shipped `evidence` cut-off) and
+    reads as agreeing with it (P(SUPPORT) ≥ P(CONTRADICT)). A quote that contains the statement is
+    the sentence the claim states and stays whatever the model says; when no quote passes, the
+    first stays and the critic judges the claim on it. The demo's screening claim cited, as its
+    second support, a methods sentence of another study ("The older people were reassessed by local
+    physicians …", P(NEI) 0.84)."""
+    if len(supports) < 2:
+        return supports, 0
+    judge = judge or default_judge()
+    statement = " ".join(statement.split())
+    probs = judge.stance(statement, [s.quote for s in supports], [s.title or None for s in supports])
+    cut = thresholds(judge).evidence
+    kept = [s for s, (p_support, p_contradict, p_nei) in zip(supports, probs, strict=True)
+            if statement in " ".join(s.quote.split()) or (1.0 - p_nei >= cut and p_support >= p_contradict)]
+    kept = kept or supports[:1]
+    return kept, len(supports) - len(kept)
 
 
 def evidence_sentences(docs: list[EvidenceDoc]) -> list[str]:

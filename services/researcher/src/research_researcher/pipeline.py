@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import structlog
@@ -132,6 +132,8 @@ class Researcher:
             },
             notes=notes,
         )
+        supports, disagreeing = await asyncio.to_thread(experiment.agreeing_supports, claim.statement, claim.supports)
+        claim = replace(claim, supports=supports, provenance={**claim.provenance, "dropped_not_supporting": disagreeing})
         embedding = query_vector if query_vector is not None else await self.embed(guarded.topic_query)
         async with transaction(self.sessions) as session:
             ledger = Ledger(session, service=SERVICE)
