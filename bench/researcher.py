@@ -9,7 +9,14 @@ drafts a claim; a claim is a hit@1 when its first support cites a gold document,
 any of its first five supports does. Retrieval's own hit@1 and recall@k are printed as the
 reference the engine is measured against (the engine can only pick what retrieval found).
 
-    .venv/bin/python bench/researcher.py [--mode hybrid|lexical] [--limit N] [--evidence 8]
+With `--judged` the researcher's own steps around the engine run too (`research_researcher.
+experiment`): the evidence is cut to the papers the relevance model puts on the question, and the
+grounded supports to those whose quote the stance model reads as supporting the statement. Those
+models were trained on folds 1-4 of these claims, so `--judged` scores fold 0 only (claim index
+mod 5 == 0 of the train file, as `train_judgement.py` folds it) and prints, beside hit@1 / hit@5,
+the share of cited supports from a gold document (support precision), with and without the steps.
+
+    .venv/bin/python bench/researcher.py [--mode hybrid|lexical] [--limit N] [--evidence 8] [--judged]
 """
 
 from __future__ import annotations
@@ -117,10 +124,14 @@ def main() -> None:
     parser.add_argument("--mode", choices=["hybrid", "lexical"], default="hybrid")
     parser.add_argument("--limit", type=int, default=0, help="Only the first N claims with evidence (0 = all).")
     parser.add_argument("--evidence", type=int, default=8, help="Documents handed to the engine per claim.")
+    parser.add_argument("--judged", action="store_true",
+                        help="Also run the researcher's relevance cut and agreeing-supports step (fold 0 claims only).")
     args = parser.parse_args()
 
     docs = [json.loads(line) for line in (DATA / "corpus.jsonl").read_text().splitlines()]
     claims = [json.loads(line) for line in (DATA / "claims_train.jsonl").read_text().splitlines()]
+    if args.judged:
+        claims = [c for k, c in enumerate(claims) if k % 5 == 0]  # the fold the judgement models never saw
     claims = [c for c in claims if c["evidence"]]
     if args.limit:
         claims = claims[: args.limit]
@@ -136,6 +147,7 @@ def main() -> None:
     print(f"indexed {len(docs)} abstracts in {time.perf_counter() - started:.1f}s ({args.mode})", flush=True)
     engine = OfflineProvider(encoder=encoder)
 
+    judged = Judged() if args.judged else None
     hit1 = hit5 = retrieved_any = retrieved_first = 0
     supports_per_claim: list[int] = []
     confidence_hit: list[float] = []
@@ -167,6 +179,8 @@ def main() -> None:
         hit5 += bool(gold & set(cited[:5]))
         supports_per_claim.append(len(cited))
         (confidence_hit if first else confidence_miss).append(draft.confidence)
+        if judged is not None:
+            judged.score(claim["claim"], evidence, draft, gold, engine)
 
     n = len(claims)
     print()
@@ -180,6 +194,47 @@ def main() -> None:
           f"{statistics.mean(confidence_miss or [0]):.3f}")
     print(f"  draft latency: p50 {1000 * statistics.median(timings):.0f} ms   "
           f"p95 {1000 * sorted(timings)[int(0.95 * (n - 1))]:.0f} ms (embeddings memoised across claims)")
+    if judged is not None:
+        judged.report(n, hit1, hit5)
+
+
+class Judged:
+    """The researcher's judged steps around the engine: `relevant_docs` before, `agreeing_supports` after."""
+
+    def __init__(self) -> None:
+        from research_researcher import experiment
+
+        self.experiment = experiment
+        self.hit1 = self.hit5 = 0
+        self.cited = self.cited_gold = self.cited_plain = self.cited_plain_gold = self.left_out = self.dropped = 0
+
+    def score(self, question: str, evidence: list[EvidenceDoc], plain, gold: set[str], engine) -> None:
+        from research_contracts import Support
+
+        self.cited_plain += len(plain.supports)
+        self.cited_plain_gold += sum(s.source_id in gold for s in plain.supports)
+        kept, left_out = self.experiment.relevant_docs(question, evidence)
+        self.left_out += left_out
+        draft = engine.draft_sync(question, None, kept)
+        supports = [Support(source_id=s.source_id, title=next(d.title for d in kept if d.source_id == s.source_id),
+                            quote=s.quote) for s in draft.supports]
+        supports, dropped = self.experiment.agreeing_supports(draft.statement, supports)
+        self.dropped += dropped
+        cited = [s.source_id for s in supports]
+        self.hit1 += bool(cited and cited[0] in gold)
+        self.hit5 += bool(gold & set(cited[:5]))
+        self.cited += len(cited)
+        self.cited_gold += sum(c in gold for c in cited)
+
+    def report(self, n: int, hit1: int, hit5: int) -> None:
+        plain = self.cited_plain_gold / max(self.cited_plain, 1)
+        judged = self.cited_gold / max(self.cited, 1)
+        print(f"  judged     hit@1 {self.hit1 / n:.3f}   hit@5 {self.hit5 / n:.3f}   (engine alone {hit1 / n:.3f} / {hit5 / n:.3f})")
+        print(f"  supports   from a gold paper: {judged:.3f} of {self.cited} judged vs {plain:.3f} of {self.cited_plain} "
+              f"engine alone; papers left out as off topic {self.left_out / n:.2f} per claim, quotes dropped "
+              f"{self.dropped / n:.2f} per claim")
+        print(f"bench:researcher claims={n} hit1={self.hit1 / n:.4f} hit5={self.hit5 / n:.4f} "
+              f"support_precision={judged:.4f} support_precision_engine={plain:.4f}")
 
 
 if __name__ == "__main__":
