@@ -10,7 +10,8 @@ question. Prints AUC and precision / recall at the modes' cut-offs. SciFact trai
 
 Candidates: the coverage of the title alone; the relative IDF of the rarest question word the
 paper lacks; the IDF mass it lacks; the coverage of the question's two rarest words, of its first
-k content words (the subject); the MiniLM cosine of question and paper; the pair model's highest
+k content words (the subject); the relevance model's logit on the title alone; the MiniLM cosine of
+question and paper; the pair model's highest
 P(evidence) / P(SUPPORT) over the paper's sentences. None was shipped (docs/judgement.md).
 """
 
@@ -75,6 +76,7 @@ def main() -> None:
     coverage = np.array([voc.coverage(q, text) for q, text, _ in rows])
     per_row = [lexical(voc, q, p) for (q, _, _), p in zip(rows, papers, strict=True)]
     features = {name: np.array([r[name] for r in per_row]) for name in per_row[0]}
+    features["title_logit"] = judge.logits("relevance", [(q, p.title) for (q, _, _), p in zip(rows, papers, strict=True)])[:, 0]
     features["cosine"] = (embedder.embed([q for q, _, _ in rows]) * embedder.embed([t for _, t, _ in rows])).sum(1)
     best_evidence, best_support = [], []
     for (q, _, _), p in zip(rows, papers, strict=True):
