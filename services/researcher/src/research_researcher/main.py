@@ -77,7 +77,7 @@ def create_app(settings: Settings) -> FastStream:
             read_sessions=session_factory(without_transactions(reader)),
         )
         await embedder.aembed_one("warm up")
-        await asyncio.to_thread(get_judge().model, "relevance")  # the first task pays no model load
+        await asyncio.to_thread(_load_judgement)
         yield
         await dispose(engine, reader)
 
@@ -112,6 +112,14 @@ def create_app(settings: Settings) -> FastStream:
 
     broker.include_router(rerun.router(broker, settings))
     return FastStream(broker, lifespan=lifespan)
+
+
+def _load_judgement() -> None:
+    """Load the relevance model (which papers a claim may draw on) and the pair model (which quotes
+    support it) before the first task needs them (once per process)."""
+    judge = get_judge()
+    for name in ("relevance", "pair"):
+        judge.model(name)
 
 
 def run() -> None:
