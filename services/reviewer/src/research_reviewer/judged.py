@@ -166,7 +166,7 @@ def clusters(embedder: Embedder, topic: str, sentences: list[Sentence], backgrou
 def _phrases(text: str) -> list[str]:
     """Candidate names in a text: 1–3-word runs of words of ≥ 3 letters, a stopword allowed only
     inside ("quality of life"), no number, no negation, neither opened nor closed by a verb, a
-    participle or an adverb (lower case)."""
+    participle or an adverb, not followed by "of" (lower case)."""
     words = [w.lower() for w in _PHRASE_WORD.findall(statement_of(text))]
     out = []
     for size in (1, 2, 3):
@@ -181,6 +181,8 @@ def _phrases(text: str) -> list[str]:
                 continue  # "stimulate inflammatory responses", "source of citrullinated": not a subject's name
             if size == 1 and len(run[0]) < 4:
                 continue
+            if i + size < len(words) and words[i + size] == "of":
+                continue  # the head of "source of citrullinated autoantigens", "quality of life": cut short
             out.append(" ".join(run))
     return out
 
