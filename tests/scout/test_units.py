@@ -25,6 +25,7 @@ PROMPT = "Does vitamin D supplementation reduce fracture risk in older adults?"
 KCCQ = "Exercise training improved the KCCQ score by 5.2 points (95% CI 4.1-6.3) at 3 months."
 MODEST = "Exercise training may confer modest improvements in health status."
 INCONSISTENT = "Findings from previous studies of exercise training on health status have been inconsistent."
+TREND = "There was a trend toward greater improvement in daily activities with training (P = 0.10)."
 
 
 class ScoutJudge(FixedJudge):
@@ -44,7 +45,7 @@ JUDGE = ScoutJudge(
     {"Vitamin D supplementation of 800 IU daily reduced hip fracture risk by 30% (HR 0.70).": (0.85, 0.05, 0.1),
      "Lower doses may not prevent fractures.": (0.35, 0.25, 0.4),
      "In a cohort of 2,300 residents, supplementation with vitamin D lowered fracture incidence.": (0.8, 0.05, 0.15),
-     KCCQ: (0.85, 0.05, 0.1), MODEST: (0.5, 0.1, 0.4), INCONSISTENT: (0.3, 0.4, 0.3)},
+     KCCQ: (0.85, 0.05, 0.1), MODEST: (0.5, 0.1, 0.4), INCONSISTENT: (0.3, 0.4, 0.3), TREND: (0.9, 0.05, 0.05)},
     {VITAMIN_D[0].title: 0.9, VITAMIN_D[1].title: 0.8, VITAMIN_D[2].title: 0.1, VITAMIN_D[3].title: 0.6,
      "Vitamin D supplementation and fracture risk in older adults revisited": 0.9},
 )
@@ -259,6 +260,14 @@ def test_structured_abstract_facts_are_its_findings_not_its_background_aims_or_l
     assert ("stance", "exercise training improve health status in heart failure", [INCONSISTENT,
             "To test the effects of exercise training on health status among patients with heart failure.", KCCQ, MODEST]) \
         in JUDGE.calls, "the prompt as a statement, the sentences without their section labels"
+
+
+def test_a_non_significant_trend_comes_after_the_established_results_and_is_never_high():
+    # the demo's source list gave a collaborative-care trial's "trend toward greater improvement … (P = 0.10)" as [high]
+    abstract = f"RESULTS {TREND} {KCCQ}"
+    found = detail.facts(prepare.candidate(paper(62, "Exercise training in heart failure", abstract)),
+                         "Does exercise training improve health status in heart failure?")
+    assert [(f.statement, f.confidence) for f in found] == [(KCCQ, FactConfidence.high), (TREND, FactConfidence.medium)]
 
 
 def test_design_sentences_are_facts_only_when_the_source_states_nothing_else():

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from research_contracts.sourcelists import DetailLevel, FactConfidence
 from research_reports.text import content_tokens
 from research_scout.prepare import Candidate
+from research_verification import null_result
 from research_verification.evidence import Judgement, default_judge, thresholds
 from research_verification.stance import question_as_statement
 
@@ -132,12 +133,17 @@ def facts(item: Candidate, prompt: str, model: Judgement | None = None) -> list[
         return []
     model = model or default_judge()
     limits = thresholds(model)
-    probability = model.evidence(question_as_statement(prompt), [c[1] for c in candidates],
-                                 [item.hit.title or None] * len(candidates))
+    claim = question_as_statement(prompt)
+    probability = model.evidence(claim, [c[1] for c in candidates], [item.hit.title or None] * len(candidates))
     scored = [(float(p), *c) for c, p in zip(candidates, probability, strict=True)]
-    stated = sorted((t for t in scored if not t[3] and t[0] >= limits.evidence), key=lambda t: (not t[4], -t[0], t[1]))
+    # A result that was not significant ("a trend toward …; P = 0.10") comes after the effects a
+    # source establishes, and is never stated with high confidence.
+    trend = {t[1] for t in scored if null_result(t[2], claim)}
+    stated = sorted((t for t in scored if not t[3] and t[0] >= limits.evidence),
+                    key=lambda t: (t[1] in trend, not t[4], -t[0], t[1]))
     if stated:
-        return [FactRecord(s, FactConfidence.high if p >= limits.sure_evidence else FactConfidence.medium, s, locator(item, i))
+        return [FactRecord(s, FactConfidence.high if p >= limits.sure_evidence and i not in trend else FactConfidence.medium,
+                           s, locator(item, i))
                 for p, i, s, _, _ in stated[:MAX_FACTS]]
     # No finding about the prompt: what the source says of itself, best first, tagged as such.
     pool = [t for t in scored if not _AIM.match(t[2])] or scored  # an aim only when the source says nothing else
