@@ -6,6 +6,7 @@ as support, are MAJOR — and the author's second round drops them."""
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import pytest
@@ -281,3 +282,19 @@ async def test_a_single_round_never_passes_a_report_with_an_unknown_id(port, js)
     async with recorder.running():
         outcome = await review_loop(job, SloppyFirstDraft(OfflineAuthor(RELEVANCE, ReviewerSettings())), PeerReviewer(3), port, recorder)
     assert len(outcome.rounds) == 1 and outcome.verdict == "REVISION_NEEDED" and outcome.check.blocking
+
+
+async def test_every_key_paper_the_landscape_lists_is_read_for_findings(port, js) -> None:  # type: ignore[no-untyped-def]
+    # The demo review listed "Neutrophil extracellular chromatin traps connect innate immune response to
+    # autoimmunity" as a key paper on the topic (from metadata search, which returns no text) while its
+    # introduction counted 2 papers on the topic and never read the third's findings.
+    topic = "neutrophil extracellular traps and citrullinated autoantigens in rheumatoid arthritis"
+    author = OfflineAuthor(RELEVANCE, ReviewerSettings())
+    report = await author.draft(review_job(RequestReview(topic=topic)),
+                                Toolbox(port, RunRecorder(js, f"draft-{uuid.uuid4().hex[:8]}")))
+    intro = report.section("Introduction").body  # type: ignore[union-attr]
+    landscape = report.section("Research Landscape").body  # type: ignore[union-attr]
+    read = int(re.search(r"(\d+) are on the topic", intro).group(1))  # type: ignore[union-attr]
+    listed = [line for line in landscape.split("\n\n") if re.search(r"\[\d+\]\.$", line)]
+    assert listed and read >= len(listed), report.render_markdown()
+    assert f"{read} of those retrieved for this topic are on it" in landscape

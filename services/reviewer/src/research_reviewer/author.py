@@ -152,11 +152,16 @@ class OfflineAuthor:
         dossier.on_topic = await asyncio.to_thread(judged.on_topic, self.judge, job.topic, list(papers.values()),
                                                    settings.relevance_floor)
         kept = {o.paper.paper_id for o in dossier.on_topic}
-        keys = await asyncio.to_thread(judged.on_topic, self.judge, job.topic,
-                                       [p for p in dossier.key_papers if p.paper_id not in kept],
-                                       settings.relevance_floor)
+        # Metadata search and citation ranking return no text: their papers the searches did not find
+        # are fetched whole and judged like the rest, and those on the topic are read for findings too
+        # (the demo review listed an on-topic key paper whose findings it never read).
+        fetched = await tools.get_papers([p.paper_id for p in dossier.key_papers if p.paper_id not in kept])
+        for paper in fetched:
+            dossier.papers[paper.paper_id] = paper
+        keys = await asyncio.to_thread(judged.on_topic, self.judge, job.topic, fetched, settings.relevance_floor)
+        dossier.on_topic = sorted([*dossier.on_topic, *keys], key=lambda o: (-o.probability, o.paper.paper_id))
         # Key papers are the on-topic ones: metadata and citation candidates the model keeps, then the best retrieved.
-        ranked = {o.paper.paper_id: o for o in [*keys, *dossier.on_topic]}
+        ranked = {o.paper.paper_id: o for o in dossier.on_topic}
         dossier.key_papers = [ranked[p.paper_id].paper for p in dossier.key_papers if p.paper_id in ranked]
         dossier.key_papers += [o.paper for o in dossier.on_topic if o.paper not in dossier.key_papers]
         used = dossier.on_topic[: settings.papers_read]
