@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import nats
 from faststream import FastStream
+from nats.errors import NoRespondersError
 
 
 @asynccontextmanager
@@ -21,3 +24,19 @@ async def running(app: FastStream) -> AsyncIterator[FastStream]:
             yield app
         finally:
             await app.stop()
+
+
+async def ask(nc: nats.NATS, subject: str, payload: bytes, timeout: float, ready_within: float = 10.0) -> nats.aio.msg.Msg:
+    """`nc.request`, asked again while nobody answers yet (NoRespondersError) for up to `ready_within` s.
+
+    A just-started app's subscriptions were seen, twice in many runs, to reach the server only after
+    a request sent at once from another connection, flush or not; a service asking another one that
+    is starting retries the same way (research_modes' no-responder policy)."""
+    deadline = asyncio.get_running_loop().time() + ready_within
+    while True:
+        try:
+            return await nc.request(subject, payload, timeout=timeout)
+        except NoRespondersError:
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+            await asyncio.sleep(0.1)

@@ -23,7 +23,7 @@ from research_replicator.main import create_app
 from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSettings
 from research_researcher import prepare, rerun
 
-from tests.agents.apps import running
+from tests.agents.apps import ask, running
 from tests.agents.ledger import add_claim, add_sources, support
 from tests.servers import Servers
 
@@ -94,8 +94,8 @@ async def test_replicator_verdicts(
         ReplicatorServiceSettings(nats_url=servers.nats_url, database_url=servers.database_url, replicator=settings)
     )
     async with running(app):
-        reply = await nc.request(
-            subjects.control_subject("replicator", "run-once"), json.dumps({"args": {"wait": True}}).encode(), timeout=70
+        reply = await ask(
+            nc, subjects.control_subject("replicator", "run-once"), json.dumps({"args": {"wait": True}}).encode(), timeout=70
         )
         done = ControlReply.model_validate_json(reply.data)
         assert done.status == 200 and done.detail["run"]["outcome"] == "completed"
@@ -135,7 +135,7 @@ async def test_replicator_verdicts(
 
         # the next run does not re-check them: recently checked, or an open finding
         again = ControlReply.model_validate_json(
-            (await nc.request(subjects.control_subject("replicator", "run-once"), b'{"args": {"wait": true}}', timeout=70)).data
+            (await ask(nc, subjects.control_subject("replicator", "run-once"), b'{"args": {"wait": true}}', timeout=70)).data
         )
         assert again.detail["run"]["outcome"] == "completed"
         async with sessions() as session:

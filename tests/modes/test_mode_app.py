@@ -10,6 +10,7 @@ from research_contracts import subjects
 from research_contracts.messages import ControlReply, ControlRequest
 from research_scout.main import create_app
 from research_scout.settings import ScoutServiceSettings
+from tests.agents.apps import ask
 
 pytestmark = pytest.mark.integration
 
@@ -18,10 +19,9 @@ async def test_the_scout_app_starts_answers_its_controls_and_stops(servers, nc) 
     app = create_app(ScoutServiceSettings(nats_url=servers.nats_url, database_url=servers.database_url))
     async with app.lifespan_context():
         await app.start()
-        await app.broker.connection.flush()  # its subscriptions are on the server before anyone asks
         try:
-            msg = await nc.request(subjects.control_subject("scout", "status"), ControlRequest().model_dump_json().encode(),
-                                   timeout=10)
+            msg = await ask(nc, subjects.control_subject("scout", "status"), ControlRequest().model_dump_json().encode(),
+                            timeout=10)
         finally:
             await app.stop()
     reply = ControlReply.model_validate_json(msg.data)
