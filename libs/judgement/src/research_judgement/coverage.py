@@ -80,7 +80,8 @@ class Vocabulary:
         return sum(self.idf(t) for t in wanted if t in have) / total
 
 
-SHIPPED = Path(__file__).parent / "weights" / "document_frequency.json.gz"
+FILE = "document_frequency.json.gz"  # beside the models in the weights folder
+SHIPPED = Path(__file__).parent / "weights" / FILE
 
 
 @lru_cache(maxsize=4)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from research_judgement.coverage import FILE as VOCABULARY
 from research_judgement.coverage import vocabulary
 from research_judgement.data import abstract_text, passage_text
 from research_judgement.metrics import AbstractDecision, abstract_decision, sigmoid, softmax
@@ -27,7 +28,6 @@ from research_judgement.onnx_scorer import OnnxCrossEncoder
 from research_judgement.scorer import CrossEncoder, read_config
 
 WEIGHTS = Path(__file__).parent / "weights"
-VOCABULARY = "document_frequency.json.gz"  # the relevance calibration's coverage feature (coverage.py)
 Passage = str | tuple[str, str]  # text, or (title, text)
 
 
@@ -65,6 +65,11 @@ class Judge:
                 load = OnnxCrossEncoder.load if self.backend == "onnx" else CrossEncoder.load
                 self._models[name] = load(self.folder / name, int(self.config[name]["max_length"]))
             return self._models[name]
+
+    def load(self, names: Sequence[str] = ("relevance", "pair")) -> None:
+        """Load `names` now, so a service's first request pays no model load."""
+        for name in names:
+            self.model(name)
 
     def logits(self, name: str, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """Raw head outputs, through the (model, text, text) cache."""

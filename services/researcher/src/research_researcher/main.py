@@ -77,7 +77,7 @@ def create_app(settings: Settings) -> FastStream:
             read_sessions=session_factory(without_transactions(reader)),
         )
         await embedder.aembed_one("warm up")
-        await asyncio.to_thread(_load_judgement)
+        await asyncio.to_thread(get_judge().load)  # relevance and pair models, before the first request
         yield
         await dispose(engine, reader)
 
@@ -112,14 +112,6 @@ def create_app(settings: Settings) -> FastStream:
 
     broker.include_router(rerun.router(broker, settings))
     return FastStream(broker, lifespan=lifespan)
-
-
-def _load_judgement() -> None:
-    """Load the relevance model (which papers a claim may draw on) and the pair model (which quotes
-    support it) before the first task needs them (once per process)."""
-    judge = get_judge()
-    for name in ("relevance", "pair"):
-        judge.model(name)
 
 
 def run() -> None:

@@ -64,7 +64,7 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
             claims=ctx.publishers[subjects.CLAIM_PENDING],
         )
         await asyncio.to_thread(embedder.embed_one, "warm up")
-        await asyncio.to_thread(_load_judgement)
+        await asyncio.to_thread(get_judge().load)  # relevance and pair models, before the first request
         ticker = asyncio.create_task(sweep.sweep_forever(sessions, lambda: broker.connection.jetstream(), config.sweep_interval_s))
         try:
             yield service
@@ -102,13 +102,6 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
             await sweep.sweep(ctx.sessions, ctx.broker.connection.jetstream())
 
     return app
-
-
-def _load_judgement() -> None:
-    """Load the relevance and pair models before the first review needs them (once per process)."""
-    judge = get_judge()
-    for name in ("relevance", "pair"):
-        judge.model(name)
 
 
 def run() -> None:
