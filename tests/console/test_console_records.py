@@ -77,7 +77,8 @@ async def test_a_source_list_rerun_shows_each_runs_diff_and_its_configuration_ca
     await shot(page, "source-list-edit-configuration")
     await page.get_by_role("button", name="Submit").click()
     await page.wait_for_url(re.compile(r"/run/"))
-    await expect(page.locator("#result pre").first).to_contain_text('"num_references": 3')
+    await expect(page.locator("#run-status")).to_have_text("completed", timeout=LONG)  # the report is rendered …
+    await expect(page.locator("#result pre").first).to_contain_text('"num_references": 3')  # … under the request
 
 
 async def test_schedules_list_next_runs_and_pause_needs_admin(open_console: Any, console_stack: Stack, sessions: Any) -> None:

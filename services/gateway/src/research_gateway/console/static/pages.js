@@ -80,12 +80,14 @@ pages.run = () => {
   const { runId, kind, recordId } = body.dataset;
   const result = $("#result");
   const accepted = sessionStorage.getItem(`accepted:${recordId}`);
-  if (accepted) result.prepend(el("details", { class: "panel" }, el("summary", { text: "Accepted request (after the admin's clamps)" }), el("pre", { text: JSON.stringify(JSON.parse(accepted), null, 2) })));
+  const request = accepted && el("details", { class: "panel" }, el("summary", { text: "Accepted request (after the admin's clamps)" }), el("pre", { text: JSON.stringify(JSON.parse(accepted), null, 2) }));
+  if (request) result.prepend(request);
   const show = async () => {
     if (!recordId) return;
     try {
       const view = await api(`/reports/${recordId}`);
       renderReport(view, result);
+      if (request) result.prepend(request);  // the report replaces what #result held: the request stays above it
     } catch { /* alert shown */ }
   };
   followRun(runId, { onDone: show });
