@@ -14,6 +14,7 @@ from research_agents.controls import answer, mount_controls
 from research_contracts import ControlReply, ControlRequest, subjects
 from research_platform.broker import make_broker
 from research_platform.models import AgentRun
+from tests.agents.apps import ask
 
 pytestmark = pytest.mark.integration
 
@@ -196,13 +197,13 @@ async def test_an_operator_verb_over_the_bus_reads_an_empty_body_and_refuses_a_m
     mount_controls(broker, unique, lambda: Scheduler(unique, engine, SteppedWork(steps=1), MANUAL))
     await broker.start()
     try:
-        async def ask(body: bytes) -> ControlReply:
-            reply = await nc.request(subjects.control_subject(unique, "pause"), body, timeout=10)
+        async def ask_pause(body: bytes) -> ControlReply:
+            reply = await ask(nc, subjects.control_subject(unique, "pause"), body, timeout=10)  # the broker just started
             return ControlReply.model_validate_json(reply.data)
 
-        assert (await ask(b"")).state == "paused"
+        assert (await ask_pause(b"")).state == "paused"
         for malformed in (b'{"args": "wait"}', b"pause now"):
-            refused = await ask(malformed)
+            refused = await ask_pause(malformed)
             assert refused.status == 400 and refused.detail["error"].startswith("invalid control request")
         status = await nc.request(subjects.control_subject(unique, "status"), b'{"actor_key_id": "k1"}', timeout=10)
         assert ControlReply.model_validate_json(status.data).state == "paused"
