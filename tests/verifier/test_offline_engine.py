@@ -1,7 +1,7 @@
 """The verifier's offline engine on the trained judgement (a fixed-probability judge, so the rule is
 what is tested): off-topic papers are never evidence, retrieval is reranked by relevance, each
-on-topic paper's evidence sentences carry the stance model's label, a stated condition makes a
-supporting sentence QUALIFY, and the report quotes the evidence the verdict rests on."""
+on-topic paper's evidence sentences carry the stance model's label, a paper that never names the
+statement's subject is no evidence on it, a stated condition makes a supporting sentence QUALIFY, and the report quotes the evidence the verdict rests on."""
 
 from __future__ import annotations
 
@@ -58,6 +58,19 @@ def test_off_topic_papers_are_never_evidence_and_on_topic_ones_are_labelled_by_t
     assert by_source["corpus:women"].conditions and "women" in by_source["corpus:women"].conditions[0]
     assert by_source["corpus:null"].label is PassageStance.CONTRADICTS
     assert all(p.text != DESIGN for p in labelled), "a design sentence is no evidence"
+
+
+def test_a_study_that_never_names_the_statements_subject_is_no_evidence_on_it():
+    # the demo's collaborative-care trial: on the outcome (quality of life), rated on topic, but no exercise in it
+    care = ("Improvements in global quality of life rating were significantly greater in patients in the "
+            "intervention group.")
+    trial = Passage("corpus:care", "Multi-condition collaborative care and successful ageing",
+                    f"Patients with diabetes or coronary heart disease and depression were randomised. {care}")
+    judge = FixedJudge({**JUDGE.stances, care: (0.7, 0.1, 0.2)},
+                       {**JUDGE.relevances, "Multi-condition collaborative care and successful ageing": 0.9})
+    labelled = OfflineEngine(judge).judge_statement(parse_claim(CLAIM)[0], 0, [trial, *PAPERS])
+    assert "corpus:care" not in {p.source_id for p in labelled}
+    assert "corpus:hf-action" in {p.source_id for p in labelled}
 
 
 def test_only_the_most_on_topic_papers_are_judged_sentence_by_sentence():

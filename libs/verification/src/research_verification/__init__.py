@@ -1,6 +1,7 @@
 """Claim verification core, free of any service: parse a claim, classify passages, decide the verdict.
 
     parse_claim(claim) -> [Statement]                      claims.py (step 1)
+    names_subject(subject, text)                           claims.py (does a paper name what a statement is about)
     on_topic(claim, papers) / judge_paper(claim, title, sentences)
                                                            evidence.py (step 3: the trained judgement, research_judgement)
     stated_conditions(sentence, claim)                     conditions.py (populations, doses, settings the claim does not name)
@@ -15,12 +16,12 @@ the former frozen-MiniLM feature classifier is gone.
 """
 
 from research_verification.abstracts import AbstractLabel, abstract_label
-from research_verification.claims import MAX_CLAIM_CHARS, Statement, parse_claim
+from research_verification.claims import MAX_CLAIM_CHARS, Statement, names_subject, parse_claim
 from research_verification.conditions import Condition, null_result, stated_conditions
 from research_verification.errors import ClaimParseError, VerificationError
 from research_verification.evidence import PaperJudgement, Thresholds, judge_paper, on_topic, thresholds
 from research_verification.passages import LABELS, SentencePrediction, label_passages, stance_of
-from research_verification.stance import AnswerJudgement, AnswerStance, QuoteJudgement, judge_answer
+from research_verification.stance import AnswerJudgement, AnswerStance, QuoteJudgement, asked_subject, judge_answer
 from research_verification.verdict import (
     Assessment,
     Confidence,
@@ -34,6 +35,6 @@ __all__ = [
     "LABELS", "MAX_CLAIM_CHARS", "AbstractLabel", "AnswerJudgement", "AnswerStance", "Assessment",
     "ClaimParseError", "Condition", "Confidence", "PaperJudgement", "Thresholds", "LabelledPassage", "PassageStance",
     "QuoteJudgement", "SentencePrediction", "Statement", "Verdict", "VerificationError",
-    "abstract_label", "decide_verdict", "judge_answer",
-    "judge_paper", "label_passages", "null_result", "on_topic", "parse_claim", "stance_of", "stated_conditions", "thresholds",
+    "abstract_label", "asked_subject", "decide_verdict", "judge_answer",
+    "judge_paper", "label_passages", "names_subject", "null_result", "on_topic", "parse_claim", "stance_of", "stated_conditions", "thresholds",
 ]

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from research_judgement.coverage import stem
+
 from research_verification.errors import ClaimParseError
 from research_verification.lexical import STOPWORDS
 
@@ -61,6 +63,23 @@ class Statement:
     verb: str
     search_terms: tuple[str, ...]
     queries: tuple[str, ...]
+
+
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def _stems(text: str) -> set[str]:
+    return {stem(w) for w in _WORDS.findall(text.lower())}
+
+
+def names_subject(subject: str, text: str) -> bool:
+    """Whether `text` (a paper's title and abstract) names any content word of a statement's
+    subject — the intervention or exposure the statement is about. A study that never names it
+    ("collaborative care" for "exercise training improves …") is evidence on something else,
+    however close its outcome. A subject without a content word ("There", "It") names nothing to
+    look for: every text passes."""
+    wanted = {stem(w) for w in _WORDS.findall(subject.lower()) if w not in STOPWORDS and len(w) > 2}
+    return not wanted or bool(wanted & _stems(text))
 
 
 def _verb_index(words: list[str], allow_first: bool) -> int | None:

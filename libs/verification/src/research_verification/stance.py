@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from research_verification.claims import parse_claim
+from research_verification.errors import ClaimParseError
 from research_verification.evidence import Judgement, default_judge, thresholds
 
 NON_ANSWER_CUES = re.compile(
@@ -70,6 +72,17 @@ def question_as_statement(question: str) -> str:
     """"Does X lead to Y?" → "X lead to Y", "Is it true that X?" → "X": the form the stance model was
     trained on (claims)."""
     return _LEADING_AUXILIARY.sub("", question.strip().rstrip("?").strip())
+
+
+def asked_subject(prompt: str) -> str:
+    """What a question or claim is about — the subject of its statement ("Does exercise training
+    improve …?" → "exercise training") — or "" for a topic without a verb ("exercise training
+    quality of life"), whose words are all the subject and none the outcome."""
+    try:
+        statements = parse_claim(question_as_statement(prompt))
+    except ClaimParseError:
+        return ""
+    return statements[0].subject if statements and statements[0].predicate else ""
 
 
 def judge_quote(statement: str, quote: str, probs: Sequence[float], evidence_threshold: float) -> QuoteJudgement:

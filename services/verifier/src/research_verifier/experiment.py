@@ -6,7 +6,9 @@ relevance model (`research_verification.on_topic`), most on-topic first. Step 3:
 labels the papers' sentences against the statement — SUPPORTS / CONTRADICTS / QUALIFIES /
 UNRELATED with the sentence each label rests on:
 - offline (`OfflineEngine`, the default, no network): papers the relevance model puts off the
-  statement's topic are left out; in the others, the evidence sentences the stance model finds
+  statement's topic are left out, and so are those that never name the statement's subject (the
+  intervention or exposure it is about: `names_subject`) — a study of something else on the same
+  outcome; in the others, the evidence sentences the stance model finds
   (SciFact's abstract-level rule with the shipped thresholds, `judge_paper`) are labelled by it,
   and a supporting one that states a condition the claim does not name (a population, a dose, a
   setting) QUALIFIES it;
@@ -37,6 +39,7 @@ from research_verification import (
     decide_verdict,
     judge_paper,
     label_passages,
+    names_subject,
     on_topic,
     thresholds,
 )
@@ -81,6 +84,8 @@ class OfflineEngine:
         for passage, probability in ranked[: self.papers]:
             if probability < limits.on_topic:
                 break  # off the statement's topic: whatever its sentences say, it is not evidence on it
+            if not names_subject(statement.subject, f"{passage.title} {passage.text}"):
+                continue  # a study of something else, however close its outcome
             sentences = sentences_of(passage.text)
             paper = judge_paper(statement.text, passage.title, sentences, self.judge)
             if paper.label != "NEI":
