@@ -144,7 +144,7 @@ def _demo_source_list(client: httpx.Client, timeout: float) -> None:
     limits = {"allowed_apis": ["corpus"], "max_references": 5}
     client.put("/api/research/v1/source-lists/limits/demo", json=limits).raise_for_status()
     accepted = client.post("/api/research/v1/source-lists", json={
-        "prompt": "exercise training quality of life in chronic heart failure", "workspace": "demo",
+        "prompt": "Does exercise training improve quality of life in chronic heart failure?", "workspace": "demo",
         "num_references": 3, "detail_level": "facts_list"})
     accepted.raise_for_status()
     list_id = accepted.json()["source_list_id"]

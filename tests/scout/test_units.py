@@ -141,6 +141,22 @@ def test_judgements_are_labelled_from_the_relevance_model_with_clamped_confidenc
     assert experiment.clamp01(1.7) == 1.0 and experiment.clamp01(-3) == 0.0 and experiment.clamp01(float("nan")) == 0.0
 
 
+def test_a_source_that_never_names_what_the_question_asks_about_is_irrelevant():
+    # on the outcome (fracture risk in older adults), rated on the prompt, but a study of another intervention
+    exercise = paper(40, "Exercise programmes and fracture risk in older adults",
+                     "Supervised balance training reduced fracture risk by 20% in adults over 70.")
+    judge = FixedJudge(JUDGE.stances, {**JUDGE.relevances, exercise.title: 0.8})
+    keywords = prepare.extract_keywords(PROMPT)
+    verdict = experiment.judge(prepare.candidate(exercise), keywords, PROMPT, judge)
+    assert verdict.label == "irrelevant" and verdict.relevance == pytest.approx(0.8)
+    assert "never names vitamin D supplementation" in verdict.rationale
+    named = experiment.judge(prepare.candidate(VITAMIN_D[0]), keywords, PROMPT, judge)
+    assert named.label == "strong"
+    # a topic without a verb has no subject apart from its outcome: the relevance model alone decides
+    topic = experiment.judge(prepare.candidate(exercise), keywords, "vitamin D fracture risk older adults", judge)
+    assert topic.label == "strong"
+
+
 def test_loop_stops_on_enough_strong_hits():
     asked, snapshot, loop, stop = _build([VITAMIN_D], num_references=1)
     assert stop == "enough_strong" and len(asked) == 1

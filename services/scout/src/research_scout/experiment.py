@@ -6,7 +6,10 @@ Offline engine, deterministic (no database, no broker, no remote model):
   calibrated probability that its title and abstract are about the prompt (`research_judgement`
   through `research_verification.on_topic`; the cut-offs are the ones the shipped model names,
   `research_verification.thresholds`), with a confidence in [0, 1] (clamped) and a one-line
-  rationale naming that probability and the keywords found and missing (the loop's feedback);
+  rationale naming that probability and the keywords found and missing (the loop's feedback); a
+  source that never names what a question or claim prompt is about (its subject,
+  `research_verification.asked_subject`) is irrelevant whatever its probability — a study of
+  another intervention on the same outcome;
 - `memo` condenses the non-strong rationales into the feedback the next query is built from;
 - `refine` builds that query by pseudo-relevance feedback: keywords no hit contains are dropped
   (a vocabulary the sources do not use), and the terms most shared by the partial hits' titles
@@ -27,7 +30,7 @@ from typing import Literal
 
 from research_reports.text import STOPWORDS, content_tokens
 from research_scout.prepare import Candidate
-from research_verification import on_topic, thresholds
+from research_verification import asked_subject, names_subject, on_topic, thresholds
 from research_verification.evidence import Judgement as Judge
 
 Label = Literal["strong", "partial", "irrelevant"]
@@ -72,14 +75,20 @@ def judge(item: Candidate, keywords: list[str], prompt: str = "", model: Judge |
     """The offline judge: the relevance model's P(the source is about `prompt`) (the keywords
     stand for a prompt not given).
 
-    strong ≥ `squarely_on_topic`, partial ≥ `on_topic`, irrelevant below; the confidence is how far
+    strong ≥ `squarely_on_topic`, partial ≥ `on_topic`, irrelevant below or when the source never
+    names what a question or claim prompt is about (`names_subject`); the confidence is how far
     the probability sits inside its band's side of the nearest cut-off."""
     title = item.hit.title
     found, missing = coverage(keywords, f"{title} {item.text}") if keywords else ([], [])
     limits = thresholds(model)
     relevance = clamp01(float(on_topic(prompt or " ".join(keywords), [(title or "", item.text or "")], model)[0]))
-    if relevance >= limits.squarely_on_topic:
-        label: Label = "strong"
+    subject = asked_subject(prompt) if prompt else ""
+    named = names_subject(subject, f"{title} {item.text}")
+    if not named:  # a study of something else on the same outcome (collaborative care, asked about exercise)
+        label: Label = "irrelevant"
+        confidence = max(1.0 - relevance, 0.5)
+    elif relevance >= limits.squarely_on_topic:
+        label = "strong"
         confidence = relevance
     elif relevance >= limits.on_topic:
         label = "partial"
@@ -88,6 +97,8 @@ def judge(item: Candidate, keywords: list[str], prompt: str = "", model: Judge |
         label = "irrelevant"
         confidence = 1.0 - relevance
     parts = [f"P(about the prompt) {relevance:.2f} (relevance model)"]
+    if not named:
+        parts.append(f"never names {subject}")
     if keywords:
         parts.append(f"{len(found)}/{len(keywords)} keywords in title/abstract")
     if found:
