@@ -157,7 +157,9 @@ def _demo_source_list(client: httpx.Client, timeout: float) -> None:
     reply.raise_for_status()
     found = reply.json()
     typer.echo("\n" + "=" * 100)
-    typer.echo(f"Source list ({found['detail_level']}, keywords {', '.join(found['keywords'])}): {len(found['sources'])} sources")
+    count = len(found["sources"])
+    typer.echo(f"Source list ({found['detail_level']}, keywords {', '.join(found['keywords'])}): "
+               f"{count} source{'' if count == 1 else 's'}")
     for n, source in enumerate(found["sources"], 1):
         year = f" ({source['date'][:4]})" if source["date"] else ""
         link = " · ".join(dict.fromkeys(x for x in (source.get("origin_id"), source["url"]) if x))  # what a reader follows
