@@ -1,7 +1,8 @@
 """The verifier's offline engine on the trained judgement (a fixed-probability judge, so the rule is
 what is tested): off-topic papers are never evidence, retrieval is reranked by relevance, each
-on-topic paper's evidence sentences carry the stance model's label, a paper that never names the
-statement's subject is no evidence on it, a stated condition makes a supporting sentence QUALIFY, and the report quotes the evidence the verdict rests on."""
+on-topic paper's evidence sentences carry the stance model's label, a paper under the on-topic cut
+counts only when it squarely states a finding, a paper that never names the statement's subject is
+no evidence on it, a stated condition makes a supporting sentence QUALIFY, and the report quotes the evidence the verdict rests on."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import uuid
 
 import pytest
 
-from research_verification import PassageStance, parse_claim
+from research_verification import PassageStance, parse_claim, thresholds
 from research_verifier import reshape
 from research_verifier.experiment import Evidence, OfflineEngine, rerank
 from research_verifier.prepare import VerificationJob
@@ -34,7 +35,7 @@ PAPERS = [
 ]
 JUDGE = FixedJudge(
     {AFFERENTS: (0.7, 0.1, 0.2), HF_ACTION: (0.8, 0.1, 0.1), WOMEN: (0.75, 0.1, 0.15), NULL: (0.1, 0.8, 0.1)},
-    {"Cardiac afferents and exercise in rats": 0.2, "HF-ACTION: exercise training and health status": 0.95,
+    {"Cardiac afferents and exercise in rats": 0.05, "HF-ACTION: exercise training and health status": 0.95,
      "Exercise in older women with heart failure": 0.8, "A small trial of exercise in heart failure": 0.7},
 )
 
@@ -58,6 +59,20 @@ def test_off_topic_papers_are_never_evidence_and_on_topic_ones_are_labelled_by_t
     assert by_source["corpus:women"].conditions and "women" in by_source["corpus:women"].conditions[0]
     assert by_source["corpus:null"].label is PassageStance.CONTRADICTS
     assert all(p.text != DESIGN for p in labelled), "a design sentence is no evidence"
+
+
+def test_under_the_on_topic_cut_only_a_paper_that_squarely_states_a_finding_counts():
+    sure = "Twelve weeks of exercise training raised the Minnesota quality-of-life score by 9 points (P < .001)."
+    unsure = "Exercise capacity and quality of life were measured in 40 patients after training."
+    papers = [Passage("corpus:sure", "Exercise training in 40 patients with heart failure", f"{DESIGN} {sure}"),
+              Passage("corpus:unsure", "Exercise training and capacity in heart failure", f"{DESIGN} {unsure}")]
+    under = {"Exercise training in 40 patients with heart failure": 0.3, "Exercise training and capacity in heart failure": 0.3}
+    judge = FixedJudge({sure: (0.75, 0.1, 0.15), unsure: (0.45, 0.15, 0.4)}, under)
+    engine = OfflineEngine(judge)
+    assert engine.floor < 0.3 < thresholds(judge).on_topic and 0.45 < engine.strong_finding <= 0.75
+    assert {p.source_id for p in engine.judge_statement(parse_claim(CLAIM)[0], 0, papers)} == {"corpus:sure"}
+    below_floor = FixedJudge(judge.stances, {title: 0.05 for title in under})
+    assert OfflineEngine(below_floor).judge_statement(parse_claim(CLAIM)[0], 0, papers) == []
 
 
 def test_a_study_that_never_names_the_statements_subject_is_no_evidence_on_it():
