@@ -68,9 +68,9 @@ def test_under_the_on_topic_cut_only_a_paper_that_squarely_states_a_finding_coun
               Passage("corpus:unsure", "Exercise training and capacity in heart failure", f"{DESIGN} {unsure}")]
     under = {"Exercise training in 40 patients with heart failure": 0.3, "Exercise training and capacity in heart failure": 0.3}
     judge = FixedJudge({sure: (0.75, 0.1, 0.15), unsure: (0.45, 0.15, 0.4)}, under)
-    engine = OfflineEngine(judge)
-    assert engine.floor < 0.3 < thresholds(judge).on_topic and 0.45 < engine.strong_finding <= 0.75
-    assert {p.source_id for p in engine.judge_statement(parse_claim(CLAIM)[0], 0, papers)} == {"corpus:sure"}
+    limits = thresholds(judge)
+    assert limits.floor < 0.3 < limits.on_topic and 0.45 < limits.strong_finding <= 0.75
+    assert {p.source_id for p in OfflineEngine(judge).judge_statement(parse_claim(CLAIM)[0], 0, papers)} == {"corpus:sure"}
     below_floor = FixedJudge(judge.stances, {title: 0.05 for title in under})
     assert OfflineEngine(below_floor).judge_statement(parse_claim(CLAIM)[0], 0, papers) == []
 

@@ -19,7 +19,7 @@ from research_verification.abstracts import AbstractLabel, abstract_label
 from research_verification.claims import MAX_CLAIM_CHARS, Statement, names_subject, parse_claim
 from research_verification.conditions import Condition, null_result, stated_conditions
 from research_verification.errors import ClaimParseError, VerificationError
-from research_verification.evidence import PaperJudgement, Thresholds, judge_paper, on_topic, thresholds
+from research_verification.evidence import PaperJudgement, Thresholds, admits, judge_paper, on_topic, thresholds
 from research_verification.passages import LABELS, SentencePrediction, label_passages, stance_of
 from research_verification.stance import AnswerJudgement, AnswerStance, QuoteJudgement, asked_subject, judge_answer
 from research_verification.verdict import (
@@ -35,6 +35,6 @@ __all__ = [
     "LABELS", "MAX_CLAIM_CHARS", "AbstractLabel", "AnswerJudgement", "AnswerStance", "Assessment",
     "ClaimParseError", "Condition", "Confidence", "PaperJudgement", "Thresholds", "LabelledPassage", "PassageStance",
     "QuoteJudgement", "SentencePrediction", "Statement", "Verdict", "VerificationError",
-    "abstract_label", "asked_subject", "decide_verdict", "judge_answer",
+    "abstract_label", "admits", "asked_subject", "decide_verdict", "judge_answer",
     "judge_paper", "label_passages", "names_subject", "null_result", "on_topic", "parse_claim", "stance_of", "stated_conditions", "thresholds",
 ]

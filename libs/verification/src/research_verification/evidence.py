@@ -6,6 +6,7 @@ on SciFact train, calibrated probabilities).
     on_topic(claim, papers, judge) -> (n,)                  P(each (title, text) is about the claim)
     judge_paper(claim, title, sentences, judge) -> PaperJudgement
                                                             its evidence sentences, labelled, best first
+    admits(probability, paper, limits) -> bool              on topic, or under the cut with a finding squarely stated
 
 Every mode that judges evidence against a claim (the verifier's offline engine, the critic's
 non-answer check, the replicator's re-run) goes through here, so one model and one set of
@@ -28,6 +29,7 @@ from research_judgement.metrics import abstract_decision
 from research_verification.passages import LABELS, SentencePrediction
 
 DEFAULT_ON_TOPIC = 0.5  # when the shipped relevance model names no threshold of its own
+FLOOR, STRONG_FINDING = 0.1, 0.6  # see `Thresholds` (chosen on fold 0's train claims, bench:verify_e2e)
 
 
 class Judgement(Protocol):
@@ -56,12 +58,19 @@ class Thresholds:
     (the pair model's `rationale`, which SciFact's abstract-level rule also uses); sure_evidence:
     … to be stated with high confidence; on_topic: P(about the claim) a paper needs (the relevance
     model's `threshold`); squarely_on_topic: … to be a strong hit of a source list. A threshold the
-    shipped `judgement.json` does not name sits halfway between the one below it and 1."""
+    shipped `judgement.json` does not name sits halfway between the one below it and 1.
+
+    The relevance model's recall at `on_topic` is low (0.54 for claims, docs/judgement.md), so a
+    paper between `floor` and `on_topic` still counts when one of its sentences squarely states a
+    finding on the claim: the abstract rule's strength at least `strong_finding` (`admits`).
+    Defaults chosen on fold 0's train claims (`bench:verify_e2e`, docs/benchmarks.md)."""
 
     evidence: float
     sure_evidence: float
     on_topic: float
     squarely_on_topic: float
+    floor: float = FLOOR
+    strong_finding: float = STRONG_FINDING
 
 
 def thresholds(judge: Judgement | None = None) -> Thresholds:
@@ -71,7 +80,9 @@ def thresholds(judge: Judgement | None = None) -> Thresholds:
     evidence = float(pair.get("rationale", 0.5))
     on_topic = float(judge.config.get("relevance", {}).get("threshold", named.get("on_topic", DEFAULT_ON_TOPIC)))
     return Thresholds(evidence=evidence, sure_evidence=float(pair.get("sure", (1 + evidence) / 2)), on_topic=on_topic,
-                      squarely_on_topic=float(named.get("strong", (1 + on_topic) / 2)))
+                      squarely_on_topic=float(named.get("strong", (1 + on_topic) / 2)),
+                      floor=float(named.get("floor", FLOOR)),
+                      strong_finding=float(pair.get("strong_finding", STRONG_FINDING)))
 
 
 def on_topic(claim: str, papers: Sequence[tuple[str, str]], judge: Judgement | None = None) -> np.ndarray:
@@ -111,3 +122,11 @@ def judge_paper(claim: str, title: str | None, sentences: Sequence[str], judge: 
     judged = predictions(sentences, probs)
     chosen = sorted(decision.rationale_indices, key=lambda i: -judged[i].evidence)
     return PaperJudgement(decision.label, decision.strength, tuple(judged[i] for i in chosen), tuple(chosen))
+
+
+def admits(probability: float, paper: PaperJudgement, limits: Thresholds) -> bool:
+    """Whether a paper the relevance model puts at `probability`, judged `paper`, is evidence on the
+    claim: on topic with a finding, or between `floor` and `on_topic` with one squarely stated."""
+    if paper.label == "NEI" or probability < limits.floor:
+        return False
+    return probability >= limits.on_topic or paper.strength >= limits.strong_finding

@@ -6,8 +6,8 @@ relevance model (`research_verification.on_topic`), most on-topic first. Step 3:
 labels the papers' sentences against the statement — SUPPORTS / CONTRADICTS / QUALIFIES /
 UNRELATED with the sentence each label rests on:
 - offline (`OfflineEngine`, the default, no network): papers the relevance model puts off the
-  statement's topic are left out (a paper under the cut but above `FLOOR` only when one of its
-  sentences squarely states a finding on the statement, `STRONG_FINDING`), and so are those that
+  statement's topic are left out (a paper under the cut but above its floor counts only when one
+  of its sentences squarely states a finding on the statement: `admits`), and so are those that
   never name the statement's subject (the intervention or exposure it is about:
   `names_subject`) — a study of something else on the same outcome; in the others, the evidence sentences the stance model finds
   (SciFact's abstract-level rule with the shipped thresholds, `judge_paper`) are labelled by it,
@@ -37,6 +37,7 @@ from research_verification import (
     LabelledPassage,
     PassageStance,
     Statement,
+    admits,
     decide_verdict,
     judge_paper,
     label_passages,
@@ -64,13 +65,6 @@ class Engine(Protocol):
         """Labelled sentences of `passages` against `statement` (source id = paper id)."""
 
 
-# The relevance model's recall is low at its cut (0.54 for claims): a paper between FLOOR and the
-# `on_topic` cut still counts when it names the statement's subject and its strongest evidence
-# sentence is at least this sure (the abstract rule's strength). Chosen on fold 0's train claims
-# (bench:verify_e2e, 80 claims: macro-F1 0.58 → 0.65, a gold paper cited for 0.67 → 0.78 of them).
-FLOOR, STRONG_FINDING = 0.1, 0.6
-
-
 def sentences_of(text: str, limit: int = 12) -> list[str]:
     return [s.strip() for s in _SENTENCES.split(" ".join(text.split())) if len(s.strip()) > 20][:limit]
 
@@ -80,12 +74,9 @@ class OfflineEngine:
 
     name = "offline"
 
-    def __init__(self, judge: Judgement | None = None, papers: int = 8, floor: float = FLOOR,
-                 strong_finding: float = STRONG_FINDING) -> None:
+    def __init__(self, judge: Judgement | None = None, papers: int = 8) -> None:
         self.judge = judge or default_judge()
         self.papers = papers  # the most on-topic papers judged sentence by sentence
-        self.floor = floor  # below it, a paper is off the statement's topic whatever it says
-        self.strong_finding = strong_finding  # what a paper under the on-topic cut must state to count
 
     def judge_statement(self, statement: Statement, index: int, passages: list[Passage]) -> list[LabelledPassage]:
         limits = thresholds(self.judge)
@@ -93,14 +84,12 @@ class OfflineEngine:
         ranked = sorted(zip(passages, relevance, strict=True), key=lambda pr: -float(pr[1]))
         out: list[LabelledPassage] = []
         for passage, probability in ranked[: self.papers]:
-            if probability < self.floor:
+            if probability < limits.floor:
                 break  # off the statement's topic: whatever its sentences say, it is not evidence on it
             if not names_subject(statement.subject, f"{passage.title} {passage.text}"):
                 continue  # a study of something else, however close its outcome
             paper = judge_paper(statement.text, passage.title, sentences_of(passage.text), self.judge)
-            if probability < limits.on_topic and paper.strength < self.strong_finding:
-                continue  # under the cut, only a paper that squarely states a finding on the statement counts
-            if paper.label != "NEI":
+            if admits(float(probability), paper, limits):  # under the cut, only a finding squarely stated
                 out += label_passages(list(paper.evidence), passage.paper_id, index, statement.text, paper.label)
         return out
 
