@@ -157,6 +157,20 @@ def test_a_source_that_never_names_what_the_question_asks_about_is_irrelevant():
     assert topic.label == "strong"
 
 
+def test_a_source_under_the_cut_is_partial_when_it_squarely_states_a_finding_on_the_question():
+    sure = "Vitamin D supplementation lowered the incidence of hip fracture by a quarter (RR 0.75)."
+    unsure = "Vitamin D supplementation was recorded at baseline in all participants."
+    found = paper(41, "A registry of older adults", f"Older adults were followed for 5 years. {sure}")
+    vague = paper(42, "Another registry of older adults", f"Older adults were followed for 5 years. {unsure}")
+    judge = FixedJudge({sure: (0.8, 0.05, 0.15), unsure: (0.4, 0.1, 0.5)}, {found.title: 0.3, vague.title: 0.3})
+    keywords = prepare.extract_keywords(PROMPT)
+    verdict = experiment.judge(prepare.candidate(found), keywords, PROMPT, judge)
+    assert verdict.label == "partial" and "states a finding on it (P 0.80)" in verdict.rationale
+    assert experiment.judge(prepare.candidate(vague), keywords, PROMPT, judge).label == "irrelevant"
+    far = FixedJudge(judge.stances, {found.title: 0.05})
+    assert experiment.judge(prepare.candidate(found), keywords, PROMPT, far).label == "irrelevant", "below the floor"
+
+
 def test_loop_stops_on_enough_strong_hits():
     asked, snapshot, loop, stop = _build([VITAMIN_D], num_references=1)
     assert stop == "enough_strong" and len(asked) == 1

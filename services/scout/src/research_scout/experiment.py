@@ -9,7 +9,9 @@ Offline engine, deterministic (no database, no broker, no remote model):
   rationale naming that probability and the keywords found and missing (the loop's feedback); a
   source that never names what a question or claim prompt is about (its subject,
   `research_verification.asked_subject`) is irrelevant whatever its probability — a study of
-  another intervention on the same outcome;
+  another intervention on the same outcome — and one under the on-topic cut is partial when one of
+  its sentences squarely states a finding on the prompt (`research_verification.admits`, the
+  verifier's rule: the relevance model's recall at its cut is low);
 - `memo` condenses the non-strong rationales into the feedback the next query is built from;
 - `refine` builds that query by pseudo-relevance feedback: keywords no hit contains are dropped
   (a vocabulary the sources do not use), and the terms most shared by the partial hits' titles
@@ -30,7 +32,9 @@ from typing import Literal
 
 from research_reports.text import STOPWORDS, content_tokens
 from research_scout.prepare import Candidate
-from research_verification import asked_subject, names_subject, on_topic, thresholds
+from research_verification import admits, asked_subject, judge_paper, names_subject, on_topic, thresholds
+from research_verification.evidence import Thresholds
+from research_verification.stance import question_as_statement
 from research_verification.evidence import Judgement as Judge
 
 Label = Literal["strong", "partial", "irrelevant"]
@@ -75,8 +79,9 @@ def judge(item: Candidate, keywords: list[str], prompt: str = "", model: Judge |
     """The offline judge: the relevance model's P(the source is about `prompt`) (the keywords
     stand for a prompt not given).
 
-    strong ≥ `squarely_on_topic`, partial ≥ `on_topic`, irrelevant below or when the source never
-    names what a question or claim prompt is about (`names_subject`); the confidence is how far
+    strong ≥ `squarely_on_topic`, partial ≥ `on_topic` (or above the floor with a finding on the
+    prompt squarely stated), irrelevant below or when the source never names what a question or
+    claim prompt is about (`names_subject`); the confidence is how far
     the probability sits inside its band's side of the nearest cut-off."""
     title = item.hit.title
     found, missing = coverage(keywords, f"{title} {item.text}") if keywords else ([], [])
@@ -84,6 +89,7 @@ def judge(item: Candidate, keywords: list[str], prompt: str = "", model: Judge |
     relevance = clamp01(float(on_topic(prompt or " ".join(keywords), [(title or "", item.text or "")], model)[0]))
     subject = asked_subject(prompt) if prompt else ""
     named = names_subject(subject, f"{title} {item.text}")
+    stated = ""
     if not named:  # a study of something else on the same outcome (collaborative care, asked about exercise)
         label: Label = "irrelevant"
         confidence = max(1.0 - relevance, 0.5)
@@ -93,12 +99,18 @@ def judge(item: Candidate, keywords: list[str], prompt: str = "", model: Judge |
     elif relevance >= limits.on_topic:
         label = "partial"
         confidence = 0.5 + min(relevance - limits.on_topic, limits.squarely_on_topic - relevance)
+    elif prompt and (finding := _stated_finding(item, prompt, relevance, model, limits)):
+        label = "partial"  # under the cut, but one of its sentences squarely states a finding on the prompt
+        confidence = 0.5
+        stated = finding
     else:
         label = "irrelevant"
         confidence = 1.0 - relevance
     parts = [f"P(about the prompt) {relevance:.2f} (relevance model)"]
     if not named:
         parts.append(f"never names {subject}")
+    if stated:
+        parts.append(stated)
     if keywords:
         parts.append(f"{len(found)}/{len(keywords)} keywords in title/abstract")
     if found:
@@ -108,6 +120,14 @@ def judge(item: Candidate, keywords: list[str], prompt: str = "", model: Judge |
     if not item.text:
         parts.append("no abstract")
     return Judgement(label, clamp01(confidence), "; ".join(parts), relevance)
+
+
+def _stated_finding(item: Candidate, prompt: str, relevance: float, model: Judge | None, limits: Thresholds) -> str:
+    """Why a source under the on-topic cut still counts ("states a finding on it, P 0.72"), or ""."""
+    if relevance < limits.floor or not item.sentences:
+        return ""
+    paper = judge_paper(question_as_statement(prompt), item.hit.title, item.sentences, model)
+    return f"states a finding on it (P {paper.strength:.2f})" if admits(relevance, paper, limits) else ""
 
 
 def memo(judged: list[tuple[Candidate, Judgement]]) -> str:
