@@ -32,10 +32,9 @@ from typing import Literal
 
 from research_reports.text import STOPWORDS, content_tokens
 from research_scout.prepare import Candidate
-from research_verification import admits, asked_subject, judge_paper, names_subject, on_topic, thresholds
-from research_verification.evidence import Thresholds
-from research_verification.stance import question_as_statement
+from research_verification import Thresholds, admits, asked_subject, judge_paper, names_subject, on_topic, thresholds
 from research_verification.evidence import Judgement as Judge
+from research_verification.stance import question_as_statement
 
 Label = Literal["strong", "partial", "irrelevant"]
 MODEL = "offline-scout-judgement"

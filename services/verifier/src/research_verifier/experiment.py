@@ -9,10 +9,10 @@ UNRELATED with the sentence each label rests on:
   statement's topic are left out (a paper under the cut but above its floor counts only when one
   of its sentences squarely states a finding on the statement: `admits`), and so are those that
   never name the statement's subject (the intervention or exposure it is about:
-  `names_subject`) — a study of something else on the same outcome; in the others, the evidence sentences the stance model finds
-  (SciFact's abstract-level rule with the shipped thresholds, `judge_paper`) are labelled by it,
-  and a supporting one that states a condition the claim does not name (a population, a dose, a
-  setting) QUALIFIES it;
+  `names_subject`) — a study of something else on the same outcome; in the others, the evidence
+  sentences the stance model finds (SciFact's abstract-level rule with the shipped thresholds,
+  `judge_paper`) are labelled by it, and a supporting one that states a condition the claim does
+  not name (a population, a dose, a setting) QUALIFIES it;
 - the LLM (`llm.LlmEngine`) labels the reranked passages itself.
 Step 4: for a statement with qualifying evidence, targeted searches for the conditions,
 populations, methods and scope under which it holds. The verdict comes from the one rule both
