@@ -54,7 +54,7 @@ def settings(server: FakeLLMServer, **overrides: object) -> LLMSettings:
         "gemini_api_key": SecretStr("gm-test-key"),
         "gemini_base_url": server.gemini_url,
         "gemini_model": "gemini-test",
-        "timeout_s": 0.5,
+        "timeout_s": 5.0,  # a loaded CI machine answers the fake server slowly; the timeout test sets its own
     }
     values.update(overrides)
     return LLMSettings(**values)
@@ -148,7 +148,7 @@ async def test_gemini_invalid_then_valid(llm_server: FakeLLMServer) -> None:
 async def test_timeout_then_server_error_ends_with_offline(llm_server: FakeLLMServer) -> None:
     llm_server.queue("openai", Behaviour(text=json.dumps(GOOD_DRAFT), delay_s=2.0))
     llm_server.queue("gemini", Behaviour(status=503))
-    outcome = await chain_for(llm_server).draft_claim(QUESTION, None, EVIDENCE)
+    outcome = await chain_for(llm_server, timeout_s=0.5).draft_claim(QUESTION, None, EVIDENCE)
 
     assert (outcome.provider, outcome.model) == ("offline", "offline-extractive-v1")
     assert [f.provider for f in outcome.failures] == ["openai", "gemini"]
