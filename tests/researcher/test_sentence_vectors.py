@@ -27,9 +27,12 @@ def _hits(unique: str) -> tuple[SourceHit, SourceHit]:
         abstract=(f"Teriparatide reduced new vertebral fractures by 65% in trial {unique}. Back pain was less frequent "
                   f"with teriparatide. Hypercalcaemia occurred in 3% of patients in cohort {unique}."),
     )
+    # The outside sentence is this test's own but fixed: a random token in it moved the relevance model's
+    # P(on the question) across the researcher's cut for about 1 draw in 25 (0.25-0.89 over 200 draws),
+    # and a paper off the question is never embedded. This wording is at 0.89. Nothing stores it.
     outside = SourceHit(
         source_id=f"pmid:sv-{unique}", source="pubmed", year=2021,
-        title="Teriparatide in men", abstract=f"Teriparatide reduced vertebral fractures in men of study {unique}.",
+        title="Teriparatide in men", abstract="Teriparatide reduced vertebral fractures in men of the outside study.",
     )
     return corpus, outside
 
