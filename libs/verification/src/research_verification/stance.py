@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 
 from research_verification.claims import parse_claim
 from research_verification.errors import ClaimParseError
@@ -74,6 +75,7 @@ def question_as_statement(question: str) -> str:
     return _LEADING_AUXILIARY.sub("", question.strip().rstrip("?").strip())
 
 
+@lru_cache(maxsize=256)  # the scout asks it once per hit of the same prompt
 def asked_subject(prompt: str) -> str:
     """What a question or claim is about — the subject of its statement ("Does exercise training
     improve …?" → "exercise training") — or "" for a topic without a verb ("exercise training
