@@ -16,6 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import ClaimDecided, ClaimProposed, ControlReply, RecritiqueClaim, subjects
 from research_critic.main import create_app
+from research_ledger import Ledger
+from research_platform.db import transaction
 from research_platform.models import AuditEvent, CriticVerdictRow, MemoryClaim
 from research_platform.settings import CriticSettings, LLMSettings, Settings
 
@@ -131,6 +133,26 @@ async def test_quarantine_after_three_timeouts_then_drain(
         )
         assert bad.status == 400
     await decided.unsubscribe()
+
+
+async def test_a_drained_proposal_read_before_the_drain_commits_is_still_judged(
+    servers: Servers, nc: nats.NATS, sessions: async_sessionmaker[AsyncSession], unique: str
+) -> None:
+    """The drain publishes its proposal before it commits: a critic that reads the claim in that
+    window must wait for the commit, not skip the claim as decided (it would stay pending)."""
+    await add_sources(sessions, f"pmid:{unique}1", f"pmid:{unique}2")
+    claim_id = await add_claim(
+        sessions, entity=unique, statement=STATEMENT, status="critic_quarantine", confidence=0.9,
+        supports=[support(f"pmid:{unique}1", STATEMENT), support(f"pmid:{unique}2", STATEMENT)],
+    )
+    async with running(create_app(_settings(servers, LLMSettings(provider="offline"), sla=60))):
+        async with transaction(sessions) as session:
+            released = await Ledger(session, service="critic").verdicts.release([claim_id], "key-123")
+            assert [c.id for c in released] == [claim_id]
+            await _propose(nc, released[0], f"claim-drained-race-{claim_id}")
+            await asyncio.sleep(1.5)  # the critic reads the claim while the release is uncommitted
+        judged = await _wait_status(sessions, claim_id, {"active", "rejected"}, timeout=60)
+        assert judged.critic_timeouts == 0
 
 
 async def test_recritique_withdraws_a_claim_whose_sources_are_retracted_and_keeps_a_sound_one(

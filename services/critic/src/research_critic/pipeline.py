@@ -1,7 +1,8 @@
 """The critic's service layer: judge a pending claim, judge an active one again, drain the quarantine.
 
 pending claim → read the claim and the active claims of its entity (`ClaimReads`, `ledger.verdicts`,
-no transaction) → prepare (a `Review`; an unknown claim is dead-lettered) → experiment (provider
+no transaction; a claim read as not pending is read again on the primary under its row lock)
+→ prepare (a `Review`; an unknown claim is dead-lettered) → experiment (provider
 chain, under the SLA) → reshape (the supersede rule) → `ledger.verdicts.decide` (verdict row, claim
 status, audit row: one transaction) → publish `research.claim.decided`. `decide` re-checks in its
 transaction what judging assumed: a claim already decided is a redelivery (nothing happens), an
@@ -72,7 +73,7 @@ class Critic:
         async with (self.reads or self.sessions)() as session:  # `decide` re-checks what judging assumed
             reads = ClaimReads(session)
             claim = prepare.known(claim_id, await reads.claim(claim_id))
-            if claim.status != ClaimStatus.pending:
+            if claim.status != ClaimStatus.pending and not await self.pending_on_primary(claim_id):
                 log.info("claim already decided, skipping redelivery", status=claim.status)
                 return
             active = await Ledger(session, service=SERVICE).verdicts.active_of_entity(claim.entity, besides=claim.id)
@@ -85,6 +86,14 @@ class Critic:
         if decided is not None:
             await self.announce(decided)
             log.info("claim decided", verdict=verdict.verdict.value, score=verdict.score)
+
+    async def pending_on_primary(self, claim_id: uuid.UUID) -> bool:
+        """Whether the claim is pending once writers in flight have committed: the drain publishes
+        its proposal before it commits, so the first read may still see `critic_quarantine` (or
+        a lagging replica may); the row lock waits for that transaction."""
+        async with transaction(self.sessions) as session:
+            claim = await ClaimReads(session).claim(claim_id, settled=True)
+            return claim is not None and claim.status == ClaimStatus.pending
 
     async def judge(self, claim_id: uuid.UUID, review: prepare.Review, judged_status: ClaimStatus) -> CriticVerdict | None:
         """experiment → reshape: the verdict the ledger can apply, or None when the claim was quarantined
@@ -140,7 +149,8 @@ class Critic:
         async with transaction(self.sessions) as session:
             released = await Ledger(session, service=SERVICE).verdicts.release(claim_ids, request.actor_key_id)
             for claim in released:
-                # Published before the commit: a refused publish leaves the claims quarantined.
+                # Published before the commit: a refused publish leaves the claims quarantined, and a
+                # proposal read before the commit waits for it (`pending_on_primary`).
                 await self.proposed.publish(
                     ClaimProposed(claim_id=claim.id, task_id=claim.task_id, entity=claim.entity, statement=claim.statement),
                     headers={subjects.MSG_ID_HEADER: f"claim-drained-{drain_id}-{claim.id}"},

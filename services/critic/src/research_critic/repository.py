@@ -31,8 +31,9 @@ class ClaimReads:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
-    async def claim(self, claim_id: uuid.UUID) -> MemoryClaim | None:
-        return await self.session.get(MemoryClaim, claim_id)
+    async def claim(self, claim_id: uuid.UUID, *, settled: bool = False) -> MemoryClaim | None:
+        """The claim; `settled` locks its row (primary only), waiting for an uncommitted change."""
+        return await self.session.get(MemoryClaim, claim_id, with_for_update=settled, populate_existing=settled)
 
     async def quote_vectors(self, quotes: list[str]) -> dict[str, list[float]]:
         """The stored corpus vectors of `quotes` (one query), so the stance check embeds only the
