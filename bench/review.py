@@ -22,7 +22,7 @@ Prints a row per review, the means, and last the line:
 
     bench:review topics=n gold_findings=… evidence_precision=… off_topic=… pass_rate=… s_per_review=…
 
-    .venv/bin/python bench/review.py [--topics 20] [--distractors 700] [--data-dir DIR] [--show N]
+    .venv/bin/python bench/review.py [--topics 20] [--distractors 700] [--data-dir DIR] [--show N] [--admit-floor F]
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> Non
     judge = get_judge()
     for name in ("relevance", "pair"):
         judge.model(name)
-    settings = ReviewerSettings()
+    settings = ReviewerSettings() if args.admit_floor is None else ReviewerSettings(admit_floor=args.admit_floor)
     rows = []
     for n, topic in enumerate(topics, start=1):
         job = review_job(RequestReview(topic=topic["topic"], max_iterations=2, run_id=f"bench-{n}-{int(time.time())}"))
@@ -162,7 +162,7 @@ async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> Non
         t0 = time.perf_counter()
         async with recorder.running():
             outcome = await review_loop(job, OfflineAuthor(relevance, settings, judge),
-                                        PeerReviewer(settings.spot_checks, relevance_floor=settings.relevance_floor, judge=judge),
+                                        PeerReviewer(settings.spot_checks, cut=settings.cut, judge=judge),
                                         port, recorder)
         seconds = time.perf_counter() - t0
         report = outcome.report
@@ -177,7 +177,8 @@ async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> Non
         annotated = [(d, q) for d, q, _ in leads if d in topic["rationales"]]
         hits = [matching_sentence(q, abstracts[d]) in topic["rationales"][d] for d, q in annotated]
         passages = [(r.title, r.source_text.removeprefix(r.title).strip()) for _, _, r in leads]
-        off = sum(off_topic(judge, topic["topic"], passages, settings.relevance_floor))
+        off = sum(off_topic(judge, topic["topic"], passages, settings.cut))
+        under = int(sum(p < settings.relevance_floor for p in judge.relevance(topic["topic"], passages))) if passages else 0
         cited = {r.paper_id.removeprefix("corpus:") for r in report.references if r.paper_id}
         tags = collections.Counter(f.tag for f in findings)
         row = {"topic": topic["topic"], "accuracy": accuracy(outcome.check), "grounding": outcome.check.grounding,
@@ -185,11 +186,14 @@ async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> Non
                "pass1": outcome.rounds[0].review.verdict == "PASS", "pass": outcome.verdict == "PASS",
                "rounds": len(outcome.rounds), "seconds": seconds, "issues": outcome.review.counts(),
                "findings": len(leads), "gold_finding": any(d in topic["gold"] for d, _, _ in leads),
-               "annotated": len(annotated), "rationale_hits": sum(hits), "off_topic": off}
+               "annotated": len(annotated), "rationale_hits": sum(hits), "off_topic": off, "under_cut": under,
+               "strays": [r.title for d, _, r in leads if d not in topic["gold"]]}
         rows.append(row)
         if not args.quiet:
             print(f"[{n:2}/{len(topics)}] {row['topic'][:58]:58} findings {len(leads)} gold {'yes' if row['gold_finding'] else 'no ':3} "
-                  f"rationale {sum(hits)}/{len(annotated)} off {off} {outcome.verdict:15} r{row['rounds']} {seconds:5.1f}s {dict(tags)}")
+                  f"rationale {sum(hits)}/{len(annotated)} off {off} under {under} {outcome.verdict:15} r{row['rounds']} {seconds:5.1f}s {dict(tags)}")
+            for title in row["strays"]:
+                print(f"        not a gold paper: {title[:100]}")
         if n <= args.show:
             print(report.render_markdown())
     await nc.close()
@@ -209,6 +213,9 @@ async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> Non
           f"them annotated rationale sentences; topics with a gold-paper finding {sum(r['gold_finding'] for r in rows)}/{len(rows)}")
     print(f"tag mix: {dict(mix)} · PASS after round 1 {mean('pass1'):.2f}, after round 2 {mean('pass'):.2f} · seconds per review "
           f"mean {mean('seconds'):.1f}, p50 {statistics.median(r['seconds'] for r in rows):.1f}, max {max(r['seconds'] for r in rows):.1f}")
+    under = sum(r["under_cut"] for r in rows)
+    print(f"findings from papers under the relevance cut ({settings.relevance_floor}), admitted on a squarely stated finding: "
+          f"{under}/{findings}; findings not from a gold paper: {sum(len(r['strays']) for r in rows)}")
     print(f"format: citation accuracy {mean('accuracy'):.4f} · grounding {mean('grounding'):.4f} · gold coverage {mean('coverage'):.4f}")
     print(f"targets: gold_findings ≥ 0.7, evidence_precision ≥ 0.8 (random sentence ≈ 0.2), off_topic 0, ≤ 30 s per review")
     print(f"bench:review topics={len(rows)} gold_findings={mean('gold_finding'):.4f} evidence_precision={precision:.4f} "
@@ -221,6 +228,8 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=20)
     parser.add_argument("--distractors", type=int, default=700)
     parser.add_argument("--data-dir", type=Path, help="Reuse this folder (embedded database and NATS) between runs.")
+    parser.add_argument("--admit-floor", type=float, help="The reviewer's admit_floor (default: its setting; "
+                        "0.5 = no paper under the relevance cut is admitted).")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--show", type=int, default=0, help="Print the Markdown of the first N reviews.")
     args = parser.parse_args()

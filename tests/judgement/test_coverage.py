@@ -36,3 +36,11 @@ def test_the_shipped_vocabulary_is_scifacts_and_round_trips(tmp_path):
     assert again.frequencies == shipped.frequencies and again.documents == shipped.documents
     # the demo's off-topic paper (an assessment of frail older people) shares no word of substance
     assert shipped.coverage(QUESTION, "Identifying common impairments in frail and dependent older people") == 0.0
+
+
+def test_the_rarest_word_of_a_question_is_its_least_used_content_word():
+    words = Vocabulary({"patient": 900, "failure": 40, "heart": 60}, documents=1000)
+    assert words.rarest("patients with heart failure") == "failure"
+    assert words.rarest("of the and") is None
+    # a name the literature never uses is the rarest of all
+    assert vocabulary().rarest("Activation of PPM1D enhances p53 function") == "ppm1d"

@@ -60,7 +60,33 @@ def test_on_topic_keeps_the_papers_the_relevance_model_keeps_best_first() -> Non
     papers = [paper("corpus:1", "Shoulder impingement surgery", "x"), paper("corpus:2", "Heart failure training", "y")]
     kept = judged.on_topic(judge, "exercise in heart failure", papers, floor=0.5)
     assert [k.paper.paper_id for k in kept] == ["corpus:2"] and kept[0].probability == pytest.approx(0.9)
-    assert judged.off_topic(judge, "exercise in heart failure", [judged.passage(p) for p in papers], 0.5) == [True, False]
+    cut = judged.TopicCut(on_topic=0.5)
+    assert judged.off_topic(judge, "exercise in heart failure", [judged.passage(p) for p in papers], cut) == [True, False]
+
+
+class UnderTheCut(ScriptedJudge):
+    """Every paper at P(on topic) 0.3: under the reviewer's cut, over its floor."""
+
+    def relevance(self, question: str, passages: list[tuple[str, str]]) -> np.ndarray:
+        return np.full(len(passages), 0.3)
+
+
+def test_a_paper_under_the_relevance_cut_counts_with_a_squarely_stated_finding_that_names_the_topic() -> None:
+    topic = "Activation of PPM1D enhances p53 function"
+    named = paper("corpus:1", "Wip1 phosphatase in tumours",
+                  "RESULTS Amplified PPM1D suppressed p53 activity in every breast tumour cell line we studied here.")
+    unnamed = paper("corpus:2", "Adipose tissue macrophages",
+                    "RESULTS Alternatively activated macrophages secreted catecholamines in the cold in the mice studied here.")
+    silent = paper("corpus:3", "PPM1D in zebrafish",
+                   "RESULTS The zebrafish PPM1D gene was cloned and sequenced from three separate strains of fish here.")
+    judge = UnderTheCut("", {("ppm1d", "suppressed p53"): "SUPPORT", ("ppm1d", "catecholamines"): "SUPPORT"})
+    cut = judged.TopicCut(on_topic=0.5, floor=0.1, strong_finding=0.6)
+    found = judged.evidence_sentences(judge, topic, [judged.OnTopic(p, 0.3) for p in (named, unnamed, silent)], cut)
+    assert [s.paper.paper_id for s in found] == ["corpus:1"]
+    assert judged.off_topic(judge, topic, [judged.passage(p) for p in (named, unnamed, silent)], cut) == [False, True, True]
+    assert judged.off_topic(judge, topic, [judged.passage(named)], judged.TopicCut(on_topic=0.5, floor=0.4)) == [True]
+    # without a cut every on-topic paper the caller passes gives its findings
+    assert {s.paper.paper_id for s in judged.evidence_sentences(judge, topic, [judged.OnTopic(unnamed, 0.3)])} == {"corpus:2"}
 
 
 def test_findings_are_the_sentences_the_judge_calls_evidence_never_framing_sentences() -> None:

@@ -169,7 +169,7 @@ def _not_support(statement: str, paper: PaperRecord) -> str:
 async def test_check_3_a_finding_whose_paper_is_off_the_topic_is_major(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
     report = drafted[1].model_copy(deep=True)
     shoulder = await _paper(port, js, SHOULDER)
-    assert judged.off_topic(get_judge(), TOPIC, [judged.passage(shoulder)], ReviewerSettings().relevance_floor) == [True]
+    assert judged.off_topic(get_judge(), TOPIC, [judged.passage(shoulder)], ReviewerSettings().cut) == [True]
     sentence = sentences_of(shoulder)[-1]
     ref = report.add_reference(reference_of(shoulder))
     key = report.section("Key Findings")

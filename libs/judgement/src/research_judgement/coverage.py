@@ -70,6 +70,13 @@ class Vocabulary:
         ("patients" 0.2, "exercise" 0.54, "netosis" 0.86) — a name built of rare words says more."""
         return self.idf(stem(word.lower())) / math.log((self.documents + 1) / 2)
 
+    def rarest(self, question: str) -> str | None:
+        """The stem of `question`'s content word the literature uses least (highest IDF): what a
+        paper on the question can hardly leave unnamed ("ppm1d" in "Activation PPM1D enhances p53
+        function"); None for a question without content words."""
+        wanted = {stem(w) for w in WORD.findall(question.lower()) if w not in STOP}
+        return max(sorted(wanted), key=self.idf, default=None)
+
     def coverage(self, question: str, text: str) -> float:
         """The IDF-weighted share of `question`'s content words found in `text`, in [0, 1]."""
         wanted = {stem(w) for w in WORD.findall(question.lower()) if w not in STOP}

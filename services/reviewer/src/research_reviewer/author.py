@@ -149,23 +149,27 @@ class OfflineAuthor:
                     papers.setdefault(hit.source_id, _hit_record(hit))
         for paper in papers.values():
             dossier.papers[paper.paper_id] = paper  # with its text: the citation checker needs it
-        dossier.on_topic = await asyncio.to_thread(judged.on_topic, self.judge, job.topic, list(papers.values()),
-                                                   settings.relevance_floor)
-        kept = {o.paper.paper_id for o in dossier.on_topic}
+        cut = settings.cut
+        candidates = await asyncio.to_thread(judged.on_topic, self.judge, job.topic, list(papers.values()), cut.floor)
+        kept = {o.paper.paper_id for o in candidates}
         # Metadata search and citation ranking return no text: their papers the searches did not find
         # are fetched whole and judged like the rest, and those on the topic are read for findings too
         # (the demo review listed an on-topic key paper whose findings it never read).
         fetched = await tools.get_papers([p.paper_id for p in dossier.key_papers if p.paper_id not in kept])
         for paper in fetched:
             dossier.papers[paper.paper_id] = paper
-        keys = await asyncio.to_thread(judged.on_topic, self.judge, job.topic, fetched, settings.relevance_floor)
-        dossier.on_topic = sorted([*dossier.on_topic, *keys], key=lambda o: (-o.probability, o.paper.paper_id))
+        keys = await asyncio.to_thread(judged.on_topic, self.judge, job.topic, fetched, cut.floor)
+        candidates = sorted([*candidates, *keys], key=lambda o: (-o.probability, o.paper.paper_id))
+        used = candidates[: settings.papers_read]
+        pool = await asyncio.to_thread(judged.evidence_sentences, self.judge, job.topic, used, cut)
+        # On the topic: over the relevance cut, or under it with a finding the cut admits (it gave sentences).
+        admitted = {s.paper.paper_id for s in pool}
+        dossier.on_topic = [o for o in candidates if o.probability >= cut.on_topic or o.paper.paper_id in admitted]
         # Key papers are the on-topic ones: metadata and citation candidates the model keeps, then the best retrieved.
         ranked = {o.paper.paper_id: o for o in dossier.on_topic}
         dossier.key_papers = [ranked[p.paper_id].paper for p in dossier.key_papers if p.paper_id in ranked]
         dossier.key_papers += [o.paper for o in dossier.on_topic if o.paper not in dossier.key_papers]
-        used = dossier.on_topic[: settings.papers_read]
-        pool = await asyncio.to_thread(judged.evidence_sentences, self.judge, job.topic, used)
+        used = [o for o in used if o.paper.paper_id in ranked]
         background = [text for o in used for text in (o.paper.title, *evidence.sentences_of(o.paper))]
         dossier.clusters = await asyncio.to_thread(
             judged.clusters, self.relevance, job.topic, pool, background,

@@ -1,8 +1,9 @@
 """The author's judgement, by the trained models of `research_judgement` (docs/judgement.md).
 
 1. `on_topic` — the retrieved papers the relevance model puts on the topic (calibrated
-   P(on topic) ≥ the reviewer's `relevance_floor`), best first: a hybrid search found them, the
-   cross-encoder reranks and filters them.
+   P(on topic) ≥ the reviewer's `relevance_floor`, or over the cut's `floor` with a finding squarely
+   stated: `TopicCut`), best first: a hybrid search found them, the cross-encoder reranks and
+   filters them.
 2. `evidence_sentences` — per on-topic paper, the candidate sentences (`evidence.sentences_of`:
    results and conclusions, never background / aims / design) the judge's own abstract rule calls
    rationales for the topic (its `top_k` and `rationale` thresholds, `Judge.thresholds`).
@@ -30,9 +31,10 @@ import numpy as np
 
 from research_contracts.corpus_tools import PaperRecord
 from research_judgement import AbstractDecision, abstract_decision
-from research_judgement.coverage import vocabulary
+from research_judgement.coverage import terms, vocabulary
 from research_llm.offline import lexicon
 from research_verification import null_result
+from research_verification.evidence import FLOOR, STRONG_FINDING
 from research_reviewer.evidence import (
     KeyFinding,
     Sentence,
@@ -64,6 +66,33 @@ class Embedder(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class TopicCut:
+    """When a paper is on the topic: calibrated P(on topic) ≥ `on_topic`, or ≥ `floor` with a
+    finding on the topic squarely stated (the abstract rule's strength ≥ `strong_finding`) — the
+    verifier's `research_verification.admits`. The relevance model was trained on claims and puts
+    many papers a noun-phrase topic names at 0.1–0.5 (docs/judgement.md, relevance recall)."""
+
+    on_topic: float = 0.5
+    floor: float = FLOOR
+    strong_finding: float = STRONG_FINDING
+
+    def admits(self, probability: float, decision: AbstractDecision | None, *, names_rarest: bool = True) -> bool:
+        """`names_rarest`: the paper names the topic's rarest word (`names_rarest_word`), which a paper
+        admitted under the cut must — the stance model alone called a brown-fat macrophage paper
+        a finding on cardiac macrophages."""
+        if probability >= self.on_topic:
+            return True
+        return (probability >= self.floor and names_rarest and decision is not None and decision.label != "NEI"
+                and decision.strength >= self.strong_finding)
+
+
+def names_rarest_word(topic: str, title: str, text: str) -> bool:
+    """Whether the paper uses the topic's rarest content word (SciFact document frequencies)."""
+    rarest = vocabulary().rarest(topic)
+    return rarest is None or rarest in terms(f"{title} {text}")
+
+
+@dataclass(frozen=True, slots=True)
 class OnTopic:
     paper: PaperRecord
     probability: float
@@ -83,9 +112,10 @@ def on_topic(judge: Judgement, topic: str, papers: list[PaperRecord], floor: flo
     return sorted(kept, key=lambda o: (-o.probability, o.paper.paper_id))
 
 
-def evidence_sentences(judge: Judgement, topic: str, papers: list[OnTopic]) -> list[Sentence]:
+def evidence_sentences(judge: Judgement, topic: str, papers: list[OnTopic], cut: TopicCut | None = None) -> list[Sentence]:
     """The sentences of on-topic papers the judge's abstract rule calls findings about `topic`, best first;
-    `Sentence.relevance` is P(paper on topic) × P(evidence). One batched stance call for all papers."""
+    `Sentence.relevance` is P(paper on topic) × P(evidence). One batched stance call for all papers.
+    With `cut`, a paper under its `on_topic` gives sentences only when the cut admits it."""
     candidates = [(item, sentences_of(item.paper)) for item in papers]
     texts = [t for _, sentences in candidates for t in sentences]
     titles = [item.paper.title for item, sentences in candidates for _ in sentences]
@@ -97,7 +127,11 @@ def evidence_sentences(judge: Judgement, topic: str, papers: list[OnTopic]) -> l
         start += len(sentences)
         if not sentences:
             continue
-        for i in _decide(judge, rows).rationale_indices:
+        decision = _decide(judge, rows)
+        named = item.probability >= getattr(cut, "on_topic", 0.0) or names_rarest_word(topic, *passage(item.paper))
+        if cut is not None and not cut.admits(item.probability, decision, names_rarest=named):
+            continue
+        for i in decision.rationale_indices:
             found.append(Sentence(item.paper, sentences[i], round(float(1.0 - rows[i, 2]) * item.probability, 6)))
     return sorted(found, key=lambda s: (-s.relevance, s.paper.paper_id, s.text))
 
@@ -348,9 +382,18 @@ def stance_label(judge: Judgement, statement: str, sentence: str, title: str | N
     return _decide(judge, judge.stance(statement_of(statement), [sentence], [title])).label
 
 
-def off_topic(judge: Judgement, topic: str, papers: list[tuple[str, str]], floor: float) -> list[bool]:
-    """Which (title, text) papers the relevance model puts off `topic` (P < `floor`): the peer
-    reviewer's check and the benchmark's measure."""
+def off_topic(judge: Judgement, topic: str, papers: list[tuple[str, str]], cut: TopicCut) -> list[bool]:
+    """Which (title, text) papers are off `topic`: the relevance model puts them under the cut's
+    `on_topic` and the cut does not admit them on their stated findings (`TopicCut.admits`) — the
+    peer reviewer's check and the benchmark's measure."""
     if not papers:
         return []
-    return [bool(p < floor) for p in judge.relevance(topic, papers)]
+    off = []
+    for (title, text), p in zip(papers, judge.relevance(topic, papers), strict=True):
+        decision = None
+        named = True
+        if cut.floor <= p < cut.on_topic and (named := names_rarest_word(topic, title, text)):
+            sentences = sentences_of(PaperRecord(paper_id="", title=title, text=text))
+            decision = _decide(judge, judge.stance(topic, sentences, [title] * len(sentences))) if sentences else None
+        off.append(not cut.admits(float(p), decision, names_rarest=named))
+    return off

@@ -59,7 +59,7 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
         service = ReviewService(
             broker=broker, sessions=sessions, settings=config,
             port=ConnectorClient(lambda: broker.connection, timeout_s=config.tool_timeout_s),
-            make_author=make_author, reviewer=PeerReviewer(config.spot_checks, relevance_floor=config.relevance_floor),
+            make_author=make_author, reviewer=PeerReviewer(config.spot_checks, cut=config.cut),
             embed=embedder.embed_one,
             claims=ctx.publishers[subjects.CLAIM_PENDING],
         )

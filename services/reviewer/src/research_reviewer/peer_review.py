@@ -44,9 +44,9 @@ class PeerReviewer:
 
     model = MODEL
 
-    def __init__(self, spot_checks: int = 4, *, relevance_floor: float = 0.5, judge: Judge | None = None) -> None:
+    def __init__(self, spot_checks: int = 4, *, cut: judged.TopicCut | None = None, judge: Judge | None = None) -> None:
         self.spot_checks = spot_checks
-        self.relevance_floor = relevance_floor  # the author's setting: below it a paper is off the topic
+        self.cut = cut or judged.TopicCut()  # the author's setting: when a paper is on the topic
         self.judge = judge or get_judge()  # the trained relevance and stance models (loaded once per process)
 
     async def review(self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, iteration: int) -> PeerReview:
@@ -130,7 +130,7 @@ class PeerReviewer:
         whose agreeing quote the stance model does not read as support (the revision drops that side)."""
         leads = [_lead(report, f) for f in findings]
         judged_leads = [(f, ref) for f, ref in zip(findings, leads, strict=True) if ref is not None]
-        off = judged.off_topic(self.judge, topic, [_passage(ref) for _, ref in judged_leads], self.relevance_floor)
+        off = judged.off_topic(self.judge, topic, [_passage(ref) for _, ref in judged_leads], self.cut)
         for (finding, ref), is_off in zip(judged_leads, off, strict=True):
             if is_off:
                 review.issues.append(Issue(severity=Severity.major, check=3, section="Key Findings", finding_id=finding.key(),

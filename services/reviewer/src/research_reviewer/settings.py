@@ -5,6 +5,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from research_platform.settings import Settings
+from research_reviewer.judged import TopicCut
+from research_verification.evidence import FLOOR, STRONG_FINDING
 
 
 class ReviewerSettings(BaseModel):
@@ -18,6 +20,14 @@ class ReviewerSettings(BaseModel):
         default=0.5, ge=0.0, le=1.0,
         description="Calibrated P(on topic) (the relevance model) a paper needs before its findings are used; "
                     "the peer reviewer calls a finding whose paper scores below it off topic.")
+    admit_floor: float = Field(
+        default=FLOOR, ge=0.0, le=1.0,
+        description="Calibrated P(on topic) under `relevance_floor` at which a paper still counts when one of its "
+                    "sentences squarely states a finding on the topic (`strong_finding`); the verifier's rule.")
+    strong_finding: float = Field(
+        default=STRONG_FINDING, ge=0.0, le=1.0,
+        description="The abstract rule's strength (the stance model) that admits a paper between `admit_floor` "
+                    "and `relevance_floor`.")
     papers_read: int = Field(default=12, ge=1, le=50, description="On-topic papers (best first) whose sentences the evidence model reads.")
     counter_papers: int = Field(default=4, ge=0, le=20, description="Papers taken from each finding's counter-evidence search.")
     subtopic_similarity: float = Field(
@@ -28,6 +38,12 @@ class ReviewerSettings(BaseModel):
     llm_timeout_s: float = Field(default=60.0, gt=0, description="Longest wait for one LLM step (LLM engine only).")
     claim_days: int = Field(default=365, ge=1, description="A review's claims decay after this many days.")
     sweep_interval_s: float = Field(default=60.0, gt=0, description="How often the stale sweep looks at findings.")
+
+
+    @property
+    def cut(self) -> TopicCut:
+        """When a paper is on the topic, for the author and the peer reviewer alike."""
+        return TopicCut(on_topic=self.relevance_floor, floor=self.admit_floor, strong_finding=self.strong_finding)
 
 
 class ReviewerServiceSettings(Settings):
