@@ -11,7 +11,8 @@ Extractive and deterministic: every sentence it outputs is a sentence of the sou
 - facts_list: + numbered factual statements about the prompt, each one sentence of the source
   with its locator: the sentences the trained evidence model (`research_judgement`, through
   `research_verification.evidence`) finds to be findings bearing on the prompt — P(evidence) at
-  least the shipped `evidence` threshold; `high` from `sure_evidence` up, `medium` below — a
+  least the shipped `evidence` threshold and within `FACT_MARGIN` of the source's best finding;
+  `high` from `sure_evidence` up, `medium` below — a
   structured abstract's results and conclusions first, then by that probability. Background,
   aims and design sentences (a structured abstract's framing sections, or sentences the model
   finds no evidence in) only when the source has no finding at all, then tagged `inferred`.
@@ -33,6 +34,10 @@ SUMMARY_SENTENCES = 3
 MAX_FINDINGS = 5
 MAX_FACTS = 6
 MAX_INFERRED = 2  # a source without findings: at most this many framing sentences, said to be inferred
+# A fact's P(evidence) is within this of the source's best finding: past it the evidence model is
+# guessing among a source's other sentences (fold 0 of SciFact train, claims 31–102: annotated
+# rationales among the facts 0.51 → 0.64, facts per gold abstract 2.4 → 1.6; docs/benchmarks.md).
+FACT_MARGIN = 0.1
 _RESULT = re.compile(
     r"\b(significant(ly)?|reduc\w*|increas\w*|decreas\w*|improv\w*|associat\w*|lower\w*|higher|"
     r"demonstrat\w*|show(s|ed|n)?|found|conclud\w*|effective|risk|odds|hazard|p\s*[<=]|ci\b|\d+(\.\d+)?\s*%)",
@@ -139,8 +144,9 @@ def facts(item: Candidate, prompt: str, model: Judgement | None = None) -> list[
     # A result that was not significant ("a trend toward …; P = 0.10") comes after the effects a
     # source establishes, and is never stated with high confidence.
     trend = {t[1] for t in scored if null_result(t[2], claim)}
-    stated = sorted((t for t in scored if not t[3] and t[0] >= limits.evidence),
-                    key=lambda t: (t[1] in trend, not t[4], -t[0], t[1]))
+    findings = [t for t in scored if not t[3] and t[0] >= limits.evidence]
+    best = max((t[0] for t in findings), default=1.0)
+    stated = sorted((t for t in findings if t[0] >= best - FACT_MARGIN), key=lambda t: (t[1] in trend, not t[4], -t[0], t[1]))
     if stated:
         return [FactRecord(s, FactConfidence.high if p >= limits.sure_evidence and i not in trend else FactConfidence.medium,
                            s, locator(item, i))
