@@ -14,6 +14,7 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from research_agents import FindingsRepository
 from research_contracts import ClaimDecided, ClaimProposed, ControlReply, RecritiqueClaim, subjects
 from research_critic.main import create_app
 from research_ledger import Ledger
@@ -155,6 +156,27 @@ async def test_a_drained_proposal_read_before_the_drain_commits_is_still_judged(
         assert judged.critic_timeouts == 0
 
 
+async def test_a_recritique_read_before_the_replicators_finding_commits_waits_for_it(
+    servers: Servers, nc: nats.NATS, sessions: async_sessionmaker[AsyncSession], unique: str
+) -> None:
+    """The replicator publishes the re-critique before it commits the finding that lists the lost
+    sources: a critic that reads first must wait for the finding, not judge the claim on them."""
+    await add_sources(sessions, f"pmid:{unique}a", f"pmid:{unique}b")
+    claim_id = await add_claim(sessions, entity=unique, statement=STATEMENT, confidence=0.9,
+                               supports=[support(f"pmid:{unique}a", STATEMENT), support(f"pmid:{unique}b", STATEMENT)])
+    async with running(create_app(_settings(servers, LLMSettings(provider="offline"), sla=60))):
+        async with transaction(sessions) as session:
+            finding = await FindingsRepository(session, "replicator").record(
+                "eroded", [claim_id], {"lost": [f"pmid:{unique}a", f"pmid:{unique}b"]})
+            command = RecritiqueClaim(claim_id=claim_id, reason="eroded", finding_id=finding)
+            await nc.jetstream().publish(subjects.CLAIM_RECRITIQUE, command.model_dump_json().encode(),
+                                         headers={subjects.MSG_ID_HEADER: f"recritique-race-{claim_id}"})
+            await asyncio.sleep(1.5)  # the critic reads while the finding is uncommitted
+        withdrawn = await _wait_status(sessions, claim_id, {"rejected"}, timeout=60)
+    rows = [a for a in await _actions(sessions, withdrawn.id) if a.action == "research.critic.recritique"]
+    assert len(rows) == 1 and sorted(rows[0].payload["discredited_sources"]) == [f"pmid:{unique}a", f"pmid:{unique}b"]
+
+
 async def test_recritique_withdraws_a_claim_whose_sources_are_retracted_and_keeps_a_sound_one(
     servers: Servers, nc: nats.NATS, sessions: async_sessionmaker[AsyncSession], unique: str
 ) -> None:
@@ -165,7 +187,8 @@ async def test_recritique_withdraws_a_claim_whose_sources_are_retracted_and_keep
     sound = await add_claim(sessions, entity=f"{unique}-y", statement=STATEMENT, confidence=0.9,
                             supports=[support(f"pmid:{unique}a", STATEMENT), support(f"pmid:{unique}b", STATEMENT)])
     js = nc.jetstream()
-    finding = uuid.uuid4()
+    async with transaction(sessions) as session:
+        finding = await FindingsRepository(session, "replicator").record("eroded", [doomed, sound], {"lost": []})
     async with running(create_app(_settings(servers, LLMSettings(provider="offline"), sla=60))):
         for claim_id, reason, n in ((doomed, "retracted_source", 1), (sound, "eroded", 1), (doomed, "retracted_source", 2), (sound, "eroded", 2)):
             command = RecritiqueClaim(claim_id=claim_id, reason=reason, finding_id=finding)

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from research_contracts import RecritiqueClaim
 from research_corpus.sentence_vectors import SentenceVectors
 from research_ledger import EntityChanged
+from research_platform.errors import TransientError
 from research_platform.logging import get_logger
 from research_platform.models import Finding, MemoryClaim, ResearchSource
 
@@ -22,7 +23,12 @@ log = get_logger(__name__)
 
 SERVICE = "critic"
 
-__all__ = ["SERVICE", "ClaimReads", "EntityChanged"]
+__all__ = ["SERVICE", "ClaimReads", "EntityChanged", "FindingNotVisible"]
+
+
+class FindingNotVisible(TransientError):
+    """A re-critique names a replication finding this read cannot see yet: retried later (the
+    message is dead-lettered with an audit row if it never appears, e.g. a rolled-back run)."""
 
 
 class ClaimReads:
@@ -59,9 +65,14 @@ class ClaimReads:
                 )
             )
         if command.finding_id is not None:
-            payload = await self.session.scalar(
-                select(Finding.payload).where(Finding.id == command.finding_id, Finding.expires_at > func.now())
-            )
-            if payload:
+            found = (await self.session.execute(
+                select(Finding.payload, Finding.expires_at > func.now()).where(Finding.id == command.finding_id)
+            )).one_or_none()
+            if found is None:
+                # The replicator publishes the command before it commits the finding (or a replica
+                # lags): judging now would keep the claim on the sources the finding lost.
+                raise FindingNotVisible(f"replication finding {command.finding_id} is not visible yet")
+            payload, live = found
+            if live and payload:
                 gone |= set(payload.get("retracted") or []) | set(payload.get("lost") or [])
         return gone & set(cited)
