@@ -161,6 +161,23 @@ def test_subtopic_names_are_subjects_not_fragments_of_a_clause() -> None:
     assert {"citrullinated autoantigens", "inflammatory responses", "citrullinated histone", "extracellular traps"} <= names
     assert not names & {"stimulate inflammatory responses", "source of citrullinated", "contained in neutrophils",
                         "target citrullinated", "histone contained"}
+    # bench:review asked about "force to skin and kinase links", "men the framingham", "plays a crucial"
+    titles = ("Focal adhesion kinase links mechanical force to skin fibrosis via inflammatory signaling",
+              "Residual lifetime risk for hypertension in middle-aged women and men: The Framingham Heart Study",
+              "The Ly49Q receptor plays a crucial role in neutrophil polarization and migration",
+              "Survival formally validating the antiapoptotic effect; iHepSCs iHepSCs were derived")
+    names = {n for title in titles for n in judged._phrases(title)}
+    assert {"focal adhesion", "mechanical force", "middle-aged women", "neutrophil polarization", "quality of life"} <= \
+        names | set(judged._phrases("Exercise improved quality of life"))
+    assert not names & {"force to skin", "kinase links", "kinase links mechanical", "men the framingham", "plays a crucial",
+                        "survival formally validating", "ihepscs ihepscs"}
+
+
+def test_two_names_that_hold_an_and_are_joined_so_the_question_reads() -> None:
+    assert judged.question_on(["nausea and vomiting", "tonsillectomy"]) == \
+        "What do the studies find on nausea and vomiting, and on tonsillectomy?"
+    assert judged.question_on(["focal adhesion", "mechanical force"]) == \
+        "What do the studies find on focal adhesion and mechanical force?"
 
 
 def _finding(lead: Sentence) -> KeyFinding:

@@ -208,6 +208,9 @@ def _phrases(text: str) -> list[str]:
             run = words[i:i + size]
             if run[0] in lexicon.STOPWORDS or run[-1] in lexicon.STOPWORDS:
                 continue
+            if any(w in lexicon.STOPWORDS and w not in _INNER for w in run[1:-1]) or len(set(run)) < size \
+                    or any(w in _VERBS or (len(w) > 4 and w.endswith("ly")) for w in run):
+                continue  # "force to skin", "kinase links mechanical", "ihepscs ihepscs": a clause, not a name
             if any(w in lexicon.NEGATIONS or (w not in lexicon.STOPWORDS and (len(w) < 3 or not w[0].isalpha())) for w in run):
                 continue
             if _relational(run[0], first=True) or _relational(run[-1], first=False) or \
@@ -221,10 +224,15 @@ def _phrases(text: str) -> list[str]:
     return out
 
 
-_VERBS = frozenset("""affect affects alter alters associate associates cause causes contain contains decrease decreases
-enhance enhances find finds impair impairs improve improves increase increases induce induces inhibit inhibits lead leads
-mediate mediates prevent prevents promote promotes reduce reduces regulate regulates require requires show shows stimulate
-stimulates suppress suppresses target targets use uses""".split())
+_INNER = frozenset({"of", "and"})  # the only function words inside a name: "quality of life", "nausea and vomiting"
+_VERBS = frozenset("""act acts activate activates affect affects alter alters associate associates block blocks cause causes
+choose chose confer confers contain contains contribute contributes control controls cooperate cooperatively cooperate
+decrease decreases determine determines drive drives enable enables encode encodes enhance enhances establish establishes
+facilitate facilitates find finds govern governs identify identifies impair impairs improve improves increase increases
+induce induces inhibit inhibits lead leads link links maintain maintains mediate mediates modulate modulates perpetuate
+perpetuates play plays predict predicts prevent prevents produce produces promote promotes protect protects recruit
+recruits reduce reduces regulate regulates require requires reveal reveals show shows stimulate stimulates suppress
+suppresses sustain sustains target targets term trigger triggers undergo use uses""".split())
 
 
 def _relational(word: str, *, first: bool) -> bool:
@@ -267,7 +275,13 @@ def _name(group: Cluster, df: Counter[str], total: int, topic_words: set[str], t
     if not chosen:
         return f"What do the studies find on {topic}?"
     texts = [t for s in group.members for t in (s.text, s.paper.title or "")]
-    return f"What do the studies find on {' and '.join(_as_written(p, texts) for p in chosen)}?"
+    return question_on([_as_written(p, texts) for p in chosen])
+
+
+def question_on(names: list[str]) -> str:
+    """The sub-question on `names`; "X, and on Y" when a name holds an "and" of its own."""
+    joined = ", and on ".join(names) if any(" and " in n for n in names) else " and ".join(names)
+    return f"What do the studies find on {joined}?"
 
 
 def _as_written(phrase: str, texts: list[str]) -> str:
