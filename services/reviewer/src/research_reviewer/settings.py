@@ -19,7 +19,8 @@ class ReviewerSettings(BaseModel):
     relevance_floor: float = Field(
         default=0.5, ge=0.0, le=1.0,
         description="Calibrated P(on topic) (the relevance model) a paper needs before its findings are used; "
-                    "the peer reviewer calls a finding whose paper scores below it off topic.")
+                    "the peer reviewer calls a finding whose paper scores below it off topic, unless the paper is admitted "
+                    "(`admit_floor`, `strong_finding`).")
     admit_floor: float = Field(
         default=FLOOR, ge=0.0, le=1.0,
         description="Calibrated P(on topic) under `relevance_floor` at which a paper still counts when one of its "
@@ -38,7 +39,6 @@ class ReviewerSettings(BaseModel):
     llm_timeout_s: float = Field(default=60.0, gt=0, description="Longest wait for one LLM step (LLM engine only).")
     claim_days: int = Field(default=365, ge=1, description="A review's claims decay after this many days.")
     sweep_interval_s: float = Field(default=60.0, gt=0, description="How often the stale sweep looks at findings.")
-
 
     @property
     def cut(self) -> TopicCut:
