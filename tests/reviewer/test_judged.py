@@ -171,6 +171,9 @@ def test_subtopic_names_are_subjects_not_fragments_of_a_clause() -> None:
         names | set(judged._phrases("Exercise improved quality of life"))
     assert not names & {"force to skin", "kinase links", "kinase links mechanical", "men the framingham", "plays a crucial",
                         "survival formally validating", "ihepscs ihepscs"}
+    # how a study was run names no subtopic (the demo review asked about "HF-ACTION and randomized controlled trial")
+    design = set(judged._phrases("Effects of exercise training on health status: HF-ACTION randomized controlled trial"))
+    assert "health status" in design and not design & {"randomized controlled trial", "controlled trial", "trial"}
 
 
 def test_two_names_that_hold_an_and_are_joined_so_the_question_reads() -> None:
@@ -241,6 +244,10 @@ def test_a_finding_another_already_quotes_as_corroboration_is_folded_into_it() -
     assert [f.key for f in kept] == ["Q1-F1", "Q2-F1"] and kept[1].question.text == q3.text
     untouched = [KeyFinding("Q1-F1", q1, lead), KeyFinding("Q2-F1", q2, agrees)]
     assert judged.fold_corroborations(untouched, [q1, q2]) == (untouched, [q1, q2])
+    # a sub-question no finding answers is not asked (the demo's "HF-ACTION and KCCQ score", whose
+    # only paper Q1 already quoted, stood in the introduction and nowhere else)
+    kept, questions = judged.fold_corroborations([KeyFinding("Q1-F1", q1, lead), KeyFinding("Q3-F1", q3, other)], [q1, q2, q3])
+    assert [(q.id, q.text) for q in questions] == [("Q1", q1.text), ("Q2", q3.text)] and kept[1].key == "Q2-F1"
 
 
 def test_a_review_teaches_the_author_to_drop_off_topic_papers_and_contradicted_sides() -> None:

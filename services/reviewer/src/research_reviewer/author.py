@@ -43,7 +43,6 @@ class Dossier:
     key_papers: list[PaperRecord] = field(default_factory=list)
     papers: dict[str, PaperRecord] = field(default_factory=dict)  # every paper a tool returned: what may be cited
     findings: list[evidence.KeyFinding] = field(default_factory=list)
-    unanswered: list[evidence.SubQuestion] = field(default_factory=list)
     exclusions: compose.Exclusions = field(default_factory=compose.Exclusions)
     searches: list[evidence.SubQuestion] = field(default_factory=list)  # step 1: what was searched
     on_topic: list[judged.OnTopic] = field(default_factory=list)  # step 4: the papers the relevance model kept
@@ -177,8 +176,6 @@ class OfflineAuthor:
         dossier.questions = [c.question for c in dossier.clusters if c.question is not None]
         dossier.findings = await asyncio.to_thread(judged.findings, self.relevance, dossier.clusters,
                                                    settings.findings_per_question)
-        answered = {f.question.id for f in dossier.findings}
-        dossier.unanswered = [q for q in dossier.questions if q.id not in answered]
         return pool
 
     async def _counter(self, dossier: Dossier, tools: Toolbox, pool: list[evidence.Sentence]) -> None:
@@ -203,4 +200,3 @@ class OfflineAuthor:
         by_text = {q.text: q for q in dossier.questions}
         for cluster in dossier.clusters:  # the sub-questions as numbered now; a folded one's cluster has none
             cluster.question = by_text.get(text_of.get(cluster.question.id, "")) if cluster.question else None
-        dossier.unanswered = [by_text[q.text] for q in dossier.unanswered if q.text in by_text]

@@ -209,7 +209,7 @@ def _phrases(text: str) -> list[str]:
             if run[0] in lexicon.STOPWORDS or run[-1] in lexicon.STOPWORDS:
                 continue
             if any(w in lexicon.STOPWORDS and w not in _INNER for w in run[1:-1]) or len(set(run)) < size \
-                    or any(w in _VERBS or (len(w) > 4 and w.endswith("ly")) for w in run):
+                    or any(w in _VERBS or w in _DESIGN or (len(w) > 4 and w.endswith("ly")) for w in run):
                 continue  # "force to skin", "kinase links mechanical", "ihepscs ihepscs": a clause, not a name
             if any(w in lexicon.NEGATIONS or (w not in lexicon.STOPWORDS and (len(w) < 3 or not w[0].isalpha())) for w in run):
                 continue
@@ -224,6 +224,10 @@ def _phrases(text: str) -> list[str]:
     return out
 
 
+# How a study was run is not what it found: "randomized controlled trial" names no subtopic.
+_DESIGN = frozenset("""trial trials randomized randomised controlled placebo-controlled double-blind meta-analysis
+meta-analyses systematic review reviews cohort prospective retrospective cross-sectional case-control multicenter
+multicentre updated pilot""".split())
 _INNER = frozenset({"of", "and"})  # the only function words inside a name: "quality of life", "nausea and vomiting"
 _VERBS = frozenset("""act acts activate activates affect affects alter alters associate associates block blocks cause causes
 choose chose confer confers contain contains contribute contributes control controls cooperate cooperatively cooperate
@@ -370,8 +374,10 @@ def tag(judge: Judgement, finding: KeyFinding, pool: list[Sentence], *, floor: f
 def fold_corroborations(found: list[KeyFinding], questions: list[SubQuestion]) -> tuple[list[KeyFinding], list[SubQuestion]]:
     """A finding whose lead sentence an earlier finding already quotes as agreeing evidence is that
     finding's corroboration, not a finding of its own (the reader would meet the same quote twice,
-    once SUPPORTED and once INSUFFICIENT): it is dropped, and so is a sub-question left without
-    the finding it had. The rest are numbered afresh (Q1, Q2, … and their findings' keys)."""
+    once SUPPORTED and once INSUFFICIENT): it is dropped, and so is a sub-question left without a
+    finding — emptied so, or never answered (its cluster's sentences all came from papers an
+    earlier subtopic already quotes): the review does not ask what it does not answer. The rest
+    are numbered afresh (Q1, Q2, … and their findings' keys)."""
     quoted: set[str] = set()
     kept: list[KeyFinding] = []
     for finding in found:
@@ -379,11 +385,11 @@ def fold_corroborations(found: list[KeyFinding], questions: list[SubQuestion]) -
             continue
         kept.append(finding)
         quoted |= {s.text for s in finding.agreeing}
-    if len(kept) == len(found):
+    answered = {f.question.id for f in kept}
+    if len(kept) == len(found) and all(q.id in answered for q in questions):
         return found, questions
-    emptied = {f.question.id for f in found} - {f.question.id for f in kept}
     renamed = {q.id: SubQuestion(f"Q{n}", q.text, q.query)
-               for n, q in enumerate((q for q in questions if q.id not in emptied), start=1)}
+               for n, q in enumerate((q for q in questions if q.id in answered), start=1)}
     for finding in kept:
         old, new = finding.question.id, renamed[finding.question.id]
         finding.key = new.id + finding.key[len(old):] if finding.key.startswith(f"{old}-") else finding.key
