@@ -12,7 +12,7 @@ import pytest
 
 from research_verification import PassageStance, parse_claim, thresholds
 from research_verifier import reshape
-from research_verifier.experiment import Evidence, OfflineEngine, rerank
+from research_verifier.experiment import Evidence, OfflineEngine, rerank, sentences_of
 from research_verifier.prepare import VerificationJob
 from research_verifier.tools import Passage
 from tests.verification.fixed_judge import FixedJudge
@@ -122,3 +122,14 @@ def test_each_side_quotes_its_strongest_evidence_first():
     capped, *_ = reshape.checked(job(), chosen, passages, engine="offline", searches=1, quotes_per_side=1)
     (section,) = [s for s in capped.sections if s.title == "Corroborating Evidence"]
     assert [f.statement for f in section.findings] == [HF_ACTION]
+
+
+def test_the_verifier_reads_a_long_structured_abstracts_conclusion() -> None:
+    # HF-ACTION has 15 sentences; reading the first 12 stopped before its conclusion
+    framing = ["CONTEXT Findings from previous studies of exercise training on health status have been inconsistent.",
+               "OBJECTIVE To test the effects of exercise training on health status in heart failure.",
+               "DESIGN, SETTING, AND PATIENTS Multicenter, randomized controlled trial among 2331 outpatients.",
+               *(f"The KCCQ subscale number {n} was scored from 0 to 100 in every patient." for n in range(9))]
+    found = ["RESULTS Median follow-up was 2.5 years in both groups of the trial.",
+             "CONCLUSIONS Exercise training conferred modest but significant improvements in self-reported health status."]
+    assert sentences_of(" ".join(framing + found)) == found

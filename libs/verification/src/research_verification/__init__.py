@@ -10,6 +10,7 @@
     decide_verdict(passages, statements) -> Assessment     verdict.py (the rule, six verdicts × three confidences)
     abstract_label(probs, thresholds) -> AbstractLabel     abstracts.py (SciFact abstract-level label)
     judge_answer(question, quotes) -> AnswerJudgement      stance.py (the critic's non-answer check)
+    reported(sentences)                                    sections.py (a structured abstract's sentences outside background / methods)
 
 Passages are judged by the trained cross-encoders of `research_judgement` (docs/judgement.md);
 the former frozen-MiniLM feature classifier is gone.

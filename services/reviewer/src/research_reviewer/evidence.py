@@ -17,15 +17,11 @@ from research_contracts.corpus_tools import PaperRecord
 from research_llm.offline import lexicon
 from research_reports import Finding, FindingTag, Quote, Reference, Report, Section, check_report
 from research_reports import text as checker_text
+from research_verification import sections
 
 MIN_WORDS, MAX_WORDS = 7, 70
 MIN_SOURCE_OVERLAP = 0.4  # above the checker's 0.3, so an agreeing citation is never borderline
 _SEPARATORS = re.compile(r"\s*(?:,|;|:|\band\b|\bor\b|\bversus\b|\bvs\.?|\bin\b|\bamong\b|\bwith\b|\bon\b|\bof\b|\bfor\b)\s*", re.I)
-# A structured abstract's section label opening a sentence ("RESULTS", "DESIGN, SETTING, AND PATIENTS").
-_SECTION = re.compile(r"^([A-Z]{3,}(?:[ ,&/]+(?:AND\s+)?[A-Z]{3,})*)\s*:?\s+(?=[A-Z0-9(])")
-# Sections that frame a study (what it asked, how it was done) rather than report what it found.
-_FRAMING = re.compile(r"\b(BACKGROUND|CONTEXT|INTRODUCTION|IMPORTANCE|RATIONALE|OBJECTIVES?|AIMS?|PURPOSE|METHODS?|"
-                      r"DESIGN|SETTINGS?|PARTICIPANTS|PATIENTS|SUBJECTS|INTERVENTIONS?|MEASURES|MEASUREMENTS)\b")
 # Aims say what a study set out to do, not what it found.
 _AIM = re.compile(r"^(?:(?:in this (?:study|paper|work),?\s+)?we (?:aimed|sought|set out|hypothesi[sz]ed)|"
                   r"the (?:aim|purpose|objective|goal)s? of|to (?:test|evaluate|assess|determine|investigate|examine|compare)\b|"
@@ -105,12 +101,11 @@ def sentences_of(paper: PaperRecord) -> list[str]:
     section: str | None = None
     for span in lexicon.split_sentences(paper.text):
         text = span.text
-        opened = _SECTION.match(text)
-        section = opened.group(1) if opened else section
+        section = sections.section(text) or section
         statement = statement_of(text)
         if not MIN_WORDS <= len(text.split()) <= MAX_WORDS or text.rstrip().endswith("?") or _AIM.match(statement):
             continue
-        if not (section and _FRAMING.search(section)):
+        if not sections.frames(section):
             stated.append(text)
     return stated
 

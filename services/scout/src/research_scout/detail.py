@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from research_contracts.sourcelists import DetailLevel, FactConfidence
 from research_reports.text import content_tokens
 from research_scout.prepare import Candidate
-from research_verification import null_result
+from research_verification import null_result, sections
 from research_verification.evidence import Judgement, default_judge, thresholds
 from research_verification.stance import question_as_statement
 
@@ -45,11 +45,6 @@ _RESULT = re.compile(
 )
 # A structured abstract's section label ("CONTEXT", "RESULTS") is not part of what the sentence states.
 _LABEL = re.compile(r"^(?:[A-Z]{3,}(?:\s+(?:AND\s+)?[A-Z]{3,})*\s*:?\s+)(?=[A-Z0-9])")
-# A structured abstract's section names: what frames a study, and what reports its findings.
-_SECTION = re.compile(r"^([A-Z]{3,}(?:[ ,]+(?:AND\s+)?[A-Z]{3,})*)\s*:?\s+(?=[A-Z0-9(])")
-_FRAMING = re.compile(r"\b(BACKGROUND|CONTEXT|INTRODUCTION|OBJECTIVES?|AIMS?|PURPOSE|METHODS?|DESIGN|SETTINGS?|"
-                      r"PARTICIPANTS|PATIENTS|SUBJECTS|INTERVENTIONS?|MEASURES|MEASUREMENTS)\b")
-_FINDING = re.compile(r"\b(RESULTS?|FINDINGS|CONCLUSIONS?|INTERPRETATION)\b")
 # Aims say what a study set out to do, not what it found or states.
 _AIM = re.compile(r"^(?:(?:OBJECTIVES?|AIMS?|PURPOSE)\b|"
                   r"(?:in this (?:study|paper|work),?\s+)?we (?:aimed|sought|set out|hypothesi[sz]ed)|the (?:aim|purpose|objective)s? of|"
@@ -113,12 +108,6 @@ def methodology(item: Candidate, academic: bool) -> str | None:
     return next((s for s in item.sentences if _DESIGN.search(s)), None)
 
 
-def _section(sentence: str) -> str | None:
-    """The structured abstract's section a sentence opens ("RESULTS", "DESIGN, SETTING, AND PATIENTS")."""
-    found = _SECTION.match(sentence)
-    return found.group(1).upper() if found else None
-
-
 def facts(item: Candidate, prompt: str, model: Judgement | None = None) -> list[FactRecord]:
     """The source's findings about `prompt`, verbatim (see the module docstring).
 
@@ -128,12 +117,12 @@ def facts(item: Candidate, prompt: str, model: Judgement | None = None) -> list[
     candidates: list[tuple[int, str, bool, bool]] = []  # (index, statement, framing, reports a finding)
     section: str | None = None
     for index, sentence in enumerate(item.sentences):
-        section = _section(sentence) or section
+        section = sections.section(sentence) or section
         statement = _LABEL.sub("", sentence)
         if sentence.endswith("?") or len(statement.split()) < 6:
             continue
-        framing = bool(section and _FRAMING.search(section)) or bool(_AIM.match(sentence) or _AIM.match(statement))
-        candidates.append((index, statement, framing, bool(section and _FINDING.search(section))))
+        framing = sections.frames(section) or bool(_AIM.match(sentence) or _AIM.match(statement))
+        candidates.append((index, statement, framing, bool(section and sections.FINDING.search(section))))
     if not candidates:
         return []
     model = model or default_judge()

@@ -46,6 +46,7 @@ from research_verification import (
     thresholds,
 )
 from research_verification.evidence import Judgement, default_judge
+from research_verification.sections import reported
 from research_verifier.prepare import VerificationJob
 from research_verifier.settings import VerifierSettings
 from research_verifier.tools import Passage, Searcher
@@ -66,7 +67,10 @@ class Engine(Protocol):
 
 
 def sentences_of(text: str, limit: int = 12) -> list[str]:
-    return [s.strip() for s in _SENTENCES.split(" ".join(text.split())) if len(s.strip()) > 20][:limit]
+    """The first `limit` sentences a paper may report a finding in: a structured abstract's
+    background, aims and methods never (`sections.reported`) — they also pushed HF-ACTION's
+    conclusion past the limit."""
+    return reported([s.strip() for s in _SENTENCES.split(" ".join(text.split())) if len(s.strip()) > 20])[:limit]
 
 
 class OfflineEngine:
