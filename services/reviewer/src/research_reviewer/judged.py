@@ -128,8 +128,8 @@ def evidence_sentences(judge: Judgement, topic: str, papers: list[OnTopic], cut:
         if not sentences:
             continue
         decision = _decide(judge, rows)
-        named = item.probability >= getattr(cut, "on_topic", 0.0) or names_rarest_word(topic, *passage(item.paper))
-        if cut is not None and not cut.admits(item.probability, decision, names_rarest=named):
+        if cut is not None and item.probability < cut.on_topic and not cut.admits(
+                item.probability, decision, names_rarest=names_rarest_word(topic, *passage(item.paper))):
             continue
         for i in decision.rationale_indices:
             found.append(Sentence(item.paper, sentences[i], round(float(1.0 - rows[i, 2]) * item.probability, 6)))
@@ -230,7 +230,7 @@ meta-analyses systematic review reviews cohort prospective retrospective cross-s
 multicentre updated pilot""".split())
 _INNER = frozenset({"of", "and"})  # the only function words inside a name: "quality of life", "nausea and vomiting"
 _VERBS = frozenset("""act acts activate activates affect affects alter alters associate associates block blocks cause causes
-choose chose confer confers contain contains contribute contributes control controls cooperate cooperatively cooperate
+choose chose confer confers contain contains contribute contributes control controls cooperate cooperates
 decrease decreases determine determines drive drives enable enables encode encodes enhance enhances establish establishes
 facilitate facilitates find finds govern governs identify identifies impair impairs improve improves increase increases
 induce induces inhibit inhibits lead leads link links maintain maintains mediate mediates modulate modulates perpetuate
