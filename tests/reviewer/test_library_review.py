@@ -55,9 +55,10 @@ async def test_a_review_cites_an_imported_paper_with_its_year_and_authors(  # ty
     assert ortega.render() in report.render_markdown()
 
 
-@pytest.mark.xfail(strict=True, reason="a known limit of the relevance model (docs/judgement.md, relevance recall): it puts the "
-                   "imported paper at P(on topic) 0.33 for the noun-phrase topic (it was trained on claims), under the "
-                   "reviewer's 0.5 floor, so no key finding quotes it and the landscape's venues leave it out")
+@pytest.mark.xfail(strict=True, reason="a known limit of the judgement models (docs/judgement.md): the evidence model, "
+                   "trained on biomedical claims, reads none of the imported paper's sentences as a finding on the "
+                   "noun-phrase topic (P(evidence) 0.03-0.19), so no key finding quotes it and the landscape's venues "
+                   "leave it out")
 async def test_a_key_finding_quotes_the_imported_paper(  # type: ignore[no-untyped-def]
     demo_corpus, nc, connector_service: FastStream, js: JetStreamContext
 ) -> None:
