@@ -277,4 +277,7 @@ def test_a_subtopic_whose_finding_quotes_two_papers_is_not_called_a_single_study
     one = Finding(statement="Antibodies target citrullinated H4 [3].", tag="INSUFFICIENT", group=q2.text,
                   quotes=[Quote(reference_id=3, text="c")], citations=[3])
     gaps, _ = _gaps(dossier, [two, one])  # type: ignore[arg-type]
-    assert gaps[0] == f"- G1: a single study speaks to Q2 ({q2.text})"
+    assert gaps[0] == "- G1: a single study speaks to Q2 (histone)"
+    gaps, _ = _gaps(dossier, [one, Finding(statement="NETs hold citrullinated antigens [4].", tag="INSUFFICIENT", group=q1.text,
+                                           quotes=[Quote(reference_id=4, text="d")], citations=[4])])  # type: ignore[arg-type]
+    assert gaps[0] == "- G1: a single study speaks to Q1 (citrullinated autoantigens) and Q2 (histone)"
