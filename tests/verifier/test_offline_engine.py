@@ -122,6 +122,11 @@ def test_each_side_quotes_its_strongest_evidence_first():
     capped, *_ = reshape.checked(job(), chosen, passages, engine="offline", searches=1, quotes_per_side=1)
     (section,) = [s for s in capped.sections if s.title == "Corroborating Evidence"]
     assert [f.statement for f in section.findings] == [HF_ACTION]
+    # a title that ends with a full stop is not followed by ".:" in the assessment
+    titled = {**passages, "corpus:hf-action": Passage("corpus:hf-action", "HF-ACTION randomized controlled trial.", HF_ACTION)}
+    report, *_ = reshape.checked(job(), chosen, titled, engine="offline", searches=1, quotes_per_side=1)
+    body = next(s.body for s in report.sections if s.title == "Confidence Assessment")
+    assert f"Supported by HF-ACTION randomized controlled trial: {HF_ACTION}" in body
 
 
 def test_the_verifier_reads_a_long_structured_abstracts_conclusion() -> None:

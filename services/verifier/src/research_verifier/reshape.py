@@ -76,7 +76,7 @@ def _assessment(a: Assessment, findings: dict[str, list[Finding]], report: Repor
             best = findings[title][0]
             ref = next(r for r in report.references if r.id == best.citations[0])
             year = f", {ref.year}" if ref.year else ""
-            lines.append(f"- {verb} {ref.title}{year}: {best.quotes[0].text}")
+            lines.append(f"- {verb} {ref.title.rstrip('. ')}{year}: {best.quotes[0].text}")  # no "trial.: …"
     lines += [
         f"- Sources with a stance: {a.supporting_sources} supporting, {a.contradicting_sources} contradicting, "
         f"{a.qualifying_sources} qualifying (of {retrieved} retrieved by {searches} searches).",
