@@ -38,6 +38,11 @@ def terms(text: str) -> set[str]:
     return {stem(w) for w in WORD.findall(text.lower())}
 
 
+def content_terms(question: str) -> set[str]:
+    """The stems of `question`'s words without function words."""
+    return {stem(w) for w in WORD.findall(question.lower()) if w not in STOP}
+
+
 class Vocabulary:
     """Document frequencies of stemmed words over a corpus of `documents` texts."""
 
@@ -74,12 +79,11 @@ class Vocabulary:
         """The stem of `question`'s content word the literature uses least (highest IDF): what a
         paper on the question can hardly leave unnamed ("ppm1d" in "Activation PPM1D enhances p53
         function"); None for a question without content words."""
-        wanted = {stem(w) for w in WORD.findall(question.lower()) if w not in STOP}
-        return max(sorted(wanted), key=self.idf, default=None)
+        return max(sorted(content_terms(question)), key=self.idf, default=None)
 
     def coverage(self, question: str, text: str) -> float:
         """The IDF-weighted share of `question`'s content words found in `text`, in [0, 1]."""
-        wanted = {stem(w) for w in WORD.findall(question.lower()) if w not in STOP}
+        wanted = content_terms(question)
         total = sum(self.idf(t) for t in wanted)
         if total <= 0:
             return 0.0

@@ -1,7 +1,7 @@
 """A structured abstract's sections: which sentences frame a study and which report what it found.
 
     section(sentence) -> "RESULTS" | None              the section label a sentence opens with
-    frames(label) -> bool                              a label of a framing section ("METHODS", not "METHODS AND RESULTS")
+    frames(label) / reports(label) -> bool             a framing section ("METHODS") / one of findings ("METHODS AND RESULTS")
     reported(sentences) -> [sentence]                  the sentences outside the framing sections
 
 Background, aims, design and methods sections say what a study asked and how it was run, never
@@ -29,9 +29,14 @@ def section(sentence: str) -> str | None:
     return found.group(1).upper() if found else None
 
 
+def reports(label: str | None) -> bool:
+    """Whether a section labelled `label` reports findings ("RESULTS", "METHODS AND RESULTS")."""
+    return bool(label and FINDING.search(label))
+
+
 def frames(label: str | None) -> bool:
     """Whether a section labelled `label` frames the study; "METHODS AND RESULTS" reports findings."""
-    return bool(label and FRAMING.search(label) and not FINDING.search(label))
+    return bool(label and FRAMING.search(label)) and not reports(label)
 
 
 def reported(sentences: list[str]) -> list[str]:

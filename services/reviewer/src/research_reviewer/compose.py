@@ -192,11 +192,6 @@ def _byline(paper: PaperRecord) -> str:
     return f" — {', '.join(x for x in (who, when) if x)}" if who or when else ""
 
 
-def _subject(question: str) -> str:
-    """What a sub-question asks about: "What do the studies find on X?" → "X"."""
-    return question.removeprefix("What do the studies find on ").removesuffix("?")
-
-
 def _listed(items: list[str]) -> str:
     """"A", "A and B", "A, B and C"."""
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
@@ -220,7 +215,7 @@ def _gaps(dossier: Dossier, findings: list[Finding]) -> tuple[list[str], list[st
         cited.setdefault(finding.group, set()).update(finding.cited_ids())
     thin = [c.question for c in dossier.clusters if c.question is not None and len(cited.get(c.question.text, ())) == 1]
     if thin:
-        named = _listed([f"{q.id} ({_subject(q.text)})" for q in thin])
+        named = _listed([f"{q.id} ({evidence.asked_about(q.text)})" for q in thin])
         add(f"a single study speaks to {named}",
             f"independent studies of {'these subtopics' if len(thin) > 1 else 'this subtopic'}")
     contested = [f for f in findings if f.tag == "CONTESTED"]

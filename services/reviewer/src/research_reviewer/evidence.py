@@ -28,11 +28,24 @@ _AIM = re.compile(r"^(?:(?:in this (?:study|paper|work),?\s+)?we (?:aimed|sought
                   r"(?:this|the present|our) (?:study|trial|review|analysis) (?:aimed|was designed|sought))", re.I)
 
 
+_ASKED = "What do the studies find on "
+
+
 @dataclass(frozen=True, slots=True)
 class SubQuestion:
     id: str
     text: str
     query: str
+
+
+def asking(subject: str) -> str:
+    """The sub-question on `subject`: "What do the studies find on X?"."""
+    return f"{_ASKED}{subject}?"
+
+
+def asked_about(question: str) -> str:
+    """What a sub-question asks about: "What do the studies find on X?" → "X"."""
+    return question.removeprefix(_ASKED).removesuffix("?")
 
 
 @dataclass(frozen=True, slots=True)

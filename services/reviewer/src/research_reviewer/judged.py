@@ -39,6 +39,7 @@ from research_reviewer.evidence import (
     KeyFinding,
     Sentence,
     SubQuestion,
+    asking,
     checks_out,
     sentences_of,
     statement_of,
@@ -277,7 +278,7 @@ def _name(group: Cluster, df: Counter[str], total: int, topic_words: set[str], t
         if len(chosen) == 2:
             break
     if not chosen:
-        return f"What do the studies find on {topic}?"
+        return asking(topic)
     texts = [t for s in group.members for t in (s.text, s.paper.title or "")]
     return question_on([_as_written(p, texts) for p in chosen])
 
@@ -285,7 +286,7 @@ def _name(group: Cluster, df: Counter[str], total: int, topic_words: set[str], t
 def question_on(names: list[str]) -> str:
     """The sub-question on `names`; "X, and on Y" when a name holds an "and" of its own."""
     joined = ", and on ".join(names) if any(" and " in n for n in names) else " and ".join(names)
-    return f"What do the studies find on {joined}?"
+    return asking(joined)
 
 
 def _as_written(phrase: str, texts: list[str]) -> str:

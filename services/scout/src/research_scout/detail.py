@@ -122,7 +122,7 @@ def facts(item: Candidate, prompt: str, model: Judgement | None = None) -> list[
         if sentence.endswith("?") or len(statement.split()) < 6:
             continue
         framing = sections.frames(section) or bool(_AIM.match(sentence) or _AIM.match(statement))
-        candidates.append((index, statement, framing, bool(section and sections.FINDING.search(section))))
+        candidates.append((index, statement, framing, sections.reports(section)))
     if not candidates:
         return []
     model = model or default_judge()
