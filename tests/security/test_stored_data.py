@@ -20,6 +20,7 @@ from research_ledger.audit import AuditPayloadError, checked_payload
 from research_platform.broker import STREAMS, retained
 from research_platform.models import AuditEvent, MemoryClaim, ResearchTask
 from research_platform.settings import get_settings
+from research_privacy.boundary import digest as digest_of
 from tests.conftest import REPO
 from tests.security.conftest import Gateway
 
@@ -213,3 +214,70 @@ async def test_migration_0010_scrubs_what_the_modes_stored_before_the_boundary(
     assert "[NAME_1]" in report.subject and "[NAME_1]" in version.markdown
     assert "lowered HbA1c in 2005" in version.markdown  # the literature quoted is left as it is
     assert audit[0].payload["topic"].startswith("sha256:") and audit[0].payload["kind"] == "review"
+
+
+def _migration_0011() -> ModuleType:
+    path = REPO / "migrations" / "versions" / "0011_digest_keys_in_audit.py"
+    spec = importlib.util.spec_from_file_location("scrub_0011", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.integration
+async def test_an_idempotency_key_and_a_key_name_are_kept_as_digests_only(
+    gateway: Gateway, sessions: async_sessionmaker[AsyncSession], api_keys: dict[str, dict[str, str]], unique: str
+) -> None:
+    """Both are free text a person types: no audit row, no `GET /audit` answer and no MCP
+    `get_claim` history holds them — and migration 0011 digests the rows written before."""
+    from research_gateway.auth import ApiKeys
+    from research_gateway.mcp.gateway_api import GatewayApi
+    from research_gateway.mcp.tools import get_claim
+
+    typed = f"retry for Jane Roe MRN 12345678 {unique}"
+    label = f"Jane Roe's laptop {unique}"
+    async with sessions() as session, session.begin():
+        key_id, _ = await ApiKeys(session).issue("reader", name=label)
+    body = {"question": "Does metformin lower HbA1c in type 2 diabetes?", "entity": f"metformin {unique}"}
+    async with gateway() as (app, client):
+        accepted = await client.post(f"{API}/tasks", json=body, headers={"Idempotency-Key": typed, **api_keys["researcher"]})
+        assert accepted.status_code == 202, accepted.text
+        task_id = uuid.UUID(accepted.json()["task_id"])
+        claim = ClaimProposal(
+            claim_id=uuid.uuid4(), task_id=task_id, entity=body["entity"], question=body["question"],
+            statement="Metformin lowers HbA1c.", confidence=0.5, supports=[], dropped_supports=0, model="offline",
+            decay_at=datetime.now(UTC) + timedelta(days=30),
+        )
+        async with sessions() as session, session.begin():
+            assert await Ledger(session, service="researcher").propose(claim, None, [])
+        served = [(await client.get(f"{API}/audit", params=params, headers=api_keys["reader"])).json()
+                  for params in ({"task_id": str(task_id)}, {"action": "research.admin.key_created", "limit": 1000})]
+        api = GatewayApi.in_process(app, api_keys["reader"]["X-API-Key"])
+        try:
+            history = (await get_claim(api, {"claim_id": str(claim.claim_id)}, lambda *_: None))["history"]  # type: ignore[arg-type,return-value]
+        finally:
+            await api.aclose()
+    async with sessions() as session:
+        rows = list(await session.scalars(select(AuditEvent).where(AuditEvent.task_id == task_id)))
+        rows += list(await session.scalars(select(AuditEvent).where(
+            AuditEvent.action == "research.admin.key_created", AuditEvent.subject_ids["key_id"].astext == str(key_id))))
+    stored = json.dumps([[r.payload, r.subject_ids] for r in rows] + [served, history], default=str)
+    assert typed not in stored and label not in stored and "Jane Roe" not in stored
+    submitted = next(r for r in rows if r.action == "research.task.submitted")
+    created = next(r for r in rows if r.action == "research.admin.key_created")
+    assert submitted.payload["idempotency_key"].startswith("sha256:") and created.payload["name"].startswith("sha256:")
+
+    async with sessions() as session, session.begin():  # rows as the code before 0011 wrote them
+        old = [AuditEvent(service="gateway", action="research.task.submitted", task_id=uuid.uuid4(),
+                          payload={"tier": "batched", "idempotency_key": typed}),
+               AuditEvent(service="gateway", action="research.admin.key_created", subject_ids={"key_id": str(uuid.uuid4())},
+                          payload={"role": "reader", "name": label})]
+        session.add_all(old)
+    async with sessions() as session, session.begin():
+        await (await session.connection()).run_sync(_migration_0011().scrub)
+    async with sessions() as session:
+        scrubbed = [(await session.get(AuditEvent, row.id)) for row in old]
+    assert typed not in json.dumps([s.payload for s in scrubbed if s])
+    assert [s.payload for s in scrubbed if s] == [{"tier": "batched", "idempotency_key": digest_of(typed)},
+                                                  {"role": "reader", "name": digest_of(label)}]

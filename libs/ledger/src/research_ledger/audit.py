@@ -10,8 +10,8 @@ cannot encode the second — either would turn an audit write into a crash loop.
 
 Audit rows never hold raw content (`research_ledger.deidentified`): a payload key naming a
 message body or the patient context (`body`, `raw`, `raw_body`, `patient_ref`) is refused like
-any schema mismatch, and a person's text (`question`, `topic`, `claim`, `prompt`, `keywords`) is
-stored as a digest and a size.
+any schema mismatch, and a person's text (`question`, `topic`, `claim`, `prompt`, `keywords`,
+`idempotency_key`, a key's `name`: `PERSON_TEXT_KEYS`) is stored as a digest and a size.
 """
 
 from __future__ import annotations

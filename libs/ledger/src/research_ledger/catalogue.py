@@ -131,7 +131,7 @@ class CircuitClosed(ClosedPayload):
 
 class TaskSubmitted(ClosedPayload):
     tier: str
-    idempotency_key: str | None = None
+    idempotency_key: str | None = Field(default=None, description="Digest and size of the client's `Idempotency-Key`.")
 
 
 class TaskStarted(ClosedPayload):
@@ -229,7 +229,7 @@ class ReplicationFinding(Payload):
 
 class KeyCreated(ClosedPayload):
     role: str
-    name: str = ""
+    name: str = Field(default="", description="Digest and size of the key's label (it may name a person).")
 
 
 class KeyRevoked(ClosedPayload):

@@ -7,8 +7,9 @@ consuming service — so the ledger only ever receives de-identified text. The l
 that for every writer: `clean` refuses (`UncleanText`) a person's text in which an identifier
 is still found, instead of storing it; nothing is quietly scrubbed here, so a route that forgot
 the boundary fails loudly. Audit rows keep no person's text at all: `question`, `topic`,
-`claim`, `prompt` and `keywords` become a digest and a size. `patient_ref` is never stored.
-Migrations 0006 and 0010 scrubbed the rows written before.
+`claim`, `prompt`, `keywords`, an `Idempotency-Key` and an API key's `name` become a digest
+and a size. `patient_ref` is never stored. Migrations 0006, 0010 and 0011 scrubbed the rows
+written before.
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ __all__ = ["PERSON_TEXT_KEYS", "RAW_CONTENT_KEYS", "UncleanText", "clean", "clea
 # its digest and size; the bytes wait on the dead-letter stream under its retention).
 RAW_CONTENT_KEYS = frozenset({"body", "raw", "raw_body", "patient_ref", "patient_context"})
 # Audit payload keys holding a person's text: stored as a digest and a size, never the words.
-PERSON_TEXT_KEYS = frozenset({"question", "topic", "claim", "prompt", "keywords", "subject_key", "statement_text"})
+# `idempotency_key` (a client's free-text header) and `name` (an API key's label, often a person's)
+# are typed by a person too.
+PERSON_TEXT_KEYS = frozenset({"question", "topic", "claim", "prompt", "keywords", "subject_key", "statement_text",
+                              "idempotency_key", "name"})
 
 
 def clean(text: str, *, what: str) -> str:
