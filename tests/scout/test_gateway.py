@@ -180,7 +180,7 @@ async def test_a_rerun_of_a_list_without_a_stored_request_is_409(gateway, api_ke
         ledger = Ledger(session, service="test")
         await ledger.open_report(list_id, kind="source_list", run_id=f"sl-{unique}", subject=PROMPT, subject_key=PROMPT)
         await ledger.fail_report(list_id, "test: the run never finished")
-    response = await gateway.post(f"{API}/source-lists/{list_id}/runs", headers=api_keys["researcher"])
+    response = await gateway.post(f"{API}/source-lists/{list_id}/runs", headers=api_keys["admin"])  # nobody owns it
     assert response.status_code == 409 and "no stored request" in response.text
     async with sessions() as session:
         assert (await Ledger(session, service="test").report(list_id)).status == "failed"  # left as it was

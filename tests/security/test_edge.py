@@ -66,7 +66,7 @@ def test_every_published_pattern_is_one_a_fuzzer_can_generate_from() -> None:
 def test_a_published_wording_pattern_admits_exactly_what_its_validator_accepts(text: str) -> None:
     from pydantic import ValidationError
 
-    from research_contracts.reviews import RequestReview
+    from research_contracts.reviews import ReviewRequest
     from research_contracts.verifications import RequestVerification
     from research_gateway.verifications import CLAIM_SCHEMA_PATTERN
 
@@ -78,10 +78,10 @@ def test_a_published_wording_pattern_admits_exactly_what_its_validator_accepts(t
         return True
 
     document = create_app(Settings(nats_url="nats://unused", database_url="postgresql+asyncpg://unused/x")).openapi()
-    topic = document["components"]["schemas"]["RequestReview"]["properties"]["topic"]["pattern"]
+    topic = document["components"]["schemas"]["ReviewRequest"]["properties"]["topic"]["pattern"]
     claim = document["components"]["schemas"]["VerificationRequest"]["properties"]["claim"]["pattern"]
     assert claim == CLAIM_SCHEMA_PATTERN
-    assert (re.search(topic, text) is not None) == accepted(RequestReview, topic=text)
+    assert (re.search(topic, text) is not None) == accepted(ReviewRequest, topic=text)
     storable = UNSTORABLE.search(text) is None  # the route's claim: storable (the edge), then worded
     assert (re.search(claim, text) is not None) == (storable and accepted(RequestVerification, claim=text))
 

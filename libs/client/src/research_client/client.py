@@ -168,7 +168,7 @@ class ResearchClient:
 
     # --- modes and their reports --------------------------------------------------------------
     def request_review(self, topic: str, **fields: Any) -> ModeAccepted:
-        """A literature review of `topic` (fields: the `RequestReview` contract)."""
+        """A literature review of `topic` (fields: the `ReviewRequest` contract)."""
         return self._mode("/reviews", {"topic": topic, **fields})
 
     def request_verification(self, statement: str, **fields: Any) -> ModeAccepted:
@@ -176,7 +176,7 @@ class ResearchClient:
         return self._mode("/verifications", {"statement": statement, **fields})
 
     def request_source_list(self, prompt: str, **fields: Any) -> ModeAccepted:
-        """A source list for `prompt` (fields: the `RequestSourceList` contract)."""
+        """A source list for `prompt` (fields: the `SourceListRequest` contract)."""
         return self._mode("/source-lists", {"prompt": prompt, **fields})
 
     def review(self, review_id: uuid.UUID | str) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""Literature-review contracts (seed 000): the `RequestReview` command and the names of the
-evidence sources a request may ask for.
+"""Literature-review contracts (seed 000): the `RequestReview` command (and `ReviewRequest`, the
+part of it a caller may write) and the names of the evidence sources a request may ask for.
 
 `RequestReview` is what `POST /api/research/v1/reviews` publishes on `research.review.requested`
 (JetStream `RESEARCH_REVIEWS`, consumed by the reviewer); publishing it directly is a supported
@@ -88,16 +88,14 @@ class ReviewFilters(BaseModel):
         return self
 
 
-class RequestReview(BaseModel):
-    """Command: write a literature review of `topic` (author → peer reviewer, ≤ 2 rounds)."""
+class ReviewRequest(BaseModel):
+    """What a caller may ask for (`POST /reviews`, the MCP `start_review` tool): the command's
+    fields less the ones the server sets (`run_id`, `refresh`, `origin`), which a caller sending
+    them is refused (422)."""
 
     model_config = ConfigDict(extra="forbid")
 
     review_id: uuid.UUID = Field(default_factory=uuid.uuid4, description="Id of the review (and its report).")
-    run_id: str | None = Field(
-        default=None, pattern=RUN_ID_PATTERN,
-        description="Run whose events trace the work (`research.run.<run_id>.event`); derived from the review id when empty.",
-    )
     topic: str = Field(
         min_length=3, max_length=TOPIC_MAX_CHARS, description="The research topic or question.",
         json_schema_extra={"pattern": TOPIC_PATTERN},
@@ -110,8 +108,6 @@ class RequestReview(BaseModel):
         examples=[["corpus", "pubmed"]],
     )
     max_iterations: int = Field(default=MAX_ITERATIONS, ge=1, le=MAX_ITERATIONS, description="Author/reviewer rounds (≤ 2).")
-    refresh: bool = Field(default=False, description="True when this run refreshes an existing review (a new version + diff).")
-    origin: str = Field(default="api", max_length=100)
 
     @field_validator("topic")
     @classmethod
@@ -124,6 +120,17 @@ class RequestReview(BaseModel):
     @classmethod
     def _corpus_always(cls, value: list[str]) -> list[str]:
         return list(dict.fromkeys(["corpus", *value]))
+
+
+class RequestReview(ReviewRequest):
+    """Command: write a literature review of `topic` (author → peer reviewer, ≤ 2 rounds)."""
+
+    run_id: str | None = Field(
+        default=None, pattern=RUN_ID_PATTERN,
+        description="Run whose events trace the work (`research.run.<run_id>.event`); derived from the review id when empty.",
+    )
+    refresh: bool = Field(default=False, description="True when this run refreshes an existing review (a new version + diff).")
+    origin: str = Field(default="api", max_length=100)
 
     def effective_run_id(self) -> str:
         return self.run_id or review_run_id(self.review_id)

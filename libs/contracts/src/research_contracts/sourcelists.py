@@ -1,7 +1,8 @@
 """Source lists (seed 002): the request command, the typed `SourceList` output and the update event.
 
 A user or another agent asks for a curated, typed list of references on a topic
-(`RequestSourceList` on `research.sourcelist.requested`, or `POST /source-lists`). The scout
+(`RequestSourceList` on `research.sourcelist.requested`, or `POST /source-lists` with its
+`SourceListRequest` part). The scout
 answers with a `SourceList` snapshot — exactly the seed's output structure — and, when the list
 is scheduled, re-runs it and publishes `SourceListUpdated` with the diff against the previous
 snapshot on `research.sourcelist.updated`.
@@ -85,21 +86,15 @@ class RecordRef(BaseModel):
         return person_text(value)  # a record id may be a patient's number: the privacy boundary applies
 
 
-class RequestSourceList(BaseModel):
-    """Command: build (or re-build) a source list (published on `research.sourcelist.requested`).
-
-    Every value is clamped to the workspace's admin limits before use; the clamped values are
-    what the stored list and the API show.
+class SourceListRequest(BaseModel):
+    """What a caller may ask for (`POST /source-lists`, the MCP `build_source_list` tool): the
+    command's fields less the ones the server sets (`run_id`, `trigger`, `origin`), which a caller
+    sending them is refused (422) — a run id is made by the server, so nobody names another's run.
     """
 
     model_config = ConfigDict(extra="forbid", regex_engine="python-re")  # the update_frequency pattern looks ahead
 
     source_list_id: uuid.UUID = Field(default_factory=uuid.uuid4, description="Idempotency key of the list.")
-    run_id: str = Field(
-        default_factory=lambda: f"sl-{uuid.uuid4().hex[:16]}",
-        pattern=RUN_ID_PATTERN,
-        description="This run (its events: research.run.<run_id>.event); a run is built once.",
-    )
     workspace: str = Field(default="default", min_length=1, max_length=50, pattern=r"^[a-z0-9][a-z0-9_.-]{0,49}$",
                            description="Whose admin limits apply (a slug, as in /source-lists/limits/{workspace}).")
     prompt: str = Field(min_length=3, max_length=2000, description="The research question or topic.",
@@ -116,8 +111,6 @@ class RequestSourceList(BaseModel):
     update_frequency: str | None = Field(default=None, examples=["P1D", "PT12H"], pattern=UPDATE_FREQUENCY_PATTERN,
                                          description="ISO 8601 duration of re-runs (P1D, PT12H); null = one-shot.")
     save_to: RecordRef | None = None
-    trigger: Literal["request", "schedule", "rerun"] = Field(default="request")
-    origin: str = Field(default="api", max_length=100)
 
     @field_validator("prompt")
     @classmethod
@@ -133,12 +126,28 @@ class RequestSourceList(BaseModel):
         return list(dict.fromkeys(cleaned))
 
     @model_validator(mode="after")
-    def _dates_in_order(self) -> RequestSourceList:
+    def _dates_in_order(self) -> SourceListRequest:
         if self.date_from and self.date_to and self.date_to < self.date_from:
             raise ValueError("date_to is before date_from")
         if self.update_frequency is not None and duration_seconds(self.update_frequency) <= 0:  # ValueError if malformed
             raise ValueError("update_frequency must be a positive duration")
         return self
+
+
+class RequestSourceList(SourceListRequest):
+    """Command: build (or re-build) a source list (published on `research.sourcelist.requested`).
+
+    Every value is clamped to the workspace's admin limits before use; the clamped values are
+    what the stored list and the API show.
+    """
+
+    run_id: str = Field(
+        default_factory=lambda: f"sl-{uuid.uuid4().hex[:16]}",
+        pattern=RUN_ID_PATTERN,
+        description="This run (its events: research.run.<run_id>.event); a run is built once.",
+    )
+    trigger: Literal["request", "schedule", "rerun"] = Field(default="request")
+    origin: str = Field(default="api", max_length=100)
 
 
 class Fact(BaseModel):

@@ -12,7 +12,7 @@ the only audit writer and takes only members of the catalogue (`research_ledger.
 from research_ledger import audit
 from research_ledger.catalogue import AuditAction, payload_schema
 from research_ledger.claims import ClaimProposal
-from research_ledger.errors import EntityChanged
+from research_ledger.errors import EntityChanged, RunTaken
 from research_ledger.ledger import Ledger
 from research_ledger.reports import StaleReport, UnderminedClaim
 from research_ledger.status import ClaimStatus, ReportStatus, TaskStatus
@@ -24,6 +24,7 @@ __all__ = [
     "ClaimStatus",
     "ReportStatus",
     "EntityChanged",
+    "RunTaken",
     "Ledger",
     "StaleReport",
     "SubmitResult",

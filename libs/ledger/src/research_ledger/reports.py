@@ -127,8 +127,12 @@ class Reports(LedgerBase):
         owner: dict[str, Any] | None = None,
         save_to: dict[str, Any] | None = None,
     ) -> bool:
-        """Record a requested report (`running`); False, changing nothing, when it already exists
-        (the gateway and the service may both see the request first)."""
+        """Record a requested report (`running`); False when it already exists (the gateway and the
+        service may both see the request first: the gateway publishes before it opens).
+
+        The owner is kept whichever side opens first: the service opens without one, so when it
+        won, the gateway's later open writes its owner into the row — only into a row that has
+        none, so an owner once recorded is never replaced."""
         inserted = await self.session.scalar(
             pg_insert(ReportRow)
             .values(
@@ -143,6 +147,11 @@ class Reports(LedgerBase):
             .returning(ReportRow.id)
         )
         if inserted is None:
+            if owner:
+                await self.session.execute(
+                    update(ReportRow).where(ReportRow.id == report_id, ReportRow.kind == kind,
+                                            ReportRow.owner == {}).values(owner=storable(owner))
+                )
             return False
         self.audit(
             AuditAction.REPORT_OPENED,

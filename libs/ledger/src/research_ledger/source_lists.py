@@ -24,6 +24,7 @@ from sqlalchemy.dialects.postgresql import insert
 from research_ledger.audit import storable
 from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
+from research_ledger.errors import RunTaken
 from research_platform.models import (
     ReportRow,
     ReportVersionRow,
@@ -35,11 +36,6 @@ from research_platform.models import (
 )
 
 SCHEDULE_VERBS = ("pause", "resume", "cancel", "modify")
-
-
-
-
-
 
 
 @dataclass(frozen=True)
@@ -123,13 +119,20 @@ class SourceListBook(LedgerBase):
 
     # --- runs ---------------------------------------------------------------------------------
     async def start_run(self, run_id: str, source_list_id: uuid.UUID, trigger: str) -> bool:
-        """Record the run as running; False when it already finished (a redelivered request)."""
+        """Record the run as running; False when it already finished (a redelivered request).
+
+        A run id already taken by another list raises `RunTaken`: a command never joins (and
+        writes events into) somebody else's running run."""
         await self.session.execute(
             insert(SourceListRun).values(run_id=run_id, source_list_id=source_list_id, trigger=trigger, status="running")
             .on_conflict_do_nothing()
         )
-        status = await self.session.scalar(select(SourceListRun.status).where(SourceListRun.run_id == run_id))
-        return status in ("running", "scheduled")
+        row = (await self.session.execute(
+            select(SourceListRun.source_list_id, SourceListRun.status).where(SourceListRun.run_id == run_id)
+        )).one()
+        if row.source_list_id != source_list_id:
+            raise RunTaken(f"run {run_id} belongs to another source list; a run id is made once per run")
+        return row.status in ("running", "scheduled")
 
     async def finish_run(self, run_id: str, status: str, *, trigger: str, sources: int = 0, version: int | None = None,
                          stop_reason: str | None = None, error: str | None = None, counts: dict[str, int] | None = None) -> None:

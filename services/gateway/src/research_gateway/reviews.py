@@ -4,11 +4,13 @@
     GET  /reviews?status=stale        reader      the reviews, newest first: status, stale reason, version
     GET  /reviews/{id}                reader      status, iteration(s), report, peer review, citation check, claims
     GET  /reviews/{id}/versions       reader      every version: verdict, tag mix, diff to the one before
-    POST /reviews/{id}/refresh        researcher  a new run → a new version + diff (409 while one is running)
+    POST /reviews/{id}/refresh        researcher  a new run → a new version + diff (409 while one is running);
+                                                  the key that asked for the review, or an admin (`ownership.py`)
     GET  /reviews/{id}/export?format=md|pdf|bib|ris|csljson   reader
 
-The body is validated by `RequestReview` itself, so the HTTP answer (422 with the reason: empty
-or 10 kB topic, unknown source, more than two rounds) and the bus (dead letter) agree. The
+The body is validated by `ReviewRequest`, the caller's part of the `RequestReview` command, so the
+HTTP answer (422 with the reason: empty or 10 kB topic, unknown source, more than two rounds) and
+the bus (dead letter) agree; the run id is the server's (a body naming one is refused, 422). The
 command is published on `research.review.requested` (`Nats-Msg-Id` per run) before the report
 row is written: a bus failure answers 503 with nothing stored. A refresh moves the report to
 `running` under a new run first, then publishes; if the bus is down the refresh fails visibly.
@@ -25,10 +27,11 @@ from fastapi import APIRouter, HTTPException, Query, Response, status
 from pydantic import BaseModel
 from sqlalchemy import select
 
-from research_contracts.reviews import RequestReview, review_run_id, topic_key
+from research_contracts.reviews import RequestReview, ReviewRequest, review_run_id, topic_key
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
 from research_gateway.bus import Bus
 from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session, publish_or_503
+from research_gateway.ownership import OWNED_RESPONSES, owner_of, require_owner
 from research_gateway.reports import EXPORTED, MAX_VERSION, FormatName
 from research_ledger import Ledger
 from research_platform.logging import get_logger
@@ -78,9 +81,9 @@ async def _review(session: Any, review_id: uuid.UUID) -> ReportRow:
 @router.post("/reviews", status_code=status.HTTP_202_ACCEPTED, response_model=ReviewAccepted,
              responses={422: {"description": "bad input (empty or oversized topic, unknown source, > 2 iterations)"},
                         409: {"description": "this review_id exists"}, 503: {"description": "the bus is unavailable"}})
-async def submit_review(body: RequestReview, session: Session, bus: Publishers, caller: Researcher) -> ReviewAccepted:
+async def submit_review(body: ReviewRequest, session: Session, bus: Publishers, caller: Researcher) -> ReviewAccepted:
     """Ask for a literature review; follow `run_id` on /runs/{run_id}/events, poll /reviews/{id}."""
-    command = body.model_copy(update={"run_id": review_run_id(body.review_id), "refresh": False, "origin": "api"})
+    command = RequestReview(**body.model_dump(), run_id=review_run_id(body.review_id), refresh=False, origin="api")
     async with session.begin():
         if await Ledger(session, service=SERVICE).reports.get(command.review_id) is not None:
             raise HTTPException(status.HTTP_409_CONFLICT, "this review_id exists; refresh it instead")
@@ -88,7 +91,7 @@ async def submit_review(body: RequestReview, session: Session, bus: Publishers, 
     async with session.begin():
         await Ledger(session, service=SERVICE).reports.open(
             command.review_id, kind="review", run_id=command.effective_run_id(), subject=command.topic,
-            subject_key=topic_key(command.topic), owner={"key_id": str(caller.key_id)},
+            subject_key=topic_key(command.topic), owner=owner_of(caller),
             request=command.model_dump(mode="json", include={"filters", "sources", "max_iterations", "origin"}),
         )
     return ReviewAccepted(review_id=command.review_id, run_id=command.effective_run_id())
@@ -151,12 +154,14 @@ async def review_versions(review_id: uuid.UUID, session: Session, caller: Reader
 
 
 @router.post("/reviews/{review_id}/refresh", status_code=status.HTTP_202_ACCEPTED, response_model=ReviewAccepted,
-             responses={**NOT_FOUND, 409: {"description": "a run of this review is in progress"}, 503: {"description": "bus down"}})
+             responses={**NOT_FOUND, **OWNED_RESPONSES, 409: {"description": "a run of this review is in progress"},
+                        503: {"description": "bus down"}})
 async def refresh_review(review_id: uuid.UUID, session: Session, bus: Publishers, caller: Researcher) -> ReviewAccepted:
     """Run the review again: a new version and its diff to the current one (stale or not)."""
     run_id = review_run_id(review_id, uuid.uuid4().hex[:8])
     async with session.begin():
         row = await _review(session, review_id)
+        require_owner(caller, row, "review")
         if await Ledger(session, service=SERVICE).reports.refresh(review_id, run_id=run_id) is None:
             raise HTTPException(status.HTTP_409_CONFLICT, f"review {review_id} is {row.status}; wait for the run to end")
         stored = dict(row.request)

@@ -5,18 +5,21 @@ exports, run history, schedule verbs and the workspace's admin limits.
     GET   /source-lists?save_to_kind=&save_to_id=  reader    the lists (filter by attachment)
     GET   /source-lists/{id}                     reader      the latest `SourceList` (removed sources left out,
                                                              each source with its `preferred` flag)
-    POST  /source-lists/{id}/sources/{source_id} researcher  {"action": remove | prefer | unprefer}
+    POST  /source-lists/{id}/sources/{source_id} researcher  {"action": remove | prefer | unprefer} (owner or admin)
     GET   /source-lists/{id}/export?format=md|bib|ris|csljson   reader
     GET   /source-lists/{id}/runs                reader      history (completed / failed / running / scheduled),
                                                              each run's diff, the stored request
     POST  /source-lists/{id}/runs                researcher  re-run with the stored request → 202 (409 while running)
+                                                             (owner or admin)
     PATCH /source-lists/{id}/schedule            admin       {"action": pause | resume | cancel | modify, ...}
     GET|PUT /source-lists/limits/{workspace}     admin       the admin limits
 
 Run-time values are clamped to the workspace's limits silently (`research_ledger.source_limits`);
 the 202 answer shows the clamped request. A schedule shorter than the minimum update interval, or
 beyond the workspace's maximum of scheduled lists, is a 409 naming that limit (the request is
-well-formed; the workspace's policy refuses it). The request is
+well-formed; the workspace's policy refuses it). The run id is the server's: a body naming one
+(or a trigger, an origin) is refused with 422. Only the key that asked for a list, or an admin,
+changes it (`ownership.py`; 403 with the reason otherwise). The request is
 published on `research.sourcelist.requested` (`Nats-Msg-Id` per run) before the report row is
 written, so a bus failure answers 503 with nothing stored.
 """
@@ -36,11 +39,13 @@ from research_contracts.sourcelists import (
     ListedSource,
     RequestSourceList,
     SourceList,
+    SourceListRequest,
     duration_seconds,
 )
 from research_gateway.auth import AUTH_RESPONSES, Admin, Reader, Researcher
 from research_gateway.bus import Bus
 from research_gateway.deps import API, SERVICE, Publishers, Session, publish_or_503
+from research_gateway.ownership import OWNED_RESPONSES, owner_of, require_owner
 from research_gateway.reports import EXPORTED
 from research_gateway.storable import Slug
 from research_ledger import AuditAction, Ledger
@@ -131,7 +136,7 @@ async def get_limits(workspace: Slug, session: Session, caller: Admin) -> dict[s
              responses={**AUTH_RESPONSES, 422: {"description": "bad input"},
                         409: {"description": f"this source_list_id exists, or {REFUSED}"},
                         503: {"description": "the bus is unavailable; nothing was stored"}})
-async def submit_source_list(body: RequestSourceList, session: Session, bus: Publishers, caller: Researcher) -> SourceListAccepted:
+async def submit_source_list(body: SourceListRequest, session: Session, bus: Publishers, caller: Researcher) -> SourceListAccepted:
     """Ask for a source list; it is built asynchronously (poll GET /source-lists/{id} or follow the run's events)."""
     async with session.begin():
         limits = await LimitsBook(session).of(body.workspace)
@@ -141,14 +146,14 @@ async def submit_source_list(body: RequestSourceList, session: Session, bus: Pub
         refused = schedule_refusal(body.update_frequency, await book.scheduled_count(body.workspace), limits)
     if refused:
         raise HTTPException(status.HTTP_409_CONFLICT, refused)
-    request = clamp(body.model_copy(update={"trigger": "request", "origin": "api"}), limits)
+    request = clamp(RequestSourceList(**body.model_dump(), trigger="request", origin="api"), limits)  # a run id of its own
     await _publish(bus, request)
     async with session.begin():
         await Ledger(session, service=SERVICE).reports.open(
             request.source_list_id, kind="source_list", run_id=request.run_id, subject=request.prompt,
             subject_key=" ".join(request.keywords)[:200] or request.prompt[:200],
             request=request.model_dump(mode="json", exclude={"run_id", "trigger"}),
-            owner={"key_id": str(caller.key_id)}, save_to=request.save_to.model_dump() if request.save_to else {})
+            owner=owner_of(caller), save_to=request.save_to.model_dump() if request.save_to else {})
     return SourceListAccepted(source_list_id=request.source_list_id, run_id=request.run_id,
                               request=request.model_dump(mode="json", exclude={"trigger", "origin"}))
 
@@ -199,12 +204,14 @@ async def get_source_list(source_list_id: uuid.UUID, session: Session, caller: R
     return SourceListView.model_validate({**shown, "sources": sources})
 
 
-@router.post("/source-lists/{source_list_id}/sources/{source_id}", responses={**AUTH_RESPONSES, **NOT_FOUND, **NO_SNAPSHOT})
+@router.post("/source-lists/{source_list_id}/sources/{source_id}",
+             responses={**AUTH_RESPONSES, **OWNED_RESPONSES, **NOT_FOUND, **NO_SNAPSHOT})
 async def mark_source(source_list_id: uuid.UUID, source_id: uuid.UUID, body: SourceAction, session: Session,
                       caller: Researcher) -> dict[str, Any]:
     """Remove a source (never listed again) or flag it preferred (kept on re-runs)."""
     async with session.begin():
-        _, content = await _latest(session, source_list_id)
+        report, content = await _latest(session, source_list_id)
+        require_owner(caller, report, "source list")
         stored = next((s for s in content["source_list"]["sources"] if s["source_id"] == str(source_id)), None)
         if stored is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"source {source_id} is not in the latest snapshot")
@@ -265,7 +272,8 @@ async def source_list_runs(source_list_id: uuid.UUID, session: Session, caller: 
 
 
 @router.post("/source-lists/{source_list_id}/runs", status_code=status.HTTP_202_ACCEPTED, response_model=SourceListAccepted,
-             responses={**AUTH_RESPONSES, **NOT_FOUND, 409: {"description": "a run of this list is in progress, or no stored request"},
+             responses={**AUTH_RESPONSES, **OWNED_RESPONSES, **NOT_FOUND,
+                        409: {"description": "a run of this list is in progress, or no stored request"},
                         503: {"description": "the bus is unavailable; the list is marked failed"}})
 async def rerun_source_list(source_list_id: uuid.UUID, session: Session, bus: Publishers, caller: Researcher) -> SourceListAccepted:
     """Run the list again with its stored request (the seed's Re-run button), clamped to the
@@ -275,6 +283,7 @@ async def rerun_source_list(source_list_id: uuid.UUID, session: Session, bus: Pu
         report = await ledger.reports.get(source_list_id, kind="source_list")
         if report is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")
+        require_owner(caller, report, "source list")
         try:
             stored = RequestSourceList.model_validate({**report.request, "source_list_id": source_list_id})
         except ValidationError as exc:  # a list stored before requests were kept, or by a newer writer

@@ -27,6 +27,7 @@ from research_contracts.reviews import worded_pattern
 from research_contracts.verifications import CLAIM_MAX_CHARS, CLAIM_WORD, RequestVerification, verification_run_id
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
 from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session, publish_or_503
+from research_gateway.ownership import owner_of
 from research_gateway.storable import UNSTORABLE_RANGE, storable_text
 from research_ledger import Ledger
 from research_platform.logging import get_logger
@@ -95,7 +96,7 @@ async def submit_verification(body: VerificationRequest, session: Session, bus: 
         ledger = Ledger(session, service=SERVICE)
         await ledger.reports.open(
             verification_id, kind="verification", run_id=command.effective_run_id(), subject=stored,
-            subject_key=stored[:200].lower(), owner={"key_id": str(caller.key_id)},
+            subject_key=stored[:200].lower(), owner=owner_of(caller),
             request=command.model_dump(mode="json", include={"filters", "sources", "watch", "origin"}),
         )
         if command.watch:

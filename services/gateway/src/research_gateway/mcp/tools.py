@@ -1,8 +1,10 @@
 """The MCP tools: each is a few calls of the gateway's HTTP API (`GatewayApi`), nothing more.
 
 A tool's input schema is the JSON schema of the pydantic model the API route itself validates
-(`TaskSubmission`, `VerificationRequest`, `RequestReview`, `RequestSourceList`, the ledger's
-query parameters), plus the tool's own options (`wait_seconds`). The request body is sent to
+(`TaskSubmission`, `VerificationRequest`, `ReviewRequest`, `SourceListRequest`, the ledger's
+query parameters), plus the tool's own options (`wait_seconds`); the fields the server sets (a
+run id, the origin) are in none of them, and an argument naming one is refused like any unknown
+field. The request body is sent to
 the API as the assistant wrote it, so the route's validation, de-identification and role check
 decide, exactly as for any HTTP client; a refusal comes back as the tool's error with the
 route's reason. Long runs follow the run's events and report each as MCP progress.
@@ -20,9 +22,9 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from research_contracts import ClaimStatus
-from research_contracts.reviews import RequestReview
+from research_contracts.reviews import ReviewRequest
 from research_contracts.runs import RunEvent
-from research_contracts.sourcelists import RequestSourceList
+from research_contracts.sourcelists import SourceListRequest
 from research_gateway.mcp.gateway_api import GatewayApi, ToolFailure
 from research_gateway.schemas import TaskSubmission
 from research_gateway.verifications import VerificationRequest
@@ -99,11 +101,11 @@ def _split(arguments: dict[str, Any], own: type[BaseModel]) -> tuple[Any, dict[s
     return _validated(own, mine), {k: v for k, v in arguments.items() if k not in own.model_fields}
 
 
-def _schema(body: type[BaseModel] | None, own: type[BaseModel] | None = None, drop: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The body model's JSON schema (server-set fields dropped) with the tool's options added."""
+def _schema(body: type[BaseModel] | None, own: type[BaseModel] | None = None) -> dict[str, Any]:
+    """The body model's JSON schema with the tool's options added."""
     schema: dict[str, Any] = body.model_json_schema() if body else {"type": "object", "properties": {}}
-    schema["properties"] = {k: v for k, v in schema.get("properties", {}).items() if k not in drop}
-    schema["required"] = [r for r in schema.get("required", []) if r not in drop]
+    schema["properties"] = dict(schema.get("properties", {}))
+    schema["required"] = list(schema.get("required", []))
     if own is not None:
         extra = own.model_json_schema()
         schema["properties"].update(extra.get("properties", {}))
@@ -319,7 +321,6 @@ class ToolSpec:
     run: Callable[[GatewayApi, dict[str, Any], Progress], Awaitable[Any]]
 
 
-_SERVER_SET = ("run_id", "refresh", "origin", "trigger")
 TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in (
     ToolSpec("ask_question",
              "Ask the engine a research question. The researcher drafts a claim from the evidence and the critic "
@@ -336,7 +337,7 @@ TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in (
              "Start a literature review of a topic (author and peer reviewer, up to two rounds). Reports progress "
              "(agent steps, tool calls, the peer-review verdict) and, when done within wait_seconds, returns the "
              "verdict and the Markdown report; otherwise the review_id for get_review. Needs a researcher key.",
-             _schema(RequestReview, Waiting, drop=_SERVER_SET), start_review),
+             _schema(ReviewRequest, Waiting), start_review),
     ToolSpec("get_review",
              "A review's status, peer-review verdict and, when completed, its Markdown report.",
              _schema(ReviewId), get_review),
@@ -344,7 +345,7 @@ TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in (
              "Build a list of sources for a prompt (keywords, type, date range, language), each with why it is "
              "relevant; waits up to wait_seconds and returns the list, or its id for get_source_list. "
              "Needs a researcher key.",
-             _schema(RequestSourceList, Waiting, drop=_SERVER_SET), build_source_list),
+             _schema(SourceListRequest, Waiting), build_source_list),
     ToolSpec("get_source_list",
              "The latest snapshot of a source list (its sources with authors, publication, date and relevance).",
              _schema(SourceListId), get_source_list),
