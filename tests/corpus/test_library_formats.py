@@ -93,6 +93,38 @@ def test_a_truncated_csl_json_file_keeps_the_items_before_the_damage(tmp_path):
     assert isinstance(items[1], MalformedRecordError) and items[1].line == 3 and "rest of the file" in items[1].reason
 
 
+def test_a_csl_json_item_nested_too_deeply_is_skipped_with_its_reason_and_the_rest_is_read(tmp_path):
+    deep = "[" * 100_000 + '"a ] } \\" [ string"' + "]" * 100_000  # brackets in a string do not count
+    path = tmp_path / "deep.json"
+    path.write_text('[\n  {"id": "a", "title": "First paper"},\n  {"id": "b", "title": ' + deep + '},\n'
+                    '  {"id": "c", "title": "Third paper"}\n]', encoding="utf-8")
+    items = list(read_library(path, "csl-json"))
+    assert [i.external_id for i in items if isinstance(i, PaperRecord)] == ["key:a", "key:c"]
+    (skipped,) = [i for i in items if isinstance(i, MalformedRecordError)]
+    assert skipped.line == 3 and "nested too deeply" in skipped.reason
+    lone = tmp_path / "lone.json"
+    lone.write_text('{"id": "d", "title": ' + deep + '}', encoding="utf-8")
+    assert [(type(i).__name__, getattr(i, "reason", "")) for i in read_library(lone, "csl-json")] == \
+        [("MalformedRecordError", "a CSL-JSON item nested too deeply to read (skipped)")]
+
+
+@pytest.mark.parametrize("fmt", ["bibtex", "ris", "csl-json"])
+def test_an_export_over_the_size_cap_is_one_clear_error_and_is_not_read(tmp_path, monkeypatch, fmt):
+    import research_corpus.library as library
+
+    monkeypatch.setattr(library, "MAX_LIBRARY_BYTES", 4096)
+    text = {"bibtex": "@article{k, title={A paper}}\n", "ris": "TY  - JOUR\nTI  - A paper\nER  - \n",
+            "csl-json": '[{"id": "k", "title": "A paper"}]'}[fmt]
+    fits = tmp_path / "fits"
+    fits.write_text(text, encoding="utf-8")
+    assert [type(i).__name__ for i in read_library(fits, fmt)] == ["PaperRecord"]
+    big = tmp_path / "big"
+    big.write_text(text + " " * 4096, encoding="utf-8")
+    (error,) = read_library(big, fmt)
+    assert isinstance(error, MalformedRecordError) and error.line == 0
+    assert "big is larger than" in error.reason and "split it" in error.reason
+
+
 @pytest.mark.parametrize(("field", "path"), [
     ("Full Text PDF:files/12/a b.pdf:application/pdf;Snapshot:files/13/x.html:text/html", "files/12/a b.pdf"),
     ("Snapshot:files/13/x.html:text/html;Full Text PDF:/abs/paper.pdf:application/pdf", "/abs/paper.pdf"),

@@ -12,8 +12,15 @@ key, the RIS `ID`, the CSL `id`; a RIS record without `ID` gets a key from its f
 year and title). The record key is also an alias, so a record that gains a DOI in a later
 export updates the paper it was stored as (see `ingest._adopt_stored_ids`).
 
-Bad records (no title, a block the parser cannot read, a duplicate key) are yielded as
-`MalformedRecordError` with the line the record starts on; reading goes on with the next one.
+Bad records (no title, a block the parser cannot read, a duplicate key, a CSL-JSON item nested
+too deeply to decode) are yielded as `MalformedRecordError` with the line the record starts on;
+reading goes on with the next one. An export is read whole, so a file over `MAX_LIBRARY_BYTES`
+is one error for the whole file (line 0) and nothing of it is read.
+
+Paths: an import reads the export and the PDFs its records name (absolute paths too) with the
+rights of whoever runs it. It is offered only as the local `research-engine corpus ingest`
+command; no HTTP route or MCP tool imports a library, and one that did must take the file's
+bytes and ignore attachments rather than hand this module a path on the server.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from research_corpus.errors import MalformedRecordError
 from research_corpus.records import PaperRecord, Section, split_sentences
 
 LIBRARY_FORMATS = ("bibtex", "ris", "csl-json")
+MAX_LIBRARY_BYTES = 256 * 1024 * 1024  # an export is read whole (and CSL-JSON decoded whole): far beyond any real library
 _YEAR = re.compile(r"\b(1[5-9]\d{2}|20\d{2}|21\d{2})\b")
 _RIS_TAG = re.compile(r"^([A-Z][A-Z0-9])  -( (.*))?$")
 _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
@@ -38,10 +46,11 @@ _UNESCAPED_COLON = re.compile(r"(?<!\\):")
 
 
 def normalize_doi(value: str | None) -> str | None:
-    """`10.1000/xyz` from `https://doi.org/10.1000/XYZ`, `doi:10.1000/xyz` …; None when not a DOI."""
+    """`10.1000/xyz` from `https://doi.org/10.1000/XYZ`, `doi:10.1000/xyz`, `10.1000%2Fxyz` …;
+    None when not a DOI."""
     if not value:
         return None
-    doi = _DOI_PREFIX.sub("", value.strip()).strip().lower()
+    doi = unquote(_DOI_PREFIX.sub("", value.strip())).strip().lower()
     return doi if doi.startswith("10.") and "/" in doi else None
 
 
@@ -155,8 +164,28 @@ def _paper(
 
 # --- BibTeX -------------------------------------------------------------------------------------
 
+_VERBATIM_FIELDS = frozenset({"doi"})  # read as written: `%` there is a character (`%7D`), not a LaTeX comment
+_ESCAPED_SPECIAL = re.compile(r"\\([_%&#$])")
+
+
+def _latex_decoding() -> Any:  # noqa: ANN401 - a bibtexparser middleware
+    """bibtexparser's LaTeX decoding of every field but the verbatim ones (`_VERBATIM_FIELDS`)."""
+    from bibtexparser import middlewares
+
+    class TextFieldsDecoding(middlewares.LatexDecodingMiddleware):
+        def transform_entry(self, entry: Any, library: Any) -> Any:  # noqa: ANN401
+            kept = {f.key: f.value for f in entry.fields if f.key.lower() in _VERBATIM_FIELDS}
+            block = super().transform_entry(entry, library)
+            for field in entry.fields:
+                if field.key in kept:
+                    field.value = kept[field.key]
+            return block
+
+    return TextFieldsDecoding()
+
+
 def read_bibtex(path: Path) -> Iterator[PaperRecord | MalformedRecordError]:
-    """Each entry of a `.bib` file (LaTeX decoded, co-authors split) or the error it has."""
+    """Each entry of a `.bib` file (LaTeX decoded but the DOI, co-authors split) or the error it has."""
     import bibtexparser
     from bibtexparser import middlewares
 
@@ -166,8 +195,8 @@ def read_bibtex(path: Path) -> Iterator[PaperRecord | MalformedRecordError]:
     parser_log.setLevel(logging.ERROR)
     try:
         library = bibtexparser.parse_string(
-            path.read_text(encoding="utf-8-sig"),
-            append_middleware=[middlewares.LatexDecodingMiddleware(), middlewares.SeparateCoAuthors()],
+            _read_text(path),
+            append_middleware=[_latex_decoding(), middlewares.SeparateCoAuthors()],
         )
     finally:
         parser_log.setLevel(level)
@@ -199,7 +228,7 @@ def _bibtex_record(entry: Any, line: int, base: Path) -> PaperRecord:  # noqa: A
         year=_year(fields.get("year") or fields.get("date")),
         venue=_clean(fields.get("journal") or fields.get("journaltitle") or fields.get("booktitle")
                      or fields.get("publisher") or fields.get("howpublished")),
-        doi=normalize_doi(_clean(fields.get("doi"))),
+        doi=normalize_doi(_ESCAPED_SPECIAL.sub(r"\1", _clean(fields.get("doi")))),  # `10.1000/a\_b` as some write it
         abstract=_clean(fields.get("abstract")),
         keywords=_keywords(fields.get("keywords")),
         line=line,
@@ -236,7 +265,7 @@ def read_ris(path: Path) -> Iterator[PaperRecord | MalformedRecordError]:
     """Each `TY` … `ER` record of a `.ris` file (rispy's tag names) or the error it has."""
     import rispy
 
-    for block in _ris_blocks(path.read_text(encoding="utf-8-sig")):
+    for block in _ris_blocks(_read_text(path)):
         if isinstance(block, MalformedRecordError):
             yield block
             continue
@@ -279,10 +308,37 @@ def _ris_record(entry: dict[str, Any], line: int, base: Path) -> PaperRecord:
 
 # --- CSL-JSON -----------------------------------------------------------------------------------
 
+TOO_DEEP = "a CSL-JSON item nested too deeply to read (skipped)"
+
+
+def _value_end(text: str, pos: int) -> int | None:
+    """Where the JSON array or object at `pos` ends, found without recursion (the decoder
+    recurses once per level and gives up on deep nesting); None when it never closes."""
+    depth, index, in_string = 0, pos, False
+    while index < len(text):
+        char = text[index]
+        if in_string:
+            if char == "\\":
+                index += 1
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+    return None
+
+
 def _json_items(text: str) -> Iterator[tuple[int, Any] | MalformedRecordError]:
     """Each element of a top-level JSON array with the line it starts on (a lone object: one item).
 
-    Elements are decoded one by one, so the items before a syntax error are still read.
+    Elements are decoded one by one, so the items before a syntax error are still read, and an
+    item nested too deeply to decode is skipped with its reason, the items after it still read.
     """
     decoder = json.JSONDecoder()
 
@@ -300,17 +356,27 @@ def _json_items(text: str) -> Iterator[tuple[int, Any] | MalformedRecordError]:
             yield line_of(pos), decoder.raw_decode(text, pos)[0]
         except json.JSONDecodeError as exc:
             yield MalformedRecordError(exc.lineno, f"invalid JSON ({exc.msg}); expected a CSL-JSON array")
+        except RecursionError:
+            yield MalformedRecordError(line_of(pos), TOO_DEEP)
         return
     pos = skip(pos + 1)
     if text.startswith("]", pos):
         return
     while pos < len(text):
+        found: tuple[int, Any] | MalformedRecordError
         try:
             item, end = decoder.raw_decode(text, pos)
+            found = (line_of(pos), item)
         except json.JSONDecodeError as exc:
             yield MalformedRecordError(exc.lineno, f"invalid JSON ({exc.msg}); the rest of the file was not read")
             return
-        yield line_of(pos), item
+        except RecursionError:
+            closed = _value_end(text, pos)
+            if closed is None:
+                yield MalformedRecordError(line_of(pos), "invalid JSON (an item is not closed); the rest of the file was not read")
+                return
+            end, found = closed, MalformedRecordError(line_of(pos), TOO_DEEP)
+        yield found
         pos = skip(end)
         if text.startswith(",", pos):
             pos = skip(pos + 1)
@@ -344,7 +410,7 @@ def _csl_year(issued: Any) -> int | None:  # noqa: ANN401 - JSON
 
 def read_csl_json(path: Path) -> Iterator[PaperRecord | MalformedRecordError]:
     """Each item of a CSL-JSON array (Zotero's "CSL JSON" export) or the error it has."""
-    for item in _json_items(path.read_text(encoding="utf-8-sig")):
+    for item in _json_items(_read_text(path)):
         if isinstance(item, MalformedRecordError):
             yield item
             continue
@@ -353,6 +419,8 @@ def read_csl_json(path: Path) -> Iterator[PaperRecord | MalformedRecordError]:
             yield _csl_record(obj, line, path.parent)
         except MalformedRecordError as exc:
             yield exc
+        except RecursionError:  # a field nested too deeply to turn into text
+            yield MalformedRecordError(line, TOO_DEEP)
 
 
 def _csl_record(obj: Any, line: int, base: Path) -> PaperRecord:  # noqa: ANN401 - JSON
@@ -381,12 +449,31 @@ READERS: dict[str, Callable[[Path], Iterator[PaperRecord | MalformedRecordError]
 }
 
 
+class _TooLarge(Exception):
+    def __init__(self, read: int) -> None:
+        self.read = read
+
+
+def _read_text(path: Path, limit: int | None = None) -> str:
+    """The whole export as text, read no further than `limit` bytes (a FIFO or a device reports
+    no size, so the size is counted while reading, not asked for)."""
+    limit = MAX_LIBRARY_BYTES if limit is None else limit
+    with path.open("rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise _TooLarge(len(data))
+    return data.decode("utf-8-sig")
+
+
 def read_library(path: Path, fmt: str) -> Iterator[PaperRecord | MalformedRecordError]:
     """The records of a BibTeX / RIS / CSL-JSON export (`fmt` one of `LIBRARY_FORMATS`)."""
     try:
         yield from READERS[fmt](path)
     except UnicodeDecodeError as exc:
         yield MalformedRecordError(0, f"{path.name} is not UTF-8 text ({exc.reason})")
+    except _TooLarge:
+        yield MalformedRecordError(0, f"{path.name} is larger than {MAX_LIBRARY_BYTES / 2**20:g} MiB, the most a library "
+                                      "export may be (it is read whole): split it into several exports")
 
 
 def sniff_library(path: Path, head: str) -> str | None:

@@ -4,6 +4,13 @@ and CSL-JSON (the citeproc input format, written directly: it is plain JSON).
 Each takes any iterable of `Reference`, so a review, a verification and a source list export
 the same way. Author strings arrive in whatever form the source used ("Yao, Shunyu",
 "Shunyu Yao", PubMed's "Yao S"); `split_name` turns each into family / given parts.
+
+Every value comes from a source's metadata, which anyone can write, so nothing in it may end
+its field and start another (a `file = {…}` a reference manager would follow, an RIS `L1`
+line): BibTeX text has its line breaks folded and LaTeX specials escaped; a DOI or URL (fields
+read verbatim) has braces, backslashes and blanks percent-encoded, as a URL writes them; an RIS
+value is one line. The three formats read back through the corpus importer
+(`research_corpus.library`) with the same titles, authors, years, venues and DOIs.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from bibtexparser.model import Entry, Field
 
 from research_reports.model import Reference
 
+_UNSAFE_VERBATIM = re.compile(r"[{}\\\s\x00-\x1f\x7f]")
 _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 
 
@@ -46,7 +54,20 @@ def _ascii(text: str) -> str:
 
 
 def _latex(text: str) -> str:
-    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)
+    """One line of BibTeX text: blanks and line breaks folded (a line starting `@` opens an entry
+    for some readers), LaTeX specials escaped (a bare `}` would close the field)."""
+    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in " ".join(text.split()))
+
+
+def _verbatim(value: str) -> str:
+    """A DOI or URL for a BibTeX field read verbatim: braces, backslashes, blanks and control
+    characters percent-encoded (UTF-8), so the field holds exactly one value and still resolves."""
+    return _UNSAFE_VERBATIM.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), value.strip())
+
+
+def _one_line(value: str) -> str:
+    """An RIS value: every line break (all that `str.splitlines` splits on) and blank run folded to one space."""
+    return " ".join(value.split())
 
 
 def citation_keys(references: Iterable[Reference]) -> dict[int, str]:
@@ -75,15 +96,15 @@ def to_bibtex(references: Iterable[Reference]) -> str:
     for ref in refs:
         fields = [Field("title", _latex(ref.title))]
         if ref.authors:
-            fields.append(Field("author", " and ".join(_latex(_bibtex_name(a)) for a in ref.authors)))
+            fields.append(Field("author", " and ".join(_bibtex_name(a) for a in ref.authors)))
         if ref.year:
             fields.append(Field("year", str(ref.year)))
         if ref.venue:
             fields.append(Field("journal", _latex(ref.venue)))
         if ref.doi:
-            fields.append(Field("doi", ref.doi))
+            fields.append(Field("doi", _verbatim(ref.doi)))
         if ref.url:
-            fields.append(Field("url", ref.url))
+            fields.append(Field("url", _verbatim(ref.url)))
         if ref.paper_id:
             fields.append(Field("note", _latex(f"paper id: {ref.paper_id}")))
         library.add(Entry("article" if ref.venue else "misc", keys[ref.id], fields))
@@ -91,7 +112,8 @@ def to_bibtex(references: Iterable[Reference]) -> str:
 
 
 def _bibtex_name(name: str) -> str:
-    family, given = split_name(name)
+    """`Family, Given`, or `{Name}` for a one-word name (an organisation: never split), escaped."""
+    family, given = (_latex(part) for part in split_name(name))
     return f"{family}, {given}" if given else "{" + family + "}"
 
 
@@ -103,25 +125,25 @@ class _RisWriter(rispy.RisWriter):
 
 
 def to_ris(references: Iterable[Reference]) -> str:
-    """RIS records (`JOUR`, or `GEN` without a venue) as rispy writes them."""
+    """RIS records (`JOUR`, or `GEN` without a venue) as rispy writes them, each value on one line."""
     records: list[dict[str, Any]] = []
     for ref in references:
         record: dict[str, Any] = {
             "type_of_reference": "JOUR" if ref.venue else "GEN",
             "id": str(ref.id),
-            "title": ref.title,
-            "authors": [", ".join(p for p in split_name(a) if p) for a in ref.authors],
+            "title": _one_line(ref.title),
+            "authors": [_one_line(", ".join(p for p in split_name(a) if p)) for a in ref.authors],
         }
         if ref.year:
             record["year"] = str(ref.year)
         if ref.venue:
-            record["journal_name"] = ref.venue
+            record["journal_name"] = _one_line(ref.venue)
         if ref.doi:
-            record["doi"] = ref.doi
+            record["doi"] = _one_line(ref.doi)
         if ref.url:
-            record["urls"] = [ref.url]
+            record["urls"] = [_one_line(ref.url)]
         if ref.paper_id:
-            record["notes"] = [f"paper id: {ref.paper_id}"]
+            record["notes"] = [_one_line(f"paper id: {ref.paper_id}")]
         records.append(record)
     return rispy.dumps(records, implementation=_RisWriter)
 
