@@ -18,9 +18,9 @@ from research_contracts import RunResearch, Tier, subjects
 from research_ledger import AuditAction, ClaimProposal, Ledger
 from research_ledger.audit import AuditPayloadError, checked_payload
 from research_platform.broker import STREAMS, retained
-from research_platform.models import AuditEvent, MemoryClaim, ResearchTask
+from research_platform.models import ApiKey, AuditEvent, MemoryClaim, ResearchTask
 from research_platform.settings import get_settings
-from research_privacy.boundary import digest as digest_of
+from research_privacy.boundary import digest as digest_of, person_text
 from tests.conftest import REPO
 from tests.security.conftest import Gateway
 
@@ -230,7 +230,8 @@ async def test_an_idempotency_key_and_a_key_name_are_kept_as_digests_only(
     gateway: Gateway, sessions: async_sessionmaker[AsyncSession], api_keys: dict[str, dict[str, str]], unique: str
 ) -> None:
     """Both are free text a person types: no audit row, no `GET /audit` answer and no MCP
-    `get_claim` history holds them — and migration 0011 digests the rows written before."""
+    `get_claim` history holds them, the key's stored label is de-identified — and migration 0011
+    digests the audit rows written before."""
     from research_gateway.auth import ApiKeys
     from research_gateway.mcp.gateway_api import GatewayApi
     from research_gateway.mcp.tools import get_claim
@@ -259,10 +260,11 @@ async def test_an_idempotency_key_and_a_key_name_are_kept_as_digests_only(
         finally:
             await api.aclose()
     async with sessions() as session:
+        label_kept = (await session.get(ApiKey, key_id)).name  # type: ignore[union-attr]
         rows = list(await session.scalars(select(AuditEvent).where(AuditEvent.task_id == task_id)))
         rows += list(await session.scalars(select(AuditEvent).where(
             AuditEvent.action == "research.admin.key_created", AuditEvent.subject_ids["key_id"].astext == str(key_id))))
-    stored = json.dumps([[r.payload, r.subject_ids] for r in rows] + [served, history], default=str)
+    stored = json.dumps([[r.payload, r.subject_ids] for r in rows] + [served, history, label_kept], default=str)
     assert typed not in stored and label not in stored and "Jane Roe" not in stored
     submitted = next(r for r in rows if r.action == "research.task.submitted")
     created = next(r for r in rows if r.action == "research.admin.key_created")
@@ -274,10 +276,14 @@ async def test_an_idempotency_key_and_a_key_name_are_kept_as_digests_only(
                AuditEvent(service="gateway", action="research.admin.key_created", subject_ids={"key_id": str(uuid.uuid4())},
                           payload={"role": "reader", "name": label})]
         session.add_all(old)
+        old_key = ApiKey(id=uuid.uuid4(), name=label, role="reader", key_hash=uuid.uuid4().hex)
+        session.add(old_key)
     async with sessions() as session, session.begin():
         await (await session.connection()).run_sync(_migration_0011().scrub)
     async with sessions() as session:
         scrubbed = [(await session.get(AuditEvent, row.id)) for row in old]
+        relabelled = await session.get(ApiKey, old_key.id)
+    assert relabelled is not None and "Jane Roe" not in relabelled.name and relabelled.name == person_text(label)
     assert typed not in json.dumps([s.payload for s in scrubbed if s])
     assert [s.payload for s in scrubbed if s] == [{"tier": "batched", "idempotency_key": digest_of(typed)},
                                                   {"role": "reader", "name": digest_of(label)}]

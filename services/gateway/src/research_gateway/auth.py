@@ -39,6 +39,7 @@ from research_gateway.deps import SERVICE, Session
 from research_gateway.throttle import FailedAuthThrottle
 from research_ledger import AuditAction, audit
 from research_platform.models import ApiKey
+from research_privacy.boundary import person_text
 
 KEY_PREFIX_CHARS = 12  # failures are also counted per presented key prefix (a guesser rotating addresses)
 
@@ -110,6 +111,7 @@ class ApiKeys:
             raise ValueError(f"unknown role {role!r}: use one of {', '.join(ROLES)}")
         secret = KEY_PREFIX + secrets.token_urlsafe(32)
         key_id = uuid.uuid4()
+        name = person_text(name)  # a label a person typed, often a person's name: the privacy boundary applies
         self.session.add(ApiKey(id=key_id, name=name, role=role, key_hash=hash_key(secret)))
         audit.record(self.session, AuditAction.ADMIN_KEY_CREATED, service=SERVICE,
                      subject_ids={"key_id": key_id}, payload={"role": role, "name": name})
