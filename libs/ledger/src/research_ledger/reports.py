@@ -131,8 +131,8 @@ class Reports(LedgerBase):
         service may both see the request first: the gateway publishes before it opens).
 
         The owner is kept whichever side opens first: the service opens without one, so when it
-        won, the gateway's later open writes its owner into the row — only into a row that has
-        none, so an owner once recorded is never replaced."""
+        won, the gateway's later open writes its owner into the row — only into a row opened for
+        the same run that has none, so an owner once recorded is never replaced."""
         inserted = await self.session.scalar(
             pg_insert(ReportRow)
             .values(
@@ -149,7 +149,7 @@ class Reports(LedgerBase):
         if inserted is None:
             if owner:
                 await self.session.execute(
-                    update(ReportRow).where(ReportRow.id == report_id, ReportRow.kind == kind,
+                    update(ReportRow).where(ReportRow.id == report_id, ReportRow.kind == kind, ReportRow.run_id == run_id,
                                             ReportRow.owner == {}).values(owner=storable(owner))
                 )
             return False
