@@ -1,0 +1,171 @@
+"""The privacy boundary's de-identifier: people caught, science left alone, and how fast.
+
+    .venv/bin/python bench/deid.py [--show 10] [--half dev|frozen|both] [--sentences 5000]
+
+Every text goes through `research_privacy.boundary.person_text` alone, one process, one text at a
+time (what a command's field gets). Counted as the issue counts:
+- an identifier of `bench/data/deid/questions.jsonl` is **caught** only when its text no longer
+  appears in the output and no word of it survives in place ("de la [NAME_1]" is a miss);
+  recall per kind and per half (`dev` was tuned on, `frozen` never read);
+- a text is **altered** when the output differs from the input at all: SciFact train claims,
+  5,000 corpus sentences (seeded sample of the abstracts' sentences; `../shared/data/scifact`), and
+  the research phrases of `bench/data/deid/research_phrases.txt`;
+- texts/s: all of those texts, one process, wall clock.
+Presidio (presidio-analyzer with a spaCy English model, default recognisers) runs side by side
+on the same claims and sentences when both import; otherwise it is printed as unavailable.
+
+Last line: `bench:deid recall=… claims_altered=… sentences_altered=… phrases_altered=… texts_per_s=… presidio_claims_altered=…`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import random
+import re
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from research_privacy.boundary import person_text
+
+ROOT = Path(__file__).resolve().parent
+DATA = ROOT / "data" / "deid"
+SCIFACT = ROOT.parent.parent / "shared" / "data" / "scifact"
+SEED = 36
+_WORD = re.compile(r"\w+")
+
+
+def questions() -> list[dict]:
+    return [json.loads(line) for line in (DATA / "questions.jsonl").read_text(encoding="utf-8").splitlines() if line]
+
+
+def phrases() -> list[str]:
+    return [line for line in (DATA / "research_phrases.txt").read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def scifact(folder: Path, sentences: int) -> tuple[list[str], list[str]]:
+    claims = [json.loads(line)["claim"] for line in (folder / "claims_train.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    pool = [s for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if line
+            for s in json.loads(line)["abstract"] if s.strip()]
+    return claims, random.Random(SEED).sample(pool, min(sentences, len(pool)))
+
+
+def surviving(source: str, output: str) -> list[bool]:
+    """Which characters of `source` are still in `output` where they were (difflib's matching blocks)."""
+    kept = [False] * len(source)
+    for block in difflib.SequenceMatcher(None, source, output, autojunk=False).get_matching_blocks():
+        for i in range(block.a, block.a + block.size):
+            kept[i] = True
+    return kept
+
+
+def caught(source: str, output: str, ident: dict, kept: list[bool]) -> bool:
+    """The identifier's text is gone, and none of its words survives in place."""
+    if re.search(r"(?<!\w)" + re.escape(ident["text"]) + r"(?!\w)", output):
+        return False
+    for word in _WORD.finditer(ident["text"]):
+        start, end = ident["start"] + word.start(), ident["start"] + word.end()
+        if all(kept[start:end]):
+            return False
+    return True
+
+
+def presidio():  # type: ignore[no-untyped-def]
+    """An analyzer + anonymizer pair, or the reason there is none."""
+    try:
+        from presidio_analyzer import AnalyzerEngine
+        from presidio_anonymizer import AnonymizerEngine
+
+        analyzer = AnalyzerEngine()  # loads spaCy's English model: fails when none is installed
+        anonymizer = AnonymizerEngine()
+    except Exception as exc:  # noqa: BLE001 - an optional comparison: say why it did not run
+        return None, f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
+
+    def run(text: str) -> str:
+        return anonymizer.anonymize(text=text, analyzer_results=analyzer.analyze(text=text, language="en")).text
+
+    return run, None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--show", type=int, default=5, help="print this many misses and altered texts of each set")
+    parser.add_argument("--sentences", type=int, default=5000)
+    parser.add_argument("--scifact", type=Path, default=SCIFACT)
+    parser.add_argument("--no-presidio", action="store_true")
+    args = parser.parse_args()
+    if not (args.scifact / "corpus.jsonl").exists():
+        sys.exit(f"bench:deid needs SciFact at {args.scifact} (the shared data folder)")
+    labelled, research = questions(), phrases()
+    claims, sentences = scifact(args.scifact, args.sentences)
+
+    started = time.perf_counter()
+    out_q = [person_text(q["text"]) for q in labelled]
+    out_c = [person_text(t) for t in claims]
+    out_s = [person_text(t) for t in sentences]
+    out_p = [person_text(t) for t in research]
+    seconds = time.perf_counter() - started
+    texts = len(labelled) + len(claims) + len(sentences) + len(research)
+
+    totals: Counter[tuple[str, str]] = Counter()
+    hits: Counter[tuple[str, str]] = Counter()
+    misses: list[str] = []
+    for q, out in zip(labelled, out_q, strict=True):
+        kept = surviving(q["text"], out)
+        for ident in q["identifiers"]:
+            totals[(q["half"], ident["kind"])] += 1
+            if caught(q["text"], out, ident, kept):
+                hits[(q["half"], ident["kind"])] += 1
+            elif q["half"] == "dev":  # the frozen half is never read while tuning
+                misses.append(f"  {ident['kind']} {ident['text']!r}: {out}")
+    kinds = sorted({k for _, k in totals})
+    print(f"{'kind':<13}{'dev':>14}{'frozen':>14}")
+    for kind in kinds:
+        cells = [f"{hits[(h, kind)]}/{totals[(h, kind)]}" for h in ("dev", "frozen")]
+        print(f"{kind:<13}{cells[0]:>14}{cells[1]:>14}")
+        print(f"bench:deid recall_{kind.lower()}={sum(hits[(h, kind)] for h in ('dev', 'frozen')) / sum(totals[(h, kind)] for h in ('dev', 'frozen')):.3f}")
+    for half in ("dev", "frozen"):
+        n = sum(v for (h, _), v in totals.items() if h == half)
+        print(f"bench:deid recall_{half}={sum(v for (h, _), v in hits.items() if h == half) / n:.3f} identifiers={n}")
+    if misses:
+        print(f"dev misses ({len(misses)}):", *misses[: args.show], sep="\n")
+
+    def altered(name: str, inputs: list[str], outputs: list[str]) -> float:
+        changed = [(a, b) for a, b in zip(inputs, outputs, strict=True) if a != b]
+        print(f"{name}: {len(changed)}/{len(inputs)} altered")
+        for a, b in changed[: args.show]:
+            print(f"  - {a}\n  + {b}")
+        return len(changed) / len(inputs)
+
+    claims_share = altered("SciFact train claims", claims, out_c)
+    sentences_share = altered("corpus sentences", sentences, out_s)
+    phrases_share = altered("research phrases", research, out_p)
+    rate = texts / seconds
+    print(f"{texts} texts in {seconds:.2f} s (one process)")
+
+    presidio_claims = "unavailable"
+    if args.no_presidio:
+        print("presidio: not run (--no-presidio)")
+    else:
+        run, why = presidio()
+        if run is None:
+            print(f"presidio: unavailable ({why}); no spaCy English model installs from the package registry")
+        else:
+            t0 = time.perf_counter()
+            p_claims = [run(t) for t in claims]
+            p_sentences = [run(t) for t in sentences]
+            p_seconds = time.perf_counter() - t0
+            presidio_claims = f"{sum(a != b for a, b in zip(claims, p_claims, strict=True)) / len(claims):.3f}"
+            p_sent = sum(a != b for a, b in zip(sentences, p_sentences, strict=True)) / len(sentences)
+            print(f"presidio: claims_altered={presidio_claims} sentences_altered={p_sent:.3f} "
+                  f"texts_per_s={(len(claims) + len(sentences)) / p_seconds:.0f}")
+    recall = sum(hits.values()) / sum(totals.values())
+    print(f"bench:deid recall={recall:.3f} claims_altered={claims_share:.4f} sentences_altered={sentences_share:.4f} "
+          f"phrases_altered={phrases_share:.3f} texts_per_s={rate:.0f} presidio_claims_altered={presidio_claims}")
+
+
+if __name__ == "__main__":
+    main()
