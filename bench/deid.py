@@ -54,11 +54,21 @@ def scifact(folder: Path, sentences: int) -> tuple[list[str], list[str]]:
 
 
 def surviving(source: str, output: str) -> list[bool]:
-    """Which characters of `source` are still in `output` where they were (difflib's matching blocks)."""
+    """Which characters of `source` are still in `output` where they were (difflib's matching
+    blocks), as whole words there: the "1" of "[PHONE_1]" is not the "1" of "+1-615-…" surviving."""
     kept = [False] * len(source)
     for block in difflib.SequenceMatcher(None, source, output, autojunk=False).get_matching_blocks():
         for i in range(block.a, block.a + block.size):
-            kept[i] = True
+            j = block.b + i - block.a
+            for word in _WORD.finditer(source, max(0, i - 40), min(len(source), i + 41)):
+                if word.start() <= i < word.end():
+                    left, right = j - (i - word.start()), j + (word.end() - i)
+                    whole = (left == 0 or not output[left - 1].isalnum() and output[left - 1] != "_") and (
+                        right >= len(output) or not output[right].isalnum() and output[right] != "_")
+                    kept[i] = whole and output[left:right] == word.group(0)
+                    break
+            else:
+                kept[i] = True
     return kept
 
 

@@ -45,11 +45,14 @@ def person_text(value: str, *, into: Deidentified | None = None) -> str:
         return value
     table = into if into is not None else Deidentified(text="")
     text = value
-    for _ in range(3):  # a placeholder can make a neighbour read as an identifier: repeat to the fixpoint
+    # A placeholder can make a neighbour read as an identifier: repeat to the fixpoint, which
+    # `require_clean` then accepts (one detector, one decision). Each pass that changes the text
+    # turns characters outside placeholders into placeholders, so the loop ends.
+    while True:
+        before = text
         text = deidentify(text, into=table).text
-        if not identifiers_left(text):
-            break
-    return text
+        if text == before or not identifiers_left(text):
+            return text  # nothing replaced means nothing found: `require_clean` finds nothing either
 
 
 def identifiers_left(text: str) -> list[str]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from research_privacy import locales, recognisers
-from research_privacy.unlisted import unlisted_spans
+from research_privacy import locales, people, recognisers, science, vocabulary
+from research_privacy.unlisted import STOP_WORDS, unlisted_spans
 
 # When two recognisers claim overlapping text, the longer span wins; on equal length, the
 # more specific category (earlier here) wins.
@@ -38,6 +38,9 @@ _PRIORITY = [
 
 
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
+# Identifiers only when the text is about a person (`science.about_a_person`) or a label says so
+# ("DOB 03/14/1961"): in research text these are a study period, a population's age, a tool's site.
+_A_PERSONS = frozenset({recognisers.DATE, recognisers.AGE, recognisers.URL})
 # A placeholder of an earlier pass, also lowercased (a report's key) or cut short ("[DATE_1").
 _EARLIER_PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]?", re.IGNORECASE)
 # Labels that introduce an identifier are not one ("[NAME_1], DOB [DATE_1]" read again must not
@@ -74,9 +77,31 @@ class Deidentified:
 
 
 def find_identifiers(text: str) -> list[Identifier]:
-    """Every identifier in `text`, non-overlapping, in reading order."""
+    """Every identifier in `text`, non-overlapping, in reading order.
+
+    Patterns first (a labelled one always stands); then what scientific notation covers wholly is
+    let go (`science.protected_spans`); then the allow-list and clinician rules on what is left;
+    then each name grows over its particles, an address over its flat and postcode, every span to
+    whole words, and a person found once is found at every mention.
+
+    A text that shows no person (`science.about_a_person`) is read as research first: its dates,
+    ages and web addresses are a study's, its bare counts, ranges and codes are quantities. When
+    that reading still finds someone (a name, a phone, a record number), the text is about a
+    person after all and is read again as such.
+    """
     if not text:
         return []
+    if science.about_a_person(text):
+        return _find(text, personal=True)
+    found = _find(text, personal=False)
+    if any(c.category not in _A_PERSONS for c in found):
+        return _find(text, personal=True)
+    return found
+
+
+def _find(text: str, *, personal: bool) -> list[Identifier]:
+    notation = science.notation_spans(text, personal=personal)
+    protected = science.merge(notation + science.proper_noun_spans(text))
     candidates: list[Identifier] = []
     tier: dict[int, int] = {}
     for level, group in enumerate((recognisers.RECOGNISERS, locales.RECOGNISERS)):
@@ -86,10 +111,15 @@ def find_identifiers(text: str) -> list[Identifier]:
                 if trimmed:
                     offset = start + len(value) - len(value.lstrip())
                     found = Identifier(recogniser.category, trimmed, offset, offset + len(trimmed))
+                    if recogniser.group == 0 and science.inside(protected, found.start, found.end):
+                        continue  # notation, not a person ("EudraCT 2020-001038-36", a UUID's "0242-4616")
+                    if not personal and (recogniser.needs_person or recogniser.group == 0 and recogniser.category in _A_PERSONS):
+                        continue  # a study's dates and ages, a tool's web address: no person in the text
                     candidates.append(found)
                     tier[id(found)] = level
     for start, end, value in recognisers.name_spans(text):
-        candidates.append(Identifier(recognisers.NAME, value, start, end))
+        if not science.inside(protected, start, end):
+            candidates.append(Identifier(recognisers.NAME, value, start, end))
     rank = {category: i for i, category in enumerate(_PRIORITY)}
     # On equal length the original US patterns win over the international ones (a licence
     # number stays a LICENCE).
@@ -98,34 +128,88 @@ def find_identifiers(text: str) -> list[Identifier]:
     for candidate in candidates:
         if all(candidate.end <= c.start or candidate.start >= c.end for c in chosen):
             chosen.append(candidate)
-    # Then the allow-list rules, on what the patterns left: a date stays a DATE, an e-mail an EMAIL.
+    # Then the allow-list and clinician rules, on what the patterns left: a date stays a DATE.
     masked = text
     for c in chosen:
         masked = masked[: c.start] + "\x00" * (c.end - c.start) + masked[c.end :]
+    found_later = [*unlisted_spans(masked, protected, notation), *people.name_spans(masked, personal=personal)]
     unlisted = sorted(
-        (Identifier(category, value, start, end) for start, end, value, category in unlisted_spans(masked)),
+        (Identifier(category, value, start, end) for start, end, value, category in found_later
+         if not science.inside(protected, start, end) and (personal or category != recognisers.ADDRESS)),
         key=lambda c: (-(c.end - c.start), c.start),
     )
     for candidate in unlisted:
         if all(candidate.end <= c.start or candidate.start >= c.end for c in chosen):
             chosen.append(candidate)
-    chosen = [c for c in chosen if c.value.strip(".:,#").upper() not in _LABELS]
-    chosen += _surname_mentions(text, chosen)
+    chosen = [c for c in chosen if c.value.strip(".:,#").upper() not in _LABELS
+              and not (c.category == recognisers.NAME and all(w.lower() in STOP_WORDS for w in c.value.split()))]
+    chosen = _grown(text, chosen)
+    chosen += _mentions(text, chosen, protected)
     return sorted(chosen, key=lambda c: c.start)
 
 
-def _surname_mentions(text: str, chosen: list[Identifier]) -> list[Identifier]:
-    """Later bare mentions of a found person's surname ("Mrs Roe … Roe's chart")."""
-    surnames = {
-        c.value.split()[-1].rstrip(".,")
-        for c in chosen
-        if c.category == recognisers.NAME and len(c.value.split()) >= 2 and "," not in c.value
-    }
+_UNIT_BEFORE = re.compile(r"(?i:flat|apt|apartment|unit|suite|ste|room|rm|floor|fl)\.?\s+(?:[\w\-]{1,6},?\s+)?$")
+_POSTCODE_AFTER = re.compile(
+    r"\s*[,(]?\s*((?:[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}|[A-Z]\d[A-Z]\s?\d[A-Z]\d|[AC-FHKNPRTV-Y]\d[0-9W]\s?[0-9A-Z]{4}"
+    r"|\d{4}\s?[A-Z]{2}|\d{3,6}(?:-\d{3,4})?)(?![\w\-]))"
+)
+
+
+def _grown(text: str, chosen: list[Identifier]) -> list[Identifier]:
+    """Spans grown to what they are part of: a name over its particles and name words, an address
+    over its flat and its postcode, every span to whole words (never part of a word replaced);
+    spans that then overlap become one."""
+    grown: list[tuple[int, int, str]] = []
+    for c in chosen:
+        start, end = c.start, c.end
+        if c.category == recognisers.NAME:
+            start, end = people.extend_name(text, start, end)
+        elif c.category == recognisers.ADDRESS:
+            unit = _UNIT_BEFORE.search(text, max(0, start - 30), start)
+            if unit:
+                start = unit.start()
+            code = _POSTCODE_AFTER.match(text, end)
+            if code:
+                end = code.end(1)
+        while start > 0 and text[start - 1].isalnum() and text[start].isalnum():
+            start -= 1
+        while end < len(text) and text[end].isalnum() and text[end - 1].isalnum():
+            end += 1
+        grown.append((start, end, c.category))
+    grown.sort()
+    merged: list[tuple[int, int, str]] = []
+    for start, end, category in grown:
+        if merged and start < merged[-1][1]:
+            previous = merged[-1]
+            merged[-1] = (previous[0], max(previous[1], end), previous[2])
+        else:
+            merged.append((start, end, category))
+    return [Identifier(category, text[start:end], start, end) for start, end, category in merged]
+
+
+_MENTION_SPLIT = re.compile(r"[\s,]+")
+
+
+def _mentions(text: str, chosen: list[Identifier], protected: list[tuple[int, int]]) -> list[Identifier]:
+    """Every other mention of a found person's names ("Mrs Roe … Roe's chart", "For Juan … whether Juan")."""
+    words: set[str] = set()
+    for c in chosen:
+        if c.category != recognisers.NAME:
+            continue
+        for word in _MENTION_SPLIT.split(c.value.strip(".,")):
+            word = re.sub(r"['’]s$", "", word)
+            if len(word) < 3 or people.is_particle(word) or _PLACEHOLDER.search(word):
+                continue
+            if word.islower() and vocabulary.known_word(word):
+                continue  # "ms park": not every "park" of the text
+            words.add(word)
     extra: list[Identifier] = []
-    for surname in sorted(s for s in surnames if len(s) >= 3 and s[0].isupper()):
-        for match in re.finditer(r"\b" + re.escape(surname) + r"\b", text):
+    for word in sorted(words, key=len, reverse=True):
+        for match in re.finditer(r"(?<![\w\[])" + re.escape(word) + r"(?![\w\]])", text):
+            if science.inside(protected, match.start(), match.end()):
+                continue
             if all(match.end() <= c.start or match.start() >= c.end for c in chosen + extra):
-                extra.append(Identifier(recognisers.NAME, surname, match.start(), match.end()))
+                extra.append(Identifier(recognisers.NAME, word, match.start(), match.end()))
     return extra
 
 

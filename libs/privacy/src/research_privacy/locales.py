@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from research_privacy.recognisers import ADDRESS, DATE, MRN, NAME, PHONE, Recogniser
+from research_privacy.vocabulary import known_word
 
 _I = re.IGNORECASE
 _MONTH_WORDS = (
@@ -38,14 +39,17 @@ _YEAR = r"(?:1[89]\d\d|20\d\d|'?\d\d)"
 _TYPE_AFTER = (
     r"(?:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|court|ct|way|place|pl|terrace|close|"
     r"crescent|cres|grove|gardens|mews|row|square|sq|circle|cir|highway|hwy|parkway|pkwy|trail|"
-    r"marg|nagar|chowk|gali|salai)"
+    r"parade|pde|walk|rise|hill|view|green|wharf|quay|esplanade|promenade|alley|causeway|embankment|vale|heights|"
+    r"wynd|gate|broadway|loop|bypass|expressway|freeway|pike|turnpike|crossing|plaza|commons|"
+    r"marg|nagar|chowk|gali|salai|road|lorong|jalan)"
 )
 _BEFORE_WORDS = (
     "rue avenue av bd boulevard chemin allée allee impasse quai route place via viale vicolo corso piazza piazzale "
     "calle carrer avenida avda paseo plaza camino carrera rua travessa largo praça praca estrada alameda ul ulica "
     "ulitsa aleja straße strasse utca jalan soi thanon sokak cadde caddesi ronda travesía travesia glorieta pasaje "
     "cuesta vía urbanización callejón colonia retorno privada circuito cerrada andador prolongación calzada "
-    "periférico viela vila ladeira rodovia setor quadra conjunto vereda passeio recanto jardim parque"
+    "periférico viela vila ladeira rodovia setor quadra conjunto vereda passeio recanto jardim parque "
+    "lorong persiaran lebuh lebuhraya taman gang đường phố ngõ sokağı bulvarı rua travessa"
 ).split()
 _TYPE_BEFORE = r"(?:c/|" + "|".join(_BEFORE_WORDS) + r")"
 # Type-first streets with the number last ("Via Roma 10") only when capitalised: "via Notch 1" is biology.
@@ -142,7 +146,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     Recogniser(MRN, re.compile(
         r"\b(?:(?:MRN|NHS|NHI|CHI|URN|EHR|EMR|fallnummer|patientennummer|expediente|dossier|historia\s+clínica|"
         r"prontuário|prontuario|cartella(?:\s+clinica)?)\b\.?(?:\s*(?:number|num|no|nr|nº|n°|#|id|code))?"
-        r"|(?:ID|PID|HN|MR|UR|record|chart|file|case|hospital|admission|encounter|accession|registration|patient|"
+        r"|(?:ID|PID|HN|MR|UR|record|chart|file|case|hosp|hospital|admission|encounter|accession|registration|patient|"
         r"member|insurance|policy)\b\.?\s*(?:number|num|no|nr|nº|n°|#|id|code|:)"
         r"|(?:ID|PID)\b)\.?\s*[:#]?\s*"
         r"([A-Z]{0,4}[\s\-/]?\d[\dA-Z]*(?:[\s\-/.]\d[\dA-Z]*){0,4}(?:-[A-Z]{1,3})?)\b", _I), 1,
@@ -159,16 +163,17 @@ RECOGNISERS: tuple[Recogniser, ...] = (
         r"(?<!\w)" + _TYPE_BEFORE_TITLED + r"\.?\s+" + _STREET_WORDS.replace("{0,4}", "{0,3}") + _NAMEWORD
         + r",?\s+(?:n[º°o]\.?\s*)?" + _HOUSE + r"(?!\w)" + _TAIL)),
     Recogniser(ADDRESS, re.compile(
-        r"(?<!\w)[A-ZÀ-ÖØ-Þ][\w\-]*(?i:" + _TYPE_SUFFIX + r")\.?\s+" + _HOUSE + r"(?!\w)" + _TAIL)),
+        r"(?<!\w)[A-ZÀ-ÖØ-Þ][\w\-]*(?i:" + _TYPE_SUFFIX + r")\.?\s+" + _HOUSE + r"(?!\w)" + _TAIL),
+        accept=lambda v: not known_word(v.split()[0].lower())),  # "During 3 years" is no Ring street
     Recogniser(ADDRESS, re.compile(
         r"\b(?:lives|living|resides|residing|resident|wohnhaft|domiciliad[oa]|habite|vive|woont|mieszka)"
-        r"\s+(?:at|in|on|en|à|a|in\s+der|op|na|w)\s+(" + _CLAUSE + r")", _I), 1),
+        r"\s+(?:at|in|on|en|à|a|in\s+der|op|na|w)\s+(" + _CLAUSE + r")", _I), 1, needs_person=True),
     Recogniser(ADDRESS, re.compile(
         r"\b(?:address|addr|adresse|dirección|direccion|endereço|indirizzo|adres|адрес|home|residence|domicile|"
         r"domicilio|wohnort|anschrift)\b\s*[:#]\s*(" + _CLAUSE + r")", _I), 1),
     Recogniser(ADDRESS, re.compile(
         r"\b(?:home\s+address|residential\s+address|postal\s+address|mailing\s+address|home)\s+(?=\S*\d)(" + _CLAUSE + r")",
-        _I), 1),
+        _I), 1, needs_person=True),
     Recogniser(ADDRESS, re.compile(r",\s*[A-Z]{2,3}\s+\d{5}(?:-\d{4})?\b")),
     Recogniser(ADDRESS, re.compile(r"(?<!\w)(?:[A-Z]{1,2}\d[A-Z\d]?\s\d[A-Z]{2}|[A-Z]\d[A-Z]\s\d[A-Z]\d)(?!\w)")),
     Recogniser(ADDRESS, re.compile(r",\s*((?:[A-Z]{1,2}-)?\d{4,5}\s+" + _CITY + r")"), 1),

@@ -49,12 +49,32 @@ _STATES = (
 )
 
 
+_UNITS = "one two three four five six seven eight nine"
+_AGE_WORDS = (
+    r"(?:ninety(?:[\s\-](?:" + _UNITS.replace(" ", "|") + r"))?|(?:one|a)\s+hundred(?:\s+(?:and\s+)?(?:"
+    + (_UNITS + " ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty").replace(" ", "|")
+    + r"))?)"
+)
+_ORDINAL_WORDS = (
+    r"(?:(?:twenty|thirty)[\s\-](?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)|"
+    r"first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|"
+    r"fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth)"
+)
+
+
+def _day_month(value: str) -> bool:
+    first, second = (int(p) for p in value.split("/"))
+    return (1 <= first <= 31 and 1 <= second <= 12) or (1 <= first <= 12 and 1 <= second <= 31)
+
+
 @dataclass(frozen=True, slots=True)
 class Recogniser:
     category: str
     pattern: re.Pattern[str]
     group: int = 0
     accept: Callable[[str], bool] | None = None
+    # Only in a text about a person (`science.about_a_person`): "resides in the cytoplasm" is no address.
+    needs_person: bool = False
 
     def spans(self, text: str) -> Iterator[tuple[int, int, str]]:
         for match in self.pattern.finditer(text):
@@ -128,7 +148,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
         MRN,
         _compile(
             r"\b(?:MRN|medical record(?: number| no\.?| #)?|record (?:number|no\.?|#)|chart (?:number|no\.?|#)|"
-            r"patient (?:id|number|no\.?)|hospital (?:number|no\.?|id))\s*[:#]?\s*(" + _ID + r"|\d{4,})",
+            r"patient (?:id|number|no\.?)|hospital (?:number|no\.?|id))(?![a-z])\s*[:#]?\s*(" + _ID + r"|\d{4,})",
             I,
         ),
         1,
@@ -183,6 +203,34 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     ),
     Recogniser(AGE, _compile(r"\b(?:9\d|1[0-4]\d)\s*-?\s*(?:years?|yrs?|y/?o)\b(?:[\s\-]*old)?", I)),
     Recogniser(AGE, _compile(r"\baged?\s+(9\d|1[0-4]\d)\b", I), 1),
+    # Ages over 89 in words ("aged ninety-two", "a ninety-one-year-old", "one hundred and two years old").
+    Recogniser(AGE, _compile(r"\b(?:aged?|is|was|now|turned|turns|at)\s+(" + _AGE_WORDS + r")(?:[\s\-]+years?(?:[\s\-]+old|\s+of\s+age)?)?\b", I), 1),
+    Recogniser(AGE, _compile(r"\b(?:" + _AGE_WORDS + r")[\s\-]+(?:years?[\s\-]+old|year[\s\-]+old|years\s+of\s+age|yo|y/o)\b", I)),
+    # Dates in words ("the second of June", "twenty-eighth July 2024", "June the 5th") and a day and
+    # month tied to an event ("seen on 24/10", "since 13/09").
+    Recogniser(DATE, _compile(r"\b(?:the\s+)?" + _ORDINAL_WORDS + r"\s+(?:of\s+)?" + _MONTHS + r"\b\.?(?:,?\s+\d{4})?", I)),
+    Recogniser(DATE, _compile(r"\b" + _MONTHS + r"\.?\s+(?:the\s+)?(?:" + _ORDINAL_WORDS + r"|\d{1,2}(?:st|nd|rd|th))\b(?:,?\s+\d{4})?", I)),
+    Recogniser(
+        DATE,
+        _compile(r"\b(?:on|since|until|till|seen|admitted|discharged|dated|reviewed)\s+(\d{1,2}/\d{1,2})(?!/?\d)", I),
+        1,
+        accept=lambda v: _day_month(v),  # noqa: PLW0108
+    ),
+    # National numbers after their label: NHS, CHI, CPR, SSN, Medicare / Medicaid (MBI), BSN, AHV,
+    # PESEL, personnummer, Aadhaar, SIN, IHI — spaced, dotted or hyphenated groups.
+    Recogniser(
+        SSN,
+        _compile(
+            r"\b(?i:NHS|CHI|CPR|SSN|SIN|BSN|AHV|AVS|NIR|PESEL|personnummer|Aadhaar|IHI|MBI|OHIP|Medicare|Medicaid|"
+            r"social\s+security|national\s+insurance|national\s+id(?:entity)?|health\s+card|insurance)"
+            r"(?:\s+(?i:number|no\.?|nr\.?|num|#|id|card|card\s+number|card\s+no\.?))?\s*[:#]?\s*"
+            r"((?=[A-Za-z0-9]*\d)[A-Za-z0-9]+(?:[\s.\-/](?=[A-Za-z0-9]*\d)[A-Za-z0-9]+){0,4})\b"
+        ),
+        1,
+        accept=lambda v: sum(c.isdigit() for c in v) >= 6 or (len(v) >= 10 and sum(c.isdigit() for c in v) >= 3),
+    ),
+    # Irish Eircodes (D02 X285).
+    Recogniser(ZIP, _compile(r"(?<!\w)[AC-FHKNPRTV-Y]\d[0-9W]\s?(?=[0-9A-Z]*[A-Z])(?=[0-9A-Z]*\d)[AC-FHKNPRTV-Y0-9]{4}(?!\w)")),
     # Addresses: a house number and a street, optional unit, city, state and ZIP.
     Recogniser(
         ADDRESS,

@@ -14,21 +14,29 @@ Free text keeps everything else: evidence quotes must survive de-identification 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from research_privacy import vocabulary
 from research_privacy.locales import MONTH_NAMES, PATIENT_CUES, TITLES
 from research_privacy.recognisers import ADDRESS, MRN, NAME
+from research_privacy.science import greek_notation
 
 # Placeholders from an earlier pass and DOIs (10.1056/NEJMoa1607141) are never identifiers.
 _EXEMPT = re.compile(r"\[[A-Z_]+_\d+\]|\S+@\S+|\b10\.\d{4,9}/[^\s\"<>]+")
 _SENTENCE_BREAK = re.compile(r"[;?!\n(){}<>]|\.\s")
 _CUE_WINDOW = 4
+# Words that are never part of a name, whatever a name list says ("The", "a", "Ten", "Ever").
+STOP_WORDS = frozenset(
+    "a an the and or of for with on in at to by from as is was are were be been has had have this that these those "
+    "their his her its our my your no not but if then than so such all any some each every per via into onto upon "
+    "ten ever among after before during since while when where which who whom whose what".split()
+)
 _TITLE = re.compile(TITLES, re.IGNORECASE)
 
 
-def _tokens(text: str) -> list[tuple[int, int, str]]:
+def _tokens(text: str, protected: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int, str]]:
     hidden = {i for m in _EXEMPT.finditer(text) for i in range(m.start(), m.end())}
+    hidden.update(i for start, end in protected for i in range(start, end))  # scientific notation
     return [(m.start(), m.end(), m.group(0)) for m in vocabulary.TOKEN.finditer(text) if m.start() not in hidden and m.end() - 1 not in hidden]
 
 
@@ -56,13 +64,16 @@ def _record_like(token: str) -> bool:
     return digits >= 6 and not vocabulary.number_allowed(token)
 
 
-def unlisted_spans(text: str) -> Iterator[tuple[int, int, str, str]]:
-    """(start, end, value, category) for every identifier these rules find, possibly overlapping."""
-    tokens = _tokens(text)
+def unlisted_spans(text: str, protected: Sequence[tuple[int, int]] = (),
+                   notation: Sequence[tuple[int, int]] | None = None) -> Iterator[tuple[int, int, str, str]]:
+    """(start, end, value, category) for every identifier these rules find, possibly overlapping;
+    `protected` spans (scientific notation and research proper nouns, `research_privacy.science`)
+    are no tokens here, except that address runs see proper nouns (`notation` is the rest)."""
+    tokens = _tokens(text, protected)
     yield from _other_scripts(text, tokens)
     yield from _after_cues(text, tokens)
     yield from _capitalised_runs(text, tokens)
-    yield from _address_runs(text, tokens)
+    yield from _address_runs(text, tokens if notation is None else _tokens(text, notation))
     for start, end, token in tokens:
         if _record_like(token):
             yield start, end, token, MRN
@@ -71,7 +82,7 @@ def unlisted_spans(text: str) -> Iterator[tuple[int, int, str, str]]:
 def _other_scripts(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tuple[int, int, str, str]]:
     run: list[tuple[int, int, str]] = []
     for token in [*tokens, (len(text) + 1, len(text) + 1, "")]:
-        foreign = bool(token[2]) and not vocabulary.is_latin(token[2]) and not vocabulary.is_greek_symbol(token[2])
+        foreign = bool(token[2]) and not vocabulary.is_latin(token[2]) and not greek_notation(token[2])
         if foreign and (not run or not text[run[-1][1] : token[0]].strip(" ,.-·")):
             run.append(token)
             continue
@@ -99,7 +110,7 @@ def _after_cues(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tuple
                 previous_end = end + (1 if text[end : end + 1] == "." else 0)
                 i += 1
                 continue  # "seen by Dr. Okafor": the title introduces the name, it is not one
-            if _known(tokens, i) or any(c.isdigit() for c in token):
+            if _known(tokens, i) or any(c.isdigit() for c in token) or token.lower() in STOP_WORDS:
                 break
             chosen.append(i)
             previous_end = end
@@ -116,6 +127,7 @@ def _capitalised_runs(text: str, tokens: list[tuple[int, int, str]]) -> Iterator
         unknown = (
             i < len(tokens)
             and _capitalised(tokens[i][2])
+            and tokens[i][2].lower() not in STOP_WORDS
             and tokens[i][2].lower() not in MONTH_NAMES
             and not _known(tokens, i)
         )
@@ -125,13 +137,41 @@ def _capitalised_runs(text: str, tokens: list[tuple[int, int, str]]) -> Iterator
             if joined:
                 run.append(i)
                 continue
-        if len(run) >= 2:
+        if len(run) >= 2 and _name_run([tokens[j][2] for j in run], names):
             start, end = tokens[run[0]][0], tokens[run[-1]][1]
             yield start, end, text[start:end], NAME
         run = [i] if unknown else []
 
 
+def _name_run(words: list[str], names: frozenset[str]) -> bool:
+    """A run of capitalised words that reads as a name: one of them no word of the vocabulary
+    ("Margaret Whitfield"), or all of them people's names ("Rose Young"); not a Title-Case term
+    ("Sequential Organ Failure", "Oral Potentially Malignant Lesions") nor initials ("A T")."""
+    if not any(len(w) > 1 for w in words):
+        return False
+    # Acronyms ride along ("USNS Akçay FPO") but make no name alone ("The DESMOND", "CAR T").
+    unknown = [w for w in words if not _term(w) and not (w.isupper() and len(w) > 1)]
+    if all(w.casefold() in names for w in words) and unknown:
+        return True  # "Rose Whitfield" — but not "Beaver Dam", two words of the vocabulary
+    return bool(unknown)
+
+
+def _term(word: str) -> bool:
+    """A capitalised word of the vocabulary, or hyphenated notation: a one-letter part ("X-ray",
+    "C-type", "T-cell") or a lowercase word of the vocabulary last ("Krüppel-like", "Gogh-like")."""
+    parts = re.split(r"[-'’]", word)
+    if len(parts) > 1 and (any(len(p) == 1 for p in parts) or
+                           parts[-1].islower() and len(parts[-1]) >= 4 and vocabulary.known_word(parts[-1])):
+        return True
+    return all(vocabulary.known_word(p.lower()) for p in parts if len(p) > 1)
+
+
 _RUN_GAP = re.compile(r"[\s,/\-–]*")
+
+
+def _title_case_term(token: str) -> bool:
+    """A capitalised word of the vocabulary that is no person's name ("American Cancer Society")."""
+    return token[:1].isupper() and vocabulary.known_word(token.lower()) and token.casefold() not in vocabulary.person_names()
 
 
 def _address_runs(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tuple[int, int, str, str]]:
@@ -140,8 +180,10 @@ def _address_runs(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tup
 
     def close() -> Iterator[tuple[int, int, str, str]]:
         numbers = sum(1 for j in run if any(c.isdigit() for c in tokens[j][2]))
-        words = sum(1 for j in run if not any(c.isdigit() for c in tokens[j][2]))
-        if numbers and words >= 2:
+        # Capitalised words of the vocabulary alone make no address ("© 2018 American Cancer Society"),
+        # with an unknown word they do ("Plot 14 Adeola Odeku", "989 Sharaf Path").
+        words = [tokens[j][2] for j in run if not any(c.isdigit() for c in tokens[j][2])]
+        if numbers and len(words) >= 2 and not all(_title_case_term(w) for w in words):
             start, end = tokens[run[0]][0], tokens[run[-1]][1]
             yield start, end, text[start:end], ADDRESS
 

@@ -104,6 +104,8 @@ def person_names() -> frozenset[str]:
 
 def is_latin(token: str) -> bool:
     """True when every letter of `token` is Latin script (diacritics included)."""
+    if token.isascii():
+        return True
     return all(not c.isalpha() or "LATIN" in unicodedata.name(c, "") for c in token)
 
 
@@ -160,7 +162,9 @@ def is_scientific(token: str, previous: str = "", following: str = "", *, initia
     if not base:
         return False
     if not is_latin(base):
-        return is_greek_symbol(base)
+        from research_privacy.science import greek_notation  # science reads this module's lists
+
+        return greek_notation(base)
     has_digit = any(c.isdigit() for c in base)
     has_alpha = any(c.isalpha() for c in base)
     if has_digit and not has_alpha:
