@@ -18,7 +18,10 @@ from typing import Any
 
 from research_privacy.boundary import UncleanText, digest, require_clean
 
-__all__ = ["PERSON_TEXT_KEYS", "RAW_CONTENT_KEYS", "UncleanText", "clean", "clean_json", "digest"]
+__all__ = [
+    "PERSON_FIELDS", "PERSON_TEXT_KEYS", "RAW_CONTENT_KEYS", "RECORD_REF_FIELDS", "UncleanText", "check_report", "clean",
+    "clean_fields", "clean_or_none", "digest",
+]
 
 # Audit payload keys that name raw content: refused by the audit writer (a body is described by
 # its digest and size; the bytes wait on the dead-letter stream under its retention).
@@ -28,6 +31,12 @@ RAW_CONTENT_KEYS = frozenset({"body", "raw", "raw_body", "patient_ref", "patient
 # are typed by a person too.
 PERSON_TEXT_KEYS = frozenset({"question", "topic", "claim", "prompt", "keywords", "subject_key", "statement_text",
                               "idempotency_key", "name"})
+# The fields of a stored request that a person typed (`PersonText` in the contracts: the boundary
+# de-identified them). Only these are checked: ids, hashes, run ids, timestamps, filters and the
+# engine's own JSON are never read as a person's text — a UUID holding "0242-4616" is no phone.
+PERSON_FIELDS = frozenset({"question", "patient_context", "entity", "topic", "claim", "prompt", "keywords", "venue"})
+# A `save_to` record reference: its id may be a patient's number, so it passed the boundary too.
+RECORD_REF_FIELDS = frozenset({"id"})
 
 
 def clean(text: str, *, what: str) -> str:
@@ -40,14 +49,37 @@ def clean_or_none(text: str | None, *, what: str) -> str | None:
     return clean(text, what=what) if text else text
 
 
-def clean_json(value: Any, *, what: str) -> Any:
-    """`value` unchanged when none of its strings holds an identifier; `UncleanText` otherwise."""
+def clean_fields(value: Any, *, what: str, fields: frozenset[str] = PERSON_FIELDS) -> Any:
+    """`value` unchanged when none of the strings under `fields` (at any depth) holds an identifier;
+    `UncleanText` otherwise. Strings under any other key are not read."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in fields:
+                _clean_all(item, what=f"{what} ({key})")
+            else:
+                clean_fields(item, what=what, fields=fields)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            clean_fields(item, what=what, fields=fields)
+    return value
+
+
+def _clean_all(value: Any, *, what: str) -> None:
     if isinstance(value, str):
         clean(value, what=what)
     elif isinstance(value, dict):
         for item in value.values():
-            clean_json(item, what=what)
+            _clean_all(item, what=what)
     elif isinstance(value, list | tuple):
         for item in value:
-            clean_json(item, what=what)
-    return value
+            _clean_all(item, what=what)
+
+
+def check_report(*, subject: str, subject_key: str, request: dict[str, Any] | None = None,
+                 save_to: dict[str, Any] | None = None) -> None:
+    """What `Reports.open` checks before it stores a report, callable before anything is published:
+    the gateway runs it first, so a refusal is one 422 and no command goes out (`UncleanText`)."""
+    clean(subject, what="a report's subject")
+    clean(subject_key[:200], what="a report's subject key")
+    clean_fields(request or {}, what="a report's request")
+    clean_fields(save_to or {}, what="a report's save_to", fields=RECORD_REF_FIELDS)

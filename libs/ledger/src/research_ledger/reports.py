@@ -25,7 +25,7 @@ from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from research_ledger.audit import storable
-from research_ledger.deidentified import clean, clean_json
+from research_ledger.deidentified import check_report
 from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
 from research_ledger.status import REFRESHABLE_REPORT_STATES, ReportStatus
@@ -133,14 +133,13 @@ class Reports(LedgerBase):
         The owner is kept whichever side opens first: the service opens without one, so when it
         won, the gateway's later open writes its owner into the row — only into a row opened for
         the same run that has none, so an owner once recorded is never replaced."""
+        check_report(subject=subject, subject_key=subject_key, request=request, save_to=save_to)  # refused unless de-identified
         inserted = await self.session.scalar(
             pg_insert(ReportRow)
             .values(
                 id=report_id, kind=kind, status=ReportStatus.running, run_id=run_id,
-                subject=storable(clean(subject, what="a report's subject")),
-                subject_key=storable(clean(subject_key[:200], what="a report's subject key")),
-                request=storable(clean_json(request or {}, what="a report's request")),
-                owner=storable(owner or {}), save_to=storable(clean_json(save_to or {}, what="a report's save_to")),
+                subject=storable(subject), subject_key=storable(subject_key[:200]), request=storable(request or {}),
+                owner=storable(owner or {}), save_to=storable(save_to or {}),
                 current_version=0,
             )
             .on_conflict_do_nothing()

@@ -146,6 +146,20 @@ class SourceListBook(LedgerBase):
                    payload={"run_id": run_id, "status": status, "trigger": trigger, "sources": sources, "version": version,
                             "stop_reason": stop_reason, "error": error[:500] if error else None, **(counts or {})})
 
+    async def fail_open_runs(self, source_list_id: uuid.UUID, reason: str) -> int:
+        """Every run of the list still `running` → `failed` with `reason` (its request was
+        dead-lettered: no worker will finish it); the number moved."""
+        rows = list(await self.session.scalars(
+            update(SourceListRun).where(SourceListRun.source_list_id == source_list_id, SourceListRun.status == "running")
+            .values(status="failed", finished_at=func.now(), error=storable(reason[:2000]))
+            .returning(SourceListRun.run_id)
+        ))
+        for run_id in rows:
+            self.audit(AuditAction.SOURCELIST_RUN_FINISHED, subject_ids={"report_id": source_list_id, "run_id": run_id},
+                       payload={"run_id": run_id, "status": "failed", "trigger": "dead_letter", "sources": 0,
+                                "version": None, "stop_reason": None, "error": reason[:500]})
+        return len(rows)
+
     async def runs(self, source_list_id: uuid.UUID, limit: int = 100) -> list[SourceListRun]:
         return list(await self.session.scalars(
             select(SourceListRun).where(SourceListRun.source_list_id == source_list_id)

@@ -23,7 +23,10 @@ from research_ledger import dead_letters
 from research_platform.broker import Emits, declare_publishers, ensure_streams_at, make_broker
 from research_platform.db import create_engine, session_factory
 from research_platform.delivery import Delivery
-from research_runs import RUN_EVENTS_ADDRESS, declare_run_events
+from research_platform.logging import get_logger
+from research_runs import RUN_EVENTS_ADDRESS, RunRecorder, declare_run_events
+
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -66,12 +69,21 @@ def mode_app(settings: Any, service: str, requests: Requests, build: Build,
     # Every mode traces its runs: the run events are declared too (a recorder given this publisher sends through it).
     ctx.publishers[RUN_EVENTS_ADDRESS] = declare_run_events(broker, service)
 
+    async def tell_run(run_id: str, reason: str) -> None:
+        """A dead-lettered request's run ends on its event stream too: `error` with the reason, `done(failed)`."""
+        try:
+            recorder = await RunRecorder.resume(broker.connection.jetstream(), run_id, agent=service)
+            await recorder.error(reason)
+            await recorder.done(status="failed")
+        except Exception as exc:  # noqa: BLE001 - the report already reads failed; the events are the echo
+            log.warning("run events of a dead-lettered request not written", run_id=run_id, error=repr(exc))
+
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
         await ensure_streams_at(settings.require_nats_url())
         engine = ctx.engine = create_engine(settings.require_database_url())
         ctx.sessions = session_factory(engine)
-        delivery.record = dead_letters.recorder(ctx.sessions, service)
+        delivery.record = dead_letters.recorder(ctx.sessions, service, tell_run=tell_run)
         try:
             async with build(ctx) as made:
                 ctx.service = made

@@ -52,7 +52,7 @@ from research_platform.logging import get_logger
 log = get_logger(__name__)
 
 JETSTREAM_ACK_PREFIX = "$JS.ACK."
-REPORT_ID_FIELDS = ("review_id", "verification_id")  # commands whose id is their report's id
+REPORT_ID_FIELDS = ("review_id", "verification_id", "source_list_id")  # commands whose id is their report's id
 REASON_LIMIT = 500
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]+")
 
@@ -69,7 +69,7 @@ class DeadLetter:
     deliveries: int
     message_id: str  # the `Nats-Msg-Id` of the parked copy: links the audit row to the stream
     task_id: uuid.UUID | None = None
-    report_id: uuid.UUID | None = None  # a review's or verification's id: its report is failed too
+    report_id: uuid.UUID | None = None  # a review's, verification's or source list's id: its report is failed too
 
     @classmethod
     def of(cls, service: str, raw: Msg, reason: str) -> DeadLetter:

@@ -34,6 +34,7 @@ from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session
 from research_gateway.ownership import OWNED_RESPONSES, owner_of, require_owner
 from research_gateway.reports import EXPORTED, MAX_VERSION, FormatName
 from research_ledger import Ledger
+from research_ledger.deidentified import check_report
 from research_platform.logging import get_logger
 from research_platform.models import MemoryClaim, ReportRow
 from research_reports import Report, export_report
@@ -87,13 +88,13 @@ async def submit_review(body: ReviewRequest, session: Session, bus: Publishers, 
     async with session.begin():
         if await Ledger(session, service=SERVICE).reports.get(command.review_id) is not None:
             raise HTTPException(status.HTTP_409_CONFLICT, "this review_id exists; refresh it instead")
+    report = {"subject": command.topic, "subject_key": topic_key(command.topic),
+              "request": command.model_dump(mode="json", include={"filters", "sources", "max_iterations", "origin"})}
+    check_report(**report)  # the ledger's own check, before anything is published: one answer (422)
     await _publish(bus, command)
     async with session.begin():
         await Ledger(session, service=SERVICE).reports.open(
-            command.review_id, kind="review", run_id=command.effective_run_id(), subject=command.topic,
-            subject_key=topic_key(command.topic), owner=owner_of(caller),
-            request=command.model_dump(mode="json", include={"filters", "sources", "max_iterations", "origin"}),
-        )
+            command.review_id, kind="review", run_id=command.effective_run_id(), owner=owner_of(caller), **report)
     return ReviewAccepted(review_id=command.review_id, run_id=command.effective_run_id())
 
 

@@ -19,9 +19,10 @@ the 202 answer shows the clamped request. A schedule shorter than the minimum up
 beyond the workspace's maximum of scheduled lists, is a 409 naming that limit (the request is
 well-formed; the workspace's policy refuses it). The run id is the server's: a body naming one
 (or a trigger, an origin) is refused with 422. Only the key that asked for a list, or an admin,
-changes it (`ownership.py`; 403 with the reason otherwise). The request is
-published on `research.sourcelist.requested` (`Nats-Msg-Id` per run) before the report row is
-written, so a bus failure answers 503 with nothing stored.
+changes it (`ownership.py`; 403 with the reason otherwise). The ledger's privacy check runs first
+(a refusal is a 422 and nothing is published); then the request is published on
+`research.sourcelist.requested` (`Nats-Msg-Id` per run) before the report row is written, so a bus
+failure answers 503 with nothing stored.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from research_gateway.ownership import OWNED_RESPONSES, owner_of, require_owner
 from research_gateway.reports import EXPORTED
 from research_gateway.storable import Slug
 from research_ledger import AuditAction, Ledger
+from research_ledger.deidentified import check_report
 from research_ledger.source_limits import LimitsBook, WorkspaceLimits, clamp, schedule_refusal
 from research_ledger.source_lists import SourceListBook
 from research_platform.logging import get_logger
@@ -147,13 +149,14 @@ async def submit_source_list(body: SourceListRequest, session: Session, bus: Pub
     if refused:
         raise HTTPException(status.HTTP_409_CONFLICT, refused)
     request = clamp(RequestSourceList(**body.model_dump(), trigger="request", origin="api"), limits)  # a run id of its own
+    report = {"subject": request.prompt, "subject_key": " ".join(request.keywords)[:200] or request.prompt[:200],
+              "request": request.model_dump(mode="json", exclude={"run_id", "trigger"}),
+              "save_to": request.save_to.model_dump() if request.save_to else {}}
+    check_report(**report)  # the ledger's own check, before anything is published: one answer (422)
     await _publish(bus, request)
     async with session.begin():
         await Ledger(session, service=SERVICE).reports.open(
-            request.source_list_id, kind="source_list", run_id=request.run_id, subject=request.prompt,
-            subject_key=" ".join(request.keywords)[:200] or request.prompt[:200],
-            request=request.model_dump(mode="json", exclude={"run_id", "trigger"}),
-            owner=owner_of(caller), save_to=request.save_to.model_dump() if request.save_to else {})
+            request.source_list_id, kind="source_list", run_id=request.run_id, owner=owner_of(caller), **report)
     return SourceListAccepted(source_list_id=request.source_list_id, run_id=request.run_id,
                               request=request.model_dump(mode="json", exclude={"trigger", "origin"}))
 

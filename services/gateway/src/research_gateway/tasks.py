@@ -23,6 +23,7 @@ from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session
 from research_gateway.repository import TaskDesk
 from research_gateway.schemas import ClaimView, TaskAccepted, TaskSubmission, TaskView
 from research_ledger import Ledger, task_id_for_key
+from research_ledger.deidentified import clean, clean_or_none
 from research_platform.logging import get_logger
 
 log = get_logger(__name__)
@@ -65,6 +66,8 @@ async def submit_task(
                 raise HTTPException(status.HTTP_409_CONFLICT, "this key or task_id was used for another question")
             response.status_code = status.HTTP_200_OK
             return TaskAccepted(task_id=known.id, status=known.status)
+    clean(task.question, what="a task's question")  # the ledger's own check, before anything is published
+    clean_or_none(task.entity, what="a task's entity")
     await publish_or_503(bus.tasks[task.tier], task, msg_id=f"task-{task.task_id}", what="task",
                          unavailable="the task bus is unavailable; retry")
     async with session.begin():

@@ -30,6 +30,7 @@ from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session
 from research_gateway.ownership import owner_of
 from research_gateway.storable import UNSTORABLE_RANGE, storable_text
 from research_ledger import Ledger
+from research_ledger.deidentified import check_report
 from research_platform.logging import get_logger
 from research_platform.models import VerdictHistoryRow, WatchedClaimRow
 
@@ -90,15 +91,15 @@ async def submit_verification(body: VerificationRequest, session: Session, bus: 
                                       claim=body.claim, watch=body.watch, sources=list(body.sources), filters=body.filters)
     except ValidationError as exc:
         raise HTTPException(422, [e["msg"] for e in exc.errors()]) from exc
-    await publish_or_503(bus.verifications, command, msg_id=f"verify-{verification_id}-{command.effective_run_id()}", what="verification")
     stored = command.claim  # de-identified when the command was parsed (research_privacy.boundary)
+    report = {"subject": stored, "subject_key": stored[:200].lower(),
+              "request": command.model_dump(mode="json", include={"filters", "sources", "watch", "origin"})}
+    check_report(**report)  # the ledger's own check, before anything is published: one answer (422)
+    await publish_or_503(bus.verifications, command, msg_id=f"verify-{verification_id}-{command.effective_run_id()}", what="verification")
     async with session.begin():
         ledger = Ledger(session, service=SERVICE)
         await ledger.reports.open(
-            verification_id, kind="verification", run_id=command.effective_run_id(), subject=stored,
-            subject_key=stored[:200].lower(), owner=owner_of(caller),
-            request=command.model_dump(mode="json", include={"filters", "sources", "watch", "origin"}),
-        )
+            verification_id, kind="verification", run_id=command.effective_run_id(), owner=owner_of(caller), **report)
         if command.watch:
             await ledger.watched.watch(verification_id, stored)
     return VerificationAccepted(verification_id=verification_id, run_id=command.effective_run_id())

@@ -22,7 +22,7 @@ from research_contracts import SourceHit, TaskFilters
 from research_contracts.sourcelists import RequestSourceList, SourceType
 from research_ledger.source_limits import ACADEMIC_APIS, WorkspaceLimits, clamp
 from research_platform.errors import PrepareError
-from research_privacy import deidentify
+from research_privacy import deidentify, find_identifiers
 from research_reports.text import STOPWORDS, split_sentences
 
 MAX_KEYWORDS = 8
@@ -61,8 +61,8 @@ def extract_keywords(prompt: str, limit: int = MAX_KEYWORDS) -> list[str]:
             if token.isupper() or token.isdigit():
                 keywords[-1] = f"{keywords[-1]} {token}"
             continue
-        if lower in STOPWORDS or lower in _PROMPT_FILLER or len(token) < 3:
-            continue
+        if lower in STOPWORDS or lower in _PROMPT_FILLER or len(token) < 3 or find_identifiers(token):
+            continue  # a keyword is stored and shown: never a fragment the de-identifier reads as one (".001" → "001")
         if lower not in (k.lower() for k in keywords):
             keywords.append(token if token.isupper() else lower)
     return keywords[:limit]
