@@ -137,8 +137,8 @@ RECOGNISERS: tuple[Recogniser, ...] = (
         r"[^,;()\n]{0,20}?\d)(?![\d/.\-])", _I), 1),
     # Phones: + country code in any grouping, or a national number opening with 0.
     Recogniser(PHONE, re.compile(r"(?<![\w+])\+\s?\d{1,3}(?:[\s.\-/]?\(?\d{1,5}\)?){2,6}(?![\w])"), accept=_phone),
-    Recogniser(PHONE, re.compile(r"(?<![\w.+])\(?0\s?\d{1,4}\)?(?:[\s.\-/]?\d{2,5}){2,4}(?![\w.])"), accept=_phone),
-    Recogniser(PHONE, re.compile(r"(?<![\w.+])\(\d{2,4}\)\s?\d{3,4}[\s.\-]?\d{3,4}(?![\w.])"), accept=_phone),
+    Recogniser(PHONE, re.compile(r"(?<![\w.+])\(?0\s?\d{1,4}\)?(?:[\s.\-/]?\d{2,5}){2,4}(?!\w|\.\d)"), accept=_phone),
+    Recogniser(PHONE, re.compile(r"(?<![\w.+])\(\d{2,4}\)\s?\d{3,4}[\s.\-]?\d{3,4}(?!\w|\.\d)"), accept=_phone),
     Recogniser(PHONE, re.compile(
         r"\b(?:phone|tel|tél|telefon|teléfono|telefone|telefono|mobile|mobil|móvil|cell|handy|gsm|whatsapp|"
         r"ph|mob)\b\.?\s*(?:no\.?|number|nr\.?|#)?\s*[:#]?\s*(\+?[\d(][\d\s().\-/]{5,}\d)", _I), 1),

@@ -45,12 +45,12 @@ _AFTER = frozenset(
 _STRONG_VERBS = (
     r"(?:was\s+|is\s+|has\s+been\s+|had\s+been\s+)?(?:now\s+)?(?:admitted|readmitted|discharged|seen|referred|"
     r"transferred|intubated|started\s+on|presented|presents|underwent|complains|complained|declined|declines|tolerated|"
-    r"tolerates|attended|denies|denied|collapsed|is\s+now\s+on)\b"
+    r"tolerates|attended|denies|denied|collapsed|is\s+now\s+on|since)\b"
 )
 _LABEL_AFTER = r",?\s*\(?(?:DOB|D\.O\.B\.?|MRN|NHS|born|aged)\b"  # "Anneke de Vries, DOB …"
 _WEAK_VERBS = (
     r"(?:has\s+been\s+on|had\s+been\s+on|is\s+on|was\s+on|is\s+taking|was\s+taking|reports|reported|developed|"
-    r"develops|died|lives|remains\s+on|continues\s+on|returned|fell|received|receives|takes|took|since|"
+    r"develops|died|lives|remains\s+on|continues\s+on|returned|fell|received|receives|takes|took|"
     r"was\s+diagnosed|was\s+found|was\s+treated|was\s+reviewed)\b"
 )
 _SUBJECT = re.compile(

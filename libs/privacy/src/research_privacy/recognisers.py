@@ -130,12 +130,12 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     ),
     Recogniser(
         PHONE,
-        _compile(r"(?<![\w.])(?:\+\d{1,3}[\s.\-]?)?\(?\d{3}\)?[\s.\-]\d{3}[\s.\-]\d{4}(?![\w.])"),
+        _compile(r"(?<![\w.])(?:\+\d{1,3}[\s.\-]?)?\(?\d{3}\)?[\s.\-]\d{3}[\s.\-]\d{4}(?!\w|\.\d)"),
         accept=_phone_digits,
     ),
     Recogniser(
         PHONE,
-        _compile(r"(?<![\w.])\+\d{1,3}[\s.\-]\(?\d{1,4}\)?(?:[\s.\-]\d{2,4}){2,4}(?![\w.])"),
+        _compile(r"(?<![\w.])\+\d{1,3}[\s.\-]\(?\d{1,4}\)?(?:[\s.\-]\d{2,4}){2,4}(?!\w|\.\d)"),
         accept=_phone_digits,
     ),
     Recogniser(
