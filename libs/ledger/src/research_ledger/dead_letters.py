@@ -48,12 +48,13 @@ def recorder(sessions: async_sessionmaker[AsyncSession], service: str, *, tell_r
             )
             if letter.task_id is not None:
                 await ledger.tasks.fail(letter.task_id, why)
-            if letter.report_id is not None and await ledger.reports.fail(letter.report_id, why):
+            if letter.report_id is not None:
+                failed = await ledger.reports.fail(letter.report_id, why)
                 report = await ledger.reports.get(letter.report_id)
-                if report is not None:
+                if report is not None and failed:
                     failed_run = report.run_id
-                    if report.kind == "source_list":
-                        await SourceListBook(session, service=service).fail_open_runs(letter.report_id, why)
+                if report is not None and report.kind == "source_list":  # a re-run of a completed list too
+                    await SourceListBook(session, service=service).fail_open_runs(letter.report_id, why)
         if failed_run is not None and tell_run is not None:
             await tell_run(failed_run, why)
 
