@@ -101,9 +101,11 @@ _MIXED_CASE_CODE = (
     r"(?<![\w\-])(?=[\w\-.]*\d)(?=[\w\-.]*[a-z])(?=[\w\-.]*[A-Z])[A-Za-z0-9]+(?:[-._][A-Za-z0-9]+)*(?![\w\-])"
     r"|\b[cpy]?T[0-4xX](?:is|[a-d])?N[0-3xX][a-c]?M[01xX][a-c]?\b"  # TNM stage: T2N0M0
 )
+# A single letter and five or more digits (A7731902) stays a record number even here, and so do
+# digits that open with 0 without a hyphen (VD054965): codes are A549, A-769662, LY294002, CHIR99021.
 _CODE_SHAPE = re.compile(
-    r"(?<![\w\-/])(?:[A-Z]{1,6}-?\d{2,7}[A-Z]{0,3}|[A-Z]{1,4}-[A-Z]{1,4}-\d{1,4}|[A-Z]\d[A-Z]\d[A-Z]?|"
-    r"[A-Z]{2,5}\d[A-Z]{1,3}\d{0,2})(?![\w\-/])"
+    r"(?<![\w\-/])(?:[A-Z]{2,6}[1-9]\d{1,6}[A-Z]{0,3}|[A-Z]{1,6}-\d{2,7}[A-Z]{0,3}|[A-Z][1-9]\d{1,3}[A-Z]{0,2}|"
+    r"[A-Z]{1,4}-[A-Z]{1,4}-\d{1,4}|[A-Z]\d[A-Z]\d[A-Z]?|[A-Z]{2,5}\d[A-Z]{1,3}\d{0,2})(?![\w\-/])"
 )
 _PROTECTED = re.compile("|".join(f"(?:{p})" for p in (_UUID, _DIGEST, _NUMBERS, _CODES, _VARIANTS, _NUMBERED_TERM)))
 _MIXED_CASE = re.compile(_MIXED_CASE_CODE)
