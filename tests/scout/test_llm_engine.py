@@ -33,7 +33,7 @@ from tests.scout.hits import VITAMIN_D
 
 PROMPT = "Does vitamin D supplementation reduce fracture risk in older adults? Asked by Dr. Alan Grant."
 MODEL_QUERY = "vitamin D 800 IU hip fracture meta-analysis"
-SENTENCE_1 = VITAMIN_D[0].abstract.split(". ")[0] + "."  # "… with 31,022 older adults." — de-identified as 31,[MRN_1]
+SENTENCE_1 = VITAMIN_D[0].abstract.split(". ")[0] + "."  # "… with 31,022 older adults." — a number, sent as written
 SENTENCE_2 = "Vitamin D supplementation of 800 IU daily reduced hip fracture risk by 30% (HR 0.70)."
 
 
@@ -74,7 +74,7 @@ class ScriptedModel:
         elif name == "scout_refined_query":
             answer = {"query": self.queries.pop(0) if self.queries else "", "rationale": "narrower"}
         elif name == "scout_facts":
-            answer = {"summary": "A meta-analysis of 31,[MRN_1] older adults: 800 IU a day cut hip fractures.", "facts": self.facts}
+            answer = {"summary": "A meta-analysis of 31,022 older adults: 800 IU a day cut hip fractures.", "facts": self.facts}
         else:
             return Behaviour(status=400)
         return Behaviour(text=json.dumps(answer))
@@ -151,11 +151,11 @@ async def test_an_empty_or_repeated_model_query_stops_the_loop(llm_server: FakeL
 
 
 @pytest.mark.unit
-async def test_facts_not_in_the_source_are_rejected_and_placeholders_restored(llm_server: FakeLLMServer) -> None:
+async def test_facts_not_in_the_source_are_rejected(llm_server: FakeLLMServer) -> None:
     facts = [
-        # verbatim as the model saw it (31,[MRN_1]): kept once mapped back to the source's 31,022
-        {"statement": "A meta-analysis pooled 11 randomized controlled trials with 31,[MRN_1] older adults.",
-         "quote": SENTENCE_1.replace("31,022", "31,[MRN_1]"), "confidence": "high"},
+        # the model saw the source's 31,022 as written: a number with a separator is no identifier (issue 36)
+        {"statement": "A meta-analysis pooled 11 randomized controlled trials with 31,022 older adults.",
+         "quote": SENTENCE_1, "confidence": "high"},
         {"statement": "Daily 800 IU of vitamin D reduced hip fracture risk by 30%.", "quote": SENTENCE_2, "confidence": "high"},
         # a quote the source does not contain: rejected before the checker
         {"statement": "Vitamin D halved mortality.", "quote": "Vitamin D halved all-cause mortality.", "confidence": "high"},
@@ -179,7 +179,7 @@ async def test_facts_not_in_the_source_are_rejected_and_placeholders_restored(ll
     assert all(f["quote"] in VITAMIN_D[0].abstract for f in provenance["facts"])
     assert snapshot.dropped_facts == 1  # the 45 % statement; the invented quote never reached the checker
     assert source.summary.startswith("A meta-analysis of 31,022 older adults") and provenance["model"] == "gpt-test"
-    assert "31,022" not in sent(llm_server, "scout_facts")[0]
+    assert "31,022" in sent(llm_server, "scout_facts")[0]  # science reaches the model as written
 
 
 @pytest.mark.unit
