@@ -106,11 +106,6 @@ def unknown_word(word: str, *, shortest: int = 2) -> bool:
     return not all(vocabulary.known_word(part.lower()) or part.lower() in PARTICLES for part in parts)
 
 
-def name_like(word: str, previous: str = "", following: str = "") -> bool:  # noqa: ARG001 - one signature for the rules
-    """A capitalised word that may be a person's name on a weak cue: an unknown word."""
-    return unknown_word(word)
-
-
 def person_word(word: str) -> bool:
     """A capitalised word that is a listed person's name (even if also a word: "Park", "Rose"),
     and no proper noun of research: enough next to a name already found."""
