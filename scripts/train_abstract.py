@@ -145,19 +145,26 @@ def predict(model, tokenizer, items, corpus, device, max_length: int, batch: int
     return out
 
 
-def scifact_scores(claims, hits, preds, temperature: float, evidence: float, contradict_weight: float = 1.0) -> dict:  # noqa: ANN001
-    """SciFact abstract-level label-only and label+rationale P/R/F1 over each claim's top hits, and the
-    claim-level macro-F1 (side of the strongest abstract; NEI when none predicted)."""
-    predicted = correct = correct_rationale = gold = 0
+def scifact_scores(claims, hits, preds, temperature: float, evidence: float, contradict_weight: float = 1.0,  # noqa: ANN001
+                   best_evidence: float | None = None) -> dict:
+    """SciFact abstract-level label-only and label+rationale P/R/F1 over each claim's top hits, the
+    claim-level macro-F1 (the side with the larger summed evidence; NEI when none predicted) and the
+    share of claims with evidence that cite nothing. An abstract counts when P(evidence) reaches
+    `evidence`, or `best_evidence` for the claim's most evidential abstract (as `judge_abstracts`)."""
+    predicted = correct = correct_rationale = gold = nothing = with_evidence = 0
     claim_gold, claim_pred = [], []
     for claim in claims:
         gold += len(claim.evidence)
-        best, side = 0.0, "NEI"
+        side = "NEI"
         votes = {"SUPPORT": 0.0, "CONTRADICT": 0.0}
-        for doc in hits.get(claim.id, []):
-            label_logits, rationale = preds[(claim.claim, doc)]
-            p = softmax(label_logits[None], temperature)[0]
-            if 1 - p[2] < evidence:
+        docs = [d for d in hits.get(claim.id, []) if (claim.claim, d) in preds]
+        probs = {d: softmax(preds[(claim.claim, d)][0][None], temperature)[0] for d in docs}
+        top = max(docs, key=lambda d: 1 - probs[d][2], default=None)
+        for doc in docs:
+            rationale = preds[(claim.claim, doc)][1]
+            p = probs[doc]
+            floor = min(evidence, best_evidence) if best_evidence is not None and doc == top else evidence
+            if 1 - p[2] < floor:
                 continue
             label = "SUPPORT" if p[0] >= p[1] * contradict_weight else "CONTRADICT"
             predicted += 1
@@ -169,6 +176,9 @@ def scifact_scores(claims, hits, preds, temperature: float, evidence: float, con
                     correct_rationale += 1
         if any(votes.values()):
             side = max(votes, key=votes.get)
+        if claim.evidence:
+            with_evidence += 1
+            nothing += not any(votes.values())
         claim_gold.append(next(iter(claim.evidence.values()))[0] if claim.evidence else "NEI")
         claim_pred.append(side)
 
@@ -181,17 +191,24 @@ def scifact_scores(claims, hits, preds, temperature: float, evidence: float, con
 
     per = f1_per_label(claim_gold, claim_pred)
     return {"label_only": f1(correct), "label_rationale": f1(correct_rationale), "claim_macro_f1": sum(per.values()) / 3,
-            "claim_f1": per, "predicted": predicted, "gold": gold}
+            "claim_f1": per, "predicted": predicted, "gold": gold,
+            "cite_nothing": nothing / with_evidence if with_evidence else 0.0}
 
 
-def tune(claims, hits, preds, temperature: float) -> tuple[float, float, dict]:  # noqa: ANN001
-    best = (0.5, 1.0, scifact_scores(claims, hits, preds, temperature, 0.5))
+def tune(claims, hits, preds, temperature: float) -> tuple[dict, dict]:  # noqa: ANN001
+    """The thresholds with the best label-only F1 on the held-out claims (ties: fewer claims citing nothing)."""
+    best: tuple[tuple[float, float], dict, dict] | None = None
     for evidence in np.arange(0.2, 0.91, 0.05):
-        for weight in (0.8, 1.0, 1.25, 1.5):
-            s = scifact_scores(claims, hits, preds, temperature, float(evidence), weight)
-            if s["label_only"][2] > best[2]["label_only"][2]:
-                best = (round(float(evidence), 2), weight, s)
-    return best
+        for best_evidence in (0.2, 0.3, 0.4, 0.5, 1.0):
+            for weight in (0.8, 1.0, 1.25, 1.5):
+                chosen = {"evidence": round(float(evidence), 2), "best_evidence": min(best_evidence, round(float(evidence), 2)),
+                          "contradict_weight": weight}
+                s = scifact_scores(claims, hits, preds, temperature, chosen["evidence"], weight, chosen["best_evidence"])
+                key = (round(s["label_only"][2], 4), -s["cite_nothing"])
+                if best is None or key > best[0]:
+                    best = (key, chosen, s)
+    assert best is not None
+    return best[1], best[2]
 
 
 def train_fold(fold: int, args, claims, corpus, candidates, device, log) -> dict:  # noqa: ANN001
@@ -262,14 +279,14 @@ def train_fold(fold: int, args, claims, corpus, candidates, device, log) -> dict
         gold_index = np.array([LABELS.index(next((c for c in held if c.claim == k[0])).evidence.get(k[1], ("NEI",))[0])
                                for k in items])
         temperature = fit_temperature(label_logits, gold_index) if len(items) else 1.0
-        evidence, weight, score = tune(held, hits, preds, temperature)
+        chosen, score = tune(held, hits, preds, temperature)
         log(f"fold {fold} epoch {epoch}: loss {total / len(batches):.4f}; held-out ({len(held)} claims, top {args.k}) "
             f"label-only P/R/F1 {score['label_only'][0]:.3f}/{score['label_only'][1]:.3f}/{score['label_only'][2]:.3f}, "
-            f"+rationale F1 {score['label_rationale'][2]:.3f}, claim macro-F1 {score['claim_macro_f1']:.3f} "
-            f"(evidence ≥ {evidence}, contradict ×{weight}, T {temperature:.2f}); {time.perf_counter() - started:.0f} s")
+            f"+rationale F1 {score['label_rationale'][2]:.3f}, claim macro-F1 {score['claim_macro_f1']:.3f}, "
+            f"cite nothing {score['cite_nothing']:.3f} ({chosen}, T {temperature:.2f}); {time.perf_counter() - started:.0f} s")
         if score["label_only"][2] > best["score"]:
-            best = {"score": score["label_only"][2], "epoch": epoch, "temperature": temperature, "evidence": evidence,
-                    "contradict_weight": weight, "metrics": score,
+            best = {"score": score["label_only"][2], "epoch": epoch, "temperature": temperature, "thresholds": chosen,
+                    "metrics": score,
                     "preds": {f"{k[0]}\t{k[1]}": [preds[k][0].tolist(), preds[k][1].tolist()] for k in items},
                     "state": {n: p.detach().float().cpu().clone() for n, p in model.named_parameters()
                               if p.requires_grad or n.startswith(("rationale.", "label."))}}
@@ -305,9 +322,10 @@ def save(best: dict, args, folder: Path, fold: int) -> None:  # noqa: ANN001
                    "max_length": args.max_length, "k": args.k, "init": "pair adapter", "held_out_fold": fold,
                    "rows": best["rows"], "windows": best["windows"], "seconds": round(best["seconds"], 1)},
         "temperature": round(float(best["temperature"]), 4),
-        "thresholds": {"evidence": best["evidence"], "contradict_weight": best["contradict_weight"]},
+        "thresholds": best["thresholds"],
         "held_out": {"label_only": metrics["label_only"], "label_rationale": metrics["label_rationale"],
-                     "claim_macro_f1": metrics["claim_macro_f1"], "claim_f1": metrics["claim_f1"]},
+                     "claim_macro_f1": metrics["claim_macro_f1"], "claim_f1": metrics["claim_f1"],
+                     "cite_nothing": metrics["cite_nothing"]},
     }, indent=2) + "\n")
 
 
@@ -371,7 +389,7 @@ def main() -> None:
         (args.out / f"{args.mode}-fold{fold}-preds.json").write_text(json.dumps(best["preds"]))
         summary[fold] = {"epoch": best["epoch"], "label_only_f1": best["score"], "metrics": best["metrics"],
                          "seconds": best["seconds"]}
-        if fold == 0 and args.ship and args.mode == "lora":
+        if fold == 0 and args.ship:
             save(best, args, SHIP_TO, fold)
         del best
     (args.out / f"summary-{args.mode}.json").write_text(json.dumps(summary, indent=2, default=str))

@@ -120,3 +120,33 @@ def test_the_shipped_model_finds_the_evidence_sentence_of_held_out_abstracts() -
         right += j.label == label
         first += int(np.argmax(j.rationale)) in rationale
     assert right >= 10 and first >= 10, (right, first)  # measured 13 and 14 of 30
+
+
+def test_a_verification_that_finds_nothing_says_what_was_searched_and_the_nearest_miss() -> None:
+    import uuid
+
+    from research_verifier import reshape
+    from research_verifier.experiment import Evidence, OfflineEngine
+    from research_verifier.prepare import VerificationJob
+    from research_verifier.tools import Passage
+
+    from tests.verification.fixed_judge import FixedJudge
+
+    claim = "Aspirin lowers fever in adults"
+    text = " ".join(SENTENCES)
+    papers = [Passage("corpus:1", "Aspirin and platelets", text, year=2001), Passage("corpus:2", "Fever in children", text)]
+    model = FixedAbstractModel({"Aspirin and platelets": ((0.1, 0.1, 0.8), [0.1, 0.2, 0.1]),
+                                "Fever in children": ((0.05, 0.05, 0.9), [0.1, 0.1, 0.1])}, THRESHOLDS)
+    engine = OfflineEngine(FixedJudge({}, {}), abstract_model=model)
+    job = VerificationJob(uuid.uuid4(), "run-1", claim, parse_claim(claim), ["corpus"], {}, False, "test")
+    evidence = Evidence(passages={p.paper_id: p for p in papers}, searches=4)
+    evidence.labelled = engine.judge_statement(job.statements[0], 0, papers)
+    assert evidence.best() == [], "the nearest miss is no evidence"
+    why = reshape.nothing_found(job, evidence.searches, len(evidence.passages), evidence.closest(), engine.bar)
+    report, assessment, _, _ = reshape.checked(job, evidence.best(), evidence.passages, engine="offline", searches=4,
+                                               quotes_per_side=6, why_nothing=why)
+    assert str(assessment.verdict) == "INSUFFICIENT EVIDENCE" and not report.references
+    body = report.section("Confidence Assessment").body
+    assert "4 searches" in body and f"“{job.statements[0].queries[0]}”" in body and "retrieved 2 papers" in body
+    assert "The closest was “Aspirin and platelets”, 2001: P(evidence on the claim) 0.20, under the 0.30" in body
+    assert report.metadata["nothing_found"].startswith("Nothing found")

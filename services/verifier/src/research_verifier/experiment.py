@@ -97,6 +97,18 @@ class OfflineEngine:
         self.evidence_model = "abstract" if evidence_model == "abstract" and (
             abstract_model is not None or abstract_model_available()) else "sentence"
 
+    @property
+    def bar(self) -> float | None:
+        """P(evidence) the most evidential paper needs to count (the abstract model's `best_evidence`)."""
+        if self.evidence_model != "abstract":
+            return None
+        if self.abstract_model is None:
+            from research_judgement.abstract import get_abstract_judge
+
+            self.abstract_model = get_abstract_judge()
+        limits = self.abstract_model.thresholds
+        return float(limits.get("best_evidence", limits.get("evidence", 0.5)))
+
     def judge_statement(self, statement: Statement, index: int, passages: list[Passage]) -> list[LabelledPassage]:
         if self.evidence_model == "abstract":
             return self.judge_statement_by_abstract(statement, index, passages)
@@ -110,6 +122,9 @@ class OfflineEngine:
         for passage, paper in zip(papers, judged, strict=True):
             if paper.label != "NEI":
                 out += label_passages(list(paper.evidence), passage.paper_id, index, statement.text, paper.label)
+        if not out and papers:  # nothing found: the closest paper, so the report can say why it fell short
+            closest, paper = max(zip(papers, judged, strict=True), key=lambda pj: 1.0 - pj[1].strength)
+            out.append(LabelledPassage(closest.paper_id, PassageStance.UNRELATED, round(1.0 - paper.strength, 4), index))
         return out
 
     def judge_statement_by_sentence(self, statement: Statement, index: int, passages: list[Passage]) -> list[LabelledPassage]:
@@ -150,6 +165,14 @@ class Evidence:
     searches: int = 0
     qualifier_searches: int = 0
     retracted: set[str] = field(default_factory=set)  # sources reported (connector) or known (ledger) retracted
+
+    def closest(self) -> tuple[Passage, float] | None:
+        """When nothing was found: the paper that came nearest to being evidence, and its P(evidence)."""
+        near = [p for p in self.labelled if p.label is PassageStance.UNRELATED and p.source_id in self.passages]
+        if not near:
+            return None
+        best = max(near, key=lambda p: p.strength)
+        return self.passages[best.source_id], best.strength
 
     def best(self) -> list[LabelledPassage]:
         """One labelled sentence per (source, statement): the strongest with a stance."""
