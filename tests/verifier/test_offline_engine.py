@@ -51,7 +51,7 @@ def test_retrieval_is_reranked_by_relevance():
 
 
 def test_off_topic_papers_are_never_evidence_and_on_topic_ones_are_labelled_by_the_stance_model():
-    labelled = OfflineEngine(JUDGE).judge_statement(parse_claim(CLAIM)[0], 0, PAPERS)
+    labelled = OfflineEngine(JUDGE, evidence_model="sentence").judge_statement(parse_claim(CLAIM)[0], 0, PAPERS)
     by_source = {p.source_id: p for p in labelled}
     assert "corpus:afferents" not in by_source, "the cardiac-afferents paper is off the claim's topic"
     assert by_source["corpus:hf-action"].label is PassageStance.SUPPORTS and by_source["corpus:hf-action"].text == HF_ACTION
@@ -70,9 +70,9 @@ def test_under_the_on_topic_cut_only_a_paper_that_squarely_states_a_finding_coun
     judge = FixedJudge({sure: (0.75, 0.1, 0.15), unsure: (0.45, 0.15, 0.4)}, under)
     limits = thresholds(judge)
     assert limits.floor < 0.3 < limits.on_topic and 0.45 < limits.strong_finding <= 0.75
-    assert {p.source_id for p in OfflineEngine(judge).judge_statement(parse_claim(CLAIM)[0], 0, papers)} == {"corpus:sure"}
+    assert {p.source_id for p in OfflineEngine(judge, evidence_model="sentence").judge_statement(parse_claim(CLAIM)[0], 0, papers)} == {"corpus:sure"}
     below_floor = FixedJudge(judge.stances, {title: 0.05 for title in under})
-    assert OfflineEngine(below_floor).judge_statement(parse_claim(CLAIM)[0], 0, papers) == []
+    assert OfflineEngine(below_floor, evidence_model="sentence").judge_statement(parse_claim(CLAIM)[0], 0, papers) == []
 
 
 def test_a_study_that_never_names_the_statements_subject_is_no_evidence_on_it():
@@ -83,21 +83,21 @@ def test_a_study_that_never_names_the_statements_subject_is_no_evidence_on_it():
                     f"Patients with diabetes or coronary heart disease and depression were randomised. {care}")
     judge = FixedJudge({**JUDGE.stances, care: (0.7, 0.1, 0.2)},
                        {**JUDGE.relevances, "Multi-condition collaborative care and successful ageing": 0.9})
-    labelled = OfflineEngine(judge).judge_statement(parse_claim(CLAIM)[0], 0, [trial, *PAPERS])
+    labelled = OfflineEngine(judge, evidence_model="sentence").judge_statement(parse_claim(CLAIM)[0], 0, [trial, *PAPERS])
     assert "corpus:care" not in {p.source_id for p in labelled}
     assert "corpus:hf-action" in {p.source_id for p in labelled}
 
 
 def test_only_the_most_on_topic_papers_are_judged_sentence_by_sentence():
     judge = FixedJudge(JUDGE.stances, JUDGE.relevances)
-    OfflineEngine(judge, papers=1).judge_statement(parse_claim(CLAIM)[0], 0, PAPERS)
+    OfflineEngine(judge, papers=1, evidence_model="sentence").judge_statement(parse_claim(CLAIM)[0], 0, PAPERS)
     judged = [sentences for kind, _, sentences in judge.calls if kind == "stance"]
     assert judged == [[DESIGN, HF_ACTION]], "one paper: the most on-topic (HF-ACTION)"
 
 
 def test_the_report_quotes_the_evidence_and_names_the_conditions():
     evidence = Evidence(passages={p.paper_id: p for p in PAPERS})
-    evidence.labelled = OfflineEngine(JUDGE).judge_statement(parse_claim(CLAIM)[0], 0, PAPERS)
+    evidence.labelled = OfflineEngine(JUDGE, evidence_model="sentence").judge_statement(parse_claim(CLAIM)[0], 0, PAPERS)
     report, assessment, check, dropped = reshape.checked(job(), evidence.best(), evidence.passages, engine="offline",
                                                          searches=4, quotes_per_side=6)
     assert not check.blocking and check.unsupported == 0 and dropped == 0

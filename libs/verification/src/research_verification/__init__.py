@@ -3,6 +3,7 @@
     parse_claim(claim) -> [Statement]                      claims.py (step 1)
     names_subject(subject, text)                           claims.py (does a paper name what a statement is about)
     on_topic(claim, papers) / judge_paper(claim, title, sentences)
+    judge_abstracts(claim, papers)                         evidence.py (the abstract-level model: a whole abstract per paper)
                                                            evidence.py (step 3: the trained judgement, research_judgement)
     stated_conditions(sentence, claim)                     conditions.py (populations, doses, settings the claim does not name)
     null_result(sentence, claim)                           conditions.py (a non-significant trend: no support for a claimed effect)
@@ -20,7 +21,15 @@ from research_verification.abstracts import AbstractLabel, abstract_label
 from research_verification.claims import MAX_CLAIM_CHARS, Statement, names_subject, parse_claim
 from research_verification.conditions import Condition, null_result, stated_conditions
 from research_verification.errors import ClaimParseError, VerificationError
-from research_verification.evidence import PaperJudgement, Thresholds, admits, judge_paper, on_topic, thresholds
+from research_verification.evidence import (
+    PaperJudgement,
+    Thresholds,
+    admits,
+    judge_abstracts,
+    judge_paper,
+    on_topic,
+    thresholds,
+)
 from research_verification.passages import LABELS, SentencePrediction, label_passages, stance_of
 from research_verification.stance import AnswerJudgement, AnswerStance, QuoteJudgement, asked_subject, judge_answer
 from research_verification.verdict import (
@@ -37,5 +46,5 @@ __all__ = [
     "ClaimParseError", "Condition", "Confidence", "PaperJudgement", "Thresholds", "LabelledPassage", "PassageStance",
     "QuoteJudgement", "SentencePrediction", "Statement", "Verdict", "VerificationError",
     "abstract_label", "admits", "asked_subject", "decide_verdict", "judge_answer",
-    "judge_paper", "label_passages", "names_subject", "null_result", "on_topic", "parse_claim", "stance_of", "stated_conditions", "thresholds",
+    "judge_abstracts", "judge_paper", "label_passages", "names_subject", "null_result", "on_topic", "parse_claim", "stance_of", "stated_conditions", "thresholds",
 ]

@@ -39,13 +39,14 @@ from research_verification import (
     Statement,
     admits,
     decide_verdict,
+    judge_abstracts,
     judge_paper,
     label_passages,
     names_subject,
     on_topic,
     thresholds,
 )
-from research_verification.evidence import Judgement, default_judge
+from research_verification.evidence import Judgement, abstract_model_available, default_judge
 from research_verification.sections import reported
 from research_verifier.prepare import VerificationJob
 from research_verifier.settings import VerifierSettings
@@ -73,16 +74,60 @@ def sentences_of(text: str, limit: int = 12) -> list[str]:
     return reported([s.strip() for s in _SENTENCES.split(" ".join(text.split())) if len(s.strip()) > 20])[:limit]
 
 
+def abstract_sentences(text: str) -> list[str]:
+    """Every sentence of a paper's text, as the abstract model reads an abstract (title apart)."""
+    return [s.strip() for s in _SENTENCES.split(" ".join(text.split())) if s.strip()]
+
+
 class OfflineEngine:
-    """The trained judgement (`research_judgement` cross-encoders on the bundled MiniLM, no network)."""
+    """The trained judgement (`research_judgement` on the bundled MiniLM, no network).
+
+    `evidence_model` "abstract" (the default when it ships): the abstract-level model reads each
+    retrieved paper whole — title and every sentence — against the statement and labels it, with
+    the sentences it rests on; one model, no chain of gates. "sentence": the relevance cut,
+    subject-naming rule and sentence-by-sentence stance of `judge_statement_by_sentence`."""
 
     name = "offline"
 
-    def __init__(self, judge: Judgement | None = None, papers: int = 8) -> None:
+    def __init__(self, judge: Judgement | None = None, papers: int = 8, evidence_model: str = "abstract",
+                 abstract_model: object = None) -> None:
         self.judge = judge or default_judge()
-        self.papers = papers  # the most on-topic papers judged sentence by sentence
+        self.papers = papers  # the papers judged per statement (most on-topic first)
+        self.abstract_model = abstract_model
+        self.evidence_model = "abstract" if evidence_model == "abstract" and (
+            abstract_model is not None or abstract_model_available()) else "sentence"
+
+    @property
+    def bar(self) -> float | None:
+        """P(evidence) the most evidential paper needs to count (the abstract model's `best_evidence`)."""
+        if self.evidence_model != "abstract":
+            return None
+        if self.abstract_model is None:
+            from research_judgement.abstract import get_abstract_judge
+
+            self.abstract_model = get_abstract_judge()
+        limits = self.abstract_model.thresholds
+        return float(limits.get("best_evidence", limits.get("evidence", 0.5)))
 
     def judge_statement(self, statement: Statement, index: int, passages: list[Passage]) -> list[LabelledPassage]:
+        if self.evidence_model == "abstract":
+            return self.judge_statement_by_abstract(statement, index, passages)
+        return self.judge_statement_by_sentence(statement, index, passages)
+
+    def judge_statement_by_abstract(self, statement: Statement, index: int, passages: list[Passage]) -> list[LabelledPassage]:
+        papers = passages[: self.papers]
+        judged = judge_abstracts(statement.text, [(p.title, abstract_sentences(p.text)) for p in papers], self.abstract_model,
+                                 self.judge)
+        out: list[LabelledPassage] = []
+        for passage, paper in zip(papers, judged, strict=True):
+            if paper.label != "NEI":
+                out += label_passages(list(paper.evidence), passage.paper_id, index, statement.text, paper.label)
+        if not out and papers:  # nothing found: the closest paper, so the report can say why it fell short
+            closest, paper = max(zip(papers, judged, strict=True), key=lambda pj: 1.0 - pj[1].strength)
+            out.append(LabelledPassage(closest.paper_id, PassageStance.UNRELATED, round(1.0 - paper.strength, 4), index))
+        return out
+
+    def judge_statement_by_sentence(self, statement: Statement, index: int, passages: list[Passage]) -> list[LabelledPassage]:
         limits = thresholds(self.judge)
         relevance = on_topic(statement.text, [(p.title, p.text) for p in passages], self.judge)
         ranked = sorted(zip(passages, relevance, strict=True), key=lambda pr: -float(pr[1]))
@@ -120,6 +165,14 @@ class Evidence:
     searches: int = 0
     qualifier_searches: int = 0
     retracted: set[str] = field(default_factory=set)  # sources reported (connector) or known (ledger) retracted
+
+    def closest(self) -> tuple[Passage, float] | None:
+        """When nothing was found: the paper that came nearest to being evidence, and its P(evidence)."""
+        near = [p for p in self.labelled if p.label is PassageStance.UNRELATED and p.source_id in self.passages]
+        if not near:
+            return None
+        best = max(near, key=lambda p: p.strength)
+        return self.passages[best.source_id], best.strength
 
     def best(self) -> list[LabelledPassage]:
         """One labelled sentence per (source, statement): the strongest with a stance."""

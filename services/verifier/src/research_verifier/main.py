@@ -45,7 +45,7 @@ def create_app(settings: VerifierServiceSettings) -> FastStream:
         chain = build_chain(settings.llm)
         yield VerificationService(
             broker=broker, sessions=ctx.sessions, settings=config,
-            engine=choose(chain, lambda: LlmEngine(chain, config.llm_timeout_s), lambda: OfflineEngine(papers=config.judged_papers)),
+            engine=choose(chain, lambda: LlmEngine(chain, config.llm_timeout_s), lambda: OfflineEngine(papers=config.judged_papers, evidence_model=config.evidence_model)),
             port=ConnectorClient(lambda: broker.connection, timeout_s=config.tool_timeout_s),
             changes=ctx.publishers[subjects.VERIFICATION_CHANGED],
         )

@@ -89,9 +89,14 @@ class VerificationService:
             if known - evidence.retracted:
                 await recorder.reasoning(f"Retracted, not counted as evidence: {', '.join(sorted(known - evidence.retracted))}")
             evidence.retracted |= known
+            chosen = evidence.best()
+            why_nothing = "" if chosen else reshape.nothing_found(
+                job, evidence.searches, len(evidence.passages), evidence.closest(), getattr(self.engine, "bar", None))
+            if why_nothing:
+                await recorder.reasoning(why_nothing.removeprefix("- "))
             report, assessment, check, dropped = reshape.checked(
-                job, evidence.best(), evidence.passages, engine=self.engine.name, searches=evidence.searches,
-                quotes_per_side=config.quotes_per_side)
+                job, chosen, evidence.passages, engine=self.engine.name, searches=evidence.searches,
+                quotes_per_side=config.quotes_per_side, why_nothing=why_nothing)
             report.metadata.update(run.sources.metadata())
             cited = {r.paper_id or "" for r in report.references}
             moved = change(previous, assessment, evidence.retracted)

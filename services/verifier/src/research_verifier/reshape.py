@@ -33,8 +33,26 @@ def _reference(passage: Passage) -> Reference:
                      venue=passage.venue, doi=passage.doi, url=passage.url, paper_id=passage.paper_id, source_text=passage.text)
 
 
+def nothing_found(job: VerificationJob, searches: int, retrieved: int, closest: tuple[Passage, float] | None,
+                  bar: float | None) -> str:
+    """Why a verification cites nothing: what was searched, how much was read, the nearest miss."""
+    queries = [q for s in job.statements for q in s.queries][:searches]
+    shown = "; ".join(f"“{q}”" for q in queries[:4]) + (f" and {len(queries) - 4} more" if len(queries) > 4 else "")
+    line = (f"- Nothing found that takes a stance: {searches} searches ({shown}) retrieved {retrieved} papers, "
+            f"each read whole against the claim.")
+    if closest is not None:
+        paper, probability = closest
+        year = f", {paper.year}" if paper.year else ""
+        short = f", under the {bar:.2f} a paper needs to count" if bar is not None else ""
+        line += (f" The closest was “{(paper.title or paper.paper_id).rstrip('. ')}”{year}: P(evidence on the claim) "
+                 f"{probability:.2f}{short}.")
+    elif not retrieved:
+        line += " No paper in the corpus matched the searches."
+    return line
+
+
 def compose(job: VerificationJob, chosen: list[LabelledPassage], passages: dict[str, Passage], assessment: Assessment, *,
-            engine: str, searches: int, quotes_per_side: int) -> Report:
+            engine: str, searches: int, quotes_per_side: int, why_nothing: str = "") -> Report:
     report = Report(title=f"Claim verification: {job.claim[:200]}", kind="verification", metadata={
         "engine": engine, "claim": job.claim, "run_id": job.run_id, "sources": job.sources,
         "verdict": str(assessment.verdict), "confidence": str(assessment.confidence),
@@ -63,8 +81,11 @@ def compose(job: VerificationJob, chosen: list[LabelledPassage], passages: dict[
     report.sections = [Section(title=SECTIONS[0], body="\n".join(claim_lines), requires_citations=False)]
     for title in SECTIONS[1:4]:
         report.sections.append(Section(title=title, findings=findings[title], body="" if findings[title] else empty[title]))
-    report.sections.append(Section(title=SECTIONS[4], body=_assessment(assessment, findings, report, searches, len(passages)),
-                                   requires_citations=False))
+    body = _assessment(assessment, findings, report, searches, len(passages))
+    if why_nothing and not any(findings.values()):
+        body = f"{why_nothing}\n{body}"
+        report.metadata["nothing_found"] = why_nothing.removeprefix("- ")
+    report.sections.append(Section(title=SECTIONS[4], body=body, requires_citations=False))
     return report
 
 
@@ -87,17 +108,19 @@ def _assessment(a: Assessment, findings: dict[str, list[Finding]], report: Repor
 
 
 def checked(job: VerificationJob, chosen: list[LabelledPassage], passages: dict[str, Passage], *, engine: str,
-            searches: int, quotes_per_side: int) -> tuple[Report, Assessment, CitationCheck, int]:
+            searches: int, quotes_per_side: int, why_nothing: str = "") -> tuple[Report, Assessment, CitationCheck, int]:
     """The report that passed the checker, its (re-decided) assessment, the check and how many findings were dropped."""
     assessment = decide_verdict(chosen, len(job.statements))
-    report = compose(job, chosen, passages, assessment, engine=engine, searches=searches, quotes_per_side=quotes_per_side)
+    report = compose(job, chosen, passages, assessment, engine=engine, searches=searches, quotes_per_side=quotes_per_side,
+                     why_nothing=why_nothing)
     check = check_report(report)
     refused = {issue.finding_id for issue in check.issues if issue.finding_id and issue.kind in ("unknown_id", "unsupported")}
     if not refused:
         return report, assessment, check, 0
     kept = [p for p in chosen if f"{p.source_id}:{p.statement}" not in refused]
     assessment = decide_verdict(kept, len(job.statements))
-    report = compose(job, kept, passages, assessment, engine=engine, searches=searches, quotes_per_side=quotes_per_side)
+    report = compose(job, kept, passages, assessment, engine=engine, searches=searches, quotes_per_side=quotes_per_side,
+                     why_nothing=why_nothing)
     return report, assessment, check_report(report), len(chosen) - len(kept)
 
 
