@@ -26,6 +26,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from research_judgement.metrics import abstract_decision
+from research_verification.claims import names_subject, parse_claim
+from research_verification.errors import ClaimParseError
 from research_verification.passages import LABELS, SentencePrediction
 
 DEFAULT_ON_TOPIC = 0.5  # when the shipped relevance model names no threshold of its own
@@ -133,6 +135,15 @@ def admits(probability: float, paper: PaperJudgement, limits: Thresholds) -> boo
 
 
 QUOTES_PER_PAPER = 2  # rationale sentences quoted from an abstract the abstract model finds evidence in
+SUBJECT_BONUS = 0.25  # added to a sentence's quote score when it names the claim's subject (held-out fold: 0.708 → 0.717)
+
+
+def _subject(claim: str) -> str:
+    try:
+        statements = parse_claim(claim)
+    except ClaimParseError:
+        return ""
+    return statements[0].subject if statements else ""
 
 
 def abstract_model_available() -> bool:
@@ -158,7 +169,9 @@ def judge_abstracts(claim: str, papers: Sequence[tuple[str | None, Sequence[str]
     sentences: the abstract model's rationale probability plus the pair model's sentence evidence
     probability (`judge`; False: the abstract model's alone) — on the held-out fold's gold abstracts
     the best sentence is a gold rationale 0.71 of the time with both, 0.61 with the abstract model's
-    alone, 0.68 with the pair model's alone.
+    alone, 0.68 with the pair model's alone; a sentence that names the claim's subject gets
+    `SUBJECT_BONUS` more, so the quote reads on its own (0.72; the demo's HF-ACTION quote becomes its
+    "1.93-point increase … in the exercise training group", not "Improvements occurred early").
 
     The most evidential paper of the call needs only `best_evidence`: most claims rest on one
     abstract, which the model often scores under the bar the others must clear (tuned with the other
@@ -168,6 +181,7 @@ def judge_abstracts(claim: str, papers: Sequence[tuple[str | None, Sequence[str]
         from research_judgement.abstract import get_abstract_judge
 
         model = get_abstract_judge()
+    subject = _subject(claim)
     limits = model.thresholds
     evidence_floor, weight = float(limits.get("evidence", 0.5)), float(limits.get("contradict_weight", 1.0))
     judged = model.judge(claim, [(title or "", list(sentences)) for title, sentences in papers])
@@ -181,6 +195,8 @@ def judge_abstracts(claim: str, papers: Sequence[tuple[str | None, Sequence[str]
             continue
         label = "SUPPORT" if support >= contradict * weight else "CONTRADICT"
         score = j.rationale if judge is False else j.rationale + _sentence_evidence(claim, title, sentences, judge)
+        if subject:  # a quote that names what the claim is about reads on its own
+            score = score + SUBJECT_BONUS * np.array([names_subject(subject, s) for s in sentences], dtype=np.float32)
         order = [int(i) for i in np.argsort(-score, kind="stable")[:QUOTES_PER_PAPER]]
         chosen = tuple(i for n, i in enumerate(order) if n == 0 or j.rationale[i] >= 0.5)
         evidence = tuple(SentencePrediction(sentences[i], label, support, contradict, nei) for i in chosen)
