@@ -3,8 +3,9 @@
 `install(app)` adds the route and runs the SDK's session manager in the app's lifespan. Each
 request is admitted by `KeyGate` first: a key in `X-API-Key` or `Authorization: Bearer` that
 the key store knows (no key, an unknown or a revoked one → 401 with `WWW-Authenticate`, counted
-by the same failed-attempt throttle as the API's). The console's cookie is not accepted here,
-so a web page cannot drive an assistant session with a signed-in user's key. An MCP session is
+by the same failed-attempt throttle as the API's: past its limit, 429 with `Retry-After`). The
+console's cookie is not accepted here, so a web page cannot drive an assistant session with a
+signed-in user's key. An MCP session is
 bound to the key that opened it. Tools then call the API in process with that key
 (`GatewayApi.in_process`), so each route's role check, validation and de-identification apply.
 """
@@ -44,10 +45,14 @@ def presented_key(headers: Any) -> str | None:  # noqa: ANN401 - Starlette / htt
 
 
 async def _refuse(send: Callable[[Any], Awaitable[None]], detail: str, retry_after: int | None = None) -> None:
-    headers = [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]
-    if retry_after is not None:
-        headers.append((b"retry-after", str(retry_after).encode()))
-    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    """401 with `WWW-Authenticate`, or 429 with `Retry-After` when the throttle says to wait."""
+    if retry_after is None:
+        status, headers = 401, [(b"www-authenticate", b"Bearer")]
+    else:
+        status, headers = 429, [(b"retry-after", str(retry_after).encode())]
+        detail = f"too many failed API-key checks from this address; retry in {retry_after} s"
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), *headers]})
     await send({"type": "http.response.body", "body": json.dumps({"detail": detail}).encode()})
 
 
@@ -70,12 +75,8 @@ class KeyGate:
         client = scope["client"][0] if scope.get("client") else "unknown"
         caller = OPEN_CALLER if not secret and guard.open else (await self.identify(secret) if secret else None)
         if caller is None:
-            sources = [f"client:{client}"] + ([f"key:{secret[:12]}"] if secret else [])
-            waits = [w for w in (guard.throttle.retry_after(s) for s in sources) if w is not None]
-            for source in sources:
-                guard.throttle.failed(source)
             detail = "unknown or revoked API key" if secret else "an API key is required (X-API-Key or Authorization: Bearer)"
-            await _refuse(send, detail, max(waits) if waits else None)
+            await _refuse(send, detail, guard.count_failure(client, secret))
             return
         # The SDK binds a session to the credential that opened it (another key gets a 404).
         scope["user"] = AuthenticatedUser(AccessToken(token=secret or "", client_id=str(caller.key_id), scopes=[caller.role]))
