@@ -23,6 +23,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.routing import Route
 
@@ -98,9 +99,11 @@ def _api_for(app: FastAPI) -> Callable[[ServerRequestContext[Any, Any]], Any]:
     return api_for
 
 
-def install(app: FastAPI) -> StreamableHTTPSessionManager:
-    """Serve MCP at `/mcp` on `app` (not in the OpenAPI document: it is not a REST route)."""
-    manager = StreamableHTTPSessionManager(app=build_server(_api_for(app), version=app.version))
+def install(app: FastAPI, security: TransportSecuritySettings | None = None) -> StreamableHTTPSessionManager:
+    """Serve MCP at `/mcp` on `app` (not in the OpenAPI document: it is not a REST route), with the
+    SDK's DNS-rebinding check on `security`'s hosts and origins (`hosts.AllowedHosts`)."""
+    manager = StreamableHTTPSessionManager(app=build_server(_api_for(app), version=app.version),
+                                           security_settings=security)
     gate = KeyGate(app, manager.handle_request)
     app.router.routes.append(Route(PATH, endpoint=gate, methods=["GET", "POST", "DELETE"], include_in_schema=False))
     outer = app.router.lifespan_context
