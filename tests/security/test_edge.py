@@ -118,3 +118,32 @@ async def test_405_lists_every_method_of_the_path(gateway: Gateway, api_keys: di
             reply = await client.delete(path, headers=api_keys["admin"])
             assert reply.status_code == 405, path
             assert set(reply.headers["allow"].split(", ")) == methods, path
+
+
+@pytest.mark.integration
+async def test_a_422_names_the_field_and_the_rule_never_the_rejected_value(
+    gateway: Gateway, api_keys: dict[str, dict[str, str]]
+) -> None:
+    name = "Johanna Pemberton-Quayle"
+    researcher = {**api_keys["researcher"], "content-type": "application/json"}
+    refused = [  # (method, path, body, params, the field named)
+        ("POST", f"{API}/verifications", {"claim": f"Aspirin cured {name}\x07 of her stroke"}, None, "claim"),
+        ("POST", f"{API}/tasks", {"question": f"Did {name} respond to aspirin?", "entity": f"{name}\x1b"}, None, "entity"),
+        ("POST", f"{API}/verifications", {"claim": "Aspirin reduces the risk of stroke", "sources": [name]}, None, "sources"),
+        ("POST", f"{API}/source-lists", {"prompt": "vitamin D and fractures", "update_frequency": name}, None, "update_frequency"),
+        ("GET", f"{API}/search", None, {"q": f"{name}\x07"}, "q"),
+        ("GET", f"{API}/claims", None, {"status": name}, "status"),
+        ("GET", f"{API}/audit", None, [("action", "ok"), ("action", name)], "action"),
+    ]
+    async with gateway() as (app, client):
+        for method, path, body, params, field in refused:
+            reply = await client.request(method, path, content=json.dumps(body) if body else None, params=params,
+                                         headers=researcher)
+            assert reply.status_code == 422, (path, reply.text)
+            assert "pemberton" not in reply.text.lower() and "johanna" not in reply.text.lower(), reply.text
+            errors = reply.json()["detail"]
+            assert all(set(error) == {"type", "loc", "msg"} for error in errors), errors
+            assert any(error["loc"][-1] == field or field in error["loc"] for error in errors), (field, errors)
+        documented = app.openapi()["components"]["schemas"]["ValidationError"]
+        assert set(documented["properties"]) == {"type", "loc", "msg"} and documented["additionalProperties"] is False
+
