@@ -135,6 +135,9 @@ async def test_failed_key_checks_are_throttled_and_a_valid_key_is_never_locked_o
         assert app.state.guard.throttle.retry_after("client:10.9.8.8") is None  # other clients are unaffected
 
 
+FORM = {"content-type": "application/x-www-form-urlencoded"}
+
+
 @pytest.mark.integration
 async def test_console_sign_in_is_counted_by_the_same_throttle(
     gateway: Gateway, sessions: async_sessionmaker[AsyncSession]
@@ -142,17 +145,19 @@ async def test_console_sign_in_is_counted_by_the_same_throttle(
     good = await api_key(sessions, "reader")
     limit = GatewayAuthSettings(failed_attempts=3, failed_window_s=120)
     async with gateway(client=("10.9.8.6", 4000), gateway_auth=limit) as (_, client):
-        for n in range(3):  # a guesser at the console: the URL `up` prints, then the form
-            tried = await client.get("/", params={"key": f"rek_guess-{n}"}) if n % 2 else \
-                await client.post("/sign-in", content=f"key=rek_guess-{n}", headers={"content-type": "application/x-www-form-urlencoded"})
+        # a guesser at the console: the URL `up` prints, then the sign-in form
+        for tried in (await client.get("/", params={"key": "rek_guess-0"}),
+                      await client.post("/sign-in", content="key=rek_guess-1", headers=FORM),
+                      await client.get("/", params={"key": "rek_guess-2"})):
             assert tried.status_code == 303 and "error=" in tried.headers["location"]
         for slowed in (await client.get("/", params={"key": "rek_guess-x"}),
-                       await client.post("/sign-in", content="key=rek_guess-y", headers={"content-type": "application/x-www-form-urlencoded"}),
-                       await client.get(f"{API}/findings", headers=auth("rek_guess-z"))):  # one count for console and API
+                       await client.post("/sign-in", content="key=rek_guess-y", headers=FORM),
+                       await client.get(f"{API}/findings", headers=auth("rek_guess-z"))):  # one count, console and API
             assert slowed.status_code == 429 and 1 <= int(slowed.headers["retry-after"]) <= 120
-        assert "rek_guess" not in (await client.get("/", params={"key": "rek_guess-w"})).text  # the page never echoes a key
+        assert "rek_guess" not in (await client.get("/", params={"key": "rek_guess-w"})).text  # never echoes a key
         signed = await client.get("/", params={"key": good})  # a valid key signs in at once
-        assert signed.status_code == 303 and signed.headers["location"] == "/" and "research_console_key" in signed.headers["set-cookie"]
+        assert signed.status_code == 303 and signed.headers["location"] == "/"
+        assert "research_console_key" in signed.headers["set-cookie"]
 
 
 @pytest.mark.integration
