@@ -175,6 +175,10 @@ async def test_the_requests_schemathesis_found_refused_though_schema_valid_are_a
             listed = await client.post(f"{API}/source-lists", headers=api_keys["researcher"],
                                        json={"prompt": "vitamin D supplementation and fracture risk", **typed})
             assert listed.status_code == 202, listed.text
+        # A topic that named a patient: its placeholders made the subject key's words ("help name ...") a name.
+        reviewed = await client.post(f"{API}/reviews", headers=api_keys["researcher"], json={
+            "topic": "Does metformin help Jane Roe (MRN 48213377, DOB 03/04/1961) with type 2 diabetes?"})
+        assert reviewed.status_code == 202, reviewed.text
         # JSON Schema's integer: 321.0 is 321 (it was "Input should be a valid integer").
         limits = await client.put(f"{API}/source-lists/limits/fuzzed", headers=api_keys["admin"],
                                   json={"min_update_interval_s": 321.0, "max_references": 45.0})

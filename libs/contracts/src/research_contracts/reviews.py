@@ -16,7 +16,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from research_contracts.runs import RUN_ID_PATTERN
-from research_privacy.boundary import person_text
+from research_privacy.boundary import PLACEHOLDER, person_text
 
 # Every evidence source the connector serves (`corpus` plus its outside connectors).
 EVIDENCE_SOURCES: Final = (
@@ -88,7 +88,8 @@ def review_run_id(review_id: uuid.UUID, suffix: str = "1") -> str:
 def topic_key(topic: str) -> str:
     """The ledger entity of a review's claims: the topic's distinct words (≥ 3 letters, no
     function words), lower-case, in order. The gateway and the reviewer derive the same key."""
-    words = re.findall(r"[a-z0-9][a-z0-9-]*", topic.lower())
+    # A placeholder (`[NAME_1]`) is no topic word: kept, its bare word ("name") reads as a person's.
+    words = re.findall(r"[a-z0-9][a-z0-9-]*", PLACEHOLDER.sub(" ", topic).lower())
     kept = [w for w in words if len(w) > 2 and w not in _KEY_STOPWORDS]
     return " ".join(dict.fromkeys(kept))[:200] or topic.strip().lower()[:200]
 
