@@ -69,7 +69,7 @@ def test_published_patterns_mean_the_same_to_ecma_262_and_to_python() -> None:
     # ASCII to ECMA-262 and Unicode to Python, so what the schema admits the validator accepts too.
     idioms = re.compile(r"\[\\s\\S\]|\[\^\\W\\d_\]|\[\^\\W_\]")
     assert [p for p in _patterns(document) if shorthand.search(idioms.sub("", p))] == []
-    topic = document["components"]["schemas"]["RequestReview"]["properties"]["topic"]["pattern"]
+    topic = document["components"]["schemas"]["ReviewRequest"]["properties"]["topic"]["pattern"]
     assert re.search(topic, "G\r\x0b\n\f\t\t\U000d3c94\n\n \x0b \x1c") is None  # two non-blank characters only
 
 
