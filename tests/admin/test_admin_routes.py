@@ -43,7 +43,7 @@ async def gateway(servers: Servers) -> AsyncIterator[httpx.AsyncClient]:
     app: FastAPI = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url, gateway_auth=lenient))
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://gateway", timeout=30) as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=30) as client:
             yield client
 
 

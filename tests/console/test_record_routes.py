@@ -29,7 +29,7 @@ async def gateway(servers: Servers) -> AsyncIterator[httpx.AsyncClient]:
                                gateway_console=ConsoleSettings(grafana_url=GRAFANA + "/"))
     app = create_app(settings)
     async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway", timeout=30) as client:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=30) as client:
             yield client
 
 

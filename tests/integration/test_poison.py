@@ -233,7 +233,7 @@ async def test_a_task_failing_on_every_delivery_is_parked_after_the_last_and_rea
     async with tuned_consumers(js), running(researcher_app(settings)), gateway.router.lifespan_context(gateway):
         transport = httpx.ASGITransport(app=gateway)
         async with httpx.AsyncClient(
-            transport=transport, base_url="http://gateway", timeout=30, headers=api_keys["researcher"]
+            transport=transport, base_url="http://localhost", timeout=30, headers=api_keys["researcher"]
         ) as client:
             reply = await client.post("/api/research/v1/tasks", json={"question": f"Does {unique} help?", "tier": "emergency"})
             assert reply.status_code == 202

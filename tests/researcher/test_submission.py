@@ -31,7 +31,7 @@ async def gateway(servers, key: dict[str, str]) -> AsyncIterator[tuple[httpx.Asy
     app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://gateway", timeout=30, headers=key) as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=30, headers=key) as client:
             yield client, app
 
 

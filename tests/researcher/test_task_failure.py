@@ -46,7 +46,7 @@ async def test_no_provider_answering_fails_the_task_with_the_reason(
     app = create_gateway(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
     async with app.router.lifespan_context(app):
         async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://gateway", headers=api_keys["reader"]
+            transport=httpx.ASGITransport(app=app), base_url="http://localhost", headers=api_keys["reader"]
         ) as client:
             view = (await client.get(f"{API}/tasks/{task.task_id}")).json()
     assert view["status"] == "failed" and view["error"].startswith("no LLM provider answered")

@@ -35,7 +35,7 @@ REVISITED = paper(70, "Vitamin D supplementation and fracture risk in older adul
 async def gateway(servers: Servers) -> AsyncIterator[httpx.AsyncClient]:
     app: FastAPI = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
     async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway", timeout=30) as client:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=30) as client:
             yield client
 
 

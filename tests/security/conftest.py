@@ -26,7 +26,7 @@ def gateway(servers: Servers) -> Gateway:
         app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url, **settings))
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app, client=client)
-            async with httpx.AsyncClient(transport=transport, base_url="http://gateway", timeout=30) as http:
+            async with httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=30) as http:
                 yield app, http
 
     return running

@@ -1,5 +1,6 @@
 """Every API route needs a key: 401 (no / unknown key) vs 403 (role too low) exact, roles ordered
-reader < researcher < admin, failed key checks throttled (401 + Retry-After) without ever refusing a valid key, open mode
+reader < researcher < admin, failed key checks throttled (429 + Retry-After, the console's sign-in counted too) without
+ever refusing a valid key, open mode
 only on a loopback bind and announced. Real NATS + Postgres behind the app."""
 
 from __future__ import annotations
@@ -124,13 +125,39 @@ async def test_failed_key_checks_are_throttled_and_a_valid_key_is_never_locked_o
         for n in range(3):
             answer = await client.get(f"{API}/findings", headers=auth(f"rek_guess-{n}"))
             assert answer.status_code == 401 and "retry-after" not in answer.headers
-        for n in range(50):  # a neighbour behind the same address keeps sending bad keys
+        for n in range(50):  # a neighbour behind the same address keeps sending bad keys: slowed down
             throttled = await client.get(f"{API}/findings", headers=auth(f"rek_other-{n}"))
-            assert throttled.status_code == 401 and 1 <= int(throttled.headers["retry-after"]) <= 120
-        assert (await client.get(f"{API}/findings")).status_code == 401  # no key at all: refused, throttled
+            assert throttled.status_code == 429 and 1 <= int(throttled.headers["retry-after"]) <= 120
+            assert "retry in" in throttled.json()["detail"]
+        assert (await client.get(f"{API}/findings")).status_code == 429  # no key at all: a failure too
         # ...and the user with the valid key, from the same address, is served at once
         assert (await client.get(f"{API}/findings", headers=good)).status_code == 200
         assert app.state.guard.throttle.retry_after("client:10.9.8.8") is None  # other clients are unaffected
+
+
+FORM = {"content-type": "application/x-www-form-urlencoded"}
+
+
+@pytest.mark.integration
+async def test_console_sign_in_is_counted_by_the_same_throttle(
+    gateway: Gateway, sessions: async_sessionmaker[AsyncSession]
+) -> None:
+    good = await api_key(sessions, "reader")
+    limit = GatewayAuthSettings(failed_attempts=3, failed_window_s=120)
+    async with gateway(client=("10.9.8.6", 4000), gateway_auth=limit) as (_, client):
+        # a guesser at the console: the URL `up` prints, then the sign-in form
+        for tried in (await client.get("/", params={"key": "rek_guess-0"}),
+                      await client.post("/sign-in", content="key=rek_guess-1", headers=FORM),
+                      await client.get("/", params={"key": "rek_guess-2"})):
+            assert tried.status_code == 303 and "error=" in tried.headers["location"]
+        for slowed in (await client.get("/", params={"key": "rek_guess-x"}),
+                       await client.post("/sign-in", content="key=rek_guess-y", headers=FORM),
+                       await client.get(f"{API}/findings", headers=auth("rek_guess-z"))):  # one count, console and API
+            assert slowed.status_code == 429 and 1 <= int(slowed.headers["retry-after"]) <= 120
+        assert "rek_guess" not in (await client.get("/", params={"key": "rek_guess-w"})).text  # never echoes a key
+        signed = await client.get("/", params={"key": good})  # a valid key signs in at once
+        assert signed.status_code == 303 and signed.headers["location"] == "/"
+        assert "research_console_key" in signed.headers["set-cookie"]
 
 
 @pytest.mark.integration

@@ -59,9 +59,25 @@ def test_every_published_pattern_is_one_a_fuzzer_can_generate_from() -> None:
 
 
 @pytest.mark.unit
+def test_published_patterns_mean_the_same_to_ecma_262_and_to_python() -> None:
+    """`\\s` and `\\d` name different characters to ECMA-262 (JSON Schema, a fuzzer) and to Python (the
+    validators): a topic that was schema-valid ("G", blanks, U+D3C94, a space, U+001C) was refused,
+    U+001C being whitespace to Python only. Published patterns spell those classes out."""
+    document = create_app(Settings(nats_url="nats://unused", database_url="postgresql+asyncpg://unused/x")).openapi()
+    shorthand = re.compile(r"(?<!\\)\\[sSdD]")
+    # Idioms left: `[\s\S]` is any character to both; a letter `[^\W\d_]` or letter-or-digit `[^\W_]` is
+    # ASCII to ECMA-262 and Unicode to Python, so what the schema admits the validator accepts too.
+    idioms = re.compile(r"\[\\s\\S\]|\[\^\\W\\d_\]|\[\^\\W_\]")
+    assert [p for p in _patterns(document) if shorthand.search(idioms.sub("", p))] == []
+    topic = document["components"]["schemas"]["ReviewRequest"]["properties"]["topic"]["pattern"]
+    assert re.search(topic, "G\r\x0b\n\f\t\t\U000d3c94\n\n \x0b \x1c") is None  # two non-blank characters only
+
+
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "text",
-    ["abc", "  a b c ", "ab", "a  b", "000", "1a2", "_ _ _", "? ! x", "é..", "..語", "x\x01yz", "ab\x85c", "\ta\n\tbc"],
+    ["abc", "  a b c ", "ab", "a  b", "000", "1a2", "_ _ _", "? ! x", "é..", "..語", "x\x01yz", "ab\x85c", "\ta\n\tbc",
+     "a\x1cb\x1f", "a\ufeffbc", "\u3000ab\u3000c"],
 )
 def test_a_published_wording_pattern_admits_exactly_what_its_validator_accepts(text: str) -> None:
     from pydantic import ValidationError
@@ -118,3 +134,65 @@ async def test_405_lists_every_method_of_the_path(gateway: Gateway, api_keys: di
             reply = await client.delete(path, headers=api_keys["admin"])
             assert reply.status_code == 405, path
             assert set(reply.headers["allow"].split(", ")) == methods, path
+
+
+@pytest.mark.integration
+async def test_a_422_names_the_field_and_the_rule_never_the_rejected_value(
+    gateway: Gateway, api_keys: dict[str, dict[str, str]]
+) -> None:
+    name = "Johanna Pemberton-Quayle"
+    researcher = {**api_keys["researcher"], "content-type": "application/json"}
+    refused = [  # (method, path, body, params, the field named)
+        ("POST", f"{API}/verifications", {"claim": f"Aspirin cured {name}\x07 of her stroke"}, None, "claim"),
+        ("POST", f"{API}/tasks", {"question": f"Did {name} respond to aspirin?", "entity": f"{name}\x1b"}, None, "entity"),
+        ("POST", f"{API}/verifications", {"claim": "Aspirin reduces the risk of stroke", "sources": [name]}, None, "sources"),
+        ("POST", f"{API}/source-lists", {"prompt": "vitamin D and fractures", "update_frequency": name}, None, "update_frequency"),
+        ("GET", f"{API}/search", None, {"q": f"{name}\x07"}, "q"),
+        ("GET", f"{API}/claims", None, {"status": name}, "status"),
+        ("GET", f"{API}/audit", None, [("action", "ok"), ("action", name)], "action"),
+    ]
+    async with gateway() as (app, client):
+        for method, path, body, params, field in refused:
+            reply = await client.request(method, path, content=json.dumps(body) if body else None, params=params,
+                                         headers=researcher)
+            assert reply.status_code == 422, (path, reply.text)
+            assert "pemberton" not in reply.text.lower() and "johanna" not in reply.text.lower(), reply.text
+            errors = reply.json()["detail"]
+            assert all(set(error) == {"type", "loc", "msg"} for error in errors), errors
+            assert any(error["loc"][-1] == field or field in error["loc"] for error in errors), (field, errors)
+        documented = app.openapi()["components"]["schemas"]["ValidationError"]
+        assert set(documented["properties"]) == {"type", "loc", "msg"} and documented["additionalProperties"] is False
+
+
+@pytest.mark.integration
+async def test_the_requests_schemathesis_found_refused_though_schema_valid_are_accepted(
+    gateway: Gateway, api_keys: dict[str, dict[str, str]]
+) -> None:
+    async with gateway() as (_, client):
+        # The ledger read a request's typed fields as a person's text: a date range as a date of birth,
+        # a re-run period's digits as a record number, and refused the list.
+        for typed in ({"date_from": "2000-01-01", "date_to": "2000-01-01"}, {"update_frequency": "P561784Y81DT05H06M"}):
+            listed = await client.post(f"{API}/source-lists", headers=api_keys["researcher"],
+                                       json={"prompt": "vitamin D supplementation and fracture risk", **typed})
+            assert listed.status_code == 202, listed.text
+        # A topic that named a patient: its placeholders made the subject key's words ("help name ...") a name.
+        reviewed = await client.post(f"{API}/reviews", headers=api_keys["researcher"], json={
+            "topic": "Does metformin help Jane Roe (MRN 48213377, DOB 03/04/1961) with type 2 diabetes?"})
+        assert reviewed.status_code == 202, reviewed.text
+        # JSON Schema's integer: 321.0 is 321 (it was "Input should be a valid integer").
+        limits = await client.put(f"{API}/source-lists/limits/fuzzed", headers=api_keys["admin"],
+                                  json={"min_update_interval_s": 321.0, "max_references": 45.0})
+        assert limits.status_code == 200, limits.text
+        assert (await client.get(f"{API}/source-lists/limits/fuzzed", headers=api_keys["admin"])).json()["min_update_interval_s"] == 321
+        for not_an_integer in (True, "321", 321.5):
+            refused = await client.put(f"{API}/source-lists/limits/fuzzed", headers=api_keys["admin"],
+                                       json={"min_update_interval_s": not_an_integer})
+            assert refused.status_code == 422, not_an_integer
+
+
+@pytest.mark.unit
+def test_every_event_stream_is_documented_as_one() -> None:
+    """`GET /events` answers text/event-stream; the document said application/json (ST105)."""
+    paths = create_app(Settings(nats_url="nats://unused", database_url="postgresql+asyncpg://unused/x")).openapi()["paths"]
+    for path in (f"{API}/events", f"{API}/runs/{{run_id}}/events"):
+        assert list(paths[path]["get"]["responses"]["200"]["content"]) == ["text/event-stream"], path

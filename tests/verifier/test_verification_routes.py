@@ -25,7 +25,7 @@ async def client(servers, sessions, verifier_service: FastStream):  # type: igno
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         headers = auth(await api_key(sessions, "researcher"))
-        async with httpx.AsyncClient(transport=transport, base_url="http://gateway", timeout=60, headers=headers) as http:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=60, headers=headers) as http:
             yield http
 
 

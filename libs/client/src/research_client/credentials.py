@@ -10,17 +10,23 @@ The config file is TOML at `RESEARCH_CONFIG` or `~/.config/research-engine/confi
     api_key = "rek_…"
 
 Keep it readable by its owner only (`chmod 600`): it holds a key.
+
+`exposure(credentials)` says when sending the key to the URL would give it away: plain `http://`
+to another machine, or the local admin key to anything but this machine's gateway.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 LOCAL_KEY_FILE = "admin.key"  # written by `research-engine up` (research_engine.local_key)
+LOCAL_KEY_SOURCE = "local key"  # how `Credentials.key_from` names the local admin key (then its path)
 
 
 def config_path() -> Path:
@@ -66,9 +72,36 @@ def resolve(url: str | None = None, api_key: str | None = None, *, data_dir: Pat
         ("argument", api_key),
         ("RESEARCH_API_KEY", os.environ.get("RESEARCH_API_KEY")),
         (f"config file {config_path()}", config.get("api_key")),
-        (f"local key {(data_dir or Path(os.environ.get('DATA_DIR', '.research-engine'))) / LOCAL_KEY_FILE}", local_key(data_dir)),
+        (f"{LOCAL_KEY_SOURCE} {(data_dir or Path(os.environ.get('DATA_DIR', '.research-engine'))) / LOCAL_KEY_FILE}", local_key(data_dir)),
     )
     for source, key in candidates:
         if key:
             return Credentials(found_url.rstrip("/"), key, source)
     return Credentials(found_url.rstrip("/"), None, "none")
+
+
+def is_loopback_url(url: str) -> bool:
+    """Whether `url` names this machine (`localhost`, 127.0.0.0/8, ::1)."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def exposure(credentials: Credentials) -> str | None:
+    """Why sending `credentials.api_key` to `credentials.url` would give the key away, or None."""
+    parts = urlsplit(credentials.url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"the gateway URL must be http(s)://host[:port] (got scheme {parts.scheme or 'none'!r})"
+    if is_loopback_url(credentials.url):
+        return None
+    if parts.scheme != "https":
+        return (f"refusing to send an API key to {parts.hostname} over plain http: use https:// "
+                "(TLS), or a loopback address for a gateway on this machine")
+    if credentials.key_from.startswith(LOCAL_KEY_SOURCE):
+        return (f"the local admin key of `research-engine up` is for this machine's gateway only, not "
+                f"{parts.hostname}: set RESEARCH_API_KEY (or the config file's api_key) to a key of that gateway")
+    return None

@@ -16,7 +16,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from research_contracts.runs import RUN_ID_PATTERN
-from research_privacy.boundary import person_text
+from research_privacy.boundary import PLACEHOLDER, person_text
 
 # Every evidence source the connector serves (`corpus` plus its outside connectors).
 EVIDENCE_SOURCES: Final = (
@@ -26,6 +26,27 @@ EVIDENCE_SOURCES: Final = (
 TOPIC_MAX_CHARS: Final = 500
 
 
+def _class_body(codepoints: list[int]) -> str:
+    """A character class's body naming exactly `codepoints`, as `\\uXXXX` ranges (both engines read them)."""
+    runs: list[list[int]] = []
+    for code in sorted(codepoints):
+        if runs and code == runs[-1][1] + 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return "".join(f"\\u{a:04x}" if a == b else f"\\u{a:04x}-\\u{b:04x}" for a, b in runs)
+
+
+# Whitespace, spelled out: Python's `\s` (what the validators run) — U+0009–U+000D, U+001C–U+0020,
+# U+0085, U+00A0, U+1680, U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000. A published pattern
+# must not say `\s`: ECMA-262's (a JSON Schema validator's, a fuzzer's) leaves out U+001C–U+001F and
+# U+0085 and adds U+FEFF, so a topic ending in U+001C was schema-valid and refused.
+WHITESPACE: Final = (*range(0x09, 0x0E), *range(0x1C, 0x21), 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B),
+                     0x2028, 0x2029, 0x202F, 0x205F, 0x3000)
+BLANK: Final = f"[{_class_body(list(WHITESPACE))}]"
+FILLED: Final = f"[^{_class_body(list(WHITESPACE))}]"
+
+
 def worded_pattern(word: str, *, refused: str = "") -> str:
     """A pattern for text with at least 3 non-blank characters, one of them matching `word`,
     and (when `refused` is a character range) none in `refused` anywhere.
@@ -33,9 +54,13 @@ def worded_pattern(word: str, *, refused: str = "") -> str:
     Written without lookahead: JSON Schema's recommended regex subset has none, and test-data
     generators (schemathesis, Hypothesis) can only filter for one — which made fuzzing these
     bodies run for minutes. The three branches say where the `word` character is: first,
-    second, or third-or-later of the non-blank ones.
+    second, or third-or-later of the non-blank ones. Blanks are `WHITESPACE`, never `\\s`.
     """
-    blank, filled = (rf"[^\S{refused}]", rf"[^\s{refused}]") if refused else (r"\s", r"\S")
+    if refused:
+        kept = [c for c in WHITESPACE if not re.match(f"[{refused}]", chr(c))]
+        blank, filled = f"[{_class_body(kept)}]", f"[^{_class_body(list(WHITESPACE))}{refused}]"
+    else:
+        blank, filled = BLANK, FILLED
     anything = rf"[^{refused}]" if refused else r"[\s\S]"
     b, f = blank + "*", filled
     worded = rf"^{b}(?:{word}{b}{f}{b}{f}|{f}{b}{word}{b}{f}|{f}{b}{f}{anything}*{word})"
@@ -63,7 +88,8 @@ def review_run_id(review_id: uuid.UUID, suffix: str = "1") -> str:
 def topic_key(topic: str) -> str:
     """The ledger entity of a review's claims: the topic's distinct words (≥ 3 letters, no
     function words), lower-case, in order. The gateway and the reviewer derive the same key."""
-    words = re.findall(r"[a-z0-9][a-z0-9-]*", topic.lower())
+    # A placeholder (`[NAME_1]`) is no topic word: kept, its bare word ("name") reads as a person's.
+    words = re.findall(r"[a-z0-9][a-z0-9-]*", PLACEHOLDER.sub(" ", topic).lower())
     kept = [w for w in words if len(w) > 2 and w not in _KEY_STOPWORDS]
     return " ".join(dict.fromkeys(kept))[:200] or topic.strip().lower()[:200]
 

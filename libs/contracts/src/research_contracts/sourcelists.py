@@ -21,18 +21,20 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
+from research_contracts.reviews import FILLED
 from research_contracts.runs import RUN_ID_PATTERN
 from research_privacy.boundary import person_text
 
 # ISO 8601 durations such as P1D, PT12H, P1W, P1DT6H (years count 365 days, months 30).
-DURATION_PATTERN = r"^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$"
+DURATION_PATTERN = r"^P(?!$)([0-9]+Y)?([0-9]+M)?([0-9]+W)?([0-9]+D)?(T(?=[0-9])([0-9]+H)?([0-9]+M)?([0-9]+(\.[0-9]+)?S)?)?$"
 # A re-run period as the schema states it: a positive duration (some digit is not 0), each part at
 # most 6 digits (the sum stays within a timedelta), so every value the schema admits is accepted.
+# Digits are `[0-9]`, never `\d`: Python's `\d` also takes other scripts' digits, ECMA-262's does not.
 UPDATE_FREQUENCY_PATTERN = (
-    r"^P(?=.*[1-9])(\d{1,6}Y)?(\d{1,6}M)?(\d{1,6}W)?(\d{1,6}D)?(T(?=\d)(\d{1,6}H)?(\d{1,6}M)?(\d{1,6}(\.\d{1,6})?S)?)?$"
+    r"^P(?=.*[1-9])([0-9]{1,6}Y)?([0-9]{1,6}M)?([0-9]{1,6}W)?([0-9]{1,6}D)?(T(?=[0-9])([0-9]{1,6}H)?([0-9]{1,6}M)?([0-9]{1,6}(\.[0-9]{1,6})?S)?)?$"
 )
 # One keyword: 1-100 characters, not only whitespace.
-KEYWORD_PATTERN = r"\S"
+KEYWORD_PATTERN = FILLED  # a non-blank character (whitespace spelled out: see reviews.WHITESPACE)
 # BCP 47 language tags: a primary subtag and optional subtags (en, en-GB, zh-Hant-TW, pt-BR).
 LANGUAGE_PATTERN = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"
 HARD_MAX_REFERENCES = 1000  # beyond any workspace's limit: such a request is a mistake, not a wish
@@ -107,7 +109,8 @@ class SourceListRequest(BaseModel):
     detail_level: DetailLevel = Field(default=DetailLevel.citation_summary)
     language: str | None = Field(default=None, pattern=LANGUAGE_PATTERN, description="BCP 47 tag.", examples=["en"])
     date_from: dt.date | None = Field(default=None, description="Only sources published on or after this date.")
-    date_to: dt.date | None = Field(default=None, description="Only sources published on or before this date.")
+    date_to: dt.date | None = Field(default=None, description="Only sources published on or before this date; not "
+                                    "before date_from (a 422: JSON Schema cannot compare two fields).")
     update_frequency: str | None = Field(default=None, examples=["P1D", "PT12H"], pattern=UPDATE_FREQUENCY_PATTERN,
                                          description="ISO 8601 duration of re-runs (P1D, PT12H); null = one-shot.")
     save_to: RecordRef | None = None

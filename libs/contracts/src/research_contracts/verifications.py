@@ -59,9 +59,9 @@ class RequestVerification(BaseModel):
     @classmethod
     def _known_sources(cls, value: list[str]) -> list[str]:
         names = [s.strip().lower() for s in value]
-        unknown = sorted({s for s in names if s not in EVIDENCE_SOURCES})
-        if unknown:
-            raise ValueError(f"unknown source(s): {', '.join(unknown)}; known: {', '.join(EVIDENCE_SOURCES)}")
+        unknown = [str(at) for at, s in enumerate(names) if s not in EVIDENCE_SOURCES]
+        if unknown:  # by position, not by value: a 422 never echoes what was sent
+            raise ValueError(f"unknown source at position {', '.join(unknown)}; known: {', '.join(EVIDENCE_SOURCES)}")
         return list(dict.fromkeys(["corpus", *names]))
 
     def effective_run_id(self) -> str:

@@ -11,9 +11,9 @@ call `clamp`, so the rule lives once, here.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, field_validator
 from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -30,17 +30,25 @@ ApiName = Literal[ALL_APIS]  # type: ignore[valid-type]  # the schema lists them
 MAX_INT = 2**31 - 1  # the columns are Postgres integers
 
 
+def _integral(value: Any) -> Any:  # noqa: ANN401 - any JSON value
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# A JSON Schema `integer`: 321 and 321.0 (the same number in JSON), never `true` or "321".
+JsonInt = Annotated[StrictInt, BeforeValidator(_integral)]
+
+
 
 class WorkspaceLimits(BaseModel):
     """What an admin may set; the defaults are the seed's."""
 
     model_config = ConfigDict(extra="forbid")
 
-    max_references: StrictInt = Field(default=50, ge=1, le=HARD_MAX_REFERENCES)
+    max_references: JsonInt = Field(default=50, ge=1, le=HARD_MAX_REFERENCES)
     allowed_source_types: list[SourceType] = Field(default_factory=lambda: list(SourceType), min_length=1)
     allowed_apis: list[ApiName] = Field(default_factory=lambda: list(ALL_APIS), min_length=1)  # type: ignore[valid-type]
-    max_scheduled_lists: StrictInt = Field(default=10, ge=0, le=10_000)
-    min_update_interval_s: StrictInt = Field(default=24 * 3600, ge=60, le=MAX_INT, description="Shortest re-run period (default 24 h).")
+    max_scheduled_lists: JsonInt = Field(default=10, ge=0, le=10_000)
+    min_update_interval_s: JsonInt = Field(default=24 * 3600, ge=60, le=MAX_INT, description="Shortest re-run period (default 24 h).")
     detail_level_ceiling: DetailLevel = DetailLevel.facts_list
     default_language: str = Field(default="en", max_length=35, pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 

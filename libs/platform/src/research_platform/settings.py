@@ -144,6 +144,11 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default=Path(".research-engine"), description="Embedded servers' data folder.")
     gateway_host: str = "127.0.0.1"
     gateway_port: int = 8080
+    gateway_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host names the gateway answers besides loopback and GATEWAY_HOST (its public name behind a "
+        "proxy, e.g. research.example.org); any other Host is refused (421), as is a foreign Origin (403).",
+    )
     log_level: str = "INFO"
     log_json: bool | None = None
     ack_wait_s: float = 60.0

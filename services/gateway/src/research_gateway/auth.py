@@ -9,9 +9,10 @@ researcher, control / limits / keys: admin); a higher role passes too:
 
 - no key, an unknown or a revoked key → 401 (`WWW-Authenticate: Bearer`);
 - a valid key whose role is too low → 403 (audited with the key id);
-- too many failed key checks from one source address or with one key prefix → still 401, now
-  with `Retry-After` (`throttle.py`); a valid key is never refused by the throttle, so nobody
-  can lock a user out by sending bad keys from the same address.
+- a failed key check from a source address or with a key prefix already past its limit of
+  failures → 429 with `Retry-After` (`throttle.py`, `Guard.count_failure`; the console's sign-in
+  and `/mcp` count the same way); a valid key is never refused by the throttle, so nobody can
+  lock a user out by sending bad keys from the same address.
 
 The key is hashed and the stored hash compared with `hmac.compare_digest`; only the key's id
 ever reaches logs and audit rows, never the key. `GATEWAY_AUTH__OPEN=true` (an operator's
@@ -54,7 +55,11 @@ CONSOLE_COOKIE = "research_console_key"
 # The status codes `require` answers with, for a route's `responses=` (the OpenAPI document).
 AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: {"description": "no API key, or an unknown or revoked one (`WWW-Authenticate: Bearer`)"},
-    403: {"description": "a valid API key whose role is too low for this route"},
+    403: {"description": "a valid API key whose role is too low for this route, or a request from another site's "
+                         "page (its `Origin` is not this gateway's own)"},
+    429: {"description": "a failed key check from an address (or with a key prefix) past its limit of failures: "
+                         "retry after `Retry-After` seconds (a valid key is never refused)",
+          "headers": {"Retry-After": {"description": "seconds to wait", "schema": {"type": "integer", "minimum": 1}}}},
 }
 
 _header = APIKeyHeader(name="X-API-Key", auto_error=False, description="An API key (`research-engine keys create`).")
@@ -85,6 +90,16 @@ class Guard:
 
     open: bool = False
     throttle: FailedAuthThrottle = field(default_factory=FailedAuthThrottle)
+
+    def count_failure(self, client: str, secret: str | None) -> int | None:
+        """Count one failed key check of `client` (an address) presenting `secret` (or no key);
+        the seconds to wait when the address or the key's prefix was already past its limit,
+        else None. Only failures are counted: a valid key never reaches this."""
+        sources = [f"client:{client}"] + ([f"key:{secret[:KEY_PREFIX_CHARS]}"] if secret else [])
+        waits = [w for w in (self.throttle.retry_after(s) for s in sources) if w is not None]
+        for source in sources:
+            self.throttle.failed(source)
+        return max(waits) if waits else None
 
 
 _CLOSED = Guard()  # an app that set no guard (a router mounted elsewhere) is closed, never open
@@ -149,17 +164,18 @@ def _refused(detail: str) -> HTTPException:
     return HTTPException(status.HTTP_401_UNAUTHORIZED, detail, headers={"WWW-Authenticate": "Bearer"})
 
 
+def too_many_failures(wait: int) -> HTTPException:
+    """The 429 of a failed key check past the throttle's limit."""
+    return HTTPException(status.HTTP_429_TOO_MANY_REQUESTS,
+                         f"too many failed API-key checks from this address; retry in {wait} s",
+                         headers={"Retry-After": str(wait)})
+
+
 def _failed(guard: Guard, client: str, secret: str | None, detail: str) -> HTTPException:
-    """The 401 for a failed key check, counted by the throttle; once the source or the key prefix
-    is over its limit the 401 carries `Retry-After` and says so. A valid key never gets here."""
-    sources = [f"client:{client}"] + ([f"key:{secret[:KEY_PREFIX_CHARS]}"] if secret else [])
-    waits = [w for w in (guard.throttle.retry_after(s) for s in sources) if w is not None]
-    for source in sources:
-        guard.throttle.failed(source)
-    if not waits:
-        return _refused(detail)
-    return HTTPException(status.HTTP_401_UNAUTHORIZED, f"{detail}; too many failed API-key checks, retry later",
-                         headers={"WWW-Authenticate": "Bearer", "Retry-After": str(max(waits))})
+    """The answer to a failed key check, counted by the throttle: a 401, or a 429 with
+    `Retry-After` once the address or the key prefix is past its limit."""
+    wait = guard.count_failure(client, secret)
+    return _refused(detail) if wait is None else too_many_failures(wait)
 
 
 def require(role: Role) -> Callable[..., Awaitable[Caller]]:

@@ -1,8 +1,9 @@
 """The HTTP edge's own answers, made exact: every status it can send is documented and encodable.
 
-- 422 (`validation_failed`): FastAPI's validation error body, with lone surrogates the client
-  sent replaced by U+FFFD — FastAPI echoes the offending input, and a surrogate in it made the
-  error response itself fail to encode (a 500 instead of a 422).
+- 422 (`validation_failed`): each error names the field (`loc`) and the rule (`type`, `msg`),
+  never the rejected value: FastAPI's body echoes it (`input`, `ctx`), and a claim refused for
+  one control character came back whole, a patient's name included. Lone surrogates in what
+  is left (a dict key in `loc`) are replaced by U+FFFD, so the body itself always encodes.
 - 405 (`method_not_allowed`): `Allow` lists every documented method of the path. Starlette
   answers with the methods of the first route matching the path only, which is wrong when two
   routes share a path (`GET` and `POST /source-lists`).
@@ -10,6 +11,8 @@
   FastAPI would silently keep the last value of what the schema says is one string.
 - 400: a body that is not UTF-8 JSON is refused by FastAPI before validation; `document_edge`
   adds that answer to every operation that takes a body, so the OpenAPI document says so.
+- 421 / 403: a foreign `Host` or `Origin` (`hosts.HostGuard`), answered before any route;
+  `document_edge` adds both to every operation.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ from research_privacy.boundary import UncleanText
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 BAD_BODY = {"description": "the body is not UTF-8 JSON (it could not be parsed at all)"}
+MISDIRECTED = {"description": "the request's `Host` is not one this gateway answers (DNS rebinding): loopback, "
+                              "`GATEWAY_HOST` or `GATEWAY_ALLOWED_HOSTS`"}
+FOREIGN_ORIGIN = {"description": "a request from another site's page: its `Origin` is not this gateway's own"}
 
 
 def _encodable(value: Any) -> Any:
@@ -44,9 +50,24 @@ def _encodable(value: Any) -> Any:
     return value
 
 
+def _named(error: dict[str, Any]) -> dict[str, Any]:
+    """One validation error as the field and the rule it broke: `loc`, `type`, `msg` only.
+
+    `input` (the rejected value) and `ctx` (pydantic's details, the raised error among them)
+    are dropped; a message that quotes the value anyway (a validator's own wording) has it cut.
+    """
+    message = str(error.get("msg", ""))
+    rejected = error.get("input")
+    if isinstance(rejected, str) and len(rejected) >= 3:
+        for quoted in (repr(rejected), rejected):
+            message = message.replace(quoted, "(the value)")
+    return {"type": str(error.get("type", "")), "loc": list(error.get("loc", ())), "msg": message}
+
+
 async def validation_failed(request: Request, exc: RequestValidationError) -> JSONResponse:
-    """FastAPI's 422 body (`{"detail": [...]}`), with characters JSON cannot encode replaced."""
-    return JSONResponse(status_code=422, content={"detail": _encodable(jsonable_encoder(exc.errors()))})
+    """A 422 naming each failing field and its rule (`{"detail": [{loc, type, msg}]}`), never the value."""
+    errors = [_named(error) for error in exc.errors()]
+    return JSONResponse(status_code=422, content={"detail": _encodable(jsonable_encoder(errors))})
 
 
 def _documented_methods(app: FastAPI, path: str) -> set[str]:
@@ -88,8 +109,7 @@ async def single_query_values(request: Request) -> None:
     repeated = [name for name, count in Counter(k for k, _ in request.query_params.multi_items()).items() if count > 1]
     scalar = _scalar_query_names(route)
     errors = [
-        {"type": "repeated_value", "loc": ("query", name), "msg": "this parameter takes one value; it was given several",
-         "input": request.query_params.getlist(name)}
+        {"type": "repeated_value", "loc": ("query", name), "msg": "this parameter takes one value; it was given several"}
         for name in repeated if name in scalar
     ]
     if errors:
@@ -97,16 +117,28 @@ async def single_query_values(request: Request) -> None:
 
 
 def document_edge(app: FastAPI) -> None:
-    """Generate the OpenAPI document with the 400 of an unparseable body on operations taking one."""
+    """Generate the OpenAPI document with the 400 of an unparseable body on operations taking one,
+    the 403 / 421 of `HostGuard` on every operation, and the 422 error items as
+    `validation_failed` sends them."""
 
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:
         schema = generate()  # FastAPI's document, cached on the app: the additions are idempotent
+        error = schema.get("components", {}).get("schemas", {}).get("ValidationError")
+        if error is not None:  # what `validation_failed` sends: the field and the rule, no value
+            for echoed in ("input", "ctx"):
+                error["properties"].pop(echoed, None)
+            error["additionalProperties"] = False
         for item in schema.get("paths", {}).values():
             for operation in item.values():
-                if isinstance(operation, dict) and "requestBody" in operation:
-                    operation.setdefault("responses", {}).setdefault("400", BAD_BODY)
+                if not isinstance(operation, dict):
+                    continue
+                responses = operation.setdefault("responses", {})
+                if "requestBody" in operation:
+                    responses.setdefault("400", BAD_BODY)
+                responses.setdefault("403", FOREIGN_ORIGIN)  # a route's own 403 (its role) names both
+                responses.setdefault("421", MISDIRECTED)
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]

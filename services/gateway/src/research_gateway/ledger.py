@@ -94,7 +94,14 @@ async def list_audit(
     return [AuditView.model_validate(r, from_attributes=True) for r in rows]
 
 
-@router.get("/events")
+class EventStream(StreamingResponse):
+    """A Server-Sent Events stream (so the OpenAPI document says `text/event-stream`, not JSON)."""
+
+    media_type = "text/event-stream"
+
+
+@router.get("/events", response_class=EventStream,
+            responses={200: {"description": "`event: pending|decided` frames, `data:` the claim message as JSON"}})
 async def stream_events(request: Request) -> StreamingResponse:
     """Server-sent events: every claim proposed (`research.claim.pending`) and decided (`research.claim.decided`)."""
     broker = request.app.state.broker
@@ -121,4 +128,4 @@ async def stream_events(request: Request) -> StreamingResponse:
         finally:
             await subscription.unsubscribe()
 
-    return StreamingResponse(_events(), media_type="text/event-stream")
+    return EventStream(_events())

@@ -7,7 +7,8 @@ live under `/api/research/v1`; the OpenAPI document is at `/openapi.json`.
 
 Every API route needs a key (`auth.require`); only `/healthz`, `/metrics` and the OpenAPI
 document answer without one (they hold no ledger data). Open mode (`GATEWAY_AUTH__OPEN=true`)
-is refused on a non-loopback bind and announced in the log at start.
+is refused on a non-loopback bind and announced in the log at start. Every request names an
+allowed `Host` and, when it carries one, the gateway's own `Origin` (`hosts.HostGuard`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from research_gateway import admin, claims, ledger, reports, reviews, runs, sear
 from research_gateway.auth import Guard
 from research_gateway.bus import build_bus
 from research_gateway.deps import SERVICE, Session
+from research_gateway.hosts import AllowedHosts, HostGuard
 from research_gateway.mcp import install as install_mcp
 from research_gateway.observability import instrument, serve_metrics
 from research_gateway.settings import ConsoleSettings, GatewaySettings
@@ -92,8 +94,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(runs.router(app))
     app.include_router(console.router)  # the web console at / (HTML shells over this API)
     app.mount("/static/console", console.pages.static, name="console-static")
-    install_mcp(app)  # MCP (streamable HTTP) at /mcp, behind the same keys
+    allowed = AllowedHosts.of(settings.gateway_host, settings.gateway_allowed_hosts)
+    install_mcp(app, allowed.transport_security())  # MCP (streamable HTTP) at /mcp, behind the same keys
     instrument(app)  # HTTP metrics (instrumentator) and /metrics
+    app.add_middleware(HostGuard, allowed=allowed)  # outermost: before any route, metrics included
 
     @app.get("/healthz")
     async def healthz(session: Session) -> dict[str, str]:

@@ -18,7 +18,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from research_gateway.deps import API
-from research_gateway.auth import CONSOLE_COOKIE, RANK, ApiKeys, Caller
+from research_gateway.auth import CONSOLE_COOKIE, RANK, ApiKeys, Caller, Guard
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
@@ -59,15 +59,27 @@ async def page(request: Request, template: str, **context: Any) -> Response:
     return templates.TemplateResponse(request, template, {"caller": caller, "can": roles, **context})
 
 
+async def _signing_in(request: Request, key: str) -> Response:
+    """Sign in with `key`, or refuse it: an unknown key is a failed key check counted by the API's
+    throttle (`Guard.count_failure`), and past its limit the answer is 429 with `Retry-After`."""
+    async with request.app.state.sessions() as session:
+        known = await ApiKeys(session).identify(key) if key else None
+    if known is not None:
+        return _sign_in("/", key, request.url.scheme == "https")
+    guard: Guard = getattr(request.app.state, "guard", Guard())
+    wait = guard.count_failure(request.client.host if request.client else "unknown", key or None)
+    if wait is None:
+        return RedirectResponse("/?error=unknown+or+revoked+key", status_code=303)
+    error = f"too many failed sign-ins from this address; retry in {wait} s"
+    return templates.TemplateResponse(request, "signin.html", {"page": "signin", "caller": None, "error": error},
+                                      status_code=429, headers={"Retry-After": str(wait)})
+
+
 @router.get("/", response_class=HTMLResponse)
 async def ask(request: Request, key: str | None = None) -> Response:
     """The Ask page; `/?key=...` (the URL `up` prints) signs in and drops the key from the URL."""
     if key is not None:
-        async with request.app.state.sessions() as session:
-            known = await ApiKeys(session).identify(key)
-        if known is None:
-            return RedirectResponse("/?error=unknown+or+revoked+key", status_code=303)
-        return _sign_in("/", key, request.url.scheme == "https")
+        return await _signing_in(request, key.strip())
     return await page(request, "ask.html", page="ask", verify_enabled=verify_enabled(request))
 
 
@@ -75,11 +87,7 @@ async def ask(request: Request, key: str | None = None) -> Response:
 async def sign_in(request: Request) -> Response:
     """The sign-in form (a pasted key); parsed by hand: the gateway carries no multipart parser."""
     key = parse_qs((await request.body()).decode(errors="replace")).get("key", [""])[0]
-    async with request.app.state.sessions() as session:
-        known = await ApiKeys(session).identify(key.strip())
-    if known is None:
-        return RedirectResponse("/?error=unknown+or+revoked+key", status_code=303)
-    return _sign_in("/", key.strip(), request.url.scheme == "https")
+    return await _signing_in(request, key.strip())
 
 
 @router.post("/sign-out")

@@ -155,7 +155,8 @@ class GatewayApi:
     @classmethod
     def in_process(cls, app: Any, key: str | None, client: tuple[str, int] = ("127.0.0.1", 0)) -> GatewayApi:  # noqa: ANN401
         headers = {"X-API-Key": key} if key else {}
-        return cls(httpx.AsyncClient(transport=StreamingASGITransport(app, client), base_url="http://gateway",
+        # Host `localhost`: the app's own `HostGuard` admits loopback names only (and public ones).
+        return cls(httpx.AsyncClient(transport=StreamingASGITransport(app, client), base_url="http://localhost",
                                      headers=headers, timeout=30.0))
 
     async def aclose(self) -> None:

@@ -3,8 +3,9 @@
 `install(app)` adds the route and runs the SDK's session manager in the app's lifespan. Each
 request is admitted by `KeyGate` first: a key in `X-API-Key` or `Authorization: Bearer` that
 the key store knows (no key, an unknown or a revoked one → 401 with `WWW-Authenticate`, counted
-by the same failed-attempt throttle as the API's). The console's cookie is not accepted here,
-so a web page cannot drive an assistant session with a signed-in user's key. An MCP session is
+by the same failed-attempt throttle as the API's: past its limit, 429 with `Retry-After`). The
+console's cookie is not accepted here, so a web page cannot drive an assistant session with a
+signed-in user's key. An MCP session is
 bound to the key that opened it. Tools then call the API in process with that key
 (`GatewayApi.in_process`), so each route's role check, validation and de-identification apply.
 """
@@ -22,6 +23,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.routing import Route
 
@@ -44,10 +46,14 @@ def presented_key(headers: Any) -> str | None:  # noqa: ANN401 - Starlette / htt
 
 
 async def _refuse(send: Callable[[Any], Awaitable[None]], detail: str, retry_after: int | None = None) -> None:
-    headers = [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]
-    if retry_after is not None:
-        headers.append((b"retry-after", str(retry_after).encode()))
-    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    """401 with `WWW-Authenticate`, or 429 with `Retry-After` when the throttle says to wait."""
+    if retry_after is None:
+        status, headers = 401, [(b"www-authenticate", b"Bearer")]
+    else:
+        status, headers = 429, [(b"retry-after", str(retry_after).encode())]
+        detail = f"too many failed API-key checks from this address; retry in {retry_after} s"
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), *headers]})
     await send({"type": "http.response.body", "body": json.dumps({"detail": detail}).encode()})
 
 
@@ -70,12 +76,8 @@ class KeyGate:
         client = scope["client"][0] if scope.get("client") else "unknown"
         caller = OPEN_CALLER if not secret and guard.open else (await self.identify(secret) if secret else None)
         if caller is None:
-            sources = [f"client:{client}"] + ([f"key:{secret[:12]}"] if secret else [])
-            waits = [w for w in (guard.throttle.retry_after(s) for s in sources) if w is not None]
-            for source in sources:
-                guard.throttle.failed(source)
             detail = "unknown or revoked API key" if secret else "an API key is required (X-API-Key or Authorization: Bearer)"
-            await _refuse(send, detail, max(waits) if waits else None)
+            await _refuse(send, detail, guard.count_failure(client, secret))
             return
         # The SDK binds a session to the credential that opened it (another key gets a 404).
         scope["user"] = AuthenticatedUser(AccessToken(token=secret or "", client_id=str(caller.key_id), scopes=[caller.role]))
@@ -97,9 +99,11 @@ def _api_for(app: FastAPI) -> Callable[[ServerRequestContext[Any, Any]], Any]:
     return api_for
 
 
-def install(app: FastAPI) -> StreamableHTTPSessionManager:
-    """Serve MCP at `/mcp` on `app` (not in the OpenAPI document: it is not a REST route)."""
-    manager = StreamableHTTPSessionManager(app=build_server(_api_for(app), version=app.version))
+def install(app: FastAPI, security: TransportSecuritySettings | None = None) -> StreamableHTTPSessionManager:
+    """Serve MCP at `/mcp` on `app` (not in the OpenAPI document: it is not a REST route), with the
+    SDK's DNS-rebinding check on `security`'s hosts and origins (`hosts.AllowedHosts`)."""
+    manager = StreamableHTTPSessionManager(app=build_server(_api_for(app), version=app.version),
+                                           security_settings=security)
     gate = KeyGate(app, manager.handle_request)
     app.router.routes.append(Route(PATH, endpoint=gate, methods=["GET", "POST", "DELETE"], include_in_schema=False))
     outer = app.router.lifespan_context

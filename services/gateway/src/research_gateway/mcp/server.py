@@ -5,7 +5,8 @@
 listed from `tools.TOOLS`; a call reports each run event as a progress notification (when the
 client sent a progress token); a cancelled call stops where it waits (anyio cancellation; the
 run itself goes on in the engine and can be read later). Every failure of a call is a tool
-result with `isError` and the reason, never an exception out of the session.
+result with `isError` and the reason, never an exception out of the session; an unexpected one
+is logged as its type and frames only (its message could quote the arguments).
 
 Resources: `research://reports/{id}` (a report's Markdown, any mode) and `research://claims/{id}`
 (a ledger claim as JSON); `resources/list` names the newest reviews.
@@ -27,7 +28,7 @@ from mcp_types import INVALID_PARAMS
 
 from research_gateway.mcp.gateway_api import GatewayApi, ToolFailure
 from research_gateway.mcp.tools import TOOLS
-from research_platform.logging import get_logger
+from research_platform.logging import exception_summary, get_logger
 
 log = get_logger(__name__)
 ApiFor = Callable[[ServerRequestContext[Any, Any]], AbstractAsyncContextManager[GatewayApi]]
@@ -70,7 +71,8 @@ def build_server(api_for: ApiFor, *, version: str = "0.1.0") -> Server[Any]:
         except ToolFailure as exc:
             return _failed(exc.reason)
         except Exception as exc:  # noqa: BLE001 - a tool's bug must not end the assistant's session
-            log.exception("mcp.tool_failed", tool=params.name)
+            # Its type and frames only: the message and the locals may hold the raw arguments.
+            log.error("mcp.tool_failed", tool=params.name, **exception_summary(exc))
             return _failed(f"internal error in {params.name}: {type(exc).__name__}")
         text = json.dumps(result, indent=2, ensure_ascii=False, default=str)
         structured = json.loads(text) if isinstance(result, dict) else None
