@@ -90,11 +90,14 @@ def test_logs_prints_the_last_lines_of_a_service(tmp_path: Path) -> None:
 async def test_rerun_a_review_then_refused_while_it_runs(
     gateway: str, keys: dict[str, str], report_id: uuid.UUID, sessions, unique: str
 ) -> None:  # type: ignore[no-untyped-def]
+    # the fixture's review was stored through the ledger, not asked for by a key: only an admin may re-run it
     code, out = run(["rerun", str(report_id), "--no-watch", "--json", "--url", gateway], keys["researcher"])
+    assert code == 2 and "403" in out and "not yours" in out, out
+    code, out = run(["rerun", str(report_id), "--no-watch", "--json", "--url", gateway], keys["admin"])
     assert code == 0, out
     accepted = json.loads(out)
     assert accepted["review_id"] == str(report_id) and accepted["run_id"]
-    code, out = run(["rerun", str(report_id), "--no-watch", "--url", gateway], keys["researcher"])
+    code, out = run(["rerun", str(report_id), "--no-watch", "--url", gateway], keys["admin"])
     assert code == 2 and "409" in out  # the new run has not ended
 
     from research_ledger import Ledger
@@ -103,5 +106,5 @@ async def test_rerun_a_review_then_refused_while_it_runs(
     async with sessions() as session, session.begin():
         await Ledger(session, service="verifier").open_report(verification, kind="verification", run_id=f"v-{unique}",
                                                                subject="s", subject_key="k")
-    code, out = run(["rerun", str(verification), "--no-watch", "--url", gateway], keys["researcher"])
+    code, out = run(["rerun", str(verification), "--no-watch", "--url", gateway], keys["admin"])
     assert code == 2 and "not re-run by hand" in out
