@@ -2,7 +2,7 @@
 
 Why a stop can hang: on Python 3.11 `asyncio.wait_for` returns its result instead of raising when
 the task awaiting it is cancelled in the instant the awaited reply arrives (CPython gh-86296,
-fixed in 3.12). nats-py waits for every request's reply with `wait_for`, so a loop that asks
+bpo-42130; 3.12 rebuilt `wait_for` on `asyncio.timeout`). nats-py waits for every request's reply with `wait_for`, so a loop that asks
 NATS (`while True: await js.consumer_info(...); await asyncio.sleep(...)`) can swallow the one
 `cancel()` a stop sends and run on, and `task.cancel(); await task` then never returns. Under CPU
 load the window is wide enough to be hit: the consumer-lag reader did it after 14 and after 43
