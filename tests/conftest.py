@@ -19,6 +19,7 @@ from research_platform.migrate import upgrade
 
 from tests.keys import headers_by_role
 from tests.servers import Servers, start_servers
+from tests.teardown import stopped
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -65,7 +66,7 @@ async def nc(servers: Servers) -> AsyncIterator[nats.NATS]:
     conn = await nats.connect(servers.nats_url)
     await ensure_streams(conn.jetstream())
     yield conn
-    await conn.close()
+    await stopped(conn.close(), "test NATS connection")
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from research_platform.settings import GatewayAuthSettings, LLMSettings, Setting
 
 from tests.agents.apps import running
 from tests.servers import Servers
+from tests.teardown import left_within
 
 pytestmark = pytest.mark.integration
 
@@ -41,7 +42,7 @@ async def gateway(servers: Servers) -> AsyncIterator[httpx.AsyncClient]:
     # this test refuses 32 keys from one client: beyond the failed-attempt limit (tests/security covers it)
     lenient = GatewayAuthSettings(failed_attempts=1000)
     app: FastAPI = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url, gateway_auth=lenient))
-    async with app.router.lifespan_context(app):
+    async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=30) as client:
             yield client

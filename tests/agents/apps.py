@@ -10,11 +10,14 @@ import nats
 from faststream import FastStream
 from nats.errors import NoRespondersError
 
+from tests.teardown import left_within, stopped
+
 
 @asynccontextmanager
 async def running(app: FastStream) -> AsyncIterator[FastStream]:
-    """Enter the app's lifespan, start its broker and subscribers; stop both on exit."""
-    async with app.lifespan_context():
+    """Enter the app's lifespan, start its broker and subscribers; stop both on exit, each within
+    `TEARDOWN_S` (a stop that cannot finish is logged and left behind, see tests/teardown.py)."""
+    async with left_within(app.lifespan_context(), "in-process app's lifespan"):
         await app.start()
         # Subscriptions reach the server when the client flushes: without it a request sent at once
         # from another connection can find no responder yet.
@@ -23,7 +26,7 @@ async def running(app: FastStream) -> AsyncIterator[FastStream]:
         try:
             yield app
         finally:
-            await app.stop()
+            await stopped(app.stop(), "in-process app's stop")
 
 
 async def ask(nc: nats.NATS, subject: str, payload: bytes, timeout: float, ready_within: float = 10.0) -> nats.aio.msg.Msg:

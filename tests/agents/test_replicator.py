@@ -26,6 +26,7 @@ from research_researcher import prepare, rerun
 from tests.agents.apps import ask, running
 from tests.agents.ledger import add_claim, add_sources, support
 from tests.servers import Servers
+from tests.teardown import stopped
 
 pytestmark = pytest.mark.integration
 
@@ -58,7 +59,7 @@ async def researcher(servers: Servers) -> AsyncIterator[dict[str, list[SourceHit
     try:
         yield evidence
     finally:
-        await broker.stop()
+        await stopped(broker.stop(), "researcher's broker")
 
 
 async def test_replicator_verdicts(

@@ -18,6 +18,7 @@ from research_connector.main import create_app
 from research_connector.settings import ConnectorServiceSettings
 from research_contracts import EvidenceFound, SearchEvidence, subjects
 from research_platform.models import AuditEvent
+from tests.agents.apps import running
 
 pytestmark = pytest.mark.integration
 
@@ -73,7 +74,7 @@ async def connector_service(servers, recorded_api):
         app = create_app(
             ConnectorServiceSettings(nats_url=servers.nats_url, database_url=servers.database_url, _env_file=None)
         )
-        async with app.lifespan_context(), app:
+        async with running(app):
             yield app
 
 

@@ -17,6 +17,7 @@ from tests.console.seed import stale_review_with_a_refresh, watched_claim_with_h
 from tests.keys import api_key
 from tests.reports.sample import review
 from tests.servers import Servers
+from tests.teardown import left_within
 
 pytestmark = pytest.mark.integration
 API = "/api/research/v1"
@@ -28,7 +29,7 @@ async def gateway(servers: Servers) -> AsyncIterator[httpx.AsyncClient]:
     settings = GatewaySettings(nats_url=servers.nats_url, database_url=servers.database_url,
                                gateway_console=ConsoleSettings(grafana_url=GRAFANA + "/"))
     app = create_app(settings)
-    async with app.router.lifespan_context(app):
+    async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=30) as client:
             yield client
 

@@ -19,6 +19,7 @@ from research_platform.broker import make_broker
 from research_platform.delivery import DeadLetter, Delivery
 from research_platform.errors import TransientError
 from tests.servers import Servers
+from tests.teardown import stopped
 
 pytestmark = pytest.mark.integration
 
@@ -69,7 +70,7 @@ async def consumer(servers: Servers, nc: nats.NATS, unique: str) -> AsyncIterato
     try:
         yield found
     finally:
-        await broker.stop()
+        await stopped(broker.stop(), "settlement consumer's broker")
         await nc.jetstream().delete_consumer(subjects.TASKS_STREAM, f"test-{unique}")
 
 

@@ -21,6 +21,7 @@ from research_platform.delivery import DeadLetter, Delivery
 from research_platform.errors import TransientError
 from tests.metrics.scrape import scrape, value
 from tests.servers import Servers
+from tests.teardown import stopped
 
 pytestmark = pytest.mark.integration
 
@@ -67,7 +68,7 @@ async def worker(servers: Servers, nc: nats.NATS, unique: str) -> AsyncIterator[
     try:
         yield found
     finally:
-        await app.stop()
+        await stopped(app.stop(), "metrics worker's app")
         await nc.jetstream().delete_consumer(subjects.TASKS_STREAM, found.durable)
 
 

@@ -20,6 +20,7 @@ from research_contracts import RunResearch, subjects
 from research_platform.models import AuditEvent, MemoryClaim
 from research_platform.settings import LLMSettings, ResearcherSettings, Settings
 from research_researcher.main import create_app
+from tests.agents.apps import running as running_app
 from tests.researcher.fakes import FakeConnector, FakeOpenAI
 from tests.servers import Servers
 
@@ -61,13 +62,8 @@ def start_researcher(servers: Servers) -> StartResearcher:
 
     @asynccontextmanager
     async def running(*, llm: LLMSettings | None = None, **researcher: Any) -> AsyncIterator[FastStream]:
-        app = create_app(researcher_settings(servers, llm=llm, **researcher))
-        async with app.lifespan_context():
-            await app.start()
-            try:
-                yield app
-            finally:
-                await app.stop()
+        async with running_app(create_app(researcher_settings(servers, llm=llm, **researcher))) as app:
+            yield app
 
     return running
 

@@ -21,6 +21,7 @@ from research_platform.models import AuditEvent, MemoryClaim, ResearchTask
 from research_platform.settings import Settings
 from tests.researcher.conftest import wait_for_claims
 from tests.researcher.fakes import FakeConnector
+from tests.teardown import left_within
 
 pytestmark = pytest.mark.integration
 API = "/api/research/v1"
@@ -29,7 +30,7 @@ API = "/api/research/v1"
 @asynccontextmanager
 async def gateway(servers, key: dict[str, str]) -> AsyncIterator[tuple[httpx.AsyncClient, object]]:  # type: ignore[no-untyped-def]
     app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
-    async with app.router.lifespan_context(app):
+    async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=30, headers=key) as client:
             yield client, app

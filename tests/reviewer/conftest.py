@@ -22,6 +22,7 @@ from research_platform.models import ReportRow
 from research_platform.settings import LLMSettings
 from research_reviewer.main import create_app as create_reviewer
 from research_reviewer.settings import ReviewerServiceSettings, ReviewerSettings
+from tests.agents.apps import running
 from tests.servers import Servers
 
 DEMO_CORPUS = Path(__file__).resolve().parents[2] / "src" / "research_engine" / "demo_data" / "scifact_demo.jsonl"
@@ -37,19 +38,10 @@ async def demo_corpus(sessions: async_sessionmaker[AsyncSession]) -> async_sessi
     return sessions
 
 
-async def _running(app: FastStream) -> AsyncIterator[FastStream]:
-    async with app.lifespan_context():
-        await app.start()
-        try:
-            yield app
-        finally:
-            await app.stop()
-
-
 @pytest.fixture(scope="package")  # on the shared bus: gone before the e2e stacks run (tests/conftest.py)
 async def connector_service(servers: Servers, demo_corpus: async_sessionmaker[AsyncSession]) -> AsyncIterator[FastStream]:
     settings = ConnectorServiceSettings(nats_url=servers.nats_url, database_url=servers.database_url)
-    async for app in _running(create_connector(settings)):
+    async with running(create_connector(settings)) as app:
         yield app
 
 
@@ -62,7 +54,7 @@ def reviewer_settings(servers: Servers, **reviewer: object) -> ReviewerServiceSe
 
 @pytest.fixture(scope="package")  # on the shared bus: gone before the e2e stacks run (tests/conftest.py)
 async def reviewer_service(servers: Servers, connector_service: FastStream) -> AsyncIterator[FastStream]:
-    async for app in _running(create_reviewer(reviewer_settings(servers))):
+    async with running(create_reviewer(reviewer_settings(servers))) as app:
         yield app
 
 

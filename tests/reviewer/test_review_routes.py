@@ -26,6 +26,7 @@ from research_runs import replay
 from tests.keys import api_key, auth
 from tests.reviewer.conftest import TOPIC, wait_for_report
 from tests.runs.test_sse import Frame, frames
+from tests.teardown import left_within
 
 pytestmark = pytest.mark.integration
 API = "/api/research/v1"
@@ -34,7 +35,7 @@ API = "/api/research/v1"
 @pytest.fixture
 async def client(servers, sessions, reviewer_service: FastStream):  # type: ignore[no-untyped-def]
     app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
-    async with app.router.lifespan_context(app):
+    async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
         transport = httpx.ASGITransport(app=app)
         headers = auth(await api_key(sessions, "researcher"))
         async with httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=60, headers=headers) as http:

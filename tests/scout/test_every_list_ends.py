@@ -32,6 +32,7 @@ from research_platform.settings import Settings
 from tests.scout.conftest import fake_connector
 from tests.scout.hits import VITAMIN_D
 from tests.servers import Servers
+from tests.teardown import left_within
 
 pytestmark = pytest.mark.integration
 API = "/api/research/v1"
@@ -55,7 +56,7 @@ RISKY_IDS = (
 @pytest.fixture(scope="module")
 async def gateway(servers: Servers) -> AsyncIterator[httpx.AsyncClient]:
     app: FastAPI = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
-    async with app.router.lifespan_context(app):
+    async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway", timeout=60) as client:
             yield client
 

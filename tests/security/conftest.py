@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from research_gateway.main import create_app
 from research_platform.settings import Settings
 from tests.servers import Servers
+from tests.teardown import left_within
 
 Gateway = Callable[..., AbstractAsyncContextManager[tuple[FastAPI, httpx.AsyncClient]]]
 
@@ -24,7 +25,7 @@ def gateway(servers: Servers) -> Gateway:
     @asynccontextmanager
     async def running(client: tuple[str, int] = ("127.0.0.1", 123), **settings: Any) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
         app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url, **settings))
-        async with app.router.lifespan_context(app):
+        async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
             transport = httpx.ASGITransport(app=app, client=client)
             async with httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=30) as http:
                 yield app, http

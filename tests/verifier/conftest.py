@@ -24,8 +24,10 @@ from research_platform.models import ReportRow
 from research_platform.settings import LLMSettings
 from research_verifier.main import create_app
 from research_verifier.settings import VerifierServiceSettings, VerifierSettings
+from tests.agents.apps import running
 from tests.llm.fake_llm_server import FakeLLMServer
 from tests.servers import Servers
+from tests.teardown import stopped
 
 
 @dataclass
@@ -60,7 +62,7 @@ async def crafted(servers: Servers) -> AsyncIterator[CraftedCorpus]:
     sub = await nc.subscribe(subjects.corpus_tool_subject("search_papers"), cb=on_search)
     yield corpus
     await sub.unsubscribe()
-    await nc.close()
+    await stopped(nc.close(), "crafted corpus connection")
 
 
 def verifier_settings(servers: Servers, llm: LLMSettings | None = None) -> VerifierServiceSettings:
@@ -68,15 +70,6 @@ def verifier_settings(servers: Servers, llm: LLMSettings | None = None) -> Verif
         nats_url=servers.nats_url, database_url=servers.database_url, ack_wait_s=60.0, max_deliver=3,
         llm=llm or LLMSettings(provider="offline"), verifier=VerifierSettings(tool_timeout_s=10.0),
     )
-
-
-async def running(app: FastStream) -> AsyncIterator[FastStream]:
-    async with app.lifespan_context():
-        await app.start()
-        try:
-            yield app
-        finally:
-            await app.stop()
 
 
 @pytest.fixture(scope="session")
@@ -93,7 +86,7 @@ def llm_server() -> Iterator[FakeLLMServer]:
 async def verifier_service(servers: Servers, crafted: CraftedCorpus, llm_server: FakeLLMServer) -> AsyncIterator[FastStream]:
     llm = LLMSettings(provider="openai", openai_api_key="sk-test", openai_base_url=llm_server.openai_url, openai_model="m1",
                       timeout_s=10)
-    async for app in running(create_app(verifier_settings(servers, llm))):
+    async with running(create_app(verifier_settings(servers, llm))) as app:
         yield app
 
 

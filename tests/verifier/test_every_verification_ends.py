@@ -20,6 +20,7 @@ from research_ledger import dead_letters
 from research_platform.delivery import DeadLetter
 from research_platform.settings import Settings
 from tests.keys import api_key, auth
+from tests.teardown import left_within
 from tests.verifier.conftest import wait_for_report
 
 pytestmark = pytest.mark.integration
@@ -39,7 +40,7 @@ CLAIMS = (
 @pytest.fixture
 async def client(servers, sessions, verifier_service: FastStream):  # type: ignore[no-untyped-def]
     app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
-    async with app.router.lifespan_context(app):
+    async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
         headers = auth(await api_key(sessions, "researcher"))
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway", timeout=60,
                                      headers=headers) as http:

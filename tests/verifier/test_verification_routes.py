@@ -13,6 +13,7 @@ from faststream import FastStream
 from research_gateway.main import create_app
 from research_platform.settings import Settings
 from tests.keys import api_key, auth
+from tests.teardown import left_within
 from tests.verifier.conftest import CraftedCorpus, wait_for_report
 
 pytestmark = pytest.mark.integration
@@ -22,7 +23,7 @@ API = "/api/research/v1"
 @pytest.fixture
 async def client(servers, sessions, verifier_service: FastStream):  # type: ignore[no-untyped-def]
     app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
-    async with app.router.lifespan_context(app):
+    async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
         transport = httpx.ASGITransport(app=app)
         headers = auth(await api_key(sessions, "researcher"))
         async with httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=60, headers=headers) as http:

@@ -14,6 +14,7 @@ Ticks of several replicas do not multiply: a tick that finds a run started less 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -30,10 +31,13 @@ from research_agents.runlock import RunLock, lock_is_held
 from research_agents.runs import RunBook, Switches
 from research_platform.db import session_factory
 from research_platform.logging import get_logger
+from research_platform.shutdown import cancel_within
 
 log = get_logger(__name__)
 
 FINDINGS_WINDOW = timedelta(hours=24)
+STOP_TICKS_S = 10.0  # the tick loop: cancelled between or inside a run_once
+STOP_RUN_S = 30.0  # the run in flight: cancelled, it still writes its end row
 
 
 class ScheduleSettings(BaseModel):
@@ -112,16 +116,15 @@ class Scheduler:
             self._loop = asyncio.create_task(self._tick_loop(), name=f"{self.agent}-ticks")
 
     async def stop(self) -> None:
-        """Stop ticking and interrupt the run in flight (its row says `interrupted`)."""
-        for task in (self._loop, self._current):
-            if task is not None and not task.done():
-                task.cancel()
-        for task in (self._loop, self._current):
+        """Stop ticking, then interrupt the run in flight (its row says `interrupted`).
+
+        Each waits a bounded time (`shutdown.cancel_within`): a tick can swallow its cancellation
+        (a reply arriving as it lands), and a stop must never wait for a loop that runs on.
+        """
+        for task, what, bound_s in ((self._loop, "ticks", STOP_TICKS_S), (self._current, "run", STOP_RUN_S)):
             if task is not None:
-                try:
-                    await task
-                except (asyncio.CancelledError, Exception):
-                    pass
+                with contextlib.suppress(Exception):  # the run's own failure is recorded in its row
+                    await cancel_within(task, what=f"{self.agent} {what}", timeout_s=bound_s)
         self._loop = self._current = None
 
     async def _tick_loop(self) -> None:

@@ -38,6 +38,7 @@ from nats.js.errors import NotFoundError
 from prometheus_client import REGISTRY, Counter, Gauge, start_http_server
 
 from research_platform.logging import get_logger
+from research_platform.shutdown import cancel_within
 
 log = get_logger(__name__)
 
@@ -139,11 +140,14 @@ def durable_consumers(broker: NatsBroker) -> list[tuple[str, str]]:
 class ConsumerLag:
     """Reads the pending counts of `consumers` from JetStream every `interval_s` into the gauges."""
 
+    STOP_TIMEOUT_S = 5.0  # a read in flight is a NATS request (5 s timeout): cancelled, it ends at once
+
     def __init__(self, broker: NatsBroker, consumers: list[tuple[str, str]], *, interval_s: float = 15.0) -> None:
         self.broker = broker
         self.consumers = consumers
         self.interval_s = interval_s
         self._task: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
 
     async def read_once(self) -> None:
         js = self.broker.connection.jetstream()
@@ -156,22 +160,27 @@ class ConsumerLag:
             CONSUMER_ACK_PENDING.labels(stream=stream, consumer=durable).set(info.num_ack_pending or 0)
 
     async def _loop(self) -> None:
-        while True:
+        # Ends on the flag, not only on the cancellation `stop` sends: a read can swallow that one
+        # (nats' request under Python 3.11's `wait_for`, see `shutdown`), and the loop then ran
+        # on forever while the app's stop waited for it.
+        while not self._stopping.is_set():
             try:
                 await self.read_once()
             except Exception as exc:  # noqa: BLE001 - a metrics read never stops the service
                 log.warning("consumer lag read failed", error=repr(exc))
-            await asyncio.sleep(self.interval_s)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self.interval_s)
 
     async def start(self) -> None:  # async: FastStream runs sync hooks in a worker thread
         if self.consumers and self._task is None:
-            self._task = asyncio.create_task(self._loop())
+            self._stopping.clear()
+            self._task = asyncio.create_task(self._loop(), name="consumer-lag")
 
     async def stop(self) -> None:
+        """Stop reading: at once, or after `STOP_TIMEOUT_S` with a warning (never a hang)."""
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            self._stopping.set()
+            await cancel_within(self._task, what="consumer lag reader", timeout_s=self.STOP_TIMEOUT_S)
             self._task = None
 
 

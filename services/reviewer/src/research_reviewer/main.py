@@ -18,7 +18,6 @@ lifespan and request subscriber are `research_modes.app.mode_app`'s; the connect
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -35,6 +34,7 @@ from research_llm.offline.relevance import Relevance, default_encoder
 from research_modes import ConnectorClient, remote_configured
 from research_modes.app import Emits, ModeContext, Requests, mode_app
 from research_platform.service import run_service
+from research_platform.shutdown import cancel_within
 from research_reviewer import sweep
 from research_reviewer.author import OfflineAuthor
 from research_reviewer.llm_author import LlmAuthor
@@ -69,9 +69,7 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
         try:
             yield service
         finally:
-            ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await ticker
+            await cancel_within(ticker, what="stale sweep", timeout_s=10)
 
     app, ctx = mode_app(settings, SERVICE, Requests(
         subject=subjects.REVIEW_REQUESTED, stream=subjects.REVIEWS_STREAM, durable=subjects.REVIEWER_REQUESTS_DURABLE,
