@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from research_contracts.sourcelists import DetailLevel, FactConfidence
 from research_reports.text import content_tokens
@@ -156,14 +157,29 @@ def render_extract(text: str, findings: list[str], method: str | None) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
-def detail(item: Candidate, level: DetailLevel, keywords: list[str], *, academic: bool, prompt: str = "") -> SourceDetail:
+def rationale_facts(item: Candidate, indices: tuple[int, ...], sure: bool) -> list[FactRecord]:
+    """The sentences the abstract model rests a source's evidence on, most probable first: `high`
+    when it is as sure as it must be of any paper, `medium` otherwise."""
+    confidence = FactConfidence.high if sure else FactConfidence.medium
+    out = []
+    for index in indices[:MAX_FACTS]:
+        statement = _LABEL.sub("", item.sentences[index]).strip()
+        out.append(FactRecord(statement, confidence, statement, locator(item, index)))
+    return out
+
+
+def detail(item: Candidate, level: DetailLevel, keywords: list[str], *, academic: bool, prompt: str = "",
+           judged: Any = None) -> SourceDetail:
     """The offline engine's output for one source at `level` (facts about `prompt`; the keywords
-    stand for a prompt not given)."""
+    stand for a prompt not given). A source the abstract model found evidence in (`judged.facts`)
+    states the sentences it rests on; any other, the sentence-level findings (`facts`)."""
     result = SourceDetail(summary=summarise(item, keywords))
     if level.rank >= DetailLevel.citation_extract.rank:
         result.key_findings = key_findings(item)
         result.methodology = methodology(item, academic)
         result.extract = render_extract(item.text or item.hit.title, result.key_findings, result.methodology)
     if level is DetailLevel.facts_list:
-        result.facts = facts(item, prompt or " ".join(keywords))
+        indices = tuple(getattr(judged, "facts", ()) or ())
+        result.facts = rationale_facts(item, indices, bool(getattr(judged, "sure", False))) if indices else \
+            facts(item, prompt or " ".join(keywords))
     return result
