@@ -16,6 +16,14 @@
    whose sentences support it makes the finding SUPPORTED, one whose sentences contradict it makes
    it CONTESTED (both sides quoted), none leaves it INSUFFICIENT.
 
+With the reviewer's `judge` setting `abstract` (the default), steps 1 and 2 are one: the
+abstract-level evidence model reads each paper the relevance model ranks first whole — title and
+every sentence — against the topic (`abstract_evidence`, `research_verification.judge_abstracts`,
+the verifier's model and thresholds): a paper is on the topic when it finds evidence on it, and its
+findings are the rationale sentences it rests on (candidate sentences only); the peer reviewer's
+off-topic check asks the same model (`off_topic`). `chain` keeps the relevance cut, admit floor and
+rarest-word rule above.
+
 No threshold here is fitted to a set of weights: the relevance floor and the subtopic settings are
 named reviewer settings, the evidence and stance thresholds are the judge's.
 """
@@ -33,7 +41,7 @@ from research_contracts.corpus_tools import PaperRecord
 from research_judgement import AbstractDecision, abstract_decision
 from research_judgement.coverage import terms, vocabulary
 from research_llm.offline import lexicon
-from research_verification import null_result
+from research_verification import judge_abstracts, null_result
 from research_verification.evidence import FLOOR, STRONG_FINDING
 from research_reviewer.evidence import (
     KeyFinding,
@@ -76,6 +84,7 @@ class TopicCut:
     on_topic: float = 0.5
     floor: float = FLOOR
     strong_finding: float = STRONG_FINDING
+    mode: str = "chain"  # "abstract": the abstract model alone decides (`abstract_evidence`, `off_topic`)
 
     def admits(self, probability: float, decision: AbstractDecision | None, *, names_rarest: bool = True) -> bool:
         """`names_rarest`: the paper names the topic's rarest word (`names_rarest_word`), which a paper
@@ -135,6 +144,35 @@ def evidence_sentences(judge: Judgement, topic: str, papers: list[OnTopic], cut:
         for i in decision.rationale_indices:
             found.append(Sentence(item.paper, sentences[i], round(float(1.0 - rows[i, 2]) * item.probability, 6)))
     return sorted(found, key=lambda s: (-s.relevance, s.paper.paper_id, s.text))
+
+
+def spans(paper: PaperRecord) -> list[str]:
+    """Every sentence of a paper's text, verbatim (how the abstract model reads it, title apart)."""
+    return [span.text for span in lexicon.split_sentences(paper.text or "")]
+
+
+def abstract_evidence(judge: Judgement | None, topic: str, papers: list[PaperRecord],
+                      model: object = None) -> tuple[list[OnTopic], list[Sentence]]:
+    """The papers the abstract model finds evidence on `topic` in (`OnTopic.probability` = P(evidence)),
+    best first, and their findings: the rationale sentences it rests on that are candidate finding
+    sentences (`sentences_of`), `Sentence.relevance` = P(evidence), a little less for a second one."""
+    if not papers:
+        return [], []
+    texts = [spans(p) for p in papers]
+    judged = judge_abstracts(topic, [(p.title, t) for p, t in zip(papers, texts, strict=True)], model, judge)
+    kept: list[OnTopic] = []
+    found: list[Sentence] = []
+    for paper, sentences, verdict in zip(papers, texts, judged, strict=True):
+        if verdict.label == "NEI" or not verdict.evidence:
+            continue
+        evidence = verdict.evidence[0].evidence
+        kept.append(OnTopic(paper, evidence))
+        candidates = set(sentences_of(paper))
+        for rank, index in enumerate(verdict.indices):
+            if sentences[index] in candidates:
+                found.append(Sentence(paper, sentences[index], round(evidence - 0.01 * rank, 6)))
+    kept.sort(key=lambda o: (-o.probability, o.paper.paper_id))
+    return kept, sorted(found, key=lambda s: (-s.relevance, s.paper.paper_id, s.text))
 
 
 def _decide(judge: Judgement, probs: np.ndarray) -> AbstractDecision:
@@ -406,9 +444,15 @@ def stance_label(judge: Judgement, statement: str, sentence: str, title: str | N
 def off_topic(judge: Judgement, topic: str, papers: list[tuple[str, str]], cut: TopicCut) -> list[bool]:
     """Which (title, text) papers are off `topic`: the relevance model puts them under the cut's
     `on_topic` and the cut does not admit them on their stated findings (`TopicCut.admits`) — the
-    peer reviewer's check and the benchmark's measure."""
+    peer reviewer's check and the benchmark's measure. With the cut's mode `abstract`: the abstract
+    model finds no evidence on the topic in them (`abstract_evidence`, the author's rule)."""
     if not papers:
         return []
+    if cut.mode == "abstract":
+        records = [PaperRecord(paper_id="", title=title, text=text) for title, text in papers]
+        on, _ = abstract_evidence(judge, topic, records)
+        kept = {id(o.paper) for o in on}
+        return [id(r) not in kept for r in records]
     off = []
     for (title, text), p in zip(papers, judge.relevance(topic, papers), strict=True):
         decision = None
