@@ -155,13 +155,16 @@ def stack_reviews(args: argparse.Namespace) -> tuple[list[dict], int]:
             for n, topic in enumerate(topics, start=1):
                 t0 = time.perf_counter()
                 accepted = client.post("/api/research/v1/reviews", json={"topic": topic["topic"], "max_iterations": 2})
-                accepted.raise_for_status()
-                review_id = accepted.json()["review_id"]
-                while True:
-                    time.sleep(0.25)
-                    view = client.get(f"/api/research/v1/reviews/{review_id}").json()
-                    if view["status"] != "running" or time.perf_counter() - t0 > args.timeout:
-                        break
+                if 400 <= accepted.status_code < 500:  # refused (a topic the gateway will not take): it counts, as nothing found
+                    view = {"status": f"refused {accepted.status_code}: {str(accepted.json().get('detail'))[:120]}"}
+                else:
+                    accepted.raise_for_status()
+                    review_id = accepted.json()["review_id"]
+                    while True:
+                        time.sleep(0.25)
+                        view = client.get(f"/api/research/v1/reviews/{review_id}").json()
+                        if view["status"] != "running" or time.perf_counter() - t0 > args.timeout:
+                            break
                 seconds = time.perf_counter() - t0
                 report = view.get("report") or {}
                 leads, cited = lead_quotes(report)
@@ -307,6 +310,9 @@ def summary(rows: list[dict], split: str, papers: int | str) -> None:
     print(f"key findings {findings} ({findings / len(rows):.2f} per review); {annotated} quoted from gold abstracts, {hits} of "
           f"them annotated rationale sentences; topics with a gold-paper finding {sum(r['gold_finding'] for r in rows)}/{len(rows)}; "
           f"findings not from a gold paper {sum(len(r['strays']) for r in rows)}; gold coverage {mean('coverage'):.3f}")
+    for r in rows:
+        if r["status"].startswith("refused"):
+            print(f"refused by the gateway: {r['topic'][:90]} — {r['status']}")
     print(f"tag mix: {dict(mix)} · PASS {mean('pass'):.2f} · seconds per review mean {mean('seconds'):.1f}, "
           f"p50 {statistics.median(r['seconds'] for r in rows):.1f}, max {max(r['seconds'] for r in rows):.1f}")
     print("targets: gold_findings ≥ 0.7, evidence_precision ≥ 0.8 (random sentence ≈ 0.2), ≤ 30 s per review")
