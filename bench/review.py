@@ -313,11 +313,12 @@ def summary(rows: list[dict], split: str, papers: int | str) -> None:
     for r in rows:
         if r["status"].startswith("refused"):
             print(f"refused by the gateway: {r['topic'][:90]} — {r['status']}")
-    print(f"tag mix: {dict(mix)} · PASS {mean('pass'):.2f} · seconds per review mean {mean('seconds'):.1f}, "
-          f"p50 {statistics.median(r['seconds'] for r in rows):.1f}, max {max(r['seconds'] for r in rows):.1f}")
+    timed = [r["seconds"] for r in rows if not r["status"].startswith("refused")] or [0.0]
+    print(f"tag mix: {dict(mix)} · PASS {mean('pass'):.2f} · seconds per review mean {statistics.fmean(timed):.1f}, "
+          f"p50 {statistics.median(timed):.1f}, max {max(timed):.1f}")
     print("targets: gold_findings ≥ 0.7, evidence_precision ≥ 0.8 (random sentence ≈ 0.2), ≤ 30 s per review")
     print(f"bench:review gold_findings={mean('gold_finding'):.4f} evidence_precision={precision:.4f} "
-          f"findings_per_review={findings / len(rows):.2f} s_per_review={mean('seconds'):.1f} topics={len(rows)} corpus={papers}")
+          f"findings_per_review={findings / len(rows):.2f} s_per_review={statistics.fmean(timed):.1f} topics={len(rows)} corpus={papers}")
 
 
 def main() -> None:

@@ -212,7 +212,23 @@ def build_list(client, prompt: str, workspace: str, timeout: float) -> tuple[dic
     return {"status": "timed out", "sources": []}, time.perf_counter() - started
 
 
-def stack_lists(claims: list[dict], quality: Quality, data_dir: Path | None, env: dict[str, str], timeout: float) -> int:
+def at_floors(lists: list[tuple[dict, list[dict]]], sentences: dict[str, list[str]], floors: list[float]) -> None:
+    """What the lists would score had the partial sources under each floor been left out (a list is
+    ordered strong first, then by relevance; a run with SCOUT__PARTIAL_EVIDENCE=0 holds every floor's list, and
+    a strong source's relevance, P(evidence), is at least the abstract model's `best_evidence` 0.3, so floors up to
+    that leave every strong source in)."""
+    for floor in floors:
+        quality = Quality()
+        for claim, sources in lists:
+            kept = [s for s in sources if s["relevance_score"] >= floor]
+            score_list(claim, kept, sentences, quality)
+        print(f"  partial floor {floor:.2f}: gold_in_sources {quality.gold_found / quality.lists:.3f}, fact_evidence_precision "
+              f"{quality.rationale_facts / max(quality.gold_facts, 1):.3f}, empty {quality.empty / quality.lists:.3f}, "
+              f"sources per list {quality.sources / quality.lists:.1f}")
+
+
+def stack_lists(claims: list[dict], quality: Quality, data_dir: Path | None, env: dict[str, str], timeout: float,
+                floors: list[float]) -> int:
     """The benchmark: every list through the real stack on the cached full corpus; the corpus size."""
     from full_corpus import ensure_ingested
 
@@ -228,15 +244,20 @@ def stack_lists(claims: list[dict], quality: Quality, data_dir: Path | None, env
             client.put(f"/api/research/v1/source-lists/limits/{WORKSPACE}",
                        json={"allowed_apis": ["corpus"], "max_references": 10}).raise_for_status()
             build_list(client, WARM_UP, WORKSPACE, timeout)  # the models load: not timed, not scored
+            lists: list[tuple[dict, list[dict]]] = []
             for n, claim in enumerate(claims, 1):
                 view, seconds = build_list(client, claim["claim"], WORKSPACE, timeout)
                 quality.seconds.append(seconds)
                 sources = view.get("sources") or []
                 found = score_list(claim, sources, sentences, quality)
+                lists.append((claim, sources))
                 why = f"  EMPTY: {view.get('note') or view['status']}" if not sources else ""
                 print(f"{n:3}/{len(claims)} gold_in_sources={int(found)} sources={len(sources)} "
                       f"facts={sum(len(s.get('facts') or []) for s in sources)} {seconds:5.1f}s  {claim['claim'][:70]}{why}",
                       flush=True)
+    if floors:
+        print("strong sources kept, partial ones under the floor left out:")
+        at_floors(lists, sentences, floors)
     return papers
 
 
@@ -325,6 +346,9 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, help="the cached full-corpus folder (bench/full_corpus.py)")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="a service setting for this run")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one list may take")
+    parser.add_argument("--floors", type=lambda v: [float(x) for x in v.split(",")], default=[],
+                        help="also score the lists as if partial sources under each floor (≤ 0.3) were left out (run "
+                             "with SCOUT__PARTIAL_EVIDENCE=0)")
     parser.add_argument("--smoke", action="store_true", help="SMOKE TEST ONLY: in process, the corpus in memory (BM25), no stack")
     parser.add_argument("--demo-prompts", type=int, default=0, help="SMOKE: demo prompts over the recorded outside sources (3 levels each)")
     args = parser.parse_args()
@@ -340,7 +364,7 @@ def main() -> None:
             asyncio.run(demo_lists(args.demo_prompts, quality))
     else:
         env = dict(item.split("=", 1) for item in args.env)
-        papers = stack_lists(claims, quality, args.data_dir, env, args.timeout)
+        papers = stack_lists(claims, quality, args.data_dir, env, args.timeout, args.floors)
     gold = quality.gold_found / quality.lists if quality.lists else 0.0
     precision = quality.rationale_facts / quality.gold_facts if quality.gold_facts else 0.0
     per_source = quality.facts / quality.sources if quality.sources else 0.0

@@ -141,20 +141,32 @@ def test_the_abstract_model_decides_which_papers_are_on_the_topic_and_which_sent
     elderly = paper("corpus:2", "Training in the elderly", "Older adults were enrolled from clinics across the region. "
                     "Training improved walking distance in older adults by a fifth over six months.")
     shoulder = paper("corpus:3", "Shoulder impingement surgery", "Surgery relieved shoulder pain in most of the operated patients.")
-    judge = ScriptedJudge("heart", {})
-    kept, found = judged.abstract_evidence(judge, "exercise training heart failure", [shoulder, elderly, trained])
+    judge = ScriptedJudge("heart", {("training", "cut readmissions"): "SUPPORT"})
+    ranked = [judged.OnTopic(p, 0.1) for p in (shoulder, elderly, trained)]
+    kept, found = judged.abstract_evidence(judge, "exercise training heart failure", ranked)
     assert model.claims == ["exercise training heart failure"], "the topic as written, one call"
     assert [(o.paper.paper_id, round(o.probability, 2)) for o in kept] == [("corpus:1", 0.92)], "over the bar only"
     # its rationale sentences that are findings: the background one (a framing section) is not
     assert [s.text for s in found] == ["RESULTS Training raised peak oxygen uptake by 10 percent over twelve weeks in the trial."]
     assert found[0].relevance == pytest.approx(0.91), "P(evidence), a little less for the second rationale"
-    alone, found = judged.abstract_evidence(judge, "exercise training heart failure", [elderly, shoulder])
+    alone, found = judged.abstract_evidence(judge, "exercise training heart failure", ranked[:2])
     assert [o.paper.paper_id for o in alone] == ["corpus:2"], "the most evidential paper of the call needs less"
     assert [s.text for s in found] == ["Training improved walking distance in older adults by a fifth over six months."]
-    cut = judged.TopicCut(mode="abstract")
-    passages = [judged.passage(p) for p in (shoulder, trained)]
-    assert judged.off_topic(judge, "exercise training heart failure", passages, cut) == [True, False], "the peer reviewer's check"
-    assert judged.off_topic(judge, "exercise training heart failure", passages, judged.TopicCut()) == [True, False]
+    # a paper the abstract model reads no evidence in counts when the relevance model puts it over the cut,
+    # with the sentence-level rule's findings
+    named = paper("corpus:4", "Heart failure rehabilitation", "Rehabilitation was offered to every patient at discharge. "
+                  "Exercise training cut readmissions in patients with heart failure in the programme.")
+    kept, found = judged.abstract_evidence(judge, "exercise training heart failure",
+                                           [judged.OnTopic(named, 0.7), judged.OnTopic(shoulder, 0.2)], relevance_admits=0.5)
+    assert [(o.paper.paper_id, o.probability) for o in kept] == [("corpus:4", 0.7)]
+    assert [s.text for s in found] == ["Exercise training cut readmissions in patients with heart failure in the programme."]
+    assert judged.abstract_evidence(judge, "exercise training heart failure", [judged.OnTopic(named, 0.7)])[0] == [], \
+        "the abstract model alone"
+    passages = [judged.passage(p) for p in (shoulder, trained, named)]
+    topic = "exercise training heart failure"
+    assert judged.off_topic(judge, topic, passages, judged.TopicCut(mode="abstract_only")) == [True, False, True]
+    assert judged.off_topic(judge, topic, passages, judged.TopicCut(mode="abstract")) == [True, False, False], \
+        "the peer reviewer's check: the author's rule"
 
 
 TITLES = {"corpus:1": "Peak oxygen uptake in trained heart failure patients", "corpus:2": "Peak oxygen uptake after training",

@@ -149,7 +149,7 @@ class OfflineAuthor:
         for paper in papers.values():
             dossier.papers[paper.paper_id] = paper  # with its text: the citation checker needs it
         cut = settings.cut
-        floor = 0.0 if cut.mode == "abstract" else cut.floor  # abstract: every paper is ranked, none cut
+        floor = cut.floor if cut.mode == "chain" else 0.0  # abstract: every paper is ranked, none cut
         candidates = await asyncio.to_thread(judged.on_topic, self.judge, job.topic, list(papers.values()), floor)
         kept = {o.paper.paper_id for o in candidates}
         # Metadata search and citation ranking return no text: their papers the searches did not find
@@ -161,9 +161,10 @@ class OfflineAuthor:
         keys = await asyncio.to_thread(judged.on_topic, self.judge, job.topic, fetched, floor)
         candidates = sorted([*candidates, *keys], key=lambda o: (-o.probability, o.paper.paper_id))
         used = candidates[: settings.papers_read]
-        if cut.mode == "abstract":  # the relevance model only ranks; the abstract model decides and picks the findings
-            dossier.on_topic, pool = await asyncio.to_thread(judged.abstract_evidence, self.judge, job.topic,
-                                                             [o.paper for o in used])
+        if cut.mode != "chain":  # the relevance model ranks (and may admit); the abstract model decides and picks the findings
+            dossier.on_topic, pool = await asyncio.to_thread(
+                judged.abstract_evidence, self.judge, job.topic, used,
+                relevance_admits=cut.on_topic if cut.mode == "abstract" else None)
         else:
             pool = await asyncio.to_thread(judged.evidence_sentences, self.judge, job.topic, used, cut)
             # On the topic: over the relevance cut, or under it with a finding the cut admits (it gave sentences).

@@ -16,13 +16,14 @@
    whose sentences support it makes the finding SUPPORTED, one whose sentences contradict it makes
    it CONTESTED (both sides quoted), none leaves it INSUFFICIENT.
 
-With the reviewer's `judge` setting `abstract` (the default), steps 1 and 2 are one: the
-abstract-level evidence model reads each paper the relevance model ranks first whole — title and
-every sentence — against the topic (`abstract_evidence`, `research_verification.judge_abstracts`,
-the verifier's model and thresholds): a paper is on the topic when it finds evidence on it, and its
-findings are the rationale sentences it rests on (candidate sentences only); the peer reviewer's
-off-topic check asks the same model (`off_topic`). `chain` keeps the relevance cut, admit floor and
-rarest-word rule above.
+With the reviewer's `judge` setting `abstract`, steps 1 and 2 are one: the abstract-level evidence
+model reads each paper the relevance model ranks first whole — title and every sentence — against
+the topic (`abstract_evidence`, `research_verification.judge_abstracts`, the verifier's model and
+thresholds): a paper is on the topic when it finds evidence on it, and its findings are the
+rationale sentences it rests on (candidate sentences only); a paper the relevance model puts over
+the cut is on the topic too, with the sentence-level rule's findings (`abstract_only`: the abstract
+model alone). The peer reviewer's off-topic check asks the same (`off_topic`). `chain` keeps the
+relevance cut, admit floor and rarest-word rule above.
 
 No threshold here is fitted to a set of weights: the relevance floor and the subtopic settings are
 named reviewer settings, the evidence and stance thresholds are the judge's.
@@ -84,7 +85,7 @@ class TopicCut:
     on_topic: float = 0.5
     floor: float = FLOOR
     strong_finding: float = STRONG_FINDING
-    mode: str = "chain"  # "abstract": the abstract model alone decides (`abstract_evidence`, `off_topic`)
+    mode: str = "chain"  # "abstract": the abstract model, or the relevance model over `on_topic`; "abstract_only" (`abstract_evidence`)
 
     def admits(self, probability: float, decision: AbstractDecision | None, *, names_rarest: bool = True) -> bool:
         """`names_rarest`: the paper names the topic's rarest word (`names_rarest_word`), which a paper
@@ -151,19 +152,27 @@ def spans(paper: PaperRecord) -> list[str]:
     return [span.text for span in lexicon.split_sentences(paper.text or "")]
 
 
-def abstract_evidence(judge: Judgement | None, topic: str, papers: list[PaperRecord],
-                      model: object = None) -> tuple[list[OnTopic], list[Sentence]]:
-    """The papers the abstract model finds evidence on `topic` in (`OnTopic.probability` = P(evidence)),
-    best first, and their findings: the rationale sentences it rests on that are candidate finding
-    sentences (`sentences_of`), `Sentence.relevance` = P(evidence), a little less for a second one."""
+def abstract_evidence(judge: Judgement | None, topic: str, papers: list[OnTopic], model: object = None,
+                      *, relevance_admits: float | None = None) -> tuple[list[OnTopic], list[Sentence]]:
+    """The papers on `topic`, best first, and their findings. The abstract model reads each paper
+    whole: one it finds evidence in is on the topic (`OnTopic.probability` = P(evidence)), its findings
+    the rationale sentences it rests on that are candidate finding sentences (`sentences_of`),
+    `Sentence.relevance` = P(evidence), a little less for a second one. With `relevance_admits`, a
+    paper the relevance model puts at least that high (`OnTopic.probability` as given) is on the
+    topic too — the abstract model, trained on claims, reads no evidence in many papers a noun-phrase
+    topic names — and its findings are the sentence-level rule's (`evidence_sentences`)."""
     if not papers:
         return [], []
-    texts = [spans(p) for p in papers]
-    judged = judge_abstracts(topic, [(p.title, t) for p, t in zip(papers, texts, strict=True)], model, judge)
+    texts = [spans(o.paper) for o in papers]
+    judged = judge_abstracts(topic, [(o.paper.title, t) for o, t in zip(papers, texts, strict=True)], model, judge)
     kept: list[OnTopic] = []
     found: list[Sentence] = []
-    for paper, sentences, verdict in zip(papers, texts, judged, strict=True):
+    by_relevance: list[OnTopic] = []
+    for item, sentences, verdict in zip(papers, texts, judged, strict=True):
+        paper = item.paper
         if verdict.label == "NEI" or not verdict.evidence:
+            if relevance_admits is not None and item.probability >= relevance_admits:
+                by_relevance.append(item)
             continue
         evidence = verdict.evidence[0].evidence
         kept.append(OnTopic(paper, evidence))
@@ -171,6 +180,9 @@ def abstract_evidence(judge: Judgement | None, topic: str, papers: list[PaperRec
         for rank, index in enumerate(verdict.indices):
             if sentences[index] in candidates:
                 found.append(Sentence(paper, sentences[index], round(evidence - 0.01 * rank, 6)))
+    if by_relevance and judge is not None:
+        kept += by_relevance
+        found += evidence_sentences(judge, topic, by_relevance)
     kept.sort(key=lambda o: (-o.probability, o.paper.paper_id))
     return kept, sorted(found, key=lambda s: (-s.relevance, s.paper.paper_id, s.text))
 
@@ -448,11 +460,13 @@ def off_topic(judge: Judgement, topic: str, papers: list[tuple[str, str]], cut: 
     model finds no evidence on the topic in them (`abstract_evidence`, the author's rule)."""
     if not papers:
         return []
-    if cut.mode == "abstract":
-        records = [PaperRecord(paper_id="", title=title, text=text) for title, text in papers]
-        on, _ = abstract_evidence(judge, topic, records)
+    if cut.mode in ("abstract", "abstract_only"):
+        items = [OnTopic(PaperRecord(paper_id="", title=title, text=text), 0.0) for title, text in papers]
+        if cut.mode == "abstract":
+            items = [OnTopic(o.paper, float(p)) for o, p in zip(items, judge.relevance(topic, papers), strict=True)]
+        on, _ = abstract_evidence(judge, topic, items, relevance_admits=cut.on_topic if cut.mode == "abstract" else None)
         kept = {id(o.paper) for o in on}
-        return [id(r) not in kept for r in records]
+        return [id(o.paper) not in kept for o in items]
     off = []
     for (title, text), p in zip(papers, judge.relevance(topic, papers), strict=True):
         decision = None

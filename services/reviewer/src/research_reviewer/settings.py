@@ -16,12 +16,13 @@ class ReviewerSettings(BaseModel):
 
     concurrency: int = Field(default=2, ge=1, description="Reviews fetched and worked on at once.")
     tool_timeout_s: float = Field(default=20.0, gt=0, description="Longest wait for one corpus tool answer.")
-    judge: Literal["abstract", "chain"] = Field(
+    judge: Literal["abstract", "abstract_only", "chain"] = Field(
         default="abstract",
         description="Which papers are on the topic and which sentences are their findings: abstract = the abstract-level "
                     "evidence model reads the `papers_read` papers the relevance model ranks first, whole (the verifier's "
-                    "model); chain = the relevance cut, admit floor and sentence-level evidence rule of before "
-                    "(docs/benchmarks.md, bench:review, has the figures of both).")
+                    "model), and a paper the relevance model puts over `relevance_floor` counts too (its findings by the "
+                    "sentence-level rule); abstract_only = the abstract model alone; chain = the relevance cut, admit "
+                    "floor and sentence-level evidence rule of before (docs/benchmarks.md, bench:review, has the figures).")
     passages_per_query: int = Field(default=8, ge=1, le=50, description="Papers taken from each evidence search.")
     findings_per_question: int = Field(default=2, ge=1, le=5, description="Key findings kept per subtopic.")
     relevance_floor: float = Field(
