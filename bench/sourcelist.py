@@ -249,12 +249,14 @@ def stack_lists(claims: list[dict], quality: Quality, data_dir: Path | None, env
                 view, seconds = build_list(client, claim["claim"], WORKSPACE, timeout)
                 quality.seconds.append(seconds)
                 sources = view.get("sources") or []
+                before = (quality.rationale_facts, quality.gold_facts)
                 found = score_list(claim, sources, sentences, quality)
+                rationale = f"{quality.rationale_facts - before[0]}/{quality.gold_facts - before[1]}"
                 lists.append((claim, sources))
                 why = f"  EMPTY: {view.get('note') or view['status']}" if not sources else ""
                 print(f"{n:3}/{len(claims)} gold_in_sources={int(found)} sources={len(sources)} "
-                      f"facts={sum(len(s.get('facts') or []) for s in sources)} {seconds:5.1f}s  {claim['claim'][:70]}{why}",
-                      flush=True)
+                      f"facts={sum(len(s.get('facts') or []) for s in sources)} rationale={rationale} {seconds:5.1f}s  "
+                      f"{claim['claim'][:70]}{why}", flush=True)
     if floors:
         print("strong sources kept, partial ones under the floor left out:")
         at_floors(lists, sentences, floors)
