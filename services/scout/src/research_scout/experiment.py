@@ -140,7 +140,7 @@ def judge(item: Candidate, keywords: list[str], prompt: str = "", model: Judge |
 
 
 def judge_batch(items: list[Candidate], keywords: list[str], prompt: str = "", model: object = None,
-                judge: Judge | None = None, partial: float = 0.1) -> list[Judgement]:
+                judge: Judge | None = None, partial: float = 0.05) -> list[Judgement]:
     """The abstract model's judgement of a batch of hits against the prompt (as a statement: the
     form the model was trained on), one call: strong = evidence on the prompt (the verifier's
     thresholds: the batch's most evidential hit needs less), partial = P(evidence) ≥ `partial`."""

@@ -182,7 +182,7 @@ class Loop:
             else:
                 entry.detail = await asyncio.to_thread(offline_detail.detail, entry.item, request.detail_level,
                                                        self.brief.keywords, academic=academic, prompt=request.prompt,
-                                                       judged=entry.judgement)
+                                                       judged=entry.judgement, abstract=self.settings.judge == "abstract")
 
 
 async def build(brief: prepare.Brief, settings: ScoutSettings, search: Search, *, run_id: str, removed: set | None = None,

@@ -23,7 +23,7 @@ class ScoutSettings(BaseModel):
         "(strong: evidence on the prompt; facts: the sentences it rests on); chain = the relevance cut, subject-naming rule "
         "and sentence-level evidence model of before (docs/benchmarks.md, bench:sourcelist, has the figures of both).")
     partial_evidence: float = Field(
-        default=0.1, ge=0.0, le=1.0, description="P(evidence on the prompt) (abstract judge) at which a hit without "
+        default=0.05, ge=0.0, le=1.0, description="P(evidence on the prompt) (abstract judge) at which a hit without "
         "evidence is still listed, as partial, after the strong ones.")
     max_iterations: int = Field(default=3, ge=1, le=10, description="The refinement loop's iteration cap.")
     per_source_limit: int = Field(default=20, ge=1, le=100, description="Hits asked of each source per query.")
