@@ -215,8 +215,8 @@ def build_list(client, prompt: str, workspace: str, timeout: float) -> tuple[dic
 def at_floors(lists: list[tuple[dict, list[dict]]], sentences: dict[str, list[str]], floors: list[float]) -> None:
     """What the lists would score had the partial sources under each floor been left out (a list is
     ordered strong first, then by relevance; a run with SCOUT__PARTIAL_EVIDENCE=0 holds every floor's list, and
-    a strong source's relevance, P(evidence), is at least the abstract model's `best_evidence` 0.3, so floors up to
-    that leave every strong source in)."""
+    a strong source's relevance, P(evidence), is at least the abstract model's `best_evidence` (0.2 shipped), so
+    floors up to that leave every strong source in)."""
     for floor in floors:
         quality = Quality()
         for claim, sources in lists:
@@ -349,7 +349,7 @@ def main() -> None:
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="a service setting for this run")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one list may take")
     parser.add_argument("--floors", type=lambda v: [float(x) for x in v.split(",")], default=[],
-                        help="also score the lists as if partial sources under each floor (≤ 0.3) were left out (run "
+                        help="also score the lists as if partial sources under each floor (≤ best_evidence, 0.2) were left out (run "
                              "with SCOUT__PARTIAL_EVIDENCE=0)")
     parser.add_argument("--smoke", action="store_true", help="SMOKE TEST ONLY: in process, the corpus in memory (BM25), no stack")
     parser.add_argument("--demo-prompts", type=int, default=0, help="SMOKE: demo prompts over the recorded outside sources (3 levels each)")
