@@ -1,28 +1,37 @@
-"""Source lists scored against SciFact, offline engine, no network (`task bench:sourcelist`).
+"""Source lists scored against SciFact on the full corpus, end to end through the HTTP API (`task bench:sourcelist`).
 
-**Quality** (what a reader would judge): the prompts are SciFact **train** claims of the held-out
-fold — claim index mod 5 == 0, the fold the shipped judgement models were not trained on — that
-have annotated evidence, `--claims` of them in file order, each the prompt of a `facts_list`
-source list of 10 references over the whole SciFact corpus (5,183 abstracts) searched in memory
-with BM25 (the `corpus` source without a database). Each list runs the whole scout loop (judge
-by relevance, refine, stop) → details (facts by the evidence model) → reshape (citation-checked).
+**Quality** (what a reader would judge), as a user's request runs: the whole SciFact corpus
+(5,183 abstracts) ingested once into a cached data folder (`bench/full_corpus.py`, `--data-dir`),
+the stack as separate processes (connector, scout, gateway; embedded nats-server and PostgreSQL on
+that folder), each list asked for through `POST /api/research/v1/source-lists` and read back by
+`GET …/source-lists/{id}`: the engine's own hybrid search, the scout's loop (search, judge, refine,
+stop) → details (facts) → reshape (citation-checked). Each prompt is a SciFact claim, a
+`facts_list` of 10 references in a workspace whose only API is the local `corpus`.
+
+Claims: `--split train` (default) takes SciFact **train** claims of the held-out fold — claim index
+mod 5 == 0, the fold the shipped judgement models were not trained on — that have annotated
+evidence (every score is over them: 102 claims); `--split dev` the dev claims with evidence (99 of
+the 150; run once per shipped setup). `--claims N` takes the first N (0 = all).
 - gold_in_sources — share of prompts with a gold (evidence-annotated) paper among the sources
   (target ≥ 0.85);
 - fact_evidence_precision — of the facts quoted from a gold abstract, the share that are
   annotated rationale sentences (a random sentence of such an abstract is one about 21 % of the
   time; target ≥ 0.8);
-- facts per source, facts found verbatim in their source (target 1.0), seconds per list.
+- empty — share of prompts (all have evidence) whose list has no source (target ≤ 0.05);
+- facts per source, seconds per list (submit → snapshot readable, one list at a time).
 
-**Speed and format** over outside sources (`--demo-prompts N`, default 0): the connector's real
-sources and fan-out (`search_all`) answering from recorded responses (../shared/fixtures: PubMed
-esearch+efetch, CrossRef, Europe PMC, arXiv, Semantic Scholar, served by httpx.MockTransport) plus
-the bundled demo corpus, 20 references at each detail level per demo prompt.
+`--env KEY=VALUE` sets a service setting for the run (e.g. `SCOUT__JUDGE=chain`, the gate chain).
+`--smoke` is a SMOKE TEST only, not the benchmark: the scout's loop in process over the SciFact
+corpus file searched in memory with BM25 (no database, no stack). `--demo-prompts N` (smoke
+variant too): speed and format over outside sources — the connector's real sources and fan-out
+answering from recorded responses (../shared/fixtures) plus the bundled demo corpus, 20 references
+at each detail level per demo prompt.
 
 Last line:
 
-    bench:sourcelist lists=<n> gold_in_sources=<0..1> fact_evidence_precision=<0..1> facts_per_source=<n> facts_verbatim=<0..1> s_per_list=<s>
+    bench:sourcelist gold_in_sources=… fact_evidence_precision=… empty=… s_per_list=… lists=… corpus=5183
 
-Run: `.venv/bin/python bench/sourcelist.py [--claims 30] [--demo-prompts N]`.
+Run: `.venv/bin/python bench/sourcelist.py [--split train|dev] [--claims N] [--data-dir DIR] [--env K=V] [--smoke] [--demo-prompts N]`.
 """
 
 from __future__ import annotations
@@ -56,10 +65,15 @@ from research_scout.pipeline import build
 from research_scout.settings import ScoutSettings
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+from full_corpus import corpus_dir, load_corpus  # noqa: E402  (bench/ on the path above)
+
 FIXTURES = REPO.parent / "shared" / "fixtures"
 CORPUS = REPO / "src" / "research_engine" / "demo_data" / "scifact_demo.jsonl"
 SCIFACT = REPO.parent / "shared" / "data" / "scifact"
 PROMPTS = json.loads((REPO / "src" / "research_engine" / "demo_data" / "questions.json").read_text())
+WORKSPACE = "scifact-bench"  # its only API is the local corpus (set by the benchmark through the admin route)
+WARM_UP = "vitamin D supplementation and fracture risk in older adults"  # not a SciFact claim
 RANDOM_SENTENCE_ANCHOR = 0.213  # the issue's held-out check: a random sentence of an annotated abstract is a rationale
 
 
@@ -120,10 +134,11 @@ def _recorded() -> dict[str, bytes]:
     }
 
 
-def held_out_claims(wanted: int) -> list[dict]:
-    """Fold 0 of the train claims (index mod 5 == 0) with annotated evidence, in file order."""
-    claims = [json.loads(line) for line in (SCIFACT / "claims_train.jsonl").open() if line.strip()]
-    return [c for i, c in enumerate(claims) if i % 5 == 0 and c["evidence"]][:wanted]
+def held_out_claims(wanted: int, split: str = "train") -> list[dict]:
+    """The claims with annotated evidence of `split` in file order (train: fold 0, index mod 5 == 0); 0 = all."""
+    claims = [json.loads(line) for line in (SCIFACT / f"claims_{split}.jsonl").open() if line.strip()]
+    chosen = [c for i, c in enumerate(claims) if (split != "train" or i % 5 == 0) and c["evidence"]]
+    return chosen[:wanted] if wanted else chosen
 
 
 def _norm(text: str) -> str:
@@ -142,6 +157,7 @@ def sentence_index(statement: str, sentences: list[str]) -> int | None:
 @dataclass
 class Quality:
     lists: int = 0
+    empty: int = 0
     gold_found: int = 0
     sources: int = 0
     facts: int = 0
@@ -151,7 +167,104 @@ class Quality:
     seconds: list[float] = field(default_factory=list)
 
 
+def gold_of(claim: dict) -> dict[str, list[int]]:
+    """`corpus:<doc>` → the annotated rationale sentence indices of each gold abstract of a claim."""
+    return {f"corpus:{d}": [i for sets in claim["evidence"][d] for i in sets["sentences"]] for d in claim["evidence"]}
+
+
+def score_list(claim: dict, sources: list[dict], sentences: dict[str, list[str]], quality: Quality) -> bool:
+    """Count one list (its sources as the API shows them); whether a gold paper is among them."""
+    gold = gold_of(claim)
+    found = False
+    for source in sources:
+        origin = source["origin_id"]
+        found |= origin in gold
+        for fact in source.get("facts") or []:
+            quality.facts += 1
+            if origin in gold:
+                quality.gold_facts += 1
+                quality.rationale_facts += sentence_index(fact["statement"], sentences[origin]) in gold[origin]
+    quality.lists += 1
+    quality.gold_found += found
+    quality.empty += not sources
+    quality.sources += len(sources)
+    return found
+
+
+def build_list(client, prompt: str, workspace: str, timeout: float) -> tuple[dict, float]:  # noqa: ANN001
+    """Ask for one list through the API and wait for its snapshot: (the GET view or a failure, seconds)."""
+    body = {"prompt": prompt, "num_references": 10, "detail_level": "facts_list", "workspace": workspace}
+    started = time.perf_counter()
+    accepted = client.post("/api/research/v1/source-lists", json=body)
+    if accepted.status_code >= 400:
+        return {"status": f"refused {accepted.status_code}: {accepted.text[:200]}", "sources": []}, 0.0
+    list_id = accepted.json()["source_list_id"]
+    while time.perf_counter() - started < timeout:
+        time.sleep(0.25)
+        got = client.get(f"/api/research/v1/source-lists/{list_id}")
+        if got.status_code == 200:
+            view = got.json()
+            view["status"] = "completed"
+            return view, time.perf_counter() - started
+        detail = got.json().get("detail")
+        if isinstance(detail, dict) and detail.get("status") == "failed":
+            return {"status": f"failed: {detail.get('error')}", "sources": []}, time.perf_counter() - started
+    return {"status": "timed out", "sources": []}, time.perf_counter() - started
+
+
+def at_floors(lists: list[tuple[dict, list[dict]]], sentences: dict[str, list[str]], floors: list[float]) -> None:
+    """What the lists would score had the partial sources under each floor been left out (a list is
+    ordered strong first, then by relevance; a run with SCOUT__PARTIAL_EVIDENCE=0 holds every floor's list, and
+    a strong source's relevance, P(evidence), is at least the abstract model's `best_evidence` (0.2 shipped), so
+    floors up to that leave every strong source in)."""
+    for floor in floors:
+        quality = Quality()
+        for claim, sources in lists:
+            kept = [s for s in sources if s["relevance_score"] >= floor]
+            score_list(claim, kept, sentences, quality)
+        print(f"  partial floor {floor:.2f}: gold_in_sources {quality.gold_found / quality.lists:.3f}, fact_evidence_precision "
+              f"{quality.rationale_facts / max(quality.gold_facts, 1):.3f}, empty {quality.empty / quality.lists:.3f}, "
+              f"sources per list {quality.sources / quality.lists:.1f}")
+
+
+def stack_lists(claims: list[dict], quality: Quality, data_dir: Path | None, env: dict[str, str], timeout: float,
+                floors: list[float]) -> int:
+    """The benchmark: every list through the real stack on the cached full corpus; the corpus size."""
+    from full_corpus import ensure_ingested
+
+    from research_engine.stack import Stack
+    from research_platform.embedded import free_port
+
+    sentences = {f"corpus:{d}": r["abstract"] for d, r in load_corpus(SCIFACT).items()}
+    stack = Stack(corpus_dir(data_dir), gateway_port=free_port(), services=("connector", "scout", "gateway"), extra_env=env)
+    with stack:
+        papers = ensure_ingested(stack.database_url)
+        stack.wait_ready()
+        with httpx.Client(base_url=stack.gateway_url, timeout=60, headers=stack.api_headers) as client:
+            client.put(f"/api/research/v1/source-lists/limits/{WORKSPACE}",
+                       json={"allowed_apis": ["corpus"], "max_references": 10}).raise_for_status()
+            build_list(client, WARM_UP, WORKSPACE, timeout)  # the models load: not timed, not scored
+            lists: list[tuple[dict, list[dict]]] = []
+            for n, claim in enumerate(claims, 1):
+                view, seconds = build_list(client, claim["claim"], WORKSPACE, timeout)
+                quality.seconds.append(seconds)
+                sources = view.get("sources") or []
+                before = (quality.rationale_facts, quality.gold_facts)
+                found = score_list(claim, sources, sentences, quality)
+                rationale = f"{quality.rationale_facts - before[0]}/{quality.gold_facts - before[1]}"
+                lists.append((claim, sources))
+                why = f"  EMPTY: {view.get('note') or view['status']}" if not sources else ""
+                print(f"{n:3}/{len(claims)} gold_in_sources={int(found)} sources={len(sources)} "
+                      f"facts={sum(len(s.get('facts') or []) for s in sources)} rationale={rationale} {seconds:5.1f}s  "
+                      f"{claim['claim'][:70]}{why}", flush=True)
+    if floors:
+        print("strong sources kept, partial ones under the floor left out:")
+        at_floors(lists, sentences, floors)
+    return papers
+
+
 async def scifact_lists(claims: list[dict], quality: Quality) -> None:
+    """SMOKE TEST only: the scout's loop in process over the corpus file searched in memory (BM25)."""
     corpus = MemoryCorpus(SCIFACT / "corpus.jsonl")
     sentences = {f"corpus:{d['doc_id']}": d["abstract"] for d in corpus.docs}
     scout = ScoutSettings(max_iterations=3, per_source_limit=20)
@@ -180,6 +293,7 @@ async def scifact_lists(claims: list[dict], quality: Quality) -> None:
                     quality.rationale_facts += sentence_index(fact.statement, sentences[origin]) in gold[origin]
         quality.lists += 1
         quality.gold_found += found
+        quality.empty += not listed
         quality.sources += len(listed)
         print(f"{n:3}/{len(claims)} gold_in_sources={int(found)} sources={len(listed)} "
               f"facts={sum(len(s.facts or []) for s in listed)} {quality.seconds[-1]:.1f}s  {claim['claim'][:70]}", flush=True)
@@ -226,31 +340,48 @@ async def demo_lists(prompts: int, quality: Quality) -> None:
             print(f"demo prompts, {level.value}: {statistics.mean(ts):.3f} s per list (n={len(ts)})")
 
 
-async def main(claims: int, demo_prompts: int) -> None:
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=["train", "dev"], default="train",
+                        help="train: held-out fold 0 of the train claims; dev: the dev claims (once per shipped setup)")
+    parser.add_argument("--claims", type=int, default=0, help="the first N claims with evidence of the split (0 = all)")
+    parser.add_argument("--data-dir", type=Path, help="the cached full-corpus folder (bench/full_corpus.py)")
+    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="a service setting for this run")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds one list may take")
+    parser.add_argument("--floors", type=lambda v: [float(x) for x in v.split(",")], default=[],
+                        help="also score the lists as if partial sources under each floor (≤ best_evidence, 0.2) were left out (run "
+                             "with SCOUT__PARTIAL_EVIDENCE=0)")
+    parser.add_argument("--smoke", action="store_true", help="SMOKE TEST ONLY: in process, the corpus in memory (BM25), no stack")
+    parser.add_argument("--demo-prompts", type=int, default=0, help="SMOKE: demo prompts over the recorded outside sources (3 levels each)")
+    args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    if not SCIFACT.exists():
+        sys.exit(f"{SCIFACT} is absent")
     quality = Quality()
-    if claims:
-        if not SCIFACT.exists():
-            sys.exit(f"{SCIFACT} is absent")
-        await scifact_lists(held_out_claims(claims), quality)
-    if demo_prompts:
-        await demo_lists(demo_prompts, quality)
+    claims = held_out_claims(args.claims, args.split)
+    papers = 0
+    if args.smoke:
+        asyncio.run(scifact_lists(claims, quality))
+        if args.demo_prompts:
+            asyncio.run(demo_lists(args.demo_prompts, quality))
+    else:
+        env = dict(item.split("=", 1) for item in args.env)
+        papers = stack_lists(claims, quality, args.data_dir, env, args.timeout, args.floors)
     gold = quality.gold_found / quality.lists if quality.lists else 0.0
     precision = quality.rationale_facts / quality.gold_facts if quality.gold_facts else 0.0
     per_source = quality.facts / quality.sources if quality.sources else 0.0
-    verbatim = quality.verbatim / quality.facts if quality.facts else 1.0
+    empty = quality.empty / quality.lists if quality.lists else 0.0
     seconds = statistics.mean(quality.seconds) if quality.seconds else 0.0
-    print(f"SciFact held-out prompts: {quality.lists}; gold paper among the sources {gold:.3f} (target 0.85); "
-          f"facts from gold abstracts {quality.gold_facts}, rationale sentences {precision:.3f} "
-          f"(random sentence {RANDOM_SENTENCE_ANCHOR}, ratio {precision / RANDOM_SENTENCE_ANCHOR:.2f}; target 0.8); "
-          f"facts per source {per_source:.2f}")
-    print(f"bench:sourcelist lists={quality.lists} gold_in_sources={gold:.4f} fact_evidence_precision={precision:.4f} "
-          f"facts_per_source={per_source:.2f} facts_verbatim={verbatim:.4f} s_per_list={seconds:.1f}")
+    print(f"SciFact {args.split} claims with evidence{' (train fold 0)' if args.split == 'train' else ''}: {quality.lists}; "
+          f"gold paper among the sources {gold:.3f} (target 0.85); facts from gold abstracts {quality.gold_facts}, rationale "
+          f"sentences {precision:.3f} (random sentence {RANDOM_SENTENCE_ANCHOR}, ratio {precision / RANDOM_SENTENCE_ANCHOR:.2f}; "
+          f"target 0.8); empty lists {quality.empty} ({empty:.3f}, target ≤ 0.05); facts per source {per_source:.2f}; "
+          f"seconds per list mean {seconds:.1f}, p50 {statistics.median(quality.seconds) if quality.seconds else 0.0:.1f}")
+    if args.smoke:
+        print("SMOKE TEST (in memory, no stack), not the benchmark")
+    print(f"bench:sourcelist gold_in_sources={gold:.4f} fact_evidence_precision={precision:.4f} empty={empty:.4f} "
+          f"s_per_list={seconds:.1f} lists={quality.lists} corpus={papers or 'smoke'}")
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--claims", type=int, default=30, help="held-out SciFact train claims (fold 0) as prompts")
-    parser.add_argument("--demo-prompts", type=int, default=0, help="demo prompts over the recorded outside sources (each at 3 levels)")
-    args = parser.parse_args()
-    asyncio.run(main(args.claims, args.demo_prompts))
+    main()

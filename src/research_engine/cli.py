@@ -160,6 +160,8 @@ def _demo_source_list(client: httpx.Client, timeout: float) -> None:
     count = len(found["sources"])
     typer.echo(f"Source list ({found['detail_level']}, keywords {', '.join(found['keywords'])}): "
                f"{count} source{'' if count == 1 else 's'}")
+    if found.get("note"):  # an empty list says why
+        typer.echo(found["note"])
     for n, source in enumerate(found["sources"], 1):
         year = f" ({source['date'][:4]})" if source["date"] else ""
         link = " · ".join(dict.fromkeys(x for x in (source.get("origin_id"), source["url"]) if x))  # what a reader follows

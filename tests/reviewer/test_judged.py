@@ -105,6 +105,70 @@ def test_findings_are_the_sentences_the_judge_calls_evidence_never_framing_sente
     assert found[0].relevance == pytest.approx(0.9 * 0.9)
 
 
+class FixedAbstractModel:
+    """The abstract model's say per title: (P(SUPPORT, CONTRADICT, NEI), P(rationale) per sentence); the rule is tested."""
+
+    thresholds = {"evidence": 0.85, "best_evidence": 0.3, "contradict_weight": 0.8}
+
+    def __init__(self, by_title: dict[str, tuple[tuple[float, float, float], list[float]]]) -> None:
+        self.by_title = by_title
+        self.claims: list[str] = []
+
+    def judge(self, claim: str, papers):  # noqa: ANN001, ANN201
+        from research_judgement.abstract import AbstractJudgement
+
+        self.claims.append(claim)
+        return [AbstractJudgement(np.array(self.by_title.get(t, ((0.02, 0.02, 0.96), []))[0]),
+                                  np.array((self.by_title.get(t, ((), [0.1] * len(s)))[1] + [0.1] * len(s))[: len(s)]))
+                for t, s in papers]
+
+
+STRUCTURED = ("BACKGROUND Exercise training improves peak oxygen uptake in many earlier small trials of patients. "
+              "RESULTS Training raised peak oxygen uptake by 10 percent over twelve weeks in the trial. "
+              "CONCLUSIONS Exercise training was safe in patients with heart failure and reduced symptoms.")
+
+
+def test_the_abstract_model_decides_which_papers_are_on_the_topic_and_which_sentences_are_findings(monkeypatch) -> None:
+    import research_judgement.abstract
+
+    model = FixedAbstractModel({
+        "Heart failure training": ((0.9, 0.02, 0.08), [0.9, 0.8, 0.7]),  # rests on its background sentence first
+        "Training in the elderly": ((0.5, 0.1, 0.4), [0.2, 0.9]),  # some evidence, under the bar every paper must clear
+        "Shoulder impingement surgery": ((0.02, 0.01, 0.97), [0.5]),
+    })
+    monkeypatch.setattr(research_judgement.abstract, "get_abstract_judge", lambda: model)
+    trained = paper("corpus:1", "Heart failure training", STRUCTURED)
+    elderly = paper("corpus:2", "Training in the elderly", "Older adults were enrolled from clinics across the region. "
+                    "Training improved walking distance in older adults by a fifth over six months.")
+    shoulder = paper("corpus:3", "Shoulder impingement surgery", "Surgery relieved shoulder pain in most of the operated patients.")
+    judge = ScriptedJudge("heart", {("training", "cut readmissions"): "SUPPORT"})
+    ranked = [judged.OnTopic(p, 0.1) for p in (shoulder, elderly, trained)]
+    kept, found = judged.abstract_evidence(judge, "exercise training heart failure", ranked)
+    assert model.claims == ["exercise training heart failure"], "the topic as written, one call"
+    assert [(o.paper.paper_id, round(o.probability, 2)) for o in kept] == [("corpus:1", 0.92)], "over the bar only"
+    # its rationale sentences that are findings: the background one (a framing section) is not
+    assert [s.text for s in found] == ["RESULTS Training raised peak oxygen uptake by 10 percent over twelve weeks in the trial."]
+    assert found[0].relevance == pytest.approx(0.91), "P(evidence), a little less for the second rationale"
+    alone, found = judged.abstract_evidence(judge, "exercise training heart failure", ranked[:2])
+    assert [o.paper.paper_id for o in alone] == ["corpus:2"], "the most evidential paper of the call needs less"
+    assert [s.text for s in found] == ["Training improved walking distance in older adults by a fifth over six months."]
+    # a paper the abstract model reads no evidence in counts when the relevance model puts it over the cut,
+    # with the sentence-level rule's findings
+    named = paper("corpus:4", "Heart failure rehabilitation", "Rehabilitation was offered to every patient at discharge. "
+                  "Exercise training cut readmissions in patients with heart failure in the programme.")
+    kept, found = judged.abstract_evidence(judge, "exercise training heart failure",
+                                           [judged.OnTopic(named, 0.7), judged.OnTopic(shoulder, 0.2)], relevance_admits=0.5)
+    assert [(o.paper.paper_id, o.probability) for o in kept] == [("corpus:4", 0.7)]
+    assert [s.text for s in found] == ["Exercise training cut readmissions in patients with heart failure in the programme."]
+    assert judged.abstract_evidence(judge, "exercise training heart failure", [judged.OnTopic(named, 0.7)])[0] == [], \
+        "the abstract model alone"
+    passages = [judged.passage(p) for p in (shoulder, trained, named)]
+    topic = "exercise training heart failure"
+    assert judged.off_topic(judge, topic, passages, judged.TopicCut(mode="abstract_only")) == [True, False, True]
+    assert judged.off_topic(judge, topic, passages, judged.TopicCut(mode="abstract")) == [True, False, False], \
+        "the peer reviewer's check: the author's rule"
+
+
 TITLES = {"corpus:1": "Peak oxygen uptake in trained heart failure patients", "corpus:2": "Peak oxygen uptake after training",
           "corpus:3": "Mortality in the exercise trial", "corpus:4": "Counselling in heart failure"}
 

@@ -98,7 +98,9 @@ async def test_a_source_list_from_request_to_export(gateway, api_keys, nc, scout
         got = await gateway.get(f"{API}/source-lists/{list_id}", headers=api_keys["reader"])
         assert got.status_code == 200
         source_list = SourceList.model_validate(got.json())
-        assert set(got.json()) == {"run_id", "prompt", "keywords", "source_type", "detail_level", "generated_at", "next_run_at", "sources"}
+        assert set(got.json()) == {"run_id", "prompt", "keywords", "source_type", "detail_level", "generated_at", "next_run_at",
+                                   "sources", "note"}
+        assert got.json()["note"] is None, "a list with sources needs no note"
         assert source_list.keywords[0] == "vitamin D" and source_list.next_run_at is not None
         assert all(set(s) == {"source_id", "title", "authors", "publication", "date", "doi", "url", "relevance_score",
                               "summary", "extract", "facts", "preferred", "origin_id"} for s in got.json()["sources"])
@@ -172,6 +174,24 @@ async def test_a_source_list_from_request_to_export(gateway, api_keys, nc, scout
                                 headers=api_keys["reader"])).json()
     assert [entry["source_list_id"] for entry in listed] == [list_id] and listed[0]["save_to"] == save_to
     assert (await gateway.get(f"{API}/source-lists/{uuid.uuid4()}", headers=api_keys["reader"])).status_code == 404
+
+
+async def test_an_empty_list_says_why_through_the_api_and_its_export(gateway, api_keys, nc, scout_factory, unique):
+    workspace = f"ws-{unique}"
+    limits = {"allowed_apis": ["corpus"]}
+    assert (await gateway.put(f"{API}/source-lists/limits/{workspace}", json=limits, headers=api_keys["admin"])).status_code == 200
+    accepted = await gateway.post(f"{API}/source-lists", headers=api_keys["researcher"],
+                                  json={"prompt": PROMPT, "workspace": workspace, "detail_level": "facts_list"})
+    list_id = accepted.json()["source_list_id"]
+    raw = await nc.jetstream().get_last_msg(subjects.SOURCELISTS_STREAM, subjects.SOURCELIST_REQUESTED)
+    async with fake_connector(nc, f"test.connector.{unique}") as connector:  # the corpus holds nothing on it
+        assert (await scout_factory(connector.subject).handle(RequestSourceList.model_validate_json(raw.data))).version == 1
+    shown = (await gateway.get(f"{API}/source-lists/{list_id}", headers=api_keys["reader"])).json()
+    assert shown["sources"] == []
+    assert shown["note"] == ("No source was judged on the prompt. Searched corpus with 2 queries "
+                             "('vitamin D supplementation fracture risk older adults'; 'vitamin D'); read 0 papers.")
+    markdown = (await gateway.get(f"{API}/source-lists/{list_id}/export", params={"format": "md"}, headers=api_keys["reader"])).text
+    assert shown["note"] in markdown
 
 
 async def test_a_rerun_of_a_list_without_a_stored_request_is_409(gateway, api_keys, sessions, unique):

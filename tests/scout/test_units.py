@@ -8,10 +8,11 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, date, datetime
 
+import numpy as np
 import pytest
 
 from research_contracts import EvidenceFound, SearchEvidence
-from research_contracts.sourcelists import DetailLevel, FactConfidence, RequestSourceList, SourceType
+from research_contracts.sourcelists import DetailLevel, FactConfidence, RequestSourceList, SourceList, SourceType
 from research_ledger.source_limits import ACADEMIC_APIS, WorkspaceLimits, clamp, schedule_refusal
 from research_scout import detail, experiment, prepare, reshape
 from research_scout.detail import FactRecord
@@ -121,10 +122,12 @@ def _scripted(pages: list[list]) -> tuple[list[str], callable]:
     return asked, search
 
 
-def _build(pages, **values):
+def _build(pages, settings: ScoutSettings | None = None, **values):
+    """A run over scripted pages; the chain judge unless `settings` say otherwise (its rules are what these tests pin)."""
     asked, search = _scripted(pages)
     brief = prepare.brief(request(**values), WorkspaceLimits())
-    snapshot, loop, stop = asyncio.run(build(brief, ScoutSettings(max_iterations=3), search, run_id="sl-test"))
+    snapshot, loop, stop = asyncio.run(build(brief, settings or ScoutSettings(max_iterations=3, judge="chain"), search,
+                                             run_id="sl-test"))
     return asked, snapshot, loop, stop
 
 
@@ -251,6 +254,88 @@ def test_the_citation_checker_drops_a_fact_not_in_the_source():
     statements = [f.statement for f in snapshot.source_list.sources[0].facts]
     assert invented.statement not in statements and len(statements) == len(found.facts) - 1
     assert snapshot.dropped_facts == 1
+
+
+# --- the abstract-level judge -----------------------------------------------------------------
+class FixedAbstractModel:
+    """What the abstract model says of each paper (by title): (P(SUPPORT, CONTRADICT, NEI), P(rationale) per sentence)."""
+
+    thresholds = {"evidence": 0.85, "best_evidence": 0.3, "contradict_weight": 0.8}
+
+    def __init__(self, by_title):  # type: ignore[no-untyped-def]
+        self.by_title = by_title
+        self.calls: list[list[str]] = []
+
+    def judge(self, claim, papers):  # type: ignore[no-untyped-def]
+        from research_judgement.abstract import AbstractJudgement
+
+        self.calls.append([t for t, _ in papers])
+        out = []
+        for title, sentences in papers:
+            probs, rationale = self.by_title.get(title, ((0.01, 0.01, 0.98), [0.1] * len(sentences)))
+            out.append(AbstractJudgement(np.array(probs), np.array(rationale[: len(sentences)])))
+        return out
+
+
+ABSTRACT = FixedAbstractModel({
+    VITAMIN_D[0].title: ((0.9, 0.02, 0.08), [0.1, 0.95, 0.3]),  # evidence: its hip-fracture result
+    VITAMIN_D[1].title: ((0.55, 0.05, 0.4), [0.9, 0.6]),  # some evidence, under the bar (not the batch's best)
+    VITAMIN_D[2].title: ((0.02, 0.01, 0.97), [0.1, 0.1]),  # adolescents' calcium: nothing on the prompt
+    VITAMIN_D[3].title: ((0.1, 0.05, 0.85), [0.2, 0.4]),  # falls: a little
+})
+
+
+@pytest.fixture
+def abstract_model(monkeypatch):  # type: ignore[no-untyped-def]
+    import research_judgement.abstract
+
+    monkeypatch.setattr(research_judgement.abstract, "get_abstract_judge", lambda: ABSTRACT)
+    return ABSTRACT
+
+
+def test_the_abstract_model_labels_a_batch_of_hits_by_their_evidence_on_the_prompt(abstract_model):
+    keywords = prepare.extract_keywords(PROMPT)
+    verdicts = experiment.judge_batch([prepare.candidate(h) for h in VITAMIN_D], keywords, PROMPT, partial=0.1)
+    assert len(abstract_model.calls) == 1, "one call for the batch"
+    assert [v.label for v in verdicts] == ["strong", "partial", "irrelevant", "partial"]
+    assert [v.relevance for v in verdicts] == pytest.approx([0.92, 0.6, 0.03, 0.15])
+    assert verdicts[0].facts == (1,) and verdicts[0].sure, "the sentence it rests on, over the bar every paper must clear"
+    assert verdicts[1].facts == () and not verdicts[1].sure
+    assert "P(evidence on the prompt) 0.92 (abstract model)" in verdicts[0].rationale and "supports it" in verdicts[0].rationale
+    strict = experiment.judge_batch([prepare.candidate(h) for h in VITAMIN_D], keywords, PROMPT, partial=0.5)
+    assert [v.label for v in strict] == ["strong", "partial", "irrelevant", "irrelevant"]
+    alone = experiment.judge_batch([prepare.candidate(VITAMIN_D[1])], keywords, PROMPT)
+    assert alone[0].label == "strong" and not alone[0].sure, "the most evidential hit of a batch needs less (the verifier's rule)"
+
+
+def test_a_strong_source_states_the_sentences_the_abstract_model_rests_on(abstract_model):
+    _, snapshot, loop, _ = _build([VITAMIN_D], ScoutSettings(max_iterations=1, partial_evidence=0.1),
+                                  num_references=3, detail_level="facts_list")
+    sources = snapshot.source_list.sources
+    assert [s.title for s in sources] == [VITAMIN_D[0].title, VITAMIN_D[1].title, VITAMIN_D[3].title], "strong, then partial"
+    first = snapshot.provenance[str(sources[0].source_id)]
+    assert first["facts"] == [{"statement": "Vitamin D supplementation of 800 IU daily reduced hip fracture risk by 30% (HR 0.70).",
+                               "confidence": "high", "quote": "Vitamin D supplementation of 800 IU daily reduced hip fracture "
+                               "risk by 30% (HR 0.70).", "locator": "abstract sentence 2"}]
+    assert "abstract model" in first["rationale"] and sources[0].relevance_score == pytest.approx(0.92)
+    # a partial source, no evidence by the abstract model: its facts come from the sentence-level rule (inferred here)
+    assert {f.confidence for f in sources[2].facts} == {FactConfidence.inferred}
+
+
+def test_an_empty_list_says_what_was_searched_what_was_read_and_why_the_best_fell_short(abstract_model):
+    off = [VITAMIN_D[2]]  # nothing on the prompt
+    asked, snapshot, loop, _ = _build([off], ScoutSettings(max_iterations=2, partial_evidence=0.1), detail_level="facts_list")
+    assert snapshot.source_list.sources == []
+    note = snapshot.source_list.note
+    assert note.startswith("No source was judged on the prompt. Searched semantic_scholar, crossref, openalex, pubmed, "
+                           "europepmc, arxiv, corpus with ")
+    assert f"with {len(asked)} quer" in note and all(repr(q) in note for q in asked)
+    assert "read 1 paper." in note
+    assert f"The best candidate, {VITAMIN_D[2].title!r} (pmid:9003), was irrelevant: P(evidence on the prompt) 0.03" in note
+    assert snapshot.report.metadata["empty_reason"] == note and snapshot.report.section("Sources").body == note
+    assert SourceList.model_validate(snapshot.content()["source_list"]).note == note, "stored with the snapshot"
+    listed = _build([VITAMIN_D], ScoutSettings(max_iterations=1))[1]
+    assert listed.source_list.note is None, "a list with sources needs no note"
 
 
 # --- merging and diffs ------------------------------------------------------------------------

@@ -191,6 +191,9 @@ class SourceList(BaseModel):
     generated_at: dt.datetime
     next_run_at: dt.datetime | None = None
     sources: list[ListedSource] = Field(default_factory=list)
+    note: str | None = Field(default=None, max_length=2000, description=(
+        "Why the list is empty, when it is: what was searched, how many papers were read, the best candidate and why it "
+        "fell short."))
 
 
 class SourceChange(BaseModel):

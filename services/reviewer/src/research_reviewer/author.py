@@ -149,7 +149,8 @@ class OfflineAuthor:
         for paper in papers.values():
             dossier.papers[paper.paper_id] = paper  # with its text: the citation checker needs it
         cut = settings.cut
-        candidates = await asyncio.to_thread(judged.on_topic, self.judge, job.topic, list(papers.values()), cut.floor)
+        floor = cut.floor if cut.mode == "chain" else 0.0  # abstract: every paper is ranked, none cut
+        candidates = await asyncio.to_thread(judged.on_topic, self.judge, job.topic, list(papers.values()), floor)
         kept = {o.paper.paper_id for o in candidates}
         # Metadata search and citation ranking return no text: their papers the searches did not find
         # are fetched whole and judged like the rest, and those on the topic are read for findings too
@@ -157,13 +158,18 @@ class OfflineAuthor:
         fetched = await tools.get_papers([p.paper_id for p in dossier.key_papers if p.paper_id not in kept])
         for paper in fetched:
             dossier.papers[paper.paper_id] = paper
-        keys = await asyncio.to_thread(judged.on_topic, self.judge, job.topic, fetched, cut.floor)
+        keys = await asyncio.to_thread(judged.on_topic, self.judge, job.topic, fetched, floor)
         candidates = sorted([*candidates, *keys], key=lambda o: (-o.probability, o.paper.paper_id))
         used = candidates[: settings.papers_read]
-        pool = await asyncio.to_thread(judged.evidence_sentences, self.judge, job.topic, used, cut)
-        # On the topic: over the relevance cut, or under it with a finding the cut admits (it gave sentences).
-        admitted = {s.paper.paper_id for s in pool}
-        dossier.on_topic = [o for o in candidates if o.probability >= cut.on_topic or o.paper.paper_id in admitted]
+        if cut.mode != "chain":  # the relevance model ranks (and may admit); the abstract model decides and picks the findings
+            dossier.on_topic, pool = await asyncio.to_thread(
+                judged.abstract_evidence, self.judge, job.topic, used,
+                relevance_admits=cut.on_topic if cut.mode == "abstract" else None)
+        else:
+            pool = await asyncio.to_thread(judged.evidence_sentences, self.judge, job.topic, used, cut)
+            # On the topic: over the relevance cut, or under it with a finding the cut admits (it gave sentences).
+            admitted = {s.paper.paper_id for s in pool}
+            dossier.on_topic = [o for o in candidates if o.probability >= cut.on_topic or o.paper.paper_id in admitted]
         # Key papers are the on-topic ones: metadata and citation candidates the model keeps, then the best retrieved.
         ranked = {o.paper.paper_id: o for o in dossier.on_topic}
         dossier.key_papers = [ranked[p.paper_id].paper for p in dossier.key_papers if p.paper_id in ranked]

@@ -16,6 +16,15 @@
    whose sentences support it makes the finding SUPPORTED, one whose sentences contradict it makes
    it CONTESTED (both sides quoted), none leaves it INSUFFICIENT.
 
+With the reviewer's `judge` setting `abstract`, steps 1 and 2 are one: the abstract-level evidence
+model reads each paper the relevance model ranks first whole — title and every sentence — against
+the topic (`abstract_evidence`, `research_verification.judge_abstracts`, the verifier's model and
+thresholds): a paper is on the topic when it finds evidence on it, and its findings are the
+rationale sentences it rests on (candidate sentences only); a paper the relevance model puts over
+the cut is on the topic too, with the sentence-level rule's findings (`abstract_only`: the abstract
+model alone). The peer reviewer's off-topic check asks the same (`off_topic`). `chain` keeps the
+relevance cut, admit floor and rarest-word rule above.
+
 No threshold here is fitted to a set of weights: the relevance floor and the subtopic settings are
 named reviewer settings, the evidence and stance thresholds are the judge's.
 """
@@ -33,7 +42,7 @@ from research_contracts.corpus_tools import PaperRecord
 from research_judgement import AbstractDecision, abstract_decision
 from research_judgement.coverage import terms, vocabulary
 from research_llm.offline import lexicon
-from research_verification import null_result
+from research_verification import judge_abstracts, null_result
 from research_verification.evidence import FLOOR, STRONG_FINDING
 from research_reviewer.evidence import (
     KeyFinding,
@@ -76,6 +85,7 @@ class TopicCut:
     on_topic: float = 0.5
     floor: float = FLOOR
     strong_finding: float = STRONG_FINDING
+    mode: str = "chain"  # "abstract": the abstract model, or the relevance model over `on_topic`; "abstract_only" (`abstract_evidence`)
 
     def admits(self, probability: float, decision: AbstractDecision | None, *, names_rarest: bool = True) -> bool:
         """`names_rarest`: the paper names the topic's rarest word (`names_rarest_word`), which a paper
@@ -135,6 +145,46 @@ def evidence_sentences(judge: Judgement, topic: str, papers: list[OnTopic], cut:
         for i in decision.rationale_indices:
             found.append(Sentence(item.paper, sentences[i], round(float(1.0 - rows[i, 2]) * item.probability, 6)))
     return sorted(found, key=lambda s: (-s.relevance, s.paper.paper_id, s.text))
+
+
+def spans(paper: PaperRecord) -> list[str]:
+    """Every sentence of a paper's text, verbatim (how the abstract model reads it, title apart)."""
+    return [span.text for span in lexicon.split_sentences(paper.text or "")]
+
+
+def abstract_evidence(judge: Judgement | None, topic: str, papers: list[OnTopic], model: object = None,
+                      *, relevance_admits: float | None = None) -> tuple[list[OnTopic], list[Sentence]]:
+    """The papers on `topic`, best first, and their findings. The abstract model reads each paper
+    whole: one it finds evidence in is on the topic (`OnTopic.probability` = P(evidence)), its findings
+    the rationale sentences it rests on that are candidate finding sentences (`sentences_of`),
+    `Sentence.relevance` = P(evidence), a little less for a second one. With `relevance_admits`, a
+    paper the relevance model puts at least that high (`OnTopic.probability` as given) is on the
+    topic too — the abstract model, trained on claims, reads no evidence in many papers a noun-phrase
+    topic names — and its findings are the sentence-level rule's (`evidence_sentences`)."""
+    if not papers:
+        return [], []
+    texts = [spans(o.paper) for o in papers]
+    judged = judge_abstracts(topic, [(o.paper.title, t) for o, t in zip(papers, texts, strict=True)], model, judge)
+    kept: list[OnTopic] = []
+    found: list[Sentence] = []
+    by_relevance: list[OnTopic] = []
+    for item, sentences, verdict in zip(papers, texts, judged, strict=True):
+        paper = item.paper
+        if verdict.label == "NEI" or not verdict.evidence:
+            if relevance_admits is not None and item.probability >= relevance_admits:
+                by_relevance.append(item)
+            continue
+        evidence = verdict.evidence[0].evidence
+        kept.append(OnTopic(paper, evidence))
+        candidates = set(sentences_of(paper))
+        for rank, index in enumerate(verdict.indices):
+            if sentences[index] in candidates:
+                found.append(Sentence(paper, sentences[index], round(evidence - 0.01 * rank, 6)))
+    if by_relevance and judge is not None:
+        kept += by_relevance
+        found += evidence_sentences(judge, topic, by_relevance)
+    kept.sort(key=lambda o: (-o.probability, o.paper.paper_id))
+    return kept, sorted(found, key=lambda s: (-s.relevance, s.paper.paper_id, s.text))
 
 
 def _decide(judge: Judgement, probs: np.ndarray) -> AbstractDecision:
@@ -406,9 +456,17 @@ def stance_label(judge: Judgement, statement: str, sentence: str, title: str | N
 def off_topic(judge: Judgement, topic: str, papers: list[tuple[str, str]], cut: TopicCut) -> list[bool]:
     """Which (title, text) papers are off `topic`: the relevance model puts them under the cut's
     `on_topic` and the cut does not admit them on their stated findings (`TopicCut.admits`) — the
-    peer reviewer's check and the benchmark's measure."""
+    peer reviewer's check and the benchmark's measure. With the cut's mode `abstract`: the abstract
+    model finds no evidence on the topic in them (`abstract_evidence`, the author's rule)."""
     if not papers:
         return []
+    if cut.mode in ("abstract", "abstract_only"):
+        items = [OnTopic(PaperRecord(paper_id="", title=title, text=text), 0.0) for title, text in papers]
+        if cut.mode == "abstract":
+            items = [OnTopic(o.paper, float(p)) for o, p in zip(items, judge.relevance(topic, papers), strict=True)]
+        on, _ = abstract_evidence(judge, topic, items, relevance_admits=cut.on_topic if cut.mode == "abstract" else None)
+        kept = {id(o.paper) for o in on}
+        return [id(o.paper) not in kept for o in items]
     off = []
     for (title, text), p in zip(papers, judge.relevance(topic, papers), strict=True):
         decision = None

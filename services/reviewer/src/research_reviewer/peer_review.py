@@ -135,7 +135,8 @@ class PeerReviewer:
             if is_off:
                 review.issues.append(Issue(severity=Severity.major, check=3, section="Key Findings", finding_id=finding.key(),
                                            paper_id=ref.paper_id, reference_id=ref.id, kind="off_topic",
-                                           description=f"the finding's paper [{ref.id}] is off the topic (relevance model)",
+                                           description=f"the finding's paper [{ref.id}] is off the topic ("
+                                                       f"{'relevance model' if self.cut.mode == 'chain' else 'abstract model'})",
                                            evidence=_short(finding.statement)))
         for finding in findings:
             if finding.tag != FindingTag.supported:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from research_platform.settings import Settings
@@ -14,6 +16,13 @@ class ReviewerSettings(BaseModel):
 
     concurrency: int = Field(default=2, ge=1, description="Reviews fetched and worked on at once.")
     tool_timeout_s: float = Field(default=20.0, gt=0, description="Longest wait for one corpus tool answer.")
+    judge: Literal["abstract", "abstract_only", "chain"] = Field(
+        default="abstract",
+        description="Which papers are on the topic and which sentences are their findings: abstract = the abstract-level "
+                    "evidence model reads the `papers_read` papers the relevance model ranks first, whole (the verifier's "
+                    "model), and a paper the relevance model puts over `relevance_floor` counts too (its findings by the "
+                    "sentence-level rule); abstract_only = the abstract model alone; chain = the relevance cut, admit "
+                    "floor and sentence-level evidence rule of before (docs/benchmarks.md, bench:review, has the figures).")
     passages_per_query: int = Field(default=8, ge=1, le=50, description="Papers taken from each evidence search.")
     findings_per_question: int = Field(default=2, ge=1, le=5, description="Key findings kept per subtopic.")
     relevance_floor: float = Field(
@@ -43,7 +52,7 @@ class ReviewerSettings(BaseModel):
     @property
     def cut(self) -> TopicCut:
         """When a paper is on the topic, for the author and the peer reviewer alike."""
-        return TopicCut(on_topic=self.relevance_floor, floor=self.admit_floor, strong_finding=self.strong_finding)
+        return TopicCut(on_topic=self.relevance_floor, floor=self.admit_floor, strong_finding=self.strong_finding, mode=self.judge)
 
 
 class ReviewerServiceSettings(Settings):

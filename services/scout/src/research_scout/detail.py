@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from research_contracts.sourcelists import DetailLevel, FactConfidence
 from research_reports.text import content_tokens
@@ -38,6 +39,11 @@ MAX_INFERRED = 2  # a source without findings: at most this many framing sentenc
 # guessing among a source's other sentences (fold 0 of SciFact train, claims 31–102: annotated
 # rationales among the facts 0.51 → 0.64, facts per gold abstract 2.4 → 1.6; docs/benchmarks.md).
 FACT_MARGIN = 0.1
+# With the abstract judge, one fact per source: the sentence the model rests its evidence on most (or
+# the sentence-level rule's first). On the gold abstracts of fold 0 (102 claims) it is an annotated
+# rationale 0.71 of the time; the model's two rationale sentences 0.61, the sentence-level rule's
+# facts 0.62 (docs/benchmarks.md, bench:sourcelist).
+ABSTRACT_FACTS = 1
 _RESULT = re.compile(
     r"\b(significant(ly)?|reduc\w*|increas\w*|decreas\w*|improv\w*|associat\w*|lower\w*|higher|"
     r"demonstrat\w*|show(s|ed|n)?|found|conclud\w*|effective|risk|odds|hazard|p\s*[<=]|ci\b|\d+(\.\d+)?\s*%)",
@@ -156,14 +162,30 @@ def render_extract(text: str, findings: list[str], method: str | None) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
-def detail(item: Candidate, level: DetailLevel, keywords: list[str], *, academic: bool, prompt: str = "") -> SourceDetail:
+def rationale_facts(item: Candidate, indices: tuple[int, ...], sure: bool) -> list[FactRecord]:
+    """The sentence the abstract model rests a source's evidence on most (`ABSTRACT_FACTS`): `high`
+    when it is as sure as it must be of any paper, `medium` otherwise."""
+    confidence = FactConfidence.high if sure else FactConfidence.medium
+    out = []
+    for index in indices[:ABSTRACT_FACTS]:
+        statement = _LABEL.sub("", item.sentences[index]).strip()
+        out.append(FactRecord(statement, confidence, statement, locator(item, index)))
+    return out
+
+
+def detail(item: Candidate, level: DetailLevel, keywords: list[str], *, academic: bool, prompt: str = "",
+           judged: Any = None, abstract: bool = False) -> SourceDetail:
     """The offline engine's output for one source at `level` (facts about `prompt`; the keywords
-    stand for a prompt not given)."""
+    stand for a prompt not given). A source the abstract model found evidence in (`judged.facts`)
+    states the sentence it rests on most; any other, the sentence-level findings (`facts`) — only
+    the first of them when the abstract model judged the list (`abstract`, `ABSTRACT_FACTS`)."""
     result = SourceDetail(summary=summarise(item, keywords))
     if level.rank >= DetailLevel.citation_extract.rank:
         result.key_findings = key_findings(item)
         result.methodology = methodology(item, academic)
         result.extract = render_extract(item.text or item.hit.title, result.key_findings, result.methodology)
     if level is DetailLevel.facts_list:
-        result.facts = facts(item, prompt or " ".join(keywords))
+        indices = tuple(getattr(judged, "facts", ()) or ())
+        result.facts = rationale_facts(item, indices, bool(getattr(judged, "sure", False))) if indices else \
+            facts(item, prompt or " ".join(keywords))[: ABSTRACT_FACTS if abstract else MAX_FACTS]
     return result

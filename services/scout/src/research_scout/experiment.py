@@ -1,8 +1,15 @@
 """The refinement loop's pure work (seed 004): judge each hit, write the feedback memo, refine the query.
 
-Offline engine, deterministic (no database, no broker, no remote model):
+Offline engine, deterministic (no database, no broker, no remote model). Two judges (setting
+`judge`):
 
-- `judge` labels a hit `strong` / `partial` / `irrelevant` from the trained relevance model's
+- `judge_batch` (`abstract`, the default): the abstract-level evidence model reads each hit whole —
+  title and every sentence — against the prompt (`research_verification.judge_abstracts`, the
+  verifier's model and thresholds): `strong` when it finds evidence on the prompt (its label is
+  SUPPORT or CONTRADICT), `partial` when P(evidence) = 1 − P(NEI) is at least the scout's
+  `partial_evidence`, else `irrelevant`; the relevance is P(evidence), and a strong hit carries the
+  rationale sentences the model rests on (its facts);
+- `judge` (`chain`, the former gates) labels a hit `strong` / `partial` / `irrelevant` from the trained relevance model's
   calibrated probability that its title and abstract are about the prompt (`research_judgement`
   through `research_verification.on_topic`; the cut-offs are the ones the shipped model names,
   `research_verification.thresholds`), with a confidence in [0, 1] (clamped) and a one-line
@@ -32,7 +39,16 @@ from typing import Literal
 
 from research_reports.text import STOPWORDS, content_tokens
 from research_scout.prepare import Candidate
-from research_verification import Thresholds, admits, asked_subject, judge_paper, names_subject, on_topic, thresholds
+from research_verification import (
+    Thresholds,
+    admits,
+    asked_subject,
+    judge_abstracts,
+    judge_paper,
+    names_subject,
+    on_topic,
+    thresholds,
+)
 from research_verification.evidence import Judgement as Judge
 from research_verification.stance import question_as_statement
 
@@ -50,6 +66,8 @@ class Judgement:
     rationale: str
     relevance: float
     model: str = MODEL
+    facts: tuple[int, ...] = ()  # the sentences (indices into the candidate's) the abstract model rests a strong hit on
+    sure: bool = False  # the abstract model is as sure of its evidence as it must be of any paper (not only the best)
 
 
 def clamp01(value: float) -> float:
@@ -119,6 +137,46 @@ def judge(item: Candidate, keywords: list[str], prompt: str = "", model: Judge |
     if not item.text:
         parts.append("no abstract")
     return Judgement(label, clamp01(confidence), "; ".join(parts), relevance)
+
+
+def judge_batch(items: list[Candidate], keywords: list[str], prompt: str = "", model: object = None,
+                judge: Judge | None = None, partial: float = 0.05) -> list[Judgement]:
+    """The abstract model's judgement of a batch of hits against the prompt (as a statement: the
+    form the model was trained on), one call: strong = evidence on the prompt (the verifier's
+    thresholds: the batch's most evidential hit needs less), partial = P(evidence) ≥ `partial`."""
+    if not items:
+        return []
+    claim = question_as_statement(prompt or " ".join(keywords))
+    judged = judge_abstracts(claim, [(c.hit.title, c.sentences) for c in items], model, judge)
+    sure = float(_model_thresholds(model).get("evidence", 0.5))
+    out = []
+    for item, paper in zip(items, judged, strict=True):
+        evidence = clamp01(1.0 - paper.strength if paper.label == "NEI" else paper.evidence[0].evidence)
+        found, missing = coverage(keywords, f"{item.hit.title} {item.text}") if keywords else ([], [])
+        parts = [f"P(evidence on the prompt) {evidence:.2f} (abstract model)"]
+        if paper.label != "NEI":
+            label: Label = "strong"
+            parts.append(f"{'supports' if paper.label == 'SUPPORT' else 'contradicts'} it (P {paper.strength:.2f})")
+        else:
+            label = "partial" if evidence >= partial and item.sentences else "irrelevant"
+        if keywords:
+            parts.append(f"{len(found)}/{len(keywords)} keywords in title/abstract")
+        if missing:
+            parts.append("missing: " + ", ".join(missing))
+        if not item.text:
+            parts.append("no abstract")
+        confidence = evidence if label != "irrelevant" else 1.0 - evidence
+        out.append(Judgement(label, clamp01(confidence), "; ".join(parts), evidence, facts=paper.indices,
+                             sure=paper.label != "NEI" and evidence >= sure))
+    return out
+
+
+def _model_thresholds(model: object) -> dict[str, float]:
+    if model is None:
+        from research_judgement.abstract import get_abstract_judge
+
+        model = get_abstract_judge()
+    return dict(getattr(model, "thresholds", {}) or {})
 
 
 def _stated_finding(item: Candidate, prompt: str, relevance: float, model: Judge | None, limits: Thresholds) -> str:

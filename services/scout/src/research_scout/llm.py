@@ -85,12 +85,15 @@ def _hit_prompt(system: str, focus: str, item: Candidate) -> Prompt:
     return Prompt(system=system, user=user, table=guard.table)
 
 
-async def judge(chain: ProviderChain, item: Candidate, focus: str, keywords: list[str], timeout_s: float) -> Judgement:
+async def judge(chain: ProviderChain, item: Candidate, focus: str, keywords: list[str], timeout_s: float,
+                *, fallback: bool = True) -> Judgement | None:
+    """The model's judgement of a hit; when no model answers, the offline (chain) judgement — or None
+    with `fallback=False`, for a caller that judges the unanswered hits offline itself."""
     prompt = _hit_prompt(JUDGE_SYSTEM, focus, item)
     try:
         answered = await chain.ask(prompt, JudgementAnswer, "scout_judgement", timeout_s=timeout_s)
     except NoProviderAnswered:
-        return experiment.judge(item, keywords, focus)  # the offline engine's judgement, on the same prompt
+        return experiment.judge(item, keywords, focus) if fallback else None  # the offline engine's, on the same prompt
     answer = answered.answer
     rationale = " ".join(prompt.restore(answer.rationale).split())[:300] or "no rationale given"
     return Judgement(answer.label, clamp01(answer.confidence), rationale, clamp01(answer.relevance), model=answered.model)
@@ -116,9 +119,9 @@ async def refine(chain: ProviderChain, query: str, focus: str, keywords: list[st
 
 
 async def detail(chain: ProviderChain, item: Candidate, level: DetailLevel, focus: str, keywords: list[str], *,
-                 academic: bool, timeout_s: float) -> SourceDetail:
+                 academic: bool, timeout_s: float, judged: Judgement | None = None) -> SourceDetail:
     """The offline detail, with the model's summary and facts where it gave usable ones."""
-    result = offline_detail.detail(item, level, keywords, academic=academic, prompt=focus)
+    result = offline_detail.detail(item, level, keywords, academic=academic, prompt=focus, judged=judged)
     if level is DetailLevel.citation_summary and len(item.sentences) <= 4 or not item.sentences:
         return result  # the abstract itself is the summary; nothing for a model to add
     prompt = _hit_prompt(FACTS_SYSTEM, focus, item)

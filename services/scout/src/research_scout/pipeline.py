@@ -79,11 +79,26 @@ class Loop:
     def use_model(self) -> bool:
         return self.settings.engine == "llm" and llm.has_model(self.chain)
 
-    async def _judge(self, item: prepare.Candidate) -> experiment.Judgement:
+    async def _judge_all(self, items: list[prepare.Candidate]) -> list[tuple[prepare.Candidate, experiment.Judgement]]:
+        """Each new hit with its judgement: the model's where one answers; the rest by the offline
+        judge (the abstract model reads them in one call)."""
+        verdicts: dict[int, experiment.Judgement] = {}
         if self.use_model:
             assert self.chain is not None
-            return await llm.judge(self.chain, item, self.brief.request.prompt, self.brief.keywords, self.settings.llm_timeout_s)
-        return await asyncio.to_thread(experiment.judge, item, self.brief.keywords, self.brief.request.prompt)
+            for n, item in enumerate(items):
+                answer = await llm.judge(self.chain, item, self.brief.request.prompt, self.brief.keywords,
+                                         self.settings.llm_timeout_s, fallback=False)
+                if answer is not None:
+                    verdicts[n] = answer
+        rest = [n for n in range(len(items)) if n not in verdicts]
+        if rest and self.settings.judge == "abstract":
+            judged = await asyncio.to_thread(experiment.judge_batch, [items[n] for n in rest], self.brief.keywords,
+                                             self.brief.request.prompt, partial=self.settings.partial_evidence)
+            verdicts.update(zip(rest, judged, strict=True))
+        for n in rest:
+            if n not in verdicts:
+                verdicts[n] = await asyncio.to_thread(experiment.judge, items[n], self.brief.keywords, self.brief.request.prompt)
+        return [(item, verdicts[n]) for n, item in enumerate(items)]
 
     async def _refine(self, query: str, tried: list[str], batch: list[tuple[prepare.Candidate, experiment.Judgement]]) -> str:
         if self.use_model:
@@ -116,7 +131,7 @@ class Loop:
             found = await self._search(query)
             fresh = prepare.merge([prepare.candidate(h) for h in found.hits], self.pool)
             fresh = [c for c in fresh if prepare.within_dates(c, request.date_from, request.date_to)]
-            batch = [(c, await self._judge(c)) for c in fresh]
+            batch = await self._judge_all(fresh)
             for item, verdict in batch:
                 self.judged[item.key] = reshape.Judged(item, verdict)
             strong = sum(1 for j in self.judged.values() if j.judgement.label == "strong")
@@ -163,10 +178,11 @@ class Loop:
             if self.use_model:
                 assert self.chain is not None
                 entry.detail = await llm.detail(self.chain, entry.item, request.detail_level, request.prompt, self.brief.keywords,
-                                                academic=academic, timeout_s=self.settings.llm_timeout_s)
+                                                academic=academic, timeout_s=self.settings.llm_timeout_s, judged=entry.judgement)
             else:
                 entry.detail = await asyncio.to_thread(offline_detail.detail, entry.item, request.detail_level,
-                                                       self.brief.keywords, academic=academic, prompt=request.prompt)
+                                                       self.brief.keywords, academic=academic, prompt=request.prompt,
+                                                       judged=entry.judgement, abstract=self.settings.judge == "abstract")
 
 
 async def build(brief: prepare.Brief, settings: ScoutSettings, search: Search, *, run_id: str, removed: set | None = None,
@@ -180,6 +196,11 @@ async def build(brief: prepare.Brief, settings: ScoutSettings, search: Search, *
     snapshot = reshape.conform(brief, chosen, preferred=preferred or {}, generated_at=datetime.now(UTC),
                                next_run_at=next_run_at, run_id=run_id)
     snapshot.iterations = loop.iterations
+    if not snapshot.source_list.sources:  # an empty list says why (GET, console, CLI and the export show it)
+        reason = reshape.why_empty(brief, loop.iterations, list(loop.judged.values()))
+        snapshot.source_list.note = reason
+        snapshot.report.metadata["empty_reason"] = reason
+        snapshot.report.sections[0].body = reason
     return snapshot, loop, stop
 
 

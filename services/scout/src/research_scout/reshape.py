@@ -206,6 +206,24 @@ def conform(brief: Brief, chosen: list[Judged], *, preferred: dict[str, dict[str
     return Snapshot(source_list, provenance, report, check, dropped)
 
 
+def why_empty(brief: Brief, iterations: list[dict[str, Any]], judged: list[Judged]) -> str:
+    """What an empty list says: what was searched, how many papers were read, the best candidate and
+    why it fell short (its judge's rationale)."""
+    queries = [str(i["query"]) for i in iterations if i.get("query")]
+    where = ", ".join(brief.sources) or "no source (none allowed for this source type)"
+    text = (f"No source was judged on the prompt. Searched {where} with {len(queries)} "
+            f"quer{'y' if len(queries) == 1 else 'ies'} ({'; '.join(repr(q) for q in queries[:5])}); "
+            f"read {len(judged)} paper{'' if len(judged) == 1 else 's'}.")
+    degraded = sorted({name for i in iterations for name in (i.get("degraded") or {})})
+    if degraded:
+        text += f" Sources that gave nothing: {', '.join(degraded)}."
+    if judged:
+        best = max(judged, key=lambda j: (j.judgement.relevance, j.item.key))
+        text += f" The best candidate, {best.item.hit.title[:200]!r} ({best.item.hit.source_id}), was {best.judgement.label}: " \
+                f"{best.judgement.rationale[:600]}."
+    return text[:2000]
+
+
 def diff(previous: Snapshot | None, current: Snapshot) -> SourceListDiff:
     """New, changed (metadata or retraction) and dropped sources against the previous snapshot."""
     if previous is None:

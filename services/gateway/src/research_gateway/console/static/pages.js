@@ -258,7 +258,7 @@ pages.sources = () => {
       card.append(act);
       cards.append(card);
     }
-    if (!rows.length) cards.append(el("li", { class: "note", text: "No sources." }));
+    if (!rows.length) cards.append(el("li", { class: "note", text: (list && list.note) || "No sources." }));
   };
   const loadList = () => api(`/source-lists/${id}`).then((l) => {
     list = l; $("#sl-title").textContent = l.prompt;
