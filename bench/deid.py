@@ -85,12 +85,12 @@ def caught(source: str, output: str, ident: dict, kept: list[bool]) -> bool:
 
 def presidio():  # type: ignore[no-untyped-def]
     """An analyzer + anonymizer pair, or the reason there is none."""
-    try:
-        from presidio_analyzer import AnalyzerEngine
-        from presidio_anonymizer import AnonymizerEngine
+    import importlib
 
-        analyzer = AnalyzerEngine()  # loads spaCy's English model: fails when none is installed
-        anonymizer = AnonymizerEngine()
+    try:  # optional, not a dependency: no spaCy English model installs from PyPI (docs/benchmarks.md), so
+        # it runs only where someone installed presidio-analyzer, presidio-anonymizer and a model themselves
+        analyzer = importlib.import_module("presidio_analyzer").AnalyzerEngine()  # loads spaCy's English model
+        anonymizer = importlib.import_module("presidio_anonymizer").AnonymizerEngine()
     except Exception as exc:  # noqa: BLE001 - an optional comparison: say why it did not run
         return None, f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
 

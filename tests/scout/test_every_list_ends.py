@@ -57,7 +57,7 @@ RISKY_IDS = (
 async def gateway(servers: Servers) -> AsyncIterator[httpx.AsyncClient]:
     app: FastAPI = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
     async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway", timeout=60) as client:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=60) as client:
             yield client
 
 

@@ -42,7 +42,7 @@ async def client(servers, sessions, verifier_service: FastStream):  # type: igno
     app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
     async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
         headers = auth(await api_key(sessions, "researcher"))
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway", timeout=60,
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=60,
                                      headers=headers) as http:
             yield http
 

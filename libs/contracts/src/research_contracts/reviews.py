@@ -80,6 +80,10 @@ _KEY_STOPWORDS = frozenset(
 )
 
 
+_LABELLED = re.compile(r"\b(?:dob|d\.o\.b\.?|date of birth|born|mrn|medical record(?: number)?|record|phone|tel|fax|e-?mail|"
+                       r"ssn|nhs(?: number)?|address|postcode|zip)\b[\s:#.,-]*(?=\[[A-Z_]+_\d+\])", re.IGNORECASE)
+
+
 def review_run_id(review_id: uuid.UUID, suffix: str = "1") -> str:
     """The run id of a review's run (`1` = the first; refreshes use a fresh suffix)."""
     return f"rv-{review_id.hex[:16]}-{suffix}"
@@ -88,8 +92,9 @@ def review_run_id(review_id: uuid.UUID, suffix: str = "1") -> str:
 def topic_key(topic: str) -> str:
     """The ledger entity of a review's claims: the topic's distinct words (≥ 3 letters, no
     function words), lower-case, in order. The gateway and the reviewer derive the same key."""
-    # A placeholder (`[NAME_1]`) is no topic word: kept, its bare word ("name") reads as a person's.
-    words = re.findall(r"[a-z0-9][a-z0-9-]*", PLACEHOLDER.sub(" ", topic).lower())
+    # A placeholder (`[NAME_1]`) is no topic word: kept, its bare word ("name") reads as a person's;
+    # nor is the label in front of one ("DOB [DATE_1]", "MRN [MRN_1]"): "patient dob mrn" reads as a name.
+    words = re.findall(r"[a-z0-9][a-z0-9-]*", PLACEHOLDER.sub(" ", _LABELLED.sub(" ", topic)).lower())
     kept = [w for w in words if len(w) > 2 and w not in _KEY_STOPWORDS]
     return " ".join(dict.fromkeys(kept))[:200] or topic.strip().lower()[:200]
 

@@ -76,8 +76,9 @@ class Deidentified:
         return pattern.sub(lambda m: self.placeholders[m.group(0)], text)
 
 
-def find_identifiers(text: str) -> list[Identifier]:
-    """Every identifier in `text`, non-overlapping, in reading order.
+def find_identifiers(text: str, *, personal: bool | None = None) -> list[Identifier]:
+    """Every identifier in `text`, non-overlapping, in reading order (`personal`: True reads it as a
+    person's text whatever it shows, False as research; None decides as below).
 
     Patterns first (a labelled one always stands); then what scientific notation covers wholly is
     let go (`science.protected_spans`); then the allow-list and clinician rules on what is left;
@@ -91,6 +92,8 @@ def find_identifiers(text: str) -> list[Identifier]:
     """
     if not text:
         return []
+    if personal is not None:
+        return _find(text, personal=personal)
     if science.about_a_person(text):
         return _find(text, personal=True)
     found = _find(text, personal=False)

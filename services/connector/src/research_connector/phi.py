@@ -38,9 +38,20 @@ _KINDS = {
 }
 
 
+# What an outbound query is refused for even when nothing else in it shows a person: a search needs
+# no calendar date or web address, and a clinician's "seen on March 5, 2024" names no one but dates
+# a patient's visit. (The de-identifier reads text that shows no person as research and keeps a
+# study's dates and URLs; a query that leaves the process is held to the person's reading here.)
+_ALWAYS_PERSONAL = {"DATE", "URL", "IP_ADDRESS"}
+
+
 def find_identifiers(text: str) -> list[str]:
     """Sorted, distinct identifier kinds found in `text` (empty for a scientific query)."""
     found = _find(text)
+    if text:
+        personal = [f for f in _find(text, personal=True) if f.category in _ALWAYS_PERSONAL]
+        found = sorted([*found, *(p for p in personal if all(p.end <= f.start or p.start >= f.end for f in found))],
+                       key=lambda f: f.start)
     kinds = {_KINDS.get(f.category, f.category.lower()) for f in found}
     rest = text
     for f in reversed(found):  # what the recognisers named is reported once, by its own kind
