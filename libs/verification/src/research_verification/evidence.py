@@ -170,8 +170,9 @@ def judge_abstracts(claim: str, papers: Sequence[tuple[str | None, Sequence[str]
     probability (`judge`; False: the abstract model's alone) — on the held-out fold's gold abstracts
     the best sentence is a gold rationale 0.71 of the time with both, 0.61 with the abstract model's
     alone, 0.68 with the pair model's alone; a sentence that names the claim's subject gets
-    `SUBJECT_BONUS` more, so the quote reads on its own (0.72; the demo's HF-ACTION quote becomes its
-    "1.93-point increase … in the exercise training group", not "Improvements occurred early").
+    `SUBJECT_BONUS` more, so the quote reads on its own (0.72; the demo's HF-ACTION quote is its
+    "sustained, greater improvement overall for the exercise group (P < .001)", not "Improvements
+    occurred early and persisted over time").
 
     The most evidential paper of the call needs only `best_evidence`: most claims rest on one
     abstract, which the model often scores under the bar the others must clear (tuned with the other
