@@ -275,14 +275,7 @@ async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> Non
     await nc.close()
     await engine.dispose()
 
-    mean = lambda key: statistics.fmean(r[key] for r in rows)  # noqa: E731
-    mix: collections.Counter[str] = collections.Counter()
-    for r in rows:
-        mix.update(r["tags"])
-    findings = sum(r["findings"] for r in rows)
-    annotated = sum(r["annotated"] for r in rows)
-    hits = sum(r["rationale_hits"] for r in rows)
-    precision = hits / annotated if annotated else 0.0
+    mean, mix, findings, annotated, hits, precision = tally(rows)
     off = sum(r["off_topic"] for r in rows) / findings if findings else 0.0
     print(f"\n{len(rows)} reviews (offline engine, ≤ 2 rounds) of held-out SciFact train claims (fold 0) stated as topics")
     print(f"key findings {findings} ({findings / len(rows):.1f} per review); {annotated} quoted from gold abstracts, {hits} of "
@@ -297,15 +290,20 @@ async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> Non
     return rows
 
 
-def summary(rows: list[dict], split: str, papers: int | str) -> None:
-    mean = lambda key: statistics.fmean(r[key] for r in rows)  # noqa: E731
+def tally(rows: list[dict]):  # noqa: ANN201
+    """What both reports print: the mean of a row key, the tag mix, findings, findings quoted from gold
+    abstracts, those that are annotated rationales, and their share."""
     mix: collections.Counter[str] = collections.Counter()
     for r in rows:
         mix.update(r["tags"])
     findings = sum(r["findings"] for r in rows)
     annotated = sum(r["annotated"] for r in rows)
     hits = sum(r["rationale_hits"] for r in rows)
-    precision = hits / annotated if annotated else 0.0
+    return (lambda key: statistics.fmean(r[key] for r in rows)), mix, findings, annotated, hits, (hits / annotated if annotated else 0.0)
+
+
+def summary(rows: list[dict], split: str, papers: int | str) -> None:
+    mean, mix, findings, annotated, hits, precision = tally(rows)
     print(f"\n{len(rows)} reviews (offline engine, ≤ 2 rounds) of SciFact {split} claims with evidence stated as topics")
     print(f"key findings {findings} ({findings / len(rows):.2f} per review); {annotated} quoted from gold abstracts, {hits} of "
           f"them annotated rationale sentences; topics with a gold-paper finding {sum(r['gold_finding'] for r in rows)}/{len(rows)}; "

@@ -95,7 +95,16 @@ def abstract_model(data: Path, candidates: Path, k: int) -> None:
             hits[int(row["id"])] = [int(d) for d, _ in row["hits"][:k]]
     claims = [c for i, c in enumerate(load_claims(data / "claims_train.jsonl")) if i % 5 == 0]
     corpus = load_corpus(data / "corpus.jsonl")
-    model = get_abstract_judge()
+    shipped = get_abstract_judge()
+
+    class Kept:  # the shipped model, keeping its last answer: the probabilities judge_abstracts read
+        thresholds = shipped.thresholds
+
+        def judge(self, claim, papers):  # noqa: ANN001, ANN201
+            self.last = shipped.judge(claim, papers)
+            return self.last
+
+    model = Kept()
     t0 = time.perf_counter()
     gold_labels, pred_labels, probs_all, y_all = [], [], [], []
     predicted = correct = correct_rationale = gold_total = 0
@@ -103,8 +112,7 @@ def abstract_model(data: Path, candidates: Path, k: int) -> None:
         docs = [d for d in hits.get(c.id, []) if d in corpus]
         gold_total += len(c.evidence)
         judged = judge_abstracts(c.claim, [(corpus[d].title, list(corpus[d].sentences)) for d in docs], model)
-        raw = model.judge(c.claim, [(corpus[d].title, list(corpus[d].sentences)) for d in docs])
-        for d, paper, r in zip(docs, judged, raw, strict=True):
+        for d, paper, r in zip(docs, judged, model.last if docs else [], strict=True):
             gold_labels.append(c.gold_label(d))
             pred_labels.append(paper.label)
             probs_all.append(r.probs)
@@ -124,9 +132,9 @@ def abstract_model(data: Path, candidates: Path, k: int) -> None:
 
     label, rationale = prf(correct), prf(correct_rationale)
     cal = ece(np.stack(probs_all), np.asarray(y_all))
-    print(f"model: abstract (thresholds {model.thresholds}, temperature {model.config.get('temperature')})")
+    print(f"model: abstract (thresholds {shipped.thresholds}, temperature {shipped.config.get('temperature')})")
     print(f"train fold 0: {len(claims)} held-out claims × top {k} hits of the full-corpus search = {len(gold_labels)} "
-          f"abstracts ({1e3 * took / max(len(gold_labels), 1):.0f} ms each, two passes, incl. model load)")
+          f"abstracts ({1e3 * took / max(len(gold_labels), 1):.0f} ms each, incl. model load)")
     print(f"SciFact abstract-level, label only P/R/F1 {label[0]:.3f}/{label[1]:.3f}/{label[2]:.3f}; "
           f"label + rationale (the first quote) {rationale[0]:.3f}/{rationale[1]:.3f}/{rationale[2]:.3f}")
     print(f"3-class macro-F1 over the candidates {macro:.3f}  " + "  ".join(f"F1[{k2}] {v:.3f}" for k2, v in per.items()))

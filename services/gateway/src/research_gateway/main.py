@@ -13,7 +13,6 @@ allowed `Host` and, when it carries one, the gateway's own `Origin` (`hosts.Host
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -25,7 +24,7 @@ from research_gateway import admin, claims, ledger, reports, reviews, runs, sear
 from research_gateway.auth import Guard
 from research_gateway.bus import build_bus
 from research_gateway.deps import SERVICE, Session
-from research_gateway.hosts import AllowedHosts, HostGuard
+from research_gateway.hosts import AllowedHosts, HostGuard, is_loopback
 from research_gateway.mcp import install as install_mcp
 from research_gateway.observability import instrument, serve_metrics
 from research_gateway.settings import ConsoleSettings, GatewaySettings
@@ -38,16 +37,6 @@ from research_platform.logging import configure_logging, get_logger
 from research_platform.settings import Settings
 
 log = get_logger(__name__)
-
-
-def is_loopback(host: str) -> bool:
-    """Whether binding `host` keeps the gateway reachable from this machine only."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def guard_for(settings: Settings) -> Guard:
