@@ -345,3 +345,16 @@ def test_a_subtopic_whose_finding_quotes_two_papers_is_not_called_a_single_study
     gaps, _ = _gaps(dossier, [one, Finding(statement="NETs hold citrullinated antigens [4].", tag="INSUFFICIENT", group=q1.text,
                                            quotes=[Quote(reference_id=4, text="d")], citations=[4])])  # type: ignore[arg-type]
     assert gaps[0] == "- G1: a single study speaks to Q1 (citrullinated autoantigens) and Q2 (histone)"
+
+
+def test_a_review_or_commentary_gives_no_key_finding() -> None:
+    # the demo's NET commentary: its sentences retell others' work ("Here, we critically evaluate …")
+    commentary = PaperRecord(paper_id="corpus:14853989", title="Neutrophil extracellular chromatin traps connect innate immune "
+                             "response to autoimmunity", text=(
+        "At the center of an infectious process, neutrophils exert various antimicrobial defenses, including the release "
+        "of nuclear chromatin into the extracellular space. Here, we critically evaluate the evidence supporting NETs "
+        "versus apoptotic bodies as a source for nuclear antigens in autoimmunity."))
+    study = PaperRecord(paper_id="corpus:1", title="NETs in rheumatoid arthritis", text=(
+        "During NETosis, neutrophils externalized the citrullinated autoantigens implicated in RA pathogenesis."))
+    assert sentences_of(commentary) == []
+    assert sentences_of(study) == [study.text]

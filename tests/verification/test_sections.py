@@ -28,3 +28,11 @@ def test_framing_sections_are_left_out_and_their_unlabelled_sentences_with_them(
     assert reported(mixed) == mixed
     plain = ["Exercise training improved health status.", "It was safe in older patients."]
     assert reported(plain) == plain  # no labels, nothing to leave out
+
+
+def test_a_review_or_commentary_is_told_from_a_study() -> None:
+    from research_verification.sections import reviews_others
+
+    assert reviews_others(["NETs were discovered in 2004.", "Here, we critically evaluate the evidence supporting NETs."])
+    assert reviews_others(["This review summarises the trials of statins in the elderly."])
+    assert not reviews_others(["We randomised 400 adults.", "Exercise training improved KCCQ scores (P < .001)."])

@@ -109,10 +109,14 @@ def searches(topic: str) -> list[SubQuestion]:
 def sentences_of(paper: PaperRecord) -> list[str]:
     """Candidate finding sentences of a paper, verbatim: not too short or long, no question, no aim,
     and — in a structured abstract — none of the sections that frame the study (background,
-    objectives, design, setting, participants, measures)."""
+    objectives, design, setting, participants, measures). A review or commentary ("Here, we discuss …",
+    `sections.reviews_others`) has none: its sentences retell others' work, they are no key finding."""
+    spans = lexicon.split_sentences(paper.text)
+    if sections.reviews_others([span.text for span in spans]):
+        return []
     stated: list[str] = []
     section: str | None = None
-    for span in lexicon.split_sentences(paper.text):
+    for span in spans:
         text = span.text
         section = sections.section(text) or section
         statement = statement_of(text)
