@@ -62,6 +62,7 @@ async def test_no_responder_past_the_bound_is_a_degraded_search_and_a_tool_failu
         await client.call(f"no_such_tool_{unique}", SearchPapers(query="x"))
 
 
+@pytest.mark.usefixtures("shared_dir")  # recorded() is read inside a responder: skip before, not time out
 async def test_a_source_list_asked_right_after_up_gets_its_sources(nc, sessions, unique) -> None:
     """The defect: a list asked seconds after start completed with 0 sources after two NoRespondersError."""
     subject = f"test.connector.{unique}"
@@ -97,6 +98,7 @@ async def test_every_source_down_fails_the_run_with_the_reason(nc, sessions, uni
     assert any(e.type == "error" and "every source failed" in e.message for e in events)
 
 
+@pytest.mark.usefixtures("shared_dir")  # recorded() is read inside a responder: skip before, not time out
 async def test_one_source_down_is_named_in_the_report_and_audited(nc, sessions, unique) -> None:
     subject = f"test.connector.{unique}"
 

@@ -43,6 +43,7 @@ async def _make_due(sessions, list_id: uuid.UUID) -> None:
                               .values(next_run_at=datetime.now(UTC) - timedelta(seconds=5)))
 
 
+@pytest.mark.usefixtures("shared_dir")  # recorded() is read inside a responder: skip before, not time out
 async def test_a_run_stores_the_snapshot_trace_and_events(nc, sessions, scout_factory, unique):
     subject = f"test.connector.{unique}"
     async with fake_connector(nc, subject) as connector:
