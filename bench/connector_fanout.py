@@ -31,8 +31,12 @@ def _routes() -> dict[str, bytes]:
     read = lambda name: (FIXTURES / name).read_bytes()  # noqa: E731
     return {
         "esearch": b'{"esearchresult": {"idlist": ["22351513", "29915538"]}}',
-        "efetch": read("pubmed/biocommons_cassette_efetch_pubmed_22351513__00.xml").replace(b"</PubmedArticleSet>", b"")
-        + read("pubmed/biocommons_cassette_efetch_pubmed_29915538__00.xml").split(b"<PubmedArticleSet>", 1)[1],
+        "efetch": read("pubmed/biocommons_cassette_efetch_pubmed_22351513__00.xml").replace(
+            b"</PubmedArticleSet>", b""
+        )
+        + read("pubmed/biocommons_cassette_efetch_pubmed_29915538__00.xml").split(
+            b"<PubmedArticleSet>", 1
+        )[1],
         "crossref": read("crossref/habanero_cassette_test_works_query__00.json"),
         "europepmc": read("europepmc/fastpaper_europepmc_search.json"),
         "arxiv": read("arxiv/arxivpy_q_testing_s0_m10_bc5a6c384fe9.body.atom.xml"),
@@ -47,7 +51,11 @@ async def main(n: int) -> None:
 
     def handle(request: httpx.Request) -> httpx.Response:
         path, host = request.url.path, request.url.host
-        hosts = {"www.ebi.ac.uk": "europepmc", "export.arxiv.org": "arxiv", "api.crossref.org": "crossref"}
+        hosts = {
+            "www.ebi.ac.uk": "europepmc",
+            "export.arxiv.org": "arxiv",
+            "api.crossref.org": "crossref",
+        }
         key = "esearch" if "esearch" in path else "efetch" if "efetch" in path else hosts[host]
         return httpx.Response(200, content=bodies[key])
 
@@ -60,16 +68,33 @@ async def main(n: int) -> None:
         timings = []
         for i in range(n):
             started = time.perf_counter()
-            found = await search_all(["pubmed", "crossref", "europepmc", "arxiv"], f"q {i}", None, 10, 10.0,
-                                     registry=registry, incidents=Incidents())
+            found = await search_all(
+                ["pubmed", "crossref", "europepmc", "arxiv"],
+                f"q {i}",
+                None,
+                10,
+                10.0,
+                registry=registry,
+                incidents=Incidents(),
+            )
             timings.append(time.perf_counter() - started)
         assert not found.degraded, found.degraded
-    print(f"fan-out over 4 sources: {len(found.hits)} merged hits, mean {statistics.mean(timings) * 1000:.2f} ms, "
-          f"p95 {sorted(timings)[int(0.95 * len(timings)) - 1] * 1000:.2f} ms (n={n})")
+    print(
+        f"fan-out over 4 sources: {len(found.hits)} merged hits, mean {statistics.mean(timings) * 1000:.2f} ms, "
+        f"p95 {sorted(timings)[int(0.95 * len(timings)) - 1] * 1000:.2f} ms (n={n})"
+    )
     for label, parse, body in (
         ("pubmed efetch (2 articles)", pubmed.parse_efetch, bodies["efetch"]),
-        ("crossref works (2)", lambda b: crossref.parse_works(__import__("json").loads(b)), bodies["crossref"]),
-        ("europepmc search (3)", lambda b: europepmc.parse_search(__import__("json").loads(b)), bodies["europepmc"]),
+        (
+            "crossref works (2)",
+            lambda b: crossref.parse_works(__import__("json").loads(b)),
+            bodies["crossref"],
+        ),
+        (
+            "europepmc search (3)",
+            lambda b: europepmc.parse_search(__import__("json").loads(b)),
+            bodies["europepmc"],
+        ),
         ("arxiv feed (10)", arxiv.parse_feed, bodies["arxiv"]),
     ):
         started = time.perf_counter()

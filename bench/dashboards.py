@@ -46,22 +46,38 @@ CHUNK = 1_000_000
 
 # (action, service, weight per 1,000 events)
 ACTIONS = [
-    ("research.task.submitted", "gateway", 150), ("research.task.started", "researcher", 150),
-    ("research.claim.proposed", "researcher", 120), ("research.claim.promoted", "critic", 121),
-    ("research.claim.superseded", "critic", 15), ("research.claim.rejected", "critic", 15),
-    ("connector.degraded", "connector", 80), ("connector.phi_refused", "connector", 5),
-    ("consumer.dead_letter", "researcher", 5), ("consumer.retrieval_fallback", "researcher", 5),
-    ("research.llm.provider_failed", "researcher", 10), ("research.task.failed", "researcher", 5),
-    ("research.critic.timeout", "critic", 8), ("research.critic.quarantine", "critic", 2),
-    ("research.critic.drained", "critic", 1), ("research.critic.recritique", "critic", 20),
-    ("research.correlator.finding", "correlator", 20), ("research.correlator.no_pattern", "correlator", 80),
-    ("research.correlator.resolved", "correlator", 5), ("research.replicator.finding", "replicator", 10),
-    ("research.replicator.confirmed", "replicator", 60), ("research.replicator.skipped", "replicator", 20),
-    ("research.librarian.finding", "librarian", 30), ("research.librarian.resolved", "librarian", 10),
-    ("research.admin.control", "gateway", 3), ("research.admin.denied", "gateway", 1),
-    ("research.review.requested", "reviewer", 10), ("research.review.completed", "reviewer", 10),
-    ("research.review.stale", "reviewer", 2), ("research.verification.completed", "verifier", 15),
-    ("research.verification.verdict_changed", "verifier", 2), ("research.sourcelist.completed", "scout", 10),
+    ("research.task.submitted", "gateway", 150),
+    ("research.task.started", "researcher", 150),
+    ("research.claim.proposed", "researcher", 120),
+    ("research.claim.promoted", "critic", 121),
+    ("research.claim.superseded", "critic", 15),
+    ("research.claim.rejected", "critic", 15),
+    ("connector.degraded", "connector", 80),
+    ("connector.phi_refused", "connector", 5),
+    ("consumer.dead_letter", "researcher", 5),
+    ("consumer.retrieval_fallback", "researcher", 5),
+    ("research.llm.provider_failed", "researcher", 10),
+    ("research.task.failed", "researcher", 5),
+    ("research.critic.timeout", "critic", 8),
+    ("research.critic.quarantine", "critic", 2),
+    ("research.critic.drained", "critic", 1),
+    ("research.critic.recritique", "critic", 20),
+    ("research.correlator.finding", "correlator", 20),
+    ("research.correlator.no_pattern", "correlator", 80),
+    ("research.correlator.resolved", "correlator", 5),
+    ("research.replicator.finding", "replicator", 10),
+    ("research.replicator.confirmed", "replicator", 60),
+    ("research.replicator.skipped", "replicator", 20),
+    ("research.librarian.finding", "librarian", 30),
+    ("research.librarian.resolved", "librarian", 10),
+    ("research.admin.control", "gateway", 3),
+    ("research.admin.denied", "gateway", 1),
+    ("research.review.requested", "reviewer", 10),
+    ("research.review.completed", "reviewer", 10),
+    ("research.review.stale", "reviewer", 2),
+    ("research.verification.completed", "verifier", 15),
+    ("research.verification.verdict_changed", "verifier", 2),
+    ("research.sourcelist.completed", "scout", 10),
 ]
 assert sum(w for *_, w in ACTIONS) == 1000
 
@@ -133,7 +149,9 @@ SEED_LEDGER = [
 async def seed(dsn: str, rows: int, days: float, end: datetime) -> None:
     conn = await asyncpg.connect(dsn)
     try:
-        await conn.execute("CREATE TEMP TABLE bench_actions (slot int PRIMARY KEY, action text, service text)")
+        await conn.execute(
+            "CREATE TEMP TABLE bench_actions (slot int PRIMARY KEY, action text, service text)"
+        )
         slots, slot = [], 0
         for action, service, weight in ACTIONS:
             slots += [(slot + i, action, service) for i in range(weight)]
@@ -148,7 +166,10 @@ async def seed(dsn: str, rows: int, days: float, end: datetime) -> None:
         started = time.perf_counter()
         for first in range(0, rows, CHUNK):
             await conn.execute(SEED_AUDIT, first, rows, end, step, CHUNK)
-            print(f"  audit rows {min(first + CHUNK, rows):>11,}  {time.perf_counter() - started:6.0f} s", flush=True)
+            print(
+                f"  audit rows {min(first + CHUNK, rows):>11,}  {time.perf_counter() - started:6.0f} s",
+                flush=True,
+            )
         for index in indexes:
             await conn.execute(index["indexdef"])
         print(f"  audit indexes rebuilt  {time.perf_counter() - started:6.0f} s", flush=True)
@@ -156,13 +177,19 @@ async def seed(dsn: str, rows: int, days: float, end: datetime) -> None:
         for statement in SEED_LEDGER:
             arguments = [tasks, end, days * 86400 / tasks]
             await conn.execute(statement, *arguments[: len(set(re.findall(r"\$(\d)", statement)))])
-        await conn.execute("VACUUM (ANALYZE)")  # what autovacuum does to an insert-only table: visibility map set
-        print(f"  ledger tables seeded, vacuumed  {time.perf_counter() - started:6.0f} s", flush=True)
+        await conn.execute(
+            "VACUUM (ANALYZE)"
+        )  # what autovacuum does to an insert-only table: visibility map set
+        print(
+            f"  ledger tables seeded, vacuumed  {time.perf_counter() - started:6.0f} s", flush=True
+        )
     finally:
         await conn.close()
 
 
-async def measure(reader_dsn: str, end: datetime, repeats: int) -> list[tuple[str, str, float, float, int]]:
+async def measure(
+    reader_dsn: str, end: datetime, repeats: int
+) -> list[tuple[str, str, float, float, int]]:
     conn = await asyncpg.connect(reader_dsn)
     results = []
     try:
@@ -177,7 +204,15 @@ async def measure(reader_dsn: str, end: datetime, repeats: int) -> list[tuple[st
                 timings.append((time.perf_counter() - began) * 1000)
             timings.sort()
             p95 = timings[max(0, round(0.95 * len(timings)) - 1)]
-            results.append((panel.dashboard.removeprefix("research-"), panel.title, statistics.median(timings), p95, rows))
+            results.append(
+                (
+                    panel.dashboard.removeprefix("research-"),
+                    panel.title,
+                    statistics.median(timings),
+                    p95,
+                    rows,
+                )
+            )
     finally:
         await conn.close()
     return results
@@ -188,7 +223,11 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--days", type=float, default=90.0)
     parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--database-url", default=None, help="an existing, empty server (SQLAlchemy URL); default: embedded")
+    parser.add_argument(
+        "--database-url",
+        default=None,
+        help="an existing, empty server (SQLAlchemy URL); default: embedded",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-dashboards-") as tmp:
         pg = None
@@ -201,9 +240,16 @@ def main() -> None:
             upgrade(url)
             end = datetime.now(UTC).replace(second=0, microsecond=0)
             database = url.rsplit("/", 1)[1]
-            print(f"seeding {args.rows:,} audit rows over {args.days:g} days ending {end:%Y-%m-%d %H:%M} UTC", flush=True)
+            print(
+                f"seeding {args.rows:,} audit rows over {args.days:g} days ending {end:%Y-%m-%d %H:%M} UTC",
+                flush=True,
+            )
             asyncio.run(seed(plain_dsn(url, database), args.rows, args.days, end))
-            results = asyncio.run(measure(plain_dsn(url, database, "grafana_reader", READER_PASSWORD), end, args.repeats))
+            results = asyncio.run(
+                measure(
+                    plain_dsn(url, database, "grafana_reader", READER_PASSWORD), end, args.repeats
+                )
+            )
         finally:
             if pg is not None:
                 pg.stop()
@@ -212,7 +258,9 @@ def main() -> None:
         flag = "" if p95 <= TARGET_MS else "  > target"
         print(f"{board:<10} {title[:48]:<48} {p50:8.1f} {p95:8.1f} {rows:6d}{flag}")
     worst = max(p95 for *_, p95, _ in results)
-    print(f"bench:dashboards panels={len(results)} worst_p95_ms={worst:.1f} ratio={worst / TARGET_MS:.2f}")
+    print(
+        f"bench:dashboards panels={len(results)} worst_p95_ms={worst:.1f} ratio={worst / TARGET_MS:.2f}"
+    )
 
 
 if __name__ == "__main__":

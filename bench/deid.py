@@ -39,17 +39,34 @@ _WORD = re.compile(r"\w+")
 
 
 def questions() -> list[dict]:
-    return [json.loads(line) for line in (DATA / "questions.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    return [
+        json.loads(line)
+        for line in (DATA / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+        if line
+    ]
 
 
 def phrases() -> list[str]:
-    return [line for line in (DATA / "research_phrases.txt").read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        line
+        for line in (DATA / "research_phrases.txt").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
 
 
 def scifact(folder: Path, sentences: int) -> tuple[list[str], list[str]]:
-    claims = [json.loads(line)["claim"] for line in (folder / "claims_train.jsonl").read_text(encoding="utf-8").splitlines() if line]
-    pool = [s for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if line
-            for s in json.loads(line)["abstract"] if s.strip()]
+    claims = [
+        json.loads(line)["claim"]
+        for line in (folder / "claims_train.jsonl").read_text(encoding="utf-8").splitlines()
+        if line
+    ]
+    pool = [
+        s
+        for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+        if line
+        for s in json.loads(line)["abstract"]
+        if s.strip()
+    ]
     return claims, random.Random(SEED).sample(pool, min(sentences, len(pool)))
 
 
@@ -57,14 +74,19 @@ def surviving(source: str, output: str) -> list[bool]:
     """Which characters of `source` are still in `output` where they were (difflib's matching
     blocks), as whole words there: the "1" of "[PHONE_1]" is not the "1" of "+1-615-…" surviving."""
     kept = [False] * len(source)
-    for block in difflib.SequenceMatcher(None, source, output, autojunk=False).get_matching_blocks():
+    for block in difflib.SequenceMatcher(
+        None, source, output, autojunk=False
+    ).get_matching_blocks():
         for i in range(block.a, block.a + block.size):
             j = block.b + i - block.a
             for word in _WORD.finditer(source, max(0, i - 40), min(len(source), i + 41)):
                 if word.start() <= i < word.end():
                     left, right = j - (i - word.start()), j + (word.end() - i)
-                    whole = (left == 0 or not output[left - 1].isalnum() and output[left - 1] != "_") and (
-                        right >= len(output) or not output[right].isalnum() and output[right] != "_")
+                    whole = (
+                        left == 0 or not output[left - 1].isalnum() and output[left - 1] != "_"
+                    ) and (
+                        right >= len(output) or not output[right].isalnum() and output[right] != "_"
+                    )
                     kept[i] = whole and output[left:right] == word.group(0)
                     break
             else:
@@ -89,20 +111,26 @@ def presidio():  # type: ignore[no-untyped-def]
 
     try:  # optional, not a dependency: no spaCy English model installs from PyPI (docs/benchmarks.md), so
         # it runs only where someone installed presidio-analyzer, presidio-anonymizer and a model themselves
-        analyzer = importlib.import_module("presidio_analyzer").AnalyzerEngine()  # loads spaCy's English model
+        analyzer = importlib.import_module(
+            "presidio_analyzer"
+        ).AnalyzerEngine()  # loads spaCy's English model
         anonymizer = importlib.import_module("presidio_anonymizer").AnonymizerEngine()
     except Exception as exc:  # noqa: BLE001 - an optional comparison: say why it did not run
         return None, f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
 
     def run(text: str) -> str:
-        return anonymizer.anonymize(text=text, analyzer_results=analyzer.analyze(text=text, language="en")).text
+        return anonymizer.anonymize(
+            text=text, analyzer_results=analyzer.analyze(text=text, language="en")
+        ).text
 
     return run, None
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--show", type=int, default=5, help="print this many misses and altered texts of each set")
+    parser.add_argument(
+        "--show", type=int, default=5, help="print this many misses and altered texts of each set"
+    )
     parser.add_argument("--sentences", type=int, default=5000)
     parser.add_argument("--scifact", type=Path, default=SCIFACT)
     parser.add_argument("--no-presidio", action="store_true")
@@ -136,10 +164,14 @@ def main() -> None:
     for kind in kinds:
         cells = [f"{hits[(h, kind)]}/{totals[(h, kind)]}" for h in ("dev", "frozen")]
         print(f"{kind:<13}{cells[0]:>14}{cells[1]:>14}")
-        print(f"bench:deid recall_{kind.lower()}={sum(hits[(h, kind)] for h in ('dev', 'frozen')) / sum(totals[(h, kind)] for h in ('dev', 'frozen')):.3f}")
+        print(
+            f"bench:deid recall_{kind.lower()}={sum(hits[(h, kind)] for h in ('dev', 'frozen')) / sum(totals[(h, kind)] for h in ('dev', 'frozen')):.3f}"
+        )
     for half in ("dev", "frozen"):
         n = sum(v for (h, _), v in totals.items() if h == half)
-        print(f"bench:deid recall_{half}={sum(v for (h, _), v in hits.items() if h == half) / n:.3f} identifiers={n}")
+        print(
+            f"bench:deid recall_{half}={sum(v for (h, _), v in hits.items() if h == half) / n:.3f} identifiers={n}"
+        )
     if misses:
         print(f"dev misses ({len(misses)}):", *misses[: args.show], sep="\n")
 
@@ -162,19 +194,29 @@ def main() -> None:
     else:
         run, why = presidio()
         if run is None:
-            print(f"presidio: unavailable ({why}); no spaCy English model installs from the package registry")
+            print(
+                f"presidio: unavailable ({why}); no spaCy English model installs from the package registry"
+            )
         else:
             t0 = time.perf_counter()
             p_claims = [run(t) for t in claims]
             p_sentences = [run(t) for t in sentences]
             p_seconds = time.perf_counter() - t0
-            presidio_claims = f"{sum(a != b for a, b in zip(claims, p_claims, strict=True)) / len(claims):.3f}"
-            p_sent = sum(a != b for a, b in zip(sentences, p_sentences, strict=True)) / len(sentences)
-            print(f"presidio: claims_altered={presidio_claims} sentences_altered={p_sent:.3f} "
-                  f"texts_per_s={(len(claims) + len(sentences)) / p_seconds:.0f}")
+            presidio_claims = (
+                f"{sum(a != b for a, b in zip(claims, p_claims, strict=True)) / len(claims):.3f}"
+            )
+            p_sent = sum(a != b for a, b in zip(sentences, p_sentences, strict=True)) / len(
+                sentences
+            )
+            print(
+                f"presidio: claims_altered={presidio_claims} sentences_altered={p_sent:.3f} "
+                f"texts_per_s={(len(claims) + len(sentences)) / p_seconds:.0f}"
+            )
     recall = sum(hits.values()) / sum(totals.values())
-    print(f"bench:deid recall={recall:.3f} claims_altered={claims_share:.4f} sentences_altered={sentences_share:.4f} "
-          f"phrases_altered={phrases_share:.3f} texts_per_s={rate:.0f} presidio_claims_altered={presidio_claims}")
+    print(
+        f"bench:deid recall={recall:.3f} claims_altered={claims_share:.4f} sentences_altered={sentences_share:.4f} "
+        f"phrases_altered={phrases_share:.3f} texts_per_s={rate:.0f} presidio_claims_altered={presidio_claims}"
+    )
 
 
 if __name__ == "__main__":

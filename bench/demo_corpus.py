@@ -27,7 +27,9 @@ def main() -> None:
     with_evidence = [c for c in claims if c["evidence"]]
     rng = random.Random(SEED)
     picked = sorted(rng.sample(with_evidence, CLAIMS), key=lambda c: c["id"])
-    wanted = {int(d) for c in picked for d in c["evidence"]} | {int(d) for c in picked for d in c["cited_doc_ids"]}
+    wanted = {int(d) for c in picked for d in c["evidence"]} | {
+        int(d) for c in picked for d in c["cited_doc_ids"]
+    }
     corpus_lines = (data / "corpus.jsonl").read_text().splitlines()
     ids = [json.loads(line)["doc_id"] for line in corpus_lines]
     others = [d for d in ids if d not in wanted]

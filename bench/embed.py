@@ -75,7 +75,7 @@ def timed(encoder, texts: list[str], batch: int) -> tuple[float, float]:  # noqa
     """(texts/s, CPU ms per text) of embedding `texts` in calls of `batch` texts."""
     wall, cpu = time.perf_counter(), time.process_time()
     for start in range(0, len(texts), batch):
-        encoder.encode(texts[start:start + batch], batch)
+        encoder.encode(texts[start : start + batch], batch)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     return len(texts) / wall, 1000 * cpu / len(texts)
 
@@ -97,10 +97,15 @@ def dense_ndcg(data: Path, encoders: dict) -> dict[str, float]:  # noqa: ANN001
         matrix = encoder.encode(docs, 32)
         qvecs = encoder.encode(list(queries.values()), 32)
         ranked = (qvecs @ matrix.T).argsort(axis=1)[:, ::-1][:, :10]
-        scores[name] = statistics.fmean(ndcg_at([ids[j] for j in row], qrels[qid], 10)
-                                        for qid, row in zip(queries, ranked, strict=True))
-        print(f"  dense nDCG@10 {name:6} {scores[name]:.4f}  ({len(docs)} abstracts + {len(queries)} queries embedded in "
-              f"{time.perf_counter() - started:.0f} s)", flush=True)
+        scores[name] = statistics.fmean(
+            ndcg_at([ids[j] for j in row], qrels[qid], 10)
+            for qid, row in zip(queries, ranked, strict=True)
+        )
+        print(
+            f"  dense nDCG@10 {name:6} {scores[name]:.4f}  ({len(docs)} abstracts + {len(queries)} queries embedded in "
+            f"{time.perf_counter() - started:.0f} s)",
+            flush=True,
+        )
     return scores
 
 
@@ -134,8 +139,10 @@ def cross_encoders(data: Path, rounds: int, batches: list[int], threads: int) ->
         return
     torch.set_num_threads(threads)
     max_length = int(read_config(WEIGHTS)["pair"]["max_length"])
-    scorers = {"torch": CrossEncoder.load(WEIGHTS / "pair", max_length),
-               "onnx": OnnxCrossEncoder.load(WEIGHTS / "pair", max_length, threads=threads)}
+    scorers = {
+        "torch": CrossEncoder.load(WEIGHTS / "pair", max_length),
+        "onnx": OnnxCrossEncoder.load(WEIGHTS / "pair", max_length, threads=threads),
+    }
     pairs = scifact_pairs(data, 128)
     for scorer in scorers.values():
         scorer.logits(pairs[:8], 8)
@@ -145,37 +152,68 @@ def cross_encoders(data: Path, rounds: int, batches: list[int], threads: int) ->
             for name, scorer in scorers.items():
                 wall, cpu = time.perf_counter(), time.process_time()
                 for start in range(0, len(pairs), batch):
-                    scorer.logits(pairs[start:start + batch], batch)
+                    scorer.logits(pairs[start : start + batch], batch)
                 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-                runs.setdefault((name, batch), []).append((len(pairs) / wall, 1000 * cpu / len(pairs)))
+                runs.setdefault((name, batch), []).append(
+                    (len(pairs) / wall, 1000 * cpu / len(pairs))
+                )
     logits = {name: scorer.logits(pairs, 32) for name, scorer in scorers.items()}
-    probs = {name: np.exp(v - v.max(1, keepdims=True)) / np.exp(v - v.max(1, keepdims=True)).sum(1, keepdims=True) for name, v in logits.items()}
+    probs = {
+        name: np.exp(v - v.max(1, keepdims=True))
+        / np.exp(v - v.max(1, keepdims=True)).sum(1, keepdims=True)
+        for name, v in logits.items()
+    }
     gap = float(np.abs(probs["onnx"] - probs["torch"]).max())
-    print(f"\ncross-encoder (stance, shipped weights): {len(pairs)} SciFact pairs, max_length {max_length}, {threads} thread(s)")
-    medians = {k: (statistics.median(r for r, _ in v), statistics.median(c for _, c in v)) for k, v in runs.items()}
+    print(
+        f"\ncross-encoder (stance, shipped weights): {len(pairs)} SciFact pairs, max_length {max_length}, {threads} thread(s)"
+    )
+    medians = {
+        k: (statistics.median(r for r, _ in v), statistics.median(c for _, c in v))
+        for k, v in runs.items()
+    }
     for batch in batches:
         for name in scorers:
             rate, cpu = medians[(name, batch)]
-            print(f"{name:8} {batch:5} {rate:9.1f} pairs/s {cpu:8.2f} CPU ms/pair {rate / medians[('torch', batch)][0]:6.2f}x wall"
-                  f" {medians[('torch', batch)][1] / cpu:6.2f}x CPU")
+            print(
+                f"{name:8} {batch:5} {rate:9.1f} pairs/s {cpu:8.2f} CPU ms/pair {rate / medians[('torch', batch)][0]:6.2f}x wall"
+                f" {medians[('torch', batch)][1] / cpu:6.2f}x CPU"
+            )
     if 32 in batches:
         t, o = medians[("torch", 32)][0], medians[("onnx", 32)][0]
-        print(f"bench:embed:pairs torch_per_s={t:.1f} onnx_per_s={o:.1f} speedup={o / t:.2f} max_probability_gap={gap:.2e}")
+        print(
+            f"bench:embed:pairs torch_per_s={t:.1f} onnx_per_s={o:.1f} speedup={o / t:.2f} max_probability_gap={gap:.2e}"
+        )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--texts", type=int, default=512)
     parser.add_argument("--batches", default="1,8,32,128")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=1, help="Math threads of each runtime (a service runs 1).")
-    parser.add_argument("--int8", action="store_true", help="Also measure the int8-quantised ONNX graph.")
-    parser.add_argument("--ndcg", action="store_true", help="Also dense nDCG@10 of each runtime on the SciFact test queries.")
-    parser.add_argument("--pairs", action="store_true", help="Also the judgement cross-encoder's pairs/s, torch vs onnx.")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="Math threads of each runtime (a service runs 1)."
+    )
+    parser.add_argument(
+        "--int8", action="store_true", help="Also measure the int8-quantised ONNX graph."
+    )
+    parser.add_argument(
+        "--ndcg",
+        action="store_true",
+        help="Also dense nDCG@10 of each runtime on the SciFact test queries.",
+    )
+    parser.add_argument(
+        "--pairs",
+        action="store_true",
+        help="Also the judgement cross-encoder's pairs/s, torch vs onnx.",
+    )
     args = parser.parse_args()
     if not (args.data / "corpus.jsonl").exists():
-        sys.exit(f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark")
+        sys.exit(
+            f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark"
+        )
 
     from research_corpus.embedding import MODEL_NAME, OnnxEncoder, TorchEncoder, bundled_model_path
     from research_corpus.onnx_export import sentence_encoder_onnx
@@ -184,15 +222,20 @@ def main() -> None:
     started = time.perf_counter()
     graph = sentence_encoder_onnx(model_dir, MODEL_NAME)
     print(f"onnx export: {graph} ({time.perf_counter() - started:.1f} s; 0 when cached)")
-    encoders = {"torch": TorchEncoder(model_dir, args.threads), "onnx": OnnxEncoder(model_dir, args.threads, graph=graph)}
+    encoders = {
+        "torch": TorchEncoder(model_dir, args.threads),
+        "onnx": OnnxEncoder(model_dir, args.threads, graph=graph),
+    }
     if args.int8:
         encoders["int8"] = OnnxEncoder(model_dir, args.threads, graph=int8_graph(graph))
     texts = scifact_sentences(args.data, args.texts)
     batches = [int(b) for b in args.batches.split(",")]
     for encoder in encoders.values():
         encoder.encode(texts[:16], 8)  # warm-up: first-call allocations are not timed
-    print(f"{len(texts)} SciFact sentences, {args.threads} math thread(s) per runtime, {args.rounds} interleaved rounds, "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at start")
+    print(
+        f"{len(texts)} SciFact sentences, {args.threads} math thread(s) per runtime, {args.rounds} interleaved rounds, "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at start"
+    )
 
     runs: dict[tuple[str, int], list[tuple[float, float]]] = {}
     for _ in range(args.rounds):
@@ -200,19 +243,30 @@ def main() -> None:
             for name, encoder in encoders.items():
                 runs.setdefault((name, batch), []).append(timed(encoder, texts, batch))
     reference = encoders["torch"].encode(texts, 32)
-    gaps = {name: float((1 - (reference * encoder.encode(texts, 32)).sum(axis=1)).max()) for name, encoder in encoders.items() if name != "torch"}
+    gaps = {
+        name: float((1 - (reference * encoder.encode(texts, 32)).sum(axis=1)).max())
+        for name, encoder in encoders.items()
+        if name != "torch"
+    }
 
     header = f"{'runtime':8} {'batch':>5} {'texts/s':>9} {'CPU ms/text':>12} {'x torch (wall)':>15} {'x torch (CPU)':>14}"
     print(header + "\n" + "-" * len(header))
-    medians = {key: (statistics.median(r for r, _ in v), statistics.median(c for _, c in v)) for key, v in runs.items()}
+    medians = {
+        key: (statistics.median(r for r, _ in v), statistics.median(c for _, c in v))
+        for key, v in runs.items()
+    }
     for batch in batches:
         for name in encoders:
             rate, cpu = medians[(name, batch)]
             base_rate, base_cpu = medians[("torch", batch)]
-            print(f"{name:8} {batch:5} {rate:9.1f} {cpu:12.2f} {rate / base_rate:14.2f}x {base_cpu / cpu:13.2f}x")
+            print(
+                f"{name:8} {batch:5} {rate:9.1f} {cpu:12.2f} {rate / base_rate:14.2f}x {base_cpu / cpu:13.2f}x"
+            )
     for name, gap in gaps.items():
         print(f"max 1 - cosine vs torch, {name}: {gap:.2e}")
-    print(f"load average {os.getloadavg()[0]:.1f} at end (other processes share the cores: compare sides, not runs)")
+    print(
+        f"load average {os.getloadavg()[0]:.1f} at end (other processes share the cores: compare sides, not runs)"
+    )
 
     if args.ndcg:
         scores = dense_ndcg(args.data, encoders)
@@ -223,12 +277,18 @@ def main() -> None:
     if 32 in batches:
         torch_rate, onnx_rate = medians[("torch", 32)][0], medians[("onnx", 32)][0]
         speedup = onnx_rate / torch_rate
-        print(f"target: onnx >= {TARGET_SPEEDUP} x torch at batch 32 -> {'met' if speedup >= TARGET_SPEEDUP else 'MISSED'} "
-              f"({speedup:.2f} x wall, {medians[('torch', 32)][1] / medians[('onnx', 32)][1]:.2f} x CPU)")
+        print(
+            f"target: onnx >= {TARGET_SPEEDUP} x torch at batch 32 -> {'met' if speedup >= TARGET_SPEEDUP else 'MISSED'} "
+            f"({speedup:.2f} x wall, {medians[('torch', 32)][1] / medians[('onnx', 32)][1]:.2f} x CPU)"
+        )
         if "int8" in encoders:
             int8_rate = medians[("int8", 32)][0]
-            print(f"bench:embed:int8 int8_per_s={int8_rate:.1f} speedup={int8_rate / torch_rate:.2f} max_cosine_gap={gaps['int8']:.2e}")
-        print(f"bench:embed torch_per_s={torch_rate:.1f} onnx_per_s={onnx_rate:.1f} speedup={speedup:.2f} max_cosine_gap={gaps['onnx']:.2e}")
+            print(
+                f"bench:embed:int8 int8_per_s={int8_rate:.1f} speedup={int8_rate / torch_rate:.2f} max_cosine_gap={gaps['int8']:.2e}"
+            )
+        print(
+            f"bench:embed torch_per_s={torch_rate:.1f} onnx_per_s={onnx_rate:.1f} speedup={speedup:.2f} max_cosine_gap={gaps['onnx']:.2e}"
+        )
     if args.pairs:
         cross_encoders(args.data, args.rounds, [b for b in batches if b <= 32], args.threads)
 

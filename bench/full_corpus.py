@@ -50,7 +50,9 @@ async def _count(database_url: str) -> int:
     engine = create_engine(database_url)
     try:
         async with engine.connect() as connection:
-            return int((await connection.execute(text("SELECT count(*) FROM corpus_papers"))).scalar_one())
+            return int(
+                (await connection.execute(text("SELECT count(*) FROM corpus_papers"))).scalar_one()
+            )
     finally:
         await engine.dispose()
 
@@ -73,7 +75,10 @@ def ensure_ingested(database_url: str, data: Path = DATA) -> int:
     if held < want:
         started = time.perf_counter()
         report = asyncio.run(_ingest(database_url, data / "corpus.jsonl"))
-        print(f"corpus: ingested the full SciFact corpus in {time.perf_counter() - started:.0f} s ({report})", flush=True)
+        print(
+            f"corpus: ingested the full SciFact corpus in {time.perf_counter() - started:.0f} s ({report})",
+            flush=True,
+        )
         held = asyncio.run(_count(database_url))
     print(f"corpus: {held} SciFact abstracts (full corpus)", flush=True)
     return held

@@ -62,11 +62,18 @@ def embed_only(path: Path, chunk_words: int, embedder) -> tuple[int, int, float]
     groups = []  # one embed call per ingest batch, as ingest makes them: its chunks, then its new sentences
     seen: set[bytes] = set()
     for i in range(0, len(papers), BATCH_PAPERS):
-        batch = papers[i:i + BATCH_PAPERS]
-        sentences = {sentence_key(s.text): " ".join(s.text.split()) for p in batch for s in split_sentences(p.abstract)}
+        batch = papers[i : i + BATCH_PAPERS]
+        sentences = {
+            sentence_key(s.text): " ".join(s.text.split())
+            for p in batch
+            for s in split_sentences(p.abstract)
+        }
         fresh = [text for key, text in sentences.items() if key not in seen]
         seen.update(sentences)
-        groups.append([f"{p.title} {c.text}".strip() for p in batch for c in chunk_paper(p, chunk_words)] + fresh)
+        groups.append(
+            [f"{p.title} {c.text}".strip() for p in batch for c in chunk_paper(p, chunk_words)]
+            + fresh
+        )
     started = time.perf_counter()
     for texts in groups:
         embedder.embed(texts)
@@ -81,8 +88,14 @@ async def ingest(url: str, path: Path, chunk_words: int, embedder, progress: boo
     engine = create_engine(url)
     try:
         started = time.perf_counter()
-        report = await ingest_path(session_factory(engine), path, fmt="scifact", progress=progress,
-                                   embedder=embedder, chunk_words=chunk_words)
+        report = await ingest_path(
+            session_factory(engine),
+            path,
+            fmt="scifact",
+            progress=progress,
+            embedder=embedder,
+            chunk_words=chunk_words,
+        )
         return report, time.perf_counter() - started
     finally:
         await engine.dispose()
@@ -96,8 +109,12 @@ class StandInModel:
     """No inference: a seeded random unit vector per text (the writes' cost does not depend on the values)."""
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        rows = [np.random.default_rng(int.from_bytes(hashlib.sha256(t.encode()).digest()[:8], "little")).standard_normal(384)
-                for t in texts]
+        rows = [
+            np.random.default_rng(
+                int.from_bytes(hashlib.sha256(t.encode()).digest()[:8], "little")
+            ).standard_normal(384)
+            for t in texts
+        ]
         vectors = np.asarray(rows, dtype=np.float32).reshape(len(texts), 384)
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
@@ -105,10 +122,14 @@ class StandInModel:
 async def insert_rows(self, table_name: str, *, records, columns, **_):  # noqa: ANN001, ANN201
     """`copy_records_to_table` done as row INSERTs: one prepared statement, one execution per row."""
     placeholders = ", ".join(f"${i}" for i in range(1, len(columns) + 1))
-    await self.executemany(f"INSERT INTO {table_name} ({', '.join(columns)}) VALUES ({placeholders})", records)
+    await self.executemany(
+        f"INSERT INTO {table_name} ({', '.join(columns)}) VALUES ({placeholders})", records
+    )
 
 
-async def timed_writes(url: str, path: Path, chunk_words: int, transport: str) -> tuple[float, int, int]:
+async def timed_writes(
+    url: str, path: Path, chunk_words: int, transport: str
+) -> tuple[float, int, int]:
     """(seconds in write transactions, chunks, sentences) of ingesting `path` into an emptied corpus."""
     import asyncpg
     from research_platform.db import create_engine, session_factory
@@ -119,8 +140,12 @@ async def timed_writes(url: str, path: Path, chunk_words: int, transport: str) -
     engine = create_engine(url)
     sessions = session_factory(engine)
     async with sessions() as session, session.begin():
-        await session.execute(text("TRUNCATE corpus_chunks, corpus_papers, corpus_lexemes, corpus_stats, corpus_sentences "
-                                   "RESTART IDENTITY CASCADE"))
+        await session.execute(
+            text(
+                "TRUNCATE corpus_chunks, corpus_papers, corpus_lexemes, corpus_stats, corpus_sentences "
+                "RESTART IDENTITY CASCADE"
+            )
+        )
     spent = 0.0
     write_batch, copy = ingest_module._write_batch, asyncpg.Connection.copy_records_to_table
 
@@ -134,8 +159,14 @@ async def timed_writes(url: str, path: Path, chunk_words: int, transport: str) -
     if transport == "insert":
         asyncpg.Connection.copy_records_to_table = insert_rows
     try:
-        report = await ingest_module.ingest_path(sessions, path, fmt="scifact", progress=False, embedder=StandInModel(),
-                                                 chunk_words=chunk_words)
+        report = await ingest_module.ingest_path(
+            sessions,
+            path,
+            fmt="scifact",
+            progress=False,
+            embedder=StandInModel(),
+            chunk_words=chunk_words,
+        )
     finally:
         ingest_module._write_batch, asyncpg.Connection.copy_records_to_table = write_batch, copy
         await engine.dispose()
@@ -151,35 +182,63 @@ def compare_writes(source: Path, chunk_words: int, rounds: int) -> None:
         pg = EmbeddedPostgres(Path(tmp) / "pg").start()
         try:
             upgrade(pg.url)
-            asyncio.run(timed_writes(pg.url, source, chunk_words, "copy"))  # warm-up: caches, prepared statements
+            asyncio.run(
+                timed_writes(pg.url, source, chunk_words, "copy")
+            )  # warm-up: caches, prepared statements
             for _ in range(rounds):
                 for transport in seconds:
-                    spent, chunks, sentences = asyncio.run(timed_writes(pg.url, source, chunk_words, transport))
+                    spent, chunks, sentences = asyncio.run(
+                        timed_writes(pg.url, source, chunk_words, transport)
+                    )
                     seconds[transport].append(spent)
-                    print(f"{transport:6} writes: {spent:.2f} s ({chunks} chunks, {sentences} sentence vectors); {load()}",
-                          flush=True)
+                    print(
+                        f"{transport:6} writes: {spent:.2f} s ({chunks} chunks, {sentences} sentence vectors); {load()}",
+                        flush=True,
+                    )
         finally:
             pg.stop()
     papers = sum(1 for line in source.open() if line.strip())
     copy_s, insert_s = statistics.median(seconds["copy"]), statistics.median(seconds["insert"])
-    print(f"median of {rounds}: COPY {copy_s:.2f} s, row INSERTs {insert_s:.2f} s -> "
-          f"{'COPY' if copy_s <= insert_s else 'INSERT'} is faster ({insert_s / copy_s:.2f} x)")
-    print(f"bench:ingest:writes papers={papers} copy_s={copy_s:.2f} insert_s={insert_s:.2f} insert_over_copy={insert_s / copy_s:.2f}")
+    print(
+        f"median of {rounds}: COPY {copy_s:.2f} s, row INSERTs {insert_s:.2f} s -> "
+        f"{'COPY' if copy_s <= insert_s else 'INSERT'} is faster ({insert_s / copy_s:.2f} x)"
+    )
+    print(
+        f"bench:ingest:writes papers={papers} copy_s={copy_s:.2f} insert_s={insert_s:.2f} insert_over_copy={insert_s / copy_s:.2f}"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--limit", type=int, help="Only the first N abstracts (a quick look, not the benchmark).")
+    parser.add_argument(
+        "--limit", type=int, help="Only the first N abstracts (a quick look, not the benchmark)."
+    )
     parser.add_argument("--progress", action="store_true")
-    parser.add_argument("--embed-only-onnx", action="store_true", help="Also time the configured runtime's embed-only pass.")
-    parser.add_argument("--data-dir", type=Path, help="Keep the loaded database in this new folder (for bench:retrieval --data-dir).")
-    parser.add_argument("--compare-writes", action="store_true", help="Time the writes alone: COPY vs row INSERTs.")
-    parser.add_argument("--rounds", type=int, default=3, help="Interleaved rounds of --compare-writes.")
+    parser.add_argument(
+        "--embed-only-onnx",
+        action="store_true",
+        help="Also time the configured runtime's embed-only pass.",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="Keep the loaded database in this new folder (for bench:retrieval --data-dir).",
+    )
+    parser.add_argument(
+        "--compare-writes", action="store_true", help="Time the writes alone: COPY vs row INSERTs."
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="Interleaved rounds of --compare-writes."
+    )
     args = parser.parse_args()
     source = args.data / "corpus.jsonl"
     if not source.exists():
-        sys.exit(f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark")
+        sys.exit(
+            f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark"
+        )
     if args.data_dir and args.data_dir.exists() and any(args.data_dir.iterdir()):
         sys.exit(f"{args.data_dir} is not empty: the ingest is timed into a fresh database")
     if args.compare_writes:
@@ -198,13 +257,23 @@ def main() -> None:
     from research_platform.settings import get_settings
 
     from research_corpus.embedding import Embedder
+
     settings = get_settings().corpus
     # Plain models, no process embedder: its vector cache would hand the ingest the vectors the
     # embed-only pass just computed.
-    torch_embedder = Embedder(settings.model_path, batch_size=settings.embed_batch_size, backend="torch",
-                              threads=settings.embed_threads)
-    embedder = Embedder(settings.model_path, batch_size=settings.embed_batch_size, backend=settings.embed_backend,
-                        threads=settings.embed_threads, cache_dir=settings.onnx_cache_dir)
+    torch_embedder = Embedder(
+        settings.model_path,
+        batch_size=settings.embed_batch_size,
+        backend="torch",
+        threads=settings.embed_threads,
+    )
+    embedder = Embedder(
+        settings.model_path,
+        batch_size=settings.embed_batch_size,
+        backend=settings.embed_backend,
+        threads=settings.embed_threads,
+        cache_dir=settings.onnx_cache_dir,
+    )
     with tempfile.TemporaryDirectory(prefix="re-bench-ingest-") as tmp:
         if args.limit:
             source = Path(tmp) / "corpus.jsonl"
@@ -214,24 +283,38 @@ def main() -> None:
             model.embed(["warm-up", "the model is loaded before anything is timed"])
         print(f"start: {load()} on {os.cpu_count()} cores", flush=True)
         papers, chunks, embed_s = embed_only(source, settings.chunk_words, torch_embedder)
-        print(f"torch embed-only: {papers} papers, {chunks} texts (chunks + distinct sentences) in {embed_s:.1f} s"
-              f" ({papers / embed_s:.1f} papers/s, {chunks / embed_s:.1f} texts/s); {load()}", flush=True)
+        print(
+            f"torch embed-only: {papers} papers, {chunks} texts (chunks + distinct sentences) in {embed_s:.1f} s"
+            f" ({papers / embed_s:.1f} papers/s, {chunks / embed_s:.1f} texts/s); {load()}",
+            flush=True,
+        )
         if args.embed_only_onnx:
             _, _, own_s = embed_only(source, settings.chunk_words, embedder)
-            print(f"{embedder.backend} embed-only: same texts in {own_s:.1f} s ({papers / own_s:.1f} papers/s,"
-                  f" {chunks / own_s:.1f} texts/s; {embed_s / own_s:.2f} x torch); {load()}", flush=True)
+            print(
+                f"{embedder.backend} embed-only: same texts in {own_s:.1f} s ({papers / own_s:.1f} papers/s,"
+                f" {chunks / own_s:.1f} texts/s; {embed_s / own_s:.2f} x torch); {load()}",
+                flush=True,
+            )
         pg = EmbeddedPostgres(args.data_dir or Path(tmp) / "pg").start()
         try:
             upgrade(pg.url)
-            report, ingest_s = asyncio.run(ingest(pg.url, source, settings.chunk_words, embedder, args.progress))
+            report, ingest_s = asyncio.run(
+                ingest(pg.url, source, settings.chunk_words, embedder, args.progress)
+            )
         finally:
             pg.stop()
-    print(f"ingest ({embedder.backend}): {report.added} added, {report.chunks} chunks, {report.sentences} sentences, "
-          f"{len(report.errors)} errors in {ingest_s:.1f} s ({report.added / ingest_s:.1f} papers/s)")
+    print(
+        f"ingest ({embedder.backend}): {report.added} added, {report.chunks} chunks, {report.sentences} sentences, "
+        f"{len(report.errors)} errors in {ingest_s:.1f} s ({report.added / ingest_s:.1f} papers/s)"
+    )
     ratio = ingest_s / embed_s
-    print(f"target: ingest <= 0.5 x torch embed-only -> {'met' if ratio <= 0.5 else 'MISSED'} ({ratio:.2f} x); "
-          f"{load()} on {os.cpu_count()} cores at the end")
-    print(f"bench:ingest papers={report.added} seconds={ingest_s:.1f} torch_embed_only_seconds={embed_s:.1f} ratio={ratio:.2f}")
+    print(
+        f"target: ingest <= 0.5 x torch embed-only -> {'met' if ratio <= 0.5 else 'MISSED'} ({ratio:.2f} x); "
+        f"{load()} on {os.cpu_count()} cores at the end"
+    )
+    print(
+        f"bench:ingest papers={report.added} seconds={ingest_s:.1f} torch_embed_only_seconds={embed_s:.1f} ratio={ratio:.2f}"
+    )
 
 
 if __name__ == "__main__":

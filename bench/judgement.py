@@ -29,7 +29,9 @@ BATCHES = (1, 8, 32)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--pairs", type=int, default=128)
     args = parser.parse_args()
@@ -39,8 +41,17 @@ def main() -> None:
         torch.set_num_threads(int(os.environ["JUDGEMENT_THREADS"]))
     claims = load_claims(args.data / "claims_train.jsonl")
     corpus = load_corpus(args.data / "corpus.jsonl")
-    pair = [(c.claim, passage_text(s, corpus[d].title)) for c in claims for d in c.cited_doc_ids for s in corpus[d].sentences][: args.pairs]
-    rel = [(c.claim, abstract_text(corpus[d].title, corpus[d].sentences)) for c in claims for d in c.cited_doc_ids][: args.pairs]
+    pair = [
+        (c.claim, passage_text(s, corpus[d].title))
+        for c in claims
+        for d in c.cited_doc_ids
+        for s in corpus[d].sentences
+    ][: args.pairs]
+    rel = [
+        (c.claim, abstract_text(corpus[d].title, corpus[d].sentences))
+        for c in claims
+        for d in c.cited_doc_ids
+    ][: args.pairs]
     judge = get_judge()
     results = {}
     for name, pairs in (("pair", pair), ("relevance", rel)):
@@ -51,12 +62,24 @@ def main() -> None:
             model.logits(pairs, b)
             seconds = time.perf_counter() - started
             results[(name, b)] = (len(pairs) / seconds, 1e3 * seconds / (len(pairs) / b))
-            print(f"{name:10} batch {b:3}: {results[(name, b)][0]:7.1f} pairs/s, {results[(name, b)][1]:8.1f} ms per batch", flush=True)
+            print(
+                f"{name:10} batch {b:3}: {results[(name, b)][0]:7.1f} pairs/s, {results[(name, b)][1]:8.1f} ms per batch",
+                flush=True,
+            )
     load = os.getloadavg()[0]
-    print(f"threads {torch.get_num_threads()}, load average {load:.1f} on {os.cpu_count()} cores; evidence and stance are "
-          "one forward pass of the pair model (the figures for `pair` hold for both)")
-    print("bench:judgement " + " ".join(f"{name}_b{b}={results[(name, b)][0]:.1f}" for name in ("pair", "relevance") for b in BATCHES)
-          + f" unit=pairs_per_s load={load:.1f}")
+    print(
+        f"threads {torch.get_num_threads()}, load average {load:.1f} on {os.cpu_count()} cores; evidence and stance are "
+        "one forward pass of the pair model (the figures for `pair` hold for both)"
+    )
+    print(
+        "bench:judgement "
+        + " ".join(
+            f"{name}_b{b}={results[(name, b)][0]:.1f}"
+            for name in ("pair", "relevance")
+            for b in BATCHES
+        )
+        + f" unit=pairs_per_s load={load:.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -117,7 +117,9 @@ async def seed(database_url: str, claims: int, sources: int) -> float:
         for lo in range(0, claims, chunk):
             hi = min(claims, lo + chunk) - 1
             async with engine.begin() as conn:
-                await conn.execute(SEED_CLAIMS, {"lo": lo, "hi": hi, "sources": sources, "claims": claims})
+                await conn.execute(
+                    SEED_CLAIMS, {"lo": lo, "hi": hi, "sources": sources, "claims": claims}
+                )
             print(f"  seeded {hi + 1:>9,} claims", flush=True)
         async with engine.connect() as conn:
             await conn.execute(text("COMMIT"))
@@ -139,7 +141,12 @@ async def validate_all(database_url: str, batch_size: int) -> tuple[float, int, 
     after = START
     try:
         async with sessions() as session:
-            before = int(await session.scalar(text("SELECT count(*) FROM findings WHERE agent = 'librarian'")) or 0)
+            before = int(
+                await session.scalar(
+                    text("SELECT count(*) FROM findings WHERE agent = 'librarian'")
+                )
+                or 0
+            )
         started = time.perf_counter()
         async with librarian.walker() as walk:  # what a run does: one connection for the walk
             while True:
@@ -149,18 +156,27 @@ async def validate_all(database_url: str, batch_size: int) -> tuple[float, int, 
                     break
         elapsed = time.perf_counter() - started
         async with sessions() as session:
-            after_count = int(await session.scalar(text("SELECT count(*) FROM findings WHERE agent = 'librarian'")) or 0)
+            after_count = int(
+                await session.scalar(
+                    text("SELECT count(*) FROM findings WHERE agent = 'librarian'")
+                )
+                or 0
+            )
     finally:
         await engine.dispose()
     return elapsed, seen_total, after_count - before
 
 
-async def bench(database_url: str, claims: int, sources: int, batch_size: int, steady_sizes: list[int]) -> None:
+async def bench(
+    database_url: str, claims: int, sources: int, batch_size: int, steady_sizes: list[int]
+) -> None:
     print(f"seeding {claims:,} active claims over {sources:,} sources…", flush=True)
     seeded = await seed(database_url, claims, sources)
     print(f"seeded in {seeded:.1f}s", flush=True)
     raw_s, raw_rows = await raw_sql(database_url)
-    print(f"raw set-based statement: {raw_s:.1f}s ({raw_rows:,} claims needing a finding)", flush=True)
+    print(
+        f"raw set-based statement: {raw_s:.1f}s ({raw_rows:,} claims needing a finding)", flush=True
+    )
     first, seen, recorded = await validate_all(database_url, batch_size)
     print(f"pass 1 done in {first:.1f}s", flush=True)
     steady = []
@@ -169,24 +185,41 @@ async def bench(database_url: str, claims: int, sources: int, batch_size: int, s
         steady.append((size, elapsed, seen_again, again))
         print(f"steady pass at batch {size} done in {elapsed:.1f}s", flush=True)
     print()
-    print(f"librarian validation of {claims:,} active claims (2 supports each; target ≤ {TARGET_S:.0f}s,"
-          f" and ≤ 2 × the raw statement's {raw_s:.1f}s)")
-    print(f"  pass 1, batch {batch_size:>6}, records findings: {first:7.1f}s  {seen / first:10,.0f} claims/s"
-          f"  findings {recorded:,}  → {first / raw_s:.2f} × raw  {'PASS' if first <= TARGET_S else 'MISS'}")
+    print(
+        f"librarian validation of {claims:,} active claims (2 supports each; target ≤ {TARGET_S:.0f}s,"
+        f" and ≤ 2 × the raw statement's {raw_s:.1f}s)"
+    )
+    print(
+        f"  pass 1, batch {batch_size:>6}, records findings: {first:7.1f}s  {seen / first:10,.0f} claims/s"
+        f"  findings {recorded:,}  → {first / raw_s:.2f} × raw  {'PASS' if first <= TARGET_S else 'MISS'}"
+    )
     for size, elapsed, seen_again, again in steady:
-        print(f"  steady pass, batch {size:>6}:          {elapsed:7.1f}s  {seen_again / elapsed:10,.0f} claims/s"
-              f"  findings {again:,}  → {elapsed / raw_s:.2f} × raw  {'PASS' if elapsed <= TARGET_S else 'MISS'}")
+        print(
+            f"  steady pass, batch {size:>6}:          {elapsed:7.1f}s  {seen_again / elapsed:10,.0f} claims/s"
+            f"  findings {again:,}  → {elapsed / raw_s:.2f} × raw  {'PASS' if elapsed <= TARGET_S else 'MISS'}"
+        )
     slowest = max([first, *(elapsed for _, elapsed, _, _ in steady)])
-    print(f"bench:librarian raw_sql_s={raw_s:.2f} librarian_s={slowest:.2f} ratio={slowest / raw_s:.2f}")
+    print(
+        f"bench:librarian raw_sql_s={raw_s:.2f} librarian_s={slowest:.2f} ratio={slowest / raw_s:.2f}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--claims", type=int, default=1_000_000)
     parser.add_argument("--sources", type=int, default=100_000)
-    parser.add_argument("--batch-size", type=int, default=100, help="Batch size of the first pass (service default 100).")
-    parser.add_argument("--steady", default="100,1000,10000", help="Batch sizes of the steady-state passes.")
-    parser.add_argument("--database-url", help="An existing, empty database (default: embedded, temporary).")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=100,
+        help="Batch size of the first pass (service default 100).",
+    )
+    parser.add_argument(
+        "--steady", default="100,1000,10000", help="Batch sizes of the steady-state passes."
+    )
+    parser.add_argument(
+        "--database-url", help="An existing, empty database (default: embedded, temporary)."
+    )
     args = parser.parse_args()
     steady = [int(size) for size in args.steady.split(",") if size.strip()]
     if args.database_url:

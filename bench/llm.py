@@ -38,7 +38,13 @@ from research_contracts import SourceHit, Support  # noqa: E402
 from research_contracts.sourcelists import DetailLevel  # noqa: E402
 from research_contracts.verifications import RequestVerification  # noqa: E402
 from research_critic.reshape import conform as critic_conform  # noqa: E402
-from research_llm import ClaimForReview, EvidenceDoc, NoProviderAnswered, build_chain, ground_supports  # noqa: E402
+from research_llm import (
+    ClaimForReview,
+    EvidenceDoc,
+    NoProviderAnswered,
+    build_chain,
+    ground_supports,
+)  # noqa: E402
 from research_llm.prompts import Guard, Prompt  # noqa: E402
 from research_llm.usage import collect  # noqa: E402
 from research_platform.settings import LLMSettings  # noqa: E402
@@ -95,7 +101,9 @@ def load(n: int) -> tuple[list[dict], dict[int, dict]]:
 
 
 def evidence(doc: dict) -> EvidenceDoc:
-    return EvidenceDoc(source_id=f"corpus:{doc['doc_id']}", title=doc["title"], text=" ".join(doc["abstract"]))
+    return EvidenceDoc(
+        source_id=f"corpus:{doc['doc_id']}", title=doc["title"], text=" ".join(doc["abstract"])
+    )
 
 
 def papers_prompt(system: str, head: Callable[[Guard], list[str]], papers: list[dict]) -> Prompt:
@@ -104,7 +112,10 @@ def papers_prompt(system: str, head: Callable[[Guard], list[str]], papers: list[
     guard = Guard()
     parts = head(guard)
     for d in papers:
-        parts += ["paper_id: " + json.dumps(f"corpus:{d['doc_id']}"), guard(f"Title: {d['title']}\n{' '.join(d['abstract'])[:2500]}")]
+        parts += [
+            "paper_id: " + json.dumps(f"corpus:{d['doc_id']}"),
+            guard(f"Title: {d['title']}\n{' '.join(d['abstract'])[:2500]}"),
+        ]
     return Prompt(system=system, user="\n".join(parts), table=guard.table)
 
 
@@ -140,7 +151,9 @@ async def ask(tally: Tally, chain, prompt: Prompt, schema, name: str):  # type: 
 async def bench_researcher(chain, claims, docs, n) -> Tally:  # type: ignore[no-untyped-def]
     t = Tally()
     for claim in claims[:n]:
-        ev = [evidence(docs[int(d)]) for d in claim["evidence"]] + [evidence(docs[i]) for i in list(docs)[:2]]
+        ev = [evidence(docs[int(d)]) for d in claim["evidence"]] + [
+            evidence(docs[i]) for i in list(docs)[:2]
+        ]
         out = await timed(t, chain.draft_claim(claim["claim"], None, ev))
         grounded_failure = any(f.reason.startswith("no usable citation") for f in out.failures)
         if out.provider == "openai":
@@ -156,13 +169,23 @@ async def bench_researcher(chain, claims, docs, n) -> Tally:  # type: ignore[no-
 
 async def bench_critic(chain, claims, docs, n) -> Tally:  # type: ignore[no-untyped-def]
     t = Tally()
-    for claim in claims[n: 2 * n]:
+    for claim in claims[n : 2 * n]:
         doc = docs[int(next(iter(claim["evidence"])))]
         src = f"corpus:{doc['doc_id']}"
-        active = ClaimForReview(claim_id=uuid.uuid4(), entity="subject", statement=doc["abstract"][0], confidence=0.5,
-                                supports=[Support(source_id=src, quote=doc["abstract"][0])])
-        candidate = ClaimForReview(claim_id=uuid.uuid4(), entity="subject", statement=claim["claim"], confidence=0.6,
-                                   supports=[Support(source_id=src, quote=doc["abstract"][-1])])
+        active = ClaimForReview(
+            claim_id=uuid.uuid4(),
+            entity="subject",
+            statement=doc["abstract"][0],
+            confidence=0.5,
+            supports=[Support(source_id=src, quote=doc["abstract"][0])],
+        )
+        candidate = ClaimForReview(
+            claim_id=uuid.uuid4(),
+            entity="subject",
+            statement=claim["claim"],
+            confidence=0.6,
+            supports=[Support(source_id=src, quote=doc["abstract"][-1])],
+        )
         out = await timed(t, chain.judge_claim(candidate, [active], [evidence(doc)]))
         if out.provider == "openai":
             t.valid += 1
@@ -179,12 +202,20 @@ async def bench_correlator(chain, claims, docs, n) -> Tally:  # type: ignore[no-
 
     t = Tally()
     for k in range(n):
-        group = claims[2 * n + k: 2 * n + k + 3]
+        group = claims[2 * n + k : 2 * n + k + 3]
         statements = [c["claim"] for c in group] or ["Statins lower LDL cholesterol."]
-        candidates = [{"kind": "shared_citation_cluster", "score": 0.6, "evidence": {"sources": ["corpus:1"]}},
-                      {"kind": "co_occurrence", "score": 0.4, "evidence": {"entities": ["insulin"]}}]
+        candidates = [
+            {
+                "kind": "shared_citation_cluster",
+                "score": 0.6,
+                "evidence": {"sources": ["corpus:1"]},
+            },
+            {"kind": "co_occurrence", "score": 0.4, "evidence": {"entities": ["insulin"]}},
+        ]
         try:
-            await timed(t, confirm(chain, "the cluster's entity", statements, candidates, timeout_s=300))
+            await timed(
+                t, confirm(chain, "the cluster's entity", statements, candidates, timeout_s=300)
+            )
             t.valid += 1
             t.usable += 1
         except NoProviderAnswered:
@@ -200,15 +231,23 @@ async def bench_verifier(chain, claims, docs, n) -> Tally:  # type: ignore[no-un
     for claim in claims[:n]:
         job = verification_job(RequestVerification(claim=claim["claim"]))
         papers = [docs[int(d)] for d in claim["evidence"]] + [docs[i] for i in list(docs)[3:5]]
-        prompt = papers_prompt(SYSTEM, lambda guard: ["Statement:", guard(job.statements[0].text), "Passages:"], papers)
+        prompt = papers_prompt(
+            SYSTEM, lambda guard: ["Statement:", guard(job.statements[0].text), "Passages:"], papers
+        )
         answer = await ask(t, chain, prompt, LabelsAnswer, "verification_labels")
         if answer is None:
             continue
         texts = abstracts(papers)
-        kept = [x for x in answer.labels
-                if x.label.upper() in {"SUPPORTS", "CONTRADICTS", "QUALIFIES", "UNRELATED"}
-                and x.paper_id in texts and found_verbatim(prompt.restore(x.sentence), texts[x.paper_id])]
-        t.checked(len(kept), len(answer.labels))  # nothing kept: the offline classifier's labels stand
+        kept = [
+            x
+            for x in answer.labels
+            if x.label.upper() in {"SUPPORTS", "CONTRADICTS", "QUALIFIES", "UNRELATED"}
+            and x.paper_id in texts
+            and found_verbatim(prompt.restore(x.sentence), texts[x.paper_id])
+        ]
+        t.checked(
+            len(kept), len(answer.labels)
+        )  # nothing kept: the offline classifier's labels stand
     return t
 
 
@@ -219,20 +258,40 @@ async def bench_scout(chain, claims, docs, n) -> Tally:  # type: ignore[no-untyp
     t = Tally()
     for claim in claims[:n]:
         doc = docs[int(next(iter(claim["evidence"])))]
-        hit = SourceHit(source="pubmed", source_id=f"pmid:{doc['doc_id']}", title=doc["title"],
-                        abstract=" ".join(doc["abstract"]), year=2020, date=date(2020, 1, 1))
+        hit = SourceHit(
+            source="pubmed",
+            source_id=f"pmid:{doc['doc_id']}",
+            title=doc["title"],
+            abstract=" ".join(doc["abstract"]),
+            year=2020,
+            date=date(2020, 1, 1),
+        )
         item = prepare.candidate(hit)
         keywords = [w for w in claim["claim"].lower().split() if len(w) > 4][:5]
-        judged = await timed(t, scout_llm.judge(chain, item, claim["claim"], keywords, timeout_s=300))
+        judged = await timed(
+            t, scout_llm.judge(chain, item, claim["claim"], keywords, timeout_s=300)
+        )
         remote = judged.model == MODEL_NAME
         t.valid += remote
         t.usable += remote
         t.fallback += not remote
-        detail = await timed(t, scout_llm.detail(chain, item, DetailLevel.facts_list, claim["claim"], keywords,
-                                                 academic=True, timeout_s=300))
+        detail = await timed(
+            t,
+            scout_llm.detail(
+                chain,
+                item,
+                DetailLevel.facts_list,
+                claim["claim"],
+                keywords,
+                academic=True,
+                timeout_s=300,
+            ),
+        )
         remote = detail.model == MODEL_NAME
         t.valid += remote
-        offline = scout_llm.offline_detail.detail(item, DetailLevel.facts_list, keywords, academic=True)
+        offline = scout_llm.offline_detail.detail(
+            item, DetailLevel.facts_list, keywords, academic=True
+        )
         used_facts = remote and [f.quote for f in detail.facts] != [f.quote for f in offline.facts]
         t.usable += bool(remote)
         t.dropped += bool(remote and not used_facts)
@@ -246,14 +305,27 @@ async def bench_reviewer(chain, claims, docs, n) -> Tally:  # type: ignore[no-un
     t = Tally()
     for claim in claims[:n]:
         papers = [docs[int(d)] for d in claim["evidence"]] + [docs[i] for i in list(docs)[5:7]]
-        prompt = papers_prompt(SYSTEM, lambda guard: ["Topic:", guard(claim["claim"]), "Sub-questions:",
-                                                      f"Q1: {guard(claim['claim'])}", "Evidence papers:"], papers)
+        prompt = papers_prompt(
+            SYSTEM,
+            lambda guard: [
+                "Topic:",
+                guard(claim["claim"]),
+                "Sub-questions:",
+                f"Q1: {guard(claim['claim'])}",
+                "Evidence papers:",
+            ],
+            papers,
+        )
         answer = await ask(t, chain, prompt, SynthesisAnswer, "review_findings")
         if answer is None:
             continue
         texts = abstracts(papers)
         quotes = [(q.paper_id, prompt.restore(q.text)) for f in answer.findings for q in f.quotes]
-        good = [q for q in quotes if q[0] in texts and q[1].strip() and found_verbatim(q[1], texts[q[0]])]
+        good = [
+            q
+            for q in quotes
+            if q[0] in texts and q[1].strip() and found_verbatim(q[1], texts[q[0]])
+        ]
         t.checked(len(good), len(quotes))  # no usable finding: the offline author's findings stand
     return t
 
@@ -267,28 +339,55 @@ async def main() -> None:
     server = LlamaServer(context=args.context, threads=1)
     started = time.perf_counter()
     server.start()
-    print(f"llama-server ready in {server.startup_s:.1f}s ({server.base_url}, -c {args.context} -t 1)")
+    print(
+        f"llama-server ready in {server.startup_s:.1f}s ({server.base_url}, -c {args.context} -t 1)"
+    )
     try:
-        chain = build_chain(LLMSettings(provider="openai", openai_api_key=SecretStr(""), openai_base_url=server.base_url,
-                                        openai_model=MODEL_NAME, timeout_s=300, concurrency=1),
-                            encoder=None)
+        chain = build_chain(
+            LLMSettings(
+                provider="openai",
+                openai_api_key=SecretStr(""),
+                openai_base_url=server.base_url,
+                openai_model=MODEL_NAME,
+                timeout_s=300,
+                concurrency=1,
+            ),
+            encoder=None,
+        )
         total = Tally()
-        print(f"{'engine':<11} {'calls':>5} {'valid':>6} {'usable':>7} {'dropped':>8} {'fallback':>9} {'p50_s':>6} {'p95_s':>6} {'tok_in':>7} {'tok_out':>7}")
-        for name, run in (("researcher", bench_researcher), ("critic", bench_critic), ("correlator", bench_correlator),
-                          ("verifier", bench_verifier), ("scout", bench_scout), ("reviewer", bench_reviewer)):
+        print(
+            f"{'engine':<11} {'calls':>5} {'valid':>6} {'usable':>7} {'dropped':>8} {'fallback':>9} {'p50_s':>6} {'p95_s':>6} {'tok_in':>7} {'tok_out':>7}"
+        )
+        for name, run in (
+            ("researcher", bench_researcher),
+            ("critic", bench_critic),
+            ("correlator", bench_correlator),
+            ("verifier", bench_verifier),
+            ("scout", bench_scout),
+            ("reviewer", bench_reviewer),
+        ):
             tally = await run(chain, claims, docs, args.n)
             total.add(tally)
-            print(f"{name:<11} {tally.calls:>5} {tally.share(tally.valid):>6.2f} {tally.share(tally.usable):>7.2f} "
-                  f"{tally.share(tally.dropped):>8.2f} {tally.share(tally.fallback):>9.2f} {tally.p(0.5):>6.1f} "
-                  f"{tally.p(0.95):>6.1f} {tally.tokens_in:>7} {tally.tokens_out:>7}", flush=True)
+            print(
+                f"{name:<11} {tally.calls:>5} {tally.share(tally.valid):>6.2f} {tally.share(tally.usable):>7.2f} "
+                f"{tally.share(tally.dropped):>8.2f} {tally.share(tally.fallback):>9.2f} {tally.p(0.5):>6.1f} "
+                f"{tally.p(0.95):>6.1f} {tally.tokens_in:>7} {tally.tokens_out:>7}",
+                flush=True,
+            )
         rate = total.tokens_out / sum(total.seconds) if total.seconds else 0.0
-        print(f"total: {total.calls} calls in {time.perf_counter() - started:.0f}s, tokens in/out {total.tokens_in}/"
-              f"{total.tokens_out} ({rate:.1f} output tokens per second of call), evidence trimmed "
-              f"{chain.providers[0].trimmed_chars} chars")  # type: ignore[attr-defined]
-        print("anchor: llama-server answers /v1/models in < 2 s and generates 40-80 tokens/s with -t 1 on an idle "
-              "machine (issue 26); the offline engines need no model (fallback=1.00 is their floor)")
-        print(f"bench:llm model={MODEL_NAME}-Q4_1 schema_valid={total.share(total.valid):.2f} "
-              f"usable={total.share(total.usable):.2f} fallback={total.share(total.fallback):.2f} p95_s={total.p(0.95):.1f}")
+        print(
+            f"total: {total.calls} calls in {time.perf_counter() - started:.0f}s, tokens in/out {total.tokens_in}/"
+            f"{total.tokens_out} ({rate:.1f} output tokens per second of call), evidence trimmed "
+            f"{chain.providers[0].trimmed_chars} chars"
+        )  # type: ignore[attr-defined]
+        print(
+            "anchor: llama-server answers /v1/models in < 2 s and generates 40-80 tokens/s with -t 1 on an idle "
+            "machine (issue 26); the offline engines need no model (fallback=1.00 is their floor)"
+        )
+        print(
+            f"bench:llm model={MODEL_NAME}-Q4_1 schema_valid={total.share(total.valid):.2f} "
+            f"usable={total.share(total.usable):.2f} fallback={total.share(total.fallback):.2f} p95_s={total.p(0.95):.1f}"
+        )
     finally:
         server.stop()
 

@@ -40,10 +40,18 @@ from research_platform.embedded import free_port  # noqa: E402
 from research_platform.models import CriticVerdictRow, MemoryClaim  # noqa: E402
 
 API = "/api/research/v1"
-ANCHORS = ("a direct HTTP read of one claim on this machine is the baseline each overhead is measured against "
-           "(printed above as direct p50)",)
-TOPICS = ["vitamin D and fractures", "aspirin and myocardial infarction", "statins and LDL cholesterol",
-          "exercise in heart failure", "zinc and the common cold", "metformin and longevity"]
+ANCHORS = (
+    "a direct HTTP read of one claim on this machine is the baseline each overhead is measured against "
+    "(printed above as direct p50)",
+)
+TOPICS = [
+    "vitamin D and fractures",
+    "aspirin and myocardial infarction",
+    "statins and LDL cholesterol",
+    "exercise in heart failure",
+    "zinc and the common cold",
+    "metformin and longevity",
+]
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -61,24 +69,47 @@ async def seed(database_url: str, count: int) -> list[uuid.UUID]:
                 topic = TOPICS[i % len(TOPICS)]
                 claim_id = uuid.uuid4()
                 ids.append(claim_id)
-                session.add(MemoryClaim(
-                    id=claim_id, entity=topic.split()[0], question=f"What is known about {topic}? ({i})",
-                    statement=f"Trials of {topic} report a modest effect in cohort {i}.", status="active",
-                    confidence=0.8, supports=[{"source_id": f"corpus:{i}-{j}", "title": f"Paper {i}-{j}",
-                                               "quote": f"The {topic} effect was modest in cohort {i}.",
-                                               "locator": "abstract"} for j in range(2)],
-                    model="offline"))
+                session.add(
+                    MemoryClaim(
+                        id=claim_id,
+                        entity=topic.split()[0],
+                        question=f"What is known about {topic}? ({i})",
+                        statement=f"Trials of {topic} report a modest effect in cohort {i}.",
+                        status="active",
+                        confidence=0.8,
+                        supports=[
+                            {
+                                "source_id": f"corpus:{i}-{j}",
+                                "title": f"Paper {i}-{j}",
+                                "quote": f"The {topic} effect was modest in cohort {i}.",
+                                "locator": "abstract",
+                            }
+                            for j in range(2)
+                        ],
+                        model="offline",
+                    )
+                )
                 await session.flush()
-                session.add(CriticVerdictRow(claim_id=claim_id, verdict="promote", score=0.8, reasoning="quotes hold",
-                                             model="offline"))
+                session.add(
+                    CriticVerdictRow(
+                        claim_id=claim_id,
+                        verdict="promote",
+                        score=0.8,
+                        reasoning="quotes hold",
+                        model="offline",
+                    )
+                )
     finally:
         await engine.dispose()
     return ids
 
 
 async def direct_get_claim(http: httpx.AsyncClient, claim_id: uuid.UUID) -> None:
-    for path, params in ((f"/claims/{claim_id}", None), ("/audit", {"claim_id": str(claim_id), "limit": 100}),
-                         ("/findings", {"limit": 500})):
+    for path, params in (
+        (f"/claims/{claim_id}", None),
+        ("/audit", {"claim_id": str(claim_id), "limit": 100}),
+        ("/findings", {"limit": 500}),
+    ):
         reply = await http.get(API + path, params=params)
         reply.raise_for_status()
         reply.json()
@@ -91,8 +122,13 @@ async def direct_search(http: httpx.AsyncClient, words: str) -> None:
     assert found
 
 
-async def measure(client: Client, http: httpx.AsyncClient, claims: list[uuid.UUID], calls: int) -> dict[str, dict[str, list[float]]]:
-    out: dict[str, dict[str, list[float]]] = {"get_claim": {"mcp": [], "direct": []}, "search_ledger": {"mcp": [], "direct": []}}
+async def measure(
+    client: Client, http: httpx.AsyncClient, claims: list[uuid.UUID], calls: int
+) -> dict[str, dict[str, list[float]]]:
+    out: dict[str, dict[str, list[float]]] = {
+        "get_claim": {"mcp": [], "direct": []},
+        "search_ledger": {"mcp": [], "direct": []},
+    }
     for i in range(calls):
         claim_id = claims[i % len(claims)]
         words = TOPICS[i % len(TOPICS)].split()[0].lower()
@@ -110,17 +146,26 @@ async def measure(client: Client, http: httpx.AsyncClient, claims: list[uuid.UUI
     return out
 
 
-async def run(stack: Stack, key: str, claims: list[uuid.UUID], calls: int, warmup: int) -> dict[str, dict[str, dict[str, list[float]]]]:
+async def run(
+    stack: Stack, key: str, claims: list[uuid.UUID], calls: int, warmup: int
+) -> dict[str, dict[str, dict[str, list[float]]]]:
     results = {}
-    async with httpx.AsyncClient(base_url=stack.gateway_url, headers={"X-API-Key": key}, timeout=60) as http:
-        transport = streamable_http_client(f"{stack.gateway_url}/mcp",
-                                           http_client=httpx2.AsyncClient(headers={"X-API-Key": key}, timeout=60))
+    async with httpx.AsyncClient(
+        base_url=stack.gateway_url, headers={"X-API-Key": key}, timeout=60
+    ) as http:
+        transport = streamable_http_client(
+            f"{stack.gateway_url}/mcp",
+            http_client=httpx2.AsyncClient(headers={"X-API-Key": key}, timeout=60),
+        )
         async with Client(transport) as client:
             await measure(client, http, claims, warmup)
             results["streamable-http"] = await measure(client, http, claims, calls)
         env = {**os.environ, "RESEARCH_API_KEY": key}
-        params = StdioServerParameters(command=sys.executable, args=["-m", "research_engine.cli", "mcp", "--url", stack.gateway_url],
-                                       env=env)
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "research_engine.cli", "mcp", "--url", stack.gateway_url],
+            env=env,
+        )
         async with Client(params) as client:
             await measure(client, http, claims, warmup)
             results["stdio"] = await measure(client, http, claims, calls)
@@ -129,7 +174,9 @@ async def run(stack: Stack, key: str, claims: list[uuid.UUID], calls: int, warmu
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=200, help="Timed calls per tool and transport.")
+    parser.add_argument(
+        "--calls", type=int, default=200, help="Timed calls per tool and transport."
+    )
     parser.add_argument("--claims", type=int, default=300, help="Claims seeded in the ledger.")
     parser.add_argument("--warmup", type=int, default=20)
     args = parser.parse_args()
@@ -152,24 +199,36 @@ def main() -> None:
             results = asyncio.run(run(stack, stack.admin_key, claims, args.calls, args.warmup))
         finally:
             stack.stop()
-    print(f"\nbench:mcp ({args.calls} calls per tool and transport, {args.claims} claims, gateway alone)")
-    print(f"  {'transport':16} {'tool':14} {'direct p50/p95 ms':>20} {'tool p50/p95 ms':>18} {'overhead p50/p95 ms':>22}")
+    print(
+        f"\nbench:mcp ({args.calls} calls per tool and transport, {args.claims} claims, gateway alone)"
+    )
+    print(
+        f"  {'transport':16} {'tool':14} {'direct p50/p95 ms':>20} {'tool p50/p95 ms':>18} {'overhead p50/p95 ms':>22}"
+    )
     pooled: dict[str, list[float]] = {}
     for transport, tools in results.items():
         for tool, series in tools.items():
-            overhead = [1000 * (m - d) for m, d in zip(series["mcp"], series["direct"], strict=True)]
+            overhead = [
+                1000 * (m - d) for m, d in zip(series["mcp"], series["direct"], strict=True)
+            ]
             pooled.setdefault(transport, []).extend(overhead)
             direct_ms = [1000 * d for d in series["direct"]]
             mcp_ms = [1000 * m for m in series["mcp"]]
-            print(f"  {transport:16} {tool:14} {quantile(direct_ms, 50):9.2f} / {quantile(direct_ms, 95):7.2f}"
-                  f" {quantile(mcp_ms, 50):9.2f} / {quantile(mcp_ms, 95):6.2f}"
-                  f" {quantile(overhead, 50):11.2f} / {quantile(overhead, 95):7.2f}")
+            print(
+                f"  {transport:16} {tool:14} {quantile(direct_ms, 50):9.2f} / {quantile(direct_ms, 95):7.2f}"
+                f" {quantile(mcp_ms, 50):9.2f} / {quantile(mcp_ms, 95):6.2f}"
+                f" {quantile(overhead, 50):11.2f} / {quantile(overhead, 95):7.2f}"
+            )
     stdio = pooled["stdio"]
-    print(f"  stdio, both tools: overhead p50 {quantile(stdio, 50):.2f} ms, p95 {quantile(stdio, 95):.2f} ms")
+    print(
+        f"  stdio, both tools: overhead p50 {quantile(stdio, 50):.2f} ms, p95 {quantile(stdio, 95):.2f} ms"
+    )
     for anchor in ANCHORS:
         print(f"  anchor: {anchor}")
     http = pooled["streamable-http"]
-    print(f"bench:mcp overhead_p50_ms={quantile(http, 50):.2f} overhead_p95_ms={quantile(http, 95):.2f}")
+    print(
+        f"bench:mcp overhead_p50_ms={quantile(http, 50):.2f} overhead_p95_ms={quantile(http, 95):.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -67,7 +67,9 @@ def questions(n: int, split: str = "train", skip: int = 0) -> list[str]:
     """Real questions: SciFact claims of `split` when ../shared is present, else the demo questions."""
     path = SCIFACT / f"claims_{split}.jsonl"
     if path.exists():
-        claims = [json.loads(line)["claim"] for line in path.read_text().splitlines() if line.strip()]
+        claims = [
+            json.loads(line)["claim"] for line in path.read_text().splitlines() if line.strip()
+        ]
     else:
         claims = [q["question"] for q in json.loads((DEMO / "questions.json").read_text())]
     return [f"Is it true that {claims[(skip + i) % len(claims)].rstrip('.')}?" for i in range(n)]
@@ -92,8 +94,12 @@ class RecordedSources(ThreadingHTTPServer):
         self.requests = 0
         self.bodies = {
             "esearch": b'{"esearchresult": {"idlist": ["22351513", "29915538"]}}',
-            "efetch": read("pubmed/biocommons_cassette_efetch_pubmed_22351513__00.xml").replace(b"</PubmedArticleSet>", b"")
-            + read("pubmed/biocommons_cassette_efetch_pubmed_29915538__00.xml").split(b"<PubmedArticleSet>", 1)[1],
+            "efetch": read("pubmed/biocommons_cassette_efetch_pubmed_22351513__00.xml").replace(
+                b"</PubmedArticleSet>", b""
+            )
+            + read("pubmed/biocommons_cassette_efetch_pubmed_29915538__00.xml").split(
+                b"<PubmedArticleSet>", 1
+            )[1],
             "crossref": read("crossref/habanero_cassette_test_works_query__00.json"),
             "europepmc": read("europepmc/fastpaper_europepmc_search.json"),
             "arxiv": read("arxiv/arxivpy_q_testing_s0_m10_bc5a6c384fe9.body.atom.xml"),
@@ -104,7 +110,13 @@ class RecordedSources(ThreadingHTTPServer):
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
                 server.requests += 1
                 name = self.path.strip("/").split("/", 1)[0]
-                key = "esearch" if "esearch" in self.path else "efetch" if "efetch" in self.path else name
+                key = (
+                    "esearch"
+                    if "esearch" in self.path
+                    else "efetch"
+                    if "efetch" in self.path
+                    else name
+                )
                 body = b"down" if server.down else server.bodies.get(key, b"{}")
                 self.send_response(503 if server.down else 200)
                 self.send_header("Content-Length", str(len(body)))
@@ -125,7 +137,11 @@ class RecordedSources(ThreadingHTTPServer):
         env = {"RESEARCHER__EVIDENCE_SOURCES": json.dumps(["corpus", *OUTSIDE])}
         for name in OUTSIDE:
             group = f"CONNECTOR__{name.upper()}__"
-            env |= {group + "BASE_URL": f"http://127.0.0.1:{port}/{name}", group + "RATE_PER_S": "10000", group + "BURST": "10000"}
+            env |= {
+                group + "BASE_URL": f"http://127.0.0.1:{port}/{name}",
+                group + "RATE_PER_S": "10000",
+                group + "BURST": "10000",
+            }
         return env
 
 
@@ -147,14 +163,19 @@ async def jetstream_ceiling(url: str, count: int = 3000) -> float:
 async def postgres_ceiling(url: str, count: int = 2000) -> float:
     engine = create_engine(url)
     async with engine.begin() as conn:
-        await conn.execute(text("CREATE TEMP TABLE IF NOT EXISTS bench_commits (id uuid, body text)"))
+        await conn.execute(
+            text("CREATE TEMP TABLE IF NOT EXISTS bench_commits (id uuid, body text)")
+        )
     sessions = session_factory(engine)
     started = time.perf_counter()
     async with sessions() as session:
         await session.execute(text("CREATE TABLE IF NOT EXISTS bench_commits (id uuid, body text)"))
         await session.commit()
         for _ in range(count):
-            await session.execute(text("INSERT INTO bench_commits VALUES (:id, :body)"), {"id": uuid.uuid4(), "body": "x" * 200})
+            await session.execute(
+                text("INSERT INTO bench_commits VALUES (:id, :body)"),
+                {"id": uuid.uuid4(), "body": "x" * 200},
+            )
             await session.commit()
     rate = count / (time.perf_counter() - started)
     async with sessions() as session:
@@ -164,7 +185,9 @@ async def postgres_ceiling(url: str, count: int = 2000) -> float:
     return rate
 
 
-async def run_tasks(stack: Stack, qs: list[str], timeout: float, rate: float | None = None) -> tuple[float, list[float]]:
+async def run_tasks(
+    stack: Stack, qs: list[str], timeout: float, rate: float | None = None
+) -> tuple[float, list[float]]:
     """Publish `qs` (all at once, or `rate` per second on a fixed schedule) and wait for every
     terminal claim; (tasks/s from the first publish to the last decision, latencies)."""
     nc = await nats.connect(stack.nats_url)
@@ -179,7 +202,9 @@ async def run_tasks(stack: Stack, qs: list[str], timeout: float, rate: float | N
         task = RunResearch(question=q, tier=Tier.batched, origin="bench")
         published[task.task_id] = datetime.now(UTC)
         await js.publish(
-            subjects.task_subject("batched"), task.model_dump_json().encode(), headers={subjects.MSG_ID_HEADER: f"task-{task.task_id}"}
+            subjects.task_subject("batched"),
+            task.model_dump_json().encode(),
+            headers={subjects.MSG_ID_HEADER: f"task-{task.task_id}"},
         )
     await nc.close()
     engine = create_engine(stack.database_url)
@@ -207,8 +232,13 @@ async def run_tasks(stack: Stack, qs: list[str], timeout: float, rate: float | N
     return len(ids) / (last - first).total_seconds(), latencies
 
 
-COUNTERS = ("process_cpu_seconds_total", "research_embedding_texts_count", "research_embedding_texts_sum",
-            "research_embedding_seconds_total", "research_embedding_cpu_seconds_total")
+COUNTERS = (
+    "process_cpu_seconds_total",
+    "research_embedding_texts_count",
+    "research_embedding_texts_sum",
+    "research_embedding_seconds_total",
+    "research_embedding_cpu_seconds_total",
+)
 
 
 def counters(stack: Stack) -> dict[str, dict[str, float]]:
@@ -221,7 +251,12 @@ def counters(stack: Stack) -> dict[str, dict[str, float]]:
             body = httpx.get(stack.metrics_url(name), timeout=5).text
         except httpx.HTTPError:
             continue
-        found[name] = {s.name: s.value for f in text_string_to_metric_families(body) for s in f.samples if s.name in COUNTERS}
+        found[name] = {
+            s.name: s.value
+            for f in text_string_to_metric_families(body)
+            for s in f.samples
+            if s.name in COUNTERS
+        }
     for proc in psutil.process_iter(["cmdline"]):
         cmdline = " ".join(proc.info["cmdline"] or [])
         if str(stack.data_dir) not in cmdline:
@@ -239,10 +274,15 @@ def counters(stack: Stack) -> dict[str, dict[str, float]]:
     return found
 
 
-def cost_per_task(before: dict[str, dict[str, float]], after: dict[str, dict[str, float]], tasks: int) -> dict[str, dict[str, float]]:
+def cost_per_task(
+    before: dict[str, dict[str, float]], after: dict[str, dict[str, float]], tasks: int
+) -> dict[str, dict[str, float]]:
     """Each counter's growth between two `counters` snapshots, per task."""
     return {
-        name: {key: (value - before.get(name, {}).get(key, 0.0)) / tasks for key, value in values.items()}
+        name: {
+            key: (value - before.get(name, {}).get(key, 0.0)) / tasks
+            for key, value in values.items()
+        }
         for name, values in after.items()
     }
 
@@ -254,23 +294,39 @@ def quantile(values: list[float], q: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=1000)
-    parser.add_argument("--warmup", type=int, default=20, help="Untimed tasks (SciFact dev claims) first.")
-    parser.add_argument("--open-loop-s", type=float, default=30.0, help="Seconds of open-loop arrivals at half the rate.")
-    parser.add_argument("--sources-down", action="store_true", help="Outside sources up, then answering 503.")
+    parser.add_argument(
+        "--warmup", type=int, default=20, help="Untimed tasks (SciFact dev claims) first."
+    )
+    parser.add_argument(
+        "--open-loop-s",
+        type=float,
+        default=30.0,
+        help="Seconds of open-loop arrivals at half the rate.",
+    )
+    parser.add_argument(
+        "--sources-down", action="store_true", help="Outside sources up, then answering 503."
+    )
     parser.add_argument("--timeout", type=float, default=3600)
     args = parser.parse_args()
     qs = questions(args.tasks)
     outside = RecordedSources() if args.sources_down else None
     results: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="bench-pipeline-") as tmp:
-        stack = Stack(Path(tmp), gateway_port=free_port(), extra_env=outside.env() if outside else {})
+        stack = Stack(
+            Path(tmp), gateway_port=free_port(), extra_env=outside.env() if outside else {}
+        )
         stack.start_servers()
         try:
             from research_corpus.ingest import ingest_path
 
             async def _ingest() -> None:
                 engine = create_engine(stack.database_url)
-                await ingest_path(session_factory(engine), DEMO / "scifact_demo.jsonl", fmt="scifact", progress=False)
+                await ingest_path(
+                    session_factory(engine),
+                    DEMO / "scifact_demo.jsonl",
+                    fmt="scifact",
+                    progress=False,
+                )
                 await engine.dispose()
 
             asyncio.run(_ingest())
@@ -293,50 +349,88 @@ def main() -> None:
             if outside is not None:
                 outside.down = True
                 down_qs = questions(len(qs), skip=len(qs) + len(arrivals))
-                print(f"sources down: {len(down_qs)} tasks published at once, outside sources answering 503…")
+                print(
+                    f"sources down: {len(down_qs)} tasks published at once, outside sources answering 503…"
+                )
                 before = outside.requests
-                results["down_tasks_per_s"], _ = asyncio.run(run_tasks(stack, down_qs, args.timeout))
+                results["down_tasks_per_s"], _ = asyncio.run(
+                    run_tasks(stack, down_qs, args.timeout)
+                )
                 results["down_requests"] = outside.requests - before
         finally:
             stack.stop()
-    print("\nbench:pipeline" + (" (outside sources: pubmed, europepmc, crossref, arxiv on a local server)" if outside else ""))
+    print(
+        "\nbench:pipeline"
+        + (
+            " (outside sources: pubmed, europepmc, crossref, arxiv on a local server)"
+            if outside
+            else ""
+        )
+    )
     print(f"  tasks (burst)                  {len(burst_latencies)}")
     print(f"  pipeline tasks/s               {tasks_per_s:10.2f}")
-    print(f"  burst task→verdict p50 / p95   {quantile(burst_latencies, 50):10.2f} / {quantile(burst_latencies, 95):.2f} s")
-    print(f"  open loop at {rate:.1f} tasks/s: p50 {quantile(latencies, 50):.2f} s, p95 {quantile(latencies, 95):.2f} s"
-          f" ({len(latencies)} tasks)")
-    print(f"  (JetStream publish+ack msgs/s {js_rate:.0f}, Postgres insert commits/s {pg_rate:.0f})")
+    print(
+        f"  burst task→verdict p50 / p95   {quantile(burst_latencies, 50):10.2f} / {quantile(burst_latencies, 95):.2f} s"
+    )
+    print(
+        f"  open loop at {rate:.1f} tasks/s: p50 {quantile(latencies, 50):.2f} s, p95 {quantile(latencies, 95):.2f} s"
+        f" ({len(latencies)} tasks)"
+    )
+    print(
+        f"  (JetStream publish+ack msgs/s {js_rate:.0f}, Postgres insert commits/s {pg_rate:.0f})"
+    )
     cores = psutil.cpu_count() or 1
     cpu = {name: 1000 * c.get("process_cpu_seconds_total", 0.0) for name, c in cost.items()}
     cpu_ms = sum(cpu.values())
     model_ms = sum(1000 * c.get("research_embedding_cpu_seconds_total", 0.0) for c in cost.values())
     texts = sum(c.get("research_embedding_texts_sum", 0.0) for c in cost.values())
     calls = sum(c.get("research_embedding_texts_count", 0.0) for c in cost.values())
-    print(f"  burst CPU per task (ms), {cpu_ms:.1f} in all; {cores} cores allow {1000 * cores / tasks_per_s:.1f}"
-          " at the rate reached:")
-    print("    " + ", ".join(f"{name} {ms:.1f}" for name, ms in sorted(cpu.items(), key=lambda kv: -kv[1]) if ms >= 0.05))
+    print(
+        f"  burst CPU per task (ms), {cpu_ms:.1f} in all; {cores} cores allow {1000 * cores / tasks_per_s:.1f}"
+        " at the rate reached:"
+    )
+    print(
+        "    "
+        + ", ".join(
+            f"{name} {ms:.1f}"
+            for name, ms in sorted(cpu.items(), key=lambda kv: -kv[1])
+            if ms >= 0.05
+        )
+    )
     for name, c in sorted(cost.items()):
         if c.get("research_embedding_texts_count"):
-            print(f"    model in {name}: {c['research_embedding_texts_sum']:.2f} texts/task in "
-                  f"{c['research_embedding_texts_count']:.2f} calls (mean batch "
-                  f"{c['research_embedding_texts_sum'] / c['research_embedding_texts_count']:.1f}), "
-                  f"{1000 * c['research_embedding_cpu_seconds_total']:.1f} CPU ms/task "
-                  f"({1000 * c['research_embedding_seconds_total']:.1f} ms wall)")
-    print(f"  outside the model: {cpu_ms - model_ms:.1f} CPU ms per task; the model: "
-          f"{model_ms / texts if texts else 0.0:.1f} CPU ms per text (how fast the machine ran this burst:"
-          " compare runs by the two together)")
-    print(f"  target: <= {BUDGET_MS:.0f} CPU ms per task -> {'met' if cpu_ms <= BUDGET_MS else 'MISSED'}"
-          f" ({cpu_ms:.1f} ms, {cpu_ms / BUDGET_MS:.2f} x the budget; embedding backend {embedding_backend()})")
-    line = (f"bench:pipeline tasks_per_s={tasks_per_s:.2f} cpu_ms_per_task={cpu_ms:.1f} budget_ms={BUDGET_MS:.0f}"
-            f" p95_s={quantile(latencies, 95):.2f}")
+            print(
+                f"    model in {name}: {c['research_embedding_texts_sum']:.2f} texts/task in "
+                f"{c['research_embedding_texts_count']:.2f} calls (mean batch "
+                f"{c['research_embedding_texts_sum'] / c['research_embedding_texts_count']:.1f}), "
+                f"{1000 * c['research_embedding_cpu_seconds_total']:.1f} CPU ms/task "
+                f"({1000 * c['research_embedding_seconds_total']:.1f} ms wall)"
+            )
+    print(
+        f"  outside the model: {cpu_ms - model_ms:.1f} CPU ms per task; the model: "
+        f"{model_ms / texts if texts else 0.0:.1f} CPU ms per text (how fast the machine ran this burst:"
+        " compare runs by the two together)"
+    )
+    print(
+        f"  target: <= {BUDGET_MS:.0f} CPU ms per task -> {'met' if cpu_ms <= BUDGET_MS else 'MISSED'}"
+        f" ({cpu_ms:.1f} ms, {cpu_ms / BUDGET_MS:.2f} x the budget; embedding backend {embedding_backend()})"
+    )
+    line = (
+        f"bench:pipeline tasks_per_s={tasks_per_s:.2f} cpu_ms_per_task={cpu_ms:.1f} budget_ms={BUDGET_MS:.0f}"
+        f" p95_s={quantile(latencies, 95):.2f}"
+    )
     if outside is not None:
         down = results["down_tasks_per_s"]
-        print(f"  sources down: {down:.2f} tasks/s, {int(results['down_requests'])} requests reached the down sources")
+        print(
+            f"  sources down: {down:.2f} tasks/s, {int(results['down_requests'])} requests reached the down sources"
+        )
         line += f" tasks_per_s_down={down:.2f} ratio_down_up={down / tasks_per_s:.3f}"
     print(line)
-    print(f"bench:pipeline_cost cpu_ms_per_task={cpu_ms:.1f} budget_ms={BUDGET_MS:.0f} model_ms_per_task={model_ms:.1f}"
-          f" other_ms_per_task={cpu_ms - model_ms:.1f} model_texts_per_task={texts:.2f}"
-          f" model_calls_per_task={calls:.2f}")
+    print(
+        f"bench:pipeline_cost cpu_ms_per_task={cpu_ms:.1f} budget_ms={BUDGET_MS:.0f} model_ms_per_task={model_ms:.1f}"
+        f" other_ms_per_task={cpu_ms - model_ms:.1f} model_texts_per_task={texts:.2f}"
+        f" model_calls_per_task={calls:.2f}"
+    )
 
 
 if __name__ == "__main__":

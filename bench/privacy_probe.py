@@ -36,7 +36,11 @@ def outbound(probe) -> dict[str, str]:  # type: ignore[no-untyped-def]
     prompt += outbound_text(delimit(probe.patient_ref), into=table).text
     # `free_text` is the pattern + allow-list de-identifier alone (what evidence passages get).
     loose = Deidentified(text="")
-    free_text = deidentify(probe.question, into=loose).text + "\n" + deidentify(probe.patient_ref, into=loose).text
+    free_text = (
+        deidentify(probe.question, into=loose).text
+        + "\n"
+        + deidentify(probe.patient_ref, into=loose).text
+    )
     return {"query": outbound_query(probe.question), "prompt": prompt, "free_text": free_text}
 
 
@@ -45,7 +49,9 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=240)
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--show", type=int, default=5, help="print this many leaks per path")
-    parser.add_argument("--no-routes", action="store_true", help="only the in-process recall, no stack")
+    parser.add_argument(
+        "--no-routes", action="store_true", help="only the in-process recall, no stack"
+    )
     args = parser.parse_args()
     probes = probe_set(seed=args.seed, size=args.size)
     caught = {(path, c): 0 for path in ("query", "prompt", "free_text") for c in CLASSES}
@@ -60,7 +66,9 @@ def main() -> None:
                     caught[(path, cls)] += 1
                 elif shown[path] < args.show:
                     shown[path] += 1
-                    print(f"leak {path} {cls} {probe.locale}: {leaks} <- {probe.values[cls]!r}\n    {text[:300]!r}")
+                    print(
+                        f"leak {path} {cls} {probe.locale}: {leaks} <- {probe.values[cls]!r}\n    {text[:300]!r}"
+                    )
     elapsed = time.perf_counter() - started
     print(f"{'path':8}" + "".join(f"{c:>9}" for c in CLASSES))
     for path in ("query", "prompt", "free_text"):
@@ -90,7 +98,14 @@ def every_route() -> None:
     from research_platform.migrate import upgrade
     from tests.e2e.conftest import running_stack
     from tests.privacy.routes import (
-        ROUTES, Recorder, bus_leaks, recording_server, request_leaks, stack_env, stored_leaks, submit_every_route,
+        ROUTES,
+        Recorder,
+        bus_leaks,
+        recording_server,
+        request_leaks,
+        stack_env,
+        stored_leaks,
+        submit_every_route,
         wait_every_route,
     )
     from tests.servers import start_servers
@@ -98,17 +113,26 @@ def every_route() -> None:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="privacy-") as tmp, start_servers(Path(tmp)) as servers:
         upgrade(servers.database_url)
-        with recording_server() as url, running_stack(servers, _Folders(tmp), extra_env=stack_env(url)) as stack:  # type: ignore[arg-type]
+        with (
+            recording_server() as url,
+            running_stack(servers, _Folders(tmp), extra_env=stack_env(url)) as stack,
+        ):  # type: ignore[arg-type]
             Recorder.received.clear()
-            with httpx.Client(base_url=stack.gateway_url, headers=stack.api_headers, timeout=30) as client:
+            with httpx.Client(
+                base_url=stack.gateway_url, headers=stack.api_headers, timeout=30
+            ) as client:
                 accepted = submit_every_route(client)
                 refused = {r: a.status_code for r, a in accepted.items() if a.status_code != 202}
-                finished = wait_every_route(client, {r: a for r, a in accepted.items() if r not in refused})
+                finished = wait_every_route(
+                    client, {r: a for r, a in accepted.items() if r not in refused}
+                )
 
             async def scans() -> tuple[tuple[int, dict], tuple[int, dict]]:
                 engine = create_engine(servers.database_url)
                 try:
-                    return await stored_leaks(session_factory(engine)), await bus_leaks(servers.nats_url)
+                    return await stored_leaks(session_factory(engine)), await bus_leaks(
+                        servers.nats_url
+                    )
                 finally:
                     await engine.dispose()
 
@@ -122,11 +146,15 @@ def every_route() -> None:
     for stream, values in on_bus.items():
         print(f"leak stream {stream}: {values}")
     states = ", ".join(f"{r}={finished.get(r, {}).get('status', refused.get(r))}" for r in ROUTES)
-    print(f"routes: {states}; "
-          f"{len(Recorder.received)} outbound requests, {tables} tables, {messages} stream messages scanned; "
-          f"{time.perf_counter() - started:.0f} s")
-    print(f"privacy routes={len(ROUTES)} completed={len(done)} leaked={sum(len(v) for _, v in leaked)} "
-          f"stored={sum(len(v) for v in stored.values())} on_bus={sum(len(v) for v in on_bus.values())}")
+    print(
+        f"routes: {states}; "
+        f"{len(Recorder.received)} outbound requests, {tables} tables, {messages} stream messages scanned; "
+        f"{time.perf_counter() - started:.0f} s"
+    )
+    print(
+        f"privacy routes={len(ROUTES)} completed={len(done)} leaked={sum(len(v) for _, v in leaked)} "
+        f"stored={sum(len(v) for v in stored.values())} on_bus={sum(len(v) for v in on_bus.values())}"
+    )
 
 
 if __name__ == "__main__":

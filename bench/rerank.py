@@ -53,13 +53,28 @@ async def run(args: argparse.Namespace, database_url: str) -> None:
     sessions = session_factory(engine)
     settings = get_settings().corpus
     t0 = time.perf_counter()
-    report = await ingest_path(sessions, args.data / "corpus.jsonl", fmt="scifact", progress=False, chunk_words=settings.chunk_words)
-    print(f"ingest: {report.added} added, {report.unchanged} unchanged in {time.perf_counter() - t0:.0f} s", flush=True)
+    report = await ingest_path(
+        sessions,
+        args.data / "corpus.jsonl",
+        fmt="scifact",
+        progress=False,
+        chunk_words=settings.chunk_words,
+    )
+    print(
+        f"ingest: {report.added} added, {report.unchanged} unchanged in {time.perf_counter() - t0:.0f} s",
+        flush=True,
+    )
     splits = {}
     for split in ("train-heldout", "test"):
-        queries, qrels = heldout_train(args.data) if split == "train-heldout" else load_split(args.data, "test")
+        queries, qrels = (
+            heldout_train(args.data) if split == "train-heldout" else load_split(args.data, "test")
+        )
         items = list(queries.items())[: args.limit or None]
-        splits[split] = (items, qrels, await search_many(sessions, [t for _, t in items], k=100, settings=settings))
+        splits[split] = (
+            items,
+            qrels,
+            await search_many(sessions, [t for _, t in items], k=100, settings=settings),
+        )
     await engine.dispose()
     judge = get_judge()
     judge.relevance("warm-up", [("warm", "up")])  # loads the model
@@ -81,44 +96,68 @@ async def run(args: argparse.Namespace, database_url: str) -> None:
                     r[0].append(ndcg_at(ranking, qrels[qid], 10))
                     r[1].append(recall_at(ranking, qrels[qid], 100))
                     r[2].append(ms)
-        print(f"\nSciFact BEIR {split}, {len(items)} queries (hybrid k=100, settings as shipped: query adapter "
-              f"{'on' if settings.query_adapter else 'off'})")
+        print(
+            f"\nSciFact BEIR {split}, {len(items)} queries (hybrid k=100, settings as shipped: query adapter "
+            f"{'on' if settings.query_adapter else 'off'})"
+        )
         print(f"{'ranking':12} {'nDCG@10':>8} {'R@100':>7} {'ms/query':>9}")
         for name, (nd, rc, ms) in rows.items():
-            print(f"{name:12} {statistics.fmean(nd):8.4f} {statistics.fmean(rc):7.4f} {statistics.fmean(ms) if ms else 0.0:9.1f}")
+            print(
+                f"{name:12} {statistics.fmean(nd):8.4f} {statistics.fmean(rc):7.4f} {statistics.fmean(ms) if ms else 0.0:9.1f}"
+            )
     top = args.tops[0]
     held = table["train-heldout"]
     method = max(("relevance", "fused"), key=lambda m: statistics.fmean(held[f"{m}{top}"][0]))
-    print(f"\nselected on the held-out train queries (top {top}): {method} "
-          f"(shipped default of research_judgement.rerank.rerank_hits: fused)")
+    print(
+        f"\nselected on the held-out train queries (top {top}): {method} "
+        f"(shipped default of research_judgement.rerank.rerank_hits: fused)"
+    )
     print("anchors:")
     for a in ANCHORS:
         print(f"  {a}")
     rows = table["test"]
-    print(f"bench:rerank ndcg10_hybrid={statistics.fmean(rows['hybrid'][0]):.4f} ndcg10_rerank={statistics.fmean(rows[f'{method}{top}'][0]):.4f} "
-          f"recall100={statistics.fmean(rows['hybrid'][1]):.4f} ms_per_query={statistics.fmean(rows[f'{method}{top}'][2]):.1f} top={top} "
-          f"method={method}"
-          + "".join(f" ndcg10_{m}{t}={statistics.fmean(rows[f'{m}{t}'][0]):.4f}" for t in args.tops for m in ("relevance", "fused")))
+    print(
+        f"bench:rerank ndcg10_hybrid={statistics.fmean(rows['hybrid'][0]):.4f} ndcg10_rerank={statistics.fmean(rows[f'{method}{top}'][0]):.4f} "
+        f"recall100={statistics.fmean(rows['hybrid'][1]):.4f} ms_per_query={statistics.fmean(rows[f'{method}{top}'][2]):.1f} top={top} "
+        f"method={method}"
+        + "".join(
+            f" ndcg10_{m}{t}={statistics.fmean(rows[f'{m}{t}'][0]):.4f}"
+            for t in args.tops
+            for m in ("relevance", "fused")
+        )
+    )
 
 
 def heldout_train(data: Path) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
     """BEIR train queries of the claims the relevance model never trained on (train claim index mod 5 == 0)."""
     queries, qrels = load_split(data, "train")
-    ids = [json.loads(line)["id"] for line in (data / "claims_train.jsonl").read_text().splitlines() if line.strip()]
+    ids = [
+        json.loads(line)["id"]
+        for line in (data / "claims_train.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
     held = {str(i) for k, i in enumerate(ids) if k % 5 == 0}
     return {q: t for q, t in queries.items() if q in held}, qrels
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--data-dir", type=Path, help="Reuse this embedded database folder (ingest is idempotent).")
+    parser.add_argument(
+        "--data-dir", type=Path, help="Reuse this embedded database folder (ingest is idempotent)."
+    )
     parser.add_argument("--database-url")
     parser.add_argument("--tops", type=int, nargs="+", default=[20, 50])
-    parser.add_argument("--limit", type=int, default=0, help="only the first N test queries (smoke runs)")
+    parser.add_argument(
+        "--limit", type=int, default=0, help="only the first N test queries (smoke runs)"
+    )
     args = parser.parse_args()
     if not (args.data / "corpus.jsonl").exists():
-        sys.exit(f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark")
+        sys.exit(
+            f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark"
+        )
     from research_platform.embedded import EmbeddedPostgres
     from research_platform.migrate import upgrade
 

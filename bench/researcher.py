@@ -64,10 +64,14 @@ class MemoEncoder:
 class InMemoryRetriever:
     """BM25 + dense cosine over the corpus, fused with reciprocal rank fusion."""
 
-    def __init__(self, docs: list[dict], encoder, k1: float = 0.9, b: float = 0.4, rrf_k: int = 60) -> None:
+    def __init__(
+        self, docs: list[dict], encoder, k1: float = 0.9, b: float = 0.4, rrf_k: int = 60
+    ) -> None:
         self.docs = docs
         self.k1, self.b, self.rrf_k = k1, b, rrf_k
-        self.terms = [Counter(lexicon.content_terms(d["title"] + " " + " ".join(d["abstract"]))) for d in docs]
+        self.terms = [
+            Counter(lexicon.content_terms(d["title"] + " " + " ".join(d["abstract"]))) for d in docs
+        ]
         self.lengths = np.array([sum(t.values()) for t in self.terms], dtype=float)
         self.avg = float(self.lengths.mean())
         df: Counter = Counter()
@@ -94,7 +98,10 @@ class InMemoryRetriever:
         vectors = np.asarray(self.encoder.inner.encode(texts), dtype=np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         np.save(path, vectors)
-        print(f"embedded {len(texts)} abstracts in {time.perf_counter() - started:.0f}s (cached in {path})", flush=True)
+        print(
+            f"embedded {len(texts)} abstracts in {time.perf_counter() - started:.0f}s (cached in {path})",
+            flush=True,
+        )
         return vectors
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
@@ -122,16 +129,25 @@ class InMemoryRetriever:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=["hybrid", "lexical"], default="hybrid")
-    parser.add_argument("--limit", type=int, default=0, help="Only the first N claims with evidence (0 = all).")
-    parser.add_argument("--evidence", type=int, default=8, help="Documents handed to the engine per claim.")
-    parser.add_argument("--judged", action="store_true",
-                        help="Also run the researcher's relevance cut and agreeing-supports step (fold 0 claims only).")
+    parser.add_argument(
+        "--limit", type=int, default=0, help="Only the first N claims with evidence (0 = all)."
+    )
+    parser.add_argument(
+        "--evidence", type=int, default=8, help="Documents handed to the engine per claim."
+    )
+    parser.add_argument(
+        "--judged",
+        action="store_true",
+        help="Also run the researcher's relevance cut and agreeing-supports step (fold 0 claims only).",
+    )
     args = parser.parse_args()
 
     docs = [json.loads(line) for line in (DATA / "corpus.jsonl").read_text().splitlines()]
     claims = [json.loads(line) for line in (DATA / "claims_train.jsonl").read_text().splitlines()]
     if args.judged:
-        claims = [c for k, c in enumerate(claims) if k % 5 == 0]  # the fold the judgement models never saw
+        claims = [
+            c for k, c in enumerate(claims) if k % 5 == 0
+        ]  # the fold the judgement models never saw
     claims = [c for c in claims if c["evidence"]]
     if args.limit:
         claims = claims[: args.limit]
@@ -144,7 +160,10 @@ def main() -> None:
         encoder = MemoEncoder(inner)
     started = time.perf_counter()
     retriever = InMemoryRetriever(docs, encoder)
-    print(f"indexed {len(docs)} abstracts in {time.perf_counter() - started:.1f}s ({args.mode})", flush=True)
+    print(
+        f"indexed {len(docs)} abstracts in {time.perf_counter() - started:.1f}s ({args.mode})",
+        flush=True,
+    )
     engine = OfflineProvider(encoder=encoder)
 
     judged = Judged() if args.judged else None
@@ -184,16 +203,26 @@ def main() -> None:
 
     n = len(claims)
     print()
-    print(f"SciFact train claims with gold evidence: {n}   evidence docs per claim: {args.evidence}   mode: {args.mode}")
-    print(f"  retrieval  hit@1 {retrieved_first / n:.3f}   recall@{args.evidence} {retrieved_any / n:.3f}  (upper bound)")
+    print(
+        f"SciFact train claims with gold evidence: {n}   evidence docs per claim: {args.evidence}   mode: {args.mode}"
+    )
+    print(
+        f"  retrieval  hit@1 {retrieved_first / n:.3f}   recall@{args.evidence} {retrieved_any / n:.3f}  (upper bound)"
+    )
     print(f"  engine     hit@1 {hit1 / n:.3f}   hit@5 {hit5 / n:.3f}")
-    print(f"  ratios     hit@1 / retrieval hit@1 = {hit1 / max(1, retrieved_first):.2f}   "
-          f"hit@5 / recall@{args.evidence} = {hit5 / max(1, retrieved_any):.2f}")
-    print(f"  supports per claim: mean {statistics.mean(supports_per_claim):.2f}   "
-          f"mean confidence when hit@1 {statistics.mean(confidence_hit or [0]):.3f} vs miss "
-          f"{statistics.mean(confidence_miss or [0]):.3f}")
-    print(f"  draft latency: p50 {1000 * statistics.median(timings):.0f} ms   "
-          f"p95 {1000 * sorted(timings)[int(0.95 * (n - 1))]:.0f} ms (embeddings memoised across claims)")
+    print(
+        f"  ratios     hit@1 / retrieval hit@1 = {hit1 / max(1, retrieved_first):.2f}   "
+        f"hit@5 / recall@{args.evidence} = {hit5 / max(1, retrieved_any):.2f}"
+    )
+    print(
+        f"  supports per claim: mean {statistics.mean(supports_per_claim):.2f}   "
+        f"mean confidence when hit@1 {statistics.mean(confidence_hit or [0]):.3f} vs miss "
+        f"{statistics.mean(confidence_miss or [0]):.3f}"
+    )
+    print(
+        f"  draft latency: p50 {1000 * statistics.median(timings):.0f} ms   "
+        f"p95 {1000 * sorted(timings)[int(0.95 * (n - 1))]:.0f} ms (embeddings memoised across claims)"
+    )
     if judged is not None:
         judged.report(n, hit1, hit5)
 
@@ -206,9 +235,13 @@ class Judged:
 
         self.experiment = experiment
         self.hit1 = self.hit5 = 0
-        self.cited = self.cited_gold = self.cited_plain = self.cited_plain_gold = self.left_out = self.dropped = 0
+        self.cited = self.cited_gold = self.cited_plain = self.cited_plain_gold = self.left_out = (
+            self.dropped
+        ) = 0
 
-    def score(self, question: str, evidence: list[EvidenceDoc], plain, gold: set[str], engine) -> None:
+    def score(
+        self, question: str, evidence: list[EvidenceDoc], plain, gold: set[str], engine
+    ) -> None:
         from research_contracts import Support
 
         self.cited_plain += len(plain.supports)
@@ -216,8 +249,14 @@ class Judged:
         kept, left_out = self.experiment.relevant_docs(question, evidence)
         self.left_out += left_out
         draft = engine.draft_sync(question, None, kept)
-        supports = [Support(source_id=s.source_id, title=next(d.title for d in kept if d.source_id == s.source_id),
-                            quote=s.quote) for s in draft.supports]
+        supports = [
+            Support(
+                source_id=s.source_id,
+                title=next(d.title for d in kept if d.source_id == s.source_id),
+                quote=s.quote,
+            )
+            for s in draft.supports
+        ]
         supports, dropped = self.experiment.agreeing_supports(draft.statement, supports)
         self.dropped += dropped
         cited = [s.source_id for s in supports]
@@ -229,12 +268,18 @@ class Judged:
     def report(self, n: int, hit1: int, hit5: int) -> None:
         plain = self.cited_plain_gold / max(self.cited_plain, 1)
         judged = self.cited_gold / max(self.cited, 1)
-        print(f"  judged     hit@1 {self.hit1 / n:.3f}   hit@5 {self.hit5 / n:.3f}   (engine alone {hit1 / n:.3f} / {hit5 / n:.3f})")
-        print(f"  supports   from a gold paper: {judged:.3f} of {self.cited} judged vs {plain:.3f} of {self.cited_plain} "
-              f"engine alone; papers left out as off topic {self.left_out / n:.2f} per claim, quotes dropped "
-              f"{self.dropped / n:.2f} per claim")
-        print(f"bench:researcher claims={n} hit1={self.hit1 / n:.4f} hit5={self.hit5 / n:.4f} "
-              f"support_precision={judged:.4f} support_precision_engine={plain:.4f}")
+        print(
+            f"  judged     hit@1 {self.hit1 / n:.3f}   hit@5 {self.hit5 / n:.3f}   (engine alone {hit1 / n:.3f} / {hit5 / n:.3f})"
+        )
+        print(
+            f"  supports   from a gold paper: {judged:.3f} of {self.cited} judged vs {plain:.3f} of {self.cited_plain} "
+            f"engine alone; papers left out as off topic {self.left_out / n:.2f} per claim, quotes dropped "
+            f"{self.dropped / n:.2f} per claim"
+        )
+        print(
+            f"bench:researcher claims={n} hit1={self.hit1 / n:.4f} hit5={self.hit5 / n:.4f} "
+            f"support_precision={judged:.4f} support_precision_engine={plain:.4f}"
+        )
 
 
 if __name__ == "__main__":

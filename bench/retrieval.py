@@ -34,7 +34,10 @@ from retrieval_metrics import ANCHOR, PUBLISHED, TARGETS, ndcg_at, percentile, r
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
-FAST = {"p95_ms": 25.0, "batch_300_s": 4.0}  # issue 30: hybrid p95 and 300 queries, with the ONNX runtime
+FAST = {
+    "p95_ms": 25.0,
+    "batch_300_s": 4.0,
+}  # issue 30: hybrid p95 and 300 queries, with the ONNX runtime
 
 
 def load_split(data: Path, split: str) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
@@ -59,7 +62,9 @@ async def evaluate(sessions, queries, qrels, mode: str, settings, embedder) -> d
     ndcgs, recalls, latencies = [], [], []
     for qid, text in queries.items():
         started = time.perf_counter()
-        vector = query_vectors([text], embedder, settings)[0].tolist() if mode != "lexical" else None
+        vector = (
+            query_vectors([text], embedder, settings)[0].tolist() if mode != "lexical" else None
+        )
         async with sessions() as session:
             hits = await search(session, text, k=100, mode=mode, settings=settings, vector=vector)
         latencies.append((time.perf_counter() - started) * 1000)
@@ -74,18 +79,30 @@ async def evaluate(sessions, queries, qrels, mode: str, settings, embedder) -> d
     }
 
 
-async def batch_seconds(sessions, queries: dict[str, str], qrels, settings, backend: str) -> tuple[int, float, float]:  # noqa: ANN001
+async def batch_seconds(
+    sessions, queries: dict[str, str], qrels, settings, backend: str
+) -> tuple[int, float, float]:  # noqa: ANN001
     """(queries, seconds, nDCG@10) for up to 300 queries searched as one batch, model load included."""
     from research_corpus.embedding import Embedder
     from research_corpus.search import search_many
 
     batch = list(queries.items())[:300]
     started = time.perf_counter()
-    embedder = Embedder(settings.model_path, batch_size=settings.embed_batch_size, backend=backend,  # a fresh load, timed
-                        threads=settings.embed_threads, cache_dir=settings.onnx_cache_dir)
-    results = await search_many(sessions, [t for _, t in batch], k=100, settings=settings, embedder=embedder)
+    embedder = Embedder(
+        settings.model_path,
+        batch_size=settings.embed_batch_size,
+        backend=backend,  # a fresh load, timed
+        threads=settings.embed_threads,
+        cache_dir=settings.onnx_cache_dir,
+    )
+    results = await search_many(
+        sessions, [t for _, t in batch], k=100, settings=settings, embedder=embedder
+    )
     seconds = time.perf_counter() - started
-    ndcg = statistics.fmean(ndcg_at([h.external_id for h in hits], qrels[qid], 10) for (qid, _), hits in zip(batch, results, strict=True))
+    ndcg = statistics.fmean(
+        ndcg_at([h.external_id for h in hits], qrels[qid], 10)
+        for (qid, _), hits in zip(batch, results, strict=True)
+    )
     return len(batch), seconds, ndcg
 
 
@@ -108,8 +125,10 @@ def print_table(split: str, results: dict[str, dict[str, float]], ingest: str) -
             f", Recall@100 >= {TARGETS['recall@100']} -> {'met' if h['recall@100'] >= TARGETS['recall@100'] else 'MISSED'}"
             f", p95 <= {TARGETS['p95_ms']} ms -> {'met' if h['p95_ms'] <= TARGETS['p95_ms'] else 'MISSED'}"
         )
-        print(f"vs anchor (hybrid nDCG@10 {ANCHOR['ndcg@10']}, R@100 {ANCHOR['recall@100']}): "
-              f"{h['ndcg@10'] / ANCHOR['ndcg@10']:.3f}x, {h['recall@100'] / ANCHOR['recall@100']:.3f}x")
+        print(
+            f"vs anchor (hybrid nDCG@10 {ANCHOR['ndcg@10']}, R@100 {ANCHOR['recall@100']}): "
+            f"{h['ndcg@10'] / ANCHOR['ndcg@10']:.3f}x, {h['recall@100'] / ANCHOR['recall@100']:.3f}x"
+        )
 
 
 async def run(args: argparse.Namespace, database_url: str) -> None:
@@ -123,11 +142,18 @@ async def run(args: argparse.Namespace, database_url: str) -> None:
     sessions = session_factory(engine)
     settings = get_settings().corpus
     started = time.perf_counter()
-    report = await ingest_path(sessions, args.data / "corpus.jsonl", fmt="scifact", progress=not args.quiet,
-                               chunk_words=settings.chunk_words)
+    report = await ingest_path(
+        sessions,
+        args.data / "corpus.jsonl",
+        fmt="scifact",
+        progress=not args.quiet,
+        chunk_words=settings.chunk_words,
+    )
     took = time.perf_counter() - started
-    ingest = (f"ingest: {report.added} added, {report.unchanged} unchanged, {report.chunks} chunks, "
-              f"{len(report.errors)} errors in {took:.0f} s")
+    ingest = (
+        f"ingest: {report.added} added, {report.unchanged} unchanged, {report.chunks} chunks, "
+        f"{len(report.errors)} errors in {took:.0f} s"
+    )
     print(ingest)
     get_embedder().embed_one("warm-up")
     if args.tune:
@@ -140,38 +166,71 @@ async def run(args: argparse.Namespace, database_url: str) -> None:
 
         queries, qrels = load_split(args.data, args.split)
         for backend in args.backends.split(","):
-            embedder = Embedder(settings.model_path, batch_size=settings.embed_batch_size, backend=backend,
-                                threads=settings.embed_threads, cache_dir=settings.onnx_cache_dir)
+            embedder = Embedder(
+                settings.model_path,
+                batch_size=settings.embed_batch_size,
+                backend=backend,
+                threads=settings.embed_threads,
+                cache_dir=settings.onnx_cache_dir,
+            )
             embedder.embed_one("warm-up")
-            results = {mode: await evaluate(sessions, queries, qrels, mode, settings, embedder) for mode in args.modes}
+            results = {
+                mode: await evaluate(sessions, queries, qrels, mode, settings, embedder)
+                for mode in args.modes
+            }
             print_table(args.split, results, f"{ingest}; queries embedded by {embedder.backend}")
-            n, seconds, batch_ndcg = await batch_seconds(sessions, queries, qrels, settings, backend)
-            print(f"batch: {n} queries in {seconds:.1f} s including model load (target <= {FAST['batch_300_s']} s -> "
-                  f"{'met' if seconds <= FAST['batch_300_s'] else 'MISSED'}), nDCG@10 {batch_ndcg:.4f}")
+            n, seconds, batch_ndcg = await batch_seconds(
+                sessions, queries, qrels, settings, backend
+            )
+            print(
+                f"batch: {n} queries in {seconds:.1f} s including model load (target <= {FAST['batch_300_s']} s -> "
+                f"{'met' if seconds <= FAST['batch_300_s'] else 'MISSED'}), nDCG@10 {batch_ndcg:.4f}"
+            )
             if "hybrid" in results:
                 h = results["hybrid"]
-                print(f"hybrid p95 {h['p95_ms']:.1f} ms (target <= {FAST['p95_ms']} ms -> "
-                      f"{'met' if h['p95_ms'] <= FAST['p95_ms'] else 'MISSED'}); load average {os.getloadavg()[0]:.1f}")
-                print(f"bench:retrieval split={args.split} backend={embedder.backend} adapter={'on' if settings.query_adapter else 'off'} "
-                      f"ndcg10={h['ndcg@10']:.4f} recall100={h['recall@100']:.4f} "
-                      f"ndcg_vs_anchor={h['ndcg@10'] / ANCHOR['ndcg@10']:.3f} recall_vs_anchor={h['recall@100'] / ANCHOR['recall@100']:.3f} "
-                      f"p50_ms={h['p50_ms']:.1f} p95_ms={h['p95_ms']:.1f} batch{n}_s={seconds:.1f}", flush=True)
+                print(
+                    f"hybrid p95 {h['p95_ms']:.1f} ms (target <= {FAST['p95_ms']} ms -> "
+                    f"{'met' if h['p95_ms'] <= FAST['p95_ms'] else 'MISSED'}); load average {os.getloadavg()[0]:.1f}"
+                )
+                print(
+                    f"bench:retrieval split={args.split} backend={embedder.backend} adapter={'on' if settings.query_adapter else 'off'} "
+                    f"ndcg10={h['ndcg@10']:.4f} recall100={h['recall@100']:.4f} "
+                    f"ndcg_vs_anchor={h['ndcg@10'] / ANCHOR['ndcg@10']:.3f} recall_vs_anchor={h['recall@100'] / ANCHOR['recall@100']:.3f} "
+                    f"p50_ms={h['p50_ms']:.1f} p95_ms={h['p95_ms']:.1f} batch{n}_s={seconds:.1f}",
+                    flush=True,
+                )
     await engine.dispose()
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--split", default="test", choices=["test", "train"])
     parser.add_argument("--modes", nargs="+", default=["lexical", "dense", "hybrid"])
-    parser.add_argument("--data-dir", type=Path, help="Reuse this embedded database folder instead of a temporary one.")
-    parser.add_argument("--database-url", help="Use this (already migrated or migratable) database instead.")
-    parser.add_argument("--tune", action="store_true", help="Grid-search fusion settings on the TRAIN split.")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="Reuse this embedded database folder instead of a temporary one.",
+    )
+    parser.add_argument(
+        "--database-url", help="Use this (already migrated or migratable) database instead."
+    )
+    parser.add_argument(
+        "--tune", action="store_true", help="Grid-search fusion settings on the TRAIN split."
+    )
     parser.add_argument("--quiet", action="store_true")
-    parser.add_argument("--backends", default="onnx,torch", help="Embedding runtimes the queries are embedded with, in turn.")
+    parser.add_argument(
+        "--backends",
+        default="onnx,torch",
+        help="Embedding runtimes the queries are embedded with, in turn.",
+    )
     args = parser.parse_args()
     if not (args.data / "corpus.jsonl").exists():
-        sys.exit(f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark")
+        sys.exit(
+            f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark"
+        )
 
     from research_platform.embedded import EmbeddedPostgres
     from research_platform.migrate import upgrade

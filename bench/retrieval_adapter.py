@@ -44,9 +44,14 @@ async def load_corpus(sessions):  # noqa: ANN001, ANN201
     from sqlalchemy import text
 
     async with sessions() as session:
-        rows = (await session.execute(text(
-            "SELECT c.id, c.paper_id, p.external_id, c.embedding::text FROM corpus_chunks c "
-            "JOIN corpus_papers p ON p.id = c.paper_id ORDER BY c.id"))).all()
+        rows = (
+            await session.execute(
+                text(
+                    "SELECT c.id, c.paper_id, p.external_id, c.embedding::text FROM corpus_chunks c "
+                    "JOIN corpus_papers p ON p.id = c.paper_id ORDER BY c.id"
+                )
+            )
+        ).all()
     chunk_ids = np.array([r[0] for r in rows])
     chunk_paper = np.array([r[1] for r in rows])
     names = {r[1]: r[2] for r in rows}
@@ -65,8 +70,16 @@ async def lexical_runs(sessions, queries: dict[str, str], settings, limit: int) 
     return runs
 
 
-def train(queries: np.ndarray, candidates: np.ndarray, positive: np.ndarray, chunks: np.ndarray, tau: float,
-          reg: float, steps: int, seed: int = 0) -> np.ndarray:
+def train(
+    queries: np.ndarray,
+    candidates: np.ndarray,
+    positive: np.ndarray,
+    chunks: np.ndarray,
+    tau: float,
+    reg: float,
+    steps: int,
+    seed: int = 0,
+) -> np.ndarray:
     """D (384×384) minimising −log Σ_pos softmax(cos(Wq, c)/tau) + reg·‖D‖².
 
     The softmax runs over each query's `candidates` (its positives plus its hardest negatives by
@@ -86,7 +99,7 @@ def train(queries: np.ndarray, candidates: np.ndarray, positive: np.ndarray, chu
         logits = torch.einsum("nd,nmd->nm", adapted, cand) / tau
         log_norm = torch.logsumexp(logits, dim=1)
         log_pos = torch.logsumexp(logits.masked_fill(~mask, float("-inf")), dim=1)
-        loss = (log_norm - log_pos).mean() + reg * (delta ** 2).sum()
+        loss = (log_norm - log_pos).mean() + reg * (delta**2).sum()
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
@@ -100,8 +113,13 @@ def adapt(vectors: np.ndarray, delta: np.ndarray | None) -> np.ndarray:
     return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
-def dense_runs(vectors: np.ndarray, chunks: np.ndarray, chunk_ids: np.ndarray, chunk_paper: np.ndarray,
-               limit: int) -> list[list]:
+def dense_runs(
+    vectors: np.ndarray,
+    chunks: np.ndarray,
+    chunk_ids: np.ndarray,
+    chunk_paper: np.ndarray,
+    limit: int,
+) -> list[list]:
     """Exact cosine chunk rankings (the database uses HNSW: near-identical at this size)."""
     from research_corpus.ranking import ChunkHit
 
@@ -114,7 +132,9 @@ def dense_runs(vectors: np.ndarray, chunks: np.ndarray, chunk_ids: np.ndarray, c
     return runs
 
 
-def score(ids, dense, lexical, names, qrels, settings, fusion: tuple[float, int] | None) -> tuple[float, float]:  # noqa: ANN001
+def score(
+    ids, dense, lexical, names, qrels, settings, fusion: tuple[float, int] | None
+) -> tuple[float, float]:  # noqa: ANN001
     """nDCG@10, R@100 of the hybrid fusion at (dense_weight, rrf_k), or of dense alone when `fusion` is None."""
     from research_corpus.ranking import fuse, rank_papers
 
@@ -139,19 +159,25 @@ async def run(args: argparse.Namespace, url: str) -> None:
     from research_corpus.embedding import get_embedder
 
     settings = get_settings().corpus
-    limit = max(settings.candidates, 100) * 2  # what search() fetches per ranking (CHUNKS_PER_PAPER = 2)
+    limit = (
+        max(settings.candidates, 100) * 2
+    )  # what search() fetches per ranking (CHUNKS_PER_PAPER = 2)
     engine = create_engine(url)
     sessions = session_factory(engine)
     queries, qrels = load_split(args.data, "train")
     lexical = await lexical_runs(sessions, queries, settings, limit)
-    chunk_ids, chunk_paper, names, chunks = await load_corpus(sessions)  # after: a superset of the lexical hits
+    chunk_ids, chunk_paper, names, chunks = await load_corpus(
+        sessions
+    )  # after: a superset of the lexical hits
     await engine.dispose()
     row_of_paper: dict[str, list[int]] = {}
     for idx, pid in enumerate(chunk_paper):
         row_of_paper.setdefault(names[int(pid)], []).append(idx)
     ids = list(queries)
     qvecs = get_embedder().embed([queries[q] for q in ids])
-    positives = [[i for d, g in qrels[q].items() if g > 0 for i in row_of_paper.get(d, [])] for q in ids]
+    positives = [
+        [i for d, g in qrels[q].items() if g > 0 for i in row_of_paper.get(d, [])] for q in ids
+    ]
     keep = [i for i, p in enumerate(positives) if p]
     ids, qvecs, positives = [ids[i] for i in keep], qvecs[keep], [positives[i] for i in keep]
     # Candidate sets: positives first, then the hardest negatives by plain cosine, padded to one width.
@@ -160,28 +186,43 @@ async def run(args: argparse.Namespace, url: str) -> None:
     candidates = np.zeros((len(ids), width), dtype=np.int64)
     positive = np.zeros((len(ids), width), dtype=bool)
     for n, (row, pos) in enumerate(zip(sims, positives, strict=True)):
-        hard = [int(i) for i in np.argsort(-row)[: width] if int(i) not in set(pos)][: width - len(pos)]
+        hard = [int(i) for i in np.argsort(-row)[:width] if int(i) not in set(pos)][
+            : width - len(pos)
+        ]
         candidates[n] = pos + hard
         positive[n, : len(pos)] = True
     base = dense_runs(qvecs, chunks, chunk_ids, chunk_paper, limit)
     current = (settings.dense_weight, settings.rrf_k)
-    print(f"TRAIN: {len(ids)} queries, corpus {len(chunks)} chunks; no adapter (all train queries, no fitting): "
-          "dense nDCG@10/R@100 %.4f/%.4f; " % score(ids, base, lexical, names, qrels, settings, None)
-          + "hybrid at the configured w=%s rrf_k=%s %.4f/%.4f" % (*current, *score(ids, base, lexical, names, qrels, settings, current)),
-          flush=True)
+    print(
+        f"TRAIN: {len(ids)} queries, corpus {len(chunks)} chunks; no adapter (all train queries, no fitting): "
+        "dense nDCG@10/R@100 %.4f/%.4f; "
+        % score(ids, base, lexical, names, qrels, settings, None)
+        + "hybrid at the configured w=%s rrf_k=%s %.4f/%.4f"
+        % (*current, *score(ids, base, lexical, names, qrels, settings, current)),
+        flush=True,
+    )
     folds = np.arange(len(ids)) % 5
     results = []
     for tau, reg, steps in [(None, None, 0), *args.grid]:
         per_fusion: dict[object, list[tuple[float, float]]] = {w: [] for w in (None, *FUSIONS)}
         for f in range(5):
             tr, te = np.where(folds != f)[0], np.where(folds == f)[0]
-            delta = None if tau is None else train(qvecs[tr], candidates[tr], positive[tr], chunks, tau, reg, steps)
+            delta = (
+                None
+                if tau is None
+                else train(qvecs[tr], candidates[tr], positive[tr], chunks, tau, reg, steps)
+            )
             dense = dense_runs(adapt(qvecs[te], delta), chunks, chunk_ids, chunk_paper, limit)
             for w in per_fusion:
-                per_fusion[w].append(score([ids[i] for i in te], dense, lexical, names, qrels, settings, w))
+                per_fusion[w].append(
+                    score([ids[i] for i in te], dense, lexical, names, qrels, settings, w)
+                )
         cells, rows = [], []
         for w, fold_scores in per_fusion.items():
-            ndcg, rec = statistics.fmean(s[0] for s in fold_scores), statistics.fmean(s[1] for s in fold_scores)
+            ndcg, rec = (
+                statistics.fmean(s[0] for s in fold_scores),
+                statistics.fmean(s[1] for s in fold_scores),
+            )
             if w is None:
                 cells.append(f"dense {ndcg:.4f}/{rec:.4f}")
             else:
@@ -189,25 +230,35 @@ async def run(args: argparse.Namespace, url: str) -> None:
         rows.sort(key=lambda r: (r[0], r[1]), reverse=True)
         cells += [f"hybrid w={r[5][0]} rrf_k={r[5][1]} {r[0]:.4f}/{r[1]:.4f}" for r in rows[:3]]
         results += rows
-        print(f"  tau={tau} reg={reg} steps={steps}: 5-fold CV nDCG@10/R@100 " + "; ".join(cells), flush=True)
+        print(
+            f"  tau={tau} reg={reg} steps={steps}: 5-fold CV nDCG@10/R@100 " + "; ".join(cells),
+            flush=True,
+        )
     best = lambda rows: max(rows, key=lambda r: (r[0], r[1]))  # noqa: E731
     baseline = best([r for r in results if r[2] is None])
     ndcg, rec, tau, reg, steps, weight = best(results)
-    print(f"best without adapter (CV): dense_weight={baseline[5][0]} rrf_k={baseline[5][1]} "
-          f"hybrid nDCG@10 {baseline[0]:.4f} R@100 {baseline[1]:.4f}")
-    print(f"best on TRAIN (CV): tau={tau} reg={reg} steps={steps} dense_weight={weight[0]} rrf_k={weight[1]} "
-          f"hybrid nDCG@10 {ndcg:.4f} R@100 {rec:.4f}  (CORPUS__DENSE_WEIGHT={weight[0]} CORPUS__RRF_K={weight[1]})")
+    print(
+        f"best without adapter (CV): dense_weight={baseline[5][0]} rrf_k={baseline[5][1]} "
+        f"hybrid nDCG@10 {baseline[0]:.4f} R@100 {baseline[1]:.4f}"
+    )
+    print(
+        f"best on TRAIN (CV): tau={tau} reg={reg} steps={steps} dense_weight={weight[0]} rrf_k={weight[1]} "
+        f"hybrid nDCG@10 {ndcg:.4f} R@100 {rec:.4f}  (CORPUS__DENSE_WEIGHT={weight[0]} CORPUS__RRF_K={weight[1]})"
+    )
     if args.write and tau is not None:
         from research_corpus.adapter import ADAPTER_PATH
 
         delta = train(qvecs, candidates, positive, chunks, tau, reg, steps)
         ADAPTER_PATH.parent.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(
-            ADAPTER_PATH, delta=delta.astype(np.float16),
-            provenance=np.array(f"SciFact train split ({len(ids)} queries, CC BY-NC 2.0), all-MiniLM-L6-v2 chunk "
-                                f"vectors, tau={tau} reg={reg} steps={steps} (+{CANDIDATES} hard negatives), "
-                                f"5-fold CV hybrid nDCG@10 {ndcg:.4f} R@100 {rec:.4f} at dense_weight={weight[0]} "
-                                f"rrf_k={weight[1]} (no adapter: {baseline[0]:.4f})"),
+            ADAPTER_PATH,
+            delta=delta.astype(np.float16),
+            provenance=np.array(
+                f"SciFact train split ({len(ids)} queries, CC BY-NC 2.0), all-MiniLM-L6-v2 chunk "
+                f"vectors, tau={tau} reg={reg} steps={steps} (+{CANDIDATES} hard negatives), "
+                f"5-fold CV hybrid nDCG@10 {ndcg:.4f} R@100 {rec:.4f} at dense_weight={weight[0]} "
+                f"rrf_k={weight[1]} (no adapter: {baseline[0]:.4f})"
+            ),
         )
         print(f"wrote {ADAPTER_PATH}")
     elif args.write:
@@ -215,13 +266,22 @@ async def run(args: argparse.Namespace, url: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", type=Path, default=DATA)
     where = parser.add_mutually_exclusive_group(required=True)
-    where.add_argument("--data-dir", type=Path,
-                       help="An embedded database folder holding the SciFact corpus (bench/retrieval.py --data-dir DIR).")
-    where.add_argument("--database-url", help="A running database holding the SciFact corpus (left running).")
-    parser.add_argument("--write", action="store_true", help="Train on all TRAIN queries and write the adapter.")
+    where.add_argument(
+        "--data-dir",
+        type=Path,
+        help="An embedded database folder holding the SciFact corpus (bench/retrieval.py --data-dir DIR).",
+    )
+    where.add_argument(
+        "--database-url", help="A running database holding the SciFact corpus (left running)."
+    )
+    parser.add_argument(
+        "--write", action="store_true", help="Train on all TRAIN queries and write the adapter."
+    )
     parser.add_argument("--quick", action="store_true", help="One grid point (the committed one).")
     args = parser.parse_args()
     args.grid = [(0.05, 0.1, 300)] if args.quick else GRID

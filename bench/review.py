@@ -52,9 +52,11 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
 WARM_UP = "vitamin D supplementation and fracture risk in older adults"  # loads the models; not a SciFact claim, not scored
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]+")
-STOP = set("""a an the of in on and or to for with by from is are was were be been that this these those its it as at
+STOP = set(
+    """a an the of in on and or to for with by from is are was were be been that this these those its it as at
 than not no into can may has have had which their more less between during after before among vs does do did
-cannot without lack lacks""".split())
+cannot without lack lacks""".split()
+)
 
 
 def held_out_topics(data: Path, wanted: int, split: str = "train") -> list[dict]:
@@ -64,9 +66,18 @@ def held_out_topics(data: Path, wanted: int, split: str = "train") -> list[dict]
     for index, claim in enumerate(claims):
         if (split == "train" and index % 5) or not claim["evidence"]:
             continue
-        rationales = {doc: sorted({i for ev in sets for i in ev["sentences"]}) for doc, sets in claim["evidence"].items()}
-        topics.append({"claim": claim["claim"], "topic": topic_of(claim["claim"]), "gold": sorted(rationales),
-                       "rationales": rationales})
+        rationales = {
+            doc: sorted({i for ev in sets for i in ev["sentences"]})
+            for doc, sets in claim["evidence"].items()
+        }
+        topics.append(
+            {
+                "claim": claim["claim"],
+                "topic": topic_of(claim["claim"]),
+                "gold": sorted(rationales),
+                "rationales": rationales,
+            }
+        )
         if len(topics) == wanted:
             break
     return topics
@@ -126,7 +137,14 @@ def lead_quotes(report: dict) -> tuple[list[tuple[str, str]], set[str]]:
         for finding in section.get("findings", []):
             quotes = finding.get("quotes") or []
             if quotes and quotes[0]["reference_id"] in refs:
-                leads.append(((refs[quotes[0]["reference_id"]].get("paper_id") or "").removeprefix("corpus:"), quotes[0]["text"]))
+                leads.append(
+                    (
+                        (refs[quotes[0]["reference_id"]].get("paper_id") or "").removeprefix(
+                            "corpus:"
+                        ),
+                        quotes[0]["text"],
+                    )
+                )
     return leads, {(r.get("paper_id") or "").removeprefix("corpus:") for r in refs.values()}
 
 
@@ -140,23 +158,43 @@ def stack_reviews(args: argparse.Namespace) -> tuple[list[dict], int]:
     from research_engine.stack import Stack
     from research_platform.embedded import free_port
 
-    abstracts = {str(json.loads(line)["doc_id"]): json.loads(line)["abstract"] for line in (args.data / "corpus.jsonl").open()}
+    abstracts = {
+        str(json.loads(line)["doc_id"]): json.loads(line)["abstract"]
+        for line in (args.data / "corpus.jsonl").open()
+    }
     topics = held_out_topics(args.data, args.topics, args.split)
     env = dict(item.split("=", 1) for item in args.env)
     rows = []
-    stack = Stack(corpus_dir(args.data_dir), gateway_port=free_port(), services=("connector", "reviewer", "gateway"), extra_env=env)
+    stack = Stack(
+        corpus_dir(args.data_dir),
+        gateway_port=free_port(),
+        services=("connector", "reviewer", "gateway"),
+        extra_env=env,
+    )
     with stack:
         papers = ensure_ingested(stack.database_url)
         stack.wait_ready()
-        with httpx.Client(base_url=stack.gateway_url, timeout=60, headers=stack.api_headers) as client:
-            warm = client.post("/api/research/v1/reviews", json={"topic": WARM_UP, "max_iterations": 1}).json()["review_id"]
-            while client.get(f"/api/research/v1/reviews/{warm}").json()["status"] == "running":  # models load: not timed
+        with httpx.Client(
+            base_url=stack.gateway_url, timeout=60, headers=stack.api_headers
+        ) as client:
+            warm = client.post(
+                "/api/research/v1/reviews", json={"topic": WARM_UP, "max_iterations": 1}
+            ).json()["review_id"]
+            while (
+                client.get(f"/api/research/v1/reviews/{warm}").json()["status"] == "running"
+            ):  # models load: not timed
                 time.sleep(0.5)
             for n, topic in enumerate(topics, start=1):
                 t0 = time.perf_counter()
-                accepted = client.post("/api/research/v1/reviews", json={"topic": topic["topic"], "max_iterations": 2})
-                if 400 <= accepted.status_code < 500:  # refused (a topic the gateway will not take): it counts, as nothing found
-                    view = {"status": f"refused {accepted.status_code}: {str(accepted.json().get('detail'))[:120]}"}
+                accepted = client.post(
+                    "/api/research/v1/reviews", json={"topic": topic["topic"], "max_iterations": 2}
+                )
+                if (
+                    400 <= accepted.status_code < 500
+                ):  # refused (a topic the gateway will not take): it counts, as nothing found
+                    view = {
+                        "status": f"refused {accepted.status_code}: {str(accepted.json().get('detail'))[:120]}"
+                    }
                 else:
                     accepted.raise_for_status()
                     review_id = accepted.json()["review_id"]
@@ -169,18 +207,35 @@ def stack_reviews(args: argparse.Namespace) -> tuple[list[dict], int]:
                 report = view.get("report") or {}
                 leads, cited = lead_quotes(report)
                 annotated = [(d, q) for d, q in leads if d in topic["rationales"]]
-                hits = [matching_sentence(q, abstracts[d]) in topic["rationales"][d] for d, q in annotated]
-                tags = collections.Counter(f.get("tag") for s in report.get("sections", []) if s.get("title") == "Key Findings"
-                                           for f in s.get("findings", []))
-                row = {"topic": topic["topic"], "seconds": seconds, "findings": len(leads), "status": view["status"],
-                       "gold_finding": any(d in topic["gold"] for d, _ in leads), "annotated": len(annotated),
-                       "rationale_hits": sum(hits), "pass": view.get("verdict") == "PASS", "tags": dict(tags),
-                       "coverage": len(cited & set(topic["gold"])) / len(topic["gold"]),
-                       "strays": [d for d, _ in leads if d not in topic["gold"]]}
+                hits = [
+                    matching_sentence(q, abstracts[d]) in topic["rationales"][d]
+                    for d, q in annotated
+                ]
+                tags = collections.Counter(
+                    f.get("tag")
+                    for s in report.get("sections", [])
+                    if s.get("title") == "Key Findings"
+                    for f in s.get("findings", [])
+                )
+                row = {
+                    "topic": topic["topic"],
+                    "seconds": seconds,
+                    "findings": len(leads),
+                    "status": view["status"],
+                    "gold_finding": any(d in topic["gold"] for d, _ in leads),
+                    "annotated": len(annotated),
+                    "rationale_hits": sum(hits),
+                    "pass": view.get("verdict") == "PASS",
+                    "tags": dict(tags),
+                    "coverage": len(cited & set(topic["gold"])) / len(topic["gold"]),
+                    "strays": [d for d, _ in leads if d not in topic["gold"]],
+                }
                 rows.append(row)
-                print(f"[{n:3}/{len(topics)}] {row['topic'][:58]:58} findings {len(leads)} gold {'yes' if row['gold_finding'] else 'no ':3} "
-                      f"rationale {sum(hits)}/{len(annotated)} {view.get('verdict') or view['status']:15} {seconds:5.1f}s {dict(tags)}",
-                      flush=True)
+                print(
+                    f"[{n:3}/{len(topics)}] {row['topic'][:58]:58} findings {len(leads)} gold {'yes' if row['gold_finding'] else 'no ':3} "
+                    f"rationale {sum(hits)}/{len(annotated)} {view.get('verdict') or view['status']:15} {seconds:5.1f}s {dict(tags)}",
+                    flush=True,
+                )
                 if n <= args.show and view.get("markdown"):
                     print(view["markdown"])
     return rows, papers
@@ -207,19 +262,27 @@ async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> Non
 
     docs = {str(json.loads(line)["doc_id"]): line for line in (args.data / "corpus.jsonl").open()}
     abstracts = {d: json.loads(line)["abstract"] for d, line in docs.items()}
-    topics = [t for t in held_out_topics(args.data, args.topics, args.split) if all(g in docs for g in t["gold"])]
+    topics = [
+        t
+        for t in held_out_topics(args.data, args.topics, args.split)
+        if all(g in docs for g in t["gold"])
+    ]
     gold = sorted({g for t in topics for g in t["gold"]})
     rest = sorted(set(docs) - set(gold))
     chosen = gold + random.Random(7).sample(rest, min(args.smoke_subset, len(rest)))
     subset = Path(args.work) / "review_corpus.jsonl"
-    subset.write_text("".join(docs[d] if docs[d].endswith("\n") else docs[d] + "\n" for d in chosen))
+    subset.write_text(
+        "".join(docs[d] if docs[d].endswith("\n") else docs[d] + "\n" for d in chosen)
+    )
 
     engine = create_engine(database_url)
     sessions = session_factory(engine)
     started = time.perf_counter()
     ingested = await ingest_path(sessions, subset, fmt="scifact", progress=not args.quiet)
-    print(f"corpus: {len(chosen)} SciFact abstracts ({len(gold)} gold of {len(topics)} topics + {len(chosen) - len(gold)} "
-          f"distractors); ingest {ingested.added} added / {ingested.unchanged} unchanged in {time.perf_counter() - started:.0f} s")
+    print(
+        f"corpus: {len(chosen)} SciFact abstracts ({len(gold)} gold of {len(topics)} topics + {len(chosen) - len(gold)} "
+        f"distractors); ingest {ingested.added} added / {ingested.unchanged} unchanged in {time.perf_counter() - started:.0f} s"
+    )
 
     nc = await nats.connect(nats_url)
     js = nc.jetstream()
@@ -230,16 +293,28 @@ async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> Non
     judge = get_judge()
     for name in ("relevance", "pair"):
         judge.model(name)
-    settings = ReviewerSettings() if args.admit_floor is None else ReviewerSettings(admit_floor=args.admit_floor)
+    settings = (
+        ReviewerSettings()
+        if args.admit_floor is None
+        else ReviewerSettings(admit_floor=args.admit_floor)
+    )
     rows = []
     for n, topic in enumerate(topics, start=1):
-        job = review_job(RequestReview(topic=topic["topic"], max_iterations=2, run_id=f"bench-{n}-{int(time.time())}"))
+        job = review_job(
+            RequestReview(
+                topic=topic["topic"], max_iterations=2, run_id=f"bench-{n}-{int(time.time())}"
+            )
+        )
         recorder = RunRecorder(js, job.run_id)
         t0 = time.perf_counter()
         async with recorder.running():
-            outcome = await review_loop(job, OfflineAuthor(relevance, settings, judge),
-                                        PeerReviewer(settings.spot_checks, cut=settings.cut, judge=judge),
-                                        port, recorder)
+            outcome = await review_loop(
+                job,
+                OfflineAuthor(relevance, settings, judge),
+                PeerReviewer(settings.spot_checks, cut=settings.cut, judge=judge),
+                port,
+                recorder,
+            )
         seconds = time.perf_counter() - t0
         report = outcome.report
         key = report.section("Key Findings")
@@ -249,25 +324,48 @@ async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> Non
         for finding in findings:
             if finding.quotes and finding.quotes[0].reference_id in refs:
                 ref = refs[finding.quotes[0].reference_id]
-                leads.append(((ref.paper_id or "").removeprefix("corpus:"), finding.quotes[0].text, ref))
+                leads.append(
+                    ((ref.paper_id or "").removeprefix("corpus:"), finding.quotes[0].text, ref)
+                )
         annotated = [(d, q) for d, q, _ in leads if d in topic["rationales"]]
         hits = [matching_sentence(q, abstracts[d]) in topic["rationales"][d] for d, q in annotated]
         passages = [(r.title, r.source_text.removeprefix(r.title).strip()) for _, _, r in leads]
         off = sum(off_topic(judge, topic["topic"], passages, settings.cut))
-        under = int(sum(p < settings.relevance_floor for p in judge.relevance(topic["topic"], passages))) if passages else 0
+        under = (
+            int(
+                sum(p < settings.relevance_floor for p in judge.relevance(topic["topic"], passages))
+            )
+            if passages
+            else 0
+        )
         cited = {r.paper_id.removeprefix("corpus:") for r in report.references if r.paper_id}
         tags = collections.Counter(f.tag for f in findings)
-        row = {"topic": topic["topic"], "accuracy": accuracy(outcome.check), "grounding": outcome.check.grounding,
-               "coverage": len(cited & set(topic["gold"])) / len(topic["gold"]), "tags": dict(tags),
-               "pass1": outcome.rounds[0].review.verdict == "PASS", "pass": outcome.verdict == "PASS",
-               "rounds": len(outcome.rounds), "seconds": seconds, "issues": outcome.review.counts(),
-               "findings": len(leads), "gold_finding": any(d in topic["gold"] for d, _, _ in leads),
-               "annotated": len(annotated), "rationale_hits": sum(hits), "off_topic": off, "under_cut": under,
-               "strays": [r.title for d, _, r in leads if d not in topic["gold"]], "status": outcome.verdict}
+        row = {
+            "topic": topic["topic"],
+            "accuracy": accuracy(outcome.check),
+            "grounding": outcome.check.grounding,
+            "coverage": len(cited & set(topic["gold"])) / len(topic["gold"]),
+            "tags": dict(tags),
+            "pass1": outcome.rounds[0].review.verdict == "PASS",
+            "pass": outcome.verdict == "PASS",
+            "rounds": len(outcome.rounds),
+            "seconds": seconds,
+            "issues": outcome.review.counts(),
+            "findings": len(leads),
+            "gold_finding": any(d in topic["gold"] for d, _, _ in leads),
+            "annotated": len(annotated),
+            "rationale_hits": sum(hits),
+            "off_topic": off,
+            "under_cut": under,
+            "strays": [r.title for d, _, r in leads if d not in topic["gold"]],
+            "status": outcome.verdict,
+        }
         rows.append(row)
         if not args.quiet:
-            print(f"[{n:2}/{len(topics)}] {row['topic'][:58]:58} findings {len(leads)} gold {'yes' if row['gold_finding'] else 'no ':3} "
-                  f"rationale {sum(hits)}/{len(annotated)} off {off} under {under} {outcome.verdict:15} r{row['rounds']} {seconds:5.1f}s {dict(tags)}")
+            print(
+                f"[{n:2}/{len(topics)}] {row['topic'][:58]:58} findings {len(leads)} gold {'yes' if row['gold_finding'] else 'no ':3} "
+                f"rationale {sum(hits)}/{len(annotated)} off {off} under {under} {outcome.verdict:15} r{row['rounds']} {seconds:5.1f}s {dict(tags)}"
+            )
             for title in row["strays"]:
                 print(f"        not a gold paper: {title[:100]}")
         if n <= args.show:
@@ -277,15 +375,25 @@ async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> Non
 
     mean, mix, findings, annotated, hits, precision = tally(rows)
     off = sum(r["off_topic"] for r in rows) / findings if findings else 0.0
-    print(f"\n{len(rows)} reviews (offline engine, ≤ 2 rounds) of held-out SciFact train claims (fold 0) stated as topics")
-    print(f"key findings {findings} ({findings / len(rows):.1f} per review); {annotated} quoted from gold abstracts, {hits} of "
-          f"them annotated rationale sentences; topics with a gold-paper finding {sum(r['gold_finding'] for r in rows)}/{len(rows)}")
-    print(f"tag mix: {dict(mix)} · PASS after round 1 {mean('pass1'):.2f}, after round 2 {mean('pass'):.2f} · seconds per review "
-          f"mean {mean('seconds'):.1f}, p50 {statistics.median(r['seconds'] for r in rows):.1f}, max {max(r['seconds'] for r in rows):.1f}")
+    print(
+        f"\n{len(rows)} reviews (offline engine, ≤ 2 rounds) of held-out SciFact train claims (fold 0) stated as topics"
+    )
+    print(
+        f"key findings {findings} ({findings / len(rows):.1f} per review); {annotated} quoted from gold abstracts, {hits} of "
+        f"them annotated rationale sentences; topics with a gold-paper finding {sum(r['gold_finding'] for r in rows)}/{len(rows)}"
+    )
+    print(
+        f"tag mix: {dict(mix)} · PASS after round 1 {mean('pass1'):.2f}, after round 2 {mean('pass'):.2f} · seconds per review "
+        f"mean {mean('seconds'):.1f}, p50 {statistics.median(r['seconds'] for r in rows):.1f}, max {max(r['seconds'] for r in rows):.1f}"
+    )
     under = sum(r["under_cut"] for r in rows)
-    print(f"findings from papers under the relevance cut ({settings.relevance_floor}), admitted on a squarely stated finding: "
-          f"{under}/{findings}; findings not from a gold paper: {sum(len(r['strays']) for r in rows)}")
-    print(f"format: citation accuracy {mean('accuracy'):.4f} · grounding {mean('grounding'):.4f} · gold coverage {mean('coverage'):.4f}")
+    print(
+        f"findings from papers under the relevance cut ({settings.relevance_floor}), admitted on a squarely stated finding: "
+        f"{under}/{findings}; findings not from a gold paper: {sum(len(r['strays']) for r in rows)}"
+    )
+    print(
+        f"format: citation accuracy {mean('accuracy'):.4f} · grounding {mean('grounding'):.4f} · gold coverage {mean('coverage'):.4f}"
+    )
     print(f"SMOKE TEST (off_topic {off:.4f}): not the benchmark")
     return rows
 
@@ -299,44 +407,94 @@ def tally(rows: list[dict]):  # noqa: ANN201
     findings = sum(r["findings"] for r in rows)
     annotated = sum(r["annotated"] for r in rows)
     hits = sum(r["rationale_hits"] for r in rows)
-    return (lambda key: statistics.fmean(r[key] for r in rows)), mix, findings, annotated, hits, (hits / annotated if annotated else 0.0)
+    return (
+        (lambda key: statistics.fmean(r[key] for r in rows)),
+        mix,
+        findings,
+        annotated,
+        hits,
+        (hits / annotated if annotated else 0.0),
+    )
 
 
 def summary(rows: list[dict], split: str, papers: int | str) -> None:
     mean, mix, findings, annotated, hits, precision = tally(rows)
-    print(f"\n{len(rows)} reviews (offline engine, ≤ 2 rounds) of SciFact {split} claims with evidence stated as topics")
-    print(f"key findings {findings} ({findings / len(rows):.2f} per review); {annotated} quoted from gold abstracts, {hits} of "
-          f"them annotated rationale sentences; topics with a gold-paper finding {sum(r['gold_finding'] for r in rows)}/{len(rows)}; "
-          f"findings not from a gold paper {sum(len(r['strays']) for r in rows)}; gold coverage {mean('coverage'):.3f}")
+    print(
+        f"\n{len(rows)} reviews (offline engine, ≤ 2 rounds) of SciFact {split} claims with evidence stated as topics"
+    )
+    print(
+        f"key findings {findings} ({findings / len(rows):.2f} per review); {annotated} quoted from gold abstracts, {hits} of "
+        f"them annotated rationale sentences; topics with a gold-paper finding {sum(r['gold_finding'] for r in rows)}/{len(rows)}; "
+        f"findings not from a gold paper {sum(len(r['strays']) for r in rows)}; gold coverage {mean('coverage'):.3f}"
+    )
     for r in rows:
         if r["status"].startswith("refused"):
             print(f"refused by the gateway: {r['topic'][:90]} — {r['status']}")
     timed = [r["seconds"] for r in rows if not r["status"].startswith("refused")] or [0.0]
-    print(f"tag mix: {dict(mix)} · PASS {mean('pass'):.2f} · seconds per review mean {statistics.fmean(timed):.1f}, "
-          f"p50 {statistics.median(timed):.1f}, max {max(timed):.1f}")
-    print("targets: gold_findings ≥ 0.7, evidence_precision ≥ 0.8 (random sentence ≈ 0.2), ≤ 30 s per review")
-    print(f"bench:review gold_findings={mean('gold_finding'):.4f} evidence_precision={precision:.4f} "
-          f"findings_per_review={findings / len(rows):.2f} s_per_review={statistics.fmean(timed):.1f} topics={len(rows)} corpus={papers}")
+    print(
+        f"tag mix: {dict(mix)} · PASS {mean('pass'):.2f} · seconds per review mean {statistics.fmean(timed):.1f}, "
+        f"p50 {statistics.median(timed):.1f}, max {max(timed):.1f}"
+    )
+    print(
+        "targets: gold_findings ≥ 0.7, evidence_precision ≥ 0.8 (random sentence ≈ 0.2), ≤ 30 s per review"
+    )
+    print(
+        f"bench:review gold_findings={mean('gold_finding'):.4f} evidence_precision={precision:.4f} "
+        f"findings_per_review={findings / len(rows):.2f} s_per_review={statistics.fmean(timed):.1f} topics={len(rows)} corpus={papers}"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--split", choices=["train", "dev"], default="train",
-                        help="train: held-out fold 0 of the train claims; dev: the dev claims (once per shipped setup)")
-    parser.add_argument("--topics", type=int, default=0, help="the first N claims with evidence of the split (0 = all)")
-    parser.add_argument("--data-dir", type=Path, help="the cached full-corpus folder (bench/full_corpus.py); "
-                        "with --smoke-subset, a folder reused between smoke runs")
-    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="a service setting for this run")
+    parser.add_argument(
+        "--split",
+        choices=["train", "dev"],
+        default="train",
+        help="train: held-out fold 0 of the train claims; dev: the dev claims (once per shipped setup)",
+    )
+    parser.add_argument(
+        "--topics",
+        type=int,
+        default=0,
+        help="the first N claims with evidence of the split (0 = all)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="the cached full-corpus folder (bench/full_corpus.py); "
+        "with --smoke-subset, a folder reused between smoke runs",
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a service setting for this run",
+    )
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one review may take")
-    parser.add_argument("--smoke-subset", type=int, help="SMOKE TEST ONLY: the gold papers + N random abstracts, in process")
-    parser.add_argument("--admit-floor", type=float, help="The reviewer's admit_floor (default: its setting; "
-                        "0.5 = no paper under the relevance cut is admitted).")
+    parser.add_argument(
+        "--smoke-subset",
+        type=int,
+        help="SMOKE TEST ONLY: the gold papers + N random abstracts, in process",
+    )
+    parser.add_argument(
+        "--admit-floor",
+        type=float,
+        help="The reviewer's admit_floor (default: its setting; "
+        "0.5 = no paper under the relevance cut is admitted).",
+    )
     parser.add_argument("--quiet", action="store_true")
-    parser.add_argument("--show", type=int, default=0, help="Print the Markdown of the first N reviews.")
+    parser.add_argument(
+        "--show", type=int, default=0, help="Print the Markdown of the first N reviews."
+    )
     args = parser.parse_args()
     if not (args.data / "corpus.jsonl").exists():
-        sys.exit(f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark")
+        sys.exit(
+            f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark"
+        )
 
     if args.smoke_subset is None:
         rows, papers = stack_reviews(args)

@@ -62,10 +62,18 @@ class PeakSampler(threading.Thread):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=20_000)
-    parser.add_argument("--rate", type=float, default=8.0, help="Tasks published per second (open loop).")
-    parser.add_argument("--warmup", type=int, default=300, help="Tasks before the baseline RSS sample.")
-    parser.add_argument("--sample-s", type=float, default=10.0, help="Seconds between peak RSS samples.")
-    parser.add_argument("--timeout", type=float, default=7200, help="Longest wait for the last terminal claim.")
+    parser.add_argument(
+        "--rate", type=float, default=8.0, help="Tasks published per second (open loop)."
+    )
+    parser.add_argument(
+        "--warmup", type=int, default=300, help="Tasks before the baseline RSS sample."
+    )
+    parser.add_argument(
+        "--sample-s", type=float, default=10.0, help="Seconds between peak RSS samples."
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=7200, help="Longest wait for the last terminal claim."
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-soak-") as tmp:
         stack = Stack(Path(tmp), gateway_port=free_port())
@@ -75,20 +83,29 @@ def main() -> None:
 
             async def _ingest() -> None:
                 engine = create_engine(stack.database_url)
-                await ingest_path(session_factory(engine), DEMO / "scifact_demo.jsonl", fmt="scifact", progress=False)
+                await ingest_path(
+                    session_factory(engine),
+                    DEMO / "scifact_demo.jsonl",
+                    fmt="scifact",
+                    progress=False,
+                )
                 await engine.dispose()
 
             asyncio.run(_ingest())
             stack.start_services()
             stack.wait_ready(timeout=300)
             print(f"warm-up: {args.warmup} tasks at {args.rate}/s…")
-            asyncio.run(run_tasks(stack, questions(args.warmup, "dev"), args.timeout, rate=args.rate))
+            asyncio.run(
+                run_tasks(stack, questions(args.warmup, "dev"), args.timeout, rate=args.rate)
+            )
             warm = rss_mb(stack)
             sampler = PeakSampler(stack, args.sample_s)
             sampler.start()
             print(f"soak: {args.tasks} tasks at {args.rate}/s (open loop)…")
             achieved, latencies = asyncio.run(
-                run_tasks(stack, questions(args.tasks, skip=args.warmup), args.timeout, rate=args.rate)
+                run_tasks(
+                    stack, questions(args.tasks, skip=args.warmup), args.timeout, rate=args.rate
+                )
             )
             sampler.done.set()
             sampler.join()
@@ -101,15 +118,21 @@ def main() -> None:
     for name in warm:
         growth[name] = (end[name] - warm[name]) / warm[name] if warm[name] else float("inf")
         peak = max(sampler.peak.get(name, 0.0), end[name])
-        print(f"  {name:<11} {warm[name]:8.1f} → {end[name]:8.1f} ({peak:8.1f})  {growth[name] * 100:+6.1f} %")
+        print(
+            f"  {name:<11} {warm[name]:8.1f} → {end[name]:8.1f} ({peak:8.1f})  {growth[name] * 100:+6.1f} %"
+        )
     worst = max(growth, key=lambda name: growth[name])
     latencies.sort()
-    print(f"  decided {len(latencies)} tasks; {achieved:.2f} tasks/s first publish → last decision;"
-          f" p95 task→verdict {latencies[int(0.95 * (len(latencies) - 1))]:.2f} s")
+    print(
+        f"  decided {len(latencies)} tasks; {achieved:.2f} tasks/s first publish → last decision;"
+        f" p95 task→verdict {latencies[int(0.95 * (len(latencies) - 1))]:.2f} s"
+    )
     if restarted:
         print(f"  exited during the soak: {restarted}")
-    print(f"bench:soak tasks={args.tasks} rate={args.rate:g} worst_rss_growth={growth[worst] * 100:.1f}%"
-          f" ({worst}) ratio={1 + growth[worst]:.3f}")
+    print(
+        f"bench:soak tasks={args.tasks} rate={args.rate:g} worst_rss_growth={growth[worst] * 100:.1f}%"
+        f" ({worst}) ratio={1 + growth[worst]:.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -71,10 +71,14 @@ from full_corpus import corpus_dir, load_corpus  # noqa: E402  (bench/ on the pa
 FIXTURES = REPO.parent / "shared" / "fixtures"
 CORPUS = REPO / "src" / "research_engine" / "demo_data" / "scifact_demo.jsonl"
 SCIFACT = REPO.parent / "shared" / "data" / "scifact"
-PROMPTS = json.loads((REPO / "src" / "research_engine" / "demo_data" / "questions.json").read_text())
+PROMPTS = json.loads(
+    (REPO / "src" / "research_engine" / "demo_data" / "questions.json").read_text()
+)
 WORKSPACE = "scifact-bench"  # its only API is the local corpus (set by the benchmark through the admin route)
 WARM_UP = "vitamin D supplementation and fracture risk in older adults"  # not a SciFact claim
-RANDOM_SENTENCE_ANCHOR = 0.213  # the issue's held-out check: a random sentence of an annotated abstract is a rationale
+RANDOM_SENTENCE_ANCHOR = (
+    0.213  # the issue's held-out check: a random sentence of an annotated abstract is a rationale
+)
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -91,7 +95,9 @@ class MemoryCorpus:
 
     def __init__(self, path: Path, k1: float = 0.9, b: float = 0.4) -> None:
         self.docs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        self.terms = [Counter(self._tokens(d["title"] + " " + " ".join(d["abstract"]))) for d in self.docs]
+        self.terms = [
+            Counter(self._tokens(d["title"] + " " + " ".join(d["abstract"]))) for d in self.docs
+        ]
         self.lengths = [sum(t.values()) for t in self.terms]
         self.avg = statistics.mean(self.lengths)
         df = Counter(term for terms in self.terms for term in terms)
@@ -102,19 +108,34 @@ class MemoryCorpus:
     def _tokens(text: str) -> list[str]:
         return [t for w in text.split() for t in _word_tokens(w.lower())]
 
-    async def search(self, query: str, filters: TaskFilters | None = None, limit: int = 10) -> list[SourceHit]:
+    async def search(
+        self, query: str, filters: TaskFilters | None = None, limit: int = 10
+    ) -> list[SourceHit]:
         wanted = set(self._tokens(query))
         scored = []
         for i, terms in enumerate(self.terms):
-            score = sum(self.idf.get(t, 0) * terms[t] * (self.k1 + 1)
-                        / (terms[t] + self.k1 * (1 - self.b + self.b * self.lengths[i] / self.avg)) for t in wanted if t in terms)
+            score = sum(
+                self.idf.get(t, 0)
+                * terms[t]
+                * (self.k1 + 1)
+                / (terms[t] + self.k1 * (1 - self.b + self.b * self.lengths[i] / self.avg))
+                for t in wanted
+                if t in terms
+            )
             if score > 0:
                 scored.append((score, i))
         hits = []
         for score, i in sorted(scored, reverse=True)[:limit]:
             doc = self.docs[i]
-            hits.append(SourceHit(source_id=f"corpus:{doc['doc_id']}", source="corpus", title=doc["title"],
-                                  abstract=" ".join(doc["abstract"]), score=round(score, 3)))
+            hits.append(
+                SourceHit(
+                    source_id=f"corpus:{doc['doc_id']}",
+                    source="corpus",
+                    title=doc["title"],
+                    abstract=" ".join(doc["abstract"]),
+                    score=round(score, 3),
+                )
+            )
         return hits
 
     async def fetch(self, source_id: str) -> SourceHit | None:
@@ -125,18 +146,26 @@ def _recorded() -> dict[str, bytes]:
     read = lambda name: (FIXTURES / name).read_bytes()  # noqa: E731
     return {
         "esearch": b'{"esearchresult": {"idlist": ["22351513", "29915538"]}}',
-        "efetch": read("pubmed/biocommons_cassette_efetch_pubmed_22351513__00.xml").replace(b"</PubmedArticleSet>", b"")
-        + read("pubmed/biocommons_cassette_efetch_pubmed_29915538__00.xml").split(b"<PubmedArticleSet>", 1)[1],
+        "efetch": read("pubmed/biocommons_cassette_efetch_pubmed_22351513__00.xml").replace(
+            b"</PubmedArticleSet>", b""
+        )
+        + read("pubmed/biocommons_cassette_efetch_pubmed_29915538__00.xml").split(
+            b"<PubmedArticleSet>", 1
+        )[1],
         "api.crossref.org": read("crossref/habanero_cassette_test_works_query__00.json"),
         "www.ebi.ac.uk": read("europepmc/fastpaper_europepmc_search.json"),
         "export.arxiv.org": read("arxiv/arxivpy_q_testing_s0_m10_bc5a6c384fe9.body.atom.xml"),
-        "api.semanticscholar.org": read("semantic_scholar/danielnsilva_cassette_test_search_paper__00.json"),
+        "api.semanticscholar.org": read(
+            "semantic_scholar/danielnsilva_cassette_test_search_paper__00.json"
+        ),
     }
 
 
 def held_out_claims(wanted: int, split: str = "train") -> list[dict]:
     """The claims with annotated evidence of `split` in file order (train: fold 0, index mod 5 == 0); 0 = all."""
-    claims = [json.loads(line) for line in (SCIFACT / f"claims_{split}.jsonl").open() if line.strip()]
+    claims = [
+        json.loads(line) for line in (SCIFACT / f"claims_{split}.jsonl").open() if line.strip()
+    ]
     chosen = [c for i, c in enumerate(claims) if (split != "train" or i % 5 == 0) and c["evidence"]]
     return chosen[:wanted] if wanted else chosen
 
@@ -169,10 +198,15 @@ class Quality:
 
 def gold_of(claim: dict) -> dict[str, list[int]]:
     """`corpus:<doc>` → the annotated rationale sentence indices of each gold abstract of a claim."""
-    return {f"corpus:{d}": [i for sets in claim["evidence"][d] for i in sets["sentences"]] for d in claim["evidence"]}
+    return {
+        f"corpus:{d}": [i for sets in claim["evidence"][d] for i in sets["sentences"]]
+        for d in claim["evidence"]
+    }
 
 
-def score_list(claim: dict, sources: list[dict], sentences: dict[str, list[str]], quality: Quality) -> bool:
+def score_list(
+    claim: dict, sources: list[dict], sentences: dict[str, list[str]], quality: Quality
+) -> bool:
     """Count one list (its sources as the API shows them); whether a gold paper is among them."""
     gold = gold_of(claim)
     found = False
@@ -183,7 +217,9 @@ def score_list(claim: dict, sources: list[dict], sentences: dict[str, list[str]]
             quality.facts += 1
             if origin in gold:
                 quality.gold_facts += 1
-                quality.rationale_facts += sentence_index(fact["statement"], sentences[origin]) in gold[origin]
+                quality.rationale_facts += (
+                    sentence_index(fact["statement"], sentences[origin]) in gold[origin]
+                )
     quality.lists += 1
     quality.gold_found += found
     quality.empty += not sources
@@ -193,11 +229,19 @@ def score_list(claim: dict, sources: list[dict], sentences: dict[str, list[str]]
 
 def build_list(client, prompt: str, workspace: str, timeout: float) -> tuple[dict, float]:  # noqa: ANN001
     """Ask for one list through the API and wait for its snapshot: (the GET view or a failure, seconds)."""
-    body = {"prompt": prompt, "num_references": 10, "detail_level": "facts_list", "workspace": workspace}
+    body = {
+        "prompt": prompt,
+        "num_references": 10,
+        "detail_level": "facts_list",
+        "workspace": workspace,
+    }
     started = time.perf_counter()
     accepted = client.post("/api/research/v1/source-lists", json=body)
     if accepted.status_code >= 400:
-        return {"status": f"refused {accepted.status_code}: {accepted.text[:200]}", "sources": []}, 0.0
+        return {
+            "status": f"refused {accepted.status_code}: {accepted.text[:200]}",
+            "sources": [],
+        }, 0.0
     list_id = accepted.json()["source_list_id"]
     while time.perf_counter() - started < timeout:
         time.sleep(0.25)
@@ -208,11 +252,16 @@ def build_list(client, prompt: str, workspace: str, timeout: float) -> tuple[dic
             return view, time.perf_counter() - started
         detail = got.json().get("detail")
         if isinstance(detail, dict) and detail.get("status") == "failed":
-            return {"status": f"failed: {detail.get('error')}", "sources": []}, time.perf_counter() - started
+            return {
+                "status": f"failed: {detail.get('error')}",
+                "sources": [],
+            }, time.perf_counter() - started
     return {"status": "timed out", "sources": []}, time.perf_counter() - started
 
 
-def at_floors(lists: list[tuple[dict, list[dict]]], sentences: dict[str, list[str]], floors: list[float]) -> None:
+def at_floors(
+    lists: list[tuple[dict, list[dict]]], sentences: dict[str, list[str]], floors: list[float]
+) -> None:
     """What the lists would score had the partial sources under each floor been left out (a list is
     ordered strong first, then by relevance; a run with SCOUT__PARTIAL_EVIDENCE=0 holds every floor's list, and
     a strong source's relevance, P(evidence), is at least the abstract model's `best_evidence` (0.2 shipped), so
@@ -222,13 +271,21 @@ def at_floors(lists: list[tuple[dict, list[dict]]], sentences: dict[str, list[st
         for claim, sources in lists:
             kept = [s for s in sources if s["relevance_score"] >= floor]
             score_list(claim, kept, sentences, quality)
-        print(f"  partial floor {floor:.2f}: gold_in_sources {quality.gold_found / quality.lists:.3f}, fact_evidence_precision "
-              f"{quality.rationale_facts / max(quality.gold_facts, 1):.3f}, empty {quality.empty / quality.lists:.3f}, "
-              f"sources per list {quality.sources / quality.lists:.1f}")
+        print(
+            f"  partial floor {floor:.2f}: gold_in_sources {quality.gold_found / quality.lists:.3f}, fact_evidence_precision "
+            f"{quality.rationale_facts / max(quality.gold_facts, 1):.3f}, empty {quality.empty / quality.lists:.3f}, "
+            f"sources per list {quality.sources / quality.lists:.1f}"
+        )
 
 
-def stack_lists(claims: list[dict], quality: Quality, data_dir: Path | None, env: dict[str, str], timeout: float,
-                floors: list[float]) -> int:
+def stack_lists(
+    claims: list[dict],
+    quality: Quality,
+    data_dir: Path | None,
+    env: dict[str, str],
+    timeout: float,
+    floors: list[float],
+) -> int:
     """The benchmark: every list through the real stack on the cached full corpus; the corpus size."""
     from full_corpus import ensure_ingested
 
@@ -236,14 +293,25 @@ def stack_lists(claims: list[dict], quality: Quality, data_dir: Path | None, env
     from research_platform.embedded import free_port
 
     sentences = {f"corpus:{d}": r["abstract"] for d, r in load_corpus(SCIFACT).items()}
-    stack = Stack(corpus_dir(data_dir), gateway_port=free_port(), services=("connector", "scout", "gateway"), extra_env=env)
+    stack = Stack(
+        corpus_dir(data_dir),
+        gateway_port=free_port(),
+        services=("connector", "scout", "gateway"),
+        extra_env=env,
+    )
     with stack:
         papers = ensure_ingested(stack.database_url)
         stack.wait_ready()
-        with httpx.Client(base_url=stack.gateway_url, timeout=60, headers=stack.api_headers) as client:
-            client.put(f"/api/research/v1/source-lists/limits/{WORKSPACE}",
-                       json={"allowed_apis": ["corpus"], "max_references": 10}).raise_for_status()
-            build_list(client, WARM_UP, WORKSPACE, timeout)  # the models load: not timed, not scored
+        with httpx.Client(
+            base_url=stack.gateway_url, timeout=60, headers=stack.api_headers
+        ) as client:
+            client.put(
+                f"/api/research/v1/source-lists/limits/{WORKSPACE}",
+                json={"allowed_apis": ["corpus"], "max_references": 10},
+            ).raise_for_status()
+            build_list(
+                client, WARM_UP, WORKSPACE, timeout
+            )  # the models load: not timed, not scored
             lists: list[tuple[dict, list[dict]]] = []
             for n, claim in enumerate(claims, 1):
                 view, seconds = build_list(client, claim["claim"], WORKSPACE, timeout)
@@ -251,12 +319,17 @@ def stack_lists(claims: list[dict], quality: Quality, data_dir: Path | None, env
                 sources = view.get("sources") or []
                 before = (quality.rationale_facts, quality.gold_facts)
                 found = score_list(claim, sources, sentences, quality)
-                rationale = f"{quality.rationale_facts - before[0]}/{quality.gold_facts - before[1]}"
+                rationale = (
+                    f"{quality.rationale_facts - before[0]}/{quality.gold_facts - before[1]}"
+                )
                 lists.append((claim, sources))
                 why = f"  EMPTY: {view.get('note') or view['status']}" if not sources else ""
-                print(f"{n:3}/{len(claims)} gold_in_sources={int(found)} sources={len(sources)} "
-                      f"facts={sum(len(s.get('facts') or []) for s in sources)} rationale={rationale} {seconds:5.1f}s  "
-                      f"{claim['claim'][:70]}{why}", flush=True)
+                print(
+                    f"{n:3}/{len(claims)} gold_in_sources={int(found)} sources={len(sources)} "
+                    f"facts={sum(len(s.get('facts') or []) for s in sources)} rationale={rationale} {seconds:5.1f}s  "
+                    f"{claim['claim'][:70]}{why}",
+                    flush=True,
+                )
     if floors:
         print("strong sources kept, partial ones under the floor left out:")
         at_floors(lists, sentences, floors)
@@ -274,11 +347,19 @@ async def scifact_lists(claims: list[dict], quality: Quality) -> None:
         return EvidenceFound(hits=await corpus.search(ask.query, limit=ask.limit))
 
     for n, claim in enumerate(claims, 1):
-        brief = prepare.brief(RequestSourceList(prompt=claim["claim"], num_references=10, detail_level=DetailLevel.facts_list), limits)
+        brief = prepare.brief(
+            RequestSourceList(
+                prompt=claim["claim"], num_references=10, detail_level=DetailLevel.facts_list
+            ),
+            limits,
+        )
         started = time.perf_counter()
         snapshot, loop, _ = await build(brief, scout, search, run_id="sl-bench")
         quality.seconds.append(time.perf_counter() - started)
-        gold = {f"corpus:{d}": [i for sets in claim["evidence"][d] for i in sets["sentences"]] for d in claim["evidence"]}
+        gold = {
+            f"corpus:{d}": [i for sets in claim["evidence"][d] for i in sets["sentences"]]
+            for d in claim["evidence"]
+        }
         texts = {str(c.source_id): f"{c.hit.title}. {c.text}" for c in loop.pool.values()}
         found = False
         listed = snapshot.source_list.sources
@@ -290,13 +371,18 @@ async def scifact_lists(claims: list[dict], quality: Quality) -> None:
                 quality.verbatim += found_verbatim(fact.statement, texts[str(source.source_id)])
                 if origin in gold:
                     quality.gold_facts += 1
-                    quality.rationale_facts += sentence_index(fact.statement, sentences[origin]) in gold[origin]
+                    quality.rationale_facts += (
+                        sentence_index(fact.statement, sentences[origin]) in gold[origin]
+                    )
         quality.lists += 1
         quality.gold_found += found
         quality.empty += not listed
         quality.sources += len(listed)
-        print(f"{n:3}/{len(claims)} gold_in_sources={int(found)} sources={len(listed)} "
-              f"facts={sum(len(s.facts or []) for s in listed)} {quality.seconds[-1]:.1f}s  {claim['claim'][:70]}", flush=True)
+        print(
+            f"{n:3}/{len(claims)} gold_in_sources={int(found)} sources={len(listed)} "
+            f"facts={sum(len(s.facts or []) for s in listed)} {quality.seconds[-1]:.1f}s  {claim['claim'][:70]}",
+            flush=True,
+        )
 
 
 async def demo_lists(prompts: int, quality: Quality) -> None:
@@ -318,15 +404,30 @@ async def demo_lists(prompts: int, quality: Quality) -> None:
     limits = WorkspaceLimits(allowed_apis=[*names, "corpus"])
     timings: dict[DetailLevel, list[float]] = {level: [] for level in DetailLevel}
     async with httpx.AsyncClient(transport=httpx.MockTransport(handle)) as client:
-        registry = {**build_sources(settings, client=client, incidents=Incidents()), "corpus": corpus}
+        registry = {
+            **build_sources(settings, client=client, incidents=Incidents()),
+            "corpus": corpus,
+        }
 
         async def search(ask: SearchEvidence):
-            return await search_all(ask.sources, ask.query, ask.filters, ask.limit, ask.deadline_s,
-                                    registry=registry, incidents=Incidents())
+            return await search_all(
+                ask.sources,
+                ask.query,
+                ask.filters,
+                ask.limit,
+                ask.deadline_s,
+                registry=registry,
+                incidents=Incidents(),
+            )
 
         for item in PROMPTS[:prompts]:
             for level in DetailLevel:
-                brief = prepare.brief(RequestSourceList(prompt=item["question"], num_references=20, detail_level=level), limits)
+                brief = prepare.brief(
+                    RequestSourceList(
+                        prompt=item["question"], num_references=20, detail_level=level
+                    ),
+                    limits,
+                )
                 started = time.perf_counter()
                 snapshot, loop, _ = await build(brief, scout, search, run_id="sl-bench")
                 timings[level].append(time.perf_counter() - started)
@@ -334,25 +435,59 @@ async def demo_lists(prompts: int, quality: Quality) -> None:
                 for source in snapshot.source_list.sources:
                     for fact in source.facts or []:
                         quality.facts += 1
-                        quality.verbatim += found_verbatim(fact.statement, texts[str(source.source_id)])
+                        quality.verbatim += found_verbatim(
+                            fact.statement, texts[str(source.source_id)]
+                        )
     for level, ts in timings.items():
         if ts:
-            print(f"demo prompts, {level.value}: {statistics.mean(ts):.3f} s per list (n={len(ts)})")
+            print(
+                f"demo prompts, {level.value}: {statistics.mean(ts):.3f} s per list (n={len(ts)})"
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=["train", "dev"], default="train",
-                        help="train: held-out fold 0 of the train claims; dev: the dev claims (once per shipped setup)")
-    parser.add_argument("--claims", type=int, default=0, help="the first N claims with evidence of the split (0 = all)")
-    parser.add_argument("--data-dir", type=Path, help="the cached full-corpus folder (bench/full_corpus.py)")
-    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="a service setting for this run")
+    parser.add_argument(
+        "--split",
+        choices=["train", "dev"],
+        default="train",
+        help="train: held-out fold 0 of the train claims; dev: the dev claims (once per shipped setup)",
+    )
+    parser.add_argument(
+        "--claims",
+        type=int,
+        default=0,
+        help="the first N claims with evidence of the split (0 = all)",
+    )
+    parser.add_argument(
+        "--data-dir", type=Path, help="the cached full-corpus folder (bench/full_corpus.py)"
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a service setting for this run",
+    )
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one list may take")
-    parser.add_argument("--floors", type=lambda v: [float(x) for x in v.split(",")], default=[],
-                        help="also score the lists as if partial sources under each floor (≤ best_evidence, 0.2) were left out (run "
-                             "with SCOUT__PARTIAL_EVIDENCE=0)")
-    parser.add_argument("--smoke", action="store_true", help="SMOKE TEST ONLY: in process, the corpus in memory (BM25), no stack")
-    parser.add_argument("--demo-prompts", type=int, default=0, help="SMOKE: demo prompts over the recorded outside sources (3 levels each)")
+    parser.add_argument(
+        "--floors",
+        type=lambda v: [float(x) for x in v.split(",")],
+        default=[],
+        help="also score the lists as if partial sources under each floor (≤ best_evidence, 0.2) were left out (run "
+        "with SCOUT__PARTIAL_EVIDENCE=0)",
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="SMOKE TEST ONLY: in process, the corpus in memory (BM25), no stack",
+    )
+    parser.add_argument(
+        "--demo-prompts",
+        type=int,
+        default=0,
+        help="SMOKE: demo prompts over the recorded outside sources (3 levels each)",
+    )
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     if not SCIFACT.exists():
@@ -372,15 +507,19 @@ def main() -> None:
     per_source = quality.facts / quality.sources if quality.sources else 0.0
     empty = quality.empty / quality.lists if quality.lists else 0.0
     seconds = statistics.mean(quality.seconds) if quality.seconds else 0.0
-    print(f"SciFact {args.split} claims with evidence{' (train fold 0)' if args.split == 'train' else ''}: {quality.lists}; "
-          f"gold paper among the sources {gold:.3f} (target 0.85); facts from gold abstracts {quality.gold_facts}, rationale "
-          f"sentences {precision:.3f} (random sentence {RANDOM_SENTENCE_ANCHOR}, ratio {precision / RANDOM_SENTENCE_ANCHOR:.2f}; "
-          f"target 0.8); empty lists {quality.empty} ({empty:.3f}, target ≤ 0.05); facts per source {per_source:.2f}; "
-          f"seconds per list mean {seconds:.1f}, p50 {statistics.median(quality.seconds) if quality.seconds else 0.0:.1f}")
+    print(
+        f"SciFact {args.split} claims with evidence{' (train fold 0)' if args.split == 'train' else ''}: {quality.lists}; "
+        f"gold paper among the sources {gold:.3f} (target 0.85); facts from gold abstracts {quality.gold_facts}, rationale "
+        f"sentences {precision:.3f} (random sentence {RANDOM_SENTENCE_ANCHOR}, ratio {precision / RANDOM_SENTENCE_ANCHOR:.2f}; "
+        f"target 0.8); empty lists {quality.empty} ({empty:.3f}, target ≤ 0.05); facts per source {per_source:.2f}; "
+        f"seconds per list mean {seconds:.1f}, p50 {statistics.median(quality.seconds) if quality.seconds else 0.0:.1f}"
+    )
     if args.smoke:
         print("SMOKE TEST (in memory, no stack), not the benchmark")
-    print(f"bench:sourcelist gold_in_sources={gold:.4f} fact_evidence_precision={precision:.4f} empty={empty:.4f} "
-          f"s_per_list={seconds:.1f} lists={quality.lists} corpus={papers or 'smoke'}")
+    print(
+        f"bench:sourcelist gold_in_sources={gold:.4f} fact_evidence_precision={precision:.4f} empty={empty:.4f} "
+        f"s_per_list={seconds:.1f} lists={quality.lists} corpus={papers or 'smoke'}"
+    )
 
 
 if __name__ == "__main__":

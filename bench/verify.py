@@ -55,28 +55,42 @@ ANCHORS = (
 
 
 def line(split: str, macro: float, per: dict, rat: float, cal: float, claims: int) -> str:
-    return (f"bench:verify split={split} macro_f1={macro:.3f} f1_support={per['SUPPORT']:.3f} "
-            f"f1_contradict={per['CONTRADICT']:.3f} f1_nei={per['NEI']:.3f} rationale_f1={rat:.3f} "
-            f"ece={cal:.3f} claims={claims}")
+    return (
+        f"bench:verify split={split} macro_f1={macro:.3f} f1_support={per['SUPPORT']:.3f} "
+        f"f1_contradict={per['CONTRADICT']:.3f} f1_nei={per['NEI']:.3f} rationale_f1={rat:.3f} "
+        f"ece={cal:.3f} claims={claims}"
+    )
 
 
 def train_cv(judge) -> None:
     cv = judge.config.get("cv", {}).get("pair", {})
     training = judge.config.get("training", {})
     if "all" not in cv:
-        sys.exit("the shipped judgement.json holds no cross-validation results: run scripts/train_judgement.py")
-    print(f"SciFact train, cross-validation grouped by claim ({training.get('folds_run', '?')} of 5 folds, "
-          "out-of-fold predictions; numbers written by scripts/train_judgement.py with the shipped model)")
+        sys.exit(
+            "the shipped judgement.json holds no cross-validation results: run scripts/train_judgement.py"
+        )
+    print(
+        f"SciFact train, cross-validation grouped by claim ({training.get('folds_run', '?')} of 5 folds, "
+        "out-of-fold predictions; numbers written by scripts/train_judgement.py with the shipped model)"
+    )
     for name, r in cv.items():
-        print(f"  {name:>10}: macro-F1 {r['macro_f1']:.3f}  " + "  ".join(f"F1[{k}] {v:.3f}" for k, v in r["f1"].items())
-              + f"  rationale F1 {r['rationale_f1']:.3f}  label+rationale F1 {r['label_rationale_f1']:.3f}"
-              f"  label-only F1 {r['label_only_f1']:.3f}  ECE {r['ece_raw']:.3f} -> {r['ece']:.3f} (T={r['temperature']:.2f})")
+        print(
+            f"  {name:>10}: macro-F1 {r['macro_f1']:.3f}  "
+            + "  ".join(f"F1[{k}] {v:.3f}" for k, v in r["f1"].items())
+            + f"  rationale F1 {r['rationale_f1']:.3f}  label+rationale F1 {r['label_rationale_f1']:.3f}"
+            f"  label-only F1 {r['label_only_f1']:.3f}  ECE {r['ece_raw']:.3f} -> {r['ece']:.3f} (T={r['temperature']:.2f})"
+        )
     rel = judge.config.get("cv", {}).get("relevance")
     if rel:
-        print(f"  relevance: accuracy {rel['accuracy']:.3f}, ECE {rel['ece_raw']:.3f} -> {rel['ece']:.3f} (Platt) on {rel['rows']} held-out pairs")
+        print(
+            f"  relevance: accuracy {rel['accuracy']:.3f}, ECE {rel['ece_raw']:.3f} -> {rel['ece']:.3f} (Platt) on {rel['rows']} held-out pairs"
+        )
     r = cv["all"]
     held = (809 * training.get("folds_run", 1) + 4) // 5
-    print(line("train-cv", r["macro_f1"], r["f1"], r["rationale_f1"], r["ece"], held) + " model=judgement")
+    print(
+        line("train-cv", r["macro_f1"], r["f1"], r["rationale_f1"], r["ece"], held)
+        + " model=judgement"
+    )
 
 
 def abstract_model(data: Path, candidates: Path, k: int) -> None:
@@ -87,7 +101,9 @@ def abstract_model(data: Path, candidates: Path, k: int) -> None:
     from research_verification import judge_abstracts
 
     if not candidates.exists():
-        sys.exit(f"{candidates} is absent: run scripts/abstract_candidates.py (the full corpus's search candidates)")
+        sys.exit(
+            f"{candidates} is absent: run scripts/abstract_candidates.py (the full corpus's search candidates)"
+        )
     hits = {}
     for raw in candidates.read_text().splitlines():
         row = __import__("json").loads(raw)
@@ -111,7 +127,9 @@ def abstract_model(data: Path, candidates: Path, k: int) -> None:
     for c in claims:
         docs = [d for d in hits.get(c.id, []) if d in corpus]
         gold_total += len(c.evidence)
-        judged = judge_abstracts(c.claim, [(corpus[d].title, list(corpus[d].sentences)) for d in docs], model)
+        judged = judge_abstracts(
+            c.claim, [(corpus[d].title, list(corpus[d].sentences)) for d in docs], model
+        )
         for d, paper, r in zip(docs, judged, model.last if docs else [], strict=True):
             gold_labels.append(c.gold_label(d))
             pred_labels.append(paper.label)
@@ -132,25 +150,47 @@ def abstract_model(data: Path, candidates: Path, k: int) -> None:
 
     label, rationale = prf(correct), prf(correct_rationale)
     cal = ece(np.stack(probs_all), np.asarray(y_all))
-    print(f"model: abstract (thresholds {shipped.thresholds}, temperature {shipped.config.get('temperature')})")
-    print(f"train fold 0: {len(claims)} held-out claims × top {k} hits of the full-corpus search = {len(gold_labels)} "
-          f"abstracts ({1e3 * took / max(len(gold_labels), 1):.0f} ms each, incl. model load)")
-    print(f"SciFact abstract-level, label only P/R/F1 {label[0]:.3f}/{label[1]:.3f}/{label[2]:.3f}; "
-          f"label + rationale (the first quote) {rationale[0]:.3f}/{rationale[1]:.3f}/{rationale[2]:.3f}")
-    print(f"3-class macro-F1 over the candidates {macro:.3f}  " + "  ".join(f"F1[{k2}] {v:.3f}" for k2, v in per.items()))
-    print(f"abstract-level ECE (15 bins, top label) {cal:.3f}; one fold only (folds 1-4 not trained), thresholds tuned on it")
-    print(f"bench:verify split=train-fold0 label_only_f1={label[2]:.3f} label_rationale_f1={rationale[2]:.3f} "
-          f"macro_f1={macro:.3f} ece={cal:.3f} claims={len(claims)} model=abstract")
+    print(
+        f"model: abstract (thresholds {shipped.thresholds}, temperature {shipped.config.get('temperature')})"
+    )
+    print(
+        f"train fold 0: {len(claims)} held-out claims × top {k} hits of the full-corpus search = {len(gold_labels)} "
+        f"abstracts ({1e3 * took / max(len(gold_labels), 1):.0f} ms each, incl. model load)"
+    )
+    print(
+        f"SciFact abstract-level, label only P/R/F1 {label[0]:.3f}/{label[1]:.3f}/{label[2]:.3f}; "
+        f"label + rationale (the first quote) {rationale[0]:.3f}/{rationale[1]:.3f}/{rationale[2]:.3f}"
+    )
+    print(
+        f"3-class macro-F1 over the candidates {macro:.3f}  "
+        + "  ".join(f"F1[{k2}] {v:.3f}" for k2, v in per.items())
+    )
+    print(
+        f"abstract-level ECE (15 bins, top label) {cal:.3f}; one fold only (folds 1-4 not trained), thresholds tuned on it"
+    )
+    print(
+        f"bench:verify split=train-fold0 label_only_f1={label[2]:.3f} label_rationale_f1={rationale[2]:.3f} "
+        f"macro_f1={macro:.3f} ece={cal:.3f} claims={len(claims)} model=abstract"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--split", choices=("train", "dev"), default="train")
     parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--model", choices=("judgement", "abstract"), default="judgement",
-                        help="judgement: the sentence pair model and the abstract rule; abstract: the abstract-level model")
-    parser.add_argument("--candidates", type=Path,
-                        default=Path.home() / ".cache" / "research-engine" / "scifact-full" / "candidates.jsonl")
+    parser.add_argument(
+        "--model",
+        choices=("judgement", "abstract"),
+        default="judgement",
+        help="judgement: the sentence pair model and the abstract rule; abstract: the abstract-level model",
+    )
+    parser.add_argument(
+        "--candidates",
+        type=Path,
+        default=Path.home() / ".cache" / "research-engine" / "scifact-full" / "candidates.jsonl",
+    )
     parser.add_argument("--k", type=int, default=10)
     args = parser.parse_args()
     if args.model == "abstract":
@@ -174,14 +214,31 @@ def main() -> None:
             a = corpus[doc]
             probs = judge.stance(c.claim, list(a.sentences), [a.title] * len(a.sentences))
             sentence_probs.append(probs)
-            sentence_gold += [LABELS.index(c.sentence_label(doc, i)) for i in range(len(a.sentences))]
+            sentence_gold += [
+                LABELS.index(c.sentence_label(doc, i)) for i in range(len(a.sentences))
+            ]
             decision = abstract_decision(probs, thresholds)
-            items.append(ScoredAbstract(c.gold_label(doc), c.evidence.get(doc, ("NEI", ()))[1], decision))
+            items.append(
+                ScoredAbstract(c.gold_label(doc), c.evidence.get(doc, ("NEI", ()))[1], decision)
+            )
             if decision.label != "NEI":
-                stance = PassageStance.SUPPORTS if decision.label == "SUPPORT" else PassageStance.CONTRADICTS
-                passages.append(LabelledPassage(str(doc), stance, round(decision.strength, 4), 0,
-                                                a.sentences[decision.rationale_indices[0]]))
-        claim_gold = next((c.gold_label(d) for d in c.cited_doc_ids if c.gold_label(d) != "NEI"), "NEI")
+                stance = (
+                    PassageStance.SUPPORTS
+                    if decision.label == "SUPPORT"
+                    else PassageStance.CONTRADICTS
+                )
+                passages.append(
+                    LabelledPassage(
+                        str(doc),
+                        stance,
+                        round(decision.strength, 4),
+                        0,
+                        a.sentences[decision.rationale_indices[0]],
+                    )
+                )
+        claim_gold = next(
+            (c.gold_label(d) for d in c.cited_doc_ids if c.gold_label(d) != "NEI"), "NEI"
+        )
         verdicts[(claim_gold, decide_verdict(passages).verdict)] += 1
     took = time.perf_counter() - t0
     gold, pred = [it.gold for it in items], [it.decision.label for it in items]
@@ -191,16 +248,26 @@ def main() -> None:
     cal = ece(probs, y)
     rat = rationale_f1(items)
     print("model: judgement")
-    print(f"SciFact {args.split}: {len(claims)} claims, {len(items)} cited abstracts, {len(y)} sentences "
-          f"({1e3 * took / max(len(y), 1):.1f} ms/sentence incl. model load)")
+    print(
+        f"SciFact {args.split}: {len(claims)} claims, {len(items)} cited abstracts, {len(y)} sentences "
+        f"({1e3 * took / max(len(y), 1):.1f} ms/sentence incl. model load)"
+    )
     print(f"abstract rule thresholds (tuned on train CV): {thresholds}; {temperature}")
     print("confusion (rows gold, columns predicted):  " + "  ".join(f"{p:>10}" for p in LABELS))
     for g in LABELS:
-        print(f"  {g:>10}" + "".join(f"  {sum(1 for a, b in zip(gold, pred, strict=True) if a == g and b == p):>10}" for p in LABELS))
+        print(
+            f"  {g:>10}"
+            + "".join(
+                f"  {sum(1 for a, b in zip(gold, pred, strict=True) if a == g and b == p):>10}"
+                for p in LABELS
+            )
+        )
     print(f"3-class macro-F1 {macro:.3f}  " + "  ".join(f"F1[{k}] {v:.3f}" for k, v in per.items()))
     print(f"SciFact sentence-level rationale selection F1 {rat:.3f}")
-    print(f"SciFact abstract-level (oracle cited abstracts): label-only F1 {label_only_f1(items):.3f}, "
-          f"label + rationale F1 {label_rationale_f1(items):.3f}")
+    print(
+        f"SciFact abstract-level (oracle cited abstracts): label-only F1 {label_only_f1(items):.3f}, "
+        f"label + rationale F1 {label_rationale_f1(items):.3f}"
+    )
     print(f"sentence-level ECE (15 bins, top label) {cal:.3f}")
     print("verdicts by claim-level gold label:")
     for g in LABELS:

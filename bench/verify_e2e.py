@@ -51,10 +51,20 @@ sys.path.insert(0, str(REPO / "bench"))
 from full_corpus import DATA, corpus_dir, ensure_ingested, load_corpus  # noqa: E402  (bench/ on the path above)
 from research_judgement.metrics import LABELS, f1_per_label  # noqa: E402  (one definition of SciFact's F1)
 
-MAPPING = {"STRONGLY SUPPORTED": "SUPPORT", "PARTIALLY SUPPORTED": "SUPPORT", "WEAKLY CONTRADICTED": "CONTRADICT",
-           "CONTRADICTED": "CONTRADICT", "MIXED EVIDENCE": "NEI", "INSUFFICIENT EVIDENCE": "NEI"}
+MAPPING = {
+    "STRONGLY SUPPORTED": "SUPPORT",
+    "PARTIALLY SUPPORTED": "SUPPORT",
+    "WEAKLY CONTRADICTED": "CONTRADICT",
+    "CONTRADICTED": "CONTRADICT",
+    "MIXED EVIDENCE": "NEI",
+    "INSUFFICIENT EVIDENCE": "NEI",
+}
 SIDES = {"Corroborating Evidence": "SUPPORT", "Contradicting Evidence": "CONTRADICT"}
-ANCHOR = {"scifact_f1": 0.31, "claim_macro_f1": 0.43, "f1_contradict": 0.20}  # before this round, 120 dev claims, full corpus
+ANCHOR = {
+    "scifact_f1": 0.31,
+    "claim_macro_f1": 0.43,
+    "f1_contradict": 0.20,
+}  # before this round, 120 dev claims, full corpus
 STRENGTH = re.compile(r"strength ([0-9.]+)")
 
 
@@ -67,15 +77,19 @@ def claims_of(data: Path, split: str, wanted: int) -> list[dict]:
             continue
         labels = [sets[0]["label"] for sets in claim["evidence"].values()]
         claim["gold"] = labels[0] if labels else "NEI"
-        claim["gold_docs"] = {int(d): (sets[0]["label"], {i for s in sets for i in s["sentences"]})
-                              for d, sets in claim["evidence"].items()}
+        claim["gold_docs"] = {
+            int(d): (sets[0]["label"], {i for s in sets for i in s["sentences"]})
+            for d, sets in claim["evidence"].items()
+        }
         out.append(claim)
         if wanted and len(out) >= wanted:
             break
     return out
 
 
-def corpus_subset(data: Path, claims: list[dict], distractors: int, folder: Path) -> tuple[Path, int]:
+def corpus_subset(
+    data: Path, claims: list[dict], distractors: int, folder: Path
+) -> tuple[Path, int]:
     """Smoke test only: a SciFact-format file of the cited abstracts + seeded random distractors."""
     lines = [line for line in (data / "corpus.jsonl").open() if line.strip()]
     cited = {int(d) for c in claims for d in c["cited_doc_ids"]}
@@ -96,10 +110,19 @@ def verify_all(client, claims: list[dict], concurrency: int, timeout: float) -> 
         while pending and len(running) < concurrency:
             claim = pending.pop(0)
             accepted = client.post("/api/research/v1/verifications", json={"claim": claim["claim"]})
-            if 400 <= accepted.status_code < 500:  # refused (a claim the gateway will not take): it counts, as nothing found
+            if (
+                400 <= accepted.status_code < 500
+            ):  # refused (a claim the gateway will not take): it counts, as nothing found
                 detail = str(accepted.json().get("detail", accepted.text))[:200]
-                results.append({"claim": claim, "view": {"status": f"refused {accepted.status_code}: {detail}"},
-                                "seconds": 0.0, "timed_out": False, "refused": True})
+                results.append(
+                    {
+                        "claim": claim,
+                        "view": {"status": f"refused {accepted.status_code}: {detail}"},
+                        "seconds": 0.0,
+                        "timed_out": False,
+                        "refused": True,
+                    }
+                )
                 print_row(results[-1], len(results), len(claims))
                 continue
             accepted.raise_for_status()
@@ -110,7 +133,14 @@ def verify_all(client, claims: list[dict], concurrency: int, timeout: float) -> 
             waited = time.perf_counter() - started
             if view["status"] != "running" or waited > timeout:
                 del running[verification_id]
-                results.append({"claim": claim, "view": view, "seconds": waited, "timed_out": view["status"] == "running"})
+                results.append(
+                    {
+                        "claim": claim,
+                        "view": view,
+                        "seconds": waited,
+                        "timed_out": view["status"] == "running",
+                    }
+                )
                 print_row(results[-1], len(results), len(claims))
     return results
 
@@ -119,7 +149,9 @@ def _plain(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def cited_abstracts(view: dict, corpus: dict[int, dict]) -> dict[int, tuple[str, float, int | None]]:
+def cited_abstracts(
+    view: dict, corpus: dict[int, dict]
+) -> dict[int, tuple[str, float, int | None]]:
     """doc_id → (label, strength, sentence index of the strongest quote) of every corpus abstract the
     report cites on a side: its label is the side of its strongest quote (SciFact's predicted label)."""
     report = view.get("report") or {}
@@ -141,7 +173,9 @@ def cited_abstracts(view: dict, corpus: dict[int, dict]) -> dict[int, tuple[str,
                     continue
                 text = _plain(quote["text"])
                 sentences = [_plain(s) for s in (corpus.get(doc) or {}).get("abstract", [])]
-                index = next((i for i, s in enumerate(sentences) if text and (text in s or s in text)), None)
+                index = next(
+                    (i for i, s in enumerate(sentences) if text and (text in s or s in text)), None
+                )
                 out[doc] = (side, strength, index)
     return out
 
@@ -152,10 +186,15 @@ def print_row(result: dict, n: int, total: int) -> None:
     result["predicted"] = MAPPING.get(verdict, "NEI")
     refs = (view.get("report") or {}).get("references", [])
     result["cites"] = len(refs)
-    result["gold_cited"] = any(r.get("paper_id") == f"corpus:{d}" for r in refs for d in claim["gold_docs"])
+    result["gold_cited"] = any(
+        r.get("paper_id") == f"corpus:{d}" for r in refs for d in claim["gold_docs"]
+    )
     mark = "ok " if result["predicted"] == claim["gold"] else "   "
-    print(f"{n:3}/{total} {mark}{claim['gold']:10} {verdict:22} {result['seconds']:6.1f}s cites={len(refs)} "
-          f"gold_cited={int(result['gold_cited'])}  {claim['claim'][:70]}", flush=True)
+    print(
+        f"{n:3}/{total} {mark}{claim['gold']:10} {verdict:22} {result['seconds']:6.1f}s cites={len(refs)} "
+        f"gold_cited={int(result['gold_cited'])}  {claim['claim'][:70]}",
+        flush=True,
+    )
 
 
 def scifact_abstract(results: list[dict], corpus: dict[int, dict]) -> dict[str, float]:
@@ -174,19 +213,44 @@ def scifact_abstract(results: list[dict], corpus: dict[int, dict]) -> dict[str, 
         return p, rec, (2 * p * rec / (p + rec) if p + rec else 0.0)
 
     (p, rec, f1), (rp, rr, rf1) = prf(correct), prf(correct_rationale)
-    return {"p": p, "r": rec, "f1": f1, "rationale_p": rp, "rationale_r": rr, "rationale_f1": rf1,
-            "predicted": predicted, "correct": correct, "gold": gold}
+    return {
+        "p": p,
+        "r": rec,
+        "f1": f1,
+        "rationale_p": rp,
+        "rationale_r": rr,
+        "rationale_f1": rf1,
+        "predicted": predicted,
+        "correct": correct,
+        "gold": gold,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=["train", "dev"], default="train",
-                        help="train: held-out fold 0 of the train claims; dev: the 150 dev claims (once per shipped model)")
-    parser.add_argument("--claims", type=int, default=0, help="the first N claims of the split (0 = all)")
-    parser.add_argument("--data-dir", type=Path, help="the cached full-corpus folder (bench/full_corpus.py)")
-    parser.add_argument("--subset", type=int, help="SMOKE TEST ONLY: the cited abstracts + N random ones, a throw-away database")
-    parser.add_argument("--concurrency", type=int, default=2, help="verifications in flight at once")
-    parser.add_argument("--timeout", type=float, default=900.0, help="seconds one verification may take")
+    parser.add_argument(
+        "--split",
+        choices=["train", "dev"],
+        default="train",
+        help="train: held-out fold 0 of the train claims; dev: the 150 dev claims (once per shipped model)",
+    )
+    parser.add_argument(
+        "--claims", type=int, default=0, help="the first N claims of the split (0 = all)"
+    )
+    parser.add_argument(
+        "--data-dir", type=Path, help="the cached full-corpus folder (bench/full_corpus.py)"
+    )
+    parser.add_argument(
+        "--subset",
+        type=int,
+        help="SMOKE TEST ONLY: the cited abstracts + N random ones, a throw-away database",
+    )
+    parser.add_argument(
+        "--concurrency", type=int, default=2, help="verifications in flight at once"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=900.0, help="seconds one verification may take"
+    )
     args = parser.parse_args()
     if not DATA.exists():
         sys.exit(f"{DATA} is absent")
@@ -204,8 +268,12 @@ def main() -> None:
     corpus = load_corpus(DATA)
     with tempfile.TemporaryDirectory(prefix="verify-e2e-") as tmp:
         folder = Path(tmp) / "stack" if args.subset is not None else corpus_dir(args.data_dir)
-        stack = Stack(folder, gateway_port=free_port(), services=("connector", "verifier", "gateway"),
-                      extra_env={"VERIFIER__CONCURRENCY": str(args.concurrency)})
+        stack = Stack(
+            folder,
+            gateway_port=free_port(),
+            services=("connector", "verifier", "gateway"),
+            extra_env={"VERIFIER__CONCURRENCY": str(args.concurrency)},
+        )
         with stack:
             if args.subset is not None:
                 subset, papers = corpus_subset(DATA, claims, args.subset, Path(tmp))
@@ -213,16 +281,23 @@ def main() -> None:
                 async def ingest() -> object:
                     engine = create_engine(stack.database_url)
                     try:
-                        return await ingest_path(session_factory(engine), subset, fmt="scifact", progress=False)
+                        return await ingest_path(
+                            session_factory(engine), subset, fmt="scifact", progress=False
+                        )
                     finally:
                         await engine.dispose()
 
                 asyncio.run(ingest())
-                print(f"SMOKE TEST: {papers} abstracts (cited + {args.subset} random), not the benchmark", flush=True)
+                print(
+                    f"SMOKE TEST: {papers} abstracts (cited + {args.subset} random), not the benchmark",
+                    flush=True,
+                )
             else:
                 papers = ensure_ingested(stack.database_url)
             stack.wait_ready()
-            with httpx.Client(base_url=stack.gateway_url, timeout=60, headers=stack.api_headers) as client:
+            with httpx.Client(
+                base_url=stack.gateway_url, timeout=60, headers=stack.api_headers
+            ) as client:
                 results = verify_all(client, claims, args.concurrency, args.timeout)
 
     gold = [r["claim"]["gold"] for r in results]
@@ -231,32 +306,52 @@ def main() -> None:
     macro = sum(per.values()) / 3
     print("\nconfusion (rows gold, columns predicted):  " + "  ".join(f"{p:>10}" for p in LABELS))
     for g in LABELS:
-        print(f"  {g:10}" + "".join(f"{sum(1 for a, b in zip(gold, pred, strict=True) if a == g and b == p):12}" for p in LABELS))
+        print(
+            f"  {g:10}"
+            + "".join(
+                f"{sum(1 for a, b in zip(gold, pred, strict=True) if a == g and b == p):12}"
+                for p in LABELS
+            )
+        )
     print("claim-level F1 " + " ".join(f"{label}={per[label]:.3f}" for label in LABELS))
     sf = scifact_abstract(results, corpus)
-    print(f"SciFact abstract-level, label only: P {sf['p']:.3f} R {sf['r']:.3f} F1 {sf['f1']:.3f} "
-          f"({sf['correct']} correct of {sf['predicted']} predicted, {sf['gold']} gold); "
-          f"label + rationale: P {sf['rationale_p']:.3f} R {sf['rationale_r']:.3f} F1 {sf['rationale_f1']:.3f}")
+    print(
+        f"SciFact abstract-level, label only: P {sf['p']:.3f} R {sf['r']:.3f} F1 {sf['f1']:.3f} "
+        f"({sf['correct']} correct of {sf['predicted']} predicted, {sf['gold']} gold); "
+        f"label + rationale: P {sf['rationale_p']:.3f} R {sf['rationale_r']:.3f} F1 {sf['rationale_f1']:.3f}"
+    )
     with_evidence = [r for r in results if r["claim"]["gold"] != "NEI"]
-    nothing = sum(r["cites"] == 0 for r in with_evidence) / len(with_evidence) if with_evidence else 0.0
+    nothing = (
+        sum(r["cites"] == 0 for r in with_evidence) / len(with_evidence) if with_evidence else 0.0
+    )
     if with_evidence:
-        print(f"claims with gold evidence: {len(with_evidence)}; the gold paper cited for "
-              f"{sum(r['gold_cited'] for r in with_evidence) / len(with_evidence):.3f}, nothing cited for {nothing:.3f}")
+        print(
+            f"claims with gold evidence: {len(with_evidence)}; the gold paper cited for "
+            f"{sum(r['gold_cited'] for r in with_evidence) / len(with_evidence):.3f}, nothing cited for {nothing:.3f}"
+        )
     refused = [r for r in results if r.get("refused")]
     for r in refused:
         print(f"refused by the gateway: {r['claim']['claim'][:90]} — {r['view']['status']}")
     seconds = [r["seconds"] for r in results if not r.get("refused")] or [0.0]
     timed_out = sum(r["timed_out"] for r in results)
-    print(f"seconds per verification: p50 {statistics.median(seconds):.1f}, mean {statistics.mean(seconds):.1f} "
-          f"(concurrency {args.concurrency}; {timed_out} timed out, {len(refused)} refused)")
-    print(f"vs anchor (before this round, dev, full corpus): scifact_f1 {sf['f1']:.3f} / {ANCHOR['scifact_f1']} "
-          f"(ratio {sf['f1'] / ANCHOR['scifact_f1']:.2f}), claim_macro_f1 {macro:.3f} / {ANCHOR['claim_macro_f1']} "
-          f"(ratio {macro / ANCHOR['claim_macro_f1']:.2f}); targets scifact_f1 ≥ 0.55, rationale ≥ 0.45, macro ≥ 0.60, "
-          f"CONTRADICT ≥ 0.45, cite_nothing ≤ 0.10, p50 ≤ 5 s")
-    print(f"split {args.split}{' (SMOKE TEST on a subset, not the benchmark)' if args.subset is not None else ''}")
-    print(f"bench:verify_e2e scifact_f1={sf['f1']:.4f} scifact_rationale_f1={sf['rationale_f1']:.4f} "
-          f"claim_macro_f1={macro:.4f} f1_contradict={per['CONTRADICT']:.4f} cite_nothing={nothing:.4f} "
-          f"s_per_verification={statistics.median(seconds):.1f} claims={len(results)} corpus={papers}")
+    print(
+        f"seconds per verification: p50 {statistics.median(seconds):.1f}, mean {statistics.mean(seconds):.1f} "
+        f"(concurrency {args.concurrency}; {timed_out} timed out, {len(refused)} refused)"
+    )
+    print(
+        f"vs anchor (before this round, dev, full corpus): scifact_f1 {sf['f1']:.3f} / {ANCHOR['scifact_f1']} "
+        f"(ratio {sf['f1'] / ANCHOR['scifact_f1']:.2f}), claim_macro_f1 {macro:.3f} / {ANCHOR['claim_macro_f1']} "
+        f"(ratio {macro / ANCHOR['claim_macro_f1']:.2f}); targets scifact_f1 ≥ 0.55, rationale ≥ 0.45, macro ≥ 0.60, "
+        f"CONTRADICT ≥ 0.45, cite_nothing ≤ 0.10, p50 ≤ 5 s"
+    )
+    print(
+        f"split {args.split}{' (SMOKE TEST on a subset, not the benchmark)' if args.subset is not None else ''}"
+    )
+    print(
+        f"bench:verify_e2e scifact_f1={sf['f1']:.4f} scifact_rationale_f1={sf['rationale_f1']:.4f} "
+        f"claim_macro_f1={macro:.4f} f1_contradict={per['CONTRADICT']:.4f} cite_nothing={nothing:.4f} "
+        f"s_per_verification={statistics.median(seconds):.1f} claims={len(results)} corpus={papers}"
+    )
 
 
 if __name__ == "__main__":

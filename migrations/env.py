@@ -18,7 +18,9 @@ target_metadata = Base.metadata
 def _url() -> str:
     url = config.get_main_option("sqlalchemy.url") or os.environ.get("DATABASE_URL")
     if not url:
-        raise RuntimeError("set DATABASE_URL (or run `research-engine migrate` against the embedded default)")
+        raise RuntimeError(
+            "set DATABASE_URL (or run `research-engine migrate` against the embedded default)"
+        )
     return async_url(url)
 
 

@@ -37,8 +37,14 @@ async def candidates(database_url: str, claims: list[tuple[str, dict]], k: int) 
             batch = claims[start : start + 64]
             hits = await search_many(sessions, [c["claim"] for _, c in batch], k=k)
             for (split, claim), found in zip(batch, hits, strict=True):
-                out.append({"split": split, "id": claim["id"], "claim": claim["claim"],
-                            "hits": [[int(h.external_id), round(float(h.score), 6)] for h in found]})
+                out.append(
+                    {
+                        "split": split,
+                        "id": claim["id"],
+                        "claim": claim["claim"],
+                        "hits": [[int(h.external_id), round(float(h.score), 6)] for h in found],
+                    }
+                )
             print(f"searched {len(out)}/{len(claims)} claims", flush=True)
     finally:
         await engine.dispose()
@@ -55,8 +61,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     folder = corpus_dir(args.data_dir)
-    claims = [(split, json.loads(line)) for split in ("train", "dev")
-              for line in (DATA / f"claims_{split}.jsonl").open() if line.strip()]
+    claims = [
+        (split, json.loads(line))
+        for split in ("train", "dev")
+        for line in (DATA / f"claims_{split}.jsonl").open()
+        if line.strip()
+    ]
     pg = EmbeddedPostgres(folder).start()
     try:
         upgrade(pg.url)
@@ -67,10 +77,15 @@ def main() -> None:
         pg.stop()
     out = args.out or folder / "candidates.jsonl"
     out.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    recall = [any(str(d) in c["evidence"] for d, _ in r["hits"]) for (_, c), r in zip(claims, rows, strict=True)
-              if c.get("evidence")]
-    print(f"{len(rows)} claims in {time.perf_counter() - started:.0f} s; an evidence abstract in the top {args.k} for "
-          f"{sum(recall) / len(recall):.3f} of {len(recall)} claims with evidence; wrote {out}")
+    recall = [
+        any(str(d) in c["evidence"] for d, _ in r["hits"])
+        for (_, c), r in zip(claims, rows, strict=True)
+        if c.get("evidence")
+    ]
+    print(
+        f"{len(rows)} claims in {time.perf_counter() - started:.0f} s; an evidence abstract in the top {args.k} for "
+        f"{sum(recall) / len(recall):.3f} of {len(recall)} claims with evidence; wrote {out}"
+    )
 
 
 if __name__ == "__main__":

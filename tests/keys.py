@@ -14,7 +14,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from research_gateway.auth import ROLES, ApiKeys, Role
 
 
-async def api_key(sessions: async_sessionmaker[AsyncSession], role: Role, name: str = "test") -> str:
+async def api_key(
+    sessions: async_sessionmaker[AsyncSession], role: Role, name: str = "test"
+) -> str:
     """Issue a live key of `role` (committed) and return the key itself."""
     async with sessions() as session, session.begin():
         _, secret = await ApiKeys(session).issue(role, name=f"{name} {role}")

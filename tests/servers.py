@@ -48,9 +48,10 @@ def start_servers(tmp: Path) -> Iterator[Servers]:
         from testcontainers.core.waiting_utils import wait_for_logs
         from testcontainers.postgres import PostgresContainer
 
-        with PostgresContainer("pgvector/pgvector:pg17", driver="asyncpg") as pg, DockerContainer(
-            "nats:2.10"
-        ).with_command("-js").with_exposed_ports(4222) as nats:
+        with (
+            PostgresContainer("pgvector/pgvector:pg17", driver="asyncpg") as pg,
+            DockerContainer("nats:2.10").with_command("-js").with_exposed_ports(4222) as nats,
+        ):
             wait_for_logs(nats, "Server is ready")
             url = f"nats://{nats.get_container_host_ip()}:{nats.get_exposed_port(4222)}"
             yield Servers(url, pg.get_connection_url(), "testcontainers")

@@ -11,6 +11,7 @@ password comes from `GRAFANA_DB_PASSWORD` when the migration runs; without it th
 password and cannot log in with password authentication. The role is cluster-wide, so creating
 it is idempotent; later tables get SELECT through default privileges of the migrating user.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = '0004'
-down_revision: str | None = '0001'
+revision: str = "0004"
+down_revision: str | None = "0001"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -52,7 +53,9 @@ ACTION_PREFIX_INDEX = "ix_audit_events_action_prefix"
 def upgrade() -> None:
     for name, table, columns in TIME_INDEXES:
         op.create_index(name, table, columns, unique=False)
-    op.execute(f"CREATE INDEX {ACTION_PREFIX_INDEX} ON audit_events (action text_pattern_ops, occurred_at)")
+    op.execute(
+        f"CREATE INDEX {ACTION_PREFIX_INDEX} ON audit_events (action text_pattern_ops, occurred_at)"
+    )
     op.execute(
         f"""DO $$ BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{READER}') THEN

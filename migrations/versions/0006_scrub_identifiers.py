@@ -16,6 +16,7 @@ The scrub is the one sanctioned exception: the trigger is disabled for this tran
 UPDATE only and enabled again before the migration commits (DDL is transactional in Postgres,
 so a failure leaves the trigger as it was). Downgrade cannot restore what was scrubbed: no-op.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,8 @@ from alembic import op
 from research_ledger.deidentified import RAW_CONTENT_KEYS
 from research_privacy.boundary import person_text as deidentified
 
-revision: str = '0006'
-down_revision: str | None = '0005'
+revision: str = "0006"
+down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -51,8 +52,10 @@ def _json(value: object) -> dict:
 
 
 def _scrub_tasks(conn: sa.Connection) -> None:
-    query = ("SELECT id, question, entity, request FROM research_tasks "
-             "WHERE (CAST(:after AS uuid) IS NULL OR id > CAST(:after AS uuid)) ORDER BY id LIMIT :batch")
+    query = (
+        "SELECT id, question, entity, request FROM research_tasks "
+        "WHERE (CAST(:after AS uuid) IS NULL OR id > CAST(:after AS uuid)) ORDER BY id LIMIT :batch"
+    )
     for rows in _pages(conn, query):
         for row in rows:
             question = deidentified(row.question)
@@ -64,25 +67,34 @@ def _scrub_tasks(conn: sa.Connection) -> None:
                     request[key] = deidentified(request[key])
             if (question, entity, request) != (row.question, row.entity, before):
                 conn.execute(
-                    sa.text("UPDATE research_tasks SET question = :q, entity = :e, request = CAST(:r AS jsonb) WHERE id = :id"),
+                    sa.text(
+                        "UPDATE research_tasks SET question = :q, entity = :e, request = CAST(:r AS jsonb) WHERE id = :id"
+                    ),
                     {"q": question, "e": entity, "r": json.dumps(request), "id": row.id},
                 )
 
 
 def _scrub_claims(conn: sa.Connection) -> None:
-    query = ("SELECT id, question FROM memory_claims "
-             "WHERE (CAST(:after AS uuid) IS NULL OR id > CAST(:after AS uuid)) ORDER BY id LIMIT :batch")
+    query = (
+        "SELECT id, question FROM memory_claims "
+        "WHERE (CAST(:after AS uuid) IS NULL OR id > CAST(:after AS uuid)) ORDER BY id LIMIT :batch"
+    )
     for rows in _pages(conn, query):
         for row in rows:
             question = deidentified(row.question)
             if question != row.question:
-                conn.execute(sa.text("UPDATE memory_claims SET question = :q WHERE id = :id"), {"q": question, "id": row.id})
+                conn.execute(
+                    sa.text("UPDATE memory_claims SET question = :q WHERE id = :id"),
+                    {"q": question, "id": row.id},
+                )
 
 
 def _scrub_payloads(conn: sa.Connection, table: str, id_type: str) -> None:
     """Drop raw-content keys from `table.payload` and de-identify a `question` in it."""
-    query = (f"SELECT id, payload FROM {table} WHERE payload ?| CAST(:keys AS text[]) "
-             f"AND (CAST(:after AS {id_type}) IS NULL OR id > CAST(:after AS {id_type})) ORDER BY id LIMIT :batch")
+    query = (
+        f"SELECT id, payload FROM {table} WHERE payload ?| CAST(:keys AS text[]) "
+        f"AND (CAST(:after AS {id_type}) IS NULL OR id > CAST(:after AS {id_type})) ORDER BY id LIMIT :batch"
+    )
     for rows in _pages(conn, query, keys=sorted(RAW_CONTENT_KEYS | {"question"})):
         for row in rows:
             before = _json(row.payload)
@@ -90,8 +102,10 @@ def _scrub_payloads(conn: sa.Connection, table: str, id_type: str) -> None:
             if isinstance(payload.get("question"), str):
                 payload["question"] = deidentified(payload["question"])
             if payload != before:
-                conn.execute(sa.text(f"UPDATE {table} SET payload = CAST(:p AS jsonb) WHERE id = :id"),
-                             {"p": json.dumps(payload), "id": row.id})
+                conn.execute(
+                    sa.text(f"UPDATE {table} SET payload = CAST(:p AS jsonb) WHERE id = :id"),
+                    {"p": json.dumps(payload), "id": row.id},
+                )
 
 
 def scrub(conn: sa.Connection) -> None:

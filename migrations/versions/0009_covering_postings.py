@@ -9,14 +9,15 @@ Through the plain (lexeme, chunk_id) key each row cost a heap page visit (12,343
 12 ms); with tf_text, tf_title and doc_len in the key's leaf pages it is an index-only scan
 (55 pages). Same uniqueness, no second index to maintain on ingest.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = '0009'
-down_revision: str | None = '0008'
+revision: str = "0009"
+down_revision: str | None = "0008"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -31,4 +32,6 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.execute("ALTER TABLE corpus_postings DROP CONSTRAINT corpus_postings_pkey")
-    op.execute("ALTER TABLE corpus_postings ADD CONSTRAINT corpus_postings_pkey PRIMARY KEY (lexeme, chunk_id)")
+    op.execute(
+        "ALTER TABLE corpus_postings ADD CONSTRAINT corpus_postings_pkey PRIMARY KEY (lexeme, chunk_id)"
+    )

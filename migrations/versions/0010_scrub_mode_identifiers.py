@@ -19,6 +19,7 @@ rewritten here:
   UPDATE only, as in 0006).
 Downgrade cannot restore what was scrubbed: no-op.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,8 +32,8 @@ from alembic import op
 from research_privacy import Deidentified
 from research_privacy.boundary import digest, person_text
 
-revision: str = '0010'
-down_revision: str | None = '0009'
+revision: str = "0010"
+down_revision: str | None = "0009"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -68,18 +69,24 @@ def _loaded(value: Any) -> Any:
 
 def _replacer(table: Deidentified) -> Callable[[str], str]:
     """Replaces each identifier value the table learnt by its placeholder (longest first)."""
-    pairs = sorted(((v, p) for p, v in table.placeholders.items() if len(v) >= 3), key=lambda pair: -len(pair[0]))
+    pairs = sorted(
+        ((v, p) for p, v in table.placeholders.items() if len(v) >= 3),
+        key=lambda pair: -len(pair[0]),
+    )
 
     def change(text: str) -> str:
         for value, placeholder in pairs:
             text = text.replace(value, placeholder)
         return text
+
     return change
 
 
 def _scrub_reports(conn: sa.Connection) -> None:
-    query = ("SELECT id, subject, subject_key, request, save_to FROM reports "
-             "WHERE (CAST(:after AS uuid) IS NULL OR id > CAST(:after AS uuid)) ORDER BY id LIMIT :batch")
+    query = (
+        "SELECT id, subject, subject_key, request, save_to FROM reports "
+        "WHERE (CAST(:after AS uuid) IS NULL OR id > CAST(:after AS uuid)) ORDER BY id LIMIT :batch"
+    )
     for rows in _pages(conn, query):
         for row in rows:
             table = Deidentified(text="")
@@ -90,41 +97,74 @@ def _scrub_reports(conn: sa.Connection) -> None:
             subject_key = change(person_text(row.subject_key))
             if not table.placeholders and subject_key == row.subject_key:
                 continue
-            conn.execute(sa.text("UPDATE reports SET subject = :s, subject_key = :k, request = CAST(:r AS jsonb), "
-                                 "save_to = CAST(:t AS jsonb) WHERE id = :id"),
-                         {"s": subject, "k": subject_key[:200], "r": json.dumps(request), "t": json.dumps(save_to), "id": row.id})
+            conn.execute(
+                sa.text(
+                    "UPDATE reports SET subject = :s, subject_key = :k, request = CAST(:r AS jsonb), "
+                    "save_to = CAST(:t AS jsonb) WHERE id = :id"
+                ),
+                {
+                    "s": subject,
+                    "k": subject_key[:200],
+                    "r": json.dumps(request),
+                    "t": json.dumps(save_to),
+                    "id": row.id,
+                },
+            )
             _scrub_versions(conn, row.id, change)
 
 
 def _scrub_versions(conn: sa.Connection, report_id: object, change: Callable[[str], str]) -> None:
     columns = ("content", "markdown", "review", "citation_check", "diff")
-    for version in conn.execute(sa.text(f"SELECT version, {', '.join(columns)} FROM report_versions WHERE report_id = :id"),
-                                {"id": report_id}).all():
-        values = {c: _walk(getattr(version, c) if c == "markdown" else _loaded(getattr(version, c)), change) for c in columns}
+    for version in conn.execute(
+        sa.text(f"SELECT version, {', '.join(columns)} FROM report_versions WHERE report_id = :id"),
+        {"id": report_id},
+    ).all():
+        values = {
+            c: _walk(
+                getattr(version, c) if c == "markdown" else _loaded(getattr(version, c)), change
+            )
+            for c in columns
+        }
         conn.execute(
-            sa.text("UPDATE report_versions SET content = CAST(:content AS jsonb), markdown = :markdown, "
-                    "review = CAST(:review AS jsonb), citation_check = CAST(:citation_check AS jsonb), "
-                    "diff = CAST(:diff AS jsonb) WHERE report_id = :id AND version = :version"),
-            {**{c: json.dumps(values[c]) for c in ("content", "review", "citation_check")},
-             "diff": json.dumps(values["diff"]) if values["diff"] is not None else None,
-             "markdown": values["markdown"], "id": report_id, "version": version.version})
+            sa.text(
+                "UPDATE report_versions SET content = CAST(:content AS jsonb), markdown = :markdown, "
+                "review = CAST(:review AS jsonb), citation_check = CAST(:citation_check AS jsonb), "
+                "diff = CAST(:diff AS jsonb) WHERE report_id = :id AND version = :version"
+            ),
+            {
+                **{c: json.dumps(values[c]) for c in ("content", "review", "citation_check")},
+                "diff": json.dumps(values["diff"]) if values["diff"] is not None else None,
+                "markdown": values["markdown"],
+                "id": report_id,
+                "version": version.version,
+            },
+        )
 
 
-def _scrub_column(conn: sa.Connection, table: str, key: str, key_type: str, columns: tuple[str, ...]) -> None:
-    query = (f"SELECT {key}, {', '.join(columns)} FROM {table} "
-             f"WHERE (CAST(:after AS {key_type}) IS NULL OR {key} > CAST(:after AS {key_type})) ORDER BY {key} LIMIT :batch")
+def _scrub_column(
+    conn: sa.Connection, table: str, key: str, key_type: str, columns: tuple[str, ...]
+) -> None:
+    query = (
+        f"SELECT {key}, {', '.join(columns)} FROM {table} "
+        f"WHERE (CAST(:after AS {key_type}) IS NULL OR {key} > CAST(:after AS {key_type})) ORDER BY {key} LIMIT :batch"
+    )
     for rows in _pages(conn, query):
         for row in rows:
             before = {c: getattr(row, c) for c in columns}
             after = {c: person_text(v) if isinstance(v, str) else v for c, v in before.items()}
             if after != before:
                 sets = ", ".join(f"{c} = :{c}" for c in columns)
-                conn.execute(sa.text(f"UPDATE {table} SET {sets} WHERE {key} = :key"), {**after, "key": getattr(row, key)})
+                conn.execute(
+                    sa.text(f"UPDATE {table} SET {sets} WHERE {key} = :key"),
+                    {**after, "key": getattr(row, key)},
+                )
 
 
 def _scrub_audit(conn: sa.Connection) -> None:
-    query = ("SELECT id, payload FROM audit_events WHERE payload ?| CAST(:keys AS text[]) "
-             "AND (CAST(:after AS bigint) IS NULL OR id > CAST(:after AS bigint)) ORDER BY id LIMIT :batch")
+    query = (
+        "SELECT id, payload FROM audit_events WHERE payload ?| CAST(:keys AS text[]) "
+        "AND (CAST(:after AS bigint) IS NULL OR id > CAST(:after AS bigint)) ORDER BY id LIMIT :batch"
+    )
     for rows in _pages(conn, query, keys=list(PERSON_TEXT_KEYS)):
         for row in rows:
             payload = dict(_loaded(row.payload) or {})
@@ -133,17 +173,27 @@ def _scrub_audit(conn: sa.Connection) -> None:
                 if isinstance(value, str) and not value.startswith("sha256:"):
                     payload[key] = digest(value)
                 elif isinstance(value, list):
-                    payload[key] = [v if str(v).startswith("sha256:") else digest(str(v)) for v in value]
-            conn.execute(sa.text("UPDATE audit_events SET payload = CAST(:p AS jsonb) WHERE id = :id"),
-                         {"p": json.dumps(payload), "id": row.id})
+                    payload[key] = [
+                        v if str(v).startswith("sha256:") else digest(str(v)) for v in value
+                    ]
+            conn.execute(
+                sa.text("UPDATE audit_events SET payload = CAST(:p AS jsonb) WHERE id = :id"),
+                {"p": json.dumps(payload), "id": row.id},
+            )
 
 
 def _scrub_iterations(conn: sa.Connection) -> None:
-    for row in conn.execute(sa.text("SELECT run_id, iteration, query FROM source_list_iterations")).all():
+    for row in conn.execute(
+        sa.text("SELECT run_id, iteration, query FROM source_list_iterations")
+    ).all():
         query = person_text(row.query)
         if query != row.query:
-            conn.execute(sa.text("UPDATE source_list_iterations SET query = :q WHERE run_id = :r AND iteration = :i"),
-                         {"q": query, "r": row.run_id, "i": row.iteration})
+            conn.execute(
+                sa.text(
+                    "UPDATE source_list_iterations SET query = :q WHERE run_id = :r AND iteration = :i"
+                ),
+                {"q": query, "r": row.run_id, "i": row.iteration},
+            )
 
 
 def scrub(conn: sa.Connection) -> None:

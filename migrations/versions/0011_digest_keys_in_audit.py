@@ -12,6 +12,7 @@ is stored in `api_keys`. The rows written before are rewritten here (the audit l
 trigger is disabled for this transaction's UPDATE only, as in 0006 and 0010).
 Downgrade cannot restore what was digested: no-op.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,8 @@ from alembic import op
 
 from research_privacy.boundary import digest, person_text
 
-revision: str = '0011'
-down_revision: str | None = '0010'
+revision: str = "0011"
+down_revision: str | None = "0010"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -34,23 +35,32 @@ DIGESTED = {"research.task.submitted": "idempotency_key", "research.admin.key_cr
 def scrub(conn: sa.Connection) -> None:
     for key in conn.execute(sa.text("SELECT id, name FROM api_keys")).all():  # one row per key: few
         if person_text(key.name) != key.name:
-            conn.execute(sa.text("UPDATE api_keys SET name = :name WHERE id = :id"), {"name": person_text(key.name), "id": key.id})
+            conn.execute(
+                sa.text("UPDATE api_keys SET name = :name WHERE id = :id"),
+                {"name": person_text(key.name), "id": key.id},
+            )
     conn.execute(sa.text("ALTER TABLE audit_events DISABLE TRIGGER audit_events_append_only"))
     for action, key in DIGESTED.items():
         after = 0
         while True:
             rows = conn.execute(
-                sa.text("SELECT id, payload ->> :key AS value FROM audit_events WHERE action = :action "
-                        "AND jsonb_typeof(payload -> :key) = 'string' AND id > :after ORDER BY id LIMIT :batch"),
+                sa.text(
+                    "SELECT id, payload ->> :key AS value FROM audit_events WHERE action = :action "
+                    "AND jsonb_typeof(payload -> :key) = 'string' AND id > :after ORDER BY id LIMIT :batch"
+                ),
                 {"key": key, "action": action, "after": after, "batch": BATCH},
             ).all()
             if not rows:
                 break
             for row in rows:
                 if not row.value.startswith("sha256:"):
-                    conn.execute(sa.text("UPDATE audit_events SET payload = jsonb_set(payload, CAST(:path AS text[]), "
-                                         "CAST(:value AS jsonb)) WHERE id = :id"),
-                                 {"path": [key], "value": json.dumps(digest(row.value)), "id": row.id})
+                    conn.execute(
+                        sa.text(
+                            "UPDATE audit_events SET payload = jsonb_set(payload, CAST(:path AS text[]), "
+                            "CAST(:value AS jsonb)) WHERE id = :id"
+                        ),
+                        {"path": [key], "value": json.dumps(digest(row.value)), "id": row.id},
+                    )
             after = rows[-1].id
     conn.execute(sa.text("ALTER TABLE audit_events ENABLE TRIGGER audit_events_append_only"))
 

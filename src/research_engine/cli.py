@@ -22,7 +22,9 @@ from research_engine.stack import Stack, ensure_embedded_database
 from research_platform.embedded import free_port
 from research_platform.settings import get_settings
 
-app = typer.Typer(help="research-engine: a living ledger of evidence-backed claims.", no_args_is_help=True)
+app = typer.Typer(
+    help="research-engine: a living ledger of evidence-backed claims.", no_args_is_help=True
+)
 DEMO_DIR = Path(__file__).parent / "demo_data"
 TERMINAL = {"active", "rejected", "superseded", "critic_quarantine"}
 
@@ -35,14 +37,21 @@ def _data_dir(value: Path | None) -> Path:
 
 @app.command()
 def up(
-    port: Annotated[int | None, typer.Option(help="Gateway port (default GATEWAY_PORT or 8080).")] = None,
+    port: Annotated[
+        int | None, typer.Option(help="Gateway port (default GATEWAY_PORT or 8080).")
+    ] = None,
     data_dir: DataDir = None,
     cluster: Annotated[
-        bool, typer.Option("--cluster", help="Embedded NATS as a 3-node JetStream cluster (streams at R3).")
+        bool,
+        typer.Option(
+            "--cluster", help="Embedded NATS as a 3-node JetStream cluster (streams at R3)."
+        ),
     ] = False,
 ) -> None:
     """Start NATS, Postgres (embedded unless NATS_URL / DATABASE_URL) and every service; Ctrl-C stops all."""
-    stack = Stack(_data_dir(data_dir), gateway_port=port or get_settings().gateway_port, cluster=cluster)
+    stack = Stack(
+        _data_dir(data_dir), gateway_port=port or get_settings().gateway_port, cluster=cluster
+    )
     stopping = False
 
     def _stop(*_: object) -> None:
@@ -56,11 +65,17 @@ def up(
         typer.echo(f"nats      {stack.nats_url}\npostgres  {stack.database_url}")
         stack.start_services()
         stack.wait_ready()
-        typer.echo(f"gateway   {stack.gateway_url}  (OpenAPI: {stack.gateway_url}/docs)\nlogs      {stack.logs_dir}")
+        typer.echo(
+            f"gateway   {stack.gateway_url}  (OpenAPI: {stack.gateway_url}/docs)\nlogs      {stack.logs_dir}"
+        )
         made = "created now" if stack.admin_key_created else "kept from an earlier start"
-        typer.echo(f"admin key {stack.admin_key}  ({made}; stored in {key_path(stack.data_dir)}, mode 0600)")
+        typer.echo(
+            f"admin key {stack.admin_key}  ({made}; stored in {key_path(stack.data_dir)}, mode 0600)"
+        )
         typer.echo(f"console   {stack.console_url}")
-        typer.echo("          send the key as `X-API-Key: <key>`; `research-engine keys create` makes keys for others.")
+        typer.echo(
+            "          send the key as `X-API-Key: <key>`; `research-engine keys create` makes keys for others."
+        )
         typer.echo("research-engine is up; Ctrl-C stops everything.")
         while not stopping:
             for name in stack.check_processes():
@@ -97,17 +112,24 @@ def demo(
         async def _ingest() -> object:
             engine = create_engine(stack.database_url)
             try:
-                return await ingest_path(session_factory(engine), DEMO_DIR / "scifact_demo.jsonl", fmt="scifact")
+                return await ingest_path(
+                    session_factory(engine), DEMO_DIR / "scifact_demo.jsonl", fmt="scifact"
+                )
             finally:
                 await engine.dispose()
 
         report = asyncio.run(_ingest())
         typer.echo(f"corpus: {report}")
         stack.wait_ready()
-        with httpx.Client(base_url=stack.gateway_url, timeout=30, headers=stack.api_headers) as client:
+        with httpx.Client(
+            base_url=stack.gateway_url, timeout=30, headers=stack.api_headers
+        ) as client:
             task_ids = []
             for item in questions:
-                reply = client.post("/api/research/v1/tasks", json={"question": item["question"], "entity": item.get("entity")})
+                reply = client.post(
+                    "/api/research/v1/tasks",
+                    json={"question": item["question"], "entity": item.get("entity")},
+                )
                 reply.raise_for_status()
                 task_ids.append(reply.json()["task_id"])
             views = _await_claims(client, task_ids, timeout)
@@ -118,7 +140,9 @@ def demo(
             _demo_verification(client, timeout)
     failed = sum(1 for view in views if view["status"] == "failed")
     summary = f"; {failed} of {len(views)} tasks failed (reasons above)" if failed else ""
-    typer.echo(f"demo finished in {time.monotonic() - started:.1f}s{summary}; the stack is stopped.")
+    typer.echo(
+        f"demo finished in {time.monotonic() - started:.1f}s{summary}; the stack is stopped."
+    )
 
 
 def _await_claims(client: httpx.Client, task_ids: list[str], timeout: float) -> list[dict]:
@@ -143,9 +167,15 @@ def _demo_source_list(client: httpx.Client, timeout: float) -> None:
     """One short source list over the local corpus (a `demo` workspace whose only API is the corpus)."""
     limits = {"allowed_apis": ["corpus"], "max_references": 5}
     client.put("/api/research/v1/source-lists/limits/demo", json=limits).raise_for_status()
-    accepted = client.post("/api/research/v1/source-lists", json={
-        "prompt": "Does exercise training improve quality of life in chronic heart failure?", "workspace": "demo",
-        "num_references": 3, "detail_level": "facts_list"})
+    accepted = client.post(
+        "/api/research/v1/source-lists",
+        json={
+            "prompt": "Does exercise training improve quality of life in chronic heart failure?",
+            "workspace": "demo",
+            "num_references": 3,
+            "detail_level": "facts_list",
+        },
+    )
     accepted.raise_for_status()
     list_id = accepted.json()["source_list_id"]
     deadline = time.monotonic() + timeout
@@ -158,32 +188,53 @@ def _demo_source_list(client: httpx.Client, timeout: float) -> None:
     found = reply.json()
     typer.echo("\n" + "=" * 100)
     count = len(found["sources"])
-    typer.echo(f"Source list ({found['detail_level']}, keywords {', '.join(found['keywords'])}): "
-               f"{count} source{'' if count == 1 else 's'}")
+    typer.echo(
+        f"Source list ({found['detail_level']}, keywords {', '.join(found['keywords'])}): "
+        f"{count} source{'' if count == 1 else 's'}"
+    )
     if found.get("note"):  # an empty list says why
         typer.echo(found["note"])
     for n, source in enumerate(found["sources"], 1):
         year = f" ({source['date'][:4]})" if source["date"] else ""
-        link = " · ".join(dict.fromkeys(x for x in (source.get("origin_id"), source["url"]) if x))  # what a reader follows
-        typer.echo(textwrap.fill(f"[{n}] {source['title']}{year} — {link} — relevance {source['relevance_score']:.2f}",
-                                 width=100, subsequent_indent="    "))
+        link = " · ".join(
+            dict.fromkeys(x for x in (source.get("origin_id"), source["url"]) if x)
+        )  # what a reader follows
+        typer.echo(
+            textwrap.fill(
+                f"[{n}] {source['title']}{year} — {link} — relevance {source['relevance_score']:.2f}",
+                width=100,
+                subsequent_indent="    ",
+            )
+        )
         for fact in (source["facts"] or [])[:2]:
-            typer.echo(textwrap.fill(f"- [{fact['confidence']}] {fact['statement']}", width=100,
-                                     initial_indent="    ", subsequent_indent="      "))
+            typer.echo(
+                textwrap.fill(
+                    f"- [{fact['confidence']}] {fact['statement']}",
+                    width=100,
+                    initial_indent="    ",
+                    subsequent_indent="      ",
+                )
+            )
 
 
 # The excerpt holds one trial of exercise in heart failure (HF-ACTION: the verification's evidence), so a
 # review of that topic can only report single-paper findings; this subject has two papers that agree.
-DEMO_REVIEW_TOPIC = "neutrophil extracellular traps and citrullinated autoantigens in rheumatoid arthritis"
+DEMO_REVIEW_TOPIC = (
+    "neutrophil extracellular traps and citrullinated autoantigens in rheumatoid arthritis"
+)
 
 
 def _demo_review(client: httpx.Client, timeout: float) -> None:
     """One short literature review (one round) over the demo corpus: verdict, tag mix, citation check."""
-    accepted = client.post("/api/research/v1/reviews", json={"topic": DEMO_REVIEW_TOPIC, "max_iterations": 1})
+    accepted = client.post(
+        "/api/research/v1/reviews", json={"topic": DEMO_REVIEW_TOPIC, "max_iterations": 1}
+    )
     accepted.raise_for_status()
     review_id = accepted.json()["review_id"]
     deadline = time.monotonic() + timeout
-    while (view := client.get(f"/api/research/v1/reviews/{review_id}").json())["status"] == "running":
+    while (view := client.get(f"/api/research/v1/reviews/{review_id}").json())[
+        "status"
+    ] == "running":
         if time.monotonic() > deadline:
             typer.echo(f"review {review_id} still running after {timeout:.0f}s")
             return
@@ -196,17 +247,25 @@ def _demo_review(client: httpx.Client, timeout: float) -> None:
     for claim in view["claims"]:
         tags[claim["tag"]] = tags.get(claim["tag"], 0) + 1
     check = view["citation_check"]
-    typer.echo(f"Review of \"{DEMO_REVIEW_TOPIC}\" ({view['iterations']} round, {len(view['report']['references'])} references): {view['verdict']}; "
-               f"tags {', '.join(f'{t} {n}' for t, n in sorted(tags.items()))}; citation check: {len(check['unknown_ids'])} unknown, "
-               f"{check['unsupported']} unsupported, {check['uncited']} uncited, accuracy {check['citation_accuracy']:.2f}, "
-               f"grounding {check['grounding']:.2f}")
+    typer.echo(
+        f'Review of "{DEMO_REVIEW_TOPIC}" ({view["iterations"]} round, {len(view["report"]["references"])} references): {view["verdict"]}; '
+        f"tags {', '.join(f'{t} {n}' for t, n in sorted(tags.items()))}; citation check: {len(check['unknown_ids'])} unknown, "
+        f"{check['unsupported']} unsupported, {check['uncited']} uncited, accuracy {check['citation_accuracy']:.2f}, "
+        f"grounding {check['grounding']:.2f}"
+    )
     report = view["report"]
     titles = {r["id"]: r["title"] for r in report["references"]}
     key = next((s for s in report["sections"] if s["title"] == "Key Findings"), {"findings": []})
     for finding in key["findings"][:3]:
         cited = "; ".join(titles.get(c, f"[{c}]").rstrip(".") for c in finding["citations"][:2])
-        typer.echo(textwrap.fill(f"[{finding['tag']}] {finding['statement']} — {cited}", width=100,
-                                 initial_indent="  ", subsequent_indent="    "))
+        typer.echo(
+            textwrap.fill(
+                f"[{finding['tag']}] {finding['statement']} — {cited}",
+                width=100,
+                initial_indent="  ",
+                subsequent_indent="    ",
+            )
+        )
     typer.echo(f"  full report: research-engine export {review_id} --format md")
 
 
@@ -217,7 +276,9 @@ def _demo_verification(client: httpx.Client, timeout: float) -> None:
     accepted.raise_for_status()
     verification_id = accepted.json()["verification_id"]
     deadline = time.monotonic() + timeout
-    while (view := client.get(f"/api/research/v1/verifications/{verification_id}").json())["status"] == "running":
+    while (view := client.get(f"/api/research/v1/verifications/{verification_id}").json())[
+        "status"
+    ] == "running":
         if time.monotonic() > deadline:
             typer.echo(f"verification {verification_id} still running after {timeout:.0f}s")
             return
@@ -227,35 +288,62 @@ def _demo_verification(client: httpx.Client, timeout: float) -> None:
         typer.echo(f"Verification failed: {view['error']}")
         return
     a = view["assessment"]
-    typer.echo(f"Verification: {claim}\n  {view['verdict']} · {view['confidence']} ({a['supporting_sources']} supporting, "
-               f"{a['contradicting_sources']} contradicting, {a['qualifying_sources']} qualifying sources)")
+    typer.echo(
+        f"Verification: {claim}\n  {view['verdict']} · {view['confidence']} ({a['supporting_sources']} supporting, "
+        f"{a['contradicting_sources']} contradicting, {a['qualifying_sources']} qualifying sources)"
+    )
     report = view["report"]
     titles = {r["id"]: r["title"] for r in report["references"]}
     for section in report["sections"]:
-        if section["title"] in ("Corroborating Evidence", "Contradicting Evidence", "Nuances and Conditions") and section["findings"]:
+        if (
+            section["title"]
+            in ("Corroborating Evidence", "Contradicting Evidence", "Nuances and Conditions")
+            and section["findings"]
+        ):
             finding = section["findings"][0]
             cited = "; ".join(titles.get(c, f"[{c}]").rstrip(".") for c in finding["citations"][:1])
-            holds = (finding.get("group") or "").partition(" — holds ")[2]  # a qualifying passage's conditions
-            typer.echo(textwrap.fill(f"{section['title']}: \"{finding['statement']}\" — {cited}" + (f" (holds {holds})" if holds else ""),
-                                     width=100, initial_indent="  ", subsequent_indent="    "))
+            holds = (finding.get("group") or "").partition(" — holds ")[
+                2
+            ]  # a qualifying passage's conditions
+            typer.echo(
+                textwrap.fill(
+                    f'{section["title"]}: "{finding["statement"]}" — {cited}'
+                    + (f" (holds {holds})" if holds else ""),
+                    width=100,
+                    initial_indent="  ",
+                    subsequent_indent="    ",
+                )
+            )
     typer.echo(f"  full report: research-engine export {verification_id} --format md")
 
 
 def _print_task(view: dict) -> None:
-    wrap = lambda text, indent: textwrap.fill(text, width=100, initial_indent=indent, subsequent_indent=indent)  # noqa: E731
+    wrap = lambda text, indent: textwrap.fill(
+        text, width=100, initial_indent=indent, subsequent_indent=indent
+    )  # noqa: E731
     typer.echo("\n" + "=" * 100)
     typer.echo(wrap(f"Q: {view['question']}", ""))
     claim = view.get("claim")
     if not claim:
         typer.echo(f"  task {view['status']}: {view.get('error')}")
         return
-    typer.echo(wrap(f"Claim [{claim['status'].upper()}] (confidence {claim['confidence']:.2f}, {claim['model']}): {claim['statement']}", "  "))
+    typer.echo(
+        wrap(
+            f"Claim [{claim['status'].upper()}] (confidence {claim['confidence']:.2f}, {claim['model']}): {claim['statement']}",
+            "  ",
+        )
+    )
     for n, support in enumerate(claim["supports"], 1):
         typer.echo(wrap(f"[{n}] {support['source_id']} — {support['title']}", "    "))
         typer.echo(wrap(f"“{support['quote']}”", "        "))
     verdict = claim.get("verdict")
     if verdict:
-        typer.echo(wrap(f"Critic: {verdict['verdict']} (score {verdict['score']:.2f}, {verdict['model']}) — {verdict['reasoning']}", "  "))
+        typer.echo(
+            wrap(
+                f"Critic: {verdict['verdict']} (score {verdict['score']:.2f}, {verdict['model']}) — {verdict['reasoning']}",
+                "  ",
+            )
+        )
 
 
 client_cli.register(app)  # ask, verify, review, sources, watch, claims, findings, export, logs

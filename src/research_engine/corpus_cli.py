@@ -21,7 +21,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 corpus_app = typer.Typer(help="Ingest, search and analyse the local corpus.", no_args_is_help=True)
 T = TypeVar("T")
 
-DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Embedded database folder (default: DATA_DIR).")]
+DataDir = Annotated[
+    Path | None, typer.Option("--data-dir", help="Embedded database folder (default: DATA_DIR).")
+]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 Mode = Annotated[str, typer.Option("--mode", help="hybrid | lexical | dense")]
 YearFrom = Annotated[int | None, typer.Option("--year-from")]
@@ -43,7 +45,9 @@ def database_url(data_dir: Path | None) -> str:
     return ensure_embedded_database((data_dir or settings.data_dir).resolve())
 
 
-def run_with_sessions(data_dir: Path | None, work: Callable[[async_sessionmaker[AsyncSession]], Awaitable[T]]) -> T:
+def run_with_sessions(
+    data_dir: Path | None, work: Callable[[async_sessionmaker[AsyncSession]], Awaitable[T]]
+) -> T:
     """Run `work(sessions)` against the corpus database, disposing of the engine afterwards."""
     from research_platform.db import create_engine, session_factory
 
@@ -63,14 +67,28 @@ def _dump(value: object) -> str:
     from pydantic import BaseModel
 
     if isinstance(value, list):
-        return json.dumps([v.model_dump(mode="json") if isinstance(v, BaseModel) else v for v in value], indent=2)
-    return value.model_dump_json(indent=2) if isinstance(value, BaseModel) else json.dumps(value, indent=2)
+        return json.dumps(
+            [v.model_dump(mode="json") if isinstance(v, BaseModel) else v for v in value], indent=2
+        )
+    return (
+        value.model_dump_json(indent=2)
+        if isinstance(value, BaseModel)
+        else json.dumps(value, indent=2)
+    )
 
 
 @corpus_app.command()
 def ingest(
-    path: Annotated[Path, typer.Argument(exists=True, help="A JSONL file, a folder of PDFs, or a BibTeX / RIS / CSL-JSON export.")],
-    fmt: Annotated[str, typer.Option("--format", help="scifact | jsonl | pdf-dir | bibtex | ris | csl-json | auto")] = "auto",
+    path: Annotated[
+        Path,
+        typer.Argument(
+            exists=True, help="A JSONL file, a folder of PDFs, or a BibTeX / RIS / CSL-JSON export."
+        ),
+    ],
+    fmt: Annotated[
+        str,
+        typer.Option("--format", help="scifact | jsonl | pdf-dir | bibtex | ris | csl-json | auto"),
+    ] = "auto",
     data_dir: DataDir = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
 ) -> None:
@@ -87,7 +105,10 @@ def ingest(
     chunk_words = get_settings().corpus.chunk_words
     try:
         report = run_with_sessions(
-            data_dir, lambda sessions: ingest_path(sessions, path, fmt=fmt, progress=progress, chunk_words=chunk_words)
+            data_dir,
+            lambda sessions: ingest_path(
+                sessions, path, fmt=fmt, progress=progress, chunk_words=chunk_words
+            ),
         )
     except CorpusError as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -97,7 +118,9 @@ def ingest(
         f"{report.unchanged} unchanged, {report.chunks} chunks, {len(report.errors)} malformed ({report.seconds}s)"
     )
     if report.format in LIBRARY_FORMATS:
-        typer.echo(f"{report.attachments} with attached PDF, {report.metadata_only} metadata-only (no abstract or PDF)")
+        typer.echo(
+            f"{report.attachments} with attached PDF, {report.metadata_only} metadata-only (no abstract or PDF)"
+        )
     for note in report.notes:
         typer.echo(f"{path}: line {note.line}: {note.reason}", err=True)
     for error in report.errors:
@@ -124,16 +147,31 @@ def _print_hits(hits: list) -> None:  # noqa: ANN001 - list[PaperHit]
         typer.echo("no results")
     for rank, hit in enumerate(hits, start=1):
         meta = ", ".join(str(v) for v in (hit.year, hit.venue) if v)
-        typer.echo(f"{rank:>3}. [{hit.score:.4f}] corpus:{hit.external_id}  {hit.title}" + (f" ({meta})" if meta else ""))
-        typer.echo(textwrap.fill(f"{hit.locator}: {hit.passage}", width=110, initial_indent="     ",
-                                 subsequent_indent="     ", max_lines=3, placeholder=" …"))
+        typer.echo(
+            f"{rank:>3}. [{hit.score:.4f}] corpus:{hit.external_id}  {hit.title}"
+            + (f" ({meta})" if meta else "")
+        )
+        typer.echo(
+            textwrap.fill(
+                f"{hit.locator}: {hit.passage}",
+                width=110,
+                initial_indent="     ",
+                subsequent_indent="     ",
+                max_lines=3,
+                placeholder=" …",
+            )
+        )
 
 
 @corpus_app.command()
 def search(
     query: Annotated[str | None, typer.Argument(help="The query (omit with --queries).")] = None,
-    queries: Annotated[Path | None, typer.Option("--queries", exists=True, help="BEIR-style JSONL {_id, text}.")] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Run file for --queries (default: stdout).")] = None,
+    queries: Annotated[
+        Path | None, typer.Option("--queries", exists=True, help="BEIR-style JSONL {_id, text}.")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Run file for --queries (default: stdout).")
+    ] = None,
     k: Annotated[int, typer.Option("--k", min=1)] = 10,
     mode: Mode = "hybrid",
     year_from: YearFrom = None,
@@ -156,7 +194,9 @@ def search(
 
     async def _work(sessions: async_sessionmaker[AsyncSession]) -> list[tuple[str, list]]:
         # One embedding call for the whole batch, then one search per query.
-        hits = await search_many(sessions, [text for _, text in batch], k=k, mode=mode, filters=filters)
+        hits = await search_many(
+            sessions, [text for _, text in batch], k=k, mode=mode, filters=filters
+        )
         return [(qid, found) for (qid, _), found in zip(batch, hits, strict=True)]
 
     results = run_with_sessions(data_dir, _work)
@@ -165,7 +205,11 @@ def search(
         typer.echo(_dump(hits)) if as_json else _print_hits(hits)
         return
     lines = ["query-id\tcorpus-id\trank\tscore"]
-    lines += [f"{qid}\t{hit.external_id}\t{rank}\t{hit.score:.6f}" for qid, hits in results for rank, hit in enumerate(hits, 1)]
+    lines += [
+        f"{qid}\t{hit.external_id}\t{rank}\t{hit.score:.6f}"
+        for qid, hits in results
+        for rank, hit in enumerate(hits, 1)
+    ]
     if out:
         out.write_text("\n".join(lines) + "\n", encoding="utf-8")
         typer.echo(f"{len(results)} queries, {len(lines) - 1} results -> {out}", err=True)
@@ -190,8 +234,14 @@ def overview(data_dir: DataDir = None, as_json: AsJson = False) -> None:
     if as_json:
         typer.echo(_dump(view))
         return
-    typer.echo(f"papers {view.papers}  chunks {view.chunks}  without year {view.papers_without_year}")
-    mean = f"{view.mean_citations:.2f} over {view.papers_with_citations} papers" if view.mean_citations is not None else "n/a"
+    typer.echo(
+        f"papers {view.papers}  chunks {view.chunks}  without year {view.papers_without_year}"
+    )
+    mean = (
+        f"{view.mean_citations:.2f} over {view.papers_with_citations} papers"
+        if view.mean_citations is not None
+        else "n/a"
+    )
     typer.echo(f"mean citations {mean}")
     for year, n in view.papers_per_year.items():
         typer.echo(f"  {year}: {n}")
@@ -230,12 +280,16 @@ def _print_summaries(papers: list) -> None:  # noqa: ANN001 - list[PaperSummary]
     for p in papers:
         cited = f"{p.citation_count} citations" if p.citation_count is not None else "citations n/a"
         meta = ", ".join(str(v) for v in (p.year, p.venue) if v)
-        typer.echo(f"corpus:{p.external_id}  {p.title}" + (f" ({meta})" if meta else "") + f" — {cited}")
+        typer.echo(
+            f"corpus:{p.external_id}  {p.title}" + (f" ({meta})" if meta else "") + f" — {cited}"
+        )
 
 
 @corpus_app.command("top-cited")
 def top_cited_command(
-    topic: Annotated[str | None, typer.Argument(help="Topic words (omit for the whole corpus).")] = None,
+    topic: Annotated[
+        str | None, typer.Argument(help="Topic words (omit for the whole corpus).")
+    ] = None,
     k: Annotated[int, typer.Option("--k", min=1)] = 10,
     data_dir: DataDir = None,
     as_json: AsJson = False,
@@ -268,8 +322,16 @@ def find(
 
     async def _work(sessions: async_sessionmaker[AsyncSession]):  # noqa: ANN202
         async with sessions() as session:
-            return await find_papers(session, title=title, author=author, venue=venue, year=year,
-                                     year_from=year_from, year_to=year_to, limit=limit)
+            return await find_papers(
+                session,
+                title=title,
+                author=author,
+                venue=venue,
+                year=year,
+                year_from=year_from,
+                year_to=year_to,
+                limit=limit,
+            )
 
     papers = run_with_sessions(data_dir, _work)
     typer.echo(_dump(papers)) if as_json else _print_summaries(papers)

@@ -22,7 +22,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 # Built only, never started: no server is reached at these addresses.
-OFFLINE = {"nats_url": "nats://127.0.0.1:4222", "database_url": "postgresql+asyncpg://research@127.0.0.1:5432/research"}
+OFFLINE = {
+    "nats_url": "nats://127.0.0.1:4222",
+    "database_url": "postgresql+asyncpg://research@127.0.0.1:5432/research",
+}
 VERSION = "0.1.0"
 
 
@@ -33,7 +36,8 @@ APP_MODULE = {"gateway": "bus"}
 def services() -> list[str]:
     """Every service with a FastStream app (`research_<name>.main.create_app`; the gateway's `bus.create_app`)."""
     return sorted(
-        p.name for p in (REPO / "services").iterdir()
+        p.name
+        for p in (REPO / "services").iterdir()
         if (p / "pyproject.toml").exists()
         and (p / "src" / f"research_{p.name}" / f"{APP_MODULE.get(p.name, 'main')}.py").exists()
     )
@@ -57,13 +61,18 @@ def asyncapi(service: str) -> dict[str, Any]:
 
     module = importlib.import_module(f"research_{service}.{APP_MODULE.get(service, 'main')}")
     app = module.create_app(_settings_for(module.create_app))
-    spec = AsyncAPI(app.broker, title=f"research-engine {service}", version=VERSION,
-                    description=(module.__doc__ or "").strip() or None)
+    spec = AsyncAPI(
+        app.broker,
+        title=f"research-engine {service}",
+        version=VERSION,
+        description=(module.__doc__ or "").strip() or None,
+    )
     return json.loads(spec.to_specification().to_json())
 
 
 def documents() -> dict[Path, str]:
     """Every document as the text `docs:export` writes (sorted keys, stable across runs)."""
+
     def text(value: dict[str, Any]) -> str:
         return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -75,14 +84,22 @@ def documents() -> dict[Path, str]:
 
 def stale(found: dict[Path, str]) -> list[Path]:
     """Documents whose committed file is missing or differs, and files no service produces any more."""
-    changed = [path for path, body in found.items() if not path.is_file() or path.read_text() != body]
-    orphans = [p for p in (DOCS / "asyncapi").glob("*.json") if p not in found] if (DOCS / "asyncapi").is_dir() else []
+    changed = [
+        path for path, body in found.items() if not path.is_file() or path.read_text() != body
+    ]
+    orphans = (
+        [p for p in (DOCS / "asyncapi").glob("*.json") if p not in found]
+        if (DOCS / "asyncapi").is_dir()
+        else []
+    )
     return changed + orphans
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="Only report stale files (exit 1), write nothing.")
+    parser.add_argument(
+        "--check", action="store_true", help="Only report stale files (exit 1), write nothing."
+    )
     args = parser.parse_args(argv)
     found = documents()
     outdated = stale(found)

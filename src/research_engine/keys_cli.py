@@ -20,7 +20,9 @@ import typer
 
 from research_platform.settings import get_settings
 
-keys_app = typer.Typer(help="Issue, list and revoke API keys (roles: admin, researcher, reader).", no_args_is_help=True)
+keys_app = typer.Typer(
+    help="Issue, list and revoke API keys (roles: admin, researcher, reader).", no_args_is_help=True
+)
 
 DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Embedded servers' data folder.")]
 Role = Literal["admin", "researcher", "reader"]
@@ -51,7 +53,9 @@ def _with_keys(url: str, work: Callable[[Any], Awaitable[Any]]) -> Any:
 @keys_app.command()
 def create(
     role: Annotated[Role, typer.Option("--role", help="admin, researcher or reader.")],
-    name: Annotated[str, typer.Option("--name", help="A label for the key (who or what uses it).")] = "",
+    name: Annotated[
+        str, typer.Option("--name", help="A label for the key (who or what uses it).")
+    ] = "",
     data_dir: DataDir = None,
 ) -> None:
     """Create a key and print it — this is the only time it is shown."""
@@ -69,11 +73,16 @@ def list_keys(data_dir: DataDir = None) -> None:
         return
     for key in listing:
         state = f"revoked {key.revoked_at:%Y-%m-%d %H:%M}" if key.revoked_at else "active"
-        typer.echo(f"{key.key_id}  {key.role:<10}  {state:<24}  {key.created_at:%Y-%m-%d %H:%M}  {key.name}")
+        typer.echo(
+            f"{key.key_id}  {key.role:<10}  {state:<24}  {key.created_at:%Y-%m-%d %H:%M}  {key.name}"
+        )
 
 
 @keys_app.command()
-def revoke(key_id: Annotated[str, typer.Argument(help="The key's id (from `keys list`).")], data_dir: DataDir = None) -> None:
+def revoke(
+    key_id: Annotated[str, typer.Argument(help="The key's id (from `keys list`).")],
+    data_dir: DataDir = None,
+) -> None:
     """Revoke a key; requests with it are refused (401) from now on."""
     try:
         parsed = uuid.UUID(key_id)

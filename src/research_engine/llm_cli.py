@@ -25,7 +25,10 @@ from research_llm.providers.remote import RemoteProvider, strict_schema
 from research_llm.usage import collect
 from research_platform.settings import get_settings
 
-llm_app = typer.Typer(help="Check the configured LLM provider (local servers: docs/local-models.md).", no_args_is_help=True)
+llm_app = typer.Typer(
+    help="Check the configured LLM provider (local servers: docs/local-models.md).",
+    no_args_is_help=True,
+)
 
 
 class CheckAnswer(BaseModel):
@@ -33,7 +36,9 @@ class CheckAnswer(BaseModel):
 
     answer: Literal["yes", "no"]
     count: int = Field(ge=1, le=5)
-    colours: list[str] = Field(max_length=3, json_schema_extra={"items": {"type": "string", "maxLength": 20}})
+    colours: list[str] = Field(
+        max_length=3, json_schema_extra={"items": {"type": "string", "maxLength": 20}}
+    )
 
 
 SYSTEM = "You answer with JSON only, matching the schema."
@@ -43,22 +48,38 @@ PROSE = "Do not use JSON or braces. Reply with one plain English sentence about 
 
 @llm_app.command("check")
 def check(
-    base_url: Annotated[str | None, typer.Option("--base-url", help="Override LLM__OPENAI_BASE_URL (e.g. http://localhost:11434/v1).")] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url", help="Override LLM__OPENAI_BASE_URL (e.g. http://localhost:11434/v1)."
+        ),
+    ] = None,
     model: Annotated[str | None, typer.Option("--model", help="Override the model name.")] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds per request.")] = 120.0,
 ) -> None:
     """Send one schema-bound request to the configured provider and print what works."""
     settings = get_settings().llm.model_copy()
     if base_url:
-        settings = settings.model_copy(update={"provider": "openai", "openai_base_url": base_url,
-                                               "openai_api_key": settings.openai_api_key or SecretStr("")})
+        settings = settings.model_copy(
+            update={
+                "provider": "openai",
+                "openai_base_url": base_url,
+                "openai_api_key": settings.openai_api_key or SecretStr(""),
+            }
+        )
     if model:
-        settings = settings.model_copy(update={"openai_model": model} if settings.provider != "gemini" else {"gemini_model": model})
+        settings = settings.model_copy(
+            update={"openai_model": model}
+            if settings.provider != "gemini"
+            else {"gemini_model": model}
+        )
     settings = settings.model_copy(update={"timeout_s": timeout})
     chain = build_chain(settings, encoder=None)
     provider = chain.providers[0]
     if not isinstance(provider, RemoteProvider):
-        typer.echo("provider: offline (no model configured: set LLM__PROVIDER=openai and LLM__OPENAI_BASE_URL; docs/local-models.md)")
+        typer.echo(
+            "provider: offline (no model configured: set LLM__PROVIDER=openai and LLM__OPENAI_BASE_URL; docs/local-models.md)"
+        )
         raise typer.Exit(1)
     ok = asyncio.run(_check(provider))
     raise typer.Exit(0 if ok else 1)
@@ -70,7 +91,9 @@ async def _check(provider: RemoteProvider) -> bool:
         typer.echo(f"base url: {provider._base}")  # noqa: SLF001 - the CLI reports what the provider uses
         typer.echo(f"models listed: {await _models(provider)}")
         n_ctx = await provider.context_tokens()
-        typer.echo(f"context: {n_ctx if n_ctx else 'not reported (set LLM__CONTEXT_TOKENS)'} tokens")
+        typer.echo(
+            f"context: {n_ctx if n_ctx else 'not reported (set LLM__CONTEXT_TOKENS)'} tokens"
+        )
     schema = strict_schema(CheckAnswer, lengths=provider.schema_lengths)
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}]
     with collect() as used:
@@ -82,12 +105,18 @@ async def _check(provider: RemoteProvider) -> bool:
     valid = _validates(text)
     rate = used.tokens_out / used.seconds if used.seconds else 0.0
     typer.echo(f"schema-bound answer: {'valid' if valid else 'INVALID'} — {text.strip()[:200]}")
-    typer.echo(f"latency: {used.seconds:.2f} s  tokens in/out: {used.tokens_in}/{used.tokens_out}  "
-               f"~{rate:.1f} tokens/s  cost: ${used.cost_usd:.6f}")
+    typer.echo(
+        f"latency: {used.seconds:.2f} s  tokens in/out: {used.tokens_in}/{used.tokens_out}  "
+        f"~{rate:.1f} tokens/s  cost: ${used.cost_usd:.6f}"
+    )
     prose = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROSE}]
     try:
         text = await provider._request(prose, "llm_check", schema)  # noqa: SLF001
-        enforced = "enforced" if _validates(text) else "NOT enforced (the server let the model answer outside the schema)"
+        enforced = (
+            "enforced"
+            if _validates(text)
+            else "NOT enforced (the server let the model answer outside the schema)"
+        )
     except ProviderError as exc:
         enforced = f"unknown ({exc.reason})"
     typer.echo(f"response_format json_schema: {enforced}")

@@ -20,8 +20,17 @@ import typer
 
 
 def mcp(
-    url: Annotated[str | None, typer.Option("--url", help="Gateway URL (default RESEARCH_URL, the config file, or http://127.0.0.1:8080).")] = None,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Where `research-engine up` keeps the local key.")] = None,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            help="Gateway URL (default RESEARCH_URL, the config file, or http://127.0.0.1:8080).",
+        ),
+    ] = None,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", help="Where `research-engine up` keeps the local key."),
+    ] = None,
 ) -> None:
     """Serve the MCP tools (ask_question, verify_claim, start_review, …) on stdin/stdout."""
     import anyio
@@ -35,8 +44,10 @@ def mcp(
     configure_logging("mcp", settings.log_level, settings.log_json, exception_text=False)
     credentials = resolve(url, None, data_dir=data_dir)
     if credentials.api_key is None:
-        typer.echo("error: no API key: set RESEARCH_API_KEY (or run `research-engine up` here for the local admin key)",
-                   err=True)
+        typer.echo(
+            "error: no API key: set RESEARCH_API_KEY (or run `research-engine up` here for the local admin key)",
+            err=True,
+        )
         raise typer.Exit(2)
     refused = exposure(credentials)
     if refused is not None:

@@ -23,22 +23,36 @@ TASK_STEPS = ("queued", "running", "claimed", "decided")
 
 def claim(console: Console, found: Claim) -> None:
     console.print(f"[bold]{escape(found.statement)}[/bold]")
-    console.print(f"  {found.status.upper()} · confidence {found.confidence:.2f} · {found.model} · "
-                  f"entity {escape(found.entity)} · id {found.claim_id}", highlight=False)
+    console.print(
+        f"  {found.status.upper()} · confidence {found.confidence:.2f} · {found.model} · "
+        f"entity {escape(found.entity)} · id {found.claim_id}",
+        highlight=False,
+    )
     for n, support in enumerate(found.supports, 1):
-        console.print(f"  [{n}] {escape(support.source_id)} — {escape(support.title or '')}", highlight=False)
+        console.print(
+            f"  [{n}] {escape(support.source_id)} — {escape(support.title or '')}", highlight=False
+        )
         console.print(f"      “{escape(support.quote)}”", highlight=False)
     if found.verdict:
         v = found.verdict
-        console.print(f"  critic: {v.verdict} (score {v.score:.2f}, {v.model}) — {escape(v.reasoning)}", highlight=False)
+        console.print(
+            f"  critic: {v.verdict} (score {v.score:.2f}, {v.model}) — {escape(v.reasoning)}",
+            highlight=False,
+        )
 
 
 def task(console: Console, found: Task) -> None:
-    console.print(f"Q: {escape(found.question)}  [dim]({found.tier}, task {found.task_id})[/dim]", highlight=False)
+    console.print(
+        f"Q: {escape(found.question)}  [dim]({found.tier}, task {found.task_id})[/dim]",
+        highlight=False,
+    )
     if found.claim is not None:
         claim(console, found.claim)
     else:
-        console.print(f"  task {found.status}" + (f": {escape(found.error)}" if found.error else ""), highlight=False)
+        console.print(
+            f"  task {found.status}" + (f": {escape(found.error)}" if found.error else ""),
+            highlight=False,
+        )
 
 
 def claims(console: Console, found: list[Claim]) -> None:
@@ -47,8 +61,14 @@ def claims(console: Console, found: list[Claim]) -> None:
         return
     table = Table("id", "status", "conf.", "entity", "statement", "verdict", show_lines=False)
     for c in found:
-        table.add_row(str(c.claim_id)[:8], c.status, f"{c.confidence:.2f}", escape(c.entity)[:24],
-                      escape(c.statement)[:80], c.verdict.verdict if c.verdict else "")
+        table.add_row(
+            str(c.claim_id)[:8],
+            c.status,
+            f"{c.confidence:.2f}",
+            escape(c.entity)[:24],
+            escape(c.statement)[:80],
+            c.verdict.verdict if c.verdict else "",
+        )
     console.print(table)
 
 
@@ -58,8 +78,14 @@ def findings(console: Console, found: list[Finding]) -> None:
         return
     table = Table("id", "agent", "kind", "claims", "created", "resolved")
     for f in found:
-        table.add_row(str(f.finding_id)[:8], f.agent, f.kind, str(len(f.claim_ids)),
-                      f"{f.created_at:%Y-%m-%d %H:%M}", f"{f.resolved_at:%Y-%m-%d}" if f.resolved_at else "")
+        table.add_row(
+            str(f.finding_id)[:8],
+            f.agent,
+            f.kind,
+            str(len(f.claim_ids)),
+            f"{f.created_at:%Y-%m-%d %H:%M}",
+            f"{f.resolved_at:%Y-%m-%d}" if f.resolved_at else "",
+        )
     console.print(table)
 
 
@@ -71,11 +97,20 @@ def _step(found: Task) -> int:
     return 2 if found.status not in ("queued", "submitted") else 1
 
 
-def wait_task(rc: ResearchClient, task_id: uuid.UUID, timeout: float, *, quiet: bool = False) -> Task:
+def wait_task(
+    rc: ResearchClient, task_id: uuid.UUID, timeout: float, *, quiet: bool = False
+) -> Task:
     """Poll the task until its claim is decided (or it failed), with a progress bar unless quiet."""
     deadline = time.monotonic() + timeout
-    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                        disable=quiet, transient=True, console=Console(stderr=True))
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        disable=quiet,
+        transient=True,
+        console=Console(stderr=True),
+    )
     with progress:
         bar = progress.add_task("queued", total=len(TASK_STEPS))
         while True:
@@ -91,16 +126,28 @@ def wait_task(rc: ResearchClient, task_id: uuid.UUID, timeout: float, *, quiet: 
 
 def _describe(event: Any) -> str:
     kind = event.type
-    fields = event.model_dump(exclude={"run_id", "type", "agent", "iteration", "seq", "at", "emitted_at"})
-    short = ", ".join(f"{k}={str(v)[:60]}" for k, v in fields.items() if v not in (None, "", [], {}))
+    fields = event.model_dump(
+        exclude={"run_id", "type", "agent", "iteration", "seq", "at", "emitted_at"}
+    )
+    short = ", ".join(
+        f"{k}={str(v)[:60]}" for k, v in fields.items() if v not in (None, "", [], {})
+    )
     return f"[cyan]{event.agent}[/cyan] {kind} {escape(short)}"
 
 
-def watch_run(console: Console, rc: ResearchClient, run_id: str, *, quiet: bool = False) -> list[dict[str, Any]]:
+def watch_run(
+    console: Console, rc: ResearchClient, run_id: str, *, quiet: bool = False
+) -> list[dict[str, Any]]:
     """Print each event of the run as it arrives, with a live progress line; returns them as JSON."""
     seen: list[dict[str, Any]] = []
-    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
-                        transient=True, disable=quiet)
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=quiet,
+    )
     bar = progress.add_task(f"run {run_id}", total=None)
     with progress:  # the progress line stays under the events printed above it
         for item in rc.run_events(run_id):
@@ -108,7 +155,9 @@ def watch_run(console: Console, rc: ResearchClient, run_id: str, *, quiet: bool 
             seen.append({"id": item.id, **event.model_dump(mode="json")})
             if not quiet:
                 console.print(_describe(event), highlight=False)
-            progress.update(bar, description=f"run {run_id}: {event.agent} {event.type} ({len(seen)} events)")
+            progress.update(
+                bar, description=f"run {run_id}: {event.agent} {event.type} ({len(seen)} events)"
+            )
             if event.type == RunEventType.done:
                 break
     if not quiet:

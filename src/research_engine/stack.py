@@ -32,7 +32,18 @@ from research_platform.embedded_cluster import EmbeddedNatsCluster
 from research_platform.migrate import upgrade
 
 # Start order: the gateway last, so it only answers when the workers are there.
-SERVICES = ("connector", "researcher", "critic", "correlator", "replicator", "librarian", "scout", "reviewer", "verifier", "gateway")
+SERVICES = (
+    "connector",
+    "researcher",
+    "critic",
+    "correlator",
+    "replicator",
+    "librarian",
+    "scout",
+    "reviewer",
+    "verifier",
+    "gateway",
+)
 
 
 def ensure_embedded_database(data_dir: Path) -> str:
@@ -101,12 +112,15 @@ class Stack:
     def write_metrics_targets(self) -> None:
         """Every service's metrics address as a Prometheus file_sd list (`job` = the service)."""
         groups = [
-            {"targets": [f"127.0.0.1:{port}"], "labels": {"job": name}} for name, port in sorted(self.metrics_ports.items())
+            {"targets": [f"127.0.0.1:{port}"], "labels": {"job": name}}
+            for name, port in sorted(self.metrics_ports.items())
         ]
         self.metrics_targets.parent.mkdir(parents=True, exist_ok=True)
         partial = self.metrics_targets.with_suffix(".partial")
         partial.write_text(json.dumps(groups, indent=2) + "\n")
-        partial.replace(self.metrics_targets)  # Prometheus re-reads the file: never show it half-written
+        partial.replace(
+            self.metrics_targets
+        )  # Prometheus re-reads the file: never show it half-written
 
     def start_servers(self) -> None:
         """Start (or find) NATS and Postgres, migrate the schema, create the streams and the local admin key."""
@@ -124,7 +138,9 @@ class Stack:
             self.database_url = self._pg.url
         upgrade(self.database_url)
         asyncio.run(ensure_streams_at(self.nats_url))
-        self.admin_key, self.admin_key_created = ensure_local_admin_key(self.data_dir, self.database_url)
+        self.admin_key, self.admin_key_created = ensure_local_admin_key(
+            self.data_dir, self.database_url
+        )
 
     def service_env(self) -> dict[str, str]:
         env = env_for(self.nats_url, self.database_url)
@@ -172,7 +188,9 @@ class Stack:
             except httpx.HTTPError:
                 pass
             time.sleep(0.3)
-        raise TimeoutError(f"the gateway did not become healthy in {timeout:.0f}s (see {self.logs_dir})")
+        raise TimeoutError(
+            f"the gateway did not become healthy in {timeout:.0f}s (see {self.logs_dir})"
+        )
 
     def check_processes(self, *, restart: bool = True) -> list[str]:
         """Names of services that exited; restarted when `restart` (the supervisor's tick)."""

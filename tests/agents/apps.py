@@ -29,7 +29,9 @@ async def running(app: FastStream) -> AsyncIterator[FastStream]:
             await stopped(app.stop(), "in-process app's stop")
 
 
-async def ask(nc: nats.NATS, subject: str, payload: bytes, timeout: float, ready_within: float = 10.0) -> nats.aio.msg.Msg:
+async def ask(
+    nc: nats.NATS, subject: str, payload: bytes, timeout: float, ready_within: float = 10.0
+) -> nats.aio.msg.Msg:
     """`nc.request`, asked again while nobody answers yet (NoRespondersError) for up to `ready_within` s.
 
     A just-started app's subscriptions were seen, twice in many runs, to reach the server only after

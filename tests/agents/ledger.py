@@ -13,24 +13,37 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from research_platform.models import MemoryClaim, ResearchSource
 
 
-def support(source_id: str, quote: str = "the evidence sentence", title: str = "") -> dict[str, Any]:
+def support(
+    source_id: str, quote: str = "the evidence sentence", title: str = ""
+) -> dict[str, Any]:
     return {"source_id": source_id, "quote": quote, "title": title, "locator": "abstract"}
 
 
 async def add_sources(
-    sessions: async_sessionmaker[AsyncSession], *source_ids: str, year: int | None = None,
-    retracted: bool = False, abstract: str = "",
+    sessions: async_sessionmaker[AsyncSession],
+    *source_ids: str,
+    year: int | None = None,
+    retracted: bool = False,
+    abstract: str = "",
 ) -> None:
     async with sessions() as session, session.begin():
         for source_id in source_ids:
             stmt = insert(ResearchSource).values(
-                source_id=source_id, source=source_id.split(":")[0], title=f"title of {source_id}", authors=[],
-                year=year, abstract=abstract, metadata={}, retracted=retracted,
+                source_id=source_id,
+                source=source_id.split(":")[0],
+                title=f"title of {source_id}",
+                authors=[],
+                year=year,
+                abstract=abstract,
+                metadata={},
+                retracted=retracted,
             )
-            await session.execute(stmt.on_conflict_do_update(
-                index_elements=[ResearchSource.source_id],
-                set_={"year": year, "retracted": retracted, "abstract": abstract},
-            ))
+            await session.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=[ResearchSource.source_id],
+                    set_={"year": year, "retracted": retracted, "abstract": abstract},
+                )
+            )
 
 
 async def add_claim(
@@ -49,9 +62,19 @@ async def add_claim(
     async with sessions() as session, session.begin():
         session.add(
             MemoryClaim(
-                id=claim_id, task_id=None, entity=entity, question=question or f"What about {entity}?",
-                statement=statement, status=status, confidence=confidence, supports=supports or [],
-                supersedes=[], decay_at=decay_at, model="test", dropped_supports=0, critic_timeouts=0,
+                id=claim_id,
+                task_id=None,
+                entity=entity,
+                question=question or f"What about {entity}?",
+                statement=statement,
+                status=status,
+                confidence=confidence,
+                supports=supports or [],
+                supersedes=[],
+                decay_at=decay_at,
+                model="test",
+                dropped_supports=0,
+                critic_timeouts=0,
                 created_at=func.now() - timedelta(days=age_days),
             )
         )

@@ -61,14 +61,18 @@ async def _librarian_runs(database_url: str, since: float) -> list[AgentRun]:
     try:
         async with session_factory(engine)() as session:
             rows = await session.scalars(
-                select(AgentRun).where(AgentRun.agent == "librarian", AgentRun.trigger == "tick").order_by(AgentRun.started_at)
+                select(AgentRun)
+                .where(AgentRun.agent == "librarian", AgentRun.trigger == "tick")
+                .order_by(AgentRun.started_at)
             )
             return [r for r in rows if r.started_at.timestamp() >= since]
     finally:
         await engine.dispose()
 
 
-def test_agents_run_as_processes_and_replicas_share_the_run_lock(servers: Servers, tmp_path: Path) -> None:
+def test_agents_run_as_processes_and_replicas_share_the_run_lock(
+    servers: Servers, tmp_path: Path
+) -> None:
     stack = Stack(
         tmp_path,
         nats_url=servers.nats_url,
@@ -86,8 +90,11 @@ def test_agents_run_as_processes_and_replicas_share_the_run_lock(servers: Server
     stack.start_servers()
     stack.start_services()
     replica = subprocess.Popen(
-        [sys.executable, "-m", "research_librarian"], env=stack.service_env(),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        [sys.executable, "-m", "research_librarian"],
+        env=stack.service_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 120
@@ -97,7 +104,9 @@ def test_agents_run_as_processes_and_replicas_share_the_run_lock(servers: Server
             for agent in subjects.PERIODIC_AGENTS:
                 if agent not in replies:
                     try:
-                        replies[agent] = _in_thread(lambda agent=agent: _status(servers.nats_url, agent))
+                        replies[agent] = _in_thread(
+                            lambda agent=agent: _status(servers.nats_url, agent)
+                        )
                     except Exception:
                         time.sleep(0.5)
         assert all(r.status == 200 for r in replies.values())

@@ -20,7 +20,9 @@ from tests.agents.ledger import add_claim, support
 pytestmark = pytest.mark.integration
 
 
-async def _state(sessions: async_sessionmaker[AsyncSession], *ids: uuid.UUID) -> list[tuple[str, uuid.UUID | None, list]]:
+async def _state(
+    sessions: async_sessionmaker[AsyncSession], *ids: uuid.UUID
+) -> list[tuple[str, uuid.UUID | None, list]]:
     async with sessions() as session:
         rows = [await session.get(MemoryClaim, i, populate_existing=True) for i in ids]
         return [(r.status, r.superseded_by, list(r.supersedes)) for r in rows if r is not None]
@@ -28,33 +30,59 @@ async def _state(sessions: async_sessionmaker[AsyncSession], *ids: uuid.UUID) ->
 
 async def _rows(sessions: async_sessionmaker[AsyncSession], *ids: uuid.UUID) -> tuple[int, int]:
     async with sessions() as session:
-        verdicts = len(list(await session.scalars(select(CriticVerdictRow).where(CriticVerdictRow.claim_id.in_(ids)))))
-        audits = len(list(await session.scalars(
-            select(AuditEvent).where(AuditEvent.claim_id.in_(ids), AuditEvent.service == "critic")
-        )))
+        verdicts = len(
+            list(
+                await session.scalars(
+                    select(CriticVerdictRow).where(CriticVerdictRow.claim_id.in_(ids))
+                )
+            )
+        )
+        audits = len(
+            list(
+                await session.scalars(
+                    select(AuditEvent).where(
+                        AuditEvent.claim_id.in_(ids), AuditEvent.service == "critic"
+                    )
+                )
+            )
+        )
     return verdicts, audits
 
 
 async def test_a_failing_second_statement_leaves_both_claims_untouched(
     sessions: async_sessionmaker[AsyncSession], unique: str
 ) -> None:
-    old = await add_claim(sessions, entity=unique, statement="Old claim.", supports=[support("pmid:1")])
-    new = await add_claim(sessions, entity=unique, statement="New claim.", status="pending", supports=[support("pmid:2")])
-    verdict = CriticVerdict(verdict=Verdict.supersede, score=0.9, reasoning="better supported", supersedes=[old])
+    old = await add_claim(
+        sessions, entity=unique, statement="Old claim.", supports=[support("pmid:1")]
+    )
+    new = await add_claim(
+        sessions,
+        entity=unique,
+        statement="New claim.",
+        status="pending",
+        supports=[support("pmid:2")],
+    )
+    verdict = CriticVerdict(
+        verdict=Verdict.supersede, score=0.9, reasoning="better supported", supersedes=[old]
+    )
     trigger, function = f"fail_promotion_{unique}", f"fail_promotion_fn_{unique}"
     async with sessions() as session, session.begin():
-        await session.execute(text(
-            f"""CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$
+        await session.execute(
+            text(
+                f"""CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN
                 IF NEW.id = '{new}'::uuid AND NEW.status = 'active' THEN
                     RAISE EXCEPTION 'injected failure of the second statement';
                 END IF;
                 RETURN NEW;
             END $$"""
-        ))
-        await session.execute(text(
-            f"CREATE TRIGGER {trigger} BEFORE UPDATE ON memory_claims FOR EACH ROW EXECUTE FUNCTION {function}()"
-        ))
+            )
+        )
+        await session.execute(
+            text(
+                f"CREATE TRIGGER {trigger} BEFORE UPDATE ON memory_claims FOR EACH ROW EXECUTE FUNCTION {function}()"
+            )
+        )
     try:
         with pytest.raises(DBAPIError, match="injected failure"):
             async with transaction(sessions) as session:

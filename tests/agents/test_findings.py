@@ -21,25 +21,36 @@ async def _age(sessions: async_sessionmaker[AsyncSession], ids: list[uuid.UUID],
         await session.execute(
             update(Finding)
             .where(Finding.id.in_(ids))
-            .values(created_at=func.now() - timedelta(days=days), expires_at=func.now() - timedelta(days=days - 180))
+            .values(
+                created_at=func.now() - timedelta(days=days),
+                expires_at=func.now() - timedelta(days=days - 180),
+            )
         )
 
 
-async def test_findings_expire_180_days_after_creation(sessions: async_sessionmaker[AsyncSession], unique: str) -> None:
+async def test_findings_expire_180_days_after_creation(
+    sessions: async_sessionmaker[AsyncSession], unique: str
+) -> None:
     claim = uuid.uuid4()
     async with sessions() as session, session.begin():
-        finding_id = await FindingsRepository(session, unique).record("broken_provenance", [claim], {"missing": ["x"]})
+        finding_id = await FindingsRepository(session, unique).record(
+            "broken_provenance", [claim], {"missing": ["x"]}
+        )
     async with sessions() as session:
         row = await session.get(Finding, finding_id)
         assert row is not None
         assert abs((row.expires_at - row.created_at) - timedelta(days=180)) < timedelta(seconds=1)
 
 
-async def test_expired_findings_are_never_returned(sessions: async_sessionmaker[AsyncSession], unique: str) -> None:
+async def test_expired_findings_are_never_returned(
+    sessions: async_sessionmaker[AsyncSession], unique: str
+) -> None:
     claim = uuid.uuid4()
     async with sessions() as session, session.begin():
         repo = FindingsRepository(session, unique)
-        old, fresh = await repo.record_many([NewFinding("eroded", [claim]), NewFinding("eroded", [claim])])
+        old, fresh = await repo.record_many(
+            [NewFinding("eroded", [claim]), NewFinding("eroded", [claim])]
+        )
     await _age(sessions, [old], days=181)
     async with sessions() as session, session.begin():
         repo = FindingsRepository(session, unique)
@@ -51,7 +62,9 @@ async def test_expired_findings_are_never_returned(sessions: async_sessionmaker[
         assert await repo.mark_resolved(old) is False, "an expired finding cannot be resolved"
 
 
-async def test_purge_deletes_expired_findings_in_batches(sessions: async_sessionmaker[AsyncSession], unique: str) -> None:
+async def test_purge_deletes_expired_findings_in_batches(
+    sessions: async_sessionmaker[AsyncSession], unique: str
+) -> None:
     async with sessions() as session, session.begin():
         ids = await FindingsRepository(session, unique).record_many(
             [NewFinding("co_occurrence", [uuid.uuid4()]) for _ in range(7)]
@@ -64,10 +77,14 @@ async def test_purge_deletes_expired_findings_in_batches(sessions: async_session
     assert left == set(kept)
 
 
-async def test_mark_resolved_only_once_and_only_by_the_owner(sessions: async_sessionmaker[AsyncSession], unique: str) -> None:
+async def test_mark_resolved_only_once_and_only_by_the_owner(
+    sessions: async_sessionmaker[AsyncSession], unique: str
+) -> None:
     claim = uuid.uuid4()
     async with sessions() as session, session.begin():
-        finding_id = await FindingsRepository(session, f"{unique}-a").record("approaching_decay", [claim])
+        finding_id = await FindingsRepository(session, f"{unique}-a").record(
+            "approaching_decay", [claim]
+        )
     async with sessions() as session, session.begin():
         assert await FindingsRepository(session, f"{unique}-b").mark_resolved(finding_id) is False
     async with sessions() as session, session.begin():
@@ -77,11 +94,15 @@ async def test_mark_resolved_only_once_and_only_by_the_owner(sessions: async_ses
     async with sessions() as session:
         repo = FindingsRepository(session, f"{unique}-a")
         view = await repo.get(finding_id)
-        assert view is not None and view.resolved_at is not None and view.resolved_by == f"{unique}-a"
+        assert (
+            view is not None and view.resolved_at is not None and view.resolved_by == f"{unique}-a"
+        )
         assert await repo.open_for_claims([claim]) == []
 
 
-async def test_settle_records_resolves_and_audits_in_one_statement(sessions: async_sessionmaker[AsyncSession], unique: str) -> None:
+async def test_settle_records_resolves_and_audits_in_one_statement(
+    sessions: async_sessionmaker[AsyncSession], unique: str
+) -> None:
     from research_agents import settle
     from research_ledger import AuditAction
     from research_platform.models import AuditEvent
@@ -89,12 +110,18 @@ async def test_settle_records_resolves_and_audits_in_one_statement(sessions: asy
     claim = uuid.uuid4()
     async with sessions() as session, session.begin():
         mine = await FindingsRepository(session, unique).record("approaching_decay", [claim])
-        foreign = await FindingsRepository(session, f"{unique}-other").record("approaching_decay", [claim])
+        foreign = await FindingsRepository(session, f"{unique}-other").record(
+            "approaching_decay", [claim]
+        )
     async with sessions() as session, session.begin():
         opened, resolved = await settle(
-            session, unique, opened=[NewFinding("broken_provenance", [claim], {"missing_sources": ["x"]})],
+            session,
+            unique,
+            opened=[NewFinding("broken_provenance", [claim], {"missing_sources": ["x"]})],
             resolve={mine: {"now": "broken_provenance"}, foreign: {"now": "x"}},
-            opened_action=AuditAction.LIBRARIAN_FINDING, resolved_action=AuditAction.LIBRARIAN_RESOLVED, context={"run_id": None},
+            opened_action=AuditAction.LIBRARIAN_FINDING,
+            resolved_action=AuditAction.LIBRARIAN_RESOLVED,
+            context={"run_id": None},
         )
     assert resolved == [mine], "another agent's finding is never resolved"
     async with sessions() as session:
@@ -102,7 +129,20 @@ async def test_settle_records_resolves_and_audits_in_one_statement(sessions: asy
         (new,) = await repo.open_for_claims([claim])
         assert new.id == opened[0] and new.kind == "broken_provenance"
         assert abs((new.expires_at - new.created_at) - timedelta(days=180)) < timedelta(seconds=1)
-        audits = {a.action: a for a in await session.scalars(select(AuditEvent).where(AuditEvent.claim_id == claim))}
-    assert audits[AuditAction.LIBRARIAN_FINDING].payload == {"kind": "broken_provenance", "missing_sources": ["x"]}
-    assert audits[AuditAction.LIBRARIAN_RESOLVED].payload == {"finding_id": str(mine), "kind": "approaching_decay", "now": "broken_provenance"}
-    assert audits[AuditAction.LIBRARIAN_FINDING].subject_ids == {"finding_id": str(opened[0]), "run_id": None}
+        audits = {
+            a.action: a
+            for a in await session.scalars(select(AuditEvent).where(AuditEvent.claim_id == claim))
+        }
+    assert audits[AuditAction.LIBRARIAN_FINDING].payload == {
+        "kind": "broken_provenance",
+        "missing_sources": ["x"],
+    }
+    assert audits[AuditAction.LIBRARIAN_RESOLVED].payload == {
+        "finding_id": str(mine),
+        "kind": "approaching_decay",
+        "now": "broken_provenance",
+    }
+    assert audits[AuditAction.LIBRARIAN_FINDING].subject_ids == {
+        "finding_id": str(opened[0]),
+        "run_id": None,
+    }

@@ -22,7 +22,9 @@ from tests.servers import Servers
 
 pytestmark = pytest.mark.integration
 
-FULL_PASS = LibrarianSettings(schedule=ScheduleSettings(enabled=False), batches_per_run=0, batch_size=100)
+FULL_PASS = LibrarianSettings(
+    schedule=ScheduleSettings(enabled=False), batches_per_run=0, batch_size=100
+)
 
 
 async def _run(engine: AsyncEngine, settings: LibrarianSettings = FULL_PASS) -> dict:
@@ -35,14 +37,20 @@ async def _run(engine: AsyncEngine, settings: LibrarianSettings = FULL_PASS) -> 
 async def _findings(sessions: async_sessionmaker[AsyncSession], claim_id) -> list[Finding]:  # type: ignore[no-untyped-def]
     async with sessions() as session:
         rows = await session.scalars(
-            select(Finding).where(Finding.agent == "librarian", claim_id == any_(Finding.claim_ids)).order_by(Finding.created_at)
+            select(Finding)
+            .where(Finding.agent == "librarian", claim_id == any_(Finding.claim_ids))
+            .order_by(Finding.created_at)
         )
         return list(rows)
 
 
-async def _audits(sessions: async_sessionmaker[AsyncSession], claim_id, action: str) -> list[AuditEvent]:  # type: ignore[no-untyped-def]
+async def _audits(
+    sessions: async_sessionmaker[AsyncSession], claim_id, action: str
+) -> list[AuditEvent]:  # type: ignore[no-untyped-def]
     async with sessions() as session:
-        rows = await session.scalars(select(AuditEvent).where(AuditEvent.claim_id == claim_id, AuditEvent.action == action))
+        rows = await session.scalars(
+            select(AuditEvent).where(AuditEvent.claim_id == claim_id, AuditEvent.action == action)
+        )
         return list(rows)
 
 
@@ -53,7 +61,9 @@ async def test_precedence_and_the_resolved_path(
     await add_sources(sessions, known)
     soon = datetime.now(UTC) + timedelta(days=10)
     later = datetime.now(UTC) + timedelta(days=400)
-    broken_and_decaying = await add_claim(sessions, entity=unique, supports=[support(known), support(gone)], decay_at=soon)
+    broken_and_decaying = await add_claim(
+        sessions, entity=unique, supports=[support(known), support(gone)], decay_at=soon
+    )
     decaying = await add_claim(sessions, entity=unique, supports=[support(known)], decay_at=soon)
     healthy = await add_claim(sessions, entity=unique, supports=[support(known)], decay_at=later)
     unsupported = await add_claim(sessions, entity=unique, supports=[])
@@ -80,13 +90,23 @@ async def test_precedence_and_the_resolved_path(
     # the missing source appears: provenance is healthy again, decay remains
     await add_sources(sessions, gone)
     async with sessions() as session, session.begin():
-        await session.execute(update(MemoryClaim).where(MemoryClaim.id == decaying).values(decay_at=later))
+        await session.execute(
+            update(MemoryClaim).where(MemoryClaim.id == decaying).values(decay_at=later)
+        )
     await _run(engine)
     old, new = await _findings(sessions, broken_and_decaying)
-    assert old.kind == "broken_provenance" and old.resolved_at is not None and old.resolved_by == "librarian"
+    assert (
+        old.kind == "broken_provenance"
+        and old.resolved_at is not None
+        and old.resolved_by == "librarian"
+    )
     assert new.kind == "approaching_decay" and new.resolved_at is None
     (resolved,) = await _audits(sessions, broken_and_decaying, "research.librarian.resolved")
-    assert resolved.payload == {"finding_id": str(old.id), "kind": "broken_provenance", "now": "approaching_decay"}
+    assert resolved.payload == {
+        "finding_id": str(old.id),
+        "kind": "broken_provenance",
+        "now": "approaching_decay",
+    }
     (f,) = await _findings(sessions, decaying)
     assert f.resolved_at is not None
     (resolved,) = await _audits(sessions, decaying, "research.librarian.resolved")
@@ -97,29 +117,49 @@ async def test_runs_walk_the_ledger_in_batches_and_resume_from_the_cursor(
     engine: AsyncEngine, sessions: async_sessionmaker[AsyncSession], unique: str
 ) -> None:
     claims = [await add_claim(sessions, entity=unique, supports=[]) for _ in range(5)]
-    small = LibrarianSettings(schedule=ScheduleSettings(enabled=False), batch_size=2, batches_per_run=1)
+    small = LibrarianSettings(
+        schedule=ScheduleSettings(enabled=False), batch_size=2, batches_per_run=1
+    )
     first = await _run(engine, small)
-    assert first["counts"]["batches"] == 1 and first["counts"]["claims"] == 2 and first["counts"]["cursor"]
+    assert (
+        first["counts"]["batches"] == 1
+        and first["counts"]["claims"] == 2
+        and first["counts"]["cursor"]
+    )
     second = await _run(engine, small)
-    assert second["counts"]["cursor"] > first["counts"]["cursor"], "the next run continues after the last one"
+    assert second["counts"]["cursor"] > first["counts"]["cursor"], (
+        "the next run continues after the last one"
+    )
     await _run(engine)  # a full pass reaches every claim
     for claim_id in claims:
         assert [f.kind for f in await _findings(sessions, claim_id)] == ["broken_provenance"]
 
 
-async def test_controls_over_nats(servers: Servers, sessions: async_sessionmaker[AsyncSession], unique: str) -> None:
+async def test_controls_over_nats(
+    servers: Servers, sessions: async_sessionmaker[AsyncSession], unique: str
+) -> None:
     claim = await add_claim(sessions, entity=unique, supports=[support(f"pmid:{unique}")])
-    app = create_app(LibrarianServiceSettings(nats_url=servers.nats_url, database_url=servers.database_url, librarian=FULL_PASS))
+    app = create_app(
+        LibrarianServiceSettings(
+            nats_url=servers.nats_url, database_url=servers.database_url, librarian=FULL_PASS
+        )
+    )
     async with running(app):
         nc = await nats.connect(servers.nats_url)
         try:
             status = ControlReply.model_validate_json(
-                (await nc.request(subjects.control_subject("librarian", "status"), b"{}", timeout=10)).data
+                (
+                    await nc.request(
+                        subjects.control_subject("librarian", "status"), b"{}", timeout=10
+                    )
+                ).data
             )
             assert status.status == 200 and status.state in {"idle", "running"}
             reply = await nc.request(
                 subjects.control_subject("librarian", "run-once"),
-                json.dumps({"actor_key_id": "test", "args": {"wait": True, "timeout_s": 60}}).encode(),
+                json.dumps(
+                    {"actor_key_id": "test", "args": {"wait": True, "timeout_s": 60}}
+                ).encode(),
                 timeout=70,
             )
             done = ControlReply.model_validate_json(reply.data)
@@ -127,9 +167,16 @@ async def test_controls_over_nats(servers: Servers, sessions: async_sessionmaker
             (f,) = await _findings(sessions, claim)
             assert f.kind == "broken_provenance"
             status = ControlReply.model_validate_json(
-                (await nc.request(subjects.control_subject("librarian", "status"), b"", timeout=10)).data
+                (
+                    await nc.request(
+                        subjects.control_subject("librarian", "status"), b"", timeout=10
+                    )
+                ).data
             )
-            assert status.detail["findings_24h"] >= 1 and status.detail["last_run"]["run_id"] == done.detail["run_id"]
+            assert (
+                status.detail["findings_24h"] >= 1
+                and status.detail["last_run"]["run_id"] == done.detail["run_id"]
+            )
         finally:
             await nc.close()
 

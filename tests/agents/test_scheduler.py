@@ -9,7 +9,14 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from research_agents import AgentPaused, RunContext, RunInFlight, RunLock, Scheduler, ScheduleSettings
+from research_agents import (
+    AgentPaused,
+    RunContext,
+    RunInFlight,
+    RunLock,
+    Scheduler,
+    ScheduleSettings,
+)
 from research_agents.controls import answer, mount_controls
 from research_contracts import ControlReply, ControlRequest, subjects
 from research_platform.broker import make_broker
@@ -46,10 +53,16 @@ async def _runs(engine: AsyncEngine, agent: str) -> list[AgentRun]:
     from research_platform.db import session_factory
 
     async with session_factory(engine)() as session:
-        return list(await session.scalars(select(AgentRun).where(AgentRun.agent == agent).order_by(AgentRun.started_at)))
+        return list(
+            await session.scalars(
+                select(AgentRun).where(AgentRun.agent == agent).order_by(AgentRun.started_at)
+            )
+        )
 
 
-async def test_run_lock_excludes_a_second_replica(engine: AsyncEngine, replica_engine: AsyncEngine, unique: str) -> None:
+async def test_run_lock_excludes_a_second_replica(
+    engine: AsyncEngine, replica_engine: AsyncEngine, unique: str
+) -> None:
     first, second = RunLock(engine, unique), RunLock(replica_engine, unique)
     assert await first.acquire()
     assert not await second.acquire()
@@ -81,20 +94,26 @@ async def test_two_replicas_never_run_at_once_and_every_run_is_recorded(
     assert runs[0].finished_at <= runs[1].started_at
 
 
-async def test_concurrent_run_once_answers_409(engine: AsyncEngine, replica_engine: AsyncEngine, unique: str) -> None:
+async def test_concurrent_run_once_answers_409(
+    engine: AsyncEngine, replica_engine: AsyncEngine, unique: str
+) -> None:
     work = SteppedWork(steps=3)
     work.release.clear()
     replica_a = Scheduler(unique, engine, work, MANUAL)
     replica_b = Scheduler(unique, replica_engine, SteppedWork(steps=1), MANUAL)
-    replies = await asyncio.gather(answer(replica_a, "run-once", ControlRequest()),
-                                   answer(replica_b, "run-once", ControlRequest()))
+    replies = await asyncio.gather(
+        answer(replica_a, "run-once", ControlRequest()),
+        answer(replica_b, "run-once", ControlRequest()),
+    )
     assert sorted(r.status for r in replies) == [202, 409]
     again = await answer(replica_a, "run-once", ControlRequest())
     assert again.status == 409 and again.state == "running"
     work.release.set()
     await replica_a.wait_current(10)
     await replica_b.wait_current(10)
-    waited = await answer(replica_b, "run-once", ControlRequest(args={"wait": True, "timeout_s": 10}))
+    waited = await answer(
+        replica_b, "run-once", ControlRequest(args={"wait": True, "timeout_s": 10})
+    )
     assert waited.status == 200 and waited.detail["run"]["outcome"] == "completed"
 
 
@@ -178,7 +197,9 @@ async def test_ticks_of_two_replicas_do_not_multiply_runs(
 
 
 async def test_paused_agent_does_not_tick(engine: AsyncEngine, unique: str) -> None:
-    scheduler = Scheduler(unique, engine, SteppedWork(steps=1), ScheduleSettings(interval_s=0.2, first_tick_s=0.0))
+    scheduler = Scheduler(
+        unique, engine, SteppedWork(steps=1), ScheduleSettings(interval_s=0.2, first_tick_s=0.0)
+    )
     await scheduler.pause("k")
     with pytest.raises(AgentPaused):
         await scheduler.run_once()
@@ -189,7 +210,10 @@ async def test_paused_agent_does_not_tick(engine: AsyncEngine, unique: str) -> N
 
 
 async def test_an_operator_verb_over_the_bus_reads_an_empty_body_and_refuses_a_malformed_one(
-    engine: AsyncEngine, servers, nc: nats.NATS, unique: str  # type: ignore[no-untyped-def]
+    engine: AsyncEngine,
+    servers,
+    nc: nats.NATS,
+    unique: str,  # type: ignore[no-untyped-def]
 ) -> None:
     """The admin routes send a `ControlRequest` or nothing; anything else gets a 400 with the
     reason at once, never a timeout."""
@@ -197,15 +221,22 @@ async def test_an_operator_verb_over_the_bus_reads_an_empty_body_and_refuses_a_m
     mount_controls(broker, unique, lambda: Scheduler(unique, engine, SteppedWork(steps=1), MANUAL))
     await broker.start()
     try:
+
         async def ask_pause(body: bytes) -> ControlReply:
-            reply = await ask(nc, subjects.control_subject(unique, "pause"), body, timeout=10)  # the broker just started
+            reply = await ask(
+                nc, subjects.control_subject(unique, "pause"), body, timeout=10
+            )  # the broker just started
             return ControlReply.model_validate_json(reply.data)
 
         assert (await ask_pause(b"")).state == "paused"
         for malformed in (b'{"args": "wait"}', b"pause now"):
             refused = await ask_pause(malformed)
-            assert refused.status == 400 and refused.detail["error"].startswith("invalid control request")
-        status = await nc.request(subjects.control_subject(unique, "status"), b'{"actor_key_id": "k1"}', timeout=10)
+            assert refused.status == 400 and refused.detail["error"].startswith(
+                "invalid control request"
+            )
+        status = await nc.request(
+            subjects.control_subject(unique, "status"), b'{"actor_key_id": "k1"}', timeout=10
+        )
         assert ControlReply.model_validate_json(status.data).state == "paused"
     finally:
         await broker.stop()

@@ -43,9 +43,17 @@ async def test_nats_killed_and_restarted_mid_burst_loses_nothing(tmp_path: Path)
     record = BurstRecord()
     consumer: asyncio.Task[None] | None = None
     try:
-        await js.add_stream(StreamConfig(name=stream, subjects=[subject], storage=StorageType.FILE, duplicate_window=300))
-        await js.add_consumer(stream, ConsumerConfig(durable_name="worker", ack_wait=2, max_ack_pending=1000))
-        consumer = asyncio.create_task(consume(js, subject, stream, "worker", record, BURST, strict_acks=False))
+        await js.add_stream(
+            StreamConfig(
+                name=stream, subjects=[subject], storage=StorageType.FILE, duplicate_window=300
+            )
+        )
+        await js.add_consumer(
+            stream, ConsumerConfig(durable_name="worker", ack_wait=2, max_ack_pending=1000)
+        )
+        consumer = asyncio.create_task(
+            consume(js, subject, stream, "worker", record, BURST, strict_acks=False)
+        )
         killed_at = time.monotonic()
         restart: asyncio.Task[object] | None = None
         for index in range(BURST):

@@ -33,7 +33,9 @@ BURST = 600
 DOWN_S = 1.0
 
 
-@pytest.mark.parametrize("pre_ping", [True, False], ids=["pre-ping", "no-pre-ping"])  # researcher, critic: no pre-ping
+@pytest.mark.parametrize(
+    "pre_ping", [True, False], ids=["pre-ping", "no-pre-ping"]
+)  # researcher, critic: no pre-ping
 async def test_postgres_killed_and_restarted_mid_burst_keeps_one_row_per_message(
     servers: Servers, tmp_path: Path, unique: str, pre_ping: bool
 ) -> None:
@@ -46,7 +48,11 @@ async def test_postgres_killed_and_restarted_mid_burst_keeps_one_row_per_message
     consumer: asyncio.Task[None] | None = None
     try:
         async with engine.begin() as conn:
-            await conn.execute(text("CREATE TABLE deliveries (message int PRIMARY KEY, applied int NOT NULL DEFAULT 1)"))
+            await conn.execute(
+                text(
+                    "CREATE TABLE deliveries (message int PRIMARY KEY, applied int NOT NULL DEFAULT 1)"
+                )
+            )
 
         async def write_row(index: int) -> None:
             async with engine.begin() as conn:
@@ -59,9 +65,17 @@ async def test_postgres_killed_and_restarted_mid_burst_keeps_one_row_per_message
                     {"m": index},
                 )
 
-        await js.add_stream(StreamConfig(name=stream, subjects=[subject], storage=StorageType.FILE, duplicate_window=300))
-        await js.add_consumer(stream, ConsumerConfig(durable_name="writer", ack_wait=5, max_ack_pending=100))
-        consumer = asyncio.create_task(consume(js, subject, stream, "writer", record, BURST, write_row))
+        await js.add_stream(
+            StreamConfig(
+                name=stream, subjects=[subject], storage=StorageType.FILE, duplicate_window=300
+            )
+        )
+        await js.add_consumer(
+            stream, ConsumerConfig(durable_name="writer", ack_wait=5, max_ack_pending=100)
+        )
+        consumer = asyncio.create_task(
+            consume(js, subject, stream, "writer", record, BURST, write_row)
+        )
         for index in range(BURST):
             await publish_until_acked(js, subject, index, record)
         while len(record.done) < BURST // 3:
@@ -74,7 +88,11 @@ async def test_postgres_killed_and_restarted_mid_burst_keeps_one_row_per_message
         recovered_s = time.monotonic() - killed_at
 
         async with engine.connect() as conn:
-            rows = (await conn.execute(text("SELECT count(*), count(DISTINCT message), sum(applied) FROM deliveries"))).one()
+            rows = (
+                await conn.execute(
+                    text("SELECT count(*), count(DISTINCT message), sum(applied) FROM deliveries")
+                )
+            ).one()
         assert rows[0] == rows[1] == BURST  # one row per message: nothing lost, nothing doubled
         print(
             f"\npostgres killed for {DOWN_S:.0f}s: {record.work_failures} failed writes (nacked),"

@@ -43,11 +43,17 @@ def stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 async def _submit(stack: Stack, unique: str) -> list[uuid.UUID]:  # noqa: F811 - `stack` is the fixture
     questions = json.loads((DEMO_CORPUS.parent / "questions.json").read_text())
-    async with httpx.AsyncClient(base_url=stack.gateway_url, headers=stack.api_headers, timeout=30) as client:
+    async with httpx.AsyncClient(
+        base_url=stack.gateway_url, headers=stack.api_headers, timeout=30
+    ) as client:
         ids = []
         for n in range(BURST):
             q = questions[n % len(questions)]["question"]
-            body = {"question": f"{q} (chaos {unique} {n})", "entity": f"chaos-{unique}-{n % 5}", "tier": "batched"}
+            body = {
+                "question": f"{q} (chaos {unique} {n})",
+                "entity": f"chaos-{unique}-{n % 5}",
+                "tier": "batched",
+            }
             reply = await client.post(f"{API}/tasks", json=body)
             assert reply.status_code == 202, reply.text
             ids.append(uuid.UUID(reply.json()["task_id"]))
@@ -57,12 +63,17 @@ async def _submit(stack: Stack, unique: str) -> list[uuid.UUID]:  # noqa: F811 -
 async def _progress(sessions, ids: list[uuid.UUID]) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     """(claims or failures so far, tasks terminal so far)."""
     async with sessions() as session:
-        claimed = await session.scalar(select(func.count()).select_from(MemoryClaim).where(MemoryClaim.task_id.in_(ids)))
+        claimed = await session.scalar(
+            select(func.count()).select_from(MemoryClaim).where(MemoryClaim.task_id.in_(ids))
+        )
         failed = await session.scalar(
-            select(func.count()).select_from(ResearchTask).where(ResearchTask.id.in_(ids), ResearchTask.status == "failed")
+            select(func.count())
+            .select_from(ResearchTask)
+            .where(ResearchTask.id.in_(ids), ResearchTask.status == "failed")
         )
         decided = await session.scalar(
-            select(func.count()).select_from(MemoryClaim)
+            select(func.count())
+            .select_from(MemoryClaim)
             .where(MemoryClaim.task_id.in_(ids), MemoryClaim.status.in_(TERMINAL_CLAIM))
         )
     return int(claimed) + int(failed), int(decided) + int(failed)
@@ -79,7 +90,9 @@ async def _until_progress(sessions, ids: list[uuid.UUID], since: tuple[int, int]
     return time.monotonic() - started
 
 
-async def test_kill_9_of_each_service_in_turn_loses_and_duplicates_nothing(stack: Stack, sessions, unique: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+async def test_kill_9_of_each_service_in_turn_loses_and_duplicates_nothing(
+    stack: Stack, sessions, unique: str
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     ids = await _submit(stack, unique)
     recovery: dict[str, float] = {}
     for n, name in enumerate(VICTIMS, start=1):
@@ -93,31 +106,53 @@ async def test_kill_9_of_each_service_in_turn_loses_and_duplicates_nothing(stack
         before = await _progress(sessions, ids)
         stack.start_service(name)
         recovery[name] = await _until_progress(sessions, ids, before)
-        print(f"\n{name} killed at {before} (claimed, terminal) of {BURST}; progress again {recovery[name]:.1f} s after restart")
+        print(
+            f"\n{name} killed at {before} (claimed, terminal) of {BURST}; progress again {recovery[name]:.1f} s after restart"
+        )
 
     deadline = time.monotonic() + 120
     while (await _progress(sessions, ids))[1] < BURST and time.monotonic() < deadline:
         await asyncio.sleep(0.5)
-    print("\nrecovery after kill -9 + restart (s): " + ", ".join(f"{k}={v:.1f}" for k, v in recovery.items()))
+    print(
+        "\nrecovery after kill -9 + restart (s): "
+        + ", ".join(f"{k}={v:.1f}" for k, v in recovery.items())
+    )
 
     async with sessions() as session:
-        claims = (await session.execute(
-            select(MemoryClaim.task_id, func.count()).where(MemoryClaim.task_id.in_(ids)).group_by(MemoryClaim.task_id)
-        )).all()
-        verdicts = (await session.execute(
-            select(CriticVerdictRow.claim_id, func.count())
-            .join(MemoryClaim, MemoryClaim.id == CriticVerdictRow.claim_id)
-            .where(MemoryClaim.task_id.in_(ids)).group_by(CriticVerdictRow.claim_id)
-        )).all()
-        unfinished = (await session.scalars(
-            select(ResearchTask.id).where(ResearchTask.id.in_(ids)).where(
-                ~or_(
-                    ResearchTask.status == "failed",
-                    ResearchTask.id.in_(select(MemoryClaim.task_id).where(MemoryClaim.status.in_(TERMINAL_CLAIM))),
+        claims = (
+            await session.execute(
+                select(MemoryClaim.task_id, func.count())
+                .where(MemoryClaim.task_id.in_(ids))
+                .group_by(MemoryClaim.task_id)
+            )
+        ).all()
+        verdicts = (
+            await session.execute(
+                select(CriticVerdictRow.claim_id, func.count())
+                .join(MemoryClaim, MemoryClaim.id == CriticVerdictRow.claim_id)
+                .where(MemoryClaim.task_id.in_(ids))
+                .group_by(CriticVerdictRow.claim_id)
+            )
+        ).all()
+        unfinished = (
+            await session.scalars(
+                select(ResearchTask.id)
+                .where(ResearchTask.id.in_(ids))
+                .where(
+                    ~or_(
+                        ResearchTask.status == "failed",
+                        ResearchTask.id.in_(
+                            select(MemoryClaim.task_id).where(
+                                MemoryClaim.status.in_(TERMINAL_CLAIM)
+                            )
+                        ),
+                    )
                 )
             )
-        )).all()
-        known = await session.scalar(select(func.count()).select_from(ResearchTask).where(ResearchTask.id.in_(ids)))
+        ).all()
+        known = await session.scalar(
+            select(func.count()).select_from(ResearchTask).where(ResearchTask.id.in_(ids))
+        )
     assert known == BURST  # none lost before the ledger
     assert unfinished == []  # every task terminal: a decided claim, or failed with a reason
     assert all(count == 1 for _, count in claims), claims  # no task claimed twice

@@ -26,9 +26,17 @@ from tests.servers import Servers
 @pytest.fixture(scope="module")
 def gateway(servers: Servers) -> Iterator[str]:
     """The gateway's base URL (uvicorn in a thread with its own event loop, lifespan on)."""
-    settings = Settings(nats_url=servers.nats_url, database_url=servers.database_url, _env_file=None,
-                        gateway_auth=GatewayAuthSettings(failed_attempts=1000))
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=free_port(), log_level="warning"))
+    settings = Settings(
+        nats_url=servers.nats_url,
+        database_url=servers.database_url,
+        _env_file=None,
+        gateway_auth=GatewayAuthSettings(failed_attempts=1000),
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(settings), host="127.0.0.1", port=free_port(), log_level="warning"
+        )
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     for _ in range(600):
@@ -50,19 +58,35 @@ async def keys(sessions) -> dict[str, str]:  # noqa: ANN001
 @pytest.fixture
 async def decided_claim(sessions, unique) -> uuid.UUID:  # noqa: ANN001
     """A task and its pending claim, stored through the ledger like the researcher does."""
-    task = RunResearch(question=f"Does vitamin D prevent fractures {unique}?", entity=f"vitamin-d-{unique}")
+    task = RunResearch(
+        question=f"Does vitamin D prevent fractures {unique}?", entity=f"vitamin-d-{unique}"
+    )
     claim_id = uuid.uuid4()
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="researcher")
         await ledger.submit(task)
         await ledger.propose(
             ClaimProposal(
-                claim_id=claim_id, task_id=task.task_id, entity=f"vitamin-d-{unique}", question=task.question,
-                statement="Daily vitamin D reduced hip fractures in older adults.", confidence=0.7,
-                supports=[Support(source_id="corpus:1", title="Vitamin D trial", quote="reduced hip fractures", locator="s1")],
-                dropped_supports=0, model="offline:test", decay_at=datetime.now(UTC) + timedelta(days=365),
+                claim_id=claim_id,
+                task_id=task.task_id,
+                entity=f"vitamin-d-{unique}",
+                question=task.question,
+                statement="Daily vitamin D reduced hip fractures in older adults.",
+                confidence=0.7,
+                supports=[
+                    Support(
+                        source_id="corpus:1",
+                        title="Vitamin D trial",
+                        quote="reduced hip fractures",
+                        locator="s1",
+                    )
+                ],
+                dropped_supports=0,
+                model="offline:test",
+                decay_at=datetime.now(UTC) + timedelta(days=365),
             ),
-            None, [],
+            None,
+            [],
         )
     return claim_id
 
@@ -72,16 +96,44 @@ async def report_id(sessions, unique) -> uuid.UUID:  # noqa: ANN001
     """A completed review report with one cited finding, stored through the ledger."""
     report = Report(
         title=f"Vitamin D and fractures {unique}",
-        sections=[Section(title="Key findings", findings=[
-            Finding(statement="Vitamin D reduced hip fractures [1].", tag="SUPPORTED", citations=[1])])],
-        references=[Reference(id=1, paper_id="doi:10.1000/vitd", title="Vitamin D trial", authors=["Roe, Jane"], year=2020,
-                              doi="10.1000/vitd")],
+        sections=[
+            Section(
+                title="Key findings",
+                findings=[
+                    Finding(
+                        statement="Vitamin D reduced hip fractures [1].",
+                        tag="SUPPORTED",
+                        citations=[1],
+                    )
+                ],
+            )
+        ],
+        references=[
+            Reference(
+                id=1,
+                paper_id="doi:10.1000/vitd",
+                title="Vitamin D trial",
+                authors=["Roe, Jane"],
+                year=2020,
+                doi="10.1000/vitd",
+            )
+        ],
     )
     found = uuid.uuid4()
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="reviewer")
-        await ledger.open_report(found, kind="review", run_id=f"rv-{unique}", subject=report.title, subject_key="vitamin-d")
-        await ledger.save_report_version(found, run_id=f"rv-{unique}", content=report.model_dump(mode="json"),
-                                         markdown=report.render_markdown())
+        await ledger.open_report(
+            found,
+            kind="review",
+            run_id=f"rv-{unique}",
+            subject=report.title,
+            subject_key="vitamin-d",
+        )
+        await ledger.save_report_version(
+            found,
+            run_id=f"rv-{unique}",
+            content=report.model_dump(mode="json"),
+            markdown=report.render_markdown(),
+        )
         await ledger.complete_report(found, outcome="PASS")
     return found

@@ -18,27 +18,39 @@ from research_runs import RunRecorder
 pytestmark = pytest.mark.integration
 
 
-async def test_tasks_claims_and_ledger_reads_are_typed(gateway: str, keys: dict[str, str], decided_claim: uuid.UUID) -> None:
+async def test_tasks_claims_and_ledger_reads_are_typed(
+    gateway: str, keys: dict[str, str], decided_claim: uuid.UUID
+) -> None:
     with ResearchClient(gateway, keys["researcher"]) as rc:
         accepted = rc.submit_task("Does exercise improve sleep quality in adults?", tier="batched")
         assert isinstance(accepted, TaskAccepted) and accepted.status == "queued"
-        again = rc.submit_task("Does exercise improve sleep quality in adults?", task_id=accepted.task_id)
+        again = rc.submit_task(
+            "Does exercise improve sleep quality in adults?", task_id=accepted.task_id
+        )
         assert again.task_id == accepted.task_id  # idempotent by the client's id
         task = rc.task(accepted.task_id)
         assert isinstance(task, Task) and task.tier == "batched" and not task.finished
 
         claim = rc.claim(decided_claim)
-        assert isinstance(claim, Claim) and claim.status == "pending" and claim.supports[0].source_id == "corpus:1"
+        assert (
+            isinstance(claim, Claim)
+            and claim.status == "pending"
+            and claim.supports[0].source_id == "corpus:1"
+        )
         listed = rc.claims(entity=claim.entity)
         assert [c.claim_id for c in listed] == [decided_claim]
         assert rc.claims(status="active", entity=claim.entity) == []
         assert all(isinstance(f, Finding) for f in rc.findings(limit=5))
         trail = rc.audit(claim_id=decided_claim)
-        assert trail and all(isinstance(a, AuditEntry) and a.claim_id == decided_claim for a in trail)
+        assert trail and all(
+            isinstance(a, AuditEntry) and a.claim_id == decided_claim for a in trail
+        )
         assert "research.claim.proposed" in {a.action for a in trail}
 
 
-async def test_errors_carry_the_status_and_where_the_key_came_from(gateway: str, keys: dict[str, str]) -> None:
+async def test_errors_carry_the_status_and_where_the_key_came_from(
+    gateway: str, keys: dict[str, str]
+) -> None:
     with ResearchClient(gateway, keys["reader"]) as rc:
         with pytest.raises(ApiError) as missing:
             rc.task(uuid.uuid4())
@@ -65,15 +77,23 @@ async def test_a_run_trace_is_followed_to_done_and_resumed_after_an_id(
         assert [e.event.type for e in events] == ["agent_start", "reasoning", "reasoning", "done"]
         ids = [e.id for e in events]
         assert ids == sorted(ids) and len(set(ids)) == 4
-        resumed = list(rc.run_events(run_id, last_event_id=ids[1]))  # what a reconnect sends as Last-Event-ID
+        resumed = list(
+            rc.run_events(run_id, last_event_id=ids[1])
+        )  # what a reconnect sends as Last-Event-ID
         assert [e.id for e in resumed] == ids[2:]
         assert resumed[0].event.text == "search 1 of 3"
 
 
-async def test_a_report_is_read_and_exported_in_every_format(gateway: str, keys: dict[str, str], report_id: uuid.UUID) -> None:
+async def test_a_report_is_read_and_exported_in_every_format(
+    gateway: str, keys: dict[str, str], report_id: uuid.UUID
+) -> None:
     with ResearchClient(gateway, keys["reader"]) as rc:
         report = rc.report(report_id)
-        assert report["kind"] == "review" and report["status"] == "completed" and report["version"] == 1
+        assert (
+            report["kind"] == "review"
+            and report["status"] == "completed"
+            and report["version"] == 1
+        )
         assert rc.export(report_id, "md").decode().startswith("# Vitamin D and fractures")
         assert rc.export(report_id, "pdf").startswith(b"%PDF")
         assert "10.1000/vitd" in rc.export(report_id, "bib").decode()
@@ -88,16 +108,27 @@ async def test_a_report_is_read_and_exported_in_every_format(gateway: str, keys:
 
 def test_every_field_the_client_reads_is_in_the_gateway_schema(servers) -> None:  # noqa: ANN001
     """The client's views name only fields the gateway's OpenAPI document declares (no drift)."""
-    schemas = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url,
-                                  _env_file=None)).openapi()["components"]["schemas"]
-    pairs = {TaskAccepted: "TaskAccepted", Task: "TaskView", Claim: "ClaimView", Finding: "FindingView",
-             AuditEntry: "AuditView", SearchResults: "SearchResults"}
+    schemas = create_app(
+        Settings(nats_url=servers.nats_url, database_url=servers.database_url, _env_file=None)
+    ).openapi()["components"]["schemas"]
+    pairs = {
+        TaskAccepted: "TaskAccepted",
+        Task: "TaskView",
+        Claim: "ClaimView",
+        Finding: "FindingView",
+        AuditEntry: "AuditView",
+        SearchResults: "SearchResults",
+    }
     for model, name in pairs.items():
         assert set(model.model_fields) <= set(schemas[name]["properties"]), name
 
 
 async def test_a_snapshot_holding_its_report_exports_and_a_bad_format_is_422(
-    gateway: str, keys: dict[str, str], sessions, report_id: uuid.UUID, unique: str  # noqa: ANN001
+    gateway: str,
+    keys: dict[str, str],
+    sessions,
+    report_id: uuid.UUID,
+    unique: str,  # noqa: ANN001
 ) -> None:
     """A source-list version keeps its `Report` under `report`: the shared route exports it too."""
     from research_ledger import Ledger
@@ -107,10 +138,22 @@ async def test_a_snapshot_holding_its_report_exports_and_a_bad_format_is_422(
     snapshot = uuid.uuid4()
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="scout")
-        await ledger.open_report(snapshot, kind="source_list", run_id=f"sl-{unique}", subject="vitamin d", subject_key="vitamin d")
-        await ledger.save_report_version(snapshot, run_id=f"sl-{unique}", content={"report": stored["content"], "sources": []},
-                                         markdown=stored["markdown"])
+        await ledger.open_report(
+            snapshot,
+            kind="source_list",
+            run_id=f"sl-{unique}",
+            subject="vitamin d",
+            subject_key="vitamin d",
+        )
+        await ledger.save_report_version(
+            snapshot,
+            run_id=f"sl-{unique}",
+            content={"report": stored["content"], "sources": []},
+            markdown=stored["markdown"],
+        )
     with ResearchClient(gateway, keys["reader"]) as rc:
         assert "10.1000/vitd" in rc.export(snapshot, "bib").decode()
-        reply = rc.http.get(f"/api/research/v1/reports/{snapshot}/export", params={"format": "docx"})
+        reply = rc.http.get(
+            f"/api/research/v1/reports/{snapshot}/export", params={"format": "docx"}
+        )
         assert reply.status_code == 422 and "format" in reply.json()["detail"][0]["loc"]

@@ -36,9 +36,17 @@ async def test_killing_the_stream_leader_mid_burst_loses_and_duplicates_nothing(
     consumer: asyncio.Task[None] | None = None
     try:
         await js.add_stream(
-            StreamConfig(name=stream, subjects=[subject], storage=StorageType.FILE, num_replicas=3, duplicate_window=300)
+            StreamConfig(
+                name=stream,
+                subjects=[subject],
+                storage=StorageType.FILE,
+                num_replicas=3,
+                duplicate_window=300,
+            )
         )
-        await js.add_consumer(stream, ConsumerConfig(durable_name="worker", ack_wait=5, max_ack_pending=1000))
+        await js.add_consumer(
+            stream, ConsumerConfig(durable_name="worker", ack_wait=5, max_ack_pending=1000)
+        )
         consumer = asyncio.create_task(consume(js, subject, stream, "worker", record, BURST))
         killed = ""
         killed_at = time.monotonic()

@@ -57,11 +57,35 @@ class Replica:
             os.chown(self.pgdata, account.pw_uid, account.pw_gid)
         self.pgdata.chmod(0o700)
         self._run(
-            "pg_basebackup", "-h", "127.0.0.1", "-p", str(self.primary.port), "-U", "postgres",
-            "-D", str(self.pgdata), "-R", "-X", "stream", "-c", "fast",
+            "pg_basebackup",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(self.primary.port),
+            "-U",
+            "postgres",
+            "-D",
+            str(self.pgdata),
+            "-R",
+            "-X",
+            "stream",
+            "-c",
+            "fast",
         )
         options = f"-h 127.0.0.1 -p {self.port} -k {self.pgdata} -c max_connections=300"  # >= the primary's
-        self._run("pg_ctl", "-w", "-t", "60", "-o", options, "-l", str(self.pgdata / "log"), "-D", str(self.pgdata), "start")
+        self._run(
+            "pg_ctl",
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            options,
+            "-l",
+            str(self.pgdata / "log"),
+            "-D",
+            str(self.pgdata),
+            "start",
+        )
         return self
 
     def stop(self) -> None:
@@ -72,7 +96,9 @@ class Replica:
 
 
 @pytest.fixture(scope="module")
-def primary_and_replica(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EmbeddedPostgres, Replica]]:
+def primary_and_replica(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[EmbeddedPostgres, Replica]]:
     tmp_path = tmp_path_factory.mktemp("read-replica")
     primary = EmbeddedPostgres(tmp_path / "primary").start()
     replica = Replica(tmp_path / "replica" / "pg", free_port(), primary)
@@ -88,8 +114,13 @@ async def _read_until_visible(engine, marker: str) -> str | None:  # type: ignor
     deadline = asyncio.get_running_loop().time() + CATCH_UP_S
     while True:
         async with engine.connect() as conn:
-            seen = await conn.scalar(text("SELECT marker FROM replica_probe WHERE marker = :m"), {"m": marker}) \
-                if await conn.scalar(text("SELECT to_regclass('replica_probe') IS NOT NULL")) else None
+            seen = (
+                await conn.scalar(
+                    text("SELECT marker FROM replica_probe WHERE marker = :m"), {"m": marker}
+                )
+                if await conn.scalar(text("SELECT to_regclass('replica_probe') IS NOT NULL"))
+                else None
+            )
         if seen is not None or asyncio.get_running_loop().time() > deadline:
             return seen
         await asyncio.sleep(0.1)
@@ -108,16 +139,22 @@ async def test_reads_go_to_the_streaming_replica_and_writes_there_are_refused(
             await conn.execute(text("CREATE TABLE replica_probe (marker text PRIMARY KEY)"))
             await conn.execute(text("INSERT INTO replica_probe VALUES ('written on the primary')"))
 
-        assert await _read_until_visible(reader, "written on the primary") == "written on the primary"
+        assert (
+            await _read_until_visible(reader, "written on the primary") == "written on the primary"
+        )
         async with reader.connect() as conn:
             assert await conn.scalar(text("SELECT pg_is_in_recovery()")) is True
             assert await conn.scalar(text("SELECT inet_server_port()")) == replica.port
 
         with pytest.raises(DBAPIError, match="read-only transaction"):
             async with reader.begin() as conn:
-                await conn.execute(text("INSERT INTO replica_probe VALUES ('written on the replica')"))
+                await conn.execute(
+                    text("INSERT INTO replica_probe VALUES ('written on the replica')")
+                )
         async with engine.connect() as conn:
-            rows = (await conn.scalars(text("SELECT marker FROM replica_probe ORDER BY marker"))).all()
+            rows = (
+                await conn.scalars(text("SELECT marker FROM replica_probe ORDER BY marker"))
+            ).all()
         assert rows == ["written on the primary"]
     finally:
         await dispose(engine, reader)

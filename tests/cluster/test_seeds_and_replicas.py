@@ -14,13 +14,19 @@ pytestmark = pytest.mark.integration
 
 
 def test_seed_urls_split_a_comma_separated_nats_url() -> None:
-    assert seed_urls("nats://a:1, nats://b:2,,nats://c:3") == ["nats://a:1", "nats://b:2", "nats://c:3"]
+    assert seed_urls("nats://a:1, nats://b:2,,nats://c:3") == [
+        "nats://a:1",
+        "nats://b:2",
+        "nats://c:3",
+    ]
     assert seed_urls("nats://only:4222") == ["nats://only:4222"]
     with pytest.raises(ValueError):
         seed_urls(" , ")
 
 
-async def test_streams_are_r3_on_a_cluster_and_a_dead_first_seed_is_skipped(healthy_cluster: EmbeddedNatsCluster) -> None:
+async def test_streams_are_r3_on_a_cluster_and_a_dead_first_seed_is_skipped(
+    healthy_cluster: EmbeddedNatsCluster,
+) -> None:
     dead_seed = f"nats://127.0.0.1:{free_port()}"
     url = f"{dead_seed},{healthy_cluster.url}"
     await ensure_streams_at(url)  # replicas detected: the server names its cluster
@@ -36,14 +42,18 @@ async def test_streams_are_r3_on_a_cluster_and_a_dead_first_seed_is_skipped(heal
         await nc.close()
 
 
-async def test_a_broker_built_from_several_seeds_publishes_to_the_cluster(healthy_cluster: EmbeddedNatsCluster) -> None:
+async def test_a_broker_built_from_several_seeds_publishes_to_the_cluster(
+    healthy_cluster: EmbeddedNatsCluster,
+) -> None:
     await ensure_streams_at(healthy_cluster.url)
     broker = make_broker(f"nats://127.0.0.1:{free_port()},{healthy_cluster.url}", "test-seeds")
     await broker.connect()
     try:
         nc = await connect(healthy_cluster.url)
         before = (await nc.jetstream().stream_info(subjects.DEAD_LETTER_STREAM)).state.messages
-        await broker.publish(b"x", subjects.dead_letter_subject("test.seeds"), stream=subjects.DEAD_LETTER_STREAM)
+        await broker.publish(
+            b"x", subjects.dead_letter_subject("test.seeds"), stream=subjects.DEAD_LETTER_STREAM
+        )
         after = (await nc.jetstream().stream_info(subjects.DEAD_LETTER_STREAM)).state.messages
         await nc.close()
         assert after == before + 1

@@ -90,7 +90,9 @@ def make_sources(fake_api: FakeApi, clock: ManualClock):
 
     clients: list[httpx.AsyncClient] = []
 
-    def build(settings: ConnectorSettings | None = None, sessions=None, cache: AnswerCache | None = None) -> dict[str, Source]:
+    def build(
+        settings: ConnectorSettings | None = None, sessions=None, cache: AnswerCache | None = None
+    ) -> dict[str, Source]:
         client = httpx.AsyncClient(transport=httpx.MockTransport(fake_api.handle))
         clients.append(client)
         return build_sources(

@@ -43,7 +43,9 @@ def test_the_key_normalises_case_and_spacing() -> None:
     assert a != request_key("openalex", "search", query="vitamin d fracture", limit=5)[0]
 
 
-async def test_a_cache_hit_makes_no_http_call(make_sources, fake_api, sessions, wall, crossref_works, unique):
+async def test_a_cache_hit_makes_no_http_call(
+    make_sources, fake_api, sessions, wall, crossref_works, unique
+):
     source = make_sources(sessions=sessions, cache=AnswerCache(sessions, now=wall))["crossref"]
     first = await source.lookup(f"Ecology {unique}")
     assert not first.cached and fake_api.count(CROSSREF) == 1
@@ -54,7 +56,9 @@ async def test_a_cache_hit_makes_no_http_call(make_sources, fake_api, sessions, 
     assert again.hits == first.hits
 
 
-async def test_an_expired_entry_is_asked_again(make_sources, fake_api, sessions, wall, crossref_works, unique):
+async def test_an_expired_entry_is_asked_again(
+    make_sources, fake_api, sessions, wall, crossref_works, unique
+):
     source = make_sources(sessions=sessions, cache=AnswerCache(sessions, now=wall))["crossref"]
     await source.lookup(f"ecology {unique}")
     wall.now += timedelta(hours=24, seconds=1)
@@ -73,10 +77,15 @@ async def test_fetch_is_cached_too(make_sources, fake_api, recorded, sessions, w
     assert first == second and first is not None and fake_api.count(CROSSREF) == 1
 
 
-async def test_a_degraded_answer_is_not_cached(make_sources, fake_api, recorded, sessions, wall, unique):
+async def test_a_degraded_answer_is_not_cached(
+    make_sources, fake_api, recorded, sessions, wall, unique
+):
     replies = iter([httpx.Response(500), httpx.Response(500), httpx.Response(500)])
-    fake_api.routes[CROSSREF] = lambda request: next(replies, None) or httpx.Response(
-        200, content=recorded("crossref/habanero_cassette_test_works_query__00.json")
+    fake_api.routes[CROSSREF] = lambda request: (
+        next(replies, None)
+        or httpx.Response(
+            200, content=recorded("crossref/habanero_cassette_test_works_query__00.json")
+        )
     )
     source = make_sources(sessions=sessions, cache=AnswerCache(sessions, now=wall))["crossref"]
     assert (await source.lookup(f"ecology {unique}")).degraded == "http_500"

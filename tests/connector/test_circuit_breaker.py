@@ -32,14 +32,18 @@ class WallClock:
         return self.now
 
 
-async def _breakers(servers: Servers, bucket: str, clock: WallClock, **kwargs) -> tuple[CircuitBreakers, object]:  # type: ignore[no-untyped-def]
+async def _breakers(
+    servers: Servers, bucket: str, clock: WallClock, **kwargs
+) -> tuple[CircuitBreakers, object]:  # type: ignore[no-untyped-def]
     nc = await connect(servers.nats_url)
     kv = await open_circuit_bucket(nc, bucket)
     options = {"threshold": 3, "cooldown_s": 30.0, "refresh_s": 0.0, **kwargs}
     return CircuitBreakers(kv, clock=clock, **options), nc
 
 
-async def test_opens_after_consecutive_failures_skips_then_one_probe_closes_it(servers: Servers, unique: str) -> None:
+async def test_opens_after_consecutive_failures_skips_then_one_probe_closes_it(
+    servers: Servers, unique: str
+) -> None:
     clock = WallClock()
     breakers, nc = await _breakers(servers, f"circuits_{unique}", clock)
     try:
@@ -68,7 +72,9 @@ async def test_opens_after_consecutive_failures_skips_then_one_probe_closes_it(s
         await nc.close()
 
 
-async def test_a_failed_probe_opens_the_circuit_again_for_a_full_cool_down(servers: Servers, unique: str) -> None:
+async def test_a_failed_probe_opens_the_circuit_again_for_a_full_cool_down(
+    servers: Servers, unique: str
+) -> None:
     clock = WallClock()
     breakers, nc = await _breakers(servers, f"circuits_{unique}", clock, threshold=1)
     try:
@@ -84,7 +90,9 @@ async def test_a_failed_probe_opens_the_circuit_again_for_a_full_cool_down(serve
         await nc.close()
 
 
-async def test_faults_that_say_nothing_about_the_source_never_open_it(servers: Servers, unique: str) -> None:
+async def test_faults_that_say_nothing_about_the_source_never_open_it(
+    servers: Servers, unique: str
+) -> None:
     clock = WallClock()
     breakers, nc = await _breakers(servers, f"circuits_{unique}", clock, threshold=1)
     try:
@@ -134,8 +142,12 @@ async def test_a_down_source_is_skipped_without_requests_and_the_transitions_are
     incidents = Incidents(sessions)
     nc = await connect(servers.nats_url)
     breakers = CircuitBreakers(
-        await open_circuit_bucket(nc, f"circuits_{unique}"), threshold=2, cooldown_s=30.0, refresh_s=0.0,
-        on_transition=incidents.circuit_changed, clock=clock,
+        await open_circuit_bucket(nc, f"circuits_{unique}"),
+        threshold=2,
+        cooldown_s=30.0,
+        refresh_s=0.0,
+        on_transition=incidents.circuit_changed,
+        clock=clock,
     )
     async with sessions() as session:
         since = int(await session.scalar(select(func.coalesce(func.max(AuditEvent.id), 0))))
@@ -161,10 +173,13 @@ async def test_a_down_source_is_skipped_without_requests_and_the_transitions_are
     finally:
         await nc.close()
     async with sessions() as session:
-        rows = list(await session.scalars(
-            select(AuditEvent).where(AuditEvent.id > since, AuditEvent.action.like("connector.circuit_%"))
-            .order_by(AuditEvent.id)
-        ))
+        rows = list(
+            await session.scalars(
+                select(AuditEvent)
+                .where(AuditEvent.id > since, AuditEvent.action.like("connector.circuit_%"))
+                .order_by(AuditEvent.id)
+            )
+        )
     assert [(r.action, r.payload["previous"]) for r in rows] == [
         ("connector.circuit_opened", "closed"),
         ("connector.circuit_closed", "half_open"),

@@ -14,7 +14,16 @@ from pathlib import Path
 import pytest
 
 from research_connector.errors import SourceReportedError
-from research_connector.sources import arxiv, clinicaltrials, crossref, europepmc, openalex, pubmed, semantic_scholar, unpaywall
+from research_connector.sources import (
+    arxiv,
+    clinicaltrials,
+    crossref,
+    europepmc,
+    openalex,
+    pubmed,
+    semantic_scholar,
+    unpaywall,
+)
 from research_connector.sources.eutils import parse_esearch
 
 pytestmark = pytest.mark.unit
@@ -40,7 +49,10 @@ def check_crossref_one_id(body: bytes) -> None:
 def check_crossref_retraction(body: bytes) -> None:
     (hit,) = crossref.parse_works(json.loads(body))
     assert hit.source_id == "doi:10.1155/2022/8341966"
-    assert hit.title == "The Dilemma and Countermeasures of Music Education under the Background of Big Data"
+    assert (
+        hit.title
+        == "The Dilemma and Countermeasures of Music Education under the Background of Big Data"
+    )
     assert hit.authors == ["Jiaye Han"]
     assert hit.venue == "Wireless Communications and Mobile Computing"
     # Recorded with `select=DOI,author,container-title,title`: `updated-by` was not asked for,
@@ -73,7 +85,9 @@ def check_openalex_title_search(body: bytes) -> None:
     assert hit.title == "PaperQA: Retrieval-Augmented Generative Agent for Scientific Research"
     assert hit.year == 2023 and hit.doi == "10.48550/arxiv.2312.07559"
     assert hit.authors[0] == "Jakub Lála"
-    assert hit.abstract.startswith("Large Language Models (LLMs) generalize well across language tasks")
+    assert hit.abstract.startswith(
+        "Large Language Models (LLMs) generalize well across language tasks"
+    )
     assert hit.metadata["retracted"] is False and hit.metadata["oa_status"] == "green"
 
 
@@ -84,20 +98,31 @@ def check_unpaywall_empty(body: bytes) -> None:
 def check_efetch_22351513(body: bytes) -> None:
     (hit,) = pubmed.parse_efetch(body)
     assert hit.source_id == "pmid:22351513"
-    assert hit.title.startswith("Variation in oil content and fatty acid composition of the seed oil of Acacia")
+    assert hit.title.startswith(
+        "Variation in oil content and fatty acid composition of the seed oil of Acacia"
+    )
     assert hit.year == 2012 and hit.date == date(2012, 8, 30)
-    assert hit.authors[0] == "Riyazuddeen Khan" and hit.authors[-1] == "Mahmooduzzafar" and len(hit.authors) == 6
+    assert (
+        hit.authors[0] == "Riyazuddeen Khan"
+        and hit.authors[-1] == "Mahmooduzzafar"
+        and len(hit.authors) == 6
+    )
     assert hit.doi == "10.1002/jsfa.5627"
     assert hit.venue == "Journal of the science of food and agriculture"
     assert hit.abstract.startswith("BACKGROUND: The oil content") and "CONCLUSION:" in hit.abstract
-    assert hit.metadata["publication_types"] == ["Journal Article", "Research Support, Non-U.S. Gov't"]
+    assert hit.metadata["publication_types"] == [
+        "Journal Article",
+        "Research Support, Non-U.S. Gov't",
+    ]
     assert hit.metadata["retracted"] is False
 
 
 def check_efetch_29915538(body: bytes) -> None:
     (hit,) = pubmed.parse_efetch(body)
     assert hit.source_id == "pmid:29915538"
-    assert "Semaglutide" in hit.title and hit.year == 2018 and hit.date is None  # PubDate has a year only
+    assert (
+        "Semaglutide" in hit.title and hit.year == 2018 and hit.date is None
+    )  # PubDate has a year only
     # The article's own ids, not the ~50 DOIs of its reference list.
     assert hit.doi == "10.3389/fphar.2018.00576" and hit.metadata["pmcid"] == "PMC5994433"
     assert hit.authors[0] == "Fang-Hong Shi"
@@ -129,7 +154,9 @@ def check_s2_not_found(body: bytes) -> None:
 def check_s2_search(body: bytes) -> None:
     hits = semantic_scholar.parse_search(json.loads(body))
     assert len(hits) == 100 and len({h.source_id for h in hits}) == 100
-    assert hits[0].title.startswith("Using DeepSpeed and Megatron to Train Megatron-Turing NLG 530B")
+    assert hits[0].title.startswith(
+        "Using DeepSpeed and Megatron to Train Megatron-Turing NLG 530B"
+    )
     assert any(h.title == "Neural Turing Machines" for h in hits)
 
 
@@ -158,7 +185,10 @@ def check_crossref_bibtex_404(body: bytes) -> None:
 def check_arxiv_2016(body: bytes) -> None:
     (hit,) = arxiv.parse_feed(body)
     assert hit.source_id == "arxiv:1111.2011" and hit.metadata["version"] == 2
-    assert hit.title == "Quantum Criticality for Extended Nodes on a Bethe Lattice in the Large Connectivity Limit"
+    assert (
+        hit.title
+        == "Quantum Criticality for Extended Nodes on a Bethe Lattice in the Large Connectivity Limit"
+    )
     assert hit.authors == ["James M. Murray", "Adrian Del Maestro", "Zlatko Tesanovic"]
     assert hit.year == 2011 and hit.doi == "10.1103/physrevb.85.115117"
     assert hit.metadata["journal_ref"] == "Phys. Rev. B 85, 115117 (2012)"
@@ -182,7 +212,10 @@ def check_arxiv_query(body: bytes) -> None:
     hits = arxiv.parse_feed(body)
     assert len(hits) == 10
     assert hits[0].source_id == "arxiv:2202.12139"
-    assert hits[0].title == "Testing Deep Learning Models: A First Comparative Study of Multiple Testing Techniques"
+    assert (
+        hits[0].title
+        == "Testing Deep Learning Models: A First Comparative Study of Multiple Testing Techniques"
+    )
     assert hits[0].doi == "10.1109/icstw55395.2022.00035" and hits[0].year == 2022
     assert hits[1].authors[0] == "Aurora RamÃ\xadrez"  # mojibake kept exactly as recorded
 
@@ -191,8 +224,13 @@ def check_clinicaltrials(body: bytes) -> None:
     hits = clinicaltrials.parse_studies(json.loads(body))
     assert [h.source_id for h in hits] == ["nct:NCT07854847", "nct:NCT07845812", "nct:NCT07845526"]
     first = hits[0]
-    assert first.title.startswith("Randomized, Double-Blind, Interchangeability Study of In-House Recombinant Hepatitis B")
-    assert first.metadata["phases"] == ["PHASE3"] and first.metadata["overall_status"] == "NOT_YET_RECRUITING"
+    assert first.title.startswith(
+        "Randomized, Double-Blind, Interchangeability Study of In-House Recombinant Hepatitis B"
+    )
+    assert (
+        first.metadata["phases"] == ["PHASE3"]
+        and first.metadata["overall_status"] == "NOT_YET_RECRUITING"
+    )
     assert first.year == 2026 and first.date == date(2026, 10, 2)
     assert hits[1].metadata["enrollment"] == 1500 and hits[1].metadata["phases"] == ["PHASE4"]
     # contacts' phones and e-mails are not carried into the evidence
@@ -258,7 +296,9 @@ CHECKS = {
 
 def test_every_recorded_response_has_a_check(fixtures_dir: Path) -> None:
     indexed = [entry["file"] for entry in json.loads((fixtures_dir / "index.json").read_text())]
-    assert sorted(indexed) == sorted(CHECKS), "a recorded response in index.json has no contract check"
+    assert sorted(indexed) == sorted(CHECKS), (
+        "a recorded response in index.json has no contract check"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(CHECKS))

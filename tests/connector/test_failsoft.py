@@ -35,17 +35,28 @@ async def _last_audit_id(sessions) -> int:
 async def _audits_since(sessions, since: int, action: str) -> list[AuditEvent]:
     async with sessions() as session:
         rows = await session.scalars(
-            select(AuditEvent).where(AuditEvent.id > since, AuditEvent.action == action).order_by(AuditEvent.id)
+            select(AuditEvent)
+            .where(AuditEvent.id > since, AuditEvent.action == action)
+            .order_by(AuditEvent.id)
         )
         return list(rows)
 
 
 def _json(body: bytes, status: int = 200, **headers: str) -> httpx.Response:
-    return httpx.Response(status, content=body, headers={"content-type": "application/json", **headers})
+    return httpx.Response(
+        status, content=body, headers={"content-type": "application/json", **headers}
+    )
 
 
-async def test_429_with_retry_after_is_waited_then_answered(make_sources, fake_api, clock, recorded, sessions, unique):
-    replies = iter([_json(b"{}", 429, **{"Retry-After": "7"}), _json(recorded("crossref/habanero_cassette_test_works_query__00.json"))])
+async def test_429_with_retry_after_is_waited_then_answered(
+    make_sources, fake_api, clock, recorded, sessions, unique
+):
+    replies = iter(
+        [
+            _json(b"{}", 429, **{"Retry-After": "7"}),
+            _json(recorded("crossref/habanero_cassette_test_works_query__00.json")),
+        ]
+    )
     fake_api.routes[CROSSREF] = lambda request: next(replies)
     since = await _last_audit_id(sessions)
     answer = await make_sources(sessions=sessions)["crossref"].lookup(f"ecology {unique}")
@@ -55,7 +66,9 @@ async def test_429_with_retry_after_is_waited_then_answered(make_sources, fake_a
     assert await _audits_since(sessions, since, "connector.degraded") == []
 
 
-async def test_persistent_429_degrades_with_an_audit_row(make_sources, fake_api, clock, sessions, unique):
+async def test_persistent_429_degrades_with_an_audit_row(
+    make_sources, fake_api, clock, sessions, unique
+):
     fake_api.routes[CROSSREF] = lambda request: _json(b"{}", 429, **{"Retry-After": "2"})
     since = await _last_audit_id(sessions)
     hits = await make_sources(sessions=sessions)["crossref"].search(f"ecology {unique}")
@@ -67,44 +80,73 @@ async def test_persistent_429_degrades_with_an_audit_row(make_sources, fake_api,
     assert row.payload["source"] == "crossref" and row.payload["reason"] == "http_429"
 
 
-async def test_retry_after_beyond_the_cap_is_not_waited_for(make_sources, fake_api, clock, sessions, unique):
+async def test_retry_after_beyond_the_cap_is_not_waited_for(
+    make_sources, fake_api, clock, sessions, unique
+):
     fake_api.routes[CROSSREF] = lambda request: _json(b"{}", 429, **{"Retry-After": "3600"})
     answer = await make_sources(sessions=sessions)["crossref"].lookup(f"ecology {unique}")
     assert answer.degraded == "http_429" and fake_api.count(CROSSREF) == 1 and clock.sleeps == []
 
 
-async def test_500_degrades_while_other_sources_still_answer(make_sources, fake_api, recorded, sessions, unique):
+async def test_500_degrades_while_other_sources_still_answer(
+    make_sources, fake_api, recorded, sessions, unique
+):
     fake_api.routes[CROSSREF] = lambda request: httpx.Response(500, text="upstream exploded")
-    fake_api.routes[EUROPEPMC] = lambda request: _json(recorded("europepmc/fastpaper_europepmc_search.json"))
+    fake_api.routes[EUROPEPMC] = lambda request: _json(
+        recorded("europepmc/fastpaper_europepmc_search.json")
+    )
     since = await _last_audit_id(sessions)
     found = await search_all(
-        ["crossref", "europepmc"], f"attention mechanism {unique}", None, 5, 5.0,
-        registry=make_sources(sessions=sessions), incidents=Incidents(sessions),
+        ["crossref", "europepmc"],
+        f"attention mechanism {unique}",
+        None,
+        5,
+        5.0,
+        registry=make_sources(sessions=sessions),
+        incidents=Incidents(sessions),
     )
     assert found.degraded == {"crossref": "http_500"}
-    assert [h.source_id for h in found.hits] == ["pmid:41792208", "pmid:41744547", "pmcid:PMC13013079"]
+    assert [h.source_id for h in found.hits] == [
+        "pmid:41792208",
+        "pmid:41744547",
+        "pmcid:PMC13013079",
+    ]
     (row,) = await _audits_since(sessions, since, "connector.degraded")
     assert row.payload["source"] == "crossref" and row.payload["reason"] == "http_500"
 
 
-async def test_a_source_slower_than_the_deadline_is_dropped(make_sources, fake_api, recorded, sessions, unique):
+async def test_a_source_slower_than_the_deadline_is_dropped(
+    make_sources, fake_api, recorded, sessions, unique
+):
     async def slow(request: httpx.Request) -> httpx.Response:
         await asyncio.sleep(5)
         return _json(recorded("crossref/habanero_cassette_test_works_query__00.json"))
 
     fake_api.routes[CROSSREF] = slow
-    fake_api.routes[EUROPEPMC] = lambda request: _json(recorded("europepmc/fastpaper_europepmc_search.json"))
+    fake_api.routes[EUROPEPMC] = lambda request: _json(
+        recorded("europepmc/fastpaper_europepmc_search.json")
+    )
     since = await _last_audit_id(sessions)
     loop = asyncio.get_running_loop()
     started = loop.time()
     found = await search_all(
-        ["crossref", "europepmc"], f"attention {unique}", None, 5, 0.5,
-        registry=make_sources(sessions=sessions), incidents=Incidents(sessions),
+        ["crossref", "europepmc"],
+        f"attention {unique}",
+        None,
+        5,
+        0.5,
+        registry=make_sources(sessions=sessions),
+        incidents=Incidents(sessions),
     )
     assert loop.time() - started < 4  # the slow source did not hold the search
     assert found.degraded == {"crossref": "deadline"} and len(found.hits) == 3
     (row,) = await _audits_since(sessions, since, "connector.degraded")
-    assert row.payload == {"source": "crossref", "reason": "deadline", "operation": "search", "detail": "no answer within 0.5s"}
+    assert row.payload == {
+        "source": "crossref",
+        "reason": "deadline",
+        "operation": "search",
+        "detail": "no answer within 0.5s",
+    }
 
 
 async def test_malformed_json_degrades(make_sources, fake_api, sessions, unique):
@@ -117,7 +159,9 @@ async def test_malformed_json_degrades(make_sources, fake_api, sessions, unique)
 
 
 async def test_json_of_the_wrong_shape_degrades(make_sources, fake_api, sessions, unique):
-    fake_api.routes[CROSSREF] = lambda request: _json(b'{"status": "ok", "message": {"no-items": true}}')
+    fake_api.routes[CROSSREF] = lambda request: _json(
+        b'{"status": "ok", "message": {"no-items": true}}'
+    )
     answer = await make_sources(sessions=sessions)["crossref"].lookup(f"ecology {unique}")
     assert answer.hits == [] and answer.degraded == "malformed_payload"
 
@@ -126,7 +170,11 @@ async def test_malformed_xml_degrades(make_sources, fake_api, recorded, sessions
     def eutils(request: httpx.Request) -> httpx.Response:
         if request.url.path.endswith("esearch.fcgi"):
             return _json(recorded("pubmed/esearch_pubmed.json"))
-        return httpx.Response(200, content=b"<PubmedArticleSet><PubmedArticle><MedlineCitation>", headers={"content-type": "text/xml"})
+        return httpx.Response(
+            200,
+            content=b"<PubmedArticleSet><PubmedArticle><MedlineCitation>",
+            headers={"content-type": "text/xml"},
+        )
 
     fake_api.routes[EUTILS] = eutils
     since = await _last_audit_id(sessions)
@@ -136,12 +184,16 @@ async def test_malformed_xml_degrades(make_sources, fake_api, recorded, sessions
     assert row.payload["source"] == "pubmed" and "ParseError" in row.payload["detail"]
 
 
-async def test_pubmed_search_returns_efetch_records_in_esearch_order(make_sources, fake_api, recorded, unique):
+async def test_pubmed_search_returns_efetch_records_in_esearch_order(
+    make_sources, fake_api, recorded, unique
+):
     def eutils(request: httpx.Request) -> httpx.Response:
         if request.url.path.endswith("esearch.fcgi"):
             return _json(b'{"esearchresult": {"idlist": ["22351513"]}}')
         assert request.url.params["id"] == "22351513"
-        return httpx.Response(200, content=recorded("pubmed/biocommons_cassette_efetch_pubmed_22351513__00.xml"))
+        return httpx.Response(
+            200, content=recorded("pubmed/biocommons_cassette_efetch_pubmed_22351513__00.xml")
+        )
 
     fake_api.routes[EUTILS] = eutils
     (hit,) = await make_sources()["pubmed"].search(f"acacia seed oil {unique}")
@@ -149,22 +201,33 @@ async def test_pubmed_search_returns_efetch_records_in_esearch_order(make_source
 
 
 async def test_arxiv_error_feed_is_a_degraded_answer(make_sources, fake_api, recorded, sessions):
-    fake_api.routes[ARXIV] = lambda request: httpx.Response(200, content=recorded("arxiv/arxivpy_id_abc_s0_m100_b79c8dcf6bc3.body.atom.xml"))
+    fake_api.routes[ARXIV] = lambda request: httpx.Response(
+        200, content=recorded("arxiv/arxivpy_id_abc_s0_m100_b79c8dcf6bc3.body.atom.xml")
+    )
     since = await _last_audit_id(sessions)
     assert await make_sources(sessions=sessions)["arxiv"].fetch("arxiv:abc") is None
     (row,) = await _audits_since(sessions, since, "connector.degraded")
-    assert row.payload["reason"] == "source_error" and "incorrect id format for abc" in row.payload["detail"]
+    assert (
+        row.payload["reason"] == "source_error"
+        and "incorrect id format for abc" in row.payload["detail"]
+    )
 
 
-async def test_semantic_scholar_404_is_an_unknown_id_not_a_fault(make_sources, fake_api, recorded, sessions):
-    fake_api.routes[S2] = lambda request: _json(recorded("semantic_scholar/danielnsilva_cassette_test_not_found__00.json"), 404)
+async def test_semantic_scholar_404_is_an_unknown_id_not_a_fault(
+    make_sources, fake_api, recorded, sessions
+):
+    fake_api.routes[S2] = lambda request: _json(
+        recorded("semantic_scholar/danielnsilva_cassette_test_not_found__00.json"), 404
+    )
     since = await _last_audit_id(sessions)
     assert await make_sources(sessions=sessions)["semantic_scholar"].fetch("s2:0") is None
     assert fake_api.count(S2) == 1
     assert await _audits_since(sessions, since, "connector.degraded") == []
 
 
-async def test_keys_never_reach_logs_or_audit_rows(make_sources, fake_api, sessions, capsys, unique):
+async def test_keys_never_reach_logs_or_audit_rows(
+    make_sources, fake_api, sessions, capsys, unique
+):
     secret = f"sekret-{unique}-key"
     settings = ConnectorSettings()
     settings.pubmed.api_key = SecretStr(secret)
@@ -180,10 +243,18 @@ async def test_keys_never_reach_logs_or_audit_rows(make_sources, fake_api, sessi
     fake_api.routes[S2] = broken
     since = await _last_audit_id(sessions)
     found = await search_all(
-        ["pubmed", "semantic_scholar"], f"statins {unique}", None, 5, 5.0,
-        registry=make_sources(settings, sessions=sessions), incidents=Incidents(sessions),
+        ["pubmed", "semantic_scholar"],
+        f"statins {unique}",
+        None,
+        5,
+        5.0,
+        registry=make_sources(settings, sessions=sessions),
+        incidents=Incidents(sessions),
     )
-    assert found.degraded == {"pubmed": "http_503", "semantic_scholar": "transport_error:ConnectError"}
+    assert found.degraded == {
+        "pubmed": "http_503",
+        "semantic_scholar": "transport_error:ConnectError",
+    }
     rows = await _audits_since(sessions, since, "connector.degraded")
     assert len(rows) == 2
     captured = capsys.readouterr()
@@ -193,11 +264,18 @@ async def test_keys_never_reach_logs_or_audit_rows(make_sources, fake_api, sessi
     assert secret not in repr(settings) and secret not in str(settings.pubmed.api_key)
 
 
-async def test_query_with_identifiers_is_refused_before_any_request(make_sources, fake_api, sessions, unique):
+async def test_query_with_identifiers_is_refused_before_any_request(
+    make_sources, fake_api, sessions, unique
+):
     since = await _last_audit_id(sessions)
     found = await search_all(
-        ["crossref", "pubmed"], f"Mr. Hendricks {unique} statin myopathy", None, 5, 5.0,
-        registry=make_sources(sessions=sessions), incidents=Incidents(sessions),
+        ["crossref", "pubmed"],
+        f"Mr. Hendricks {unique} statin myopathy",
+        None,
+        5,
+        5.0,
+        registry=make_sources(sessions=sessions),
+        incidents=Incidents(sessions),
     )
     assert found.hits == [] and found.error and "name" in found.error
     assert fake_api.requests == []
@@ -207,14 +285,25 @@ async def test_query_with_identifiers_is_refused_before_any_request(make_sources
 
 
 async def test_direct_source_call_refuses_identifiers_too(make_sources, fake_api, sessions):
-    answer = await make_sources(sessions=sessions)["europepmc"].lookup("contact jane.doe@example.org about lupus")
+    answer = await make_sources(sessions=sessions)["europepmc"].lookup(
+        "contact jane.doe@example.org about lupus"
+    )
     assert answer.degraded == "phi_refused" and fake_api.requests == []
 
 
 async def test_unconfigured_publisher_sends_nothing(make_sources, fake_api, sessions, unique):
     found = await search_all(
-        ["elsevier", "drugbank", "nope"], f"spinal fusion {unique}", None, 5, 5.0,
-        registry=make_sources(sessions=sessions), incidents=Incidents(sessions),
+        ["elsevier", "drugbank", "nope"],
+        f"spinal fusion {unique}",
+        None,
+        5,
+        5.0,
+        registry=make_sources(sessions=sessions),
+        incidents=Incidents(sessions),
     )
-    assert found.degraded == {"nope": "unknown_source", "elsevier": "not_configured", "drugbank": "disabled"}
+    assert found.degraded == {
+        "nope": "unknown_source",
+        "elsevier": "not_configured",
+        "drugbank": "disabled",
+    }
     assert fake_api.requests == []

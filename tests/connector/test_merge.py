@@ -18,15 +18,25 @@ def hit(source_id: str, source: str, title: str = "", **fields) -> SourceHit:
 
 def test_duplicates_fold_by_doi_pmid_and_title() -> None:
     pubmed = [
-        hit("pmid:1", "pubmed", "Semaglutide and weight in type 2 diabetes", doi="10.1/a", year=2018),
+        hit(
+            "pmid:1", "pubmed", "Semaglutide and weight in type 2 diabetes", doi="10.1/a", year=2018
+        ),
         hit("pmid:2", "pubmed", "Statins and myopathy: a cohort study"),
     ]
     crossref = [
-        hit("doi:10.1/a", "crossref", "Semaglutide and Weight in Type 2 Diabetes.", doi="10.1/a",
-            abstract="An abstract only CrossRef had.", metadata={"retracted": True}),
+        hit(
+            "doi:10.1/a",
+            "crossref",
+            "Semaglutide and Weight in Type 2 Diabetes.",
+            doi="10.1/a",
+            abstract="An abstract only CrossRef had.",
+            metadata={"retracted": True},
+        ),
         hit("doi:10.9/z", "crossref", "Something else entirely about knees"),
     ]
-    europepmc = [hit("pmid:2", "europepmc", "Statins and myopathy - a cohort study", metadata={"pmid": "2"})]
+    europepmc = [
+        hit("pmid:2", "europepmc", "Statins and myopathy - a cohort study", metadata={"pmid": "2"})
+    ]
     s2 = [hit("s2:abc", "semantic_scholar", "STATINS AND MYOPATHY: A COHORT STUDY")]
     merged = merge([pubmed, crossref, europepmc, s2])
     # rank 0 of every source first, then rank 1: Europe PMC's pmid:2 comes before CrossRef's second hit
@@ -40,7 +50,9 @@ def test_duplicates_fold_by_doi_pmid_and_title() -> None:
 
 def test_short_titles_are_not_used_to_merge() -> None:
     assert title_key("Editorial") is None
-    merged = merge([[hit("doi:10.1/x", "crossref", "Editorial")], [hit("doi:10.2/y", "crossref", "Editorial")]])
+    merged = merge(
+        [[hit("doi:10.1/x", "crossref", "Editorial")], [hit("doi:10.2/y", "crossref", "Editorial")]]
+    )
     assert len(merged) == 2
 
 
@@ -50,7 +62,10 @@ def test_settings_come_from_nested_environment_variables(monkeypatch) -> None:
     monkeypatch.setenv("CONNECTOR__DRUGBANK__ENABLED", "true")
     monkeypatch.setenv("CONNECTOR__ELSEVIER__JOURNALS", '["Acta Biomaterialia"]')
     settings = ConnectorServiceSettings(_env_file=None).connector
-    assert settings.pubmed.api_key is not None and settings.pubmed.api_key.get_secret_value() == "k-123456"
+    assert (
+        settings.pubmed.api_key is not None
+        and settings.pubmed.api_key.get_secret_value() == "k-123456"
+    )
     assert "k-123456" not in repr(settings)
     assert settings.drugbank.enabled and settings.elsevier.journals == ["Acta Biomaterialia"]
     assert settings.pubmed.effective_rate_per_s() == 10.0  # a key unlocks NCBI's higher rate

@@ -30,7 +30,9 @@ def test_retry_after_accepts_seconds_and_http_dates() -> None:
     assert retry_after_seconds("soon") is None and retry_after_seconds(None) is None
 
 
-async def test_publisher_client_sends_the_bearer_key_and_maps_fields(make_sources, fake_api, unique) -> None:
+async def test_publisher_client_sends_the_bearer_key_and_maps_fields(
+    make_sources, fake_api, unique
+) -> None:
     settings = ConnectorSettings()
     settings.wiley.base_url = "https://tdm.wiley.example/api"
     settings.wiley.api_key = SecretStr("wiley-key-42")
@@ -38,21 +40,41 @@ async def test_publisher_client_sends_the_bearer_key_and_maps_fields(make_source
 
     def wiley(request: httpx.Request) -> httpx.Response:
         seen.append(request)
-        return httpx.Response(200, json={"results": [{
-            "id": "10.1002/JOR.12345", "title": "Tendon healing <i>in vivo</i>", "authors": [{"name": "A. Author"}],
-            "date": "2021-04-02", "doi": "10.1002/JOR.12345", "journal": "Journal of Orthopaedic Research",
-            "url": "https://onlinelibrary.wiley.com/doi/10.1002/jor.12345", "abstract": "Abstract text.",
-        }]})
+        return httpx.Response(
+            200,
+            json={
+                "results": [
+                    {
+                        "id": "10.1002/JOR.12345",
+                        "title": "Tendon healing <i>in vivo</i>",
+                        "authors": [{"name": "A. Author"}],
+                        "date": "2021-04-02",
+                        "doi": "10.1002/JOR.12345",
+                        "journal": "Journal of Orthopaedic Research",
+                        "url": "https://onlinelibrary.wiley.com/doi/10.1002/jor.12345",
+                        "abstract": "Abstract text.",
+                    }
+                ]
+            },
+        )
 
     fake_api.routes["tdm.wiley.example"] = wiley
-    (hit,) = await make_sources(settings)["wiley"].search(f"tendon {unique}", TaskFilters(year_from=2020), 5)
+    (hit,) = await make_sources(settings)["wiley"].search(
+        f"tendon {unique}", TaskFilters(year_from=2020), 5
+    )
     assert seen[0].headers["Authorization"] == "Bearer wiley-key-42"
     assert seen[0].url.params.get_list("journal") == settings.wiley.journals
     assert hit.source_id == "doi:10.1002/jor.12345" and hit.title == "Tendon healing in vivo"
-    assert hit.year == 2021 and hit.authors == ["A. Author"] and hit.venue == "Journal of Orthopaedic Research"
+    assert (
+        hit.year == 2021
+        and hit.authors == ["A. Author"]
+        and hit.venue == "Journal of Orthopaedic Research"
+    )
 
 
-async def test_publisher_answer_in_another_shape_is_malformed(make_sources, fake_api, unique) -> None:
+async def test_publisher_answer_in_another_shape_is_malformed(
+    make_sources, fake_api, unique
+) -> None:
     settings = ConnectorSettings()
     settings.nejm.base_url = "https://api.nejm.example"
     settings.nejm.api_key = SecretStr("nejm-key")
@@ -62,22 +84,44 @@ async def test_publisher_answer_in_another_shape_is_malformed(make_sources, fake
 
 
 def test_elsevier_entries_and_the_empty_set_marker() -> None:
-    payload = {"search-results": {"opensearch:totalResults": "1", "entry": [{
-        "dc:identifier": "DOI:10.1016/j.spinee.2020.01.001", "prism:doi": "10.1016/j.spinee.2020.01.001",
-        "dc:title": "Lumbar fusion outcomes", "prism:publicationName": "The Spine Journal",
-        "prism:coverDate": [{"$": "2020-05-01"}], "pii": "S1529943020300012",
-        "authors": {"author": [{"$": "Jane Roe"}, {"$": "John Poe"}]},
-        "link": [{"@ref": "scidir", "@href": "https://www.sciencedirect.com/science/article/pii/S1529943020300012"}],
-    }]}}
+    payload = {
+        "search-results": {
+            "opensearch:totalResults": "1",
+            "entry": [
+                {
+                    "dc:identifier": "DOI:10.1016/j.spinee.2020.01.001",
+                    "prism:doi": "10.1016/j.spinee.2020.01.001",
+                    "dc:title": "Lumbar fusion outcomes",
+                    "prism:publicationName": "The Spine Journal",
+                    "prism:coverDate": [{"$": "2020-05-01"}],
+                    "pii": "S1529943020300012",
+                    "authors": {"author": [{"$": "Jane Roe"}, {"$": "John Poe"}]},
+                    "link": [
+                        {
+                            "@ref": "scidir",
+                            "@href": "https://www.sciencedirect.com/science/article/pii/S1529943020300012",
+                        }
+                    ],
+                }
+            ],
+        }
+    }
     (hit,) = parse_search(payload)
     assert hit.source_id == "doi:10.1016/j.spinee.2020.01.001" and hit.year == 2020
     assert hit.authors == ["Jane Roe", "John Poe"] and hit.venue == "The Spine Journal"
     assert hit.url and hit.url.endswith("S1529943020300012")
-    empty = {"search-results": {"opensearch:totalResults": "0", "entry": [{"@_fa": "true", "error": "Result set was empty"}]}}
+    empty = {
+        "search-results": {
+            "opensearch:totalResults": "0",
+            "entry": [{"@_fa": "true", "error": "Result set was empty"}],
+        }
+    }
     assert parse_search(empty) == []
 
 
-async def test_elsevier_key_goes_in_its_header_never_the_url(make_sources, fake_api, unique) -> None:
+async def test_elsevier_key_goes_in_its_header_never_the_url(
+    make_sources, fake_api, unique
+) -> None:
     settings = ConnectorSettings()
     settings.elsevier.api_key = SecretStr("els-key-9")
     seen: list[httpx.Request] = []
@@ -98,15 +142,29 @@ async def test_cochrane_counts_review_types(make_sources, fake_api, unique) -> N
     settings.cochrane.base_url = "https://api.cochrane.example"
     settings.cochrane.api_key = SecretStr("cochrane-key")
     reviews = [
-        {"doi": f"10.1002/14651858.CD00{i}", "title": f"Review {i} of something clinical", "review_type": kind}
+        {
+            "doi": f"10.1002/14651858.CD00{i}",
+            "title": f"Review {i} of something clinical",
+            "review_type": kind,
+        }
         for i, kind in enumerate(["Intervention", "Intervention", "Diagnostic", None])
     ]
-    fake_api.routes["api.cochrane.example"] = lambda request: httpx.Response(200, json={"results": reviews})
+    fake_api.routes["api.cochrane.example"] = lambda request: httpx.Response(
+        200, json={"results": reviews}
+    )
     found = await search_all(
-        ["cochrane"], f"asthma {unique}", None, 10, 5.0, registry=make_sources(settings), incidents=Incidents()
+        ["cochrane"],
+        f"asthma {unique}",
+        None,
+        10,
+        5.0,
+        registry=make_sources(settings),
+        incidents=Incidents(),
     )
     assert len(found.hits) == 4 and found.hits[0].metadata["review_type"] == "Intervention"
-    assert found.facets == {"cochrane": {"review_type": {"diagnostic": 1, "intervention": 2, "unknown": 1}}}
+    assert found.facets == {
+        "cochrane": {"review_type": {"diagnostic": 1, "intervention": 2, "unknown": 1}}
+    }
 
 
 class LocalOnly:
@@ -116,13 +174,23 @@ class LocalOnly:
     leaves_process = False
 
     async def lookup(self, query: str, filters=None, limit: int = 10) -> SourceAnswer:
-        return SourceAnswer("local", hits=[SourceHit(source_id="corpus:1", source="local", title="A local passage")])
+        return SourceAnswer(
+            "local", hits=[SourceHit(source_id="corpus:1", source="local", title="A local passage")]
+        )
 
 
-async def test_identifiers_stay_in_process_but_local_sources_still_answer(make_sources, fake_api) -> None:
+async def test_identifiers_stay_in_process_but_local_sources_still_answer(
+    make_sources, fake_api
+) -> None:
     registry = {**make_sources(), "local": LocalOnly()}
     found = await search_all(
-        ["local", "crossref"], "Mrs. Alvarez lupus nephritis", None, 5, 5.0, registry=registry, incidents=Incidents()
+        ["local", "crossref"],
+        "Mrs. Alvarez lupus nephritis",
+        None,
+        5,
+        5.0,
+        registry=registry,
+        incidents=Incidents(),
     )
     assert found.error is None and [h.source_id for h in found.hits] == ["corpus:1"]
     assert found.degraded == {"crossref": "phi_refused"} and fake_api.requests == []

@@ -72,7 +72,9 @@ async def connector_service(servers, recorded_api):
         env.setenv("CONNECTOR__ARXIV__RATE_PER_S", "100")
         env.setenv("CONNECTOR__CACHE_ENABLED", "false")
         app = create_app(
-            ConnectorServiceSettings(nats_url=servers.nats_url, database_url=servers.database_url, _env_file=None)
+            ConnectorServiceSettings(
+                nats_url=servers.nats_url, database_url=servers.database_url, _env_file=None
+            )
         )
         async with running(app):
             yield app
@@ -83,31 +85,55 @@ async def _request(nc, subject: str, request: SearchEvidence) -> EvidenceFound:
     return EvidenceFound.model_validate_json(reply.data)
 
 
-async def test_search_fans_out_over_nats_and_survives_a_failing_source(connector_service, nc, sessions, recorded_api, unique):
+async def test_search_fans_out_over_nats_and_survives_a_failing_source(
+    connector_service, nc, sessions, recorded_api, unique
+):
     async with sessions() as session:
         since = int(await session.scalar(select(func.coalesce(func.max(AuditEvent.id), 0))))
     found = await _request(
         nc,
         subjects.CONNECTOR_SEARCH,
-        SearchEvidence(query=f"attention {unique}", sources=["crossref", "europepmc", "openalex"], limit=5),
+        SearchEvidence(
+            query=f"attention {unique}", sources=["crossref", "europepmc", "openalex"], limit=5
+        ),
     )
     assert found.error is None
     assert found.degraded == {"openalex": "http_500"}
     # round-robin in the requested order: CrossRef's best, Europe PMC's best, CrossRef's second…
-    assert [h.source for h in found.hits] == ["crossref", "europepmc", "crossref", "europepmc", "europepmc"]
-    assert found.hits[1].source_id == "pmid:41792208" and found.hits[0].source_id.startswith("doi:10.")
+    assert [h.source for h in found.hits] == [
+        "crossref",
+        "europepmc",
+        "crossref",
+        "europepmc",
+        "europepmc",
+    ]
+    assert found.hits[1].source_id == "pmid:41792208" and found.hits[0].source_id.startswith(
+        "doi:10."
+    )
     _, seen = recorded_api
     assert {"/crossref/works", "/europepmc/search", "/openalex/works"} <= set(seen)
     async with sessions() as session:
-        rows = list(await session.scalars(select(AuditEvent).where(AuditEvent.id > since, AuditEvent.action == "connector.degraded")))
+        rows = list(
+            await session.scalars(
+                select(AuditEvent).where(
+                    AuditEvent.id > since, AuditEvent.action == "connector.degraded"
+                )
+            )
+        )
     assert [(r.payload["source"], r.payload["reason"]) for r in rows] == [("openalex", "http_500")]
 
 
 async def test_a_source_answers_on_its_own_subject(connector_service, nc, unique):
     found = await _request(
-        nc, subjects.connector_source_subject("arxiv"), SearchEvidence(query=f"testing {unique}", sources=["ignored"], limit=3)
+        nc,
+        subjects.connector_source_subject("arxiv"),
+        SearchEvidence(query=f"testing {unique}", sources=["ignored"], limit=3),
     )
-    assert [h.source_id for h in found.hits] == ["arxiv:2202.12139", "arxiv:2405.13786", found.hits[2].source_id]
+    assert [h.source_id for h in found.hits] == [
+        "arxiv:2202.12139",
+        "arxiv:2405.13786",
+        found.hits[2].source_id,
+    ]
     assert all(h.source == "arxiv" for h in found.hits) and found.degraded == {}
 
 
@@ -124,11 +150,15 @@ async def test_identifiers_never_reach_a_source_over_nats(connector_service, nc,
 
 
 async def test_an_invalid_request_gets_an_error_reply(connector_service, nc):
-    reply = await nc.request(subjects.CONNECTOR_SEARCH, json.dumps({"query": ""}).encode(), timeout=30)
+    reply = await nc.request(
+        subjects.CONNECTOR_SEARCH, json.dumps({"query": ""}).encode(), timeout=30
+    )
     assert EvidenceFound.model_validate_json(reply.data).error.startswith("invalid search request")
     for body in (b"not json", b""):  # still a reply, never a timeout
         reply = await nc.request(subjects.connector_source_subject("corpus"), body, timeout=30)
-        assert EvidenceFound.model_validate_json(reply.data).error.startswith("invalid search request")
+        assert EvidenceFound.model_validate_json(reply.data).error.startswith(
+            "invalid search request"
+        )
 
 
 async def test_corpus_tools_answer_a_refusal_or_their_defaults(connector_service, nc):
@@ -137,21 +167,40 @@ async def test_corpus_tools_answer_a_refusal_or_their_defaults(connector_service
     from research_contracts.corpus_tools import CorpusToolReply
 
     bad = CorpusToolReply.model_validate_json(
-        (await nc.request(subjects.corpus_tool_subject("get_paper"), b'{"paper_ids": "corpus:1"}', timeout=30)).data)
-    assert bad.tool == "get_paper" and bad.error.startswith("invalid get_paper request") and bad.result is None
+        (
+            await nc.request(
+                subjects.corpus_tool_subject("get_paper"), b'{"paper_ids": "corpus:1"}', timeout=30
+            )
+        ).data
+    )
+    assert (
+        bad.tool == "get_paper"
+        and bad.error.startswith("invalid get_paper request")
+        and bad.result is None
+    )
     overview = CorpusToolReply.model_validate_json(
-        (await nc.request(subjects.corpus_tool_subject("corpus_overview"), b"", timeout=30)).data)
-    assert overview.error is None and overview.tool == "corpus_overview" and "papers" in json.dumps(overview.result)
+        (await nc.request(subjects.corpus_tool_subject("corpus_overview"), b"", timeout=30)).data
+    )
+    assert (
+        overview.error is None
+        and overview.tool == "corpus_overview"
+        and "papers" in json.dumps(overview.result)
+    )
 
 
-async def test_corpus_is_still_served_through_the_fan_out(connector_service, nc, sessions, tmp_path, unique):
+async def test_corpus_is_still_served_through_the_fan_out(
+    connector_service, nc, sessions, tmp_path, unique
+):
     from research_corpus.ingest import ingest_path
 
     doc_id = 900_000_000 + int(unique.removeprefix("u"), 16) % 99_999_999
     record = {
         "doc_id": doc_id,
         "title": f"Zebrafish fin regeneration after amputation {unique}",
-        "abstract": ["Zebrafish regenerate amputated fins through a blastema.", "Regeneration completes in two weeks."],
+        "abstract": [
+            "Zebrafish regenerate amputated fins through a blastema.",
+            "Regeneration completes in two weeks.",
+        ],
         "structured": False,
     }
     (tmp_path / "one.jsonl").write_text(json.dumps(record) + "\n")
@@ -159,7 +208,9 @@ async def test_corpus_is_still_served_through_the_fan_out(connector_service, nc,
     found = await _request(
         nc,
         subjects.CONNECTOR_SEARCH,
-        SearchEvidence(query=f"zebrafish fin regeneration {unique}", sources=["corpus", "openalex"], limit=3),
+        SearchEvidence(
+            query=f"zebrafish fin regeneration {unique}", sources=["corpus", "openalex"], limit=3
+        ),
     )
     assert found.error is None and found.degraded == {"openalex": "http_500"}
     assert found.hits[0].source_id == f"corpus:{doc_id}" and found.hits[0].source == "corpus"

@@ -48,12 +48,15 @@ async def grant_times(buckets: list[RateBucket]) -> list[float]:
     return stamps
 
 
-async def test_three_replicas_together_never_exceed_the_published_rate(servers: Servers, unique: str) -> None:
+async def test_three_replicas_together_never_exceed_the_published_rate(
+    servers: Servers, unique: str
+) -> None:
     connections = [await connect(servers.nats_url) for _ in range(REPLICAS)]
     try:
         budget = f"test-{unique}"
         buckets: list[RateBucket] = [
-            SharedTokenBucket(await open_rate_bucket(nc), budget, RATE, burst=1) for nc in connections
+            SharedTokenBucket(await open_rate_bucket(nc), budget, RATE, burst=1)
+            for nc in connections
         ]
         started = time.time()
         stamps = await grant_times(buckets)
@@ -65,7 +68,9 @@ async def test_three_replicas_together_never_exceed_the_published_rate(servers: 
         # Every grant advanced the one shared timestamp by 1/rate: the fleet was counted as one.
         tat = float((await (await open_rate_bucket(connections[0])).get(budget)).value or b"0")
         assert tat >= started + REPLICAS * PER_REPLICA / RATE - 1e-6
-        print(f"\nshared: {most_in_any_window(stamps)} grants in the busiest second (rate {RATE:.0f}/s)")
+        print(
+            f"\nshared: {most_in_any_window(stamps)} grants in the busiest second (rate {RATE:.0f}/s)"
+        )
     finally:
         for nc in connections:
             await nc.close()

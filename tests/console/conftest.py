@@ -23,13 +23,31 @@ from tests.e2e.conftest import _ingest
 from tests.servers import Servers
 
 CHROMIUM = os.environ.get("CONSOLE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 ARTEFACTS = Path(__file__).resolve().parents[2] / "test-artefacts" / "console"
-HOW_TO_RUN = ("install Chromium (`sudo apt-get install -y chromium`, or set CONSOLE_CHROMIUM to a Chromium binary) "
-              "and the test extra (`sh scripts/setup.sh`), then `.venv/bin/python -m pytest tests/console -m browser`")
+HOW_TO_RUN = (
+    "install Chromium (`sudo apt-get install -y chromium`, or set CONSOLE_CHROMIUM to a Chromium binary) "
+    "and the test extra (`sh scripts/setup.sh`), then `.venv/bin/python -m pytest tests/console -m browser`"
+)
 # The services the console's pages need: each mode's worker, the connector they ask, one periodic agent.
-SERVICES = ("connector", "researcher", "critic", "reviewer", "scout", "verifier", "correlator", "gateway")
+SERVICES = (
+    "connector",
+    "researcher",
+    "critic",
+    "reviewer",
+    "scout",
+    "verifier",
+    "correlator",
+    "gateway",
+)
 GRAFANA_URL = "https://grafana.console-test.example"  # the gateway's GATEWAY_CONSOLE__GRAFANA_URL in these tests
 
 
@@ -43,13 +61,20 @@ def _playwright() -> Any:
     return async_playwright
 
 
-@pytest.fixture(scope="package")  # on the shared bus: gone before the e2e stacks run (tests/conftest.py)
+@pytest.fixture(
+    scope="package"
+)  # on the shared bus: gone before the e2e stacks run (tests/conftest.py)
 def console_stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """The services as processes, the gateway (and the console) on a free port."""
     _playwright()
-    running = Stack(tmp_path_factory.mktemp("console"), gateway_port=free_port(), services=SERVICES,
-                    nats_url=servers.nats_url, database_url=servers.database_url,
-                    extra_env={"ACK_WAIT_S": "10", "GATEWAY_CONSOLE__GRAFANA_URL": GRAFANA_URL})
+    running = Stack(
+        tmp_path_factory.mktemp("console"),
+        gateway_port=free_port(),
+        services=SERVICES,
+        nats_url=servers.nats_url,
+        database_url=servers.database_url,
+        extra_env={"ACK_WAIT_S": "10", "GATEWAY_CONSOLE__GRAFANA_URL": GRAFANA_URL},
+    )
     running.start_servers()
     errors: list[BaseException] = []
 
@@ -76,7 +101,9 @@ def console_stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) ->
 async def chromium(console_stack: Stack) -> AsyncIterator[Any]:
     async_playwright = _playwright()
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = await pw.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+        )
         yield browser
         await browser.close()
 
@@ -87,7 +114,9 @@ async def open_console(chromium: Any, console_stack: Stack) -> AsyncIterator[Any
     contexts: list[Any] = []
 
     async def signed_in(key: str, width: int = 1280) -> Any:
-        context = await chromium.new_context(viewport={"width": width, "height": 900}, accept_downloads=True)
+        context = await chromium.new_context(
+            viewport={"width": width, "height": 900}, accept_downloads=True
+        )
         contexts.append(context)
         page = await context.new_page()
         page.set_default_timeout(20_000)

@@ -23,13 +23,30 @@ async def stale_review_with_a_refresh(sessions: Any, topic: str) -> tuple[uuid.U
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="test")
         for report_id, subject in ((stale_id, f"{topic} stale"), (fresh_id, f"{topic} fresh")):
-            await ledger.open_report(report_id, kind="review", run_id=f"rv-{report_id.hex[:12]}", subject=subject, subject_key=subject)
-            await ledger.save_report_version(report_id, run_id=f"rv-{report_id.hex[:12]}", content=first.model_dump(mode="json"),
-                                             markdown="# v1", claim_ids=[claim_id] if report_id == stale_id else [])
+            await ledger.open_report(
+                report_id,
+                kind="review",
+                run_id=f"rv-{report_id.hex[:12]}",
+                subject=subject,
+                subject_key=subject,
+            )
+            await ledger.save_report_version(
+                report_id,
+                run_id=f"rv-{report_id.hex[:12]}",
+                content=first.model_dump(mode="json"),
+                markdown="# v1",
+                claim_ids=[claim_id] if report_id == stale_id else [],
+            )
             await ledger.complete_report(report_id)
         await ledger.refresh_report(stale_id, run_id=f"rv-{stale_id.hex[:12]}-2")
-        await ledger.save_report_version(stale_id, run_id=f"rv-{stale_id.hex[:12]}-2", content=second.model_dump(mode="json"),
-                                         markdown="# v2", claim_ids=[claim_id], diff=diff_reports(first, second).model_dump(mode="json"))
+        await ledger.save_report_version(
+            stale_id,
+            run_id=f"rv-{stale_id.hex[:12]}-2",
+            content=second.model_dump(mode="json"),
+            markdown="# v2",
+            claim_ids=[claim_id],
+            diff=diff_reports(first, second).model_dump(mode="json"),
+        )
         await ledger.complete_report(stale_id)
         await ledger.mark_reports_stale_for_claim(claim_id, "claim superseded")
     return stale_id, fresh_id
@@ -42,10 +59,20 @@ async def watched_claim_with_history(sessions: Any, unique: str) -> tuple[uuid.U
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="test")
         for report_id in (watched_id, unwatched_id):
-            await ledger.open_report(report_id, kind="verification", run_id=f"vf-{report_id.hex[:12]}", subject=f"claim {unique}",
-                                     subject_key=f"claim {unique}")
-        await watch_claim(session, watched_id, f"Ketoplex lowers blood pressure {unique}", interval_days=7)
+            await ledger.open_report(
+                report_id,
+                kind="verification",
+                run_id=f"vf-{report_id.hex[:12]}",
+                subject=f"claim {unique}",
+                subject_key=f"claim {unique}",
+            )
+        await watch_claim(
+            session, watched_id, f"Ketoplex lowers blood pressure {unique}", interval_days=7
+        )
     for run, verdict in zip(("vf-1", "vf-2"), WATCHED_VERDICTS, strict=True):
-        async with sessions() as session, session.begin():  # one transaction per run: recorded_at orders them
+        async with (
+            sessions() as session,
+            session.begin(),
+        ):  # one transaction per run: recorded_at orders them
             await record_verdict(session, watched_id, f"{run}-{unique}", verdict, "LOW")
     return watched_id, unwatched_id

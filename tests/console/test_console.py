@@ -22,7 +22,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 LONG = 240_000  # ms a real run may take on a shared 2-core machine (a bound, not a measured speed)
 
 
-async def test_the_console_url_signs_in_with_a_cookie_and_drops_the_key(open_console: Any, console_stack: Stack) -> None:
+async def test_the_console_url_signs_in_with_a_cookie_and_drops_the_key(
+    open_console: Any, console_stack: Stack
+) -> None:
     page = await open_console(console_stack.admin_key)
     assert page.url == f"{console_stack.gateway_url}/", "the key left the address bar"
     cookie = next(c for c in await page.context.cookies() if c["name"] == "research_console_key")
@@ -30,7 +32,9 @@ async def test_the_console_url_signs_in_with_a_cookie_and_drops_the_key(open_con
     await expect(page.get_by_role("heading", name="Ask")).to_be_visible()
     await expect(page.locator("#role")).to_have_text("admin")
     await shot(page, "ask")
-    await page.set_viewport_size({"width": 390, "height": 844})  # phone width: one column, nothing cut off
+    await page.set_viewport_size(
+        {"width": 390, "height": 844}
+    )  # phone width: one column, nothing cut off
     assert await page.evaluate("document.documentElement.scrollWidth") <= 390
     await shot(page, "ask-phone")
     await page.keyboard.press("Tab")  # the first stop is the skip link, and it shows
@@ -41,19 +45,27 @@ async def test_the_console_url_signs_in_with_a_cookie_and_drops_the_key(open_con
     await shot(bad, "sign-in-refused")
 
 
-async def test_a_question_becomes_a_claim_whose_page_shows_quotes_and_verdict(open_console: Any, console_stack: Stack) -> None:
+async def test_a_question_becomes_a_claim_whose_page_shows_quotes_and_verdict(
+    open_console: Any, console_stack: Stack
+) -> None:
     page = await open_console(console_stack.admin_key)
     await page.get_by_role("radio", name="Question → ledger claim").check()
-    await page.get_by_label("Question", exact=True).fill("Does exercise training improve quality of life in chronic heart failure?")
+    await page.get_by_label("Question", exact=True).fill(
+        "Does exercise training improve quality of life in chronic heart failure?"
+    )
     await page.get_by_role("button", name="Submit").click()
     await page.wait_for_url(re.compile(r"/task/"))
     await expect(page.locator("#task article.claim")).to_be_visible(timeout=LONG)
-    await expect(page.locator("#task article.claim .badge").first).not_to_have_text("pending", timeout=LONG)  # the critic decided
+    await expect(page.locator("#task article.claim .badge").first).not_to_have_text(
+        "pending", timeout=LONG
+    )  # the critic decided
     await shot(page, "question-task")
     await page.get_by_role("link", name="claim page").click()
     await expect(page.get_by_role("heading", name="Supports")).to_be_visible()
     await expect(page.locator("ol.supports blockquote").first).not_to_be_empty()
-    await expect(page.get_by_role("heading", name="Verdict", exact=True)).to_be_visible(timeout=LONG)
+    await expect(page.get_by_role("heading", name="Verdict", exact=True)).to_be_visible(
+        timeout=LONG
+    )
     await expect(page.get_by_role("heading", name="Verdict history")).to_be_visible()
     await shot(page, "claim")
     await page.get_by_role("link", name="Ledger").click()
@@ -61,49 +73,73 @@ async def test_a_question_becomes_a_claim_whose_page_shows_quotes_and_verdict(op
     await shot(page, "ledger")
 
 
-async def test_a_literature_review_streams_its_trace_and_renders_the_report(open_console: Any, console_stack: Stack) -> None:
+async def test_a_literature_review_streams_its_trace_and_renders_the_report(
+    open_console: Any, console_stack: Stack
+) -> None:
     page = await open_console(console_stack.admin_key)
     await page.get_by_role("radio", name="Literature review").check()
     await page.get_by_label("Review topic").fill("exercise training in chronic heart failure")
     await page.get_by_role("button", name="Submit").click()
     await page.wait_for_url(re.compile(r"/run/"))
-    await expect(page.locator('#trace li[data-type="agent_start"]').first).to_be_visible(timeout=LONG)
-    await expect(page.locator("#run-status")).to_have_text(re.compile("completed|failed"), timeout=LONG)
+    await expect(page.locator('#trace li[data-type="agent_start"]').first).to_be_visible(
+        timeout=LONG
+    )
+    await expect(page.locator("#run-status")).to_have_text(
+        re.compile("completed|failed"), timeout=LONG
+    )
     await expect(page.locator('#trace li[data-type="verdict"]').first).to_be_visible()
     await expect(page.locator("#result article.markdown h2").first).to_be_visible()
     await expect(page.get_by_role("link", name="BibTeX")).to_be_visible()
-    await expect(page.locator("#result details.panel summary").first).to_contain_text("Citation check")
+    await expect(page.locator("#result details.panel summary").first).to_contain_text(
+        "Citation check"
+    )
     await shot(page, "review-run")
 
 
-async def test_a_verification_streams_its_trace_and_renders_the_verdict_report(open_console: Any, console_stack: Stack) -> None:
+async def test_a_verification_streams_its_trace_and_renders_the_verdict_report(
+    open_console: Any, console_stack: Stack
+) -> None:
     page = await open_console(console_stack.admin_key)
     await page.get_by_role("radio", name="Verify a claim").check()
-    await page.get_by_label("Claim to verify").fill("Exercise training improves quality of life in chronic heart failure")
+    await page.get_by_label("Claim to verify").fill(
+        "Exercise training improves quality of life in chronic heart failure"
+    )
     await page.get_by_role("button", name="Submit").click()
     await page.wait_for_url(re.compile(r"/run/.*kind=verification"))
-    await expect(page.locator("#run-status")).to_have_text(re.compile("completed|failed"), timeout=LONG)
+    await expect(page.locator("#run-status")).to_have_text(
+        re.compile("completed|failed"), timeout=LONG
+    )
     await expect(page.locator('#trace li[data-type="tool_call"]').first).to_be_visible()
     await expect(page.locator("#result article.markdown h2").first).to_be_visible()
     await shot(page, "verify-run")
 
 
-async def test_a_source_list_runs_then_remove_flag_export_and_pause(open_console: Any, console_stack: Stack) -> None:
+async def test_a_source_list_runs_then_remove_flag_export_and_pause(
+    open_console: Any, console_stack: Stack
+) -> None:
     headers = {"X-API-Key": console_stack.admin_key}
     limits = {"allowed_apis": ["corpus"], "max_references": 5}
-    httpx.put(f"{console_stack.gateway_url}/api/research/v1/source-lists/limits/demo", json=limits, headers=headers).raise_for_status()
+    httpx.put(
+        f"{console_stack.gateway_url}/api/research/v1/source-lists/limits/demo",
+        json=limits,
+        headers=headers,
+    ).raise_for_status()
     page = await open_console(console_stack.admin_key)
     await page.get_by_role("radio", name="Source list").check()
     await page.get_by_label("Workspace").fill("demo")
     await page.get_by_label("Workspace").dispatch_event("change")
     await expect(page.locator("#limits")).to_contain_text("at most 5 references")
-    await page.get_by_label("What should the sources cover?").fill("exercise training quality of life in chronic heart failure")
+    await page.get_by_label("What should the sources cover?").fill(
+        "exercise training quality of life in chronic heart failure"
+    )
     await page.get_by_label("Number of references").fill("8")
     await page.get_by_label("Schedule (optional)").select_option("P1D")
     await shot(page, "ask-source-list")
     await page.get_by_role("button", name="Submit").click()
     await page.wait_for_url(re.compile(r"/run/"))
-    await expect(page.locator("#result pre").first).to_contain_text('"num_references": 5')  # the admin's clamp, shown
+    await expect(page.locator("#result pre").first).to_contain_text(
+        '"num_references": 5'
+    )  # the admin's clamp, shown
     await expect(page.locator("#run-status")).to_have_text("completed", timeout=LONG)
     await expect(page.locator("#trace li").first).to_be_visible()
     await expect(page.locator("#result article.markdown")).to_be_visible()
@@ -133,7 +169,9 @@ async def test_a_source_list_runs_then_remove_flag_export_and_pause(open_console
     await shot(page, "source-list-phone")
 
 
-async def test_operator_run_once_needs_the_admin_key(open_console: Any, console_stack: Stack, sessions: Any) -> None:
+async def test_operator_run_once_needs_the_admin_key(
+    open_console: Any, console_stack: Stack, sessions: Any
+) -> None:
     admin = await open_console(console_stack.admin_key)
     await admin.get_by_role("link", name="Operate").click()
     correlator = admin.locator('[data-agent="correlator"]')
@@ -152,7 +190,9 @@ async def test_operator_run_once_needs_the_admin_key(open_console: Any, console_
     await shot(reader, "operate-reader-403")
 
 
-async def test_the_trace_resumes_after_a_reload(open_console: Any, console_stack: Stack, nc: nats.NATS) -> None:
+async def test_the_trace_resumes_after_a_reload(
+    open_console: Any, console_stack: Stack, nc: nats.NATS
+) -> None:
     run_id = f"console-{uuid.uuid4().hex[:10]}"
     recorder = RunRecorder(nc.jetstream(), run_id, agent="reviewer")
     await recorder.emit(AgentStarted(run_id=run_id, agent="reviewer"))
@@ -166,7 +206,9 @@ async def test_the_trace_resumes_after_a_reload(open_console: Any, console_stack
     await recorder.emit(VerdictReached(run_id=run_id, agent="peer_reviewer", verdict="PASS"))
     await recorder.emit(RunDone(run_id=run_id))
     await expect(page.locator("#run-status")).to_have_text("completed")
-    texts = [" ".join(t.split()) for t in await page.locator("#trace li.reasoning").all_inner_texts()]
+    texts = [
+        " ".join(t.split()) for t in await page.locator("#trace li.reasoning").all_inner_texts()
+    ]
     assert texts == ["reviewer search 1 of 3"]  # nothing replayed twice after the reload
     await expect(page.locator('#trace li[data-type="verdict"]')).to_contain_text("PASS")
     await shot(page, "run-resumed")

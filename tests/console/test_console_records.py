@@ -14,7 +14,11 @@ from playwright.async_api import expect
 
 from research_engine.stack import Stack
 from tests.console.conftest import GRAFANA_URL, shot
-from tests.console.seed import WATCHED_VERDICTS, stale_review_with_a_refresh, watched_claim_with_history
+from tests.console.seed import (
+    WATCHED_VERDICTS,
+    stale_review_with_a_refresh,
+    watched_claim_with_history,
+)
 from tests.keys import api_key
 from tests.reports.sample import review
 
@@ -24,16 +28,30 @@ PROMPT = "exercise training and quality of life in chronic heart failure"
 
 
 async def test_a_source_list_rerun_shows_each_runs_diff_and_its_configuration_can_be_edited(
-        open_console: Any, console_stack: Stack, sessions: Any) -> None:
+    open_console: Any, console_stack: Stack, sessions: Any
+) -> None:
     api = f"{console_stack.gateway_url}/api/research/v1"
     headers = console_stack.api_headers
-    httpx.put(f"{api}/source-lists/limits/records", json={"allowed_apis": ["corpus"], "max_references": 4},
-              headers=headers).raise_for_status()
-    accepted = httpx.post(f"{api}/source-lists", headers=headers, json={
-        "prompt": PROMPT, "workspace": "records", "num_references": 4, "update_frequency": "P7D"}).json()
+    httpx.put(
+        f"{api}/source-lists/limits/records",
+        json={"allowed_apis": ["corpus"], "max_references": 4},
+        headers=headers,
+    ).raise_for_status()
+    accepted = httpx.post(
+        f"{api}/source-lists",
+        headers=headers,
+        json={
+            "prompt": PROMPT,
+            "workspace": "records",
+            "num_references": 4,
+            "update_frequency": "P7D",
+        },
+    ).json()
     list_id = accepted["source_list_id"]
     page = await open_console(console_stack.admin_key)
-    await page.goto(f"{console_stack.gateway_url}/run/{accepted['run_id']}?kind=source_list&id={list_id}")
+    await page.goto(
+        f"{console_stack.gateway_url}/run/{accepted['run_id']}?kind=source_list&id={list_id}"
+    )
     await expect(page.locator("#run-status")).to_have_text("completed", timeout=LONG)
 
     await page.goto(f"{console_stack.gateway_url}/sources/{list_id}")
@@ -46,7 +64,9 @@ async def test_a_source_list_rerun_shows_each_runs_diff_and_its_configuration_ca
     unflag = cards.first.get_by_role("button", name="Unflag preferred")
     await expect(unflag).to_be_focused()
     shown = httpx.get(f"{api}/source-lists/{list_id}", headers=headers).json()
-    assert [s["preferred"] for s in shown["sources"]].count(True) == 1  # the flag is the API's, not the page's
+    assert [s["preferred"] for s in shown["sources"]].count(
+        True
+    ) == 1  # the flag is the API's, not the page's
     await page.reload()
     await expect(cards.locator(".preferred")).to_have_count(1)
     await page.get_by_text("Stored configuration").click()
@@ -59,10 +79,16 @@ async def test_a_source_list_rerun_shows_each_runs_diff_and_its_configuration_ca
     runs = page.locator("#sl-runs li.run")
     await expect(runs).to_have_count(3)  # scheduled next, the re-run, the first run
     await expect(runs.nth(1)).to_contain_text("rerun")
-    await expect(runs.nth(2).locator("details.diff summary")).to_contain_text(re.compile(r"First snapshot: [1-4] added"))
+    await expect(runs.nth(2).locator("details.diff summary")).to_contain_text(
+        re.compile(r"First snapshot: [1-4] added")
+    )
     await runs.nth(1).locator("details.diff summary").click()
-    await expect(runs.nth(1).locator("details.diff")).to_contain_text(re.compile(r"No changes\.|Added|Changed|Dropped"))
-    await expect(runs.nth(1).locator("details.diff summary")).to_contain_text(re.compile(r"Changes: \d+ added, \d+ changed, \d+ dropped"))
+    await expect(runs.nth(1).locator("details.diff")).to_contain_text(
+        re.compile(r"No changes\.|Added|Changed|Dropped")
+    )
+    await expect(runs.nth(1).locator("details.diff summary")).to_contain_text(
+        re.compile(r"Changes: \d+ added, \d+ changed, \d+ dropped")
+    )
     await shot(page, "source-list-reruns")
 
     await page.get_by_role("link", name="Edit configuration").click()
@@ -77,17 +103,34 @@ async def test_a_source_list_rerun_shows_each_runs_diff_and_its_configuration_ca
     await shot(page, "source-list-edit-configuration")
     await page.get_by_role("button", name="Submit").click()
     await page.wait_for_url(re.compile(r"/run/"))
-    await expect(page.locator("#run-status")).to_have_text("completed", timeout=LONG)  # the report is rendered …
-    await expect(page.locator("#result pre").first).to_contain_text('"num_references": 3')  # … under the request
+    await expect(page.locator("#run-status")).to_have_text(
+        "completed", timeout=LONG
+    )  # the report is rendered …
+    await expect(page.locator("#result pre").first).to_contain_text(
+        '"num_references": 3'
+    )  # … under the request
 
 
-async def test_schedules_list_next_runs_and_pause_needs_admin(open_console: Any, console_stack: Stack, sessions: Any) -> None:
+async def test_schedules_list_next_runs_and_pause_needs_admin(
+    open_console: Any, console_stack: Stack, sessions: Any
+) -> None:
     api = f"{console_stack.gateway_url}/api/research/v1"
-    listed = httpx.post(f"{api}/source-lists", headers=console_stack.api_headers, json={
-        "prompt": "statins and muscle symptoms schedule", "num_references": 2, "update_frequency": "P1D"}).json()
+    listed = httpx.post(
+        f"{api}/source-lists",
+        headers=console_stack.api_headers,
+        json={
+            "prompt": "statins and muscle symptoms schedule",
+            "num_references": 2,
+            "update_frequency": "P1D",
+        },
+    ).json()
     page = await open_console(console_stack.admin_key)
-    await page.goto(f"{console_stack.gateway_url}/run/{listed['run_id']}?kind=source_list&id={listed['source_list_id']}")
-    await expect(page.locator("#run-status")).to_have_text("completed", timeout=LONG)  # the scout sets the schedule
+    await page.goto(
+        f"{console_stack.gateway_url}/run/{listed['run_id']}?kind=source_list&id={listed['source_list_id']}"
+    )
+    await expect(page.locator("#run-status")).to_have_text(
+        "completed", timeout=LONG
+    )  # the scout sets the schedule
     await page.get_by_role("link", name="Schedules", exact=True).click()
     row = page.locator(f'tr[data-source-list-id="{listed["source_list_id"]}"]')
     await expect(row).to_contain_text("P1D")
@@ -100,11 +143,14 @@ async def test_schedules_list_next_runs_and_pause_needs_admin(open_console: Any,
     reader = await open_console(await api_key(sessions, "reader"))
     await reader.get_by_role("link", name="Schedules", exact=True).click()
     await expect(reader.locator("#sched-need-admin")).to_contain_text("need the admin role")
-    await expect(reader.locator(f'tr[data-source-list-id="{listed["source_list_id"]}"] button').first).to_be_disabled()
+    await expect(
+        reader.locator(f'tr[data-source-list-id="{listed["source_list_id"]}"] button').first
+    ).to_be_disabled()
 
 
-async def test_reviews_show_the_stale_ones_and_the_diff_of_a_refresh(open_console: Any, console_stack: Stack, sessions: Any,
-                                                                       unique: str) -> None:
+async def test_reviews_show_the_stale_ones_and_the_diff_of_a_refresh(
+    open_console: Any, console_stack: Stack, sessions: Any, unique: str
+) -> None:
     stale_id, fresh_id = await stale_review_with_a_refresh(sessions, f"vitamin D review {unique}")
     page = await open_console(await api_key(sessions, "reader"))
     await page.get_by_role("link", name="Reviews", exact=True).click()
@@ -116,25 +162,35 @@ async def test_reviews_show_the_stale_ones_and_the_diff_of_a_refresh(open_consol
     await page.get_by_role("button", name="Show reviews").click()
     await expect(page.locator(f'li[data-review-id="{fresh_id}"]')).to_have_count(0)
     await expect(stale).to_be_visible()
-    await expect(stale.get_by_role("button", name="Refresh")).to_be_disabled()  # a reader may not refresh
+    await expect(
+        stale.get_by_role("button", name="Refresh")
+    ).to_be_disabled()  # a reader may not refresh
     await stale.get_by_text("Versions and changes").click()
     await expect(stale.locator("ol.versions > li")).to_have_count(2)
     second = stale.locator("ol.versions > li").nth(1)
     await expect(second).to_contain_text("Changes from version 1 to 2")
     dropped = second.locator(".change", has_text="References dropped (1)")
-    await expect(dropped.locator("li")).to_have_text(f"{review().references[2].title} ({review().references[2].year})")
+    await expect(dropped.locator("li")).to_have_text(
+        f"{review().references[2].title} ({review().references[2].year})"
+    )
     await shot(page, "reviews")
 
 
-async def test_watched_claims_show_their_verdict_history(open_console: Any, console_stack: Stack, sessions: Any, unique: str) -> None:
+async def test_watched_claims_show_their_verdict_history(
+    open_console: Any, console_stack: Stack, sessions: Any, unique: str
+) -> None:
     watched_id, unwatched_id = await watched_claim_with_history(sessions, unique)
     page = await open_console(await api_key(sessions, "reader"))
     await page.get_by_role("link", name="Watched claims").click()
     row = page.locator(f'tr[data-verification-id="{watched_id}"]')
     await expect(row.get_by_role("link")).to_have_text(f"Ketoplex lowers blood pressure {unique}")
     await expect(row.locator("ol.history li")).to_have_count(2)
-    assert [t.split(" LOW")[0].strip() for t in await row.locator("ol.history li").all_inner_texts()] == list(WATCHED_VERDICTS)
-    await expect(row.locator("td").nth(1)).to_contain_text(WATCHED_VERDICTS[-1])  # the latest verdict
+    assert [
+        t.split(" LOW")[0].strip() for t in await row.locator("ol.history li").all_inner_texts()
+    ] == list(WATCHED_VERDICTS)
+    await expect(row.locator("td").nth(1)).to_contain_text(
+        WATCHED_VERDICTS[-1]
+    )  # the latest verdict
     await expect(page.locator(f'tr[data-verification-id="{unwatched_id}"]')).to_have_count(0)
     await shot(page, "watched-claims")
     await page.set_viewport_size({"width": 390, "height": 844})
@@ -142,7 +198,9 @@ async def test_watched_claims_show_their_verdict_history(open_console: Any, cons
     await shot(page, "watched-claims-phone")
 
 
-async def test_operate_links_the_dashboards_at_the_configured_grafana(open_console: Any, console_stack: Stack) -> None:
+async def test_operate_links_the_dashboards_at_the_configured_grafana(
+    open_console: Any, console_stack: Stack
+) -> None:
     page = await open_console(console_stack.admin_key)
     await page.get_by_role("link", name="Operate").click()
     link = page.get_by_role("link", name="Grafana: pipeline")

@@ -26,45 +26,81 @@ GRAFANA = "https://grafana.example.org/sub"
 
 @pytest.fixture(scope="module")
 async def gateway(servers: Servers) -> AsyncIterator[httpx.AsyncClient]:
-    settings = GatewaySettings(nats_url=servers.nats_url, database_url=servers.database_url,
-                               gateway_console=ConsoleSettings(grafana_url=GRAFANA + "/"))
+    settings = GatewaySettings(
+        nats_url=servers.nats_url,
+        database_url=servers.database_url,
+        gateway_console=ConsoleSettings(grafana_url=GRAFANA + "/"),
+    )
     app = create_app(settings)
     async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=30) as client:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=30
+        ) as client:
             yield client
 
 
-async def test_the_reviews_list_shows_stale_ones_and_each_refresh_diff(gateway: httpx.AsyncClient, sessions: Any, unique: str) -> None:
+async def test_the_reviews_list_shows_stale_ones_and_each_refresh_diff(
+    gateway: httpx.AsyncClient, sessions: Any, unique: str
+) -> None:
     stale_id, fresh_id = await stale_review_with_a_refresh(sessions, f"topic {unique}")
     reader = {"X-API-Key": await api_key(sessions, "reader")}
     assert (await gateway.get(f"{API}/reviews")).status_code == 401
-    listed = {r["review_id"]: r for r in (await gateway.get(f"{API}/reviews", params={"limit": 500}, headers=reader)).json()}
-    assert listed[str(stale_id)]["status"] == "stale" and listed[str(stale_id)]["stale_reason"] == "claim superseded"
+    listed = {
+        r["review_id"]: r
+        for r in (await gateway.get(f"{API}/reviews", params={"limit": 500}, headers=reader)).json()
+    }
+    assert (
+        listed[str(stale_id)]["status"] == "stale"
+        and listed[str(stale_id)]["stale_reason"] == "claim superseded"
+    )
     assert listed[str(stale_id)]["version"] == 2 and listed[str(fresh_id)]["status"] == "completed"
-    stale_only = (await gateway.get(f"{API}/reviews", params={"status": "stale", "limit": 500}, headers=reader)).json()
-    assert str(stale_id) in {r["review_id"] for r in stale_only} and str(fresh_id) not in {r["review_id"] for r in stale_only}
+    stale_only = (
+        await gateway.get(
+            f"{API}/reviews", params={"status": "stale", "limit": 500}, headers=reader
+        )
+    ).json()
+    assert str(stale_id) in {r["review_id"] for r in stale_only} and str(fresh_id) not in {
+        r["review_id"] for r in stale_only
+    }
     assert {r["status"] for r in stale_only} == {"stale"}
-    assert (await gateway.get(f"{API}/reviews", params={"status": "lost"}, headers=reader)).status_code == 422
+    assert (
+        await gateway.get(f"{API}/reviews", params={"status": "lost"}, headers=reader)
+    ).status_code == 422
     versions = (await gateway.get(f"{API}/reviews/{stale_id}/versions", headers=reader)).json()
     assert [v["version"] for v in versions] == [1, 2] and versions[0]["diff"] is None
-    assert [r["title"] for r in versions[1]["diff"]["references_dropped"]] == [review().references[2].title]
+    assert [r["title"] for r in versions[1]["diff"]["references_dropped"]] == [
+        review().references[2].title
+    ]
 
 
-async def test_watched_claims_list_their_verdict_history_oldest_first(gateway: httpx.AsyncClient, sessions: Any, unique: str) -> None:
+async def test_watched_claims_list_their_verdict_history_oldest_first(
+    gateway: httpx.AsyncClient, sessions: Any, unique: str
+) -> None:
     watched_id, unwatched_id = await watched_claim_with_history(sessions, unique)
     reader = {"X-API-Key": await api_key(sessions, "reader")}
     assert (await gateway.get(f"{API}/watched-claims")).status_code == 401
-    rows = (await gateway.get(f"{API}/watched-claims", params={"limit": 500}, headers=reader)).json()
+    rows = (
+        await gateway.get(f"{API}/watched-claims", params={"limit": 500}, headers=reader)
+    ).json()
     ours = {r["verification_id"]: r for r in rows}
     assert str(unwatched_id) not in ours
     watched = ours[str(watched_id)]
-    assert watched["claim"].endswith(unique) and watched["interval_days"] == 7 and watched["runs"] == 2
-    assert [h["verdict"] for h in watched["history"]] == ["INSUFFICIENT EVIDENCE", "PARTIALLY SUPPORTED"]
+    assert (
+        watched["claim"].endswith(unique) and watched["interval_days"] == 7 and watched["runs"] == 2
+    )
+    assert [h["verdict"] for h in watched["history"]] == [
+        "INSUFFICIENT EVIDENCE",
+        "PARTIALLY SUPPORTED",
+    ]
     assert [h["run_id"] for h in watched["history"]] == [f"vf-1-{unique}", f"vf-2-{unique}"]
-    assert [r["next_due_at"] for r in rows] == sorted(r["next_due_at"] for r in rows)  # the next due first
+    assert [r["next_due_at"] for r in rows] == sorted(
+        r["next_due_at"] for r in rows
+    )  # the next due first
 
 
-async def test_the_operate_page_links_grafana_at_the_configured_url(gateway: httpx.AsyncClient, sessions: Any) -> None:
+async def test_the_operate_page_links_grafana_at_the_configured_url(
+    gateway: httpx.AsyncClient, sessions: Any
+) -> None:
     gateway.cookies.set("research_console_key", await api_key(sessions, "admin"))
     try:
         page = (await gateway.get("/operate")).text
@@ -79,4 +115,3 @@ def test_the_grafana_url_is_read_from_the_environment(monkeypatch: pytest.Monkey
     monkeypatch.setenv("GATEWAY_CONSOLE__GRAFANA_URL", "javascript:alert(1)")
     with pytest.raises(ValueError, match="grafana_url"):
         GatewaySettings()
-

@@ -43,8 +43,13 @@ def _in_thread(fn, *args):  # noqa: ANN001, ANN202 - keeps asyncio.run off pytes
 
 async def _create_database(server_url: str, name: str) -> None:
     url = make_url(server_url)
-    conn = await asyncpg.connect(host=url.host, port=url.port, user=url.username, password=url.password,
-                                 database=url.database)
+    conn = await asyncpg.connect(
+        host=url.host,
+        port=url.port,
+        user=url.username,
+        password=url.password,
+        database=url.database,
+    )
     try:
         await conn.execute(f'CREATE DATABASE "{name}"')
     finally:
@@ -62,17 +67,25 @@ def corpus_database_url(servers) -> str:  # noqa: ANN001 - tests.servers.Servers
 
 
 @pytest.fixture(scope="session")
-async def corpus_sessions(corpus_database_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+async def corpus_sessions(
+    corpus_database_url: str,
+) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
     engine = create_engine(corpus_database_url)
     yield session_factory(engine)
     await engine.dispose()
 
 
 @pytest.fixture
-async def empty_corpus(corpus_sessions: async_sessionmaker[AsyncSession]) -> async_sessionmaker[AsyncSession]:
+async def empty_corpus(
+    corpus_sessions: async_sessionmaker[AsyncSession],
+) -> async_sessionmaker[AsyncSession]:
     """The corpus sessions, with every corpus table emptied first."""
     async with corpus_sessions() as session, session.begin():
-        await session.execute(text("TRUNCATE corpus_chunks, corpus_papers, corpus_lexemes, corpus_stats, corpus_sentences RESTART IDENTITY CASCADE"))
+        await session.execute(
+            text(
+                "TRUNCATE corpus_chunks, corpus_papers, corpus_lexemes, corpus_stats, corpus_sentences RESTART IDENTITY CASCADE"
+            )
+        )
     return corpus_sessions
 
 
@@ -90,22 +103,59 @@ def small_corpus(tmp_path: Path) -> Iterator[Path]:
 
 
 SMALL_CORPUS = [
-    {"id": "aspirin-mi", "title": "Low-dose aspirin and myocardial infarction in older adults",
-     "abstract": "Daily low-dose aspirin reduced the incidence of first myocardial infarction. Major bleeding increased.",
-     "authors": ["Ana Ruiz", "Bo Chen"], "year": 2018, "venue": "Lancet", "citation_count": 120, "keywords": ["aspirin"]},
-    {"id": "statin-ldl", "title": "Statins lower LDL cholesterol and cardiovascular events",
-     "abstract": "Statin therapy lowered LDL cholesterol by 40 percent and reduced major cardiovascular events.",
-     "authors": ["Chen Li"], "year": 2015, "venue": "NEJM", "citation_count": 300},
-    {"id": "vitd-fracture", "title": "Vitamin D supplementation and fracture risk",
-     "abstract": "Vitamin D supplementation did not reduce hip fractures in community-dwelling older people.",
-     "authors": ["Dora Ng"], "year": 2020, "venue": "JAMA", "citation_count": 45},
-    {"id": "exercise-hf", "title": "Exercise training in chronic heart failure",
-     "abstract": "Supervised exercise training modestly improved self-reported health status in heart failure patients.",
-     "authors": ["Eve Park", "Ana Ruiz"], "year": 2009, "venue": "JAMA", "citation_count": 210},
-    {"id": "crispr-ecoli", "title": "CRISPR interference in Escherichia coli",
-     "abstract": "Guide RNAs directed dCas9 to repress transcription of target genes in bacteria.",
-     "authors": ["Finn Olsen"], "year": 2013, "venue": "Cell", "citation_count": 800},
-    {"id": "aspirin-cancer", "title": "Aspirin use and colorectal cancer",
-     "abstract": "Regular aspirin use was associated with lower colorectal cancer mortality over twenty years.",
-     "authors": ["Gus Hale"], "year": 2020, "venue": "Lancet", "citation_count": None},
+    {
+        "id": "aspirin-mi",
+        "title": "Low-dose aspirin and myocardial infarction in older adults",
+        "abstract": "Daily low-dose aspirin reduced the incidence of first myocardial infarction. Major bleeding increased.",
+        "authors": ["Ana Ruiz", "Bo Chen"],
+        "year": 2018,
+        "venue": "Lancet",
+        "citation_count": 120,
+        "keywords": ["aspirin"],
+    },
+    {
+        "id": "statin-ldl",
+        "title": "Statins lower LDL cholesterol and cardiovascular events",
+        "abstract": "Statin therapy lowered LDL cholesterol by 40 percent and reduced major cardiovascular events.",
+        "authors": ["Chen Li"],
+        "year": 2015,
+        "venue": "NEJM",
+        "citation_count": 300,
+    },
+    {
+        "id": "vitd-fracture",
+        "title": "Vitamin D supplementation and fracture risk",
+        "abstract": "Vitamin D supplementation did not reduce hip fractures in community-dwelling older people.",
+        "authors": ["Dora Ng"],
+        "year": 2020,
+        "venue": "JAMA",
+        "citation_count": 45,
+    },
+    {
+        "id": "exercise-hf",
+        "title": "Exercise training in chronic heart failure",
+        "abstract": "Supervised exercise training modestly improved self-reported health status in heart failure patients.",
+        "authors": ["Eve Park", "Ana Ruiz"],
+        "year": 2009,
+        "venue": "JAMA",
+        "citation_count": 210,
+    },
+    {
+        "id": "crispr-ecoli",
+        "title": "CRISPR interference in Escherichia coli",
+        "abstract": "Guide RNAs directed dCas9 to repress transcription of target genes in bacteria.",
+        "authors": ["Finn Olsen"],
+        "year": 2013,
+        "venue": "Cell",
+        "citation_count": 800,
+    },
+    {
+        "id": "aspirin-cancer",
+        "title": "Aspirin use and colorectal cancer",
+        "abstract": "Regular aspirin use was associated with lower colorectal cancer mortality over twenty years.",
+        "authors": ["Gus Hale"],
+        "year": 2020,
+        "venue": "Lancet",
+        "citation_count": None,
+    },
 ]

@@ -33,7 +33,9 @@ def test_adapted_vectors_stay_unit_length_and_move():
     adapted = QueryAdapter(delta).apply(vectors)
     assert np.allclose(np.linalg.norm(adapted, axis=1), 1.0, atol=1e-5)
     assert not np.allclose(adapted, vectors)
-    assert np.allclose(QueryAdapter(delta).apply(vectors[0]), adapted[0], atol=1e-6)  # one vector = a row
+    assert np.allclose(
+        QueryAdapter(delta).apply(vectors[0]), adapted[0], atol=1e-6
+    )  # one vector = a row
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
@@ -54,7 +56,9 @@ def test_the_shipped_adapter_is_trained_and_reorders_a_querys_neighbours():
     assert not np.array_equal(plain, adapted)  # the map moves the query, so its neighbours reorder
     again = np.argsort(-(chunks @ QueryAdapter.load(ADAPTER_PATH).apply(query)), kind="stable")
     assert np.array_equal(adapted, again)  # a fresh load gives the same ranking
-    assert float(adapter.apply(query) @ query) > 0.5  # close to the identity: a nudge, not a new space
+    assert (
+        float(adapter.apply(query) @ query) > 0.5
+    )  # close to the identity: a nudge, not a new space
 
 
 class _FixedEmbedder:
@@ -79,7 +83,9 @@ def test_search_passes_query_vectors_through_the_shipped_adapter_by_default():
 
 @pytest.mark.integration
 @pytest.mark.parametrize("adapter_on", [True, False])
-async def test_batch_search_returns_what_one_by_one_search_returns(empty_corpus, small_corpus, adapter_on):
+async def test_batch_search_returns_what_one_by_one_search_returns(
+    empty_corpus, small_corpus, adapter_on
+):
     await ingest_path(empty_corpus, small_corpus, fmt="jsonl", progress=False)
     settings = CorpusSettings(query_adapter=adapter_on)
     queries = ["aspirin to prevent coronary attacks", "bacterial gene repression", ""]
@@ -88,8 +94,12 @@ async def test_batch_search_returns_what_one_by_one_search_returns(empty_corpus,
     for query in queries:
         async with empty_corpus() as session:
             single.append(await search(session, query, k=5, settings=settings))
-    assert [[h.external_id for h in hits] for hits in batch] == [[h.external_id for h in hits] for hits in single]
-    assert batch[0][0].external_id.startswith("aspirin") and batch[1][0].external_id == "crispr-ecoli"
+    assert [[h.external_id for h in hits] for hits in batch] == [
+        [h.external_id for h in hits] for hits in single
+    ]
+    assert (
+        batch[0][0].external_id.startswith("aspirin") and batch[1][0].external_id == "crispr-ecoli"
+    )
     assert batch[2] == []
 
 
@@ -111,8 +121,12 @@ async def test_a_failing_search_in_a_batch_stops_the_batch_with_its_own_error(mo
     monkeypatch.setattr(corpus_search, "search", fake_search)
     queries = ["a", "bad", *[f"q{i}" for i in range(50)]]
     with pytest.raises(CorpusError, match="no such thing"):
-        await search_many(sessions, queries, mode="lexical", settings=CorpusSettings(), concurrency=2)
+        await search_many(
+            sessions, queries, mode="lexical", settings=CorpusSettings(), concurrency=2
+        )
     stopped_at = len(started)
     for _ in range(20):
         await asyncio.sleep(0)
-    assert stopped_at == len(started) < len(queries)  # the other worker was stopped, not left searching on
+    assert (
+        stopped_at == len(started) < len(queries)
+    )  # the other worker was stopped, not left searching on

@@ -53,9 +53,13 @@ def test_callers_queued_while_the_model_works_share_one_batch(monkeypatch):
     assert np.allclose(first.result(10)[0], FakeModel.vector("first"))
     for i, future in enumerate(later):
         rows = future.result(10)
-        assert np.allclose(rows[0], FakeModel.vector(f"text {i}")) and np.allclose(rows[1], FakeModel.vector("shared"))
+        assert np.allclose(rows[0], FakeModel.vector(f"text {i}")) and np.allclose(
+            rows[1], FakeModel.vector("shared")
+        )
     assert model.calls[0] == ["first"]
-    assert len(model.calls) == 2 and sorted(model.calls[1]) == sorted([f"text {i}" for i in range(10)] + ["shared"])
+    assert len(model.calls) == 2 and sorted(model.calls[1]) == sorted(
+        [f"text {i}" for i in range(10)] + ["shared"]
+    )
     assert embedder.batches == 2 and embedder.embedded == 12  # "shared" reached the model once
 
 

@@ -20,7 +20,10 @@ def test_each_model_call_counts_its_texts_and_time():
     embedder = get_embedder()  # the real MiniLM, loaded from the bundled package
     assert isinstance(embedder, MicroBatchingEmbedder)
     calls, texts = sample("research_embedding_texts_count"), sample("research_embedding_texts_sum")
-    pairs, seconds = sample("research_embedding_texts_bucket", le="2.0"), sample("research_embedding_seconds_total")
+    pairs, seconds = (
+        sample("research_embedding_texts_bucket", le="2.0"),
+        sample("research_embedding_seconds_total"),
+    )
     cpu = sample("research_embedding_cpu_seconds_total")
 
     embedder.embed_direct(["metrics test: a first text", "metrics test: a second text"])
@@ -29,6 +32,8 @@ def test_each_model_call_counts_its_texts_and_time():
 
     assert sample("research_embedding_texts_count") - calls == 2
     assert sample("research_embedding_texts_sum") - texts == 3
-    assert sample("research_embedding_texts_bucket", le="2.0") - pairs == 2  # both calls had ≤ 2 texts
+    assert (
+        sample("research_embedding_texts_bucket", le="2.0") - pairs == 2
+    )  # both calls had ≤ 2 texts
     assert sample("research_embedding_seconds_total") > seconds
     assert sample("research_embedding_cpu_seconds_total") > cpu

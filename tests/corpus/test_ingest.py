@@ -39,26 +39,47 @@ async def test_reingesting_the_same_file_changes_nothing(empty_corpus, small_cor
     assert await _snapshot(empty_corpus) == before  # same rows, same chunk ids: nothing rewritten
 
 
-async def test_ingest_is_incremental_new_and_changed_papers_only(empty_corpus, tmp_path, small_corpus):
+async def test_ingest_is_incremental_new_and_changed_papers_only(
+    empty_corpus, tmp_path, small_corpus
+):
     await ingest_path(empty_corpus, small_corpus, fmt="jsonl", progress=False)
     before = {row[0]: row for row in await _snapshot(empty_corpus)}
     changed = [dict(r) for r in SMALL_CORPUS]
-    changed[2]["abstract"] = "Vitamin D supplementation reduced falls but not fractures in a new trial."
-    changed.append({"id": "new-paper", "title": "Metformin and longevity", "abstract": "Metformin use and survival.",
-                    "year": 2022, "venue": "BMJ"})
-    report = await ingest_path(empty_corpus, write_jsonl(tmp_path / "v2.jsonl", changed), fmt="jsonl", progress=False)
+    changed[2]["abstract"] = (
+        "Vitamin D supplementation reduced falls but not fractures in a new trial."
+    )
+    changed.append(
+        {
+            "id": "new-paper",
+            "title": "Metformin and longevity",
+            "abstract": "Metformin use and survival.",
+            "year": 2022,
+            "venue": "BMJ",
+        }
+    )
+    report = await ingest_path(
+        empty_corpus, write_jsonl(tmp_path / "v2.jsonl", changed), fmt="jsonl", progress=False
+    )
     assert (report.added, report.updated, report.unchanged) == (1, 1, 5)
     after = {row[0]: row for row in await _snapshot(empty_corpus)}
     assert set(after) == set(before) | {"new-paper"}
     assert after["statin-ldl"] == before["statin-ldl"]  # untouched
-    assert after["vitd-fracture"][1] != before["vitd-fracture"][1]  # re-indexed with its new content
+    assert (
+        after["vitd-fracture"][1] != before["vitd-fracture"][1]
+    )  # re-indexed with its new content
     async with empty_corpus() as session:
-        abstract = await session.scalar(text("SELECT abstract FROM corpus_papers WHERE external_id = 'vitd-fracture'"))
-        df = await session.scalar(text("SELECT doc_freq FROM corpus_lexemes WHERE lexeme = 'metformin'"))
+        abstract = await session.scalar(
+            text("SELECT abstract FROM corpus_papers WHERE external_id = 'vitd-fracture'")
+        )
+        df = await session.scalar(
+            text("SELECT doc_freq FROM corpus_lexemes WHERE lexeme = 'metformin'")
+        )
     assert "falls" in abstract and df == 1
 
 
-async def test_malformed_lines_are_reported_with_line_numbers_and_valid_lines_kept(empty_corpus, tmp_path):
+async def test_malformed_lines_are_reported_with_line_numbers_and_valid_lines_kept(
+    empty_corpus, tmp_path
+):
     path = write_jsonl(
         tmp_path / "bad.jsonl",
         [
@@ -71,9 +92,21 @@ async def test_malformed_lines_are_reported_with_line_numbers_and_valid_lines_ke
     )
     report = await ingest_path(empty_corpus, path, fmt="scifact", progress=False)
     assert report.added == 2
-    assert [(e.line, e.reason.split(" ")[0]) for e in report.errors] == [(2, "invalid"), (4, "missing"), (5, "duplicate")]
+    assert [(e.line, e.reason.split(" ")[0]) for e in report.errors] == [
+        (2, "invalid"),
+        (4, "missing"),
+        (5, "duplicate"),
+    ]
     async with empty_corpus() as session:
-        ids = (await session.execute(text("SELECT external_id FROM corpus_papers ORDER BY external_id"))).scalars().all()
+        ids = (
+            (
+                await session.execute(
+                    text("SELECT external_id FROM corpus_papers ORDER BY external_id")
+                )
+            )
+            .scalars()
+            .all()
+        )
     assert ids == ["1", "3"]
 
 
@@ -85,24 +118,41 @@ async def test_scifact_lines_keep_their_doc_id_and_sentences(empty_corpus, share
     assert report.added == 5 and not report.errors
     first = json.loads(lines[0])
     async with empty_corpus() as session:
-        row = (await session.execute(text("SELECT title, abstract FROM corpus_papers WHERE external_id = :id"),
-                                     {"id": str(first["doc_id"])})).one()
+        row = (
+            await session.execute(
+                text("SELECT title, abstract FROM corpus_papers WHERE external_id = :id"),
+                {"id": str(first["doc_id"])},
+            )
+        ).one()
     assert row.title == first["title"] and row.abstract == " ".join(first["abstract"])
 
 
 async def test_pdf_folder_is_split_into_sections(empty_corpus, tmp_path):
     folder = tmp_path / "pdfs"
     folder.mkdir()
-    write_pdf(folder / "trial.pdf", [
-        "Zinc lozenges and the common cold", "Abstract", "Zinc lozenges shortened colds in adults.",
-        "Methods", "We randomised 200 adults to zinc or placebo lozenges.", "Results",
-        "Colds lasted two days less with zinc.", "References", "1. Someone et al. 2001.",
-    ])
+    write_pdf(
+        folder / "trial.pdf",
+        [
+            "Zinc lozenges and the common cold",
+            "Abstract",
+            "Zinc lozenges shortened colds in adults.",
+            "Methods",
+            "We randomised 200 adults to zinc or placebo lozenges.",
+            "Results",
+            "Colds lasted two days less with zinc.",
+            "References",
+            "1. Someone et al. 2001.",
+        ],
+    )
     (folder / "broken.pdf").write_bytes(b"%PDF-1.4 not really a pdf")
     report = await ingest_path(empty_corpus, folder, fmt="pdf-dir", progress=False)
     assert report.added == 1 and len(report.errors) == 1 and "broken.pdf" in report.errors[0].reason
     async with empty_corpus() as session:
-        rows = (await session.execute(text("SELECT section, locator, text FROM corpus_chunks ORDER BY chunk_index"))).all()
+        rows = (
+            await session.execute(
+                text("SELECT section, locator, text FROM corpus_chunks ORDER BY chunk_index")
+            )
+        ).all()
     assert [r.section for r in rows] == ["abstract", "methods", "results"]
     assert rows[1].locator == "section:methods" and "randomised 200 adults" in rows[1].text
     assert not any("Someone et al" in r.text for r in rows)  # references are dropped

@@ -19,13 +19,18 @@ from tests.corpus.conftest import SMALL_CORPUS, write_jsonl
 
 pytestmark = pytest.mark.integration
 
-SHARED = "The trial was stopped early for benefit."  # in the first and the last paper: embedded once
+SHARED = (
+    "The trial was stopped early for benefit."  # in the first and the last paper: embedded once
+)
 PAPERS = [
-    {"id": f"paper-{i}", "title": f"Trial {i} of drug {chr(65 + i)}",
-     "abstract": (SHARED + " " if i in (0, 8) else "")
-                 + f"We randomly assigned {100 + i} adults to drug {chr(65 + i)} or placebo. "
-                   f"Drug {chr(65 + i)} reduced the primary outcome by {10 + i} percent over {i + 2} years of follow-up "
-                   f"in patients with chronic disease number {i}. Adverse events were rare."}
+    {
+        "id": f"paper-{i}",
+        "title": f"Trial {i} of drug {chr(65 + i)}",
+        "abstract": (SHARED + " " if i in (0, 8) else "")
+        + f"We randomly assigned {100 + i} adults to drug {chr(65 + i)} or placebo. "
+        f"Drug {chr(65 + i)} reduced the primary outcome by {10 + i} percent over {i + 2} years of follow-up "
+        f"in patients with chronic disease number {i}. Adverse events were rare.",
+    }
     for i in range(9)
 ]
 
@@ -48,7 +53,11 @@ class TextKeyedModel:
         self.calls.append(list(texts))
         if len(self.calls) == self.fail_on_call:
             raise RuntimeError("the model crashed")
-        return np.stack([vector_of(t) for t in texts]) if texts else np.zeros((0, 384), dtype=np.float32)
+        return (
+            np.stack([vector_of(t) for t in texts])
+            if texts
+            else np.zeros((0, 384), dtype=np.float32)
+        )
 
     @property
     def texts(self) -> list[str]:
@@ -57,28 +66,45 @@ class TextKeyedModel:
 
 async def _chunks(sessions) -> list[tuple[str, int, str, str, list[float]]]:  # noqa: ANN001
     async with sessions() as session:
-        rows = await session.execute(text(
-            """SELECT p.external_id, c.chunk_index, p.title, c.text, CAST(c.embedding AS real[])
+        rows = await session.execute(
+            text(
+                """SELECT p.external_id, c.chunk_index, p.title, c.text, CAST(c.embedding AS real[])
                FROM corpus_chunks c JOIN corpus_papers p ON p.id = c.paper_id ORDER BY p.external_id, c.chunk_index"""
-        ))
+            )
+        )
         return [tuple(r) for r in rows]
 
 
 async def _sentences(sessions) -> dict[bytes, list[float]]:  # noqa: ANN001
     async with sessions() as session:
-        rows = await session.execute(text("SELECT key, CAST(embedding AS real[]) FROM corpus_sentences"))
+        rows = await session.execute(
+            text("SELECT key, CAST(embedding AS real[]) FROM corpus_sentences")
+        )
         return {bytes(key): vector for key, vector in rows}
 
 
 def _abstract_sentences(papers: list[dict]) -> dict[bytes, str]:
-    return {sentence_key(s.text): " ".join(s.text.split()) for p in papers for s in split_sentences(p["abstract"])}
+    return {
+        sentence_key(s.text): " ".join(s.text.split())
+        for p in papers
+        for s in split_sentences(p["abstract"])
+    }
 
 
-async def test_pipelined_batches_store_every_text_with_its_own_vector_and_embed_it_once(empty_corpus, tmp_path):
+async def test_pipelined_batches_store_every_text_with_its_own_vector_and_embed_it_once(
+    empty_corpus, tmp_path
+):
     path = write_jsonl(tmp_path / "papers.jsonl", PAPERS)
     model = TextKeyedModel()
-    report = await ingest_path(empty_corpus, path, fmt="jsonl", progress=False, embedder=model, chunk_words=12,
-                               batch_papers=2)
+    report = await ingest_path(
+        empty_corpus,
+        path,
+        fmt="jsonl",
+        progress=False,
+        embedder=model,
+        chunk_words=12,
+        batch_papers=2,
+    )
     assert len(model.calls) == 5  # 9 papers, 2 a batch: several batches in flight at once
     chunks = await _chunks(empty_corpus)
     assert report.added == 9 and report.chunks == len(chunks) > 9  # several chunks per paper
@@ -90,46 +116,92 @@ async def test_pipelined_batches_store_every_text_with_its_own_vector_and_embed_
     for key, vector in stored_sentences.items():
         assert np.allclose(vector, vector_of(expected[key]), atol=1e-6), expected[key]
     # every text reached the model once: the shared sentence of batches 1 and 5 too
-    assert sorted(model.texts) == sorted([f"{t} {b}" for _, _, t, b, _ in chunks] + list(expected.values()))
+    assert sorted(model.texts) == sorted(
+        [f"{t} {b}" for _, _, t, b, _ in chunks] + list(expected.values())
+    )
 
     # the same rows and vectors as one batch through the model, no pipelining
     await _empty(empty_corpus)
     whole = TextKeyedModel()
-    await ingest_path(empty_corpus, path, fmt="jsonl", progress=False, embedder=whole, chunk_words=12, batch_papers=256)
+    await ingest_path(
+        empty_corpus,
+        path,
+        fmt="jsonl",
+        progress=False,
+        embedder=whole,
+        chunk_words=12,
+        batch_papers=256,
+    )
     assert len(whole.calls) == 1
     assert await _chunks(empty_corpus) == chunks
     assert await _sentences(empty_corpus) == stored_sentences
 
 
-async def test_an_ingest_that_fails_midway_keeps_whole_batches_and_the_next_one_finishes_it(empty_corpus, tmp_path):
+async def test_an_ingest_that_fails_midway_keeps_whole_batches_and_the_next_one_finishes_it(
+    empty_corpus, tmp_path
+):
     path = write_jsonl(tmp_path / "papers.jsonl", PAPERS)
     with pytest.raises(RuntimeError, match="crashed"):
-        await ingest_path(empty_corpus, path, fmt="jsonl", progress=False, embedder=TextKeyedModel(fail_on_call=3),
-                          chunk_words=12, batch_papers=2)
+        await ingest_path(
+            empty_corpus,
+            path,
+            fmt="jsonl",
+            progress=False,
+            embedder=TextKeyedModel(fail_on_call=3),
+            chunk_words=12,
+            batch_papers=2,
+        )
     kept = await _chunks(empty_corpus)
     # batches 1 and 2 were embedded and written; batch 3's embedding failed, nothing after it is stored
     assert sorted({row[0] for row in kept}) == ["paper-0", "paper-1", "paper-2", "paper-3"]
 
     model = TextKeyedModel()
-    report = await ingest_path(empty_corpus, path, fmt="jsonl", progress=False, embedder=model, chunk_words=12,
-                               batch_papers=2)
+    report = await ingest_path(
+        empty_corpus,
+        path,
+        fmt="jsonl",
+        progress=False,
+        embedder=model,
+        chunk_words=12,
+        batch_papers=2,
+    )
     assert (report.added, report.unchanged, report.updated) == (5, 4, 0)
-    assert not any(t.startswith(("Trial 0 ", "Trial 3 ")) for t in model.texts)  # kept papers are not embedded again
+    assert not any(
+        t.startswith(("Trial 0 ", "Trial 3 ")) for t in model.texts
+    )  # kept papers are not embedded again
     resumed_chunks, resumed_sentences = await _chunks(empty_corpus), await _sentences(empty_corpus)
 
     await _empty(empty_corpus)
-    await ingest_path(empty_corpus, path, fmt="jsonl", progress=False, embedder=TextKeyedModel(), chunk_words=12,
-                      batch_papers=2)
+    await ingest_path(
+        empty_corpus,
+        path,
+        fmt="jsonl",
+        progress=False,
+        embedder=TextKeyedModel(),
+        chunk_words=12,
+        batch_papers=2,
+    )
     assert resumed_chunks == await _chunks(empty_corpus)
     assert resumed_sentences == await _sentences(empty_corpus)
 
-    again = await ingest_path(empty_corpus, path, fmt="jsonl", progress=False, embedder=(idle := TextKeyedModel()),
-                              chunk_words=12, batch_papers=2)
+    again = await ingest_path(
+        empty_corpus,
+        path,
+        fmt="jsonl",
+        progress=False,
+        embedder=(idle := TextKeyedModel()),
+        chunk_words=12,
+        batch_papers=2,
+    )
     assert (again.added, again.unchanged, again.sentences, idle.calls) == (0, 9, 0, [])
 
 
-async def test_the_progress_bar_shows_papers_done_papers_per_second_and_the_time_left(empty_corpus, small_corpus, capsys):
-    await ingest_path(empty_corpus, small_corpus, fmt="jsonl", progress=True, embedder=TextKeyedModel())
+async def test_the_progress_bar_shows_papers_done_papers_per_second_and_the_time_left(
+    empty_corpus, small_corpus, capsys
+):
+    await ingest_path(
+        empty_corpus, small_corpus, fmt="jsonl", progress=True, embedder=TextKeyedModel()
+    )
     bar = capsys.readouterr().err.strip().splitlines()[-1].split("\r")[-1]
     assert f"{len(SMALL_CORPUS)}/{len(SMALL_CORPUS)} papers" in bar and "100%" in bar
     assert "papers/s" in bar and "ETA 00:00" in bar
@@ -146,6 +218,8 @@ def test_without_a_known_total_the_bar_still_counts_papers_and_their_rate() -> N
 
 async def _empty(sessions) -> None:  # noqa: ANN001
     async with sessions() as session, session.begin():
-        await session.execute(text(
-            "TRUNCATE corpus_chunks, corpus_papers, corpus_lexemes, corpus_stats, corpus_sentences RESTART IDENTITY CASCADE"
-        ))
+        await session.execute(
+            text(
+                "TRUNCATE corpus_chunks, corpus_papers, corpus_lexemes, corpus_stats, corpus_sentences RESTART IDENTITY CASCADE"
+            )
+        )

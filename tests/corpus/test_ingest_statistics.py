@@ -20,8 +20,12 @@ pytestmark = pytest.mark.integration
 
 async def _statistics(sessions) -> tuple[dict[str, int], tuple[int, float]]:  # noqa: ANN001
     async with sessions() as session:
-        lexemes = dict((await session.execute(text("SELECT lexeme, doc_freq FROM corpus_lexemes"))).all())
-        stats = (await session.execute(text("SELECT chunks, avg_doc_len FROM corpus_stats WHERE id = 1"))).one()
+        lexemes = dict(
+            (await session.execute(text("SELECT lexeme, doc_freq FROM corpus_lexemes"))).all()
+        )
+        stats = (
+            await session.execute(text("SELECT chunks, avg_doc_len FROM corpus_stats WHERE id = 1"))
+        ).one()
     return lexemes, (stats.chunks, stats.avg_doc_len)
 
 
@@ -29,15 +33,21 @@ async def _recomputed(sessions) -> tuple[dict[str, int], tuple[int, float]]:  # 
     """The statistics a full recompute gives, read inside a transaction that is rolled back."""
     async with sessions() as session, session.begin():
         await CorpusRepository(session).refresh_lexeme_stats()
-        lexemes = dict((await session.execute(text("SELECT lexeme, doc_freq FROM corpus_lexemes"))).all())
-        stats = (await session.execute(text("SELECT chunks, avg_doc_len FROM corpus_stats WHERE id = 1"))).one()
+        lexemes = dict(
+            (await session.execute(text("SELECT lexeme, doc_freq FROM corpus_lexemes"))).all()
+        )
+        stats = (
+            await session.execute(text("SELECT chunks, avg_doc_len FROM corpus_stats WHERE id = 1"))
+        ).one()
         await session.rollback()
     return lexemes, (stats.chunks, stats.avg_doc_len)
 
 
 async def _indexes(sessions) -> set[str]:  # noqa: ANN001
     async with sessions() as session:
-        rows = await session.execute(text("SELECT indexname FROM pg_indexes WHERE tablename = 'corpus_chunks'"))
+        rows = await session.execute(
+            text("SELECT indexname FROM pg_indexes WHERE tablename = 'corpus_chunks'")
+        )
         return {name for (name,) in rows}
 
 
@@ -47,29 +57,49 @@ def _assert_same(incremental, full) -> None:  # noqa: ANN001
     assert chunks_a == chunks_b and avg_a == pytest.approx(avg_b, rel=1e-9)
 
 
-async def test_incremental_statistics_equal_a_full_recompute_after_adds_and_revisions(empty_corpus, small_corpus, tmp_path):
+async def test_incremental_statistics_equal_a_full_recompute_after_adds_and_revisions(
+    empty_corpus, small_corpus, tmp_path
+):
     await ingest_path(empty_corpus, small_corpus, fmt="jsonl", progress=False)
     _assert_same(await _statistics(empty_corpus), await _recomputed(empty_corpus))
 
     revised = [dict(r) for r in SMALL_CORPUS]
-    revised[0]["title"] = "Aspirin in zebrafish"  # 'myocardi' leaves the corpus, 'zebrafish' arrives
+    revised[0]["title"] = (
+        "Aspirin in zebrafish"  # 'myocardi' leaves the corpus, 'zebrafish' arrives
+    )
     revised[0]["abstract"] = "Aspirin did nothing for zebrafish hearts."
-    revised.append({"id": "metformin", "title": "Metformin and longevity", "abstract": "Metformin use and survival."})
-    report = await ingest_path(empty_corpus, write_jsonl(tmp_path / "v2.jsonl", revised), fmt="jsonl", progress=False)
+    revised.append(
+        {
+            "id": "metformin",
+            "title": "Metformin and longevity",
+            "abstract": "Metformin use and survival.",
+        }
+    )
+    report = await ingest_path(
+        empty_corpus, write_jsonl(tmp_path / "v2.jsonl", revised), fmt="jsonl", progress=False
+    )
     assert (report.added, report.updated) == (1, 1)
     incremental = await _statistics(empty_corpus)
     _assert_same(incremental, await _recomputed(empty_corpus))
-    assert incremental[0]["zebrafish"] == 1 and "myocardi" not in incremental[0]  # gone with its only chunk
+    assert (
+        incremental[0]["zebrafish"] == 1 and "myocardi" not in incremental[0]
+    )  # gone with its only chunk
 
 
-async def test_bulk_load_builds_the_indexes_at_the_end_and_reingest_changes_nothing(empty_corpus, small_corpus):
-    first = await ingest_path(empty_corpus, small_corpus, fmt="jsonl", progress=False, bulk_min_papers=1)
+async def test_bulk_load_builds_the_indexes_at_the_end_and_reingest_changes_nothing(
+    empty_corpus, small_corpus
+):
+    first = await ingest_path(
+        empty_corpus, small_corpus, fmt="jsonl", progress=False, bulk_min_papers=1
+    )
     assert (first.added, first.errors) == (6, [])
     assert set(BULK_INDEXES) <= await _indexes(empty_corpus)
     before = await _statistics(empty_corpus)
     _assert_same(before, await _recomputed(empty_corpus))
 
-    again = await ingest_path(empty_corpus, small_corpus, fmt="jsonl", progress=False, bulk_min_papers=1)
+    again = await ingest_path(
+        empty_corpus, small_corpus, fmt="jsonl", progress=False, bulk_min_papers=1
+    )
     assert (again.added, again.updated, again.unchanged, again.chunks) == (0, 0, 6, 0)
     assert await _statistics(empty_corpus) == before
 
@@ -89,25 +119,53 @@ class _BrokenEmbedder:
 
 async def test_a_failed_bulk_load_still_restores_the_indexes(empty_corpus, small_corpus):
     with pytest.raises(RuntimeError, match="embedding worker died"):
-        await ingest_path(empty_corpus, small_corpus, fmt="jsonl", progress=False, embedder=_BrokenEmbedder(),
-                          batch_papers=2, bulk_min_papers=1)
+        await ingest_path(
+            empty_corpus,
+            small_corpus,
+            fmt="jsonl",
+            progress=False,
+            embedder=_BrokenEmbedder(),
+            batch_papers=2,
+            bulk_min_papers=1,
+        )
     assert set(BULK_INDEXES) <= await _indexes(empty_corpus)
-    _assert_same(await _statistics(empty_corpus), await _recomputed(empty_corpus))  # what was written is counted
+    _assert_same(
+        await _statistics(empty_corpus), await _recomputed(empty_corpus)
+    )  # what was written is counted
 
 
-async def test_ingesting_after_the_tables_were_emptied_starts_from_fresh_statistics(empty_corpus, small_corpus):
-    async with empty_corpus() as session, session.begin():  # stale totals a TRUNCATE of the chunks left behind
-        await session.execute(text("INSERT INTO corpus_stats (id, chunks, avg_doc_len) VALUES (1, 999, 42)"))
-        await session.execute(text("INSERT INTO corpus_lexemes (lexeme, doc_freq) VALUES ('aspirin', 77)"))
+async def test_ingesting_after_the_tables_were_emptied_starts_from_fresh_statistics(
+    empty_corpus, small_corpus
+):
+    async with (
+        empty_corpus() as session,
+        session.begin(),
+    ):  # stale totals a TRUNCATE of the chunks left behind
+        await session.execute(
+            text("INSERT INTO corpus_stats (id, chunks, avg_doc_len) VALUES (1, 999, 42)")
+        )
+        await session.execute(
+            text("INSERT INTO corpus_lexemes (lexeme, doc_freq) VALUES ('aspirin', 77)")
+        )
     await ingest_path(empty_corpus, small_corpus, fmt="jsonl", progress=False)
     stats = await _statistics(empty_corpus)
     _assert_same(stats, await _recomputed(empty_corpus))
     assert stats[0]["aspirin"] == 2
 
 
-async def test_the_next_ingest_restores_indexes_a_killed_bulk_load_left_dropped(empty_corpus, small_corpus, tmp_path):
-    await ingest_path(empty_corpus, write_jsonl(tmp_path / "one.jsonl", SMALL_CORPUS[:1]), fmt="jsonl", progress=False)
-    async with empty_corpus() as session, session.begin():  # what a SIGKILL between drop and build leaves
+async def test_the_next_ingest_restores_indexes_a_killed_bulk_load_left_dropped(
+    empty_corpus, small_corpus, tmp_path
+):
+    await ingest_path(
+        empty_corpus,
+        write_jsonl(tmp_path / "one.jsonl", SMALL_CORPUS[:1]),
+        fmt="jsonl",
+        progress=False,
+    )
+    async with (
+        empty_corpus() as session,
+        session.begin(),
+    ):  # what a SIGKILL between drop and build leaves
         await CorpusRepository(session).drop_bulk_indexes()
     assert not set(BULK_INDEXES) & await _indexes(empty_corpus)
     await ingest_path(empty_corpus, small_corpus, fmt="jsonl", progress=False)

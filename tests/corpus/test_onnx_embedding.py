@@ -42,20 +42,32 @@ def onnx() -> Embedder:
     return Embedder(batch_size=32, backend="onnx")
 
 
-def test_onnx_vectors_match_sentence_transformers_on_200_scifact_sentences(shared_dir, reference, onnx):
+def test_onnx_vectors_match_sentence_transformers_on_200_scifact_sentences(
+    shared_dir, reference, onnx
+):
     texts = scifact_sentences(shared_dir, 200)
     assert len(texts) == 200
     expected, got = reference.embed(texts), onnx.embed(texts)
     assert got.shape == (200, 384) and got.dtype == np.float32
-    cosines = np.sum(expected * got, axis=1) / np.linalg.norm(expected, axis=1) / np.linalg.norm(got, axis=1)
-    assert cosines.min() >= 0.9999, f"worst cosine {cosines.min():.6f} at {texts[int(cosines.argmin())]!r}"
+    cosines = (
+        np.sum(expected * got, axis=1)
+        / np.linalg.norm(expected, axis=1)
+        / np.linalg.norm(got, axis=1)
+    )
+    assert cosines.min() >= 0.9999, (
+        f"worst cosine {cosines.min():.6f} at {texts[int(cosines.argmin())]!r}"
+    )
     np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
 
 
 def test_onnx_rows_follow_the_input_order_whatever_the_batching(shared_dir, onnx):
     # Texts are sorted by length inside a call: each row must still be its own text's vector,
     # and a text's vector must not depend on the batch it was padded in.
-    texts = scifact_sentences(shared_dir, 40) + ["", "a", "x " * 400]  # empty, tiny, truncated at 256 tokens
+    texts = scifact_sentences(shared_dir, 40) + [
+        "",
+        "a",
+        "x " * 400,
+    ]  # empty, tiny, truncated at 256 tokens
     together = onnx.embed(texts)
     alone = np.stack([onnx.embed([text])[0] for text in texts])
     np.testing.assert_allclose(together, alone, atol=1e-5)

@@ -19,7 +19,15 @@ def test_scifact_and_generic_lines_are_read_and_bad_lines_carry_their_number(tmp
     path.write_text(
         "\n".join(
             [
-                json.dumps({"id": "p1", "title": "T1", "text": "One. Two.", "year": "2019", "authors": ["A"]}),
+                json.dumps(
+                    {
+                        "id": "p1",
+                        "title": "T1",
+                        "text": "One. Two.",
+                        "year": "2019",
+                        "authors": ["A"],
+                    }
+                ),
                 "{not json",
                 "",
                 json.dumps({"title": "no id"}),
@@ -49,9 +57,15 @@ def test_format_detection(tmp_path):
 
 def test_long_sections_are_chunked_on_sentence_boundaries_with_locators():
     words = " ".join(["word"] * 50) + "."
-    paper = PaperRecord("x", "Title", [Section("abstract", [words] * 3), Section("methods", ["Short method."])])
+    paper = PaperRecord(
+        "x", "Title", [Section("abstract", [words] * 3), Section("methods", ["Short method."])]
+    )
     chunks = chunk_paper(paper, chunk_words=120)
-    assert [c.locator for c in chunks] == ["abstract chunk 1", "abstract chunk 2", "section:methods"]
+    assert [c.locator for c in chunks] == [
+        "abstract chunk 1",
+        "abstract chunk 2",
+        "section:methods",
+    ]
     assert [c.index for c in chunks] == [0, 1, 2]
     assert chunks[0].text.count("word") == 100  # two whole sentences fit in 120 words, not three
 

@@ -23,12 +23,18 @@ pytestmark = pytest.mark.integration
 
 # Several sentences per abstract, as real abstracts have (the small corpus has one or two).
 LONG_PAPERS = [
-    {"id": "aspirin-trial", "title": "Aspirin for the primary prevention of cardiovascular events",
-     "abstract": "We randomly assigned 19,114 older adults to aspirin or placebo. Aspirin did not reduce the rate of "
-                 "cardiovascular disease. Major hemorrhage was more frequent with aspirin. The trial was stopped early."},
-    {"id": "aspirin-cohort", "title": "Long-term aspirin use in a cohort of nurses",
-     "abstract": "Regular aspirin use was associated with a lower risk of colorectal cancer. The benefit appeared after "
-                 "ten years of use. Higher doses were not more protective."},
+    {
+        "id": "aspirin-trial",
+        "title": "Aspirin for the primary prevention of cardiovascular events",
+        "abstract": "We randomly assigned 19,114 older adults to aspirin or placebo. Aspirin did not reduce the rate of "
+        "cardiovascular disease. Major hemorrhage was more frequent with aspirin. The trial was stopped early.",
+    },
+    {
+        "id": "aspirin-cohort",
+        "title": "Long-term aspirin use in a cohort of nurses",
+        "abstract": "Regular aspirin use was associated with a lower risk of colorectal cancer. The benefit appeared after "
+        "ten years of use. Higher doses were not more protective.",
+    },
 ]
 
 
@@ -45,7 +51,9 @@ class CountingEncoder:
 
 async def _papers(sessions) -> list[tuple[str, str, str]]:  # noqa: ANN001
     async with sessions() as session:
-        rows = await session.execute(text("SELECT external_id, title, abstract FROM corpus_papers ORDER BY id"))
+        rows = await session.execute(
+            text("SELECT external_id, title, abstract FROM corpus_papers ORDER BY id")
+        )
         return [tuple(row) for row in rows]
 
 
@@ -54,10 +62,16 @@ def test_sentences_differing_only_in_whitespace_share_a_key() -> None:
     assert sentence_key("Aspirin reduced risk.") != sentence_key("Aspirin raised risk.")
 
 
-async def test_ingest_stores_each_sentence_vector_once_and_a_reingest_embeds_nothing(empty_corpus, tmp_path):
+async def test_ingest_stores_each_sentence_vector_once_and_a_reingest_embeds_nothing(
+    empty_corpus, tmp_path
+):
     path = write_jsonl(tmp_path / "papers.jsonl", SMALL_CORPUS + LONG_PAPERS)
     report = await ingest_path(empty_corpus, path, fmt="jsonl", progress=False)
-    sentences = [span.text for _, _, abstract in await _papers(empty_corpus) for span in split_sentences(abstract)]
+    sentences = [
+        span.text
+        for _, _, abstract in await _papers(empty_corpus)
+        for span in split_sentences(abstract)
+    ]
     assert len(sentences) == 14  # 7 in the small corpus, 4 + 3 in the long papers
     assert report.sentences == len(set(sentences))
     async with empty_corpus() as session:
@@ -65,36 +79,61 @@ async def test_ingest_stores_each_sentence_vector_once_and_a_reingest_embeds_not
     assert set(stored) == set(sentences)
     # the stored vector is the model's vector of that sentence
     direct = get_embedder().embed_direct(sentences[:3])
-    assert all(float(np.dot(stored[s], row)) > 0.999 for s, row in zip(sentences[:3], direct, strict=True))
+    assert all(
+        float(np.dot(stored[s], row)) > 0.999 for s, row in zip(sentences[:3], direct, strict=True)
+    )
 
     again = await ingest_path(empty_corpus, path, fmt="jsonl", progress=False)
     assert (again.unchanged, again.sentences) == (len(SMALL_CORPUS + LONG_PAPERS), 0)
 
 
-async def test_ingest_fills_the_sentence_vectors_of_a_corpus_loaded_without_them(empty_corpus, small_corpus):
+async def test_ingest_fills_the_sentence_vectors_of_a_corpus_loaded_without_them(
+    empty_corpus, small_corpus
+):
     first = await ingest_path(empty_corpus, small_corpus, fmt="jsonl", progress=False)
     async with empty_corpus() as session, session.begin():
         await session.execute(text("DELETE FROM corpus_sentences"))  # as before migration 0008
 
     report = await ingest_path(empty_corpus, small_corpus, fmt="jsonl", progress=False)
-    assert (report.added, report.updated, report.unchanged, report.chunks) == (0, 0, len(SMALL_CORPUS), 0)
+    assert (report.added, report.updated, report.unchanged, report.chunks) == (
+        0,
+        0,
+        len(SMALL_CORPUS),
+        0,
+    )
     assert report.sentences == first.sentences > 0
-    sentences = [span.text for _, _, abstract in await _papers(empty_corpus) for span in split_sentences(abstract)]
+    sentences = [
+        span.text
+        for _, _, abstract in await _papers(empty_corpus)
+        for span in split_sentences(abstract)
+    ]
     async with empty_corpus() as session:
         assert set(await SentenceVectors(session).vectors_of(sentences)) == set(sentences)
 
 
-async def test_the_offline_engine_embeds_only_the_question_when_the_corpus_knows_the_sentences(empty_corpus, tmp_path):
-    await ingest_path(empty_corpus, write_jsonl(tmp_path / "papers.jsonl", LONG_PAPERS + SMALL_CORPUS), fmt="jsonl",
-                      progress=False)
+async def test_the_offline_engine_embeds_only_the_question_when_the_corpus_knows_the_sentences(
+    empty_corpus, tmp_path
+):
+    await ingest_path(
+        empty_corpus,
+        write_jsonl(tmp_path / "papers.jsonl", LONG_PAPERS + SMALL_CORPUS),
+        fmt="jsonl",
+        progress=False,
+    )
     docs = [
         EvidenceDoc(source_id=f"corpus:{ext}", title=title, text=abstract, score=1.0 / (1 + i))
         for i, (ext, title, abstract) in enumerate(await _papers(empty_corpus))
     ]
-    outside = EvidenceDoc(source_id="pmid:1", title="Aspirin and bleeding", text="Aspirin doubled gastrointestinal bleeding.")
+    outside = EvidenceDoc(
+        source_id="pmid:1",
+        title="Aspirin and bleeding",
+        text="Aspirin doubled gastrointestinal bleeding.",
+    )
     question = "Does aspirin prevent cardiovascular disease in older adults?"
     async with empty_corpus() as session:
-        vectors = await SentenceVectors(session).vectors_of(experiment.evidence_sentences([*docs, outside]))
+        vectors = await SentenceVectors(session).vectors_of(
+            experiment.evidence_sentences([*docs, outside])
+        )
     known = experiment.with_sentence_vectors([*docs, outside], vectors)
 
     with_store = CountingEncoder()

@@ -13,7 +13,13 @@ from research_engine.stack import Stack
 from research_platform.embedded import free_port
 from tests.servers import Servers
 
-DEMO_CORPUS = Path(__file__).resolve().parents[2] / "src" / "research_engine" / "demo_data" / "scifact_demo.jsonl"
+DEMO_CORPUS = (
+    Path(__file__).resolve().parents[2]
+    / "src"
+    / "research_engine"
+    / "demo_data"
+    / "scifact_demo.jsonl"
+)
 
 
 async def _ingest(database_url: str) -> None:
@@ -29,7 +35,9 @@ async def _ingest(database_url: str) -> None:
 
 @contextmanager
 def running_stack(
-    servers: Servers, tmp_path_factory: pytest.TempPathFactory, extra_env: dict[str, str] | None = None
+    servers: Servers,
+    tmp_path_factory: pytest.TempPathFactory,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[Stack]:
     """Every service running as its own process; the gateway on a free port.
 
@@ -42,7 +50,10 @@ def running_stack(
         gateway_port=free_port(),
         nats_url=servers.nats_url,
         database_url=servers.database_url,
-        extra_env={"ACK_WAIT_S": "10", **(extra_env or {})},  # a killed consumer's messages come back after 10 s, not 60
+        extra_env={
+            "ACK_WAIT_S": "10",
+            **(extra_env or {}),
+        },  # a killed consumer's messages come back after 10 s, not 60
     )
     running.start_servers()
     # ingest in a thread with its own loop: the session loop of pytest-asyncio may be running

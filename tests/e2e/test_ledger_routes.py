@@ -15,11 +15,18 @@ API = "/api/research/v1"
 
 
 async def test_events_stream_reports_the_claim_of_a_submitted_task(stack: Stack) -> None:
-    async with httpx.AsyncClient(base_url=stack.gateway_url, headers=stack.api_headers, timeout=httpx.Timeout(30, read=600)) as client:
+    async with httpx.AsyncClient(
+        base_url=stack.gateway_url, headers=stack.api_headers, timeout=httpx.Timeout(30, read=600)
+    ) as client:
         async with client.stream("GET", f"{API}/events") as events:
             lines = events.aiter_lines()
             assert (await anext(lines)).startswith(": connected")
-            reply = await client.post(f"{API}/tasks", json={"question": "Does exercise training improve quality of life in heart failure?"})
+            reply = await client.post(
+                f"{API}/tasks",
+                json={
+                    "question": "Does exercise training improve quality of life in heart failure?"
+                },
+            )
             task_id = reply.json()["task_id"]
             seen: dict[str, dict] = {}
 
@@ -40,7 +47,11 @@ async def test_events_stream_reports_the_claim_of_a_submitted_task(stack: Stack)
 
         audit = (await client.get(f"{API}/audit", params={"task_id": task_id})).json()
         actions = {row["action"] for row in audit}
-        assert {"research.task.submitted", "research.task.started", "research.claim.proposed"} <= actions
+        assert {
+            "research.task.submitted",
+            "research.task.started",
+            "research.claim.proposed",
+        } <= actions
         assert actions & {"research.claim.promoted", "research.claim.rejected"}
         findings = await client.get(f"{API}/findings", params={"unresolved": True})
         assert findings.status_code == 200 and isinstance(findings.json(), list)

@@ -13,17 +13,25 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "lexical", "dense"])
-async def test_search_over_http_and_over_nats_return_the_same_ranking(stack: Stack, mode: str) -> None:
+async def test_search_over_http_and_over_nats_return_the_same_ranking(
+    stack: Stack, mode: str
+) -> None:
     query = "exercise training quality of life chronic heart failure"
-    async with httpx.AsyncClient(base_url=stack.gateway_url, headers=stack.api_headers, timeout=60) as client:
-        reply = await client.get("/api/research/v1/search", params={"q": query, "k": 10, "mode": mode})
+    async with httpx.AsyncClient(
+        base_url=stack.gateway_url, headers=stack.api_headers, timeout=60
+    ) as client:
+        reply = await client.get(
+            "/api/research/v1/search", params={"q": query, "k": 10, "mode": mode}
+        )
     assert reply.status_code == 200
     over_http = reply.json()["hits"]
 
     nc = await nats.connect(stack.nats_url)
     try:
         ask = SearchEvidence(query=query, sources=["corpus"], limit=10, mode=mode)
-        answer = await nc.request(subjects.CONNECTOR_SEARCH, ask.model_dump_json().encode(), timeout=60)
+        answer = await nc.request(
+            subjects.CONNECTOR_SEARCH, ask.model_dump_json().encode(), timeout=60
+        )
     finally:
         await nc.close()
     over_nats = EvidenceFound.model_validate_json(answer.data).hits
@@ -37,7 +45,15 @@ async def test_search_over_http_and_over_nats_return_the_same_ranking(stack: Sta
 
 
 async def test_search_rejects_a_bad_query_with_422(stack: Stack) -> None:
-    async with httpx.AsyncClient(base_url=stack.gateway_url, headers=stack.api_headers, timeout=30) as client:
-        assert (await client.get("/api/research/v1/search", params={"q": "", "k": 10})).status_code == 422
-        assert (await client.get("/api/research/v1/search", params={"q": "x", "mode": "fuzzy"})).status_code == 422
-        assert (await client.get("/api/research/v1/search", params={"q": "x", "k": 0})).status_code == 422
+    async with httpx.AsyncClient(
+        base_url=stack.gateway_url, headers=stack.api_headers, timeout=30
+    ) as client:
+        assert (
+            await client.get("/api/research/v1/search", params={"q": "", "k": 10})
+        ).status_code == 422
+        assert (
+            await client.get("/api/research/v1/search", params={"q": "x", "mode": "fuzzy"})
+        ).status_code == 422
+        assert (
+            await client.get("/api/research/v1/search", params={"q": "x", "k": 0})
+        ).status_code == 422

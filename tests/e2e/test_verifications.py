@@ -19,12 +19,16 @@ HF_ACTION = "corpus:40817021"  # "Effects of exercise training on health status 
 
 
 async def verified(stack: Stack, claim: str, timeout: float = 180.0) -> dict:
-    async with httpx.AsyncClient(base_url=stack.gateway_url, headers=stack.api_headers, timeout=30) as client:
+    async with httpx.AsyncClient(
+        base_url=stack.gateway_url, headers=stack.api_headers, timeout=30
+    ) as client:
         accepted = await client.post("/api/research/v1/verifications", json={"claim": claim})
         assert accepted.status_code == 202, accepted.text
         verification_id = accepted.json()["verification_id"]
         deadline = time.monotonic() + timeout
-        while (view := (await client.get(f"/api/research/v1/verifications/{verification_id}")).json())["status"] == "running":
+        while (
+            view := (await client.get(f"/api/research/v1/verifications/{verification_id}")).json()
+        )["status"] == "running":
             assert time.monotonic() < deadline, f"verification still running after {timeout:.0f} s"
             await asyncio.sleep(0.5)
     assert view["status"] == "completed", view
@@ -33,24 +37,44 @@ async def verified(stack: Stack, claim: str, timeout: float = 180.0) -> dict:
 
 def cited_on(view: dict, section: str) -> set[str]:
     refs = {r["id"]: r["paper_id"] for r in view["report"]["references"]}
-    return {refs[c] for s in view["report"]["sections"] if s["title"] == section for f in s["findings"] for c in f["citations"]}
+    return {
+        refs[c]
+        for s in view["report"]["sections"]
+        if s["title"] == section
+        for f in s["findings"]
+        for c in f["citations"]
+    }
 
 
 async def test_the_demo_claim_cites_hf_action_as_support(stack: Stack) -> None:
-    view = await verified(stack, "Exercise training improves quality of life in patients with chronic heart failure")
+    view = await verified(
+        stack, "Exercise training improves quality of life in patients with chronic heart failure"
+    )
     assert view["verdict"] in ("STRONGLY SUPPORTED", "PARTIALLY SUPPORTED"), view["verdict"]
-    assert HF_ACTION in cited_on(view, "Corroborating Evidence") | cited_on(view, "Nuances and Conditions")
+    assert HF_ACTION in cited_on(view, "Corroborating Evidence") | cited_on(
+        view, "Nuances and Conditions"
+    )
 
 
-async def test_a_claim_the_excerpt_contradicts_cites_its_gold_abstract_as_contradiction(stack: Stack) -> None:
+async def test_a_claim_the_excerpt_contradicts_cites_its_gold_abstract_as_contradiction(
+    stack: Stack,
+) -> None:
     # SciFact train claim 669, of the held-out fold (the model never trained on it); gold: CONTRADICT by doc 25148216
     view = await verified(stack, "Klf4 is not required for proper myeloid cell differentiation.")
     assert "corpus:25148216" in cited_on(view, "Contradicting Evidence"), view["report"]["sections"]
-    assert view["verdict"] in ("WEAKLY CONTRADICTED", "CONTRADICTED", "MIXED EVIDENCE"), view["verdict"]
+    assert view["verdict"] in ("WEAKLY CONTRADICTED", "CONTRADICTED", "MIXED EVIDENCE"), view[
+        "verdict"
+    ]
 
 
 async def test_a_claim_with_nothing_in_the_corpus_says_what_was_searched(stack: Stack) -> None:
-    view = await verified(stack, "Volcanic ash deposits increase the yield of terraced vineyards on Santorini.")
+    view = await verified(
+        stack, "Volcanic ash deposits increase the yield of terraced vineyards on Santorini."
+    )
     assert view["verdict"] == "INSUFFICIENT EVIDENCE" and not view["report"]["references"]
     why = view["report"]["metadata"]["nothing_found"]
-    assert why.startswith("Nothing found that takes a stance:") and "searches (“" in why and "papers" in why
+    assert (
+        why.startswith("Nothing found that takes a stance:")
+        and "searches (“" in why
+        and "papers" in why
+    )

@@ -24,7 +24,9 @@ async def test_streams_are_created_idempotently(nc: nats.NATS) -> None:
         assert info.config.subjects == config.subjects
 
 
-async def test_a_task_sent_again_after_its_first_copy_was_worked_off_does_not_run_twice(nc: nats.NATS, unique: str) -> None:
+async def test_a_task_sent_again_after_its_first_copy_was_worked_off_does_not_run_twice(
+    nc: nats.NATS, unique: str
+) -> None:
     """The gateway retries a publish whose reply it lost with the same `Nats-Msg-Id`; the retry
     may come after the researcher has already taken and acked the first copy. It is still
     dropped: the consumer never sees the task a second time."""
@@ -34,7 +36,12 @@ async def test_a_task_sent_again_after_its_first_copy_was_worked_off_does_not_ru
     subject = subjects.task_subject("priority")
     await js.add_consumer(
         subjects.TASKS_STREAM,
-        ConsumerConfig(durable_name=durable, filter_subject=subject, ack_policy=AckPolicy.EXPLICIT, deliver_policy="new"),
+        ConsumerConfig(
+            durable_name=durable,
+            filter_subject=subject,
+            ack_policy=AckPolicy.EXPLICIT,
+            deliver_policy="new",
+        ),
     )
     sub = await js.pull_subscribe(subject, durable=durable, stream=subjects.TASKS_STREAM)
     body = json.dumps({"question": f"Does {unique} help?"}).encode()
@@ -54,11 +61,22 @@ async def test_durable_pull_consumer_redelivers_unacked_work(nc: nats.NATS, uniq
     subject = subjects.task_subject("batched")
     await js.add_consumer(
         subjects.TASKS_STREAM,
-        ConsumerConfig(durable_name=durable, filter_subject=subject, ack_policy=AckPolicy.EXPLICIT, ack_wait=1, max_deliver=3, deliver_policy="new"),
+        ConsumerConfig(
+            durable_name=durable,
+            filter_subject=subject,
+            ack_policy=AckPolicy.EXPLICIT,
+            ack_wait=1,
+            max_deliver=3,
+            deliver_policy="new",
+        ),
     )
     sub = await js.pull_subscribe(subject, durable=durable, stream=subjects.TASKS_STREAM)
-    ack = await js.publish(subject, json.dumps({"question": unique}).encode(), headers={subjects.MSG_ID_HEADER: unique})
-    duplicate = await js.publish(subject, json.dumps({"question": unique}).encode(), headers={subjects.MSG_ID_HEADER: unique})
+    ack = await js.publish(
+        subject, json.dumps({"question": unique}).encode(), headers={subjects.MSG_ID_HEADER: unique}
+    )
+    duplicate = await js.publish(
+        subject, json.dumps({"question": unique}).encode(), headers={subjects.MSG_ID_HEADER: unique}
+    )
     assert duplicate.duplicate and duplicate.seq == ack.seq  # de-duplicated by Nats-Msg-Id
 
     first = (await sub.fetch(1, timeout=5))[0]

@@ -22,14 +22,25 @@ def _claim(unique: str) -> tuple[reshape.ProposedClaim, list[SourceHit]]:
     task = prepare.normalise_task(RunResearch(question=f"Does {unique} help?", entity=unique))
     text_ = f"In a randomised trial {unique} helped most patients."
     evidence = [EvidenceDoc(source_id=f"corpus:{unique}", title="Trial", text=text_)]
-    draft = ClaimDraft(statement=f"{unique} helps.", entity=unique, confidence=0.7, supports=[SupportDraft(source_id=f"corpus:{unique}", quote=text_)])
-    claim = reshape.to_claim(task, DraftOutcome(draft=draft, provider="offline", model="m", failures=[]), evidence)
-    return claim, [SourceHit(source_id=f"corpus:{unique}", source="corpus", title="Trial", abstract=text_)]
+    draft = ClaimDraft(
+        statement=f"{unique} helps.",
+        entity=unique,
+        confidence=0.7,
+        supports=[SupportDraft(source_id=f"corpus:{unique}", quote=text_)],
+    )
+    claim = reshape.to_claim(
+        task, DraftOutcome(draft=draft, provider="offline", model="m", failures=[]), evidence
+    )
+    return claim, [
+        SourceHit(source_id=f"corpus:{unique}", source="corpus", title="Trial", abstract=text_)
+    ]
 
 
 async def _audit_count(sessions, claim_id: uuid.UUID) -> int:  # type: ignore[no-untyped-def]
     async with sessions() as session:
-        return await session.scalar(select(func.count()).select_from(AuditEvent).where(AuditEvent.claim_id == claim_id))
+        return await session.scalar(
+            select(func.count()).select_from(AuditEvent).where(AuditEvent.claim_id == claim_id)
+        )
 
 
 async def test_claim_and_its_audit_row_commit_together(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
@@ -39,12 +50,21 @@ async def test_claim_and_its_audit_row_commit_together(sessions, unique: str) ->
         assert await ledger.claims.propose(claim, [0.1] * 384, hits)
     async with sessions() as session:
         stored = await session.get(MemoryClaim, claim.claim_id)
-        assert stored is not None and stored.status == "pending" and stored.supports[0]["source_id"] == f"corpus:{unique}"
+        assert (
+            stored is not None
+            and stored.status == "pending"
+            and stored.supports[0]["source_id"] == f"corpus:{unique}"
+        )
         assert await session.get(ResearchSource, f"corpus:{unique}") is not None
     assert await _audit_count(sessions, claim.claim_id) == 1
 
-    async with sessions() as session, session.begin():  # redelivery: no second claim, no second audit row
-        assert not await Ledger(session, service="researcher").claims.propose(claim, [0.1] * 384, hits)
+    async with (
+        sessions() as session,
+        session.begin(),
+    ):  # redelivery: no second claim, no second audit row
+        assert not await Ledger(session, service="researcher").claims.propose(
+            claim, [0.1] * 384, hits
+        )
     assert await _audit_count(sessions, claim.claim_id) == 1
 
 
@@ -70,20 +90,38 @@ async def test_audit_events_refuse_update_and_delete(sessions, unique: str) -> N
             async with sessions() as session, session.begin():
                 await session.execute(text(statement))
     async with sessions() as session:
-        assert await session.scalar(select(func.count()).select_from(AuditEvent).where(AuditEvent.action == f"test.{unique}")) == 1
+        assert (
+            await session.scalar(
+                select(func.count())
+                .select_from(AuditEvent)
+                .where(AuditEvent.action == f"test.{unique}")
+            )
+            == 1
+        )
 
 
 async def test_only_the_retention_function_removes_audit_rows(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
     async with sessions() as session, session.begin():
         await session.execute(
-            text("INSERT INTO audit_events (occurred_at, service, action, subject_ids, payload) VALUES (now() - interval '400 days', 'test', :a, '{}', '{}')"),
+            text(
+                "INSERT INTO audit_events (occurred_at, service, action, subject_ids, payload) VALUES (now() - interval '400 days', 'test', :a, '{}', '{}')"
+            ),
             {"a": f"old.{unique}"},
         )
     async with sessions() as session, session.begin():
-        removed = await session.scalar(text("SELECT audit_events_purge(now() - interval '365 days')"))
+        removed = await session.scalar(
+            text("SELECT audit_events_purge(now() - interval '365 days')")
+        )
     assert removed >= 1
     async with sessions() as session:
-        assert await session.scalar(select(func.count()).select_from(AuditEvent).where(AuditEvent.action == f"old.{unique}")) == 0
+        assert (
+            await session.scalar(
+                select(func.count())
+                .select_from(AuditEvent)
+                .where(AuditEvent.action == f"old.{unique}")
+            )
+            == 0
+        )
 
 
 async def test_fail_is_terminal_idempotent_and_audited_once(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
@@ -93,13 +131,21 @@ async def test_fail_is_terminal_idempotent_and_audited_once(sessions, unique: st
         assert (await ledger.tasks.submit(task)).created
         assert await ledger.tasks.start(task)
         assert await ledger.tasks.fail(task.task_id, "the connector \x00 said no")
-        assert not await ledger.tasks.fail(task.task_id, "a second reason")  # terminal: the first reason stays
+        assert not await ledger.tasks.fail(
+            task.task_id, "a second reason"
+        )  # terminal: the first reason stays
         assert not await ledger.tasks.start(task)  # a redelivery never revives a failed task
     async with sessions() as session:
         row = await session.get(ResearchTask, task.task_id)
         assert row.status == TaskStatus.failed and row.error == "the connector \ufffd said no"
-        actions = list(await session.scalars(select(AuditEvent.action).where(AuditEvent.task_id == task.task_id)))
-    assert sorted(actions) == sorted([AuditAction.TASK_SUBMITTED, AuditAction.TASK_STARTED, AuditAction.TASK_FAILED])
+        actions = list(
+            await session.scalars(
+                select(AuditEvent.action).where(AuditEvent.task_id == task.task_id)
+            )
+        )
+    assert sorted(actions) == sorted(
+        [AuditAction.TASK_SUBMITTED, AuditAction.TASK_STARTED, AuditAction.TASK_FAILED]
+    )
 
 
 async def test_a_poison_payload_is_stored_not_rejected_by_jsonb(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]

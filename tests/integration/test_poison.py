@@ -64,17 +64,29 @@ def poison(n: int) -> tuple[bytes, int]:
     kinds: list[Callable[[], bytes]] = [
         lambda: b"",
         lambda: f"not json {n}".encode(),
-        lambda: json.dumps({"question": n, "tier": [n], "claim_id": n, "entity": {}, "reason": None}).encode(),
+        lambda: json.dumps(
+            {"question": n, "tier": [n], "claim_id": n, "entity": {}, "reason": None}
+        ).encode(),
         lambda: b'{"question": "nul \x00 byte ' + str(n).encode() + b'"}',  # raw NUL: invalid JSON
         # JSON-escaped NUL in otherwise valid commands (a task with an id; unknown claims)
-        lambda: json.dumps({"task_id": task_id, "question": f"Does \u0000 {n} work?", "claim_id": task_id,
-                            "entity": "x\u0000", "statement": "y", "reason": "eroded\u0000"}).encode(),
+        lambda: json.dumps(
+            {
+                "task_id": task_id,
+                "question": f"Does \u0000 {n} work?",
+                "claim_id": task_id,
+                "entity": "x\u0000",
+                "statement": "y",
+                "reason": "eroded\u0000",
+            }
+        ).encode(),
         lambda: b"\xff\xfe\x00 invalid utf-8 \xc3\x28 " + str(n).encode(),
     ]
     if n % 25 == 0:
         return os.urandom(900 * 1024), 1
     if n % 50 == 1:
-        return b"[" * 5000 + str(n).encode(), MAX_DELIVER  # nesting deeper than the JSON decoder follows
+        return b"[" * 5000 + str(
+            n
+        ).encode(), MAX_DELIVER  # nesting deeper than the JSON decoder follows
     return kinds[n % len(kinds)](), 1
 
 
@@ -100,7 +112,9 @@ async def tuned_consumers(js: JetStreamContext) -> AsyncIterator[None]:
         except NotFoundError:
             continue  # the services create it with the test's settings
         before[(stream, durable)] = info.config
-        await js.add_consumer(stream, config=replace(info.config, ack_wait=ACK_WAIT_S, max_deliver=MAX_DELIVER))
+        await js.add_consumer(
+            stream, config=replace(info.config, ack_wait=ACK_WAIT_S, max_deliver=MAX_DELIVER)
+        )
     try:
         yield
     finally:
@@ -111,8 +125,12 @@ async def tuned_consumers(js: JetStreamContext) -> AsyncIterator[None]:
             except NotFoundError:
                 continue  # a consumer of a service this test did not start (the critic's, say)
             old = before.get((stream, durable))
-            ack_wait, max_deliver = (old.ack_wait, old.max_deliver) if old else (suite.ack_wait_s, suite.max_deliver)
-            await js.add_consumer(stream, config=replace(info.config, ack_wait=ack_wait, max_deliver=max_deliver))
+            ack_wait, max_deliver = (
+                (old.ack_wait, old.max_deliver) if old else (suite.ack_wait_s, suite.max_deliver)
+            )
+            await js.add_consumer(
+                stream, config=replace(info.config, ack_wait=ack_wait, max_deliver=max_deliver)
+            )
 
 
 async def settled(js: JetStreamContext, timeout: float = 120.0) -> None:
@@ -122,7 +140,9 @@ async def settled(js: JetStreamContext, timeout: float = 120.0) -> None:
         infos = [await js.consumer_info(stream, durable) for stream, durable in CONSUMED.values()]
         if all(i.num_pending == 0 and i.num_ack_pending == 0 for i in infos):
             return
-        assert time.monotonic() < deadline, [(i.name, i.num_pending, i.num_ack_pending) for i in infos]
+        assert time.monotonic() < deadline, [
+            (i.name, i.num_pending, i.num_ack_pending) for i in infos
+        ]
         await asyncio.sleep(0.2)
 
 
@@ -131,7 +151,9 @@ async def parked_since(js: JetStreamContext, since: datetime) -> dict[str, nats.
     sub = await js.pull_subscribe(
         f"{subjects.DEAD_LETTER_PREFIX}.>",
         stream=subjects.DEAD_LETTER_STREAM,
-        config=ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_TIME, opt_start_time=since.isoformat()),
+        config=ConsumerConfig(
+            deliver_policy=DeliverPolicy.BY_START_TIME, opt_start_time=since.isoformat()
+        ),
     )
     found: dict[str, nats.aio.msg.Msg] = {}
     try:
@@ -148,11 +170,17 @@ async def parked_since(js: JetStreamContext, since: datetime) -> dict[str, nats.
         await sub.unsubscribe()
 
 
-async def dead_letter_audit(sessions: async_sessionmaker[AsyncSession], since: datetime) -> list[AuditEvent]:
+async def dead_letter_audit(
+    sessions: async_sessionmaker[AsyncSession], since: datetime
+) -> list[AuditEvent]:
     async with sessions() as session:
-        return list(await session.scalars(select(AuditEvent).where(
-            AuditEvent.action == "consumer.dead_letter", AuditEvent.occurred_at >= since
-        )))
+        return list(
+            await session.scalars(
+                select(AuditEvent).where(
+                    AuditEvent.action == "consumer.dead_letter", AuditEvent.occurred_at >= since
+                )
+            )
+        )
 
 
 async def until(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 120.0) -> None:
@@ -168,15 +196,26 @@ async def test_poison_on_every_consumed_subject_is_parked_once_and_valid_work_st
     js = nc.jetstream()
     settings = _settings(servers)
     researcher, critic = researcher_app(settings), critic_app(settings)
-    consumed = {sub.subject.template for app in (researcher, critic) for sub in app.broker.subscribers if getattr(sub, "stream", None)}
+    consumed = {
+        sub.subject.template
+        for app in (researcher, critic)
+        for sub in app.broker.subscribers
+        if getattr(sub, "stream", None)
+    }
     assert consumed == set(CONSUMED), "a consumed subject is missing from this test"
 
     connector = FakeConnector()
     await connector.start(nc)
     since = datetime.now(UTC)
-    published: dict[str, tuple[str, bytes, int]] = {}  # dead-letter id → (subject, body, deliveries)
-    tasks = [RunResearch(question="Does vitamin D reduce fractures?", entity=f"poison {unique} {tier}", tier=tier)
-             for tier in Tier]
+    published: dict[
+        str, tuple[str, bytes, int]
+    ] = {}  # dead-letter id → (subject, body, deliveries)
+    tasks = [
+        RunResearch(
+            question="Does vitamin D reduce fractures?", entity=f"poison {unique} {tier}", tier=tier
+        )
+        for tier in Tier
+    ]
     try:
         async with tuned_consumers(js), AsyncExitStack() as apps:
             await apps.enter_async_context(running(researcher))
@@ -192,11 +231,23 @@ async def test_poison_on_every_consumed_subject_is_parked_once_and_valid_work_st
 
             async def decided() -> bool:
                 async with sessions() as session:
-                    claims = list(await session.scalars(select(MemoryClaim).where(
-                        MemoryClaim.task_id.in_([t.task_id for t in tasks]))))
-                    verdicts = list(await session.scalars(select(CriticVerdictRow).where(
-                        CriticVerdictRow.claim_id.in_([c.id for c in claims]))))
-                return len(claims) == len(tasks) and len({v.claim_id for v in verdicts}) == len(tasks)
+                    claims = list(
+                        await session.scalars(
+                            select(MemoryClaim).where(
+                                MemoryClaim.task_id.in_([t.task_id for t in tasks])
+                            )
+                        )
+                    )
+                    verdicts = list(
+                        await session.scalars(
+                            select(CriticVerdictRow).where(
+                                CriticVerdictRow.claim_id.in_([c.id for c in claims])
+                            )
+                        )
+                    )
+                return len(claims) == len(tasks) and len({v.claim_id for v in verdicts}) == len(
+                    tasks
+                )
 
             await until(decided, "valid tasks published after the poison have no claim and verdict")
             await settled(js)
@@ -212,17 +263,32 @@ async def test_poison_on_every_consumed_subject_is_parked_once_and_valid_work_st
         assert copy.headers["x-original-subject"] == subject and copy.headers["x-reason"]
         assert int(copy.headers["x-deliveries"]) == deliveries <= MAX_DELIVER
 
-    rows = [r for r in await dead_letter_audit(sessions, since) if r.subject_ids.get("dead_letter_id") in published]
+    rows = [
+        r
+        for r in await dead_letter_audit(sessions, since)
+        if r.subject_ids.get("dead_letter_id") in published
+    ]
     assert sorted(r.subject_ids["dead_letter_id"] for r in rows) == sorted(published)
     for row in rows:
         subject, body, _ = published[row.subject_ids["dead_letter_id"]]
-        assert row.payload["sha256"] == hashlib.sha256(body).hexdigest() and row.payload["size"] == len(body)
+        assert row.payload["sha256"] == hashlib.sha256(body).hexdigest() and row.payload[
+            "size"
+        ] == len(body)
         assert row.payload["subject"] == subject and row.payload["reason"]
-        assert set(row.payload) <= {"subject", "reason", "sha256", "size", "delivered"}  # never the body
+        assert set(row.payload) <= {
+            "subject",
+            "reason",
+            "sha256",
+            "size",
+            "delivered",
+        }  # never the body
 
 
 async def test_a_task_failing_on_every_delivery_is_parked_after_the_last_and_reads_failed(
-    servers: Servers, nc: nats.NATS, sessions: async_sessionmaker[AsyncSession], unique: str,
+    servers: Servers,
+    nc: nats.NATS,
+    sessions: async_sessionmaker[AsyncSession],
+    unique: str,
     api_keys: dict[str, dict[str, str]],
 ) -> None:
     """No connector answers: every delivery is a transient fault, the last one parks the task."""
@@ -230,23 +296,39 @@ async def test_a_task_failing_on_every_delivery_is_parked_after_the_last_and_rea
     settings = _settings(servers)
     since = datetime.now(UTC)
     gateway = gateway_app(settings)
-    async with tuned_consumers(js), running(researcher_app(settings)), gateway.router.lifespan_context(gateway):
+    async with (
+        tuned_consumers(js),
+        running(researcher_app(settings)),
+        gateway.router.lifespan_context(gateway),
+    ):
         transport = httpx.ASGITransport(app=gateway)
         async with httpx.AsyncClient(
-            transport=transport, base_url="http://localhost", timeout=30, headers=api_keys["researcher"]
+            transport=transport,
+            base_url="http://localhost",
+            timeout=30,
+            headers=api_keys["researcher"],
         ) as client:
-            reply = await client.post("/api/research/v1/tasks", json={"question": f"Does {unique} help?", "tier": "emergency"})
+            reply = await client.post(
+                "/api/research/v1/tasks",
+                json={"question": f"Does {unique} help?", "tier": "emergency"},
+            )
             assert reply.status_code == 202
             task_id = reply.json()["task_id"]
 
             async def failed() -> bool:
-                return (await client.get(f"/api/research/v1/tasks/{task_id}")).json()["status"] == "failed"
+                return (await client.get(f"/api/research/v1/tasks/{task_id}")).json()[
+                    "status"
+                ] == "failed"
 
             await until(failed, "the task never reads failed")
             view = (await client.get(f"/api/research/v1/tasks/{task_id}")).json()
     assert "dead-lettered" in view["error"] and f"after {MAX_DELIVER} deliveries" in view["error"]
     [row] = [r for r in await dead_letter_audit(sessions, since) if r.task_id == uuid.UUID(task_id)]
     assert row.payload["delivered"] == MAX_DELIVER
-    [copy] = [m for m in (await parked_since(js, since)).values() if m.headers["x-deliveries"] == str(MAX_DELIVER)
-              and json.loads(m.data)["task_id"] == task_id]
+    [copy] = [
+        m
+        for m in (await parked_since(js, since)).values()
+        if m.headers["x-deliveries"] == str(MAX_DELIVER)
+        and json.loads(m.data)["task_id"] == task_id
+    ]
     assert copy.subject == subjects.dead_letter_subject(subjects.task_subject("emergency"))

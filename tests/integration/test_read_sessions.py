@@ -20,7 +20,9 @@ async def two_transaction_ids(sessions) -> tuple[int, int]:
 
 
 async def test_a_reading_session_runs_each_statement_on_its_own(servers):
-    engine = create_engine(servers.database_url, pool_size=1, max_overflow=0)  # one connection for both views
+    engine = create_engine(
+        servers.database_url, pool_size=1, max_overflow=0
+    )  # one connection for both views
     try:
         reads = session_factory(without_transactions(engine))
         first, second = await two_transaction_ids(reads)

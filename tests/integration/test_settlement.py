@@ -55,7 +55,9 @@ class Consumer:
 async def consumer(servers: Servers, nc: nats.NATS, unique: str) -> AsyncIterator[Consumer]:
     found = Consumer(subject=f"research.task.t{unique}")
     broker = make_broker(servers.nats_url, "test-settlement")
-    delivery = Delivery.install(broker, service="test-settlement", max_deliver=MAX_DELIVER, ack_wait_s=ACK_WAIT_S)
+    delivery = Delivery.install(
+        broker, service="test-settlement", max_deliver=MAX_DELIVER, ack_wait_s=ACK_WAIT_S
+    )
     delivery.record = found.record
     broker.subscriber(
         found.subject,
@@ -74,8 +76,12 @@ async def consumer(servers: Servers, nc: nats.NATS, unique: str) -> AsyncIterato
         await nc.jetstream().delete_consumer(subjects.TASKS_STREAM, f"test-{unique}")
 
 
-async def _parked(nc: nats.NATS, subject: str, count: int, timeout: float = 30) -> list[nats.aio.msg.Msg]:
-    sub = await nc.jetstream().subscribe(subjects.dead_letter_subject(subject), ordered_consumer=True)
+async def _parked(
+    nc: nats.NATS, subject: str, count: int, timeout: float = 30
+) -> list[nats.aio.msg.Msg]:
+    sub = await nc.jetstream().subscribe(
+        subjects.dead_letter_subject(subject), ordered_consumer=True
+    )
     parked, deadline = [], time.monotonic() + timeout
     try:
         while len(parked) < count and time.monotonic() < deadline:
@@ -106,7 +112,9 @@ async def test_a_message_that_cannot_be_audited_is_still_parked_and_terminated(
     [copy] = await _parked(nc, consumer.subject, 1)
     assert copy.data == body and copy.headers["x-reason"].startswith("invalid message")
     await _settled(nc, f"test-{unique}")
-    await asyncio.sleep(ACK_WAIT_S * 2)  # past ack_wait: a message left unterminated would come back
+    await asyncio.sleep(
+        ACK_WAIT_S * 2
+    )  # past ack_wait: a message left unterminated would come back
     info = await nc.jetstream().consumer_info(subjects.TASKS_STREAM, f"test-{unique}")
     assert info.num_redelivered == 0 and info.delivered.consumer_seq == 1
     assert len(await _parked(nc, consumer.subject, 2, timeout=2)) == 1
@@ -115,16 +123,22 @@ async def test_a_message_that_cannot_be_audited_is_still_parked_and_terminated(
 async def test_a_slow_task_keeps_its_lease_and_a_flaky_one_is_parked_after_its_last_delivery(
     consumer: Consumer, nc: nats.NATS, unique: str
 ) -> None:
-    await nc.jetstream().publish(consumer.subject, RunResearch(question="slow but fine").model_dump_json().encode())
+    await nc.jetstream().publish(
+        consumer.subject, RunResearch(question="slow but fine").model_dump_json().encode()
+    )
     flaky = RunResearch(question="flaky every time")
     await nc.jetstream().publish(consumer.subject, flaky.model_dump_json().encode())
     [copy] = await _parked(nc, consumer.subject, 1)
     await _settled(nc, f"test-{unique}")
     assert consumer.seen.count("slow but fine") == 1  # heartbeats: never handed out again
     assert consumer.seen.count("flaky every time") == MAX_DELIVER
-    assert json.loads(copy.data)["task_id"] == str(flaky.task_id) and copy.headers["x-deliveries"] == str(MAX_DELIVER)
+    assert json.loads(copy.data)["task_id"] == str(flaky.task_id) and copy.headers[
+        "x-deliveries"
+    ] == str(MAX_DELIVER)
     [letter] = consumer.letters
-    assert letter.task_id == flaky.task_id and letter.reason.startswith(f"transient after {MAX_DELIVER} deliveries")
+    assert letter.task_id == flaky.task_id and letter.reason.startswith(
+        f"transient after {MAX_DELIVER} deliveries"
+    )
     assert letter.message_id == copy.headers[subjects.MSG_ID_HEADER]
 
 
@@ -138,5 +152,9 @@ async def test_a_dead_letter_recorded_slower_than_ack_wait_is_parked_and_audited
     await _settled(nc, f"test-{unique}")
     await asyncio.sleep(ACK_WAIT_S * 2)
     info = await nc.jetstream().consumer_info(subjects.TASKS_STREAM, f"test-{unique}")
-    assert info.num_redelivered == 0 and info.delivered.consumer_seq == 1  # the heartbeat held it to the end
-    assert [letter.message_id for letter in consumer.letters] == [copy.headers[subjects.MSG_ID_HEADER]]
+    assert (
+        info.num_redelivered == 0 and info.delivered.consumer_seq == 1
+    )  # the heartbeat held it to the end
+    assert [letter.message_id for letter in consumer.letters] == [
+        copy.headers[subjects.MSG_ID_HEADER]
+    ]

@@ -18,13 +18,17 @@ def test_rare_words_weigh_more_than_common_ones():
     about_patients = words.coverage("patients with heart failure", "All patients were seen.")
     about_failure = words.coverage("patients with heart failure", "Cardiac failure of the heart.")
     assert 0.0 < about_patients < 0.1 < about_failure < 1.0
-    assert words.coverage("patients with heart failure", "Patients with heart failure.") == pytest.approx(1.0)
+    assert words.coverage(
+        "patients with heart failure", "Patients with heart failure."
+    ) == pytest.approx(1.0)
     assert words.coverage("of the and", "anything") == 0.0  # no content word, nothing to cover
 
 
 def test_inflections_count_as_one_word():
     assert stem("improves") == stem("improved") == "improv" and stem("trials") == stem("trial")
-    assert Vocabulary({}, 10).coverage("trials improved", "The trial improves") == pytest.approx(1.0)
+    assert Vocabulary({}, 10).coverage("trials improved", "The trial improves") == pytest.approx(
+        1.0
+    )
 
 
 def test_the_shipped_vocabulary_is_scifacts_and_round_trips(tmp_path):
@@ -35,7 +39,12 @@ def test_the_shipped_vocabulary_is_scifacts_and_round_trips(tmp_path):
     again = Vocabulary.load(tmp_path / "v.json.gz")
     assert again.frequencies == shipped.frequencies and again.documents == shipped.documents
     # the demo's off-topic paper (an assessment of frail older people) shares no word of substance
-    assert shipped.coverage(QUESTION, "Identifying common impairments in frail and dependent older people") == 0.0
+    assert (
+        shipped.coverage(
+            QUESTION, "Identifying common impairments in frail and dependent older people"
+        )
+        == 0.0
+    )
 
 
 def test_the_rarest_word_of_a_question_is_its_least_used_content_word():

@@ -26,7 +26,10 @@ def test_abstract_rule_picks_rationales_and_weighs_contradiction():
     probs = np.array([[0.1, 0.1, 0.8], [0.5, 0.4, 0.1], [0.3, 0.6, 0.1]])
     d = abstract_decision(probs, {"rationale": 0.5, "top_k": 2, "contradict_weight": 1.0})
     assert d.label == "CONTRADICT" and d.rationale_indices == (1, 2)
-    assert abstract_decision(probs, {"rationale": 0.95, "top_k": 2, "contradict_weight": 1.0}).label == "NEI"
+    assert (
+        abstract_decision(probs, {"rationale": 0.95, "top_k": 2, "contradict_weight": 1.0}).label
+        == "NEI"
+    )
     assert abstract_decision(np.zeros((0, 3))).label == "NEI"
 
 
@@ -58,7 +61,10 @@ def test_temperature_and_platt_calibrate_overconfident_scores():
 
 def test_negation_flips_direction_or_inserts_not():
     assert negate_claim("Aspirin increases bleeding risk.") == "Aspirin decreases bleeding risk."
-    assert negate_claim("Statins are effective in older adults.") == "Statins are not effective in older adults."
+    assert (
+        negate_claim("Statins are effective in older adults.")
+        == "Statins are not effective in older adults."
+    )
     assert negate_claim("Cats.") is None
     assert passage_text("  A  finding. ", "Title") == "Title: A finding."
     assert passage_text("A finding.") == "A finding."

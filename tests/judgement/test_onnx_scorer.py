@@ -51,15 +51,21 @@ def adapter_folder(tmp_path_factory) -> Path:
 
     folder = tmp_path_factory.mktemp("judgement") / "pair"
     base = AutoModel.from_pretrained(str(base_model_path()))
-    torch.manual_seed(30)  # after the load: the same adapter bytes every run, so one cached export per machine
-    model = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules=LORA_TARGETS, init_lora_weights=False))
+    torch.manual_seed(
+        30
+    )  # after the load: the same adapter bytes every run, so one cached export per machine
+    model = get_peft_model(
+        base, LoraConfig(r=4, lora_alpha=8, target_modules=LORA_TARGETS, init_lora_weights=False)
+    )
     model.save_pretrained(str(folder))
     # peft writes target_modules from a set, in an order that changes with the process's hash seed.
     config = json.loads((folder / "adapter_config.json").read_text())
     config["target_modules"] = sorted(config["target_modules"])
     (folder / "adapter_config.json").write_text(json.dumps(config, sort_keys=True))
     head = torch.nn.Linear(384, 3)
-    save_file({k: v.contiguous() for k, v in head.state_dict().items()}, str(folder / "head.safetensors"))
+    save_file(
+        {k: v.contiguous() for k, v in head.state_dict().items()}, str(folder / "head.safetensors")
+    )
     return folder
 
 
@@ -75,7 +81,9 @@ def assert_same_probabilities(folder: Path, pairs: list[tuple[str, str]]) -> Non
 
 
 def test_onnx_probabilities_match_torch_with_a_merged_adapter(shared_dir, adapter_folder):
-    pairs = scifact_pairs(shared_dir, 100) + [("short claim", "x " * 300)]  # one pair truncated at MAX_LENGTH
+    pairs = scifact_pairs(shared_dir, 100) + [
+        ("short claim", "x " * 300)
+    ]  # one pair truncated at MAX_LENGTH
     assert_same_probabilities(adapter_folder, pairs)
 
 
@@ -96,4 +104,8 @@ def test_the_export_is_keyed_by_the_adapter(adapter_folder, tmp_path):
     assert all(f.exists() for f in files)
     changed = tmp_path / "head.safetensors"
     changed.write_bytes(files[2].read_bytes() + b" ")
-    assert weights_digest(base, files) != weights_digest(base, [*files[:2], changed]) != weights_digest(base)
+    assert (
+        weights_digest(base, files)
+        != weights_digest(base, [*files[:2], changed])
+        != weights_digest(base)
+    )

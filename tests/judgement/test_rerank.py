@@ -13,16 +13,30 @@ QUESTION = "Does exercise training improve quality of life in patients with chro
 
 
 def hit(n: int, title: str, abstract: str) -> PaperHit:
-    return PaperHit(paper_id=n, external_id=str(n), title=title, score=1.0 / n, passage=abstract,
-                    locator="abstract", abstract=abstract)
+    return PaperHit(
+        paper_id=n,
+        external_id=str(n),
+        title=title,
+        score=1.0 / n,
+        passage=abstract,
+        locator="abstract",
+        abstract=abstract,
+    )
 
 
 def test_the_on_topic_trial_moves_to_the_top_and_the_tail_stays():
     hits = [
-        hit(1, "Plate tectonics of the early Earth", "Subduction began about three billion years ago, as zircon records show."),
-        hit(2, "Effects of exercise training on health status in patients with chronic heart failure: HF-ACTION randomized controlled trial.",
+        hit(
+            1,
+            "Plate tectonics of the early Earth",
+            "Subduction began about three billion years ago, as zircon records show.",
+        ),
+        hit(
+            2,
+            "Effects of exercise training on health status in patients with chronic heart failure: HF-ACTION randomized controlled trial.",
             "Exercise training conferred modest but statistically significant improvements in self-reported health status "
-            "compared with usual care without training."),
+            "compared with usual care without training.",
+        ),
         hit(3, "A survey of medieval bookbinding", "Leather covers were tanned with oak bark."),
     ]
     reranked = rerank_hits(QUESTION, hits, 2)
@@ -38,7 +52,9 @@ def test_fused_order_keeps_what_the_search_knew(monkeypatch):
 
     hits = [hit(n, f"paper {n}", f"abstract {n}") for n in range(1, 6)]
     # the cross-encoder puts the search's fifth hit first and its first hit last
-    monkeypatch.setattr(rerank, "relevance", lambda q, passages: np.array([0.1, 0.6, 0.5, 0.4, 0.9]))
+    monkeypatch.setattr(
+        rerank, "relevance", lambda q, passages: np.array([0.1, 0.6, 0.5, 0.4, 0.9])
+    )
     fused = [h.paper_id for h in rerank_hits(QUESTION, hits, 5)]
     alone = [h.paper_id for h in rerank_hits(QUESTION, hits, 5, method="relevance")]
     assert alone == [5, 2, 3, 4, 1]

@@ -16,18 +16,26 @@ from research_judgement.scorer import CrossEncoder
 pytestmark = pytest.mark.unit
 
 CLAIM = "Exercise training improves quality of life in patients with chronic heart failure"
-HF_ACTION = ("Exercise training conferred modest but statistically significant improvements in self-reported health "
-             "status compared with usual care")
+HF_ACTION = (
+    "Exercise training conferred modest but statistically significant improvements in self-reported health "
+    "status compared with usual care"
+)
 HF_TITLE = "Effects of exercise training on health status in patients with chronic heart failure: HF-ACTION randomized controlled trial."
-AFFERENTS = ("Exercise training significantly enhanced the inhibitory influence of cardiac afferents on R and M regional "
-             "vascular resistance.(ABSTRACT TRUNCATED AT 250 WORDS)")
-AGE_36 = ("The findings suggest the importance of developing skills and habits in childhood as well as of encouraging "
-          "healthier exercise habits in adults who may have had few opportunities or low motivation previously.")
+AFFERENTS = (
+    "Exercise training significantly enhanced the inhibitory influence of cardiac afferents on R and M regional "
+    "vascular resistance.(ABSTRACT TRUNCATED AT 250 WORDS)"
+)
+AGE_36 = (
+    "The findings suggest the importance of developing skills and habits in childhood as well as of encouraging "
+    "healthier exercise habits in adults who may have had few opportunities or low motivation previously."
+)
 
 
 def test_shipped_files_are_small_fp16_and_carry_scifacts_licence():
     files = [p for p in WEIGHTS.rglob("*") if p.is_file() and p.parent.name != "abstract"]
-    assert sum(p.stat().st_size for p in files) <= 10_000_000, "adapters, heads and tables: at most 10 MB"
+    assert sum(p.stat().st_size for p in files) <= 10_000_000, (
+        "adapters, heads and tables: at most 10 MB"
+    )
     # The abstract-level model is a full fine-tune (it won over LoRA by 0.06 label-only F1, docs/judgement.md):
     # it ships as fp16, the whole MiniLM encoder (~45 MB) plus two small heads.
     encoder = load_file(str(WEIGHTS / "abstract" / "encoder.fp16.safetensors"))
@@ -35,12 +43,19 @@ def test_shipped_files_are_small_fp16_and_carry_scifacts_licence():
     assert (WEIGHTS / "abstract" / "encoder.fp16.safetensors").stat().st_size <= 50_000_000
     assert load_file(str(WEIGHTS / "abstract" / "heads.safetensors"))
     for name in ("pair", "relevance"):
-        for tensors in (load_file(str(WEIGHTS / name / "adapter_model.safetensors")), load_file(str(WEIGHTS / name / "head.safetensors"))):
+        for tensors in (
+            load_file(str(WEIGHTS / name / "adapter_model.safetensors")),
+            load_file(str(WEIGHTS / name / "head.safetensors")),
+        ):
             assert tensors and all(t.dtype == np.float16 for t in tensors.values())
     licence = (WEIGHTS / "LICENSE.md").read_text()
     assert "CC BY-NC 2.0" in licence and "SciFact, Wadden et al. 2020" in licence
     config = json.loads((WEIGHTS / "judgement.json").read_text())
-    assert config["pair"]["temperature"] > 0 and set(config["pair"]["thresholds"]) == {"rationale", "top_k", "contradict_weight"}
+    assert config["pair"]["temperature"] > 0 and set(config["pair"]["thresholds"]) == {
+        "rationale",
+        "top_k",
+        "contradict_weight",
+    }
 
 
 def test_hf_action_conclusion_leans_support_and_outranks_the_off_target_sentences():
@@ -63,12 +78,21 @@ def test_off_target_sentences_are_not_evidence(sentence):
 def test_a_negated_claim_moves_the_same_sentence_towards_contradict():
     judge = get_judge()
     up = judge.stance(CLAIM, [HF_ACTION])[0]
-    down = judge.stance("Exercise training does not improve quality of life in patients with chronic heart failure", [HF_ACTION])[0]
+    down = judge.stance(
+        "Exercise training does not improve quality of life in patients with chronic heart failure",
+        [HF_ACTION],
+    )[0]
     assert down[1] > up[1]
 
 
 def test_relevance_ranks_the_trial_above_an_unrelated_paper():
-    rel = get_judge().relevance(CLAIM, [(HF_TITLE, HF_ACTION), ("Plate tectonics of the early Earth", "Subduction began 3 billion years ago.")])
+    rel = get_judge().relevance(
+        CLAIM,
+        [
+            (HF_TITLE, HF_ACTION),
+            ("Plate tectonics of the early Earth", "Subduction began 3 billion years ago."),
+        ],
+    )
     assert rel.shape == (2,) and 0.0 <= rel.min() <= rel.max() <= 1.0
     assert rel[0] > 0.5 > rel[1]
 
@@ -112,7 +136,12 @@ def test_relevance_puts_the_demo_corpus_neighbours_of_hf_action_off_the_claim():
     # coverage in the calibration (research_judgement.coverage) puts them off it
     from research_engine.cli import DEMO_DIR
 
-    papers = {int(p["doc_id"]): p for p in map(json.loads, (DEMO_DIR / "scifact_demo.jsonl").read_text().splitlines())}
+    papers = {
+        int(p["doc_id"]): p
+        for p in map(json.loads, (DEMO_DIR / "scifact_demo.jsonl").read_text().splitlines())
+    }
     hf_action, frail_elderly, shoulder = (papers[i] for i in (40817021, 10893238, 4200695))
-    rel = get_judge().relevance(CLAIM, [(p["title"], " ".join(p["abstract"])) for p in (hf_action, frail_elderly, shoulder)])
+    rel = get_judge().relevance(
+        CLAIM, [(p["title"], " ".join(p["abstract"])) for p in (hf_action, frail_elderly, shoulder)]
+    )
     assert rel[0] > 0.5 > max(rel[1], rel[2])

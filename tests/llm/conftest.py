@@ -36,5 +36,8 @@ def scifact(shared_dir: Path) -> dict:
 
 def as_evidence(doc: dict, score: float | None = None) -> EvidenceDoc:
     return EvidenceDoc(
-        source_id=f"corpus:{doc['doc_id']}", title=doc["title"], text=" ".join(doc["abstract"]), score=score
+        source_id=f"corpus:{doc['doc_id']}",
+        title=doc["title"],
+        text=" ".join(doc["abstract"]),
+        score=score,
     )

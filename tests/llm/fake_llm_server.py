@@ -42,7 +42,9 @@ def prompt_of(api: str, body: dict[str, Any]) -> tuple[str, str]:
         system = next((m["content"] for m in messages if m.get("role") == "system"), "")
         user = next((m["content"] for m in messages if m.get("role") == "user"), "")
         return system, user
-    system = " ".join(p.get("text", "") for p in (body.get("systemInstruction") or {}).get("parts", []))
+    system = " ".join(
+        p.get("text", "") for p in (body.get("systemInstruction") or {}).get("parts", [])
+    )
     contents = body.get("contents") or [{}]
     return system, " ".join(p.get("text", "") for p in contents[0].get("parts", []))
 
@@ -63,7 +65,9 @@ class FakeLLMServer:
     port: int = 0
     script: dict[str, deque[Behaviour]] = field(default_factory=lambda: defaultdict(deque))
     requests: list[Recorded] = field(default_factory=list)
-    responder: Responder | None = None  # (api, request body) → behaviour, asked when the api's queue is empty
+    responder: Responder | None = (
+        None  # (api, request body) → behaviour, asked when the api's queue is empty
+    )
 
     def __post_init__(self) -> None:
         owner = self
@@ -77,7 +81,12 @@ class FakeLLMServer:
                 raw = self.rfile.read(length) if length else b"{}"
                 api = "openai" if self.path.endswith("/chat/completions") else "gemini"
                 owner.requests.append(
-                    Recorded(api, self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw or b"{}"))
+                    Recorded(
+                        api,
+                        self.path,
+                        {k.lower(): v for k, v in self.headers.items()},
+                        json.loads(raw or b"{}"),
+                    )
                 )
                 queue = owner.script[api]
                 if queue:
@@ -92,8 +101,18 @@ class FakeLLMServer:
                 if behaviour.delay_s:
                     time.sleep(behaviour.delay_s)
                 if behaviour.status != 200:
-                    self._send(behaviour.status, {"error": {"code": behaviour.status, "message": "scripted failure",
-                                                            "status": "RESOURCE_EXHAUSTED" if behaviour.status == 429 else "INTERNAL"}})
+                    self._send(
+                        behaviour.status,
+                        {
+                            "error": {
+                                "code": behaviour.status,
+                                "message": "scripted failure",
+                                "status": "RESOURCE_EXHAUSTED"
+                                if behaviour.status == 429
+                                else "INTERNAL",
+                            }
+                        },
+                    )
                     return
                 self._send(200, owner._answer(api, behaviour.text or ""))
 
@@ -120,13 +139,28 @@ class FakeLLMServer:
                 "object": "chat.completion",
                 "created": 0,
                 "model": "fake",
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": text, "refusal": None}}],
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": text, "refusal": None},
+                    }
+                ],
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
             }
         return {
-            "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}],
-            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+            "candidates": [
+                {
+                    "content": {"role": "model", "parts": [{"text": text}]},
+                    "finishReason": "STOP",
+                    "index": 0,
+                }
+            ],
+            "usageMetadata": {
+                "promptTokenCount": 1,
+                "candidatesTokenCount": 1,
+                "totalTokenCount": 2,
+            },
             "modelVersion": "fake",
         }
 

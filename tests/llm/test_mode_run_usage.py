@@ -20,9 +20,23 @@ from tests.llm.fake_llm_server import Behaviour, FakeLLMServer
 
 pytestmark = pytest.mark.integration
 
-EVIDENCE = [EvidenceDoc(source_id="corpus:1", title="Vitamin D", text="Vitamin D supplementation reduced fractures.")]
-DRAFT = {"statement": "Vitamin D reduces fractures.", "entity": "vitamin D", "confidence": 0.7,
-         "supports": [{"source_id": "corpus:1", "quote": "Vitamin D supplementation reduced fractures.", "locator": None}]}
+EVIDENCE = [
+    EvidenceDoc(
+        source_id="corpus:1", title="Vitamin D", text="Vitamin D supplementation reduced fractures."
+    )
+]
+DRAFT = {
+    "statement": "Vitamin D reduces fractures.",
+    "entity": "vitamin D",
+    "confidence": 0.7,
+    "supports": [
+        {
+            "source_id": "corpus:1",
+            "quote": "Vitamin D supplementation reduced fractures.",
+            "locator": None,
+        }
+    ],
+}
 
 
 async def _events(js, run_id: str) -> list:  # type: ignore[no-untyped-def]
@@ -30,33 +44,61 @@ async def _events(js, run_id: str) -> list:  # type: ignore[no-untyped-def]
 
 
 async def test_a_mode_run_that_asked_a_model_ends_its_trace_with_its_usage_and_fallbacks(  # type: ignore[no-untyped-def]
-        nc, sessions, llm_server: FakeLLMServer) -> None:
+    nc, sessions, llm_server: FakeLLMServer
+) -> None:
     llm_server.responder = lambda api, body: Behaviour(text=json.dumps(DRAFT))
-    chain = build_chain(LLMSettings(provider="openai", openai_api_key=SecretStr(""), openai_base_url=llm_server.openai_url,
-                                    openai_model="gpt-4o", timeout_s=5.0, run_budget_tokens=2), encoder=None)
+    chain = build_chain(
+        LLMSettings(
+            provider="openai",
+            openai_api_key=SecretStr(""),
+            openai_base_url=llm_server.openai_url,
+            openai_model="gpt-4o",
+            timeout_s=5.0,
+            run_budget_tokens=2,
+        ),
+        encoder=None,
+    )
     run_id = f"usage-{uuid.uuid4().hex[:8]}"
-    async with mode_run(nc.jetstream(), sessions, service="verifier", kind="verification", report_id=uuid.uuid4(),
-                        run_id=run_id) as run:
+    async with mode_run(
+        nc.jetstream(),
+        sessions,
+        service="verifier",
+        kind="verification",
+        report_id=uuid.uuid4(),
+        run_id=run_id,
+    ) as run:
         first = await chain.draft_claim("Vitamin D?", None, EVIDENCE)
         second = await chain.draft_claim("Vitamin D?", None, EVIDENCE)
     assert (first.provider, second.provider) == ("openai", "offline")
     assert run.failed is None and run.llm.usage.calls == 1
     events = await _events(nc.jetstream(), run_id)
     [step] = [e for e in events if isinstance(e, ToolReturned) and e.tool_id == "llm.usage"]
-    assert step.results["calls"] == 1 and step.results["tokens_in"] == 1 and step.results["tokens_out"] == 1
+    assert (
+        step.results["calls"] == 1
+        and step.results["tokens_in"] == 1
+        and step.results["tokens_out"] == 1
+    )
     assert step.results["cost_usd"] == pytest.approx((2.50 + 10.00) / 1_000_000)
     assert step.results["models"] == {"openai:gpt-4o": 1}
     assert step.results["budget"] == {"seconds": None, "tokens": 2, "usd": None}
     assert step.results["budget_spent"] == "run budget spent (2 of 2 tokens)"
-    assert step.results["fallbacks"] == [{"question": "claim_draft", "reasons": ["openai: run budget spent (2 of 2 tokens)"]}]
+    assert step.results["fallbacks"] == [
+        {"question": "claim_draft", "reasons": ["openai: run budget spent (2 of 2 tokens)"]}
+    ]
     assert isinstance(events[-1], RunDone) and events[-1].status == "completed"
 
 
 async def test_an_offline_run_records_no_usage_step(nc, sessions) -> None:  # type: ignore[no-untyped-def]
     chain = build_chain(LLMSettings(provider="offline"), encoder=None)
     run_id = f"usage-{uuid.uuid4().hex[:8]}"
-    async with mode_run(nc.jetstream(), sessions, service="verifier", kind="verification", report_id=uuid.uuid4(),
-                        run_id=run_id):
+    async with mode_run(
+        nc.jetstream(),
+        sessions,
+        service="verifier",
+        kind="verification",
+        report_id=uuid.uuid4(),
+        run_id=run_id,
+    ):
         assert (await chain.draft_claim("Vitamin D?", None, EVIDENCE)).provider == "offline"
     events = await _events(nc.jetstream(), run_id)
     assert not [e for e in events if isinstance(e, ToolReturned)]

@@ -35,7 +35,9 @@ def evidence(scifact: dict, ids: list[int]) -> list[EvidenceDoc]:
     return [as_evidence(scifact["corpus"][i]) for i in ids if i in scifact["corpus"]]
 
 
-async def test_draft_quotes_the_gold_document_exactly(scifact: dict, offline: OfflineProvider) -> None:
+async def test_draft_quotes_the_gold_document_exactly(
+    scifact: dict, offline: OfflineProvider
+) -> None:
     docs = evidence(scifact, DISTRACTORS + [PRP_GOLD])
     draft = await offline.draft_claim(PRP_QUESTION, None, docs)
 
@@ -57,16 +59,32 @@ async def test_same_input_same_output(scifact: dict, offline: OfflineProvider) -
 
 
 async def test_agreeing_sources_raise_confidence(offline: OfflineProvider) -> None:
-    lead = EvidenceDoc(source_id="a", title="Statins", text="Statin therapy lowers LDL cholesterol in adults. Methods varied.")
-    agreeing = EvidenceDoc(source_id="b", title="Trial", text="In adults, statin therapy lowered LDL cholesterol by a third.")
-    unrelated = EvidenceDoc(source_id="c", title="Bees", text="Honey bees forage over several kilometres.")
-    alone = await offline.draft_claim("Does statin therapy lower LDL cholesterol?", None, [lead, unrelated])
-    together = await offline.draft_claim("Does statin therapy lower LDL cholesterol?", None, [lead, agreeing, unrelated])
+    lead = EvidenceDoc(
+        source_id="a",
+        title="Statins",
+        text="Statin therapy lowers LDL cholesterol in adults. Methods varied.",
+    )
+    agreeing = EvidenceDoc(
+        source_id="b",
+        title="Trial",
+        text="In adults, statin therapy lowered LDL cholesterol by a third.",
+    )
+    unrelated = EvidenceDoc(
+        source_id="c", title="Bees", text="Honey bees forage over several kilometres."
+    )
+    alone = await offline.draft_claim(
+        "Does statin therapy lower LDL cholesterol?", None, [lead, unrelated]
+    )
+    together = await offline.draft_claim(
+        "Does statin therapy lower LDL cholesterol?", None, [lead, agreeing, unrelated]
+    )
     assert {s.source_id for s in together.supports} == {"a", "b"}
     assert together.confidence > alone.confidence
 
 
-async def test_no_evidence_gives_an_unsupported_zero_confidence_draft(offline: OfflineProvider) -> None:
+async def test_no_evidence_gives_an_unsupported_zero_confidence_draft(
+    offline: OfflineProvider,
+) -> None:
     draft = await offline.draft_claim("Does X cause Y?", "X", [])
     assert draft.supports == [] and draft.confidence == 0.0
 
@@ -85,57 +103,90 @@ def test_sentence_spans_are_exact_and_respect_abbreviations() -> None:
 def test_polarity_cues() -> None:
     assert contradicts("Aspirin reduces stroke risk.", "Aspirin does not reduce stroke risk.")
     assert contradicts("Exercise increases bone density.", "Exercise decreases bone density.")
-    assert not contradicts("Exercise increases bone density.", "Exercise raises bone density in women.")
+    assert not contradicts(
+        "Exercise increases bone density.", "Exercise raises bone density in women."
+    )
 
 
-def _claim(statement: str, quotes: list[tuple[str, str]], confidence: float, entity: str = "statins") -> ClaimForReview:
+def _claim(
+    statement: str, quotes: list[tuple[str, str]], confidence: float, entity: str = "statins"
+) -> ClaimForReview:
     return ClaimForReview(
-        claim_id=uuid.uuid4(), entity=entity, statement=statement, confidence=confidence,
+        claim_id=uuid.uuid4(),
+        entity=entity,
+        statement=statement,
+        confidence=confidence,
         supports=[Support(source_id=s, quote=q) for s, q in quotes],
     )
 
 
 STATIN_DOCS = [
     EvidenceDoc(source_id="s1", title="t", text="Statin therapy lowers LDL cholesterol in adults."),
-    EvidenceDoc(source_id="s2", title="t", text="Statin therapy lowered LDL cholesterol by a third in adults."),
-    EvidenceDoc(source_id="s3", title="t", text="Statin therapy lowers LDL cholesterol and cardiovascular events in adults."),
+    EvidenceDoc(
+        source_id="s2",
+        title="t",
+        text="Statin therapy lowered LDL cholesterol by a third in adults.",
+    ),
+    EvidenceDoc(
+        source_id="s3",
+        title="t",
+        text="Statin therapy lowers LDL cholesterol and cardiovascular events in adults.",
+    ),
 ]
 
 
 async def test_critic_promotes_a_grounded_new_claim(offline: OfflineProvider) -> None:
-    candidate = _claim("Statin therapy lowers LDL cholesterol in adults.", [("s1", STATIN_DOCS[0].text)], 0.7)
+    candidate = _claim(
+        "Statin therapy lowers LDL cholesterol in adults.", [("s1", STATIN_DOCS[0].text)], 0.7
+    )
     verdict = await offline.judge_claim(candidate, [], STATIN_DOCS)
     assert verdict.verdict == Verdict.promote and verdict.model == "offline-critic-v1"
     assert verdict.score > 0.5
 
 
 async def test_critic_supersedes_a_weaker_claim_on_the_same_point(offline: OfflineProvider) -> None:
-    old = _claim("Statin therapy lowers LDL cholesterol in adults.", [("s1", STATIN_DOCS[0].text)], 0.5)
+    old = _claim(
+        "Statin therapy lowers LDL cholesterol in adults.", [("s1", STATIN_DOCS[0].text)], 0.5
+    )
     candidate = _claim(
         "Statin therapy lowers LDL cholesterol in adults.",
         [(d.source_id, d.text) for d in STATIN_DOCS],
         0.85,
     )
-    unrelated = _claim("Statins are cheap in generic form.", [("s9", "Statins are cheap in generic form.")], 0.9)
+    unrelated = _claim(
+        "Statins are cheap in generic form.", [("s9", "Statins are cheap in generic form.")], 0.9
+    )
     verdict = await offline.judge_claim(candidate, [old, unrelated], STATIN_DOCS)
     assert verdict.verdict == Verdict.supersede
     assert verdict.supersedes == [old.claim_id]
 
 
-async def test_critic_rejects_ungrounded_weak_and_contradicted_claims(offline: OfflineProvider) -> None:
-    invented = _claim("Statin therapy cures diabetes.", [("s1", "Statin therapy cures diabetes.")], 0.9)
+async def test_critic_rejects_ungrounded_weak_and_contradicted_claims(
+    offline: OfflineProvider,
+) -> None:
+    invented = _claim(
+        "Statin therapy cures diabetes.", [("s1", "Statin therapy cures diabetes.")], 0.9
+    )
     assert (await offline.judge_claim(invented, [], STATIN_DOCS)).verdict == Verdict.reject
 
     unsupported = _claim("Statin therapy lowers LDL cholesterol.", [], 0.9)
     assert (await offline.judge_claim(unsupported, [], None)).verdict == Verdict.reject
 
-    off_topic = _claim("Statins prevent hair loss in elderly men.", [("s1", STATIN_DOCS[0].text)], 0.9)
+    off_topic = _claim(
+        "Statins prevent hair loss in elderly men.", [("s1", STATIN_DOCS[0].text)], 0.9
+    )
     assert (await offline.judge_claim(off_topic, [], STATIN_DOCS)).verdict == Verdict.reject
 
-    strong = _claim("Statin therapy lowers LDL cholesterol in adults.",
-                    [(d.source_id, d.text) for d in STATIN_DOCS], 0.9)
-    contrary = _claim("Statin therapy does not lower LDL cholesterol in adults.",
-                      [("x", "Statin therapy does not lower LDL cholesterol in adults.")], 0.4)
+    strong = _claim(
+        "Statin therapy lowers LDL cholesterol in adults.",
+        [(d.source_id, d.text) for d in STATIN_DOCS],
+        0.9,
+    )
+    contrary = _claim(
+        "Statin therapy does not lower LDL cholesterol in adults.",
+        [("x", "Statin therapy does not lower LDL cholesterol in adults.")],
+        0.4,
+    )
     verdict = await offline.judge_claim(contrary, [strong], None)
     assert verdict.verdict == Verdict.reject and "contradicts" in verdict.reasoning
 
@@ -143,7 +194,11 @@ async def test_critic_rejects_ungrounded_weak_and_contradicted_claims(offline: O
 async def test_default_chain_is_offline_and_labelled(scifact: dict) -> None:
     chain = build_chain(LLMSettings(), encoder=None)
     outcome = await chain.draft_claim(PRP_QUESTION, None, evidence(scifact, [PRP_GOLD]))
-    assert (outcome.provider, outcome.model, outcome.failures) == ("offline", "offline-extractive-v1", [])
+    assert (outcome.provider, outcome.model, outcome.failures) == (
+        "offline",
+        "offline-extractive-v1",
+        [],
+    )
 
 
 @pytest.mark.unit
@@ -165,4 +220,8 @@ def test_the_statement_reports_a_finding_not_the_study_aim() -> None:
     )
     assert draft.statement.startswith("Exercise training conferred")
     assert draft.supports[0].quote in text
-    assert role_weight("OBJECTIVE To test the effects.") < 1.0 < role_weight("RESULTS Mortality was reduced significantly.")
+    assert (
+        role_weight("OBJECTIVE To test the effects.")
+        < 1.0
+        < role_weight("RESULTS Mortality was reduced significantly.")
+    )

@@ -28,18 +28,25 @@ def sent_schemas() -> dict[str, type[BaseModel]]:
         for path in src.rglob("*.py"):
             tree = ast.parse(path.read_text(), filename=str(path))
             calls = [
-                node for node in ast.walk(tree)
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in {"ask", "answer"} and len(node.args) >= 3
+                node
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in {"ask", "answer"}
+                and len(node.args) >= 3
                 and isinstance(node.args[1], ast.Name)
-                and isinstance(node.args[2], ast.Constant) and isinstance(node.args[2].value, str)
+                and isinstance(node.args[2], ast.Constant)
+                and isinstance(node.args[2].value, str)
             ]
             if not calls:
                 continue
             module = importlib.import_module(".".join(path.relative_to(src).with_suffix("").parts))
             for call in calls:
                 shape = getattr(module, call.args[1].id)  # type: ignore[attr-defined]
-                assert isinstance(shape, type) and issubclass(shape, BaseModel), (path, call.args[1].id)
+                assert isinstance(shape, type) and issubclass(shape, BaseModel), (
+                    path,
+                    call.args[1].id,
+                )
                 found[call.args[2].value] = shape  # type: ignore[index]
     return found
 
@@ -73,11 +80,14 @@ def unbounded(schema: dict[str, Any]) -> list[str]:
 def test_the_walk_finds_every_engines_schema() -> None:
     names = set(sent_schemas())
     assert {
-        "claim_draft", "critic_verdict",  # researcher, critic
+        "claim_draft",
+        "critic_verdict",  # researcher, critic
         "pattern_confirmation",  # correlator
         "review_findings",  # reviewer author and revisions
         "verification_labels",  # verifier
-        "scout_judgement", "scout_refined_query", "scout_facts",  # scout
+        "scout_judgement",
+        "scout_refined_query",
+        "scout_facts",  # scout
     } <= names
 
 
@@ -109,5 +119,12 @@ def test_a_label_is_an_enum_in_the_schema_but_read_leniently() -> None:
 
     label = strict_schema(PassageLabel)["properties"]["label"]
     assert label["enum"] == ["SUPPORTS", "CONTRADICTS", "QUALIFIES", "UNRELATED"]
-    assert PassageLabel(paper_id="corpus:1", label="MAYBE", strength=0.5, sentence="x").label == "MAYBE"
-    assert strict_schema(FindingAnswer)["properties"]["tag"]["enum"] == ["SUPPORTED", "CONTESTED", "INSUFFICIENT"]
+    assert (
+        PassageLabel(paper_id="corpus:1", label="MAYBE", strength=0.5, sentence="x").label
+        == "MAYBE"
+    )
+    assert strict_schema(FindingAnswer)["properties"]["tag"]["enum"] == [
+        "SUPPORTED",
+        "CONTESTED",
+        "INSUFFICIENT",
+    ]

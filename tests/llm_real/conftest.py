@@ -74,4 +74,6 @@ def scifact_claims(shared_dir: Path) -> list[dict]:
 
 
 def evidence_of(doc: dict) -> EvidenceDoc:
-    return EvidenceDoc(source_id=f"corpus:{doc['doc_id']}", title=doc["title"], text=" ".join(doc["abstract"]))
+    return EvidenceDoc(
+        source_id=f"corpus:{doc['doc_id']}", title=doc["title"], text=" ".join(doc["abstract"])
+    )

@@ -96,15 +96,34 @@ class LlamaServer:
         log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log", delete=False)
         self.log_path = Path(log.name)
         cmd = [
-            str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(self.port),
-            "-c", str(self.context), "-t", str(self.threads), "-tb", str(self.threads), "--parallel", "1",
-            "--alias", MODEL_NAME, "--no-webui",
+            str(binary),
+            "-m",
+            str(model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "-c",
+            str(self.context),
+            "-t",
+            str(self.threads),
+            "-tb",
+            str(self.threads),
+            "--parallel",
+            "1",
+            "--alias",
+            MODEL_NAME,
+            "--no-webui",
         ]
         started = time.monotonic()
-        self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.process = subprocess.Popen(
+            cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         while time.monotonic() - started < timeout_s:
             if self.process.poll() is not None:
-                raise Unavailable(f"llama-server exited with {self.process.returncode}: {self.log_tail()}")
+                raise Unavailable(
+                    f"llama-server exited with {self.process.returncode}: {self.log_tail()}"
+                )
             try:
                 if httpx.get(self.url + "/health", timeout=2.0).status_code == 200:
                     self.startup_s = time.monotonic() - started
@@ -113,7 +132,9 @@ class LlamaServer:
                 pass
             time.sleep(0.25)
         self.stop()
-        raise Unavailable(f"llama-server did not become healthy within {timeout_s:g}s: {self.log_tail()}")
+        raise Unavailable(
+            f"llama-server did not become healthy within {timeout_s:g}s: {self.log_tail()}"
+        )
 
     def log_tail(self, lines: int = 20) -> str:
         if self.log_path is None or not self.log_path.exists():

@@ -57,25 +57,35 @@ async def test_researcher_drafts_only_grounded_citations_or_falls_back_with_the_
         for claim in scifact_claims[:2]:
             cited = [scifact_docs[int(d)] for d in claim["evidence"]]
             others = [d for i, d in scifact_docs.items() if i not in claim["cited_doc_ids"]][:4]
-            evidence = [evidence_of(d) for d in cited + others]  # ~5 abstracts: more than 2,048 tokens
+            evidence = [
+                evidence_of(d) for d in cited + others
+            ]  # ~5 abstracts: more than 2,048 tokens
             outcome = await chain.draft_claim(claim["claim"], None, evidence)
             no_context_refusal(outcome.failures)
             grounded = ground_supports(outcome.draft, evidence)
             texts = {e.source_id: e.text for e in evidence}
             for support in grounded.kept:
-                assert support.quote in texts[support.source_id], "a kept quote is verbatim in its own source"
+                assert support.quote in texts[support.source_id], (
+                    "a kept quote is verbatim in its own source"
+                )
             if outcome.provider == "openai":
                 answered += 1
-                assert outcome.draft.statement.strip() and grounded.kept, "a remote draft reaches the ledger only if usable"
+                assert outcome.draft.statement.strip() and grounded.kept, (
+                    "a remote draft reaches the ledger only if usable"
+                )
                 assert outcome.usage["tokens_in"] > 0 and outcome.usage["tokens_out"] > 0
             else:
                 fell_back += 1
-                assert outcome.provider == "offline" and outcome.failures, "an offline draft says why"
+                assert outcome.provider == "offline" and outcome.failures, (
+                    "an offline draft says why"
+                )
                 assert outcome.failures[-1].provider == "openai" and outcome.failures[-1].reason
     assert answered + fell_back == 2
     assert run.usage.calls >= 2 and run.usage.tokens_in > 0, "every request counted in the run"
     assert run.usage.cost_usd == 0.0, "a local model costs nothing"
-    assert remote(chain).trimmed_chars > 0, "five abstracts do not fit 2,048 tokens: the evidence was trimmed"
+    assert remote(chain).trimmed_chars > 0, (
+        "five abstracts do not fit 2,048 tokens: the evidence was trimmed"
+    )
     assert await remote(chain).context_tokens() == CONTEXT, "n_ctx read from the server's /props"
 
 
@@ -86,10 +96,20 @@ async def test_critic_verdict_is_in_the_enum_and_supersedes_only_claims_it_was_s
     doc = scifact_docs[int(next(iter(claim["evidence"])))]
     sentence = doc["abstract"][0]
     source = f"corpus:{doc['doc_id']}"
-    active = ClaimForReview(claim_id=uuid.uuid4(), entity="the claim's subject", statement=sentence, confidence=0.5,
-                            supports=[Support(source_id=source, quote=sentence)])
-    candidate = ClaimForReview(claim_id=uuid.uuid4(), entity="the claim's subject", statement=claim["claim"], confidence=0.6,
-                               supports=[Support(source_id=source, quote=doc["abstract"][-1])])
+    active = ClaimForReview(
+        claim_id=uuid.uuid4(),
+        entity="the claim's subject",
+        statement=sentence,
+        confidence=0.5,
+        supports=[Support(source_id=source, quote=sentence)],
+    )
+    candidate = ClaimForReview(
+        claim_id=uuid.uuid4(),
+        entity="the claim's subject",
+        statement=claim["claim"],
+        confidence=0.6,
+        supports=[Support(source_id=source, quote=doc["abstract"][-1])],
+    )
     outcome = await chain.judge_claim(candidate, [active], [evidence_of(doc)])
     no_context_refusal(outcome.failures)
     verdict = conform(outcome, {active.claim_id})
@@ -101,7 +121,9 @@ async def test_critic_verdict_is_in_the_enum_and_supersedes_only_claims_it_was_s
         assert outcome.failures and outcome.failures[0].reason
 
 
-async def test_correlator_confirms_one_offered_kind_or_leaves_it_to_the_detectors(chain: ProviderChain) -> None:
+async def test_correlator_confirms_one_offered_kind_or_leaves_it_to_the_detectors(
+    chain: ProviderChain,
+) -> None:
     from research_correlator.confirm import PatternAnswer, confirm
 
     statements = [
@@ -109,12 +131,16 @@ async def test_correlator_confirms_one_offered_kind_or_leaves_it_to_the_detector
         "Statins reduce cardiovascular events in adults with diabetes.",
         "High-dose statins reduce LDL more than low-dose statins.",
     ]
-    candidates = [{"kind": "dose_response", "score": 0.7, "evidence": {"doses": ["10 mg", "80 mg"]}},
-                  {"kind": "shared_citation_cluster", "score": 0.5, "evidence": {"sources": ["pmid:1"]}}]
+    candidates = [
+        {"kind": "dose_response", "score": 0.7, "evidence": {"doses": ["10 mg", "80 mg"]}},
+        {"kind": "shared_citation_cluster", "score": 0.5, "evidence": {"sources": ["pmid:1"]}},
+    ]
     kinds = set(PatternAnswer.model_fields["kind"].annotation.__args__)  # type: ignore[union-attr]
     try:
         answer, by = await confirm(chain, "statins", statements, candidates, timeout_s=120)
-    except NoProviderAnswered as refused:  # the deterministic detectors decide; the failures say why
+    except (
+        NoProviderAnswered
+    ) as refused:  # the deterministic detectors decide; the failures say why
         assert refused.failures and refused.failures[0].provider == "openai"
         return
     assert answer.kind in kinds and answer.reasoning.strip()
@@ -126,22 +152,39 @@ async def test_verifier_labels_are_in_the_enum_and_the_checker_drops_what_is_not
 ) -> None:
     claim = scifact_claims[2]
     job = verification_job(RequestVerification(claim=claim["claim"]))
-    docs = [scifact_docs[int(d)] for d in claim["evidence"]] + [scifact_docs[i] for i in list(scifact_docs)[:3]]
-    passages = [Passage(paper_id=f"corpus:{d['doc_id']}", title=d["title"], text=" ".join(d["abstract"])) for d in docs]
+    docs = [scifact_docs[int(d)] for d in claim["evidence"]] + [
+        scifact_docs[i] for i in list(scifact_docs)[:3]
+    ]
+    passages = [
+        Passage(paper_id=f"corpus:{d['doc_id']}", title=d["title"], text=" ".join(d["abstract"]))
+        for d in docs
+    ]
     engine = LlmEngine(chain, timeout_s=180)
     labelled = await engine.label(job.statements[0], 0, passages)
-    assert all(isinstance(p.label, PassageStance) for p in labelled), "a label outside the enum never passes"
+    assert all(isinstance(p.label, PassageStance) for p in labelled), (
+        "a label outside the enum never passes"
+    )
     by_id = {p.paper_id: p for p in passages}
-    invented = [p for p in labelled if p.source_id not in by_id or not found_verbatim(p.text, by_id[p.source_id].text)]
-    report, assessment, check, dropped = checked(job, labelled, by_id, engine="llm", searches=1, quotes_per_side=3)
+    invented = [
+        p
+        for p in labelled
+        if p.source_id not in by_id or not found_verbatim(p.text, by_id[p.source_id].text)
+    ]
+    report, assessment, check, dropped = checked(
+        job, labelled, by_id, engine="llm", searches=1, quotes_per_side=3
+    )
     assert check.unknown == 0, "no reference the searches never returned is left in the report"
     assert not [i for i in check.issues if i.kind in ("unknown_id", "unsupported")]
     cited = {r.paper_id for r in report.references}
     assert cited <= set(by_id)
-    assert dropped <= len(labelled) and (not invented or dropped > 0 or not cited & {p.source_id for p in invented})
+    assert dropped <= len(labelled) and (
+        not invented or dropped > 0 or not cited & {p.source_id for p in invented}
+    )
 
 
-async def test_scout_labels_and_facts_hold_to_the_source_or_come_from_the_offline_engine(chain: ProviderChain) -> None:
+async def test_scout_labels_and_facts_hold_to_the_source_or_come_from_the_offline_engine(
+    chain: ProviderChain,
+) -> None:
     abstract = (
         "Vitamin D supplementation and fracture risk were studied in a meta-analysis of 11 randomized trials. "
         "Vitamin D supplementation of 800 IU daily reduced hip fracture risk by 30% (HR 0.70). "
@@ -150,23 +193,38 @@ async def test_scout_labels_and_facts_hold_to_the_source_or_come_from_the_offlin
         "The effect was larger in adults older than 75 years. "
         "Calcium co-supplementation did not change the results."
     )
-    hit = SourceHit(source="pubmed", source_id="pmid:12345", title="Vitamin D dose and hip fracture: a meta-analysis",
-                    abstract=abstract, year=2019, date=date(2019, 3, 1))
+    hit = SourceHit(
+        source="pubmed",
+        source_id="pmid:12345",
+        title="Vitamin D dose and hip fracture: a meta-analysis",
+        abstract=abstract,
+        year=2019,
+        date=date(2019, 3, 1),
+    )
     item = scout_prepare.candidate(hit)
     focus = "Does vitamin D supplementation reduce fracture risk in older adults?"
     keywords = ["vitamin", "fracture", "older", "adults"]
     judged = await scout_llm.judge(chain, item, focus, keywords, timeout_s=120)
     assert judged.label in {"strong", "partial", "irrelevant"}
-    assert 0.0 <= judged.confidence <= 1.0 and 0.0 <= judged.relevance <= 1.0 and judged.rationale.strip()
-    detail = await scout_llm.detail(chain, item, DetailLevel.facts_list, focus, keywords, academic=True, timeout_s=120)
+    assert (
+        0.0 <= judged.confidence <= 1.0
+        and 0.0 <= judged.relevance <= 1.0
+        and judged.rationale.strip()
+    )
+    detail = await scout_llm.detail(
+        chain, item, DetailLevel.facts_list, focus, keywords, academic=True, timeout_s=120
+    )
     assert detail.summary.strip()
     for fact in detail.facts:
         assert fact.statement.strip()
-        assert any(found_verbatim(fact.quote, s) for s in item.sentences), "every fact quotes a sentence of its source"
+        assert any(found_verbatim(fact.quote, s) for s in item.sentences), (
+            "every fact quotes a sentence of its source"
+        )
 
 
-async def test_a_run_budget_stops_asking_the_model(chain: ProviderChain, scifact_claims: list[dict],
-                                                   scifact_docs: dict[int, dict]) -> None:
+async def test_a_run_budget_stops_asking_the_model(
+    chain: ProviderChain, scifact_claims: list[dict], scifact_docs: dict[int, dict]
+) -> None:
     claim = scifact_claims[0]
     evidence = [evidence_of(scifact_docs[int(d)]) for d in claim["evidence"]]
     async with llm_run(budget_tokens=1) as run:
@@ -177,8 +235,9 @@ async def test_a_run_budget_stops_asking_the_model(chain: ProviderChain, scifact
     assert first.usage.get("calls", 0) >= 1 and second.usage.get("calls", 0) == 0
 
 
-async def test_a_per_call_timeout_ends_a_slow_answer_with_the_offline_engine(llama, scifact_claims: list[dict],
-                                                                             scifact_docs: dict[int, dict]) -> None:
+async def test_a_per_call_timeout_ends_a_slow_answer_with_the_offline_engine(
+    llama, scifact_claims: list[dict], scifact_docs: dict[int, dict]
+) -> None:
     from research_llm import build_chain
     from tests.llm_real.conftest import llm_settings
 
@@ -196,9 +255,14 @@ def test_llm_check_reports_an_enforced_schema_and_the_context(llama) -> None:  #
     from research_engine.cli import app
     from tests.llm_real.server import MODEL_NAME
 
-    result = CliRunner().invoke(app, ["llm", "check", "--base-url", llama.base_url, "--model", MODEL_NAME, "--timeout", "120"])
+    result = CliRunner().invoke(
+        app,
+        ["llm", "check", "--base-url", llama.base_url, "--model", MODEL_NAME, "--timeout", "120"],
+    )
     assert result.exit_code == 0, result.output
     assert f"context: {CONTEXT} tokens" in result.output
     assert "schema-bound answer: valid" in result.output
-    assert "response_format json_schema: enforced" in result.output, "llama-server compiles the schema into a grammar"
+    assert "response_format json_schema: enforced" in result.output, (
+        "llama-server compiles the schema into a grammar"
+    )
     assert MODEL_NAME in result.output.split("models listed:")[1].splitlines()[0]

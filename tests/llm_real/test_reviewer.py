@@ -38,16 +38,25 @@ pytestmark = [pytest.mark.llm, pytest.mark.timeout(1800)]
 
 
 async def _step(js: JetStreamContext, run_id: str) -> list[Any]:  # noqa: F811
-    return [e.results async for _, e in replay(js, run_id)
-            if isinstance(e, ToolReturned) and e.tool_id == "author.llm_synthesis"]
+    return [
+        e.results
+        async for _, e in replay(js, run_id)
+        if isinstance(e, ToolReturned) and e.tool_id == "author.llm_synthesis"
+    ]
 
 
 def assert_grounded(report, author: LlmAuthor) -> None:  # type: ignore[no-untyped-def]
     known = author.known_papers()
     assert check_report(report).unknown == 0
-    assert conform(report, known).counts() == {"dropped_references": 0, "dropped_quotes": 0, "dropped_findings": 0}
+    assert conform(report, known).counts() == {
+        "dropped_references": 0,
+        "dropped_quotes": 0,
+        "dropped_findings": 0,
+    }
     findings = report.section("Key Findings").findings
-    assert findings, "a report always has key findings (the model's usable ones, or the offline author's)"
+    assert findings, (
+        "a report always has key findings (the model's usable ones, or the offline author's)"
+    )
     for finding in findings:
         for quote in finding.quotes:
             reference = report.reference(quote.reference_id)
@@ -55,12 +64,16 @@ def assert_grounded(report, author: LlmAuthor) -> None:  # type: ignore[no-untyp
             assert found_verbatim(quote.text, reference.source_text), quote.text
 
 
-async def test_the_author_and_a_revision_with_the_real_model(llama, nc, js, connector_service) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+async def test_the_author_and_a_revision_with_the_real_model(
+    llama, nc, js, connector_service
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     chain = build_chain(llm_settings(llama), encoder=None)
     settings = ReviewerSettings(llm_timeout_s=600.0)  # a slow model on one loaded core
     author = LlmAuthor(chain, OfflineAuthor(Relevance(default_encoder()), settings), settings)
     port = ConnectorClient(lambda: nc, timeout_s=30.0)
-    job = review_job(RequestReview(topic=TOPIC, max_iterations=1, run_id=f"llm-real-{uuid.uuid4().hex[:8]}"))
+    job = review_job(
+        RequestReview(topic=TOPIC, max_iterations=1, run_id=f"llm-real-{uuid.uuid4().hex[:8]}")
+    )
     recorder = RunRecorder(js, job.run_id)
     async with recorder.running():
         outcome = await review_loop(job, author, PeerReviewer(spot_checks=3), port, recorder)
@@ -75,7 +88,9 @@ async def test_the_author_and_a_revision_with_the_real_model(llama, nc, js, conn
     assert step["usage"]["calls"] >= 1, step  # every request of the step, a timed-out one too
     if not any("timeout" in f or "no answer within" in f for f in step.get("failures", [])):
         assert step["usage"]["tokens_in"] > 0, step  # the tokens the server reported
-    assert report.metadata["llm_usage"]["calls"] == step["usage"]["calls"], "the report sums its rounds' requests"
+    assert report.metadata["llm_usage"]["calls"] == step["usage"]["calls"], (
+        "the report sums its rounds' requests"
+    )
 
     run_id = f"llm-real-revise-{uuid.uuid4().hex[:6]}"
     revised = await author.revise(report, outcome.review, Toolbox(port, RunRecorder(js, run_id)))

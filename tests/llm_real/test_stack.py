@@ -43,19 +43,37 @@ WAIT_S = 600  # a bound on one request's end-to-end time on a loaded 2-core mach
 def model_env(llama: LlamaServer) -> dict[str, str]:
     """The settings a user with a local llama.cpp server sets (docs/local-models.md)."""
     return {
-        "LLM__PROVIDER": "openai", "LLM__OPENAI_BASE_URL": llama.base_url, "LLM__OPENAI_MODEL": MODEL_NAME,
-        "LLM__OPENAI_API_KEY": "", "LLM__CONCURRENCY": "1", "LLM__TIMEOUT_S": "45", "LLM__MAX_OUTPUT_TOKENS": "400",
+        "LLM__PROVIDER": "openai",
+        "LLM__OPENAI_BASE_URL": llama.base_url,
+        "LLM__OPENAI_MODEL": MODEL_NAME,
+        "LLM__OPENAI_API_KEY": "",
+        "LLM__CONCURRENCY": "1",
+        "LLM__TIMEOUT_S": "45",
+        "LLM__MAX_OUTPUT_TOKENS": "400",
         "LLM__RUN_BUDGET_S": str(RUN_BUDGET_S),
         "CRITIC__SLA_SECONDS": "150",  # above one request's bound (2 × 45 s + 5 s): a slow critique is not a timeout
-        "SCOUT__ENGINE": "llm", "SCOUT__MAX_ITERATIONS": "1", "SCOUT__PER_SOURCE_LIMIT": "3", "SCOUT__LLM_TIMEOUT_S": "100",
-        "VERIFIER__LLM_TIMEOUT_S": "100", "VERIFIER__QUALIFIER_SEARCHES": "0", "ACK_WAIT_S": "300",
+        "SCOUT__ENGINE": "llm",
+        "SCOUT__MAX_ITERATIONS": "1",
+        "SCOUT__PER_SOURCE_LIMIT": "3",
+        "SCOUT__LLM_TIMEOUT_S": "100",
+        "VERIFIER__LLM_TIMEOUT_S": "100",
+        "VERIFIER__QUALIFIER_SEARCHES": "0",
+        "ACK_WAIT_S": "300",
     }
 
 
 @pytest.fixture(scope="module")
-def stack(llama: LlamaServer, servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    running = Stack(tmp_path_factory.mktemp("llm-stack"), gateway_port=free_port(), services=SERVICES,
-                    nats_url=servers.nats_url, database_url=servers.database_url, extra_env=model_env(llama))
+def stack(
+    llama: LlamaServer, servers: Servers, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    running = Stack(
+        tmp_path_factory.mktemp("llm-stack"),
+        gateway_port=free_port(),
+        services=SERVICES,
+        nats_url=servers.nats_url,
+        database_url=servers.database_url,
+        extra_env=model_env(llama),
+    )
     running.start_servers()
     errors: list[BaseException] = []
 
@@ -93,7 +111,11 @@ async def poll(client: httpx.AsyncClient, path: str, done: Any, what: str) -> di
 
 async def usage_step(js: Any, run_id: str) -> dict:
     """The run's `llm.usage` step (research_modes.mode_run)."""
-    steps = [e.results async for _, e in replay(js, run_id) if isinstance(e, ToolReturned) and e.tool_id == "llm.usage"]
+    steps = [
+        e.results
+        async for _, e in replay(js, run_id)
+        if isinstance(e, ToolReturned) and e.tool_id == "llm.usage"
+    ]
     assert len(steps) == 1, f"one llm.usage step per run that asked a model: {steps}"
     return steps[0]
 
@@ -114,7 +136,9 @@ def assert_grounded(report: Report) -> None:
 
 async def stored_report(client: httpx.AsyncClient, report_id: str) -> Report:
     content = (await client.get(f"{API}/reports/{report_id}")).json()["content"]
-    return Report.model_validate(content.get("report", content))  # a source-list snapshot holds its report
+    return Report.model_validate(
+        content.get("report", content)
+    )  # a source-list snapshot holds its report
 
 
 def assert_accounted(used: dict) -> None:
@@ -124,24 +148,44 @@ def assert_accounted(used: dict) -> None:
     assert used["budget"]["seconds"] == RUN_BUDGET_S
     assert used["seconds"] <= RUN_BUDGET_S + 5, "no request outlives the run's budget"
     for fallback in used["fallbacks"]:
-        assert fallback["question"] and fallback["reasons"] and all(r.startswith("openai: ") for r in fallback["reasons"])
+        assert (
+            fallback["question"]
+            and fallback["reasons"]
+            and all(r.startswith("openai: ") for r in fallback["reasons"])
+        )
     if used["budget_spent"]:
         assert used["budget_spent"].startswith("run budget spent")
 
 
-async def test_a_question_gets_a_decided_claim_drafted_by_the_model_or_offline_with_the_reason(stack: Stack) -> None:
-    async with httpx.AsyncClient(base_url=stack.gateway_url, headers=stack.api_headers, timeout=60) as client:
-        accepted = await client.post(f"{API}/tasks", json={"question": "Does vitamin D supplementation prevent fractures?"})
+async def test_a_question_gets_a_decided_claim_drafted_by_the_model_or_offline_with_the_reason(
+    stack: Stack,
+) -> None:
+    async with httpx.AsyncClient(
+        base_url=stack.gateway_url, headers=stack.api_headers, timeout=60
+    ) as client:
+        accepted = await client.post(
+            f"{API}/tasks", json={"question": "Does vitamin D supplementation prevent fractures?"}
+        )
         assert accepted.status_code == 202
         task_id = accepted.json()["task_id"]
-        view = await poll(client, f"{API}/tasks/{task_id}",
-                          lambda v: v["status"] == "failed" or (v.get("claim") or {}).get("status") not in (None, "pending"),
-                          "the task")
+        view = await poll(
+            client,
+            f"{API}/tasks/{task_id}",
+            lambda v: (
+                v["status"] == "failed"
+                or (v.get("claim") or {}).get("status") not in (None, "pending")
+            ),
+            "the task",
+        )
         assert view["status"] == "claimed", view
         claim = view["claim"]
         assert claim["statement"].strip()
-        if claim["status"] != "critic_quarantine":  # the critic's SLA missed three times: held for an operator, said so
-            assert claim["status"] in {"active", "rejected"} and claim["verdict"]["reasoning"].strip(), claim
+        if (
+            claim["status"] != "critic_quarantine"
+        ):  # the critic's SLA missed three times: held for an operator, said so
+            assert (
+                claim["status"] in {"active", "rejected"} and claim["verdict"]["reasoning"].strip()
+            ), claim
         audit = (await client.get(f"{API}/audit", params={"claim_id": claim["claim_id"]})).json()
     proposed = next(r["payload"] for r in audit if r["action"] == "research.claim.proposed")
     failures = [r["payload"] for r in audit if r["action"] == "research.llm.provider_failed"]
@@ -153,19 +197,33 @@ async def test_a_question_gets_a_decided_claim_drafted_by_the_model_or_offline_w
         assert not failures
     else:
         assert claim["model"].startswith("offline"), claim["model"]
-        assert failures and all(f["provider"] == "openai" and f["reason"] for f in failures), "the fallback says why"
+        assert failures and all(f["provider"] == "openai" and f["reason"] for f in failures), (
+            "the fallback says why"
+        )
     for support in claim["supports"]:
         assert support["source_id"].startswith("corpus:") and support["quote"].strip()
 
 
-async def test_a_verification_completes_with_only_searched_papers_cited_and_the_model_accounted(stack: Stack, nc) -> None:  # type: ignore[no-untyped-def]
-    async with httpx.AsyncClient(base_url=stack.gateway_url, headers=stack.api_headers, timeout=60) as client:
-        accepted = await client.post(f"{API}/verifications",
-                                     json={"claim": "Vitamin D supplementation reduces the risk of fractures in older adults."})
+async def test_a_verification_completes_with_only_searched_papers_cited_and_the_model_accounted(
+    stack: Stack, nc
+) -> None:  # type: ignore[no-untyped-def]
+    async with httpx.AsyncClient(
+        base_url=stack.gateway_url, headers=stack.api_headers, timeout=60
+    ) as client:
+        accepted = await client.post(
+            f"{API}/verifications",
+            json={
+                "claim": "Vitamin D supplementation reduces the risk of fractures in older adults."
+            },
+        )
         assert accepted.status_code == 202, accepted.text
         ids = accepted.json()
-        view = await poll(client, f"{API}/verifications/{ids['verification_id']}",
-                          lambda v: v["status"] in {"completed", "failed"}, "the verification")
+        view = await poll(
+            client,
+            f"{API}/verifications/{ids['verification_id']}",
+            lambda v: v["status"] in {"completed", "failed"},
+            "the verification",
+        )
         assert view["status"] == "completed", view.get("error")
         assert view["verdict"] and view["markdown"].strip()
         report = await stored_report(client, ids["verification_id"])
@@ -175,17 +233,32 @@ async def test_a_verification_completes_with_only_searched_papers_cited_and_the_
 
 
 async def test_a_source_list_holds_to_its_sources_and_says_what_fell_back(stack: Stack, nc) -> None:  # type: ignore[no-untyped-def]
-    async with httpx.AsyncClient(base_url=stack.gateway_url, headers=stack.api_headers, timeout=60) as client:
+    async with httpx.AsyncClient(
+        base_url=stack.gateway_url, headers=stack.api_headers, timeout=60
+    ) as client:
         workspace = f"llm-{uuid.uuid4().hex[:6]}"
-        limits = await client.put(f"{API}/source-lists/limits/{workspace}", json={"allowed_apis": ["corpus"], "max_references": 2})
+        limits = await client.put(
+            f"{API}/source-lists/limits/{workspace}",
+            json={"allowed_apis": ["corpus"], "max_references": 2},
+        )
         assert limits.status_code == 200, limits.text
-        accepted = await client.post(f"{API}/source-lists", json={
-            "prompt": "vitamin D supplementation and fracture risk", "workspace": workspace, "num_references": 2,
-            "detail_level": "facts_list"})
+        accepted = await client.post(
+            f"{API}/source-lists",
+            json={
+                "prompt": "vitamin D supplementation and fracture risk",
+                "workspace": workspace,
+                "num_references": 2,
+                "detail_level": "facts_list",
+            },
+        )
         assert accepted.status_code == 202, accepted.text
         ids = accepted.json()
-        runs = await poll(client, f"{API}/source-lists/{ids['source_list_id']}/runs",
-                          lambda v: v["runs"] and v["runs"][0]["status"] in {"completed", "failed"}, "the source list")
+        runs = await poll(
+            client,
+            f"{API}/source-lists/{ids['source_list_id']}/runs",
+            lambda v: v["runs"] and v["runs"][0]["status"] in {"completed", "failed"},
+            "the source list",
+        )
         assert runs["runs"][0]["status"] == "completed", runs["runs"][0]
         listed = (await client.get(f"{API}/source-lists/{ids['source_list_id']}")).json()
         report = await stored_report(client, ids["source_list_id"])

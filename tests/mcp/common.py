@@ -10,15 +10,27 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-TOOL_NAMES = {"ask_question", "verify_claim", "start_review", "get_review", "build_source_list", "get_source_list",
-              "search_ledger", "get_claim", "list_findings"}
+TOOL_NAMES = {
+    "ask_question",
+    "verify_claim",
+    "start_review",
+    "get_review",
+    "build_source_list",
+    "get_source_list",
+    "search_ledger",
+    "get_claim",
+    "list_findings",
+}
 REVIEW_TOPIC = "vitamin D supplementation and fracture risk in older adults"
 
 
 def http_client(url: str, key: str | None) -> Client:
     """The SDK's client over streamable HTTP, sending `key` as `X-API-Key`."""
     headers = {"X-API-Key": key} if key else {}
-    transport = streamable_http_client(f"{url}/mcp", http_client=httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60.0, read=900.0)))
+    transport = streamable_http_client(
+        f"{url}/mcp",
+        http_client=httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60.0, read=900.0)),
+    )
     return Client(transport, read_timeout_seconds=600)
 
 

@@ -22,4 +22,7 @@ def stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 @pytest.fixture
 async def keys(sessions) -> dict[str, str]:  # noqa: ANN001 - the session's sessionmaker
     """role → a fresh live key of that role."""
-    return {role: await api_key(sessions, role, name="mcp") for role in ("reader", "researcher", "admin")}
+    return {
+        role: await api_key(sessions, role, name="mcp")
+        for role in ("reader", "researcher", "admin")
+    }

@@ -28,14 +28,21 @@ def _env(key: str | None, tmp_path) -> dict[str, str]:  # noqa: ANN001
 
 
 def stdio_client(stack: Stack, key: str, tmp_path) -> Client:  # noqa: ANN001
-    params = StdioServerParameters(command=COMMAND[0], args=[*COMMAND[1:], "--url", stack.gateway_url],
-                                   env=_env(key, tmp_path))
+    params = StdioServerParameters(
+        command=COMMAND[0], args=[*COMMAND[1:], "--url", stack.gateway_url], env=_env(key, tmp_path)
+    )
     return Client(params, read_timeout_seconds=600)
 
 
 def test_without_a_key_the_command_refuses_to_start(stack: Stack, tmp_path) -> None:  # noqa: ANN001
-    result = subprocess.run([*COMMAND, "--url", stack.gateway_url], env=_env(None, tmp_path), input="",
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [*COMMAND, "--url", stack.gateway_url],
+        env=_env(None, tmp_path),
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2 and "RESEARCH_API_KEY" in result.stderr and result.stdout == ""
 
 
@@ -44,20 +51,29 @@ async def test_a_reader_key_reads_but_is_refused_start_review(stack: Stack, keys
         assert {t.name for t in (await client.list_tools()).tools} == TOOL_NAMES
         refused = await client.call_tool("start_review", {"topic": REVIEW_TOPIC})
         assert "researcher role" in error_text(refused)
-        assert isinstance(answer(await client.call_tool("search_ledger", {"status": "active"}))["claims"], list)
+        assert isinstance(
+            answer(await client.call_tool("search_ledger", {"status": "active"}))["claims"], list
+        )
         bad = await client.call_tool("list_findings", {"limit": 0})
         assert "limit" in error_text(bad)
 
 
-async def test_a_review_over_stdio_reports_progress_and_reads_back(stack: Stack, keys, tmp_path) -> None:  # noqa: ANN001
+async def test_a_review_over_stdio_reports_progress_and_reads_back(
+    stack: Stack, keys, tmp_path
+) -> None:  # noqa: ANN001
     progress: list[str | None] = []
 
     async def on_progress(step: float, total: float | None, message: str | None) -> None:
         progress.append(message)
 
     async with stdio_client(stack, keys["researcher"], tmp_path) as client:
-        review = answer(await client.call_tool("start_review", {"topic": "aspirin and the risk of colorectal cancer",
-                                                                "wait_seconds": 600}, progress_callback=on_progress))
+        review = answer(
+            await client.call_tool(
+                "start_review",
+                {"topic": "aspirin and the risk of colorectal cancer", "wait_seconds": 600},
+                progress_callback=on_progress,
+            )
+        )
         assert review["status"] == "completed" and review["markdown"].startswith("#")
         assert any("verdict" in (m or "") for m in progress) and progress[-1] == "run completed"
         report = await client.read_resource(f"research://reports/{review['review_id']}")
@@ -74,10 +90,21 @@ async def test_a_review_over_stdio_reports_progress_and_reads_back(stack: Stack,
         # mid-run whatever the review's speed (a clock bound failed once the relevance filter made
         # this corpus's reviews finish within a second).
         with anyio.CancelScope() as scope:
-            async def cancel_at_first(step: float, total: float | None, message: str | None) -> None:
+
+            async def cancel_at_first(
+                step: float, total: float | None, message: str | None
+            ) -> None:
                 scope.cancel()
 
-            await client.call_tool("start_review", {"topic": "aspirin use and colorectal cancer incidence", "wait_seconds": 600},
-                                   progress_callback=cancel_at_first)
+            await client.call_tool(
+                "start_review",
+                {"topic": "aspirin use and colorectal cancer incidence", "wait_seconds": 600},
+                progress_callback=cancel_at_first,
+            )
         assert scope.cancelled_caught
-        assert answer(await client.call_tool("get_review", {"review_id": review["review_id"]}))["status"] == "completed"
+        assert (
+            answer(await client.call_tool("get_review", {"review_id": review["review_id"]}))[
+                "status"
+            ]
+            == "completed"
+        )

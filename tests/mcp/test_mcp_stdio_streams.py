@@ -51,7 +51,11 @@ def html_gateway() -> Iterator[str]:
 
 
 def _env(tmp_path: Path, key: str | None = KEY) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("RESEARCH_API_KEY", "RESEARCH_URL", "LOG_JSON", "LOG_LEVEL")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("RESEARCH_API_KEY", "RESEARCH_URL", "LOG_JSON", "LOG_LEVEL")
+    }
     env.update({"RESEARCH_CONFIG": str(tmp_path / "none.toml"), "DATA_DIR": str(tmp_path)})
     if key:
         env["RESEARCH_API_KEY"] = key
@@ -69,15 +73,38 @@ def test_a_tool_that_fails_unexpectedly_leaves_stdout_json_rpc_and_both_streams_
     html_gateway: str, tmp_path: Path
 ) -> None:
     question = f"Did {PATIENT} ({MRN}) respond to aspirin after her stroke?"
-    script = "".join([
-        _rpc(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                               "clientInfo": {"name": "test", "version": "1"}}),
-        _rpc(None, "notifications/initialized", {}),
-        _rpc(2, "tools/call", {"name": "ask_question", "arguments": {"question": question, "wait_seconds": 0}}),
-        _rpc(3, "tools/call", {"name": "search_ledger", "arguments": {"text": PATIENT, "entity": PATIENT}}),
-    ])
-    process = subprocess.Popen([*COMMAND, "--url", html_gateway], env=_env(tmp_path), stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    script = "".join(
+        [
+            _rpc(
+                1,
+                "initialize",
+                {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "1"},
+                },
+            ),
+            _rpc(None, "notifications/initialized", {}),
+            _rpc(
+                2,
+                "tools/call",
+                {"name": "ask_question", "arguments": {"question": question, "wait_seconds": 0}},
+            ),
+            _rpc(
+                3,
+                "tools/call",
+                {"name": "search_ledger", "arguments": {"text": PATIENT, "entity": PATIENT}},
+            ),
+        ]
+    )
+    process = subprocess.Popen(
+        [*COMMAND, "--url", html_gateway],
+        env=_env(tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert process.stdin is not None and process.stdout is not None
     process.stdin.write(script)
     process.stdin.flush()
@@ -85,7 +112,9 @@ def test_a_tool_that_fails_unexpectedly_leaves_stdout_json_rpc_and_both_streams_
     lines: list[str] = []
     while len(answers) < 3:  # initialize and the two calls answered
         line = process.stdout.readline()
-        assert line, f"stdout closed early; stderr: {process.stderr.read() if process.stderr else ''}"
+        assert line, (
+            f"stdout closed early; stderr: {process.stderr.read() if process.stderr else ''}"
+        )
         lines.append(line)
         message = json.loads(line)
         if "id" in message and ("result" in message or "error" in message):
@@ -97,9 +126,13 @@ def test_a_tool_that_fails_unexpectedly_leaves_stdout_json_rpc_and_both_streams_
         assert json.loads(line)["jsonrpc"] == "2.0", line
     failed = answers[2]["result"]
     assert failed["isError"] and "internal error in ask_question" in failed["content"][0]["text"]  # type: ignore[index]
-    records = [json.loads(line) for line in err.splitlines() if line.strip()]  # stderr: structured records only
+    records = [
+        json.loads(line) for line in err.splitlines() if line.strip()
+    ]  # stderr: structured records only
     crash = next(r for r in records if r["event"] == "mcp.tool_failed")
-    assert crash["tool"] == "ask_question" and crash["error"] == "JSONDecodeError" and crash["frames"]
+    assert (
+        crash["tool"] == "ask_question" and crash["error"] == "JSONDecodeError" and crash["frames"]
+    )
     serving = next(r for r in records if r["event"] == "mcp.serving")
     assert serving["key_from"] == "RESEARCH_API_KEY" and serving["gateway"] == html_gateway
     for stream in ("".join(lines), err):
@@ -107,15 +140,34 @@ def test_a_tool_that_fails_unexpectedly_leaves_stdout_json_rpc_and_both_streams_
             assert identifier not in stream, (identifier, stream[-3000:])
 
 
-@pytest.mark.parametrize(("url", "with_key", "reason"), [
-    ("http://gateway.example.org:8080", True, "plain http"),  # the key would cross the network in clear
-    ("http://10.1.2.3:8080", True, "plain http"),
-    ("https://gateway.example.org", False, "local admin key"),  # this machine's admin key, sent elsewhere
-    ("ftp://127.0.0.1", True, "http(s)"),
-])
-def test_a_key_is_never_sent_where_it_would_be_given_away(url: str, with_key: bool, reason: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("url", "with_key", "reason"),
+    [
+        (
+            "http://gateway.example.org:8080",
+            True,
+            "plain http",
+        ),  # the key would cross the network in clear
+        ("http://10.1.2.3:8080", True, "plain http"),
+        (
+            "https://gateway.example.org",
+            False,
+            "local admin key",
+        ),  # this machine's admin key, sent elsewhere
+        ("ftp://127.0.0.1", True, "http(s)"),
+    ],
+)
+def test_a_key_is_never_sent_where_it_would_be_given_away(
+    url: str, with_key: bool, reason: str, tmp_path: Path
+) -> None:
     (tmp_path / "admin.key").write_text("rek_local-admin-key-of-this-machine\n")
-    result = subprocess.run([*COMMAND, "--url", url], env=_env(tmp_path, KEY if with_key else None), input="",
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [*COMMAND, "--url", url],
+        env=_env(tmp_path, KEY if with_key else None),
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2 and reason in result.stderr and result.stdout == ""
     assert "rek_" not in result.stderr

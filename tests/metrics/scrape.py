@@ -17,8 +17,14 @@ def scrape(url: str) -> dict[str, list[tuple[dict[str, str], float]]]:
     return samples
 
 
-def value(samples: dict[str, list[tuple[dict[str, str], float]]], name: str, **labels: str) -> float | None:
+def value(
+    samples: dict[str, list[tuple[dict[str, str], float]]], name: str, **labels: str
+) -> float | None:
     """The value of the one series of `name` whose labels include `labels` (None when absent)."""
-    found = [v for got, v in samples.get(name, []) if all(got.get(k) == want for k, want in labels.items())]
+    found = [
+        v
+        for got, v in samples.get(name, [])
+        if all(got.get(k) == want for k, want in labels.items())
+    ]
     assert len(found) <= 1, f"{name}{labels} matches {len(found)} series"
     return found[0] if found else None

@@ -50,9 +50,13 @@ class Worker:
 
 @pytest.fixture
 async def worker(servers: Servers, nc: nats.NATS, unique: str) -> AsyncIterator[Worker]:
-    found = Worker(service=f"svc-{unique}", subject=f"research.task.m{unique}", durable=f"metrics-{unique}")
+    found = Worker(
+        service=f"svc-{unique}", subject=f"research.task.m{unique}", durable=f"metrics-{unique}"
+    )
     broker = make_broker(servers.nats_url, found.service)
-    delivery = Delivery.install(broker, service=found.service, max_deliver=MAX_DELIVER, ack_wait_s=5)
+    delivery = Delivery.install(
+        broker, service=found.service, max_deliver=MAX_DELIVER, ack_wait_s=5
+    )
     delivery.record = found.record
     broker.subscriber(
         found.subject,
@@ -91,44 +95,83 @@ async def test_settlements_latency_and_in_flight_per_subject(
 
     def all_settled() -> bool:
         samples = scrape(metrics_url)
-        return (value(samples, "research_messages_total", **mine, result="acked") or 0) >= 3 and bool(
-            value(samples, "research_messages_total", **mine, result="dead_lettered")
-        )
+        return (
+            value(samples, "research_messages_total", **mine, result="acked") or 0
+        ) >= 3 and bool(value(samples, "research_messages_total", **mine, result="dead_lettered"))
 
     await _until(all_settled)
     samples = scrape(metrics_url)
     assert value(samples, "research_messages_total", **mine, result="acked") == 3
-    assert value(samples, "research_messages_total", **mine, result="nacked") == 1  # the flaky one, then acked
+    assert (
+        value(samples, "research_messages_total", **mine, result="nacked") == 1
+    )  # the flaky one, then acked
     assert value(samples, "research_messages_total", **mine, result="dead_lettered") == 1
     assert len(worker.letters) == 1
 
     handler = {"app_name": worker.service, "handler": worker.subject}
-    assert value(samples, "research_received_messages_total", **handler) == 5  # 4 messages, one delivered twice
+    assert (
+        value(samples, "research_received_messages_total", **handler) == 5
+    )  # 4 messages, one delivered twice
     count = value(samples, "research_received_processed_messages_duration_seconds_count", **handler)
     total = value(samples, "research_received_processed_messages_duration_seconds_sum", **handler)
-    assert count == 5 and total is not None and total >= 0.05 * 3  # three handled bodies slept 50 ms each
-    assert value(samples, "research_received_messages_in_process", **handler) == 0  # nothing in flight now
+    assert (
+        count == 5 and total is not None and total >= 0.05 * 3
+    )  # three handled bodies slept 50 ms each
+    assert (
+        value(samples, "research_received_messages_in_process", **handler) == 0
+    )  # nothing in flight now
 
 
-async def test_consumer_lag_is_read_from_jetstream(worker: Worker, nc: nats.NATS, unique: str, metrics_url: str) -> None:
+async def test_consumer_lag_is_read_from_jetstream(
+    worker: Worker, nc: nats.NATS, unique: str, metrics_url: str
+) -> None:
     """A durable nobody pulls from: its pending count is the number of messages published since."""
     js = nc.jetstream()
     subject, durable = f"research.task.lag{unique}", f"lag-{unique}"
     await js.add_consumer(
         subjects.TASKS_STREAM,
-        JsConsumerConfig(durable_name=durable, filter_subject=subject, ack_policy=JsAckPolicy.EXPLICIT),
+        JsConsumerConfig(
+            durable_name=durable, filter_subject=subject, ack_policy=JsAckPolicy.EXPLICIT
+        ),
     )
     try:
         for n in range(3):
-            await js.publish(subject, RunResearch(question=f"waiting {n}").model_dump_json().encode())
+            await js.publish(
+                subject, RunResearch(question=f"waiting {n}").model_dump_json().encode()
+            )
         lag = metrics.ConsumerLag(worker_broker(nc), [(subjects.TASKS_STREAM, durable)])
         await lag.read_once()
         samples = scrape(metrics_url)
-        assert value(samples, "research_consumer_pending_messages", stream=subjects.TASKS_STREAM, consumer=durable) == 3
-        assert value(samples, "research_consumer_ack_pending_messages", stream=subjects.TASKS_STREAM, consumer=durable) == 0
+        assert (
+            value(
+                samples,
+                "research_consumer_pending_messages",
+                stream=subjects.TASKS_STREAM,
+                consumer=durable,
+            )
+            == 3
+        )
+        assert (
+            value(
+                samples,
+                "research_consumer_ack_pending_messages",
+                stream=subjects.TASKS_STREAM,
+                consumer=durable,
+            )
+            == 0
+        )
         # the worker's own durable is read by the loop `instrument_app` started
-        await _until(lambda: value(scrape(metrics_url), "research_consumer_pending_messages",
-                                   stream=subjects.TASKS_STREAM, consumer=worker.durable) == 0)
+        await _until(
+            lambda: (
+                value(
+                    scrape(metrics_url),
+                    "research_consumer_pending_messages",
+                    stream=subjects.TASKS_STREAM,
+                    consumer=worker.durable,
+                )
+                == 0
+            )
+        )
     finally:
         await js.delete_consumer(subjects.TASKS_STREAM, durable)
 
@@ -143,5 +186,11 @@ def worker_broker(nc: nats.NATS):  # noqa: ANN201
 
 
 def test_subject_labels_carry_no_ids() -> None:
-    assert metrics.subject_label("research.run.5f0c3a2e-8d1b-4c8e-9a51-1b2c3d4e5f60.event") == "research.run.*.event"
-    assert metrics.subject_label("research.deadletter.research.task.batched") == "research.deadletter.research.task.batched"
+    assert (
+        metrics.subject_label("research.run.5f0c3a2e-8d1b-4c8e-9a51-1b2c3d4e5f60.event")
+        == "research.run.*.event"
+    )
+    assert (
+        metrics.subject_label("research.deadletter.research.task.batched")
+        == "research.deadletter.research.task.batched"
+    )

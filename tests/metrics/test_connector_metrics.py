@@ -22,28 +22,58 @@ EUROPEPMC = "www.ebi.ac.uk"
 def _read(url: str) -> dict[str, float]:
     samples = scrape(url)
     return {
-        "crossref_requests": value(samples, "research_connector_requests_total", source="crossref") or 0,
-        "crossref_cache_hits": value(samples, "research_connector_cache_hits_total", source="crossref") or 0,
-        "crossref_timed": value(samples, "research_connector_request_duration_seconds_count", source="crossref") or 0,
-        "europepmc_requests": value(samples, "research_connector_requests_total", source="europepmc") or 0,
-        "europepmc_429": value(samples, "research_connector_errors_total", source="europepmc", reason="http_429") or 0,
-        "europepmc_cache_hits": value(samples, "research_connector_cache_hits_total", source="europepmc") or 0,
+        "crossref_requests": value(samples, "research_connector_requests_total", source="crossref")
+        or 0,
+        "crossref_cache_hits": value(
+            samples, "research_connector_cache_hits_total", source="crossref"
+        )
+        or 0,
+        "crossref_timed": value(
+            samples, "research_connector_request_duration_seconds_count", source="crossref"
+        )
+        or 0,
+        "europepmc_requests": value(
+            samples, "research_connector_requests_total", source="europepmc"
+        )
+        or 0,
+        "europepmc_429": value(
+            samples, "research_connector_errors_total", source="europepmc", reason="http_429"
+        )
+        or 0,
+        "europepmc_cache_hits": value(
+            samples, "research_connector_cache_hits_total", source="europepmc"
+        )
+        or 0,
     }
 
 
 async def test_requests_errors_cache_hits_and_latency_per_source(
-    make_sources, fake_api, recorded, sessions, unique, metrics_url  # noqa: F811 - fixtures
+    make_sources,
+    fake_api,
+    recorded,
+    sessions,
+    unique,
+    metrics_url,  # noqa: F811 - fixtures
 ) -> None:
     fake_api.routes[CROSSREF] = lambda request: httpx.Response(
-        200, content=recorded("crossref/habanero_cassette_test_works_query__00.json"),
+        200,
+        content=recorded("crossref/habanero_cassette_test_works_query__00.json"),
         headers={"content-type": "application/json"},
     )
-    fake_api.routes[EUROPEPMC] = lambda request: httpx.Response(429, json={}, headers={"Retry-After": "1"})
+    fake_api.routes[EUROPEPMC] = lambda request: httpx.Response(
+        429, json={}, headers={"Retry-After": "1"}
+    )
     registry = make_sources(sessions=sessions, cache=AnswerCache(sessions))
     before = _read(metrics_url)
     for _ in range(2):
         found = await search_all(
-            ["crossref", "europepmc"], f"ecology {unique}", None, 5, 10.0, registry=registry, incidents=Incidents(sessions)
+            ["crossref", "europepmc"],
+            f"ecology {unique}",
+            None,
+            5,
+            10.0,
+            registry=registry,
+            incidents=Incidents(sessions),
         )
         assert found.degraded == {"europepmc": "http_429"} and found.hits
     after = _read(metrics_url)

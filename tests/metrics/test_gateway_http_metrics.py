@@ -32,5 +32,7 @@ def test_a_second_app_in_one_process_is_counted_too(metrics_url: str) -> None:
         with TestClient(_app(path)) as client:
             assert client.get(path).status_code == 200
             assert client.get(path).status_code == 200
-    counted = value(scrape(metrics_url), "http_requests_total", handler=path, method="GET", status="2xx")
+    counted = value(
+        scrape(metrics_url), "http_requests_total", handler=path, method="GET", status="2xx"
+    )
     assert counted == 4.0

@@ -16,12 +16,18 @@ pytestmark = pytest.mark.integration
 
 
 async def test_the_scout_app_starts_answers_its_controls_and_stops(servers, nc) -> None:  # type: ignore[no-untyped-def]
-    app = create_app(ScoutServiceSettings(nats_url=servers.nats_url, database_url=servers.database_url))
+    app = create_app(
+        ScoutServiceSettings(nats_url=servers.nats_url, database_url=servers.database_url)
+    )
     async with app.lifespan_context():
         await app.start()
         try:
-            msg = await ask(nc, subjects.control_subject("scout", "status"), ControlRequest().model_dump_json().encode(),
-                            timeout=10)
+            msg = await ask(
+                nc,
+                subjects.control_subject("scout", "status"),
+                ControlRequest().model_dump_json().encode(),
+                timeout=10,
+            )
         finally:
             await app.stop()
     reply = ControlReply.model_validate_json(msg.data)

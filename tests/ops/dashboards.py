@@ -26,7 +26,9 @@ class SqlPanel:
     time_from: str  # the dashboard's default, e.g. "now-24h"
 
     def span(self, now: datetime, variables: dict[str, list[str]] | None = None) -> TimeRange:
-        return TimeRange(relative_start(self.time_from, now), now, INTERVAL[self.time_from], variables or {})
+        return TimeRange(
+            relative_start(self.time_from, now), now, INTERVAL[self.time_from], variables or {}
+        )
 
 
 def dashboards() -> dict[str, dict[str, Any]]:
@@ -54,7 +56,11 @@ def sql_panels() -> list[SqlPanel]:
 
 
 def multi_variables(board: dict[str, Any]) -> set[str]:
-    return {v["name"] for v in board.get("templating", {}).get("list", []) if v.get("multi") or v.get("includeAll")}
+    return {
+        v["name"]
+        for v in board.get("templating", {}).get("list", [])
+        if v.get("multi") or v.get("includeAll")
+    }
 
 
 def render(panel: SqlPanel, now: datetime, variables: dict[str, list[str]] | None = None) -> str:

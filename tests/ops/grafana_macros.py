@@ -117,7 +117,10 @@ def _format(values: list[str], style: str | None, multi: bool) -> str:
 
 def expand(sql: str, span: TimeRange, multi: set[str] | frozenset[str] = frozenset()) -> str:
     """`sql` with variables, then macros, replaced. `multi` names the multi-value/All variables."""
-    builtins = {"__interval": span.interval, "__interval_ms": str(int(seconds(span.interval) * 1000))}
+    builtins = {
+        "__interval": span.interval,
+        "__interval_ms": str(int(seconds(span.interval) * 1000)),
+    }
 
     def variable(match: re.Match[str]) -> str:
         name = match.group(1) or match.group(3)

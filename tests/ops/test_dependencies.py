@@ -46,7 +46,9 @@ def requirement_name(spec: str) -> str:
 
 @cache
 def module_distributions() -> dict[str, set[str]]:
-    found = {module: {normalise(d) for d in dists} for module, dists in packages_distributions().items()}
+    found = {
+        module: {normalise(d) for d in dists} for module, dists in packages_distributions().items()
+    }
     for project in REPO.glob("**/pyproject.toml"):  # editable installs do not list their modules
         if ".venv" in project.parts:
             continue
@@ -68,13 +70,17 @@ def imported_modules(root: Path) -> set[str]:
 
 
 def projects() -> list[Path]:
-    return sorted(p.parent for p in REPO.glob("*/*/pyproject.toml") if ".venv" not in p.parts) + [REPO]
+    return sorted(p.parent for p in REPO.glob("*/*/pyproject.toml") if ".venv" not in p.parts) + [
+        REPO
+    ]
 
 
 def project_params() -> list[object]:
     params = []
     for project in projects():
-        params.append(pytest.param(project, id=project.name if project != REPO else "research-engine"))
+        params.append(
+            pytest.param(project, id=project.name if project != REPO else "research-engine")
+        )
     return params
 
 
@@ -109,8 +115,14 @@ def test_tests_and_benchmarks_import_only_declared_packages() -> None:
     local = {"tests", "bench"} | {p.stem for p in (REPO / "bench").glob("*.py")}
     modules = (imported_modules(REPO / "tests") | imported_modules(REPO / "bench")) - local
     for module, dists in distributions_of(modules, "tests/ and bench/").items():
-        assert dists & declared, f"tests/ or bench/ import {module} ({dists}) that no pyproject declares"
+        assert dists & declared, (
+            f"tests/ or bench/ import {module} ({dists}) that no pyproject declares"
+        )
     root = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     test_extra = {requirement_name(d) for d in root["optional-dependencies"]["test"]}
-    unused = test_extra - {d for dists in distributions_of(modules, "tests").values() for d in dists} - set(USED_WITHOUT_IMPORT)
+    unused = (
+        test_extra
+        - {d for dists in distributions_of(modules, "tests").values() for d in dists}
+        - set(USED_WITHOUT_IMPORT)
+    )
     assert not unused, f"the test extra declares what no test imports: {unused}"

@@ -24,16 +24,24 @@ def test_exported_documents_are_current(documents: dict) -> None:
 
 
 def test_generation_is_stable(documents: dict) -> None:
-    assert docs_export.documents() == documents  # no ids, times or ordering that change between runs
+    assert (
+        docs_export.documents() == documents
+    )  # no ids, times or ordering that change between runs
 
 
 def test_documents_describe_the_routes_and_subjects(documents: dict) -> None:
     paths = json.loads(documents[docs_export.DOCS / "openapi.json"])["paths"]
-    assert {"/api/research/v1/tasks", "/api/research/v1/claims", "/api/research/v1/runs/{run_id}/events"} <= set(paths)
+    assert {
+        "/api/research/v1/tasks",
+        "/api/research/v1/claims",
+        "/api/research/v1/runs/{run_id}/events",
+    } <= set(paths)
     assert {p.stem for p in documents if p.parent.name == "asyncapi"} == set(docs_export.services())
     researcher = json.loads(documents[docs_export.DOCS / "asyncapi" / "researcher.json"])
     addresses = {channel["address"] for channel in researcher["channels"].values()}
-    assert {subjects.task_subject(tier) for tier in ("emergency", "priority", "batched")} <= addresses
+    assert {
+        subjects.task_subject(tier) for tier in ("emergency", "priority", "batched")
+    } <= addresses
     assert any("RunResearch" in name for name in researcher["components"]["schemas"])
 
 
@@ -45,22 +53,34 @@ def sends(document: str) -> dict[str, str]:
         if operation["action"] != "send":
             continue
         channel = spec["channels"][operation["channel"]["$ref"].rsplit("/", 1)[1]]
-        message = spec["components"]["messages"][next(iter(channel["messages"].values()))["$ref"].rsplit("/", 1)[1]]
+        message = spec["components"]["messages"][
+            next(iter(channel["messages"].values()))["$ref"].rsplit("/", 1)[1]
+        ]
         found[channel["address"]] = message["payload"]["$ref"].rsplit("/", 1)[1]
     return found
 
 
 def test_the_replicator_documents_what_it_publishes_with_the_payload(documents: dict) -> None:
     document = documents[docs_export.DOCS / "asyncapi" / "replicator.json"]
-    assert sends(document) == {subjects.CLAIM_RECRITIQUE: "RecritiqueClaim", subjects.VERIFY_REQUESTED: "RequestVerification"}
+    assert sends(document) == {
+        subjects.CLAIM_RECRITIQUE: "RecritiqueClaim",
+        subjects.VERIFY_REQUESTED: "RequestVerification",
+    }
     schemas = json.loads(document)["components"]["schemas"]
     assert {"claim_id", "reason", "finding_id"} <= set(schemas["RecritiqueClaim"]["properties"])
-    assert all(field.get("description") for field in schemas["RecritiqueClaim"]["properties"].values())
+    assert all(
+        field.get("description") for field in schemas["RecritiqueClaim"]["properties"].values()
+    )
 
 
 def test_the_agents_operator_verbs_document_the_control_request(documents: dict) -> None:
     for agent in ("correlator", "librarian", "replicator", "scout"):
         spec = json.loads(documents[docs_export.DOCS / "asyncapi" / f"{agent}.json"])
-        payloads = {name: message["payload"].get("$ref", "") for name, message in spec["components"]["messages"].items()
-                    if name.startswith(f"{agent}.control.")}
-        assert len(payloads) == 5 and all(ref.endswith("/ControlRequest") for ref in payloads.values()), (agent, payloads)
+        payloads = {
+            name: message["payload"].get("$ref", "")
+            for name, message in spec["components"]["messages"].items()
+            if name.startswith(f"{agent}.control.")
+        }
+        assert len(payloads) == 5 and all(
+            ref.endswith("/ControlRequest") for ref in payloads.values()
+        ), (agent, payloads)

@@ -28,8 +28,13 @@ def compose() -> dict:
 
 
 def app_services() -> dict[str, dict]:
-    return {name: svc for name, svc in compose()["services"].items() if svc.get("image") == APP_IMAGE and "command" in svc
-            and svc["command"][:2] == ["python", "-m"]}
+    return {
+        name: svc
+        for name, svc in compose()["services"].items()
+        if svc.get("image") == APP_IMAGE
+        and "command" in svc
+        and svc["command"][:2] == ["python", "-m"]
+    }
 
 
 def promtool() -> str:
@@ -49,20 +54,27 @@ def promql() -> list[tuple[str, str]]:
 
 
 def test_promtool_accepts_the_config() -> None:
-    result = subprocess.run([promtool(), "check", "config", str(CONFIG)], capture_output=True, text=True)
+    result = subprocess.run(
+        [promtool(), "check", "config", str(CONFIG)], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_dashboard_promql_parses(tmp_path: Path) -> None:
     """Grafana's $__rate_interval becomes a literal range so promtool can parse each expression."""
     rules = [
-        {"record": f"dashboard:panel_{i}", "expr": expr.replace("$__rate_interval", "1m").replace("$__interval", "1m")}
+        {
+            "record": f"dashboard:panel_{i}",
+            "expr": expr.replace("$__rate_interval", "1m").replace("$__interval", "1m"),
+        }
         for i, (_, expr) in enumerate(promql())
     ]
     assert rules, "the dashboards have Prometheus panels"
     path = tmp_path / "panels.rules.yml"
     path.write_text(yaml.safe_dump({"groups": [{"name": "dashboards", "rules": rules}]}))
-    result = subprocess.run([promtool(), "check", "rules", str(path)], capture_output=True, text=True)
+    result = subprocess.run(
+        [promtool(), "check", "rules", str(path)], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -82,7 +94,9 @@ def test_dashboards_read_only_the_listed_metrics() -> None:
 def test_every_service_replica_is_discovered_on_its_metrics_port() -> None:
     jobs = {job["job_name"]: job for job in yaml.safe_load(CONFIG.read_text())["scrape_configs"]}
     services = app_services()
-    assert set(services) >= {p.name for p in (REPO / "services").iterdir() if (p / "pyproject.toml").exists()}
+    assert set(services) >= {
+        p.name for p in (REPO / "services").iterdir() if (p / "pyproject.toml").exists()
+    }
     ports = set()
     for name, svc in services.items():
         port = int(svc["environment"]["METRICS_PORT"])
@@ -94,7 +108,9 @@ def test_every_service_replica_is_discovered_on_its_metrics_port() -> None:
 
 def test_nats_is_scraped_through_the_official_exporter() -> None:
     jobs = {job["job_name"]: job for job in yaml.safe_load(CONFIG.read_text())["scrape_configs"]}
-    assert all(job.get("metrics_path", "/metrics") == "/metrics" for job in jobs.values()), "no JSON /varz scraping"
+    assert all(job.get("metrics_path", "/metrics") == "/metrics" for job in jobs.values()), (
+        "no JSON /varz scraping"
+    )
     exporter = compose()["services"]["nats-exporter"]
     assert exporter["image"].startswith("natsio/prometheus-nats-exporter:")
     assert "-jsz=all" in exporter["command"] and exporter["command"][-1] == "http://nats:8222"

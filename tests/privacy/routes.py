@@ -42,20 +42,55 @@ class Patient:
     postcode: str
 
     def values(self) -> list[str]:
-        return [self.name, *self.parts, self.dob, self.mrn, self.phone, self.email, self.street, self.postcode]
+        return [
+            self.name,
+            *self.parts,
+            self.dob,
+            self.mrn,
+            self.phone,
+            self.email,
+            self.street,
+            self.postcode,
+        ]
 
     def card(self) -> str:
-        return (f"{self.name}, DOB {self.dob}, MRN {self.mrn}, phone {self.phone}, {self.email}, "
-                f"{self.street}, {self.postcode}")
+        return (
+            f"{self.name}, DOB {self.dob}, MRN {self.mrn}, phone {self.phone}, {self.email}, "
+            f"{self.street}, {self.postcode}"
+        )
 
 
 PATIENTS = (
-    Patient("Margarethe Kowalczyk", ("Margarethe", "Kowalczyk"), "07/23/1961", "48213377", "555-318-2290",
-            "m.kowalczyk@example.org", "48 Birchwood Lane", "Dayton OH 45402"),
-    Patient("Oluwaseun Adeyemi-Hart", ("Oluwaseun", "Adeyemi-Hart"), "1958-11-02", "A7731902", "+44 20 7946 0321",
-            "seun.hart@mail.example", "221B Baker Street", "London NW1 6XE"),
-    Patient("Søren Haugaard", ("Søren", "Haugaard"), "3 March 1949", "HN-4471-203", "0171 882 4412",
-            "soren.h@example.dk", "Nørregade 14", "1165 København"),
+    Patient(
+        "Margarethe Kowalczyk",
+        ("Margarethe", "Kowalczyk"),
+        "07/23/1961",
+        "48213377",
+        "555-318-2290",
+        "m.kowalczyk@example.org",
+        "48 Birchwood Lane",
+        "Dayton OH 45402",
+    ),
+    Patient(
+        "Oluwaseun Adeyemi-Hart",
+        ("Oluwaseun", "Adeyemi-Hart"),
+        "1958-11-02",
+        "A7731902",
+        "+44 20 7946 0321",
+        "seun.hart@mail.example",
+        "221B Baker Street",
+        "London NW1 6XE",
+    ),
+    Patient(
+        "Søren Haugaard",
+        ("Søren", "Haugaard"),
+        "3 March 1949",
+        "HN-4471-203",
+        "0171 882 4412",
+        "soren.h@example.dk",
+        "Nørregade 14",
+        "1165 København",
+    ),
 )
 ROUTES = ("tasks", "reviews", "verifications", "source-lists")
 
@@ -63,7 +98,9 @@ ROUTES = ("tasks", "reviews", "verifications", "source-lists")
 def leaks(text_: str) -> list[str]:
     """The patients' values (full name, name parts, DOB, MRN, phone, e-mail, street, postcode) in `text_`."""
     folded = text_.casefold()
-    return sorted({value for patient in PATIENTS for value in patient.values() if value.casefold() in folded})
+    return sorted(
+        {value for patient in PATIENTS for value in patient.values() if value.casefold() in folded}
+    )
 
 
 class Recorder(BaseHTTPRequestHandler):
@@ -103,8 +140,13 @@ def recording_server() -> Iterator[str]:
 
 def stack_env(recorder_url: str) -> dict[str, str]:
     """Environment of a stack whose every outside source and remote model is the recording server."""
-    env = {"LLM__PROVIDER": "openai", "LLM__OPENAI_BASE_URL": f"{recorder_url}/v1", "LLM__OPENAI_API_KEY": "sk-test",
-           "LLM__TIMEOUT_S": "5", "CONNECTOR__CACHE_ENABLED": "false"}
+    env = {
+        "LLM__PROVIDER": "openai",
+        "LLM__OPENAI_BASE_URL": f"{recorder_url}/v1",
+        "LLM__OPENAI_API_KEY": "sk-test",
+        "LLM__TIMEOUT_S": "5",
+        "CONNECTOR__CACHE_ENABLED": "false",
+    }
     for name in sorted({SHARED_SETTINGS.get(source, source) for source in SOURCE_TYPES}):
         env[f"CONNECTOR__{name.upper()}__BASE_URL"] = f"{recorder_url}/{name}"
         env[f"CONNECTOR__{name.upper()}__MAX_RETRIES"] = "0"
@@ -115,23 +157,45 @@ def submit_every_route(client: httpx.Client) -> dict[str, httpx.Response]:
     """The patients through a task (with `patient_ref`), a review, a watched verification and a source list."""
     alice, bob, carl = PATIENTS
     return {
-        "tasks": client.post(f"{API}/tasks", json={
-            "question": f"Does metformin reduce lactic acidosis in CKD for {bob.name} (MRN {bob.mrn})?",
-            "patient_ref": bob.card(), "filters": {"sources": ["corpus", "pubmed", "europepmc"]}}),
-        "reviews": client.post(f"{API}/reviews", json={
-            "topic": f"exercise training and quality of life in chronic heart failure for patient {alice.card()}",
-            "sources": ["pubmed", "openalex"], "max_iterations": 1}),
-        "verifications": client.post(f"{API}/verifications", json={
-            "claim": f"Exercise training improves quality of life in chronic heart failure, as in {carl.card()}",
-            "watch": True, "sources": ["corpus", "pubmed"]}),
-        "source-lists": client.post(f"{API}/source-lists", json={
-            "prompt": f"Does exercise training improve quality of life in heart failure? Patient {alice.card()}",
-            "keywords": ["exercise training", alice.name, bob.mrn], "num_references": 3,
-            "save_to": {"kind": "patient", "id": carl.mrn}}),
+        "tasks": client.post(
+            f"{API}/tasks",
+            json={
+                "question": f"Does metformin reduce lactic acidosis in CKD for {bob.name} (MRN {bob.mrn})?",
+                "patient_ref": bob.card(),
+                "filters": {"sources": ["corpus", "pubmed", "europepmc"]},
+            },
+        ),
+        "reviews": client.post(
+            f"{API}/reviews",
+            json={
+                "topic": f"exercise training and quality of life in chronic heart failure for patient {alice.card()}",
+                "sources": ["pubmed", "openalex"],
+                "max_iterations": 1,
+            },
+        ),
+        "verifications": client.post(
+            f"{API}/verifications",
+            json={
+                "claim": f"Exercise training improves quality of life in chronic heart failure, as in {carl.card()}",
+                "watch": True,
+                "sources": ["corpus", "pubmed"],
+            },
+        ),
+        "source-lists": client.post(
+            f"{API}/source-lists",
+            json={
+                "prompt": f"Does exercise training improve quality of life in heart failure? Patient {alice.card()}",
+                "keywords": ["exercise training", alice.name, bob.mrn],
+                "num_references": 3,
+                "save_to": {"kind": "patient", "id": carl.mrn},
+            },
+        ),
     }
 
 
-def _wait(client: httpx.Client, path: str, done: set[str], timeout_s: float, pick: str | None = None) -> dict:
+def _wait(
+    client: httpx.Client, path: str, done: set[str], timeout_s: float, pick: str | None = None
+) -> dict:
     deadline = time.monotonic() + timeout_s
     view: dict = {}
     while time.monotonic() < deadline:
@@ -143,31 +207,69 @@ def _wait(client: httpx.Client, path: str, done: set[str], timeout_s: float, pic
     raise AssertionError(f"{path} did not finish in {timeout_s:.0f} s: {view}")
 
 
-def wait_every_route(client: httpx.Client, accepted: dict[str, httpx.Response], timeout_s: float = 600) -> dict[str, dict]:
+def wait_every_route(
+    client: httpx.Client, accepted: dict[str, httpx.Response], timeout_s: float = 600
+) -> dict[str, dict]:
     """Each route's final view (a task `claimed` or `failed`, a report `completed` or `failed`)."""
     ids = {route: answer.json() for route, answer in accepted.items()}
     return {
-        "tasks": _wait(client, f"{API}/tasks/{ids['tasks']['task_id']}", {"claimed", "failed"}, timeout_s),
-        "reviews": _wait(client, f"{API}/reviews/{ids['reviews']['review_id']}", {"completed", "failed"}, timeout_s),
-        "verifications": _wait(client, f"{API}/verifications/{ids['verifications']['verification_id']}",
-                               {"completed", "failed"}, timeout_s),
-        "source-lists": _wait(client, f"{API}/source-lists?limit=500", {"completed", "failed"}, timeout_s,
-                              pick=ids["source-lists"]["source_list_id"]),
+        "tasks": _wait(
+            client, f"{API}/tasks/{ids['tasks']['task_id']}", {"claimed", "failed"}, timeout_s
+        ),
+        "reviews": _wait(
+            client,
+            f"{API}/reviews/{ids['reviews']['review_id']}",
+            {"completed", "failed"},
+            timeout_s,
+        ),
+        "verifications": _wait(
+            client,
+            f"{API}/verifications/{ids['verifications']['verification_id']}",
+            {"completed", "failed"},
+            timeout_s,
+        ),
+        "source-lists": _wait(
+            client,
+            f"{API}/source-lists?limit=500",
+            {"completed", "failed"},
+            timeout_s,
+            pick=ids["source-lists"]["source_list_id"],
+        ),
     }
 
 
-async def stored_leaks(sessions: async_sessionmaker[AsyncSession]) -> tuple[int, dict[str, list[list[str]]]]:
+async def stored_leaks(
+    sessions: async_sessionmaker[AsyncSession],
+) -> tuple[int, dict[str, list[list[str]]]]:
     """(tables scanned, table → the values found in its rows) over every table of the schema."""
     found: dict[str, list[list[str]]] = {}
     patterns = [f"%{v}%" for p in PATIENTS for v in p.values()]
     async with sessions() as session:
-        tables = (await session.execute(text(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
-            "AND table_type = 'BASE TABLE' ORDER BY table_name"))).scalars().all()
+        tables = (
+            (
+                await session.execute(
+                    text(
+                        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+                        "AND table_type = 'BASE TABLE' ORDER BY table_name"
+                    )
+                )
+            )
+            .scalars()
+            .all()
+        )
         for table in tables:
-            hits = (await session.execute(text(
-                f'SELECT t::text FROM "{table}" t WHERE t::text ILIKE ANY(CAST(:patterns AS text[])) LIMIT 3'),
-                {"patterns": patterns})).scalars().all()
+            hits = (
+                (
+                    await session.execute(
+                        text(
+                            f'SELECT t::text FROM "{table}" t WHERE t::text ILIKE ANY(CAST(:patterns AS text[])) LIMIT 3'
+                        ),
+                        {"patterns": patterns},
+                    )
+                )
+                .scalars()
+                .all()
+            )
             if hits:
                 found[table] = [leaks(h) for h in hits]
     return len(tables), found
@@ -191,7 +293,9 @@ async def bus_leaks(nats_url: str) -> tuple[int, dict[str, list[list[str]]]]:
                 except Exception:  # noqa: BLE001 - deleted (a settled command) or expired
                     continue
                 read += 1
-                kept = (msg.data or b"").decode("utf-8", "replace") + json.dumps(dict(msg.headers or {}))
+                kept = (msg.data or b"").decode("utf-8", "replace") + json.dumps(
+                    dict(msg.headers or {})
+                )
                 if leaks(kept):
                     found.setdefault(name, []).append(leaks(kept))
     finally:

@@ -26,10 +26,21 @@ from research_researcher import prepare
 pytestmark = pytest.mark.integration
 
 PROBES = probe_set(seed=16, size=int(__import__("os").environ.get("PROBE_SIZE", "240")))
-EVIDENCE = [EvidenceDoc(source_id="pmid:1", title="Denosumab trial",
-                        text="Denosumab reduced vertebral fractures by 68% in postmenopausal women.")]
-CLAIM = {"statement": "Denosumab reduces vertebral fractures.", "entity": "denosumab", "confidence": 0.7,
-         "supports": [{"source_id": "pmid:1", "quote": "Denosumab reduced vertebral fractures", "locator": None}]}
+EVIDENCE = [
+    EvidenceDoc(
+        source_id="pmid:1",
+        title="Denosumab trial",
+        text="Denosumab reduced vertebral fractures by 68% in postmenopausal women.",
+    )
+]
+CLAIM = {
+    "statement": "Denosumab reduces vertebral fractures.",
+    "entity": "denosumab",
+    "confidence": 0.7,
+    "supports": [
+        {"source_id": "pmid:1", "quote": "Denosumab reduced vertebral fractures", "locator": None}
+    ],
+}
 
 
 class Capture(BaseHTTPRequestHandler):
@@ -42,7 +53,9 @@ class Capture(BaseHTTPRequestHandler):
         body = self.rfile.read(length).decode("utf-8", "replace") if length else ""
         Capture.captured.append(unquote_plus(self.path) + "\n" + body)
         if self.path.endswith("/chat/completions"):
-            payload = {"choices": [{"message": {"role": "assistant", "content": json.dumps(CLAIM)}}]}
+            payload = {
+                "choices": [{"message": {"role": "assistant", "content": json.dumps(CLAIM)}}]
+            }
         else:
             payload = {}
         data = json.dumps(payload).encode()
@@ -87,32 +100,64 @@ def leaks(probe_requests: list[tuple[int, list[str]]]) -> list[tuple[str, str, s
         probe = PROBES[index]
         for cls in CLASSES:
             for request in requests:
-                found += [(probe.locale, cls, t) for t in leaked_tokens(probe.values[cls], outbound_part(request))]
+                found += [
+                    (probe.locale, cls, t)
+                    for t in leaked_tokens(probe.values[cls], outbound_part(request))
+                ]
     return found
 
 
 async def test_no_identifier_reaches_a_source_or_the_remote_model(capture_url: str) -> None:
     settings = ConnectorSettings(_env_file=None, cache_enabled=False)
-    for name in sorted({SHARED_SETTINGS.get(source, source) for source in SOURCE_TYPES}):  # settings groups
+    for name in sorted(
+        {SHARED_SETTINGS.get(source, source) for source in SOURCE_TYPES}
+    ):  # settings groups
         group = getattr(settings, name)
-        local = {"base_url": f"{capture_url}/{name}", "enabled": True, "rate_per_s": 1e6, "burst": 1000}
-        setattr(settings, name, group.model_copy(update=local))  # the capture server has no rate limit
+        local = {
+            "base_url": f"{capture_url}/{name}",
+            "enabled": True,
+            "rate_per_s": 1e6,
+            "burst": 1000,
+        }
+        setattr(
+            settings, name, group.model_copy(update=local)
+        )  # the capture server has no rate limit
     Capture.captured.clear()
     sent: list[str] = []
     per_probe: list[tuple[int, list[str]]] = []
     async with httpx.AsyncClient() as client:
-        sources = build_sources(settings, client=client, incidents=Incidents(None), limits=RateLimits())
-        provider = OpenAIProvider(api_key="sk-test", base_url=f"{capture_url}/v1", model="gpt-test", timeout_s=10.0)
+        sources = build_sources(
+            settings, client=client, incidents=Incidents(None), limits=RateLimits()
+        )
+        provider = OpenAIProvider(
+            api_key="sk-test", base_url=f"{capture_url}/v1", model="gpt-test", timeout_s=10.0
+        )
         refused = 0
         for index, probe in enumerate(PROBES):
             before = len(Capture.captured)
             guarded = prepare.guard_question(probe.question, probe.patient_ref)
             sent.append(guarded.topic_query)
-            found = await search_all(list(sources), guarded.topic_query, None, 5, 10.0,
-                                     registry=sources, incidents=Incidents(None))
-            assert "phi_refused" not in found.degraded.values()  # the built query is clean, so it is sent
-            raw = await search_all(list(sources), probe.question, None, 5, 10.0,
-                                   registry=sources, incidents=Incidents(None))
+            found = await search_all(
+                list(sources),
+                guarded.topic_query,
+                None,
+                5,
+                10.0,
+                registry=sources,
+                incidents=Incidents(None),
+            )
+            assert (
+                "phi_refused" not in found.degraded.values()
+            )  # the built query is clean, so it is sent
+            raw = await search_all(
+                list(sources),
+                probe.question,
+                None,
+                5,
+                10.0,
+                registry=sources,
+                incidents=Incidents(None),
+            )
             refused += bool(raw.error)  # a caller that forgot the builder is refused, not served
             await provider.draft_claim(guarded.model_question, "denosumab", EVIDENCE)
             per_probe.append((index, Capture.captured[before:]))

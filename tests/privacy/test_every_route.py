@@ -38,7 +38,10 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    with recording_server() as url, running_stack(servers, tmp_path_factory, extra_env=stack_env(url)) as running:
+    with (
+        recording_server() as url,
+        running_stack(servers, tmp_path_factory, extra_env=stack_env(url)) as running,
+    ):
         yield running
 
 
@@ -53,17 +56,30 @@ async def test_no_identifier_leaves_rests_or_rides_the_bus_on_any_route(
     Recorder.received.clear()
     with httpx.Client(base_url=stack.gateway_url, headers=stack.api_headers, timeout=30) as client:
         accepted = submit_every_route(client)
-        assert {r: a.status_code for r, a in accepted.items()} == dict.fromkeys(accepted, 202), [a.text for a in accepted.values()]
-        assert leaks(json.dumps([a.json() for a in accepted.values()])) == []  # what the caller is shown back
+        assert {r: a.status_code for r, a in accepted.items()} == dict.fromkeys(accepted, 202), [
+            a.text for a in accepted.values()
+        ]
+        assert (
+            leaks(json.dumps([a.json() for a in accepted.values()])) == []
+        )  # what the caller is shown back
         finished = wait_every_route(client, accepted)
     # the runs complete: the clinical question survives de-identification
     assert {r: f.get("status") for r, f in finished.items()} == {
-        "tasks": "claimed", "reviews": "completed", "verifications": "completed", "source-lists": "completed"}, finished
-    assert "lactic acidosis" in finished["tasks"]["question"] and "[NAME_1]" in finished["tasks"]["question"]
+        "tasks": "claimed",
+        "reviews": "completed",
+        "verifications": "completed",
+        "source-lists": "completed",
+    }, finished
+    assert (
+        "lactic acidosis" in finished["tasks"]["question"]
+        and "[NAME_1]" in finished["tasks"]["question"]
+    )
 
     # out of the process: every request the outside sources and the model received
     assert any("/chat/completions" in r for r in Recorder.received)  # the model was asked
-    assert any("/chat/completions" not in r for r in Recorder.received)  # and outside sources were searched
+    assert any(
+        "/chat/completions" not in r for r in Recorder.received
+    )  # and outside sources were searched
     assert request_leaks() == []
     # at rest: every table of the schema
     tables, stored = await stored_leaks(sessions)

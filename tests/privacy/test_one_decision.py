@@ -24,7 +24,11 @@ RISKY_IDS = (
 
 
 def test_the_boundarys_output_always_passes_the_ledgers_check() -> None:
-    texts = [json.loads(line)["text"] for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line]
+    texts = [
+        json.loads(line)["text"]
+        for line in QUESTIONS.read_text(encoding="utf-8").splitlines()
+        if line
+    ]
     for probe in probe_set(seed=16, size=120):
         texts += [probe.question, probe.patient_ref]
     for text in texts:
@@ -36,27 +40,51 @@ def test_the_boundarys_output_always_passes_the_ledgers_check() -> None:
 @pytest.mark.parametrize("list_id", RISKY_IDS)
 def test_a_stored_request_is_read_for_its_persons_fields_only(list_id: str) -> None:
     request = {
-        "source_list_id": list_id, "run_id": "sl-0242461612031961", "workspace": "default",
-        "prompt": "Does vitamin D reduce fractures?", "keywords": ["vitamin D", "fracture"],
-        "digest": "sha256:0242461609dec201", "generated_at": "2026-03-14T09:30:00Z",
-        "engine": {"trace": [{"call": "617-555-0123", "at": "12/03/1961"}], "ids": [list_id]},  # the engine's own JSON
+        "source_list_id": list_id,
+        "run_id": "sl-0242461612031961",
+        "workspace": "default",
+        "prompt": "Does vitamin D reduce fractures?",
+        "keywords": ["vitamin D", "fracture"],
+        "digest": "sha256:0242461609dec201",
+        "generated_at": "2026-03-14T09:30:00Z",
+        "engine": {
+            "trace": [{"call": "617-555-0123", "at": "12/03/1961"}],
+            "ids": [list_id],
+        },  # the engine's own JSON
         "filters": {"year_from": 2010, "venue": "Lancet"},
     }
-    check_report(subject=request["prompt"], subject_key="vitamin d fracture", request=request,
-                 save_to={"kind": "task", "id": "7f3c2a", "owner": list_id})
+    check_report(
+        subject=request["prompt"],
+        subject_key="vitamin d fracture",
+        request=request,
+        save_to={"kind": "task", "id": "7f3c2a", "owner": list_id},
+    )
     assert clean_fields(request, what="a report's request") is request
 
 
-@pytest.mark.parametrize(("field", "value"), [
-    ("prompt", "Does vitamin D help Jane Roe, MRN 12345678?"), ("keywords", ["vitamin D", "call 617-555-0123"]),
-    ("claim", "Metformin helped Mr Kowalczyk"), ("topic", "statins for DOB 03/14/1961"), ("venue", "Dr. Alvarez's clinic"),
-])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("prompt", "Does vitamin D help Jane Roe, MRN 12345678?"),
+        ("keywords", ["vitamin D", "call 617-555-0123"]),
+        ("claim", "Metformin helped Mr Kowalczyk"),
+        ("topic", "statins for DOB 03/14/1961"),
+        ("venue", "Dr. Alvarez's clinic"),
+    ],
+)
 def test_a_persons_field_holding_an_identifier_is_refused(field: str, value: object) -> None:
     with pytest.raises(UncleanText):
-        check_report(subject="vitamin D", subject_key="vitamin d", request={"filters": {field: value}} if field == "venue"
-                     else {field: value})
+        check_report(
+            subject="vitamin D",
+            subject_key="vitamin d",
+            request={"filters": {field: value}} if field == "venue" else {field: value},
+        )
 
 
 def test_a_record_reference_id_is_a_persons_field() -> None:
     with pytest.raises(UncleanText):
-        check_report(subject="vitamin D", subject_key="vitamin d", save_to={"kind": "patient", "id": "MRN 12345678"})
+        check_report(
+            subject="vitamin D",
+            subject_key="vitamin d",
+            save_to={"kind": "patient", "id": "MRN 12345678"},
+        )

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from research_privacy import DATA_MARKER, NEUTRALISED, deidentify, delimit, find_identifiers, sanitise
+from research_privacy import (
+    DATA_MARKER,
+    NEUTRALISED,
+    deidentify,
+    delimit,
+    find_identifiers,
+    sanitise,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -78,7 +85,14 @@ def test_sanitise_strips_control_characters_and_neutralises_injection() -> None:
     )
     clean = sanitise(hostile)
     assert "\x00" not in clean and "\x1b" not in clean and "\u200b" not in clean
-    for phrase in ("Ignore all previous instructions", "System:", "you are now", "<|im_start|>", "[INST]", DATA_MARKER):
+    for phrase in (
+        "Ignore all previous instructions",
+        "System:",
+        "you are now",
+        "<|im_start|>",
+        "[INST]",
+        DATA_MARKER,
+    ):
         assert phrase not in clean
     assert clean.startswith("Results were robust.")
     assert NEUTRALISED in clean

@@ -18,12 +18,34 @@ NAKAMURA = "Combined calcium and vitamin D lowered total fracture risk in nursin
 
 def references() -> list[Reference]:
     return [
-        Reference(id=1, title="Vitamin D and hip fracture: a randomised trial", authors=["Smith, John", "Müller, Anna"],
-                  year=2019, venue="The Lancet", doi="10.1016/S0140-6736(19)0001-1", paper_id="corpus:11", source_text=SMITH),
-        Reference(id=2, title="Vitamin D alone & fracture prevention: a meta-analysis", authors=["Maria Garcia", "Li Wei", "Ole Hansen"],
-                  year=2021, venue="JAMA", url="https://example.org/garcia", paper_id="corpus:27", source_text=GARCIA),
-        Reference(id=3, title="Calcium plus vitamin D in nursing homes", authors=["Nakamura H"], year=2017,
-                  paper_id="pmid:28000001", source_text=NAKAMURA),
+        Reference(
+            id=1,
+            title="Vitamin D and hip fracture: a randomised trial",
+            authors=["Smith, John", "Müller, Anna"],
+            year=2019,
+            venue="The Lancet",
+            doi="10.1016/S0140-6736(19)0001-1",
+            paper_id="corpus:11",
+            source_text=SMITH,
+        ),
+        Reference(
+            id=2,
+            title="Vitamin D alone & fracture prevention: a meta-analysis",
+            authors=["Maria Garcia", "Li Wei", "Ole Hansen"],
+            year=2021,
+            venue="JAMA",
+            url="https://example.org/garcia",
+            paper_id="corpus:27",
+            source_text=GARCIA,
+        ),
+        Reference(
+            id=3,
+            title="Calcium plus vitamin D in nursing homes",
+            authors=["Nakamura H"],
+            year=2017,
+            paper_id="pmid:28000001",
+            source_text=NAKAMURA,
+        ),
     ]
 
 
@@ -32,24 +54,55 @@ def review() -> Report:
         title="Vitamin D supplementation and fracture risk",
         kind="review",
         sections=[
-            Section(title="Introduction", body="This review asks whether vitamin D supplementation prevents fractures in older adults."),
-            Section(title="Research Landscape", body="The corpus holds 214 papers on the topic, published between 2004 and 2023.",
-                    requires_citations=False),
+            Section(
+                title="Introduction",
+                body="This review asks whether vitamin D supplementation prevents fractures in older adults.",
+            ),
+            Section(
+                title="Research Landscape",
+                body="The corpus holds 214 papers on the topic, published between 2004 and 2023.",
+                requires_citations=False,
+            ),
             Section(
                 title="Key Findings",
                 findings=[
-                    Finding(id="hip", statement="Vitamin D supplementation reduced hip fracture risk by 18% in adults aged 65 or older.",
-                            tag="SUPPORTED", citations=[1, 3], group="Fracture outcomes",
-                            quotes=[Quote(reference_id=1, text="vitamin D supplementation reduced hip fracture risk by 18% over three years")]),
-                    Finding(id="alone", statement="Vitamin D without calcium did not reduce fracture incidence in older adults.",
-                            tag="CONTESTED", citations=[2], group="Fracture outcomes",
-                            quotes=[Quote(reference_id=2, text="Vitamin D supplementation without calcium did not reduce fracture incidence")]),
+                    Finding(
+                        id="hip",
+                        statement="Vitamin D supplementation reduced hip fracture risk by 18% in adults aged 65 or older.",
+                        tag="SUPPORTED",
+                        citations=[1, 3],
+                        group="Fracture outcomes",
+                        quotes=[
+                            Quote(
+                                reference_id=1,
+                                text="vitamin D supplementation reduced hip fracture risk by 18% over three years",
+                            )
+                        ],
+                    ),
+                    Finding(
+                        id="alone",
+                        statement="Vitamin D without calcium did not reduce fracture incidence in older adults.",
+                        tag="CONTESTED",
+                        citations=[2],
+                        group="Fracture outcomes",
+                        quotes=[
+                            Quote(
+                                reference_id=2,
+                                text="Vitamin D supplementation without calcium did not reduce fracture incidence",
+                            )
+                        ],
+                    ),
                 ],
             ),
-            Section(title="Contradictions and Debates",
-                    body="Trials with calcium lowered fracture risk in nursing-home residents [3], while vitamin D alone did not reduce fracture incidence [2]."),
+            Section(
+                title="Contradictions and Debates",
+                body="Trials with calcium lowered fracture risk in nursing-home residents [3], while vitamin D alone did not reduce fracture incidence [2].",
+            ),
             Section(title="Research Gaps", body="Few trials report outcomes for men."),
-            Section(title="Suggested Future Research Directions", body="Trials should report fracture outcomes for men separately."),
+            Section(
+                title="Suggested Future Research Directions",
+                body="Trials should report fracture outcomes for men separately.",
+            ),
         ],
         references=references(),
         metadata={"engine": "offline-test"},

@@ -11,7 +11,15 @@ import pypdf
 import pytest
 import rispy
 
-from research_reports import Reference, export_report, split_name, to_bibtex, to_csl_json, to_pdf, to_ris
+from research_reports import (
+    Reference,
+    export_report,
+    split_name,
+    to_bibtex,
+    to_csl_json,
+    to_pdf,
+    to_ris,
+)
 
 from tests.reports.sample import references, review
 
@@ -43,8 +51,15 @@ def test_bibtex_reads_back_with_every_author_and_field() -> None:
     assert smith.fields_dict["doi"].value == "10.1016/S0140-6736(19)0001-1"
     assert smith.fields_dict["year"].value == "2019"
     garcia = entries["garcia2021vitamin"]
-    assert garcia.fields_dict["title"].value == r"Vitamin D alone \& fracture prevention: a meta-analysis"
-    assert garcia.fields_dict["author"].value.split(" and ") == ["Garcia, Maria", "Wei, Li", "Hansen, Ole"]
+    assert (
+        garcia.fields_dict["title"].value
+        == r"Vitamin D alone \& fracture prevention: a meta-analysis"
+    )
+    assert garcia.fields_dict["author"].value.split(" and ") == [
+        "Garcia, Maria",
+        "Wei, Li",
+        "Hansen, Ole",
+    ]
     assert entries["nakamura2017calcium"].entry_type == "misc"
 
 
@@ -69,7 +84,10 @@ def test_csl_json_has_structured_names_dates_and_ids() -> None:
     assert items == to_csl_json(references())
     smith = items[0]
     assert smith["type"] == "article-journal" and smith["issued"] == {"date-parts": [[2019]]}
-    assert smith["author"] == [{"family": "Smith", "given": "John"}, {"family": "Müller", "given": "Anna"}]
+    assert smith["author"] == [
+        {"family": "Smith", "given": "John"},
+        {"family": "Müller", "given": "Anna"},
+    ]
     assert smith["DOI"] == "10.1016/S0140-6736(19)0001-1" and items[2]["type"] == "document"
 
 
@@ -106,7 +124,9 @@ def test_pdf_without_a_unicode_font_folds_text_to_latin_1(monkeypatch: pytest.Mo
     assert "Müller" in text and ">= 65 years" in text and '"quoted"' in text
 
 
-def test_exports_hold_hostile_metadata_in_its_field_and_round_trip_through_the_importer(tmp_path) -> None:  # noqa: ANN001
+def test_exports_hold_hostile_metadata_in_its_field_and_round_trip_through_the_importer(
+    tmp_path,
+) -> None:  # noqa: ANN001
     """A source's metadata is anyone's text: a `}` in a DOI or URL must not close the field and
     open a `file = {…}` (a path a reference manager would follow), a line break in an RIS value
     must not start a line of its own; each export reads back as the same references."""
@@ -114,23 +134,55 @@ def test_exports_hold_hostile_metadata_in_its_field_and_round_trip_through_the_i
     from research_corpus.library import read_library
 
     refs = [
-        Reference(id=1, title="Vitamin D {and} fractures }, file = {/etc/passwd}\n@misc{evil, title={x}}",
-                  authors=["Smith, John", "WHO"], year=2019, venue="The Lancet & Co_ 100%",
-                  doi="10.1000/abc}, file={/etc/passwd", url="https://example.org/a} ,file={/etc/passwd}"),
-        Reference(id=2, title="Calcium intake\nER  - \nTY  - JOUR\nL1  - /etc/passwd\nTI  - injected",
-                  authors=["Garcia, Maria\nAU  - Mallory"], year=2021, venue="Bone\r\nL1  - /etc/shadow",
-                  doi="10.1000/xyz\u2028L1  - /etc/passwd", url="https://example.org/b\nUR  - https://evil.example"),
+        Reference(
+            id=1,
+            title="Vitamin D {and} fractures }, file = {/etc/passwd}\n@misc{evil, title={x}}",
+            authors=["Smith, John", "WHO"],
+            year=2019,
+            venue="The Lancet & Co_ 100%",
+            doi="10.1000/abc}, file={/etc/passwd",
+            url="https://example.org/a} ,file={/etc/passwd}",
+        ),
+        Reference(
+            id=2,
+            title="Calcium intake\nER  - \nTY  - JOUR\nL1  - /etc/passwd\nTI  - injected",
+            authors=["Garcia, Maria\nAU  - Mallory"],
+            year=2021,
+            venue="Bone\r\nL1  - /etc/shadow",
+            doi="10.1000/xyz\u2028L1  - /etc/passwd",
+            url="https://example.org/b\nUR  - https://evil.example",
+        ),
     ]
-    exported = {"bibtex": ("refs.bib", to_bibtex(refs)), "ris": ("refs.ris", to_ris(refs)),
-                "csl-json": ("refs.json", json.dumps(to_csl_json(refs)))}
-    assert "file = {/etc/passwd}" not in exported["bibtex"][1] and "\nL1  - /etc" not in exported["ris"][1]
+    exported = {
+        "bibtex": ("refs.bib", to_bibtex(refs)),
+        "ris": ("refs.ris", to_ris(refs)),
+        "csl-json": ("refs.json", json.dumps(to_csl_json(refs))),
+    }
+    assert (
+        "file = {/etc/passwd}" not in exported["bibtex"][1]
+        and "\nL1  - /etc" not in exported["ris"][1]
+    )
     for fmt, (name, text) in exported.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
         read = list(read_library(tmp_path / name, fmt))
         assert not [r for r in read if isinstance(r, MalformedRecordError)], (fmt, read)
-        assert len(read) == 2 and all(r.attachment is None and not r.notes for r in read), (fmt, text)
+        assert len(read) == 2 and all(r.attachment is None and not r.notes for r in read), (
+            fmt,
+            text,
+        )
         by_title = {r.title: r for r in read}
-        first, second = (by_title[" ".join(ref.title.split())] for ref in refs)  # line breaks fold to spaces
-        assert first.authors == ["John Smith", "WHO"] and second.authors == ["Maria AU - Mallory Garcia"], fmt
-        assert (first.year, first.venue, second.year, second.venue) == (2019, "The Lancet & Co_ 100%", 2021, "Bone L1 - /etc/shadow"), fmt
-        assert first.doi == refs[0].doi and second.doi is not None, fmt  # BibTeX's percent-encoding reads back
+        first, second = (
+            by_title[" ".join(ref.title.split())] for ref in refs
+        )  # line breaks fold to spaces
+        assert first.authors == ["John Smith", "WHO"] and second.authors == [
+            "Maria AU - Mallory Garcia"
+        ], fmt
+        assert (first.year, first.venue, second.year, second.venue) == (
+            2019,
+            "The Lancet & Co_ 100%",
+            2021,
+            "Bone L1 - /etc/shadow",
+        ), fmt
+        assert first.doi == refs[0].doi and second.doi is not None, (
+            fmt
+        )  # BibTeX's percent-encoding reads back

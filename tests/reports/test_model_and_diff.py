@@ -20,7 +20,10 @@ def test_every_marker_in_the_markdown_resolves_to_a_numbered_reference() -> None
     cited = {int(n) for n in re.findall(r"\[(\d+)\]", body)}
     listed = {int(n) for n in re.findall(r"^\[(\d+)\] ", references, flags=re.M)}
     assert cited == listed == {1, 2, 3}
-    assert "[1] Smith, John; Müller, Anna (2019). Vitamin D and hip fracture: a randomised trial. *The Lancet*." in references
+    assert (
+        "[1] Smith, John; Müller, Anna (2019). Vitamin D and hip fracture: a randomised trial. *The Lancet*."
+        in references
+    )
     assert "paper id: `pmid:28000001`" in references
 
 
@@ -28,18 +31,35 @@ def test_sections_are_numbered_in_order_and_findings_carry_tag_markers_and_quote
     markdown = review().render_markdown()
     headings = re.findall(r"^## (\d+)\. (.+)$", markdown, flags=re.M)
     assert [t for _, t in headings] == [
-        "Introduction", "Research Landscape", "Key Findings", "Contradictions and Debates", "Research Gaps",
-        "Suggested Future Research Directions", "References",
+        "Introduction",
+        "Research Landscape",
+        "Key Findings",
+        "Contradictions and Debates",
+        "Research Gaps",
+        "Suggested Future Research Directions",
+        "References",
     ]
-    assert "- **[SUPPORTED]** Vitamin D supplementation reduced hip fracture risk by 18% in adults aged 65 or older [1][3]." in markdown
-    assert '  - > "vitamin D supplementation reduced hip fracture risk by 18% over three years" [1]' in markdown
+    assert (
+        "- **[SUPPORTED]** Vitamin D supplementation reduced hip fracture risk by 18% in adults aged 65 or older [1][3]."
+        in markdown
+    )
+    assert (
+        '  - > "vitamin D supplementation reduced hip fracture risk by 18% over three years" [1]'
+        in markdown
+    )
     assert "### Fracture outcomes" in markdown
 
 
 def test_add_reference_keeps_one_number_per_source() -> None:
     report = Report(title="t")
     first = report.add_reference({"title": "A trial", "doi": "10.1/abc", "source_text": "one"})
-    again = report.add_reference({"title": "A trial (preprint title)", "doi": "https://doi.org/10.1/ABC", "source_text": "two"})
+    again = report.add_reference(
+        {
+            "title": "A trial (preprint title)",
+            "doi": "https://doi.org/10.1/ABC",
+            "source_text": "two",
+        }
+    )
     other = report.add_reference(Reference(id=99, title="Another trial", paper_id="corpus:5"))
     assert (first, again, other) == (1, 1, 2)
     assert report.reference(1).source_text == "one\ntwo"
@@ -63,20 +83,36 @@ def test_diff_lists_added_removed_retagged_findings_and_reference_changes() -> N
     findings = new.section("Key Findings").findings
     findings[1].tag = "SUPPORTED"  # re-tagged
     findings.pop(0)  # removed: "hip"
-    findings.append(Finding(id="men", statement="Men benefit less than women [4].", tag="INSUFFICIENT", citations=[4]))
+    findings.append(
+        Finding(
+            id="men",
+            statement="Men benefit less than women [4].",
+            tag="INSUFFICIENT",
+            citations=[4],
+        )
+    )
     new.references = [r for r in new.references if r.id != 1]  # Smith dropped
     for ref in new.references:
         ref.id -= 1  # renumbering alone is not a change
-    new.references.append(Reference(id=3, title="Sex differences in vitamin D response", year=2022, paper_id="corpus:88"))
+    new.references.append(
+        Reference(
+            id=3, title="Sex differences in vitamin D response", year=2022, paper_id="corpus:88"
+        )
+    )
     diff = diff_reports(old, new)
     assert diff.changed and (diff.old_version, diff.new_version) == (1, 2)
     assert [f.key for f in diff.findings_added] == ["men"]
     assert [f.key for f in diff.findings_removed] == ["hip"]
-    assert [(c.key, c.old_tag, c.new_tag) for c in diff.findings_retagged] == [("alone", "CONTESTED", "SUPPORTED")]
+    assert [(c.key, c.old_tag, c.new_tag) for c in diff.findings_retagged] == [
+        ("alone", "CONTESTED", "SUPPORTED")
+    ]
     assert [r.paper_id for r in diff.references_added] == ["corpus:88"]
     assert [r.paper_id for r in diff.references_dropped] == ["corpus:11"]
     summary = diff.render_markdown()
-    assert "CONTESTED → SUPPORTED" in summary and "Sex differences in vitamin D response (2022)" in summary
+    assert (
+        "CONTESTED → SUPPORTED" in summary
+        and "Sex differences in vitamin D response (2022)" in summary
+    )
 
 
 def test_identical_versions_do_not_differ() -> None:

@@ -43,7 +43,9 @@ def openai_server() -> Iterator[FakeOpenAI]:
     server.stop()
 
 
-def researcher_settings(servers: Servers, *, llm: LLMSettings | None = None, **researcher: Any) -> Settings:
+def researcher_settings(
+    servers: Servers, *, llm: LLMSettings | None = None, **researcher: Any
+) -> Settings:
     values: dict[str, Any] = {"connector_timeout_s": 5.0, "concurrency": 2, "tier_poll_s": 0.05}
     values.update(researcher)
     return Settings(
@@ -61,8 +63,12 @@ def start_researcher(servers: Servers) -> StartResearcher:
     """`async with start_researcher(llm=..., memory_timeout_s=...) as app:` runs the service in-process."""
 
     @asynccontextmanager
-    async def running(*, llm: LLMSettings | None = None, **researcher: Any) -> AsyncIterator[FastStream]:
-        async with running_app(create_app(researcher_settings(servers, llm=llm, **researcher))) as app:
+    async def running(
+        *, llm: LLMSettings | None = None, **researcher: Any
+    ) -> AsyncIterator[FastStream]:
+        async with running_app(
+            create_app(researcher_settings(servers, llm=llm, **researcher))
+        ) as app:
             yield app
 
     return running
@@ -82,9 +88,13 @@ async def wait_for_claims(
     deadline = time.monotonic() + timeout
     while True:
         async with sessions() as session:
-            claims = list(await session.scalars(select(MemoryClaim).where(MemoryClaim.task_id.in_(task_ids))))
+            claims = list(
+                await session.scalars(select(MemoryClaim).where(MemoryClaim.task_id.in_(task_ids)))
+            )
         if len(claims) >= len(task_ids) or time.monotonic() > deadline:
-            assert len(claims) == len(task_ids), f"{len(claims)} of {len(task_ids)} claims after {timeout}s"
+            assert len(claims) == len(task_ids), (
+                f"{len(claims)} of {len(task_ids)} claims after {timeout}s"
+            )
             return claims
         await asyncio.sleep(0.1)
 

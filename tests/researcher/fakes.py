@@ -69,7 +69,9 @@ class FakeConnector:
         return [SearchEvidence.model_validate_json(body) for body in self.raw]
 
     async def start(self, nc: nats.NATS) -> None:
-        self._sub = await nc.subscribe(subjects.CONNECTOR_SEARCH, queue=subjects.CONNECTOR_QUEUE, cb=self._on)
+        self._sub = await nc.subscribe(
+            subjects.CONNECTOR_SEARCH, queue=subjects.CONNECTOR_QUEUE, cb=self._on
+        )
 
     async def stop(self) -> None:
         if self._sub is not None:
@@ -79,7 +81,9 @@ class FakeConnector:
 
     async def _on(self, msg: Msg) -> None:
         self.raw.append(msg.data)
-        task = asyncio.create_task(self._answer(msg))  # answer requests concurrently, like the real service
+        task = asyncio.create_task(
+            self._answer(msg)
+        )  # answer requests concurrently, like the real service
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -120,7 +124,13 @@ class FakeOpenAI:
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 if reply.status != 200:
-                    body = {"error": {"message": "scripted failure", "type": "server_error", "code": reply.status}}
+                    body = {
+                        "error": {
+                            "message": "scripted failure",
+                            "type": "server_error",
+                            "code": reply.status,
+                        }
+                    }
                 else:
                     body = {
                         "id": "chatcmpl-fake",
@@ -128,8 +138,15 @@ class FakeOpenAI:
                         "created": 0,
                         "model": "gpt-test",
                         "choices": [
-                            {"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": reply.text, "refusal": None}}
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {
+                                    "role": "assistant",
+                                    "content": reply.text,
+                                    "refusal": None,
+                                },
+                            }
                         ],
                     }
                 data = json.dumps(body).encode()

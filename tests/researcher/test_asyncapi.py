@@ -14,8 +14,14 @@ pytestmark = pytest.mark.unit
 
 
 def _document() -> dict:
-    app = create_app(Settings(nats_url="nats://127.0.0.1:1", database_url="postgresql://u@127.0.0.1:1/db"))
-    return AsyncAPI(app.broker, title="researcher", schema_version="3.0.0").to_specification().to_jsonable()
+    app = create_app(
+        Settings(nats_url="nats://127.0.0.1:1", database_url="postgresql://u@127.0.0.1:1/db")
+    )
+    return (
+        AsyncAPI(app.broker, title="researcher", schema_version="3.0.0")
+        .to_specification()
+        .to_jsonable()
+    )
 
 
 def _resolve(document: dict, ref: str) -> dict:
@@ -25,7 +31,9 @@ def _resolve(document: dict, ref: str) -> dict:
     return node
 
 
-@pytest.mark.parametrize("subject", ["research.task.emergency", "research.task.priority", "research.task.batched"])
+@pytest.mark.parametrize(
+    "subject", ["research.task.emergency", "research.task.priority", "research.task.batched"]
+)
 def test_every_task_subject_is_documented_with_the_run_research_schema(subject: str) -> None:
     document = _document()
     [(name, channel)] = [(k, c) for k, c in document["channels"].items() if c["address"] == subject]
@@ -37,13 +45,17 @@ def test_every_task_subject_is_documented_with_the_run_research_schema(subject: 
     tier = _resolve(document, payload["properties"]["tier"]["$ref"])
     assert tier["enum"] == ["emergency", "priority", "batched"]
     assert "RunResearch" in channel["description"]
-    [operation] = [o for o in document["operations"].values() if o["channel"]["$ref"] == f"#/channels/{name}"]
+    [operation] = [
+        o for o in document["operations"].values() if o["channel"]["$ref"] == f"#/channels/{name}"
+    ]
     assert operation["action"] == "receive"
 
 
 def test_the_rerun_request_is_documented() -> None:
     document = _document()
-    [channel] = [c for c in document["channels"].values() if c["address"] == "research.researcher.rerun"]
+    [channel] = [
+        c for c in document["channels"].values() if c["address"] == "research.researcher.rerun"
+    ]
     [message_ref] = channel["messages"].values()
     message = _resolve(document, message_ref["$ref"])
     payload = _resolve(document, message["payload"]["$ref"])

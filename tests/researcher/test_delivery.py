@@ -28,7 +28,9 @@ async def _pending_events_for(nc: nats.NATS, claim_id: str, since: datetime) -> 
     sub = await js.pull_subscribe(
         subjects.CLAIM_PENDING,
         stream=subjects.CLAIMS_STREAM,
-        config=ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_TIME, opt_start_time=since.isoformat()),
+        config=ConsumerConfig(
+            deliver_policy=DeliverPolicy.BY_START_TIME, opt_start_time=since.isoformat()
+        ),
     )
     count = 0
     try:
@@ -58,7 +60,9 @@ async def test_a_task_delivered_twice_yields_one_claim_and_one_event(
     start_researcher, connector: FakeConnector, nc: nats.NATS, sessions, unique: str
 ) -> None:  # type: ignore[no-untyped-def]
     since = datetime.now(UTC)
-    task = RunResearch(question="Does denosumab reduce hip fractures?", entity=f"idem {unique}", tier=Tier.priority)
+    task = RunResearch(
+        question="Does denosumab reduce hip fractures?", entity=f"idem {unique}", tier=Tier.priority
+    )
     async with start_researcher(concurrency=2):
         # two deliveries of the same task (different message ids, so JetStream keeps both), worked on at once
         await publish_task(nc, task, msg_id=f"{unique}-a")
@@ -70,9 +74,13 @@ async def test_a_task_delivered_twice_yields_one_claim_and_one_event(
         await _settled(nc, subjects.RESEARCHER_DURABLES["priority"])
 
     async with sessions() as session:
-        claims = await session.scalar(select(func.count()).select_from(MemoryClaim).where(MemoryClaim.task_id == task.task_id))
+        claims = await session.scalar(
+            select(func.count()).select_from(MemoryClaim).where(MemoryClaim.task_id == task.task_id)
+        )
         proposed = await session.scalar(
-            select(func.count()).select_from(AuditEvent).where(
+            select(func.count())
+            .select_from(AuditEvent)
+            .where(
                 AuditEvent.task_id == task.task_id, AuditEvent.action == "research.claim.proposed"
             )
         )
@@ -87,19 +95,33 @@ async def test_a_malformed_task_is_dead_lettered_with_its_reason(
     not_json = b"{not json " + unique.encode()
     digests = {hashlib.sha256(body).hexdigest() for body in (bad_tier, not_json)}
     async with start_researcher():
-        await nc.jetstream().publish(subjects.task_subject("batched"), bad_tier, headers={"content-type": "application/json"})
-        await nc.jetstream().publish(subjects.task_subject("batched"), not_json, headers={"content-type": "application/json"})
+        await nc.jetstream().publish(
+            subjects.task_subject("batched"), bad_tier, headers={"content-type": "application/json"}
+        )
+        await nc.jetstream().publish(
+            subjects.task_subject("batched"), not_json, headers={"content-type": "application/json"}
+        )
         rows: list[AuditEvent] = []
         for _ in range(100):
             async with sessions() as session:
-                rows = list(await session.scalars(select(AuditEvent).where(
-                    AuditEvent.action == "consumer.dead_letter", AuditEvent.payload["sha256"].astext.in_(digests)
-                )))
+                rows = list(
+                    await session.scalars(
+                        select(AuditEvent).where(
+                            AuditEvent.action == "consumer.dead_letter",
+                            AuditEvent.payload["sha256"].astext.in_(digests),
+                        )
+                    )
+                )
             if len(rows) == 2:
                 break
             await asyncio.sleep(0.1)
     assert len(rows) == 2
-    assert all(row.service == "researcher" and row.payload["reason"].startswith("invalid message") for row in rows)
+    assert all(
+        row.service == "researcher" and row.payload["reason"].startswith("invalid message")
+        for row in rows
+    )
     assert any("tier" in row.payload["reason"] for row in rows)
     assert any("not JSON" in row.payload["reason"] for row in rows)
-    assert all(unique not in json.dumps(row.payload) for row in rows)  # the body stays on the dead-letter stream
+    assert all(
+        unique not in json.dumps(row.payload) for row in rows
+    )  # the body stays on the dead-letter stream

@@ -28,47 +28,113 @@ KNOWN = SourceHit(
 )
 
 
-async def _seed(sessions, *, entity: str, statement: str, status: str = "active", source: SourceHit = KNOWN,
-                retracted: bool = False) -> uuid.UUID:  # type: ignore[no-untyped-def]
+async def _seed(
+    sessions,
+    *,
+    entity: str,
+    statement: str,
+    status: str = "active",
+    source: SourceHit = KNOWN,
+    retracted: bool = False,
+) -> uuid.UUID:  # type: ignore[no-untyped-def]
     claim_id = uuid.uuid4()
     embedding = get_embedder().embed_one(statement)
     async with sessions() as session, session.begin():
-        await session.execute(insert(ResearchSource).values(
-            source_id=source.source_id, source=source.source, title=source.title, abstract=source.abstract,
-            year=source.year, authors=[], metadata={}, retracted=retracted,
-        ).on_conflict_do_update(index_elements=[ResearchSource.source_id], set_={"retracted": retracted}))
-        session.add(MemoryClaim(
-            id=claim_id, task_id=None, entity=entity, question=statement, statement=statement, status=status,
-            confidence=0.7, supports=[{"source_id": source.source_id, "quote": source.abstract, "title": source.title}],
-            supersedes=[], embedding=embedding, model="offline", dropped_supports=0, critic_timeouts=0,
-        ))
+        await session.execute(
+            insert(ResearchSource)
+            .values(
+                source_id=source.source_id,
+                source=source.source,
+                title=source.title,
+                abstract=source.abstract,
+                year=source.year,
+                authors=[],
+                metadata={},
+                retracted=retracted,
+            )
+            .on_conflict_do_update(
+                index_elements=[ResearchSource.source_id], set_={"retracted": retracted}
+            )
+        )
+        session.add(
+            MemoryClaim(
+                id=claim_id,
+                task_id=None,
+                entity=entity,
+                question=statement,
+                statement=statement,
+                status=status,
+                confidence=0.7,
+                supports=[
+                    {"source_id": source.source_id, "quote": source.abstract, "title": source.title}
+                ],
+                supersedes=[],
+                embedding=embedding,
+                model="offline",
+                dropped_supports=0,
+                critic_timeouts=0,
+            )
+        )
     return claim_id
 
 
-async def test_recall_finds_related_active_claims_of_the_entity_and_their_live_sources(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+async def test_recall_finds_related_active_claims_of_the_entity_and_their_live_sources(
+    sessions, unique: str
+) -> None:  # type: ignore[no-untyped-def]
     entity = f"romosozumab {unique}"
-    related = await _seed(sessions, entity=entity, statement="Romosozumab reduces vertebral fractures in osteoporosis.")
-    other_entity = await _seed(sessions, entity=f"other {unique}", statement="Romosozumab reduces vertebral fractures.")
-    pending = await _seed(sessions, entity=entity, statement="Romosozumab lowers vertebral fracture risk.", status="pending")
-    unrelated = await _seed(sessions, entity=entity, statement="Evening coffee shortens sleep in healthy adults.")
+    related = await _seed(
+        sessions,
+        entity=entity,
+        statement="Romosozumab reduces vertebral fractures in osteoporosis.",
+    )
+    other_entity = await _seed(
+        sessions, entity=f"other {unique}", statement="Romosozumab reduces vertebral fractures."
+    )
+    pending = await _seed(
+        sessions,
+        entity=entity,
+        statement="Romosozumab lowers vertebral fracture risk.",
+        status="pending",
+    )
+    unrelated = await _seed(
+        sessions, entity=entity, statement="Evening coffee shortens sleep in healthy adults."
+    )
     query = get_embedder().embed_one("Does romosozumab prevent vertebral fractures?")
 
     async with sessions() as session:
-        scoped = await LedgerMemory(session).recall(query, entity=entity, limit=5, min_similarity=0.45)
-        anywhere = await LedgerMemory(session).recall(query, entity=None, limit=50, min_similarity=0.45)
+        scoped = await LedgerMemory(session).recall(
+            query, entity=entity, limit=5, min_similarity=0.45
+        )
+        anywhere = await LedgerMemory(session).recall(
+            query, entity=None, limit=50, min_similarity=0.45
+        )
 
-    assert [c.claim_id for c in scoped.claims] == [related]  # not pending, not another entity, not unrelated
+    assert [c.claim_id for c in scoped.claims] == [
+        related
+    ]  # not pending, not another entity, not unrelated
     assert scoped.claims[0].similarity >= 0.45
-    assert [s.source_id for s in scoped.sources] == [KNOWN.source_id] and scoped.sources[0].metadata["known"]
+    assert [s.source_id for s in scoped.sources] == [KNOWN.source_id] and scoped.sources[
+        0
+    ].metadata["known"]
     recalled = {c.claim_id for c in anywhere.claims}
     assert {related, other_entity} <= recalled and not {pending, unrelated} & recalled
 
 
 async def test_a_retracted_source_is_never_offered_again(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
-    retracted = SourceHit(source_id=f"pmid:rs-retracted-{unique}", source="pubmed", title="Retracted trial",
-                          abstract="Teriparatide cured osteoporosis in every patient.")
+    retracted = SourceHit(
+        source_id=f"pmid:rs-retracted-{unique}",
+        source="pubmed",
+        title="Retracted trial",
+        abstract="Teriparatide cured osteoporosis in every patient.",
+    )
     entity = f"teriparatide {unique}"
-    await _seed(sessions, entity=entity, statement="Teriparatide cures osteoporosis.", source=retracted, retracted=True)
+    await _seed(
+        sessions,
+        entity=entity,
+        statement="Teriparatide cures osteoporosis.",
+        source=retracted,
+        retracted=True,
+    )
     query = get_embedder().embed_one("Does teriparatide cure osteoporosis?")
     async with sessions() as session:
         recalled = await LedgerMemory(session).recall(query, entity=entity)
@@ -78,12 +144,19 @@ async def test_a_retracted_source_is_never_offered_again(sessions, unique: str) 
 async def test_known_sources_reach_the_chain_and_are_preferred(
     start_researcher, connector: FakeConnector, nc: nats.NATS, sessions, unique: str
 ) -> None:  # type: ignore[no-untyped-def]
-    task = RunResearch(question="Does romosozumab reduce vertebral fractures?", entity=f"romosozumab {unique}",
-                       tier=Tier.priority)
+    task = RunResearch(
+        question="Does romosozumab reduce vertebral fractures?",
+        entity=f"romosozumab {unique}",
+        tier=Tier.priority,
+    )
     # The researcher keys entities by allow-list (outbound_query drops the unknown token `unique`):
     # the past claim carries the key the task will have, as a claim it had proposed would.
     entity = prepare.normalise_task(task).entity
-    related = await _seed(sessions, entity=entity, statement="Romosozumab reduces vertebral fractures in osteoporosis.")
+    related = await _seed(
+        sessions,
+        entity=entity,
+        statement="Romosozumab reduces vertebral fractures in osteoporosis.",
+    )
     async with start_researcher():
         await publish_task(nc, task)
         [claim] = await wait_for_claims(sessions, [task.task_id])
@@ -101,8 +174,11 @@ async def test_known_sources_reach_the_chain_and_are_preferred(
 async def test_when_memory_fails_the_task_continues_with_pubmed_only_and_is_audited(
     start_researcher, connector: FakeConnector, nc: nats.NATS, sessions, unique: str
 ) -> None:  # type: ignore[no-untyped-def]
-    task = RunResearch(question=f"Does denosumab reduce vertebral fractures? {unique}", tier=Tier.priority,
-                       entity=f"fallback {unique}")
+    task = RunResearch(
+        question=f"Does denosumab reduce vertebral fractures? {unique}",
+        tier=Tier.priority,
+        entity=f"fallback {unique}",
+    )
     async with start_researcher(memory_timeout_s=0.0):  # memory can never answer in time
         await publish_task(nc, task)
         [claim] = await wait_for_claims(sessions, [task.task_id])

@@ -21,20 +21,37 @@ pytestmark = pytest.mark.integration
     [
         ([Reply(status=429)], "HTTP 429"),
         ([Reply(status=503)], "HTTP 503"),
-        ([Reply(text="not json at all"), Reply(text='{"statement": "no supports field"}')], "invalid after one retry"),
+        (
+            [Reply(text="not json at all"), Reply(text='{"statement": "no supports field"}')],
+            "invalid after one retry",
+        ),
         ([Reply(text="{}", delay_s=1.5)], "timeout"),
     ],
     ids=["429", "503", "invalid-twice", "timeout"],
 )
 async def test_a_failing_remote_model_falls_back_to_offline_and_is_audited(
-    replies: list[Reply], reason: str,
-    start_researcher, connector: FakeConnector, openai_server: FakeOpenAI, nc: nats.NATS, sessions, unique: str,
+    replies: list[Reply],
+    reason: str,
+    start_researcher,
+    connector: FakeConnector,
+    openai_server: FakeOpenAI,
+    nc: nats.NATS,
+    sessions,
+    unique: str,
 ) -> None:  # type: ignore[no-untyped-def]
     openai_server.queue(*replies)
-    llm = LLMSettings(provider="openai", openai_api_key=SecretStr("sk-test"), openai_base_url=openai_server.base_url,
-                      openai_model="gpt-test", timeout_s=0.5)
-    task = RunResearch(question="Does denosumab reduce vertebral fractures?", entity=f"providers {unique}",
-                       tier=Tier.priority)
+    llm = LLMSettings(
+        provider="openai",
+        openai_api_key=SecretStr("sk-test"),
+        openai_base_url=openai_server.base_url,
+        openai_model="gpt-test",
+        timeout_s=0.5,
+    )
+    task = RunResearch(
+        question="Does denosumab reduce vertebral fractures?",
+        entity=f"providers {unique}",
+        tier=Tier.priority,
+    )
     async with start_researcher(llm=llm):
         await publish_task(nc, task)
         [claim] = await wait_for_claims(sessions, [task.task_id])
@@ -46,4 +63,6 @@ async def test_a_failing_remote_model_falls_back_to_offline_and_is_audited(
     assert reason in failed.payload["reason"]
     [proposed] = await audit_rows(sessions, task.task_id, "research.claim.proposed")
     assert proposed.payload["provider"] == "offline"
-    assert len(openai_server.bodies) == len(replies)  # no client-side retries beyond the one corrective ask
+    assert len(openai_server.bodies) == len(
+        replies
+    )  # no client-side retries beyond the one corrective ask

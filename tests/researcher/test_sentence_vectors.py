@@ -22,17 +22,24 @@ pytestmark = pytest.mark.integration
 def _hits(unique: str) -> tuple[SourceHit, SourceHit]:
     # `unique` keeps every sentence out of the process's vector caches filled by earlier tests.
     corpus = SourceHit(
-        source_id=f"corpus:sv-{unique}", source="corpus", year=2019,
+        source_id=f"corpus:sv-{unique}",
+        source="corpus",
+        year=2019,
         title="Teriparatide and vertebral fractures",
-        abstract=(f"Teriparatide reduced new vertebral fractures by 65% in trial {unique}. Back pain was less frequent "
-                  f"with teriparatide. Hypercalcaemia occurred in 3% of patients in cohort {unique}."),
+        abstract=(
+            f"Teriparatide reduced new vertebral fractures by 65% in trial {unique}. Back pain was less frequent "
+            f"with teriparatide. Hypercalcaemia occurred in 3% of patients in cohort {unique}."
+        ),
     )
     # The outside sentence is this test's own but fixed: a random token in it moved the relevance model's
     # P(on the question) across the researcher's cut for about 1 draw in 25 (0.25-0.89 over 200 draws),
     # and a paper off the question is never embedded. This wording is at 0.89. Nothing stores it.
     outside = SourceHit(
-        source_id=f"pmid:sv-{unique}", source="pubmed", year=2021,
-        title="Teriparatide in men", abstract="Teriparatide reduced vertebral fractures in men of the outside study.",
+        source_id=f"pmid:sv-{unique}",
+        source="pubmed",
+        year=2021,
+        title="Teriparatide in men",
+        abstract="Teriparatide reduced vertebral fractures in men of the outside study.",
     )
     return corpus, outside
 
@@ -42,8 +49,13 @@ async def test_no_stored_sentence_reaches_the_model(
 ) -> None:  # type: ignore[no-untyped-def]
     corpus, outside = _hits(unique)
     stored = [span.text for span in split_sentences(corpus.abstract)]
-    async with sessions() as session, session.begin():  # what the ingest stores for the corpus paper
-        await SentenceVectors(session).keep([sentence_key(s) for s in stored], get_embedder().embed_direct(stored))
+    async with (
+        sessions() as session,
+        session.begin(),
+    ):  # what the ingest stores for the corpus paper
+        await SentenceVectors(session).keep(
+            [sentence_key(s) for s in stored], get_embedder().embed_direct(stored)
+        )
     connector.hits_for = lambda _request: [corpus, outside]
     embedded: list[str] = []
     model_embed = Embedder.embed
@@ -52,16 +64,23 @@ async def test_no_stored_sentence_reaches_the_model(
         embedded.extend(texts)
         return model_embed(self, texts)
 
-    monkeypatch.setattr(Embedder, "embed", counting)  # every text the micro-batching worker gives the model
-    task = RunResearch(question="Does teriparatide reduce vertebral fractures?", entity=f"teriparatide {unique}",
-                       tier=Tier.priority)
+    monkeypatch.setattr(
+        Embedder, "embed", counting
+    )  # every text the micro-batching worker gives the model
+    task = RunResearch(
+        question="Does teriparatide reduce vertebral fractures?",
+        entity=f"teriparatide {unique}",
+        tier=Tier.priority,
+    )
     async with start_researcher():
         await publish_task(nc, task)
         [claim] = await wait_for_claims(sessions, [task.task_id])
 
     assert claim.supports and "teriparatide" in claim.statement.lower()
     assert not set(stored) & set(embedded)
-    assert outside.abstract in embedded  # an outside source's sentence is still embedded (and counted)
+    assert (
+        outside.abstract in embedded
+    )  # an outside source's sentence is still embedded (and counted)
 
 
 async def test_a_task_embeds_one_text_its_topic(
@@ -82,7 +101,9 @@ async def test_a_task_embeds_one_text_its_topic(
     monkeypatch.setattr(Embedder, "embed", counting)
     question = f"Is it true that teriparatide lowers vertebral fracture incidence in older women of cohort {unique}?"
     guarded = guard_question(question)
-    assert guarded.model_question != guarded.topic_query  # the unknown token is a placeholder in one, gone in the other
+    assert (
+        guarded.model_question != guarded.topic_query
+    )  # the unknown token is a placeholder in one, gone in the other
     task = RunResearch(question=question, entity=f"teriparatide {unique}", tier=Tier.priority)
     async with start_researcher():
         await publish_task(nc, task)
@@ -90,11 +111,15 @@ async def test_a_task_embeds_one_text_its_topic(
 
     assert claim.supports
     assert guarded.model_question not in embedded
-    assert embedded.count(guarded.topic_query) <= 1  # once, or not at all when an earlier test embedded it
+    assert (
+        embedded.count(guarded.topic_query) <= 1
+    )  # once, or not at all when an earlier test embedded it
     expected = get_embedder().embed_direct([guarded.topic_query])[0]
     [request] = [r for r in connector.requests if r.query == guarded.topic_query]
     assert np.allclose(request.query_embedding, expected, atol=1e-5)  # the corpus search reuses it
     async with sessions() as session:
-        stored = await session.scalar(text("SELECT CAST(embedding AS real[]) FROM memory_claims WHERE id = :id"),
-                                      {"id": claim.id})
+        stored = await session.scalar(
+            text("SELECT CAST(embedding AS real[]) FROM memory_claims WHERE id = :id"),
+            {"id": claim.id},
+        )
     assert np.allclose(stored, expected, atol=1e-5)

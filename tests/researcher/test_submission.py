@@ -32,7 +32,9 @@ async def gateway(servers, key: dict[str, str]) -> AsyncIterator[tuple[httpx.Asy
     app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
     async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=30, headers=key) as client:
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://localhost", timeout=30, headers=key
+        ) as client:
             yield client, app
 
 
@@ -53,16 +55,29 @@ async def test_the_same_key_twice_is_one_task_and_one_claim(
         task_id = uuid.UUID(first.json()["task_id"])
         assert second.json()["task_id"] == str(task_id) == str(task_id_for_key(f"client-{unique}"))
         await wait_for_claims(sessions, [task_id])
-        third = await client.post(f"{API}/tasks", json=body, headers=headers)  # after the claim: still the same task
-        assert third.status_code == 200 and third.json() == {"task_id": str(task_id), "status": "claimed"}
-        other = await client.post(f"{API}/tasks", json={**body, "question": "Another question?"}, headers=headers)
+        third = await client.post(
+            f"{API}/tasks", json=body, headers=headers
+        )  # after the claim: still the same task
+        assert third.status_code == 200 and third.json() == {
+            "task_id": str(task_id),
+            "status": "claimed",
+        }
+        other = await client.post(
+            f"{API}/tasks", json={**body, "question": "Another question?"}, headers=headers
+        )
         assert other.status_code == 409  # a key names one question
 
     assert await _count(sessions, ResearchTask, ResearchTask.id == task_id) == 1
     assert await _count(sessions, MemoryClaim, MemoryClaim.task_id == task_id) == 1
-    assert await _count(
-        sessions, AuditEvent, AuditEvent.task_id == task_id, AuditEvent.action == AuditAction.TASK_SUBMITTED.value
-    ) == 1
+    assert (
+        await _count(
+            sessions,
+            AuditEvent,
+            AuditEvent.task_id == task_id,
+            AuditEvent.action == AuditAction.TASK_SUBMITTED.value,
+        )
+        == 1
+    )
 
 
 async def test_a_client_task_id_is_idempotent_too(servers, sessions, unique: str, api_keys) -> None:  # type: ignore[no-untyped-def]
@@ -84,9 +99,14 @@ async def test_bus_down_at_submit_leaves_no_orphan_row_and_a_retry_succeeds(
         await app.state.broker.stop()  # the gateway's NATS connection is gone
         refused = await client.post(f"{API}/tasks", json=body, headers=headers)
         assert refused.status_code == 503
-        assert await _count(sessions, ResearchTask, ResearchTask.id == task_id) == 0  # no orphan `queued` row
+        assert (
+            await _count(sessions, ResearchTask, ResearchTask.id == task_id) == 0
+        )  # no orphan `queued` row
         assert (await client.get(f"{API}/tasks/{task_id}")).status_code == 404
-    async with gateway(servers, api_keys["researcher"]) as (client, _):  # the bus is back: the client retries with the same key
+    async with gateway(servers, api_keys["researcher"]) as (
+        client,
+        _,
+    ):  # the bus is back: the client retries with the same key
         accepted = await client.post(f"{API}/tasks", json=body, headers=headers)
         assert accepted.status_code == 202 and accepted.json()["task_id"] == str(task_id)
         view = (await client.get(f"{API}/tasks/{task_id}")).json()

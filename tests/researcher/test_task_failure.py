@@ -23,17 +23,33 @@ API = "/api/research/v1"
 
 
 async def test_no_provider_answering_fails_the_task_with_the_reason(
-    servers, start_researcher, connector: FakeConnector, openai_server: FakeOpenAI, nc: nats.NATS,
-    sessions, unique: str, monkeypatch: pytest.MonkeyPatch, api_keys,
+    servers,
+    start_researcher,
+    connector: FakeConnector,
+    openai_server: FakeOpenAI,
+    nc: nats.NATS,
+    sessions,
+    unique: str,
+    monkeypatch: pytest.MonkeyPatch,
+    api_keys,
 ) -> None:  # type: ignore[no-untyped-def]
     # An operator chain without the offline engine: the remote model (HTTP 500 every time) is the only link.
     def remote_only(settings: LLMSettings) -> ProviderChain:
         return ProviderChain(build_chain(settings).providers[:-1])
 
     monkeypatch.setattr(researcher_main, "build_chain", remote_only)
-    llm = LLMSettings(provider="openai", openai_api_key=SecretStr("sk-test"), openai_base_url=openai_server.base_url,
-                      openai_model="gpt-test", timeout_s=0.5)
-    task = RunResearch(question="Does denosumab reduce vertebral fractures?", entity=f"fail {unique}", tier=Tier.priority)
+    llm = LLMSettings(
+        provider="openai",
+        openai_api_key=SecretStr("sk-test"),
+        openai_base_url=openai_server.base_url,
+        openai_model="gpt-test",
+        timeout_s=0.5,
+    )
+    task = RunResearch(
+        question="Does denosumab reduce vertebral fractures?",
+        entity=f"fail {unique}",
+        tier=Tier.priority,
+    )
     async with start_researcher(llm=llm):
         await publish_task(nc, task)
         for _ in range(600):
@@ -46,7 +62,9 @@ async def test_no_provider_answering_fails_the_task_with_the_reason(
     app = create_gateway(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
     async with app.router.lifespan_context(app):
         async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://localhost", headers=api_keys["reader"]
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://localhost",
+            headers=api_keys["reader"],
         ) as client:
             view = (await client.get(f"{API}/tasks/{task.task_id}")).json()
     assert view["status"] == "failed" and view["error"].startswith("no LLM provider answered")

@@ -25,12 +25,20 @@ from research_reviewer.settings import ReviewerServiceSettings, ReviewerSettings
 from tests.agents.apps import running
 from tests.servers import Servers
 
-DEMO_CORPUS = Path(__file__).resolve().parents[2] / "src" / "research_engine" / "demo_data" / "scifact_demo.jsonl"
+DEMO_CORPUS = (
+    Path(__file__).resolve().parents[2]
+    / "src"
+    / "research_engine"
+    / "demo_data"
+    / "scifact_demo.jsonl"
+)
 TOPIC = "exercise training and quality of life in chronic heart failure"
 
 
 @pytest.fixture(scope="session")
-async def demo_corpus(sessions: async_sessionmaker[AsyncSession]) -> async_sessionmaker[AsyncSession]:
+async def demo_corpus(
+    sessions: async_sessionmaker[AsyncSession],
+) -> async_sessionmaker[AsyncSession]:
     """The bundled SciFact excerpt, ingested once (ingest is idempotent: other suites may share it)."""
     from research_corpus.ingest import ingest_path
 
@@ -38,22 +46,36 @@ async def demo_corpus(sessions: async_sessionmaker[AsyncSession]) -> async_sessi
     return sessions
 
 
-@pytest.fixture(scope="package")  # on the shared bus: gone before the e2e stacks run (tests/conftest.py)
-async def connector_service(servers: Servers, demo_corpus: async_sessionmaker[AsyncSession]) -> AsyncIterator[FastStream]:
-    settings = ConnectorServiceSettings(nats_url=servers.nats_url, database_url=servers.database_url)
+@pytest.fixture(
+    scope="package"
+)  # on the shared bus: gone before the e2e stacks run (tests/conftest.py)
+async def connector_service(
+    servers: Servers, demo_corpus: async_sessionmaker[AsyncSession]
+) -> AsyncIterator[FastStream]:
+    settings = ConnectorServiceSettings(
+        nats_url=servers.nats_url, database_url=servers.database_url
+    )
     async with running(create_connector(settings)) as app:
         yield app
 
 
 def reviewer_settings(servers: Servers, **reviewer: object) -> ReviewerServiceSettings:
     return ReviewerServiceSettings(
-        nats_url=servers.nats_url, database_url=servers.database_url, ack_wait_s=60.0, max_deliver=3,
-        llm=LLMSettings(provider="offline"), reviewer=ReviewerSettings(sweep_interval_s=1.0, **reviewer),
+        nats_url=servers.nats_url,
+        database_url=servers.database_url,
+        ack_wait_s=60.0,
+        max_deliver=3,
+        llm=LLMSettings(provider="offline"),
+        reviewer=ReviewerSettings(sweep_interval_s=1.0, **reviewer),
     )
 
 
-@pytest.fixture(scope="package")  # on the shared bus: gone before the e2e stacks run (tests/conftest.py)
-async def reviewer_service(servers: Servers, connector_service: FastStream) -> AsyncIterator[FastStream]:
+@pytest.fixture(
+    scope="package"
+)  # on the shared bus: gone before the e2e stacks run (tests/conftest.py)
+async def reviewer_service(
+    servers: Servers, connector_service: FastStream
+) -> AsyncIterator[FastStream]:
     async with running(create_reviewer(reviewer_settings(servers))) as app:
         yield app
 
@@ -65,8 +87,13 @@ async def js(nc: nats.NATS):  # type: ignore[no-untyped-def]
     return context
 
 
-async def wait_for_report(sessions: async_sessionmaker[AsyncSession], review_id: uuid.UUID, *,
-                          status: tuple[str, ...] = ("completed", "failed"), timeout: float = 240.0) -> ReportRow:
+async def wait_for_report(
+    sessions: async_sessionmaker[AsyncSession],
+    review_id: uuid.UUID,
+    *,
+    status: tuple[str, ...] = ("completed", "failed"),
+    timeout: float = 240.0,
+) -> ReportRow:
     """The report once it reaches one of `status` (fails after `timeout` seconds)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -74,5 +101,7 @@ async def wait_for_report(sessions: async_sessionmaker[AsyncSession], review_id:
             row = await Ledger(session, service="test").report(review_id)
         if row is not None and row.status in status:
             return row
-        assert time.monotonic() < deadline, f"report {review_id} is {row.status if row else 'absent'} after {timeout}s"
+        assert time.monotonic() < deadline, (
+            f"report {review_id} is {row.status if row else 'absent'} after {timeout}s"
+        )
         await asyncio.sleep(0.2)

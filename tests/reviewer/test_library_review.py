@@ -29,14 +29,27 @@ ORTEGA = "corpus:doi:10.1038/s41561-019-0412-5"
 
 
 async def _review(demo_corpus, nc, js: JetStreamContext):  # type: ignore[no-untyped-def]
-    ingested = await ingest_path(demo_corpus, LIBRARY, fmt="bibtex", progress=False)  # re-ingest updates by DOI
+    ingested = await ingest_path(
+        demo_corpus, LIBRARY, fmt="bibtex", progress=False
+    )  # re-ingest updates by DOI
     assert ingested.added + ingested.updated + ingested.unchanged == 3 and not ingested.errors
-    job = review_job(RequestReview(topic="marine heatwaves and coral bleaching", max_iterations=1,
-                                   run_id=f"rv-library-{uuid.uuid4().hex[:8]}"))
+    job = review_job(
+        RequestReview(
+            topic="marine heatwaves and coral bleaching",
+            max_iterations=1,
+            run_id=f"rv-library-{uuid.uuid4().hex[:8]}",
+        )
+    )
     recorder = RunRecorder(js, job.run_id)
     port = ConnectorClient(lambda: nc, timeout_s=20.0)
     async with recorder.running():
-        outcome = await review_loop(job, OfflineAuthor(Relevance(default_encoder()), ReviewerSettings()), PeerReviewer(3), port, recorder)
+        outcome = await review_loop(
+            job,
+            OfflineAuthor(Relevance(default_encoder()), ReviewerSettings()),
+            PeerReviewer(3),
+            port,
+            recorder,
+        )
     return outcome.report
 
 
@@ -48,17 +61,21 @@ async def test_a_review_cites_an_imported_paper_with_its_year_and_authors(  # ty
     assert ortega is not None, report.render_markdown()
     assert ortega.render() == (
         f"[{ortega.id}] Sofía Ortega; Lars Øberg; Mei Tanaka (2019). Marine heatwaves and mass coral bleaching on the Great "
-        f"Barrier Reef. *Nature Geoscience*. doi:10.1038/s41561-019-0412-5. paper id: `{ORTEGA}`")
+        f"Barrier Reef. *Nature Geoscience*. doi:10.1038/s41561-019-0412-5. paper id: `{ORTEGA}`"
+    )
     landscape = report.section("Research Landscape").body  # type: ignore[union-attr]
     assert "published 2019–2021" in landscape, landscape
     assert "Ortega et al., 2019" in landscape
     assert ortega.render() in report.render_markdown()
 
 
-@pytest.mark.xfail(strict=True, reason="a known limit of the judgement models (docs/judgement.md): the evidence model, "
-                   "trained on biomedical claims, reads none of the imported paper's sentences as a finding on the "
-                   "noun-phrase topic (P(evidence) 0.03-0.19), so no key finding quotes it and the landscape's venues "
-                   "leave it out")
+@pytest.mark.xfail(
+    strict=True,
+    reason="a known limit of the judgement models (docs/judgement.md): the evidence model, "
+    "trained on biomedical claims, reads none of the imported paper's sentences as a finding on the "
+    "noun-phrase topic (P(evidence) 0.03-0.19), so no key finding quotes it and the landscape's venues "
+    "leave it out",
+)
 async def test_a_key_finding_quotes_the_imported_paper(  # type: ignore[no-untyped-def]
     demo_corpus, nc, connector_service: FastStream, js: JetStreamContext
 ) -> None:

@@ -47,13 +47,23 @@ pytestmark = pytest.mark.integration
 RELEVANCE = Relevance(default_encoder())
 FABRICATED_ID = "corpus:999999999"
 INVENTED = "Exercise training cured heart failure in every single patient within one week."
-PAPER = re.compile(r'paper_id: "([^"]+)"\n<<<CLINICAL_DATA>>>\nTitle: [^\n]*\n((?:(?!<<<CLINICAL_DATA>>>).)*)\n<<<CLINICAL_DATA>>>', re.S)
+PAPER = re.compile(
+    r'paper_id: "([^"]+)"\n<<<CLINICAL_DATA>>>\nTitle: [^\n]*\n((?:(?!<<<CLINICAL_DATA>>>).)*)\n<<<CLINICAL_DATA>>>',
+    re.S,
+)
 
 
 def chain_for(server: FakeLLMServer, provider: str = "openai"):
-    settings = LLMSettings(provider=provider, openai_api_key=SecretStr("sk-test"), openai_base_url=server.openai_url,
-                           openai_model="gpt-test", gemini_api_key=SecretStr("gm-test"), gemini_base_url=server.gemini_url,
-                           gemini_model="gemini-test", timeout_s=5.0)
+    settings = LLMSettings(
+        provider=provider,
+        openai_api_key=SecretStr("sk-test"),
+        openai_base_url=server.openai_url,
+        openai_model="gpt-test",
+        gemini_api_key=SecretStr("gm-test"),
+        gemini_base_url=server.gemini_url,
+        gemini_model="gemini-test",
+        timeout_s=5.0,
+    )
     return build_chain(settings, encoder=None)
 
 
@@ -68,20 +78,61 @@ def first_sentence(text: str) -> str:
 def synthesis(api: str, body: dict[str, Any]) -> Behaviour:
     """The scripted model: three honest findings, then one of each kind of fabrication."""
     _, user = prompt_of(api, body)
-    papers = [(paper_id, first_sentence(text)) for paper_id, text in PAPER.findall(user) if len(text.split()) > 20][:3]
+    papers = [
+        (paper_id, first_sentence(text))
+        for paper_id, text in PAPER.findall(user)
+        if len(text.split()) > 20
+    ][:3]
     (a, sa), (b, sb), (c, sc) = papers
     question = re.search(r"\n(\w+): <<<CLINICAL_DATA>>>", user).group(1)  # type: ignore[union-attr]
     quote = lambda paper_id, text: {"paper_id": paper_id, "text": text}  # noqa: E731
     findings = [
-        {"statement": sa, "tag": "supported", "subquestion": question, "quotes": [quote(a, sa), quote(b, sb)]},
+        {
+            "statement": sa,
+            "tag": "supported",
+            "subquestion": question,
+            "quotes": [quote(a, sa), quote(b, sb)],
+        },
         {"statement": sc, "tag": "INSUFFICIENT", "subquestion": question, "quotes": [quote(c, sc)]},
-        {"statement": "A paper nobody wrote settles the matter.", "tag": "SUPPORTED", "subquestion": question,
-         "quotes": [quote(FABRICATED_ID, "A paper nobody wrote settles the matter."), quote(a, sa)]},
-        {"statement": INVENTED, "tag": "INSUFFICIENT", "subquestion": question, "quotes": [quote(a, INVENTED)]},
-        {"statement": sb, "tag": "INSUFFICIENT", "subquestion": question, "quotes": [quote(b, sb), quote(c, INVENTED)]},
-        {"statement": sa, "tag": "SUPPORTED", "subquestion": question, "quotes": [quote(a, sa)]},  # repeated
-        {"statement": "   ", "tag": "SUPPORTED", "subquestion": question, "quotes": [quote(a, sa)]},  # nothing stated
-        {"statement": "An unattributed quote.", "tag": "INSUFFICIENT", "subquestion": question, "quotes": [quote(" ", sa)]},
+        {
+            "statement": "A paper nobody wrote settles the matter.",
+            "tag": "SUPPORTED",
+            "subquestion": question,
+            "quotes": [
+                quote(FABRICATED_ID, "A paper nobody wrote settles the matter."),
+                quote(a, sa),
+            ],
+        },
+        {
+            "statement": INVENTED,
+            "tag": "INSUFFICIENT",
+            "subquestion": question,
+            "quotes": [quote(a, INVENTED)],
+        },
+        {
+            "statement": sb,
+            "tag": "INSUFFICIENT",
+            "subquestion": question,
+            "quotes": [quote(b, sb), quote(c, INVENTED)],
+        },
+        {
+            "statement": sa,
+            "tag": "SUPPORTED",
+            "subquestion": question,
+            "quotes": [quote(a, sa)],
+        },  # repeated
+        {
+            "statement": "   ",
+            "tag": "SUPPORTED",
+            "subquestion": question,
+            "quotes": [quote(a, sa)],
+        },  # nothing stated
+        {
+            "statement": "An unattributed quote.",
+            "tag": "INSUFFICIENT",
+            "subquestion": question,
+            "quotes": [quote(" ", sa)],
+        },
     ]
     return Behaviour(text=json.dumps({"findings": findings}))
 
@@ -97,19 +148,33 @@ async def drafted(nc, js: JetStreamContext, connector_service: FastStream) -> di
         server.start()
         try:
             port = ConnectorClient(lambda: nc, timeout_s=20.0)
-            author = LlmAuthor(chain_for(server), OfflineAuthor(RELEVANCE, ReviewerSettings()), ReviewerSettings())
-            job = review_job(RequestReview(topic=TOPIC, max_iterations=1, run_id=f"llm-review-{uuid.uuid4().hex[:8]}"))
+            author = LlmAuthor(
+                chain_for(server), OfflineAuthor(RELEVANCE, ReviewerSettings()), ReviewerSettings()
+            )
+            job = review_job(
+                RequestReview(
+                    topic=TOPIC, max_iterations=1, run_id=f"llm-review-{uuid.uuid4().hex[:8]}"
+                )
+            )
             recorder = RunRecorder(js, job.run_id)
             async with recorder.running():
-                outcome = await review_loop(job, author, PeerReviewer(spot_checks=3), port, recorder)
+                outcome = await review_loop(
+                    job, author, PeerReviewer(spot_checks=3), port, recorder
+                )
         finally:
             server.stop()
-        _DRAFTED.update(author=author, outcome=outcome, job=job, port=port, sent=server.sent("openai"))
+        _DRAFTED.update(
+            author=author, outcome=outcome, job=job, port=port, sent=server.sent("openai")
+        )
     return _DRAFTED
 
 
 async def _tool_results(js: JetStreamContext, run_id: str, tool_id: str) -> list[Any]:
-    return [e.results async for _, e in replay(js, run_id) if isinstance(e, ToolReturned) and e.tool_id == tool_id]
+    return [
+        e.results
+        async for _, e in replay(js, run_id)
+        if isinstance(e, ToolReturned) and e.tool_id == tool_id
+    ]
 
 
 async def test_llm_findings_cite_only_real_references_and_verbatim_quotes(drafted, js) -> None:  # type: ignore[no-untyped-def]
@@ -118,23 +183,42 @@ async def test_llm_findings_cite_only_real_references_and_verbatim_quotes(drafte
     report = outcome.report
     [request] = drafted["sent"]
     user = prompt_of("openai", request.body)[1]
-    assert request.body["response_format"]["json_schema"]["name"] == "review_findings" and "<<<CLINICAL_DATA>>>" in user
+    assert (
+        request.body["response_format"]["json_schema"]["name"] == "review_findings"
+        and "<<<CLINICAL_DATA>>>" in user
+    )
 
     findings = report.section("Key Findings").findings  # type: ignore[union-attr]
     assert [f.tag for f in findings] == ["SUPPORTED", "INSUFFICIENT", "INSUFFICIENT"]
-    assert [len(f.quotes) for f in findings] == [2, 1, 1]  # the third lost its invented second quote
+    assert [len(f.quotes) for f in findings] == [
+        2,
+        1,
+        1,
+    ]  # the third lost its invented second quote
     known = author.known_papers()
     for finding in findings:
-        assert finding.group == author.offline.dossier.questions[0].text  # the model's "Q1" is shown as the question
+        assert (
+            finding.group == author.offline.dossier.questions[0].text
+        )  # the model's "Q1" is shown as the question
         for quote in finding.quotes:
             reference = report.reference(quote.reference_id)
             assert reference is not None and reference.paper_id in known
-            assert found_verbatim(quote.text, reference.source_text), quote.text  # placeholders mapped back
+            assert found_verbatim(quote.text, reference.source_text), (
+                quote.text
+            )  # placeholders mapped back
     assert all(r.paper_id != FABRICATED_ID for r in report.references)
     markdown = report.render_markdown()
-    assert INVENTED not in markdown and "A paper nobody wrote" not in markdown and "[MRN_" not in markdown
+    assert (
+        INVENTED not in markdown
+        and "A paper nobody wrote" not in markdown
+        and "[MRN_" not in markdown
+    )
 
-    assert outcome.rounds[0].dropped == {"dropped_references": 0, "dropped_quotes": 0, "dropped_findings": 0}
+    assert outcome.rounds[0].dropped == {
+        "dropped_references": 0,
+        "dropped_quotes": 0,
+        "dropped_findings": 0,
+    }
     assert report.metadata["engine"] == "llm" and report.metadata["model"] == "openai:gpt-test"
     # the repeat, the empty statement, the empty paper id and its finding (4); the fabricated paper's
     # finding with its two quotes (3); the invented quote and its finding (2); the third's invented quote (1)
@@ -143,40 +227,68 @@ async def test_llm_findings_cite_only_real_references_and_verbatim_quotes(drafte
     [step] = await _tool_results(js, drafted["job"].run_id, "author.llm_synthesis")
     used = step.pop("usage")
     assert step == {"provider": "openai", "model": "gpt-test", "findings": 8, "discarded": 10}
-    assert (used["calls"], used["tokens_in"], used["tokens_out"]) == (1, 1, 1)  # the fake server's `usage`
+    assert (used["calls"], used["tokens_in"], used["tokens_out"]) == (
+        1,
+        1,
+        1,
+    )  # the fake server's `usage`
     assert report.metadata["llm_usage"]["calls"] >= 1
 
 
 @pytest.mark.parametrize("failure", ["server_errors", "invalid_twice", "timeout", "nothing_usable"])
-async def test_a_failing_model_leaves_the_round_to_the_offline_author(drafted, js, failure: str) -> None:  # type: ignore[no-untyped-def]
+async def test_a_failing_model_leaves_the_round_to_the_offline_author(
+    drafted, js, failure: str
+) -> None:  # type: ignore[no-untyped-def]
     author: LlmAuthor = drafted["author"]
     outcome: LoopOutcome = drafted["outcome"]
     server = FakeLLMServer()
     if failure == "invalid_twice":
-        server.responder = lambda api, body: Behaviour(text='{"findings": [{"statement": "no quotes", "tag": "SUPPORTED"}]}')
+        server.responder = lambda api, body: Behaviour(
+            text='{"findings": [{"statement": "no quotes", "tag": "SUPPORTED"}]}'
+        )
     elif failure == "timeout":
         server.responder = lambda api, body: Behaviour(text='{"findings": []}', delay_s=3.0)
     elif failure == "nothing_usable":
-        server.responder = lambda api, body: Behaviour(text=json.dumps({"findings": [
-            {"statement": "", "tag": "SUPPORTED", "subquestion": "", "quotes": [{"paper_id": "", "text": ""}]}]}))
+        server.responder = lambda api, body: Behaviour(
+            text=json.dumps(
+                {
+                    "findings": [
+                        {
+                            "statement": "",
+                            "tag": "SUPPORTED",
+                            "subquestion": "",
+                            "quotes": [{"paper_id": "", "text": ""}],
+                        }
+                    ]
+                }
+            )
+        )
     # server_errors: no script, every call is a 500
     server.start()
     author.chain = chain_for(server, "auto")  # OpenAI, then Gemini, on the same fake server
     author.settings = ReviewerSettings(llm_timeout_s=0.5)
     run_id = f"llm-revise-{failure}-{uuid.uuid4().hex[:6]}"
     try:
-        revised = await author.revise(outcome.report, outcome.review, Toolbox(drafted["port"], RunRecorder(js, run_id)))
+        revised = await author.revise(
+            outcome.report, outcome.review, Toolbox(drafted["port"], RunRecorder(js, run_id))
+        )
     finally:
         server.stop()
 
     assert author.model == OFFLINE_MODEL
     assert revised.metadata["engine"] == "offline" and "llm_discarded" not in revised.metadata
-    assert conform(revised, author.known_papers()).counts() == {"dropped_references": 0, "dropped_quotes": 0, "dropped_findings": 0}
+    assert conform(revised, author.known_papers()).counts() == {
+        "dropped_references": 0,
+        "dropped_quotes": 0,
+        "dropped_findings": 0,
+    }
     assert revised.section("Key Findings").findings  # type: ignore[union-attr]
     [step] = await _tool_results(js, run_id, "author.llm_synthesis")
     assert step["fallback"].startswith("offline")
     if failure == "nothing_usable":
-        assert step["provider"] == "openai" and step["discarded"] == 2  # the empty quote and its empty finding
+        assert (
+            step["provider"] == "openai" and step["discarded"] == 2
+        )  # the empty quote and its empty finding
     else:
         assert [f.split("/")[0] for f in step["failures"]] == ["openai", "gemini"]
     if failure == "invalid_twice":

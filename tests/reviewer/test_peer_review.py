@@ -53,7 +53,12 @@ async def drafted(port: ConnectorClient, js: JetStreamContext) -> tuple[OfflineA
     if TOPIC not in _DRAFTS:
         author = OfflineAuthor(RELEVANCE, ReviewerSettings())
         job = review_job(RequestReview(topic=TOPIC))
-        _DRAFTS[TOPIC] = author, await author.draft(job, Toolbox(port, RunRecorder(js, f"draft-{uuid.uuid4().hex[:8]}")))
+        _DRAFTS[TOPIC] = (
+            author,
+            await author.draft(
+                job, Toolbox(port, RunRecorder(js, f"draft-{uuid.uuid4().hex[:8]}"))
+            ),
+        )
     return _DRAFTS[TOPIC]
 
 
@@ -78,7 +83,9 @@ async def test_check_1_missing_section_is_critical(drafted, port, js) -> None:  
     report = drafted[1].model_copy(deep=True)
     report.sections = [s for s in report.sections if s.title != "Research Gaps"]
     review = await _review(report, port, js)
-    assert [(i.severity, i.section) for i in _issues(review, 1)] == [(Severity.critical, "Research Gaps")]
+    assert [(i.severity, i.section) for i in _issues(review, 1)] == [
+        (Severity.critical, "Research Gaps")
+    ]
     assert review.verdict == "REVISION_NEEDED"
 
 
@@ -90,7 +97,9 @@ async def test_check_2_unknown_id_and_wrong_title_are_critical(drafted, port, js
     review = await _review(report, port, js)
     found = _issues(review, 2)
     assert {i.reference_id for i in found} >= {report.references[0].id, report.references[1].id, 42}
-    assert all(i.severity is Severity.critical for i in found) and review.verdict == "REVISION_NEEDED"
+    assert (
+        all(i.severity is Severity.critical for i in found) and review.verdict == "REVISION_NEEDED"
+    )
 
 
 async def test_check_3_tag_that_does_not_fit_the_evidence_is_major(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
@@ -101,7 +110,10 @@ async def test_check_3_tag_that_does_not_fit_the_evidence_is_major(drafted, port
     key.findings[0].tag = None  # type: ignore[union-attr]
     review = await _review(report, port, js)
     problems = {(i.finding_id, i.severity) for i in _issues(review, 3)}
-    assert (single.key(), Severity.major) in problems and (key.findings[0].key(), Severity.major) in problems  # type: ignore[union-attr]
+    assert (single.key(), Severity.major) in problems and (
+        key.findings[0].key(),
+        Severity.major,
+    ) in problems  # type: ignore[union-attr]
 
 
 async def test_check_4_a_finding_the_corpus_does_not_hold_is_major(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
@@ -111,24 +123,40 @@ async def test_check_4_a_finding_the_corpus_does_not_hold_is_major(drafted, port
     finding.statement = invented
     finding.quotes = [Quote(reference_id=finding.quotes[0].reference_id, text=invented)]
     review = await _review(report, port, js)
-    assert any(i.finding_id == finding.key() and i.severity is Severity.major for i in _issues(review, 4))
+    assert any(
+        i.finding_id == finding.key() and i.severity is Severity.major for i in _issues(review, 4)
+    )
 
 
-async def test_check_5_most_cited_paper_left_out_is_a_minor_missed_paper(drafted, port, js, sessions) -> None:  # type: ignore[no-untyped-def]
+async def test_check_5_most_cited_paper_left_out_is_a_minor_missed_paper(
+    drafted, port, js, sessions
+) -> None:  # type: ignore[no-untyped-def]
     report = drafted[1].model_copy(deep=True)
     cited = [r.paper_id.removeprefix("corpus:") for r in report.references if r.paper_id]
     async with sessions() as session, session.begin():
-        external_id = await session.scalar(text(
-            """SELECT p.external_id FROM corpus_papers p WHERE p.external_id = ANY(:cited) AND EXISTS (
+        external_id = await session.scalar(
+            text(
+                """SELECT p.external_id FROM corpus_papers p WHERE p.external_id = ANY(:cited) AND EXISTS (
                  SELECT 1 FROM corpus_chunks c WHERE c.paper_id = p.id AND c.tsv @@ websearch_to_tsquery('english', 'exercise training'))
-               ORDER BY p.id LIMIT 1"""), {"cited": cited})
-        await session.execute(text("UPDATE corpus_papers SET citation_count = 5000 WHERE external_id = :id"), {"id": external_id})
-    report.references = [r for r in report.references if r.paper_id != f"corpus:{external_id}"]  # the draft leaves it out
+               ORDER BY p.id LIMIT 1"""
+            ),
+            {"cited": cited},
+        )
+        await session.execute(
+            text("UPDATE corpus_papers SET citation_count = 5000 WHERE external_id = :id"),
+            {"id": external_id},
+        )
+    report.references = [
+        r for r in report.references if r.paper_id != f"corpus:{external_id}"
+    ]  # the draft leaves it out
     try:
         review = await _review(report, port, js)
     finally:
         async with sessions() as session, session.begin():
-            await session.execute(text("UPDATE corpus_papers SET citation_count = NULL WHERE external_id = :id"), {"id": external_id})
+            await session.execute(
+                text("UPDATE corpus_papers SET citation_count = NULL WHERE external_id = :id"),
+                {"id": external_id},
+            )
     assert [m.paper_id for m in review.missed_papers] == [f"corpus:{external_id}"]
     assert [i.severity for i in _issues(review, 5)] == [Severity.minor]
     assert f"(paper_id: corpus:{external_id}, citations: 5000)" in review.render()
@@ -139,16 +167,32 @@ async def test_check_6_a_debate_whose_sides_agree_is_major(drafted, port, js) ->
     lead = report.section("Key Findings").findings[0]  # type: ignore[union-attr]
     debates = report.section("Contradictions and Debates")
     debates.findings = [  # type: ignore[union-attr]
-        Finding(id=f"{lead.key()}:side-a", statement=lead.statement, citations=lead.citations[:1], group="Debate 1", quotes=lead.quotes[:1]),
-        Finding(id=f"{lead.key()}:side-b", statement=lead.statement, citations=lead.citations[:1], group="Debate 1", quotes=lead.quotes[:1]),
+        Finding(
+            id=f"{lead.key()}:side-a",
+            statement=lead.statement,
+            citations=lead.citations[:1],
+            group="Debate 1",
+            quotes=lead.quotes[:1],
+        ),
+        Finding(
+            id=f"{lead.key()}:side-b",
+            statement=lead.statement,
+            citations=lead.citations[:1],
+            group="Debate 1",
+            quotes=lead.quotes[:1],
+        ),
     ]
     review = await _review(report, port, js)
-    assert [(i.finding_id, i.severity) for i in _issues(review, 6)] == [(lead.key(), Severity.major)]
+    assert [(i.finding_id, i.severity) for i in _issues(review, 6)] == [
+        (lead.key(), Severity.major)
+    ]
 
 
 async def test_check_7_direction_without_a_gap_is_minor(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
     report = drafted[1].model_copy(deep=True)
-    report.section("Suggested Future Research Directions").body += "\n- D99 (addresses G99): study something unrelated"  # type: ignore[union-attr]
+    report.section(
+        "Suggested Future Research Directions"
+    ).body += "\n- D99 (addresses G99): study something unrelated"  # type: ignore[union-attr]
     review = await _review(report, port, js)
     assert [i.severity for i in _issues(review, 7)] == [Severity.minor]
 
@@ -161,7 +205,11 @@ async def _paper(port: ConnectorClient, js: JetStreamContext, paper_id: str) -> 
 
 def _not_support(statement: str, paper: PaperRecord) -> str:
     """A sentence of `paper` the stance model does not read as supporting `statement`."""
-    found = [s for s in sentences_of(paper) if judged.stance_label(get_judge(), statement, s, paper.title) != "SUPPORT"]
+    found = [
+        s
+        for s in sentences_of(paper)
+        if judged.stance_label(get_judge(), statement, s, paper.title) != "SUPPORT"
+    ]
     assert found, f"every sentence of {paper.paper_id} supports {statement!r}?"
     return found[0]
 
@@ -169,18 +217,31 @@ def _not_support(statement: str, paper: PaperRecord) -> str:
 async def test_check_3_a_finding_whose_paper_is_off_the_topic_is_major(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
     report = drafted[1].model_copy(deep=True)
     shoulder = await _paper(port, js, SHOULDER)
-    assert judged.off_topic(get_judge(), TOPIC, [judged.passage(shoulder)], ReviewerSettings().cut) == [True]
+    assert judged.off_topic(
+        get_judge(), TOPIC, [judged.passage(shoulder)], ReviewerSettings().cut
+    ) == [True]
     sentence = sentences_of(shoulder)[-1]
     ref = report.add_reference(reference_of(shoulder))
     key = report.section("Key Findings")
-    key.findings.append(Finding(statement=statement_of(sentence), tag="INSUFFICIENT", citations=[ref], group=key.findings[0].group,  # type: ignore[union-attr]
-                                quotes=[Quote(reference_id=ref, text=sentence)]))
+    key.findings.append(
+        Finding(
+            statement=statement_of(sentence),
+            tag="INSUFFICIENT",
+            citations=[ref],
+            group=key.findings[0].group,  # type: ignore[union-attr]
+            quotes=[Quote(reference_id=ref, text=sentence)],
+        )
+    )
     review = await _review(report, port, js)
     off = [i for i in _issues(review, 3) if i.kind == "off_topic"]
-    assert [(i.paper_id, i.severity) for i in off] == [(SHOULDER, Severity.major)] and review.verdict == "REVISION_NEEDED"
+    assert [(i.paper_id, i.severity) for i in off] == [
+        (SHOULDER, Severity.major)
+    ] and review.verdict == "REVISION_NEEDED"
 
 
-async def test_check_3_a_supported_tag_the_stance_model_does_not_back_is_major(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
+async def test_check_3_a_supported_tag_the_stance_model_does_not_back_is_major(
+    drafted, port, js
+) -> None:  # type: ignore[no-untyped-def]
     report = drafted[1].model_copy(deep=True)
     finding = report.section("Key Findings").findings[0]  # type: ignore[union-attr]
     childhood = await _paper(port, js, CHILDHOOD)
@@ -191,7 +252,9 @@ async def test_check_3_a_supported_tag_the_stance_model_does_not_back_is_major(d
     finding.quotes = [*finding.quotes, Quote(reference_id=ref, text=side)]
     review = await _review(report, port, js)
     flagged = [i for i in _issues(review, 3) if i.kind == "tag_contradicted"]
-    assert [(i.finding_id, i.paper_id, i.severity) for i in flagged] == [(finding.key(), CHILDHOOD, Severity.major)]
+    assert [(i.finding_id, i.paper_id, i.severity) for i in flagged] == [
+        (finding.key(), CHILDHOOD, Severity.major)
+    ]
     assert review.verdict == "REVISION_NEEDED"
 
 
@@ -209,11 +272,20 @@ class MisjudgedFirstDraft:
     async def draft(self, job, tools):  # type: ignore[no-untyped-def]
         await self.inner.draft(job, tools)
         dossier = self.inner.dossier
-        shoulder, childhood = await _paper(self.port, self.js, SHOULDER), await _paper(self.port, self.js, CHILDHOOD)
+        shoulder, childhood = (
+            await _paper(self.port, self.js, SHOULDER),
+            await _paper(self.port, self.js, CHILDHOOD),
+        )
         for paper in (shoulder, childhood):
             dossier.papers[paper.paper_id] = paper
-        question = dossier.questions[0] if dossier.questions else SubQuestion("Q1", "What do the studies find?", job.topic)
-        dossier.findings.append(KeyFinding("Q1-F9", question, Sentence(shoulder, sentences_of(shoulder)[-1], 0.9)))
+        question = (
+            dossier.questions[0]
+            if dossier.questions
+            else SubQuestion("Q1", "What do the studies find?", job.topic)
+        )
+        dossier.findings.append(
+            KeyFinding("Q1-F9", question, Sentence(shoulder, sentences_of(shoulder)[-1], 0.9))
+        )
         first = dossier.findings[0]
         first.opposing = []
         first.agreeing = [Sentence(childhood, _not_support(first.statement, childhood), 0.9)]
@@ -227,17 +299,27 @@ async def test_an_off_topic_and_mistagged_draft_is_revised_in_round_two(port, js
     job = review_job(RequestReview(topic=TOPIC, run_id=f"rv-judged-{uuid.uuid4().hex[:8]}"))
     recorder = RunRecorder(js, job.run_id)
     async with recorder.running():
-        outcome = await review_loop(job, MisjudgedFirstDraft(OfflineAuthor(RELEVANCE, ReviewerSettings()), port, js),
-                                    PeerReviewer(3), port, recorder)
+        outcome = await review_loop(
+            job,
+            MisjudgedFirstDraft(OfflineAuthor(RELEVANCE, ReviewerSettings()), port, js),
+            PeerReviewer(3),
+            port,
+            recorder,
+        )
     first, second = outcome.rounds
     kinds = {(i.kind, i.paper_id) for i in first.review.issues if i.severity is Severity.major}
-    assert {("off_topic", SHOULDER), ("tag_contradicted", CHILDHOOD)} <= kinds and first.review.verdict == "REVISION_NEEDED"
+    assert {
+        ("off_topic", SHOULDER),
+        ("tag_contradicted", CHILDHOOD),
+    } <= kinds and first.review.verdict == "REVISION_NEEDED"
     assert second.review.verdict == "PASS", second.review.render()
     assert SHOULDER not in {r.paper_id for r in outcome.report.references}
     mistagged = next(i.finding_id for i in first.review.issues if i.kind == "tag_contradicted")
     for finding in outcome.report.section("Key Findings").findings:  # type: ignore[union-attr]
         if finding.key() == mistagged:
-            assert CHILDHOOD not in {outcome.report.reference(r).paper_id for r in finding.cited_ids()}  # type: ignore[union-attr]
+            assert CHILDHOOD not in {
+                outcome.report.reference(r).paper_id for r in finding.cited_ids()
+            }  # type: ignore[union-attr]
 
 
 class SloppyFirstDraft:
@@ -268,20 +350,42 @@ async def test_revision_needed_then_revised_then_pass(port, js) -> None:  # type
         outcome = await review_loop(job, author, PeerReviewer(3), port, recorder)
     first, second = outcome.rounds
     assert first.review.verdict == "REVISION_NEEDED" and first.check.unknown_ids == [77]
-    assert {(i.check, i.severity) for i in first.review.issues} >= {(1, Severity.critical), (2, Severity.critical)}
-    assert second.review.verdict == "PASS" and outcome.verdict == "PASS" and not outcome.check.unknown_ids
+    assert {(i.check, i.severity) for i in first.review.issues} >= {
+        (1, Severity.critical),
+        (2, Severity.critical),
+    }
+    assert (
+        second.review.verdict == "PASS"
+        and outcome.verdict == "PASS"
+        and not outcome.check.unknown_ids
+    )
     assert outcome.report.section("Contradictions and Debates") is not None
     events = [e async for _, e in replay(js, job.run_id)]
     assert [e.verdict for e in events if e.type == "verdict"] == ["REVISION_NEEDED", "PASS"]
-    assert [e.agent for e in events if e.type == "agent_start"] == ["researcher", "peer_reviewer", "researcher", "peer_reviewer"]
+    assert [e.agent for e in events if e.type == "agent_start"] == [
+        "researcher",
+        "peer_reviewer",
+        "researcher",
+        "peer_reviewer",
+    ]
 
 
 async def test_a_single_round_never_passes_a_report_with_an_unknown_id(port, js) -> None:  # type: ignore[no-untyped-def]
-    job = review_job(RequestReview(topic=TOPIC, max_iterations=1, run_id=f"rv-one-{uuid.uuid4().hex[:8]}"))
+    job = review_job(
+        RequestReview(topic=TOPIC, max_iterations=1, run_id=f"rv-one-{uuid.uuid4().hex[:8]}")
+    )
     recorder = RunRecorder(js, job.run_id)
     async with recorder.running():
-        outcome = await review_loop(job, SloppyFirstDraft(OfflineAuthor(RELEVANCE, ReviewerSettings())), PeerReviewer(3), port, recorder)
-    assert len(outcome.rounds) == 1 and outcome.verdict == "REVISION_NEEDED" and outcome.check.blocking
+        outcome = await review_loop(
+            job,
+            SloppyFirstDraft(OfflineAuthor(RELEVANCE, ReviewerSettings())),
+            PeerReviewer(3),
+            port,
+            recorder,
+        )
+    assert (
+        len(outcome.rounds) == 1 and outcome.verdict == "REVISION_NEEDED" and outcome.check.blocking
+    )
 
 
 async def test_every_key_paper_the_landscape_lists_is_read_for_findings(port, js) -> None:  # type: ignore[no-untyped-def]
@@ -290,8 +394,10 @@ async def test_every_key_paper_the_landscape_lists_is_read_for_findings(port, js
     # introduction counted 2 papers on the topic and never read the third's findings.
     topic = "neutrophil extracellular traps and citrullinated autoantigens in rheumatoid arthritis"
     author = OfflineAuthor(RELEVANCE, ReviewerSettings())
-    report = await author.draft(review_job(RequestReview(topic=topic)),
-                                Toolbox(port, RunRecorder(js, f"draft-{uuid.uuid4().hex[:8]}")))
+    report = await author.draft(
+        review_job(RequestReview(topic=topic)),
+        Toolbox(port, RunRecorder(js, f"draft-{uuid.uuid4().hex[:8]}")),
+    )
     intro = report.section("Introduction").body  # type: ignore[union-attr]
     landscape = report.section("Research Landscape").body  # type: ignore[union-attr]
     read = int(re.search(r"(\d+) are on the topic", intro).group(1))  # type: ignore[union-attr]

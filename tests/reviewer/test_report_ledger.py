@@ -19,17 +19,25 @@ pytestmark = pytest.mark.integration
 
 def _proposal(entity: str, statement: str) -> ClaimProposal:
     return ClaimProposal(
-        claim_id=uuid.uuid4(), task_id=None, entity=entity, question=entity,  # type: ignore[arg-type]
-        statement=statement, confidence=0.8,
-        supports=[Support(source_id="corpus:1", quote=statement)], dropped_supports=0,
-        model="offline-test", decay_at=datetime.now(UTC) + timedelta(days=365),
+        claim_id=uuid.uuid4(),
+        task_id=None,
+        entity=entity,
+        question=entity,  # type: ignore[arg-type]
+        statement=statement,
+        confidence=0.8,
+        supports=[Support(source_id="corpus:1", quote=statement)],
+        dropped_supports=0,
+        model="offline-test",
+        decay_at=datetime.now(UTC) + timedelta(days=365),
     )
 
 
 async def _actions(sessions, report_id: uuid.UUID) -> list[str]:  # type: ignore[no-untyped-def]
     async with sessions() as session:
         rows = await session.scalars(
-            select(AuditEvent.action).where(AuditEvent.subject_ids["report_id"].astext == str(report_id)).order_by(AuditEvent.id)
+            select(AuditEvent.action)
+            .where(AuditEvent.subject_ids["report_id"].astext == str(report_id))
+            .order_by(AuditEvent.id)
         )
         return list(rows)
 
@@ -39,95 +47,173 @@ async def _report_with_claims(sessions, unique: str, n: int = 2):  # type: ignor
     claims = [_proposal(f"topic-{unique}", f"Finding {i} about {unique} holds.") for i in range(n)]
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="reviewer")
-        assert await ledger.open_report(report_id, kind="review", run_id=f"rv-{unique}", subject=f"topic {unique}", subject_key=f"topic-{unique}")
-        assert not await ledger.open_report(report_id, kind="review", run_id=f"rv-{unique}", subject="x", subject_key="x")
+        assert await ledger.open_report(
+            report_id,
+            kind="review",
+            run_id=f"rv-{unique}",
+            subject=f"topic {unique}",
+            subject_key=f"topic-{unique}",
+        )
+        assert not await ledger.open_report(
+            report_id, kind="review", run_id=f"rv-{unique}", subject="x", subject_key="x"
+        )
         for claim in claims:
             await ledger.propose(claim, None, [])
         version = await ledger.save_report_version(
-            report_id, run_id=f"rv-{unique}", content={"title": "t"}, markdown="# t\n",
-            citation_check={"ok": True}, claim_ids=[c.claim_id for c in claims],
+            report_id,
+            run_id=f"rv-{unique}",
+            content={"title": "t"},
+            markdown="# t\n",
+            citation_check={"ok": True},
+            claim_ids=[c.claim_id for c in claims],
         )
         assert version == 1
         assert await ledger.complete_report(report_id, outcome="PASS")
     for claim in claims:  # the critic promotes them
         async with sessions() as session, session.begin():
-            verdict = CriticVerdict(verdict=Verdict.promote, score=0.9, reasoning="ok", model="test")
-            await Ledger(session, service="critic").decide(claim.claim_id, verdict, {c.claim_id for c in claims})
+            verdict = CriticVerdict(
+                verdict=Verdict.promote, score=0.9, reasoning="ok", model="test"
+            )
+            await Ledger(session, service="critic").decide(
+                claim.claim_id, verdict, {c.claim_id for c in claims}
+            )
     return report_id, claims
 
 
-async def test_report_lifecycle_is_audited_and_a_run_saves_one_version(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+async def test_report_lifecycle_is_audited_and_a_run_saves_one_version(
+    sessions, unique: str
+) -> None:  # type: ignore[no-untyped-def]
     report_id, claims = await _report_with_claims(sessions, unique)
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="reviewer")
-        again = await ledger.save_report_version(report_id, run_id=f"rv-{unique}", content={}, markdown="")
+        again = await ledger.save_report_version(
+            report_id, run_id=f"rv-{unique}", content={}, markdown=""
+        )
         assert again == 1  # the same run saving again (a redelivery) changes nothing
         assert not await ledger.complete_report(report_id)
         assert (await ledger.report(report_id)).current_version == 1  # type: ignore[union-attr]
         assert await ledger.report(report_id, kind="verification") is None
     assert await _actions(sessions, report_id) == [
-        AuditAction.REPORT_OPENED.value, AuditAction.REPORT_VERSION_SAVED.value, AuditAction.REPORT_COMPLETED.value,
+        AuditAction.REPORT_OPENED.value,
+        AuditAction.REPORT_VERSION_SAVED.value,
+        AuditAction.REPORT_COMPLETED.value,
     ]
     async with sessions() as session:
-        linked = set(await session.scalars(select(ReportClaim.claim_id).where(ReportClaim.report_id == report_id)))
+        linked = set(
+            await session.scalars(
+                select(ReportClaim.claim_id).where(ReportClaim.report_id == report_id)
+            )
+        )
     assert linked == {c.claim_id for c in claims}
 
 
-async def test_superseded_claim_makes_the_report_stale_then_refresh_reopens_it(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+async def test_superseded_claim_makes_the_report_stale_then_refresh_reopens_it(
+    sessions, unique: str
+) -> None:  # type: ignore[no-untyped-def]
     report_id, claims = await _report_with_claims(sessions, unique)
     async with sessions() as session:
-        assert not [u for u in await Ledger(session, service="t").undermined_claims() if u.claim_id in {c.claim_id for c in claims}]
+        assert not [
+            u
+            for u in await Ledger(session, service="t").undermined_claims()
+            if u.claim_id in {c.claim_id for c in claims}
+        ]
     newer = _proposal(f"topic-{unique}", f"A better finding about {unique}.")
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="critic")
         await ledger.propose(newer, None, [])
-        verdict = CriticVerdict(verdict=Verdict.supersede, score=0.95, reasoning="better", supersedes=[claims[0].claim_id], model="t")
+        verdict = CriticVerdict(
+            verdict=Verdict.supersede,
+            score=0.95,
+            reasoning="better",
+            supersedes=[claims[0].claim_id],
+            model="t",
+        )
         await ledger.decide(newer.claim_id, verdict, {c.claim_id for c in claims})
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="reviewer")
-        undermined = [u for u in await ledger.undermined_claims() if u.claim_id in {c.claim_id for c in claims}]
-        assert [(u.claim_id, u.reason) for u in undermined] == [(claims[0].claim_id, "claim superseded")]
+        undermined = [
+            u
+            for u in await ledger.undermined_claims()
+            if u.claim_id in {c.claim_id for c in claims}
+        ]
+        assert [(u.claim_id, u.reason) for u in undermined] == [
+            (claims[0].claim_id, "claim superseded")
+        ]
         stale = await ledger.mark_reports_stale_for_claim(claims[0].claim_id, undermined[0].reason)
         assert [s.report_id for s in stale] == [report_id]
-        assert await ledger.mark_reports_stale_for_claim(claims[0].claim_id, "again") == []  # already stale
+        assert (
+            await ledger.mark_reports_stale_for_claim(claims[0].claim_id, "again") == []
+        )  # already stale
         row = await ledger.report(report_id)
         assert row is not None and row.status == "stale" and row.stale_reason == "claim superseded"
         assert await ledger.refresh_report(report_id, run_id=f"rf-{unique}") == "stale"
-        assert await ledger.refresh_report(report_id, run_id=f"rf2-{unique}") is None  # already running
-    assert (await _actions(sessions, report_id))[-2:] == [AuditAction.REPORT_STALE.value, AuditAction.REPORT_REFRESH_REQUESTED.value]
+        assert (
+            await ledger.refresh_report(report_id, run_id=f"rf2-{unique}") is None
+        )  # already running
+    assert (await _actions(sessions, report_id))[-2:] == [
+        AuditAction.REPORT_STALE.value,
+        AuditAction.REPORT_REFRESH_REQUESTED.value,
+    ]
 
 
-async def test_open_undermining_finding_marks_stale_but_a_sibling_supersession_does_not(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+async def test_open_undermining_finding_marks_stale_but_a_sibling_supersession_does_not(
+    sessions, unique: str
+) -> None:  # type: ignore[no-untyped-def]
     report_id, claims = await _report_with_claims(sessions, unique)
-    async with sessions() as session, session.begin():  # claim 1 superseded by claim 0 of the same report
+    async with (
+        sessions() as session,
+        session.begin(),
+    ):  # claim 1 superseded by claim 0 of the same report
         ledger = Ledger(session, service="critic")
         await ledger.supersede(claims[0].claim_id, [claims[1].claim_id], datetime.now(UTC))
     async with sessions() as session:
         mine = {c.claim_id for c in claims}
-        assert not [u for u in await Ledger(session, service="t").undermined_claims() if u.claim_id in mine]
+        assert not [
+            u for u in await Ledger(session, service="t").undermined_claims() if u.claim_id in mine
+        ]
     async with sessions() as session, session.begin():
-        session.add(Finding(id=uuid.uuid4(), agent="librarian", kind="broken_provenance", claim_ids=[claims[0].claim_id], payload={}))
+        session.add(
+            Finding(
+                id=uuid.uuid4(),
+                agent="librarian",
+                kind="broken_provenance",
+                claim_ids=[claims[0].claim_id],
+                payload={},
+            )
+        )
     async with sessions() as session:
-        undermined = [u for u in await Ledger(session, service="t").undermined_claims() if u.claim_id in mine]
-    assert [(u.claim_id, u.reason) for u in undermined] == [(claims[0].claim_id, "finding broken_provenance")]
+        undermined = [
+            u for u in await Ledger(session, service="t").undermined_claims() if u.claim_id in mine
+        ]
+    assert [(u.claim_id, u.reason) for u in undermined] == [
+        (claims[0].claim_id, "finding broken_provenance")
+    ]
 
 
 async def test_fail_report_is_terminal_and_refreshable(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
     report_id = uuid.uuid4()
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="reviewer")
-        await ledger.open_report(report_id, kind="verification", run_id=f"v-{unique}", subject="s", subject_key="k")
+        await ledger.open_report(
+            report_id, kind="verification", run_id=f"v-{unique}", subject="s", subject_key="k"
+        )
         assert await ledger.fail_report(report_id, "no evidence source answered")
         assert not await ledger.fail_report(report_id, "twice")
         assert not await ledger.complete_report(report_id)
         assert await ledger.refresh_report(report_id, run_id=f"v2-{unique}") == "failed"
     assert await _actions(sessions, report_id) == [
-        AuditAction.REPORT_OPENED.value, AuditAction.REPORT_FAILED.value, AuditAction.REPORT_REFRESH_REQUESTED.value,
+        AuditAction.REPORT_OPENED.value,
+        AuditAction.REPORT_FAILED.value,
+        AuditAction.REPORT_REFRESH_REQUESTED.value,
     ]
 
 
-@pytest.mark.parametrize(("kind", "field"), [("review", "review_id"), ("verification", "verification_id")])
-async def test_a_dead_lettered_review_or_verification_fails_its_report(sessions, unique: str, kind: str, field: str) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(
+    ("kind", "field"), [("review", "review_id"), ("verification", "verification_id")]
+)
+async def test_a_dead_lettered_review_or_verification_fails_its_report(
+    sessions, unique: str, kind: str, field: str
+) -> None:  # type: ignore[no-untyped-def]
     """Every delivery failed (say the corpus tools stayed down): the report reads `failed` with the
     reason, not `running` for ever."""
     import json
@@ -138,7 +224,9 @@ async def test_a_dead_lettered_review_or_verification_fails_its_report(sessions,
 
     report_id = uuid.uuid4()
     async with sessions() as session, session.begin():
-        await Ledger(session, service="test").open_report(report_id, kind=kind, run_id=f"dl-{unique}", subject="s", subject_key="k")
+        await Ledger(session, service="test").open_report(
+            report_id, kind=kind, run_id=f"dl-{unique}", subject="s", subject_key="k"
+        )
 
     class Parked:  # what `DeadLetter.of` reads of a JetStream message
         subject = f"research.{kind}.requested"
@@ -149,10 +237,14 @@ async def test_a_dead_lettered_review_or_verification_fails_its_report(sessions,
         def metadata(self):  # type: ignore[no-untyped-def]
             raise ValueError("not a JetStream message")
 
-    letter = DeadLetter.of("reviewer", Parked(), "transient after 5 deliveries: ToolsUnavailable('corpus tools down')")  # type: ignore[arg-type]
+    letter = DeadLetter.of(
+        "reviewer", Parked(), "transient after 5 deliveries: ToolsUnavailable('corpus tools down')"
+    )  # type: ignore[arg-type]
     assert letter.report_id == report_id and letter.task_id is None
     await dead_letters.recorder(sessions, "reviewer")(letter)
     async with sessions() as session:
         row = await session.get(ReportRow, report_id)
-    assert row.status == "failed" and "dead-lettered" in row.error and "ToolsUnavailable" in row.error
+    assert (
+        row.status == "failed" and "dead-lettered" in row.error and "ToolsUnavailable" in row.error
+    )
     assert AuditAction.REPORT_FAILED.value in await _actions(sessions, report_id)

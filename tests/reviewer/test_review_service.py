@@ -22,33 +22,63 @@ pytestmark = pytest.mark.integration
 
 
 async def test_a_review_request_on_the_bus_yields_a_checked_versioned_report(
-    reviewer_service: FastStream, js: JetStreamContext, sessions, unique: str  # type: ignore[no-untyped-def]
+    reviewer_service: FastStream,
+    js: JetStreamContext,
+    sessions,
+    unique: str,  # type: ignore[no-untyped-def]
 ) -> None:
     command = RequestReview(topic=TOPIC, max_iterations=2)
-    await js.publish(subjects.REVIEW_REQUESTED, command.model_dump_json().encode(),
-                     headers={subjects.MSG_ID_HEADER: f"review-{command.review_id}"})
+    await js.publish(
+        subjects.REVIEW_REQUESTED,
+        command.model_dump_json().encode(),
+        headers={subjects.MSG_ID_HEADER: f"review-{command.review_id}"},
+    )
     row = await wait_for_report(sessions, command.review_id)
     assert row.status == "completed", row.error
     async with sessions() as session:
         version = await Ledger(session, service="t").report_version(command.review_id)
         assert version is not None and version.version == 1
         report = Report.model_validate(version.content)
-        claims = list(await session.scalars(select(MemoryClaim).where(MemoryClaim.id.in_(version.claim_ids))))
-        verdicts = list(await session.scalars(select(AuditEvent).where(
-            AuditEvent.action == "research.review.verdict",
-            AuditEvent.subject_ids["report_id"].astext == str(command.review_id))))
+        claims = list(
+            await session.scalars(select(MemoryClaim).where(MemoryClaim.id.in_(version.claim_ids)))
+        )
+        verdicts = list(
+            await session.scalars(
+                select(AuditEvent).where(
+                    AuditEvent.action == "research.review.verdict",
+                    AuditEvent.subject_ids["report_id"].astext == str(command.review_id),
+                )
+            )
+        )
     titles = [s.title for s in report.sections]
     assert titles[:3] == ["Introduction", "Research Landscape", "Key Findings"] and len(titles) == 6
     findings = report.section("Key Findings").findings  # type: ignore[union-attr]
-    assert findings and all(f.tag in {"SUPPORTED", "CONTESTED", "INSUFFICIENT"} and f.quotes for f in findings)
+    assert findings and all(
+        f.tag in {"SUPPORTED", "CONTESTED", "INSUFFICIENT"} and f.quotes for f in findings
+    )
     check = check_report(report)
     assert not check.unknown_ids and version.citation_check["unknown_ids"] == []
     assert {c.id for c in claims} == set(version.claim_ids) and len(claims) == len(findings)
     assert all(c.entity == report.metadata["topic_key"] for c in claims)
-    assert version.review["verdict"] in ("PASS", "REVISION_NEEDED") and len(verdicts) == len(version.review["rounds"])
+    assert version.review["verdict"] in ("PASS", "REVISION_NEEDED") and len(verdicts) == len(
+        version.review["rounds"]
+    )
     events = [event async for _, event in replay(js, command.effective_run_id())]
     types = [e.type for e in events]
-    assert types[0] == "agent_start" and types[-1] == "done" and "verdict" in types and "result" in types
+    assert (
+        types[0] == "agent_start"
+        and types[-1] == "done"
+        and "verdict" in types
+        and "result" in types
+    )
     tools = {e.tool_id for e in events if e.type == "tool_call"}
-    assert {"research.corpus_overview", "research.publication_trends", "research.top_cited", "research.search_metadata",
-            "research.search_papers", "research.get_paper", "author.plan", "peer_review.check_7"} <= tools
+    assert {
+        "research.corpus_overview",
+        "research.publication_trends",
+        "research.top_cited",
+        "research.search_metadata",
+        "research.search_papers",
+        "research.get_paper",
+        "author.plan",
+        "peer_review.check_7",
+    } <= tools

@@ -21,8 +21,17 @@ pytestmark = pytest.mark.unit
 
 def test_the_seed_event_types_are_all_there() -> None:
     assert [t.value for t in RunEventType] == [
-        "agent_start", "reasoning", "tool_call", "tool_result", "tool_progress", "message_chunk",
-        "agent_end", "verdict", "result", "error", "done",
+        "agent_start",
+        "reasoning",
+        "tool_call",
+        "tool_result",
+        "tool_progress",
+        "message_chunk",
+        "agent_end",
+        "verdict",
+        "result",
+        "error",
+        "done",
     ]
     schema = RUN_EVENT_ADAPTER.json_schema()
     assert set(schema["discriminator"]["mapping"]) == {t.value for t in RunEventType}
@@ -43,8 +52,14 @@ def test_run_ids_that_would_change_the_subject_are_refused(bad: str) -> None:
 
 
 def test_events_round_trip_through_json_by_type() -> None:
-    event = ToolCalled(run_id="r1", agent="researcher", iteration=2, tool_call_id="tc-1",
-                       tool_id="research.search_papers", params={"query": "vitamin D"})
+    event = ToolCalled(
+        run_id="r1",
+        agent="researcher",
+        iteration=2,
+        tool_call_id="tc-1",
+        tool_id="research.search_papers",
+        params={"query": "vitamin D"},
+    )
     back = parse_run_event(event.model_dump_json())
     assert isinstance(back, ToolCalled) and back == event
 

@@ -69,21 +69,30 @@ async def base_url(js: JetStreamContext) -> AsyncIterator[str]:
     sock.close()
 
 
-async def test_a_finished_run_streams_every_event_with_stream_sequence_ids_and_ends(js: JetStreamContext, base_url: str, unique: str) -> None:
+async def test_a_finished_run_streams_every_event_with_stream_sequence_ids_and_ends(
+    js: JetStreamContext, base_url: str, unique: str
+) -> None:
     run_id = f"rv-{unique}"
     recorder = RunRecorder(js, run_id)
     async with recorder.running():
         async with recorder.agent("researcher") as author:
             await author.reasoning("plan")
     stored = [item async for item in replay(js, run_id)]
-    async with httpx.AsyncClient(timeout=30) as client, client.stream("GET", f"{base_url}/runs/{run_id}/events") as response:
-        assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+    async with (
+        httpx.AsyncClient(timeout=30) as client,
+        client.stream("GET", f"{base_url}/runs/{run_id}/events") as response,
+    ):
+        assert response.status_code == 200 and response.headers["content-type"].startswith(
+            "text/event-stream"
+        )
         received = [f async for f in frames(response)]  # ends by itself after `done`
     assert [(int(f.id), f.event) for f in received] == [(seq, e.type) for seq, e in stored]
     assert received[1].payload["text"] == "plan" and received[1].payload["agent"] == "researcher"
 
 
-async def test_reconnect_with_last_event_id_resumes_without_loss_or_repeat(js: JetStreamContext, base_url: str, unique: str) -> None:
+async def test_reconnect_with_last_event_id_resumes_without_loss_or_repeat(
+    js: JetStreamContext, base_url: str, unique: str
+) -> None:
     run_id = f"rv-{unique}"
     recorder = RunRecorder(js, run_id)
     first: list[Frame] = []
@@ -103,33 +112,51 @@ async def test_reconnect_with_last_event_id_resumes_without_loss_or_repeat(js: J
                 call.result = []
         await recorder.done()
         last_id = first[-1].id
-        async with client.stream("GET", f"{base_url}/runs/{run_id}/events", headers={"Last-Event-ID": last_id}) as response:
+        async with client.stream(
+            "GET", f"{base_url}/runs/{run_id}/events", headers={"Last-Event-ID": last_id}
+        ) as response:
             second = [f async for f in frames(response)]
     stored = [(str(seq), e.type) for seq, e in [item async for item in replay(js, run_id)]]
     assert [(f.id, f.event) for f in first + second] == stored
-    assert [f.event for f in second] == ["agent_start", "tool_call", "tool_result", "agent_end", "done"]
+    assert [f.event for f in second] == [
+        "agent_start",
+        "tool_call",
+        "tool_result",
+        "agent_end",
+        "done",
+    ]
     assert [f.payload["text"] for f in first] == ["step 1", "step 2"]
 
 
-async def test_query_parameter_resumes_a_first_connection(js: JetStreamContext, base_url: str, unique: str) -> None:
+async def test_query_parameter_resumes_a_first_connection(
+    js: JetStreamContext, base_url: str, unique: str
+) -> None:
     run_id = f"rv-{unique}"
     recorder = RunRecorder(js, run_id)
     seq_1 = await recorder.reasoning("one")
     await recorder.reasoning("two")
     await recorder.done()
-    async with httpx.AsyncClient(timeout=30) as client, client.stream(
-        "GET", f"{base_url}/runs/{run_id}/events", params={"last_event_id": seq_1}
-    ) as response:
+    async with (
+        httpx.AsyncClient(timeout=30) as client,
+        client.stream(
+            "GET", f"{base_url}/runs/{run_id}/events", params={"last_event_id": seq_1}
+        ) as response,
+    ):
         assert [f.event for f in [f async for f in frames(response)]] == ["reasoning", "done"]
 
 
-async def test_reconnecting_after_done_ends_at_once(js: JetStreamContext, base_url: str, unique: str) -> None:
+async def test_reconnecting_after_done_ends_at_once(
+    js: JetStreamContext, base_url: str, unique: str
+) -> None:
     run_id = f"rv-{unique}"
     recorder = RunRecorder(js, run_id)
     done_seq = await recorder.done()
-    async with httpx.AsyncClient(timeout=30) as client, client.stream(
-        "GET", f"{base_url}/runs/{run_id}/events", headers={"Last-Event-ID": str(done_seq)}
-    ) as response:
+    async with (
+        httpx.AsyncClient(timeout=30) as client,
+        client.stream(
+            "GET", f"{base_url}/runs/{run_id}/events", headers={"Last-Event-ID": str(done_seq)}
+        ) as response,
+    ):
         assert [f async for f in frames(response)] == []
 
 
@@ -142,13 +169,17 @@ async def test_reconnecting_after_done_ends_at_once(js: JetStreamContext, base_u
         ("/runs/ok-run/events?last_event_id=-1", {}),
     ],
 )
-async def test_malformed_run_id_or_resume_point_is_422(base_url: str, path: str, headers: dict[str, str]) -> None:
+async def test_malformed_run_id_or_resume_point_is_422(
+    base_url: str, path: str, headers: dict[str, str]
+) -> None:
     async with httpx.AsyncClient(timeout=30) as client:
         response = await client.get(base_url + path, headers=headers)
     assert response.status_code == 422
 
 
-async def test_a_client_that_disconnects_mid_run_leaves_no_consumer_behind(js: JetStreamContext, base_url: str, unique: str) -> None:
+async def test_a_client_that_disconnects_mid_run_leaves_no_consumer_behind(
+    js: JetStreamContext, base_url: str, unique: str
+) -> None:
     from research_contracts.runs import RUNS_STREAM
 
     async def consumers() -> int:
@@ -157,7 +188,10 @@ async def test_a_client_that_disconnects_mid_run_leaves_no_consumer_behind(js: J
     before = await consumers()
     run_id = f"rv-{unique}"
     await RunRecorder(js, run_id).reasoning("still running")
-    async with httpx.AsyncClient(timeout=30) as client, client.stream("GET", f"{base_url}/runs/{run_id}/events") as response:
+    async with (
+        httpx.AsyncClient(timeout=30) as client,
+        client.stream("GET", f"{base_url}/runs/{run_id}/events") as response,
+    ):
         async for _ in frames(response):
             assert await consumers() == before + 1  # the live reader
             break

@@ -43,15 +43,26 @@ async def fake_connector(nc: nats.NATS, subject: str) -> AsyncIterator[FakeConne
         await sub.unsubscribe()
 
 
-def make_scout(sessions, nc: nats.NATS, subject: str, settings: ScoutSettings | None = None) -> Scout:
+def make_scout(
+    sessions, nc: nats.NATS, subject: str, settings: ScoutSettings | None = None
+) -> Scout:
     js = nc.jetstream()
 
     async def publish(event: SourceListUpdated) -> None:
-        await js.publish(subjects.SOURCELIST_UPDATED, event.model_dump_json().encode(), stream=subjects.SOURCELISTS_STREAM,
-                         headers={subjects.MSG_ID_HEADER: f"sourcelist-updated-{event.run_id}"})
+        await js.publish(
+            subjects.SOURCELIST_UPDATED,
+            event.model_dump_json().encode(),
+            stream=subjects.SOURCELISTS_STREAM,
+            headers={subjects.MSG_ID_HEADER: f"sourcelist-updated-{event.run_id}"},
+        )
 
-    return Scout(sessions=sessions, settings=settings or ScoutSettings(max_iterations=2), publish=publish,
-                 search=ConnectorClient(lambda: nc, timeout_s=10.0, search_subject=subject).search, jetstream=lambda: js)
+    return Scout(
+        sessions=sessions,
+        settings=settings or ScoutSettings(max_iterations=2),
+        publish=publish,
+        search=ConnectorClient(lambda: nc, timeout_s=10.0, search_subject=subject).search,
+        jetstream=lambda: js,
+    )
 
 
 @pytest.fixture

@@ -38,7 +38,11 @@ def fake_web() -> Iterator[FakeWeb]:
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
             size = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(size) if size else b""
-            request = {"path": self.path, "headers": dict(self.headers), "json": json.loads(raw) if raw else None}
+            request = {
+                "path": self.path,
+                "headers": dict(self.headers),
+                "json": json.loads(raw) if raw else None,
+            }
             web.requests.append(request)
             status, body, headers = web.reply(request)
             data = body if isinstance(body, bytes) else json.dumps(body).encode()

@@ -55,28 +55,52 @@ RISKY_IDS = (
 
 @pytest.fixture(scope="module")
 async def gateway(servers: Servers) -> AsyncIterator[httpx.AsyncClient]:
-    app: FastAPI = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
+    app: FastAPI = create_app(
+        Settings(nats_url=servers.nats_url, database_url=servers.database_url)
+    )
     async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=60) as client:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=60
+        ) as client:
             yield client
 
 
 def _ids(n: int) -> list[str]:
     rng = random.Random(36)
-    return [*RISKY_IDS, *(str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(n - len(RISKY_IDS)))]
+    return [
+        *RISKY_IDS,
+        *(str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(n - len(RISKY_IDS))),
+    ]
 
 
-async def test_two_hundred_source_lists_all_reach_a_result(gateway, api_keys, nc, scout_factory, sessions, unique):
+async def test_two_hundred_source_lists_all_reach_a_result(
+    gateway, api_keys, nc, scout_factory, sessions, unique
+):
     started = time.monotonic()
     ids = _ids(200)
     commands: list[RequestSourceList] = []
     for n, list_id in enumerate(ids):
-        accepted = await gateway.post(f"{API}/source-lists", headers=api_keys["researcher"], json={
-            "source_list_id": list_id, "prompt": PROMPTS[n % len(PROMPTS)], "num_references": 2,
-            "workspace": f"ws-{unique}", "save_to": {"kind": "task", "id": str(uuid.uuid4())}})
+        accepted = await gateway.post(
+            f"{API}/source-lists",
+            headers=api_keys["researcher"],
+            json={
+                "source_list_id": list_id,
+                "prompt": PROMPTS[n % len(PROMPTS)],
+                "num_references": 2,
+                "workspace": f"ws-{unique}",
+                "save_to": {"kind": "task", "id": str(uuid.uuid4())},
+            },
+        )
         assert accepted.status_code == 202, (list_id, accepted.text)
-        commands.append(RequestSourceList.model_validate(
-            {**accepted.json()["request"], "run_id": accepted.json()["run_id"], "trigger": "request"}))
+        commands.append(
+            RequestSourceList.model_validate(
+                {
+                    **accepted.json()["request"],
+                    "run_id": accepted.json()["run_id"],
+                    "trigger": "request",
+                }
+            )
+        )
     assert [str(c.source_list_id) for c in commands] == ids
 
     async with fake_connector(nc, f"test.connector.{unique}") as connector:
@@ -87,7 +111,10 @@ async def test_two_hundred_source_lists_all_reach_a_result(gateway, api_keys, nc
         async def build(command: RequestSourceList) -> None:
             async with gate:
                 outcome = await scout.handle(command)
-                assert outcome.error is None and outcome.version == 1, (command.source_list_id, outcome.error)
+                assert outcome.error is None and outcome.version == 1, (
+                    command.source_list_id,
+                    outcome.error,
+                )
 
         await asyncio.gather(*(build(c) for c in commands))
 
@@ -95,13 +122,17 @@ async def test_two_hundred_source_lists_all_reach_a_result(gateway, api_keys, nc
         ledger = Ledger(session, service="test")
         states = [(await ledger.report(uuid.UUID(i))).status for i in ids]
     assert states == ["completed"] * len(ids)
-    for n, list_id in enumerate(RISKY_IDS):  # the snapshot reads back; the vitamin D prompt found its papers
+    for n, list_id in enumerate(
+        RISKY_IDS
+    ):  # the snapshot reads back; the vitamin D prompt found its papers
         got = await gateway.get(f"{API}/source-lists/{list_id}", headers=api_keys["reader"])
         assert got.status_code == 200 and (n % len(PROMPTS) or got.json()["sources"]), got.text
     assert time.monotonic() - started < 600
 
 
-async def test_a_refused_text_is_one_422_and_nothing_is_published(gateway, api_keys, nc, monkeypatch, unique):
+async def test_a_refused_text_is_one_422_and_nothing_is_published(
+    gateway, api_keys, nc, monkeypatch, unique
+):
     """The ledger's check runs before the command is published: a refusal leaves the bus untouched."""
     import research_ledger.deidentified as deidentified
 
@@ -109,19 +140,31 @@ async def test_a_refused_text_is_one_422_and_nothing_is_published(gateway, api_k
 
     def refuse(text, *, what):  # the ledger refusing a text (as it did for a UUID read as a phone)
         if text and marker in text:
-            raise UncleanText(f"{what} holds identifiers (PHONE): de-identify it at the boundary first")
+            raise UncleanText(
+                f"{what} holds identifiers (PHONE): de-identify it at the boundary first"
+            )
         return text
 
     monkeypatch.setattr(deidentified, "require_clean", refuse)
     js = nc.jetstream()
     before = (await js.stream_info(subjects.SOURCELISTS_STREAM)).state.last_seq
     list_id = str(uuid.uuid4())
-    refused = await gateway.post(f"{API}/source-lists", headers=api_keys["researcher"],
-                                 json={"source_list_id": list_id, "prompt": f"vitamin D and {marker} fractures"})
+    refused = await gateway.post(
+        f"{API}/source-lists",
+        headers=api_keys["researcher"],
+        json={"source_list_id": list_id, "prompt": f"vitamin D and {marker} fractures"},
+    )
     assert refused.status_code == 422 and "PHONE" in refused.text
-    assert (await js.stream_info(subjects.SOURCELISTS_STREAM)).state.last_seq == before  # nothing went out
-    assert (await gateway.get(f"{API}/source-lists/{list_id}", headers=api_keys["reader"])).status_code == 404
-    for route, body in (("reviews", {"topic": f"vitamin D and {marker}"}), ("verifications", {"claim": f"vitamin D {marker} works"})):
+    assert (
+        await js.stream_info(subjects.SOURCELISTS_STREAM)
+    ).state.last_seq == before  # nothing went out
+    assert (
+        await gateway.get(f"{API}/source-lists/{list_id}", headers=api_keys["reader"])
+    ).status_code == 404
+    for route, body in (
+        ("reviews", {"topic": f"vitamin D and {marker}"}),
+        ("verifications", {"claim": f"vitamin D {marker} works"}),
+    ):
         stream = subjects.REVIEWS_STREAM if route == "reviews" else subjects.VERIFICATIONS_STREAM
         last = (await js.stream_info(stream)).state.last_seq
         answer = await gateway.post(f"{API}/{route}", headers=api_keys["researcher"], json=body)
@@ -129,19 +172,31 @@ async def test_a_refused_text_is_one_422_and_nothing_is_published(gateway, api_k
         assert (await js.stream_info(stream)).state.last_seq == last, route
 
 
-async def test_a_dead_lettered_source_list_reads_failed_with_the_reason(gateway, api_keys, nc, sessions, unique):
-    accepted = await gateway.post(f"{API}/source-lists", headers=api_keys["researcher"],
-                                  json={"prompt": PROMPTS[0], "workspace": f"ws-{unique}"})
+async def test_a_dead_lettered_source_list_reads_failed_with_the_reason(
+    gateway, api_keys, nc, sessions, unique
+):
+    accepted = await gateway.post(
+        f"{API}/source-lists",
+        headers=api_keys["researcher"],
+        json={"prompt": PROMPTS[0], "workspace": f"ws-{unique}"},
+    )
     assert accepted.status_code == 202, accepted.text
     list_id, run_id = accepted.json()["source_list_id"], accepted.json()["run_id"]
-    async with sessions() as session, session.begin():  # the scout had started the run before every delivery failed
+    async with (
+        sessions() as session,
+        session.begin(),
+    ):  # the scout had started the run before every delivery failed
         from research_ledger.source_lists import SourceListBook
 
-        assert await SourceListBook(session, service="scout").start_run(run_id, uuid.UUID(list_id), "request")
+        assert await SourceListBook(session, service="scout").start_run(
+            run_id, uuid.UUID(list_id), "request"
+        )
 
     class Parked:  # what `DeadLetter.of` reads of the parked JetStream message
         subject = subjects.SOURCELIST_REQUESTED
-        data = json.dumps({"source_list_id": list_id, "run_id": run_id, "prompt": PROMPTS[0]}).encode()
+        data = json.dumps(
+            {"source_list_id": list_id, "run_id": run_id, "prompt": PROMPTS[0]}
+        ).encode()
         headers = None
 
         @property
@@ -153,17 +208,31 @@ async def test_a_dead_lettered_source_list_reads_failed_with_the_reason(gateway,
     async def tell_run(run: str, reason: str) -> None:
         told.append((run, reason))
 
-    letter = DeadLetter.of("scout", Parked(), "transient after 5 deliveries: ToolsUnavailable('corpus tools down')")  # type: ignore[arg-type]
+    letter = DeadLetter.of(
+        "scout", Parked(), "transient after 5 deliveries: ToolsUnavailable('corpus tools down')"
+    )  # type: ignore[arg-type]
     assert letter.report_id == uuid.UUID(list_id)
     await dead_letters.recorder(sessions, "scout", tell_run=tell_run)(letter)
 
     got = await gateway.get(f"{API}/source-lists/{list_id}", headers=api_keys["reader"])
     assert got.status_code == 409
     detail = got.json()["detail"]
-    assert detail["status"] == "failed" and "dead-lettered" in detail["error"] and "ToolsUnavailable" in detail["error"]
-    runs = (await gateway.get(f"{API}/source-lists/{list_id}/runs", headers=api_keys["reader"])).json()
+    assert (
+        detail["status"] == "failed"
+        and "dead-lettered" in detail["error"]
+        and "ToolsUnavailable" in detail["error"]
+    )
+    runs = (
+        await gateway.get(f"{API}/source-lists/{list_id}/runs", headers=api_keys["reader"])
+    ).json()
     mine = [r for r in runs["runs"] if r["run_id"] == run_id]
-    assert mine and mine[0]["status"] == "failed" and "ToolsUnavailable" in (mine[0].get("error") or "")
+    assert (
+        mine
+        and mine[0]["status"] == "failed"
+        and "ToolsUnavailable" in (mine[0].get("error") or "")
+    )
     listed = (await gateway.get(f"{API}/source-lists", headers=api_keys["reader"])).json()
     assert next(r for r in listed if r["source_list_id"] == list_id)["status"] == "failed"
-    assert told == [(run_id, f"dead-lettered from {subjects.SOURCELIST_REQUESTED}: {letter.reason}")]
+    assert told == [
+        (run_id, f"dead-lettered from {subjects.SOURCELIST_REQUESTED}: {letter.reason}")
+    ]

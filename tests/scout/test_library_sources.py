@@ -32,7 +32,9 @@ ORTEGA_AUTHORS = ["Sofía Ortega", "Lars Øberg", "Mei Tanaka"]
 
 
 @asynccontextmanager
-async def corpus_connector(nc: nats.NATS, subject: str, sessions: async_sessionmaker[AsyncSession]) -> AsyncIterator[None]:
+async def corpus_connector(
+    nc: nats.NATS, subject: str, sessions: async_sessionmaker[AsyncSession]
+) -> AsyncIterator[None]:
     """Answers every search on `subject` from the corpus, through the connector's `corpus` source
     (the hits it builds from the stored papers are what the scout gets from the real connector)."""
     corpus = CorpusSource(sessions, CorpusSettings())
@@ -49,12 +51,20 @@ async def corpus_connector(nc: nats.NATS, subject: str, sessions: async_sessionm
         await sub.unsubscribe()
 
 
-async def test_a_source_from_the_library_carries_its_authors_venue_year_and_doi(nc, sessions, scout_factory, unique):
-    ingested = await ingest_path(sessions, LIBRARY, fmt="bibtex", progress=False)  # re-ingest updates by DOI
+async def test_a_source_from_the_library_carries_its_authors_venue_year_and_doi(
+    nc, sessions, scout_factory, unique
+):
+    ingested = await ingest_path(
+        sessions, LIBRARY, fmt="bibtex", progress=False
+    )  # re-ingest updates by DOI
     assert ingested.added + ingested.updated + ingested.unchanged == 3 and not ingested.errors
     subject = f"test.connector.{unique}"
-    command = RequestSourceList(prompt="Do marine heatwaves cause mass coral bleaching on the Great Barrier Reef?",
-                                num_references=3, detail_level="citation_summary", source_type="academic")
+    command = RequestSourceList(
+        prompt="Do marine heatwaves cause mass coral bleaching on the Great Barrier Reef?",
+        num_references=3,
+        detail_level="citation_summary",
+        source_type="academic",
+    )
     async with corpus_connector(nc, subject, sessions):
         outcome = await scout_factory(subject).handle(command)
     assert outcome.error is None, outcome.error
@@ -62,30 +72,69 @@ async def test_a_source_from_the_library_carries_its_authors_venue_year_and_doi(
     sources = {s.origin_id: s for s in outcome.snapshot.source_list.sources}
     ortega = sources.get(f"corpus:doi:{ORTEGA_DOI}")
     assert ortega is not None, [s.title for s in sources.values()]
-    assert (ortega.title, ortega.authors, ortega.publication, ortega.date, ortega.doi, ortega.url) == (
-        "Marine heatwaves and mass coral bleaching on the Great Barrier Reef", ORTEGA_AUTHORS, "Nature Geoscience",
-        date(2019, 1, 1), ORTEGA_DOI, f"https://doi.org/{ORTEGA_DOI}")
+    assert (
+        ortega.title,
+        ortega.authors,
+        ortega.publication,
+        ortega.date,
+        ortega.doi,
+        ortega.url,
+    ) == (
+        "Marine heatwaves and mass coral bleaching on the Great Barrier Reef",
+        ORTEGA_AUTHORS,
+        "Nature Geoscience",
+        date(2019, 1, 1),
+        ORTEGA_DOI,
+        f"https://doi.org/{ORTEGA_DOI}",
+    )
 
-    async with sessions() as session:  # the exports render the stored version, as the gateway's export route does
+    async with (
+        sessions() as session
+    ):  # the exports render the stored version, as the gateway's export route does
         stored = await Ledger(session, service="test").report_version(command.source_list_id)
     stored_sources = {s["origin_id"]: s for s in stored.content["source_list"]["sources"]}
     assert stored_sources[ortega.origin_id] == ortega.model_dump(mode="json")
     report = Report.model_validate(stored.content["report"])
 
     markdown = export_report(report, "markdown").content.decode()
-    assert f"Sofía Ortega; Lars Øberg; Mei Tanaka (2019). Marine heatwaves and mass coral bleaching on the Great Barrier " \
-           f"Reef. *Nature Geoscience*. doi:{ORTEGA_DOI}" in markdown, markdown
+    assert (
+        f"Sofía Ortega; Lars Øberg; Mei Tanaka (2019). Marine heatwaves and mass coral bleaching on the Great Barrier "
+        f"Reef. *Nature Geoscience*. doi:{ORTEGA_DOI}" in markdown
+    ), markdown
 
-    (entry,) = [e for e in bibtexparser.parse_string(export_report(report, "bibtex").content.decode()).entries
-                if "doi" in e.fields_dict and e.fields_dict["doi"].value == ORTEGA_DOI]
-    assert (entry["author"], entry["year"], entry["journal"]) == ("Ortega, Sofía and Øberg, Lars and Tanaka, Mei", "2019",
-                                                                  "Nature Geoscience")
+    (entry,) = [
+        e
+        for e in bibtexparser.parse_string(export_report(report, "bibtex").content.decode()).entries
+        if "doi" in e.fields_dict and e.fields_dict["doi"].value == ORTEGA_DOI
+    ]
+    assert (entry["author"], entry["year"], entry["journal"]) == (
+        "Ortega, Sofía and Øberg, Lars and Tanaka, Mei",
+        "2019",
+        "Nature Geoscience",
+    )
 
-    (record,) = [r for r in rispy.loads(export_report(report, "ris").content.decode()) if r.get("doi") == ORTEGA_DOI]
-    assert (record["authors"], record["year"]) == (["Ortega, Sofía", "Øberg, Lars", "Tanaka, Mei"], "2019")
+    (record,) = [
+        r
+        for r in rispy.loads(export_report(report, "ris").content.decode())
+        if r.get("doi") == ORTEGA_DOI
+    ]
+    assert (record["authors"], record["year"]) == (
+        ["Ortega, Sofía", "Øberg, Lars", "Tanaka, Mei"],
+        "2019",
+    )
     assert record["journal_name"] == "Nature Geoscience"
 
-    (item,) = [i for i in json.loads(export_report(report, "csl-json").content) if i.get("DOI") == ORTEGA_DOI]
-    assert item["author"] == [{"given": "Sofía", "family": "Ortega"}, {"given": "Lars", "family": "Øberg"},
-                              {"given": "Mei", "family": "Tanaka"}]
-    assert (item["issued"], item["container-title"]) == ({"date-parts": [[2019]]}, "Nature Geoscience")
+    (item,) = [
+        i
+        for i in json.loads(export_report(report, "csl-json").content)
+        if i.get("DOI") == ORTEGA_DOI
+    ]
+    assert item["author"] == [
+        {"given": "Sofía", "family": "Ortega"},
+        {"given": "Lars", "family": "Øberg"},
+        {"given": "Mei", "family": "Tanaka"},
+    ]
+    assert (item["issued"], item["container-title"]) == (
+        {"date-parts": [[2019]]},
+        "Nature Geoscience",
+    )

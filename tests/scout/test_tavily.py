@@ -27,11 +27,22 @@ ANSWER = {
     "answer": None,
     "images": [],
     "results": [
-        {"title": "Vitamin D and fractures: what the trials say", "url": "https://www.example.org/vitd",
-         "content": "Large trials found that vitamin D alone did not prevent fractures. Combined calcium and vitamin D reduced hip fractures in care homes.",
-         "score": 0.91, "raw_content": None, "published_date": "Mon, 03 Jun 2024 10:00:00 GMT"},
-        {"title": "Old news", "url": "https://news.example.com/old", "content": "An older article about bones.",
-         "score": 0.42, "raw_content": None, "published_date": "2019-02-01"},
+        {
+            "title": "Vitamin D and fractures: what the trials say",
+            "url": "https://www.example.org/vitd",
+            "content": "Large trials found that vitamin D alone did not prevent fractures. Combined calcium and vitamin D reduced hip fractures in care homes.",
+            "score": 0.91,
+            "raw_content": None,
+            "published_date": "Mon, 03 Jun 2024 10:00:00 GMT",
+        },
+        {
+            "title": "Old news",
+            "url": "https://news.example.com/old",
+            "content": "An older article about bones.",
+            "score": 0.42,
+            "raw_content": None,
+            "published_date": "2019-02-01",
+        },
     ],
     "response_time": 1.2,
 }
@@ -48,13 +59,19 @@ def _sources(base_url: str, sessions, *, key: str | None = KEY):
 
 async def _degraded_rows(sessions, since: int) -> list[AuditEvent]:
     async with sessions() as session:
-        rows = await session.scalars(select(AuditEvent).where(AuditEvent.id > since, AuditEvent.action == "connector.degraded"))
+        rows = await session.scalars(
+            select(AuditEvent).where(
+                AuditEvent.id > since, AuditEvent.action == "connector.degraded"
+            )
+        )
         return [r for r in rows if r.payload.get("source", "").startswith("tavily")]
 
 
 async def _last_id(sessions) -> int:
     async with sessions() as session:
-        return int(await session.scalar(select(AuditEvent.id).order_by(AuditEvent.id.desc()).limit(1)) or 0)
+        return int(
+            await session.scalar(select(AuditEvent.id).order_by(AuditEvent.id.desc()).limit(1)) or 0
+        )
 
 
 async def test_general_search_sends_the_documented_request(sessions):
@@ -66,10 +83,20 @@ async def test_general_search_sends_the_documented_request(sessions):
     (request,) = web.requests
     assert request["path"] == "/search"
     assert request["headers"]["Authorization"] == f"Bearer {KEY}"
-    assert request["json"] == {"query": "vitamin D fracture", "topic": "general", "search_depth": "basic", "max_results": 20}
-    assert [h.source_id for h in hits] == ["web:https://www.example.org/vitd", "web:https://news.example.com/old"]
+    assert request["json"] == {
+        "query": "vitamin D fracture",
+        "topic": "general",
+        "search_depth": "basic",
+        "max_results": 20,
+    }
+    assert [h.source_id for h in hits] == [
+        "web:https://www.example.org/vitd",
+        "web:https://news.example.com/old",
+    ]
     first = hits[0]
-    assert first.source == "tavily" and first.venue == "example.org" and first.date == date(2024, 6, 3)
+    assert (
+        first.source == "tavily" and first.venue == "example.org" and first.date == date(2024, 6, 3)
+    )
     assert first.abstract.startswith("Large trials found") and first.score == 0.91
 
 
@@ -79,7 +106,10 @@ async def test_news_search_uses_the_news_topic_and_the_date_range(sessions):
         client, sources = _sources(web.url, sessions)
         async with client:
             hits = await sources["tavily_news"].search(
-                "vitamin D fracture", TaskFilters(date_from=date(2024, 1, 1), date_to=date(2024, 12, 31)), limit=5)
+                "vitamin D fracture",
+                TaskFilters(date_from=date(2024, 1, 1), date_to=date(2024, 12, 31)),
+                limit=5,
+            )
     body = web.requests[0]["json"]
     assert body["topic"] == "news" and body["max_results"] == 5
     assert body["start_date"] == "2024-01-01" and body["end_date"] == "2024-12-31"

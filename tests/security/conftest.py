@@ -23,11 +23,17 @@ def gateway(servers: Servers) -> Gateway:
     """`async with gateway(**settings) as (app, client):` — the gateway with its lifespan run."""
 
     @asynccontextmanager
-    async def running(client: tuple[str, int] = ("127.0.0.1", 123), **settings: Any) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
-        app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url, **settings))
+    async def running(
+        client: tuple[str, int] = ("127.0.0.1", 123), **settings: Any
+    ) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
+        app = create_app(
+            Settings(nats_url=servers.nats_url, database_url=servers.database_url, **settings)
+        )
         async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
             transport = httpx.ASGITransport(app=app, client=client)
-            async with httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=30) as http:
+            async with httpx.AsyncClient(
+                transport=transport, base_url="http://localhost", timeout=30
+            ) as http:
                 yield app, http
 
     return running

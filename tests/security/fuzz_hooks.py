@@ -18,7 +18,11 @@ def filter_case(context: Any, case: Any) -> bool:  # noqa: ANN401 - schemathesis
     meta = case.meta
     if meta is None or not meta.generation.mode.is_positive:
         return True
-    if case.method.upper() != "POST" or not case.operation.path.endswith("/source-lists") or not isinstance(case.body, dict):
+    if (
+        case.method.upper() != "POST"
+        or not case.operation.path.endswith("/source-lists")
+        or not isinstance(case.body, dict)
+    ):
         return True
     date_from, date_to = case.body.get("date_from"), case.body.get("date_to")
     return not (isinstance(date_from, str) and isinstance(date_to, str) and date_to < date_from)

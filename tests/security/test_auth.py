@@ -26,7 +26,9 @@ OPEN_PATHS = {"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/r
 
 
 def _settings(**values: object) -> Settings:
-    return Settings(nats_url="nats://unused", database_url="postgresql+asyncpg://unused/x", **values)  # type: ignore[arg-type]
+    return Settings(
+        nats_url="nats://unused", database_url="postgresql+asyncpg://unused/x", **values
+    )  # type: ignore[arg-type]
 
 
 def _api_routes() -> list[tuple[str, str]]:
@@ -60,7 +62,11 @@ def test_open_mode_is_refused_on_a_network_bind() -> None:
         create_app(_settings(gateway_host="0.0.0.0", gateway_auth=GatewayAuthSettings(open=True)))
     create_app(_settings(gateway_host="0.0.0.0"))  # closed on a network bind is fine
     create_app(_settings(gateway_host="::1", gateway_auth=GatewayAuthSettings(open=True)))
-    assert is_loopback("127.0.0.2") and is_loopback("localhost") and not is_loopback("gateway.example.org")
+    assert (
+        is_loopback("127.0.0.2")
+        and is_loopback("localhost")
+        and not is_loopback("gateway.example.org")
+    )
 
 
 @pytest.mark.unit
@@ -71,7 +77,9 @@ def test_throttle_waits_until_the_oldest_failure_leaves_the_window() -> None:
         assert throttle.retry_after("10.0.0.1") is None
         throttle.failed("10.0.0.1")
         now[0] += 10
-    assert throttle.retry_after("10.0.0.1") == 30  # the first failure (t=1000) leaves at t=1060; now t=1030
+    assert (
+        throttle.retry_after("10.0.0.1") == 30
+    )  # the first failure (t=1000) leaves at t=1060; now t=1030
     assert throttle.retry_after("10.0.0.2") is None  # another client is not affected
     now[0] = 1060.5
     assert throttle.retry_after("10.0.0.1") is None
@@ -92,12 +100,16 @@ async def test_every_api_route_answers_401_without_a_valid_key(gateway: Gateway)
 
 @pytest.mark.integration
 async def test_roles_are_ordered_and_403_is_audited(
-    gateway: Gateway, sessions: async_sessionmaker[AsyncSession], api_keys: dict[str, dict[str, str]]
+    gateway: Gateway,
+    sessions: async_sessionmaker[AsyncSession],
+    api_keys: dict[str, dict[str, str]],
 ) -> None:
     reader, researcher, admin = api_keys["reader"], api_keys["researcher"], api_keys["admin"]
     async with gateway() as (_, client):
         for headers in (reader, researcher, admin):
-            assert (await client.get(f"{API}/tasks/{uuid.uuid4()}", headers=headers)).status_code == 404
+            assert (
+                await client.get(f"{API}/tasks/{uuid.uuid4()}", headers=headers)
+            ).status_code == 404
             assert (await client.get(f"{API}/findings", headers=headers)).status_code == 200
         denied = await client.post(f"{API}/tasks", json={"question": "Is it so?"}, headers=reader)
         assert denied.status_code == 403 and "researcher" in denied.json()["detail"]
@@ -107,10 +119,17 @@ async def test_roles_are_ordered_and_403_is_audited(
         bearer = {"Authorization": "Bearer " + reader["X-API-Key"]}
         assert (await client.get(f"{API}/librarian/status", headers=bearer)).status_code == 403
     async with sessions() as session:
-        rows = list(await session.scalars(
-            select(AuditEvent).where(AuditEvent.action == "research.admin.denied", AuditEvent.payload["path"].astext == f"{API}/tasks")
-            .order_by(AuditEvent.id.desc()).limit(1)
-        ))
+        rows = list(
+            await session.scalars(
+                select(AuditEvent)
+                .where(
+                    AuditEvent.action == "research.admin.denied",
+                    AuditEvent.payload["path"].astext == f"{API}/tasks",
+                )
+                .order_by(AuditEvent.id.desc())
+                .limit(1)
+            )
+        )
     assert rows and rows[0].payload["role"] == "reader"
     assert reader["X-API-Key"] not in str(rows[0].payload) + str(rows[0].subject_ids)
 
@@ -125,14 +144,22 @@ async def test_failed_key_checks_are_throttled_and_a_valid_key_is_never_locked_o
         for n in range(3):
             answer = await client.get(f"{API}/findings", headers=auth(f"rek_guess-{n}"))
             assert answer.status_code == 401 and "retry-after" not in answer.headers
-        for n in range(50):  # a neighbour behind the same address keeps sending bad keys: slowed down
+        for n in range(
+            50
+        ):  # a neighbour behind the same address keeps sending bad keys: slowed down
             throttled = await client.get(f"{API}/findings", headers=auth(f"rek_other-{n}"))
-            assert throttled.status_code == 429 and 1 <= int(throttled.headers["retry-after"]) <= 120
+            assert (
+                throttled.status_code == 429 and 1 <= int(throttled.headers["retry-after"]) <= 120
+            )
             assert "retry in" in throttled.json()["detail"]
-        assert (await client.get(f"{API}/findings")).status_code == 429  # no key at all: a failure too
+        assert (
+            await client.get(f"{API}/findings")
+        ).status_code == 429  # no key at all: a failure too
         # ...and the user with the valid key, from the same address, is served at once
         assert (await client.get(f"{API}/findings", headers=good)).status_code == 200
-        assert app.state.guard.throttle.retry_after("client:10.9.8.8") is None  # other clients are unaffected
+        assert (
+            app.state.guard.throttle.retry_after("client:10.9.8.8") is None
+        )  # other clients are unaffected
 
 
 FORM = {"content-type": "application/x-www-form-urlencoded"}
@@ -146,15 +173,21 @@ async def test_console_sign_in_is_counted_by_the_same_throttle(
     limit = GatewayAuthSettings(failed_attempts=3, failed_window_s=120)
     async with gateway(client=("10.9.8.6", 4000), gateway_auth=limit) as (_, client):
         # a guesser at the console: the URL `up` prints, then the sign-in form
-        for tried in (await client.get("/", params={"key": "rek_guess-0"}),
-                      await client.post("/sign-in", content="key=rek_guess-1", headers=FORM),
-                      await client.get("/", params={"key": "rek_guess-2"})):
+        for tried in (
+            await client.get("/", params={"key": "rek_guess-0"}),
+            await client.post("/sign-in", content="key=rek_guess-1", headers=FORM),
+            await client.get("/", params={"key": "rek_guess-2"}),
+        ):
             assert tried.status_code == 303 and "error=" in tried.headers["location"]
-        for slowed in (await client.get("/", params={"key": "rek_guess-x"}),
-                       await client.post("/sign-in", content="key=rek_guess-y", headers=FORM),
-                       await client.get(f"{API}/findings", headers=auth("rek_guess-z"))):  # one count, console and API
+        for slowed in (
+            await client.get("/", params={"key": "rek_guess-x"}),
+            await client.post("/sign-in", content="key=rek_guess-y", headers=FORM),
+            await client.get(f"{API}/findings", headers=auth("rek_guess-z")),
+        ):  # one count, console and API
             assert slowed.status_code == 429 and 1 <= int(slowed.headers["retry-after"]) <= 120
-        assert "rek_guess" not in (await client.get("/", params={"key": "rek_guess-w"})).text  # never echoes a key
+        assert (
+            "rek_guess" not in (await client.get("/", params={"key": "rek_guess-w"})).text
+        )  # never echoes a key
         signed = await client.get("/", params={"key": good})  # a valid key signs in at once
         assert signed.status_code == 303 and signed.headers["location"] == "/"
         assert "research_console_key" in signed.headers["set-cookie"]
@@ -167,14 +200,18 @@ async def test_open_mode_answers_without_a_key_and_is_announced(
     with capture_logs() as logs:
         async with gateway(gateway_auth=GatewayAuthSettings(open=True)) as (_, client):
             assert (await client.get(f"{API}/findings")).status_code == 200
-            assert (await client.get(f"{API}/findings", headers=auth("rek_wrong"))).status_code == 401  # a key is still checked
+            assert (
+                await client.get(f"{API}/findings", headers=auth("rek_wrong"))
+            ).status_code == 401  # a key is still checked
     assert any("OPEN MODE" in entry["event"] and entry["log_level"] == "warning" for entry in logs)
     async with gateway() as (_, client):  # closed is the default
         assert (await client.get(f"{API}/findings")).status_code == 401
 
 
 @pytest.mark.integration
-async def test_a_revoked_key_is_401(gateway: Gateway, sessions: async_sessionmaker[AsyncSession]) -> None:
+async def test_a_revoked_key_is_401(
+    gateway: Gateway, sessions: async_sessionmaker[AsyncSession]
+) -> None:
     async with sessions() as session, session.begin():
         key_id, secret = await ApiKeys(session).issue("admin", "to revoke")
     async with sessions() as session, session.begin():

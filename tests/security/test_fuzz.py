@@ -59,29 +59,47 @@ def fuzzed_stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> 
 async def test_schemathesis_finds_nothing(fuzzed_stack: Stack, tmp_path: Path) -> None:
     st = Path(sys.executable).with_name("st")
     command = [
-        str(st), "run", f"{fuzzed_stack.gateway_url}/openapi.json",
-        "--header", f"X-API-Key: {fuzzed_stack.admin_key}",
-        "--checks", "all",
-        "--phases", "examples,coverage,fuzzing,stateful",
-        "--max-examples", str(EXAMPLES),
-        "--exclude-path-regex", "/events$",
-        "--seed", "20261122",
+        str(st),
+        "run",
+        f"{fuzzed_stack.gateway_url}/openapi.json",
+        "--header",
+        f"X-API-Key: {fuzzed_stack.admin_key}",
+        "--checks",
+        "all",
+        "--phases",
+        "examples,coverage,fuzzing,stateful",
+        "--max-examples",
+        str(EXAMPLES),
+        "--exclude-path-regex",
+        "/events$",
+        "--seed",
+        "20261122",
         # One worker: with two, Hypothesis parses lambda sources (`ast.parse`) in two threads at
         # once and CPython 3.11 can raise "SystemError: AST constructor recursion depth mismatch"
         # (python/cpython#106905) — an error of the fuzzer, reported against GET /claims.
-        "--workers", "1",
-        "--request-timeout", "60",
-        "--report", "junit", "--report-dir", str(tmp_path),
+        "--workers",
+        "1",
+        "--request-timeout",
+        "60",
+        "--report",
+        "junit",
+        "--report-dir",
+        str(tmp_path),
     ]
     # The one rule JSON Schema cannot state (a source list's dates in order) is told to the fuzzer.
-    env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.security.fuzz_hooks",
-           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "SCHEMATHESIS_HOOKS": "tests.security.fuzz_hooks",
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
     # Awaited, not run blocking: the session's event loop keeps serving while schemathesis runs, so
     # nothing this process holds on the bus can sit on a request the gateway is waiting for.
-    run = await asyncio.create_subprocess_exec(*command, stdout=PIPE, stderr=PIPE, cwd=tmp_path, env=env)
+    run = await asyncio.create_subprocess_exec(
+        *command, stdout=PIPE, stderr=PIPE, cwd=tmp_path, env=env
+    )
     out, err = await asyncio.wait_for(run.communicate(), timeout=900)
     stdout, stderr = out.decode(errors="replace"), err.decode(errors="replace")
-    summary = stdout[stdout.find("=== FAILURES"):] if "=== FAILURES" in stdout else stdout[-6000:]
+    summary = stdout[stdout.find("=== FAILURES") :] if "=== FAILURES" in stdout else stdout[-6000:]
     assert run.returncode == 0, f"schemathesis found problems:\n{summary[:30000]}\n{stderr[-2000:]}"
     # Every generated case passed every check (warnings such as "missing test data: 404s for random
     # ids" are printed but are not findings).

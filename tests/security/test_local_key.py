@@ -40,7 +40,10 @@ def test_created_once_private_and_replaced_when_revoked(servers: Servers, tmp_pa
     assert stat.S_IMODE(key_path(tmp_path).stat().st_mode) == 0o600
     caller = _identify(servers.database_url, key)
     assert caller is not None and caller.role == "admin"
-    assert ensure_local_admin_key(tmp_path, servers.database_url) == (key, False)  # the second start keeps it
+    assert ensure_local_admin_key(tmp_path, servers.database_url) == (
+        key,
+        False,
+    )  # the second start keeps it
 
     _identify(servers.database_url, key, revoke=True)
     replaced, created = ensure_local_admin_key(tmp_path, servers.database_url)

@@ -34,39 +34,67 @@ async def test_a_clients_run_id_is_refused_over_http_and_through_the_mcp_tools(
     gateway: Gateway, api_keys: dict[str, dict[str, str]], unique: str
 ) -> None:
     someone_elses = f"sl-{uuid.uuid4().hex[:16]}"
-    bodies = {"/reviews": {"topic": TOPIC, "run_id": f"rv-{unique}"},
-              "/source-lists": {"prompt": TOPIC, "run_id": someone_elses},
-              "/verifications": {"claim": "Vitamin D reduces fractures in older adults", "run_id": f"vf-{unique}"}}
+    bodies = {
+        "/reviews": {"topic": TOPIC, "run_id": f"rv-{unique}"},
+        "/source-lists": {"prompt": TOPIC, "run_id": someone_elses},
+        "/verifications": {
+            "claim": "Vitamin D reduces fractures in older adults",
+            "run_id": f"vf-{unique}",
+        },
+    }
     async with gateway() as (app, client):
         for route, body in bodies.items():
             answer = await client.post(f"{API}{route}", json=body, headers=api_keys["researcher"])
-            assert answer.status_code == 422 and "run_id" in answer.text, (route, answer.status_code, answer.text)
+            assert answer.status_code == 422 and "run_id" in answer.text, (
+                route,
+                answer.status_code,
+                answer.text,
+            )
         assert "run_id" not in TOOLS["build_source_list"].input_schema["properties"]
         api = GatewayApi.in_process(app, api_keys["researcher"]["X-API-Key"])
         try:
-            for tool, arguments in (("start_review", {"topic": TOPIC, "run_id": f"rv-{unique}", "wait_seconds": 0}),
-                                    ("build_source_list", {"prompt": TOPIC, "run_id": someone_elses, "wait_seconds": 0})):
+            for tool, arguments in (
+                ("start_review", {"topic": TOPIC, "run_id": f"rv-{unique}", "wait_seconds": 0}),
+                (
+                    "build_source_list",
+                    {"prompt": TOPIC, "run_id": someone_elses, "wait_seconds": 0},
+                ),
+            ):
                 with pytest.raises(ToolFailure) as refused:
                     await TOOLS[tool].run(api, arguments, _no_progress)
-                assert refused.value.status == 422 and "run_id" in refused.value.reason, (tool, refused.value)
+                assert refused.value.status == 422 and "run_id" in refused.value.reason, (
+                    tool,
+                    refused.value,
+                )
         finally:
             await api.aclose()
 
 
-async def _open(sessions: async_sessionmaker[AsyncSession], report_id: uuid.UUID, kind: str, run_id: str,
-                owner: dict[str, str] | None) -> bool:
+async def _open(
+    sessions: async_sessionmaker[AsyncSession],
+    report_id: uuid.UUID,
+    kind: str,
+    run_id: str,
+    owner: dict[str, str] | None,
+) -> bool:
     async with sessions() as session, session.begin():
         return await Ledger(session, service="test").reports.open(
-            report_id, kind=kind, run_id=run_id, subject=TOPIC, subject_key=TOPIC, owner=owner)
+            report_id, kind=kind, run_id=run_id, subject=TOPIC, subject_key=TOPIC, owner=owner
+        )
 
 
-async def test_a_run_is_never_joined_by_another_lists_command(sessions: async_sessionmaker[AsyncSession], unique: str) -> None:
+async def test_a_run_is_never_joined_by_another_lists_command(
+    sessions: async_sessionmaker[AsyncSession], unique: str
+) -> None:
     run_id, mine, theirs = f"sl-{unique}", uuid.uuid4(), uuid.uuid4()
     for list_id in (mine, theirs):
         assert await _open(sessions, list_id, "source_list", f"sl-{uuid.uuid4().hex[:16]}", None)
     async with sessions() as session, session.begin():
         assert await SourceListBook(session, service="scout").start_run(run_id, mine, "request")
-    async with sessions() as session, session.begin():  # a redelivery of the same list's command goes on
+    async with (
+        sessions() as session,
+        session.begin(),
+    ):  # a redelivery of the same list's command goes on
         assert await SourceListBook(session, service="scout").start_run(run_id, mine, "request")
     with pytest.raises(RunTaken, match="another source list"):
         async with sessions() as session, session.begin():
@@ -78,30 +106,64 @@ async def test_the_owner_is_kept_whichever_side_opens_the_report_first(
 ) -> None:
     service_first, gateway_first = uuid.uuid4(), uuid.uuid4()
     owner, intruder = {"key_id": str(uuid.uuid4())}, {"key_id": str(uuid.uuid4())}
-    assert await _open(sessions, service_first, "review", f"rv-{unique}-1", None)  # the reviewer consumed it first
-    assert not await _open(sessions, service_first, "review", f"rv-{unique}-1", owner)  # then the gateway opens
+    assert await _open(
+        sessions, service_first, "review", f"rv-{unique}-1", None
+    )  # the reviewer consumed it first
+    assert not await _open(
+        sessions, service_first, "review", f"rv-{unique}-1", owner
+    )  # then the gateway opens
     assert await _open(sessions, gateway_first, "review", f"rv-{unique}-2", owner)
-    assert not await _open(sessions, gateway_first, "review", f"rv-{unique}-2", None)  # the service after the gateway
-    assert not await _open(sessions, gateway_first, "review", f"rv-{unique}-2", intruder)  # never replaced
+    assert not await _open(
+        sessions, gateway_first, "review", f"rv-{unique}-2", None
+    )  # the service after the gateway
+    assert not await _open(
+        sessions, gateway_first, "review", f"rv-{unique}-2", intruder
+    )  # never replaced
     async with sessions() as session:
-        rows = [await session.get(ReportRow, report_id) for report_id in (service_first, gateway_first)]
+        rows = [
+            await session.get(ReportRow, report_id) for report_id in (service_first, gateway_first)
+        ]
     assert [row.owner for row in rows if row] == [owner, owner]
 
 
-async def _source_list(sessions: async_sessionmaker[AsyncSession], owner: dict[str, str] | None, unique: str) -> tuple[uuid.UUID, str]:
+async def _source_list(
+    sessions: async_sessionmaker[AsyncSession], owner: dict[str, str] | None, unique: str
+) -> tuple[uuid.UUID, str]:
     """A completed source list owned by `owner`, with one source in its snapshot."""
     list_id, run_id = uuid.uuid4(), f"sl-{uuid.uuid4().hex[:16]}"
-    source = ListedSource(source_id=uuid.uuid4(), title=f"Vitamin D and fractures {unique}", relevance_score=0.9,
-                          summary="Vitamin D lowered fracture risk.")
+    source = ListedSource(
+        source_id=uuid.uuid4(),
+        title=f"Vitamin D and fractures {unique}",
+        relevance_score=0.9,
+        summary="Vitamin D lowered fracture risk.",
+    )
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="test")
-        await ledger.reports.open(list_id, kind="source_list", run_id=run_id, subject=TOPIC, subject_key=TOPIC,
-                                  request={"prompt": TOPIC}, owner=owner)
-        await ledger.reports.save_version(list_id, run_id=run_id, markdown="# list",
-                                          content={"source_list": SourceList(
-                                              run_id=run_id, prompt=TOPIC, keywords=["vitamin D"], source_type="academic",
-                                              detail_level="citation_summary", generated_at=datetime.now(UTC),
-                                              sources=[source]).model_dump(mode="json")})
+        await ledger.reports.open(
+            list_id,
+            kind="source_list",
+            run_id=run_id,
+            subject=TOPIC,
+            subject_key=TOPIC,
+            request={"prompt": TOPIC},
+            owner=owner,
+        )
+        await ledger.reports.save_version(
+            list_id,
+            run_id=run_id,
+            markdown="# list",
+            content={
+                "source_list": SourceList(
+                    run_id=run_id,
+                    prompt=TOPIC,
+                    keywords=["vitamin D"],
+                    source_type="academic",
+                    detail_level="citation_summary",
+                    generated_at=datetime.now(UTC),
+                    sources=[source],
+                ).model_dump(mode="json")
+            },
+        )
         await ledger.reports.complete(list_id)
     return list_id, str(source.source_id)
 
@@ -110,8 +172,14 @@ async def _review(sessions: async_sessionmaker[AsyncSession], owner: dict[str, s
     review_id = uuid.uuid4()
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="test")
-        await ledger.reports.open(review_id, kind="review", run_id=f"rv-{review_id.hex[:16]}-1", subject=TOPIC,
-                                  subject_key=TOPIC, owner=owner)
+        await ledger.reports.open(
+            review_id,
+            kind="review",
+            run_id=f"rv-{review_id.hex[:16]}-1",
+            subject=TOPIC,
+            subject_key=TOPIC,
+            owner=owner,
+        )
         await ledger.reports.fail(review_id, "the test ends it")
     return review_id
 
@@ -134,18 +202,34 @@ async def test_a_researcher_key_changes_only_what_it_asked_for_and_an_admin_anyt
         refused = [
             await client.post(f"{API}/reviews/{review_id}/refresh", headers=keys["other"][1]),
             await client.post(f"{API}/source-lists/{list_id}/runs", headers=keys["other"][1]),
-            await client.post(f"{API}/source-lists/{list_id}/sources/{source_id}", json={"action": "remove"},
-                              headers=keys["other"][1]),
+            await client.post(
+                f"{API}/source-lists/{list_id}/sources/{source_id}",
+                json={"action": "remove"},
+                headers=keys["other"][1],
+            ),
         ]
         for answer in refused:
             assert answer.status_code == 403 and "not yours" in answer.json()["detail"], answer.text
-        nobodys = await client.post(f"{API}/source-lists/{orphan_id}/sources/{orphan_source}", json={"action": "remove"},
-                                    headers=keys["owner"][1])
+        nobodys = await client.post(
+            f"{API}/source-lists/{orphan_id}/sources/{orphan_source}",
+            json={"action": "remove"},
+            headers=keys["owner"][1],
+        )
         assert nobodys.status_code == 403 and "no key owns it" in nobodys.json()["detail"]
-        assert (await client.get(f"{API}/source-lists/{list_id}", headers=keys["other"][1])).status_code == 200  # reads stay open
+        assert (
+            await client.get(f"{API}/source-lists/{list_id}", headers=keys["other"][1])
+        ).status_code == 200  # reads stay open
         for who, action in (("owner", "prefer"), ("admin", "remove")):
-            done = await client.post(f"{API}/source-lists/{list_id}/sources/{source_id}", json={"action": action},
-                                     headers=keys[who][1])
+            done = await client.post(
+                f"{API}/source-lists/{list_id}/sources/{source_id}",
+                json={"action": action},
+                headers=keys[who][1],
+            )
             assert done.status_code == 200, (who, done.text)
-        assert (await client.post(f"{API}/source-lists/{orphan_id}/sources/{orphan_source}", json={"action": "prefer"},
-                                  headers=keys["admin"][1])).status_code == 200
+        assert (
+            await client.post(
+                f"{API}/source-lists/{orphan_id}/sources/{orphan_source}",
+                json={"action": "prefer"},
+                headers=keys["admin"][1],
+            )
+        ).status_code == 200

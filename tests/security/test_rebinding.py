@@ -18,16 +18,29 @@ from tests.mcp.common import TOOL_NAMES, http_client
 from tests.servers import Servers
 
 API = "/api/research/v1"
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "page", "version": "1"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "page", "version": "1"},
+    },
+}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 @pytest.fixture(scope="module")
 def open_gateway(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    running = Stack(tmp_path_factory.mktemp("rebinding"), gateway_port=free_port(), services=("gateway",),
-                    nats_url=servers.nats_url, database_url=servers.database_url,
-                    extra_env={"GATEWAY_AUTH__OPEN": "true"})
+    running = Stack(
+        tmp_path_factory.mktemp("rebinding"),
+        gateway_port=free_port(),
+        services=("gateway",),
+        nats_url=servers.nats_url,
+        database_url=servers.database_url,
+        extra_env={"GATEWAY_AUTH__OPEN": "true"},
+    )
     running.start_servers()
     running.start_services()
     try:
@@ -38,28 +51,51 @@ def open_gateway(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 @pytest.mark.e2e
-async def test_a_rebound_page_gets_nothing_and_the_clients_keep_working(open_gateway: Stack) -> None:
+async def test_a_rebound_page_gets_nothing_and_the_clients_keep_working(
+    open_gateway: Stack,
+) -> None:
     own = open_gateway.gateway_url  # http://127.0.0.1:<port>
     host = own.removeprefix("http://")
     async with httpx.AsyncClient(base_url=own, timeout=30) as raw:
         # attacker.example rebound to 127.0.0.1: the browser sends the page's own name as Host
-        rebound = {"Host": f"attacker.example:{open_gateway.gateway_port}", "Origin": "http://attacker.example"}
+        rebound = {
+            "Host": f"attacker.example:{open_gateway.gateway_port}",
+            "Origin": "http://attacker.example",
+        }
         session = await raw.post("/mcp", json=INITIALIZE, headers={**MCP_HEADERS, **rebound})
         assert session.status_code == 421 and "mcp-session-id" not in session.headers
-        for method, path in (("GET", f"{API}/findings"), ("GET", f"{API}/audit"), ("POST", f"{API}/librarian/pause"),
-                             ("GET", "/"), ("GET", "/healthz")):
+        for method, path in (
+            ("GET", f"{API}/findings"),
+            ("GET", f"{API}/audit"),
+            ("POST", f"{API}/librarian/pause"),
+            ("GET", "/"),
+            ("GET", "/healthz"),
+        ):
             answer = await raw.request(method, path, headers={"Host": rebound["Host"]})
             assert answer.status_code == 421, (method, path, answer.text)
         # a cross-site request with the right Host (a page elsewhere posting to 127.0.0.1)
-        for origin in ("http://attacker.example", "http://localhost:3000", "null", f"https://{host}.attacker.example"):
+        for origin in (
+            "http://attacker.example",
+            "http://localhost:3000",
+            "null",
+            f"https://{host}.attacker.example",
+        ):
             posted = await raw.post(f"{API}/librarian/pause", headers={"Origin": origin})
             assert posted.status_code == 403 and "Origin" in posted.json()["detail"], origin
-            opened = await raw.post("/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Origin": origin})
+            opened = await raw.post(
+                "/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Origin": origin}
+            )
             assert opened.status_code == 403, origin
         # the console's own pages (same origin) and a plain request are served
         assert (await raw.get(f"{API}/findings", headers={"Origin": own})).status_code == 200
-        assert (await raw.get(f"{API}/findings", headers={"Host": f"localhost:{open_gateway.gateway_port}"})).status_code == 200
-    with ResearchClient(own, open_gateway.admin_key) as client:  # the Python client (and the CLI on it): no Origin
+        assert (
+            await raw.get(
+                f"{API}/findings", headers={"Host": f"localhost:{open_gateway.gateway_port}"}
+            )
+        ).status_code == 200
+    with ResearchClient(
+        own, open_gateway.admin_key
+    ) as client:  # the Python client (and the CLI on it): no Origin
         assert client.health() and isinstance(client.findings(), list)
     async with http_client(own, None) as assistant:  # the SDK's MCP client: no Origin
         assert {t.name for t in (await assistant.list_tools()).tools} == TOOL_NAMES
@@ -68,14 +104,40 @@ async def test_a_rebound_page_gets_nothing_and_the_clients_keep_working(open_gat
 @pytest.mark.unit
 def test_the_allowed_hosts_are_loopback_the_bind_name_and_the_configured_public_names() -> None:
     proxied = AllowedHosts.of("0.0.0.0", ["Research.Example.org"])
-    assert [proxied.host_allowed(h) for h in ("127.0.0.1:8080", "localhost", "[::1]:8080", "research.example.org",
-                                              "research.example.org:443")] == [True] * 5
-    assert [proxied.host_allowed(h) for h in ("attacker.example", "localhost.attacker.example", "0.0.0.0:8080",
-                                              "127.0.0.1.nip.io", "", "gateway")] == [False] * 6
-    assert proxied.origin_allowed("https://research.example.org", "127.0.0.1:8080")  # a proxy that rewrites Host
-    assert not proxied.origin_allowed("http://127.0.0.1:8081", "127.0.0.1:8080")  # another port is another origin
-    assert AllowedHosts.of("10.0.0.5", []).host_allowed("10.0.0.5:8080")  # GATEWAY_HOST names the address
+    assert [
+        proxied.host_allowed(h)
+        for h in (
+            "127.0.0.1:8080",
+            "localhost",
+            "[::1]:8080",
+            "research.example.org",
+            "research.example.org:443",
+        )
+    ] == [True] * 5
+    assert [
+        proxied.host_allowed(h)
+        for h in (
+            "attacker.example",
+            "localhost.attacker.example",
+            "0.0.0.0:8080",
+            "127.0.0.1.nip.io",
+            "",
+            "gateway",
+        )
+    ] == [False] * 6
+    assert proxied.origin_allowed(
+        "https://research.example.org", "127.0.0.1:8080"
+    )  # a proxy that rewrites Host
+    assert not proxied.origin_allowed(
+        "http://127.0.0.1:8081", "127.0.0.1:8080"
+    )  # another port is another origin
+    assert AllowedHosts.of("10.0.0.5", []).host_allowed(
+        "10.0.0.5:8080"
+    )  # GATEWAY_HOST names the address
     assert AllowedHosts.of("::", []).public == () and AllowedHosts.of("localhost", []).public == ()
     mcp = proxied.transport_security()
     assert mcp.enable_dns_rebinding_protection and "research.example.org:*" in mcp.allowed_hosts
-    assert "https://research.example.org" in mcp.allowed_origins and "http://attacker.example" not in mcp.allowed_origins
+    assert (
+        "https://research.example.org" in mcp.allowed_origins
+        and "http://attacker.example" not in mcp.allowed_origins
+    )

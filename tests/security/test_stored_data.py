@@ -36,7 +36,9 @@ def _leaks(stored: object) -> list[str]:
 
 
 @pytest.mark.unit
-def test_the_dead_letter_stream_keeps_bytes_for_the_configured_age(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_dead_letter_stream_keeps_bytes_for_the_configured_age(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     dead_letters = next(c for c in STREAMS if c.name == subjects.DEAD_LETTER_STREAM)
     monkeypatch.setenv("DEAD_LETTER_MAX_AGE_DAYS", "7")
     get_settings.cache_clear()
@@ -51,9 +53,18 @@ def test_the_dead_letter_stream_keeps_bytes_for_the_configured_age(monkeypatch: 
 @pytest.mark.unit
 def test_audit_payloads_refuse_raw_content_and_keep_only_a_digest_of_a_persons_text() -> None:
     with pytest.raises(AuditPayloadError, match="raw content"):
-        checked_payload(AuditAction.CONSUMER_DEAD_LETTER, {"reason": "x", "sha256": "0" * 64, "size": 3, "body": "abc"})
-    stored = checked_payload(AuditAction.REPLICATOR_CONFIRMED, {"question": NAMED, "verdict": "confirmed"})
-    assert _leaks(stored) == [] and stored["question"].startswith("sha256:") and "metformin" not in stored["question"]
+        checked_payload(
+            AuditAction.CONSUMER_DEAD_LETTER,
+            {"reason": "x", "sha256": "0" * 64, "size": 3, "body": "abc"},
+        )
+    stored = checked_payload(
+        AuditAction.REPLICATOR_CONFIRMED, {"question": NAMED, "verdict": "confirmed"}
+    )
+    assert (
+        _leaks(stored) == []
+        and stored["question"].startswith("sha256:")
+        and "metformin" not in stored["question"]
+    )
 
 
 @pytest.mark.integration
@@ -70,17 +81,31 @@ async def test_the_ledger_refuses_a_persons_text_that_did_not_pass_the_boundary(
         with pytest.raises(UncleanText, match="subject"):
             async with session.begin():
                 await Ledger(session, service="reviewer").open_report(
-                    report_id, kind="review", run_id=f"rv-{unique}", subject=NAMED, subject_key=NAMED.lower())
+                    report_id,
+                    kind="review",
+                    run_id=f"rv-{unique}",
+                    subject=NAMED,
+                    subject_key=NAMED.lower(),
+                )
         with pytest.raises(UncleanText, match="watched claim"):
             async with session.begin():
-                await watch_claim(session, report_id, f"Metformin helps Jane Roe, MRN 12345678 {unique}")
-        task = RunResearch(question="Does metformin help type 2 diabetes?", entity=f"metformin {unique}")
-        raw = task.model_copy(update={"question": NAMED})  # built around the contract: never validated
+                await watch_claim(
+                    session, report_id, f"Metformin helps Jane Roe, MRN 12345678 {unique}"
+                )
+        task = RunResearch(
+            question="Does metformin help type 2 diabetes?", entity=f"metformin {unique}"
+        )
+        raw = task.model_copy(
+            update={"question": NAMED}
+        )  # built around the contract: never validated
         with pytest.raises(UncleanText, match="question"):
             async with session.begin():
                 await Ledger(session, service="researcher").submit(raw)
     async with sessions() as session:
-        assert await session.get(ReportRow, report_id) is None and await session.get(ResearchTask, raw.task_id) is None
+        assert (
+            await session.get(ReportRow, report_id) is None
+            and await session.get(ResearchTask, raw.task_id) is None
+        )
     async with sessions() as session:
         async with session.begin():  # what the boundary gives is stored
             clean = RunResearch(question=NAMED, entity=f"metformin {unique}")
@@ -89,13 +114,18 @@ async def test_the_ledger_refuses_a_persons_text_that_did_not_pass_the_boundary(
 
 @pytest.mark.integration
 async def test_a_submitted_question_is_stored_deidentified_and_patient_ref_never(
-    gateway: Gateway, sessions: async_sessionmaker[AsyncSession], api_keys: dict[str, dict[str, str]], unique: str
+    gateway: Gateway,
+    sessions: async_sessionmaker[AsyncSession],
+    api_keys: dict[str, dict[str, str]],
+    unique: str,
 ) -> None:
     body = {"question": NAMED, "entity": f"metformin {unique}", "patient_ref": PATIENT}
     key = {"Idempotency-Key": f"phi-{unique}", **api_keys["researcher"]}
     async with gateway() as (_, client):
         first = await client.post(f"{API}/tasks", json=body, headers=key)
-        again = await client.post(f"{API}/tasks", json=body, headers=key)  # the same raw question is the same task
+        again = await client.post(
+            f"{API}/tasks", json=body, headers=key
+        )  # the same raw question is the same task
         assert (first.status_code, again.status_code) == (202, 200)
         task_id = uuid.UUID(first.json()["task_id"])
         view = (await client.get(f"{API}/tasks/{task_id}", headers=api_keys["reader"])).json()
@@ -109,11 +139,22 @@ async def test_a_submitted_question_is_stored_deidentified_and_patient_ref_never
 
 
 @pytest.mark.integration
-async def test_claims_are_stored_with_the_deidentified_question(sessions: async_sessionmaker[AsyncSession], unique: str) -> None:
-    task = RunResearch(question=NAMED, entity=f"metformin {unique}", tier=Tier.priority, patient_ref=PATIENT)
+async def test_claims_are_stored_with_the_deidentified_question(
+    sessions: async_sessionmaker[AsyncSession], unique: str
+) -> None:
+    task = RunResearch(
+        question=NAMED, entity=f"metformin {unique}", tier=Tier.priority, patient_ref=PATIENT
+    )
     claim = ClaimProposal(
-        claim_id=uuid.uuid4(), task_id=task.task_id, entity=task.entity or "", question=task.question,
-        statement="Metformin lowers HbA1c.", confidence=0.5, supports=[], dropped_supports=0, model="offline",
+        claim_id=uuid.uuid4(),
+        task_id=task.task_id,
+        entity=task.entity or "",
+        question=task.question,
+        statement="Metformin lowers HbA1c.",
+        confidence=0.5,
+        supports=[],
+        dropped_supports=0,
+        model="offline",
         decay_at=datetime.now(UTC) + timedelta(days=30),
     )
     async with sessions() as session, session.begin():
@@ -124,7 +165,11 @@ async def test_claims_are_stored_with_the_deidentified_question(sessions: async_
         stored = await session.get(MemoryClaim, claim.claim_id)
         row = await session.get(ResearchTask, task.task_id)
     assert stored is not None and _leaks(stored.question) == [] and "[MRN_1]" in stored.question
-    assert row is not None and _leaks([row.question, row.request]) == [] and "patient_ref" not in row.request
+    assert (
+        row is not None
+        and _leaks([row.question, row.request]) == []
+        and "patient_ref" not in row.request
+    )
 
 
 def _migration() -> ModuleType:
@@ -137,34 +182,69 @@ def _migration() -> ModuleType:
 
 
 @pytest.mark.integration
-async def test_migration_0006_scrubs_rows_written_before_it(sessions: async_sessionmaker[AsyncSession], unique: str) -> None:
+async def test_migration_0006_scrubs_rows_written_before_it(
+    sessions: async_sessionmaker[AsyncSession], unique: str
+) -> None:
     task_id, claim_id = uuid.uuid4(), uuid.uuid4()
-    raw_request = {"question": NAMED, "entity": "metformin", "patient_ref": PATIENT, "tier": "priority"}
+    raw_request = {
+        "question": NAMED,
+        "entity": "metformin",
+        "patient_ref": PATIENT,
+        "tier": "priority",
+    }
     async with sessions() as session, session.begin():  # rows as the code before 0006 wrote them
-        session.add(ResearchTask(id=task_id, question=NAMED, entity="metformin", tier="priority", request=raw_request))
-        session.add(MemoryClaim(id=claim_id, task_id=task_id, entity="metformin", question=NAMED, statement="s"))
+        session.add(
+            ResearchTask(
+                id=task_id, question=NAMED, entity="metformin", tier="priority", request=raw_request
+            )
+        )
+        session.add(
+            MemoryClaim(
+                id=claim_id, task_id=task_id, entity="metformin", question=NAMED, statement="s"
+            )
+        )
         await session.flush()
-        session.add_all([
-            AuditEvent(service="researcher", action="consumer.dead_letter", task_id=task_id,
-                       payload={"reason": "bad", "body": NAMED, "sha256": "0" * 64, "size": 9}),
-            AuditEvent(service="replicator", action="research.replicator.confirmed", claim_id=claim_id,
-                       payload={"question": NAMED, "verdict": "confirmed"}),
-        ])
+        session.add_all(
+            [
+                AuditEvent(
+                    service="researcher",
+                    action="consumer.dead_letter",
+                    task_id=task_id,
+                    payload={"reason": "bad", "body": NAMED, "sha256": "0" * 64, "size": 9},
+                ),
+                AuditEvent(
+                    service="replicator",
+                    action="research.replicator.confirmed",
+                    claim_id=claim_id,
+                    payload={"question": NAMED, "verdict": "confirmed"},
+                ),
+            ]
+        )
     async with sessions() as session, session.begin():
         await (await session.connection()).run_sync(_migration().scrub)
     async with sessions() as session:
         task = await session.get(ResearchTask, task_id)
         claim = await session.get(MemoryClaim, claim_id)
         audit = list(await session.scalars(select(AuditEvent).where(AuditEvent.task_id == task_id)))
-        audit += list(await session.scalars(select(AuditEvent).where(AuditEvent.claim_id == claim_id)))
+        audit += list(
+            await session.scalars(select(AuditEvent).where(AuditEvent.claim_id == claim_id))
+        )
         assert task is not None and claim is not None
-        assert _leaks([task.question, task.request, claim.question, [a.payload for a in audit]]) == []
+        assert (
+            _leaks([task.question, task.request, claim.question, [a.payload for a in audit]]) == []
+        )
         assert "patient_ref" not in task.request and "[NAME_1]" in claim.question
         dead = next(a for a in audit if a.action == "consumer.dead_letter")
-        assert "body" not in dead.payload and dead.payload["sha256"] == "0" * 64 and dead.payload["size"] == 9
+        assert (
+            "body" not in dead.payload
+            and dead.payload["sha256"] == "0" * 64
+            and dead.payload["size"] == 9
+        )
         with pytest.raises(Exception, match="append-only"):  # the trigger is back on
             async with session.begin_nested():
-                await session.execute(text("UPDATE audit_events SET payload = '{}' WHERE id = :id"), {"id": dead.id})
+                await session.execute(
+                    text("UPDATE audit_events SET payload = '{}' WHERE id = :id"), {"id": dead.id}
+                )
 
 
 def _migration_0010() -> ModuleType:
@@ -186,19 +266,56 @@ async def test_migration_0010_scrubs_what_the_modes_stored_before_the_boundary(
     report_id, claim_id = uuid.uuid4(), uuid.uuid4()
     markdown = f"# Review: {NAMED}\n\nMetformin lowered HbA1c in 2005 [1]."
     async with sessions() as session, session.begin():  # rows as the modes wrote them before 0010
-        session.add(ReportRow(id=report_id, kind="review", status="completed", run_id=f"rv-{unique}", subject=NAMED,
-                              subject_key=NAMED.lower()[:200], request={"keywords": ["Jane Roe"], "filters": {}},
-                              owner={}, save_to={"kind": "note", "id": "12345678"}, current_version=1))
+        session.add(
+            ReportRow(
+                id=report_id,
+                kind="review",
+                status="completed",
+                run_id=f"rv-{unique}",
+                subject=NAMED,
+                subject_key=NAMED.lower()[:200],
+                request={"keywords": ["Jane Roe"], "filters": {}},
+                owner={},
+                save_to={"kind": "note", "id": "12345678"},
+                current_version=1,
+            )
+        )
         await session.flush()
-        session.add(ReportVersionRow(report_id=report_id, version=1, run_id=f"rv-{unique}",
-                                     content={"title": NAMED, "quote": "lowered HbA1c in 2005"}, markdown=markdown,
-                                     citation_check={}, review={"summary": f"covers {NAMED}"}, claim_ids=[]))
-        session.add(MemoryClaim(id=claim_id, task_id=None, entity="metformin", question=NAMED, statement="s"))
-        session.add(WatchedClaimRow(verification_id=report_id, claim=NAMED, interval_days=7,
-                                    next_due_at=datetime.now(UTC), runs=0))
+        session.add(
+            ReportVersionRow(
+                report_id=report_id,
+                version=1,
+                run_id=f"rv-{unique}",
+                content={"title": NAMED, "quote": "lowered HbA1c in 2005"},
+                markdown=markdown,
+                citation_check={},
+                review={"summary": f"covers {NAMED}"},
+                claim_ids=[],
+            )
+        )
+        session.add(
+            MemoryClaim(
+                id=claim_id, task_id=None, entity="metformin", question=NAMED, statement="s"
+            )
+        )
+        session.add(
+            WatchedClaimRow(
+                verification_id=report_id,
+                claim=NAMED,
+                interval_days=7,
+                next_due_at=datetime.now(UTC),
+                runs=0,
+            )
+        )
         await session.flush()
-        session.add(AuditEvent(service="reviewer", action="report.opened", claim_id=claim_id,
-                               payload={"topic": NAMED, "subject_key": NAMED.lower(), "kind": "review"}))
+        session.add(
+            AuditEvent(
+                service="reviewer",
+                action="report.opened",
+                claim_id=claim_id,
+                payload={"topic": NAMED, "subject_key": NAMED.lower(), "kind": "review"},
+            )
+        )
     async with sessions() as session, session.begin():
         await (await session.connection()).run_sync(_migration_0010().scrub)
     async with sessions() as session:
@@ -206,10 +323,22 @@ async def test_migration_0010_scrubs_what_the_modes_stored_before_the_boundary(
         version = await session.get(ReportVersionRow, (report_id, 1))
         claim = await session.get(MemoryClaim, claim_id)
         watched = await session.get(WatchedClaimRow, report_id)
-        audit = list(await session.scalars(select(AuditEvent).where(AuditEvent.claim_id == claim_id)))
+        audit = list(
+            await session.scalars(select(AuditEvent).where(AuditEvent.claim_id == claim_id))
+        )
     assert report is not None and version is not None and claim is not None and watched is not None
-    stored = [report.subject, report.subject_key, report.request, report.save_to, version.content, version.markdown,
-              version.review, claim.question, watched.claim, [a.payload for a in audit]]
+    stored = [
+        report.subject,
+        report.subject_key,
+        report.request,
+        report.save_to,
+        version.content,
+        version.markdown,
+        version.review,
+        claim.question,
+        watched.claim,
+        [a.payload for a in audit],
+    ]
     assert _leaks(stored) == [] and "Jane" not in json.dumps(stored, default=str)
     assert "[NAME_1]" in report.subject and "[NAME_1]" in version.markdown
     assert "lowered HbA1c in 2005" in version.markdown  # the literature quoted is left as it is
@@ -227,7 +356,10 @@ def _migration_0011() -> ModuleType:
 
 @pytest.mark.integration
 async def test_an_idempotency_key_and_a_key_name_are_kept_as_digests_only(
-    gateway: Gateway, sessions: async_sessionmaker[AsyncSession], api_keys: dict[str, dict[str, str]], unique: str
+    gateway: Gateway,
+    sessions: async_sessionmaker[AsyncSession],
+    api_keys: dict[str, dict[str, str]],
+    unique: str,
 ) -> None:
     """Both are free text a person types: no audit row, no `GET /audit` answer and no MCP
     `get_claim` history holds them, the key's stored label is de-identified — and migration 0011
@@ -240,41 +372,80 @@ async def test_an_idempotency_key_and_a_key_name_are_kept_as_digests_only(
     label = f"Jane Roe's laptop {unique}"
     async with sessions() as session, session.begin():
         key_id, _ = await ApiKeys(session).issue("reader", name=label)
-    body = {"question": "Does metformin lower HbA1c in type 2 diabetes?", "entity": f"metformin {unique}"}
+    body = {
+        "question": "Does metformin lower HbA1c in type 2 diabetes?",
+        "entity": f"metformin {unique}",
+    }
     async with gateway() as (app, client):
-        accepted = await client.post(f"{API}/tasks", json=body, headers={"Idempotency-Key": typed, **api_keys["researcher"]})
+        accepted = await client.post(
+            f"{API}/tasks", json=body, headers={"Idempotency-Key": typed, **api_keys["researcher"]}
+        )
         assert accepted.status_code == 202, accepted.text
         task_id = uuid.UUID(accepted.json()["task_id"])
         claim = ClaimProposal(
-            claim_id=uuid.uuid4(), task_id=task_id, entity=body["entity"], question=body["question"],
-            statement="Metformin lowers HbA1c.", confidence=0.5, supports=[], dropped_supports=0, model="offline",
+            claim_id=uuid.uuid4(),
+            task_id=task_id,
+            entity=body["entity"],
+            question=body["question"],
+            statement="Metformin lowers HbA1c.",
+            confidence=0.5,
+            supports=[],
+            dropped_supports=0,
+            model="offline",
             decay_at=datetime.now(UTC) + timedelta(days=30),
         )
         async with sessions() as session, session.begin():
             assert await Ledger(session, service="researcher").propose(claim, None, [])
-        served = [(await client.get(f"{API}/audit", params=params, headers=api_keys["reader"])).json()
-                  for params in ({"task_id": str(task_id)}, {"action": "research.admin.key_created", "limit": 1000})]
+        served = [
+            (await client.get(f"{API}/audit", params=params, headers=api_keys["reader"])).json()
+            for params in (
+                {"task_id": str(task_id)},
+                {"action": "research.admin.key_created", "limit": 1000},
+            )
+        ]
         api = GatewayApi.in_process(app, api_keys["reader"]["X-API-Key"])
         try:
-            history = (await get_claim(api, {"claim_id": str(claim.claim_id)}, lambda *_: None))["history"]  # type: ignore[arg-type,return-value]
+            history = (await get_claim(api, {"claim_id": str(claim.claim_id)}, lambda *_: None))[
+                "history"
+            ]  # type: ignore[arg-type,return-value]
         finally:
             await api.aclose()
     async with sessions() as session:
         label_kept = (await session.get(ApiKey, key_id)).name  # type: ignore[union-attr]
         rows = list(await session.scalars(select(AuditEvent).where(AuditEvent.task_id == task_id)))
-        rows += list(await session.scalars(select(AuditEvent).where(
-            AuditEvent.action == "research.admin.key_created", AuditEvent.subject_ids["key_id"].astext == str(key_id))))
-    stored = json.dumps([[r.payload, r.subject_ids] for r in rows] + [served, history, label_kept], default=str)
+        rows += list(
+            await session.scalars(
+                select(AuditEvent).where(
+                    AuditEvent.action == "research.admin.key_created",
+                    AuditEvent.subject_ids["key_id"].astext == str(key_id),
+                )
+            )
+        )
+    stored = json.dumps(
+        [[r.payload, r.subject_ids] for r in rows] + [served, history, label_kept], default=str
+    )
     assert typed not in stored and label not in stored and "Jane Roe" not in stored
     submitted = next(r for r in rows if r.action == "research.task.submitted")
     created = next(r for r in rows if r.action == "research.admin.key_created")
-    assert submitted.payload["idempotency_key"].startswith("sha256:") and created.payload["name"].startswith("sha256:")
+    assert submitted.payload["idempotency_key"].startswith("sha256:") and created.payload[
+        "name"
+    ].startswith("sha256:")
 
     async with sessions() as session, session.begin():  # rows as the code before 0011 wrote them
-        old = [AuditEvent(service="gateway", action="research.task.submitted", task_id=uuid.uuid4(),
-                          payload={"tier": "batched", "idempotency_key": typed}),
-               AuditEvent(service="gateway", action="research.admin.key_created", subject_ids={"key_id": str(uuid.uuid4())},
-                          payload={"role": "reader", "name": label})]
+        old = [
+            AuditEvent(
+                service="gateway",
+                action="research.task.submitted",
+                task_id=uuid.uuid4(),
+                payload={"tier": "batched", "idempotency_key": typed},
+            ),
+            AuditEvent(
+                service="gateway",
+                action="research.admin.key_created",
+                subject_ids={"key_id": str(uuid.uuid4())},
+                payload={"role": "reader", "name": label},
+            ),
+        ]
         session.add_all(old)
         old_key = ApiKey(id=uuid.uuid4(), name=label, role="reader", key_hash=uuid.uuid4().hex)
         session.add(old_key)
@@ -283,7 +454,13 @@ async def test_an_idempotency_key_and_a_key_name_are_kept_as_digests_only(
     async with sessions() as session:
         scrubbed = [(await session.get(AuditEvent, row.id)) for row in old]
         relabelled = await session.get(ApiKey, old_key.id)
-    assert relabelled is not None and "Jane Roe" not in relabelled.name and relabelled.name == person_text(label)
+    assert (
+        relabelled is not None
+        and "Jane Roe" not in relabelled.name
+        and relabelled.name == person_text(label)
+    )
     assert typed not in json.dumps([s.payload for s in scrubbed if s])
-    assert [s.payload for s in scrubbed if s] == [{"tier": "batched", "idempotency_key": digest_of(typed)},
-                                                  {"role": "reader", "name": digest_of(label)}]
+    assert [s.payload for s in scrubbed if s] == [
+        {"tier": "batched", "idempotency_key": digest_of(typed)},
+        {"role": "reader", "name": digest_of(label)},
+    ]

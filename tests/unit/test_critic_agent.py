@@ -18,8 +18,13 @@ pytestmark = pytest.mark.unit
 
 def _stored(supports: list) -> MemoryClaim:
     return MemoryClaim(
-        id=uuid.uuid4(), entity="statins", question="q", statement="Statins lower LDL.", confidence=0.7,
-        supports=supports, created_at=datetime.now(UTC),
+        id=uuid.uuid4(),
+        entity="statins",
+        question="q",
+        statement="Statins lower LDL.",
+        confidence=0.7,
+        supports=supports,
+        created_at=datetime.now(UTC),
     )
 
 
@@ -31,17 +36,26 @@ def test_prepare_refuses_an_unknown_claim_and_malformed_supports() -> None:
 
 
 def test_prepare_reviews_against_the_active_claims_and_drops_discredited_sources() -> None:
-    claim = _stored([{"source_id": "pmid:1", "quote": "LDL fell."}, {"source_id": "pmid:2", "quote": "LDL fell a lot."}])
+    claim = _stored(
+        [
+            {"source_id": "pmid:1", "quote": "LDL fell."},
+            {"source_id": "pmid:2", "quote": "LDL fell a lot."},
+        ]
+    )
     other = _stored([{"source_id": "pmid:3", "quote": "LDL fell."}])
     review = prepare.review(claim, [other])
     assert review.considered == {other.id} and prepare.cited_sources(claim) == ["pmid:1", "pmid:2"]
     narrowed = prepare.without(review, {"pmid:2"})
-    assert [s.source_id for s in narrowed.candidate.supports] == ["pmid:1"] and narrowed.active == review.active
+    assert [s.source_id for s in narrowed.candidate.supports] == [
+        "pmid:1"
+    ] and narrowed.active == review.active
 
 
 def _judged(verdict: Verdict, score: float, supersedes: list[uuid.UUID]) -> JudgeOutcome:
     return JudgeOutcome(
-        verdict=CriticVerdict(verdict=verdict, score=score, reasoning="because", supersedes=supersedes),
+        verdict=CriticVerdict(
+            verdict=verdict, score=score, reasoning="because", supersedes=supersedes
+        ),
         provider="offline",
         model="offline-critic-v1",
         failures=[],

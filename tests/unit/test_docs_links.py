@@ -41,7 +41,9 @@ def broken_links(page: Path) -> list[str]:
     broken = []
     text = page.read_text()
     for target in _LINK.findall(prose(text)):
-        if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # https:, mailto: — not a file of this repository
+        if re.match(
+            r"^[a-z][a-z0-9+.-]*:", target
+        ):  # https:, mailto: — not a file of this repository
             continue
         path_part, _, anchor = target.partition("#")
         linked = (page.parent / path_part).resolve() if path_part else page
@@ -71,4 +73,7 @@ def test_a_missing_page_or_heading_is_reported(tmp_path: Path) -> None:
         "`[not a link](nowhere.md)`\n```\n[nor this](nowhere.md)\n```\n"
         "## A heading\n[gone](missing.md) [wrong](other.md#keys)\n"
     )
-    assert broken_links(page) == ["missing.md: no such file", "other.md#keys: no heading with that anchor in other.md"]
+    assert broken_links(page) == [
+        "missing.md: no such file",
+        "other.md#keys: no heading with that anchor in other.md",
+    ]

@@ -28,6 +28,8 @@ def test_a_port_someone_listens_on_is_never_handed_out(monkeypatch):
         busy = taken.getsockname()[1]
         picks = iter([busy, busy, busy])
         real = __import__("random").SystemRandom.randint
-        monkeypatch.setattr("random.SystemRandom.randint", lambda self, a, b: next(picks, None) or real(self, a, b))
+        monkeypatch.setattr(
+            "random.SystemRandom.randint", lambda self, a, b: next(picks, None) or real(self, a, b)
+        )
         port = free_port()
     assert port != busy

@@ -17,9 +17,16 @@ REPO = Path(__file__).resolve().parents[2]
 def declared() -> set[str]:
     """Third-party distributions declared by the root, libs/* and services/* (extras included)."""
     names: set[str] = set()
-    for manifest in [REPO / "pyproject.toml", *REPO.glob("libs/*/pyproject.toml"), *REPO.glob("services/*/pyproject.toml")]:
+    for manifest in [
+        REPO / "pyproject.toml",
+        *REPO.glob("libs/*/pyproject.toml"),
+        *REPO.glob("services/*/pyproject.toml"),
+    ]:
         project = tomllib.loads(manifest.read_text()).get("project", {})
-        requirements = [*project.get("dependencies", []), *(r for extra in project.get("optional-dependencies", {}).values() for r in extra)]
+        requirements = [
+            *project.get("dependencies", []),
+            *(r for extra in project.get("optional-dependencies", {}).values() for r in extra),
+        ]
         for requirement in requirements:
             name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement).group(0).lower()  # type: ignore[union-attr]
             if not name.startswith("research-"):
@@ -37,5 +44,9 @@ def listed() -> str:
 
 def test_every_declared_dependency_has_a_line_in_the_readme() -> None:
     text = listed()
-    missing = sorted(name for name in declared() if not re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text))
-    assert missing == [], f"add a line saying why each is needed to the README's dependency list: {missing}"
+    missing = sorted(
+        name for name in declared() if not re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text)
+    )
+    assert missing == [], (
+        f"add a line saying why each is needed to the README's dependency list: {missing}"
+    )

@@ -41,14 +41,18 @@ async def test_the_lag_reader_stops_when_its_stop_lands_as_a_reply_arrives() -> 
     task = lag._task
     await replies.asked.wait()
     assert replies.reply is not None
-    replies.reply.set_result(SimpleNamespace(num_pending=2, num_ack_pending=0))  # the reply arrives …
+    replies.reply.set_result(
+        SimpleNamespace(num_pending=2, num_ack_pending=0)
+    )  # the reply arrives …
     started = time.monotonic()
     with capture_logs() as logs:
         await asyncio.wait_for(lag.stop(), 3)  # … in the instant the stop cancels the read
     took = time.monotonic() - started
     assert took < 1.0, f"the stop took {took:.1f}s: the loop ran on after its cancellation"
     assert task is not None and task.done()
-    assert not [e for e in logs if e["event"].startswith("stop did not finish")], "ended by itself, not left behind"
+    assert not [e for e in logs if e["event"].startswith("stop did not finish")], (
+        "ended by itself, not left behind"
+    )
 
 
 class _Stubborn:

@@ -28,14 +28,27 @@ def test_the_tiers_are_the_markers_registered_in_pyproject_and_no_plugin_marker(
 
 def test_a_test_without_a_tier_stops_collection_and_is_named() -> None:
     tiers = tier_markers()
-    items = [Collected("tests/a.py::tiered", ["unit"]), Collected("tests/b.py::only_asyncio", ["asyncio", "parametrize"]),
-             Collected("tests/c.py::bare")]
+    items = [
+        Collected("tests/a.py::tiered", ["unit"]),
+        Collected("tests/b.py::only_asyncio", ["asyncio", "parametrize"]),
+        Collected("tests/c.py::bare"),
+    ]
     with pytest.raises(pytest.UsageError) as refused:
         refuse_untiered(items, tiers)  # type: ignore[arg-type]
     message = str(refused.value)
     assert "2 test(s) carry no tier marker" in message
-    assert "tests/b.py::only_asyncio" in message and "tests/c.py::bare" in message and "tiered" not in message.split(":\n")[1]
+    assert (
+        "tests/b.py::only_asyncio" in message
+        and "tests/c.py::bare" in message
+        and "tiered" not in message.split(":\n")[1]
+    )
 
 
 def test_tiered_tests_pass_untouched() -> None:
-    refuse_untiered([Collected("tests/a.py::x", ["integration"]), Collected("tests/b.py::y", ["e2e", "asyncio"])], tier_markers())  # type: ignore[list-item]
+    refuse_untiered(
+        [
+            Collected("tests/a.py::x", ["integration"]),
+            Collected("tests/b.py::y", ["e2e", "asyncio"]),
+        ],
+        tier_markers(),
+    )  # type: ignore[list-item]

@@ -57,9 +57,17 @@ def test_empty_or_oversized_claims_are_rejected_with_a_reason(claim):
 
 
 def test_a_paper_names_a_statements_subject_by_any_of_its_content_words():
-    (statement,) = parse_claim("Exercise training improves quality of life in patients with chronic heart failure.")
+    (statement,) = parse_claim(
+        "Exercise training improves quality of life in patients with chronic heart failure."
+    )
     assert names_subject(statement.subject, "Effects of exercise on health status in heart failure")
     assert names_subject(statement.subject, "Patients trained for 12 weeks"), "tense forms count"
-    assert not names_subject(statement.subject, "Collaborative care improved global quality of life in chronic disease")
-    assert names_subject("RANK-RANKL pathway signalling", "RANK signals regulate Aire-expressing cells"), "hyphenated names split"
-    assert names_subject("There", "anything at all"), "a subject without a content word names nothing to look for"
+    assert not names_subject(
+        statement.subject, "Collaborative care improved global quality of life in chronic disease"
+    )
+    assert names_subject(
+        "RANK-RANKL pathway signalling", "RANK signals regulate Aire-expressing cells"
+    ), "hyphenated names split"
+    assert names_subject("There", "anything at all"), (
+        "a subject without a content word names nothing to look for"
+    )

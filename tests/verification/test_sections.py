@@ -21,10 +21,20 @@ HF_ACTION = [  # the demo's HF-ACTION abstract, shortened
 
 
 def test_framing_sections_are_left_out_and_their_unlabelled_sentences_with_them() -> None:
-    assert section(HF_ACTION[2]) == "DESIGN, SETTING, AND PATIENTS" and section(HF_ACTION[3]) is None
+    assert (
+        section(HF_ACTION[2]) == "DESIGN, SETTING, AND PATIENTS" and section(HF_ACTION[3]) is None
+    )
     assert reported(HF_ACTION) == HF_ACTION[4:]
-    assert frames("METHODS") and frames("BACKGROUND") and not frames("METHODS AND RESULTS") and not frames(None)
-    mixed = ["METHODS AND RESULTS Training lowered mortality by 11% in 2331 patients.", "It was safe."]
+    assert (
+        frames("METHODS")
+        and frames("BACKGROUND")
+        and not frames("METHODS AND RESULTS")
+        and not frames(None)
+    )
+    mixed = [
+        "METHODS AND RESULTS Training lowered mortality by 11% in 2331 patients.",
+        "It was safe.",
+    ]
     assert reported(mixed) == mixed
     plain = ["Exercise training improved health status.", "It was safe in older patients."]
     assert reported(plain) == plain  # no labels, nothing to leave out
@@ -33,6 +43,13 @@ def test_framing_sections_are_left_out_and_their_unlabelled_sentences_with_them(
 def test_a_review_or_commentary_is_told_from_a_study() -> None:
     from research_verification.sections import reviews_others
 
-    assert reviews_others(["NETs were discovered in 2004.", "Here, we critically evaluate the evidence supporting NETs."])
+    assert reviews_others(
+        [
+            "NETs were discovered in 2004.",
+            "Here, we critically evaluate the evidence supporting NETs.",
+        ]
+    )
     assert reviews_others(["This review summarises the trials of statins in the elderly."])
-    assert not reviews_others(["We randomised 400 adults.", "Exercise training improved KCCQ scores (P < .001)."])
+    assert not reviews_others(
+        ["We randomised 400 adults.", "Exercise training improved KCCQ scores (P < .001)."]
+    )

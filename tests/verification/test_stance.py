@@ -29,8 +29,10 @@ def test_aims_and_background_are_non_answers():
 
 
 def test_the_demo_null_result_contradicts_the_question():
-    quote = ("The inclusion of a visual screening component in the assessment did not result in improvements in self "
-             "reported visual problems (pooled odds ratio 1.04:95% confidence interval 0.89 to 1.22).")
+    quote = (
+        "The inclusion of a visual screening component in the assessment did not result in improvements in self "
+        "reported visual problems (pooled odds ratio 1.04:95% confidence interval 0.89 to 1.22)."
+    )
     judgement = judge_answer(VISION_Q, [quote])
     assert judgement.stance is AnswerStance.CONTRADICT
 
@@ -38,12 +40,16 @@ def test_the_demo_null_result_contradicts_the_question():
 @pytest.mark.parametrize(
     ("question", "quote", "title"),
     [
-        ("Does prescribed exercise training improve quality of life in patients with chronic heart failure?",
-         "Exercise training conferred modest but statistically significant improvements in self-reported health status compared with usual care without training.",
-         "Effects of exercise training on health status in patients with chronic heart failure: HF-ACTION randomized controlled trial."),
-        ("Do high levels of C-reactive protein (CRP) raise the risk of exacerbations in chronic obstructive pulmonary disease (COPD)?",
-         "Simultaneously elevated levels of CRP and fibrinogen and leukocyte count in individuals with COPD were associated with increased risk of having exacerbations, even in those with milder COPD and in those without previous exacerbations.",
-         "Inflammatory biomarkers and exacerbations in chronic obstructive pulmonary disease."),
+        (
+            "Does prescribed exercise training improve quality of life in patients with chronic heart failure?",
+            "Exercise training conferred modest but statistically significant improvements in self-reported health status compared with usual care without training.",
+            "Effects of exercise training on health status in patients with chronic heart failure: HF-ACTION randomized controlled trial.",
+        ),
+        (
+            "Do high levels of C-reactive protein (CRP) raise the risk of exacerbations in chronic obstructive pulmonary disease (COPD)?",
+            "Simultaneously elevated levels of CRP and fibrinogen and leukocyte count in individuals with COPD were associated with increased risk of having exacerbations, even in those with milder COPD and in those without previous exacerbations.",
+            "Inflammatory biomarkers and exacerbations in chronic obstructive pulmonary disease.",
+        ),
     ],
 )
 def test_the_demo_supported_findings_answer_their_questions(question, quote, title):
@@ -52,7 +58,10 @@ def test_the_demo_supported_findings_answer_their_questions(question, quote, tit
 
 
 def test_a_stance_among_non_answers_still_answers():
-    quotes = ["Further research is needed.", "Exercise training significantly improved quality of life (P < .001)."]
+    quotes = [
+        "Further research is needed.",
+        "Exercise training significantly improved quality of life (P < .001).",
+    ]
     judgement = judge_answer("Does exercise training improve quality of life?", quotes)
     assert judgement.answers and judgement.quotes[0].stance is AnswerStance.NON_ANSWER
 

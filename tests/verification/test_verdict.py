@@ -4,13 +4,26 @@ from __future__ import annotations
 
 import pytest
 
-from research_verification import Confidence, LabelledPassage, PassageStance, Verdict, decide_verdict
+from research_verification import (
+    Confidence,
+    LabelledPassage,
+    PassageStance,
+    Verdict,
+    decide_verdict,
+)
 
-S, C, Q, U = PassageStance.SUPPORTS, PassageStance.CONTRADICTS, PassageStance.QUALIFIES, PassageStance.UNRELATED
+S, C, Q, U = (
+    PassageStance.SUPPORTS,
+    PassageStance.CONTRADICTS,
+    PassageStance.QUALIFIES,
+    PassageStance.UNRELATED,
+)
 pytestmark = pytest.mark.unit
 
 
-def p(source: str, label: PassageStance, strength: float = 0.9, statement: int = 0) -> LabelledPassage:
+def p(
+    source: str, label: PassageStance, strength: float = 0.9, statement: int = 0
+) -> LabelledPassage:
     return LabelledPassage(source, label, strength, statement)
 
 

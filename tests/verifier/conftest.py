@@ -45,11 +45,23 @@ class CraftedCorpus:
         for key, papers in self.papers.items():
             if key.lower() in query.lower():
                 found += papers
-        return [{"paper_id": p["paper_id"], "title": p["title"], "authors": ["A. Author"], "year": 2020, "score": 1.0,
-                 "passage": p["passage"], "locator": "abstract"} for p in found]
+        return [
+            {
+                "paper_id": p["paper_id"],
+                "title": p["title"],
+                "authors": ["A. Author"],
+                "year": 2020,
+                "score": 1.0,
+                "passage": p["passage"],
+                "locator": "abstract",
+            }
+            for p in found
+        ]
 
 
-@pytest.fixture(scope="package")  # on the shared bus: gone before the e2e stacks run (tests/conftest.py)
+@pytest.fixture(
+    scope="package"
+)  # on the shared bus: gone before the e2e stacks run (tests/conftest.py)
 async def crafted(servers: Servers) -> AsyncIterator[CraftedCorpus]:
     corpus = CraftedCorpus()
     nc = await nats.connect(servers.nats_url)
@@ -67,8 +79,12 @@ async def crafted(servers: Servers) -> AsyncIterator[CraftedCorpus]:
 
 def verifier_settings(servers: Servers, llm: LLMSettings | None = None) -> VerifierServiceSettings:
     return VerifierServiceSettings(
-        nats_url=servers.nats_url, database_url=servers.database_url, ack_wait_s=60.0, max_deliver=3,
-        llm=llm or LLMSettings(provider="offline"), verifier=VerifierSettings(tool_timeout_s=10.0),
+        nats_url=servers.nats_url,
+        database_url=servers.database_url,
+        ack_wait_s=60.0,
+        max_deliver=3,
+        llm=llm or LLMSettings(provider="offline"),
+        verifier=VerifierSettings(tool_timeout_s=10.0),
     )
 
 
@@ -82,10 +98,19 @@ def llm_server() -> Iterator[FakeLLMServer]:
     server.stop()
 
 
-@pytest.fixture(scope="package")  # on the shared bus: gone before the e2e stacks run (tests/conftest.py)
-async def verifier_service(servers: Servers, crafted: CraftedCorpus, llm_server: FakeLLMServer) -> AsyncIterator[FastStream]:
-    llm = LLMSettings(provider="openai", openai_api_key="sk-test", openai_base_url=llm_server.openai_url, openai_model="m1",
-                      timeout_s=10)
+@pytest.fixture(
+    scope="package"
+)  # on the shared bus: gone before the e2e stacks run (tests/conftest.py)
+async def verifier_service(
+    servers: Servers, crafted: CraftedCorpus, llm_server: FakeLLMServer
+) -> AsyncIterator[FastStream]:
+    llm = LLMSettings(
+        provider="openai",
+        openai_api_key="sk-test",
+        openai_base_url=llm_server.openai_url,
+        openai_model="m1",
+        timeout_s=10,
+    )
     async with running(create_app(verifier_settings(servers, llm))) as app:
         yield app
 
@@ -97,17 +122,28 @@ async def js(nc: nats.NATS):  # type: ignore[no-untyped-def]
     return context
 
 
-async def wait_for_report(sessions: async_sessionmaker[AsyncSession], verification_id: uuid.UUID, *,
-                          status: tuple[str, ...] = ("completed", "failed"), version: int = 1,
-                          timeout: float = 120.0) -> ReportRow:
+async def wait_for_report(
+    sessions: async_sessionmaker[AsyncSession],
+    verification_id: uuid.UUID,
+    *,
+    status: tuple[str, ...] = ("completed", "failed"),
+    version: int = 1,
+    timeout: float = 120.0,
+) -> ReportRow:
     """The report once it reaches one of `status` with at least `version` (fails after `timeout`)."""
     deadline = time.monotonic() + timeout
     while True:
         async with sessions() as session:
             row = await Ledger(session, service="test").report(verification_id)
-        if row is not None and row.status in status and (row.status == "failed" or row.current_version >= version):
+        if (
+            row is not None
+            and row.status in status
+            and (row.status == "failed" or row.current_version >= version)
+        ):
             return row
-        assert time.monotonic() < deadline, f"verification {verification_id} did not finish: {row and row.status}"
+        assert time.monotonic() < deadline, (
+            f"verification {verification_id} did not finish: {row and row.status}"
+        )
         await asyncio.sleep(0.2)
 
 

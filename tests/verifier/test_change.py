@@ -19,19 +19,36 @@ def supported(*sources: str):  # type: ignore[no-untyped-def]
 def test_a_first_run_or_an_unmoved_verdict_is_no_change() -> None:
     now = supported("a", "b", "c")
     assert change(None, now, set()) is None
-    assert change(Previous("STRONGLY SUPPORTED", "HIGH", frozenset({"a", "b", "c"})), now, {"z"}) is None, \
-        "a retracted paper the claim never cited changes nothing"
+    assert (
+        change(Previous("STRONGLY SUPPORTED", "HIGH", frozenset({"a", "b", "c"})), now, {"z"})
+        is None
+    ), "a retracted paper the claim never cited changes nothing"
 
 
 def test_a_confidence_that_moved_is_a_verdict_change() -> None:
-    moved = change(Previous("STRONGLY SUPPORTED", "HIGH", frozenset({"a", "b", "c"})), supported("a", "b"), set())
+    moved = change(
+        Previous("STRONGLY SUPPORTED", "HIGH", frozenset({"a", "b", "c"})),
+        supported("a", "b"),
+        set(),
+    )
     assert moved is not None and moved.kind == "verdict_changed" and moved.kind in FINDING_KINDS
-    assert (moved.previous_confidence, moved.confidence) == ("HIGH", "MODERATE") and moved.retracted_sources == []
+    assert (moved.previous_confidence, moved.confidence) == (
+        "HIGH",
+        "MODERATE",
+    ) and moved.retracted_sources == []
 
 
 def test_a_cited_source_now_retracted_is_a_change_even_when_the_verdict_holds() -> None:
-    moved = change(Previous("STRONGLY SUPPORTED", "HIGH", frozenset({"a", "b", "c", "d"})), supported("b", "c", "d"), {"a"})
-    assert moved is not None and moved.kind == "retracted_source" in FINDING_KINDS and moved.retracted_sources == ["a"]
+    moved = change(
+        Previous("STRONGLY SUPPORTED", "HIGH", frozenset({"a", "b", "c", "d"})),
+        supported("b", "c", "d"),
+        {"a"},
+    )
+    assert (
+        moved is not None
+        and moved.kind == "retracted_source" in FINDING_KINDS
+        and moved.retracted_sources == ["a"]
+    )
     assert moved.verdict == moved.previous_verdict == "STRONGLY SUPPORTED"
 
 

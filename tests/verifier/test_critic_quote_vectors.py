@@ -18,19 +18,25 @@ from research_platform.db import session_factory, without_transactions
 pytestmark = pytest.mark.integration
 
 
-async def test_stored_quote_vectors_are_found_and_unknown_quotes_left_out(sessions, engine, unique: str) -> None:  # type: ignore[no-untyped-def]
+async def test_stored_quote_vectors_are_found_and_unknown_quotes_left_out(
+    sessions, engine, unique: str
+) -> None:  # type: ignore[no-untyped-def]
     stored = f"Vision screening in cohort {unique} did not improve vision."
     unknown = f"A sentence of an outside source {unique}."
     vector = get_embedder().embed_direct([stored])
     async with sessions() as session, session.begin():
         await SentenceVectors(session).keep([sentence_key(stored)], vector)
-    async with session_factory(without_transactions(engine))() as session:  # the critic's read session
+    async with session_factory(
+        without_transactions(engine)
+    )() as session:  # the critic's read session
         found = await ClaimReads(session).quote_vectors([stored, unknown])
     assert list(found) == [stored]
     assert found[stored] == pytest.approx(vector[0].tolist(), abs=1e-6)
 
 
-async def test_a_failed_lookup_means_embedding_and_leaves_the_session_usable(engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+async def test_a_failed_lookup_means_embedding_and_leaves_the_session_usable(
+    engine, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     async def broken(self, sentences):  # type: ignore[no-untyped-def]
         await self.session.execute(text("SELECT * FROM no_such_table"))
 
@@ -38,4 +44,9 @@ async def test_a_failed_lookup_means_embedding_and_leaves_the_session_usable(eng
     reads = session_factory(without_transactions(engine))  # the critic reads as it does in service
     async with reads() as session:
         assert await ClaimReads(session).quote_vectors(["Any quote."]) == {}
-        assert await Ledger(session, service="critic").verdicts.active_of_entity("no such entity", besides=uuid.uuid4()) == []
+        assert (
+            await Ledger(session, service="critic").verdicts.active_of_entity(
+                "no such entity", besides=uuid.uuid4()
+            )
+            == []
+        )

@@ -19,8 +19,15 @@ QUESTION = "Does screening older people in the community lead to improved vision
 
 
 def review(quote: str, question: str = QUESTION) -> Review:
-    candidate = ClaimForReview(claim_id=uuid.uuid4(), entity="vision screening", statement=quote, confidence=0.8,
-                               supports=[Support(source_id="corpus:1", title="Vision screening of older people", quote=quote)])
+    candidate = ClaimForReview(
+        claim_id=uuid.uuid4(),
+        entity="vision screening",
+        statement=quote,
+        confidence=0.8,
+        supports=[
+            Support(source_id="corpus:1", title="Vision screening of older people", quote=quote)
+        ],
+    )
     return Review(candidate=candidate, active=[], question=question)
 
 
@@ -29,10 +36,13 @@ def chain():  # type: ignore[no-untyped-def]
     return build_chain(LLMSettings(provider="offline"))
 
 
-@pytest.mark.parametrize("quote", [
-    "Further work is needed to clarify the role of vision screening in older people.",
-    "The aim of this study was to assess vision screening in older people living in the community.",
-])
+@pytest.mark.parametrize(
+    "quote",
+    [
+        "Further work is needed to clarify the role of vision screening in older people.",
+        "The aim of this study was to assess vision screening in older people living in the community.",
+    ],
+)
 async def test_a_non_answer_is_rejected(chain, quote: str) -> None:  # type: ignore[no-untyped-def]
     outcome = await experiment.judge(review(quote), chain, 120)
     assert outcome.verdict.verdict is Verdict.reject
@@ -43,7 +53,11 @@ async def test_an_open_question_is_held_only_to_the_non_answer_cues(chain) -> No
     quote = "Screening of older people in the community did not improve vision compared with no screening."
     outcome = await experiment.judge(review(quote, "What about vision screening?"), chain, 120)
     assert "does not answer its question" not in outcome.verdict.reasoning
-    cued = await experiment.judge(review("Little is known about vision screening.", "What about vision screening?"), chain, 120)
+    cued = await experiment.judge(
+        review("Little is known about vision screening.", "What about vision screening?"),
+        chain,
+        120,
+    )
     assert cued.verdict.verdict is Verdict.reject
 
 

@@ -42,45 +42,76 @@ async def client(servers, sessions, verifier_service: FastStream):  # type: igno
     app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
     async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
         headers = auth(await api_key(sessions, "researcher"))
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=60,
-                                     headers=headers) as http:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://localhost",
+            timeout=60,
+            headers=headers,
+        ) as http:
             yield http
 
 
-async def test_a_hundred_verifications_all_reach_a_result(client: httpx.AsyncClient, sessions) -> None:  # type: ignore[no-untyped-def]
+async def test_a_hundred_verifications_all_reach_a_result(
+    client: httpx.AsyncClient, sessions
+) -> None:  # type: ignore[no-untyped-def]
     started = time.monotonic()
     ids: list[uuid.UUID] = []
     for n in range(100):
-        response = await client.post(f"{API}/verifications", json={"claim": f"{CLAIMS[n % len(CLAIMS)]} (case {n})"})
+        response = await client.post(
+            f"{API}/verifications", json={"claim": f"{CLAIMS[n % len(CLAIMS)]} (case {n})"}
+        )
         assert response.status_code == 202, response.text
         ids.append(uuid.UUID(response.json()["verification_id"]))
     rows = await asyncio.gather(*(wait_for_report(sessions, i, timeout=600) for i in ids))
     for row in rows:
-        assert row.status == "completed" or (row.status == "failed" and row.error), (row.id, row.status, row.error)
+        assert row.status == "completed" or (row.status == "failed" and row.error), (
+            row.id,
+            row.status,
+            row.error,
+        )
     views = [(await client.get(f"{API}/verifications/{i}")).json() for i in ids[: len(CLAIMS)]]
     assert all(v["status"] in ("completed", "failed") for v in views)
-    assert "Priyanka" not in json.dumps(views) and "Kowalczyk" not in json.dumps(views) and "fuente" not in json.dumps(views)
+    assert (
+        "Priyanka" not in json.dumps(views)
+        and "Kowalczyk" not in json.dumps(views)
+        and "fuente" not in json.dumps(views)
+    )
     assert time.monotonic() - started < 900
 
 
-async def test_a_dead_lettered_verification_reads_failed_on_get(client: httpx.AsyncClient, sessions) -> None:  # type: ignore[no-untyped-def]
+async def test_a_dead_lettered_verification_reads_failed_on_get(
+    client: httpx.AsyncClient, sessions
+) -> None:  # type: ignore[no-untyped-def]
     verification_id = uuid.uuid4()
     async with sessions() as session, session.begin():
         from research_ledger import Ledger
 
-        await Ledger(session, service="test").open_report(verification_id, kind="verification", run_id=f"vf-{verification_id.hex[:16]}",
-                                                           subject="ketoplex lowers blood pressure", subject_key="ketoplex")
+        await Ledger(session, service="test").open_report(
+            verification_id,
+            kind="verification",
+            run_id=f"vf-{verification_id.hex[:16]}",
+            subject="ketoplex lowers blood pressure",
+            subject_key="ketoplex",
+        )
 
     class Parked:  # what `DeadLetter.of` reads of the parked JetStream message
         subject = subjects.VERIFY_REQUESTED
-        data = json.dumps({"verification_id": str(verification_id), "claim": "ketoplex lowers blood pressure"}).encode()
+        data = json.dumps(
+            {"verification_id": str(verification_id), "claim": "ketoplex lowers blood pressure"}
+        ).encode()
         headers = None
 
         @property
         def metadata(self):  # noqa: ANN202
             raise ValueError("not a JetStream message")
 
-    letter = DeadLetter.of("verifier", Parked(), "transient after 5 deliveries: ToolsUnavailable('corpus tools down')")  # type: ignore[arg-type]
+    letter = DeadLetter.of(
+        "verifier", Parked(), "transient after 5 deliveries: ToolsUnavailable('corpus tools down')"
+    )  # type: ignore[arg-type]
     await dead_letters.recorder(sessions, "verifier")(letter)
     view = (await client.get(f"{API}/verifications/{verification_id}")).json()
-    assert view["status"] == "failed" and "dead-lettered" in view["error"] and "ToolsUnavailable" in view["error"]
+    assert (
+        view["status"] == "failed"
+        and "dead-lettered" in view["error"]
+        and "ToolsUnavailable" in view["error"]
+    )

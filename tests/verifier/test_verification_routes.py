@@ -26,32 +26,48 @@ async def client(servers, sessions, verifier_service: FastStream):  # type: igno
     async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
         transport = httpx.ASGITransport(app=app)
         headers = auth(await api_key(sessions, "researcher"))
-        async with httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=60, headers=headers) as http:
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://localhost", timeout=60, headers=headers
+        ) as http:
             yield http
 
 
-@pytest.mark.parametrize(("body", "reason"), [
-    ({"claim": ""}, "at least 3 characters"),
-    ({"claim": "   ...   "}, "claim must state a finding in words"),
-    ({"claim": "x" * 10_000}, "at most 2000 characters"),
-    ({"claim": "statins cause myopathy", "sources": ["corpus", "myspace"]}, "corpus"),
-    ({"claim": "statins cause\x00 myopathy"}, "NUL"),
-])
-async def test_bad_input_is_422_with_a_reason(client: httpx.AsyncClient, body: dict, reason: str) -> None:
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ({"claim": ""}, "at least 3 characters"),
+        ({"claim": "   ...   "}, "claim must state a finding in words"),
+        ({"claim": "x" * 10_000}, "at most 2000 characters"),
+        ({"claim": "statins cause myopathy", "sources": ["corpus", "myspace"]}, "corpus"),
+        ({"claim": "statins cause\x00 myopathy"}, "NUL"),
+    ],
+)
+async def test_bad_input_is_422_with_a_reason(
+    client: httpx.AsyncClient, body: dict, reason: str
+) -> None:
     response = await client.post(f"{API}/verifications", json=body)
     assert response.status_code == 422, response.text
     assert reason in response.text
 
 
-async def test_submit_then_read_the_verdict(client: httpx.AsyncClient, sessions, crafted: CraftedCorpus) -> None:  # type: ignore[no-untyped-def]
-    response = await client.post(f"{API}/verifications", json={"claim": "Ketoplex lowers blood pressure in adults", "watch": True})
+async def test_submit_then_read_the_verdict(
+    client: httpx.AsyncClient, sessions, crafted: CraftedCorpus
+) -> None:  # type: ignore[no-untyped-def]
+    response = await client.post(
+        f"{API}/verifications",
+        json={"claim": "Ketoplex lowers blood pressure in adults", "watch": True},
+    )
     assert response.status_code == 202, response.text
     accepted = response.json()
     verification_id = uuid.UUID(accepted["verification_id"])
     assert accepted["run_id"].startswith("vf-")
     await wait_for_report(sessions, verification_id)
     view = (await client.get(f"{API}/verifications/{verification_id}")).json()
-    assert view["status"] == "completed" and view["verdict"] == "INSUFFICIENT EVIDENCE" and view["confidence"] == "LOW"
+    assert (
+        view["status"] == "completed"
+        and view["verdict"] == "INSUFFICIENT EVIDENCE"
+        and view["confidence"] == "LOW"
+    )
     assert view["watch"] is not None and view["history"][0]["verdict"] == "INSUFFICIENT EVIDENCE"
     assert "Verdict: INSUFFICIENT EVIDENCE · Confidence: LOW" in view["markdown"]
     missing = await client.get(f"{API}/verifications/{uuid.uuid4()}")

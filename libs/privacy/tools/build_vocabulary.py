@@ -27,16 +27,43 @@ from pathlib import Path
 TOKEN = re.compile(r"\w+(?:[-'’._]\w+)*")
 DATA = Path(__file__).resolve().parents[1] / "src" / "research_privacy" / "data"
 # Capitalised corpus tokens count as eponyms only when used like one ("Crohn's", "Hodgkin lymphoma").
-EPONYM_HEADS = {"disease", "syndrome", "lymphoma", "sarcoma", "palsy", "test", "score", "scale", "sign",
-                "classification", "criteria", "phenomenon", "ulcer", "cyst", "fracture", "regression",
-                "procedure", "operation", "effect", "curve", "method", "estimator", "model", "distribution"}
+EPONYM_HEADS = {
+    "disease",
+    "syndrome",
+    "lymphoma",
+    "sarcoma",
+    "palsy",
+    "test",
+    "score",
+    "scale",
+    "sign",
+    "classification",
+    "criteria",
+    "phenomenon",
+    "ulcer",
+    "cyst",
+    "fracture",
+    "regression",
+    "procedure",
+    "operation",
+    "effect",
+    "curve",
+    "method",
+    "estimator",
+    "model",
+    "distribution",
+}
 
 
 def _symbol(token: str) -> bool:
     has_digit = any(c.isdigit() for c in token)
     if has_digit and not any(c.isalpha() for c in token):
         return False  # numbers are judged by shape at run time, never listed
-    return has_digit or sum(c.isupper() for c in token) >= 2 or (token[:1].islower() and any(c.isupper() for c in token))
+    return (
+        has_digit
+        or sum(c.isupper() for c in token) >= 2
+        or (token[:1].islower() and any(c.isupper() for c in token))
+    )
 
 
 def _word(token: str) -> bool:
@@ -82,7 +109,9 @@ def main() -> None:
     args = parser.parse_args()
     words, symbols, proper = build(args.corpus, args.icd)
     for name, terms in (("words", words), ("symbols", symbols), ("proper", proper)):
-        (DATA / f"vocabulary_{name}.txt").write_text("\n".join(sorted(terms)) + "\n", encoding="utf-8")
+        (DATA / f"vocabulary_{name}.txt").write_text(
+            "\n".join(sorted(terms)) + "\n", encoding="utf-8"
+        )
         print(f"vocabulary_{name}.txt: {len(terms)} terms")
 
 

@@ -33,14 +33,21 @@ class AgentResources:
     broker: NatsBroker
     engine: AsyncEngine
     sessions: async_sessionmaker[AsyncSession]
-    publishers: Mapping[str, Any] = field(default_factory=dict)  # subject → declared publisher of an emitted event
+    publishers: Mapping[str, Any] = field(
+        default_factory=dict
+    )  # subject → declared publisher of an emitted event
 
 
 BuildRun = Callable[[AgentResources], RunFunction]
 
 
-def periodic_app(agent: str, settings: Settings, schedule: ScheduleSettings, build_run: BuildRun,
-                 emits: tuple[Emits, ...] = ()) -> FastStream:
+def periodic_app(
+    agent: str,
+    settings: Settings,
+    schedule: ScheduleSettings,
+    build_run: BuildRun,
+    emits: tuple[Emits, ...] = (),
+) -> FastStream:
     """A FastStream app running `agent` on its schedule; `build_run` is called once in the lifespan
     and gets a declared publisher for each of `emits`."""
     broker = make_broker(settings.require_nats_url(), agent)

@@ -51,9 +51,15 @@ async def _run_once(scheduler: Scheduler, request: ControlRequest) -> ControlRep
         try:
             await scheduler.wait_current(timeout)
         except TimeoutError:
-            return ControlReply(status=202, state="running", detail={"run_id": str(run_id), "waited_s": timeout})
+            return ControlReply(
+                status=202, state="running", detail={"run_id": str(run_id), "waited_s": timeout}
+            )
         status = await scheduler.status()
-        return ControlReply(status=200, state=status["state"], detail={"run_id": str(run_id), "run": status["last_run"]})
+        return ControlReply(
+            status=200,
+            state=status["state"],
+            detail={"run_id": str(run_id), "run": status["last_run"]},
+        )
     return ControlReply(status=202, state="running", detail={"run_id": str(run_id)})
 
 
@@ -87,7 +93,9 @@ VERBS: dict[str, Verb] = {
 
 def refused(exc: ValidationError) -> ControlReply:
     """The reply to a body that is not a `ControlRequest`."""
-    return ControlReply(status=400, detail={"error": f"invalid control request: {exc.errors(include_url=False)}"})
+    return ControlReply(
+        status=400, detail={"error": f"invalid control request: {exc.errors(include_url=False)}"}
+    )
 
 
 async def answer(scheduler: Scheduler, verb: str, request: ControlRequest) -> ControlReply:

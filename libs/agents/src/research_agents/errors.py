@@ -1,9 +1,9 @@
 """Errors of the periodic-agent machinery.
 
-    AgentError (a ResearchEngineError)
-    ├── RunInFlight     a run of this agent already holds the run-lock (any replica) → 409
-    ├── AgentPaused     the operator paused the agent; no run may start → 409
-    └── RunCancelled    raised at a safe point inside a run the operator cancelled
+AgentError (a ResearchEngineError)
+├── RunInFlight     a run of this agent already holds the run-lock (any replica) → 409
+├── AgentPaused     the operator paused the agent; no run may start → 409
+└── RunCancelled    raised at a safe point inside a run the operator cancelled
 """
 
 from __future__ import annotations

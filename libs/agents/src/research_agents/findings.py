@@ -73,7 +73,9 @@ class FindingsRepository:
         self.session = session
         self.agent = agent
 
-    async def record(self, kind: str, claim_ids: Sequence[uuid.UUID], payload: dict[str, Any] | None = None) -> uuid.UUID:
+    async def record(
+        self, kind: str, claim_ids: Sequence[uuid.UUID], payload: dict[str, Any] | None = None
+    ) -> uuid.UUID:
         """Insert one finding; it expires `FINDING_TTL` after now."""
         (finding_id,) = await self.record_many([NewFinding(kind, claim_ids, payload or {})])
         return finding_id
@@ -100,7 +102,9 @@ class FindingsRepository:
         row = await self.session.scalar(select(Finding).where(Finding.id == finding_id, _alive()))
         return FindingView.of(row) if row is not None else None
 
-    async def open_for_claims(self, claim_ids: Sequence[uuid.UUID], kinds: Iterable[str] | None = None) -> list[FindingView]:
+    async def open_for_claims(
+        self, claim_ids: Sequence[uuid.UUID], kinds: Iterable[str] | None = None
+    ) -> list[FindingView]:
         """Unresolved findings of this agent naming any of `claim_ids` (uses the GIN index)."""
         if not claim_ids:
             return []
@@ -112,7 +116,10 @@ class FindingsRepository:
         )
         if kinds is not None:
             query = query.where(Finding.kind.in_(list(kinds)))
-        return [FindingView.of(r) for r in await self.session.scalars(query.order_by(Finding.created_at))]
+        return [
+            FindingView.of(r)
+            for r in await self.session.scalars(query.order_by(Finding.created_at))
+        ]
 
     async def recent(self, *, limit: int = 100, include_resolved: bool = True) -> list[FindingView]:
         query = select(Finding).where(Finding.agent == self.agent, _alive())
@@ -209,7 +216,12 @@ async def settle(
     """
     # The audit rows are assembled in SQL, so their payloads are checked against the catalogue here.
     rows = [
-        {"id": str(uuid.uuid4()), "kind": f.kind, "claim_ids": [str(c) for c in f.claim_ids], "payload": storable(f.payload)}
+        {
+            "id": str(uuid.uuid4()),
+            "kind": f.kind,
+            "claim_ids": [str(c) for c in f.claim_ids],
+            "payload": storable(f.payload),
+        }
         for f in opened
     ]
     for row in rows:
@@ -234,7 +246,12 @@ async def settle(
     return list(row.opened), list(row.resolved)
 
 
-async def purge_expired(sessions: async_sessionmaker[AsyncSession], *, batch_size: int = 1000, max_batches: int | None = None) -> int:
+async def purge_expired(
+    sessions: async_sessionmaker[AsyncSession],
+    *,
+    batch_size: int = 1000,
+    max_batches: int | None = None,
+) -> int:
     """Delete expired findings, `batch_size` rows per transaction; returns how many were removed.
 
     Short transactions keep locks brief; `SKIP LOCKED` lets two replicas purge side by side.
@@ -242,9 +259,18 @@ async def purge_expired(sessions: async_sessionmaker[AsyncSession], *, batch_siz
     removed = 0
     batches = 0
     while max_batches is None or batches < max_batches:
-        doomed = select(Finding.id).where(Finding.expires_at <= func.now()).limit(batch_size).with_for_update(skip_locked=True)
+        doomed = (
+            select(Finding.id)
+            .where(Finding.expires_at <= func.now())
+            .limit(batch_size)
+            .with_for_update(skip_locked=True)
+        )
         async with sessions() as session, session.begin():
-            result = await session.execute(delete(Finding).where(Finding.id.in_(doomed.scalar_subquery())).returning(Finding.id))
+            result = await session.execute(
+                delete(Finding)
+                .where(Finding.id.in_(doomed.scalar_subquery()))
+                .returning(Finding.id)
+            )
             count = len(result.scalars().all())
         removed += count
         batches += 1

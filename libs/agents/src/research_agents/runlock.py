@@ -44,7 +44,8 @@ class RunLock:
         conn = await self.engine.connect()
         try:
             got = await conn.scalar(
-                text("SELECT pg_try_advisory_lock(:ns, :key)"), {"ns": LOCK_NAMESPACE, "key": self.key}
+                text("SELECT pg_try_advisory_lock(:ns, :key)"),
+                {"ns": LOCK_NAMESPACE, "key": self.key},
             )
             await conn.commit()  # the lock is session-level: it outlives this transaction
         except BaseException:
@@ -62,7 +63,10 @@ class RunLock:
         if conn is None:
             return
         try:
-            await conn.execute(text("SELECT pg_advisory_unlock(:ns, :key)"), {"ns": LOCK_NAMESPACE, "key": self.key})
+            await conn.execute(
+                text("SELECT pg_advisory_unlock(:ns, :key)"),
+                {"ns": LOCK_NAMESPACE, "key": self.key},
+            )
             await conn.commit()
         finally:
             await conn.close()

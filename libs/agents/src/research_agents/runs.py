@@ -63,17 +63,30 @@ class RunBook:
         await self.session.execute(
             update(AgentRun)
             .where(AgentRun.agent == self.agent, AgentRun.outcome == "running")
-            .values(outcome="abandoned", finished_at=func.now(), error="its process stopped without finishing it")
+            .values(
+                outcome="abandoned",
+                finished_at=func.now(),
+                error="its process stopped without finishing it",
+            )
         )
         run_id = uuid.uuid4()
-        self.session.add(AgentRun(id=run_id, agent=self.agent, trigger=trigger, outcome="running", counts={}))
+        self.session.add(
+            AgentRun(id=run_id, agent=self.agent, trigger=trigger, outcome="running", counts={})
+        )
         return run_id
 
-    async def finish_run(self, run_id: uuid.UUID, outcome: str, counts: dict[str, Any], error: str | None = None) -> None:
+    async def finish_run(
+        self, run_id: uuid.UUID, outcome: str, counts: dict[str, Any], error: str | None = None
+    ) -> None:
         await self.session.execute(
             update(AgentRun)
             .where(AgentRun.id == run_id)
-            .values(outcome=outcome, counts=counts, error=(error or None) and error[:4000], finished_at=func.now())
+            .values(
+                outcome=outcome,
+                counts=counts,
+                error=(error or None) and error[:4000],
+                finished_at=func.now(),
+            )
         )
 
     async def current(self) -> RunView | None:
@@ -97,13 +110,17 @@ class RunBook:
 
     async def seconds_since_last_start(self) -> float | None:
         age = await self.session.scalar(
-            select(func.extract("epoch", func.now() - func.max(AgentRun.started_at))).where(AgentRun.agent == self.agent)
+            select(func.extract("epoch", func.now() - func.max(AgentRun.started_at))).where(
+                AgentRun.agent == self.agent
+            )
         )
         return None if age is None else float(age)
 
     async def last_counts(self, outcome: str | None = None) -> dict[str, Any]:
         """Counts of the latest finished run (agents keep cursors there between runs)."""
-        query = select(AgentRun.counts).where(AgentRun.agent == self.agent, AgentRun.outcome != "running")
+        query = select(AgentRun.counts).where(
+            AgentRun.agent == self.agent, AgentRun.outcome != "running"
+        )
         if outcome is not None:
             query = query.where(AgentRun.outcome == outcome)
         counts = await self.session.scalar(query.order_by(AgentRun.started_at.desc()).limit(1))
@@ -132,7 +149,8 @@ class RunBook:
         stmt = insert(AgentControl).values(agent=self.agent, updated_by=actor, **values)
         await self.session.execute(
             stmt.on_conflict_do_update(
-                index_elements=[AgentControl.agent], set_={**values, "updated_by": actor, "updated_at": func.now()}
+                index_elements=[AgentControl.agent],
+                set_={**values, "updated_by": actor, "updated_at": func.now()},
             )
         )
 
@@ -140,4 +158,12 @@ class RunBook:
 def _view(row: AgentRun | None) -> RunView | None:
     if row is None:
         return None
-    return RunView(row.id, row.trigger, row.started_at, row.finished_at, row.outcome, dict(row.counts or {}), row.error)
+    return RunView(
+        row.id,
+        row.trigger,
+        row.started_at,
+        row.finished_at,
+        row.outcome,
+        dict(row.counts or {}),
+        row.error,
+    )

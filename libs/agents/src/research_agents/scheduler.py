@@ -44,9 +44,13 @@ class ScheduleSettings(BaseModel):
     """How often an agent ticks and how quickly it notices operator switches."""
 
     interval_s: float = Field(default=300.0, gt=0, description="Seconds between ticks.")
-    first_tick_s: float = Field(default=5.0, ge=0, description="Delay before the first tick after start.")
+    first_tick_s: float = Field(
+        default=5.0, ge=0, description="Delay before the first tick after start."
+    )
     enabled: bool = Field(default=True, description="False = no ticks; run-once still works.")
-    control_poll_s: float = Field(default=0.5, gt=0, description="How often a run re-reads pause/cancel.")
+    control_poll_s: float = Field(
+        default=0.5, gt=0, description="How often a run re-reads pause/cancel."
+    )
 
 
 @dataclass
@@ -91,7 +95,9 @@ Work = Callable[[RunContext], Awaitable[dict[str, Any] | None]]
 class Scheduler:
     """Runs `work` on a tick and on demand, one run at a time across every replica."""
 
-    def __init__(self, agent: str, engine: AsyncEngine, work: Work, settings: ScheduleSettings) -> None:
+    def __init__(
+        self, agent: str, engine: AsyncEngine, work: Work, settings: ScheduleSettings
+    ) -> None:
         self.agent = agent
         self.engine = engine
         self.sessions = session_factory(engine)
@@ -121,7 +127,10 @@ class Scheduler:
         Each waits a bounded time (`shutdown.cancel_within`): a tick can swallow its cancellation
         (a reply arriving as it lands), and a stop must never wait for a loop that runs on.
         """
-        for task, what, bound_s in ((self._loop, "ticks", STOP_TICKS_S), (self._current, "run", STOP_RUN_S)):
+        for task, what, bound_s in (
+            (self._loop, "ticks", STOP_TICKS_S),
+            (self._current, "run", STOP_RUN_S),
+        ):
             if task is not None:
                 with contextlib.suppress(Exception):  # the run's own failure is recorded in its row
                     await cancel_within(task, what=f"{self.agent} {what}", timeout_s=bound_s)
@@ -168,7 +177,9 @@ class Scheduler:
             raise
         self._cancel_local.clear()
         self._current_id = run_id
-        self._current = asyncio.create_task(self._execute(run_id, trigger, lock), name=f"{self.agent}-run")
+        self._current = asyncio.create_task(
+            self._execute(run_id, trigger, lock), name=f"{self.agent}-run"
+        )
         return run_id
 
     async def wait_current(self, timeout: float | None = None) -> None:
@@ -205,7 +216,13 @@ class Scheduler:
             finally:
                 await lock.release()
                 self._current_id = None
-            log.info("run finished", agent=self.agent, run_id=str(run_id), outcome=outcome, counts=ctx.counts)
+            log.info(
+                "run finished",
+                agent=self.agent,
+                run_id=str(run_id),
+                outcome=outcome,
+                counts=ctx.counts,
+            )
 
     # --- operator verbs -----------------------------------------------------------------
     async def switches(self) -> Switches:
@@ -248,7 +265,9 @@ class Scheduler:
             "suspended_run": bool(switches.paused and running),
             "current_run": current.as_dict() if current else None,
             "last_run": last.as_dict() if last else None,
-            "next_tick": self.next_tick_at.isoformat() if (self.next_tick_at and self._loop) else None,
+            "next_tick": self.next_tick_at.isoformat()
+            if (self.next_tick_at and self._loop)
+            else None,
             "interval_s": self.settings.interval_s,
             "findings_24h": findings,
         }

@@ -1,8 +1,8 @@
 """research_client: the research-engine gateway API as a small typed Python client.
 
-    from research_client import ResearchClient
-    rc = ResearchClient()            # RESEARCH_URL / RESEARCH_API_KEY, the config file, or the local key
-    rc.submit_task("Does vitamin D prevent fractures?")
+from research_client import ResearchClient
+rc = ResearchClient()            # RESEARCH_URL / RESEARCH_API_KEY, the config file, or the local key
+rc.submit_task("Does vitamin D prevent fractures?")
 """
 
 from research_client.client import FORMAT_ALIASES, ApiError, ResearchClient

@@ -43,8 +43,15 @@ API = "/api/research/v1"
 ExportFormat = Literal["markdown", "pdf", "bibtex", "ris", "csl-json"]
 # CLI spellings → the gateway's format names
 FORMAT_ALIASES: dict[str, ExportFormat] = {
-    "md": "markdown", "markdown": "markdown", "pdf": "pdf", "bib": "bibtex", "bibtex": "bibtex",
-    "ris": "ris", "csljson": "csl-json", "csl-json": "csl-json", "json": "csl-json",
+    "md": "markdown",
+    "markdown": "markdown",
+    "pdf": "pdf",
+    "bib": "bibtex",
+    "bibtex": "bibtex",
+    "ris": "ris",
+    "csljson": "csl-json",
+    "csl-json": "csl-json",
+    "json": "csl-json",
 }
 PERIODIC_AGENTS = ("correlator", "replicator", "librarian")
 
@@ -54,7 +61,9 @@ M = TypeVar("M", bound=BaseModel)
 class ApiError(Exception):
     """The gateway answered with a non-2xx status."""
 
-    def __init__(self, status: int, detail: Any, *, method: str, path: str, key_from: str = "") -> None:
+    def __init__(
+        self, status: int, detail: Any, *, method: str, path: str, key_from: str = ""
+    ) -> None:
         self.status, self.detail, self.method, self.path = status, detail, method, path
         hint = f" (key from {key_from})" if status in (401, 403) and key_from else ""
         super().__init__(f"{method} {path} → {status}: {detail}{hint}")
@@ -74,7 +83,9 @@ class ResearchClient:
     ) -> None:
         self.credentials: Credentials = resolve(url, api_key, data_dir=data_dir)
         headers = {"X-API-Key": self.credentials.api_key} if self.credentials.api_key else {}
-        self._http = httpx.Client(base_url=self.credentials.url, headers=headers, timeout=timeout, transport=transport)
+        self._http = httpx.Client(
+            base_url=self.credentials.url, headers=headers, timeout=timeout, transport=transport
+        )
 
     @property
     def url(self) -> str:
@@ -100,13 +111,17 @@ class ResearchClient:
             detail = reply.json().get("detail", reply.json())
         except ValueError:
             detail = reply.text[:500]
-        raise ApiError(reply.status_code, detail, method=method, path=full, key_from=self.credentials.key_from)
+        raise ApiError(
+            reply.status_code, detail, method=method, path=full, key_from=self.credentials.key_from
+        )
 
     def _get(self, model: type[M], path: str, **params: Any) -> M:
         return model.model_validate(self.request("GET", path, params=_clean(params)).json())
 
     def _list(self, model: type[M], path: str, **params: Any) -> list[M]:
-        return TypeAdapter(list[model]).validate_python(self.request("GET", path, params=_clean(params)).json())  # type: ignore[valid-type]
+        return TypeAdapter(list[model]).validate_python(
+            self.request("GET", path, params=_clean(params)).json()
+        )  # type: ignore[valid-type]
 
     def health(self) -> bool:
         """Whether the gateway answers and reaches its database."""
@@ -127,15 +142,26 @@ class ResearchClient:
         idempotency_key: str | None = None,
     ) -> TaskAccepted:
         """Publish a research task (researcher role). The same `task_id` / key returns the same task."""
-        body = _clean({"question": question, "entity": entity, "tier": tier, "filters": filters,
-                       "task_id": str(task_id) if task_id else None})
+        body = _clean(
+            {
+                "question": question,
+                "entity": entity,
+                "tier": tier,
+                "filters": filters,
+                "task_id": str(task_id) if task_id else None,
+            }
+        )
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
-        return TaskAccepted.model_validate(self.request("POST", "/tasks", json=body, headers=headers).json())
+        return TaskAccepted.model_validate(
+            self.request("POST", "/tasks", json=body, headers=headers).json()
+        )
 
     def task(self, task_id: uuid.UUID | str) -> Task:
         return self._get(Task, f"/tasks/{task_id}")
 
-    def wait_for_task(self, task_id: uuid.UUID | str, *, timeout: float = 300.0, poll_s: float = 0.5) -> Task:
+    def wait_for_task(
+        self, task_id: uuid.UUID | str, *, timeout: float = 300.0, poll_s: float = 0.5
+    ) -> Task:
         """The task once its claim is decided or it failed; `TimeoutError` after `timeout` seconds."""
         deadline = time.monotonic() + timeout
         while True:
@@ -149,18 +175,36 @@ class ResearchClient:
     def claim(self, claim_id: uuid.UUID | str) -> Claim:
         return self._get(Claim, f"/claims/{claim_id}")
 
-    def claims(self, *, status: str | None = None, entity: str | None = None, limit: int = 50) -> list[Claim]:
+    def claims(
+        self, *, status: str | None = None, entity: str | None = None, limit: int = 50
+    ) -> list[Claim]:
         """Ledger claims, newest first, by status and entity."""
         return self._list(Claim, "/claims", status=status, entity=entity, limit=limit)
 
     # --- ledger reads -------------------------------------------------------------------------
-    def findings(self, *, agent: str | None = None, kind: str | None = None, unresolved: bool = False,
-                 limit: int = 100) -> list[Finding]:
-        return self._list(Finding, "/findings", agent=agent, kind=kind, unresolved=unresolved or None, limit=limit)
+    def findings(
+        self,
+        *,
+        agent: str | None = None,
+        kind: str | None = None,
+        unresolved: bool = False,
+        limit: int = 100,
+    ) -> list[Finding]:
+        return self._list(
+            Finding, "/findings", agent=agent, kind=kind, unresolved=unresolved or None, limit=limit
+        )
 
-    def audit(self, *, action: str | None = None, task_id: uuid.UUID | str | None = None,
-              claim_id: uuid.UUID | str | None = None, limit: int = 200) -> list[AuditEntry]:
-        return self._list(AuditEntry, "/audit", action=action, task_id=task_id, claim_id=claim_id, limit=limit)
+    def audit(
+        self,
+        *,
+        action: str | None = None,
+        task_id: uuid.UUID | str | None = None,
+        claim_id: uuid.UUID | str | None = None,
+        limit: int = 200,
+    ) -> list[AuditEntry]:
+        return self._list(
+            AuditEntry, "/audit", action=action, task_id=task_id, claim_id=claim_id, limit=limit
+        )
 
     def search(self, query: str, *, k: int = 10, mode: str = "hybrid") -> SearchResults:
         """The local corpus (hybrid, lexical or dense)."""
@@ -185,11 +229,15 @@ class ResearchClient:
 
     def refresh_review(self, review_id: uuid.UUID | str) -> ModeAccepted:
         """Run a (stale) review again: a new version with its diff to the current one."""
-        return ModeAccepted.model_validate(self.request("POST", f"/reviews/{review_id}/refresh").json())
+        return ModeAccepted.model_validate(
+            self.request("POST", f"/reviews/{review_id}/refresh").json()
+        )
 
     def rerun_source_list(self, source_list_id: uuid.UUID | str) -> ModeAccepted:
         """Run a source list again with its stored request: a new snapshot and its diff."""
-        return ModeAccepted.model_validate(self.request("POST", f"/source-lists/{source_list_id}/runs").json())
+        return ModeAccepted.model_validate(
+            self.request("POST", f"/source-lists/{source_list_id}/runs").json()
+        )
 
     def verification(self, verification_id: uuid.UUID | str) -> dict[str, Any]:
         return self.get(f"/verifications/{verification_id}")
@@ -217,18 +265,31 @@ class ResearchClient:
         """A report exported as Markdown, PDF, BibTeX, RIS or CSL-JSON (`md`, `bib`, `csljson` accepted)."""
         name = FORMAT_ALIASES.get(fmt.lower())
         if name is None:
-            raise ValueError(f"unknown export format {fmt!r}: use one of {', '.join(sorted(FORMAT_ALIASES))}")
+            raise ValueError(
+                f"unknown export format {fmt!r}: use one of {', '.join(sorted(FORMAT_ALIASES))}"
+            )
         return self.request("GET", f"/reports/{report_id}/export", params={"format": name}).content
 
-    def run_events(self, run_id: str, *, last_event_id: int | None = None, reconnect: bool = True,
-                   max_reconnects: int = 20) -> Iterator[RunEventItem]:
+    def run_events(
+        self,
+        run_id: str,
+        *,
+        last_event_id: int | None = None,
+        reconnect: bool = True,
+        max_reconnects: int = 20,
+    ) -> Iterator[RunEventItem]:
         """The events of a run as they happen, until its `done` event.
 
         A dropped connection is resumed after the last event received (`Last-Event-ID`), so no
         event is missed or repeated; `last_event_id` starts after an id you already have.
         """
-        return follow_run(self, f"{API}/runs/{run_id}/events", last_event_id=last_event_id,
-                          reconnect=reconnect, max_reconnects=max_reconnects)
+        return follow_run(
+            self,
+            f"{API}/runs/{run_id}/events",
+            last_event_id=last_event_id,
+            reconnect=reconnect,
+            max_reconnects=max_reconnects,
+        )
 
     # --- operators ----------------------------------------------------------------------------
     def agent(self, agent: str, verb: str = "status", **body: Any) -> ControlReply:
@@ -238,12 +299,16 @@ class ResearchClient:
         method = "GET" if verb == "status" else "POST"
         reply = self._http.request(method, f"{API}/{agent}/{verb}", json=body or None)
         if reply.status_code in (401, 403, 422):
-            self.request(method, f"/{agent}/{verb}", json=body or None)  # raises ApiError with the detail
+            self.request(
+                method, f"/{agent}/{verb}", json=body or None
+            )  # raises ApiError with the detail
         return ControlReply.model_validate(reply.json())  # 409 / 503 carry the agent's own reply
 
     def drain_quarantine(self, claim_ids: list[uuid.UUID] | None = None) -> ControlReply:
         body = {"claim_ids": [str(c) for c in claim_ids]} if claim_ids else None
-        return ControlReply.model_validate(self.request("POST", "/critic/quarantine/drain", json=body).json())
+        return ControlReply.model_validate(
+            self.request("POST", "/critic/quarantine/drain", json=body).json()
+        )
 
     @property
     def http(self) -> httpx.Client:
@@ -252,4 +317,6 @@ class ResearchClient:
 
 
 def _clean(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: (str(v) if isinstance(v, uuid.UUID) else v) for k, v in values.items() if v is not None}
+    return {
+        k: (str(v) if isinstance(v, uuid.UUID) else v) for k, v in values.items() if v is not None
+    }

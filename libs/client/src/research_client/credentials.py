@@ -26,7 +26,9 @@ from urllib.parse import urlsplit
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 LOCAL_KEY_FILE = "admin.key"  # written by `research-engine up` (research_engine.local_key)
-LOCAL_KEY_SOURCE = "local key"  # how `Credentials.key_from` names the local admin key (then its path)
+LOCAL_KEY_SOURCE = (
+    "local key"  # how `Credentials.key_from` names the local admin key (then its path)
+)
 
 
 def config_path() -> Path:
@@ -64,7 +66,9 @@ class Credentials:
     key_from: str  # where the key came from (never the key): shown by the CLI when a call gets 401
 
 
-def resolve(url: str | None = None, api_key: str | None = None, *, data_dir: Path | None = None) -> Credentials:
+def resolve(
+    url: str | None = None, api_key: str | None = None, *, data_dir: Path | None = None
+) -> Credentials:
     """The gateway URL and key to use (see module doc for the order)."""
     config = read_config()
     found_url = url or os.environ.get("RESEARCH_URL") or config.get("url") or DEFAULT_URL
@@ -72,7 +76,10 @@ def resolve(url: str | None = None, api_key: str | None = None, *, data_dir: Pat
         ("argument", api_key),
         ("RESEARCH_API_KEY", os.environ.get("RESEARCH_API_KEY")),
         (f"config file {config_path()}", config.get("api_key")),
-        (f"{LOCAL_KEY_SOURCE} {(data_dir or Path(os.environ.get('DATA_DIR', '.research-engine'))) / LOCAL_KEY_FILE}", local_key(data_dir)),
+        (
+            f"{LOCAL_KEY_SOURCE} {(data_dir or Path(os.environ.get('DATA_DIR', '.research-engine'))) / LOCAL_KEY_FILE}",
+            local_key(data_dir),
+        ),
     )
     for source, key in candidates:
         if key:
@@ -95,13 +102,19 @@ def exposure(credentials: Credentials) -> str | None:
     """Why sending `credentials.api_key` to `credentials.url` would give the key away, or None."""
     parts = urlsplit(credentials.url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        return f"the gateway URL must be http(s)://host[:port] (got scheme {parts.scheme or 'none'!r})"
+        return (
+            f"the gateway URL must be http(s)://host[:port] (got scheme {parts.scheme or 'none'!r})"
+        )
     if is_loopback_url(credentials.url):
         return None
     if parts.scheme != "https":
-        return (f"refusing to send an API key to {parts.hostname} over plain http: use https:// "
-                "(TLS), or a loopback address for a gateway on this machine")
+        return (
+            f"refusing to send an API key to {parts.hostname} over plain http: use https:// "
+            "(TLS), or a loopback address for a gateway on this machine"
+        )
     if credentials.key_from.startswith(LOCAL_KEY_SOURCE):
-        return (f"the local admin key of `research-engine up` is for this machine's gateway only, not "
-                f"{parts.hostname}: set RESEARCH_API_KEY (or the config file's api_key) to a key of that gateway")
+        return (
+            f"the local admin key of `research-engine up` is for this machine's gateway only, not "
+            f"{parts.hostname}: set RESEARCH_API_KEY (or the config file's api_key) to a key of that gateway"
+        )
     return None

@@ -40,7 +40,12 @@ def sse_frames(lines: Iterator[str]) -> Iterator[dict[str, str]]:
 
 
 def follow_run(
-    client: ResearchClient, path: str, *, last_event_id: int | None, reconnect: bool, max_reconnects: int
+    client: ResearchClient,
+    path: str,
+    *,
+    last_event_id: int | None,
+    reconnect: bool,
+    max_reconnects: int,
 ) -> Iterator[RunEventItem]:
     """Yield the run's events until `done`, reconnecting after the last id on a dropped stream."""
     from research_client.client import ApiError
@@ -50,11 +55,18 @@ def follow_run(
     while True:
         headers = {"Last-Event-ID": str(last)} if last is not None else {}
         try:
-            with client.http.stream("GET", path, headers=headers, timeout=httpx.Timeout(30.0, read=None)) as reply:
+            with client.http.stream(
+                "GET", path, headers=headers, timeout=httpx.Timeout(30.0, read=None)
+            ) as reply:
                 if not reply.is_success:
                     reply.read()
-                    raise ApiError(reply.status_code, reply.text[:500], method="GET", path=path,
-                                   key_from=client.credentials.key_from)
+                    raise ApiError(
+                        reply.status_code,
+                        reply.text[:500],
+                        method="GET",
+                        path=path,
+                        key_from=client.credentials.key_from,
+                    )
                 for frame in sse_frames(reply.iter_lines()):
                     if "data" not in frame:
                         continue  # the retry hint, or a comment-only frame
@@ -71,5 +83,7 @@ def follow_run(
             pass
         attempts += 1
         if not reconnect or attempts > max_reconnects:
-            raise ConnectionError(f"the event stream of {path} ended before the run's done event (last id {last})")
+            raise ConnectionError(
+                f"the event stream of {path} ended before the run's done event (last id {last})"
+            )
         time.sleep(min(2.0, 0.2 * attempts))

@@ -22,7 +22,12 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 CORPUS_TOOLS: Final = (
-    "search_papers", "search_metadata", "publication_trends", "top_cited", "corpus_overview", "get_paper",
+    "search_papers",
+    "search_metadata",
+    "publication_trends",
+    "top_cited",
+    "corpus_overview",
+    "get_paper",
 )
 CORPUS_PREFIX: Final = "corpus:"
 
@@ -42,7 +47,11 @@ class SearchPapers(_Request):
 
 
 class SearchMetadata(_Request):
-    topic: str | None = Field(default=None, max_length=1000, description="Ranked by the corpus search over titles and text.")
+    topic: str | None = Field(
+        default=None,
+        max_length=1000,
+        description="Ranked by the corpus search over titles and text.",
+    )
     title: str | None = Field(default=None, max_length=500)
     author: str | None = Field(default=None, max_length=200)
     venue: str | None = Field(default=None, max_length=300)
@@ -53,7 +62,11 @@ class SearchMetadata(_Request):
 
 
 class PublicationTrends(_Request):
-    topic: str = Field(min_length=1, max_length=500, description="websearch syntax: words, \"phrases\", or, -excluded.")
+    topic: str = Field(
+        min_length=1,
+        max_length=500,
+        description='websearch syntax: words, "phrases", or, -excluded.',
+    )
     year_from: int | None = None
     year_to: int | None = None
 
@@ -68,7 +81,9 @@ class CorpusOverviewRequest(_Request):
 
 
 class GetPaper(_Request):
-    paper_ids: list[str] = Field(min_length=1, max_length=200, description="`corpus:<id>` (or the bare id).")
+    paper_ids: list[str] = Field(
+        min_length=1, max_length=200, description="`corpus:<id>` (or the bare id)."
+    )
     with_text: bool = Field(default=True, description="Include the abstract / full text.")
 
 

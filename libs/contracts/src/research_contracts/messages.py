@@ -31,10 +31,18 @@ class TaskFilters(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    year_from: int | None = Field(default=None, description="Earliest publication year.", examples=[2015])
-    year_to: int | None = Field(default=None, description="Latest publication year.", examples=[2024])
-    date_from: dt.date | None = Field(default=None, description="Earliest publication date (sources that take dates).")
-    date_to: dt.date | None = Field(default=None, description="Latest publication date (sources that take dates).")
+    year_from: int | None = Field(
+        default=None, description="Earliest publication year.", examples=[2015]
+    )
+    year_to: int | None = Field(
+        default=None, description="Latest publication year.", examples=[2024]
+    )
+    date_from: dt.date | None = Field(
+        default=None, description="Earliest publication date (sources that take dates)."
+    )
+    date_to: dt.date | None = Field(
+        default=None, description="Latest publication date (sources that take dates)."
+    )
     sources: list[str] = Field(
         default_factory=list,
         description="Evidence sources to ask (empty = the configured default).",
@@ -47,7 +55,9 @@ class RunResearch(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    task_id: uuid.UUID = Field(default_factory=uuid.uuid4, description="Idempotency key of the task.")
+    task_id: uuid.UUID = Field(
+        default_factory=uuid.uuid4, description="Idempotency key of the task."
+    )
     question: str = Field(
         min_length=3,
         max_length=2000,
@@ -68,10 +78,14 @@ class RunResearch(BaseModel):
     )
     tier: Tier = Field(default=Tier.priority, description="Priority tier.")
     source_types: list[str] = Field(
-        default_factory=list, description="Kinds of source wanted (trial, review, guideline…).", examples=[["review"]]
+        default_factory=list,
+        description="Kinds of source wanted (trial, review, guideline…).",
+        examples=[["review"]],
     )
     filters: TaskFilters = Field(default_factory=TaskFilters)
-    origin: str = Field(default="api", max_length=100, description="Who submitted it (api, replicator, cli…).")
+    origin: str = Field(
+        default="api", max_length=100, description="Who submitted it (api, replicator, cli…)."
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -103,7 +117,9 @@ ResearchTask = RunResearch
 class SourceHit(BaseModel):
     """One piece of evidence returned by a source, with a source-prefixed id."""
 
-    source_id: str = Field(description="Source-prefixed id.", examples=["pmid:22351513", "corpus:4983"])
+    source_id: str = Field(
+        description="Source-prefixed id.", examples=["pmid:22351513", "corpus:4983"]
+    )
     source: str = Field(description="Which connector produced it.", examples=["corpus"])
     title: str = ""
     authors: list[str] = Field(default_factory=list)
@@ -111,7 +127,9 @@ class SourceHit(BaseModel):
     year: int | None = None
     date: dt.date | None = None
     url: str | None = None
-    abstract: str = Field(default="", description="Abstract or snippet text, as the source gave it.")
+    abstract: str = Field(
+        default="", description="Abstract or snippet text, as the source gave it."
+    )
     score: float | None = Field(default=None, description="The source's relevance score, if any.")
     locator: str | None = Field(default=None, description="Where in the document the snippet sits.")
     doi: str | None = None
@@ -128,8 +146,12 @@ class SearchEvidence(BaseModel):
     sources: list[str] = Field(default_factory=lambda: ["corpus"], examples=[["corpus", "pubmed"]])
     limit: int = Field(default=10, ge=1, le=200)
     filters: TaskFilters = Field(default_factory=TaskFilters)
-    mode: Literal["hybrid", "lexical", "dense"] = Field(default="hybrid", description="Corpus retrieval mode.")
-    deadline_s: float = Field(default=10.0, gt=0, le=120, description="Per-source deadline in seconds.")
+    mode: Literal["hybrid", "lexical", "dense"] = Field(
+        default="hybrid", description="Corpus retrieval mode."
+    )
+    deadline_s: float = Field(
+        default=10.0, gt=0, le=120, description="Per-source deadline in seconds."
+    )
     query_embedding: list[float] | None = Field(
         default=None,
         min_length=384,
@@ -144,7 +166,9 @@ class SearchEvidence(BaseModel):
         only terms of the scientific vocabulary leave, so placeholders such as [NAME_1] and any name a
         pattern missed stay home — whichever mode asks. The local corpus alone gets the query as given."""
         if set(self.sources) - {"corpus"}:
-            self.query = outbound_query(self.query) or self.query  # nothing left: the connector refuses it
+            self.query = (
+                outbound_query(self.query) or self.query
+            )  # nothing left: the connector refuses it
         return self
 
 
@@ -152,7 +176,9 @@ class EvidenceFound(BaseModel):
     """Reply to `SearchEvidence`: merged, de-duplicated hits plus the sources that degraded."""
 
     hits: list[SourceHit] = Field(default_factory=list)
-    degraded: dict[str, str] = Field(default_factory=dict, description="source → reason it returned nothing.")
+    degraded: dict[str, str] = Field(
+        default_factory=dict, description="source → reason it returned nothing."
+    )
     facets: dict[str, dict[str, dict[str, int]]] = Field(
         default_factory=dict,
         description="source → counts it reports next to its hits (e.g. cochrane → review_type → n).",
@@ -197,9 +223,13 @@ class RecritiqueClaim(BaseModel):
     """Command on `research.claim.recritique`: judge an active claim again (from the replicator)."""
 
     claim_id: uuid.UUID = Field(description="The active claim to judge again.")
-    reason: str = Field(description="Why it no longer holds: the replicator's verdict on fresh evidence.",
-                        examples=["eroded", "retracted_source"])
-    finding_id: uuid.UUID | None = Field(default=None, description="The replicator's finding that records the evidence.")
+    reason: str = Field(
+        description="Why it no longer holds: the replicator's verdict on fresh evidence.",
+        examples=["eroded", "retracted_source"],
+    )
+    finding_id: uuid.UUID | None = Field(
+        default=None, description="The replicator's finding that records the evidence."
+    )
 
 
 class Verdict(StrEnum):
@@ -215,7 +245,9 @@ class CriticVerdict(BaseModel):
     score: float = Field(ge=0.0, le=1.0)
     reasoning: str
     supersedes: list[uuid.UUID] = Field(default_factory=list)
-    model: str = Field(default="offline-critic", description="Which provider/model produced the verdict.")
+    model: str = Field(
+        default="offline-critic", description="Which provider/model produced the verdict."
+    )
 
 
 class ClaimDecided(BaseModel):
@@ -233,7 +265,9 @@ class ClaimDecided(BaseModel):
 class ControlRequest(BaseModel):
     """Request on `research.control.<agent>.<verb>` from the gateway's admin routes."""
 
-    actor_key_id: str | None = Field(default=None, description="Id (never the secret) of the operator's API key.")
+    actor_key_id: str | None = Field(
+        default=None, description="Id (never the secret) of the operator's API key."
+    )
     args: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -273,7 +307,11 @@ class RerunResearch(BaseModel):
 class EvidenceRefreshed(BaseModel):
     """Reply to `RerunResearch`: the fresh evidence the researcher found for the question today."""
 
-    claim_id: uuid.UUID | None = Field(default=None, description="Echo of the request's claim (None if unreadable).")
+    claim_id: uuid.UUID | None = Field(
+        default=None, description="Echo of the request's claim (None if unreadable)."
+    )
     hits: list[SourceHit] = Field(default_factory=list)
-    degraded: dict[str, str] = Field(default_factory=dict, description="source → reason it returned nothing.")
+    degraded: dict[str, str] = Field(
+        default_factory=dict, description="source → reason it returned nothing."
+    )
     error: str | None = Field(default=None, description="Set when the re-run itself failed.")

@@ -20,8 +20,23 @@ from research_privacy.boundary import PLACEHOLDER, person_text
 
 # Every evidence source the connector serves (`corpus` plus its outside connectors).
 EVIDENCE_SOURCES: Final = (
-    "corpus", "pubmed", "clinvar", "clinicaltrials", "europepmc", "crossref", "openalex", "semantic_scholar",
-    "arxiv", "unpaywall", "nejm", "lww", "wiley", "elsevier", "nccn", "cochrane", "drugbank",
+    "corpus",
+    "pubmed",
+    "clinvar",
+    "clinicaltrials",
+    "europepmc",
+    "crossref",
+    "openalex",
+    "semantic_scholar",
+    "arxiv",
+    "unpaywall",
+    "nejm",
+    "lww",
+    "wiley",
+    "elsevier",
+    "nccn",
+    "cochrane",
+    "drugbank",
 )
 TOPIC_MAX_CHARS: Final = 500
 
@@ -41,8 +56,19 @@ def _class_body(codepoints: list[int]) -> str:
 # U+0085, U+00A0, U+1680, U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000. A published pattern
 # must not say `\s`: ECMA-262's (a JSON Schema validator's, a fuzzer's) leaves out U+001C–U+001F and
 # U+0085 and adds U+FEFF, so a topic ending in U+001C was schema-valid and refused.
-WHITESPACE: Final = (*range(0x09, 0x0E), *range(0x1C, 0x21), 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B),
-                     0x2028, 0x2029, 0x202F, 0x205F, 0x3000)
+WHITESPACE: Final = (
+    *range(0x09, 0x0E),
+    *range(0x1C, 0x21),
+    0x85,
+    0xA0,
+    0x1680,
+    *range(0x2000, 0x200B),
+    0x2028,
+    0x2029,
+    0x202F,
+    0x205F,
+    0x3000,
+)
 BLANK: Final = f"[{_class_body(list(WHITESPACE))}]"
 FILLED: Final = f"[^{_class_body(list(WHITESPACE))}]"
 
@@ -80,8 +106,11 @@ _KEY_STOPWORDS = frozenset(
 )
 
 
-_LABELLED = re.compile(r"\b(?:dob|d\.o\.b\.?|date of birth|born|mrn|medical record(?: number)?|record|phone|tel|fax|e-?mail|"
-                       r"ssn|nhs(?: number)?|address|postcode|zip)\b[\s:#.,-]*(?=\[[A-Z_]+_\d+\])", re.IGNORECASE)
+_LABELLED = re.compile(
+    r"\b(?:dob|d\.o\.b\.?|date of birth|born|mrn|medical record(?: number)?|record|phone|tel|fax|e-?mail|"
+    r"ssn|nhs(?: number)?|address|postcode|zip)\b[\s:#.,-]*(?=\[[A-Z_]+_\d+\])",
+    re.IGNORECASE,
+)
 
 
 def review_run_id(review_id: uuid.UUID, suffix: str = "1") -> str:
@@ -94,7 +123,9 @@ def topic_key(topic: str) -> str:
     function words), lower-case, in order. The gateway and the reviewer derive the same key."""
     # A placeholder (`[NAME_1]`) is no topic word: kept, its bare word ("name") reads as a person's;
     # nor is the label in front of one ("DOB [DATE_1]", "MRN [MRN_1]"): "patient dob mrn" reads as a name.
-    words = re.findall(r"[a-z0-9][a-z0-9-]*", PLACEHOLDER.sub(" ", _LABELLED.sub(" ", topic)).lower())
+    words = re.findall(
+        r"[a-z0-9][a-z0-9-]*", PLACEHOLDER.sub(" ", _LABELLED.sub(" ", topic)).lower()
+    )
     kept = [w for w in words if len(w) > 2 and w not in _KEY_STOPWORDS]
     return " ".join(dict.fromkeys(kept))[:200] or topic.strip().lower()[:200]
 
@@ -106,16 +137,24 @@ class ReviewFilters(BaseModel):
 
     year_from: int | None = Field(default=None, ge=1000, le=2999, examples=[2010])
     year_to: int | None = Field(default=None, ge=1000, le=2999, examples=[2024])
-    venue: str | None = Field(default=None, max_length=300, description="Only papers of this venue (corpus).")
+    venue: str | None = Field(
+        default=None, max_length=300, description="Only papers of this venue (corpus)."
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> ReviewFilters:
         # "2024 to 2010" names the same years as "2010 to 2024": take the range the caller meant
         # rather than refuse a request the schema cannot describe as invalid.
-        if self.year_from is not None and self.year_to is not None and self.year_from > self.year_to:
+        if (
+            self.year_from is not None
+            and self.year_to is not None
+            and self.year_from > self.year_to
+        ):
             self.year_from, self.year_to = self.year_to, self.year_from
         if self.venue:
-            self.venue = person_text(self.venue)  # free text a person typed: the privacy boundary applies
+            self.venue = person_text(
+                self.venue
+            )  # free text a person typed: the privacy boundary applies
         return self
 
 
@@ -126,26 +165,35 @@ class ReviewRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    review_id: uuid.UUID = Field(default_factory=uuid.uuid4, description="Id of the review (and its report).")
+    review_id: uuid.UUID = Field(
+        default_factory=uuid.uuid4, description="Id of the review (and its report)."
+    )
     topic: str = Field(
-        min_length=3, max_length=TOPIC_MAX_CHARS, description="The research topic or question.",
+        min_length=3,
+        max_length=TOPIC_MAX_CHARS,
+        description="The research topic or question.",
         json_schema_extra={"pattern": TOPIC_PATTERN},
         examples=["vitamin D supplementation and fracture risk in older adults"],
     )
     filters: ReviewFilters = Field(default_factory=ReviewFilters)
     sources: list[EvidenceSource] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: ["corpus"], max_length=len(EVIDENCE_SOURCES),
+        default_factory=lambda: ["corpus"],
+        max_length=len(EVIDENCE_SOURCES),
         description="Evidence sources: the local corpus always, plus the outside connectors named here.",
         examples=[["corpus", "pubmed"]],
     )
-    max_iterations: int = Field(default=MAX_ITERATIONS, ge=1, le=MAX_ITERATIONS, description="Author/reviewer rounds (≤ 2).")
+    max_iterations: int = Field(
+        default=MAX_ITERATIONS, ge=1, le=MAX_ITERATIONS, description="Author/reviewer rounds (≤ 2)."
+    )
 
     @field_validator("topic")
     @classmethod
     def _topic_has_words(cls, value: str) -> str:
         if not re.search(TOPIC_PATTERN, value):
             raise ValueError("topic must contain words (at least 3 characters)")
-        return person_text(" ".join(value.split()))  # the privacy boundary: only de-identified text goes on
+        return person_text(
+            " ".join(value.split())
+        )  # the privacy boundary: only de-identified text goes on
 
     @field_validator("sources")
     @classmethod
@@ -157,10 +205,14 @@ class RequestReview(ReviewRequest):
     """Command: write a literature review of `topic` (author → peer reviewer, ≤ 2 rounds)."""
 
     run_id: str | None = Field(
-        default=None, pattern=RUN_ID_PATTERN,
+        default=None,
+        pattern=RUN_ID_PATTERN,
         description="Run whose events trace the work (`research.run.<run_id>.event`); derived from the review id when empty.",
     )
-    refresh: bool = Field(default=False, description="True when this run refreshes an existing review (a new version + diff).")
+    refresh: bool = Field(
+        default=False,
+        description="True when this run refreshes an existing review (a new version + diff).",
+    )
     origin: str = Field(default="api", max_length=100)
 
     def effective_run_id(self) -> str:

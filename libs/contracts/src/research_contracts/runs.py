@@ -41,7 +41,9 @@ def run_event_subject(run_id: str) -> str:
     """The subject every event of `run_id` is published on; rejects ids that would change the
     subject's shape (a dot or wildcard would let one run read another's events)."""
     if not valid_run_id(run_id):
-        raise ValueError(f"run id {run_id!r} is not a single subject token ([A-Za-z0-9_-], ≤ 128 chars)")
+        raise ValueError(
+            f"run id {run_id!r} is not a single subject token ([A-Za-z0-9_-], ≤ 128 chars)"
+        )
     return f"research.run.{run_id}.event"
 
 
@@ -72,37 +74,51 @@ class _RunEvent(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    run_id: str = Field(pattern=RUN_ID_PATTERN, description="The run this event belongs to.", examples=["rv-3f2a9c"])
+    run_id: str = Field(
+        pattern=RUN_ID_PATTERN, description="The run this event belongs to.", examples=["rv-3f2a9c"]
+    )
     agent: str = Field(
         default="orchestrator",
         max_length=100,
         description="Which agent emitted it (researcher, peer_reviewer, verifier, scout, orchestrator).",
         examples=["researcher"],
     )
-    iteration: int = Field(default=1, ge=0, description="Author/reviewer round (1-based; 0 = outside any round).")
-    seq: int = Field(default=0, ge=0, description="Recorder order within the run (1-based once published).")
-    at: datetime = Field(default_factory=lambda: datetime.now(UTC), description="When the event was emitted.")
+    iteration: int = Field(
+        default=1, ge=0, description="Author/reviewer round (1-based; 0 = outside any round)."
+    )
+    seq: int = Field(
+        default=0, ge=0, description="Recorder order within the run (1-based once published)."
+    )
+    at: datetime = Field(
+        default_factory=lambda: datetime.now(UTC), description="When the event was emitted."
+    )
 
 
 class AgentStarted(_RunEvent):
     """An agent call began."""
 
     type: Literal["agent_start"] = "agent_start"
-    agent_id: str | None = Field(default=None, description="Configured id of the agent.", examples=["peer_review_agent"])
+    agent_id: str | None = Field(
+        default=None, description="Configured id of the agent.", examples=["peer_review_agent"]
+    )
 
 
 class ReasoningShared(_RunEvent):
     """One visible thinking step of an agent (plan, decision, rationale)."""
 
     type: Literal["reasoning"] = "reasoning"
-    text: str = Field(description="The step, in plain language.", examples=["Step 1: plan 4 sub-questions"])
+    text: str = Field(
+        description="The step, in plain language.", examples=["Step 1: plan 4 sub-questions"]
+    )
 
 
 class ToolCalled(_RunEvent):
     """An agent called a tool (a corpus search, a metadata lookup, …)."""
 
     type: Literal["tool_call"] = "tool_call"
-    tool_call_id: str = Field(description="Pairs this call with its progress and result.", examples=["tc-3"])
+    tool_call_id: str = Field(
+        description="Pairs this call with its progress and result.", examples=["tc-3"]
+    )
     tool_id: str = Field(description="Which tool.", examples=["research.search_papers"])
     params: dict[str, Any] = Field(default_factory=dict, description="The tool's arguments.")
 
@@ -115,7 +131,9 @@ class ToolReturned(_RunEvent):
     tool_id: str
     results: Any = Field(default=None, description="JSON results (trimmed when very large).")
     error: str | None = Field(default=None, description="Why the call failed, when it did.")
-    truncated: bool = Field(default=False, description="True when `results` was trimmed to fit one message.")
+    truncated: bool = Field(
+        default=False, description="True when `results` was trimmed to fit one message."
+    )
 
 
 class ToolProgressed(_RunEvent):
@@ -146,16 +164,24 @@ class VerdictReached(_RunEvent):
     type: Literal["verdict"] = "verdict"
     verdict: str = Field(examples=["REVISION_NEEDED", "STRONGLY SUPPORTED"])
     confidence: str | None = Field(default=None, examples=["HIGH"])
-    details: dict[str, Any] = Field(default_factory=dict, description="Issues, counts, anything structured.")
+    details: dict[str, Any] = Field(
+        default_factory=dict, description="Issues, counts, anything structured."
+    )
 
 
 class ResultReady(_RunEvent):
     """The run's final product (report, review, per-iteration info)."""
 
     type: Literal["result"] = "result"
-    report: dict[str, Any] | None = Field(default=None, description="The final report (research_reports.Report JSON).")
-    review: dict[str, Any] | None = Field(default=None, description="The last peer review, when there is one.")
-    iteration_info: list[dict[str, Any]] = Field(default_factory=list, description="One entry per round.")
+    report: dict[str, Any] | None = Field(
+        default=None, description="The final report (research_reports.Report JSON)."
+    )
+    review: dict[str, Any] | None = Field(
+        default=None, description="The last peer review, when there is one."
+    )
+    iteration_info: list[dict[str, Any]] = Field(
+        default_factory=list, description="One entry per round."
+    )
     iterations: int = Field(default=1, ge=0)
 
 

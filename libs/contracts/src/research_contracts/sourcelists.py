@@ -30,9 +30,7 @@ DURATION_PATTERN = r"^P(?!$)([0-9]+Y)?([0-9]+M)?([0-9]+W)?([0-9]+D)?(T(?=[0-9])(
 # A re-run period as the schema states it: a positive duration (some digit is not 0), each part at
 # most 6 digits (the sum stays within a timedelta), so every value the schema admits is accepted.
 # Digits are `[0-9]`, never `\d`: Python's `\d` also takes other scripts' digits, ECMA-262's does not.
-UPDATE_FREQUENCY_PATTERN = (
-    r"^P(?=.*[1-9])([0-9]{1,6}Y)?([0-9]{1,6}M)?([0-9]{1,6}W)?([0-9]{1,6}D)?(T(?=[0-9])([0-9]{1,6}H)?([0-9]{1,6}M)?([0-9]{1,6}(\.[0-9]{1,6})?S)?)?$"
-)
+UPDATE_FREQUENCY_PATTERN = r"^P(?=.*[1-9])([0-9]{1,6}Y)?([0-9]{1,6}M)?([0-9]{1,6}W)?([0-9]{1,6}D)?(T(?=[0-9])([0-9]{1,6}H)?([0-9]{1,6}M)?([0-9]{1,6}(\.[0-9]{1,6})?S)?)?$"
 # One keyword: 1-100 characters, not only whitespace.
 KEYWORD_PATTERN = FILLED  # a non-blank character (whitespace spelled out: see reviews.WHITESPACE)
 # BCP 47 language tags: a primary subtag and optional subtags (en, en-GB, zh-Hant-TW, pt-BR).
@@ -79,13 +77,17 @@ class RecordRef(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: str = Field(pattern=r"^[a-z][a-z_]{0,39}$", examples=["task", "item", "note", "organisation"])
+    kind: str = Field(
+        pattern=r"^[a-z][a-z_]{0,39}$", examples=["task", "item", "note", "organisation"]
+    )
     id: str = Field(min_length=1, max_length=200, examples=["7f3c2a"])
 
     @field_validator("id")
     @classmethod
     def _deidentified(cls, value: str) -> str:
-        return person_text(value)  # a record id may be a patient's number: the privacy boundary applies
+        return person_text(
+            value
+        )  # a record id may be a patient's number: the privacy boundary applies
 
 
 class SourceListRequest(BaseModel):
@@ -94,36 +96,70 @@ class SourceListRequest(BaseModel):
     sending them is refused (422) — a run id is made by the server, so nobody names another's run.
     """
 
-    model_config = ConfigDict(extra="forbid", regex_engine="python-re")  # the update_frequency pattern looks ahead
+    model_config = ConfigDict(
+        extra="forbid", regex_engine="python-re"
+    )  # the update_frequency pattern looks ahead
 
-    source_list_id: uuid.UUID = Field(default_factory=uuid.uuid4, description="Idempotency key of the list.")
-    workspace: str = Field(default="default", min_length=1, max_length=50, pattern=r"^[a-z0-9][a-z0-9_.-]{0,49}$",
-                           description="Whose admin limits apply (a slug, as in /source-lists/limits/{workspace}).")
-    prompt: str = Field(min_length=3, max_length=2000, description="The research question or topic.",
-                        examples=["Does vitamin D supplementation reduce fracture risk in older adults?"])
-    keywords: list[Annotated[str, Field(min_length=1, max_length=100, pattern=KEYWORD_PATTERN)]] = Field(
-                                default_factory=list, max_length=20,
-                                description="Anchor terms; extracted from the prompt when omitted.")
+    source_list_id: uuid.UUID = Field(
+        default_factory=uuid.uuid4, description="Idempotency key of the list."
+    )
+    workspace: str = Field(
+        default="default",
+        min_length=1,
+        max_length=50,
+        pattern=r"^[a-z0-9][a-z0-9_.-]{0,49}$",
+        description="Whose admin limits apply (a slug, as in /source-lists/limits/{workspace}).",
+    )
+    prompt: str = Field(
+        min_length=3,
+        max_length=2000,
+        description="The research question or topic.",
+        examples=["Does vitamin D supplementation reduce fracture risk in older adults?"],
+    )
+    keywords: list[Annotated[str, Field(min_length=1, max_length=100, pattern=KEYWORD_PATTERN)]] = (
+        Field(
+            default_factory=list,
+            max_length=20,
+            description="Anchor terms; extracted from the prompt when omitted.",
+        )
+    )
     source_type: SourceType = Field(default=SourceType.academic)
-    num_references: int = Field(default=10, ge=1, le=HARD_MAX_REFERENCES, description="Target number of references.")
+    num_references: int = Field(
+        default=10, ge=1, le=HARD_MAX_REFERENCES, description="Target number of references."
+    )
     detail_level: DetailLevel = Field(default=DetailLevel.citation_summary)
-    language: str | None = Field(default=None, pattern=LANGUAGE_PATTERN, description="BCP 47 tag.", examples=["en"])
-    date_from: dt.date | None = Field(default=None, description="Only sources published on or after this date.")
-    date_to: dt.date | None = Field(default=None, description="Only sources published on or before this date; not "
-                                    "before date_from (a 422: JSON Schema cannot compare two fields).")
-    update_frequency: str | None = Field(default=None, examples=["P1D", "PT12H"], pattern=UPDATE_FREQUENCY_PATTERN,
-                                         description="ISO 8601 duration of re-runs (P1D, PT12H); null = one-shot.")
+    language: str | None = Field(
+        default=None, pattern=LANGUAGE_PATTERN, description="BCP 47 tag.", examples=["en"]
+    )
+    date_from: dt.date | None = Field(
+        default=None, description="Only sources published on or after this date."
+    )
+    date_to: dt.date | None = Field(
+        default=None,
+        description="Only sources published on or before this date; not "
+        "before date_from (a 422: JSON Schema cannot compare two fields).",
+    )
+    update_frequency: str | None = Field(
+        default=None,
+        examples=["P1D", "PT12H"],
+        pattern=UPDATE_FREQUENCY_PATTERN,
+        description="ISO 8601 duration of re-runs (P1D, PT12H); null = one-shot.",
+    )
     save_to: RecordRef | None = None
 
     @field_validator("prompt")
     @classmethod
     def _deidentified_prompt(cls, value: str) -> str:
-        return person_text(value)  # the privacy boundary: only de-identified text is stored or published
+        return person_text(
+            value
+        )  # the privacy boundary: only de-identified text is stored or published
 
     @field_validator("keywords")
     @classmethod
     def _clean_keywords(cls, value: list[str]) -> list[str]:
-        cleaned = [person_text(re.sub(r"\s+", " ", k).strip()) for k in value]  # the privacy boundary
+        cleaned = [
+            person_text(re.sub(r"\s+", " ", k).strip()) for k in value
+        ]  # the privacy boundary
         if any(not k or len(k) > 100 for k in cleaned):
             raise ValueError("keywords must be 1-100 characters each")
         return list(dict.fromkeys(cleaned))
@@ -132,7 +168,9 @@ class SourceListRequest(BaseModel):
     def _dates_in_order(self) -> SourceListRequest:
         if self.date_from and self.date_to and self.date_to < self.date_from:
             raise ValueError("date_to is before date_from")
-        if self.update_frequency is not None and duration_seconds(self.update_frequency) <= 0:  # ValueError if malformed
+        if (
+            self.update_frequency is not None and duration_seconds(self.update_frequency) <= 0
+        ):  # ValueError if malformed
             raise ValueError("update_frequency must be a positive duration")
         return self
 
@@ -163,21 +201,31 @@ class Fact(BaseModel):
 class ListedSource(BaseModel):
     """One reference of a source list (the seed's `sources[]` entry)."""
 
-    source_id: uuid.UUID = Field(description="Stable across runs: derived from the DOI, PMID or normalised title.")
+    source_id: uuid.UUID = Field(
+        description="Stable across runs: derived from the DOI, PMID or normalised title."
+    )
     title: str
     authors: list[str] = Field(default_factory=list)
     publication: str = Field(default="", description="Journal, conference, publisher or site.")
     date: dt.date | None = None
     doi: str | None = None
     url: str = ""
-    origin_id: str = Field(default="", description="The id the source answered with, to look it up again: `corpus:<id>` "
-                           "for a corpus paper (the corpus tools' id), `pmid:…`, `doi:…`, `arxiv:…`.",
-                           examples=["corpus:4983"])
+    origin_id: str = Field(
+        default="",
+        description="The id the source answered with, to look it up again: `corpus:<id>` "
+        "for a corpus paper (the corpus tools' id), `pmid:…`, `doi:…`, `arxiv:…`.",
+        examples=["corpus:4983"],
+    )
     relevance_score: float = Field(ge=0.0, le=1.0)
     summary: str = Field(description="Abstract or a 2-4 sentence extractive summary (all levels).")
-    extract: str | None = Field(default=None, description="Extended extract, key findings, methodology "
-                                "(citation_extract and facts_list).")
-    facts: list[Fact] | None = Field(default=None, description="Numbered factual statements (facts_list only).")
+    extract: str | None = Field(
+        default=None,
+        description="Extended extract, key findings, methodology "
+        "(citation_extract and facts_list).",
+    )
+    facts: list[Fact] | None = Field(
+        default=None, description="Numbered factual statements (facts_list only)."
+    )
 
 
 class SourceList(BaseModel):
@@ -191,9 +239,14 @@ class SourceList(BaseModel):
     generated_at: dt.datetime
     next_run_at: dt.datetime | None = None
     sources: list[ListedSource] = Field(default_factory=list)
-    note: str | None = Field(default=None, max_length=2000, description=(
-        "Why the list is empty, when it is: what was searched, how many papers were read, the best candidate and why it "
-        "fell short."))
+    note: str | None = Field(
+        default=None,
+        max_length=2000,
+        description=(
+            "Why the list is empty, when it is: what was searched, how many papers were read, the best candidate and why it "
+            "fell short."
+        ),
+    )
 
 
 class SourceChange(BaseModel):
@@ -203,7 +256,9 @@ class SourceChange(BaseModel):
     title: str
     doi: str | None = None
     change: Literal["new", "changed", "dropped"]
-    fields: list[str] = Field(default_factory=list, description="Changed metadata fields (`retracted` included).")
+    fields: list[str] = Field(
+        default_factory=list, description="Changed metadata fields (`retracted` included)."
+    )
 
 
 class SourceListDiff(BaseModel):

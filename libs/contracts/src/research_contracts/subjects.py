@@ -38,12 +38,16 @@ REVIEWS_STREAM: Final = "RESEARCH_REVIEWS"
 REVIEW_REQUESTED: Final = "research.review.requested"  # RequestReview (reviewer consumes)
 REVIEW_SUBJECTS: Final = ("research.review.*",)
 REVIEWER_REQUESTS_DURABLE: Final = "reviewer-requests"
-REVIEWER_DECISIONS_DURABLE: Final = "reviewer-claim-decisions"  # research.claim.decided → stale sweep
+REVIEWER_DECISIONS_DURABLE: Final = (
+    "reviewer-claim-decisions"  # research.claim.decided → stale sweep
+)
 
 # --- claim verification (JetStream stream RESEARCH_VERIFICATIONS) ------------------------
 VERIFICATIONS_STREAM: Final = "RESEARCH_VERIFICATIONS"
 VERIFY_REQUESTED: Final = "research.verify.requested"  # RequestVerification (verifier consumes)
-VERIFICATION_CHANGED: Final = "research.verification.changed"  # VerificationChanged (watched claims)
+VERIFICATION_CHANGED: Final = (
+    "research.verification.changed"  # VerificationChanged (watched claims)
+)
 VERIFY_SUBJECTS: Final = ("research.verify.*", "research.verification.*")
 VERIFIER_REQUESTS_DURABLE: Final = "verifier-requests"
 
@@ -51,7 +55,12 @@ VERIFIER_REQUESTS_DURABLE: Final = "verifier-requests"
 # A command carries a person's (de-identified) words; once its consumer has acknowledged it, or
 # parked it on the dead-letter stream, it is deleted from its stream (`Delivery`): a consumed
 # command does not outlive its processing. Events (claims, changes) keep the streams' age limits.
-COMMAND_PREFIXES: Final = ("research.task.", REVIEW_REQUESTED, VERIFY_REQUESTED, SOURCELIST_REQUESTED)
+COMMAND_PREFIXES: Final = (
+    "research.task.",
+    REVIEW_REQUESTED,
+    VERIFY_REQUESTED,
+    SOURCELIST_REQUESTED,
+)
 
 
 def is_command(subject: str) -> bool:

@@ -20,7 +20,9 @@ from research_contracts.reviews import EVIDENCE_SOURCES, ReviewFilters, worded_p
 from research_contracts.runs import RUN_ID_PATTERN
 from research_privacy.boundary import person_text
 
-CLAIM_MAX_CHARS: Final = 2000  # = research_verification.MAX_CLAIM_CHARS (contracts cannot import it)
+CLAIM_MAX_CHARS: Final = (
+    2000  # = research_verification.MAX_CLAIM_CHARS (contracts cannot import it)
+)
 # A claim states a finding in words: a letter somewhere and at least three non-blank characters
 # ("000" or "? !" are not claims). The schema publishes the same rule the validator applies.
 CLAIM_WORD: Final = r"[^\W\d_]"  # a letter
@@ -37,23 +39,44 @@ class RequestVerification(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    verification_id: uuid.UUID = Field(default_factory=uuid.uuid4, description="Id of the verification (and its report).")
-    run_id: str | None = Field(default=None, pattern=RUN_ID_PATTERN,
-                               description="Run whose events trace the work; derived from the id when empty.")
-    claim: str = Field(min_length=3, max_length=CLAIM_MAX_CHARS, description="The claim to verify.",
-                       json_schema_extra={"pattern": CLAIM_PATTERN}, examples=["Aspirin reduces the risk of stroke"])
-    watch: bool = Field(default=False, description="Keep re-verifying the claim on the watch schedule.")
-    sources: list[str] = Field(default_factory=lambda: ["corpus"], max_length=len(EVIDENCE_SOURCES),
-                               description="Evidence sources: the corpus always, plus the outside connectors named here.")
+    verification_id: uuid.UUID = Field(
+        default_factory=uuid.uuid4, description="Id of the verification (and its report)."
+    )
+    run_id: str | None = Field(
+        default=None,
+        pattern=RUN_ID_PATTERN,
+        description="Run whose events trace the work; derived from the id when empty.",
+    )
+    claim: str = Field(
+        min_length=3,
+        max_length=CLAIM_MAX_CHARS,
+        description="The claim to verify.",
+        json_schema_extra={"pattern": CLAIM_PATTERN},
+        examples=["Aspirin reduces the risk of stroke"],
+    )
+    watch: bool = Field(
+        default=False, description="Keep re-verifying the claim on the watch schedule."
+    )
+    sources: list[str] = Field(
+        default_factory=lambda: ["corpus"],
+        max_length=len(EVIDENCE_SOURCES),
+        description="Evidence sources: the corpus always, plus the outside connectors named here.",
+    )
     filters: ReviewFilters = Field(default_factory=ReviewFilters)
-    origin: str = Field(default="api", max_length=100, description="api | bus | watch (a scheduled re-verification).")
+    origin: str = Field(
+        default="api",
+        max_length=100,
+        description="api | bus | watch (a scheduled re-verification).",
+    )
 
     @field_validator("claim")
     @classmethod
     def _claim_has_words(cls, value: str) -> str:
         if not re.search(CLAIM_PATTERN, value):
             raise ValueError("claim must state a finding in words (at least 3 characters)")
-        return person_text(" ".join(value.split()))  # the privacy boundary: only de-identified text goes on
+        return person_text(
+            " ".join(value.split())
+        )  # the privacy boundary: only de-identified text goes on
 
     @field_validator("sources")
     @classmethod
@@ -61,7 +84,9 @@ class RequestVerification(BaseModel):
         names = [s.strip().lower() for s in value]
         unknown = [str(at) for at, s in enumerate(names) if s not in EVIDENCE_SOURCES]
         if unknown:  # by position, not by value: a 422 never echoes what was sent
-            raise ValueError(f"unknown source at position {', '.join(unknown)}; known: {', '.join(EVIDENCE_SOURCES)}")
+            raise ValueError(
+                f"unknown source at position {', '.join(unknown)}; known: {', '.join(EVIDENCE_SOURCES)}"
+            )
         return list(dict.fromkeys(["corpus", *names]))
 
     def effective_run_id(self) -> str:

@@ -33,9 +33,13 @@ class CorpusOverview(BaseModel):
 
     papers: int
     chunks: int
-    papers_per_year: dict[int, int] = Field(description="Papers by publication year (papers without a year are left out).")
+    papers_per_year: dict[int, int] = Field(
+        description="Papers by publication year (papers without a year are left out)."
+    )
     papers_without_year: int
-    mean_citations: float | None = Field(description="Mean citation count over papers that have one.")
+    mean_citations: float | None = Field(
+        description="Mean citation count over papers that have one."
+    )
     papers_with_citations: int
     top_venues: list[tuple[str, int]]
 
@@ -48,7 +52,9 @@ class TrendPoint(BaseModel):
     share: float
 
 
-_SUMMARY = "p.id AS paper_id, p.external_id, p.title, p.year, p.venue, p.authors, p.doi, p.citation_count"
+_SUMMARY = (
+    "p.id AS paper_id, p.external_id, p.title, p.year, p.venue, p.authors, p.doi, p.citation_count"
+)
 
 
 def _summaries(rows) -> list[PaperSummary]:  # noqa: ANN001 - SQLAlchemy result
@@ -69,7 +75,9 @@ async def corpus_overview(session: AsyncSession, top_venues: int = 10) -> Corpus
         )
     ).one()
     years = await session.execute(
-        text("SELECT year, count(*) FROM corpus_papers WHERE year IS NOT NULL GROUP BY year ORDER BY year")
+        text(
+            "SELECT year, count(*) FROM corpus_papers WHERE year IS NOT NULL GROUP BY year ORDER BY year"
+        )
     )
     venues = await session.execute(
         text(
@@ -83,7 +91,9 @@ async def corpus_overview(session: AsyncSession, top_venues: int = 10) -> Corpus
         chunks=totals.chunks,
         papers_per_year={year: n for year, n in years},
         papers_without_year=totals.without_year,
-        mean_citations=round(totals.mean_citations, 2) if totals.mean_citations is not None else None,
+        mean_citations=round(totals.mean_citations, 2)
+        if totals.mean_citations is not None
+        else None,
         papers_with_citations=totals.with_citations,
         top_venues=[(venue, n) for venue, n in venues],
     )
@@ -104,10 +114,15 @@ async def publication_trends(
         ),
         {"topic": topic, "year_from": year_from, "year_to": year_to},
     )
-    return [TrendPoint(year=year, papers=hits, share=round(hits / total, 4)) for year, hits, total in rows]
+    return [
+        TrendPoint(year=year, papers=hits, share=round(hits / total, 4))
+        for year, hits, total in rows
+    ]
 
 
-async def top_cited(session: AsyncSession, topic: str | None = None, k: int = 10) -> list[PaperSummary]:
+async def top_cited(
+    session: AsyncSession, topic: str | None = None, k: int = 10
+) -> list[PaperSummary]:
     """The `k` most cited papers about `topic` (all papers when no topic); uncounted papers last."""
     where = _TOPIC if topic else "TRUE"
     rows = await session.execute(
@@ -155,7 +170,7 @@ async def find_papers(
         params["year_to"] = year_to
     rows = await session.execute(
         text(
-            f"""SELECT {_SUMMARY} FROM corpus_papers p WHERE {' AND '.join(clauses)}
+            f"""SELECT {_SUMMARY} FROM corpus_papers p WHERE {" AND ".join(clauses)}
                 ORDER BY p.year DESC NULLS LAST, p.title, p.id LIMIT :limit"""
         ),
         params,

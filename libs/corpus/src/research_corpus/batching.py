@@ -52,13 +52,17 @@ class MicroBatchingEmbedder(Embedder):
         threads: int | None = None,
         cache_dir: str | None = None,
     ) -> None:
-        super().__init__(model_path, batch_size=batch_size, backend=backend, threads=threads, cache_dir=cache_dir)
+        super().__init__(
+            model_path, batch_size=batch_size, backend=backend, threads=threads, cache_dir=cache_dir
+        )
         self.window_s = window_s
         self.max_batch = max_batch
         self.cache_size = cache_size
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_lock = threading.Lock()
-        self._requests: queue.SimpleQueue[tuple[list[str], Future[np.ndarray]]] = queue.SimpleQueue()
+        self._requests: queue.SimpleQueue[tuple[list[str], Future[np.ndarray]]] = (
+            queue.SimpleQueue()
+        )
         self._worker: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self.batches = 0  # batches the worker embedded (for benchmarks and tests)
@@ -127,7 +131,14 @@ class MicroBatchingEmbedder(Embedder):
                 done.set_exception(error)
                 return
             fresh = dict(zip(missing, finished.result(), strict=True))
-            done.set_result(np.stack([row if row is not None else fresh[t] for t, row in zip(texts, rows, strict=True)]))
+            done.set_result(
+                np.stack(
+                    [
+                        row if row is not None else fresh[t]
+                        for t, row in zip(texts, rows, strict=True)
+                    ]
+                )
+            )
 
         pending.add_done_callback(assemble)
         return done
@@ -137,7 +148,9 @@ class MicroBatchingEmbedder(Embedder):
             return
         with self._start_lock:
             if self._worker is None:
-                self._worker = threading.Thread(target=self._work, name="embedding-worker", daemon=True)
+                self._worker = threading.Thread(
+                    target=self._work, name="embedding-worker", daemon=True
+                )
                 self._worker.start()
 
     def _work(self) -> None:
@@ -149,7 +162,11 @@ class MicroBatchingEmbedder(Embedder):
             while size < self.max_batch:
                 remaining = deadline - time.monotonic()
                 try:
-                    item = self._requests.get_nowait() if remaining <= 0 else self._requests.get(timeout=remaining)
+                    item = (
+                        self._requests.get_nowait()
+                        if remaining <= 0
+                        else self._requests.get(timeout=remaining)
+                    )
                 except queue.Empty:
                     break
                 batch.append(item)

@@ -57,7 +57,9 @@ def default_threads() -> int:
     configured = os.environ.get("OMP_NUM_THREADS", "").strip()
     if configured.isdigit() and int(configured) > 0:
         return int(configured)
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    )
 
 
 class SentenceEncoder(Protocol):
@@ -78,24 +80,39 @@ class TorchEncoder:
 
             torch.set_num_threads(threads)
         transformers_logging.disable_progress_bar()  # no "Loading weights" bar in CLI output
-        self.model: SentenceTransformer = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
+        self.model: SentenceTransformer = SentenceTransformer(
+            str(model_dir), device="cpu", local_files_only=True
+        )
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
-        vectors = self.model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
-                                    convert_to_numpy=True, show_progress_bar=False)
+        vectors = self.model.encode(
+            texts,
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
         return np.asarray(vectors, dtype=np.float32)
 
 
 class OnnxEncoder:
     """The exported graph (BERT + mean pooling + normalisation) on ONNX Runtime."""
 
-    def __init__(self, model_dir: Path, threads: int, cache_dir: Path | None = None, graph: Path | None = None) -> None:
+    def __init__(
+        self,
+        model_dir: Path,
+        threads: int,
+        cache_dir: Path | None = None,
+        graph: Path | None = None,
+    ) -> None:
         """`graph` replaces the cached export (a benchmark's quantised variant, say)."""
         from tokenizers import Tokenizer
 
         from research_corpus.onnx_export import inference_session, sentence_encoder_onnx
 
-        self.session = inference_session(graph or sentence_encoder_onnx(model_dir, MODEL_NAME, cache_dir), threads)
+        self.session = inference_session(
+            graph or sentence_encoder_onnx(model_dir, MODEL_NAME, cache_dir), threads
+        )
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.no_padding()
@@ -108,7 +125,7 @@ class OnnxEncoder:
         order = np.argsort(-lengths, kind="stable")  # longest first, like sentence-transformers
         out = np.empty((len(texts), EMBEDDING_DIM), dtype=np.float32)
         for start in range(0, len(texts), batch_size):
-            rows = order[start:start + batch_size]
+            rows = order[start : start + batch_size]
             width = int(lengths[rows].max())
             ids = np.full((len(rows), width), self.pad_id, dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -117,13 +134,17 @@ class OnnxEncoder:
                 ids[i, :n] = encodings[row].ids
                 mask[i, :n] = 1
             feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            out[rows] = self.session.run(["embedding"], {k: v for k, v in feed.items() if k in self.inputs})[0]
+            out[rows] = self.session.run(
+                ["embedding"], {k: v for k, v in feed.items() if k in self.inputs}
+            )[0]
         return out
 
 
 def _max_seq_length(model_dir: Path) -> int:
     config = model_dir / "sentence_bert_config.json"
-    return int(json.loads(config.read_text()).get("max_seq_length", 256)) if config.exists() else 256
+    return (
+        int(json.loads(config.read_text()).get("max_seq_length", 256)) if config.exists() else 256
+    )
 
 
 class Embedder:
@@ -145,7 +166,9 @@ class Embedder:
         cache_dir: str | Path | None = None,
     ) -> None:
         if backend not in BACKENDS:
-            raise ValueError(f"unknown embedding backend {backend!r}: use one of {', '.join(BACKENDS)}")
+            raise ValueError(
+                f"unknown embedding backend {backend!r}: use one of {', '.join(BACKENDS)}"
+            )
         if backend == "onnx" and not onnx_available():
             log.warning("embedding.onnx_missing", fallback="torch")
             backend = "torch"
@@ -168,7 +191,9 @@ class Embedder:
                 if not (path / "config.json").exists():
                     raise EmbedderUnavailable(f"no sentence-transformers model at {path}")
                 if self.backend == "onnx":
-                    self._model = OnnxEncoder(path, self.threads or default_threads(), self.cache_dir)
+                    self._model = OnnxEncoder(
+                        path, self.threads or default_threads(), self.cache_dir
+                    )
                 else:
                     self._model = TorchEncoder(path, self.threads)
             return self._model
@@ -202,5 +227,10 @@ def get_embedder() -> Embedder:
     from research_platform.settings import get_settings
 
     corpus = get_settings().corpus
-    return MicroBatchingEmbedder(corpus.model_path, batch_size=corpus.embed_batch_size, backend=corpus.embed_backend,
-                                 threads=corpus.embed_threads, cache_dir=corpus.onnx_cache_dir)
+    return MicroBatchingEmbedder(
+        corpus.model_path,
+        batch_size=corpus.embed_batch_size,
+        backend=corpus.embed_backend,
+        threads=corpus.embed_threads,
+        cache_dir=corpus.onnx_cache_dir,
+    )

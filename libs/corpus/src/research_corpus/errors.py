@@ -1,9 +1,9 @@
 """Errors of the local corpus.
 
-    ResearchEngineError            (research_platform.errors)
-    └── CorpusError                anything the corpus refuses or cannot do
-        ├── MalformedRecordError   one input record cannot be read (carries its line number)
-        └── EmbedderUnavailable    the bundled embedding model cannot be loaded
+ResearchEngineError            (research_platform.errors)
+└── CorpusError                anything the corpus refuses or cannot do
+    ├── MalformedRecordError   one input record cannot be read (carries its line number)
+    └── EmbedderUnavailable    the bundled embedding model cannot be loaded
 """
 
 from __future__ import annotations

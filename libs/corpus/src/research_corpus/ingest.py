@@ -44,11 +44,20 @@ from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import Embedder, get_embedder
 from research_corpus.errors import CorpusError, MalformedRecordError
 from research_corpus.library import LIBRARY_FORMATS, read_library
-from research_corpus.records import CHUNK_WORDS, Chunk, PaperRecord, chunk_paper, detect_format, read_jsonl
+from research_corpus.records import (
+    CHUNK_WORDS,
+    Chunk,
+    PaperRecord,
+    chunk_paper,
+    detect_format,
+    read_jsonl,
+)
 from research_corpus.sentences import sentence_key, split_sentences
 
 BATCH_PAPERS = 256
-BULK_MIN_PAPERS = 1000  # an empty corpus loaded with at least this many papers builds its indexes at the end
+BULK_MIN_PAPERS = (
+    1000  # an empty corpus loaded with at least this many papers builds its indexes at the end
+)
 FORMATS = ("scifact", "jsonl", "pdf-dir", *LIBRARY_FORMATS)
 log = get_logger(__name__)
 
@@ -56,7 +65,9 @@ log = get_logger(__name__)
 class IngestError(BaseModel):
     """A record that was not ingested, and why."""
 
-    line: int = Field(description="1-based line of the input file (for a PDF folder: the file's position).")
+    line: int = Field(
+        description="1-based line of the input file (for a PDF folder: the file's position)."
+    )
     reason: str
     source: str | None = Field(default=None, description="The PDF file, for pdf-dir ingests.")
 
@@ -70,11 +81,20 @@ class IngestReport(BaseModel):
     updated: int = 0
     unchanged: int = 0
     chunks: int = 0
-    sentences: int = Field(default=0, description="Sentences embedded because the corpus had no vector of them yet.")
+    sentences: int = Field(
+        default=0, description="Sentences embedded because the corpus had no vector of them yet."
+    )
     errors: list[IngestError] = Field(default_factory=list)
-    metadata_only: int = Field(default=0, description="Papers read without abstract or PDF text: stored with their metadata, searchable by title.")
-    attachments: int = Field(default=0, description="Attached PDFs whose text was ingested with their library record.")
-    notes: list[IngestError] = Field(default_factory=list, description="Records kept with a remark (an attached PDF not found).")
+    metadata_only: int = Field(
+        default=0,
+        description="Papers read without abstract or PDF text: stored with their metadata, searchable by title.",
+    )
+    attachments: int = Field(
+        default=0, description="Attached PDFs whose text was ingested with their library record."
+    )
+    notes: list[IngestError] = Field(
+        default_factory=list, description="Records kept with a remark (an attached PDF not found)."
+    )
     seconds: float = 0.0
 
     @property
@@ -82,7 +102,9 @@ class IngestReport(BaseModel):
         return not self.errors
 
 
-def _batches(items: Iterable[PaperRecord | MalformedRecordError], size: int) -> Iterator[list[PaperRecord | MalformedRecordError]]:
+def _batches(
+    items: Iterable[PaperRecord | MalformedRecordError], size: int
+) -> Iterator[list[PaperRecord | MalformedRecordError]]:
     iterator = iter(items)
     while batch := list(islice(iterator, size)):
         yield batch
@@ -107,7 +129,9 @@ def _count_records(path: Path, fmt: str) -> int | None:
         return sum(1 for raw in handle if raw.strip())
 
 
-async def _adopt_stored_ids(sessions: async_sessionmaker[AsyncSession], papers: list[PaperRecord]) -> None:
+async def _adopt_stored_ids(
+    sessions: async_sessionmaker[AsyncSession], papers: list[PaperRecord]
+) -> None:
     """Give each library record the id its paper is already stored under: by DOI, else by an alias."""
     from research_corpus.repository import CorpusRepository
 
@@ -116,7 +140,9 @@ async def _adopt_stored_ids(sessions: async_sessionmaker[AsyncSession], papers: 
         by_doi = await repo.ids_by_doi(sorted({p.doi for p in papers if p.doi}))
         aliases = await repo.existing_ids(sorted({alias for p in papers for alias in p.aliases}))
     for paper in papers:
-        stored = by_doi.get(paper.doi or "") or next((a for a in paper.aliases if a in aliases), None)
+        stored = by_doi.get(paper.doi or "") or next(
+            (a for a in paper.aliases if a in aliases), None
+        )
         if stored:
             paper.external_id = stored
 
@@ -138,7 +164,10 @@ class _Plan:
 
 
 async def _plan_batch(
-    sessions: async_sessionmaker[AsyncSession], papers: list[PaperRecord], report: IngestReport, chunk_words: int,
+    sessions: async_sessionmaker[AsyncSession],
+    papers: list[PaperRecord],
+    report: IngestReport,
+    chunk_words: int,
     embedded: set[bytes],
 ) -> _Plan | None:
     """What `papers` need: new and changed papers' chunks and the sentences with no vector, stored or
@@ -148,7 +177,11 @@ async def _plan_batch(
 
     # Every paper's sentences, unchanged ones too: a corpus loaded before sentence vectors existed
     # gets them on its next ingest; afterwards the lookup finds them all and nothing is embedded.
-    sentences = {sentence_key(span.text): " ".join(span.text.split()) for p in papers for span in split_sentences(p.abstract)}
+    sentences = {
+        sentence_key(span.text): " ".join(span.text.split())
+        for p in papers
+        for span in split_sentences(p.abstract)
+    }
     async with sessions() as session:
         stored = await CorpusRepository(session).stored([p.external_id for p in papers])
         unknown = await SentenceVectors(session).unknown(list(sentences))
@@ -163,13 +196,20 @@ async def _plan_batch(
     report.unchanged += len(papers) - len(new) - len(changed)
     if not new and not changed and not keys:
         return None
-    chunks = [(paper, chunk) for paper in [*new, *(p for _, p in changed)] for chunk in chunk_paper(paper, chunk_words)]
+    chunks = [
+        (paper, chunk)
+        for paper in [*new, *(p for _, p in changed)]
+        for chunk in chunk_paper(paper, chunk_words)
+    ]
     texts = [f"{paper.title} {chunk.text}".strip() for paper, chunk in chunks]
     return _Plan(new, changed, chunks, texts, keys, [sentences[key] for key in keys])
 
 
 async def _write_batch(
-    sessions: async_sessionmaker[AsyncSession], plan: _Plan, embeddings: np.ndarray, report: IngestReport
+    sessions: async_sessionmaker[AsyncSession],
+    plan: _Plan,
+    embeddings: np.ndarray,
+    report: IngestReport,
 ) -> None:
     """One transaction: papers, chunks (COPY), postings, the statistics' deltas and sentence vectors."""
     from research_corpus.repository import CorpusRepository
@@ -180,7 +220,9 @@ async def _write_batch(
         repo = CorpusRepository(session)
         await repo.revise_papers(plan.changed)
         ids = await repo.add_papers(plan.new) | {p.external_id: pid for pid, p in plan.changed}
-        await repo.add_chunks([(ids[paper.external_id], paper, chunk) for paper, chunk in plan.chunks], chunk_vectors)
+        await repo.add_chunks(
+            [(ids[paper.external_id], paper, chunk) for paper, chunk in plan.chunks], chunk_vectors
+        )
         await SentenceVectors(session).keep(plan.sentence_keys, sentence_vectors)
     report.added += len(plan.new)
     report.updated += len(plan.changed)
@@ -188,7 +230,9 @@ async def _write_batch(
     report.sentences += len(plan.sentence_keys)
 
 
-async def _prepare_bulk(sessions: async_sessionmaker[AsyncSession], records: int | None, bulk_min_papers: int) -> bool:
+async def _prepare_bulk(
+    sessions: async_sessionmaker[AsyncSession], records: int | None, bulk_min_papers: int
+) -> bool:
     """On an empty corpus: forget stale statistics and, for a large load, drop the chunk indexes."""
     from research_corpus.repository import CorpusRepository
 
@@ -223,8 +267,15 @@ BAR_FORMAT = "{desc}: {n_fmt}/{total_fmt} papers |{bar:24}| {percentage:3.0f}% [
 
 def progress_bar(total: int | None, *, enabled: bool = True, file: TextIO | None = None) -> tqdm:
     """The ingest's progress bar on stderr: papers done of `total`, papers/s and the time left."""
-    return tqdm(total=total, unit=" papers", desc="ingest", bar_format=BAR_FORMAT, disable=not enabled, file=file,
-                smoothing=0.1)
+    return tqdm(
+        total=total,
+        unit=" papers",
+        desc="ingest",
+        bar_format=BAR_FORMAT,
+        disable=not enabled,
+        file=file,
+        smoothing=0.1,
+    )
 
 
 def _advance(bar: tqdm, plan: _Plan, report: IngestReport) -> None:
@@ -232,7 +283,9 @@ def _advance(bar: tqdm, plan: _Plan, report: IngestReport) -> None:
     bar.update(plan.records)
 
 
-def _admit(batch: list[PaperRecord | MalformedRecordError], seen: dict[str, int], report: IngestReport) -> list[PaperRecord]:
+def _admit(
+    batch: list[PaperRecord | MalformedRecordError], seen: dict[str, int], report: IngestReport
+) -> list[PaperRecord]:
     """The batch's papers to ingest; malformed records and repeated ids go to `report.errors`."""
     papers: list[PaperRecord] = []
     for item in batch:
@@ -240,7 +293,10 @@ def _admit(batch: list[PaperRecord | MalformedRecordError], seen: dict[str, int]
             report.errors.append(IngestError(line=item.line, reason=item.reason))
         elif item.external_id in seen:
             report.errors.append(
-                IngestError(line=item.line, reason=f"duplicate id {item.external_id!r} (first on line {seen[item.external_id]})")
+                IngestError(
+                    line=item.line,
+                    reason=f"duplicate id {item.external_id!r} (first on line {seen[item.external_id]})",
+                )
             )
         else:
             seen[item.external_id] = item.line
@@ -309,7 +365,9 @@ async def ingest_path(
     if fmt not in FORMATS:
         raise CorpusError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
     if (fmt == "pdf-dir") != path.is_dir():
-        raise CorpusError(f"format {fmt!r} does not fit {'folder' if path.is_dir() else 'file'} {path}")
+        raise CorpusError(
+            f"format {fmt!r} does not fit {'folder' if path.is_dir() else 'file'} {path}"
+        )
     embedder = embedder or get_embedder()
     # Bulk texts go straight to the model: they are already batched, and through a process's
     # micro-batching embedder they would also fill (and flush) its vector cache.
@@ -325,9 +383,15 @@ async def ingest_path(
     try:
         for batch in _batches(_records(path, fmt), batch_papers):
             if fmt in LIBRARY_FORMATS:
-                await _adopt_stored_ids(sessions, [item for item in batch if isinstance(item, PaperRecord)])
+                await _adopt_stored_ids(
+                    sessions, [item for item in batch if isinstance(item, PaperRecord)]
+                )
             papers = _admit(batch, seen, report)
-            plan = await _plan_batch(sessions, papers, report, chunk_words, embedded) if papers else None
+            plan = (
+                await _plan_batch(sessions, papers, report, chunk_words, embedded)
+                if papers
+                else None
+            )
             if plan is None:
                 bar.update(len(batch))  # nothing to embed or write: these records are done
                 continue
@@ -344,7 +408,18 @@ async def ingest_path(
         if bulk:
             await _finish_bulk(sessions)
     report.seconds = round(time.perf_counter() - started, 2)
-    log.info("corpus.ingested", path=str(path), format=fmt, added=report.added, updated=report.updated,
-             unchanged=report.unchanged, sentences=report.sentences, errors=len(report.errors), metadata_only=report.metadata_only,
-             attachments=report.attachments, seconds=report.seconds, bulk=bulk)
+    log.info(
+        "corpus.ingested",
+        path=str(path),
+        format=fmt,
+        added=report.added,
+        updated=report.updated,
+        unchanged=report.unchanged,
+        sentences=report.sentences,
+        errors=len(report.errors),
+        metadata_only=report.metadata_only,
+        attachments=report.attachments,
+        seconds=report.seconds,
+        bulk=bulk,
+    )
     return report

@@ -38,7 +38,9 @@ from research_corpus.errors import MalformedRecordError
 from research_corpus.records import PaperRecord, Section, split_sentences
 
 LIBRARY_FORMATS = ("bibtex", "ris", "csl-json")
-MAX_LIBRARY_BYTES = 256 * 1024 * 1024  # an export is read whole (and CSL-JSON decoded whole): far beyond any real library
+MAX_LIBRARY_BYTES = (
+    256 * 1024 * 1024
+)  # an export is read whole (and CSL-JSON decoded whole): far beyond any real library
 _YEAR = re.compile(r"\b(1[5-9]\d{2}|20\d{2}|21\d{2})\b")
 _RIS_TAG = re.compile(r"^([A-Z][A-Z0-9])  -( (.*))?$")
 _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
@@ -81,7 +83,9 @@ def _keywords(value: Any) -> list[str]:
 
 
 def _derived_key(authors: list[str], year: int | None, title: str) -> str:
-    family = re.sub(r"[^a-z]", "", (authors[0].split()[-1] if authors else "anon").lower()) or "anon"
+    family = (
+        re.sub(r"[^a-z]", "", (authors[0].split()[-1] if authors else "anon").lower()) or "anon"
+    )
     digest = hashlib.sha1(re.sub(r"\W+", " ", title.lower()).strip().encode()).hexdigest()[:8]
     return f"{family}{year or 'nd'}-{digest}"
 
@@ -93,7 +97,9 @@ def _attachment_path(raw: str, base: Path) -> Path | None:
         return None
     if raw.lower().startswith("file://"):
         raw = unquote(urlparse(raw).path)
-    elif re.match(r"^[a-z][a-z0-9+.-]+://", raw, re.IGNORECASE):  # internal-pdf://, http:// …: not a local file
+    elif re.match(
+        r"^[a-z][a-z0-9+.-]+://", raw, re.IGNORECASE
+    ):  # internal-pdf://, http:// …: not a local file
         return Path(raw)
     path = Path(raw)
     return path if path.is_absolute() else base / path
@@ -106,7 +112,9 @@ def _bibtex_pdf(field: str) -> str | None:
     Better BibTeX and JabRef: a bare path. Escaped colons (`\\:`) belong to the path.
     """
     for attachment in re.split(r"(?<!\\);", field):
-        parts = [p.replace("\\:", ":").replace("\\\\", "\\") for p in _UNESCAPED_COLON.split(attachment)]
+        parts = [
+            p.replace("\\:", ":").replace("\\\\", "\\") for p in _UNESCAPED_COLON.split(attachment)
+        ]
         if len(parts) >= 3:
             path, kind = ":".join(parts[1:-1]), parts[-1].lower()
         else:
@@ -140,8 +148,16 @@ def _with_pdf(paper: PaperRecord, raw_path: str | None, base: Path) -> PaperReco
 
 
 def _paper(
-    *, key: str | None, title: str, authors: list[str], year: int | None, venue: str, doi: str | None,
-    abstract: str, keywords: list[str], line: int,
+    *,
+    key: str | None,
+    title: str,
+    authors: list[str],
+    year: int | None,
+    venue: str,
+    doi: str | None,
+    abstract: str,
+    keywords: list[str],
+    line: int,
 ) -> PaperRecord:
     if not title:
         raise MalformedRecordError(line, "no title")
@@ -164,7 +180,9 @@ def _paper(
 
 # --- BibTeX -------------------------------------------------------------------------------------
 
-_VERBATIM_FIELDS = frozenset({"doi"})  # read as written: `%` there is a character (`%7D`), not a LaTeX comment
+_VERBATIM_FIELDS = frozenset(
+    {"doi"}
+)  # read as written: `%` there is a character (`%7D`), not a LaTeX comment
 _ESCAPED_SPECIAL = re.compile(r"\\([_%&#$])")
 
 
@@ -226,9 +244,16 @@ def _bibtex_record(entry: Any, line: int, base: Path) -> PaperRecord:  # noqa: A
         title=_clean(fields.get("title")),
         authors=[_clean(a) for a in (authors if isinstance(authors, list) else [authors])],
         year=_year(fields.get("year") or fields.get("date")),
-        venue=_clean(fields.get("journal") or fields.get("journaltitle") or fields.get("booktitle")
-                     or fields.get("publisher") or fields.get("howpublished")),
-        doi=normalize_doi(_ESCAPED_SPECIAL.sub(r"\1", _clean(fields.get("doi")))),  # `10.1000/a\_b` as some write it
+        venue=_clean(
+            fields.get("journal")
+            or fields.get("journaltitle")
+            or fields.get("booktitle")
+            or fields.get("publisher")
+            or fields.get("howpublished")
+        ),
+        doi=normalize_doi(
+            _ESCAPED_SPECIAL.sub(r"\1", _clean(fields.get("doi")))
+        ),  # `10.1000/a\_b` as some write it
         abstract=_clean(fields.get("abstract")),
         keywords=_keywords(fields.get("keywords")),
         line=line,
@@ -237,6 +262,7 @@ def _bibtex_record(entry: Any, line: int, base: Path) -> PaperRecord:  # noqa: A
 
 
 # --- RIS ----------------------------------------------------------------------------------------
+
 
 def _ris_blocks(text: str) -> Iterator[tuple[int, list[str]] | MalformedRecordError]:
     """The lines of each `TY` … `ER` record with the line it starts on."""
@@ -289,15 +315,28 @@ def _ris_record(entry: dict[str, Any], line: int, base: Path) -> PaperRecord:
         return ""
 
     # L1 / L2 are single-valued for rispy (a later line wins); some exporters join several with ';'.
-    attachments = [a.strip() for key in ("file_attachments1", "file_attachments2")
-                   for a in str(entry.get(key) or "").split(";") if a.strip()]
-    pdf = next((a for a in attachments if a.lower().endswith(".pdf")), attachments[0] if attachments else None)
+    attachments = [
+        a.strip()
+        for key in ("file_attachments1", "file_attachments2")
+        for a in str(entry.get(key) or "").split(";")
+        if a.strip()
+    ]
+    pdf = next(
+        (a for a in attachments if a.lower().endswith(".pdf")),
+        attachments[0] if attachments else None,
+    )
     paper = _paper(
         key=first("id") or None,
         title=first("title", "primary_title", "short_title"),
         authors=[_clean(a) for a in [*entry.get("authors", []), *entry.get("first_authors", [])]],
         year=_year(first("year", "publication_year", "date")),
-        venue=first("secondary_title", "journal_name", "alternate_title3", "alternate_title1", "alternate_title2"),
+        venue=first(
+            "secondary_title",
+            "journal_name",
+            "alternate_title3",
+            "alternate_title1",
+            "alternate_title2",
+        ),
         doi=normalize_doi(first("doi")),
         abstract=first("abstract", "notes_abstract"),
         keywords=_keywords(entry.get("keywords", [])),
@@ -355,7 +394,9 @@ def _json_items(text: str) -> Iterator[tuple[int, Any] | MalformedRecordError]:
         try:
             yield line_of(pos), decoder.raw_decode(text, pos)[0]
         except json.JSONDecodeError as exc:
-            yield MalformedRecordError(exc.lineno, f"invalid JSON ({exc.msg}); expected a CSL-JSON array")
+            yield MalformedRecordError(
+                exc.lineno, f"invalid JSON ({exc.msg}); expected a CSL-JSON array"
+            )
         except RecursionError:
             yield MalformedRecordError(line_of(pos), TOO_DEEP)
         return
@@ -368,12 +409,17 @@ def _json_items(text: str) -> Iterator[tuple[int, Any] | MalformedRecordError]:
             item, end = decoder.raw_decode(text, pos)
             found = (line_of(pos), item)
         except json.JSONDecodeError as exc:
-            yield MalformedRecordError(exc.lineno, f"invalid JSON ({exc.msg}); the rest of the file was not read")
+            yield MalformedRecordError(
+                exc.lineno, f"invalid JSON ({exc.msg}); the rest of the file was not read"
+            )
             return
         except RecursionError:
             closed = _value_end(text, pos)
             if closed is None:
-                yield MalformedRecordError(line_of(pos), "invalid JSON (an item is not closed); the rest of the file was not read")
+                yield MalformedRecordError(
+                    line_of(pos),
+                    "invalid JSON (an item is not closed); the rest of the file was not read",
+                )
                 return
             end, found = closed, MalformedRecordError(line_of(pos), TOO_DEEP)
         yield found
@@ -383,7 +429,10 @@ def _json_items(text: str) -> Iterator[tuple[int, Any] | MalformedRecordError]:
         elif text.startswith("]", pos):
             return
         else:
-            yield MalformedRecordError(line_of(pos), "invalid JSON (expected `,` or `]`); the rest of the file was not read")
+            yield MalformedRecordError(
+                line_of(pos),
+                "invalid JSON (expected `,` or `]`); the rest of the file was not read",
+            )
             return
     yield MalformedRecordError(line_of(pos), "invalid JSON (the array is not closed)")
 
@@ -395,7 +444,9 @@ def _csl_name(name: Any, line: int) -> str:  # noqa: ANN401 - JSON
         raise MalformedRecordError(line, "`author` entries must be objects")
     if name.get("literal"):
         return _clean(name["literal"])
-    family = " ".join(_clean(name.get(k)) for k in ("non-dropping-particle", "family") if name.get(k))
+    family = " ".join(
+        _clean(name.get(k)) for k in ("non-dropping-particle", "family") if name.get(k)
+    )
     return _clean(f"{_clean(name.get('given'))} {family} {_clean(name.get('suffix'))}")
 
 
@@ -445,7 +496,9 @@ def _csl_record(obj: Any, line: int, base: Path) -> PaperRecord:  # noqa: ANN401
 
 
 READERS: dict[str, Callable[[Path], Iterator[PaperRecord | MalformedRecordError]]] = {
-    "bibtex": read_bibtex, "ris": read_ris, "csl-json": read_csl_json,
+    "bibtex": read_bibtex,
+    "ris": read_ris,
+    "csl-json": read_csl_json,
 }
 
 
@@ -472,13 +525,22 @@ def read_library(path: Path, fmt: str) -> Iterator[PaperRecord | MalformedRecord
     except UnicodeDecodeError as exc:
         yield MalformedRecordError(0, f"{path.name} is not UTF-8 text ({exc.reason})")
     except _TooLarge:
-        yield MalformedRecordError(0, f"{path.name} is larger than {MAX_LIBRARY_BYTES / 2**20:g} MiB, the most a library "
-                                      "export may be (it is read whole): split it into several exports")
+        yield MalformedRecordError(
+            0,
+            f"{path.name} is larger than {MAX_LIBRARY_BYTES / 2**20:g} MiB, the most a library "
+            "export may be (it is read whole): split it into several exports",
+        )
 
 
 def sniff_library(path: Path, head: str) -> str | None:
     """The library format of a file by its extension, else by its first characters; None if neither."""
-    by_suffix = {".bib": "bibtex", ".bibtex": "bibtex", ".ris": "ris", ".csl": "csl-json", ".csljson": "csl-json"}
+    by_suffix = {
+        ".bib": "bibtex",
+        ".bibtex": "bibtex",
+        ".ris": "ris",
+        ".csl": "csl-json",
+        ".csljson": "csl-json",
+    }
     if path.suffix.lower() in by_suffix:
         return by_suffix[path.suffix.lower()]
     stripped = head.lstrip("\ufeff \t\r\n")

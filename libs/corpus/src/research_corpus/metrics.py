@@ -25,5 +25,6 @@ TEXTS = Histogram(
 )
 SECONDS = Counter("research_embedding_seconds_total", "Wall time spent inside the embedding model.")
 CPU_SECONDS = Counter(
-    "research_embedding_cpu_seconds_total", "CPU time of the threads that called the embedding model, inside the model."
+    "research_embedding_cpu_seconds_total",
+    "CPU time of the threads that called the embedding model, inside the model.",
 )

@@ -54,14 +54,19 @@ def weights_digest(model_dir: Path, key_files: Sequence[Path] = ()) -> str:
 
 
 def cached_export(
-    model_dir: Path, name: str, export: Callable[[Path, Path], None], cache_dir: Path | None = None,
+    model_dir: Path,
+    name: str,
+    export: Callable[[Path, Path], None],
+    cache_dir: Path | None = None,
     key_files: Sequence[Path] = (),
 ) -> Path:
     """The cached `model.onnx` of `model_dir` (+ `key_files`), made by `export(model_dir, target)` if missing.
 
     Side effects: creates the cache folder and, on the machine's first call, the export (seconds).
     """
-    folder = (cache_dir or default_cache_dir()) / f"{name}-{weights_digest(model_dir, key_files)}-v{EXPORT_VERSION}"
+    folder = (
+        cache_dir or default_cache_dir()
+    ) / f"{name}-{weights_digest(model_dir, key_files)}-v{EXPORT_VERSION}"
     target = folder / "model.onnx"
     if target.exists():
         return target
@@ -106,15 +111,24 @@ def export_sentence_encoder(model_dir: Path, target: Path) -> None:
     transformers_logging.disable_progress_bar()
     # Eager attention traces to plain MatMul/Softmax nodes, which ONNX Runtime's optimiser fuses;
     # the SDPA path traces shape-dependent branches.
-    model = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager", local_files_only=True).eval()
+    model = AutoModel.from_pretrained(
+        str(model_dir), attn_implementation="eager", local_files_only=True
+    ).eval()
 
     class MeanPooled(torch.nn.Module):
         def __init__(self, encoder: torch.nn.Module) -> None:
             super().__init__()
             self.encoder = encoder
 
-        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
-            hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
+        def forward(
+            self,
+            input_ids: torch.Tensor,
+            attention_mask: torch.Tensor,
+            token_type_ids: torch.Tensor,
+        ) -> torch.Tensor:
+            hidden = self.encoder(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
             mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
             # sentence-transformers' Pooling (mean tokens) and Normalize, step for step.
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
@@ -123,14 +137,17 @@ def export_sentence_encoder(model_dir: Path, target: Path) -> None:
     sample = torch.ones((2, 8), dtype=torch.long)
     inputs = ("input_ids", "attention_mask", "token_type_ids")
     with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # tracer warnings about Python branches on shapes fixed at export
+        warnings.simplefilter(
+            "ignore"
+        )  # tracer warnings about Python branches on shapes fixed at export
         torch.onnx.export(
             MeanPooled(model),
             (sample, sample, torch.zeros_like(sample)),
             str(target),
             input_names=list(inputs),
             output_names=["embedding"],
-            dynamic_axes={name: {0: "batch", 1: "sequence"} for name in inputs} | {"embedding": {0: "batch"}},
+            dynamic_axes={name: {0: "batch", 1: "sequence"} for name in inputs}
+            | {"embedding": {0: "batch"}},
             opset_version=OPSET,
             dynamo=False,
         )
@@ -141,12 +158,16 @@ def sentence_encoder_onnx(model_dir: Path, name: str, cache_dir: Path | None = N
     return cached_export(model_dir, name, export_sentence_encoder, cache_dir)
 
 
-if __name__ == "__main__":  # set-up: export the bundled embedding model now rather than on first use
+if (
+    __name__ == "__main__"
+):  # set-up: export the bundled embedding model now rather than on first use
     import argparse
 
     from research_corpus.embedding import MODEL_NAME, bundled_model_path
 
-    parser = argparse.ArgumentParser(description="Export the bundled all-MiniLM-L6-v2 to the ONNX cache.")
+    parser = argparse.ArgumentParser(
+        description="Export the bundled all-MiniLM-L6-v2 to the ONNX cache."
+    )
     parser.add_argument("--cache-dir", type=Path, default=None)
     args = parser.parse_args()
     print(sentence_encoder_onnx(bundled_model_path(), MODEL_NAME, args.cache_dir))

@@ -17,11 +17,21 @@ from research_corpus.errors import MalformedRecordError
 from research_corpus.records import PaperRecord, Section, split_sentences
 
 HEADINGS = {
-    "abstract": "abstract", "summary": "abstract", "background": "introduction",
-    "introduction": "introduction", "methods": "methods", "materials and methods": "methods",
-    "methods and materials": "methods", "patients and methods": "methods", "method": "methods",
-    "results": "results", "findings": "results", "results and discussion": "results",
-    "discussion": "discussion", "conclusion": "conclusion", "conclusions": "conclusion",
+    "abstract": "abstract",
+    "summary": "abstract",
+    "background": "introduction",
+    "introduction": "introduction",
+    "methods": "methods",
+    "materials and methods": "methods",
+    "methods and materials": "methods",
+    "patients and methods": "methods",
+    "method": "methods",
+    "results": "results",
+    "findings": "results",
+    "results and discussion": "results",
+    "discussion": "discussion",
+    "conclusion": "conclusion",
+    "conclusions": "conclusion",
     "limitations": "discussion",
 }
 STOP_HEADINGS = {"references", "bibliography", "acknowledgements", "acknowledgments"}
@@ -74,7 +84,9 @@ def read_pdf(path: Path, external_id: str, position: int) -> PaperRecord:
         raise MalformedRecordError(position, f"{external_id}: no extractable text (scanned PDF?)")
     title = str(meta.get("/Title") or "").strip() or lines[0][:300]
     year = _YEAR.search(str(meta.get("/CreationDate") or ""))
-    authors = [a.strip() for a in re.split(r"[;,]| and ", str(meta.get("/Author") or "")) if a.strip()]
+    authors = [
+        a.strip() for a in re.split(r"[;,]| and ", str(meta.get("/Author") or "")) if a.strip()
+    ]
     return PaperRecord(
         external_id=external_id,
         title=title,

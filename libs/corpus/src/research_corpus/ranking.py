@@ -49,7 +49,9 @@ def rank_papers(chunks: list[ChunkHit], limit: int, source: str) -> list[Ranked]
     return ranked[:limit]
 
 
-def fuse(lexical: list[ChunkHit], dense: list[ChunkHit], settings: CorpusSettings, limit: int) -> list[Ranked]:
+def fuse(
+    lexical: list[ChunkHit], dense: list[ChunkHit], settings: CorpusSettings, limit: int
+) -> list[Ranked]:
     """Weighted reciprocal rank fusion of two chunk rankings, at paper level.
 
     A paper absent from one ranking gets nothing from it. Ties break by paper id so results

@@ -67,8 +67,16 @@ class PaperRecord:
     def content_hash(self) -> str:
         """A digest of everything stored about the paper: equal hash = nothing to re-ingest."""
         payload = json.dumps(
-            [self.title, [[s.name, s.sentences] for s in self.sections], self.authors, self.year,
-             self.venue, self.doi, self.citation_count, self.keywords],
+            [
+                self.title,
+                [[s.name, s.sentences] for s in self.sections],
+                self.authors,
+                self.year,
+                self.venue,
+                self.doi,
+                self.citation_count,
+                self.keywords,
+            ],
             ensure_ascii=False,
         )
         return hashlib.sha256(payload.encode()).hexdigest()
@@ -211,7 +219,9 @@ def read_jsonl(path: Path, fmt: str) -> Iterator[PaperRecord | MalformedRecordEr
             try:
                 obj = json.loads(raw)
             except json.JSONDecodeError as exc:
-                yield MalformedRecordError(number, f"invalid JSON ({exc.msg} at column {exc.colno})")
+                yield MalformedRecordError(
+                    number, f"invalid JSON ({exc.msg} at column {exc.colno})"
+                )
                 continue
             if not isinstance(obj, dict):
                 yield MalformedRecordError(number, "a record must be a JSON object")

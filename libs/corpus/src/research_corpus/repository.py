@@ -97,7 +97,7 @@ _REFRESH_LEXEMES = (
 # row (same names and definitions as the migration).
 BULK_INDEXES = {
     "ix_corpus_chunks_embedding": "CREATE INDEX IF NOT EXISTS ix_corpus_chunks_embedding ON corpus_chunks "
-                                  "USING hnsw (embedding vector_cosine_ops)",
+    "USING hnsw (embedding vector_cosine_ops)",
     "ix_corpus_chunks_tsv": "CREATE INDEX IF NOT EXISTS ix_corpus_chunks_tsv ON corpus_chunks USING gin (tsv)",
 }
 
@@ -151,14 +151,18 @@ class CorpusRepository:
         )
         found: dict[str, str] = {}
         for doi, external_id in rows:
-            found.setdefault(doi, external_id)  # the oldest paper, if an earlier file duplicated one
+            found.setdefault(
+                doi, external_id
+            )  # the oldest paper, if an earlier file duplicated one
         return found
 
     async def existing_ids(self, external_ids: list[str]) -> set[str]:
         """Which of `external_ids` are stored."""
         if not external_ids:
             return set()
-        rows = await self.session.execute(select(CorpusPaper.external_id).where(CorpusPaper.external_id.in_(external_ids)))
+        rows = await self.session.execute(
+            select(CorpusPaper.external_id).where(CorpusPaper.external_id.in_(external_ids))
+        )
         return set(rows.scalars())
 
     async def add_papers(self, papers: list[PaperRecord]) -> dict[str, int]:
@@ -177,22 +181,30 @@ class CorpusRepository:
         Their old postings are subtracted from the BM25 statistics first.
         """
         for paper_id, paper in papers:
-            await self.session.execute(update(CorpusPaper).where(CorpusPaper.id == paper_id).values(**_paper_row(paper)))
+            await self.session.execute(
+                update(CorpusPaper).where(CorpusPaper.id == paper_id).values(**_paper_row(paper))
+            )
         if papers:
             ids = [pid for pid, _ in papers]
             gone = (await self.session.execute(_FORGET_TOTALS, {"paper_ids": ids})).one()
             await self.session.execute(_FORGET_LEXEMES, {"paper_ids": ids})
             await self.session.execute(_DROP_UNUSED_LEXEMES)
-            await self.session.execute(_ADD_TOTALS, {"chunks": -gone.chunks, "tokens": -float(gone.tokens)})
+            await self.session.execute(
+                _ADD_TOTALS, {"chunks": -gone.chunks, "tokens": -float(gone.tokens)}
+            )
             await self.session.execute(delete(CorpusChunk).where(CorpusChunk.paper_id.in_(ids)))
 
-    async def add_chunks(self, rows: list[tuple[int, PaperRecord, Chunk]], embeddings: np.ndarray) -> None:
+    async def add_chunks(
+        self, rows: list[tuple[int, PaperRecord, Chunk]], embeddings: np.ndarray
+    ) -> None:
         """COPY chunks with their embeddings, index their postings, and add them to the BM25 statistics."""
         if not rows:
             return
         records = [
             (paper_id, chunk.index, chunk.section, chunk.locator, chunk.text, paper.title, vector)
-            for (paper_id, paper, chunk), vector in zip(rows, embeddings.astype(np.float32).tolist(), strict=True)
+            for (paper_id, paper, chunk), vector in zip(
+                rows, embeddings.astype(np.float32).tolist(), strict=True
+            )
         ]
         connection = await self.session.connection()
         raw = (await connection.get_raw_connection()).driver_connection
@@ -200,7 +212,9 @@ class CorpusRepository:
         await raw.copy_records_to_table(_STAGING, records=records, columns=_STAGING_COLUMNS)
         added = (await self.session.execute(_LOAD_CHUNKS)).one()
         await self.session.execute(text(f"DELETE FROM {_STAGING}"))
-        await self.session.execute(_ADD_TOTALS, {"chunks": added.chunks, "tokens": float(added.tokens)})
+        await self.session.execute(
+            _ADD_TOTALS, {"chunks": added.chunks, "tokens": float(added.tokens)}
+        )
 
     async def is_empty(self) -> bool:
         """True when the corpus holds no chunk (a bulk load may then build its indexes at the end)."""
@@ -223,7 +237,11 @@ class CorpusRepository:
         outright (no `finally`) gets its indexes back on the next ingest.
         """
         present = set(
-            (await self.session.execute(text("SELECT indexname FROM pg_indexes WHERE tablename = 'corpus_chunks'"))).scalars()
+            (
+                await self.session.execute(
+                    text("SELECT indexname FROM pg_indexes WHERE tablename = 'corpus_chunks'")
+                )
+            ).scalars()
         )
         missing = [statement for name, statement in BULK_INDEXES.items() if name not in present]
         if missing:

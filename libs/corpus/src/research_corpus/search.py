@@ -31,7 +31,9 @@ from research_corpus.ranking import ChunkHit, Ranked, fuse, rank_papers
 
 SearchMode = Literal["hybrid", "lexical", "dense"]
 MODES = ("hybrid", "lexical", "dense")
-CHUNKS_PER_PAPER = 2  # chunk candidates fetched per wanted paper, so aggregation still fills the list
+CHUNKS_PER_PAPER = (
+    2  # chunk candidates fetched per wanted paper, so aggregation still fills the list
+)
 SEARCH_CONCURRENCY = 4  # searches of a batch in flight at once (each holds one pooled connection)
 
 
@@ -41,7 +43,9 @@ class SearchFilters(BaseModel):
     year_from: int | None = None
     year_to: int | None = None
     venue: str | None = None
-    section: str | None = Field(default=None, description="Chunk section, e.g. abstract, methods, results.")
+    section: str | None = Field(
+        default=None, description="Chunk section, e.g. abstract, methods, results."
+    )
 
     def sql(self) -> tuple[str, dict[str, object]]:
         """A SQL condition on `c` (chunks) and `p` (papers), and its parameters."""
@@ -78,7 +82,9 @@ class PaperHit(BaseModel):
     citation_count: int | None = None
     score: float
     passage: str = Field(description="The best-matching chunk of the paper.")
-    locator: str = Field(description="Where the passage is: `abstract`, `section:methods chunk 2` …")
+    locator: str = Field(
+        description="Where the passage is: `abstract`, `section:methods chunk 2` …"
+    )
     section: str = "abstract"
     abstract: str = Field(description="The paper's full abstract/text, to verify quotes against.")
     lexical_rank: int | None = None
@@ -142,8 +148,14 @@ async def lexical_chunks(
     early_cut = "ORDER BY score DESC, ps.chunk_id LIMIT :limit" if filters.empty else ""
     rows = await session.execute(
         text(_LEXICAL.format(filters=where, join=join, early_cut=early_cut)),
-        {"query": query, "limit": limit, "k1": settings.bm25_k1, "b": settings.bm25_b,
-         "title_weight": settings.title_weight, **params},
+        {
+            "query": query,
+            "limit": limit,
+            "k1": settings.bm25_k1,
+            "b": settings.bm25_b,
+            "title_weight": settings.title_weight,
+            **params,
+        },
     )
     return [ChunkHit(chunk_id, paper_id, float(score)) for chunk_id, paper_id, score in rows]
 
@@ -161,7 +173,10 @@ async def dense_chunks(
             "SELECT set_config('hnsw.ef_search', :ef, true), set_config('enable_seqscan', 'off', true),"
             " set_config('hnsw.iterative_scan', :iterative, true)"
         ),
-        {"ef": str(max(40, min(limit, 1000))), "iterative": "off" if filters.empty else "relaxed_order"},
+        {
+            "ef": str(max(40, min(limit, 1000))),
+            "iterative": "off" if filters.empty else "relaxed_order",
+        },
     )
     literal = "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
     # Join papers only when a paper column is filtered, so the planner keeps the plain HNSW scan.
@@ -170,29 +185,47 @@ async def dense_chunks(
         text(_DENSE.format(join=join, filters=where)), {"vector": literal, "limit": limit, **params}
     )
     hits = [ChunkHit(chunk_id, paper_id, float(score)) for chunk_id, paper_id, score in rows]
-    hits.sort(key=lambda h: (-h.score, h.chunk_id))  # relaxed_order may return slightly out of order
+    hits.sort(
+        key=lambda h: (-h.score, h.chunk_id)
+    )  # relaxed_order may return slightly out of order
     return hits
 
 
 async def _hydrate(session: AsyncSession, ranked: list[Ranked]) -> list[PaperHit]:
     if not ranked:
         return []
-    rows = {row.chunk_id: row for row in await session.execute(text(_HITS), {"ids": [r.chunk_id for r in ranked]})}
+    rows = {
+        row.chunk_id: row
+        for row in await session.execute(text(_HITS), {"ids": [r.chunk_id for r in ranked]})
+    }
     hits = []
     for r in ranked:
         row = rows[r.chunk_id]
         hits.append(
             PaperHit(
-                paper_id=row.id, external_id=row.external_id, title=row.title, year=row.year, venue=row.venue,
-                authors=list(row.authors or []), doi=row.doi, citation_count=row.citation_count, score=r.score,
-                passage=row.passage, locator=row.locator, section=row.section, abstract=row.abstract,
-                lexical_rank=r.lexical_rank, dense_rank=r.dense_rank,
+                paper_id=row.id,
+                external_id=row.external_id,
+                title=row.title,
+                year=row.year,
+                venue=row.venue,
+                authors=list(row.authors or []),
+                doi=row.doi,
+                citation_count=row.citation_count,
+                score=r.score,
+                passage=row.passage,
+                locator=row.locator,
+                section=row.section,
+                abstract=row.abstract,
+                lexical_rank=r.lexical_rank,
+                dense_rank=r.dense_rank,
             )
         )
     return hits
 
 
-def query_vectors(queries: list[str], embedder: Embedder | None = None, settings: CorpusSettings | None = None) -> np.ndarray:
+def query_vectors(
+    queries: list[str], embedder: Embedder | None = None, settings: CorpusSettings | None = None
+) -> np.ndarray:
     """The dense-search vectors of `queries`: MiniLM, then the query adapter when it is on."""
     settings = settings or get_settings().corpus
     vectors = (embedder or get_embedder()).embed(queries)
@@ -237,7 +270,9 @@ async def search(
     if mode == "hybrid":
         ranked = fuse(lexical, dense, settings, papers_wanted)
     else:
-        ranked = rank_papers(lexical or dense, papers_wanted, "lexical" if mode == "lexical" else "dense")
+        ranked = rank_papers(
+            lexical or dense, papers_wanted, "lexical" if mode == "lexical" else "dense"
+        )
     hits = await _hydrate(session, ranked[:k])
     return hits
 
@@ -262,14 +297,20 @@ async def search_many(
     settings = settings or get_settings().corpus
     vectors: list[list[float] | None] = [None] * len(queries)
     if mode in ("hybrid", "dense") and queries:
-        vectors = (await asyncio.to_thread(query_vectors, [q.strip() or " " for q in queries], embedder, settings)).tolist()
+        vectors = (
+            await asyncio.to_thread(
+                query_vectors, [q.strip() or " " for q in queries], embedder, settings
+            )
+        ).tolist()
     results: list[list[PaperHit]] = [[] for _ in queries]
     pending = iter(range(len(queries)))  # shared by the workers: each takes the next index
 
     async def worker() -> None:
         for index in pending:
             async with sessions() as session:
-                results[index] = await search(session, queries[index], k, mode, filters, settings, vector=vectors[index])
+                results[index] = await search(
+                    session, queries[index], k, mode, filters, settings, vector=vectors[index]
+                )
 
     workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(queries))))]
     try:

@@ -34,9 +34,9 @@ _LOAD = text(
 )
 
 
-_VECTORS_OF = text("SELECT key, CAST(embedding AS real[]) FROM corpus_sentences WHERE key = ANY(:keys)").bindparams(
-    bindparam("keys", type_=ARRAY(LargeBinary))
-)
+_VECTORS_OF = text(
+    "SELECT key, CAST(embedding AS real[]) FROM corpus_sentences WHERE key = ANY(:keys)"
+).bindparams(bindparam("keys", type_=ARRAY(LargeBinary)))
 
 
 class SentenceVectors:
@@ -49,7 +49,9 @@ class SentenceVectors:
         """The `keys` that have no stored vector yet."""
         if not keys:
             return set()
-        stored = await self.session.scalars(select(CorpusSentence.key).where(CorpusSentence.key.in_(list(set(keys)))))
+        stored = await self.session.scalars(
+            select(CorpusSentence.key).where(CorpusSentence.key.in_(list(set(keys))))
+        )
         return set(keys) - set(stored)
 
     async def keep(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:

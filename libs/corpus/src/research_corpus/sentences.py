@@ -20,7 +20,20 @@ from functools import lru_cache
 # A sentence ends at . ! ? followed by whitespace and an upper-case letter, digit or bracket,
 # unless the period closes a common abbreviation or a single initial.
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9(\[\"])")
-_ABBREVIATIONS = ("e.g.", "i.e.", "et al.", "vs.", "fig.", "figs.", "approx.", "dr.", "no.", "ref.", "cf.", "ca.")
+_ABBREVIATIONS = (
+    "e.g.",
+    "i.e.",
+    "et al.",
+    "vs.",
+    "fig.",
+    "figs.",
+    "approx.",
+    "dr.",
+    "no.",
+    "ref.",
+    "cf.",
+    "ca.",
+)
 _INITIAL = re.compile(r"(?:^|\s)[A-Z]\.$")
 
 

@@ -10,8 +10,25 @@ through `scorer.CrossEncoder` (tokenize → encoder → head), the one class a f
 """
 
 from research_judgement.data import LABELS, passage_text
-from research_judgement.judge import Judge, WeightsUnavailable, evidence, get_judge, relevance, stance
+from research_judgement.judge import (
+    Judge,
+    WeightsUnavailable,
+    evidence,
+    get_judge,
+    relevance,
+    stance,
+)
 from research_judgement.metrics import AbstractDecision, abstract_decision
 
-__all__ = ["LABELS", "AbstractDecision", "Judge", "WeightsUnavailable", "abstract_decision", "evidence",
-           "get_judge", "passage_text", "relevance", "stance"]
+__all__ = [
+    "LABELS",
+    "AbstractDecision",
+    "Judge",
+    "WeightsUnavailable",
+    "abstract_decision",
+    "evidence",
+    "get_judge",
+    "passage_text",
+    "relevance",
+    "stance",
+]

@@ -44,11 +44,15 @@ class Window:
 
     input_ids: list[int]
     token_type_ids: list[int]
-    sentence_of_token: list[int]  # the sentence index of each token (position within `sentences`), -1 elsewhere
+    sentence_of_token: list[
+        int
+    ]  # the sentence index of each token (position within `sentences`), -1 elsewhere
     sentences: tuple[int, ...]  # the abstract's sentence indices this window holds, in order
 
 
-def windows(tokenizer, claim: str, title: str, sentences: Sequence[str], max_length: int = MAX_LENGTH) -> list[Window]:  # noqa: ANN001
+def windows(
+    tokenizer, claim: str, title: str, sentences: Sequence[str], max_length: int = MAX_LENGTH
+) -> list[Window]:  # noqa: ANN001
     """The abstract packed into as few windows of at most `max_length` tokens as its sentences allow."""
     cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
     claim_ids = tokenizer(claim, add_special_tokens=False)["input_ids"][:CLAIM_TOKENS]
@@ -123,7 +127,9 @@ def _module():  # noqa: ANN202
             self.label = torch.nn.Linear(hidden, len(LABELS))
 
         def forward(self, ids, types, mask, pool, present):  # noqa: ANN001, ANN201
-            hidden = self.encoder(input_ids=ids, token_type_ids=types, attention_mask=mask).last_hidden_state
+            hidden = self.encoder(
+                input_ids=ids, token_type_ids=types, attention_mask=mask
+            ).last_hidden_state
             sentence = torch.bmm(pool.to(hidden.dtype), hidden)  # (B, S, H)
             rationale = self.rationale(sentence).squeeze(-1)  # (B, S)
             weights = torch.softmax(rationale.masked_fill(~present, -1e4), dim=-1)
@@ -187,18 +193,36 @@ class AbstractJudge:
             encoder = merged_adapter(encoder, folder)
         model = build_model(encoder)
         heads = load_file(str(folder / "heads.safetensors"))
-        model.rationale.load_state_dict({k.removeprefix("rationale."): v.float() for k, v in heads.items() if k.startswith("rationale.")})
-        model.label.load_state_dict({k.removeprefix("label."): v.float() for k, v in heads.items() if k.startswith("label.")})
+        model.rationale.load_state_dict(
+            {
+                k.removeprefix("rationale."): v.float()
+                for k, v in heads.items()
+                if k.startswith("rationale.")
+            }
+        )
+        model.label.load_state_dict(
+            {
+                k.removeprefix("label."): v.float()
+                for k, v in heads.items()
+                if k.startswith("label.")
+            }
+        )
         model.eval()
         torch.set_grad_enabled(False)
         config = json.loads((folder / "abstract.json").read_text(encoding="utf-8"))
         return cls(tokenizer, model, config)
 
-    def raw(self, claim: str, papers: Sequence[tuple[str, Sequence[str]]], batch_size: int = 8) -> list[tuple[np.ndarray, np.ndarray]]:
+    def raw(
+        self, claim: str, papers: Sequence[tuple[str, Sequence[str]]], batch_size: int = 8
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
         """Uncalibrated (label logits, rationale logits) per paper ((title, sentences))."""
         import torch
 
-        jobs = [(p, w) for p, (title, sentences) in enumerate(papers) for w in windows(self.tokenizer, claim, title, sentences)]
+        jobs = [
+            (p, w)
+            for p, (title, sentences) in enumerate(papers)
+            for w in windows(self.tokenizer, claim, title, sentences)
+        ]
         label = [np.full(len(LABELS), -np.inf, dtype=np.float32) for _ in papers]
         best_nei = [np.inf for _ in papers]
         rationale = [np.full(len(sentences), -20.0, dtype=np.float32) for _, sentences in papers]
@@ -207,7 +231,9 @@ class AbstractJudge:
             for start in range(0, len(order), batch_size):
                 chunk = [jobs[i] for i in order[start : start + batch_size]]
                 logits, scores = self.model(*collate([w for _, w in chunk]))
-                for (p, w), row, sentence_scores in zip(chunk, logits.float().numpy(), scores.float().numpy(), strict=True):
+                for (p, w), row, sentence_scores in zip(
+                    chunk, logits.float().numpy(), scores.float().numpy(), strict=True
+                ):
                     nei = float(softmax(row[None, :])[0, 2])
                     if nei < best_nei[p]:
                         best_nei[p], label[p] = nei, row
@@ -215,11 +241,15 @@ class AbstractJudge:
                         rationale[p][index] = sentence_scores[slot]
         return list(zip(label, rationale, strict=True))
 
-    def judge(self, claim: str, papers: Sequence[tuple[str, Sequence[str]]]) -> list[AbstractJudgement]:
+    def judge(
+        self, claim: str, papers: Sequence[tuple[str, Sequence[str]]]
+    ) -> list[AbstractJudgement]:
         """Calibrated judgements of each paper ((title, sentences)) against `claim`."""
         temperature = float(self.config.get("temperature", 1.0))
-        return [AbstractJudgement(softmax(label[None, :], temperature)[0], sigmoid(rationale))
-                for label, rationale in self.raw(claim, papers)]
+        return [
+            AbstractJudgement(softmax(label[None, :], temperature)[0], sigmoid(rationale))
+            for label, rationale in self.raw(claim, papers)
+        ]
 
 
 WEIGHTS = Path(__file__).parent / "weights" / "abstract"

@@ -53,7 +53,14 @@ def load_claims(path: str | Path) -> list[Claim]:
         evidence = {}
         for doc, sets in (raw.get("evidence") or {}).items():
             evidence[int(doc)] = (sets[0]["label"], tuple(frozenset(s["sentences"]) for s in sets))
-        claims.append(Claim(int(raw["id"]), raw["claim"], tuple(int(d) for d in raw.get("cited_doc_ids", ())), evidence))
+        claims.append(
+            Claim(
+                int(raw["id"]),
+                raw["claim"],
+                tuple(int(d) for d in raw.get("cited_doc_ids", ())),
+                evidence,
+            )
+        )
     return claims
 
 
@@ -62,7 +69,9 @@ def load_corpus(path: str | Path) -> dict[int, Abstract]:
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         if line.strip():
             raw = json.loads(line)
-            corpus[int(raw["doc_id"])] = Abstract(int(raw["doc_id"]), raw["title"], tuple(s.strip() for s in raw["abstract"]))
+            corpus[int(raw["doc_id"])] = Abstract(
+                int(raw["doc_id"]), raw["title"], tuple(s.strip() for s in raw["abstract"])
+            )
     return corpus
 
 
@@ -79,13 +88,31 @@ def abstract_text(title: str, sentences: tuple[str, ...] | list[str] | str) -> s
 
 
 SWAPS = [
-    ("increases", "decreases"), ("increased", "decreased"), ("increase", "decrease"),
-    ("higher", "lower"), ("raises", "lowers"), ("reduces", "increases"), ("reduced", "increased"),
-    ("improves", "worsens"), ("promotes", "inhibits"), ("enhances", "impairs"), ("more", "less"),
-    ("activates", "inhibits"), ("induces", "suppresses"), ("positive", "negative"), ("greater", "smaller"),
+    ("increases", "decreases"),
+    ("increased", "decreased"),
+    ("increase", "decrease"),
+    ("higher", "lower"),
+    ("raises", "lowers"),
+    ("reduces", "increases"),
+    ("reduced", "increased"),
+    ("improves", "worsens"),
+    ("promotes", "inhibits"),
+    ("enhances", "impairs"),
+    ("more", "less"),
+    ("activates", "inhibits"),
+    ("induces", "suppresses"),
+    ("positive", "negative"),
+    ("greater", "smaller"),
 ]
-AUXILIARIES = [(" is ", " is not "), (" are ", " are not "), (" can ", " cannot "), (" does ", " does not "),
-               (" has ", " does not have "), (" was ", " was not "), (" were ", " were not ")]
+AUXILIARIES = [
+    (" is ", " is not "),
+    (" are ", " are not "),
+    (" can ", " cannot "),
+    (" does ", " does not "),
+    (" has ", " does not have "),
+    (" was ", " was not "),
+    (" were ", " were not "),
+]
 
 
 def negate_claim(claim: str) -> str | None:

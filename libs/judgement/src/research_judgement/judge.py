@@ -36,8 +36,13 @@ class WeightsUnavailable(RuntimeError):
 
 
 class Judge:
-    def __init__(self, folder: str | Path | None = None, cache_size: int = 100_000, batch_size: int = 32,
-                 backend: str | None = None) -> None:
+    def __init__(
+        self,
+        folder: str | Path | None = None,
+        cache_size: int = 100_000,
+        batch_size: int = 32,
+        backend: str | None = None,
+    ) -> None:
         """`backend`: `torch` (default) or `onnx` (`onnx_scorer.OnnxCrossEncoder`, same logits within
         1e-3 in probability); None reads JUDGEMENT_BACKEND."""
         self.folder = Path(folder or os.environ.get("JUDGEMENT_WEIGHTS") or WEIGHTS)
@@ -89,33 +94,52 @@ class Judge:
             return np.zeros((0, 3 if name == "pair" else 1), dtype=np.float32)
         return np.stack([found[k] for k in keys])
 
-    def stance(self, claim: str, sentences: Sequence[str], titles: Sequence[str | None] | None = None) -> np.ndarray:
+    def stance(
+        self, claim: str, sentences: Sequence[str], titles: Sequence[str | None] | None = None
+    ) -> np.ndarray:
         """(n, 3) calibrated probabilities of SUPPORT, CONTRADICT, NEI for each sentence."""
         titles = titles if titles is not None else [None] * len(sentences)
         pairs = [(claim, passage_text(s, t)) for s, t in zip(sentences, titles, strict=True)]
         logits = self.logits("pair", pairs)
         return softmax(logits, float(self.config["pair"]["temperature"])) if len(pairs) else logits
 
-    def evidence(self, claim: str, sentences: Sequence[str], titles: Sequence[str | None] | None = None) -> np.ndarray:
+    def evidence(
+        self, claim: str, sentences: Sequence[str], titles: Sequence[str | None] | None = None
+    ) -> np.ndarray:
         """(n,) probability that each sentence is a finding bearing on the claim (1 − P(NEI))."""
-        return 1.0 - self.stance(claim, sentences, titles)[:, 2] if sentences else np.zeros(0, dtype=np.float32)
+        return (
+            1.0 - self.stance(claim, sentences, titles)[:, 2]
+            if sentences
+            else np.zeros(0, dtype=np.float32)
+        )
 
     def relevance(self, question: str, passages: Sequence[Passage]) -> np.ndarray:
         """(n,) calibrated probability that each passage ((title, text) or text) is on the question."""
         if not passages:
             return np.zeros(0, dtype=np.float32)
-        texts = [abstract_text(p[0], p[1]) if isinstance(p, tuple) else abstract_text("", p) for p in passages]
+        texts = [
+            abstract_text(p[0], p[1]) if isinstance(p, tuple) else abstract_text("", p)
+            for p in passages
+        ]
         a, b = self.config["relevance"]["platt"]
         score = a * self.logits("relevance", [(question, t) for t in texts])[:, 0] + b
         weight = float(self.config["relevance"].get("coverage_weight", 0.0))
-        if weight:  # the question's vocabulary in the whole paper, beside what the model read (coverage.py)
+        if (
+            weight
+        ):  # the question's vocabulary in the whole paper, beside what the model read (coverage.py)
             words = vocabulary(self.folder / VOCABULARY)
-            score = score + weight * np.array([words.coverage(question, t) for t in texts], dtype=np.float32)
+            score = score + weight * np.array(
+                [words.coverage(question, t) for t in texts], dtype=np.float32
+            )
         return sigmoid(score)
 
-    def abstract(self, claim: str, sentences: Sequence[str], title: str | None = None) -> AbstractDecision:
+    def abstract(
+        self, claim: str, sentences: Sequence[str], title: str | None = None
+    ) -> AbstractDecision:
         """SciFact's abstract-level label with the shipped thresholds (tuned on train CV)."""
-        return abstract_decision(self.stance(claim, sentences, [title] * len(sentences)), self.thresholds)
+        return abstract_decision(
+            self.stance(claim, sentences, [title] * len(sentences)), self.thresholds
+        )
 
 
 @lru_cache(maxsize=1)
@@ -128,9 +152,13 @@ def relevance(question: str, passages: Sequence[Passage]) -> np.ndarray:
     return get_judge().relevance(question, passages)
 
 
-def evidence(claim: str, sentences: Sequence[str], titles: Sequence[str | None] | None = None) -> np.ndarray:
+def evidence(
+    claim: str, sentences: Sequence[str], titles: Sequence[str | None] | None = None
+) -> np.ndarray:
     return get_judge().evidence(claim, sentences, titles)
 
 
-def stance(claim: str, sentences: Sequence[str], titles: Sequence[str | None] | None = None) -> np.ndarray:
+def stance(
+    claim: str, sentences: Sequence[str], titles: Sequence[str | None] | None = None
+) -> np.ndarray:
     return get_judge().stance(claim, sentences, titles)

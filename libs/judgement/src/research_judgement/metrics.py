@@ -27,7 +27,9 @@ class AbstractDecision:
     rationale_indices: tuple[int, ...]
 
 
-def abstract_decision(probs: np.ndarray, thresholds: dict[str, float] | None = None) -> AbstractDecision:
+def abstract_decision(
+    probs: np.ndarray, thresholds: dict[str, float] | None = None
+) -> AbstractDecision:
     """Label an abstract from its sentences' (n, 3) probabilities in (SUPPORT, CONTRADICT, NEI) order."""
     t = {**DEFAULT_THRESHOLDS, **(thresholds or {})}
     if len(probs) == 0:
@@ -40,7 +42,9 @@ def abstract_decision(probs: np.ndarray, thresholds: dict[str, float] | None = N
     support = float(probs[rationales, 0].sum())
     contradict = float(probs[rationales, 1].sum()) * t["contradict_weight"]
     column = 0 if support >= contradict else 1
-    return AbstractDecision(LABELS[column], float(probs[rationales, column].max()), tuple(sorted(rationales)))
+    return AbstractDecision(
+        LABELS[column], float(probs[rationales, column].max()), tuple(sorted(rationales))
+    )
 
 
 def f1_per_label(gold: Sequence[str], pred: Sequence[str]) -> dict[str, float]:
@@ -92,15 +96,28 @@ def rationale_f1(items: Sequence[ScoredAbstract]) -> float:
 def label_rationale_f1(items: Sequence[ScoredAbstract]) -> float:
     """SciFact abstract-level "label + rationale" F1: right label and one whole gold set among the
     predicted rationale sentences."""
-    correct = sum(1 for it in items if it.gold != "NEI" and it.decision.label == it.gold
-                  and any(s <= set(it.decision.rationale_indices) for s in it.gold_sets))
-    return _f1(correct, sum(it.decision.label != "NEI" for it in items), sum(it.gold != "NEI" for it in items))
+    correct = sum(
+        1
+        for it in items
+        if it.gold != "NEI"
+        and it.decision.label == it.gold
+        and any(s <= set(it.decision.rationale_indices) for s in it.gold_sets)
+    )
+    return _f1(
+        correct,
+        sum(it.decision.label != "NEI" for it in items),
+        sum(it.gold != "NEI" for it in items),
+    )
 
 
 def label_only_f1(items: Sequence[ScoredAbstract]) -> float:
     """SciFact abstract-level label-only F1 (oracle cited abstracts)."""
     correct = sum(1 for it in items if it.gold != "NEI" and it.decision.label == it.gold)
-    return _f1(correct, sum(it.decision.label != "NEI" for it in items), sum(it.gold != "NEI" for it in items))
+    return _f1(
+        correct,
+        sum(it.decision.label != "NEI" for it in items),
+        sum(it.gold != "NEI" for it in items),
+    )
 
 
 def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
@@ -111,7 +128,9 @@ def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(x, dtype=np.float64)))  # = 1 / (1 + e^-x), no overflow
+    return 0.5 * (
+        1.0 + np.tanh(0.5 * np.asarray(x, dtype=np.float64))
+    )  # = 1 / (1 + e^-x), no overflow
 
 
 def fit_temperature(logits: np.ndarray, y: np.ndarray) -> float:
@@ -143,7 +162,9 @@ def fit_platt(scores: np.ndarray, y: np.ndarray) -> tuple[float, float]:
         p = sigmoid(a * x + b)
         g = np.array([np.sum((p - y) * x), np.sum(p - y)])
         w = p * (1 - p) + 1e-9
-        h = np.array([[np.sum(w * x * x), np.sum(w * x)], [np.sum(w * x), np.sum(w)]]) + 1e-6 * np.eye(2)
+        h = np.array(
+            [[np.sum(w * x * x), np.sum(w * x)], [np.sum(w * x), np.sum(w)]]
+        ) + 1e-6 * np.eye(2)
         step = np.linalg.solve(h, g)
         scale = 1.0
         while scale > 1e-6 and nll(a - scale * step[0], b - scale * step[1]) > current:
@@ -172,7 +193,9 @@ def ece(probs: np.ndarray, y: np.ndarray, bins: int = 15) -> float:
     return float(total)
 
 
-def tune_thresholds(abstract_probs: list[np.ndarray], gold: list[str]) -> tuple[dict[str, float], float]:
+def tune_thresholds(
+    abstract_probs: list[np.ndarray], gold: list[str]
+) -> tuple[dict[str, float], float]:
     """Grid search of the abstract rule's constants on out-of-fold predictions (macro-F1)."""
     best, best_f1 = dict(DEFAULT_THRESHOLDS), -1.0
     for rationale, top_k, cw in itertools.product(

@@ -33,25 +33,43 @@ def _export(folder: Path, max_length: int):  # noqa: ANN202 - the exporter closu
         scorer = CrossEncoder.load(folder, max_length)
         encoder, head = scorer.encoder, scorer.head
         if hasattr(encoder, "set_attn_implementation"):
-            encoder.set_attn_implementation("eager")  # plain MatMul/Softmax nodes, which the optimiser fuses
+            encoder.set_attn_implementation(
+                "eager"
+            )  # plain MatMul/Softmax nodes, which the optimiser fuses
 
         class Scored(torch.nn.Module):
             def __init__(self) -> None:
                 super().__init__()
                 self.encoder, self.head = encoder, head
 
-            def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
-                hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
+            def forward(
+                self,
+                input_ids: torch.Tensor,
+                attention_mask: torch.Tensor,
+                token_type_ids: torch.Tensor,
+            ) -> torch.Tensor:
+                hidden = self.encoder(
+                    input_ids=input_ids,
+                    attention_mask=attention_mask,
+                    token_type_ids=token_type_ids,
+                ).last_hidden_state
                 return self.head(mean_pool(hidden, attention_mask))
 
         sample = torch.ones((2, 8), dtype=torch.long)
         inputs = ("input_ids", "attention_mask", "token_type_ids")
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch.onnx.export(Scored().eval(), (sample, sample, torch.zeros_like(sample)), str(target),
-                              input_names=list(inputs), output_names=["logits"],
-                              dynamic_axes={name: {0: "batch", 1: "sequence"} for name in inputs} | {"logits": {0: "batch"}},
-                              opset_version=17, dynamo=False)
+            torch.onnx.export(
+                Scored().eval(),
+                (sample, sample, torch.zeros_like(sample)),
+                str(target),
+                input_names=list(inputs),
+                output_names=["logits"],
+                dynamic_axes={name: {0: "batch", 1: "sequence"} for name in inputs}
+                | {"logits": {0: "batch"}},
+                opset_version=17,
+                dynamo=False,
+            )
 
     return export
 
@@ -64,7 +82,13 @@ class OnnxCrossEncoder:
         self.n_out = int(session.get_outputs()[0].shape[1])
 
     @classmethod
-    def load(cls, folder: str | Path, max_length: int, threads: int | None = None, cache_dir: Path | None = None) -> OnnxCrossEncoder:
+    def load(
+        cls,
+        folder: str | Path,
+        max_length: int,
+        threads: int | None = None,
+        cache_dir: Path | None = None,
+    ) -> OnnxCrossEncoder:
         """The cached export of the model in `folder` (exported on the machine's first call)."""
         from tokenizers import Tokenizer
 
@@ -74,8 +98,13 @@ class OnnxCrossEncoder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         folder = Path(folder)
         base = base_model_path()
-        graph = cached_export(base, f"judgement-{folder.name}", _export(folder, max_length), cache_dir,
-                              key_files=[folder / name for name in MODEL_FILES if (folder / name).exists()])
+        graph = cached_export(
+            base,
+            f"judgement-{folder.name}",
+            _export(folder, max_length),
+            cache_dir,
+            key_files=[folder / name for name in MODEL_FILES if (folder / name).exists()],
+        )
         tokenizer = Tokenizer.from_file(str(base / "tokenizer.json"))
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=max_length, strategy="longest_first")
@@ -89,14 +118,22 @@ class OnnxCrossEncoder:
         lengths = np.array([len(e.ids) for e in encodings])
         order = np.argsort(lengths, kind="stable")
         out = np.zeros((len(pairs), self.n_out), dtype=np.float32)
-        for start in range(0, len(order), batch_size):  # ONNX Runtime sessions run concurrently: no lock
-            rows = order[start:start + batch_size]
+        for start in range(
+            0, len(order), batch_size
+        ):  # ONNX Runtime sessions run concurrently: no lock
+            rows = order[start : start + batch_size]
             width = int(lengths[rows].max())
             ids = np.zeros((len(rows), width), dtype=np.int64)
             types = np.zeros_like(ids)
             mask = np.zeros_like(ids)
             for i, row in enumerate(rows):
                 n = lengths[row]
-                ids[i, :n], types[i, :n], mask[i, :n] = encodings[row].ids, encodings[row].type_ids, 1
-            out[rows] = self.session.run(["logits"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})[0]
+                ids[i, :n], types[i, :n], mask[i, :n] = (
+                    encodings[row].ids,
+                    encodings[row].type_ids,
+                    1,
+                )
+            out[rows] = self.session.run(
+                ["logits"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+            )[0]
         return out

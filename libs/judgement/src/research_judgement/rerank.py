@@ -25,7 +25,9 @@ RRF_K = 60
 Method = Literal["fused", "relevance"]
 
 
-def rerank_hits(query: str, hits: Sequence[PaperHit], top: int, method: Method = "fused") -> list[PaperHit]:
+def rerank_hits(
+    query: str, hits: Sequence[PaperHit], top: int, method: Method = "fused"
+) -> list[PaperHit]:
     """`hits` with the first `top` reordered by relevance to `query` (see the module doc), best first."""
     hits = list(hits)
     if top <= 1 or len(hits) < 2:
@@ -38,5 +40,8 @@ def rerank_hits(query: str, hits: Sequence[PaperHit], top: int, method: Method =
     else:
         rank = {i: r for r, i in enumerate(by_relevance)}
         # ties (a hit each ranker puts one place higher) go to the more relevant hit
-        order = sorted(range(len(head)), key=lambda i: (-(1 / (RRF_K + i) + 1 / (RRF_K + rank[i])), -float(probs[i])))
+        order = sorted(
+            range(len(head)),
+            key=lambda i: (-(1 / (RRF_K + i) + 1 / (RRF_K + rank[i])), -float(probs[i])),
+        )
     return [head[i].model_copy(update={"score": float(probs[i])}) for i in order] + tail

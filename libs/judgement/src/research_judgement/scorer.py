@@ -54,7 +54,12 @@ class CrossEncoder:
     """A pair scorer: `logits(pairs)` → (n, n_out) float32. Thread-safe; one instance per process."""
 
     def __init__(self, tokenizer, encoder, head, max_length: int) -> None:
-        self.tokenizer, self.encoder, self.head, self.max_length = tokenizer, encoder, head, max_length
+        self.tokenizer, self.encoder, self.head, self.max_length = (
+            tokenizer,
+            encoder,
+            head,
+            max_length,
+        )
         self._lock = threading.Lock()
 
     @classmethod
@@ -84,8 +89,14 @@ class CrossEncoder:
         with self._lock, torch.inference_mode():
             for start in range(0, len(order), batch_size):
                 idx = order[start : start + batch_size]
-                batch = self.tokenizer([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], truncation="longest_first",
-                                       max_length=self.max_length, padding=True, return_tensors="pt")
+                batch = self.tokenizer(
+                    [pairs[i][0] for i in idx],
+                    [pairs[i][1] for i in idx],
+                    truncation="longest_first",
+                    max_length=self.max_length,
+                    padding=True,
+                    return_tensors="pt",
+                )
                 hidden = self.encoder(**batch).last_hidden_state
                 out[idx] = self.head(mean_pool(hidden, batch["attention_mask"])).float().numpy()
         return out

@@ -59,11 +59,15 @@ def storable(value: Any) -> Any:
 def checked_payload(action: AuditAction, payload: dict[str, Any] | None) -> dict[str, Any]:
     """The payload of `action`, validated against its schema and made storable."""
     if not isinstance(action, AuditAction):
-        raise TypeError(f"audit actions come from research_ledger.catalogue.AuditAction, not {action!r}")
+        raise TypeError(
+            f"audit actions come from research_ledger.catalogue.AuditAction, not {action!r}"
+        )
     plain = storable(payload or {})
     raw = RAW_CONTENT_KEYS & set(plain)
     if raw:
-        raise AuditPayloadError(f"payload of {action.value} holds raw content ({', '.join(sorted(raw))}): store a digest")
+        raise AuditPayloadError(
+            f"payload of {action.value} holds raw content ({', '.join(sorted(raw))}): store a digest"
+        )
     for key in PERSON_TEXT_KEYS & set(plain):  # a person's words never rest in the audit log
         if isinstance(plain[key], str):
             plain[key] = digest(plain[key])
@@ -72,7 +76,9 @@ def checked_payload(action: AuditAction, payload: dict[str, Any] | None) -> dict
     try:
         model = payload_schema(action).model_validate(plain)
     except ValidationError as exc:
-        raise AuditPayloadError(f"payload of {action.value} does not match its schema: {exc}") from exc
+        raise AuditPayloadError(
+            f"payload of {action.value} does not match its schema: {exc}"
+        ) from exc
     return storable(model.model_dump(mode="json", exclude_unset=True))
 
 

@@ -93,7 +93,9 @@ class ClosedPayload(BaseModel):
 
 class DeadLettered(ClosedPayload):
     reason: str
-    sha256: str = Field(description="SHA-256 of the message body (the body itself stays on the dead-letter stream).")
+    sha256: str = Field(
+        description="SHA-256 of the message body (the body itself stays on the dead-letter stream)."
+    )
     size: int = Field(ge=0, description="Body size in bytes.")
     subject: str | None = None
     delivered: int | None = Field(default=None, description="Delivery attempts so far.")
@@ -131,7 +133,9 @@ class CircuitClosed(ClosedPayload):
 
 class TaskSubmitted(ClosedPayload):
     tier: str
-    idempotency_key: str | None = Field(default=None, description="Digest and size of the client's `Idempotency-Key`.")
+    idempotency_key: str | None = Field(
+        default=None, description="Digest and size of the client's `Idempotency-Key`."
+    )
 
 
 class TaskStarted(ClosedPayload):
@@ -229,7 +233,9 @@ class ReplicationFinding(Payload):
 
 class KeyCreated(ClosedPayload):
     role: str
-    name: str = Field(default="", description="Digest and size of the key's label (it may name a person).")
+    name: str = Field(
+        default="", description="Digest and size of the key's label (it may name a person)."
+    )
 
 
 class KeyRevoked(ClosedPayload):
@@ -263,13 +269,17 @@ class ReportVersionSaved(Payload):
     run_id: str
     claims: int = 0
     citation_ok: bool | None = None
-    changes: dict[str, int] = Field(default_factory=dict, description="Diff counts against the previous version.")
+    changes: dict[str, int] = Field(
+        default_factory=dict, description="Diff counts against the previous version."
+    )
 
 
 class ReportCompleted(Payload):
     kind: str
     version: int
-    outcome: str | None = Field(default=None, description="The mode's verdict (PASS, REVISION_NEEDED, …).")
+    outcome: str | None = Field(
+        default=None, description="The mode's verdict (PASS, REVISION_NEEDED, …)."
+    )
 
 
 class VerificationCompleted(ClosedPayload):
@@ -334,7 +344,9 @@ class SourceListScheduleChanged(ClosedPayload):
 class ReportSourcesDown(ClosedPayload):
     kind: str
     run_id: str
-    sources: dict[str, str] = Field(description="source → why it gave nothing (the connector's or the client's reason)")
+    sources: dict[str, str] = Field(
+        description="source → why it gave nothing (the connector's or the client's reason)"
+    )
     all_down: bool = False
 
 

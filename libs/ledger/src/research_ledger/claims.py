@@ -39,9 +39,15 @@ class ClaimProposal:
     dropped_supports: int
     model: str
     decay_at: datetime
-    failures: list[dict[str, Any]] = field(default_factory=list)  # one `research.llm.provider_failed` each
-    provenance: dict[str, Any] = field(default_factory=dict)  # merged into `research.claim.proposed`
-    notes: list[tuple[AuditAction, dict[str, Any]]] = field(default_factory=list)  # extra audit rows
+    failures: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # one `research.llm.provider_failed` each
+    provenance: dict[str, Any] = field(
+        default_factory=dict
+    )  # merged into `research.claim.proposed`
+    notes: list[tuple[AuditAction, dict[str, Any]]] = field(
+        default_factory=list
+    )  # extra audit rows
 
 
 class Claims(LedgerBase):
@@ -55,7 +61,9 @@ class Claims(LedgerBase):
     async def for_task(self, task_id: uuid.UUID) -> MemoryClaim | None:
         return await self.session.scalar(select(MemoryClaim).where(MemoryClaim.task_id == task_id))
 
-    async def propose(self, claim: ClaimProposal, embedding: list[float] | None, hits: list[SourceHit]) -> bool:
+    async def propose(
+        self, claim: ClaimProposal, embedding: list[float] | None, hits: list[SourceHit]
+    ) -> bool:
         """Persist the pending claim, the sources it cites, the task's `claimed` status and the
         audit rows; False (nothing written) when the task already has its claim."""
         stmt = (
@@ -64,7 +72,9 @@ class Claims(LedgerBase):
                 id=claim.claim_id,
                 task_id=claim.task_id,
                 entity=claim.entity,
-                question=clean(claim.question, what="a claim's question"),  # refused unless de-identified
+                question=clean(
+                    claim.question, what="a claim's question"
+                ),  # refused unless de-identified
                 statement=claim.statement,
                 status=ClaimStatus.pending.value,
                 confidence=claim.confidence,

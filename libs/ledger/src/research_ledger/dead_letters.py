@@ -26,7 +26,9 @@ from research_platform.delivery import DeadLetter, Recorder
 RunTeller = Callable[[str, str], Awaitable[None]]  # (run_id, reason): the run's events end failed
 
 
-def recorder(sessions: async_sessionmaker[AsyncSession], service: str, *, tell_run: RunTeller | None = None) -> Recorder:
+def recorder(
+    sessions: async_sessionmaker[AsyncSession], service: str, *, tell_run: RunTeller | None = None
+) -> Recorder:
     """A `Recorder` writing through the ledger in one transaction of its own."""
 
     async def record(letter: DeadLetter) -> None:
@@ -53,8 +55,12 @@ def recorder(sessions: async_sessionmaker[AsyncSession], service: str, *, tell_r
                 report = await ledger.reports.get(letter.report_id)
                 if report is not None and failed:
                     failed_run = report.run_id
-                if report is not None and report.kind == "source_list":  # a re-run of a completed list too
-                    await SourceListBook(session, service=service).fail_open_runs(letter.report_id, why)
+                if (
+                    report is not None and report.kind == "source_list"
+                ):  # a re-run of a completed list too
+                    await SourceListBook(session, service=service).fail_open_runs(
+                        letter.report_id, why
+                    )
         if failed_run is not None and tell_run is not None:
             await tell_run(failed_run, why)
 

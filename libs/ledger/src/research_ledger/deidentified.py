@@ -19,8 +19,16 @@ from typing import Any
 from research_privacy.boundary import UncleanText, digest, require_clean
 
 __all__ = [
-    "PERSON_FIELDS", "PERSON_TEXT_KEYS", "RAW_CONTENT_KEYS", "RECORD_REF_FIELDS", "UncleanText", "check_report", "clean",
-    "clean_fields", "clean_or_none", "digest",
+    "PERSON_FIELDS",
+    "PERSON_TEXT_KEYS",
+    "RAW_CONTENT_KEYS",
+    "RECORD_REF_FIELDS",
+    "UncleanText",
+    "check_report",
+    "clean",
+    "clean_fields",
+    "clean_or_none",
+    "digest",
 ]
 
 # Audit payload keys that name raw content: refused by the audit writer (a body is described by
@@ -29,12 +37,25 @@ RAW_CONTENT_KEYS = frozenset({"body", "raw", "raw_body", "patient_ref", "patient
 # Audit payload keys holding a person's text: stored as a digest and a size, never the words.
 # `idempotency_key` (a client's free-text header) and `name` (an API key's label, often a person's)
 # are typed by a person too.
-PERSON_TEXT_KEYS = frozenset({"question", "topic", "claim", "prompt", "keywords", "subject_key", "statement_text",
-                              "idempotency_key", "name"})
+PERSON_TEXT_KEYS = frozenset(
+    {
+        "question",
+        "topic",
+        "claim",
+        "prompt",
+        "keywords",
+        "subject_key",
+        "statement_text",
+        "idempotency_key",
+        "name",
+    }
+)
 # The fields of a stored request that a person typed (`PersonText` in the contracts: the boundary
 # de-identified them). Only these are checked: ids, hashes, run ids, timestamps, filters and the
 # engine's own JSON are never read as a person's text — a UUID holding "0242-4616" is no phone.
-PERSON_FIELDS = frozenset({"question", "patient_context", "entity", "topic", "claim", "prompt", "keywords", "venue"})
+PERSON_FIELDS = frozenset(
+    {"question", "patient_context", "entity", "topic", "claim", "prompt", "keywords", "venue"}
+)
 # A `save_to` record reference: its id may be a patient's number, so it passed the boundary too.
 RECORD_REF_FIELDS = frozenset({"id"})
 
@@ -75,8 +96,13 @@ def _clean_all(value: Any, *, what: str) -> None:
             _clean_all(item, what=what)
 
 
-def check_report(*, subject: str, subject_key: str, request: dict[str, Any] | None = None,
-                 save_to: dict[str, Any] | None = None) -> None:
+def check_report(
+    *,
+    subject: str,
+    subject_key: str,
+    request: dict[str, Any] | None = None,
+    save_to: dict[str, Any] | None = None,
+) -> None:
     """What `Reports.open` checks before it stores a report, callable before anything is published:
     the gateway runs it first, so a refusal is one 422 and no command goes out (`UncleanText`)."""
     clean(subject, what="a report's subject")

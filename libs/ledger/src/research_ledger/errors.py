@@ -1,11 +1,11 @@
 """Errors of the ledger library.
 
-    TransientError (research_platform.errors)
-    └── EntityChanged     the entity's active claims changed between judging a claim and
-                          applying the verdict: judge it again (the message is retried)
-    PrepareError (research_platform.errors)
-    └── RunTaken          a command names a run that belongs to another report: a run is
-                          never joined by a second one (the message is dead-lettered)
+TransientError (research_platform.errors)
+└── EntityChanged     the entity's active claims changed between judging a claim and
+                      applying the verdict: judge it again (the message is retried)
+PrepareError (research_platform.errors)
+└── RunTaken          a command names a run that belongs to another report: a run is
+                      never joined by a second one (the message is dead-lettered)
 """
 
 from __future__ import annotations

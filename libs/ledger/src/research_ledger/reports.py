@@ -91,7 +91,9 @@ class Reports(LedgerBase):
         row = await self.session.get(ReportRow, report_id)
         return row if row is not None and (kind is None or row.kind == kind) else None
 
-    async def version(self, report_id: uuid.UUID, version: int | None = None) -> ReportVersionRow | None:
+    async def version(
+        self, report_id: uuid.UUID, version: int | None = None
+    ) -> ReportVersionRow | None:
         """Version `version` of the report, or its latest."""
         query = select(ReportVersionRow).where(ReportVersionRow.report_id == report_id)
         if version is not None:
@@ -101,17 +103,23 @@ class Reports(LedgerBase):
     async def version_of_run(self, report_id: uuid.UUID, run_id: str) -> ReportVersionRow | None:
         """The version `run_id` saved, if it saved one (a redelivered run then does not run again)."""
         return await self.session.scalar(
-            select(ReportVersionRow).where(ReportVersionRow.report_id == report_id, ReportVersionRow.run_id == run_id)
+            select(ReportVersionRow).where(
+                ReportVersionRow.report_id == report_id, ReportVersionRow.run_id == run_id
+            )
         )
 
     async def versions(self, report_id: uuid.UUID) -> list[ReportVersionRow]:
         rows = await self.session.scalars(
-            select(ReportVersionRow).where(ReportVersionRow.report_id == report_id).order_by(ReportVersionRow.version)
+            select(ReportVersionRow)
+            .where(ReportVersionRow.report_id == report_id)
+            .order_by(ReportVersionRow.version)
         )
         return list(rows)
 
     async def resting_on(self, claim_id: uuid.UUID) -> list[uuid.UUID]:
-        rows = await self.session.scalars(select(ReportClaim.report_id).where(ReportClaim.claim_id == claim_id))
+        rows = await self.session.scalars(
+            select(ReportClaim.report_id).where(ReportClaim.claim_id == claim_id)
+        )
         return list(rows)
 
     # --- moves ------------------------------------------------------------------------------
@@ -133,13 +141,21 @@ class Reports(LedgerBase):
         The owner is kept whichever side opens first: the service opens without one, so when it
         won, the gateway's later open writes its owner into the row — only into a row opened for
         the same run that has none, so an owner once recorded is never replaced."""
-        check_report(subject=subject, subject_key=subject_key, request=request, save_to=save_to)  # refused unless de-identified
+        check_report(
+            subject=subject, subject_key=subject_key, request=request, save_to=save_to
+        )  # refused unless de-identified
         inserted = await self.session.scalar(
             pg_insert(ReportRow)
             .values(
-                id=report_id, kind=kind, status=ReportStatus.running, run_id=run_id,
-                subject=storable(subject), subject_key=storable(subject_key[:200]), request=storable(request or {}),
-                owner=storable(owner or {}), save_to=storable(save_to or {}),
+                id=report_id,
+                kind=kind,
+                status=ReportStatus.running,
+                run_id=run_id,
+                subject=storable(subject),
+                subject_key=storable(subject_key[:200]),
+                request=storable(request or {}),
+                owner=storable(owner or {}),
+                save_to=storable(save_to or {}),
                 current_version=0,
             )
             .on_conflict_do_nothing()
@@ -148,8 +164,14 @@ class Reports(LedgerBase):
         if inserted is None:
             if owner:
                 await self.session.execute(
-                    update(ReportRow).where(ReportRow.id == report_id, ReportRow.kind == kind, ReportRow.run_id == run_id,
-                                            ReportRow.owner == {}).values(owner=storable(owner))
+                    update(ReportRow)
+                    .where(
+                        ReportRow.id == report_id,
+                        ReportRow.kind == kind,
+                        ReportRow.run_id == run_id,
+                        ReportRow.owner == {},
+                    )
+                    .values(owner=storable(owner))
                 )
             return False
         self.audit(
@@ -178,7 +200,9 @@ class Reports(LedgerBase):
         if row is None:
             raise LookupError(f"no report {report_id}")
         existing = await self.session.scalar(
-            select(ReportVersionRow.version).where(ReportVersionRow.report_id == report_id, ReportVersionRow.run_id == run_id)
+            select(ReportVersionRow.version).where(
+                ReportVersionRow.report_id == report_id, ReportVersionRow.run_id == run_id
+            )
         )
         if existing is not None:
             return int(existing)
@@ -186,31 +210,50 @@ class Reports(LedgerBase):
         claims = list(dict.fromkeys(claim_ids or []))
         await self.session.execute(
             insert(ReportVersionRow).values(
-                report_id=report_id, version=version, run_id=run_id, content=storable(content),
-                markdown=storable(markdown), citation_check=storable(citation_check or {}),
-                review=storable(review or {}), claim_ids=claims, diff=storable(diff) if diff is not None else None,
+                report_id=report_id,
+                version=version,
+                run_id=run_id,
+                content=storable(content),
+                markdown=storable(markdown),
+                citation_check=storable(citation_check or {}),
+                review=storable(review or {}),
+                claim_ids=claims,
+                diff=storable(diff) if diff is not None else None,
             )
         )
         await self.session.execute(
-            update(ReportRow).where(ReportRow.id == report_id).values(current_version=version, updated_at=func.now())
+            update(ReportRow)
+            .where(ReportRow.id == report_id)
+            .values(current_version=version, updated_at=func.now())
         )
         await self.session.execute(delete(ReportClaim).where(ReportClaim.report_id == report_id))
         if claims:
-            await self.session.execute(insert(ReportClaim).values([{"report_id": report_id, "claim_id": c} for c in claims]))
+            await self.session.execute(
+                insert(ReportClaim).values(
+                    [{"report_id": report_id, "claim_id": c} for c in claims]
+                )
+            )
         changes = {k: len(v) for k, v in (diff or {}).items() if isinstance(v, list)}
         self.audit(
             AuditAction.REPORT_VERSION_SAVED,
             subject_ids={"report_id": report_id},
             payload={
-                "kind": row.kind, "version": version, "run_id": run_id, "claims": len(claims),
-                "citation_ok": (citation_check or {}).get("ok"), "changes": changes, **(counts or {}),
+                "kind": row.kind,
+                "version": version,
+                "run_id": run_id,
+                "claims": len(claims),
+                "citation_ok": (citation_check or {}).get("ok"),
+                "changes": changes,
+                **(counts or {}),
             },
         )
         return version
 
     async def complete(self, report_id: uuid.UUID, *, outcome: str | None = None) -> bool:
         """running → completed; False when the report is not running (a redelivery)."""
-        row = await self._move(report_id, ReportStatus.completed, from_states=(ReportStatus.running,))
+        row = await self._move(
+            report_id, ReportStatus.completed, from_states=(ReportStatus.running,)
+        )
         if row is None:
             return False
         self.audit(
@@ -223,7 +266,9 @@ class Reports(LedgerBase):
     async def fail(self, report_id: uuid.UUID, reason: str) -> bool:
         """running → failed with `reason`; False when it already ended or is unknown."""
         reason = storable(reason[:REASON_LIMIT])
-        row = await self._move(report_id, ReportStatus.failed, from_states=(ReportStatus.running,), error=reason)
+        row = await self._move(
+            report_id, ReportStatus.failed, from_states=(ReportStatus.running,), error=reason
+        )
         if row is None:
             return False
         self.audit(
@@ -236,16 +281,29 @@ class Reports(LedgerBase):
     async def refresh(self, report_id: uuid.UUID, *, run_id: str) -> str | None:
         """completed | stale | failed → running under a new run; returns the previous status, or
         None when the report is unknown or already running."""
-        previous = await self.session.scalar(select(ReportRow.status).where(ReportRow.id == report_id).with_for_update())
+        previous = await self.session.scalar(
+            select(ReportRow.status).where(ReportRow.id == report_id).with_for_update()
+        )
         if previous not in REFRESHABLE:
             return None
-        row = await self._move(report_id, ReportStatus.running, from_states=REFRESHABLE, run_id=run_id, error=None,
-                               stale_reason=None)
+        row = await self._move(
+            report_id,
+            ReportStatus.running,
+            from_states=REFRESHABLE,
+            run_id=run_id,
+            error=None,
+            stale_reason=None,
+        )
         assert row is not None  # locked above
         self.audit(
             AuditAction.REPORT_REFRESH_REQUESTED,
             subject_ids={"report_id": report_id},
-            payload={"kind": row.kind, "run_id": run_id, "previous_status": previous, "version": row.current_version},
+            payload={
+                "kind": row.kind,
+                "run_id": run_id,
+                "previous_status": previous,
+                "version": row.current_version,
+            },
         )
         return previous
 
@@ -257,10 +315,14 @@ class Reports(LedgerBase):
                 update(ReportRow)
                 .where(
                     ReportRow.status == ReportStatus.completed,
-                    ReportRow.id.in_(select(ReportClaim.report_id).where(ReportClaim.claim_id == claim_id)),
+                    ReportRow.id.in_(
+                        select(ReportClaim.report_id).where(ReportClaim.claim_id == claim_id)
+                    ),
                 )
                 .values(status=ReportStatus.stale, stale_reason=reason, updated_at=func.now())
-                .returning(ReportRow.id, ReportRow.kind, ReportRow.run_id, ReportRow.current_version)
+                .returning(
+                    ReportRow.id, ReportRow.kind, ReportRow.run_id, ReportRow.current_version
+                )
             )
         ).all()
         stale = [StaleReport(r.id, r.kind, r.run_id, r.current_version, reason) for r in rows]
@@ -276,11 +338,19 @@ class Reports(LedgerBase):
     async def undermined_claims(self, *, limit: int = 500) -> list[UnderminedClaim]:
         """Claims that completed reports rest on and that left `active` or carry an open
         undermining finding (see the module docstring); one query, oldest claim ids first."""
-        rows = await self.session.execute(UNDERMINED, {"kinds": list(UNDERMINING_FINDINGS), "limit": limit})
+        rows = await self.session.execute(
+            UNDERMINED, {"kinds": list(UNDERMINING_FINDINGS), "limit": limit}
+        )
         return [UnderminedClaim(r.claim_id, r.reason) for r in rows]
 
-    async def _move(self, report_id: uuid.UUID, status: ReportStatus, *, from_states: tuple[ReportStatus, ...],
-                    **values: Any) -> ReportRow | None:
+    async def _move(
+        self,
+        report_id: uuid.UUID,
+        status: ReportStatus,
+        *,
+        from_states: tuple[ReportStatus, ...],
+        **values: Any,
+    ) -> ReportRow | None:
         row = await self.session.scalar(
             update(ReportRow)
             .where(ReportRow.id == report_id, ReportRow.status.in_(from_states))

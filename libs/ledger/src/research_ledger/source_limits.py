@@ -18,12 +18,26 @@ from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from research_contracts.sourcelists import HARD_MAX_REFERENCES, DetailLevel, RequestSourceList, SourceType, duration_seconds
+from research_contracts.sourcelists import (
+    HARD_MAX_REFERENCES,
+    DetailLevel,
+    RequestSourceList,
+    SourceType,
+    duration_seconds,
+)
 from research_platform.models import SourceListLimitsRow
 
 DEFAULT_WORKSPACE = "default"
 # Every API a source list can be routed to (the connector's source names).
-ACADEMIC_APIS = ("semantic_scholar", "crossref", "openalex", "pubmed", "europepmc", "arxiv", "corpus")
+ACADEMIC_APIS = (
+    "semantic_scholar",
+    "crossref",
+    "openalex",
+    "pubmed",
+    "europepmc",
+    "arxiv",
+    "corpus",
+)
 WEB_APIS = ("tavily",)
 ALL_APIS = ACADEMIC_APIS + WEB_APIS
 ApiName = Literal[ALL_APIS]  # type: ignore[valid-type]  # the schema lists them: no "unknown API" 422
@@ -38,19 +52,24 @@ def _integral(value: Any) -> Any:  # noqa: ANN401 - any JSON value
 JsonInt = Annotated[StrictInt, BeforeValidator(_integral)]
 
 
-
 class WorkspaceLimits(BaseModel):
     """What an admin may set; the defaults are the seed's."""
 
     model_config = ConfigDict(extra="forbid")
 
     max_references: JsonInt = Field(default=50, ge=1, le=HARD_MAX_REFERENCES)
-    allowed_source_types: list[SourceType] = Field(default_factory=lambda: list(SourceType), min_length=1)
+    allowed_source_types: list[SourceType] = Field(
+        default_factory=lambda: list(SourceType), min_length=1
+    )
     allowed_apis: list[ApiName] = Field(default_factory=lambda: list(ALL_APIS), min_length=1)  # type: ignore[valid-type]
     max_scheduled_lists: JsonInt = Field(default=10, ge=0, le=10_000)
-    min_update_interval_s: JsonInt = Field(default=24 * 3600, ge=60, le=MAX_INT, description="Shortest re-run period (default 24 h).")
+    min_update_interval_s: JsonInt = Field(
+        default=24 * 3600, ge=60, le=MAX_INT, description="Shortest re-run period (default 24 h)."
+    )
     detail_level_ceiling: DetailLevel = DetailLevel.facts_list
-    default_language: str = Field(default="en", max_length=35, pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
+    default_language: str = Field(
+        default="en", max_length=35, pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"
+    )
 
     @field_validator("allowed_apis")
     @classmethod
@@ -82,18 +101,24 @@ def clamp(request: RequestSourceList, limits: WorkspaceLimits) -> RequestSourceL
     )
 
 
-def schedule_refusal(update_frequency: str | None, scheduled_lists: int, limits: WorkspaceLimits) -> str | None:
+def schedule_refusal(
+    update_frequency: str | None, scheduled_lists: int, limits: WorkspaceLimits
+) -> str | None:
     """Why a schedule may not be set (naming the limit), or None. `scheduled_lists` counts the
     workspace's other active or paused schedules."""
     if update_frequency is None:
         return None
     seconds = duration_seconds(update_frequency)
     if seconds < limits.min_update_interval_s:
-        return (f"update_frequency {update_frequency} is shorter than the workspace's minimum update interval "
-                f"(min_update_interval_s={limits.min_update_interval_s})")
+        return (
+            f"update_frequency {update_frequency} is shorter than the workspace's minimum update interval "
+            f"(min_update_interval_s={limits.min_update_interval_s})"
+        )
     if scheduled_lists >= limits.max_scheduled_lists:
-        return (f"the workspace already has {scheduled_lists} scheduled source lists "
-                f"(max_scheduled_lists={limits.max_scheduled_lists})")
+        return (
+            f"the workspace already has {scheduled_lists} scheduled source lists "
+            f"(max_scheduled_lists={limits.max_scheduled_lists})"
+        )
     return None
 
 
@@ -118,7 +143,11 @@ class LimitsBook:
         )
 
     async def workspaces(self) -> list[str]:
-        return list(await self.session.scalars(select(SourceListLimitsRow.workspace).order_by(SourceListLimitsRow.workspace)))
+        return list(
+            await self.session.scalars(
+                select(SourceListLimitsRow.workspace).order_by(SourceListLimitsRow.workspace)
+            )
+        )
 
     async def store(self, workspace: str, limits: WorkspaceLimits) -> dict[str, Any]:
         """Write `limits` for `workspace`; returns the previous values (for the audit row)."""
@@ -127,7 +156,8 @@ class LimitsBook:
         statement = insert(SourceListLimitsRow).values(workspace=workspace, **values)
         await self.session.execute(
             statement.on_conflict_do_update(
-                index_elements=[SourceListLimitsRow.workspace], set_={**values, "updated_at": func.now()}
+                index_elements=[SourceListLimitsRow.workspace],
+                set_={**values, "updated_at": func.now()},
             )
         )
         return previous

@@ -44,4 +44,10 @@ class ReportStatus(StrEnum):
 # A report in one of these states may run again (a refresh, a scheduled re-verification).
 REFRESHABLE_REPORT_STATES = (ReportStatus.completed, ReportStatus.stale, ReportStatus.failed)
 
-__all__ = ["REFRESHABLE_REPORT_STATES", "TERMINAL_TASK_STATES", "ClaimStatus", "ReportStatus", "TaskStatus"]
+__all__ = [
+    "REFRESHABLE_REPORT_STATES",
+    "TERMINAL_TASK_STATES",
+    "ClaimStatus",
+    "ReportStatus",
+    "TaskStatus",
+]

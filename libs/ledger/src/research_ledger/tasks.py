@@ -43,7 +43,10 @@ class SubmitResult:
 def _row(task: RunResearch, status: TaskStatus) -> dict[str, object]:
     """The stored task: question and entity as de-identified at the boundary (refused otherwise),
     the patient context never stored."""
-    question, entity = clean(task.question, what="a task's question"), clean_or_none(task.entity, what="a task's entity")
+    question, entity = (
+        clean(task.question, what="a task's question"),
+        clean_or_none(task.entity, what="a task's entity"),
+    )
     request = task.model_dump(mode="json", exclude={"patient_context"})
     request.update(question=question, entity=entity)
     return {
@@ -63,14 +66,19 @@ class Tasks(LedgerBase):
     async def get(self, task_id: uuid.UUID) -> ResearchTask | None:
         return await self.session.get(ResearchTask, task_id)
 
-    async def submit(self, task: RunResearch, *, idempotency_key: str | None = None) -> SubmitResult:
+    async def submit(
+        self, task: RunResearch, *, idempotency_key: str | None = None
+    ) -> SubmitResult:
         """Record a submitted task (queued) with its audit row; a repeat of the same task id is a no-op.
 
         The researcher may have stored the row first (it consumed the message before this commit):
         the submission is still audited once.
         """
         inserted = await self.session.scalar(
-            insert(ResearchTask).values(**_row(task, TaskStatus.queued)).on_conflict_do_nothing().returning(ResearchTask.id)
+            insert(ResearchTask)
+            .values(**_row(task, TaskStatus.queued))
+            .on_conflict_do_nothing()
+            .returning(ResearchTask.id)
         )
         if inserted is None and await self._audited(task.task_id, AuditAction.TASK_SUBMITTED):
             return SubmitResult(task.task_id, created=False)
@@ -89,7 +97,11 @@ class Tasks(LedgerBase):
         started = await self.session.scalar(
             stmt.on_conflict_do_update(
                 index_elements=[ResearchTask.id],
-                set_={"status": TaskStatus.researching.value, "entity": stmt.excluded.entity, "updated_at": stmt.excluded.updated_at},
+                set_={
+                    "status": TaskStatus.researching.value,
+                    "entity": stmt.excluded.entity,
+                    "updated_at": stmt.excluded.updated_at,
+                },
                 where=ResearchTask.status.not_in([s.value for s in TERMINAL_TASK_STATES]),
             ).returning(ResearchTask.id)
         )
@@ -125,11 +137,17 @@ class Tasks(LedgerBase):
             .where(ResearchTask.id == task_id)
             .values(status=TaskStatus.failed.value, error=reason, updated_at=func.now())
         )
-        self.audit(AuditAction.TASK_FAILED, task_id=task_id, payload={"reason": reason, "previous_status": row.status})
+        self.audit(
+            AuditAction.TASK_FAILED,
+            task_id=task_id,
+            payload={"reason": reason, "previous_status": row.status},
+        )
         return True
 
     async def _audited(self, task_id: uuid.UUID, action: AuditAction) -> bool:
         found = await self.session.scalar(
-            select(AuditEvent.id).where(AuditEvent.task_id == task_id, AuditEvent.action == action.value).limit(1)
+            select(AuditEvent.id)
+            .where(AuditEvent.task_id == task_id, AuditEvent.action == action.value)
+            .limit(1)
         )
         return found is not None

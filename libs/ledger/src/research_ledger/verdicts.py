@@ -32,15 +32,23 @@ class Verdicts(LedgerBase):
     async def active_of_entity(self, entity: str, *, besides: uuid.UUID) -> list[MemoryClaim]:
         rows = await self.session.scalars(
             select(MemoryClaim)
-            .where(MemoryClaim.entity == entity, MemoryClaim.status == ClaimStatus.active, MemoryClaim.id != besides)
+            .where(
+                MemoryClaim.entity == entity,
+                MemoryClaim.status == ClaimStatus.active,
+                MemoryClaim.id != besides,
+            )
             .order_by(MemoryClaim.created_at)
         )
         return list(rows)
 
     async def _lock_entity(self, entity: str) -> None:
-        await self.session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:entity))"), {"entity": entity})
+        await self.session.execute(
+            text("SELECT pg_advisory_xact_lock(hashtext(:entity))"), {"entity": entity}
+        )
 
-    async def decide(self, claim_id: uuid.UUID, verdict: CriticVerdict, considered: set[uuid.UUID]) -> ClaimDecided | None:
+    async def decide(
+        self, claim_id: uuid.UUID, verdict: CriticVerdict, considered: set[uuid.UUID]
+    ) -> ClaimDecided | None:
         """Apply `verdict` to a pending claim; None when it is no longer pending (a redelivery)."""
         claim = await self.session.get(MemoryClaim, claim_id, with_for_update=True)
         if claim is None or claim.status != ClaimStatus.pending:
@@ -59,19 +67,33 @@ class Verdicts(LedgerBase):
             update(MemoryClaim)
             .where(MemoryClaim.id == claim.id)
             .values(
-                status=status, supersedes=list(verdict.supersedes), decided_at=now, updated_at=func.now(),
+                status=status,
+                supersedes=list(verdict.supersedes),
+                decided_at=now,
+                updated_at=func.now(),
                 critic_timeouts=0,  # a decision ends a run of SLA timeouts
             )
         )
         self.audit(
-            AuditAction.CLAIM_REJECTED if status is ClaimStatus.rejected else AuditAction.CLAIM_PROMOTED,
+            AuditAction.CLAIM_REJECTED
+            if status is ClaimStatus.rejected
+            else AuditAction.CLAIM_PROMOTED,
             task_id=claim.task_id,
             claim_id=claim.id,
-            payload={"verdict": verdict.verdict.value, "score": verdict.score, "model": verdict.model},
+            payload={
+                "verdict": verdict.verdict.value,
+                "score": verdict.score,
+                "model": verdict.model,
+            },
         )
         return ClaimDecided(
-            claim_id=claim.id, task_id=claim.task_id, status=status, verdict=verdict.verdict,
-            score=verdict.score, supersedes=list(verdict.supersedes), decided_at=now,
+            claim_id=claim.id,
+            task_id=claim.task_id,
+            status=status,
+            verdict=verdict.verdict,
+            score=verdict.score,
+            supersedes=list(verdict.supersedes),
+            decided_at=now,
         )
 
     async def supersede(self, by: uuid.UUID, targets: list[uuid.UUID], now: datetime) -> None:
@@ -85,12 +107,29 @@ class Verdicts(LedgerBase):
         if set(result.scalars()) != set(targets):
             raise EntityChanged("a claim to supersede is no longer active")
         for old in targets:
-            self.audit(AuditAction.CLAIM_SUPERSEDED, claim_id=old, subject_ids={"superseded_by": by}, payload={"at": now})
+            self.audit(
+                AuditAction.CLAIM_SUPERSEDED,
+                claim_id=old,
+                subject_ids={"superseded_by": by},
+                payload={"at": now},
+            )
 
-    def _keep_verdict(self, claim_id: uuid.UUID, verdict: CriticVerdict, reasoning: str, supersedes: list[uuid.UUID]) -> None:
+    def _keep_verdict(
+        self,
+        claim_id: uuid.UUID,
+        verdict: CriticVerdict,
+        reasoning: str,
+        supersedes: list[uuid.UUID],
+    ) -> None:
         self.session.add(
-            CriticVerdictRow(claim_id=claim_id, verdict=verdict.verdict.value, score=verdict.score,
-                             reasoning=reasoning, supersedes=supersedes, model=verdict.model)
+            CriticVerdictRow(
+                claim_id=claim_id,
+                verdict=verdict.verdict.value,
+                score=verdict.score,
+                reasoning=reasoning,
+                supersedes=supersedes,
+                model=verdict.model,
+            )
         )
 
     async def record_timeout(
@@ -108,7 +147,11 @@ class Verdicts(LedgerBase):
             return None
         timeouts, task_id = row
         ids = {"task_id": task_id, "claim_id": claim_id}
-        self.audit(AuditAction.CRITIC_TIMEOUT, **ids, payload={"timeouts": timeouts, "sla_s": sla_s, "status": judged_status})
+        self.audit(
+            AuditAction.CRITIC_TIMEOUT,
+            **ids,
+            payload={"timeouts": timeouts, "sla_s": sla_s, "status": judged_status},
+        )
         if timeouts < quarantine_after:
             return None
         now = datetime.now(UTC)
@@ -118,17 +161,27 @@ class Verdicts(LedgerBase):
             .values(status=ClaimStatus.critic_quarantine, decided_at=now, updated_at=func.now())
         )
         self.audit(
-            AuditAction.CRITIC_QUARANTINE, **ids,
+            AuditAction.CRITIC_QUARANTINE,
+            **ids,
             payload={"timeouts": timeouts, "sla_s": sla_s, "previous_status": str(judged_status)},
         )
-        return ClaimDecided(claim_id=claim_id, task_id=task_id, status=ClaimStatus.critic_quarantine, decided_at=now)
+        return ClaimDecided(
+            claim_id=claim_id, task_id=task_id, status=ClaimStatus.critic_quarantine, decided_at=now
+        )
 
-    async def release(self, claim_ids: list[uuid.UUID] | None, actor_key_id: str | None) -> list[MemoryClaim]:
+    async def release(
+        self, claim_ids: list[uuid.UUID] | None, actor_key_id: str | None
+    ) -> list[MemoryClaim]:
         """Move quarantined claims (all, or those of `claim_ids`) back to pending; returns them."""
         query = (
             update(MemoryClaim)
             .where(MemoryClaim.status == ClaimStatus.critic_quarantine)
-            .values(status=ClaimStatus.pending, critic_timeouts=0, decided_at=None, updated_at=func.now())
+            .values(
+                status=ClaimStatus.pending,
+                critic_timeouts=0,
+                decided_at=None,
+                updated_at=func.now(),
+            )
             .returning(MemoryClaim)
         )
         if claim_ids is not None:
@@ -136,46 +189,81 @@ class Verdicts(LedgerBase):
         released = list((await self.session.scalars(query)).all())
         for claim in released:
             self.audit(
-                AuditAction.CRITIC_DRAINED, task_id=claim.task_id, claim_id=claim.id,
-                subject_ids={"key_id": actor_key_id}, payload={"status": ClaimStatus.pending.value},
+                AuditAction.CRITIC_DRAINED,
+                task_id=claim.task_id,
+                claim_id=claim.id,
+                subject_ids={"key_id": actor_key_id},
+                payload={"status": ClaimStatus.pending.value},
             )
         return released
 
     async def recritique_applied(self, command: RecritiqueClaim) -> bool:
         """Whether this command (same claim, same finding) was applied before: a redelivery."""
         query = select(AuditEvent.id).where(
-            AuditEvent.action == AuditAction.CRITIC_RECRITIQUE.value, AuditEvent.claim_id == command.claim_id
+            AuditEvent.action == AuditAction.CRITIC_RECRITIQUE.value,
+            AuditEvent.claim_id == command.claim_id,
         )
         if command.finding_id is not None:
-            query = query.where(AuditEvent.subject_ids["finding_id"].astext == str(command.finding_id))
+            query = query.where(
+                AuditEvent.subject_ids["finding_id"].astext == str(command.finding_id)
+            )
         return await self.session.scalar(query.limit(1)) is not None
 
-    async def reconsider(self, command: RecritiqueClaim, verdict: CriticVerdict, discredited: set[str]) -> ClaimDecided | None:
+    async def reconsider(
+        self, command: RecritiqueClaim, verdict: CriticVerdict, discredited: set[str]
+    ) -> ClaimDecided | None:
         """Apply a re-critique verdict: reject withdraws the active claim; None when it stays
         active, is no longer active, or the command was applied before."""
         claim = await self.session.get(MemoryClaim, command.claim_id, with_for_update=True)
-        if claim is None or claim.status != ClaimStatus.active or await self.recritique_applied(command):
+        if (
+            claim is None
+            or claim.status != ClaimStatus.active
+            or await self.recritique_applied(command)
+        ):
             return None
         await self._lock_entity(claim.entity)
-        self._keep_verdict(claim.id, verdict, f"re-critique ({command.reason}): {verdict.reasoning}", [])
+        self._keep_verdict(
+            claim.id, verdict, f"re-critique ({command.reason}): {verdict.reasoning}", []
+        )
         withdrawn = verdict.verdict is Verdict.reject
         now = datetime.now(UTC)
         values: dict[str, object] = {"critic_timeouts": 0, "updated_at": func.now()}
         if withdrawn:
             values.update(status=ClaimStatus.rejected, decided_at=now)
-        await self.session.execute(update(MemoryClaim).where(MemoryClaim.id == claim.id).values(**values))
+        await self.session.execute(
+            update(MemoryClaim).where(MemoryClaim.id == claim.id).values(**values)
+        )
         ids = {"task_id": claim.task_id, "claim_id": claim.id}
         self.audit(
-            AuditAction.CRITIC_RECRITIQUE, **ids, subject_ids={"finding_id": command.finding_id},
-            payload={"reason": command.reason, "verdict": verdict.verdict.value, "score": verdict.score,
-                     "model": verdict.model, "outcome": "rejected" if withdrawn else "kept",
-                     "discredited_sources": sorted(discredited)},
+            AuditAction.CRITIC_RECRITIQUE,
+            **ids,
+            subject_ids={"finding_id": command.finding_id},
+            payload={
+                "reason": command.reason,
+                "verdict": verdict.verdict.value,
+                "score": verdict.score,
+                "model": verdict.model,
+                "outcome": "rejected" if withdrawn else "kept",
+                "discredited_sources": sorted(discredited),
+            },
         )
         if not withdrawn:
             return None
         self.audit(
-            AuditAction.CLAIM_REJECTED, **ids,
-            payload={"verdict": verdict.verdict.value, "score": verdict.score, "model": verdict.model, "recritique": True},
+            AuditAction.CLAIM_REJECTED,
+            **ids,
+            payload={
+                "verdict": verdict.verdict.value,
+                "score": verdict.score,
+                "model": verdict.model,
+                "recritique": True,
+            },
         )
-        return ClaimDecided(claim_id=claim.id, task_id=claim.task_id, status=ClaimStatus.rejected,
-                            verdict=verdict.verdict, score=verdict.score, decided_at=now)
+        return ClaimDecided(
+            claim_id=claim.id,
+            task_id=claim.task_id,
+            status=ClaimStatus.rejected,
+            verdict=verdict.verdict,
+            score=verdict.score,
+            decided_at=now,
+        )

@@ -25,8 +25,18 @@ from research_platform.models import VerdictHistoryRow, WatchedClaimRow
 
 DEFAULT_INTERVAL_DAYS = 30.0
 
-__all__ = ["DEFAULT_INTERVAL_DAYS", "VerdictHistoryRow", "WatchedClaimRow", "WatchedClaims",
-           "due", "mark_requested", "record_verdict", "verdict_history", "watch_claim", "watched"]
+__all__ = [
+    "DEFAULT_INTERVAL_DAYS",
+    "VerdictHistoryRow",
+    "WatchedClaimRow",
+    "WatchedClaims",
+    "due",
+    "mark_requested",
+    "record_verdict",
+    "verdict_history",
+    "watch_claim",
+    "watched",
+]
 
 
 class WatchedClaims:
@@ -35,13 +45,27 @@ class WatchedClaims:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
-    async def watch(self, verification_id: uuid.UUID, claim: str, *, interval_days: float = DEFAULT_INTERVAL_DAYS) -> bool:
+    async def watch(
+        self,
+        verification_id: uuid.UUID,
+        claim: str,
+        *,
+        interval_days: float = DEFAULT_INTERVAL_DAYS,
+    ) -> bool:
         """Enter a verification's claim as watched (due one interval after now); False when it already is."""
         clean(claim, what="a watched claim")  # refused unless it passed the privacy boundary
         inserted = await self.session.scalar(
-            insert(WatchedClaimRow).values(verification_id=verification_id, claim=claim, interval_days=interval_days,
-                                           next_due_at=datetime.now(UTC) + timedelta(days=interval_days), runs=0)
-            .on_conflict_do_nothing().returning(WatchedClaimRow.verification_id))
+            insert(WatchedClaimRow)
+            .values(
+                verification_id=verification_id,
+                claim=claim,
+                interval_days=interval_days,
+                next_due_at=datetime.now(UTC) + timedelta(days=interval_days),
+                runs=0,
+            )
+            .on_conflict_do_nothing()
+            .returning(WatchedClaimRow.verification_id)
+        )
         return inserted is not None
 
     async def get(self, verification_id: uuid.UUID) -> WatchedClaimRow | None:
@@ -49,39 +73,74 @@ class WatchedClaims:
 
     async def history(self, verification_id: uuid.UUID) -> list[VerdictHistoryRow]:
         """The verification's verdicts, oldest first."""
-        rows = await self.session.scalars(select(VerdictHistoryRow).where(VerdictHistoryRow.verification_id == verification_id)
-                                          .order_by(VerdictHistoryRow.recorded_at))
+        rows = await self.session.scalars(
+            select(VerdictHistoryRow)
+            .where(VerdictHistoryRow.verification_id == verification_id)
+            .order_by(VerdictHistoryRow.recorded_at)
+        )
         return list(rows)
 
-    async def record_verdict(self, verification_id: uuid.UUID, run_id: str, verdict: str, confidence: str) -> None:
+    async def record_verdict(
+        self, verification_id: uuid.UUID, run_id: str, verdict: str, confidence: str
+    ) -> None:
         """Append a run's verdict (once per run) and, for a watched claim, schedule the next run."""
-        await self.session.execute(insert(VerdictHistoryRow).values(verification_id=verification_id, run_id=run_id,
-                                                                    verdict=verdict, confidence=confidence)
-                                   .on_conflict_do_nothing())
         await self.session.execute(
-            update(WatchedClaimRow).where(WatchedClaimRow.verification_id == verification_id)
-            .values(requested_run_id=None, runs=WatchedClaimRow.runs + 1,
-                    next_due_at=func.now() + func.make_interval(0, 0, 0, 0, 0, 0, WatchedClaimRow.interval_days * 86400)))
+            insert(VerdictHistoryRow)
+            .values(
+                verification_id=verification_id,
+                run_id=run_id,
+                verdict=verdict,
+                confidence=confidence,
+            )
+            .on_conflict_do_nothing()
+        )
+        await self.session.execute(
+            update(WatchedClaimRow)
+            .where(WatchedClaimRow.verification_id == verification_id)
+            .values(
+                requested_run_id=None,
+                runs=WatchedClaimRow.runs + 1,
+                next_due_at=func.now()
+                + func.make_interval(0, 0, 0, 0, 0, 0, WatchedClaimRow.interval_days * 86400),
+            )
+        )
 
-    async def due(self, *, now: datetime | None = None, everything: bool = False, limit: int = 100) -> list[WatchedClaimRow]:
+    async def due(
+        self, *, now: datetime | None = None, everything: bool = False, limit: int = 100
+    ) -> list[WatchedClaimRow]:
         """Watched claims whose next run is due (all of them when `everything`). One already requested
         is asked again only a day after it fell due (its run failed or was lost)."""
         moment = now or datetime.now(UTC)
         query = select(WatchedClaimRow).where(
-            (WatchedClaimRow.requested_run_id.is_(None)) | (WatchedClaimRow.next_due_at <= moment - timedelta(days=1)))
+            (WatchedClaimRow.requested_run_id.is_(None))
+            | (WatchedClaimRow.next_due_at <= moment - timedelta(days=1))
+        )
         if not everything:
             query = query.where(WatchedClaimRow.next_due_at <= moment)
-        return list(await self.session.scalars(
-            query.order_by(WatchedClaimRow.next_due_at).limit(limit).with_for_update(skip_locked=True)))
+        return list(
+            await self.session.scalars(
+                query.order_by(WatchedClaimRow.next_due_at)
+                .limit(limit)
+                .with_for_update(skip_locked=True)
+            )
+        )
 
     async def mark_requested(self, verification_id: uuid.UUID, run_id: str) -> None:
         """The re-verification `run_id` was asked for: `due` leaves the claim out meanwhile."""
-        await self.session.execute(update(WatchedClaimRow).where(WatchedClaimRow.verification_id == verification_id)
-                                   .values(requested_run_id=run_id))
+        await self.session.execute(
+            update(WatchedClaimRow)
+            .where(WatchedClaimRow.verification_id == verification_id)
+            .values(requested_run_id=run_id)
+        )
 
 
-async def watch_claim(session: AsyncSession, verification_id: uuid.UUID, claim: str, *,
-                      interval_days: float = DEFAULT_INTERVAL_DAYS) -> bool:
+async def watch_claim(
+    session: AsyncSession,
+    verification_id: uuid.UUID,
+    claim: str,
+    *,
+    interval_days: float = DEFAULT_INTERVAL_DAYS,
+) -> bool:
     return await WatchedClaims(session).watch(verification_id, claim, interval_days=interval_days)
 
 
@@ -89,15 +148,25 @@ async def watched(session: AsyncSession, verification_id: uuid.UUID) -> WatchedC
     return await WatchedClaims(session).get(verification_id)
 
 
-async def verdict_history(session: AsyncSession, verification_id: uuid.UUID) -> list[VerdictHistoryRow]:
+async def verdict_history(
+    session: AsyncSession, verification_id: uuid.UUID
+) -> list[VerdictHistoryRow]:
     return await WatchedClaims(session).history(verification_id)
 
 
-async def record_verdict(session: AsyncSession, verification_id: uuid.UUID, run_id: str, verdict: str, confidence: str) -> None:
+async def record_verdict(
+    session: AsyncSession, verification_id: uuid.UUID, run_id: str, verdict: str, confidence: str
+) -> None:
     await WatchedClaims(session).record_verdict(verification_id, run_id, verdict, confidence)
 
 
-async def due(session: AsyncSession, *, now: datetime | None = None, everything: bool = False, limit: int = 100) -> list[WatchedClaimRow]:
+async def due(
+    session: AsyncSession,
+    *,
+    now: datetime | None = None,
+    everything: bool = False,
+    limit: int = 100,
+) -> list[WatchedClaimRow]:
     return await WatchedClaims(session).due(now=now, everything=everything, limit=limit)
 
 

@@ -1,13 +1,19 @@
 """LLM providers behind one chain (OpenAI → Gemini → offline) with schema-validated output.
 
-    from research_llm import EvidenceDoc, build_chain
-    chain = build_chain(settings.llm)
-    outcome = await chain.draft_claim(question, entity, evidence)   # DraftOutcome
-    judged = await chain.judge_claim(candidate, active, evidence)   # JudgeOutcome
+from research_llm import EvidenceDoc, build_chain
+chain = build_chain(settings.llm)
+outcome = await chain.draft_claim(question, entity, evidence)   # DraftOutcome
+judged = await chain.judge_claim(candidate, active, evidence)   # JudgeOutcome
 """
 
 from research_llm.chain import ProviderChain, build_chain
-from research_llm.errors import InvalidResponse, LLMError, NoProviderAnswered, ProviderError, ProviderUnavailable
+from research_llm.errors import (
+    InvalidResponse,
+    LLMError,
+    NoProviderAnswered,
+    ProviderError,
+    ProviderUnavailable,
+)
 from research_llm.grounding import GroundedSupports, ground_supports
 from research_llm.offline.engine import OfflineProvider
 from research_llm.schema import (

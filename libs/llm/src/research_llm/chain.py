@@ -22,7 +22,12 @@ import httpx
 from pydantic import SecretStr
 
 from research_llm import metrics, usage
-from research_llm.errors import InvalidResponse, NoProviderAnswered, ProviderError, ProviderUnavailable
+from research_llm.errors import (
+    InvalidResponse,
+    NoProviderAnswered,
+    ProviderError,
+    ProviderUnavailable,
+)
 from research_llm.grounding import ground_supports
 from research_llm.offline.engine import OfflineProvider
 from research_llm.offline.relevance import TextEncoder
@@ -62,7 +67,11 @@ class ProviderChain:
     def new_run(self) -> usage.Run:
         """A run's accounting with the budget of the settings (`LLM__RUN_BUDGET_S` / `_TOKENS` / `_USD`):
         enter it with `research_llm.usage.within(run)` around each of the run's questions."""
-        return usage.Run(budget_s=self.budget.seconds, budget_tokens=self.budget.tokens, budget_usd=self.budget.usd)
+        return usage.Run(
+            budget_s=self.budget.seconds,
+            budget_tokens=self.budget.tokens,
+            budget_usd=self.budget.usd,
+        )
 
     def _bound(self) -> None:
         """The open run, if it has no budget yet, takes this chain's."""
@@ -74,7 +83,9 @@ class ProviderChain:
     def names(self) -> list[str]:
         return [p.name for p in self.providers]
 
-    async def draft_claim(self, question: str, entity: str | None, evidence: list[EvidenceDoc]) -> DraftOutcome:
+    async def draft_claim(
+        self, question: str, entity: str | None, evidence: list[EvidenceDoc]
+    ) -> DraftOutcome:
         """A claim draft answering `question` from `evidence`, with its provenance.
 
         A draft that is not the chain's last word must be usable: a statement, and — when evidence
@@ -100,8 +111,13 @@ class ProviderChain:
             if entity and entity.strip():
                 draft = draft.model_copy(update={"entity": entity.strip()})
             _note_fallback("claim_draft", failures)
-            return DraftOutcome(draft=draft, provider=provider.name, model=provider.model, failures=failures,
-                                usage=spent.as_dict())
+            return DraftOutcome(
+                draft=draft,
+                provider=provider.name,
+                model=provider.model,
+                failures=failures,
+                usage=spent.as_dict(),
+            )
         raise NoProviderAnswered(failures)
 
     async def judge_claim(
@@ -128,13 +144,22 @@ class ProviderChain:
                 failures.append(_failure(provider, model, exc))
                 continue
             _note_fallback("critic_verdict", failures)
-            return JudgeOutcome(verdict=verdict, provider=provider.name, model=model, failures=failures,
-                                usage=spent.as_dict())
+            return JudgeOutcome(
+                verdict=verdict,
+                provider=provider.name,
+                model=model,
+                failures=failures,
+                usage=spent.as_dict(),
+            )
         raise NoProviderAnswered(failures)
 
-
     async def ask(
-        self, prompt: Prompt, shape: type[Shape], schema_name: str, *, timeout_s: float | None = None
+        self,
+        prompt: Prompt,
+        shape: type[Shape],
+        schema_name: str,
+        *,
+        timeout_s: float | None = None,
     ) -> Answered[Shape]:
         """`prompt` answered as `shape` by the first remote model that manages it.
 
@@ -154,17 +179,30 @@ class ProviderChain:
             try:
                 with metrics.call(provider.name, schema_name), usage.collect() as used:
                     try:
-                        answer = await asyncio.wait_for(provider.answer(prompt, shape, schema_name), timeout_s)
+                        answer = await asyncio.wait_for(
+                            provider.answer(prompt, shape, schema_name), timeout_s
+                        )
                     finally:
                         spent.add(used)
             except ProviderError as exc:
                 failures.append(_failure(provider, provider.model, exc))
                 continue
             except TimeoutError:
-                failures.append(_failure(provider, provider.model, ProviderUnavailable(f"no answer within {timeout_s}s")))
+                failures.append(
+                    _failure(
+                        provider,
+                        provider.model,
+                        ProviderUnavailable(f"no answer within {timeout_s}s"),
+                    )
+                )
                 continue
-            return Answered[shape](answer=answer, provider=provider.name, model=provider.model, failures=failures,
-                                   usage=spent.as_dict())
+            return Answered[shape](
+                answer=answer,
+                provider=provider.name,
+                model=provider.model,
+                failures=failures,
+                usage=spent.as_dict(),
+            )
         _note_fallback(schema_name, failures)
         raise NoProviderAnswered(failures)
 
@@ -191,7 +229,9 @@ def _check_usable(draft: ClaimDraft, evidence: list[EvidenceDoc]) -> None:
 
 
 def _failure(provider: Provider, model: str, exc: ProviderError) -> ProviderFailure:
-    return ProviderFailure(provider=provider.name, model=model, reason=exc.reason, status=exc.status)
+    return ProviderFailure(
+        provider=provider.name, model=model, reason=exc.reason, status=exc.status
+    )
 
 
 def build_chain(
@@ -226,7 +266,9 @@ def build_chain(
                 chars_per_token=settings.chars_per_token,
                 concurrency=settings.concurrency,
                 prices=settings.prices,
-                schema_lengths={"on": True, "off": False}.get((settings.schema_lengths or "auto").lower()),
+                schema_lengths={"on": True, "off": False}.get(
+                    (settings.schema_lengths or "auto").lower()
+                ),
             )
         )
     if choice in {"auto", "gemini"} and (gemini_key or choice == "gemini"):
@@ -243,8 +285,12 @@ def build_chain(
             )
         )
     offline = OfflineProvider() if encoder is _USE_DEFAULT else OfflineProvider(encoder)
-    return ProviderChain([*remote, offline], run_budget_s=settings.run_budget_s, run_budget_tokens=settings.run_budget_tokens,
-                         run_budget_usd=settings.run_budget_usd)
+    return ProviderChain(
+        [*remote, offline],
+        run_budget_s=settings.run_budget_s,
+        run_budget_tokens=settings.run_budget_tokens,
+        run_budget_usd=settings.run_budget_usd,
+    )
 
 
 def _secret(value: SecretStr | None) -> str | None:

@@ -31,7 +31,9 @@ def estimate_tokens(messages: list[dict[str, str]], chars_per_token: float) -> i
     return sum(int(len(m["content"]) / chars_per_token) + MESSAGE_OVERHEAD_TOKENS for m in messages)
 
 
-def fit(messages: list[dict[str, str]], budget_tokens: int, chars_per_token: float) -> tuple[list[dict[str, str]], int]:
+def fit(
+    messages: list[dict[str, str]], budget_tokens: int, chars_per_token: float
+) -> tuple[list[dict[str, str]], int]:
     """`messages` trimmed to `budget_tokens` (estimated), and how many characters were cut.
 
     Only the data blocks of user messages are cut. Raises `DoesNotFit` when the rest alone is
@@ -41,17 +43,25 @@ def fit(messages: list[dict[str, str]], budget_tokens: int, chars_per_token: flo
         return messages, 0
     budget_chars = int((budget_tokens - MESSAGE_OVERHEAD_TOKENS * len(messages)) * chars_per_token)
     blocks: list[tuple[int, re.Match[str]]] = [
-        (i, match) for i, m in enumerate(messages) if m["role"] == "user" for match in _BLOCK.finditer(m["content"])
+        (i, match)
+        for i, m in enumerate(messages)
+        if m["role"] == "user"
+        for match in _BLOCK.finditer(m["content"])
     ]
     data_chars = sum(len(match.group(1)) for _, match in blocks)
-    fixed_chars = sum(len(m["content"]) for m in messages) - data_chars + len(ELLIPSIS) * len(blocks)
+    fixed_chars = (
+        sum(len(m["content"]) for m in messages) - data_chars + len(ELLIPSIS) * len(blocks)
+    )
     room = budget_chars - fixed_chars
     if room < 0 or not blocks:
-        raise DoesNotFit(f"instructions alone need ~{int(fixed_chars / chars_per_token)} tokens; budget {budget_tokens}")
+        raise DoesNotFit(
+            f"instructions alone need ~{int(fixed_chars / chars_per_token)} tokens; budget {budget_tokens}"
+        )
     cap = _water_level([len(match.group(1)) for _, match in blocks], room)
     out = [dict(m) for m in messages]
     cut = 0
     for index in {i for i, _ in blocks}:
+
         def shorten(match: re.Match[str]) -> str:
             nonlocal cut
             body = match.group(1)

@@ -1,11 +1,11 @@
 """Errors of the LLM layer.
 
-    LLMError
-    ├── ProviderError          one provider could not answer; the chain moves on to the next
-    │   ├── ProviderUnavailable    timeout, transport fault, 429 or 5xx: not retried here
-    │   └── InvalidResponse        the answer did not validate against the JSON schema
-    └── NoProviderAnswered     every provider in the chain failed (never raised while the
-                               offline engine is last in the chain)
+LLMError
+├── ProviderError          one provider could not answer; the chain moves on to the next
+│   ├── ProviderUnavailable    timeout, transport fault, 429 or 5xx: not retried here
+│   └── InvalidResponse        the answer did not validate against the JSON schema
+└── NoProviderAnswered     every provider in the chain failed (never raised while the
+                           offline engine is last in the chain)
 """
 
 from __future__ import annotations
@@ -36,5 +36,7 @@ class NoProviderAnswered(LLMError):
     """Every provider of the chain failed; `failures` lists why."""
 
     def __init__(self, failures: list) -> None:
-        super().__init__("; ".join(f"{f.provider}/{f.model}: {f.reason}" for f in failures) or "no provider")
+        super().__init__(
+            "; ".join(f"{f.provider}/{f.model}: {f.reason}" for f in failures) or "no provider"
+        )
         self.failures = failures

@@ -46,7 +46,9 @@ def ground_supports(draft: ClaimDraft, evidence: list[EvidenceDoc]) -> GroundedS
         if (doc.source_id, quote) in seen:
             continue
         seen.add((doc.source_id, quote))
-        result.kept.append(Support(source_id=doc.source_id, title=doc.title, quote=quote, locator=support.locator))
+        result.kept.append(
+            Support(source_id=doc.source_id, title=doc.title, quote=quote, locator=support.locator)
+        )
     return result
 
 

@@ -23,15 +23,23 @@ from prometheus_client import Counter, Histogram
 
 from research_llm.errors import InvalidResponse, ProviderError, ProviderUnavailable
 
-CALLS = Counter("research_llm_calls_total", "Questions put to an LLM provider, by outcome.", ["provider", "operation", "outcome"])
-FAILURES = Counter("research_llm_failures_total", "LLM provider failures, by reason.", ["provider", "reason"])
+CALLS = Counter(
+    "research_llm_calls_total",
+    "Questions put to an LLM provider, by outcome.",
+    ["provider", "operation", "outcome"],
+)
+FAILURES = Counter(
+    "research_llm_failures_total", "LLM provider failures, by reason.", ["provider", "reason"]
+)
 DURATION = Histogram(
     "research_llm_call_duration_seconds",
     "Time one provider took to answer (or fail) one question, corrective retry included.",
     ["provider", "operation"],
     buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60),
 )
-TOKENS = Counter("research_llm_tokens_total", "Tokens the remote LLM APIs report as used.", ["provider", "kind"])
+TOKENS = Counter(
+    "research_llm_tokens_total", "Tokens the remote LLM APIs report as used.", ["provider", "kind"]
+)
 
 
 def failure_reason(exc: BaseException) -> str:
@@ -39,7 +47,9 @@ def failure_reason(exc: BaseException) -> str:
     status = getattr(exc, "status", None)
     if isinstance(status, int):
         return f"http_{status}"
-    if isinstance(exc, TimeoutError) or (isinstance(exc, ProviderError) and exc.reason.startswith("timeout")):
+    if isinstance(exc, TimeoutError) or (
+        isinstance(exc, ProviderError) and exc.reason.startswith("timeout")
+    ):
         return "timeout"
     if isinstance(exc, InvalidResponse):
         return "invalid_response"

@@ -82,7 +82,9 @@ def researcher_prompt(question: str, entity: str | None, evidence: list[Evidence
     return Prompt(system=RESEARCHER_SYSTEM, user="\n".join(parts), table=guard.table)
 
 
-def critic_prompt(candidate: ClaimForReview, active: list[ClaimForReview], evidence: list[EvidenceDoc] | None) -> Prompt:
+def critic_prompt(
+    candidate: ClaimForReview, active: list[ClaimForReview], evidence: list[EvidenceDoc] | None
+) -> Prompt:
     """The user message asking for a verdict on `candidate`."""
     guard = Guard()
     parts = ["CANDIDATE claim:", _claim_block(candidate, guard)]

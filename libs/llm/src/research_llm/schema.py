@@ -49,10 +49,18 @@ class SupportDraft(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     source_id: str = Field(max_length=120, description="Id of one of the evidence documents.")
-    quote: str = Field(min_length=1, max_length=2000, json_schema_extra={"maxLength": 300},
-                       description="Exact substring of that document's text.")
-    locator: str | None = Field(default=None, max_length=60, json_schema_extra={"maxLength": 40},
-                                description="Where the quote sits, e.g. `sentence 3`.")
+    quote: str = Field(
+        min_length=1,
+        max_length=2000,
+        json_schema_extra={"maxLength": 300},
+        description="Exact substring of that document's text.",
+    )
+    locator: str | None = Field(
+        default=None,
+        max_length=60,
+        json_schema_extra={"maxLength": 40},
+        description="Where the quote sits, e.g. `sentence 3`.",
+    )
 
 
 class ClaimDraft(BaseModel):
@@ -60,11 +68,22 @@ class ClaimDraft(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    statement: str = Field(min_length=1, max_length=2000, json_schema_extra={"maxLength": 300},
-                           description="The claim, in one sentence.")
-    entity: str = Field(min_length=1, max_length=200, json_schema_extra={"maxLength": 100}, description="What the claim is about.")
+    statement: str = Field(
+        min_length=1,
+        max_length=2000,
+        json_schema_extra={"maxLength": 300},
+        description="The claim, in one sentence.",
+    )
+    entity: str = Field(
+        min_length=1,
+        max_length=200,
+        json_schema_extra={"maxLength": 100},
+        description="What the claim is about.",
+    )
     confidence: float = Field(ge=0.0, le=1.0, description="How well the evidence supports it.")
-    supports: list[SupportDraft] = Field(default_factory=list, max_length=MAX_SUPPORTS, json_schema_extra={"maxItems": 3})
+    supports: list[SupportDraft] = Field(
+        default_factory=list, max_length=MAX_SUPPORTS, json_schema_extra={"maxItems": 3}
+    )
 
 
 class VerdictDraft(BaseModel):
@@ -76,7 +95,9 @@ class VerdictDraft(BaseModel):
     score: float = Field(ge=0.0, le=1.0)
     reasoning: str = Field(min_length=1, max_length=4000, json_schema_extra={"maxLength": 400})
     supersedes: list[Annotated[str, Field(max_length=64)]] = Field(
-        default_factory=list, max_length=20, json_schema_extra={"maxItems": 4},
+        default_factory=list,
+        max_length=20,
+        json_schema_extra={"maxItems": 4},
         description="claim_id values of active claims this one replaces.",
     )
 
@@ -108,7 +129,10 @@ class DraftOutcome(BaseModel):
     provider: str
     model: str
     failures: list[ProviderFailure] = Field(default_factory=list)
-    usage: dict[str, Any] = Field(default_factory=dict, description="Tokens in / out, cost and seconds of this question (research_llm.usage).")
+    usage: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Tokens in / out, cost and seconds of this question (research_llm.usage).",
+    )
 
 
 class JudgeOutcome(BaseModel):
@@ -118,7 +142,10 @@ class JudgeOutcome(BaseModel):
     provider: str
     model: str
     failures: list[ProviderFailure] = Field(default_factory=list)
-    usage: dict[str, Any] = Field(default_factory=dict, description="Tokens in / out, cost and seconds of this question (research_llm.usage).")
+    usage: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Tokens in / out, cost and seconds of this question (research_llm.usage).",
+    )
 
 
 class Answered(BaseModel, Generic[Shape]):
@@ -128,4 +155,7 @@ class Answered(BaseModel, Generic[Shape]):
     provider: str
     model: str
     failures: list[ProviderFailure] = Field(default_factory=list)
-    usage: dict[str, Any] = Field(default_factory=dict, description="Tokens in / out, cost and seconds of this question (research_llm.usage).")
+    usage: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Tokens in / out, cost and seconds of this question (research_llm.usage).",
+    )

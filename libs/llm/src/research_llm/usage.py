@@ -29,7 +29,11 @@ from dataclasses import dataclass, field
 
 from prometheus_client import Counter
 
-COST = Counter("research_llm_cost_dollars", "Estimated spend on remote LLM APIs (price table of the settings; local models 0).", ["provider"])
+COST = Counter(
+    "research_llm_cost_dollars",
+    "Estimated spend on remote LLM APIs (price table of the settings; local models 0).",
+    ["provider"],
+)
 
 
 @dataclass
@@ -110,7 +114,11 @@ class Run:
     def adopt(self, budget: Budget) -> None:
         """Take `budget` when this run was opened without one (see the module docstring)."""
         if not self.budget.bounded:
-            self.budget_s, self.budget_tokens, self.budget_usd = budget.seconds, budget.tokens, budget.usd
+            self.budget_s, self.budget_tokens, self.budget_usd = (
+                budget.seconds,
+                budget.tokens,
+                budget.usd,
+            )
 
     def exhausted(self) -> str | None:
         """Why the budget is spent, or None."""
@@ -125,12 +133,20 @@ class Run:
 
     def summary(self) -> dict:
         """What a run's trace shows: its usage, budget and fallbacks."""
-        return {**self.usage.as_dict(), "budget": self.budget.as_dict(), "budget_spent": self.exhausted(),
-                "fallbacks": list(self.fallbacks)}
+        return {
+            **self.usage.as_dict(),
+            "budget": self.budget.as_dict(),
+            "budget_spent": self.exhausted(),
+            "fallbacks": list(self.fallbacks),
+        }
 
 
-_RUNS: contextvars.ContextVar[tuple[Run, ...]] = contextvars.ContextVar("research_llm_runs", default=())
-_CALLS: contextvars.ContextVar[tuple[Usage, ...]] = contextvars.ContextVar("research_llm_calls", default=())
+_RUNS: contextvars.ContextVar[tuple[Run, ...]] = contextvars.ContextVar(
+    "research_llm_runs", default=()
+)
+_CALLS: contextvars.ContextVar[tuple[Usage, ...]] = contextvars.ContextVar(
+    "research_llm_calls", default=()
+)
 
 
 def current_run() -> Run | None:
@@ -187,7 +203,9 @@ def collect() -> Iterator[Usage]:
         _CALLS.reset(token)
 
 
-def price(prices: Mapping[str, tuple[float, float]], model: str, tokens_in: int, tokens_out: int) -> float:
+def price(
+    prices: Mapping[str, tuple[float, float]], model: str, tokens_in: int, tokens_out: int
+) -> float:
     """USD for one call; a model missing from the table (a local one) costs 0."""
     per_million = prices.get(model)
     if per_million is None:
@@ -195,10 +213,18 @@ def price(prices: Mapping[str, tuple[float, float]], model: str, tokens_in: int,
     return (tokens_in * per_million[0] + tokens_out * per_million[1]) / 1_000_000
 
 
-def record(provider: str, model: str, tokens_in: int, tokens_out: int, cost_usd: float, seconds: float) -> Usage:
+def record(
+    provider: str, model: str, tokens_in: int, tokens_out: int, cost_usd: float, seconds: float
+) -> Usage:
     """Add one answered request to the open call and run accumulators (and the cost counter)."""
-    one = Usage(calls=1, tokens_in=tokens_in, tokens_out=tokens_out, cost_usd=cost_usd, seconds=seconds,
-                models={f"{provider}:{model}": 1})
+    one = Usage(
+        calls=1,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        cost_usd=cost_usd,
+        seconds=seconds,
+        models={f"{provider}:{model}": 1},
+    )
     if cost_usd:
         COST.labels(provider).inc(cost_usd)
     for target in (*_CALLS.get(), *(run.usage for run in _RUNS.get())):

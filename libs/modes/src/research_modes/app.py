@@ -53,17 +53,22 @@ class ModeContext:
     engine: AsyncEngine | None = None
     sessions: async_sessionmaker[AsyncSession] | None = None
     service: Any = None
-    publishers: dict[str, Any] = field(default_factory=dict)  # subject → declared FastStream publisher
+    publishers: dict[str, Any] = field(
+        default_factory=dict
+    )  # subject → declared FastStream publisher
 
 
 Build = Callable[[ModeContext], AbstractAsyncContextManager[Any]]
 
 
-def mode_app(settings: Any, service: str, requests: Requests, build: Build,
-             emits: tuple[Emits, ...] = ()) -> tuple[FastStream, ModeContext]:
+def mode_app(
+    settings: Any, service: str, requests: Requests, build: Build, emits: tuple[Emits, ...] = ()
+) -> tuple[FastStream, ModeContext]:
     """The app of one mode service and its context (for `build` and the mode's extra subscribers)."""
     broker = make_broker(settings.require_nats_url(), service)
-    delivery = Delivery.install(broker, service=service, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s)
+    delivery = Delivery.install(
+        broker, service=service, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s
+    )
     ctx = ModeContext(broker, settings)
     ctx.publishers.update(declare_publishers(broker, emits))
     # Every mode traces its runs: the run events are declared too (a recorder given this publisher sends through it).
@@ -72,11 +77,15 @@ def mode_app(settings: Any, service: str, requests: Requests, build: Build,
     async def tell_run(run_id: str, reason: str) -> None:
         """A dead-lettered request's run ends on its event stream too: `error` with the reason, `done(failed)`."""
         try:
-            recorder = await RunRecorder.resume(broker.connection.jetstream(), run_id, agent=service)
+            recorder = await RunRecorder.resume(
+                broker.connection.jetstream(), run_id, agent=service
+            )
             await recorder.error(reason)
             await recorder.done(status="failed")
         except Exception as exc:  # noqa: BLE001 - the report already reads failed; the events are the echo
-            log.warning("run events of a dead-lettered request not written", run_id=run_id, error=repr(exc))
+            log.warning(
+                "run events of a dead-lettered request not written", run_id=run_id, error=repr(exc)
+            )
 
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:

@@ -53,8 +53,14 @@ class ConnectorClient:
     """The connector's corpus tools and outside search over NATS (the connection is looked up per call:
     the broker connects after the service's lifespan starts)."""
 
-    def __init__(self, connection: Callable[[], NatsClient], *, timeout_s: float,
-                 no_responder_wait_s: float = NO_RESPONDER_WAIT_S, search_subject: str = subjects.CONNECTOR_SEARCH) -> None:
+    def __init__(
+        self,
+        connection: Callable[[], NatsClient],
+        *,
+        timeout_s: float,
+        no_responder_wait_s: float = NO_RESPONDER_WAIT_S,
+        search_subject: str = subjects.CONNECTOR_SEARCH,
+    ) -> None:
         self._connection = connection
         self.timeout_s = timeout_s
         self.no_responder_wait_s = no_responder_wait_s
@@ -72,12 +78,18 @@ class ConnectorClient:
                 log.info("no responder on %s yet; retrying", subject, waited_s=round(waited, 2))
                 await asyncio.sleep(delay)
                 waited += delay
-                delay = min(delay * 2, MAX_BACKOFF_S, max(self.no_responder_wait_s - waited, FIRST_BACKOFF_S))
+                delay = min(
+                    delay * 2,
+                    MAX_BACKOFF_S,
+                    max(self.no_responder_wait_s - waited, FIRST_BACKOFF_S),
+                )
 
     async def call(self, tool: str, request: BaseModel) -> Any:
         """A corpus tool's `result` JSON; raises `ToolsUnavailable`."""
         try:
-            msg = await self.request(subjects.corpus_tool_subject(tool), request.model_dump_json().encode())
+            msg = await self.request(
+                subjects.corpus_tool_subject(tool), request.model_dump_json().encode()
+            )
         except Exception as exc:  # noqa: BLE001 - no responder / timeout: the run is retried later
             raise ToolsUnavailable(f"{tool}: {type(exc).__name__}: {exc}") from exc
         reply = CorpusToolReply.model_validate_json(msg.data)
@@ -97,7 +109,9 @@ class ConnectorClient:
         try:
             return EvidenceFound.model_validate_json(msg.data)
         except ValidationError as exc:
-            raise ToolsUnavailable(f"the connector answered with a malformed reply: {exc.error_count()} errors") from exc
+            raise ToolsUnavailable(
+                f"the connector answered with a malformed reply: {exc.error_count()} errors"
+            ) from exc
 
     async def search(self, ask: SearchEvidence) -> EvidenceFound:
         """Fail soft: a search the connector could not answer has every asked source `degraded`."""
@@ -111,7 +125,9 @@ class ConnectorClient:
 
     async def outside(self, query: str, sources: list[str], limit: int) -> EvidenceFound:
         """Evidence from the outside connectors named (fail soft)."""
-        return await self.search(SearchEvidence(query=query[:1000], sources=sources, limit=limit, filters=TaskFilters()))
+        return await self.search(
+            SearchEvidence(query=query[:1000], sources=sources, limit=limit, filters=TaskFilters())
+        )
 
 
 @dataclass

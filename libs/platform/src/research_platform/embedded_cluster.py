@@ -23,7 +23,12 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from research_platform.embedded import EmbeddedServerError, _wait_for_port, free_port, nats_server_binary
+from research_platform.embedded import (
+    EmbeddedServerError,
+    _wait_for_port,
+    free_port,
+    nats_server_binary,
+)
 
 CLUSTER_NAME = "research-engine"
 HOST = "127.0.0.1"
@@ -76,7 +81,8 @@ class EmbeddedNatsCluster:
         self.root.mkdir(parents=True, exist_ok=True)
         if not self.nodes:
             self.nodes = [
-                ClusterNode(f"n{i + 1}", free_port(HOST), free_port(HOST), free_port(HOST)) for i in range(self.size)
+                ClusterNode(f"n{i + 1}", free_port(HOST), free_port(HOST), free_port(HOST))
+                for i in range(self.size)
             ]
         try:
             for node in self.nodes:
@@ -91,18 +97,32 @@ class EmbeddedNatsCluster:
         return self
 
     def _spawn(self, node: ClusterNode) -> None:
-        routes = ",".join(f"nats-route://{HOST}:{other.route_port}" for other in self.nodes if other is not node)
+        routes = ",".join(
+            f"nats-route://{HOST}:{other.route_port}" for other in self.nodes if other is not node
+        )
         store = self.root / node.name
         store.mkdir(parents=True, exist_ok=True)
         log = open(self.root / f"{node.name}.log", "ab")  # noqa: SIM115 - handed to the child
         node.process = subprocess.Popen(
             [
                 nats_server_binary(),
-                "-a", HOST, "-p", str(node.client_port), "-m", str(node.monitor_port),
-                "-n", node.name, "-js", "-sd", str(store),
-                "--cluster_name", CLUSTER_NAME,
-                "--cluster", f"nats://{HOST}:{node.route_port}",
-                "--routes", routes,
+                "-a",
+                HOST,
+                "-p",
+                str(node.client_port),
+                "-m",
+                str(node.monitor_port),
+                "-n",
+                node.name,
+                "-js",
+                "-sd",
+                str(store),
+                "--cluster_name",
+                CLUSTER_NAME,
+                "--cluster",
+                f"nats://{HOST}:{node.route_port}",
+                "--routes",
+                routes,
             ],  # fmt: skip
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -112,7 +132,9 @@ class EmbeddedNatsCluster:
     def healthz(self, node: ClusterNode) -> bool:
         """The member's own view: serving clients and JetStream current with the cluster."""
         try:
-            with urllib.request.urlopen(f"http://{HOST}:{node.monitor_port}/healthz", timeout=2) as reply:
+            with urllib.request.urlopen(
+                f"http://{HOST}:{node.monitor_port}/healthz", timeout=2
+            ) as reply:
                 return bool(json.loads(reply.read()).get("status") == "ok")
         except (urllib.error.URLError, OSError, ValueError):
             return False
@@ -125,7 +147,9 @@ class EmbeddedNatsCluster:
             if running and all(self.healthz(node) for node in running):
                 return
             time.sleep(0.1)
-        raise EmbeddedServerError(f"the NATS cluster is not healthy after {timeout:.0f}s (see {self.root})")
+        raise EmbeddedServerError(
+            f"the NATS cluster is not healthy after {timeout:.0f}s (see {self.root})"
+        )
 
     def kill(self, name: str) -> None:
         """SIGKILL one member (a crashed node); its store stays for `restart`."""

@@ -1,10 +1,10 @@
 """Errors of the platform and of every agent built on it.
 
-    ResearchEngineError
-    ├── PrepareError       bad input: the message is terminated to the dead-letter subject
-    │                      with an audit row and never retried
-    └── TransientError     a fault that may pass (database down, connector timeout): the
-                           message is nacked with a delay and redelivered
+ResearchEngineError
+├── PrepareError       bad input: the message is terminated to the dead-letter subject
+│                      with an audit row and never retried
+└── TransientError     a fault that may pass (database down, connector timeout): the
+                       message is nacked with a delay and redelivered
 """
 
 from __future__ import annotations

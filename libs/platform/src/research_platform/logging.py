@@ -31,7 +31,10 @@ def exception_summary(exc: BaseException) -> dict[str, Any]:
     while seen is not None and len(causes) < 10:
         causes.append(type(seen).__qualname__)
         seen = seen.__cause__ or seen.__context__
-    frames = [f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in traceback.extract_tb(exc.__traceback__)]
+    frames = [
+        f"{Path(f.filename).name}:{f.lineno} {f.name}"
+        for f in traceback.extract_tb(exc.__traceback__)
+    ]
     return {"error": type(exc).__qualname__, "causes": causes, "frames": frames[-20:]}
 
 
@@ -41,13 +44,21 @@ def _summarise_exception(logger: Any, method: str, event_dict: dict[str, Any]) -
     event_dict.pop("exception", None)
     if exc_info is True:
         exc_info = sys.exc_info()
-    exc = exc_info if isinstance(exc_info, BaseException) else exc_info[1] if isinstance(exc_info, tuple) else None
+    exc = (
+        exc_info
+        if isinstance(exc_info, BaseException)
+        else exc_info[1]
+        if isinstance(exc_info, tuple)
+        else None
+    )
     if exc is not None:
         event_dict.update(exception_summary(exc))
     return event_dict
 
 
-def configure_logging(service: str, level: str = "INFO", json: bool | None = None, *, exception_text: bool = True) -> None:
+def configure_logging(
+    service: str, level: str = "INFO", json: bool | None = None, *, exception_text: bool = True
+) -> None:
     """Set up structlog and the stdlib root logger for `service` (idempotent), writing to stderr.
 
     `exception_text=False`: exceptions are logged as `exception_summary` (no message, no locals).
@@ -77,12 +88,21 @@ def configure_logging(service: str, level: str = "INFO", json: bool | None = Non
     )
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(
-        structlog.stdlib.ProcessorFormatter(processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer], foreign_pre_chain=shared)
+        structlog.stdlib.ProcessorFormatter(
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+            foreign_pre_chain=shared,
+        )
     )
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
-    for noisy in ("httpx", "httpcore", "sentence_transformers", "transformers", "faststream.access"):
+    for noisy in (
+        "httpx",
+        "httpcore",
+        "sentence_transformers",
+        "transformers",
+        "faststream.access",
+    ):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     structlog.contextvars.bind_contextvars(service=service)
 

@@ -61,7 +61,9 @@ CONSUMER_ACK_PENDING = Gauge(
     ["stream", "consumer"],
 )
 
-_ID = re.compile(r"(?<=\.)(?:[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}|[0-9a-fA-F]{16,})(?=\.|$)")
+_ID = re.compile(
+    r"(?<=\.)(?:[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}|[0-9a-fA-F]{16,})(?=\.|$)"
+)
 
 
 _RUN_EVENTS = re.compile(r"^research\.run\.[^.]+\.event$")  # one subject per run: counted as one
@@ -140,9 +142,13 @@ def durable_consumers(broker: NatsBroker) -> list[tuple[str, str]]:
 class ConsumerLag:
     """Reads the pending counts of `consumers` from JetStream every `interval_s` into the gauges."""
 
-    STOP_TIMEOUT_S = 5.0  # a read in flight is a NATS request (5 s timeout): cancelled, it ends at once
+    STOP_TIMEOUT_S = (
+        5.0  # a read in flight is a NATS request (5 s timeout): cancelled, it ends at once
+    )
 
-    def __init__(self, broker: NatsBroker, consumers: list[tuple[str, str]], *, interval_s: float = 15.0) -> None:
+    def __init__(
+        self, broker: NatsBroker, consumers: list[tuple[str, str]], *, interval_s: float = 15.0
+    ) -> None:
         self.broker = broker
         self.consumers = consumers
         self.interval_s = interval_s
@@ -157,7 +163,9 @@ class ConsumerLag:
             except NotFoundError:
                 continue  # not created yet: the subscriber creates it when it starts
             CONSUMER_PENDING.labels(stream=stream, consumer=durable).set(info.num_pending or 0)
-            CONSUMER_ACK_PENDING.labels(stream=stream, consumer=durable).set(info.num_ack_pending or 0)
+            CONSUMER_ACK_PENDING.labels(stream=stream, consumer=durable).set(
+                info.num_ack_pending or 0
+            )
 
     async def _loop(self) -> None:
         # Ends on the flag, not only on the cancellation `stop` sends: a read can swallow that one
@@ -180,7 +188,9 @@ class ConsumerLag:
         """Stop reading: at once, or after `STOP_TIMEOUT_S` with a warning (never a hang)."""
         if self._task is not None:
             self._stopping.set()
-            await cancel_within(self._task, what="consumer lag reader", timeout_s=self.STOP_TIMEOUT_S)
+            await cancel_within(
+                self._task, what="consumer lag reader", timeout_s=self.STOP_TIMEOUT_S
+            )
             self._task = None
 
 

@@ -31,4 +31,6 @@ def upgrade(database_url: str, revision: str = "head") -> None:
     except RuntimeError:
         command.upgrade(config, revision)
         return
-    raise RuntimeError("upgrade() blocks: call it from a thread (asyncio.to_thread) inside a running loop")
+    raise RuntimeError(
+        "upgrade() blocks: call it from a thread (asyncio.to_thread) inside a running loop"
+    )

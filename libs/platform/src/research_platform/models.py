@@ -51,7 +51,9 @@ class ResearchTask(Base):
     question: Mapped[str] = mapped_column(Text)
     entity: Mapped[str | None] = mapped_column(String(200))
     tier: Mapped[str] = mapped_column(String(20))
-    status: Mapped[str] = mapped_column(String(20), default="queued")  # queued|researching|claimed|failed
+    status: Mapped[str] = mapped_column(
+        String(20), default="queued"
+    )  # queued|researching|claimed|failed
     origin: Mapped[str] = mapped_column(String(100), default="api")
     request: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     error: Mapped[str | None] = mapped_column(Text)
@@ -86,7 +88,12 @@ class MemoryClaim(Base):
     __table_args__ = (
         Index("ix_memory_claims_entity_status", "entity", "status"),
         # The librarian and replicator walk active claims in creation (≈ physical) order.
-        Index("ix_memory_claims_active_created", "created_at", "id", postgresql_where=text("status = 'active'")),
+        Index(
+            "ix_memory_claims_active_created",
+            "created_at",
+            "id",
+            postgresql_where=text("status = 'active'"),
+        ),
         Index(
             "ix_memory_claims_embedding",
             "embedding",
@@ -140,7 +147,12 @@ class Finding(Base):
         Index("ix_findings_agent_created", "agent", "created_at"),
         Index("ix_findings_expires", "expires_at"),
         # fastupdate off: lookups per batch must not scan a growing pending list
-        Index("ix_findings_claim_ids", "claim_ids", postgresql_using="gin", postgresql_with={"fastupdate": "off"}),
+        Index(
+            "ix_findings_claim_ids",
+            "claim_ids",
+            postgresql_using="gin",
+            postgresql_with={"fastupdate": "off"},
+        ),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
@@ -236,7 +248,9 @@ class CorpusChunk(Base):
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
-    paper_id: Mapped[int] = mapped_column(ForeignKey("corpus_papers.id", ondelete="CASCADE"), index=True)
+    paper_id: Mapped[int] = mapped_column(
+        ForeignKey("corpus_papers.id", ondelete="CASCADE"), index=True
+    )
     chunk_index: Mapped[int] = mapped_column(Integer)
     section: Mapped[str] = mapped_column(String(50), default="abstract")
     locator: Mapped[str] = mapped_column(String(100), default="abstract")
@@ -255,7 +269,9 @@ class CorpusSentence(Base):
 
     __tablename__ = "corpus_sentences"
 
-    key: Mapped[bytes] = mapped_column(LargeBinary(16), primary_key=True)  # `research_corpus.sentences.sentence_key`
+    key: Mapped[bytes] = mapped_column(
+        LargeBinary(16), primary_key=True
+    )  # `research_corpus.sentences.sentence_key`
     embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM), nullable=False)
 
 
@@ -298,7 +314,9 @@ class ConnectorCacheEntry(Base):
     __tablename__ = "connector_cache"
     __table_args__ = (Index("ix_connector_cache_expires", "expires_at"),)
 
-    key: Mapped[str] = mapped_column(String(64), primary_key=True)  # sha256 of the normalised request
+    key: Mapped[str] = mapped_column(
+        String(64), primary_key=True
+    )  # sha256 of the normalised request
     source: Mapped[str] = mapped_column(String(50))
     request: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     hits: Mapped[list[Any]] = mapped_column(JSONB, default=list)
@@ -331,8 +349,12 @@ class ReportRow(Base):
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
     kind: Mapped[str] = mapped_column(String(20))  # review | verification | source_list
-    status: Mapped[str] = mapped_column(String(20), default="running")  # running|completed|failed|stale
-    run_id: Mapped[str] = mapped_column(String(128))  # the current run (its events: research.run.<run_id>.event)
+    status: Mapped[str] = mapped_column(
+        String(20), default="running"
+    )  # running|completed|failed|stale
+    run_id: Mapped[str] = mapped_column(
+        String(128)
+    )  # the current run (its events: research.run.<run_id>.event)
     subject: Mapped[str] = mapped_column(Text)  # the topic / claim / query, de-identified
     subject_key: Mapped[str] = mapped_column(String(200))  # ledger entity of the report's claims
     request: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
@@ -351,7 +373,9 @@ class ReportVersionRow(Base):
     __tablename__ = "report_versions"
     __table_args__ = (UniqueConstraint("report_id", "run_id", name="uq_report_versions_run"),)
 
-    report_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
+    report_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True
+    )
     version: Mapped[int] = mapped_column(Integer, primary_key=True)
     run_id: Mapped[str] = mapped_column(String(128))
     content: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
@@ -368,7 +392,9 @@ class ReportClaim(Base):
 
     __tablename__ = "report_claims"
 
-    report_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
+    report_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True
+    )
     claim_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, index=True)
 
 
@@ -380,7 +406,9 @@ class WatchedClaimRow(Base):
 
     __tablename__ = "watched_claims"
 
-    verification_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
+    verification_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True
+    )
     claim: Mapped[str] = mapped_column(Text)
     interval_days: Mapped[float] = mapped_column(Float)
     next_due_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
@@ -394,11 +422,15 @@ class VerdictHistoryRow(Base):
 
     __tablename__ = "verification_verdicts"
 
-    verification_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
+    verification_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True
+    )
     run_id: Mapped[str] = mapped_column(String(100), primary_key=True)
     verdict: Mapped[str] = mapped_column(String(40))
     confidence: Mapped[str] = mapped_column(String(20))
-    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    recorded_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
 
 
 # --- source lists: schedules, runs, per-source actions, the refinement trace (migration 0005) -----
@@ -409,7 +441,9 @@ class SourceListSchedule(Base):
 
     __tablename__ = "source_list_schedules"
 
-    source_list_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
+    source_list_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True
+    )
     workspace: Mapped[str] = mapped_column(String(100), index=True)
     update_frequency: Mapped[str] = mapped_column(String(40))
     every_s: Mapped[float] = mapped_column(Float)
@@ -425,7 +459,9 @@ class SourceListRun(Base):
     __tablename__ = "source_list_runs"
 
     run_id: Mapped[str] = mapped_column(String(128), primary_key=True)
-    source_list_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"), index=True)
+    source_list_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("reports.id", ondelete="CASCADE"), index=True
+    )
     trigger: Mapped[str] = mapped_column(String(20))
     status: Mapped[str] = mapped_column(String(20))  # scheduled | running | completed | failed
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
@@ -441,7 +477,9 @@ class SourceListAction(Base):
 
     __tablename__ = "source_list_actions"
 
-    source_list_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
+    source_list_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True
+    )
     source_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
     action: Mapped[str] = mapped_column(String(20))  # removed | preferred
     stored: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)  # the source as last listed

@@ -29,7 +29,9 @@ def refusing(refuse: Callable[[ValidationError], BaseModel]) -> NatsRouter:
     def refusal(exc: ValidationError) -> BaseModel:
         return refuse(exc)
 
-    return NatsRouter(middlewares=(ExceptionMiddleware(publish_handlers={ValidationError: refusal}),))
+    return NatsRouter(
+        middlewares=(ExceptionMiddleware(publish_handlers={ValidationError: refusal}),)
+    )
 
 
 async def empty_is_object(msg: Any, original: Callable[[Any], Awaitable[Any]]) -> Any:

@@ -17,7 +17,9 @@ from research_platform.settings import Settings
 S = TypeVar("S", bound=Settings)
 
 
-def run_service(name: str, create_app: Callable[[S], FastStream], settings_type: type[S] = Settings) -> None:  # type: ignore[assignment]
+def run_service(
+    name: str, create_app: Callable[[S], FastStream], settings_type: type[S] = Settings
+) -> None:  # type: ignore[assignment]
     """Configure the process for service `name` and run its FastStream app until SIGINT/SIGTERM.
 
     `settings_type` is the service's root settings (the shared `Settings` or its subclass with
@@ -32,8 +34,12 @@ def run_service(name: str, create_app: Callable[[S], FastStream], settings_type:
     metrics_port = os.environ.get("METRICS_PORT")
     if metrics_port:
         metrics.serve(int(metrics_port), os.environ.get("METRICS_HOST", "0.0.0.0"))  # noqa: S104 - scraped by Prometheus
-    get_logger(__name__).info("service starting", nats=bool(settings.nats_url), metrics_port=metrics_port)
+    get_logger(__name__).info(
+        "service starting", nats=bool(settings.nats_url), metrics_port=metrics_port
+    )
     app = create_app(settings)
-    metrics.instrument_app(app, name, interval_s=float(os.environ.get("METRICS_LAG_INTERVAL_S", "15")))
+    metrics.instrument_app(
+        app, name, interval_s=float(os.environ.get("METRICS_LAG_INTERVAL_S", "15"))
+    )
     app.logger = logging.getLogger("faststream.app")
     asyncio.run(app.run(log_level=logging.WARNING))

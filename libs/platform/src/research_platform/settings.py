@@ -34,19 +34,41 @@ class LLMSettings(BaseModel):
     gemini_api_key: SecretStr | None = None
     gemini_base_url: str | None = None
     gemini_model: str = "gemini-2.0-flash"
-    timeout_s: float = Field(default=30.0, description="Longest wait for one answer of one provider (a corrective retry is a second call).")
+    timeout_s: float = Field(
+        default=30.0,
+        description="Longest wait for one answer of one provider (a corrective retry is a second call).",
+    )
     # What research_llm needs to survive real servers (docs/local-models.md): a bounded answer, a
     # prompt that fits the context, one request at a time to a local server, a budget per run.
-    max_output_tokens: int = Field(default=1024, ge=16, description="`max_tokens` of every answer (at most a third of the context).")
+    max_output_tokens: int = Field(
+        default=1024,
+        ge=16,
+        description="`max_tokens` of every answer (at most a third of the context).",
+    )
     context_tokens: int | None = Field(
-        default=None, ge=256,
+        default=None,
+        ge=256,
         description="The model's context in tokens; None = ask the server (llama.cpp `/props`, vLLM `/v1/models`), else unbounded.",
     )
-    chars_per_token: float = Field(default=3.0, gt=0, description="Prompt size estimate used to trim evidence to the context (conservative).")
-    concurrency: int = Field(default=4, ge=1, description="Requests in flight per provider (1 for a local server).")
-    run_budget_s: float | None = Field(default=None, gt=0, description="Seconds of model time one run may spend; then offline.")
-    run_budget_tokens: int | None = Field(default=None, gt=0, description="Tokens (in + out) one run may spend; then offline.")
-    run_budget_usd: float | None = Field(default=None, gt=0, description="Estimated USD (price table) one run may spend; then offline.")
+    chars_per_token: float = Field(
+        default=3.0,
+        gt=0,
+        description="Prompt size estimate used to trim evidence to the context (conservative).",
+    )
+    concurrency: int = Field(
+        default=4, ge=1, description="Requests in flight per provider (1 for a local server)."
+    )
+    run_budget_s: float | None = Field(
+        default=None, gt=0, description="Seconds of model time one run may spend; then offline."
+    )
+    run_budget_tokens: int | None = Field(
+        default=None, gt=0, description="Tokens (in + out) one run may spend; then offline."
+    )
+    run_budget_usd: float | None = Field(
+        default=None,
+        gt=0,
+        description="Estimated USD (price table) one run may spend; then offline.",
+    )
     schema_lengths: str = Field(
         default="auto",
         description="Send string minLength/maxLength in the JSON schema: `on`, `off`, or `auto` (off for api.openai.com, whose strict mode rejects them).",
@@ -67,23 +89,38 @@ class CorpusSettings(BaseModel):
     # Defaults tuned on the SciFact TRAIN split (bench/retrieval.py --tune; rrf_k and dense_weight
     # re-chosen with the query adapter on by bench/retrieval_adapter.py's 5-fold CV); never on test.
     rrf_k: int = Field(default=2, description="Reciprocal rank fusion constant.")
-    lexical_weight: float = Field(default=1.0, description="Weight of the BM25 ranking in the fusion.")
-    dense_weight: float = Field(default=1.5, description="Weight of the embedding ranking in the fusion.")
-    title_weight: float = Field(default=1.0, description="BM25 term-frequency weight of a title occurrence (text = 1).")
+    lexical_weight: float = Field(
+        default=1.0, description="Weight of the BM25 ranking in the fusion."
+    )
+    dense_weight: float = Field(
+        default=1.5, description="Weight of the embedding ranking in the fusion."
+    )
+    title_weight: float = Field(
+        default=1.0, description="BM25 term-frequency weight of a title occurrence (text = 1)."
+    )
     bm25_k1: float = 0.9
     bm25_b: float = 0.4
-    candidates: int = Field(default=100, description="Papers taken from each ranking before fusion.")
-    chunk_words: int = Field(default=180, description="Largest chunk, in words, when papers are ingested.")
+    candidates: int = Field(
+        default=100, description="Papers taken from each ranking before fusion."
+    )
+    chunk_words: int = Field(
+        default=180, description="Largest chunk, in words, when papers are ingested."
+    )
     embed_batch_size: int = 32
-    query_adapter: bool = Field(default=True, description="Pass dense query vectors through the trained query adapter.")
-    model_path: str | None = Field(default=None, description="Override of the bundled MiniLM model folder.")
+    query_adapter: bool = Field(
+        default=True, description="Pass dense query vectors through the trained query adapter."
+    )
+    model_path: str | None = Field(
+        default=None, description="Override of the bundled MiniLM model folder."
+    )
     embed_backend: Literal["onnx", "torch"] = Field(
         default="onnx",
         description="Runtime of the embedding model: `onnx` (ONNX Runtime; torch is used when onnxruntime is not "
         "installed) or `torch` (sentence-transformers, the reference).",
     )
     embed_threads: int | None = Field(
-        default=None, ge=1,
+        default=None,
+        ge=1,
         description="Math threads of the embedding model; None = OMP_NUM_THREADS if set, else the cores this process may use.",
     )
     onnx_cache_dir: str | None = Field(
@@ -97,17 +134,26 @@ class ResearcherSettings(BaseModel):
     evidence_limit: int = 8
     connector_timeout_s: float = 15.0
     concurrency: int = Field(
-        default=16, ge=1,
+        default=16,
+        ge=1,
         description="Tasks of one tier worked on at once, a new one started as one ends (their questions share embedding batches).",
     )
     fallback_sources: list[str] = Field(
         default_factory=lambda: ["pubmed"], description="Sources asked when memory retrieval fails."
     )
     memory_claims: int = Field(default=5, description="Related active claims recalled per task.")
-    memory_min_similarity: float = Field(default=0.45, description="Cosine similarity a related claim needs.")
-    memory_sources: int = Field(default=5, description="Known sources (cited by related claims) added as evidence.")
-    memory_timeout_s: float = Field(default=5.0, description="Longest memory retrieval before the fallback.")
-    tier_poll_s: float = Field(default=0.25, description="How often a lower tier re-checks higher tiers' backlog.")
+    memory_min_similarity: float = Field(
+        default=0.45, description="Cosine similarity a related claim needs."
+    )
+    memory_sources: int = Field(
+        default=5, description="Known sources (cited by related claims) added as evidence."
+    )
+    memory_timeout_s: float = Field(
+        default=5.0, description="Longest memory retrieval before the fallback."
+    )
+    tier_poll_s: float = Field(
+        default=0.25, description="How often a lower tier re-checks higher tiers' backlog."
+    )
 
 
 class CriticSettings(BaseModel):
@@ -123,9 +169,15 @@ class GatewayAuthSettings(BaseModel):
     to start open on a non-loopback bind and logs a warning when it starts open.
     """
 
-    open: bool = Field(default=False, description="Answer API routes without a key (loopback binds only).")
-    failed_attempts: int = Field(default=20, ge=1, description="Failed key checks a client may make per window.")
-    failed_window_s: float = Field(default=60.0, gt=0, description="The window of `failed_attempts`, in seconds.")
+    open: bool = Field(
+        default=False, description="Answer API routes without a key (loopback binds only)."
+    )
+    failed_attempts: int = Field(
+        default=20, ge=1, description="Failed key checks a client may make per window."
+    )
+    failed_window_s: float = Field(
+        default=60.0, gt=0, description="The window of `failed_attempts`, in seconds."
+    )
 
 
 class Settings(BaseSettings):
@@ -133,15 +185,25 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_nested_delimiter="__", extra="ignore", env_file=".env")
 
-    nats_url: str | None = Field(default=None, description="External NATS (comma-separated seeds); unset = embedded.")
+    nats_url: str | None = Field(
+        default=None, description="External NATS (comma-separated seeds); unset = embedded."
+    )
     nats_stream_replicas: int | None = Field(
-        default=None, ge=1, le=5, description="Replicas of every stream; unset = 3 on a cluster, else 1."
+        default=None,
+        ge=1,
+        le=5,
+        description="Replicas of every stream; unset = 3 on a cluster, else 1.",
     )
-    database_url: str | None = Field(default=None, description="External Postgres; unset = embedded.")
+    database_url: str | None = Field(
+        default=None, description="External Postgres; unset = embedded."
+    )
     database_read_url: str | None = Field(
-        default=None, description="Read replica for read-only queries (gateway reads, search, recall); unset = primary."
+        default=None,
+        description="Read replica for read-only queries (gateway reads, search, recall); unset = primary.",
     )
-    data_dir: Path = Field(default=Path(".research-engine"), description="Embedded servers' data folder.")
+    data_dir: Path = Field(
+        default=Path(".research-engine"), description="Embedded servers' data folder."
+    )
     gateway_host: str = "127.0.0.1"
     gateway_port: int = 8080
     gateway_allowed_hosts: list[str] = Field(
@@ -159,12 +221,16 @@ class Settings(BaseSettings):
     critic: CriticSettings = Field(default_factory=CriticSettings)
     gateway_auth: GatewayAuthSettings = Field(default_factory=GatewayAuthSettings)
     dead_letter_max_age_days: float = Field(
-        default=30.0, gt=0, description="How long the dead-letter stream keeps parked message bytes."
+        default=30.0,
+        gt=0,
+        description="How long the dead-letter stream keeps parked message bytes.",
     )
 
     def require_nats_url(self) -> str:
         if not self.nats_url:
-            raise RuntimeError("NATS_URL is not set: start the stack with `research-engine up` or set NATS_URL")
+            raise RuntimeError(
+                "NATS_URL is not set: start the stack with `research-engine up` or set NATS_URL"
+            )
         return self.nats_url
 
     def require_database_url(self) -> str:

@@ -46,7 +46,12 @@ async def _ended_within(task: asyncio.Task[Any], what: str, timeout_s: float) ->
         if not task.cancelled():
             task.result()
         return True
-    log.warning("stop did not finish in time; left behind", what=what, timeout_s=timeout_s, waiting_in=_waiting_in(task))
+    log.warning(
+        "stop did not finish in time; left behind",
+        what=what,
+        timeout_s=timeout_s,
+        waiting_in=_waiting_in(task),
+    )
     task.cancel()
     return False
 

@@ -18,7 +18,14 @@ vocabulary leave, so a name or address no pattern knows is dropped all the same.
 
 from research_privacy.deidentify import Deidentified, Identifier, deidentify, find_identifiers
 from research_privacy.outbound import outbound_query, outbound_text, unlisted_terms
-from research_privacy.sanitise import DATA_MARKER, NEUTRALISED, Sanitised, delimit, sanitise, sanitise_report
+from research_privacy.sanitise import (
+    DATA_MARKER,
+    NEUTRALISED,
+    Sanitised,
+    delimit,
+    sanitise,
+    sanitise_report,
+)
 
 __all__ = [
     "DATA_MARKER",

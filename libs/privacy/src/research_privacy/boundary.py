@@ -52,7 +52,9 @@ def person_text(value: str, *, into: Deidentified | None = None) -> str:
         before = text
         text = deidentify(text, into=table).text
         if text == before or not identifiers_left(text):
-            return text  # nothing replaced means nothing found: `require_clean` finds nothing either
+            return (
+                text  # nothing replaced means nothing found: `require_clean` finds nothing either
+            )
 
 
 def identifiers_left(text: str) -> list[str]:
@@ -73,7 +75,9 @@ def require_clean(text: str | None, *, what: str) -> str | None:
     if text:
         left = identifiers_left(text)
         if left:
-            raise UncleanText(f"{what} holds identifiers ({', '.join(left)}): de-identify it at the boundary first")
+            raise UncleanText(
+                f"{what} holds identifiers ({', '.join(left)}): de-identify it at the boundary first"
+            )
     return text
 
 

@@ -45,7 +45,9 @@ _A_PERSONS = frozenset({recognisers.DATE, recognisers.AGE, recognisers.URL})
 _EARLIER_PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]?", re.IGNORECASE)
 # Labels that introduce an identifier are not one ("[NAME_1], DOB [DATE_1]" read again must not
 # turn "DOB" into a name: de-identifying twice changes nothing).
-_LABELS = frozenset("DOB DOD MRN SSN NHS ID TEL PHONE FAX EMAIL E-MAIL ZIP POSTCODE ADDRESS MR MRS MS DR".split())
+_LABELS = frozenset(
+    "DOB DOD MRN SSN NHS ID TEL PHONE FAX EMAIL E-MAIL ZIP POSTCODE ADDRESS MR MRS MS DR".split()
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +74,9 @@ class Deidentified:
         """Put the original values back into text that a model produced from `self.text`."""
         if not self.placeholders:
             return text
-        pattern = re.compile("|".join(re.escape(p) for p in sorted(self.placeholders, key=len, reverse=True)))
+        pattern = re.compile(
+            "|".join(re.escape(p) for p in sorted(self.placeholders, key=len, reverse=True))
+        )
         return pattern.sub(lambda m: self.placeholders[m.group(0)], text)
 
 
@@ -116,7 +120,11 @@ def _find(text: str, *, personal: bool) -> list[Identifier]:
                     found = Identifier(recogniser.category, trimmed, offset, offset + len(trimmed))
                     if recogniser.group == 0 and science.inside(protected, found.start, found.end):
                         continue  # notation, not a person ("EudraCT 2020-001038-36", a UUID's "0242-4616")
-                    if not personal and (recogniser.needs_person or recogniser.group == 0 and recogniser.category in _A_PERSONS):
+                    if not personal and (
+                        recogniser.needs_person
+                        or recogniser.group == 0
+                        and recogniser.category in _A_PERSONS
+                    ):
                         continue  # a study's dates and ages, a tool's web address: no person in the text
                     candidates.append(found)
                     tier[id(found)] = level
@@ -126,7 +134,14 @@ def _find(text: str, *, personal: bool) -> list[Identifier]:
     rank = {category: i for i, category in enumerate(_PRIORITY)}
     # On equal length the original US patterns win over the international ones (a licence
     # number stays a LICENCE).
-    candidates.sort(key=lambda c: (-(c.end - c.start), tier.get(id(c), 0), rank.get(c.category, len(rank)), c.start))
+    candidates.sort(
+        key=lambda c: (
+            -(c.end - c.start),
+            tier.get(id(c), 0),
+            rank.get(c.category, len(rank)),
+            c.start,
+        )
+    )
     chosen: list[Identifier] = []
     for candidate in candidates:
         if all(candidate.end <= c.start or candidate.start >= c.end for c in chosen):
@@ -135,23 +150,38 @@ def _find(text: str, *, personal: bool) -> list[Identifier]:
     masked = text
     for c in chosen:
         masked = masked[: c.start] + "\x00" * (c.end - c.start) + masked[c.end :]
-    found_later = [*unlisted_spans(masked, protected, notation), *people.name_spans(masked, personal=personal)]
+    found_later = [
+        *unlisted_spans(masked, protected, notation),
+        *people.name_spans(masked, personal=personal),
+    ]
     unlisted = sorted(
-        (Identifier(category, value, start, end) for start, end, value, category in found_later
-         if not science.inside(protected, start, end) and (personal or category != recognisers.ADDRESS)),
+        (
+            Identifier(category, value, start, end)
+            for start, end, value, category in found_later
+            if not science.inside(protected, start, end)
+            and (personal or category != recognisers.ADDRESS)
+        ),
         key=lambda c: (-(c.end - c.start), c.start),
     )
     for candidate in unlisted:
         if all(candidate.end <= c.start or candidate.start >= c.end for c in chosen):
             chosen.append(candidate)
-    chosen = [c for c in chosen if c.value.strip(".:,#").upper() not in _LABELS
-              and not (c.category == recognisers.NAME and all(w.lower() in STOP_WORDS for w in c.value.split()))]
+    chosen = [
+        c
+        for c in chosen
+        if c.value.strip(".:,#").upper() not in _LABELS
+        and not (
+            c.category == recognisers.NAME and all(w.lower() in STOP_WORDS for w in c.value.split())
+        )
+    ]
     chosen = _grown(text, chosen)
     chosen += _mentions(text, chosen, protected)
     return sorted(chosen, key=lambda c: c.start)
 
 
-_UNIT_BEFORE = re.compile(r"(?i:flat|apt|apartment|unit|suite|ste|room|rm|floor|fl)\.?\s+(?:[\w\-]{1,6},?\s+)?$")
+_UNIT_BEFORE = re.compile(
+    r"(?i:flat|apt|apartment|unit|suite|ste|room|rm|floor|fl)\.?\s+(?:[\w\-]{1,6},?\s+)?$"
+)
 _POSTCODE_AFTER = re.compile(
     r"\s*[,(]?\s*((?:[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}|[A-Z]\d[A-Z]\s?\d[A-Z]\d|[AC-FHKNPRTV-Y]\d[0-9W]\s?[0-9A-Z]{4}"
     r"|\d{4}\s?[A-Z]{2}|\d{3,6}(?:-\d{3,4})?)(?![\w\-]))"
@@ -193,7 +223,9 @@ def _grown(text: str, chosen: list[Identifier]) -> list[Identifier]:
 _MENTION_SPLIT = re.compile(r"[\s,]+")
 
 
-def _mentions(text: str, chosen: list[Identifier], protected: list[tuple[int, int]]) -> list[Identifier]:
+def _mentions(
+    text: str, chosen: list[Identifier], protected: list[tuple[int, int]]
+) -> list[Identifier]:
     """Every other mention of a found person's names ("Mrs Roe … Roe's chart", "For Juan … whether Juan")."""
     words: set[str] = set()
     for c in chosen:
@@ -250,4 +282,6 @@ def deidentify(text: str, *, into: Deidentified | None = None) -> Deidentified:
     if into is None:
         table.text = result
         return table
-    return Deidentified(text=result, found=table.found, placeholders=table.placeholders, reserved=table.reserved)
+    return Deidentified(
+        text=result, found=table.found, placeholders=table.placeholders, reserved=table.reserved
+    )

@@ -76,7 +76,17 @@ _CLAUSE = r"(?:[^.;:()\n?]|\.(?=(?-i:\s*[\d,a-z(]|\S))){3,100}"
 _CITY = r"[A-ZÀ-ÖØ-Þ][\w\-]+(?:\s(?![A-Z]{1,2}\d)[A-ZÀ-ÖØ-Þ][\w\-]+)?"
 _TAIL = (
     r"(?:,?\s*(?:(?:apt|apartment|flat|suite|ste|unit|piso|étage|etage|bte|app|wohnung|#)\.?\s*[\w\-]+))?"
-    r"(?:,\s*(?:" + _POSTCODE + r"\s+)?" + _CITY + r"(?:\s+" + _POSTCODE + r")?|,?\s+" + _POSTCODE + r"\s+" + _CITY + r")?"
+    r"(?:,\s*(?:"
+    + _POSTCODE
+    + r"\s+)?"
+    + _CITY
+    + r"(?:\s+"
+    + _POSTCODE
+    + r")?|,?\s+"
+    + _POSTCODE
+    + r"\s+"
+    + _CITY
+    + r")?"
     r"(?:,\s*" + _POSTCODE + r")?"
 )
 
@@ -110,7 +120,11 @@ def _phone(value: str) -> bool:
         return False  # 03/14/1961 is a date
     if re.fullmatch(r"(?:1[89]|20)\d\d\s*[-–/]\s*(?:1[89]|20)\d\d", value.strip()):
         return False  # a span of years
-    if re.fullmatch(r"[\d.]+(?:\s*[-–]\s*[\d.]+)?", value.strip()) and value.count(".") >= 1 and "." in value[:4]:
+    if (
+        re.fullmatch(r"[\d.]+(?:\s*[-–]\s*[\d.]+)?", value.strip())
+        and value.count(".") >= 1
+        and "." in value[:4]
+    ):
         return False  # decimals or a range of them
     return 8 <= digits <= 15 or (value.lstrip().startswith("+") and 7 <= digits <= 15)
 
@@ -122,63 +136,197 @@ def _compact_date(value: str) -> bool:
 
 RECOGNISERS: tuple[Recogniser, ...] = (
     # Dates: day month year in any listed language, month day year, numeric with a month word, CJK, compact.
-    Recogniser(DATE, re.compile(
-        r"(?<!\w)" + _DAY + r"(?:st|nd|rd|th|er|º|°)?\.?\s*(?:de\s+|of\s+)?[-/ ]?" + _MONTH + r"\.?"
-        r"(?:[-/ ,]\s*(?:de\s+)?" + _YEAR + r"(?:\s*(?:г|г\.|года))?)?(?!\w)", _I)),
-    Recogniser(DATE, re.compile(r"(?<!\w)" + _MONTH + r"\.?[-/ ]\s*" + _DAY + r"(?:st|nd|rd|th)?,?[-/ ]\s*" + _YEAR + r"(?!\w)", _I)),
-    Recogniser(DATE, re.compile(r"(?<!\w)" + _MONTH + r"\.?,?\s+(?:de\s+)?(?:1[89]|20)\d\d(?!\w)", _I)),
+    Recogniser(
+        DATE,
+        re.compile(
+            r"(?<!\w)"
+            + _DAY
+            + r"(?:st|nd|rd|th|er|º|°)?\.?\s*(?:de\s+|of\s+)?[-/ ]?"
+            + _MONTH
+            + r"\.?"
+            r"(?:[-/ ,]\s*(?:de\s+)?" + _YEAR + r"(?:\s*(?:г|г\.|года))?)?(?!\w)",
+            _I,
+        ),
+    ),
+    Recogniser(
+        DATE,
+        re.compile(
+            r"(?<!\w)"
+            + _MONTH
+            + r"\.?[-/ ]\s*"
+            + _DAY
+            + r"(?:st|nd|rd|th)?,?[-/ ]\s*"
+            + _YEAR
+            + r"(?!\w)",
+            _I,
+        ),
+    ),
+    Recogniser(
+        DATE, re.compile(r"(?<!\w)" + _MONTH + r"\.?,?\s+(?:de\s+)?(?:1[89]|20)\d\d(?!\w)", _I)
+    ),
     Recogniser(DATE, re.compile(r"\d{2,4}\s*[年년]\s*\d{1,2}\s*[月월](?:\s*\d{1,2}\s*[日일])?")),
     Recogniser(DATE, re.compile(r"(?<![\d.])\d{4}[./]\d{1,2}[./]\d{1,2}(?![\d.])")),
     Recogniser(DATE, re.compile(r"(?<![\w.])(?:19|20)\d{6}(?![\w.])"), accept=_compact_date),
-    Recogniser(DATE, re.compile(
-        r"\b(?:DOB|D\.O\.B\.?|date\s+of\s+birth|birth\s*date|born(?:\s+on)?|geb\.?|geboren(?:\s+am)?|née?\s+le|"
-        r"nacid[oa](?:\s+el)?|fecha\s+de\s+nacimiento|data\s+di\s+nascita|data\s+de\s+nascimento|"
-        r"geboortedatum|дата\s+рождения|生年月日|出生日期)\s*[:#]?\s*([^\s,;()]"
-        r"[^,;()\n]{0,20}?\d)(?![\d/.\-])", _I), 1),
+    Recogniser(
+        DATE,
+        re.compile(
+            r"\b(?:DOB|D\.O\.B\.?|date\s+of\s+birth|birth\s*date|born(?:\s+on)?|geb\.?|geboren(?:\s+am)?|née?\s+le|"
+            r"nacid[oa](?:\s+el)?|fecha\s+de\s+nacimiento|data\s+di\s+nascita|data\s+de\s+nascimento|"
+            r"geboortedatum|дата\s+рождения|生年月日|出生日期)\s*[:#]?\s*([^\s,;()]"
+            r"[^,;()\n]{0,20}?\d)(?![\d/.\-])",
+            _I,
+        ),
+        1,
+    ),
     # Phones: + country code in any grouping, or a national number opening with 0.
-    Recogniser(PHONE, re.compile(r"(?<![\w+])\+\s?\d{1,3}(?:[\s.\-/]?\(?\d{1,5}\)?){2,6}(?![\w])"), accept=_phone),
-    Recogniser(PHONE, re.compile(r"(?<![\w.+])\(?0\s?\d{1,4}\)?(?:[\s.\-/]?\d{2,5}){2,4}(?!\w|\.\d)"), accept=_phone),
-    Recogniser(PHONE, re.compile(r"(?<![\w.+])\(\d{2,4}\)\s?\d{3,4}[\s.\-]?\d{3,4}(?!\w|\.\d)"), accept=_phone),
-    Recogniser(PHONE, re.compile(
-        r"\b(?:phone|tel|tél|telefon|teléfono|telefone|telefono|mobile|mobil|móvil|cell|handy|gsm|whatsapp|"
-        r"ph|mob)\b\.?\s*(?:no\.?|number|nr\.?|#)?\s*[:#]?\s*(\+?[\d(][\d\s().\-/]{5,}\d)", _I), 1),
+    Recogniser(
+        PHONE,
+        re.compile(r"(?<![\w+])\+\s?\d{1,3}(?:[\s.\-/]?\(?\d{1,5}\)?){2,6}(?![\w])"),
+        accept=_phone,
+    ),
+    Recogniser(
+        PHONE,
+        re.compile(r"(?<![\w.+])\(?0\s?\d{1,4}\)?(?:[\s.\-/]?\d{2,5}){2,4}(?!\w|\.\d)"),
+        accept=_phone,
+    ),
+    Recogniser(
+        PHONE,
+        re.compile(r"(?<![\w.+])\(\d{2,4}\)\s?\d{3,4}[\s.\-]?\d{3,4}(?!\w|\.\d)"),
+        accept=_phone,
+    ),
+    Recogniser(
+        PHONE,
+        re.compile(
+            r"\b(?:phone|tel|tél|telefon|teléfono|telefone|telefono|mobile|mobil|móvil|cell|handy|gsm|whatsapp|"
+            r"ph|mob)\b\.?\s*(?:no\.?|number|nr\.?|#)?\s*[:#]?\s*(\+?[\d(][\d\s().\-/]{5,}\d)",
+            _I,
+        ),
+        1,
+    ),
     # Record numbers after a label, in several languages and shapes (A1234567, HN-0042-117, 2023/00981).
-    Recogniser(MRN, re.compile(
-        r"\b(?:(?:MRN|NHS|NHI|CHI|URN|EHR|EMR|fallnummer|patientennummer|expediente|dossier|historia\s+clínica|"
-        r"prontuário|prontuario|cartella(?:\s+clinica)?)\b\.?(?:\s*(?:number|num|no|nr|nº|n°|#|id|code))?"
-        r"|(?:ID|PID|HN|MR|UR|record|chart|file|case|hosp|hospital|admission|encounter|accession|registration|patient|"
-        r"member|insurance|policy)\b\.?\s*(?:number|num|no|nr|nº|n°|#|id|code|:)"
-        r"|(?:ID|PID)\b)\.?\s*[:#]?\s*"
-        r"([A-Z]{0,4}[\s\-/]?\d[\dA-Z]*(?:[\s\-/.]\d[\dA-Z]*){0,4}(?:-[A-Z]{1,3})?)\b", _I), 1,
-        accept=lambda v: _digits(v) >= 3),
-    Recogniser(MRN, re.compile(r"(?<![\w\-/])(?=[A-Z0-9\-/]*\d{3})[A-Z]{1,4}[\-/]?\d[\dA-Z]*(?:[\-/]\d[\dA-Z]*){1,3}(?:-[A-Z]{1,3})?(?![\w\-/])"),
-               accept=lambda v: _digits(v) >= 5),
+    Recogniser(
+        MRN,
+        re.compile(
+            r"\b(?:(?:MRN|NHS|NHI|CHI|URN|EHR|EMR|fallnummer|patientennummer|expediente|dossier|historia\s+clínica|"
+            r"prontuário|prontuario|cartella(?:\s+clinica)?)\b\.?(?:\s*(?:number|num|no|nr|nº|n°|#|id|code))?"
+            r"|(?:ID|PID|HN|MR|UR|record|chart|file|case|hosp|hospital|admission|encounter|accession|registration|patient|"
+            r"member|insurance|policy)\b\.?\s*(?:number|num|no|nr|nº|n°|#|id|code|:)"
+            r"|(?:ID|PID)\b)\.?\s*[:#]?\s*"
+            r"([A-Z]{0,4}[\s\-/]?\d[\dA-Z]*(?:[\s\-/.]\d[\dA-Z]*){0,4}(?:-[A-Z]{1,3})?)\b",
+            _I,
+        ),
+        1,
+        accept=lambda v: _digits(v) >= 3,
+    ),
+    Recogniser(
+        MRN,
+        re.compile(
+            r"(?<![\w\-/])(?=[A-Z0-9\-/]*\d{3})[A-Z]{1,4}[\-/]?\d[\dA-Z]*(?:[\-/]\d[\dA-Z]*){1,3}(?:-[A-Z]{1,3})?(?![\w\-/])"
+        ),
+        accept=lambda v: _digits(v) >= 5,
+    ),
     # Addresses: number + name + type, number + type + name, type + name + number, Word-suffix + number.
-    Recogniser(ADDRESS, re.compile(
-        r"(?<!\w)" + _HOUSE + r",?\s+" + _STREET_WORDS + _NAMEWORD + r"\s+(?i:" + _TYPE_AFTER + r")\b\.?" + _TAIL)),
-    Recogniser(ADDRESS, re.compile(
-        r"(?<!\w)" + _HOUSE + r",?\s+(?i:" + _TYPE_BEFORE + r")\.?\s+" + _STREET_WORDS.replace("{0,4}", "{0,3}")
-        + _NAMEWORD + _TAIL)),
-    Recogniser(ADDRESS, re.compile(
-        r"(?<!\w)" + _TYPE_BEFORE_TITLED + r"\.?\s+" + _STREET_WORDS.replace("{0,4}", "{0,3}") + _NAMEWORD
-        + r",?\s+(?:n[º°o]\.?\s*)?" + _HOUSE + r"(?!\w)" + _TAIL)),
-    Recogniser(ADDRESS, re.compile(
-        r"(?<!\w)[A-ZÀ-ÖØ-Þ][\w\-]*(?i:" + _TYPE_SUFFIX + r")\.?\s+" + _HOUSE + r"(?!\w)" + _TAIL),
-        accept=lambda v: not known_word(v.split()[0].lower())),  # "During 3 years" is no Ring street
-    Recogniser(ADDRESS, re.compile(
-        r"\b(?:lives|living|resides|residing|resident|wohnhaft|domiciliad[oa]|habite|vive|woont|mieszka)"
-        r"\s+(?:at|in|on|en|à|a|in\s+der|op|na|w)\s+(" + _CLAUSE + r")", _I), 1, needs_person=True),
-    Recogniser(ADDRESS, re.compile(
-        r"\b(?:address|addr|adresse|dirección|direccion|endereço|indirizzo|adres|адрес|home|residence|domicile|"
-        r"domicilio|wohnort|anschrift)\b\s*[:#]\s*(" + _CLAUSE + r")", _I), 1),
-    Recogniser(ADDRESS, re.compile(
-        r"\b(?:home\s+address|residential\s+address|postal\s+address|mailing\s+address|home)\s+(?=\S*\d)(" + _CLAUSE + r")",
-        _I), 1, needs_person=True),
+    Recogniser(
+        ADDRESS,
+        re.compile(
+            r"(?<!\w)"
+            + _HOUSE
+            + r",?\s+"
+            + _STREET_WORDS
+            + _NAMEWORD
+            + r"\s+(?i:"
+            + _TYPE_AFTER
+            + r")\b\.?"
+            + _TAIL
+        ),
+    ),
+    Recogniser(
+        ADDRESS,
+        re.compile(
+            r"(?<!\w)"
+            + _HOUSE
+            + r",?\s+(?i:"
+            + _TYPE_BEFORE
+            + r")\.?\s+"
+            + _STREET_WORDS.replace("{0,4}", "{0,3}")
+            + _NAMEWORD
+            + _TAIL
+        ),
+    ),
+    Recogniser(
+        ADDRESS,
+        re.compile(
+            r"(?<!\w)"
+            + _TYPE_BEFORE_TITLED
+            + r"\.?\s+"
+            + _STREET_WORDS.replace("{0,4}", "{0,3}")
+            + _NAMEWORD
+            + r",?\s+(?:n[º°o]\.?\s*)?"
+            + _HOUSE
+            + r"(?!\w)"
+            + _TAIL
+        ),
+    ),
+    Recogniser(
+        ADDRESS,
+        re.compile(
+            r"(?<!\w)[A-ZÀ-ÖØ-Þ][\w\-]*(?i:"
+            + _TYPE_SUFFIX
+            + r")\.?\s+"
+            + _HOUSE
+            + r"(?!\w)"
+            + _TAIL
+        ),
+        accept=lambda v: not known_word(v.split()[0].lower()),
+    ),  # "During 3 years" is no Ring street
+    Recogniser(
+        ADDRESS,
+        re.compile(
+            r"\b(?:lives|living|resides|residing|resident|wohnhaft|domiciliad[oa]|habite|vive|woont|mieszka)"
+            r"\s+(?:at|in|on|en|à|a|in\s+der|op|na|w)\s+(" + _CLAUSE + r")",
+            _I,
+        ),
+        1,
+        needs_person=True,
+    ),
+    Recogniser(
+        ADDRESS,
+        re.compile(
+            r"\b(?:address|addr|adresse|dirección|direccion|endereço|indirizzo|adres|адрес|home|residence|domicile|"
+            r"domicilio|wohnort|anschrift)\b\s*[:#]\s*(" + _CLAUSE + r")",
+            _I,
+        ),
+        1,
+    ),
+    Recogniser(
+        ADDRESS,
+        re.compile(
+            r"\b(?:home\s+address|residential\s+address|postal\s+address|mailing\s+address|home)\s+(?=\S*\d)("
+            + _CLAUSE
+            + r")",
+            _I,
+        ),
+        1,
+        needs_person=True,
+    ),
     Recogniser(ADDRESS, re.compile(r",\s*[A-Z]{2,3}\s+\d{5}(?:-\d{4})?\b")),
-    Recogniser(ADDRESS, re.compile(r"(?<!\w)(?:[A-Z]{1,2}\d[A-Z\d]?\s\d[A-Z]{2}|[A-Z]\d[A-Z]\s\d[A-Z]\d)(?!\w)")),
+    Recogniser(
+        ADDRESS,
+        re.compile(r"(?<!\w)(?:[A-Z]{1,2}\d[A-Z\d]?\s\d[A-Z]{2}|[A-Z]\d[A-Z]\s\d[A-Z]\d)(?!\w)"),
+    ),
     Recogniser(ADDRESS, re.compile(r",\s*((?:[A-Z]{1,2}-)?\d{4,5}\s+" + _CITY + r")"), 1),
     # Names after a title in any of the listed languages (Sra. Núñez, Herr Müller, Dott.ssa Bianchi).
-    Recogniser(NAME, re.compile(
-        r"(?<!\w)" + TITLES + r"\.?\s+((?:[A-ZÀ-ÖØ-Þ]\.\s*)*[A-ZÀ-ÖØ-Þ][\w'’\-]+(?:\s+(?:"
-        + _PARTICLE + r"\s+)?(?!(?i:" + _MONTH + r")\b)[A-ZÀ-ÖØ-Þ][\w'’\-]+){0,3})"), 1),
+    Recogniser(
+        NAME,
+        re.compile(
+            r"(?<!\w)"
+            + TITLES
+            + r"\.?\s+((?:[A-ZÀ-ÖØ-Þ]\.\s*)*[A-ZÀ-ÖØ-Þ][\w'’\-]+(?:\s+(?:"
+            + _PARTICLE
+            + r"\s+)?(?!(?i:"
+            + _MONTH
+            + r")\b)[A-ZÀ-ÖØ-Þ][\w'’\-]+){0,3})"
+        ),
+        1,
+    ),
 )

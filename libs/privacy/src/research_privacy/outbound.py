@@ -45,9 +45,18 @@ def outbound_query(text: str) -> str:
     clean = sanitise(text).replace(NEUTRALISED, " ")
     kept = [m.group(0) for m in _DOI.finditer(clean)]  # a DOI names a paper, never a person
     clean = _DOI.sub(_GAP, clean)
-    clean = _PLACEHOLDER.sub(f" {_GAP} ", clean)  # identifiers an earlier de-identification replaced
+    clean = _PLACEHOLDER.sub(
+        f" {_GAP} ", clean
+    )  # identifiers an earlier de-identification replaced
     clean = _cut(clean, [(f.start, f.end) for f in find_identifiers(clean)])
-    clean = _cut(clean, [(m.start(), m.end()) for m in PATIENT_CUES.finditer(clean) if _introduces_gap(clean, m.end())])
+    clean = _cut(
+        clean,
+        [
+            (m.start(), m.end())
+            for m in PATIENT_CUES.finditer(clean)
+            if _introduces_gap(clean, m.end())
+        ],
+    )
     items: list[str] = []  # kept tokens, and _GAP where an identifier was cut
     tokens = list(vocabulary.TOKEN.finditer(clean))
     for i, match in enumerate(tokens):
@@ -57,7 +66,11 @@ def outbound_query(text: str) -> str:
             items.append(_GAP)
         previous = tokens[i - 1].group(0) if i else ""
         following = tokens[i + 1].group(0) if i + 1 < len(tokens) else ""
-        initial = i == 0 or bool(_SENTENCE_END.search(gap_before)) or clean[: match.start()].strip() == _GAP
+        initial = (
+            i == 0
+            or bool(_SENTENCE_END.search(gap_before))
+            or clean[: match.start()].strip() == _GAP
+        )
         if vocabulary.is_scientific(token, previous, following, initial=initial):
             items.append(token)
     pieces: list[str] = []
@@ -89,7 +102,11 @@ def outbound_text(text: str, *, into: Deidentified | None = None) -> Deidentifie
     table = into if into is not None else Deidentified(text="")
     first = deidentify(text, into=table)
     by_value = {value: placeholder for placeholder, value in table.placeholders.items()}
-    taken = [int(p.strip("[]").rpartition("_")[2]) for p in [*table.placeholders, *table.reserved] if p.startswith("[TERM_")]
+    taken = [
+        int(p.strip("[]").rpartition("_")[2])
+        for p in [*table.placeholders, *table.reserved]
+        if p.startswith("[TERM_")
+    ]
     counter = max(taken, default=0)
     hidden = {i for m in _KEEP.finditer(first.text) for i in range(m.start(), m.end())}
     tokens = [m for m in vocabulary.TOKEN.finditer(first.text) if m.start() not in hidden]
@@ -97,11 +114,17 @@ def outbound_text(text: str, *, into: Deidentified | None = None) -> Deidentifie
     cursor = 0
     for i, match in enumerate(tokens):
         token = match.group(0)
-        gap_before = first.text[tokens[i - 1].end() : match.start()] if i else first.text[: match.start()]
+        gap_before = (
+            first.text[tokens[i - 1].end() : match.start()] if i else first.text[: match.start()]
+        )
         previous = tokens[i - 1].group(0) if i else ""
         following = tokens[i + 1].group(0) if i + 1 < len(tokens) else ""
         initial = i == 0 or bool(_SENTENCE_END.search(gap_before))
-        if _AGE.match(token) or token.lower() in _LABEL_WORDS or vocabulary.is_scientific(token, previous, following, initial=initial):
+        if (
+            _AGE.match(token)
+            or token.lower() in _LABEL_WORDS
+            or vocabulary.is_scientific(token, previous, following, initial=initial)
+        ):
             continue
         placeholder = by_value.get(token)
         if placeholder is None:
@@ -117,7 +140,9 @@ def outbound_text(text: str, *, into: Deidentified | None = None) -> Deidentifie
     if into is None:
         table.text = result
         return table
-    return Deidentified(text=result, found=table.found, placeholders=table.placeholders, reserved=table.reserved)
+    return Deidentified(
+        text=result, found=table.found, placeholders=table.placeholders, reserved=table.reserved
+    )
 
 
 def unlisted_terms(text: str) -> list[str]:

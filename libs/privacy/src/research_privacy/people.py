@@ -54,7 +54,13 @@ _WEAK_VERBS = (
     r"was\s+diagnosed|was\s+found|was\s+treated|was\s+reviewed)\b"
 )
 _SUBJECT = re.compile(
-    r"(?:^|(?<=[.;:!?—–\n(])\s*|(?<=\s[—–]\s))([^\s\x00][^\x00\n]{0,60}?)(?:(\s+" + _STRONG_VERBS + r"|" + _LABEL_AFTER + r")|\s+" + _WEAK_VERBS + r")"
+    r"(?:^|(?<=[.;:!?—–\n(])\s*|(?<=\s[—–]\s))([^\s\x00][^\x00\n]{0,60}?)(?:(\s+"
+    + _STRONG_VERBS
+    + r"|"
+    + _LABEL_AFTER
+    + r")|\s+"
+    + _WEAK_VERBS
+    + r")"
 )
 _TITLE = re.compile(r"(?<![\w.])(?<!\d\s)(?:[Mm]rs?|[Mm]s|[Mm]iss|[Mm]x|[Dd]r|[Pp]rof)\.?\s+(?=\S)")
 _EPONYM_FOLLOWERS = vocabulary.EPONYM_HEADS | frozenset(
@@ -87,8 +93,33 @@ _NAME_SHAPE = re.compile(
     r"^(?:Mc|Mac|O['’]|D['’]|Fitz)?[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ\u0100-\u024f]+(?:[-'’][A-ZÀ-ÖØ-Þa-z][a-zß-öø-ÿ\u0100-\u024f]+)*$"
 )
 # Word endings of terms, not names ("Stacking", "Remarkably", "Differences").
-_TERM_ENDINGS = ("tion", "sion", "ment", "ness", "ity", "ics", "ology", "ous", "ive", "ism", "able", "ible", "ated",
-                 "ized", "ised", "ally", "ings", "ences", "ances", "ting", "king", "ling", "sing", "ring", "ying")
+_TERM_ENDINGS = (
+    "tion",
+    "sion",
+    "ment",
+    "ness",
+    "ity",
+    "ics",
+    "ology",
+    "ous",
+    "ive",
+    "ism",
+    "able",
+    "ible",
+    "ated",
+    "ized",
+    "ised",
+    "ally",
+    "ings",
+    "ences",
+    "ances",
+    "ting",
+    "king",
+    "ling",
+    "sing",
+    "ring",
+    "ying",
+)
 
 
 def unknown_word(word: str, *, shortest: int = 2) -> bool:
@@ -96,22 +127,37 @@ def unknown_word(word: str, *, shortest: int = 2) -> bool:
     vocabulary in any case nor a symbol, eponym or proper noun of research, nor a term by its ending:
     what a name is when no list holds it."""
     base = re.sub(r"['’]s?$", "", word)
-    if len(base) < shortest or not _NAME_SHAPE.match(base) or _listed(base) or base in vocabulary.symbols():
+    if (
+        len(base) < shortest
+        or not _NAME_SHAPE.match(base)
+        or _listed(base)
+        or base in vocabulary.symbols()
+    ):
         return False
-    if base.lower().endswith(_TERM_ENDINGS) or base.lower() in STOP_WORDS or _listed(base.rstrip("s")):
+    if (
+        base.lower().endswith(_TERM_ENDINGS)
+        or base.lower() in STOP_WORDS
+        or _listed(base.rstrip("s"))
+    ):
         return False  # a term by its ending, a function word, an eponym's plural ("Alzheimers")
     parts = [part for part in re.split(r"[-'’]", base) if part]
     if len(parts) > 1 and any(len(part) < 3 for part in parts[1:]):
         return False  # "Nt-Gln", "G-rich": notation; names join longer parts ("Mei-Ling", "Fuente-Ortega")
-    return not all(vocabulary.known_word(part.lower()) or part.lower() in PARTICLES for part in parts)
+    return not all(
+        vocabulary.known_word(part.lower()) or part.lower() in PARTICLES for part in parts
+    )
 
 
 def person_word(word: str) -> bool:
     """A capitalised word that is a listed person's name (even if also a word: "Park", "Rose"),
     and no proper noun of research: enough next to a name already found."""
     base = re.sub(r"['’]s?$", "", word)
-    return unknown_word(base) or (_capitalised(base) and not _listed(base) and base.casefold() in vocabulary.person_names()
-                                  and base.lower() not in STOP_WORDS)
+    return unknown_word(base) or (
+        _capitalised(base)
+        and not _listed(base)
+        and base.casefold() in vocabulary.person_names()
+        and base.lower() not in STOP_WORDS
+    )
 
 
 def name_spans(text: str, *, personal: bool = True) -> Iterator[tuple[int, int, str, str]]:
@@ -121,8 +167,11 @@ def name_spans(text: str, *, personal: bool = True) -> Iterator[tuple[int, int, 
     capitalised word is a gene or a drug as often as a name, and only the possessive, a verb
     only a person does and a title count ("Does Priyanka's eGFR …", "Kowalczyk was admitted")."""
     hidden = _hidden(text)
-    tokens = [(m.start(), m.end(), m.group(0)) for m in _TOKEN.finditer(text)
-              if not any(s <= m.start() < e for s, e in hidden) and "\x00" not in m.group(0)]
+    tokens = [
+        (m.start(), m.end(), m.group(0))
+        for m in _TOKEN.finditer(text)
+        if not any(s <= m.start() < e for s, e in hidden) and "\x00" not in m.group(0)
+    ]
     yield from _possessives(text, tokens)
     if personal:
         yield from _bare_given_names(text, tokens)
@@ -130,11 +179,15 @@ def name_spans(text: str, *, personal: bool = True) -> Iterator[tuple[int, int, 
     yield from _after_titles(text, tokens)
 
 
-_DISEASE = re.compile(r"(?:itis|osis|iasis|aemia|emia|oma|omas|pathy|plasia|trophy|algia|penia|orrhoea|orrhea)$")
+_DISEASE = re.compile(
+    r"(?:itis|osis|iasis|aemia|emia|oma|omas|pathy|plasia|trophy|algia|penia|orrhoea|orrhea)$"
+)
 
 
-def _possessives(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tuple[int, int, str, str]]:
-    """"Priyanka's eGFR": a person's word owning something that is not what an eponym owns
+def _possessives(
+    text: str, tokens: list[tuple[int, int, str]]
+) -> Iterator[tuple[int, int, str, str]]:
+    """ "Priyanka's eGFR": a person's word owning something that is not what an eponym owns
     ("Parkinson's disease", "Cohen's kappa", "Hashimoto's thyroiditis")."""
     for i, (start, _end, word) in enumerate(tokens):
         if not re.search(r"['’]s$", word):
@@ -147,10 +200,14 @@ def _possessives(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tupl
             yield start, start + len(base), base, NAME
 
 
-_ID_AFTER = re.compile(r"\s*\(\s*(?:\x00|\[|(?i:MRN|DOB|NHS|SSN|CPR|ID|hosp|hospital|record|unit|chart|age|aged|born|dob)\b)")
+_ID_AFTER = re.compile(
+    r"\s*\(\s*(?:\x00|\[|(?i:MRN|DOB|NHS|SSN|CPR|ID|hosp|hospital|record|unit|chart|age|aged|born|dob)\b)"
+)
 
 
-def _bare_given_names(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tuple[int, int, str, str]]:
+def _bare_given_names(
+    text: str, tokens: list[tuple[int, int, str]]
+) -> Iterator[tuple[int, int, str, str]]:
     """A word shaped like a name and known to no vocabulary, after "for / whether / ask …" or before
     "who / should / underwent …" or "(MRN …": "For Ingrid (MRN …)", "asks whether Juan should"."""
     for i, (start, end, word) in enumerate(tokens):
@@ -160,9 +217,13 @@ def _bare_given_names(text: str, tokens: list[tuple[int, int, str]]) -> Iterator
         following = tokens[i + 1][2] if i + 1 < len(tokens) else ""
         if following[:1].isdigit() and not text[end : tokens[i + 1][0]].strip():
             continue  # "Lys 9", "Mark 2": a numbered term
-        cue_before = previous.lower() in _BEFORE and text[tokens[i - 1][1] : start].strip() in ("", ",")
-        cue_after = (following.lower() in _AFTER and not text[end : tokens[i + 1][0]].strip(" ,")) or bool(
-            _ID_AFTER.match(text, end))
+        cue_before = previous.lower() in _BEFORE and text[tokens[i - 1][1] : start].strip() in (
+            "",
+            ",",
+        )
+        cue_after = (
+            following.lower() in _AFTER and not text[end : tokens[i + 1][0]].strip(" ,")
+        ) or bool(_ID_AFTER.match(text, end))
         if cue_before or cue_after:
             yield start, end, word, NAME
 
@@ -179,28 +240,43 @@ def _subjects(text: str, *, personal: bool = True) -> Iterator[tuple[int, int, s
         values = [w.group(0) for w in words]
         if not match.group(2) and not personal:
             continue
+
         def fits(value: str) -> bool:
             return person_word(value) if match.group(2) else unknown_word(value, shortest=3)
 
         if not all(is_particle(v) or fits(v) for v in values):
             continue
-        if all(is_particle(v) for v in values) or not (values[-1][:1].isupper() or _PARTICLE_PREFIX.match(values[-1])):
+        if all(is_particle(v) for v in values) or not (
+            values[-1][:1].isupper() or _PARTICLE_PREFIX.match(values[-1])
+        ):
             continue
         start = match.start(1) + words[0].start()
         end = match.start(1) + words[-1].end()
         yield start, end, text[start:end], NAME
 
 
-def _after_titles(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tuple[int, int, str, str]]:
-    """"mr de la fuente-ortega", "ms park": after a title any word is a name, then particles and
+def _after_titles(
+    text: str, tokens: list[tuple[int, int, str]]
+) -> Iterator[tuple[int, int, str, str]]:
+    """ "mr de la fuente-ortega", "ms park": after a title any word is a name, then particles and
     words that are not known science, up to four."""
     starts = {start: i for i, (start, _, _) in enumerate(tokens)}
     for title in _TITLE.finditer(text):
         i = starts.get(title.end())
         first = tokens[i][2] if i is not None else ""
-        if i is None or first.lower() in STOP_WORDS or first.isupper() and len(first) > 1 or any(c.isdigit() for c in first):
+        if (
+            i is None
+            or first.lower() in STOP_WORDS
+            or first.isupper()
+            and len(first) > 1
+            or any(c.isdigit() for c in first)
+        ):
             continue
-        if first.islower() and vocabulary.known_word(first) and first not in vocabulary.person_names():
+        if (
+            first.islower()
+            and vocabulary.known_word(first)
+            and first not in vocabulary.person_names()
+        ):
             continue  # "200 ms per frame": a unit, not a title
         chosen = [i]
         while i + 1 < len(tokens) and len(chosen) < 4:
@@ -209,7 +285,9 @@ def _after_titles(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tup
             if gap != " ":
                 break
             particle = is_particle(word)
-            if not particle and (vocabulary.is_scientific(word, tokens[i][2]) or word.lower() in STOP_WORDS):
+            if not particle and (
+                vocabulary.is_scientific(word, tokens[i][2]) or word.lower() in STOP_WORDS
+            ):
                 break
             chosen.append(i + 1)
             i += 1

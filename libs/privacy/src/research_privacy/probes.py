@@ -18,25 +18,105 @@ from dataclasses import dataclass
 
 CLASSES = ("name", "dob", "phone", "mrn", "address", "email")
 LOCALES = (
-    "en_US", "en_GB", "en_IN", "es_ES", "es_MX", "fr_FR", "de_DE", "it_IT", "pt_BR", "nl_NL", "pl_PL", "tr_TR",
-    "vi_VN", "yo_NG", "zu_ZA", "sv_SE", "fi_FI", "cs_CZ", "ru_RU", "uk_UA", "el_GR", "ar_AA", "he_IL", "fa_IR",
-    "hi_IN", "ta_IN", "th_TH", "ka_GE", "zh_CN", "zh_TW", "ja_JP", "ko_KR",
+    "en_US",
+    "en_GB",
+    "en_IN",
+    "es_ES",
+    "es_MX",
+    "fr_FR",
+    "de_DE",
+    "it_IT",
+    "pt_BR",
+    "nl_NL",
+    "pl_PL",
+    "tr_TR",
+    "vi_VN",
+    "yo_NG",
+    "zu_ZA",
+    "sv_SE",
+    "fi_FI",
+    "cs_CZ",
+    "ru_RU",
+    "uk_UA",
+    "el_GR",
+    "ar_AA",
+    "he_IL",
+    "fa_IR",
+    "hi_IN",
+    "ta_IN",
+    "th_TH",
+    "ka_GE",
+    "zh_CN",
+    "zh_TW",
+    "ja_JP",
+    "ko_KR",
 )
-_SYLLABLES = "ka zu mi ran tel vo shi nua bek oru dal ine sao yem pha gwi tso lek amo rith qua ixo".split()
+_SYLLABLES = (
+    "ka zu mi ran tel vo shi nua bek oru dal ine sao yem pha gwi tso lek amo rith qua ixo".split()
+)
 _DOB_FORMATS = (
-    "{d:02d}/{m:02d}/{y}", "{m}/{d}/{y}", "{y}-{m:02d}-{d:02d}", "{d:02d}.{m:02d}.{y}", "{d} {month} {y}",
-    "{month} {d}, {y}", "{d}-{mon}-{y}", "{y}{m:02d}{d:02d}", "{y}年{m}月{d}日", "{d}. {de_month} {y}",
-    "{d} de {es_month} de {y}", "{d:02d}/{m:02d}/{yy:02d}", "{mon} {d} {y}", "{y}/{m:02d}/{d:02d}",
+    "{d:02d}/{m:02d}/{y}",
+    "{m}/{d}/{y}",
+    "{y}-{m:02d}-{d:02d}",
+    "{d:02d}.{m:02d}.{y}",
+    "{d} {month} {y}",
+    "{month} {d}, {y}",
+    "{d}-{mon}-{y}",
+    "{y}{m:02d}{d:02d}",
+    "{y}年{m}月{d}日",
+    "{d}. {de_month} {y}",
+    "{d} de {es_month} de {y}",
+    "{d:02d}/{m:02d}/{yy:02d}",
+    "{mon} {d} {y}",
+    "{y}/{m:02d}/{d:02d}",
 )
-_MONTHS = "January February March April May June July August September October November December".split()
-_DE_MONTHS = "Januar Februar März April Mai Juni Juli August September Oktober November Dezember".split()
+_MONTHS = (
+    "January February March April May June July August September October November December".split()
+)
+_DE_MONTHS = (
+    "Januar Februar März April Mai Juni Juli August September Oktober November Dezember".split()
+)
 _ES_MONTHS = "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre".split()
-_MRN_SHAPES = ("########", "A#######", "MR-##-###-###", "HN-####-###", "####/#####", "K#X-####-Q", "##-###-###",
-               "ZAC####", "P########", "###.###.###", "UR######", "AB-#####-C")
-_DRUGS = ("denosumab", "metformin", "semaglutide", "apixaban", "methotrexate", "rituximab", "atorvastatin",
-          "empagliflozin", "levothyroxine", "tenofovir", "zoledronic acid", "hydroxychloroquine")
-_CONDITIONS = ("osteoporosis", "type 2 diabetes", "atrial fibrillation", "rheumatoid arthritis", "heart failure",
-               "chronic kidney disease", "hepatitis B", "lupus nephritis", "hypothyroidism", "obesity")
+_MRN_SHAPES = (
+    "########",
+    "A#######",
+    "MR-##-###-###",
+    "HN-####-###",
+    "####/#####",
+    "K#X-####-Q",
+    "##-###-###",
+    "ZAC####",
+    "P########",
+    "###.###.###",
+    "UR######",
+    "AB-#####-C",
+)
+_DRUGS = (
+    "denosumab",
+    "metformin",
+    "semaglutide",
+    "apixaban",
+    "methotrexate",
+    "rituximab",
+    "atorvastatin",
+    "empagliflozin",
+    "levothyroxine",
+    "tenofovir",
+    "zoledronic acid",
+    "hydroxychloroquine",
+)
+_CONDITIONS = (
+    "osteoporosis",
+    "type 2 diabetes",
+    "atrial fibrillation",
+    "rheumatoid arthritis",
+    "heart failure",
+    "chronic kidney disease",
+    "hepatitis B",
+    "lupus nephritis",
+    "hypothyroidism",
+    "obesity",
+)
 _TEMPLATES = (
     "Does {drug} reduce complications of {condition} for my patient {name} (DOB {dob}, MRN {mrn})? "
     "Phone {phone}, e-mail {email}, lives at {address}.",
@@ -70,21 +150,29 @@ def probe_set(seed: int = 16, size: int = 240) -> list[Probe]:
         locale = LOCALES[n % len(LOCALES)]
         faker = fakers[locale]
         values = {
-            "name": _invented_name(rng) if n % 7 == 6 else f"{faker.first_name()} {faker.last_name()}",
+            "name": _invented_name(rng)
+            if n % 7 == 6
+            else f"{faker.first_name()} {faker.last_name()}",
             "dob": _dob(rng, n),
             "phone": _phone(faker),
             "mrn": _mrn(rng, n),
             "address": " ".join(faker.address().split()),
             "email": _email(faker, rng),
         }
-        fields = {**values, "drug": rng.choice(_DRUGS), "condition": rng.choice(_CONDITIONS),
-                  "title": rng.choice(_TITLES)}
+        fields = {
+            **values,
+            "drug": rng.choice(_DRUGS),
+            "condition": rng.choice(_CONDITIONS),
+            "title": rng.choice(_TITLES),
+        }
         question = _TEMPLATES[n % len(_TEMPLATES)].format(**fields)
         patient_ref = (
             f"{fields['title']} {values['name']}, DOB {values['dob']}, MRN {values['mrn']}; home {values['address']}; "
             f"call {values['phone']} or write to {values['email']}. Follow-up for {fields['condition']}."
         )
-        probes.append(Probe(locale=locale, question=question, patient_ref=patient_ref, values=values))
+        probes.append(
+            Probe(locale=locale, question=question, patient_ref=patient_ref, values=values)
+        )
     return probes
 
 
@@ -98,7 +186,13 @@ def _invented_name(rng: random.Random) -> str:
 def _dob(rng: random.Random, n: int) -> str:
     y, m, d = rng.randint(1931, 2005), rng.randint(1, 12), rng.randint(1, 28)
     return _DOB_FORMATS[n % len(_DOB_FORMATS)].format(
-        d=d, m=m, y=y, yy=y % 100, month=_MONTHS[m - 1], mon=_MONTHS[m - 1][:3], de_month=_DE_MONTHS[m - 1],
+        d=d,
+        m=m,
+        y=y,
+        yy=y % 100,
+        month=_MONTHS[m - 1],
+        mon=_MONTHS[m - 1][:3],
+        de_month=_DE_MONTHS[m - 1],
         es_month=_ES_MONTHS[m - 1],
     )
 

@@ -51,8 +51,13 @@ _STATES = (
 
 _UNITS = "one two three four five six seven eight nine"
 _AGE_WORDS = (
-    r"(?:ninety(?:[\s\-](?:" + _UNITS.replace(" ", "|") + r"))?|(?:one|a)\s+hundred(?:\s+(?:and\s+)?(?:"
-    + (_UNITS + " ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty").replace(" ", "|")
+    r"(?:ninety(?:[\s\-](?:"
+    + _UNITS.replace(" ", "|")
+    + r"))?|(?:one|a)\s+hundred(?:\s+(?:and\s+)?(?:"
+    + (
+        _UNITS
+        + " ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
+    ).replace(" ", "|")
     + r"))?)"
 )
 _ORDINAL_WORDS = (
@@ -118,10 +123,21 @@ I = re.IGNORECASE
 RECOGNISERS: tuple[Recogniser, ...] = (
     Recogniser(EMAIL, _compile(r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}\b")),
     Recogniser(URL, _compile(r"\b(?:https?://|ftp://|www\.)[^\s<>\"')\]]*[^\s<>\"')\].,;:!?]", I)),
-    Recogniser(IP, _compile(r"(?<!EC )(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.]\d)"), accept=_valid_ip),
-    Recogniser(IP, _compile(r"\b(?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{1,4}\b", I), accept=_valid_ip),  # also :: compressed
+    Recogniser(
+        IP, _compile(r"(?<!EC )(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.]\d)"), accept=_valid_ip
+    ),
+    Recogniser(
+        IP, _compile(r"\b(?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{1,4}\b", I), accept=_valid_ip
+    ),  # also :: compressed
     Recogniser(SSN, _compile(r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b")),
-    Recogniser(SSN, _compile(r"\b(?:SSN|social security(?: number| no\.?)?)\s*[:#]?\s*(\d{3}[- ]?\d{2}[- ]?\d{4})\b", I), 1),
+    Recogniser(
+        SSN,
+        _compile(
+            r"\b(?:SSN|social security(?: number| no\.?)?)\s*[:#]?\s*(\d{3}[- ]?\d{2}[- ]?\d{4})\b",
+            I,
+        ),
+        1,
+    ),
     Recogniser(
         FAX,
         _compile(r"\bfax\b(?:\s*(?:no\.?|number|#))?\s*[:#]?\s*(\+?[\d(][\d\s().\-]{8,}\d)", I),
@@ -140,7 +156,10 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     ),
     Recogniser(
         PHONE,
-        _compile(r"\b(?:phone|tel|telephone|mobile|cell|pager)\b\.?\s*(?:no\.?|number|#)?\s*[:#]?\s*(\+?[\d(][\d\s().\-]{6,}\d)", I),
+        _compile(
+            r"\b(?:phone|tel|telephone|mobile|cell|pager)\b\.?\s*(?:no\.?|number|#)?\s*[:#]?\s*(\+?[\d(][\d\s().\-]{6,}\d)",
+            I,
+        ),
         1,
         _phone_digits,
     ),
@@ -148,7 +167,9 @@ RECOGNISERS: tuple[Recogniser, ...] = (
         MRN,
         _compile(
             r"\b(?:MRN|medical record(?: number| no\.?| #)?|record (?:number|no\.?|#)|chart (?:number|no\.?|#)|"
-            r"patient (?:id|number|no\.?)|hospital (?:number|no\.?|id))(?![a-z])\s*[:#]?\s*(" + _ID + r"|\d{4,})",
+            r"patient (?:id|number|no\.?)|hospital (?:number|no\.?|id))(?![a-z])\s*[:#]?\s*("
+            + _ID
+            + r"|\d{4,})",
             I,
         ),
         1,
@@ -156,12 +177,22 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     Recogniser(MRN, _compile(r"\bMRN[\-:]?\d{4,}\b")),
     Recogniser(
         HEALTH_PLAN,
-        _compile(r"\b(?:health plan|beneficiary|member|insurance|policy|medicare|medicaid)(?: id| number| no\.?| #)\b\.?\s*[:#]?\s*(" + _ID + r"|\d{4,})", I),
+        _compile(
+            r"\b(?:health plan|beneficiary|member|insurance|policy|medicare|medicaid)(?: id| number| no\.?| #)\b\.?\s*[:#]?\s*("
+            + _ID
+            + r"|\d{4,})",
+            I,
+        ),
         1,
     ),
     Recogniser(
         ACCOUNT,
-        _compile(r"\b(?:account|acct|a/c|iban|card)\b(?: id| number| no\.?| #)?\s*[:#]\s*(" + _ID + r"|\d{4,})", I),
+        _compile(
+            r"\b(?:account|acct|a/c|iban|card)\b(?: id| number| no\.?| #)?\s*[:#]\s*("
+            + _ID
+            + r"|\d{4,})",
+            I,
+        ),
         1,
     ),
     Recogniser(
@@ -178,11 +209,27 @@ RECOGNISERS: tuple[Recogniser, ...] = (
         ),
         1,
     ),
-    Recogniser(VEHICLE, _compile(r"\b(?:VIN|licen[cs]e plate|plate(?: no\.?| number))\b\s*[:#]?\s*([A-Z0-9\-]{5,17})\b", I), 1),
-    Recogniser(VEHICLE, _compile(r"(?-i:\b[A-HJ-NPR-Z0-9]{17}\b)"), accept=lambda v: bool(re.search(r"\d", v)) and bool(re.search(r"[A-Z]", v))),
+    Recogniser(
+        VEHICLE,
+        _compile(
+            r"\b(?:VIN|licen[cs]e plate|plate(?: no\.?| number))\b\s*[:#]?\s*([A-Z0-9\-]{5,17})\b",
+            I,
+        ),
+        1,
+    ),
+    Recogniser(
+        VEHICLE,
+        _compile(r"(?-i:\b[A-HJ-NPR-Z0-9]{17}\b)"),
+        accept=lambda v: bool(re.search(r"\d", v)) and bool(re.search(r"[A-Z]", v)),
+    ),
     Recogniser(
         DEVICE,
-        _compile(r"\b(?:device|serial|s/n|sn|implant|pacemaker|imei|udi)\b(?: id| number| no\.?| #)?\s*[:#]\s*(" + _ID + r"|\d{5,})", I),
+        _compile(
+            r"\b(?:device|serial|s/n|sn|implant|pacemaker|imei|udi)\b(?: id| number| no\.?| #)?\s*[:#]\s*("
+            + _ID
+            + r"|\d{5,})",
+            I,
+        ),
         1,
     ),
     Recogniser(
@@ -191,28 +238,84 @@ RECOGNISERS: tuple[Recogniser, ...] = (
         1,
     ),
     # Dates finer than a year (a bare year is allowed by Safe Harbor).
-    Recogniser(DATE, _compile(r"(?<![\d.,])\d{1,4}([/\-])\d{1,2}\1\d{2,4}(?![\d.,]\d)"), accept=_valid_numeric_date),
-    Recogniser(DATE, _compile(r"(?<![\d.,])\d{1,2}\.\d{1,2}\.\d{4}(?![\d.,]\d)"), accept=_valid_numeric_date),
+    Recogniser(
+        DATE,
+        _compile(r"(?<![\d.,])\d{1,4}([/\-])\d{1,2}\1\d{2,4}(?![\d.,]\d)"),
+        accept=_valid_numeric_date,
+    ),
+    Recogniser(
+        DATE,
+        _compile(r"(?<![\d.,])\d{1,2}\.\d{1,2}\.\d{4}(?![\d.,]\d)"),
+        accept=_valid_numeric_date,
+    ),
     Recogniser(DATE, _compile(r"\b" + _MONTHS + r"\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?\b")),
-    Recogniser(DATE, _compile(r"\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTHS + r"\.?(?:,?\s+\d{4})?\b")),
+    Recogniser(
+        DATE,
+        _compile(r"\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTHS + r"\.?(?:,?\s+\d{4})?\b"),
+    ),
     Recogniser(DATE, _compile(r"\b" + _MONTHS + r"\.?\s+\d{4}\b")),
     Recogniser(
         DATE,
-        _compile(r"\b(?:DOB|date of birth|born(?: on)?|admitted(?: on)?|discharged(?: on)?|died(?: on)?)\s*[:#]?\s*(\d{1,2}[/\-.]\d{1,2}(?:[/\-.]\d{2,4})?)", I),
+        _compile(
+            r"\b(?:DOB|date of birth|born(?: on)?|admitted(?: on)?|discharged(?: on)?|died(?: on)?)\s*[:#]?\s*(\d{1,2}[/\-.]\d{1,2}(?:[/\-.]\d{2,4})?)",
+            I,
+        ),
         1,
     ),
-    Recogniser(AGE, _compile(r"\b(?:9\d|1[0-4]\d)\s*-?\s*(?:years?|yrs?|y/?o)\b(?:[\s\-]*old)?", I)),
+    Recogniser(
+        AGE, _compile(r"\b(?:9\d|1[0-4]\d)\s*-?\s*(?:years?|yrs?|y/?o)\b(?:[\s\-]*old)?", I)
+    ),
     Recogniser(AGE, _compile(r"\baged?\s+(9\d|1[0-4]\d)\b", I), 1),
     # Ages over 89 in words ("aged ninety-two", "a ninety-one-year-old", "one hundred and two years old").
-    Recogniser(AGE, _compile(r"\b(?:aged?|is|was|now|turned|turns|at)\s+(" + _AGE_WORDS + r")(?:[\s\-]+years?(?:[\s\-]+old|\s+of\s+age)?)?\b", I), 1),
-    Recogniser(AGE, _compile(r"\b(?:" + _AGE_WORDS + r")[\s\-]+(?:years?[\s\-]+old|year[\s\-]+old|years\s+of\s+age|yo|y/o)\b", I)),
+    Recogniser(
+        AGE,
+        _compile(
+            r"\b(?:aged?|is|was|now|turned|turns|at)\s+("
+            + _AGE_WORDS
+            + r")(?:[\s\-]+years?(?:[\s\-]+old|\s+of\s+age)?)?\b",
+            I,
+        ),
+        1,
+    ),
+    Recogniser(
+        AGE,
+        _compile(
+            r"\b(?:"
+            + _AGE_WORDS
+            + r")[\s\-]+(?:years?[\s\-]+old|year[\s\-]+old|years\s+of\s+age|yo|y/o)\b",
+            I,
+        ),
+    ),
     # Dates in words ("the second of June", "twenty-eighth July 2024", "June the 5th") and a day and
     # month tied to an event ("seen on 24/10", "since 13/09").
-    Recogniser(DATE, _compile(r"\b(?:the\s+)?" + _ORDINAL_WORDS + r"\s+(?:of\s+)?" + _MONTHS + r"\b\.?(?:,?\s+\d{4})?", I)),
-    Recogniser(DATE, _compile(r"\b" + _MONTHS + r"\.?\s+(?:the\s+)?(?:" + _ORDINAL_WORDS + r"|\d{1,2}(?:st|nd|rd|th))\b(?:,?\s+\d{4})?", I)),
     Recogniser(
         DATE,
-        _compile(r"\b(?:on|since|until|till|seen|admitted|discharged|dated|reviewed)\s+(\d{1,2}/\d{1,2})(?!/?\d)", I),
+        _compile(
+            r"\b(?:the\s+)?"
+            + _ORDINAL_WORDS
+            + r"\s+(?:of\s+)?"
+            + _MONTHS
+            + r"\b\.?(?:,?\s+\d{4})?",
+            I,
+        ),
+    ),
+    Recogniser(
+        DATE,
+        _compile(
+            r"\b"
+            + _MONTHS
+            + r"\.?\s+(?:the\s+)?(?:"
+            + _ORDINAL_WORDS
+            + r"|\d{1,2}(?:st|nd|rd|th))\b(?:,?\s+\d{4})?",
+            I,
+        ),
+    ),
+    Recogniser(
+        DATE,
+        _compile(
+            r"\b(?:on|since|until|till|seen|admitted|discharged|dated|reviewed)\s+(\d{1,2}/\d{1,2})(?!/?\d)",
+            I,
+        ),
         1,
         accept=lambda v: _day_month(v),  # noqa: PLW0108
     ),
@@ -227,26 +330,55 @@ RECOGNISERS: tuple[Recogniser, ...] = (
             r"((?=[A-Za-z0-9]*\d)[A-Za-z0-9]+(?:[\s.\-/](?=[A-Za-z0-9]*\d)[A-Za-z0-9]+){0,4})\b"
         ),
         1,
-        accept=lambda v: sum(c.isdigit() for c in v) >= 6 or (len(v) >= 10 and sum(c.isdigit() for c in v) >= 3),
+        accept=lambda v: (
+            sum(c.isdigit() for c in v) >= 6 or (len(v) >= 10 and sum(c.isdigit() for c in v) >= 3)
+        ),
     ),
     # Irish Eircodes (D02 X285).
-    Recogniser(ZIP, _compile(r"(?<!\w)[AC-FHKNPRTV-Y]\d[0-9W]\s?(?=[0-9A-Z]*[A-Z])(?=[0-9A-Z]*\d)[AC-FHKNPRTV-Y0-9]{4}(?!\w)")),
+    Recogniser(
+        ZIP,
+        _compile(
+            r"(?<!\w)[AC-FHKNPRTV-Y]\d[0-9W]\s?(?=[0-9A-Z]*[A-Z])(?=[0-9A-Z]*\d)[AC-FHKNPRTV-Y0-9]{4}(?!\w)"
+        ),
+    ),
     # Addresses: a house number and a street, optional unit, city, state and ZIP.
     Recogniser(
         ADDRESS,
         _compile(
             r"\b\d{1,6}\s+(?:[A-Z][A-Za-z]*\.?\s+){1,4}" + _STREET + r"\b\.?"
             r"(?:,?\s*(?:Apt|Apartment|Suite|Ste|Unit|#)\.?\s*[A-Za-z0-9\-]+)?"
-            r"(?:,\s*" + _CAP + r"(?:\s" + _CAP + r")*)?(?:,?\s*" + _STATES + r")?(?:\s+\d{5}(?:-\d{4})?)?"
+            r"(?:,\s*"
+            + _CAP
+            + r"(?:\s"
+            + _CAP
+            + r")*)?(?:,?\s*"
+            + _STATES
+            + r")?(?:\s+\d{5}(?:-\d{4})?)?"
         ),
     ),
     Recogniser(ADDRESS, _compile(r"\bP\.?\s?O\.?\s+Box\s+\d+\b", I)),
-    Recogniser(ZIP, _compile(r"\b" + _CAP + r"(?:\s" + _CAP + r")*,\s*" + _STATES + r"\s+(\d{5}(?:-\d{4})?)\b")),
-    Recogniser(ZIP, _compile(r"\b(?:zip|zip code|postal code|postcode)\b\s*[:#]?\s*(\d{5}(?:-\d{4})?|[A-Z0-9]{2,4}\s?[A-Z0-9]{3})\b", I), 1),
+    Recogniser(
+        ZIP,
+        _compile(r"\b" + _CAP + r"(?:\s" + _CAP + r")*,\s*" + _STATES + r"\s+(\d{5}(?:-\d{4})?)\b"),
+    ),
+    Recogniser(
+        ZIP,
+        _compile(
+            r"\b(?:zip|zip code|postal code|postcode)\b\s*[:#]?\s*(\d{5}(?:-\d{4})?|[A-Z0-9]{2,4}\s?[A-Z0-9]{3})\b",
+            I,
+        ),
+        1,
+    ),
     # Names.
     Recogniser(
         NAME,
-        _compile(r"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Madam)\.?\s+((?:[A-Z]\.\s*)*" + _CAP + r"(?:\s+(?:[A-Z]\.\s*)*" + _CAP + r"){0,2})"),
+        _compile(
+            r"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Madam)\.?\s+((?:[A-Z]\.\s*)*"
+            + _CAP
+            + r"(?:\s+(?:[A-Z]\.\s*)*"
+            + _CAP
+            + r"){0,2})"
+        ),
         1,
     ),
     Recogniser(
@@ -254,7 +386,11 @@ RECOGNISERS: tuple[Recogniser, ...] = (
         _compile(
             r"\b(?i:patient|pt\.?|name|named|called|son|daughter|wife|husband|mother|father|spouse|sister|brother|"
             r"guardian|caregiver|contact|seen by|referred by|signed by|attending|dear|nurse|physician)"
-            r"(?:\s+(?i:is|was|of))?\s*[:,]?\s+((?:" + _CAP + r"|[A-Z]\.)(?:\s+(?:" + _CAP + r"|[A-Z]\.)){0,2})",
+            r"(?:\s+(?i:is|was|of))?\s*[:,]?\s+((?:"
+            + _CAP
+            + r"|[A-Z]\.)(?:\s+(?:"
+            + _CAP
+            + r"|[A-Z]\.)){0,2})",
         ),
         1,
         accept=lambda v: _looks_like_name(v),  # noqa: PLW0108 - name_lists loads lazily
@@ -267,10 +403,52 @@ def name_lists() -> tuple[frozenset[str], frozenset[str]]:
     """Common US given names and surnames (Faker's en_US lists), minus everyday words."""
     from faker.providers.person.en_US import Provider
 
-    common_words = {"Will", "Mark", "Grace", "Faith", "Joy", "Hope", "Summer", "Dawn", "April", "May", "June",
-                    "Gene", "Bill", "Guy", "Max", "Long", "Young", "White", "Black", "Brown", "Green", "Gray",
-                    "Rice", "Bell", "Hall", "Wall", "Hill", "Lane", "Page", "Case", "Chase", "Cell", "Field",
-                    "Rose", "Ray", "Don", "Art", "Carol", "Lee", "Price", "Cross", "Little", "Short", "Best"}
+    common_words = {
+        "Will",
+        "Mark",
+        "Grace",
+        "Faith",
+        "Joy",
+        "Hope",
+        "Summer",
+        "Dawn",
+        "April",
+        "May",
+        "June",
+        "Gene",
+        "Bill",
+        "Guy",
+        "Max",
+        "Long",
+        "Young",
+        "White",
+        "Black",
+        "Brown",
+        "Green",
+        "Gray",
+        "Rice",
+        "Bell",
+        "Hall",
+        "Wall",
+        "Hill",
+        "Lane",
+        "Page",
+        "Case",
+        "Chase",
+        "Cell",
+        "Field",
+        "Rose",
+        "Ray",
+        "Don",
+        "Art",
+        "Carol",
+        "Lee",
+        "Price",
+        "Cross",
+        "Little",
+        "Short",
+        "Best",
+    }
     given = frozenset(n for n in Provider.first_names if n not in common_words)
     surnames = frozenset(n for n in Provider.last_names if n not in common_words)
     return given, surnames
@@ -285,7 +463,21 @@ _NOT_NAMES = frozenset(
     Health Care Safety Quality Reported Experience Gene Set Cell Cells Protein Receptor Factor Index Score Scale
     National International American European Medical Clinical Public General Journal Review Report""".split()
 )
-_WORD_ENDINGS = ("tion", "ment", "ics", "ology", "ness", "ity", "ive", "ase", "ine", "ide", "ol", "ing", "ous")
+_WORD_ENDINGS = (
+    "tion",
+    "ment",
+    "ics",
+    "ology",
+    "ness",
+    "ity",
+    "ive",
+    "ase",
+    "ine",
+    "ide",
+    "ol",
+    "ing",
+    "ous",
+)
 
 
 def _looks_like_name(value: str) -> bool:

@@ -66,6 +66,7 @@ def sanitise_report(text: str) -> Sanitised:
     cleaned = "".join(kept)
     found: list[str] = []
     for pattern in _INJECTIONS:
+
         def replace(match: re.Match[str]) -> str:
             found.append(match.group(0).strip())
             return NEUTRALISED

@@ -107,10 +107,14 @@ _CODE_SHAPE = re.compile(
     r"(?<![\w\-/])(?:[A-Z]{2,6}[1-9]\d{1,6}[A-Z]{0,3}|[A-Z]{1,6}-\d{2,7}[A-Z]{0,3}|[A-Z][1-9]\d{1,3}[A-Z]{0,2}|"
     r"[A-Z]{1,4}-[A-Z]{1,4}-\d{1,4}|[A-Z]\d[A-Z]\d[A-Z]?|[A-Z]{2,5}\d[A-Z]{1,3}\d{0,2})(?![\w\-/])"
 )
-_PROTECTED = re.compile("|".join(f"(?:{p})" for p in (_UUID, _DIGEST, _NUMBERS, _CODES, _VARIANTS, _NUMBERED_TERM)))
+_PROTECTED = re.compile(
+    "|".join(f"(?:{p})" for p in (_UUID, _DIGEST, _NUMBERS, _CODES, _VARIANTS, _NUMBERED_TERM))
+)
 _MIXED_CASE = re.compile(_MIXED_CASE_CODE)
 _PLACE_NUMBER = re.compile(r"[A-ZÀ-Þ][a-zß-ÿ]+[-/]\d+")
-_WORD_DATE = re.compile(r"\d{1,4}[-./][A-Za-z]{3,9}\.?[-./]\d{2,4}|[A-Za-z]{3,9}[-./]\d{1,2}[-./]\d{2,4}")
+_WORD_DATE = re.compile(
+    r"\d{1,4}[-./][A-Za-z]{3,9}\.?[-./]\d{2,4}|[A-Za-z]{3,9}[-./]\d{1,2}[-./]\d{2,4}"
+)
 # What says a text is about a person: then a bare code shape may be their record number, and a
 # date or an age is theirs, not a study period's ("between January 2000 and June 2003").
 _PERSON_SIGNS = re.compile(
@@ -144,15 +148,24 @@ def proper_nouns() -> ProperNouns:
 
     from research_privacy.vocabulary import person_names
 
-    raw = resources.files("research_privacy").joinpath("data", "research_proper_nouns.txt").read_text(encoding="utf-8")
-    entries = {line.strip() for line in raw.splitlines() if line.strip() and not line.startswith("#")}
+    raw = (
+        resources.files("research_privacy")
+        .joinpath("data", "research_proper_nouns.txt")
+        .read_text(encoding="utf-8")
+    )
+    entries = {
+        line.strip() for line in raw.splitlines() if line.strip() and not line.startswith("#")
+    }
     entries.update(Provider.countries)
     entries.update(Provider.states)
     names = person_names()
     spaced = {" ".join(e.replace("-", " ").split()) for e in entries}
     words = frozenset(e for e in spaced if " " not in e)
-    return ProperNouns(phrases=frozenset(e for e in spaced if " " in e), words=words,
-                       safe_words=frozenset(w for w in words if w.casefold() not in names))
+    return ProperNouns(
+        phrases=frozenset(e for e in spaced if " " in e),
+        words=words,
+        safe_words=frozenset(w for w in words if w.casefold() not in names),
+    )
 
 
 _NOUN_RUN = re.compile(
@@ -179,8 +192,16 @@ def _proper_noun_runs(text: str) -> list[tuple[int, int]]:
                     break
                 phrase = " ".join(" ".join(window).replace("-", " ").split())
                 single = re.sub(r"['’]s$", "", window[0]) if n == 1 else ""
-                alone = len(words) == 1  # "in China", "Poland,": no capitalised neighbour to make a name with
-                if " " in phrase and phrase in nouns.phrases or single in nouns.safe_words or alone and single in nouns.words:
+                alone = (
+                    len(words) == 1
+                )  # "in China", "Poland,": no capitalised neighbour to make a name with
+                if (
+                    " " in phrase
+                    and phrase in nouns.phrases
+                    or single in nouns.safe_words
+                    or alone
+                    and single in nouns.words
+                ):
                     taken = n
                     break
             if taken:
@@ -204,8 +225,11 @@ def notation_spans(text: str, *, personal: bool | None = None) -> list[tuple[int
     if personal is None:
         personal = about_a_person(text)
     spans = [m.span() for m in _PROTECTED.finditer(text)]
-    spans += [m.span() for m in _MIXED_CASE.finditer(text)
-              if not (_WORD_DATE.fullmatch(m.group(0)) or _PLACE_NUMBER.fullmatch(m.group(0)))]  # not 26-Feb-1980, Kota-995431
+    spans += [
+        m.span()
+        for m in _MIXED_CASE.finditer(text)
+        if not (_WORD_DATE.fullmatch(m.group(0)) or _PLACE_NUMBER.fullmatch(m.group(0)))
+    ]  # not 26-Feb-1980, Kota-995431
     spans += [m.span() for m in _GREEK_TOKEN.finditer(text) if greek_notation(m.group(0))]
     if not personal:
         spans += [m.span() for m in _CODE_SHAPE.finditer(text)]

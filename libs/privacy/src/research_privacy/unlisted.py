@@ -37,7 +37,11 @@ _TITLE = re.compile(TITLES, re.IGNORECASE)
 def _tokens(text: str, protected: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int, str]]:
     hidden = {i for m in _EXEMPT.finditer(text) for i in range(m.start(), m.end())}
     hidden.update(i for start, end in protected for i in range(start, end))  # scientific notation
-    return [(m.start(), m.end(), m.group(0)) for m in vocabulary.TOKEN.finditer(text) if m.start() not in hidden and m.end() - 1 not in hidden]
+    return [
+        (m.start(), m.end(), m.group(0))
+        for m in vocabulary.TOKEN.finditer(text)
+        if m.start() not in hidden and m.end() - 1 not in hidden
+    ]
 
 
 def _known(tokens: list[tuple[int, int, str]], i: int) -> bool:
@@ -47,7 +51,11 @@ def _known(tokens: list[tuple[int, int, str]], i: int) -> bool:
 
 
 def _capitalised(token: str) -> bool:
-    return token[:1].isupper() and any(c.isalpha() for c in token) and not any(c.isdigit() for c in token)
+    return (
+        token[:1].isupper()
+        and any(c.isalpha() for c in token)
+        and not any(c.isdigit() for c in token)
+    )
 
 
 def _record_like(token: str) -> bool:
@@ -60,12 +68,17 @@ def _record_like(token: str) -> bool:
     if letters:
         # Record numbers carry capitals (A1234567, K9X-4421-Q); lowercase hex ids and accession
         # strings are left to the allow-list of the outbound builders, which drops them anyway.
-        return digits >= 3 and any(c.isupper() for c in token) and not vocabulary.is_scientific(token)
+        return (
+            digits >= 3 and any(c.isupper() for c in token) and not vocabulary.is_scientific(token)
+        )
     return digits >= 6 and not vocabulary.number_allowed(token)
 
 
-def unlisted_spans(text: str, protected: Sequence[tuple[int, int]] = (),
-                   notation: Sequence[tuple[int, int]] | None = None) -> Iterator[tuple[int, int, str, str]]:
+def unlisted_spans(
+    text: str,
+    protected: Sequence[tuple[int, int]] = (),
+    notation: Sequence[tuple[int, int]] | None = None,
+) -> Iterator[tuple[int, int, str, str]]:
     """(start, end, value, category) for every identifier these rules find, possibly overlapping;
     `protected` spans (scientific notation and research proper nouns, `research_privacy.science`)
     are no tokens here, except that address runs see proper nouns (`notation` is the rest)."""
@@ -79,10 +92,14 @@ def unlisted_spans(text: str, protected: Sequence[tuple[int, int]] = (),
             yield start, end, token, MRN
 
 
-def _other_scripts(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tuple[int, int, str, str]]:
+def _other_scripts(
+    text: str, tokens: list[tuple[int, int, str]]
+) -> Iterator[tuple[int, int, str, str]]:
     run: list[tuple[int, int, str]] = []
     for token in [*tokens, (len(text) + 1, len(text) + 1, "")]:
-        foreign = bool(token[2]) and not vocabulary.is_latin(token[2]) and not greek_notation(token[2])
+        foreign = (
+            bool(token[2]) and not vocabulary.is_latin(token[2]) and not greek_notation(token[2])
+        )
         if foreign and (not run or not text[run[-1][1] : token[0]].strip(" ,.-·")):
             run.append(token)
             continue
@@ -91,7 +108,9 @@ def _other_scripts(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tu
         run = [token] if foreign else []
 
 
-def _after_cues(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tuple[int, int, str, str]]:
+def _after_cues(
+    text: str, tokens: list[tuple[int, int, str]]
+) -> Iterator[tuple[int, int, str, str]]:
     starts = {start: i for i, (start, _, _) in enumerate(tokens)}
     for cue in PATIENT_CUES.finditer(text):
         i = next((starts[s] for s in sorted(starts) if s >= cue.end()), None)
@@ -120,7 +139,9 @@ def _after_cues(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tuple
             yield start, end, text[start:end], NAME
 
 
-def _capitalised_runs(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tuple[int, int, str, str]]:
+def _capitalised_runs(
+    text: str, tokens: list[tuple[int, int, str]]
+) -> Iterator[tuple[int, int, str, str]]:
     names = vocabulary.person_names()
     run: list[int] = []
     for i in range(len(tokens) + 1):
@@ -160,8 +181,12 @@ def _term(word: str) -> bool:
     """A capitalised word of the vocabulary, or hyphenated notation: a one-letter part ("X-ray",
     "C-type", "T-cell") or a lowercase word of the vocabulary last ("Krüppel-like", "Gogh-like")."""
     parts = re.split(r"[-'’]", word)
-    if len(parts) > 1 and (any(len(p) == 1 for p in parts) or
-                           parts[-1].islower() and len(parts[-1]) >= 4 and vocabulary.known_word(parts[-1])):
+    if len(parts) > 1 and (
+        any(len(p) == 1 for p in parts)
+        or parts[-1].islower()
+        and len(parts[-1]) >= 4
+        and vocabulary.known_word(parts[-1])
+    ):
         return True
     return all(vocabulary.known_word(p.lower()) for p in parts if len(p) > 1)
 
@@ -171,10 +196,16 @@ _RUN_GAP = re.compile(r"[\s,/\-–]*")
 
 def _title_case_term(token: str) -> bool:
     """A capitalised word of the vocabulary that is no person's name ("American Cancer Society")."""
-    return token[:1].isupper() and vocabulary.known_word(token.lower()) and token.casefold() not in vocabulary.person_names()
+    return (
+        token[:1].isupper()
+        and vocabulary.known_word(token.lower())
+        and token.casefold() not in vocabulary.person_names()
+    )
 
 
-def _address_runs(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tuple[int, int, str, str]]:
+def _address_runs(
+    text: str, tokens: list[tuple[int, int, str]]
+) -> Iterator[tuple[int, int, str, str]]:
     """Runs of unknown words and numbers, at least one number and two unknown words."""
     run: list[int] = []
 
@@ -189,10 +220,14 @@ def _address_runs(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tup
 
     for i, (start, _, token) in enumerate(tokens):
         strict = token.isdigit() or not vocabulary.is_scientific(token, initial=False)
-        member = strict and token.lower() not in MONTH_NAMES and not vocabulary.is_greek_symbol(token)
+        member = (
+            strict and token.lower() not in MONTH_NAMES and not vocabulary.is_greek_symbol(token)
+        )
         if member and run:
             gap = text[tokens[run[-1]][1] : start]
-            abbreviation = gap.startswith(".") and len(tokens[run[-1]][2]) <= 4 and _RUN_GAP.fullmatch(gap[1:])
+            abbreviation = (
+                gap.startswith(".") and len(tokens[run[-1]][2]) <= 4 and _RUN_GAP.fullmatch(gap[1:])
+            )
             if _RUN_GAP.fullmatch(gap) or abbreviation:
                 run.append(i)
                 continue

@@ -25,15 +25,103 @@ _POSSESSIVE = re.compile(r"['’]s?$")
 # International Nonproprietary Name stems and disease/procedure suffixes: a lowercase word with
 # one of these is a drug or a condition even when the corpus never saw it (denosumab, tirzepatide).
 _STEMS = (
-    "mab", "nib", "tinib", "ciclib", "parib", "rafenib", "glutide", "tide", "gliflozin", "gliptin", "sartan",
-    "pril", "olol", "dipine", "statin", "azole", "conazole", "cillin", "mycin", "micin", "cycline", "floxacin",
-    "parin", "xaban", "gatran", "vir", "navir", "previr", "buvir", "dronate", "oxetine", "azepam", "azolam",
-    "afil", "setron", "prazole", "tidine", "lukast", "semide", "thiazide", "terol", "sone", "solone", "olone",
-    "caine", "profen", "coxib", "triptan", "vastatin", "fibrate", "glinide", "glitazone", "platin", "taxel",
-    "rubicin", "poetin", "grastim", "kinra", "cept", "ximab", "zumab", "umab", "tuzumab", "lizumab",
-    "itis", "osis", "iasis", "emia", "aemia", "oma", "omas", "pathy", "pathies", "ectomy", "otomy", "ostomy",
-    "plasty", "scopy", "algia", "penia", "cytosis", "uria", "trophy", "plasia", "genesis", "lysis", "ase",
-    "ases", "ology", "ologic", "ological", "ocyte", "ocytes", "ogenic", "opathy", "orrhea", "orrhoea",
+    "mab",
+    "nib",
+    "tinib",
+    "ciclib",
+    "parib",
+    "rafenib",
+    "glutide",
+    "tide",
+    "gliflozin",
+    "gliptin",
+    "sartan",
+    "pril",
+    "olol",
+    "dipine",
+    "statin",
+    "azole",
+    "conazole",
+    "cillin",
+    "mycin",
+    "micin",
+    "cycline",
+    "floxacin",
+    "parin",
+    "xaban",
+    "gatran",
+    "vir",
+    "navir",
+    "previr",
+    "buvir",
+    "dronate",
+    "oxetine",
+    "azepam",
+    "azolam",
+    "afil",
+    "setron",
+    "prazole",
+    "tidine",
+    "lukast",
+    "semide",
+    "thiazide",
+    "terol",
+    "sone",
+    "solone",
+    "olone",
+    "caine",
+    "profen",
+    "coxib",
+    "triptan",
+    "vastatin",
+    "fibrate",
+    "glinide",
+    "glitazone",
+    "platin",
+    "taxel",
+    "rubicin",
+    "poetin",
+    "grastim",
+    "kinra",
+    "cept",
+    "ximab",
+    "zumab",
+    "umab",
+    "tuzumab",
+    "lizumab",
+    "itis",
+    "osis",
+    "iasis",
+    "emia",
+    "aemia",
+    "oma",
+    "omas",
+    "pathy",
+    "pathies",
+    "ectomy",
+    "otomy",
+    "ostomy",
+    "plasty",
+    "scopy",
+    "algia",
+    "penia",
+    "cytosis",
+    "uria",
+    "trophy",
+    "plasia",
+    "genesis",
+    "lysis",
+    "ase",
+    "ases",
+    "ology",
+    "ologic",
+    "ological",
+    "ocyte",
+    "ocytes",
+    "ogenic",
+    "opathy",
+    "orrhea",
+    "orrhoea",
 )
 _STEM = re.compile(r"^[a-z]{3,}(?:" + "|".join(sorted(set(_STEMS), key=len, reverse=True)) + r")$")
 # Words after which an eponym that is also a surname is used as an eponym ("Wilson disease").
@@ -65,7 +153,9 @@ def symbols() -> frozenset[str]:
     """Case-sensitive symbols (IL-6, p53, HbA1c), minus all-letter ones that spell a person's name."""
     names = person_names()
     return frozenset(
-        s for s in _lines("vocabulary_symbols.txt") if any(c.isdigit() for c in s) or s.casefold() not in names
+        s
+        for s in _lines("vocabulary_symbols.txt")
+        if any(c.isdigit() for c in s) or s.casefold() not in names
     )
 
 
@@ -76,8 +166,15 @@ def eponyms() -> frozenset[str]:
 
 
 _PERSON_LISTS = (
-    "first_names", "first_names_male", "first_names_female", "first_names_nonbinary", "last_names",
-    "last_names_male", "last_names_female", "first_romanized_names", "last_romanized_names",
+    "first_names",
+    "first_names_male",
+    "first_names_female",
+    "first_names_nonbinary",
+    "last_names",
+    "last_names_male",
+    "last_names_female",
+    "first_romanized_names",
+    "last_romanized_names",
 )
 
 
@@ -139,7 +236,9 @@ def known_word(lower: str) -> bool:
 _YEAR = re.compile(r"^(?:1[89]|20)\d\d$")
 _SMALL_NUMBER = re.compile(r"^\d{1,2}(?:[.,]\d{1,3})?%?$")
 _DECIMAL = re.compile(r"^\d{0,3}\.\d{1,4}$")
-_RANGE = re.compile(r"^(?:\d{1,2}(?:\.\d{1,3})?)(?:[-–:]\d{1,2}(?:\.\d{1,3})?){1,2}$|^(?:1[89]|20)\d\d[-–](?:1[89]|20)\d\d$")
+_RANGE = re.compile(
+    r"^(?:\d{1,2}(?:\.\d{1,3})?)(?:[-–:]\d{1,2}(?:\.\d{1,3})?){1,2}$|^(?:1[89]|20)\d\d[-–](?:1[89]|20)\d\d$"
+)
 _SCIENTIFIC_ID = re.compile(
     r"^(?:rs\d{3,12}|NCT\d{8}|ISRCTN\d{8}|[cgmnrp]\.[\w>_*+\-]+|CD\d{1,3}[a-z]?|[A-Z]{2,6}\d{1,2}[A-Z]?\d?)$"
 )
@@ -149,10 +248,17 @@ def number_allowed(token: str) -> bool:
     """Numbers that say something scientific: small counts, decimals, years, ranges, ratios."""
     if token.startswith("0") and len(token) >= 3 and token.isdigit():
         return False  # leading zeros are record numbers and phone parts, never quantities
-    return bool(_YEAR.match(token) or _SMALL_NUMBER.match(token) or _DECIMAL.match(token) or _RANGE.match(token))
+    return bool(
+        _YEAR.match(token)
+        or _SMALL_NUMBER.match(token)
+        or _DECIMAL.match(token)
+        or _RANGE.match(token)
+    )
 
 
-def is_scientific(token: str, previous: str = "", following: str = "", *, initial: bool = True) -> bool:
+def is_scientific(
+    token: str, previous: str = "", following: str = "", *, initial: bool = True
+) -> bool:
     """May `token` leave the process? `previous` / `following` are its neighbours in the text.
 
     `initial=False` says the token is inside a sentence: a capitalised word there is a proper

@@ -28,7 +28,18 @@ from bibtexparser.model import Entry, Field
 from research_reports.model import Reference
 
 _UNSAFE_VERBATIM = re.compile(r"[{}\\\s\x00-\x1f\x7f]")
-_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 def split_name(name: str) -> tuple[str, str]:
@@ -62,7 +73,9 @@ def _latex(text: str) -> str:
 def _verbatim(value: str) -> str:
     """A DOI or URL for a BibTeX field read verbatim: braces, backslashes, blanks and control
     characters percent-encoded (UTF-8), so the field holds exactly one value and still resolves."""
-    return _UNSAFE_VERBATIM.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), value.strip())
+    return _UNSAFE_VERBATIM.sub(
+        lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), value.strip()
+    )
 
 
 def _one_line(value: str) -> str:
@@ -78,7 +91,11 @@ def citation_keys(references: Iterable[Reference]) -> dict[int, str]:
     for ref in references:
         family = split_name(ref.authors[0])[0] if ref.authors else "anon"
         word = next((w for w in re.findall(r"[A-Za-z]+", _ascii(ref.title)) if len(w) > 3), "ref")
-        base = re.sub(r"[^a-z0-9]", "", _ascii(family).lower()) + (str(ref.year) if ref.year else "nd") + word.lower()
+        base = (
+            re.sub(r"[^a-z0-9]", "", _ascii(family).lower())
+            + (str(ref.year) if ref.year else "nd")
+            + word.lower()
+        )
         key, suffix = base, 0
         while key in used:
             suffix += 1
@@ -154,7 +171,11 @@ def to_csl_json(references: Iterable[Reference]) -> list[dict[str, Any]]:
     keys = citation_keys(refs)
     items = []
     for ref in refs:
-        item: dict[str, Any] = {"id": keys[ref.id], "type": "article-journal" if ref.venue else "document", "title": ref.title}
+        item: dict[str, Any] = {
+            "id": keys[ref.id],
+            "type": "article-journal" if ref.venue else "document",
+            "title": ref.title,
+        }
         if ref.authors:
             item["author"] = [_csl_name(a) for a in ref.authors]
         if ref.year:

@@ -39,12 +39,16 @@ class CitationIssue(BaseModel):
     """One problem, located well enough for an author to fix it."""
 
     kind: IssueKind
-    reason: str = Field(description="unknown_id | low_overlap | number_not_in_source | quote_not_verbatim | no_source_text | uncited_fact")
+    reason: str = Field(
+        description="unknown_id | low_overlap | number_not_in_source | quote_not_verbatim | no_source_text | uncited_fact"
+    )
     sentence: str = Field(description="The sentence or quote concerned.")
     section: str | None = None
     reference_id: int | None = None
     finding_id: str | None = None
-    overlap: float | None = Field(default=None, description="Share of the sentence's content words found in the source.")
+    overlap: float | None = Field(
+        default=None, description="Share of the sentence's content words found in the source."
+    )
     detail: str = ""
 
 
@@ -53,7 +57,9 @@ class CitationCheck(BaseModel):
 
     sentences: int = 0
     factual_sentences: int = 0
-    grounded_sentences: int = Field(default=0, description="Factual sentences carrying a citation that checks out.")
+    grounded_sentences: int = Field(
+        default=0, description="Factual sentences carrying a citation that checks out."
+    )
     citations: int = Field(default=0, description="(sentence, reference) pairs checked.")
     supported_citations: int = 0
     quotes: int = 0
@@ -95,13 +101,21 @@ class CitationCheck(BaseModel):
     def citation_accuracy(self) -> float:
         """Citations and quotes that check out, over all of them (1.0 when there are none)."""
         total = self.citations + self.quotes
-        return 1.0 if total == 0 else round((self.supported_citations + self.verbatim_quotes) / total, 4)
+        return (
+            1.0
+            if total == 0
+            else round((self.supported_citations + self.verbatim_quotes) / total, 4)
+        )
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def grounding(self) -> float:
         """Factual sentences backed by a valid citation, over all factual sentences."""
-        return 1.0 if self.factual_sentences == 0 else round(self.grounded_sentences / self.factual_sentences, 4)
+        return (
+            1.0
+            if self.factual_sentences == 0
+            else round(self.grounded_sentences / self.factual_sentences, 4)
+        )
 
 
 class _Checker:
@@ -112,19 +126,47 @@ class _Checker:
         self.min_overlap = min_overlap
         self.result = CitationCheck()
 
-    def _unknown(self, ref_id: int, sentence: str, section: str | None, finding_id: str | None) -> None:
+    def _unknown(
+        self, ref_id: int, sentence: str, section: str | None, finding_id: str | None
+    ) -> None:
         if ref_id not in self.result.unknown_ids:
             self.result.unknown_ids.append(ref_id)
         self.result.issues.append(
-            CitationIssue(kind=IssueKind.unknown_id, reason="unknown_id", sentence=sentence, section=section,
-                          reference_id=ref_id, finding_id=finding_id, detail=f"[{ref_id}] is not in References")
+            CitationIssue(
+                kind=IssueKind.unknown_id,
+                reason="unknown_id",
+                sentence=sentence,
+                section=section,
+                reference_id=ref_id,
+                finding_id=finding_id,
+                detail=f"[{ref_id}] is not in References",
+            )
         )
 
-    def prose(self, block: str, *, section: str | None, requires_citations: bool = True, finding_id: str | None = None) -> None:
+    def prose(
+        self,
+        block: str,
+        *,
+        section: str | None,
+        requires_citations: bool = True,
+        finding_id: str | None = None,
+    ) -> None:
         for sentence in lexical.split_sentences(block):
-            self.sentence(sentence, section=section, requires_citations=requires_citations, finding_id=finding_id)
+            self.sentence(
+                sentence,
+                section=section,
+                requires_citations=requires_citations,
+                finding_id=finding_id,
+            )
 
-    def sentence(self, sentence: str, *, section: str | None, requires_citations: bool, finding_id: str | None) -> None:
+    def sentence(
+        self,
+        sentence: str,
+        *,
+        section: str | None,
+        requires_citations: bool,
+        finding_id: str | None,
+    ) -> None:
         plain = lexical.without_markers(sentence)
         if not lexical.WORD.search(plain):
             return
@@ -145,46 +187,100 @@ class _Checker:
             result.citations += 1
             source = self.sources[ref_id]
             if not source.source_text.strip():
-                self._unsupported("no_source_text", sentence, section, ref_id, finding_id, None, "the cited source's text is not available")
+                self._unsupported(
+                    "no_source_text",
+                    sentence,
+                    section,
+                    ref_id,
+                    finding_id,
+                    None,
+                    "the cited source's text is not available",
+                )
                 continue
             source_words = lexical.content_tokens(source.source_text)
             overlap = len(words & source_words) / len(words) if words else 1.0
             numbers_found |= {n for n in cited_numbers if _number_in(n, source.source_text)}
             if len(words) >= 2 and overlap < self.min_overlap:
-                self._unsupported("low_overlap", sentence, section, ref_id, finding_id, round(overlap, 3),
-                                  f"{len(words & source_words)} of {len(words)} content words occur in [{ref_id}]")
+                self._unsupported(
+                    "low_overlap",
+                    sentence,
+                    section,
+                    ref_id,
+                    finding_id,
+                    round(overlap, 3),
+                    f"{len(words & source_words)} of {len(words)} content words occur in [{ref_id}]",
+                )
                 continue
             result.supported_citations += 1
             supported_any = True
         missing = sorted(cited_numbers - numbers_found)
         if known and missing and supported_any:
             # A number the sentence states must come from one of the sources it cites.
-            self._unsupported("number_not_in_source", sentence, section, known[0], finding_id, None,
-                              "not in any cited source: " + ", ".join(missing))
+            self._unsupported(
+                "number_not_in_source",
+                sentence,
+                section,
+                known[0],
+                finding_id,
+                None,
+                "not in any cited source: " + ", ".join(missing),
+            )
             result.supported_citations -= 1
             supported_any = False
         for quoted in lexical.QUOTED.findall(lexical.normalise(sentence)):
             for ref_id in known:
-                self.quote(quoted, ref_id, section=section, finding_id=finding_id, count_unknown=False)
+                self.quote(
+                    quoted, ref_id, section=section, finding_id=finding_id, count_unknown=False
+                )
                 break
         if signals and requires_citations:  # computed sections state facts nobody can cite
             result.factual_sentences += 1
             if not ids:
                 result.issues.append(
-                    CitationIssue(kind=IssueKind.uncited, reason="uncited_fact", sentence=sentence, section=section,
-                                  finding_id=finding_id, detail="; ".join(signals[:5]))
+                    CitationIssue(
+                        kind=IssueKind.uncited,
+                        reason="uncited_fact",
+                        sentence=sentence,
+                        section=section,
+                        finding_id=finding_id,
+                        detail="; ".join(signals[:5]),
+                    )
                 )
             elif supported_any and len(known) == len(ids):
                 result.grounded_sentences += 1
 
-    def _unsupported(self, reason: str, sentence: str, section: str | None, ref_id: int, finding_id: str | None,
-                     overlap: float | None, detail: str) -> None:
+    def _unsupported(
+        self,
+        reason: str,
+        sentence: str,
+        section: str | None,
+        ref_id: int,
+        finding_id: str | None,
+        overlap: float | None,
+        detail: str,
+    ) -> None:
         self.result.issues.append(
-            CitationIssue(kind=IssueKind.unsupported, reason=reason, sentence=sentence, section=section,
-                          reference_id=ref_id, finding_id=finding_id, overlap=overlap, detail=detail)
+            CitationIssue(
+                kind=IssueKind.unsupported,
+                reason=reason,
+                sentence=sentence,
+                section=section,
+                reference_id=ref_id,
+                finding_id=finding_id,
+                overlap=overlap,
+                detail=detail,
+            )
         )
 
-    def quote(self, quote: str, ref_id: int, *, section: str | None, finding_id: str | None = None, count_unknown: bool = True) -> None:
+    def quote(
+        self,
+        quote: str,
+        ref_id: int,
+        *,
+        section: str | None,
+        finding_id: str | None = None,
+        count_unknown: bool = True,
+    ) -> None:
         self.result.quotes += 1
         source = self.sources.get(ref_id)
         if source is None:
@@ -194,12 +290,23 @@ class _Checker:
         if lexical.found_verbatim(quote, source.source_text):
             self.result.verbatim_quotes += 1
         else:
-            self._unsupported("quote_not_verbatim", quote, section, ref_id, finding_id, None, f"quote not found in [{ref_id}]")
+            self._unsupported(
+                "quote_not_verbatim",
+                quote,
+                section,
+                ref_id,
+                finding_id,
+                None,
+                f"quote not found in [{ref_id}]",
+            )
 
 
 def _number_in(number: str, source_text: str) -> bool:
     bare = number.rstrip("%")
-    return re.search(rf"(?<![\d.]){re.escape(bare)}(?![\d]|\.\d)", source_text.replace(",", "")) is not None
+    return (
+        re.search(rf"(?<![\d.]){re.escape(bare)}(?![\d]|\.\d)", source_text.replace(",", ""))
+        is not None
+    )
 
 
 def _index(references: Iterable[Reference] | Mapping[int, Reference]) -> dict[int, Reference]:
@@ -212,14 +319,23 @@ def check_report(report: Report, *, min_overlap: float = DEFAULT_MIN_OVERLAP) ->
     """Check a structured report against its own references' `source_text`."""
     checker = _Checker(_index(report.references), min_overlap)
     for section in report.sections:
-        checker.prose(section.body, section=section.title, requires_citations=section.requires_citations)
+        checker.prose(
+            section.body, section=section.title, requires_citations=section.requires_citations
+        )
         for finding in section.findings:
             statement = finding.statement
             extra = [n for n in finding.cited_ids() if n not in lexical.cited_ids(statement)]
             statement = statement + "".join(f" [{n}]" for n in extra)
-            checker.sentence(statement, section=section.title, requires_citations=section.requires_citations, finding_id=finding.key())
+            checker.sentence(
+                statement,
+                section=section.title,
+                requires_citations=section.requires_citations,
+                finding_id=finding.key(),
+            )
             for quote in finding.quotes:
-                checker.quote(quote.text, quote.reference_id, section=section.title, finding_id=finding.key())
+                checker.quote(
+                    quote.text, quote.reference_id, section=section.title, finding_id=finding.key()
+                )
     return checker.result
 
 
@@ -241,7 +357,9 @@ def check_markdown(
     def flush() -> None:
         if paragraph:
             title = (section or "").lower()
-            checker.prose(" ".join(paragraph), section=section, requires_citations=title not in exempt)
+            checker.prose(
+                " ".join(paragraph), section=section, requires_citations=title not in exempt
+            )
             paragraph.clear()
 
     for raw in markdown.splitlines():
@@ -253,7 +371,9 @@ def check_markdown(
             if _REFERENCE_HEADINGS.match(section):
                 break
             continue
-        quote = re.match(r'^(?:[-*+]\s+)?>\s*["\u201c](.+?)["\u201d]\s*((?:\[\d+(?:\s*,\s*\d+)*\]\s*)+)', line)
+        quote = re.match(
+            r'^(?:[-*+]\s+)?>\s*["\u201c](.+?)["\u201d]\s*((?:\[\d+(?:\s*,\s*\d+)*\]\s*)+)', line
+        )
         if quote:
             flush()
             for ref_id in lexical.cited_ids(quote.group(2)):

@@ -55,8 +55,11 @@ class ReportDiff(BaseModel):
     @property
     def changed(self) -> bool:
         return bool(
-            self.findings_added or self.findings_removed or self.findings_retagged
-            or self.references_added or self.references_dropped
+            self.findings_added
+            or self.findings_removed
+            or self.findings_retagged
+            or self.references_added
+            or self.references_dropped
         )
 
     def render_markdown(self) -> str:
@@ -64,28 +67,51 @@ class ReportDiff(BaseModel):
         lines = [f"## Changes from version {self.old_version} to {self.new_version}", ""]
         if not self.changed:
             return "\n".join(lines + ["No changes.", ""])
-        for label, items in (("Findings added", self.findings_added), ("Findings removed", self.findings_removed)):
+        for label, items in (
+            ("Findings added", self.findings_added),
+            ("Findings removed", self.findings_removed),
+        ):
             if items:
                 lines += [f"**{label}**", *[f"- [{f.tag or '-'}] {f.statement}" for f in items], ""]
         if self.findings_retagged:
             lines += ["**Findings re-tagged**"]
-            lines += [f"- {c.statement}: {c.old_tag or '-'} → {c.new_tag or '-'}" for c in self.findings_retagged] + [""]
-        for label, refs in (("References added", self.references_added), ("References dropped", self.references_dropped)):
+            lines += [
+                f"- {c.statement}: {c.old_tag or '-'} → {c.new_tag or '-'}"
+                for c in self.findings_retagged
+            ] + [""]
+        for label, refs in (
+            ("References added", self.references_added),
+            ("References dropped", self.references_dropped),
+        ):
             if refs:
-                lines += [f"**{label}**", *[f"- {r.title}" + (f" ({r.year})" if r.year else "") for r in refs], ""]
+                lines += [
+                    f"**{label}**",
+                    *[f"- {r.title}" + (f" ({r.year})" if r.year else "") for r in refs],
+                    "",
+                ]
         return "\n".join(lines)
 
 
 def _finding_entry(finding: Finding) -> FindingEntry:
-    return FindingEntry(key=finding.key(), statement=finding.statement, tag=finding.tag, claim_id=finding.claim_id)
+    return FindingEntry(
+        key=finding.key(), statement=finding.statement, tag=finding.tag, claim_id=finding.claim_id
+    )
 
 
 def _reference_entry(reference: Reference) -> ReferenceEntry:
-    return ReferenceEntry(key=reference.key(), id=reference.id, title=reference.title, year=reference.year,
-                          paper_id=reference.paper_id, doi=reference.doi)
+    return ReferenceEntry(
+        key=reference.key(),
+        id=reference.id,
+        title=reference.title,
+        year=reference.year,
+        paper_id=reference.paper_id,
+        doi=reference.doi,
+    )
 
 
-def diff_findings(old: list[Finding], new: list[Finding]) -> tuple[list[FindingEntry], list[FindingEntry], list[FindingChange]]:
+def diff_findings(
+    old: list[Finding], new: list[Finding]
+) -> tuple[list[FindingEntry], list[FindingEntry], list[FindingChange]]:
     """(added, removed, re-tagged) between two lists of findings, in the order they appear."""
     before = {f.key(): f for f in old}
     after = {f.key(): f for f in new}
@@ -99,7 +125,9 @@ def diff_findings(old: list[Finding], new: list[Finding]) -> tuple[list[FindingE
     return added, removed, retagged
 
 
-def diff_references(old: list[Reference], new: list[Reference]) -> tuple[list[ReferenceEntry], list[ReferenceEntry]]:
+def diff_references(
+    old: list[Reference], new: list[Reference]
+) -> tuple[list[ReferenceEntry], list[ReferenceEntry]]:
     """(added, dropped) between two reference lists, matched by identity, not by number."""
     before = {r.key(): r for r in old}
     after = {r.key(): r for r in new}

@@ -33,14 +33,20 @@ class Reference(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: int = Field(ge=1, description="The marker number: `[3]` resolves to the reference with id 3.")
+    id: int = Field(
+        ge=1, description="The marker number: `[3]` resolves to the reference with id 3."
+    )
     title: str = Field(min_length=1)
-    authors: list[str] = Field(default_factory=list, description="All authors, in order, as written by the source.")
+    authors: list[str] = Field(
+        default_factory=list, description="All authors, in order, as written by the source."
+    )
     year: int | None = Field(default=None, ge=1000, le=2999)
     venue: str | None = Field(default=None, description="Journal, conference or publisher.")
     doi: str | None = None
     url: str | None = None
-    paper_id: str | None = Field(default=None, description="Source-prefixed id (`corpus:12`, `pmid:…`, `doi:…`).")
+    paper_id: str | None = Field(
+        default=None, description="Source-prefixed id (`corpus:12`, `pmid:…`, `doi:…`)."
+    )
     source_text: str = Field(
         default="",
         description="The text of the source the author read (abstract and retrieved passages); "
@@ -81,7 +87,9 @@ class Quote(BaseModel):
 
     reference_id: int = Field(ge=1, description="The reference the quote is taken from.")
     text: str = Field(min_length=1, description="Verbatim text of the source.")
-    locator: str | None = Field(default=None, description="Where in the source (chunk id, section, sentence index).")
+    locator: str | None = Field(
+        default=None, description="Where in the source (chunk id, section, sentence index)."
+    )
 
 
 class Finding(BaseModel):
@@ -89,13 +97,23 @@ class Finding(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(default="", description="Stable key across versions; derived from the statement when empty.")
-    statement: str = Field(min_length=1, description="The finding; may carry `[N]` markers, added when missing.")
-    tag: str | None = Field(default=None, description="SUPPORTED / CONTESTED / INSUFFICIENT, or a mode's own tag.")
-    citations: list[int] = Field(default_factory=list, description="Reference ids the finding cites.")
+    id: str = Field(
+        default="", description="Stable key across versions; derived from the statement when empty."
+    )
+    statement: str = Field(
+        min_length=1, description="The finding; may carry `[N]` markers, added when missing."
+    )
+    tag: str | None = Field(
+        default=None, description="SUPPORTED / CONTESTED / INSUFFICIENT, or a mode's own tag."
+    )
+    citations: list[int] = Field(
+        default_factory=list, description="Reference ids the finding cites."
+    )
     quotes: list[Quote] = Field(default_factory=list)
     group: str | None = Field(default=None, description="Sub-topic cluster the finding belongs to.")
-    claim_id: str | None = Field(default=None, description="The ledger claim proposed for this finding.")
+    claim_id: str | None = Field(
+        default=None, description="The ledger claim proposed for this finding."
+    )
 
     def key(self) -> str:
         """`id`, or a hash of the normalised statement without its markers."""
@@ -115,7 +133,11 @@ class Finding(BaseModel):
     def render(self) -> str:
         """A Markdown bullet: tag, statement with markers, then the quotes as a nested list."""
         statement = self.statement.strip()
-        missing = [n for n in self.cited_ids() if f"[{n}]" not in statement and not _in_group_marker(statement, n)]
+        missing = [
+            n
+            for n in self.cited_ids()
+            if f"[{n}]" not in statement and not _in_group_marker(statement, n)
+        ]
         if missing:
             statement = _attach_markers(statement, missing)
         head = f"- **[{self.tag}]** {statement}" if self.tag else f"- {statement}"
@@ -150,7 +172,9 @@ class Report(BaseModel):
     sections: list[Section] = Field(default_factory=list)
     references: list[Reference] = Field(default_factory=list)
     version: int = Field(default=1, ge=1)
-    metadata: dict[str, Any] = Field(default_factory=dict, description="Engine, model, topic, run id, …")
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="Engine, model, topic, run id, …"
+    )
 
     def section(self, title: str) -> Section | None:
         """The section called `title` (case-insensitive, ignoring any leading number)."""
@@ -180,7 +204,9 @@ class Report(BaseModel):
         for existing in self.references:
             if existing.key() == candidate.key():
                 if candidate.source_text and candidate.source_text not in existing.source_text:
-                    existing.source_text = (existing.source_text + "\n" + candidate.source_text).strip()
+                    existing.source_text = (
+                        existing.source_text + "\n" + candidate.source_text
+                    ).strip()
                 return existing.id
         next_id = max((r.id for r in self.references), default=0) + 1
         self.references.append(candidate.model_copy(update={"id": next_id}))
@@ -214,7 +240,9 @@ def _plain_title(title: str, *, keep_case: bool = False) -> str:
 
 
 def _in_group_marker(text: str, ref_id: int) -> bool:
-    return any(str(ref_id) in [n.strip() for n in m.group(1).split(",")] for m in MARKER.finditer(text))
+    return any(
+        str(ref_id) in [n.strip() for n in m.group(1).split(",")] for m in MARKER.finditer(text)
+    )
 
 
 def _attach_markers(statement: str, ids: list[int]) -> str:

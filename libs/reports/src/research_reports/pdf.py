@@ -16,16 +16,38 @@ from fpdf import FPDF
 
 from research_reports.model import Report
 
-_DEJAVU_DIRS = (Path("/usr/share/fonts/truetype/dejavu"), Path("/usr/share/fonts/dejavu"), Path("/usr/local/share/fonts"))
-_FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-",
-                       "\u2026": "...", "\u2192": "->", "\u2264": "<=", "\u2265": ">=", "\u00b7": "-", "\u2212": "-"})
+_DEJAVU_DIRS = (
+    Path("/usr/share/fonts/truetype/dejavu"),
+    Path("/usr/share/fonts/dejavu"),
+    Path("/usr/local/share/fonts"),
+)
+_FOLD = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2026": "...",
+        "\u2192": "->",
+        "\u2264": "<=",
+        "\u2265": ">=",
+        "\u00b7": "-",
+        "\u2212": "-",
+    }
+)
 
 
 def _dejavu() -> dict[str, Path] | None:
     for folder in _DEJAVU_DIRS:
         regular = folder / "DejaVuSans.ttf"
         if regular.exists():
-            styles = {"": regular, "B": folder / "DejaVuSans-Bold.ttf", "I": folder / "DejaVuSans-Oblique.ttf"}
+            styles = {
+                "": regular,
+                "B": folder / "DejaVuSans-Bold.ttf",
+                "I": folder / "DejaVuSans-Oblique.ttf",
+            }
             return {k: (v if v.exists() else regular) for k, v in styles.items()}
     return None
 
@@ -55,7 +77,10 @@ class _ReportPdf(FPDF):
                 ch.encode("latin-1")
                 out.append(ch)
             except UnicodeEncodeError:
-                out.append(unicodedata.normalize("NFKD", ch).encode("latin-1", "ignore").decode("latin-1") or "?")
+                out.append(
+                    unicodedata.normalize("NFKD", ch).encode("latin-1", "ignore").decode("latin-1")
+                    or "?"
+                )
         return "".join(out)
 
     def footer(self) -> None:
@@ -63,10 +88,14 @@ class _ReportPdf(FPDF):
         self.set_font(self.family, "I", 8)
         self.cell(0, 8, self.text_for(f"{self.report_title} - page {self.page_no()}"), align="C")
 
-    def block(self, text: str, *, size: float = 10.5, style: str = "", indent: float = 0, gap: float = 1.5) -> None:
+    def block(
+        self, text: str, *, size: float = 10.5, style: str = "", indent: float = 0, gap: float = 1.5
+    ) -> None:
         self.set_font(self.family, style, size)
         self.set_x(self.l_margin + indent)
-        self.multi_cell(self.epw - indent, size * 0.5, self.text_for(text), new_x="LMARGIN", new_y="NEXT")
+        self.multi_cell(
+            self.epw - indent, size * 0.5, self.text_for(text), new_x="LMARGIN", new_y="NEXT"
+        )
         self.ln(gap)
 
 
@@ -91,7 +120,13 @@ def to_pdf(report: Report) -> bytes:
             rendered = finding.render().splitlines()[0].removeprefix("- ").replace("**", "")
             pdf.block("- " + rendered, indent=3, gap=0.5)
             for quote in finding.quotes:
-                pdf.block(f'"{quote.text.strip()}" [{quote.reference_id}]', size=9.5, style="I", indent=9, gap=0.5)
+                pdf.block(
+                    f'"{quote.text.strip()}" [{quote.reference_id}]',
+                    size=9.5,
+                    style="I",
+                    indent=9,
+                    gap=0.5,
+                )
             pdf.ln(1)
     if report.references:
         pdf.block(f"{len(report.sections) + 1}. References", size=13.5, style="B", gap=2)

@@ -16,7 +16,20 @@ NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(\s?%)?")
 YEAR = re.compile(r"^(19|20)\d\d$")
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]*")
 QUOTED = re.compile(r'"([^"]{12,})"')
-_ABBREVIATIONS = ("et al.", "e.g.", "i.e.", "vs.", "cf.", "Fig.", "approx.", "ca.", "Dr.", "No.", "Eq.", "resp.")
+_ABBREVIATIONS = (
+    "et al.",
+    "e.g.",
+    "i.e.",
+    "vs.",
+    "cf.",
+    "Fig.",
+    "approx.",
+    "ca.",
+    "Dr.",
+    "No.",
+    "Eq.",
+    "resp.",
+)
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 
 STOPWORDS = frozenset(
@@ -45,7 +58,17 @@ def normalise(text: str) -> str:
     what "verbatim" means when a quote is compared with its source."""
     text = unicodedata.normalize("NFKC", text)
     text = text.translate(
-        str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-", "\u2212": "-"})
+        str.maketrans(
+            {
+                "\u2018": "'",
+                "\u2019": "'",
+                "\u201c": '"',
+                "\u201d": '"',
+                "\u2013": "-",
+                "\u2014": "-",
+                "\u2212": "-",
+            }
+        )
     )
     text = re.sub(r"-\s*\n\s*", "-", text)  # hyphenation across a line break
     return re.sub(r"\s+", " ", text).strip().casefold()
@@ -54,9 +77,12 @@ def normalise(text: str) -> str:
 _SECTION_LABEL = re.compile(r"^(?:[A-Z][A-Z ,&/]{2,}:?\s+|\([a-z0-9]\)\s*)")
 _TRUNCATION_NOTE = re.compile(r"\s*\(ABSTRACT TRUNCATED AT \d+ WORDS\)\.?\s*$", re.I)
 # A connective that ties the sentence to the one before it in its abstract, not part of the finding.
-_CONNECTIVE = re.compile(r"^(?:indeed|moreover|furthermore|in addition|additionally|however|in turn|thus|therefore|hence|"
-                         r"consequently|accordingly|in contrast|conversely|likewise|similarly|notably|importantly|finally|"
-                         r"taken together|together|collectively|overall|in conclusion|in summary|here|herein),\s+(?=\S)", re.I)
+_CONNECTIVE = re.compile(
+    r"^(?:indeed|moreover|furthermore|in addition|additionally|however|in turn|thus|therefore|hence|"
+    r"consequently|accordingly|in contrast|conversely|likewise|similarly|notably|importantly|finally|"
+    r"taken together|together|collectively|overall|in conclusion|in summary|here|herein),\s+(?=\S)",
+    re.I,
+)
 
 
 def statement_of(sentence: str) -> str:
@@ -73,7 +99,9 @@ def found_verbatim(quote: str, source: str) -> bool:
     """Whether `quote` occurs in `source` word for word; an ellipsis (`...` / `…`) in the quote
     stands for omitted text, so its parts must occur in order."""
     hay = normalise(source)
-    parts = [p.strip(" .,;:") for p in re.split(r"\.\.\.|…|\[\.\.\.\]", normalise(quote).strip('"'))]
+    parts = [
+        p.strip(" .,;:") for p in re.split(r"\.\.\.|…|\[\.\.\.\]", normalise(quote).strip('"'))
+    ]
     parts = [p for p in parts if p]
     if not parts:
         return False
@@ -124,7 +152,24 @@ def without_markers(sentence: str) -> str:
 
 
 def _stem(word: str) -> str:
-    for suffix in ("ational", "ization", "ations", "ation", "ments", "ment", "ness", "ities", "ity", "ing", "ies", "ied", "ed", "es", "ly", "s"):
+    for suffix in (
+        "ational",
+        "ization",
+        "ations",
+        "ation",
+        "ments",
+        "ment",
+        "ness",
+        "ities",
+        "ity",
+        "ing",
+        "ies",
+        "ied",
+        "ed",
+        "es",
+        "ly",
+        "s",
+    ):
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
             return word[: -len(suffix)]
     return word
@@ -132,14 +177,22 @@ def _stem(word: str) -> str:
 
 def content_tokens(text: str) -> set[str]:
     """Stemmed content words (no stopwords, at least 3 letters) — what "overlap" counts."""
-    return {_stem(w) for w in (m.group(0).lower().strip("'-") for m in WORD.finditer(text)) if len(w) >= 3 and w not in STOPWORDS}
+    return {
+        _stem(w)
+        for w in (m.group(0).lower().strip("'-") for m in WORD.finditer(text))
+        if len(w) >= 3 and w not in STOPWORDS
+    }
 
 
 def numbers(text: str) -> set[str]:
     """Numbers as written (thousands separators dropped; a percent sign kept as `%`)."""
     found = set()
     for match in NUMBER.finditer(without_markers(text)):
-        value = match.group(1).replace(",", "") if re.fullmatch(r"\d{1,3}(,\d{3})+", match.group(1)) else match.group(1)
+        value = (
+            match.group(1).replace(",", "")
+            if re.fullmatch(r"\d{1,3}(,\d{3})+", match.group(1))
+            else match.group(1)
+        )
         found.add(value + ("%" if match.group(2) else ""))
     return found
 
@@ -158,6 +211,8 @@ def factual_signals(sentence: str) -> list[str]:
         opens = index == 0 or before.endswith((":", '"', "(", "—", "-", ";"))
         if word.lower() in REPORT_VOCABULARY or word.lower() in STOPWORDS:
             continue
-        if re.fullmatch(r"[A-Z]{2,}[0-9]*s?", word) or (not opens and re.fullmatch(r"[A-Z][a-z]+[A-Za-z-]*", word)):
+        if re.fullmatch(r"[A-Z]{2,}[0-9]*s?", word) or (
+            not opens and re.fullmatch(r"[A-Z][a-z]+[A-Za-z-]*", word)
+        ):
             signals.append("entity " + word)
     return list(dict.fromkeys(signals))

@@ -1,7 +1,13 @@
 """Run events of long jobs: record them in order on JetStream, replay them from a stream
 sequence, and serve them as resumable Server-Sent Events."""
 
-from research_runs.recorder import MAX_RESULTS_BYTES, RUN_EVENTS_ADDRESS, RunRecorder, ToolCall, declare_run_events
+from research_runs.recorder import (
+    MAX_RESULTS_BYTES,
+    RUN_EVENTS_ADDRESS,
+    RunRecorder,
+    ToolCall,
+    declare_run_events,
+)
 from research_runs.replay import last_event, replay
 from research_runs.sse import resume_point, run_events_router
 from research_runs.stream import RUNS_STREAM_CONFIG, ensure_runs_stream

@@ -58,7 +58,9 @@ from research_contracts.subjects import MSG_ID_HEADER
 log = logging.getLogger(__name__)
 
 RUN_EVENTS_ADDRESS = "research.run.{run_id}.event"  # `run_event_subject(run_id)` once filled in
-MAX_RESULTS_BYTES = 256 * 1024  # tool results beyond this are trimmed (the stream caps a message at 512 KiB)
+MAX_RESULTS_BYTES = (
+    256 * 1024
+)  # tool results beyond this are trimmed (the stream caps a message at 512 KiB)
 
 
 @dataclass
@@ -68,7 +70,9 @@ class _Tape:
     js: JetStreamContext
     run_id: str
     subject: str
-    publisher: Any = None  # a declared FastStream publisher (`declare_run_events`), or None: `js` directly
+    publisher: Any = (
+        None  # a declared FastStream publisher (`declare_run_events`), or None: `js` directly
+    )
     last_seq: int = 0
     tool_calls: int = 0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -81,10 +85,15 @@ def declare_run_events(broker: Any, service: str) -> Any:
     declaration would overwrite it with defaults (no `allow_direct`, no limits), which breaks
     every replay and resume of a run (a direct get then has no responders)."""
     return broker.publisher(
-        RUN_EVENTS_ADDRESS, stream=JStream(RUNS_STREAM, declare=False), schema=RunEvent, title=f"{service}.run_events",
-        description=("The live trace of a run, one event per message in emit order (`RunEvent`, told apart by "
-                     "`type`; `Nats-Msg-Id` `<run_id>-<seq>`: a retried publish is stored once); replayed as SSE "
-                     "by the gateway's /runs/{run_id}/events."),
+        RUN_EVENTS_ADDRESS,
+        stream=JStream(RUNS_STREAM, declare=False),
+        schema=RunEvent,
+        title=f"{service}.run_events",
+        description=(
+            "The live trace of a run, one event per message in emit order (`RunEvent`, told apart by "
+            "`type`; `Nats-Msg-Id` `<run_id>-<seq>`: a retried publish is stored once); replayed as SSE "
+            "by the gateway's /runs/{run_id}/events."
+        ),
     )
 
 
@@ -117,7 +126,11 @@ class ToolCall:
 
     async def progress(self, message: str) -> int:
         """Emit `tool_progress` for this call."""
-        return await self.recorder.emit(ToolProgressed(run_id=self.recorder.run_id, tool_call_id=self.tool_call_id, message=message))
+        return await self.recorder.emit(
+            ToolProgressed(
+                run_id=self.recorder.run_id, tool_call_id=self.tool_call_id, message=message
+            )
+        )
 
 
 class RunRecorder:
@@ -136,7 +149,9 @@ class RunRecorder:
         publisher: Any = None,
         _tape: _Tape | None = None,
     ) -> None:
-        self._tape = _tape or _Tape(js, run_id, run_event_subject(run_id), publisher=publisher, last_seq=last_seq)
+        self._tape = _tape or _Tape(
+            js, run_id, run_event_subject(run_id), publisher=publisher, last_seq=last_seq
+        )
         self.agent_name = agent
         self.iteration = iteration
         self.max_results_bytes = max_results_bytes
@@ -173,13 +188,20 @@ class RunRecorder:
         async with tape.lock:
             seq = tape.last_seq + 1
             stamped = event.model_copy(update={**updates, "seq": seq})
-            body, headers = stamped.model_dump_json().encode(), {MSG_ID_HEADER: run_event_msg_id(tape.run_id, seq)}
+            body, headers = (
+                stamped.model_dump_json().encode(),
+                {MSG_ID_HEADER: run_event_msg_id(tape.run_id, seq)},
+            )
             if tape.publisher is not None:
-                ack = await tape.publisher.publish(body, subject=tape.subject, stream=RUNS_STREAM, headers=headers)
+                ack = await tape.publisher.publish(
+                    body, subject=tape.subject, stream=RUNS_STREAM, headers=headers
+                )
             else:
                 ack = await tape.js.publish(tape.subject, body, stream=RUNS_STREAM, headers=headers)
             if ack.duplicate:
-                log.warning("run event %s-%s was already stored; not stored twice", tape.run_id, seq)
+                log.warning(
+                    "run event %s-%s was already stored; not stored twice", tape.run_id, seq
+                )
             tape.last_seq = seq
             return ack.seq
 
@@ -195,7 +217,9 @@ class RunRecorder:
 
     # --- scopes ------------------------------------------------------------------------------
     @asynccontextmanager
-    async def agent(self, agent: str, *, iteration: int | None = None, agent_id: str | None = None) -> AsyncIterator[RunRecorder]:
+    async def agent(
+        self, agent: str, *, iteration: int | None = None, agent_id: str | None = None
+    ) -> AsyncIterator[RunRecorder]:
         """`agent_start` now, `agent_end` when the block ends; an exception is recorded as
         `error` and `agent_end(ok=False)`, then re-raised."""
         view = self._bound(agent, iteration)
@@ -203,26 +227,50 @@ class RunRecorder:
         try:
             yield view
         except BaseException as exc:
-            await view.emit(ErrorRaised(run_id=self.run_id, message=f"{type(exc).__name__}: {exc}"[:2000]))
+            await view.emit(
+                ErrorRaised(run_id=self.run_id, message=f"{type(exc).__name__}: {exc}"[:2000])
+            )
             await view.emit(AgentEnded(run_id=self.run_id, ok=False))
             raise
         await view.emit(AgentEnded(run_id=self.run_id, ok=True))
 
     @asynccontextmanager
-    async def tool(self, tool_id: str, params: dict[str, Any] | None = None) -> AsyncIterator[ToolCall]:
+    async def tool(
+        self, tool_id: str, params: dict[str, Any] | None = None
+    ) -> AsyncIterator[ToolCall]:
         """`tool_call` now, `tool_result` (with `call.result`, or the error) when the block ends."""
         self._tape.tool_calls += 1
         call = ToolCall(self, f"tc-{self._tape.tool_calls}", tool_id)
-        await self.emit(ToolCalled(run_id=self.run_id, tool_call_id=call.tool_call_id, tool_id=tool_id, params=params or {}))
+        await self.emit(
+            ToolCalled(
+                run_id=self.run_id,
+                tool_call_id=call.tool_call_id,
+                tool_id=tool_id,
+                params=params or {},
+            )
+        )
         try:
             yield call
         except BaseException as exc:
-            await self.emit(ToolReturned(run_id=self.run_id, tool_call_id=call.tool_call_id, tool_id=tool_id,
-                                         error=f"{type(exc).__name__}: {exc}"[:2000]))
+            await self.emit(
+                ToolReturned(
+                    run_id=self.run_id,
+                    tool_call_id=call.tool_call_id,
+                    tool_id=tool_id,
+                    error=f"{type(exc).__name__}: {exc}"[:2000],
+                )
+            )
             raise
         results, truncated = _trim(call.result, self.max_results_bytes)
-        await self.emit(ToolReturned(run_id=self.run_id, tool_call_id=call.tool_call_id, tool_id=tool_id,
-                                     results=results, truncated=truncated))
+        await self.emit(
+            ToolReturned(
+                run_id=self.run_id,
+                tool_call_id=call.tool_call_id,
+                tool_id=tool_id,
+                results=results,
+                truncated=truncated,
+            )
+        )
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[RunRecorder]:
@@ -242,17 +290,38 @@ class RunRecorder:
     async def message_chunk(self, text: str) -> int:
         return await self.emit(MessageChunkStreamed(run_id=self.run_id, text=text))
 
-    async def verdict(self, verdict: str, *, confidence: str | None = None, details: dict[str, Any] | None = None,
-                      iteration: int | None = None) -> int:
-        event = VerdictReached(run_id=self.run_id, verdict=verdict, confidence=confidence, details=details or {})
+    async def verdict(
+        self,
+        verdict: str,
+        *,
+        confidence: str | None = None,
+        details: dict[str, Any] | None = None,
+        iteration: int | None = None,
+    ) -> int:
+        event = VerdictReached(
+            run_id=self.run_id, verdict=verdict, confidence=confidence, details=details or {}
+        )
         if iteration is not None:
             event.iteration = iteration
         return await self.emit(event)
 
-    async def result(self, *, report: dict[str, Any] | None = None, review: dict[str, Any] | None = None,
-                     iteration_info: list[dict[str, Any]] | None = None, iterations: int = 1) -> int:
-        return await self.emit(ResultReady(run_id=self.run_id, report=report, review=review,
-                                           iteration_info=iteration_info or [], iterations=iterations))
+    async def result(
+        self,
+        *,
+        report: dict[str, Any] | None = None,
+        review: dict[str, Any] | None = None,
+        iteration_info: list[dict[str, Any]] | None = None,
+        iterations: int = 1,
+    ) -> int:
+        return await self.emit(
+            ResultReady(
+                run_id=self.run_id,
+                report=report,
+                review=review,
+                iteration_info=iteration_info or [],
+                iterations=iterations,
+            )
+        )
 
     async def error(self, message: str) -> int:
         return await self.emit(ErrorRaised(run_id=self.run_id, message=message))

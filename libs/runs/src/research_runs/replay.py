@@ -24,7 +24,13 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
 from pydantic import ValidationError
 
-from research_contracts.runs import RUNS_STREAM, RunDone, RunEvent, parse_run_event, run_event_subject
+from research_contracts.runs import (
+    RUNS_STREAM,
+    RunDone,
+    RunEvent,
+    parse_run_event,
+    run_event_subject,
+)
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +53,9 @@ async def last_event(js: JetStreamContext, run_id: str) -> tuple[int, RunEvent] 
     return None if event is None else (raw.seq or 0, event)
 
 
-async def _stored(js: JetStreamContext, subject: str, after_seq: int) -> AsyncIterator[tuple[int, RunEvent]]:
+async def _stored(
+    js: JetStreamContext, subject: str, after_seq: int
+) -> AsyncIterator[tuple[int, RunEvent]]:
     seq = after_seq + 1
     while True:
         try:
@@ -61,13 +69,17 @@ async def _stored(js: JetStreamContext, subject: str, after_seq: int) -> AsyncIt
         seq = stream_seq + 1
 
 
-async def _live(js: JetStreamContext, subject: str, after_seq: int) -> AsyncIterator[tuple[int, RunEvent]]:
+async def _live(
+    js: JetStreamContext, subject: str, after_seq: int
+) -> AsyncIterator[tuple[int, RunEvent]]:
     config = (
         ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after_seq + 1)
         if after_seq > 0
         else ConsumerConfig(deliver_policy=DeliverPolicy.ALL)
     )
-    sub = await js.subscribe(subject, stream=RUNS_STREAM, ordered_consumer=True, config=config, inactive_threshold=30.0)
+    sub = await js.subscribe(
+        subject, stream=RUNS_STREAM, ordered_consumer=True, config=config, inactive_threshold=30.0
+    )
     try:
         async for msg in sub.messages:
             stream_seq = msg.metadata.sequence.stream

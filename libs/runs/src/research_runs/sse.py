@@ -30,8 +30,17 @@ RECONNECT_MS = 2000
 
 
 def resume_point(
-    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", description="Resume after this event id.")] = None,
-    after: Annotated[int | None, Query(alias="last_event_id", ge=0, description="Resume after this event id (first connection).")] = None,
+    last_event_id: Annotated[
+        str | None, Header(alias="Last-Event-ID", description="Resume after this event id.")
+    ] = None,
+    after: Annotated[
+        int | None,
+        Query(
+            alias="last_event_id",
+            ge=0,
+            description="Resume after this event id (first connection).",
+        ),
+    ] = None,
 ) -> int:
     """The stream sequence to resume after: the `Last-Event-ID` header wins over the query
     parameter; a header that is not a non-negative integer is a 422 (it was never ours)."""
@@ -39,14 +48,18 @@ def resume_point(
         try:
             value = int(last_event_id.strip())
         except ValueError:
-            raise HTTPException(422, detail="Last-Event-ID must be the integer id of a run event") from None
+            raise HTTPException(
+                422, detail="Last-Event-ID must be the integer id of a run event"
+            ) from None
         if value < 0:
             raise HTTPException(422, detail="Last-Event-ID must not be negative")
         return value
     return after or 0
 
 
-def run_events_router(jetstream: JetStreamProvider, *, prefix: str = "/api/research/v1", tags: list[str] | None = None) -> APIRouter:
+def run_events_router(
+    jetstream: JetStreamProvider, *, prefix: str = "/api/research/v1", tags: list[str] | None = None
+) -> APIRouter:
     """A router with the run-events SSE route; `jetstream()` returns (or awaits to) the
     JetStream context of the gateway's connection, looked up per request."""
     router = APIRouter(prefix=prefix, tags=tags or ["runs"])
@@ -62,12 +75,20 @@ def run_events_router(jetstream: JetStreamProvider, *, prefix: str = "/api/resea
         responses={422: {"description": "Malformed run id or Last-Event-ID"}},
     )
     async def run_events(
-        run_id: Annotated[str, Path(pattern=RUN_ID_PATTERN, description="Id of the review / verification / source-list run.")],
+        run_id: Annotated[
+            str,
+            Path(
+                pattern=RUN_ID_PATTERN,
+                description="Id of the review / verification / source-list run.",
+            ),
+        ],
         after_seq: Annotated[int, Depends(resume_point)],
     ) -> AsyncIterator[ServerSentEvent]:
         js = await _js()
         yield ServerSentEvent(retry=RECONNECT_MS, comment=f"run {run_id} after {after_seq}")
         async for stream_seq, event in replay(js, run_id, after_seq, follow=True):
-            yield ServerSentEvent(id=str(stream_seq), event=event.type, raw_data=event.model_dump_json())
+            yield ServerSentEvent(
+                id=str(stream_seq), event=event.type, raw_data=event.model_dump_json()
+            )
 
     return router

@@ -31,7 +31,13 @@ from research_verification.evidence import (
     thresholds,
 )
 from research_verification.passages import LABELS, SentencePrediction, label_passages, stance_of
-from research_verification.stance import AnswerJudgement, AnswerStance, QuoteJudgement, asked_subject, judge_answer
+from research_verification.stance import (
+    AnswerJudgement,
+    AnswerStance,
+    QuoteJudgement,
+    asked_subject,
+    judge_answer,
+)
 from research_verification.verdict import (
     Assessment,
     Confidence,
@@ -42,9 +48,37 @@ from research_verification.verdict import (
 )
 
 __all__ = [
-    "LABELS", "MAX_CLAIM_CHARS", "AbstractLabel", "AnswerJudgement", "AnswerStance", "Assessment",
-    "ClaimParseError", "Condition", "Confidence", "PaperJudgement", "Thresholds", "LabelledPassage", "PassageStance",
-    "QuoteJudgement", "SentencePrediction", "Statement", "Verdict", "VerificationError",
-    "abstract_label", "admits", "asked_subject", "decide_verdict", "judge_answer",
-    "judge_abstracts", "judge_paper", "label_passages", "names_subject", "null_result", "on_topic", "parse_claim", "stance_of", "stated_conditions", "thresholds",
+    "LABELS",
+    "MAX_CLAIM_CHARS",
+    "AbstractLabel",
+    "AnswerJudgement",
+    "AnswerStance",
+    "Assessment",
+    "ClaimParseError",
+    "Condition",
+    "Confidence",
+    "PaperJudgement",
+    "Thresholds",
+    "LabelledPassage",
+    "PassageStance",
+    "QuoteJudgement",
+    "SentencePrediction",
+    "Statement",
+    "Verdict",
+    "VerificationError",
+    "abstract_label",
+    "admits",
+    "asked_subject",
+    "decide_verdict",
+    "judge_answer",
+    "judge_abstracts",
+    "judge_paper",
+    "label_passages",
+    "names_subject",
+    "null_result",
+    "on_topic",
+    "parse_claim",
+    "stance_of",
+    "stated_conditions",
+    "thresholds",
 ]

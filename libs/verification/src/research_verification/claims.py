@@ -25,13 +25,73 @@ AUXILIARIES = frozenset(
 )
 # Verb stems with their inflections; the third-person forms are the surest sign of a predicate.
 VERB_STEMS = (
-    "increas", "decreas", "reduc", "lower", "rais", "improv", "worsen", "caus", "lead", "prevent",
-    "inhibit", "promot", "induc", "enhanc", "impair", "affect", "correlat", "predict", "protect",
-    "suppress", "activat", "block", "regulat", "mediat", "contribut", "elevat", "diminish", "boost",
-    "trigger", "requir", "alter", "modulat", "restor", "attenuat", "exacerbat", "accelerat", "delay",
-    "shorten", "extend", "prolong", "cure", "treat", "driv", "depend", "result", "produc", "stimulat",
-    "confer", "lack", "express", "bind", "target", "control", "limit", "help", "benefit", "harm",
-    "kill", "slow", "revers", "associat", "link", "outperform", "exceed", "decline", "ris", "fall",
+    "increas",
+    "decreas",
+    "reduc",
+    "lower",
+    "rais",
+    "improv",
+    "worsen",
+    "caus",
+    "lead",
+    "prevent",
+    "inhibit",
+    "promot",
+    "induc",
+    "enhanc",
+    "impair",
+    "affect",
+    "correlat",
+    "predict",
+    "protect",
+    "suppress",
+    "activat",
+    "block",
+    "regulat",
+    "mediat",
+    "contribut",
+    "elevat",
+    "diminish",
+    "boost",
+    "trigger",
+    "requir",
+    "alter",
+    "modulat",
+    "restor",
+    "attenuat",
+    "exacerbat",
+    "accelerat",
+    "delay",
+    "shorten",
+    "extend",
+    "prolong",
+    "cure",
+    "treat",
+    "driv",
+    "depend",
+    "result",
+    "produc",
+    "stimulat",
+    "confer",
+    "lack",
+    "express",
+    "bind",
+    "target",
+    "control",
+    "limit",
+    "help",
+    "benefit",
+    "harm",
+    "kill",
+    "slow",
+    "revers",
+    "associat",
+    "link",
+    "outperform",
+    "exceed",
+    "decline",
+    "ris",
+    "fall",
 )
 _VERB = re.compile(rf"^(?:{'|'.join(VERB_STEMS)})(?:e|es|s|ed|d|ing|ies|ied)?$")
 _FINITE = re.compile(rf"^(?:{'|'.join(VERB_STEMS)})(?:es|s|ies)$|^led$")
@@ -39,17 +99,38 @@ _DETERMINERS = frozenset("a an the this that these those its their".split())
 _SPLITTERS = re.compile(r",?\s+(?:and|while|whereas|but)\s+|;\s*", re.IGNORECASE)
 _WORD = re.compile(r"\S+")
 SYNONYMS = {
-    "reduce": ("lower", "decrease"), "lower": ("reduce", "decrease"), "decrease": ("reduce", "lower"),
-    "increase": ("raise", "elevate"), "raise": ("increase", "elevate"), "elevate": ("increase", "raise"),
-    "improve": ("benefit", "enhance"), "cause": ("lead to", "induce"), "lead": ("cause", "result in"),
-    "prevent": ("protect against", "reduce the risk of"), "inhibit": ("suppress", "block"),
-    "promote": ("enhance", "induce"), "induce": ("trigger", "promote"), "worsen": ("impair", "aggravate"),
+    "reduce": ("lower", "decrease"),
+    "lower": ("reduce", "decrease"),
+    "decrease": ("reduce", "lower"),
+    "increase": ("raise", "elevate"),
+    "raise": ("increase", "elevate"),
+    "elevate": ("increase", "raise"),
+    "improve": ("benefit", "enhance"),
+    "cause": ("lead to", "induce"),
+    "lead": ("cause", "result in"),
+    "prevent": ("protect against", "reduce the risk of"),
+    "inhibit": ("suppress", "block"),
+    "promote": ("enhance", "induce"),
+    "induce": ("trigger", "promote"),
+    "worsen": ("impair", "aggravate"),
 }
 CONTRARIES = {
-    "reduce": "increase", "lower": "raise", "decrease": "increase", "increase": "decrease",
-    "raise": "lower", "elevate": "lower", "improve": "worsen", "worsen": "improve",
-    "inhibit": "promote", "promote": "inhibit", "induce": "suppress", "prevent": "cause",
-    "enhance": "impair", "impair": "enhance", "activate": "inhibit", "suppress": "promote",
+    "reduce": "increase",
+    "lower": "raise",
+    "decrease": "increase",
+    "increase": "decrease",
+    "raise": "lower",
+    "elevate": "lower",
+    "improve": "worsen",
+    "worsen": "improve",
+    "inhibit": "promote",
+    "promote": "inhibit",
+    "induce": "suppress",
+    "prevent": "cause",
+    "enhance": "impair",
+    "impair": "enhance",
+    "activate": "inhibit",
+    "suppress": "promote",
 }
 
 
@@ -132,11 +213,15 @@ def _base(verb: str) -> str:
 
 def _terms(text: str) -> tuple[str, ...]:
     words = [w.strip(",.;:()").lower() for w in _WORD.findall(text)]
-    kept = [w for w in words if w and w not in STOPWORDS and w not in AUXILIARIES and not _VERB.match(w)]
+    kept = [
+        w for w in words if w and w not in STOPWORDS and w not in AUXILIARIES and not _VERB.match(w)
+    ]
     return tuple(dict.fromkeys(kept))
 
 
-def _queries(text: str, subject: str, verb: str, rest: str, terms: tuple[str, ...]) -> tuple[str, ...]:
+def _queries(
+    text: str, subject: str, verb: str, rest: str, terms: tuple[str, ...]
+) -> tuple[str, ...]:
     base = _base(verb) if verb else ""
     if base in ("lead", "result"):  # "leads to X": the object is X, not "to X"
         rest = re.sub(r"^(?:to|in)\s+", "", rest)
@@ -156,7 +241,9 @@ def parse_claim(claim: str) -> list[Statement]:
     if not re.search(r"[A-Za-z]", text):
         raise ClaimParseError("the claim is empty: state a finding to verify")
     if len(text) > MAX_CLAIM_CHARS:
-        raise ClaimParseError(f"the claim has {len(text)} characters; at most {MAX_CLAIM_CHARS} are verified")
+        raise ClaimParseError(
+            f"the claim has {len(text)} characters; at most {MAX_CLAIM_CHARS} are verified"
+        )
     statements: list[Statement] = []
     subject = ""
     for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z])", text):
@@ -175,8 +262,14 @@ def parse_claim(claim: str) -> list[Statement]:
             full = f"{own_subject} {' '.join(predicate_words)}".strip() if inherits else piece
             terms = _terms(f"{own_subject} {rest}")
             statements.append(
-                Statement(full, own_subject, " ".join(predicate_words), verb, terms,
-                          _queries(full, own_subject, verb, rest, terms))
+                Statement(
+                    full,
+                    own_subject,
+                    " ".join(predicate_words),
+                    verb,
+                    terms,
+                    _queries(full, own_subject, verb, rest, terms),
+                )
             )
     if not statements:
         raise ClaimParseError("no testable statement found in the claim")

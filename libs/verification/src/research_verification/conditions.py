@@ -28,30 +28,47 @@ _GROUPS = (
     r"(?:women|men|girls|boys|children|adolescents|infants|neonates|newborns|elderly|older adults|adults|"
     r"mice|rats|dogs|pigs|primates|animals|smokers|non-smokers|nonsmokers|athletes|volunteers|"
     r"(?:patients|subjects|individuals|participants|people|persons) (?:with|without|aged|older|younger|over|under|who)"
-    + _PHRASE_END + r")"
+    + _PHRASE_END
+    + r")"
     r"(?:\s+(?:aged|over|under|older than|younger than|with|without)\b" + _PHRASE_END + r")?"
 )
 PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("restriction", re.compile(
-        r"(?<!not )\bonly (?:in|among|when|if|for|at|after|with|during|under)\b" + _PHRASE_END + "|"
-        r"\bexcept (?:in|for|among|when)?" + _PHRASE_END + "|"
-        r"\bunless\b" + _PHRASE_END + "|"
-        r"\bbut not (?:in|among|for)\b" + _PHRASE_END + "|"
-        r"\b(?:restricted|limited|confined) to\b" + _PHRASE_END + "|"
-        r"\bin (?:a |the |one )?subgroups?\b" + _PHRASE_END + "|"
-        r"\bdepend(?:s|ed|ing)? on\b" + _PHRASE_END, re.IGNORECASE)),
+    (
+        "restriction",
+        re.compile(
+            r"(?<!not )\bonly (?:in|among|when|if|for|at|after|with|during|under)\b"
+            + _PHRASE_END
+            + "|"
+            r"\bexcept (?:in|for|among|when)?" + _PHRASE_END + "|"
+            r"\bunless\b" + _PHRASE_END + "|"
+            r"\bbut not (?:in|among|for)\b" + _PHRASE_END + "|"
+            r"\b(?:restricted|limited|confined) to\b" + _PHRASE_END + "|"
+            r"\bin (?:a |the |one )?subgroups?\b" + _PHRASE_END + "|"
+            r"\bdepend(?:s|ed|ing)? on\b" + _PHRASE_END,
+            re.IGNORECASE,
+        ),
+    ),
     ("population", re.compile(r"\b(?:in|among|for|of) (?:the )?" + _GROUPS, re.IGNORECASE)),
-    ("dose", re.compile(
-        r"\b(?:at |with |of |above |below |over |under |up to )?\d+(?:\.\d+)?\s?(?:mg|g|µg|ug|mcg|iu|mmol|ml|units?)"
-        r"(?:\s?(?:/|per )\s?(?:kg|day|d|week|dose|m2))*\b|"
-        r"\b(?:at |with )?(?:high|higher|low|lower|moderate|the highest|the lowest) doses?\b" + _PHRASE_END,
-        re.IGNORECASE)),
-    ("setting", re.compile(
-        r"\bin vitro\b|\bin vivo\b|\bex vivo\b|\bin (?:cultured |human |primary )?(?:cell lines?|cells|cultures?)\b|"
-        r"\bin (?:a |the )?(?:mouse|murine|rat|animal|zebrafish|primate) models?\b|"
-        r"\bin (?:primary care|general practice|intensive care|the community|nursing homes?|hospitali[sz]ed patients|"
-        r"outpatients|inpatients|low-income countries|high-income countries|developing countries)\b",
-        re.IGNORECASE)),
+    (
+        "dose",
+        re.compile(
+            r"\b(?:at |with |of |above |below |over |under |up to )?\d+(?:\.\d+)?\s?(?:mg|g|µg|ug|mcg|iu|mmol|ml|units?)"
+            r"(?:\s?(?:/|per )\s?(?:kg|day|d|week|dose|m2))*\b|"
+            r"\b(?:at |with )?(?:high|higher|low|lower|moderate|the highest|the lowest) doses?\b"
+            + _PHRASE_END,
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "setting",
+        re.compile(
+            r"\bin vitro\b|\bin vivo\b|\bex vivo\b|\bin (?:cultured |human |primary )?(?:cell lines?|cells|cultures?)\b|"
+            r"\bin (?:a |the )?(?:mouse|murine|rat|animal|zebrafish|primate) models?\b|"
+            r"\bin (?:primary care|general practice|intensive care|the community|nursing homes?|hospitali[sz]ed patients|"
+            r"outpatients|inpatients|low-income countries|high-income countries|developing countries)\b",
+            re.IGNORECASE,
+        ),
+    ),
 )
 
 
@@ -70,7 +87,9 @@ def _words(text: str) -> set[str]:
     for word in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)*", text.lower()):
         if word in STOPWORDS or len(word) < 2:
             continue
-        out.add(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
+        out.add(
+            word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+        )
     return out
 
 
@@ -98,21 +117,28 @@ _NULL_RESULT = re.compile(
     r"\bdid not (?:reach|achieve) (?:statistical )?significance\b|\btrends? towards?\b|"
     r"\b(?:did|does|do) not (?:differ|change|improve|increase|decrease|reduce|affect)\w* (?:\w+ ){0,3}significantly\b|"
     r"\bp\s?(?:>|≥|>=)\s?0?\.0?5\b|\bp\s?=\s?0?\.(?:0[5-9]|[1-9])\d*",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _SIGNIFICANT = re.compile(
     r"\bp\s?(?:<|≤|<=)\s?0?\.0\d*|"
     r"(?<!not )(?<!no )\b(?:statistically )?significant(?:ly)? (?:improv|increas|reduc|decreas|higher|lower|greater|"
-    r"better|enhanc|more|less|associat|benefi|effect)\w*", re.IGNORECASE)
-_NULL_CLAIM = re.compile(r"\b(?:no|not|never|neither|nor|fails?|cannot|without|unrelated|independent)\b|n't\b", re.IGNORECASE)
+    r"better|enhanc|more|less|associat|benefi|effect)\w*",
+    re.IGNORECASE,
+)
+_NULL_CLAIM = re.compile(
+    r"\b(?:no|not|never|neither|nor|fails?|cannot|without|unrelated|independent)\b|n't\b",
+    re.IGNORECASE,
+)
 
 
 def null_result(sentence: str, claim: str) -> bool:
     """Whether `sentence` reports an effect that was not statistically significant ("a trend
-    toward …; P = 0.10", "no significant difference") while `claim` asserts one: such a sentence
-    does not support the claim, however favourable its direction. A claim that itself states a
-    null ("X does not affect Y") is supported by exactly such a sentence, so it never counts; nor
-does a sentence that also reports a significant result."""
+        toward …; P = 0.10", "no significant difference") while `claim` asserts one: such a sentence
+        does not support the claim, however favourable its direction. A claim that itself states a
+        null ("X does not affect Y") is supported by exactly such a sentence, so it never counts; nor
+    does a sentence that also reports a significant result."""
     if _NULL_CLAIM.search(claim) or not _NULL_RESULT.search(sentence):
         return False
-    return not _SIGNIFICANT.search(sentence)  # "A improved (P < .001); B did not (P = 0.30)" still reports an effect
-
+    return not _SIGNIFICANT.search(
+        sentence
+    )  # "A improved (P < .001); B did not (P = 0.30)" still reports an effect

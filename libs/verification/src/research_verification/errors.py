@@ -1,7 +1,7 @@
 """Errors of research_verification.
 
-    VerificationError
-    └── ClaimParseError      a claim with no testable statement (empty, or no words at all)
+VerificationError
+└── ClaimParseError      a claim with no testable statement (empty, or no words at all)
 """
 
 from __future__ import annotations

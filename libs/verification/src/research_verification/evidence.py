@@ -31,7 +31,10 @@ from research_verification.errors import ClaimParseError
 from research_verification.passages import LABELS, SentencePrediction
 
 DEFAULT_ON_TOPIC = 0.5  # when the shipped relevance model names no threshold of its own
-FLOOR, STRONG_FINDING = 0.1, 0.6  # see `Thresholds` (chosen on fold 0's train claims, bench:verify_e2e)
+FLOOR, STRONG_FINDING = (
+    0.1,
+    0.6,
+)  # see `Thresholds` (chosen on fold 0's train claims, bench:verify_e2e)
 
 
 class Judgement(Protocol):
@@ -40,7 +43,9 @@ class Judgement(Protocol):
     @property
     def thresholds(self) -> dict[str, float]: ...
 
-    def stance(self, claim: str, sentences: Sequence[str], titles: Sequence[str | None] | None = None) -> np.ndarray: ...
+    def stance(
+        self, claim: str, sentences: Sequence[str], titles: Sequence[str | None] | None = None
+    ) -> np.ndarray: ...
 
     def relevance(self, question: str, passages: Sequence[str | tuple[str, str]]) -> np.ndarray: ...
 
@@ -80,14 +85,22 @@ def thresholds(judge: Judgement | None = None) -> Thresholds:
     pair = judge.thresholds
     named = judge.config.get("relevance", {}).get("thresholds", {})
     evidence = float(pair.get("rationale", 0.5))
-    on_topic = float(judge.config.get("relevance", {}).get("threshold", named.get("on_topic", DEFAULT_ON_TOPIC)))
-    return Thresholds(evidence=evidence, sure_evidence=float(pair.get("sure", (1 + evidence) / 2)), on_topic=on_topic,
-                      squarely_on_topic=float(named.get("strong", (1 + on_topic) / 2)),
-                      floor=float(named.get("floor", FLOOR)),
-                      strong_finding=float(pair.get("strong_finding", STRONG_FINDING)))
+    on_topic = float(
+        judge.config.get("relevance", {}).get("threshold", named.get("on_topic", DEFAULT_ON_TOPIC))
+    )
+    return Thresholds(
+        evidence=evidence,
+        sure_evidence=float(pair.get("sure", (1 + evidence) / 2)),
+        on_topic=on_topic,
+        squarely_on_topic=float(named.get("strong", (1 + on_topic) / 2)),
+        floor=float(named.get("floor", FLOOR)),
+        strong_finding=float(pair.get("strong_finding", STRONG_FINDING)),
+    )
 
 
-def on_topic(claim: str, papers: Sequence[tuple[str, str]], judge: Judgement | None = None) -> np.ndarray:
+def on_topic(
+    claim: str, papers: Sequence[tuple[str, str]], judge: Judgement | None = None
+) -> np.ndarray:
     """(n,) calibrated P(each paper, as (title, text), is about `claim`)."""
     if not papers:
         return np.zeros(0, dtype=np.float32)
@@ -110,20 +123,28 @@ class PaperJudgement:
 
 def predictions(sentences: Sequence[str], probs: np.ndarray) -> list[SentencePrediction]:
     """Each sentence with its most probable label and its three probabilities."""
-    return [SentencePrediction(s, LABELS[int(np.argmax(p))], float(p[0]), float(p[1]), float(p[2]))
-            for s, p in zip(sentences, probs, strict=True)]
+    return [
+        SentencePrediction(s, LABELS[int(np.argmax(p))], float(p[0]), float(p[1]), float(p[2]))
+        for s, p in zip(sentences, probs, strict=True)
+    ]
 
 
-def judge_paper(claim: str, title: str | None, sentences: Sequence[str], judge: Judgement | None = None) -> PaperJudgement:
+def judge_paper(
+    claim: str, title: str | None, sentences: Sequence[str], judge: Judgement | None = None
+) -> PaperJudgement:
     """`sentences` of one paper judged against `claim` (titled pairs, the models' trained form)."""
     if not sentences:
         return PaperJudgement("NEI", 1.0, (), ())
     judge = judge or default_judge()
     probs = judge.stance(claim, list(sentences), [title or None] * len(sentences))
-    decision = abstract_decision(probs, judge.thresholds)  # SciFact's abstract-level rule, the shipped thresholds
+    decision = abstract_decision(
+        probs, judge.thresholds
+    )  # SciFact's abstract-level rule, the shipped thresholds
     judged = predictions(sentences, probs)
     chosen = sorted(decision.rationale_indices, key=lambda i: -judged[i].evidence)
-    return PaperJudgement(decision.label, decision.strength, tuple(judged[i] for i in chosen), tuple(chosen))
+    return PaperJudgement(
+        decision.label, decision.strength, tuple(judged[i] for i in chosen), tuple(chosen)
+    )
 
 
 def admits(probability: float, paper: PaperJudgement, limits: Thresholds) -> bool:
@@ -134,7 +155,9 @@ def admits(probability: float, paper: PaperJudgement, limits: Thresholds) -> boo
     return probability >= limits.on_topic or paper.strength >= limits.strong_finding
 
 
-QUOTES_PER_PAPER = 2  # rationale sentences quoted from an abstract the abstract model finds evidence in
+QUOTES_PER_PAPER = (
+    2  # rationale sentences quoted from an abstract the abstract model finds evidence in
+)
 SUBJECT_BONUS = 0.25  # added to a sentence's quote score when it names the claim's subject (held-out fold: 0.708 → 0.717)
 
 
@@ -153,13 +176,21 @@ def abstract_model_available() -> bool:
     return available()
 
 
-def _sentence_evidence(claim: str, title: str | None, sentences: Sequence[str], judge: Judgement | None) -> np.ndarray:
-    stance = (judge or default_judge()).stance(claim, list(sentences), [title or None] * len(sentences))
+def _sentence_evidence(
+    claim: str, title: str | None, sentences: Sequence[str], judge: Judgement | None
+) -> np.ndarray:
+    stance = (judge or default_judge()).stance(
+        claim, list(sentences), [title or None] * len(sentences)
+    )
     return 1.0 - stance[:, 2]
 
 
-def judge_abstracts(claim: str, papers: Sequence[tuple[str | None, Sequence[str]]], model: Any = None,
-                    judge: Judgement | None | bool = None) -> list[PaperJudgement]:
+def judge_abstracts(
+    claim: str,
+    papers: Sequence[tuple[str | None, Sequence[str]]],
+    model: Any = None,
+    judge: Judgement | None | bool = None,
+) -> list[PaperJudgement]:
     """Each paper ((title, sentences)) judged whole against `claim` by the abstract-level model: its
     label (SUPPORT / CONTRADICT when P(evidence) = 1 − P(NEI) reaches the shipped `evidence`
     threshold; CONTRADICT's probability weighed by `contradict_weight`), how strongly (P(label)),
@@ -184,22 +215,39 @@ def judge_abstracts(claim: str, papers: Sequence[tuple[str | None, Sequence[str]
         model = get_abstract_judge()
     subject = _subject(claim)
     limits = model.thresholds
-    evidence_floor, weight = float(limits.get("evidence", 0.5)), float(limits.get("contradict_weight", 1.0))
+    evidence_floor, weight = (
+        float(limits.get("evidence", 0.5)),
+        float(limits.get("contradict_weight", 1.0)),
+    )
     judged = model.judge(claim, [(title or "", list(sentences)) for title, sentences in papers])
     best = max(range(len(judged)), key=lambda i: judged[i].evidence, default=None)
     out = []
     for n, ((title, sentences), j) in enumerate(zip(papers, judged, strict=True)):
         support, contradict, nei = (float(x) for x in j.probs)
-        floor = min(evidence_floor, float(limits.get("best_evidence", evidence_floor))) if n == best else evidence_floor
+        floor = (
+            min(evidence_floor, float(limits.get("best_evidence", evidence_floor)))
+            if n == best
+            else evidence_floor
+        )
         if not sentences or 1.0 - nei < floor:
             out.append(PaperJudgement("NEI", nei, (), ()))
             continue
         label = "SUPPORT" if support >= contradict * weight else "CONTRADICT"
-        score = j.rationale if judge is False else j.rationale + _sentence_evidence(claim, title, sentences, judge)
+        score = (
+            j.rationale
+            if judge is False
+            else j.rationale + _sentence_evidence(claim, title, sentences, judge)
+        )
         if subject:  # a quote that names what the claim is about reads on its own
-            score = score + SUBJECT_BONUS * np.array([names_subject(subject, s) for s in sentences], dtype=np.float32)
+            score = score + SUBJECT_BONUS * np.array(
+                [names_subject(subject, s) for s in sentences], dtype=np.float32
+            )
         order = [int(i) for i in np.argsort(-score, kind="stable")[:QUOTES_PER_PAPER]]
         chosen = tuple(i for n, i in enumerate(order) if n == 0 or j.rationale[i] >= 0.5)
-        evidence = tuple(SentencePrediction(sentences[i], label, support, contradict, nei) for i in chosen)
-        out.append(PaperJudgement(label, support if label == "SUPPORT" else contradict, evidence, chosen))
+        evidence = tuple(
+            SentencePrediction(sentences[i], label, support, contradict, nei) for i in chosen
+        )
+        out.append(
+            PaperJudgement(label, support if label == "SUPPORT" else contradict, evidence, chosen)
+        )
     return out

@@ -45,7 +45,9 @@ class SentencePrediction:
         return p / (self.support + self.contradict) if self.support + self.contradict > 0 else 0.0
 
 
-def stance_of(prediction: SentencePrediction, claim: str = "", label: str | None = None) -> tuple[PassageStance, float, tuple[str, ...]]:
+def stance_of(
+    prediction: SentencePrediction, claim: str = "", label: str | None = None
+) -> tuple[PassageStance, float, tuple[str, ...]]:
     """The passage stance, its strength and the conditions it rests on, for one sentence judged
     against `claim`. `label` overrides the sentence's own most probable label (an abstract-level
     decision that made the sentence its abstract's rationale). Whether a sentence is evidence at
@@ -57,17 +59,35 @@ def stance_of(prediction: SentencePrediction, claim: str = "", label: str | None
     if label == "CONTRADICT":
         return PassageStance.CONTRADICTS, prediction.direction(label), ()
     if claim and null_result(prediction.sentence, claim):
-        return PassageStance.UNRELATED, prediction.nei, ()  # a trend, not an effect: no support for a claimed effect
-    conditions = tuple(str(c) for c in stated_conditions(prediction.sentence, claim)) if claim else ()
-    return (PassageStance.QUALIFIES if conditions else PassageStance.SUPPORTS), prediction.direction(label), conditions
+        return (
+            PassageStance.UNRELATED,
+            prediction.nei,
+            (),
+        )  # a trend, not an effect: no support for a claimed effect
+    conditions = (
+        tuple(str(c) for c in stated_conditions(prediction.sentence, claim)) if claim else ()
+    )
+    return (
+        (PassageStance.QUALIFIES if conditions else PassageStance.SUPPORTS),
+        prediction.direction(label),
+        conditions,
+    )
 
 
 def label_passages(
-    predictions: list[SentencePrediction], source_id: str, statement: int = 0, claim: str = "", label: str | None = None,
+    predictions: list[SentencePrediction],
+    source_id: str,
+    statement: int = 0,
+    claim: str = "",
+    label: str | None = None,
 ) -> list[LabelledPassage]:
     """Labelled passages of one source for `verdict.decide_verdict`."""
     out = []
     for p in predictions:
         stance, strength, conditions = stance_of(p, claim, label)
-        out.append(LabelledPassage(source_id, stance, round(strength, 4), statement, p.sentence, conditions))
+        out.append(
+            LabelledPassage(
+                source_id, stance, round(strength, 4), statement, p.sentence, conditions
+            )
+        )
     return out

@@ -51,7 +51,11 @@ def load_claims(path: str | Path) -> list[SciFactClaim]:
         for doc, sets in (raw.get("evidence") or {}).items():
             indices = frozenset(i for s in sets for i in s["sentences"])
             evidence[int(doc)] = (sets[0]["label"], indices)
-        claims.append(SciFactClaim(int(raw["id"]), raw["claim"], tuple(int(d) for d in raw["cited_doc_ids"]), evidence))
+        claims.append(
+            SciFactClaim(
+                int(raw["id"]), raw["claim"], tuple(int(d) for d in raw["cited_doc_ids"]), evidence
+            )
+        )
     return claims
 
 

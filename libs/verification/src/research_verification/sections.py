@@ -18,8 +18,10 @@ import re
 # A section label opening a sentence ("RESULTS", "DESIGN, SETTING, AND PATIENTS", "METHODS:").
 SECTION = re.compile(r"^([A-Z]{3,}(?:[ ,&/]+(?:AND\s+)?[A-Z]{3,})*)\s*:?\s+(?=[A-Z0-9(])")
 # Sections that frame a study (what it asked, how it was done) rather than report what it found.
-FRAMING = re.compile(r"\b(BACKGROUND|CONTEXT|INTRODUCTION|IMPORTANCE|RATIONALE|OBJECTIVES?|AIMS?|PURPOSE|METHODS?|"
-                     r"DESIGN|SETTINGS?|PARTICIPANTS|PATIENTS|SUBJECTS|INTERVENTIONS?|MEASURES|MEASUREMENTS)\b")
+FRAMING = re.compile(
+    r"\b(BACKGROUND|CONTEXT|INTRODUCTION|IMPORTANCE|RATIONALE|OBJECTIVES?|AIMS?|PURPOSE|METHODS?|"
+    r"DESIGN|SETTINGS?|PARTICIPANTS|PATIENTS|SUBJECTS|INTERVENTIONS?|MEASURES|MEASUREMENTS)\b"
+)
 # Sections that report what a study found.
 FINDING = re.compile(r"\b(RESULTS?|FINDINGS|CONCLUSIONS?|INTERPRETATION)\b")
 
@@ -57,7 +59,8 @@ def reported(sentences: list[str]) -> list[str]:
 REVIEWS_OTHERS = re.compile(
     r"\b(?:here,? )?(?:we|this (?:review|article|commentary|perspective|essay))(?: critically)? (?:review|reviews|discuss|"
     r"discusses|evaluate the evidence|critically evaluate|summari[sz]e|summari[sz]es|highlight|outline|consider)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 def reviews_others(sentences: list[str]) -> bool:

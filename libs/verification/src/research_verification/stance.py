@@ -70,7 +70,7 @@ class AnswerJudgement:
 
 
 def question_as_statement(question: str) -> str:
-    """"Does X lead to Y?" → "X lead to Y", "Is it true that X?" → "X": the form the stance model was
+    """ "Does X lead to Y?" → "X lead to Y", "Is it true that X?" → "X": the form the stance model was
     trained on (claims)."""
     return _LEADING_AUXILIARY.sub("", question.strip().rstrip("?").strip())
 
@@ -87,16 +87,29 @@ def asked_subject(prompt: str) -> str:
     return statements[0].subject if statements and statements[0].predicate else ""
 
 
-def judge_quote(statement: str, quote: str, probs: Sequence[float], evidence_threshold: float) -> QuoteJudgement:
+def judge_quote(
+    statement: str, quote: str, probs: Sequence[float], evidence_threshold: float
+) -> QuoteJudgement:
     """One quote's stance given the stance model's (SUPPORT, CONTRADICT, NEI) probabilities."""
     if NON_ANSWER_CUES.search(quote):
-        return QuoteJudgement(quote, AnswerStance.NON_ANSWER, 1.0, "states an aim, background or a call for more research")
+        return QuoteJudgement(
+            quote,
+            AnswerStance.NON_ANSWER,
+            1.0,
+            "states an aim, background or a call for more research",
+        )
     support, contradict, nei = (float(p) for p in probs)
     if 1.0 - nei < evidence_threshold:
-        return QuoteJudgement(quote, AnswerStance.NON_ANSWER, nei, "the stance model finds no stance on the question")
+        return QuoteJudgement(
+            quote, AnswerStance.NON_ANSWER, nei, "the stance model finds no stance on the question"
+        )
     if support >= contradict:
-        return QuoteJudgement(quote, AnswerStance.SUPPORT, support, "supports the question's statement")
-    return QuoteJudgement(quote, AnswerStance.CONTRADICT, contradict, "contradicts the question's statement")
+        return QuoteJudgement(
+            quote, AnswerStance.SUPPORT, support, "supports the question's statement"
+        )
+    return QuoteJudgement(
+        quote, AnswerStance.CONTRADICT, contradict, "contradicts the question's statement"
+    )
 
 
 def judge_answer(
@@ -117,7 +130,11 @@ def judge_answer(
     ignores them.
     """
     del known_vectors  # a cross-encoder reads each (statement, quote) pair, not stored vectors
-    named = [(q, (titles[i] if titles and i < len(titles) else "") or None) for i, q in enumerate(quotes) if q and q.strip()]
+    named = [
+        (q, (titles[i] if titles and i < len(titles) else "") or None)
+        for i, q in enumerate(quotes)
+        if q and q.strip()
+    ]
     if not named:
         return AnswerJudgement(AnswerStance.NON_ANSWER, 0.0, ())
     quotes = [q for q, _ in named]

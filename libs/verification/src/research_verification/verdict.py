@@ -68,7 +68,9 @@ class LabelledPassage:
     strength: float
     statement: int = 0
     text: str = ""
-    conditions: tuple[str, ...] = ()  # what a QUALIFIES passage holds under ("in women (population)")
+    conditions: tuple[
+        str, ...
+    ] = ()  # what a QUALIFIES passage holds under ("in women (population)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +92,12 @@ class Assessment:
         return f"Verdict: {self.verdict} · Confidence: {self.confidence}"
 
 
-def _stances(passages: Iterable[LabelledPassage]) -> dict[tuple[str, int], tuple[PassageStance, float]]:
-    sums: dict[tuple[str, int], dict[PassageStance, float]] = defaultdict(lambda: defaultdict(float))
+def _stances(
+    passages: Iterable[LabelledPassage],
+) -> dict[tuple[str, int], tuple[PassageStance, float]]:
+    sums: dict[tuple[str, int], dict[PassageStance, float]] = defaultdict(
+        lambda: defaultdict(float)
+    )
     best: dict[tuple[str, int, PassageStance], float] = defaultdict(float)
     for p in passages:
         if p.label is PassageStance.UNRELATED or p.strength < MIN_STRENGTH:
@@ -102,9 +108,15 @@ def _stances(passages: Iterable[LabelledPassage]) -> dict[tuple[str, int], tuple
     stances = {}
     for (source, statement), by_label in sums.items():
         label = max(by_label, key=lambda lab: by_label[lab])
-        s, c = by_label.get(PassageStance.SUPPORTS, 0.0), by_label.get(PassageStance.CONTRADICTS, 0.0)
+        s, c = (
+            by_label.get(PassageStance.SUPPORTS, 0.0),
+            by_label.get(PassageStance.CONTRADICTS, 0.0),
+        )
         if s and s == c:
-            weight = max(best[(source, statement, PassageStance.SUPPORTS)], best[(source, statement, PassageStance.CONTRADICTS)])
+            weight = max(
+                best[(source, statement, PassageStance.SUPPORTS)],
+                best[(source, statement, PassageStance.CONTRADICTS)],
+            )
             stances[(source, statement)] = (PassageStance.QUALIFIES, weight)
         else:
             stances[(source, statement)] = (label, best[(source, statement, label)])
@@ -121,8 +133,15 @@ def decide_verdict(passages: Iterable[LabelledPassage], statements: int = 1) -> 
         weight[label] += w
     covered = {statement for (_, statement) in stances}
     coverage = len(covered) / max(statements, 1)
-    s_w, c_w, q_w = weight[PassageStance.SUPPORTS], weight[PassageStance.CONTRADICTS], weight[PassageStance.QUALIFIES]
-    n_support, n_contra = len(by_label[PassageStance.SUPPORTS]), len(by_label[PassageStance.CONTRADICTS])
+    s_w, c_w, q_w = (
+        weight[PassageStance.SUPPORTS],
+        weight[PassageStance.CONTRADICTS],
+        weight[PassageStance.QUALIFIES],
+    )
+    n_support, n_contra = (
+        len(by_label[PassageStance.SUPPORTS]),
+        len(by_label[PassageStance.CONTRADICTS]),
+    )
     sources = {source for (source, _) in stances}
     mean_strength = sum(w for _, w in stances.values()) / len(stances) if stances else 0.0
 
@@ -134,7 +153,11 @@ def decide_verdict(passages: Iterable[LabelledPassage], statements: int = 1) -> 
             strong = n_support >= 2 and n_contra == 0 and coverage >= 1.0 and q_w <= s_w
             verdict = Verdict.STRONGLY_SUPPORTED if strong else Verdict.PARTIALLY_SUPPORTED
         elif share <= 0.25:
-            verdict = Verdict.CONTRADICTED if n_contra >= 2 and n_support == 0 else Verdict.WEAKLY_CONTRADICTED
+            verdict = (
+                Verdict.CONTRADICTED
+                if n_contra >= 2 and n_support == 0
+                else Verdict.WEAKLY_CONTRADICTED
+            )
         else:
             verdict = Verdict.MIXED_EVIDENCE
 
@@ -145,6 +168,12 @@ def decide_verdict(passages: Iterable[LabelledPassage], statements: int = 1) -> 
     else:
         confidence = Confidence.LOW
     return Assessment(
-        verdict, confidence, n_support, n_contra, len(by_label[PassageStance.QUALIFIES]),
-        round(share, 4), round(coverage, 4), round(mean_strength, 4),
+        verdict,
+        confidence,
+        n_support,
+        n_contra,
+        len(by_label[PassageStance.QUALIFIES]),
+        round(share, 4),
+        round(coverage, 4),
+        round(mean_strength, 4),
     )

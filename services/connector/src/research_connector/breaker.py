@@ -50,11 +50,21 @@ log = get_logger(__name__)
 KV_BUCKET = "connector_circuits"
 CLOSED, HALF_OPEN, OPEN = "closed", "half_open", "open"
 # Degraded reasons that say nothing about the source's health.
-NOT_FAULTS = frozenset({"disabled", "not_configured", "phi_refused", "unknown_source", "circuit_open"})
+NOT_FAULTS = frozenset(
+    {"disabled", "not_configured", "phi_refused", "unknown_source", "circuit_open"}
+)
 MAX_RACES = 20
 
-STATE = Gauge("research_connector_circuit_state", "Circuit of a source: 0 closed, 1 half-open, 2 open.", ["source"])
-SKIPS = Counter("research_connector_circuit_skips_total", "Lookups skipped because the source's circuit is open.", ["source"])
+STATE = Gauge(
+    "research_connector_circuit_state",
+    "Circuit of a source: 0 closed, 1 half-open, 2 open.",
+    ["source"],
+)
+SKIPS = Counter(
+    "research_connector_circuit_skips_total",
+    "Lookups skipped because the source's circuit is open.",
+    ["source"],
+)
 _LEVEL = {CLOSED: 0, HALF_OPEN: 1, OPEN: 2}
 
 Transition = Callable[[str, str, dict[str, object]], Awaitable[None]]
@@ -106,7 +116,9 @@ class CircuitBreakers:
         self._kv = kv
         self._on_transition = on_transition
         self._clock = clock
-        self._local: dict[str, tuple[Circuit, int | None, float]] = {}  # source → (circuit, revision, read at)
+        self._local: dict[
+            str, tuple[Circuit, int | None, float]
+        ] = {}  # source → (circuit, revision, read at)
         self._lock = asyncio.Lock()
 
     async def admit(self, source: str) -> bool:
@@ -159,7 +171,9 @@ class CircuitBreakers:
     # --- storage: the KV bucket, or this process when it cannot be reached -------------------
     async def _read(self, source: str, *, fresh: bool) -> tuple[Circuit, int | None]:
         known = self._local.get(source)
-        if known is not None and (self._kv is None or (not fresh and self._clock() - known[2] < self.refresh_s)):
+        if known is not None and (
+            self._kv is None or (not fresh and self._clock() - known[2] < self.refresh_s)
+        ):
             return known[0], known[1]
         if self._kv is not None:
             try:
@@ -171,7 +185,11 @@ class CircuitBreakers:
                 self._remember(source, Circuit(), None)
                 return Circuit(), None
             except (nats.errors.Error, asyncio.TimeoutError, ValueError, TypeError) as exc:
-                log.warning("circuit state unavailable, using this replica's", source=source, error=repr(exc))
+                log.warning(
+                    "circuit state unavailable, using this replica's",
+                    source=source,
+                    error=repr(exc),
+                )
         circuit, revision = (known[0], known[1]) if known else (Circuit(), None)
         return circuit, revision
 
@@ -187,7 +205,11 @@ class CircuitBreakers:
             except nats.js.errors.KeyValueError:  # wrong last revision: another replica wrote first
                 return False
             except (nats.errors.Error, asyncio.TimeoutError) as exc:
-                log.warning("circuit state unavailable, using this replica's", source=source, error=repr(exc))
+                log.warning(
+                    "circuit state unavailable, using this replica's",
+                    source=source,
+                    error=repr(exc),
+                )
         self._remember(source, circuit, revision)
         return True
 

@@ -44,7 +44,9 @@ def request_key(source: str, operation: str, **params: Any) -> tuple[str, dict[s
     for name, value in sorted(params.items()):
         if value is None:
             continue
-        request[name] = normalise_query(value) if name == "query" and isinstance(value, str) else value
+        request[name] = (
+            normalise_query(value) if name == "query" and isinstance(value, str) else value
+        )
     canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest(), request
 
@@ -53,7 +55,11 @@ class AnswerCache:
     """Read and write cached source answers; `ttl_s` is how long an answer stays fresh."""
 
     def __init__(
-        self, sessions: async_sessionmaker[AsyncSession], *, ttl_s: float = 24 * 3600, now: Now = _utcnow
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        *,
+        ttl_s: float = 24 * 3600,
+        now: Now = _utcnow,
     ) -> None:
         self._sessions = sessions
         self._ttl = timedelta(seconds=ttl_s)
@@ -71,7 +77,9 @@ class AnswerCache:
             return None
         return [SourceHit.model_validate(hit) for hit in hits]
 
-    async def remember(self, key: str, source: str, request: dict[str, Any], hits: list[SourceHit]) -> None:
+    async def remember(
+        self, key: str, source: str, request: dict[str, Any], hits: list[SourceHit]
+    ) -> None:
         """Store (or refresh) the answer to `request` for the next `ttl_s` seconds."""
         now = self._now()
         row = {
@@ -85,7 +93,10 @@ class AnswerCache:
         statement = insert(ConnectorCacheEntry).values(**row)
         statement = statement.on_conflict_do_update(
             index_elements=[ConnectorCacheEntry.key],
-            set_={name: statement.excluded[name] for name in ("hits", "request", "created_at", "expires_at")},
+            set_={
+                name: statement.excluded[name]
+                for name in ("hits", "request", "created_at", "expires_at")
+            },
         )
         async with self._sessions() as session, session.begin():
             await session.execute(statement)

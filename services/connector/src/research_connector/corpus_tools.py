@@ -45,8 +45,13 @@ Sessions = Callable[[], async_sessionmaker[AsyncSession]]
 
 def _record(summary: analytics.PaperSummary) -> PaperRecord:
     return PaperRecord(
-        paper_id=CORPUS_PREFIX + summary.external_id, title=summary.title, authors=summary.authors, year=summary.year,
-        venue=summary.venue, doi=summary.doi, citation_count=summary.citation_count,
+        paper_id=CORPUS_PREFIX + summary.external_id,
+        title=summary.title,
+        authors=summary.authors,
+        year=summary.year,
+        venue=summary.venue,
+        doi=summary.doi,
+        citation_count=summary.citation_count,
     )
 
 
@@ -58,39 +63,84 @@ class CorpusTools:
         self._settings = settings
 
     async def search_papers(self, request: SearchPapers) -> list[PaperPassage]:
-        filters = SearchFilters(year_from=request.year_from, year_to=request.year_to, venue=request.venue, section=request.section)
+        filters = SearchFilters(
+            year_from=request.year_from,
+            year_to=request.year_to,
+            venue=request.venue,
+            section=request.section,
+        )
         async with self._sessions()() as session:
-            hits = await search(session, request.query, k=request.k, mode=request.mode, filters=filters, settings=self._settings)
+            hits = await search(
+                session,
+                request.query,
+                k=request.k,
+                mode=request.mode,
+                filters=filters,
+                settings=self._settings,
+            )
         return [
             PaperPassage(
-                paper_id=CORPUS_PREFIX + h.external_id, title=h.title, authors=h.authors, year=h.year, venue=h.venue,
-                doi=h.doi, citation_count=h.citation_count, text=h.abstract, score=h.score, passage=h.passage,
-                locator=h.locator, section=h.section,
+                paper_id=CORPUS_PREFIX + h.external_id,
+                title=h.title,
+                authors=h.authors,
+                year=h.year,
+                venue=h.venue,
+                doi=h.doi,
+                citation_count=h.citation_count,
+                text=h.abstract,
+                score=h.score,
+                passage=h.passage,
+                locator=h.locator,
+                section=h.section,
             )
             for h in hits
         ]
 
     async def search_metadata(self, request: SearchMetadata) -> list[PaperRecord]:
         if request.topic:
-            found = await self.search_papers(SearchPapers(query=request.topic, k=min(50, request.limit * 3),
-                                                          year_from=request.year_from, year_to=request.year_to, venue=request.venue))
+            found = await self.search_papers(
+                SearchPapers(
+                    query=request.topic,
+                    k=min(50, request.limit * 3),
+                    year_from=request.year_from,
+                    year_to=request.year_to,
+                    venue=request.venue,
+                )
+            )
             keep = [
-                p for p in found
-                if (request.author is None or any(request.author.lower() in a.lower() for a in p.authors))
+                p
+                for p in found
+                if (
+                    request.author is None
+                    or any(request.author.lower() in a.lower() for a in p.authors)
+                )
                 and (request.year is None or p.year == request.year)
                 and (request.title is None or request.title.lower() in p.title.lower())
             ]
-            return [PaperRecord(**p.model_dump(exclude={"score", "passage", "locator", "section", "text"})) for p in keep[: request.limit]]
+            return [
+                PaperRecord(
+                    **p.model_dump(exclude={"score", "passage", "locator", "section", "text"})
+                )
+                for p in keep[: request.limit]
+            ]
         async with self._sessions()() as session:
             rows = await analytics.find_papers(
-                session, title=request.title, author=request.author, venue=request.venue, year=request.year,
-                year_from=request.year_from, year_to=request.year_to, limit=request.limit,
+                session,
+                title=request.title,
+                author=request.author,
+                venue=request.venue,
+                year=request.year,
+                year_from=request.year_from,
+                year_to=request.year_to,
+                limit=request.limit,
             )
         return [_record(r) for r in rows]
 
     async def publication_trends(self, request: PublicationTrends) -> list[dict[str, Any]]:
         async with self._sessions()() as session:
-            points = await analytics.publication_trends(session, request.topic, request.year_from, request.year_to)
+            points = await analytics.publication_trends(
+                session, request.topic, request.year_from, request.year_to
+            )
         return [p.model_dump() for p in points]
 
     async def top_cited(self, request: TopCited) -> list[PaperRecord]:
@@ -115,8 +165,16 @@ class CorpusTools:
                 {"ids": ids, "with_text": request.with_text},
             )
             return [
-                PaperRecord(paper_id=CORPUS_PREFIX + r.external_id, title=r.title, authors=list(r.authors or []),
-                            year=r.year, venue=r.venue, doi=r.doi, citation_count=r.citation_count, text=r.text or "")
+                PaperRecord(
+                    paper_id=CORPUS_PREFIX + r.external_id,
+                    title=r.title,
+                    authors=list(r.authors or []),
+                    year=r.year,
+                    venue=r.venue,
+                    doi=r.doi,
+                    citation_count=r.citation_count,
+                    text=r.text or "",
+                )
                 for r in rows
             ]
 
@@ -146,14 +204,25 @@ def subscribe(broker: NatsBroker, tools: CorpusTools) -> None:
         async def on_tool(request: BaseModel) -> CorpusToolReply:
             return await tools.answer(tool, request)
 
-        on_tool.__annotations__ = {"request": TOOL_REQUESTS[tool], "return": CorpusToolReply}  # FastStream parses by it
-        on_tool.__doc__ = f"Corpus tool `{tool}`: request {TOOL_REQUESTS[tool].__name__}, reply CorpusToolReply."
+        on_tool.__annotations__ = {
+            "request": TOOL_REQUESTS[tool],
+            "return": CorpusToolReply,
+        }  # FastStream parses by it
+        on_tool.__doc__ = (
+            f"Corpus tool `{tool}`: request {TOOL_REQUESTS[tool].__name__}, reply CorpusToolReply."
+        )
         return on_tool
 
     for tool in CORPUS_TOOLS:
-        router = refusing(lambda exc, tool=tool: CorpusToolReply(tool=tool, error=f"invalid {tool} request: {exc.errors(include_url=False)}"))
+        router = refusing(
+            lambda exc, tool=tool: CorpusToolReply(
+                tool=tool, error=f"invalid {tool} request: {exc.errors(include_url=False)}"
+            )
+        )
         router.subscriber(
-            subjects.corpus_tool_subject(tool), queue=subjects.CONNECTOR_QUEUE, title=f"connector.corpus.{tool}",
+            subjects.corpus_tool_subject(tool),
+            queue=subjects.CONNECTOR_QUEUE,
+            title=f"connector.corpus.{tool}",
             decoder=empty_is_object,
         )(handler(tool))
         broker.include_router(router)

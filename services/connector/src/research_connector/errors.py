@@ -46,4 +46,3 @@ class SourceReportedError(SourceDegraded):
 
     def __init__(self, detail: str = "") -> None:
         super().__init__("source_error", detail)
-

@@ -42,10 +42,14 @@ def title_key(title: str) -> str | None:
 def identity_keys(hit: SourceHit) -> list[str]:
     """Every key that identifies the work behind `hit` (DOI, PMID, normalised title)."""
     keys = []
-    doi = hit.doi or (hit.source_id.removeprefix("doi:") if hit.source_id.startswith("doi:") else None)
+    doi = hit.doi or (
+        hit.source_id.removeprefix("doi:") if hit.source_id.startswith("doi:") else None
+    )
     if doi:
         keys.append(f"doi:{doi.strip().lower()}")
-    pmid = hit.metadata.get("pmid") or (hit.source_id.removeprefix("pmid:") if hit.source_id.startswith("pmid:") else None)
+    pmid = hit.metadata.get("pmid") or (
+        hit.source_id.removeprefix("pmid:") if hit.source_id.startswith("pmid:") else None
+    )
     if pmid:
         keys.append(f"pmid:{pmid}")
     title = title_key(hit.title)
@@ -92,7 +96,12 @@ def merge(answers: list[list[SourceHit]]) -> list[SourceHit]:
 
 
 async def _lookup(
-    source: EvidenceSource, query: str, filters: TaskFilters, limit: int, deadline_s: float, incidents: Incidents
+    source: EvidenceSource,
+    query: str,
+    filters: TaskFilters,
+    limit: int,
+    deadline_s: float,
+    incidents: Incidents,
 ) -> SourceAnswer:
     try:
         async with asyncio.timeout(deadline_s):
@@ -104,7 +113,9 @@ async def _lookup(
         breakers = getattr(source, "breakers", None)
         if breakers is not None:  # a source too slow to answer counts against its circuit too
             await breakers.observe(source.name, "deadline")
-        await incidents.degraded(source.name, "deadline", detail=f"no answer within {deadline_s:g}s")
+        await incidents.degraded(
+            source.name, "deadline", detail=f"no answer within {deadline_s:g}s"
+        )
         return SourceAnswer(source.name, degraded="deadline")
     except Exception as exc:  # a source bug must not fail the whole search
         await incidents.degraded(source.name, "error", detail=type(exc).__name__)
@@ -112,12 +123,22 @@ async def _lookup(
 
 
 async def _ask(
-    source: EvidenceSource, query: str, filters: TaskFilters, limit: int, deadline_s: float, incidents: Incidents
+    source: EvidenceSource,
+    query: str,
+    filters: TaskFilters,
+    limit: int,
+    deadline_s: float,
+    incidents: Incidents,
 ) -> SourceAnswer:
     """`_lookup`, counted and timed per source (`metrics.py`)."""
     started = time.perf_counter()
     answer = await _lookup(source, query, filters, limit, deadline_s, incidents)
-    metrics.looked_up(source.name, cached=answer.cached, degraded=answer.degraded, seconds=time.perf_counter() - started)
+    metrics.looked_up(
+        source.name,
+        cached=answer.cached,
+        degraded=answer.degraded,
+        seconds=time.perf_counter() - started,
+    )
     return answer
 
 
@@ -149,7 +170,9 @@ async def search_all(
         if not wanted:
             found.error = f"query refused: it carries personal identifiers ({', '.join(kinds)})"
             return found
-    answers = await asyncio.gather(*(_ask(s, query, filters, limit, deadline_s, incidents) for s in wanted))
+    answers = await asyncio.gather(
+        *(_ask(s, query, filters, limit, deadline_s, incidents) for s in wanted)
+    )
     for answer in answers:
         if answer.degraded:
             found.degraded[answer.source] = answer.degraded

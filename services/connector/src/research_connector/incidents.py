@@ -28,7 +28,10 @@ log = get_logger(__name__)
 SERVICE = "connector"
 DEGRADED = AuditAction.CONNECTOR_DEGRADED
 PHI_REFUSED = AuditAction.CONNECTOR_PHI_REFUSED
-CIRCUIT = {"open": AuditAction.CONNECTOR_CIRCUIT_OPENED, "closed": AuditAction.CONNECTOR_CIRCUIT_CLOSED}
+CIRCUIT = {
+    "open": AuditAction.CONNECTOR_CIRCUIT_OPENED,
+    "closed": AuditAction.CONNECTOR_CIRCUIT_CLOSED,
+}
 
 
 class Incidents:
@@ -47,14 +50,22 @@ class Incidents:
         task_id: uuid.UUID | None = None,
     ) -> None:
         """Record that `source` gave no answer to `operation` because of `reason` (key-free text)."""
-        log.warning("source degraded", source=source, reason=reason, operation=operation, detail=detail[:300])
+        log.warning(
+            "source degraded",
+            source=source,
+            reason=reason,
+            operation=operation,
+            detail=detail[:300],
+        )
         await self._audit(
             DEGRADED,
             {"source": source, "reason": reason, "operation": operation, "detail": detail[:500]},
             task_id,
         )
 
-    async def refused(self, source: str, kinds: list[str], *, task_id: uuid.UUID | None = None) -> None:
+    async def refused(
+        self, source: str, kinds: list[str], *, task_id: uuid.UUID | None = None
+    ) -> None:
         """Record that a query for `source` was refused because it carries identifiers of `kinds`."""
         log.warning("query refused: personal identifiers", source=source, kinds=kinds)
         await self._audit(PHI_REFUSED, {"source": source, "kinds": kinds}, task_id)
@@ -63,7 +74,9 @@ class Incidents:
         """Record that `source`'s circuit is now `state` (`open` or `closed`); `breaker.py` calls this."""
         await self._audit(CIRCUIT[state], payload, None)
 
-    async def _audit(self, action: AuditAction, payload: dict[str, object], task_id: uuid.UUID | None) -> None:
+    async def _audit(
+        self, action: AuditAction, payload: dict[str, object], task_id: uuid.UUID | None
+    ) -> None:
         if self._sessions is None:
             return
         try:

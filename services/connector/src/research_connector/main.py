@@ -21,7 +21,13 @@ from research_connector.breaker import CircuitBreakers, open_circuit_bucket
 from research_connector.cache import AnswerCache
 from research_connector.fanout import search_all
 from research_connector.incidents import Incidents
-from research_connector.registry import SOURCE_TYPES, CorpusEvidence, EvidenceSource, build_sources, http_client
+from research_connector.registry import (
+    SOURCE_TYPES,
+    CorpusEvidence,
+    EvidenceSource,
+    build_sources,
+    http_client,
+)
 from research_connector.settings import ConnectorServiceSettings
 from research_connector.shared_ratelimit import SharedRateLimits, open_rate_bucket
 from research_connector.sources.corpus import CorpusSource
@@ -49,7 +55,9 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
     async def lifespan() -> AsyncIterator[None]:
         engine = create_engine(settings.require_database_url(), pool_size=SEARCH_WORKERS + 2)
         sessions = session_factory(engine)
-        reader = create_read_engine(settings.database_read_url, engine, pool_size=SEARCH_WORKERS + 2)  # search only reads
+        reader = create_read_engine(
+            settings.database_read_url, engine, pool_size=SEARCH_WORKERS + 2
+        )  # search only reads
         state["sessions"], state["read_sessions"] = sessions, session_factory(reader)
         client = http_client(connector)
         # Rate limits are counted fleet-wide (NATS KV), so replicas together keep each source's rate.
@@ -59,15 +67,28 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
         state["incidents"] = Incidents(sessions)
         # Circuits are shared the same way: a source one replica found down is skipped by all.
         circuit = connector.circuit
-        breakers = CircuitBreakers(
-            await open_circuit_bucket(limits_nc), threshold=circuit.threshold, cooldown_s=circuit.cooldown_s,
-            refresh_s=circuit.refresh_s, on_transition=state["incidents"].circuit_changed,
-        ) if circuit.enabled else None
-        state["sources"] = build_sources(
-            connector, client=client, incidents=state["incidents"], cache=AnswerCache(sessions, ttl_s=connector.cache_ttl_s),
-            limits=limits, breakers=breakers,
+        breakers = (
+            CircuitBreakers(
+                await open_circuit_bucket(limits_nc),
+                threshold=circuit.threshold,
+                cooldown_s=circuit.cooldown_s,
+                refresh_s=circuit.refresh_s,
+                on_transition=state["incidents"].circuit_changed,
+            )
+            if circuit.enabled
+            else None
         )
-        await asyncio.to_thread(get_embedder().embed_one, "warm up")  # first query pays no model load
+        state["sources"] = build_sources(
+            connector,
+            client=client,
+            incidents=state["incidents"],
+            cache=AnswerCache(sessions, ttl_s=connector.cache_ttl_s),
+            limits=limits,
+            breakers=breakers,
+        )
+        await asyncio.to_thread(
+            get_embedder().embed_one, "warm up"
+        )  # first query pays no model load
         yield
         await client.aclose()
         await limits_nc.close()
@@ -93,12 +114,17 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
         )
 
     # A request that does not validate is answered with `error`, never left to time out.
-    searches = refusing(lambda exc: EvidenceFound(error=f"invalid search request: {exc.errors(include_url=False)}"))
+    searches = refusing(
+        lambda exc: EvidenceFound(error=f"invalid search request: {exc.errors(include_url=False)}")
+    )
 
     # Searches are answered concurrently (one at a time made every researcher task queue behind
     # the others' corpus queries).
     @searches.subscriber(
-        subjects.CONNECTOR_SEARCH, queue=subjects.CONNECTOR_QUEUE, title="connector.search", max_workers=SEARCH_WORKERS
+        subjects.CONNECTOR_SEARCH,
+        queue=subjects.CONNECTOR_QUEUE,
+        title="connector.search",
+        max_workers=SEARCH_WORKERS,
     )
     async def on_search(request: SearchEvidence) -> EvidenceFound:
         """Fan a `SearchEvidence` request out to the requested sources and merge the hits."""
@@ -113,11 +139,15 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
 
     for name in ("corpus", *SOURCE_TYPES):
         searches.subscriber(
-            subjects.connector_source_subject(name), queue=subjects.CONNECTOR_QUEUE, title=f"connector.source.{name}"
+            subjects.connector_source_subject(name),
+            queue=subjects.CONNECTOR_QUEUE,
+            title=f"connector.source.{name}",
         )(direct(name))
 
     broker.include_router(searches)
-    corpus_tools.subscribe(broker, corpus_tools.CorpusTools(lambda: state["read_sessions"], settings.corpus))
+    corpus_tools.subscribe(
+        broker, corpus_tools.CorpusTools(lambda: state["read_sessions"], settings.corpus)
+    )
     return FastStream(broker, lifespan=lifespan)
 
 

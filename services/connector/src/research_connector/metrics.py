@@ -14,9 +14,19 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Histogram
 
-REQUESTS = Counter("research_connector_requests_total", "Source lookups not answered from the cache.", ["source"])
-CACHE_HITS = Counter("research_connector_cache_hits_total", "Source lookups answered from the 24 h cache.", ["source"])
-ERRORS = Counter("research_connector_errors_total", "Source lookups that degraded, by reason.", ["source", "reason"])
+REQUESTS = Counter(
+    "research_connector_requests_total", "Source lookups not answered from the cache.", ["source"]
+)
+CACHE_HITS = Counter(
+    "research_connector_cache_hits_total",
+    "Source lookups answered from the 24 h cache.",
+    ["source"],
+)
+ERRORS = Counter(
+    "research_connector_errors_total",
+    "Source lookups that degraded, by reason.",
+    ["source", "reason"],
+)
 DURATION = Histogram(
     "research_connector_request_duration_seconds",
     "Time a source took to answer one lookup (cache hits excluded).",

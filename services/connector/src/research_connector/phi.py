@@ -50,8 +50,13 @@ def find_identifiers(text: str) -> list[str]:
     found = _find(text)
     if text:
         personal = [f for f in _find(text, personal=True) if f.category in _ALWAYS_PERSONAL]
-        found = sorted([*found, *(p for p in personal if all(p.end <= f.start or p.start >= f.end for f in found))],
-                       key=lambda f: f.start)
+        found = sorted(
+            [
+                *found,
+                *(p for p in personal if all(p.end <= f.start or p.start >= f.end for f in found)),
+            ],
+            key=lambda f: f.start,
+        )
     kinds = {_KINDS.get(f.category, f.category.lower()) for f in found}
     rest = text
     for f in reversed(found):  # what the recognisers named is reported once, by its own kind

@@ -79,7 +79,9 @@ class EvidenceSource(Protocol):
     name: str
     leaves_process: bool
 
-    async def search(self, query: str, filters: TaskFilters | None = None, limit: int = 10) -> list[SourceHit]: ...
+    async def search(
+        self, query: str, filters: TaskFilters | None = None, limit: int = 10
+    ) -> list[SourceHit]: ...
 
     async def fetch(self, source_id: str) -> SourceHit | None: ...
 
@@ -94,7 +96,9 @@ class CorpusEvidence:
         self._corpus = corpus
         self._mode = mode
 
-    async def search(self, query: str, filters: TaskFilters | None = None, limit: int = 10) -> list[SourceHit]:
+    async def search(
+        self, query: str, filters: TaskFilters | None = None, limit: int = 10
+    ) -> list[SourceHit]:
         return list(await self._corpus.search(query, filters, limit, self._mode))
 
     async def fetch(self, source_id: str) -> SourceHit | None:
@@ -119,7 +123,9 @@ def build_sources(
     built: dict[str, Source] = {}
     for name, cls in SOURCE_TYPES.items():
         group = groups[name]
-        bucket = limits.bucket(SHARED_BUDGETS.get(name, name), group.effective_rate_per_s(), group.burst)
+        bucket = limits.bucket(
+            SHARED_BUDGETS.get(name, name), group.effective_rate_per_s(), group.burst
+        )
         http = SourceHttp(
             name,
             client,
@@ -132,7 +138,11 @@ def build_sources(
             sleep=sleep,
         )
         built[name] = cls(
-            group, http, incidents=incidents, cache=cache if settings.cache_enabled else None, breakers=breakers
+            group,
+            http,
+            incidents=incidents,
+            cache=cache if settings.cache_enabled else None,
+            breakers=breakers,
         )
     return built
 

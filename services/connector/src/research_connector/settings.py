@@ -26,7 +26,9 @@ class SourceSettings(BaseModel):
     rate_per_s: float = Field(default=1.0, gt=0)
     burst: int = Field(default=1, ge=1)
     timeout_s: float = Field(default=10.0, gt=0)
-    max_retries: int = Field(default=2, ge=0, description="Retries after a 429 / 5xx / transport error.")
+    max_retries: int = Field(
+        default=2, ge=0, description="Retries after a 429 / 5xx / transport error."
+    )
 
     def effective_rate_per_s(self) -> float:
         """The documented rate, raised where a key or a contact address unlocks a higher one."""
@@ -41,7 +43,9 @@ class PubMedSettings(SourceSettings):
     rate_with_key_per_s: float = 10.0
     tool: str = "research-engine"
     email: str | None = None
-    detail: str = Field(default="abstract", description="`abstract` (efetch XML) or `summary` (esummary JSON).")
+    detail: str = Field(
+        default="abstract", description="`abstract` (efetch XML) or `summary` (esummary JSON)."
+    )
 
     def effective_rate_per_s(self) -> float:
         return self.rate_with_key_per_s if self.api_key is not None else self.rate_per_s
@@ -111,7 +115,9 @@ class TavilySettings(SourceSettings):
     base_url: str = "https://api.tavily.com"
     rate_per_s: float = 100 / 60
     burst: int = 5
-    search_depth: str = Field(default="basic", description="basic (1 credit) or advanced (2 credits).")
+    search_depth: str = Field(
+        default="basic", description="basic (1 credit) or advanced (2 credits)."
+    )
 
 
 def _publisher(**overrides: object) -> PublisherSettings:
@@ -122,18 +128,30 @@ class CircuitSettings(BaseModel):
     """The per-source circuit breaker (`CONNECTOR__CIRCUIT__THRESHOLD`, …; see `breaker.py`)."""
 
     enabled: bool = True
-    threshold: int = Field(default=3, ge=1, description="Consecutive failures that open a source's circuit.")
-    cooldown_s: float = Field(default=30.0, gt=0, description="How long an open circuit skips the source before one probe.")
-    refresh_s: float = Field(default=1.0, ge=0, description="Longest a replica trusts its copy of the shared state.")
+    threshold: int = Field(
+        default=3, ge=1, description="Consecutive failures that open a source's circuit."
+    )
+    cooldown_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="How long an open circuit skips the source before one probe.",
+    )
+    refresh_s: float = Field(
+        default=1.0, ge=0, description="Longest a replica trusts its copy of the shared state."
+    )
 
 
 class ConnectorSettings(BaseModel):
     """Every evidence source of the connector service, plus the cache and fan-out knobs."""
 
     circuit: CircuitSettings = Field(default_factory=CircuitSettings)
-    cache_ttl_s: float = Field(default=24 * 3600, gt=0, description="How long a source answer is reused.")
+    cache_ttl_s: float = Field(
+        default=24 * 3600, gt=0, description="How long a source answer is reused."
+    )
     cache_enabled: bool = True
-    max_retry_after_s: float = Field(default=30.0, description="Longest Retry-After the connector waits.")
+    max_retry_after_s: float = Field(
+        default=30.0, description="Longest Retry-After the connector waits."
+    )
     backoff_base_s: float = 0.5
     user_agent: str = "research-engine/0.1 (+https://github.com/research-engine)"
 
@@ -141,7 +159,9 @@ class ConnectorSettings(BaseModel):
     clinvar: ClinVarSettings = Field(default_factory=ClinVarSettings)
     clinicaltrials: SourceSettings = Field(
         # ClinicalTrials.gov API v2 documents ~50 requests per minute per IP.
-        default_factory=lambda: SourceSettings(base_url="https://clinicaltrials.gov/api/v2", rate_per_s=50 / 60)
+        default_factory=lambda: SourceSettings(
+            base_url="https://clinicaltrials.gov/api/v2", rate_per_s=50 / 60
+        )
     )
     europepmc: SourceSettings = Field(
         default_factory=lambda: SourceSettings(
@@ -150,18 +170,26 @@ class ConnectorSettings(BaseModel):
     )
     crossref: CrossRefSettings = Field(default_factory=CrossRefSettings)
     openalex: MailtoSettings = Field(
-        default_factory=lambda: MailtoSettings(base_url="https://api.openalex.org", rate_per_s=10.0, burst=2)
+        default_factory=lambda: MailtoSettings(
+            base_url="https://api.openalex.org", rate_per_s=10.0, burst=2
+        )
     )
     semantic_scholar: SourceSettings = Field(
         # 1 request/s for an API key; the keyless pool is shared and throttled harder.
-        default_factory=lambda: SourceSettings(base_url="https://api.semanticscholar.org/graph/v1", rate_per_s=1.0)
+        default_factory=lambda: SourceSettings(
+            base_url="https://api.semanticscholar.org/graph/v1", rate_per_s=1.0
+        )
     )
     arxiv: SourceSettings = Field(
         # arXiv API terms: no more than one request every three seconds.
-        default_factory=lambda: SourceSettings(base_url="https://export.arxiv.org/api", rate_per_s=1 / 3)
+        default_factory=lambda: SourceSettings(
+            base_url="https://export.arxiv.org/api", rate_per_s=1 / 3
+        )
     )
     unpaywall: MailtoSettings = Field(
-        default_factory=lambda: MailtoSettings(base_url="https://api.unpaywall.org/v2", rate_per_s=10.0)
+        default_factory=lambda: MailtoSettings(
+            base_url="https://api.unpaywall.org/v2", rate_per_s=10.0
+        )
     )
     tavily: TavilySettings = Field(default_factory=TavilySettings)
     elsevier: PublisherSettings = Field(
@@ -174,17 +202,26 @@ class ConnectorSettings(BaseModel):
         )
     )
     nejm: PublisherSettings = Field(
-        default_factory=lambda: _publisher(journals=["The New England Journal of Medicine"], id_prefix="doi:")
+        default_factory=lambda: _publisher(
+            journals=["The New England Journal of Medicine"], id_prefix="doi:"
+        )
     )
     lww: PublisherSettings = Field(
         default_factory=lambda: _publisher(
-            journals=["JAMA", "The Journal of Bone and Joint Surgery", "Clinical Orthopaedics and Related Research"],
+            journals=[
+                "JAMA",
+                "The Journal of Bone and Joint Surgery",
+                "Clinical Orthopaedics and Related Research",
+            ],
             id_prefix="doi:",
         )
     )
     wiley: PublisherSettings = Field(
         default_factory=lambda: _publisher(
-            journals=["Journal of Orthopaedic Research", "Journal of Biomedical Materials Research Part B"],
+            journals=[
+                "Journal of Orthopaedic Research",
+                "Journal of Biomedical Materials Research Part B",
+            ],
             id_prefix="doi:",
         )
     )
@@ -193,16 +230,33 @@ class ConnectorSettings(BaseModel):
             search_path="/guidelines",
             fetch_path="/guidelines/{id}",
             id_prefix="nccn:",
-            fields={"id": "id", "title": "title", "year": "year", "date": "version_date", "url": "url",
-                    "abstract": "summary", "version": "version", "category": "category"},
+            fields={
+                "id": "id",
+                "title": "title",
+                "year": "year",
+                "date": "version_date",
+                "url": "url",
+                "abstract": "summary",
+                "version": "version",
+                "category": "category",
+            },
         )
     )
     cochrane: PublisherSettings = Field(
         default_factory=lambda: _publisher(
             id_prefix="doi:",
-            fields={"id": "doi", "title": "title", "authors": "authors", "year": "year", "date": "date",
-                    "doi": "doi", "url": "url", "abstract": "abstract", "venue": "journal",
-                    "review_type": "review_type"},
+            fields={
+                "id": "doi",
+                "title": "title",
+                "authors": "authors",
+                "year": "year",
+                "date": "date",
+                "doi": "doi",
+                "url": "url",
+                "abstract": "abstract",
+                "venue": "journal",
+                "review_type": "review_type",
+            },
         )
     )
     drugbank: PublisherSettings = Field(
@@ -219,18 +273,31 @@ class ConnectorSettings(BaseModel):
         )
     )
 
-
-# Documented request rates (requests per second) the defaults above encode, for the README.
+    # Documented request rates (requests per second) the defaults above encode, for the README.
 
     def source_groups(self) -> dict[str, SourceSettings]:
         """Each source's settings group by source name (`tavily_news` spends `tavily`'s key and rate)."""
         return {
-            "pubmed": self.pubmed, "clinvar": self.clinvar, "clinicaltrials": self.clinicaltrials,
-            "europepmc": self.europepmc, "crossref": self.crossref, "openalex": self.openalex,
-            "semantic_scholar": self.semantic_scholar, "arxiv": self.arxiv, "unpaywall": self.unpaywall,
-            "nejm": self.nejm, "lww": self.lww, "wiley": self.wiley, "elsevier": self.elsevier, "nccn": self.nccn,
-            "cochrane": self.cochrane, "drugbank": self.drugbank, "tavily": self.tavily, "tavily_news": self.tavily,
+            "pubmed": self.pubmed,
+            "clinvar": self.clinvar,
+            "clinicaltrials": self.clinicaltrials,
+            "europepmc": self.europepmc,
+            "crossref": self.crossref,
+            "openalex": self.openalex,
+            "semantic_scholar": self.semantic_scholar,
+            "arxiv": self.arxiv,
+            "unpaywall": self.unpaywall,
+            "nejm": self.nejm,
+            "lww": self.lww,
+            "wiley": self.wiley,
+            "elsevier": self.elsevier,
+            "nccn": self.nccn,
+            "cochrane": self.cochrane,
+            "drugbank": self.drugbank,
+            "tavily": self.tavily,
+            "tavily_news": self.tavily,
         }
+
 
 DOCUMENTED_RATES: dict[str, str] = {
     "pubmed": "3/s without key, 10/s with key (NCBI E-utilities)",

@@ -81,7 +81,11 @@ class SharedTokenBucket:
         try:
             grant_at = await self._reserve()
         except (nats.errors.Error, asyncio.TimeoutError) as exc:
-            log.warning("shared rate limit unavailable, using the local bucket", budget=self.budget, error=repr(exc))
+            log.warning(
+                "shared rate limit unavailable, using the local bucket",
+                budget=self.budget,
+                error=repr(exc),
+            )
             return await self._fallback.acquire()
         delay = grant_at - self._clock()
         if delay > 0:
@@ -115,7 +119,9 @@ class SharedTokenBucket:
 class SharedRateLimits:
     """The shared buckets, by budget name; same `bucket()` call as `RateLimits`."""
 
-    def __init__(self, kv: KeyValue, *, clock: Clock = time.time, sleep: Sleep = asyncio.sleep) -> None:
+    def __init__(
+        self, kv: KeyValue, *, clock: Clock = time.time, sleep: Sleep = asyncio.sleep
+    ) -> None:
         self._kv = kv
         self._clock = clock
         self._sleep = sleep
@@ -124,7 +130,8 @@ class SharedRateLimits:
     def bucket(self, budget: str, rate_per_s: float, burst: int = 1) -> SharedTokenBucket:
         found = self._buckets.get(budget)
         if found is None:
-            found = SharedTokenBucket(self._kv, budget, rate_per_s, burst, clock=self._clock, sleep=self._sleep)
+            found = SharedTokenBucket(
+                self._kv, budget, rate_per_s, burst, clock=self._clock, sleep=self._sleep
+            )
             self._buckets[budget] = found
         return found
-

@@ -57,7 +57,11 @@ class Redactor:
 
     def __init__(self, secrets: Iterable[SecretStr | None] = ()) -> None:
         self._values = sorted(
-            {s.get_secret_value() for s in secrets if s is not None and len(s.get_secret_value()) >= 4},
+            {
+                s.get_secret_value()
+                for s in secrets
+                if s is not None and len(s.get_secret_value()) >= 4
+            },
             key=len,
             reverse=True,
         )
@@ -104,7 +108,9 @@ class SourceHttp:
         json: Any = None,
     ) -> httpx.Response:
         """Send one request under the source's rate limit; a 404 is a `SourceDegraded` too."""
-        response = await self._send(method, url, params=params, headers=headers, json=json, not_found_is_none=False)
+        response = await self._send(
+            method, url, params=params, headers=headers, json=json, not_found_is_none=False
+        )
         assert response is not None  # only `not_found_is_none=True` yields None
         return response
 
@@ -117,7 +123,9 @@ class SourceHttp:
         headers: dict[str, str] | None = None,
     ) -> httpx.Response | None:
         """Like `request`, but a 404 (unknown id) answers None instead of degrading."""
-        return await self._send(method, url, params=params, headers=headers, json=None, not_found_is_none=True)
+        return await self._send(
+            method, url, params=params, headers=headers, json=None, not_found_is_none=True
+        )
 
     async def _send(
         self,
@@ -152,10 +160,18 @@ class SourceHttp:
                     raise SourceDegraded(reason)
                 wait = retry_after_seconds(response.headers.get("retry-after"))
                 if wait is not None and wait > self._max_retry_after:
-                    raise SourceDegraded(reason, f"retry-after {wait:.0f}s exceeds {self._max_retry_after:.0f}s")
+                    raise SourceDegraded(
+                        reason, f"retry-after {wait:.0f}s exceeds {self._max_retry_after:.0f}s"
+                    )
             if attempt == self._max_retries:
                 break
             delay = wait if wait is not None else self._backoff * 2**attempt
-            log.info("source retry", source=self.source, reason=reason, attempt=attempt + 1, delay_s=round(delay, 2))
+            log.info(
+                "source retry",
+                source=self.source,
+                reason=reason,
+                attempt=attempt + 1,
+                delay_s=round(delay, 2),
+            )
             await self._sleep(delay)
         raise SourceDegraded(reason, f"after {self._max_retries + 1} attempts")

@@ -33,11 +33,15 @@ class PatternAnswer(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["co_occurrence", "temporal_trend", "dose_response", "shared_citation_cluster", "no_pattern"]
+    kind: Literal[
+        "co_occurrence", "temporal_trend", "dose_response", "shared_citation_cluster", "no_pattern"
+    ]
     reasoning: str = Field(min_length=1, max_length=2000, json_schema_extra={"maxLength": 400})
 
 
-def confirmation_prompt(entity: str, statements: list[str], candidates: list[dict[str, Any]]) -> Prompt:
+def confirmation_prompt(
+    entity: str, statements: list[str], candidates: list[dict[str, Any]]
+) -> Prompt:
     guard = Guard()
     parts = ["Entity:", guard(entity), f"Claims ({len(statements)}):"]
     parts += [guard(f"{n}. {s}") for n, s in enumerate(statements, 1)]
@@ -47,7 +51,11 @@ def confirmation_prompt(entity: str, statements: list[str], candidates: list[dic
 
 
 async def confirm(
-    chain: ProviderChain, entity: str, statements: list[str], candidates: list[dict[str, Any]], timeout_s: float
+    chain: ProviderChain,
+    entity: str,
+    statements: list[str],
+    candidates: list[dict[str, Any]],
+    timeout_s: float,
 ) -> tuple[PatternAnswer, str]:
     """The first model's answer (reasoning restored) and `provider:model`.
 
@@ -55,5 +63,7 @@ async def confirm(
     """
     prompt = confirmation_prompt(entity, statements, candidates)
     answered = await chain.ask(prompt, PatternAnswer, "pattern_confirmation", timeout_s=timeout_s)
-    answer = answered.answer.model_copy(update={"reasoning": prompt.restore(answered.answer.reasoning)})
+    answer = answered.answer.model_copy(
+        update={"reasoning": prompt.restore(answered.answer.reasoning)}
+    )
     return answer, f"{answered.provider}:{answered.model}"

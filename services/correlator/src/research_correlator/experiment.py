@@ -36,13 +36,36 @@ PRECEDENCE = (DOSE_RESPONSE, TEMPORAL_TREND, SHARED_CITATION_CLUSTER, CO_OCCURRE
 OFFLINE_MODEL = "offline-correlator"
 
 _UNITS = {
-    "mg": "mg", "milligrams": "mg", "g": "g", "grams": "g", "µg": "ug", "μg": "ug", "ug": "ug", "mcg": "ug",
-    "iu": "iu", "ml": "ml", "mmol": "mmol", "units": "units", "kcal": "kcal", "mg/kg": "mg/kg",
-    "mg/day": "mg", "iu/day": "iu", "minutes": "min", "min": "min", "hours": "h", "servings": "servings",
-    "cups": "cups", "drinks": "drinks", "cigarettes": "cigarettes", "steps": "steps", "gy": "gy",
+    "mg": "mg",
+    "milligrams": "mg",
+    "g": "g",
+    "grams": "g",
+    "µg": "ug",
+    "μg": "ug",
+    "ug": "ug",
+    "mcg": "ug",
+    "iu": "iu",
+    "ml": "ml",
+    "mmol": "mmol",
+    "units": "units",
+    "kcal": "kcal",
+    "mg/kg": "mg/kg",
+    "mg/day": "mg",
+    "iu/day": "iu",
+    "minutes": "min",
+    "min": "min",
+    "hours": "h",
+    "servings": "servings",
+    "cups": "cups",
+    "drinks": "drinks",
+    "cigarettes": "cigarettes",
+    "steps": "steps",
+    "gy": "gy",
 }
 _DOSE = re.compile(
-    r"(?<![\w.])(\d+(?:[.,]\d+)?)\s*(" + "|".join(sorted((re.escape(u) for u in _UNITS), key=len, reverse=True)) + r")(?![\w])",
+    r"(?<![\w.])(\d+(?:[.,]\d+)?)\s*("
+    + "|".join(sorted((re.escape(u) for u in _UNITS), key=len, reverse=True))
+    + r")(?![\w])",
     re.IGNORECASE,
 )
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:%|percent\b)", re.IGNORECASE)
@@ -114,7 +137,12 @@ def temporal_trend(cluster: Cluster) -> Candidate | None:
         "kendall_tau": round(tau, 3),
         "years": {str(c.claim_id): c.evidence_year for c in dated},
     }
-    return Candidate(TEMPORAL_TREND, _ordered(cluster, {c.claim_id for c in dated}), round(abs(tau) * 0.95, 3), evidence)
+    return Candidate(
+        TEMPORAL_TREND,
+        _ordered(cluster, {c.claim_id for c in dated}),
+        round(abs(tau) * 0.95, 3),
+        evidence,
+    )
 
 
 def parse_dose(statement: str) -> tuple[float, str] | None:
@@ -148,7 +176,9 @@ def dose_response(cluster: Cluster) -> Candidate | None:
             "kendall_tau": round(tau, 3),
             "doses": {str(c.claim_id): d for d, c in dosed},
         }
-        candidate = Candidate(DOSE_RESPONSE, _ordered(cluster, {c.claim_id for _, c in dosed}), score, evidence)
+        candidate = Candidate(
+            DOSE_RESPONSE, _ordered(cluster, {c.claim_id for _, c in dosed}), score, evidence
+        )
         if best is None or candidate.score > best.score:
             best = candidate
     return best
@@ -177,7 +207,12 @@ def co_occurrence(cluster: Cluster) -> Candidate | None:
         return None
     other, mentioning = best
     score = round(min(0.9, 0.4 + 0.5 * len(mentioning) / len(cluster.claims)), 3)
-    return Candidate(CO_OCCURRENCE, _ordered(cluster, mentioning), score, {"co_entity": other, "mentions": len(mentioning)})
+    return Candidate(
+        CO_OCCURRENCE,
+        _ordered(cluster, mentioning),
+        score,
+        {"co_entity": other, "mentions": len(mentioning)},
+    )
 
 
 DETECTORS = (dose_response, temporal_trend, shared_citations, co_occurrence)
@@ -185,7 +220,11 @@ DETECTORS = (dose_response, temporal_trend, shared_citations, co_occurrence)
 
 def detect(cluster: Cluster, min_score: float) -> list[Candidate]:
     """Every detector's candidate at or above `min_score`, strongest first (ties by `PRECEDENCE`)."""
-    found = [c for c in (detector(cluster) for detector in DETECTORS) if c is not None and c.score >= min_score]
+    found = [
+        c
+        for c in (detector(cluster) for detector in DETECTORS)
+        if c is not None and c.score >= min_score
+    ]
     return sorted(found, key=lambda c: (-c.score, PRECEDENCE.index(c.kind)))
 
 
@@ -193,7 +232,9 @@ def _ordered(cluster: Cluster, members: set[uuid.UUID]) -> tuple[uuid.UUID, ...]
     return tuple(c.claim_id for c in cluster.claims if c.claim_id in members)
 
 
-async def decide(cluster: Cluster, candidates: list[Candidate], chain: ProviderChain, timeout_s: float) -> Decision:
+async def decide(
+    cluster: Cluster, candidates: list[Candidate], chain: ProviderChain, timeout_s: float
+) -> Decision:
     """One kind or none for the cluster: the first model that answers confirms; else the detectors."""
     kinds = tuple(c.kind for c in candidates)
     if not candidates:
@@ -207,17 +248,31 @@ async def decide(cluster: Cluster, candidates: list[Candidate], chain: ProviderC
             [{"kind": c.kind, "score": c.score, "evidence": c.evidence} for c in candidates],
             timeout_s,
         )
-    except NoProviderAnswered as exc:  # every model failed (or none is remote): the detectors decide
+    except (
+        NoProviderAnswered
+    ) as exc:  # every model failed (or none is remote): the detectors decide
         failures = [f"{f.provider}: {f.reason}" for f in exc.failures]
     else:
         if answer.kind == "no_pattern":
             return Decision(None, cluster.claim_ids, 0.0, answer.reasoning, model, candidates=kinds)
         chosen = next((c for c in candidates if c.kind == answer.kind), None)
         if chosen is not None:
-            return Decision(chosen.kind, chosen.claim_ids, chosen.score, answer.reasoning, model, chosen.evidence, kinds)
+            return Decision(
+                chosen.kind,
+                chosen.claim_ids,
+                chosen.score,
+                answer.reasoning,
+                model,
+                chosen.evidence,
+                kinds,
+            )
         failures = [f"{model}: chose {answer.kind}, which no detector proposed"]
     best = candidates[0]
-    reasoning = f"deterministic detectors: {best.kind} scored {best.score:.2f}" + (
-        f" (also: {', '.join(kinds[1:])})" if len(kinds) > 1 else ""
-    ) + (f"; no model confirmed ({'; '.join(failures)})" if failures else "")
-    return Decision(best.kind, best.claim_ids, best.score, reasoning, OFFLINE_MODEL, best.evidence, kinds)
+    reasoning = (
+        f"deterministic detectors: {best.kind} scored {best.score:.2f}"
+        + (f" (also: {', '.join(kinds[1:])})" if len(kinds) > 1 else "")
+        + (f"; no model confirmed ({'; '.join(failures)})" if failures else "")
+    )
+    return Decision(
+        best.kind, best.claim_ids, best.score, reasoning, OFFLINE_MODEL, best.evidence, kinds
+    )

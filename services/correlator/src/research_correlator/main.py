@@ -45,8 +45,13 @@ class Correlator:
         with usage.within(self.chain.new_run()) as llm:
             counts = await self._run(ctx)
         if llm.usage.calls or llm.fallbacks:
-            counts.update(llm_calls=llm.usage.calls, llm_tokens_in=llm.usage.tokens_in, llm_tokens_out=llm.usage.tokens_out,
-                          llm_fallbacks=len(llm.fallbacks), llm_budget_spent=llm.exhausted())
+            counts.update(
+                llm_calls=llm.usage.calls,
+                llm_tokens_in=llm.usage.tokens_in,
+                llm_tokens_out=llm.usage.tokens_out,
+                llm_fallbacks=len(llm.fallbacks),
+                llm_budget_spent=llm.exhausted(),
+            )
         return counts
 
     async def _run(self, ctx: RunContext) -> dict[str, Any]:
@@ -54,7 +59,9 @@ class Correlator:
             after = (await RunBook(session, SERVICE).last_counts()).get("cursor") or ""
             patterns = Patterns(session)
             entities = await patterns.entities(
-                after=after, limit=self.settings.clusters_per_run, min_claims=self.settings.min_claims
+                after=after,
+                limit=self.settings.clusters_per_run,
+                min_claims=self.settings.min_claims,
             )
             known = await patterns.known_entities()
         for entity in entities:
@@ -64,7 +71,9 @@ class Correlator:
             ctx.bump(outcome)
             ctx.bump("clusters")
             ctx.counts["cursor"] = entity
-        exhausted = self.settings.clusters_per_run == 0 or len(entities) < self.settings.clusters_per_run
+        exhausted = (
+            self.settings.clusters_per_run == 0 or len(entities) < self.settings.clusters_per_run
+        )
         if exhausted:
             ctx.counts["cursor"] = None
         return ctx.counts
@@ -72,18 +81,24 @@ class Correlator:
     async def correlate(self, entity: str, known: list[str], ctx: RunContext | None = None) -> str:
         """Judge one cluster; returns `finding`, `unchanged` or `no_pattern`."""
         async with self.sessions() as session:
-            rows, years = await Patterns(session).cluster_rows(entity, self.settings.max_claims_per_cluster)
+            rows, years = await Patterns(session).cluster_rows(
+                entity, self.settings.max_claims_per_cluster
+            )
         cluster = prepare.cluster(entity, rows, years, known)
         if len(cluster.claims) < self.settings.min_claims:
             return "skipped"
         candidates = experiment.detect(cluster, self.settings.min_score)
-        decision = await experiment.decide(cluster, candidates, self.chain, self.settings.confirm_timeout_s)
+        decision = await experiment.decide(
+            cluster, candidates, self.chain, self.settings.confirm_timeout_s
+        )
         run_id = ctx.run_id if ctx else None
         async with transaction(self.sessions) as session:
             patterns = Patterns(session)
             standing = await patterns.open_of_entity(entity, cluster.claim_ids)
             same = [
-                f for f in standing if f.kind == decision.kind and set(f.claim_ids) == set(decision.claim_ids)
+                f
+                for f in standing
+                if f.kind == decision.kind and set(f.claim_ids) == set(decision.claim_ids)
             ]
             stale = [f for f in standing if f not in same]
             if stale:
@@ -91,12 +106,19 @@ class Correlator:
                 if ctx is not None:
                     ctx.bump("resolved", resolved)
             if decision.kind is None:
-                patterns.no_pattern(entity, reshape.no_pattern_payload(entity, decision, len(cluster.claims)), run_id)
+                patterns.no_pattern(
+                    entity,
+                    reshape.no_pattern_payload(entity, decision, len(cluster.claims)),
+                    run_id,
+                )
                 return "no_pattern"
             if same:
                 return "unchanged"
             await patterns.record(
-                entity, reshape.finding(entity, decision), reshape.finding_audit_payload(decision), run_id
+                entity,
+                reshape.finding(entity, decision),
+                reshape.finding_audit_payload(decision),
+                run_id,
             )
         log.info("pattern found", kind=decision.kind, score=decision.score, model=decision.model)
         return "finding"

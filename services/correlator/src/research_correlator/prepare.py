@@ -43,7 +43,10 @@ class Cluster:
 
 
 def cluster(
-    entity: str, rows: Iterable[Mapping[str, Any]], source_years: Mapping[str, int], known_entities: Iterable[str]
+    entity: str,
+    rows: Iterable[Mapping[str, Any]],
+    source_years: Mapping[str, int],
+    known_entities: Iterable[str],
 ) -> Cluster:
     """Build a `Cluster` from claim rows (`id`, `statement`, `confidence`, `supports`, `created_at`)."""
     claims = []
@@ -51,7 +54,11 @@ def cluster(
         supports = row.get("supports") or []
         if not isinstance(supports, list):
             raise PrepareError(f"claim {row.get('id')} has malformed supports")
-        source_ids = tuple(dict.fromkeys(str(s["source_id"]) for s in supports if isinstance(s, dict) and s.get("source_id")))
+        source_ids = tuple(
+            dict.fromkeys(
+                str(s["source_id"]) for s in supports if isinstance(s, dict) and s.get("source_id")
+            )
+        )
         years = tuple(source_years[s] for s in source_ids if source_years.get(s))
         claims.append(
             ClusterClaim(
@@ -63,5 +70,9 @@ def cluster(
                 created_at=row.get("created_at"),
             )
         )
-    others = frozenset(e.strip() for e in known_entities if e and e.strip() and e.strip().lower() != entity.strip().lower())
+    others = frozenset(
+        e.strip()
+        for e in known_entities
+        if e and e.strip() and e.strip().lower() != entity.strip().lower()
+    )
     return Cluster(entity=entity, claims=tuple(claims), known_entities=others)

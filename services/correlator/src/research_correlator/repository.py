@@ -46,28 +46,53 @@ class Patterns:
         )
         return list(rows)
 
-    async def cluster_rows(self, entity: str, max_claims: int) -> tuple[list[Mapping[str, Any]], dict[str, int]]:
+    async def cluster_rows(
+        self, entity: str, max_claims: int
+    ) -> tuple[list[Mapping[str, Any]], dict[str, int]]:
         """The newest `max_claims` active claims of `entity`, oldest first, and the publication
         year of every source they cite."""
         rows = (
-            await self.session.execute(
-                select(MemoryClaim.id, MemoryClaim.statement, MemoryClaim.confidence, MemoryClaim.supports, MemoryClaim.created_at)
-                .where(MemoryClaim.entity == entity, MemoryClaim.status == "active")
-                .order_by(MemoryClaim.created_at.desc())
-                .limit(max_claims)
+            (
+                await self.session.execute(
+                    select(
+                        MemoryClaim.id,
+                        MemoryClaim.statement,
+                        MemoryClaim.confidence,
+                        MemoryClaim.supports,
+                        MemoryClaim.created_at,
+                    )
+                    .where(MemoryClaim.entity == entity, MemoryClaim.status == "active")
+                    .order_by(MemoryClaim.created_at.desc())
+                    .limit(max_claims)
+                )
             )
-        ).mappings().all()
-        cited = {str(s.get("source_id")) for row in rows for s in (row["supports"] or []) if isinstance(s, dict)}
+            .mappings()
+            .all()
+        )
+        cited = {
+            str(s.get("source_id"))
+            for row in rows
+            for s in (row["supports"] or [])
+            if isinstance(s, dict)
+        }
         years: dict[str, Any] = {}
         if cited:
             found = await self.session.execute(
-                select(ResearchSource.source_id, ResearchSource.year).where(ResearchSource.source_id.in_(cited))
+                select(ResearchSource.source_id, ResearchSource.year).where(
+                    ResearchSource.source_id.in_(cited)
+                )
             )
             years = {source_id: year for source_id, year in found.all()}
         return list(reversed(rows)), years
 
-    async def open_of_entity(self, entity: str, claim_ids: tuple[uuid.UUID, ...]) -> list[FindingView]:
-        return [f for f in await self.findings.open_for_claims(claim_ids) if f.payload.get("entity") == entity]
+    async def open_of_entity(
+        self, entity: str, claim_ids: tuple[uuid.UUID, ...]
+    ) -> list[FindingView]:
+        return [
+            f
+            for f in await self.findings.open_for_claims(claim_ids)
+            if f.payload.get("entity") == entity
+        ]
 
     async def record(
         self, entity: str, new: NewFinding, audit_payload: dict[str, Any], run_id: uuid.UUID | None
@@ -77,7 +102,12 @@ class Patterns:
             self.session,
             AuditAction.CORRELATOR_FINDING,
             service=SERVICE,
-            subject_ids={"finding_id": finding_id, "entity": entity, "run_id": run_id, "claim_ids": list(new.claim_ids)},
+            subject_ids={
+                "finding_id": finding_id,
+                "entity": entity,
+                "run_id": run_id,
+                "claim_ids": list(new.claim_ids),
+            },
             payload=audit_payload,
         )
         return finding_id
@@ -91,7 +121,9 @@ class Patterns:
             payload=payload,
         )
 
-    async def resolve(self, stale: list[FindingView], entity: str, now: str | None, run_id: uuid.UUID | None) -> int:
+    async def resolve(
+        self, stale: list[FindingView], entity: str, now: str | None, run_id: uuid.UUID | None
+    ) -> int:
         resolved = set(await self.findings.mark_resolved_many([f.id for f in stale]))
         for f in stale:
             if f.id in resolved:

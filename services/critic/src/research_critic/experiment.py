@@ -26,7 +26,10 @@ from research_verification import AnswerJudgement, AnswerStance, QuoteJudgement,
 from research_verification.stance import NON_ANSWER_CUES
 
 OFFLINE = "offline"
-POLAR = re.compile(r"^\s*(?:does|do|did|is|are|was|were|can|could|will|would|has|have|had|should|may|might)\b", re.IGNORECASE)
+POLAR = re.compile(
+    r"^\s*(?:does|do|did|is|are|was|were|can|could|will|would|has|have|had|should|may|might)\b",
+    re.IGNORECASE,
+)
 
 
 async def judge(review: Review, chain: ProviderChain, sla_s: float) -> JudgeOutcome:
@@ -36,7 +39,11 @@ async def judge(review: Review, chain: ProviderChain, sla_s: float) -> JudgeOutc
 
 async def _judge(review: Review, chain: ProviderChain) -> JudgeOutcome:
     outcome = await chain.judge_claim(review.candidate, review.active)
-    if outcome.provider != OFFLINE or not review.question or outcome.verdict.verdict is Verdict.reject:
+    if (
+        outcome.provider != OFFLINE
+        or not review.question
+        or outcome.verdict.verdict is Verdict.reject
+    ):
         return outcome
     supports = [support for support in review.candidate.supports if support.quote.strip()]
     quotes = [support.quote for support in supports]
@@ -44,20 +51,36 @@ async def _judge(review: Review, chain: ProviderChain) -> JudgeOutcome:
         return outcome
     if not POLAR.match(review.question):
         if all(NON_ANSWER_CUES.search(q) for q in quotes):
-            judged = tuple(QuoteJudgement(q, AnswerStance.NON_ANSWER, 1.0, "states an aim, background or a call for more research")
-                           for q in quotes)
+            judged = tuple(
+                QuoteJudgement(
+                    q,
+                    AnswerStance.NON_ANSWER,
+                    1.0,
+                    "states an aim, background or a call for more research",
+                )
+                for q in quotes
+            )
             return non_answer(outcome, AnswerJudgement(AnswerStance.NON_ANSWER, 1.0, judged))
         return outcome
-    answer = await asyncio.to_thread(judge_answer, review.question, quotes, None, review.quote_vectors,
-                                     [support.title for support in supports])
+    answer = await asyncio.to_thread(
+        judge_answer,
+        review.question,
+        quotes,
+        None,
+        review.quote_vectors,
+        [support.title for support in supports],
+    )
     return outcome if answer.answers else non_answer(outcome, answer)
 
 
 def non_answer(outcome: JudgeOutcome, answer: AnswerJudgement) -> JudgeOutcome:
     """The outcome turned into a rejection: the claim's quotes take no stance on the question."""
     reasons = "; ".join(dict.fromkeys(q.reason for q in answer.quotes)) or "no quote"
-    verdict = outcome.verdict.model_copy(update={
-        "verdict": Verdict.reject, "supersedes": [],
-        "reasoning": f"the claim does not answer its question ({reasons}); {outcome.verdict.reasoning}".strip(),
-    })
+    verdict = outcome.verdict.model_copy(
+        update={
+            "verdict": Verdict.reject,
+            "supersedes": [],
+            "reasoning": f"the claim does not answer its question ({reasons}); {outcome.verdict.reasoning}".strip(),
+        }
+    )
     return outcome.model_copy(update={"verdict": verdict})

@@ -16,7 +16,14 @@ from contextlib import asynccontextmanager
 from faststream import AckPolicy, FastStream
 from faststream.nats import ConsumerConfig, JStream, PullSub
 
-from research_contracts import ClaimDecided, ClaimProposed, ControlReply, ControlRequest, RecritiqueClaim, subjects
+from research_contracts import (
+    ClaimDecided,
+    ClaimProposed,
+    ControlReply,
+    ControlRequest,
+    RecritiqueClaim,
+    subjects,
+)
 from research_critic.pipeline import Critic
 from research_critic.repository import SERVICE
 from research_ledger import dead_letters
@@ -31,30 +38,52 @@ from research_platform.settings import Settings
 
 def create_app(settings: Settings) -> FastStream:
     broker = make_broker(settings.require_nats_url(), SERVICE)
-    delivery = Delivery.install(broker, service=SERVICE, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s)
+    delivery = Delivery.install(
+        broker, service=SERVICE, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s
+    )
     state: dict[str, Critic] = {}
     decided = broker.publisher(
-        subjects.CLAIM_DECIDED, stream=JStream(subjects.CLAIMS_STREAM, declare=False), schema=ClaimDecided, title="critic.claim_decided",
+        subjects.CLAIM_DECIDED,
+        stream=JStream(subjects.CLAIMS_STREAM, declare=False),
+        schema=ClaimDecided,
+        title="critic.claim_decided",
         description="A judged claim's new status (active, rejected, critic_quarantine; superseded claims named in "
-                    "`supersedes`), for the reviewer's stale sweep (`Nats-Msg-Id` `claim-decided-<claim_id>-<status>`).",
+        "`supersedes`), for the reviewer's stale sweep (`Nats-Msg-Id` `claim-decided-<claim_id>-<status>`).",
     )
     proposed = broker.publisher(
-        subjects.CLAIM_PENDING, stream=JStream(subjects.CLAIMS_STREAM, declare=False), schema=ClaimProposed, title="critic.claim_released",
+        subjects.CLAIM_PENDING,
+        stream=JStream(subjects.CLAIMS_STREAM, declare=False),
+        schema=ClaimProposed,
+        title="critic.claim_released",
         description="A claim an operator drained from critic_quarantine, proposed again for judgement "
-                    "(`Nats-Msg-Id` per drain and claim).",
+        "(`Nats-Msg-Id` per drain and claim).",
     )
-    controls = refusing(lambda exc: ControlReply(status=400, detail={"error": f"invalid drain request: {exc.errors(include_url=False)}"}))
+    controls = refusing(
+        lambda exc: ControlReply(
+            status=400, detail={"error": f"invalid drain request: {exc.errors(include_url=False)}"}
+        )
+    )
 
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
         await ensure_streams_at(settings.require_nats_url())
-        engine = create_engine(settings.require_database_url(), pool_size=settings.critic.concurrency + 2, pre_ping=False)
+        engine = create_engine(
+            settings.require_database_url(),
+            pool_size=settings.critic.concurrency + 2,
+            pre_ping=False,
+        )
         sessions = session_factory(engine)
         delivery.record = dead_letters.recorder(sessions, SERVICE)
         # The reads before a judgement need no transaction: `decide` checks the claim is still
         # pending and its entity unchanged (`EntityChanged`) in the transaction that writes.
-        state["critic"] = Critic(decided, proposed, sessions, settings, build_chain(settings.llm),
-                                 reads=session_factory(without_transactions(engine)))
+        state["critic"] = Critic(
+            decided,
+            proposed,
+            sessions,
+            settings,
+            build_chain(settings.llm),
+            reads=session_factory(without_transactions(engine)),
+        )
         yield
         await engine.dispose()
 
@@ -86,7 +115,12 @@ def create_app(settings: Settings) -> FastStream:
     async def on_recritique(command: RecritiqueClaim) -> None:
         await state["critic"].handle_recritique(command)
 
-    @controls.subscriber(subjects.CRITIC_DRAIN, queue=subjects.CRITIC_QUEUE, title="critic.drain", decoder=empty_is_object)
+    @controls.subscriber(
+        subjects.CRITIC_DRAIN,
+        queue=subjects.CRITIC_QUEUE,
+        title="critic.drain",
+        decoder=empty_is_object,
+    )
     async def on_drain(request: ControlRequest) -> ControlReply:
         """Operator verb (admin route): release claims from critic_quarantine (all, or `args.claim_ids`)."""
         return await state["critic"].drain(request)

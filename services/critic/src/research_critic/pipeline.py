@@ -52,11 +52,15 @@ class Critic:
     """The critic's work on one message at a time; built in the lifespan (`main.py`)."""
 
     decided: Any  # the declared publisher of `research.claim.decided`
-    proposed: Any  # the declared publisher of `research.claim.pending` (a drained claim, proposed again)
+    proposed: (
+        Any  # the declared publisher of `research.claim.pending` (a drained claim, proposed again)
+    )
     sessions: async_sessionmaker[AsyncSession]
     settings: Settings
     chain: ProviderChain
-    reads: async_sessionmaker[AsyncSession] | None = None  # the claim and its peers, read before judging; None = `sessions`
+    reads: async_sessionmaker[AsyncSession] | None = (
+        None  # the claim and its peers, read before judging; None = `sessions`
+    )
 
     async def handle_pending(self, proposed: ClaimProposed) -> None:
         """Judge the pending claim `proposed` names; judged again when its entity changed meanwhile."""
@@ -65,24 +69,32 @@ class Critic:
                 try:
                     await self.judge_and_decide(proposed.claim_id)
                     return
-                except EntityChanged:  # another claim of the entity was decided meanwhile: judge again
+                except (
+                    EntityChanged
+                ):  # another claim of the entity was decided meanwhile: judge again
                     log.info("entity changed while judging; judging again")
             raise TransientError(f"entity kept changing over {JUDGE_ATTEMPTS} judgements")
 
     async def judge_and_decide(self, claim_id: uuid.UUID) -> None:
-        async with (self.reads or self.sessions)() as session:  # `decide` re-checks what judging assumed
+        async with (
+            self.reads or self.sessions
+        )() as session:  # `decide` re-checks what judging assumed
             reads = ClaimReads(session)
             claim = prepare.known(claim_id, await reads.claim(claim_id))
             if claim.status != ClaimStatus.pending and not await self.pending_on_primary(claim_id):
                 log.info("claim already decided, skipping redelivery", status=claim.status)
                 return
-            active = await Ledger(session, service=SERVICE).verdicts.active_of_entity(claim.entity, besides=claim.id)
+            active = await Ledger(session, service=SERVICE).verdicts.active_of_entity(
+                claim.entity, besides=claim.id
+            )
             review = prepare.review(claim, active, await reads.quote_vectors(prepare.quotes(claim)))
         verdict = await self.judge(claim.id, review, ClaimStatus.pending)
         if verdict is None:
             return
         async with transaction(self.sessions) as session:
-            decided = await Ledger(session, service=SERVICE).verdicts.decide(claim.id, verdict, review.considered)
+            decided = await Ledger(session, service=SERVICE).verdicts.decide(
+                claim.id, verdict, review.considered
+            )
         if decided is not None:
             await self.announce(decided)
             log.info("claim decided", verdict=verdict.verdict.value, score=verdict.score)
@@ -95,7 +107,9 @@ class Critic:
             claim = await ClaimReads(session).claim(claim_id, settled=True)
             return claim is not None and claim.status == ClaimStatus.pending
 
-    async def judge(self, claim_id: uuid.UUID, review: prepare.Review, judged_status: ClaimStatus) -> CriticVerdict | None:
+    async def judge(
+        self, claim_id: uuid.UUID, review: prepare.Review, judged_status: ClaimStatus
+    ) -> CriticVerdict | None:
         """experiment → reshape: the verdict the ledger can apply, or None when the claim was quarantined
         (a timeout short of quarantine raises `TransientError`, so the message is redelivered)."""
         try:
@@ -105,12 +119,17 @@ class Critic:
             return None
         return reshape.conform(outcome, review.considered)
 
-    async def timed_out(self, claim_id: uuid.UUID, judged_status: ClaimStatus, exc: TimeoutError) -> None:
+    async def timed_out(
+        self, claim_id: uuid.UUID, judged_status: ClaimStatus, exc: TimeoutError
+    ) -> None:
         """Count the SLA timeout; quarantine (and return) on the last straw, else retry later."""
         sla = self.settings.critic.sla_seconds
         async with transaction(self.sessions) as session:
             quarantined = await Ledger(session, service=SERVICE).verdicts.record_timeout(
-                claim_id, judged_status=judged_status, quarantine_after=self.settings.critic.quarantine_after, sla_s=sla
+                claim_id,
+                judged_status=judged_status,
+                quarantine_after=self.settings.critic.quarantine_after,
+                sla_s=sla,
             )
         if quarantined is None:
             raise TransientError(f"critique exceeded the {sla}s SLA") from exc
@@ -120,7 +139,9 @@ class Critic:
     async def handle_recritique(self, command: RecritiqueClaim) -> None:
         """Judge an active claim again, without the sources the replicator found retracted or lost."""
         with structlog.contextvars.bound_contextvars(claim_id=str(command.claim_id)):
-            async with (self.reads or self.sessions)() as session:  # `reconsider` re-checks in its transaction
+            async with (
+                self.reads or self.sessions
+            )() as session:  # `reconsider` re-checks in its transaction
                 reads, verdicts = ClaimReads(session), Ledger(session, service=SERVICE).verdicts
                 claim = prepare.known(command.claim_id, await reads.claim(command.claim_id))
                 if claim.status != ClaimStatus.active or await verdicts.recritique_applied(command):
@@ -128,13 +149,21 @@ class Critic:
                     return
                 discredited = await reads.discredited_sources(command, prepare.cited_sources(claim))
                 active = await verdicts.active_of_entity(claim.entity, besides=claim.id)
-                review = prepare.review(claim, active, await reads.quote_vectors(prepare.quotes(claim)))
-            verdict = await self.judge(claim.id, prepare.without(review, discredited), ClaimStatus.active)
+                review = prepare.review(
+                    claim, active, await reads.quote_vectors(prepare.quotes(claim))
+                )
+            verdict = await self.judge(
+                claim.id, prepare.without(review, discredited), ClaimStatus.active
+            )
             if verdict is None:
                 return
             async with transaction(self.sessions) as session:
-                decided = await Ledger(session, service=SERVICE).verdicts.reconsider(command, verdict, discredited)
-            log.info("claim re-critiqued", verdict=verdict.verdict.value, withdrawn=decided is not None)
+                decided = await Ledger(session, service=SERVICE).verdicts.reconsider(
+                    command, verdict, discredited
+                )
+            log.info(
+                "claim re-critiqued", verdict=verdict.verdict.value, withdrawn=decided is not None
+            )
             if decided is not None:
                 await self.announce(decided)
 
@@ -147,19 +176,30 @@ class Critic:
             return ControlReply(status=400, detail={"error": f"invalid drain request: {exc}"})
         drain_id = uuid.uuid4()
         async with transaction(self.sessions) as session:
-            released = await Ledger(session, service=SERVICE).verdicts.release(claim_ids, request.actor_key_id)
+            released = await Ledger(session, service=SERVICE).verdicts.release(
+                claim_ids, request.actor_key_id
+            )
             for claim in released:
                 # Published before the commit: a refused publish leaves the claims quarantined, and a
                 # proposal read before the commit waits for it (`pending_on_primary`).
                 await self.proposed.publish(
-                    ClaimProposed(claim_id=claim.id, task_id=claim.task_id, entity=claim.entity, statement=claim.statement),
+                    ClaimProposed(
+                        claim_id=claim.id,
+                        task_id=claim.task_id,
+                        entity=claim.entity,
+                        statement=claim.statement,
+                    ),
                     headers={subjects.MSG_ID_HEADER: f"claim-drained-{drain_id}-{claim.id}"},
                 )
         log.info("quarantine drained", count=len(released), key_id=request.actor_key_id)
-        return ControlReply(status=200, detail={"drained": [str(c.id) for c in released], "count": len(released)})
+        return ControlReply(
+            status=200, detail={"drained": [str(c.id) for c in released], "count": len(released)}
+        )
 
     async def announce(self, decided: ClaimDecided) -> None:
         await self.decided.publish(
             decided,
-            headers={subjects.MSG_ID_HEADER: f"claim-decided-{decided.claim_id}-{decided.status.value}"},
+            headers={
+                subjects.MSG_ID_HEADER: f"claim-decided-{decided.claim_id}-{decided.status.value}"
+            },
         )

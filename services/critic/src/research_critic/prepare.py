@@ -29,7 +29,9 @@ class Review:
     candidate: ClaimForReview
     active: list[ClaimForReview]
     question: str = ""  # the research question the candidate answers (the offline stance check)
-    quote_vectors: Mapping[str, Sequence[float]] = field(default_factory=dict)  # stored vectors of its quotes
+    quote_vectors: Mapping[str, Sequence[float]] = field(
+        default_factory=dict
+    )  # stored vectors of its quotes
 
     @property
     def considered(self) -> set[uuid.UUID]:
@@ -45,7 +47,9 @@ def known(claim_id: uuid.UUID, claim: MemoryClaim | None) -> MemoryClaim:
 
 
 def review(
-    claim: MemoryClaim, active: list[MemoryClaim], quote_vectors: Mapping[str, Sequence[float]] | None = None
+    claim: MemoryClaim,
+    active: list[MemoryClaim],
+    quote_vectors: Mapping[str, Sequence[float]] | None = None,
 ) -> Review:
     """`claim` and its entity's `active` claims as the provider chain reads them."""
     return Review(
@@ -58,14 +62,20 @@ def review(
 
 def quotes(claim: MemoryClaim) -> list[str]:
     """The non-blank quotes of `claim`'s supports."""
-    return [str(s["quote"]) for s in claim.supports if isinstance(s, dict) and str(s.get("quote") or "").strip()]
+    return [
+        str(s["quote"])
+        for s in claim.supports
+        if isinstance(s, dict) and str(s.get("quote") or "").strip()
+    ]
 
 
 def for_review(claim: MemoryClaim) -> ClaimForReview:
     try:
         supports = [Support.model_validate(support) for support in claim.supports]
     except ValidationError as exc:
-        raise PrepareError(f"claim {claim.id} has malformed supports: {exc.error_count()} errors") from exc
+        raise PrepareError(
+            f"claim {claim.id} has malformed supports: {exc.error_count()} errors"
+        ) from exc
     return ClaimForReview(
         claim_id=claim.id,
         entity=claim.entity,
@@ -78,10 +88,14 @@ def for_review(claim: MemoryClaim) -> ClaimForReview:
 
 def cited_sources(claim: MemoryClaim) -> list[str]:
     """The source ids `claim` cites, in its supports' order."""
-    return [str(support.get("source_id")) for support in claim.supports if isinstance(support, dict)]
+    return [
+        str(support.get("source_id")) for support in claim.supports if isinstance(support, dict)
+    ]
 
 
 def without(judged: Review, discredited: set[str]) -> Review:
     """The review with the candidate's supports from `discredited` sources removed."""
-    kept = [support for support in judged.candidate.supports if support.source_id not in discredited]
+    kept = [
+        support for support in judged.candidate.supports if support.source_id not in discredited
+    ]
     return replace(judged, candidate=judged.candidate.model_copy(update={"supports": kept}))

@@ -39,7 +39,9 @@ class ClaimReads:
 
     async def claim(self, claim_id: uuid.UUID, *, settled: bool = False) -> MemoryClaim | None:
         """The claim; `settled` locks its row (primary only), waiting for an uncommitted change."""
-        return await self.session.get(MemoryClaim, claim_id, with_for_update=settled, populate_existing=settled)
+        return await self.session.get(
+            MemoryClaim, claim_id, with_for_update=settled, populate_existing=settled
+        )
 
     async def quote_vectors(self, quotes: list[str]) -> dict[str, list[float]]:
         """The stored corpus vectors of `quotes` (one query), so the stance check embeds only the
@@ -52,7 +54,10 @@ class ClaimReads:
         try:
             return await SentenceVectors(self.session).vectors_of(quotes)
         except Exception as exc:  # noqa: BLE001 - the classifier embeds the quotes itself instead
-            log.warning("quote vectors unavailable, the stance check embeds the quotes", error=repr(exc)[:300])
+            log.warning(
+                "quote vectors unavailable, the stance check embeds the quotes",
+                error=repr(exc)[:300],
+            )
             return {}
 
     async def discredited_sources(self, command: RecritiqueClaim, cited: list[str]) -> set[str]:
@@ -61,17 +66,25 @@ class ClaimReads:
         if cited:
             gone |= set(
                 await self.session.scalars(
-                    select(ResearchSource.source_id).where(ResearchSource.source_id.in_(cited), ResearchSource.retracted)
+                    select(ResearchSource.source_id).where(
+                        ResearchSource.source_id.in_(cited), ResearchSource.retracted
+                    )
                 )
             )
         if command.finding_id is not None:
-            found = (await self.session.execute(
-                select(Finding.payload, Finding.expires_at > func.now()).where(Finding.id == command.finding_id)
-            )).one_or_none()
+            found = (
+                await self.session.execute(
+                    select(Finding.payload, Finding.expires_at > func.now()).where(
+                        Finding.id == command.finding_id
+                    )
+                )
+            ).one_or_none()
             if found is None:
                 # The replicator publishes the command before it commits the finding (or a replica
                 # lags): judging now would keep the claim on the sources the finding lost.
-                raise FindingNotVisible(f"replication finding {command.finding_id} is not visible yet")
+                raise FindingNotVisible(
+                    f"replication finding {command.finding_id} is not visible yet"
+                )
             payload, live = found
             if live and payload:
                 gone |= set(payload.get("retracted") or []) | set(payload.get("lost") or [])

@@ -33,7 +33,10 @@ CONTROL_TIMEOUT_S = 10.0
 router = APIRouter(prefix=API, tags=["admin"], responses=AUTH_RESPONSES)
 # What the agent's reply can make of a verb (its `ControlReply.status`).
 CONTROL_RESPONSES: dict[int | str, dict[str, Any]] = {
-    202: {"description": "run-once: a run started (its id in `detail.run_id`)", "model": ControlReply},
+    202: {
+        "description": "run-once: a run started (its id in `detail.run_id`)",
+        "model": ControlReply,
+    },
     409: {"description": "a run is in flight or the agent is paused", "model": ControlReply},
     503: {"description": "no instance of the agent is running", "model": ControlReply},
     504: {"description": "the agent did not answer in time", "model": ControlReply},
@@ -47,18 +50,29 @@ class ControlBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    wait: bool = Field(default=False, description="run-once: answer when the run finished (200) instead of 202.")
-    timeout_s: float = Field(default=60.0, gt=0, le=600, description="run-once with wait: how long to wait.")
+    wait: bool = Field(
+        default=False, description="run-once: answer when the run finished (200) instead of 202."
+    )
+    timeout_s: float = Field(
+        default=60.0, gt=0, le=600, description="run-once with wait: how long to wait."
+    )
 
 
 class DrainBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    claim_ids: list[uuid.UUID] | None = Field(default=None, description="Only these claims (default: every quarantined claim).")
+    claim_ids: list[uuid.UUID] | None = Field(
+        default=None, description="Only these claims (default: every quarantined claim)."
+    )
 
 
 async def forward(
-    request: Request, session: AsyncSession, caller: Caller, subject: str, args: dict[str, Any], timeout: float
+    request: Request,
+    session: AsyncSession,
+    caller: Caller,
+    subject: str,
+    args: dict[str, Any],
+    timeout: float,
 ) -> JSONResponse:
     """Send the verb, audit it with the caller's key id, and mirror the reply as HTTP."""
     ask = ControlRequest(actor_key_id=str(caller.key_id), args=args)
@@ -71,14 +85,21 @@ async def forward(
         reply = ControlReply(status=504, detail={"error": "the agent did not answer in time"})
     except Exception as exc:
         log.error("control request failed", subject=subject, error=repr(exc))
-        reply = ControlReply(status=503, detail={"error": f"control request failed: {type(exc).__name__}"})
+        reply = ControlReply(
+            status=503, detail={"error": f"control request failed: {type(exc).__name__}"}
+        )
     async with session.begin():
         audit.record(
             session,
             AuditAction.ADMIN_CONTROL,
             service=SERVICE,
             subject_ids={"key_id": caller.key_id, "subject": subject},
-            payload={"status": reply.status, "args": args, "state": reply.state, "detail": reply.detail},
+            payload={
+                "status": reply.status,
+                "args": args,
+                "state": reply.state,
+                "detail": reply.detail,
+            },
         )
     return JSONResponse(status_code=reply.status, content=reply.model_dump(mode="json"))
 
@@ -86,7 +107,9 @@ async def forward(
 def _verb_route(agent: str, verb: str) -> None:
     subject = subjects.control_subject(agent, verb)
 
-    async def verb_route(request: Request, session: Session, caller: Admin, body: ControlBody | None = None) -> JSONResponse:
+    async def verb_route(
+        request: Request, session: Session, caller: Admin, body: ControlBody | None = None
+    ) -> JSONResponse:
         args: dict[str, Any] = {}
         timeout = CONTROL_TIMEOUT_S
         if body is not None and body.wait and verb == "run-once":
@@ -114,9 +137,15 @@ for _agent in subjects.PERIODIC_AGENTS:
         _verb_route(_agent, _verb)
 
 
-@router.post("/critic/quarantine/drain", response_model=ControlReply, summary="Release claims from critic_quarantine",
-             responses={k: v for k, v in CONTROL_RESPONSES.items() if k in (503, 504)})
-async def drain_quarantine(request: Request, session: Session, caller: Admin, body: DrainBody | None = None) -> JSONResponse:
+@router.post(
+    "/critic/quarantine/drain",
+    response_model=ControlReply,
+    summary="Release claims from critic_quarantine",
+    responses={k: v for k, v in CONTROL_RESPONSES.items() if k in (503, 504)},
+)
+async def drain_quarantine(
+    request: Request, session: Session, caller: Admin, body: DrainBody | None = None
+) -> JSONResponse:
     """Admin only. The critic moves quarantined claims back to pending and judges them again."""
     args: dict[str, Any] = {}
     if body is not None and body.claim_ids is not None:

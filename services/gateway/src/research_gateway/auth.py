@@ -42,10 +42,16 @@ from research_ledger import AuditAction, audit
 from research_platform.models import ApiKey
 from research_privacy.boundary import person_text
 
-KEY_PREFIX_CHARS = 12  # failures are also counted per presented key prefix (a guesser rotating addresses)
+KEY_PREFIX_CHARS = (
+    12  # failures are also counted per presented key prefix (a guesser rotating addresses)
+)
 
 Role = Literal["reader", "researcher", "admin"]
-ROLES: tuple[Role, ...] = ("reader", "researcher", "admin")  # each role may do what the ones before it may
+ROLES: tuple[Role, ...] = (
+    "reader",
+    "researcher",
+    "admin",
+)  # each role may do what the ones before it may
 RANK = {role: rank for rank, role in enumerate(ROLES)}
 KEY_PREFIX = "rek_"
 # The web console's sign-in cookie (HttpOnly, SameSite=Strict, set by `console.pages`): it holds
@@ -55,14 +61,25 @@ CONSOLE_COOKIE = "research_console_key"
 # The status codes `require` answers with, for a route's `responses=` (the OpenAPI document).
 AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: {"description": "no API key, or an unknown or revoked one (`WWW-Authenticate: Bearer`)"},
-    403: {"description": "a valid API key whose role is too low for this route, or a request from another site's "
-                         "page (its `Origin` is not this gateway's own)"},
-    429: {"description": "a failed key check from an address (or with a key prefix) past its limit of failures: "
-                         "retry after `Retry-After` seconds (a valid key is never refused)",
-          "headers": {"Retry-After": {"description": "seconds to wait", "schema": {"type": "integer", "minimum": 1}}}},
+    403: {
+        "description": "a valid API key whose role is too low for this route, or a request from another site's "
+        "page (its `Origin` is not this gateway's own)"
+    },
+    429: {
+        "description": "a failed key check from an address (or with a key prefix) past its limit of failures: "
+        "retry after `Retry-After` seconds (a valid key is never refused)",
+        "headers": {
+            "Retry-After": {
+                "description": "seconds to wait",
+                "schema": {"type": "integer", "minimum": 1},
+            }
+        },
+    },
 }
 
-_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="An API key (`research-engine keys create`).")
+_header = APIKeyHeader(
+    name="X-API-Key", auto_error=False, description="An API key (`research-engine keys create`)."
+)
 _bearer = HTTPBearer(auto_error=False, description="The same API key as a bearer token.")
 
 
@@ -126,10 +143,17 @@ class ApiKeys:
             raise ValueError(f"unknown role {role!r}: use one of {', '.join(ROLES)}")
         secret = KEY_PREFIX + secrets.token_urlsafe(32)
         key_id = uuid.uuid4()
-        name = person_text(name)  # a label a person typed, often a person's name: the privacy boundary applies
+        name = person_text(
+            name
+        )  # a label a person typed, often a person's name: the privacy boundary applies
         self.session.add(ApiKey(id=key_id, name=name, role=role, key_hash=hash_key(secret)))
-        audit.record(self.session, AuditAction.ADMIN_KEY_CREATED, service=SERVICE,
-                     subject_ids={"key_id": key_id}, payload={"role": role, "name": name})
+        audit.record(
+            self.session,
+            AuditAction.ADMIN_KEY_CREATED,
+            service=SERVICE,
+            subject_ids={"key_id": key_id},
+            payload={"role": role, "name": name},
+        )
         return key_id, secret
 
     async def identify(self, secret: str) -> Caller | None:
@@ -148,11 +172,19 @@ class ApiKeys:
 
     async def revoke(self, key_id: uuid.UUID) -> bool:
         result = await self.session.execute(
-            update(ApiKey).where(ApiKey.id == key_id, ApiKey.revoked_at.is_(None)).values(revoked_at=func.now()).returning(ApiKey.id)
+            update(ApiKey)
+            .where(ApiKey.id == key_id, ApiKey.revoked_at.is_(None))
+            .values(revoked_at=func.now())
+            .returning(ApiKey.id)
         )
         revoked = result.scalar_one_or_none() is not None
         if revoked:
-            audit.record(self.session, AuditAction.ADMIN_KEY_REVOKED, service=SERVICE, subject_ids={"key_id": key_id})
+            audit.record(
+                self.session,
+                AuditAction.ADMIN_KEY_REVOKED,
+                service=SERVICE,
+                subject_ids={"key_id": key_id},
+            )
         return revoked
 
     async def listing(self) -> list[KeyListing]:
@@ -161,14 +193,18 @@ class ApiKeys:
 
 
 def _refused(detail: str) -> HTTPException:
-    return HTTPException(status.HTTP_401_UNAUTHORIZED, detail, headers={"WWW-Authenticate": "Bearer"})
+    return HTTPException(
+        status.HTTP_401_UNAUTHORIZED, detail, headers={"WWW-Authenticate": "Bearer"}
+    )
 
 
 def too_many_failures(wait: int) -> HTTPException:
     """The 429 of a failed key check past the throttle's limit."""
-    return HTTPException(status.HTTP_429_TOO_MANY_REQUESTS,
-                         f"too many failed API-key checks from this address; retry in {wait} s",
-                         headers={"Retry-After": str(wait)})
+    return HTTPException(
+        status.HTTP_429_TOO_MANY_REQUESTS,
+        f"too many failed API-key checks from this address; retry in {wait} s",
+        headers={"Retry-After": str(wait)},
+    )
 
 
 def _failed(guard: Guard, client: str, secret: str | None, detail: str) -> HTTPException:
@@ -190,7 +226,11 @@ def require(role: Role) -> Callable[..., Awaitable[Caller]]:
         bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     ) -> Caller:
         guard: Guard = getattr(request.app.state, "guard", _CLOSED)
-        secret = header_key or (bearer.credentials if bearer else None) or request.cookies.get(CONSOLE_COOKIE)
+        secret = (
+            header_key
+            or (bearer.credentials if bearer else None)
+            or request.cookies.get(CONSOLE_COOKIE)
+        )
         if not secret and guard.open:
             return OPEN_CALLER
         client = request.client.host if request.client else "unknown"
@@ -209,7 +249,9 @@ def require(role: Role) -> Callable[..., Awaitable[Caller]]:
                 subject_ids={"key_id": found.key_id},
                 payload={"role": found.role, "path": request.url.path, "method": request.method},
             )
-        raise HTTPException(status.HTTP_403_FORBIDDEN, f"this route needs the {role} role (this key: {found.role})")
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN, f"this route needs the {role} role (this key: {found.role})"
+        )
 
     caller.__name__ = f"require_{role}"
     return caller

@@ -44,27 +44,37 @@ def build_bus(nats_url: str) -> Bus:
     broker = make_broker(nats_url, SERVICE)
     tasks = {
         tier: broker.publisher(
-            subjects.task_subject(tier.value), stream=JStream(subjects.TASKS_STREAM, declare=False), schema=RunResearch, title=f"gateway.task.{tier.value}",
+            subjects.task_subject(tier.value),
+            stream=JStream(subjects.TASKS_STREAM, declare=False),
+            schema=RunResearch,
+            title=f"gateway.task.{tier.value}",
             description=f"A research question of tier `{tier.value}` for the researcher (`POST /tasks`; `Nats-Msg-Id` "
-                        "`task-<task_id>`, the task id derived from the `Idempotency-Key`).",
+            "`task-<task_id>`, the task id derived from the `Idempotency-Key`).",
         )
         for tier in Tier
     }
     reviews = broker.publisher(
-        subjects.REVIEW_REQUESTED, stream=JStream(subjects.REVIEWS_STREAM, declare=False), schema=RequestReview, title="gateway.review_requested",
+        subjects.REVIEW_REQUESTED,
+        stream=JStream(subjects.REVIEWS_STREAM, declare=False),
+        schema=RequestReview,
+        title="gateway.review_requested",
         description="A literature review to run, or to refresh (`POST /reviews`, `/reviews/{id}/refresh`; "
-                    "`Nats-Msg-Id` `review-<review_id>-<run_id>`).",
+        "`Nats-Msg-Id` `review-<review_id>-<run_id>`).",
     )
     verifications = broker.publisher(
-        subjects.VERIFY_REQUESTED, stream=JStream(subjects.VERIFICATIONS_STREAM, declare=False), schema=RequestVerification,
+        subjects.VERIFY_REQUESTED,
+        stream=JStream(subjects.VERIFICATIONS_STREAM, declare=False),
+        schema=RequestVerification,
         title="gateway.verify_requested",
         description="A claim to verify (`POST /verifications`; `Nats-Msg-Id` `verify-<verification_id>-<run_id>`).",
     )
     source_lists = broker.publisher(
-        subjects.SOURCELIST_REQUESTED, stream=JStream(subjects.SOURCELISTS_STREAM, declare=False), schema=RequestSourceList,
+        subjects.SOURCELIST_REQUESTED,
+        stream=JStream(subjects.SOURCELISTS_STREAM, declare=False),
+        schema=RequestSourceList,
         title="gateway.sourcelist_requested",
         description="A source list to build, or to run again, held to its workspace's limits (`POST /source-lists`, "
-                    "`/source-lists/{id}/rerun`; `Nats-Msg-Id` `sourcelist-<source_list_id>-<run_id>`).",
+        "`/source-lists/{id}/rerun`; `Nats-Msg-Id` `sourcelist-<source_list_id>-<run_id>`).",
     )
     return Bus(broker, tasks, reviews, verifications, source_lists)
 

@@ -19,7 +19,9 @@ from research_gateway.deps import API, ReadSession
 from research_gateway.schemas import ClaimView, VerdictView
 from research_platform.models import CriticVerdictRow, MemoryClaim
 
-router = APIRouter(prefix=API, tags=["ledger"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES)
+router = APIRouter(
+    prefix=API, tags=["ledger"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES
+)
 
 
 @router.get("/claims", response_model=list[ClaimView])
@@ -35,22 +37,46 @@ async def list_claims(
         query = query.where(MemoryClaim.status == status.value)
     if entity:
         query = query.where(MemoryClaim.entity == entity)
-    claims = list(await session.scalars(query.order_by(MemoryClaim.created_at.desc(), MemoryClaim.id).limit(limit)))
+    claims = list(
+        await session.scalars(
+            query.order_by(MemoryClaim.created_at.desc(), MemoryClaim.id).limit(limit)
+        )
+    )
     latest = (
         select(CriticVerdictRow)
         .where(CriticVerdictRow.claim_id.in_([c.id for c in claims]))
         .ext(distinct_on(CriticVerdictRow.claim_id))
-        .order_by(CriticVerdictRow.claim_id, CriticVerdictRow.created_at.desc(), CriticVerdictRow.id.desc())
+        .order_by(
+            CriticVerdictRow.claim_id,
+            CriticVerdictRow.created_at.desc(),
+            CriticVerdictRow.id.desc(),
+        )
     )
     verdicts = {v.claim_id: v for v in await session.scalars(latest)} if claims else {}
     return [
         ClaimView(
-            claim_id=c.id, task_id=c.task_id, entity=c.entity, question=c.question, statement=c.statement,
-            status=c.status, confidence=c.confidence, supports=[Support.model_validate(s) for s in c.supports],
-            supersedes=list(c.supersedes or []), superseded_by=c.superseded_by, model=c.model,
-            created_at=c.created_at, decided_at=c.decided_at,
-            verdict=VerdictView(verdict=v.verdict, score=v.score, reasoning=v.reasoning, model=v.model,
-                                decided_at=v.created_at) if (v := verdicts.get(c.id)) else None,
+            claim_id=c.id,
+            task_id=c.task_id,
+            entity=c.entity,
+            question=c.question,
+            statement=c.statement,
+            status=c.status,
+            confidence=c.confidence,
+            supports=[Support.model_validate(s) for s in c.supports],
+            supersedes=list(c.supersedes or []),
+            superseded_by=c.superseded_by,
+            model=c.model,
+            created_at=c.created_at,
+            decided_at=c.decided_at,
+            verdict=VerdictView(
+                verdict=v.verdict,
+                score=v.score,
+                reasoning=v.reasoning,
+                model=v.model,
+                decided_at=v.created_at,
+            )
+            if (v := verdicts.get(c.id))
+            else None,
         )
         for c in claims
     ]

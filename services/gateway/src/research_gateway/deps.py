@@ -55,8 +55,14 @@ Broker = Annotated[Any, Depends(broker_of)]
 Publishers = Annotated[Bus, Depends(bus_of)]
 
 
-async def publish_or_503(publisher: Any, message: Any, *, msg_id: str, what: str,
-                         unavailable: str = "the bus is unavailable; retry") -> None:
+async def publish_or_503(
+    publisher: Any,
+    message: Any,
+    *,
+    msg_id: str,
+    what: str,
+    unavailable: str = "the bus is unavailable; retry",
+) -> None:
     """Publish a command through its declared publisher (`bus.Bus`) with its dedup id; a bus
     failure is a 503 the client may retry."""
     try:

@@ -35,9 +35,13 @@ from research_privacy.boundary import UncleanText
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 BAD_BODY = {"description": "the body is not UTF-8 JSON (it could not be parsed at all)"}
-MISDIRECTED = {"description": "the request's `Host` is not one this gateway answers (DNS rebinding): loopback, "
-                              "`GATEWAY_HOST` or `GATEWAY_ALLOWED_HOSTS`"}
-FOREIGN_ORIGIN = {"description": "a request from another site's page: its `Origin` is not this gateway's own"}
+MISDIRECTED = {
+    "description": "the request's `Host` is not one this gateway answers (DNS rebinding): loopback, "
+    "`GATEWAY_HOST` or `GATEWAY_ALLOWED_HOSTS`"
+}
+FOREIGN_ORIGIN = {
+    "description": "a request from another site's page: its `Origin` is not this gateway's own"
+}
 
 
 def _encodable(value: Any) -> Any:
@@ -86,7 +90,9 @@ async def method_not_allowed(request: Request, exc: StarletteHTTPException) -> R
     """A 405 whose `Allow` names every documented method of the path; other errors as FastAPI does."""
     if exc.status_code != 405:
         return await http_exception_handler(request, exc)
-    allowed = _documented_methods(request.app, request.url.path) or set((exc.headers or {}).get("Allow", "").split(", "))
+    allowed = _documented_methods(request.app, request.url.path) or set(
+        (exc.headers or {}).get("Allow", "").split(", ")
+    )
     headers = {**(exc.headers or {}), "Allow": ", ".join(sorted(m for m in allowed if m))}
     return JSONResponse(status_code=405, content={"detail": "Method Not Allowed"}, headers=headers)
 
@@ -97,7 +103,11 @@ def _scalar_query_names(route: APIRoute) -> set[str]:
         if not field_annotation_is_sequence(field.field_info.annotation):
             names.add(field.alias)
     for sub in route.dependant.dependencies:  # query parameters declared by dependencies
-        names |= {f.alias for f in sub.query_params if not field_annotation_is_sequence(f.field_info.annotation)}
+        names |= {
+            f.alias
+            for f in sub.query_params
+            if not field_annotation_is_sequence(f.field_info.annotation)
+        }
     return names
 
 
@@ -106,11 +116,20 @@ async def single_query_values(request: Request) -> None:
     route = request.scope.get("route")
     if not isinstance(route, APIRoute):
         return
-    repeated = [name for name, count in Counter(k for k, _ in request.query_params.multi_items()).items() if count > 1]
+    repeated = [
+        name
+        for name, count in Counter(k for k, _ in request.query_params.multi_items()).items()
+        if count > 1
+    ]
     scalar = _scalar_query_names(route)
     errors = [
-        {"type": "repeated_value", "loc": ("query", name), "msg": "this parameter takes one value; it was given several"}
-        for name in repeated if name in scalar
+        {
+            "type": "repeated_value",
+            "loc": ("query", name),
+            "msg": "this parameter takes one value; it was given several",
+        }
+        for name in repeated
+        if name in scalar
     ]
     if errors:
         raise RequestValidationError(errors)
@@ -137,7 +156,9 @@ def document_edge(app: FastAPI) -> None:
                 responses = operation.setdefault("responses", {})
                 if "requestBody" in operation:
                     responses.setdefault("400", BAD_BODY)
-                responses.setdefault("403", FOREIGN_ORIGIN)  # a route's own 403 (its role) names both
+                responses.setdefault(
+                    "403", FOREIGN_ORIGIN
+                )  # a route's own 403 (its role) names both
                 responses.setdefault("421", MISDIRECTED)
         return schema
 
@@ -147,7 +168,10 @@ def document_edge(app: FastAPI) -> None:
 async def unclean_text(request: Request, exc: UncleanText) -> JSONResponse:
     """422 for text the ledger refused because identifiers were still found in it after the
     privacy boundary (text so odd that de-identifying it again keeps finding more): nothing was stored."""
-    return JSONResponse(status_code=422, content={"detail": f"{exc}; rephrase the text without personal identifiers"})
+    return JSONResponse(
+        status_code=422,
+        content={"detail": f"{exc}; rephrase the text without personal identifiers"},
+    )
 
 
 def install(app: FastAPI) -> None:

@@ -73,7 +73,9 @@ class AllowedHosts:
         bind = bind.strip().lower()
         names = list(configured)
         if bind not in WILDCARD_BINDS and not is_loopback(bind):
-            names.insert(0, f"[{bind}]" if ":" in bind and not bind.startswith("[") else bind)  # IPv6 in a Host: [..]
+            names.insert(
+                0, f"[{bind}]" if ":" in bind and not bind.startswith("[") else bind
+            )  # IPv6 in a Host: [..]
         return cls(tuple(dict.fromkeys(n.strip().lower() for n in names if n.strip())))
 
     def _public(self, host: str) -> bool:
@@ -94,9 +96,14 @@ class AllowedHosts:
         """The same rule for the MCP SDK's own check of `/mcp` (exact names and `name:*`)."""
         hosts = []
         for name in (*LOOPBACK_NAMES, *self.public):
-            hosts += [name, f"{name}:*"] if _split(name)[1] is None else [name]  # no port named: any port
-        return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
-                                         allowed_origins=[f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")])
+            hosts += (
+                [name, f"{name}:*"] if _split(name)[1] is None else [name]
+            )  # no port named: any port
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=hosts,
+            allowed_origins=[f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")],
+        )
 
 
 class HostGuard:
@@ -112,16 +119,27 @@ class HostGuard:
         headers = Headers(scope=scope)
         host, origin = headers.get("host", ""), headers.get("origin")
         if not self.allowed.host_allowed(host):
-            await _answer(send, 421, "this gateway does not answer for that Host: use its own address "
-                                     "(loopback, or a name in GATEWAY_ALLOWED_HOSTS)")
+            await _answer(
+                send,
+                421,
+                "this gateway does not answer for that Host: use its own address "
+                "(loopback, or a name in GATEWAY_ALLOWED_HOSTS)",
+            )
             return
         if origin is not None and not self.allowed.origin_allowed(origin, host):
-            await _answer(send, 403, "cross-origin request refused: the Origin is not this gateway's own")
+            await _answer(
+                send, 403, "cross-origin request refused: the Origin is not this gateway's own"
+            )
             return
         await self.app(scope, receive, send)
 
 
 async def _answer(send: Send, status: int, detail: str) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json")],
+        }
+    )
     await send({"type": "http.response.body", "body": json.dumps({"detail": detail}).encode()})

@@ -23,7 +23,9 @@ from research_gateway.storable import STORABLE, TEXT_QUERY
 Filter = Annotated[str | None, TEXT_QUERY, Query(max_length=200, json_schema_extra=STORABLE)]
 from research_platform.models import AuditEvent, Finding
 
-router = APIRouter(prefix=API, tags=["ledger"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES)
+router = APIRouter(
+    prefix=API, tags=["ledger"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES
+)
 
 
 class FindingView(BaseModel):
@@ -67,8 +69,14 @@ async def list_findings(
     rows = await session.scalars(query.order_by(Finding.created_at.desc()).limit(limit))
     return [
         FindingView(
-            finding_id=r.id, agent=r.agent, kind=r.kind, claim_ids=list(r.claim_ids or []), payload=r.payload,
-            created_at=r.created_at, expires_at=r.expires_at, resolved_at=r.resolved_at,
+            finding_id=r.id,
+            agent=r.agent,
+            kind=r.kind,
+            claim_ids=list(r.claim_ids or []),
+            payload=r.payload,
+            created_at=r.created_at,
+            expires_at=r.expires_at,
+            resolved_at=r.resolved_at,
         )
         for r in rows
     ]
@@ -100,8 +108,13 @@ class EventStream(StreamingResponse):
     media_type = "text/event-stream"
 
 
-@router.get("/events", response_class=EventStream,
-            responses={200: {"description": "`event: pending|decided` frames, `data:` the claim message as JSON"}})
+@router.get(
+    "/events",
+    response_class=EventStream,
+    responses={
+        200: {"description": "`event: pending|decided` frames, `data:` the claim message as JSON"}
+    },
+)
 async def stream_events(request: Request) -> StreamingResponse:
     """Server-sent events: every claim proposed (`research.claim.pending`) and decided (`research.claim.decided`)."""
     broker = request.app.state.broker
@@ -111,7 +124,9 @@ async def stream_events(request: Request) -> StreamingResponse:
         if not queue.full():
             queue.put_nowait((msg.subject, msg.data))
 
-    nc = broker.connection  # the broker's nats-py client: a plain core subscription, no consumer state
+    nc = (
+        broker.connection
+    )  # the broker's nats-py client: a plain core subscription, no consumer state
     subscription = await nc.subscribe("research.claim.*", cb=_forward)
 
     async def _events() -> AsyncIterator[bytes]:
@@ -123,7 +138,9 @@ async def stream_events(request: Request) -> StreamingResponse:
                 except TimeoutError:
                     yield b": keep-alive\n\n"
                     continue
-                event = "decided" if subject == subjects.CLAIM_DECIDED else subject.rsplit(".", 1)[-1]
+                event = (
+                    "decided" if subject == subjects.CLAIM_DECIDED else subject.rsplit(".", 1)[-1]
+                )
                 yield f"event: {event}\ndata: {json.dumps(json.loads(data))}\n\n".encode()
         finally:
             await subscription.unsubscribe()

@@ -20,7 +20,18 @@ import uvicorn
 from fastapi import FastAPI
 from sqlalchemy import text
 
-from research_gateway import admin, claims, ledger, reports, reviews, runs, search, source_lists, tasks, verifications
+from research_gateway import (
+    admin,
+    claims,
+    ledger,
+    reports,
+    reviews,
+    runs,
+    search,
+    source_lists,
+    tasks,
+    verifications,
+)
 from research_gateway.auth import Guard
 from research_gateway.bus import build_bus
 from research_gateway.deps import SERVICE, Session
@@ -47,24 +58,32 @@ def guard_for(settings: Settings) -> Guard:
             f"GATEWAY_AUTH__OPEN is refused on a non-loopback bind ({settings.gateway_host}): "
             "every caller on the network could read and write the ledger"
         )
-    return Guard(open=auth.open, throttle=FailedAuthThrottle(auth.failed_attempts, auth.failed_window_s))
+    return Guard(
+        open=auth.open, throttle=FailedAuthThrottle(auth.failed_attempts, auth.failed_window_s)
+    )
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The gateway app; `settings` may be the shared root (the console group then takes its defaults)."""
     settings = settings or GatewaySettings()
-    console_settings = settings.gateway_console if isinstance(settings, GatewaySettings) else ConsoleSettings()
+    console_settings = (
+        settings.gateway_console if isinstance(settings, GatewaySettings) else ConsoleSettings()
+    )
     guard = guard_for(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if guard.open:
-            log.warning("OPEN MODE: API routes answer without a key (GATEWAY_AUTH__OPEN=true), loopback only",
-                        host=settings.gateway_host)
+            log.warning(
+                "OPEN MODE: API routes answer without a key (GATEWAY_AUTH__OPEN=true), loopback only",
+                host=settings.gateway_host,
+            )
         await ensure_streams_at(settings.require_nats_url())
         engine = create_engine(settings.require_database_url())
         reader = create_read_engine(settings.database_read_url, engine)  # GET routes that only read
-        bus = build_bus(settings.require_nats_url())  # the declared publishers (docs/asyncapi/gateway.json)
+        bus = build_bus(
+            settings.require_nats_url()
+        )  # the declared publishers (docs/asyncapi/gateway.json)
         broker = bus.broker
         metrics.instrument(broker, SERVICE)  # publishes counted like every service's
         await broker.connect()
@@ -78,13 +97,25 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.guard = guard
     app.state.grafana_url = console_settings.grafana_url  # the Operate page's dashboard links
     edge.install(app)  # exact 400 / 405 / 422 answers, documented
-    for module in (tasks, search, ledger, admin, source_lists, claims, reports, reviews, verifications):
+    for module in (
+        tasks,
+        search,
+        ledger,
+        admin,
+        source_lists,
+        claims,
+        reports,
+        reviews,
+        verifications,
+    ):
         app.include_router(module.router)
     app.include_router(runs.router(app))
     app.include_router(console.router)  # the web console at / (HTML shells over this API)
     app.mount("/static/console", console.pages.static, name="console-static")
     allowed = AllowedHosts.of(settings.gateway_host, settings.gateway_allowed_hosts)
-    install_mcp(app, allowed.transport_security())  # MCP (streamable HTTP) at /mcp, behind the same keys
+    install_mcp(
+        app, allowed.transport_security()
+    )  # MCP (streamable HTTP) at /mcp, behind the same keys
     instrument(app)  # HTTP metrics (instrumentator) and /metrics
     app.add_middleware(HostGuard, allowed=allowed)  # outermost: before any route, metrics included
 
@@ -100,7 +131,12 @@ def run() -> None:
     settings = GatewaySettings()
     configure_logging(SERVICE, settings.log_level, settings.log_json)
     serve_metrics()
-    uvicorn.run(create_app(settings), host=settings.gateway_host, port=settings.gateway_port, log_level="warning")
+    uvicorn.run(
+        create_app(settings),
+        host=settings.gateway_host,
+        port=settings.gateway_port,
+        log_level="warning",
+    )
 
 
 if __name__ == "__main__":

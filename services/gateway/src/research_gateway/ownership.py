@@ -19,7 +19,9 @@ from research_platform.models import ReportRow
 
 # The 403 a route that changes a report answers with (its `responses=`, the OpenAPI document).
 OWNED_RESPONSES: dict[int | str, dict[str, Any]] = {
-    403: {"description": "a key whose role is too low, or a researcher key changing a report another key asked for"},
+    403: {
+        "description": "a key whose role is too low, or a researcher key changing a report another key asked for"
+    },
 }
 
 
@@ -35,6 +37,12 @@ def may_change(caller: Caller, report: ReportRow) -> bool:
 def require_owner(caller: Caller, report: ReportRow, what: str) -> None:
     """403 unless `caller` owns `report` or is an admin."""
     if not may_change(caller, report):
-        owned = "another key asked for it" if (report.owner or {}).get("key_id") else "no key owns it (it came from the bus)"
-        raise HTTPException(status.HTTP_403_FORBIDDEN,
-                            f"this {what} is not yours: {owned}; only the key that asked for it or an admin may change it")
+        owned = (
+            "another key asked for it"
+            if (report.owner or {}).get("key_id")
+            else "no key owns it (it came from the bus)"
+        )
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"this {what} is not yours: {owned}; only the key that asked for it or an admin may change it",
+        )

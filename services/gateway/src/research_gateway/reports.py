@@ -29,17 +29,31 @@ from research_reports import Report
 from research_reports.exports import EXPORT_FORMATS, ExportFormat, export_report
 
 FORMATS: dict[str, ExportFormat] = {
-    "md": ExportFormat.markdown, "markdown": ExportFormat.markdown, "pdf": ExportFormat.pdf,
-    "bib": ExportFormat.bibtex, "bibtex": ExportFormat.bibtex, "ris": ExportFormat.ris,
-    "csljson": ExportFormat.csl_json, "csl-json": ExportFormat.csl_json,
+    "md": ExportFormat.markdown,
+    "markdown": ExportFormat.markdown,
+    "pdf": ExportFormat.pdf,
+    "bib": ExportFormat.bibtex,
+    "bibtex": ExportFormat.bibtex,
+    "ris": ExportFormat.ris,
+    "csljson": ExportFormat.csl_json,
+    "csl-json": ExportFormat.csl_json,
 }
 # The schema lists the format names and bounds the version, so a schema-valid request is never a 422/500.
 FormatName = Literal["md", "markdown", "pdf", "bib", "bibtex", "ris", "csljson", "csl-json"]
 MAX_VERSION = 2**31 - 1  # report_versions.version is a Postgres integer
-EXPORTED = {200: {"description": "the exported file (Content-Disposition: attachment)",
-                  "content": {media.split(";")[0]: {} for media, _ in EXPORT_FORMATS.values()}}}
+EXPORTED = {
+    200: {
+        "description": "the exported file (Content-Disposition: attachment)",
+        "content": {media.split(";")[0]: {} for media, _ in EXPORT_FORMATS.values()},
+    }
+}
 
-router = APIRouter(prefix=API, tags=["reports"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES)
+router = APIRouter(
+    prefix=API,
+    tags=["reports"],
+    dependencies=[Depends(require("reader"))],
+    responses=AUTH_RESPONSES,
+)
 
 
 class ReportView(BaseModel):
@@ -62,36 +76,61 @@ class ReportView(BaseModel):
     diff: dict[str, Any] | None = None
 
 
-async def _load(session: ReadSession, report_id: uuid.UUID, version: int | None) -> tuple[ReportRow, ReportVersionRow | None]:
+async def _load(
+    session: ReadSession, report_id: uuid.UUID, version: int | None
+) -> tuple[ReportRow, ReportVersionRow | None]:
     report = await session.get(ReportRow, report_id)
     if report is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no report {report_id}")
     wanted = version or report.current_version
     found = await session.scalar(
-        select(ReportVersionRow).where(ReportVersionRow.report_id == report_id, ReportVersionRow.version == wanted)
+        select(ReportVersionRow).where(
+            ReportVersionRow.report_id == report_id, ReportVersionRow.version == wanted
+        )
     )
     if found is None and version is not None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"report {report_id} has no version {version}")
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND, f"report {report_id} has no version {version}"
+        )
     return report, found
 
 
-@router.get("/reports/{report_id}", response_model=ReportView, responses={404: {"description": "no such report or version"}})
+@router.get(
+    "/reports/{report_id}",
+    response_model=ReportView,
+    responses={404: {"description": "no such report or version"}},
+)
 async def get_report(
-    report_id: uuid.UUID, session: ReadSession, version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None
+    report_id: uuid.UUID,
+    session: ReadSession,
+    version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None,
 ) -> ReportView:
     """A report (any kind) with its current version, or `version`."""
     report, found = await _load(session, report_id, version)
     view = ReportView(
-        report_id=report.id, kind=report.kind, status=report.status, run_id=report.run_id, subject=report.subject,
-        current_version=report.current_version, stale_reason=report.stale_reason, error=report.error,
-        created_at=report.created_at, updated_at=report.updated_at,
+        report_id=report.id,
+        kind=report.kind,
+        status=report.status,
+        run_id=report.run_id,
+        subject=report.subject,
+        current_version=report.current_version,
+        stale_reason=report.stale_reason,
+        error=report.error,
+        created_at=report.created_at,
+        updated_at=report.updated_at,
     )
     if found is not None:
-        view = view.model_copy(update={
-            "version": found.version, "markdown": found.markdown, "content": found.content,
-            "citation_check": found.citation_check, "review": found.review, "claim_ids": list(found.claim_ids or []),
-            "diff": found.diff,
-        })
+        view = view.model_copy(
+            update={
+                "version": found.version,
+                "markdown": found.markdown,
+                "content": found.content,
+                "citation_check": found.citation_check,
+                "review": found.review,
+                "claim_ids": list(found.claim_ids or []),
+                "diff": found.diff,
+            }
+        )
     return view
 
 
@@ -101,7 +140,9 @@ async def get_report(
     responses={
         **EXPORTED,
         404: {"description": "no such report or version"},
-        409: {"description": "the report has no version yet, or no structured content for this format"},
+        409: {
+            "description": "the report has no version yet, or no structured content for this format"
+        },
     },
 )
 async def export(
@@ -114,12 +155,18 @@ async def export(
     wanted = FORMATS[format]
     report, found = await _load(session, report_id, version)
     if found is None:
-        raise HTTPException(status.HTTP_409_CONFLICT, f"report {report_id} has no version yet (status {report.status})")
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            f"report {report_id} has no version yet (status {report.status})",
+        )
     name = f"{report.kind}-{report.id}-v{found.version}"
     document = _document(found.content)
     if document is None:
         if wanted is not ExportFormat.markdown or not found.markdown:
-            raise HTTPException(status.HTTP_409_CONFLICT, f"report {report_id} has no structured content to export as {format}")
+            raise HTTPException(
+                status.HTTP_409_CONFLICT,
+                f"report {report_id} has no structured content to export as {format}",
+            )
         return _file(found.markdown.encode(), "text/markdown; charset=utf-8", f"{name}.md")
     exported = export_report(document, wanted)
     return _file(exported.content, exported.media_type, f"{name}.{exported.extension}")
@@ -137,4 +184,8 @@ def _document(content: dict[str, Any]) -> Report | None:
 
 
 def _file(content: bytes, media_type: str, filename: str) -> Response:
-    return Response(content, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+    return Response(
+        content,
+        media_type=media_type,
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )

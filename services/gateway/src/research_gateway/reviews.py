@@ -42,8 +42,16 @@ from research_reports import Report, export_report
 log = get_logger(__name__)
 router = APIRouter(prefix=API, tags=["reviews"], responses=AUTH_RESPONSES)
 NOT_FOUND = {404: {"description": "no such review"}}
-EXPORTS = {"md": "markdown", "markdown": "markdown", "pdf": "pdf", "bib": "bibtex", "bibtex": "bibtex", "ris": "ris",
-           "csljson": "csl-json", "csl-json": "csl-json"}
+EXPORTS = {
+    "md": "markdown",
+    "markdown": "markdown",
+    "pdf": "pdf",
+    "bib": "bibtex",
+    "bibtex": "bibtex",
+    "ris": "ris",
+    "csljson": "csl-json",
+    "csl-json": "csl-json",
+}
 
 
 class ReviewAccepted(BaseModel):
@@ -51,7 +59,9 @@ class ReviewAccepted(BaseModel):
     run_id: str
 
 
-ReportState = Literal["running", "completed", "stale", "failed"]  # research_ledger.ReportStatus (a test keeps them equal)
+ReportState = Literal[
+    "running", "completed", "stale", "failed"
+]  # research_ledger.ReportStatus (a test keeps them equal)
 
 
 class ReviewSummary(BaseModel):
@@ -69,7 +79,12 @@ class ReviewSummary(BaseModel):
 
 
 async def _publish(bus: Bus, command: RequestReview) -> None:
-    await publish_or_503(bus.reviews, command, msg_id=f"review-{command.review_id}-{command.effective_run_id()}", what="review")
+    await publish_or_503(
+        bus.reviews,
+        command,
+        msg_id=f"review-{command.review_id}-{command.effective_run_id()}",
+        what="review",
+    )
 
 
 async def _review(session: Any, review_id: uuid.UUID) -> ReportRow:
@@ -79,28 +94,54 @@ async def _review(session: Any, review_id: uuid.UUID) -> ReportRow:
     return row
 
 
-@router.post("/reviews", status_code=status.HTTP_202_ACCEPTED, response_model=ReviewAccepted,
-             responses={422: {"description": "bad input (empty or oversized topic, unknown source, > 2 iterations)"},
-                        409: {"description": "this review_id exists"}, 503: {"description": "the bus is unavailable"}})
-async def submit_review(body: ReviewRequest, session: Session, bus: Publishers, caller: Researcher) -> ReviewAccepted:
+@router.post(
+    "/reviews",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=ReviewAccepted,
+    responses={
+        422: {
+            "description": "bad input (empty or oversized topic, unknown source, > 2 iterations)"
+        },
+        409: {"description": "this review_id exists"},
+        503: {"description": "the bus is unavailable"},
+    },
+)
+async def submit_review(
+    body: ReviewRequest, session: Session, bus: Publishers, caller: Researcher
+) -> ReviewAccepted:
     """Ask for a literature review; follow `run_id` on /runs/{run_id}/events, poll /reviews/{id}."""
-    command = RequestReview(**body.model_dump(), run_id=review_run_id(body.review_id), refresh=False, origin="api")
+    command = RequestReview(
+        **body.model_dump(), run_id=review_run_id(body.review_id), refresh=False, origin="api"
+    )
     async with session.begin():
         if await Ledger(session, service=SERVICE).reports.get(command.review_id) is not None:
-            raise HTTPException(status.HTTP_409_CONFLICT, "this review_id exists; refresh it instead")
-    report = {"subject": command.topic, "subject_key": topic_key(command.topic),
-              "request": command.model_dump(mode="json", include={"filters", "sources", "max_iterations", "origin"})}
+            raise HTTPException(
+                status.HTTP_409_CONFLICT, "this review_id exists; refresh it instead"
+            )
+    report = {
+        "subject": command.topic,
+        "subject_key": topic_key(command.topic),
+        "request": command.model_dump(
+            mode="json", include={"filters", "sources", "max_iterations", "origin"}
+        ),
+    }
     check_report(**report)  # the ledger's own check, before anything is published: one answer (422)
     await _publish(bus, command)
     async with session.begin():
         await Ledger(session, service=SERVICE).reports.open(
-            command.review_id, kind="review", run_id=command.effective_run_id(), owner=owner_of(caller), **report)
+            command.review_id,
+            kind="review",
+            run_id=command.effective_run_id(),
+            owner=owner_of(caller),
+            **report,
+        )
     return ReviewAccepted(review_id=command.review_id, run_id=command.effective_run_id())
 
 
 @router.get("/reviews", response_model=list[ReviewSummary])
 async def list_reviews(
-    session: ReadSession, caller: Reader,
+    session: ReadSession,
+    caller: Reader,
     status: Annotated[ReportState | None, Query(description="only reviews in this state")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> list[ReviewSummary]:
@@ -108,10 +149,23 @@ async def list_reviews(
     query = select(ReportRow).where(ReportRow.kind == "review")
     if status is not None:
         query = query.where(ReportRow.status == status)
-    rows = await session.scalars(query.order_by(ReportRow.updated_at.desc(), ReportRow.id).limit(limit))
-    return [ReviewSummary(review_id=r.id, topic=r.subject, status=r.status, version=r.current_version,  # type: ignore[arg-type]
-                          stale_reason=r.stale_reason, error=r.error, run_id=r.run_id, created_at=r.created_at,
-                          updated_at=r.updated_at) for r in rows]
+    rows = await session.scalars(
+        query.order_by(ReportRow.updated_at.desc(), ReportRow.id).limit(limit)
+    )
+    return [
+        ReviewSummary(
+            review_id=r.id,
+            topic=r.subject,
+            status=r.status,
+            version=r.current_version,  # type: ignore[arg-type]
+            stale_reason=r.stale_reason,
+            error=r.error,
+            run_id=r.run_id,
+            created_at=r.created_at,
+            updated_at=r.updated_at,
+        )
+        for r in rows
+    ]
 
 
 @router.get("/reviews/{review_id}", responses=NOT_FOUND)
@@ -121,71 +175,143 @@ async def get_review(review_id: uuid.UUID, session: Session, caller: Reader) -> 
     row = await _review(session, review_id)
     version = await Ledger(session, service=SERVICE).reports.version(review_id)
     view: dict[str, Any] = {
-        "review_id": row.id, "status": row.status, "run_id": row.run_id, "topic": row.subject, "topic_key": row.subject_key,
-        "version": row.current_version, "stale_reason": row.stale_reason, "error": row.error,
-        "created_at": row.created_at, "updated_at": row.updated_at,
+        "review_id": row.id,
+        "status": row.status,
+        "run_id": row.run_id,
+        "topic": row.subject,
+        "topic_key": row.subject_key,
+        "version": row.current_version,
+        "stale_reason": row.stale_reason,
+        "error": row.error,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
     }
     if version is None:
         return view
-    statuses = dict((await session.execute(
-        select(MemoryClaim.id, MemoryClaim.status).where(MemoryClaim.id.in_(list(version.claim_ids)))
-    )).all()) if version.claim_ids else {}
+    statuses = (
+        dict(
+            (
+                await session.execute(
+                    select(MemoryClaim.id, MemoryClaim.status).where(
+                        MemoryClaim.id.in_(list(version.claim_ids))
+                    )
+                )
+            ).all()
+        )
+        if version.claim_ids
+        else {}
+    )
     review = dict(version.review)
     findings = Report.model_validate(version.content).findings()
-    view.update({
-        "iterations": len(review.get("rounds", [])), "verdict": review.get("verdict"), "review": review,
-        "citation_check": version.citation_check, "report": version.content, "markdown": version.markdown,
-        "claims": [{"claim_id": f.claim_id, "finding_id": f.key(), "tag": f.tag,
-                    "status": statuses.get(uuid.UUID(f.claim_id)) if f.claim_id else None}
-                   for f in findings if f.claim_id],
-        "diff": version.diff,
-    })
+    view.update(
+        {
+            "iterations": len(review.get("rounds", [])),
+            "verdict": review.get("verdict"),
+            "review": review,
+            "citation_check": version.citation_check,
+            "report": version.content,
+            "markdown": version.markdown,
+            "claims": [
+                {
+                    "claim_id": f.claim_id,
+                    "finding_id": f.key(),
+                    "tag": f.tag,
+                    "status": statuses.get(uuid.UUID(f.claim_id)) if f.claim_id else None,
+                }
+                for f in findings
+                if f.claim_id
+            ],
+            "diff": version.diff,
+        }
+    )
     return view
 
 
 @router.get("/reviews/{review_id}/versions", responses=NOT_FOUND)
-async def review_versions(review_id: uuid.UUID, session: Session, caller: Reader) -> list[dict[str, Any]]:
+async def review_versions(
+    review_id: uuid.UUID, session: Session, caller: Reader
+) -> list[dict[str, Any]]:
     await _review(session, review_id)
     out = []
     for version in await Ledger(session, service=SERVICE).reports.versions(review_id):
-        out.append({"version": version.version, "run_id": version.run_id, "created_at": version.created_at,
-                    "verdict": version.review.get("verdict"), "tags": Report.model_validate(version.content).tag_counts(), "claims": len(version.claim_ids),
-                    "citation_ok": version.citation_check.get("ok"), "diff": version.diff})
+        out.append(
+            {
+                "version": version.version,
+                "run_id": version.run_id,
+                "created_at": version.created_at,
+                "verdict": version.review.get("verdict"),
+                "tags": Report.model_validate(version.content).tag_counts(),
+                "claims": len(version.claim_ids),
+                "citation_ok": version.citation_check.get("ok"),
+                "diff": version.diff,
+            }
+        )
     return out
 
 
-@router.post("/reviews/{review_id}/refresh", status_code=status.HTTP_202_ACCEPTED, response_model=ReviewAccepted,
-             responses={**NOT_FOUND, **OWNED_RESPONSES, 409: {"description": "a run of this review is in progress"},
-                        503: {"description": "bus down"}})
-async def refresh_review(review_id: uuid.UUID, session: Session, bus: Publishers, caller: Researcher) -> ReviewAccepted:
+@router.post(
+    "/reviews/{review_id}/refresh",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=ReviewAccepted,
+    responses={
+        **NOT_FOUND,
+        **OWNED_RESPONSES,
+        409: {"description": "a run of this review is in progress"},
+        503: {"description": "bus down"},
+    },
+)
+async def refresh_review(
+    review_id: uuid.UUID, session: Session, bus: Publishers, caller: Researcher
+) -> ReviewAccepted:
     """Run the review again: a new version and its diff to the current one (stale or not)."""
     run_id = review_run_id(review_id, uuid.uuid4().hex[:8])
     async with session.begin():
         row = await _review(session, review_id)
         require_owner(caller, row, "review")
         if await Ledger(session, service=SERVICE).reports.refresh(review_id, run_id=run_id) is None:
-            raise HTTPException(status.HTTP_409_CONFLICT, f"review {review_id} is {row.status}; wait for the run to end")
+            raise HTTPException(
+                status.HTTP_409_CONFLICT,
+                f"review {review_id} is {row.status}; wait for the run to end",
+            )
         stored = dict(row.request)
-    command = RequestReview(review_id=review_id, run_id=run_id, topic=row.subject, refresh=True, origin="api",
-                            **{k: stored[k] for k in ("filters", "sources", "max_iterations") if k in stored})
+    command = RequestReview(
+        review_id=review_id,
+        run_id=run_id,
+        topic=row.subject,
+        refresh=True,
+        origin="api",
+        **{k: stored[k] for k in ("filters", "sources", "max_iterations") if k in stored},
+    )
     try:
         await _publish(bus, command)
     except HTTPException:
         async with session.begin():
-            await Ledger(session, service=SERVICE).reports.fail(review_id, "refresh not published: the bus was unavailable")
+            await Ledger(session, service=SERVICE).reports.fail(
+                review_id, "refresh not published: the bus was unavailable"
+            )
         raise
     return ReviewAccepted(review_id=review_id, run_id=run_id)
 
 
-@router.get("/reviews/{review_id}/export", responses={**EXPORTED, **NOT_FOUND, 409: {"description": "no version yet"}})
-async def export_review(review_id: uuid.UUID, session: Session, caller: Reader,
-                        format: FormatName = Query("md", description="md | pdf | bib | ris | csljson"),  # noqa: A002
-                        version: int | None = Query(None, ge=1, le=MAX_VERSION)) -> Response:
+@router.get(
+    "/reviews/{review_id}/export",
+    responses={**EXPORTED, **NOT_FOUND, 409: {"description": "no version yet"}},
+)
+async def export_review(
+    review_id: uuid.UUID,
+    session: Session,
+    caller: Reader,
+    format: FormatName = Query("md", description="md | pdf | bib | ris | csljson"),  # noqa: A002
+    version: int | None = Query(None, ge=1, le=MAX_VERSION),
+) -> Response:
     await _review(session, review_id)
     stored = await Ledger(session, service=SERVICE).reports.version(review_id, version)
     if stored is None:
         raise HTTPException(status.HTTP_409_CONFLICT, "the review has no version yet")
     exported = export_report(Report.model_validate(stored.content), EXPORTS[format])
     filename = f"review-{review_id}-v{stored.version}.{exported.extension}"
-    return Response(exported.content, media_type=exported.media_type,
-                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+    return Response(
+        exported.content,
+        media_type=exported.media_type,
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )

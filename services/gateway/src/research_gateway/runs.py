@@ -17,5 +17,7 @@ from research_runs import run_events_router
 def router(app: FastAPI) -> APIRouter:
     """The run-events route of `app`, reading through the broker's connection (per request)."""
     guarded = APIRouter(dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES)
-    guarded.include_router(run_events_router(lambda: app.state.broker.connection.jetstream(), prefix=API))
+    guarded.include_router(
+        run_events_router(lambda: app.state.broker.connection.jetstream(), prefix=API)
+    )
     return guarded

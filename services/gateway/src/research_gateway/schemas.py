@@ -15,8 +15,12 @@ from research_gateway.storable import SafeText, Slug
 class FilterSubmission(TaskFilters):
     """`filters` of a submission: source names are slugs (`corpus`, `pubmed`)."""
 
-    sources: list[Slug] = Field(default_factory=list, max_length=20, examples=[["corpus", "pubmed"]],
-                                description="Evidence sources to ask (empty = the configured default).")
+    sources: list[Slug] = Field(
+        default_factory=list,
+        max_length=20,
+        examples=[["corpus", "pubmed"]],
+        description="Evidence sources to ask (empty = the configured default).",
+    )
 
 
 class TaskSubmission(BaseModel):
@@ -24,16 +28,23 @@ class TaskSubmission(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    question: SafeText = Field(min_length=3, max_length=2000, examples=["Does vitamin D supplementation reduce fracture risk?"])
+    question: SafeText = Field(
+        min_length=3,
+        max_length=2000,
+        examples=["Does vitamin D supplementation reduce fracture risk?"],
+    )
     entity: SafeText | None = Field(default=None, max_length=200)
     tier: Tier = Tier.priority
     patient_ref: SafeText | None = Field(
-        default=None, max_length=500, description="Patient context for the model, de-identified first; never stored."
+        default=None,
+        max_length=500,
+        description="Patient context for the model, de-identified first; never stored.",
     )
     source_types: list[Slug] = Field(default_factory=list, max_length=20)
     filters: FilterSubmission = Field(default_factory=FilterSubmission)
     task_id: uuid.UUID | None = Field(
-        default=None, description="The client's own id for the task: submitting it again returns the same task."
+        default=None,
+        description="The client's own id for the task: submitting it again returns the same task.",
     )
 
 

@@ -13,15 +13,19 @@ from research_gateway.deps import API, Broker
 from research_gateway.storable import STORABLE, TEXT_QUERY
 from research_gateway.schemas import SearchResults
 
-router = APIRouter(prefix=API, tags=["search"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES)
+router = APIRouter(
+    prefix=API, tags=["search"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES
+)
 
 
 @router.get(
     "/search",
     response_model=SearchResults,
-    responses={400: {"description": "the connector refused the query (the reason in `detail`)"},
-               503: {"description": "no connector is running, or the corpus search failed"},
-               504: {"description": "the connector did not answer in time"}},
+    responses={
+        400: {"description": "the connector refused the query (the reason in `detail`)"},
+        503: {"description": "no connector is running, or the corpus search failed"},
+        504: {"description": "the connector did not answer in time"},
+    },
 )
 async def search_corpus(
     broker: Broker,
@@ -34,12 +38,18 @@ async def search_corpus(
     try:
         reply = await broker.request(ask, subjects.CONNECTOR_SEARCH, timeout=15.0)
     except NoRespondersError as exc:
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "no connector service is running") from exc
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE, "no connector service is running"
+        ) from exc
     except TimeoutError as exc:
-        raise HTTPException(status.HTTP_504_GATEWAY_TIMEOUT, "the connector service did not answer") from exc
+        raise HTTPException(
+            status.HTTP_504_GATEWAY_TIMEOUT, "the connector service did not answer"
+        ) from exc
     found = EvidenceFound.model_validate_json(reply.body)
     if found.error:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, found.error)
     if "corpus" in found.degraded:
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, f"corpus search failed: {found.degraded['corpus']}")
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE, f"corpus search failed: {found.degraded['corpus']}"
+        )
     return SearchResults(query=q, mode=mode, hits=found.hits)

@@ -68,11 +68,15 @@ EXPORTS = {"md": "markdown", "bib": "bibtex", "ris": "ris", "csljson": "csl-json
 class SourceListAccepted(BaseModel):
     source_list_id: uuid.UUID
     run_id: str
-    request: dict[str, Any] = Field(description="The request as it will run: clamped to the workspace's limits.")
+    request: dict[str, Any] = Field(
+        description="The request as it will run: clamped to the workspace's limits."
+    )
 
 
 class ListedSourceView(ListedSource):
-    preferred: bool = Field(default=False, description="Flagged preferred by a user: kept on re-runs.")
+    preferred: bool = Field(
+        default=False, description="Flagged preferred by a user: kept on re-runs."
+    )
 
 
 class SourceListView(SourceList):
@@ -98,8 +102,9 @@ class ScheduleModify(BaseModel):
     model_config = ConfigDict(extra="forbid", regex_engine="python-re")
 
     action: Literal["modify"]
-    update_frequency: str = Field(pattern=UPDATE_FREQUENCY_PATTERN, description="The new ISO 8601 duration.",
-                                  examples=["P7D"])
+    update_frequency: str = Field(
+        pattern=UPDATE_FREQUENCY_PATTERN, description="The new ISO 8601 duration.", examples=["P7D"]
+    )
 
 
 ScheduleChange = Annotated[ScheduleVerb | ScheduleModify, Field(discriminator="action")]
@@ -108,69 +113,128 @@ ScheduleChange = Annotated[ScheduleVerb | ScheduleModify, Field(discriminator="a
 def _schedule_view(row: Any) -> dict[str, Any] | None:
     if row is None:
         return None
-    return {"status": row.status, "update_frequency": row.update_frequency,
-            "next_run_at": row.next_run_at.isoformat() if row.next_run_at else None,
-            "last_run_at": row.last_run_at.isoformat() if row.last_run_at else None}
+    return {
+        "status": row.status,
+        "update_frequency": row.update_frequency,
+        "next_run_at": row.next_run_at.isoformat() if row.next_run_at else None,
+        "last_run_at": row.last_run_at.isoformat() if row.last_run_at else None,
+    }
 
 
 async def _publish(bus: Bus, request: RequestSourceList) -> None:
-    await publish_or_503(bus.source_lists, request, msg_id=f"sourcelist-{request.source_list_id}-{request.run_id}", what="source list")
+    await publish_or_503(
+        bus.source_lists,
+        request,
+        msg_id=f"sourcelist-{request.source_list_id}-{request.run_id}",
+        what="source list",
+    )
 
 
 @router.put("/source-lists/limits/{workspace}", responses=AUTH_RESPONSES)
-async def set_limits(workspace: Slug, limits: WorkspaceLimits, session: Session, caller: Admin) -> dict[str, Any]:
+async def set_limits(
+    workspace: Slug, limits: WorkspaceLimits, session: Session, caller: Admin
+) -> dict[str, Any]:
     """Set a workspace's admin limits (only here: run-time requests are clamped to them)."""
     async with session.begin():
         previous = await LimitsBook(session).store(workspace, limits)
         Ledger(session, service=SERVICE).audit(
             AuditAction.SOURCELIST_LIMITS_CHANGED,
             subject_ids={"key_id": caller.key_id, "workspace": workspace},
-            payload={"workspace": workspace, "previous": previous, "limits": limits.model_dump(mode="json")})
+            payload={
+                "workspace": workspace,
+                "previous": previous,
+                "limits": limits.model_dump(mode="json"),
+            },
+        )
     return {"workspace": workspace, **limits.model_dump(mode="json")}
 
 
 @router.get("/source-lists/limits/{workspace}", responses=AUTH_RESPONSES)
 async def get_limits(workspace: Slug, session: Session, caller: Admin) -> dict[str, Any]:
-    return {"workspace": workspace, **(await LimitsBook(session).of(workspace)).model_dump(mode="json")}
+    return {
+        "workspace": workspace,
+        **(await LimitsBook(session).of(workspace)).model_dump(mode="json"),
+    }
 
 
-@router.post("/source-lists", status_code=status.HTTP_202_ACCEPTED, response_model=SourceListAccepted,
-             responses={**AUTH_RESPONSES, 422: {"description": "bad input"},
-                        409: {"description": f"this source_list_id exists, or {REFUSED}"},
-                        503: {"description": "the bus is unavailable; nothing was stored"}})
-async def submit_source_list(body: SourceListRequest, session: Session, bus: Publishers, caller: Researcher) -> SourceListAccepted:
+@router.post(
+    "/source-lists",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=SourceListAccepted,
+    responses={
+        **AUTH_RESPONSES,
+        422: {"description": "bad input"},
+        409: {"description": f"this source_list_id exists, or {REFUSED}"},
+        503: {"description": "the bus is unavailable; nothing was stored"},
+    },
+)
+async def submit_source_list(
+    body: SourceListRequest, session: Session, bus: Publishers, caller: Researcher
+) -> SourceListAccepted:
     """Ask for a source list; it is built asynchronously (poll GET /source-lists/{id} or follow the run's events)."""
     async with session.begin():
         limits = await LimitsBook(session).of(body.workspace)
         book = SourceListBook(session, service=SERVICE)
         if await Ledger(session, service=SERVICE).reports.get(body.source_list_id) is not None:
-            raise HTTPException(status.HTTP_409_CONFLICT, "this source_list_id exists; re-run it through its schedule")
-        refused = schedule_refusal(body.update_frequency, await book.scheduled_count(body.workspace), limits)
+            raise HTTPException(
+                status.HTTP_409_CONFLICT,
+                "this source_list_id exists; re-run it through its schedule",
+            )
+        refused = schedule_refusal(
+            body.update_frequency, await book.scheduled_count(body.workspace), limits
+        )
     if refused:
         raise HTTPException(status.HTTP_409_CONFLICT, refused)
-    request = clamp(RequestSourceList(**body.model_dump(), trigger="request", origin="api"), limits)  # a run id of its own
-    report = {"subject": request.prompt, "subject_key": " ".join(request.keywords)[:200] or request.prompt[:200],
-              "request": request.model_dump(mode="json", exclude={"run_id", "trigger"}),
-              "save_to": request.save_to.model_dump() if request.save_to else {}}
+    request = clamp(
+        RequestSourceList(**body.model_dump(), trigger="request", origin="api"), limits
+    )  # a run id of its own
+    report = {
+        "subject": request.prompt,
+        "subject_key": " ".join(request.keywords)[:200] or request.prompt[:200],
+        "request": request.model_dump(mode="json", exclude={"run_id", "trigger"}),
+        "save_to": request.save_to.model_dump() if request.save_to else {},
+    }
     check_report(**report)  # the ledger's own check, before anything is published: one answer (422)
     await _publish(bus, request)
     async with session.begin():
         await Ledger(session, service=SERVICE).reports.open(
-            request.source_list_id, kind="source_list", run_id=request.run_id, owner=owner_of(caller), **report)
-    return SourceListAccepted(source_list_id=request.source_list_id, run_id=request.run_id,
-                              request=request.model_dump(mode="json", exclude={"trigger", "origin"}))
+            request.source_list_id,
+            kind="source_list",
+            run_id=request.run_id,
+            owner=owner_of(caller),
+            **report,
+        )
+    return SourceListAccepted(
+        source_list_id=request.source_list_id,
+        run_id=request.run_id,
+        request=request.model_dump(mode="json", exclude={"trigger", "origin"}),
+    )
 
 
 @router.get("/source-lists", responses=AUTH_RESPONSES)
-async def list_source_lists(session: Session, caller: Reader, save_to_kind: str | None = None,
-                            save_to_id: str | None = None, limit: int = Query(default=50, ge=1, le=500)) -> list[dict[str, Any]]:
+async def list_source_lists(
+    session: Session,
+    caller: Reader,
+    save_to_kind: str | None = None,
+    save_to_id: str | None = None,
+    limit: int = Query(default=50, ge=1, le=500),
+) -> list[dict[str, Any]]:
     """Source lists, newest first; `save_to_kind` / `save_to_id` keep those attached to that record."""
     wanted = {k: v for k, v in {"kind": save_to_kind, "id": save_to_id}.items() if v}
     book = SourceListBook(session, service=SERVICE)
     rows = await book.lists(save_to=wanted or None, limit=limit)
-    return [{"source_list_id": str(r.id), "prompt": r.request.get("prompt"), "status": r.status, "run_id": r.run_id,
-             "version": r.current_version, "save_to": r.save_to or None,
-             "schedule": _schedule_view(await book.schedule(r.id))} for r in rows]
+    return [
+        {
+            "source_list_id": str(r.id),
+            "prompt": r.request.get("prompt"),
+            "status": r.status,
+            "run_id": r.run_id,
+            "version": r.current_version,
+            "save_to": r.save_to or None,
+            "schedule": _schedule_view(await book.schedule(r.id)),
+        }
+        for r in rows
+    ]
 
 
 async def _latest(session: Any, source_list_id: uuid.UUID) -> tuple[Any, dict[str, Any]]:
@@ -180,8 +244,14 @@ async def _latest(session: Any, source_list_id: uuid.UUID) -> tuple[Any, dict[st
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")
     version = await ledger.reports.version(source_list_id)
     if version is None:
-        raise HTTPException(status.HTTP_409_CONFLICT, {"status": report.status, "error": report.error,
-                                                       "detail": "no snapshot yet: the list is being built"})
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            {
+                "status": report.status,
+                "error": report.error,
+                "detail": "no snapshot yet: the list is being built",
+            },
+        )
     return report, version.content
 
 
@@ -191,9 +261,14 @@ def _visible(content: dict[str, Any], removed: set[uuid.UUID]) -> SourceList:
     return source_list
 
 
-@router.get("/source-lists/{source_list_id}", response_model=SourceListView,
-            responses={**AUTH_RESPONSES, **NOT_FOUND, **NO_SNAPSHOT})
-async def get_source_list(source_list_id: uuid.UUID, session: Session, caller: Reader) -> SourceListView:
+@router.get(
+    "/source-lists/{source_list_id}",
+    response_model=SourceListView,
+    responses={**AUTH_RESPONSES, **NOT_FOUND, **NO_SNAPSHOT},
+)
+async def get_source_list(
+    source_list_id: uuid.UUID, session: Session, caller: Reader
+) -> SourceListView:
     """The latest snapshot: the seed's SourceList (sources removed by a user left out), each source
     with `preferred` (flagged by a user, kept on re-runs)."""
     _, content = await _latest(session, source_list_id)
@@ -203,53 +278,89 @@ async def get_source_list(source_list_id: uuid.UUID, session: Session, caller: R
     if schedule is not None:
         source_list.next_run_at = schedule.next_run_at if schedule.status == "active" else None
     shown = source_list.model_dump(exclude={"sources"})
-    sources = [{**s.model_dump(), "preferred": str(s.source_id) in preferred} for s in source_list.sources]
+    sources = [
+        {**s.model_dump(), "preferred": str(s.source_id) in preferred} for s in source_list.sources
+    ]
     return SourceListView.model_validate({**shown, "sources": sources})
 
 
-@router.post("/source-lists/{source_list_id}/sources/{source_id}",
-             responses={**AUTH_RESPONSES, **OWNED_RESPONSES, **NOT_FOUND, **NO_SNAPSHOT})
-async def mark_source(source_list_id: uuid.UUID, source_id: uuid.UUID, body: SourceAction, session: Session,
-                      caller: Researcher) -> dict[str, Any]:
+@router.post(
+    "/source-lists/{source_list_id}/sources/{source_id}",
+    responses={**AUTH_RESPONSES, **OWNED_RESPONSES, **NOT_FOUND, **NO_SNAPSHOT},
+)
+async def mark_source(
+    source_list_id: uuid.UUID,
+    source_id: uuid.UUID,
+    body: SourceAction,
+    session: Session,
+    caller: Researcher,
+) -> dict[str, Any]:
     """Remove a source (never listed again) or flag it preferred (kept on re-runs)."""
     async with session.begin():
         report, content = await _latest(session, source_list_id)
         require_owner(caller, report, "source list")
-        stored = next((s for s in content["source_list"]["sources"] if s["source_id"] == str(source_id)), None)
+        stored = next(
+            (s for s in content["source_list"]["sources"] if s["source_id"] == str(source_id)), None
+        )
         if stored is None:
-            raise HTTPException(status.HTTP_404_NOT_FOUND, f"source {source_id} is not in the latest snapshot")
-        action = {"remove": "removed", "prefer": "preferred", "unprefer": "unpreferred"}[body.action]
-        copy = {"source": ListedSource.model_validate(stored).model_dump(mode="json"),
-                "provenance": content.get("provenance", {}).get(str(source_id), {})}
-        await SourceListBook(session, service=SERVICE).mark_source(source_list_id, source_id, action, copy)
+            raise HTTPException(
+                status.HTTP_404_NOT_FOUND, f"source {source_id} is not in the latest snapshot"
+            )
+        action = {"remove": "removed", "prefer": "preferred", "unprefer": "unpreferred"}[
+            body.action
+        ]
+        copy = {
+            "source": ListedSource.model_validate(stored).model_dump(mode="json"),
+            "provenance": content.get("provenance", {}).get(str(source_id), {}),
+        }
+        await SourceListBook(session, service=SERVICE).mark_source(
+            source_list_id, source_id, action, copy
+        )
     return {"source_list_id": str(source_list_id), "source_id": str(source_id), "action": action}
 
 
-@router.get("/source-lists/{source_list_id}/export", response_class=Response,
-            responses={**AUTH_RESPONSES, **EXPORTED, **NOT_FOUND, **NO_SNAPSHOT})
-async def export_source_list(source_list_id: uuid.UUID, session: Session, caller: Reader,
-                             format: Literal["md", "bib", "ris", "csljson"] = "md") -> Response:
+@router.get(
+    "/source-lists/{source_list_id}/export",
+    response_class=Response,
+    responses={**AUTH_RESPONSES, **EXPORTED, **NOT_FOUND, **NO_SNAPSHOT},
+)
+async def export_source_list(
+    source_list_id: uuid.UUID,
+    session: Session,
+    caller: Reader,
+    format: Literal["md", "bib", "ris", "csljson"] = "md",
+) -> Response:
     """The latest snapshot as Markdown, BibTeX, RIS or CSL-JSON (removed sources left out)."""
     _, content = await _latest(session, source_list_id)
     removed, _ = await SourceListBook(session, service=SERVICE).actions(source_list_id)
     report = Report.model_validate(content["report"])
     if removed:
         gone = {str(s) for s in removed}
-        origin = {p.get("origin_id") for sid, p in content.get("provenance", {}).items() if sid in gone}
+        origin = {
+            p.get("origin_id") for sid, p in content.get("provenance", {}).items() if sid in gone
+        }
         numbers = {r.id for r in report.references if r.paper_id in origin}
         report.references = [r for r in report.references if r.id not in numbers]
         for section in report.sections:
             section.findings = [f for f in section.findings if not set(f.cited_ids()) & numbers]
-            section.body = "\n".join(line for line in section.body.splitlines()
-                                     if not any(f"[{n}]" in line for n in numbers))
+            section.body = "\n".join(
+                line
+                for line in section.body.splitlines()
+                if not any(f"[{n}]" in line for n in numbers)
+            )
     exported = export_report(report, EXPORTS[format])
     filename = f"source-list-{source_list_id}.{exported.extension}"
-    return Response(exported.content, media_type=exported.media_type,
-                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+    return Response(
+        exported.content,
+        media_type=exported.media_type,
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
 
 
 @router.get("/source-lists/{source_list_id}/runs", responses={**AUTH_RESPONSES, **NOT_FOUND})
-async def source_list_runs(source_list_id: uuid.UUID, session: Session, caller: Reader) -> dict[str, Any]:
+async def source_list_runs(
+    source_list_id: uuid.UUID, session: Session, caller: Reader
+) -> dict[str, Any]:
     """Run history (newest first) with each run's refinement iterations and its diff to the run
     before (`new` / `changed` / `dropped` sources; null for a failed run or a snapshot past the
     retention); the next scheduled run first; `request` is the stored request re-runs repeat."""
@@ -258,27 +369,67 @@ async def source_list_runs(source_list_id: uuid.UUID, session: Session, caller: 
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")
     book = SourceListBook(session, service=SERVICE)
     schedule = await book.schedule(source_list_id)
-    diffs = dict((await session.execute(select(ReportVersionRow.version, ReportVersionRow.diff)
-                                        .where(ReportVersionRow.report_id == source_list_id))).all())
+    diffs = dict(
+        (
+            await session.execute(
+                select(ReportVersionRow.version, ReportVersionRow.diff).where(
+                    ReportVersionRow.report_id == source_list_id
+                )
+            )
+        ).all()
+    )
     runs: list[dict[str, Any]] = []
     if schedule is not None and schedule.status == "active" and schedule.next_run_at:
         runs.append({"run_id": None, "status": "scheduled", "at": schedule.next_run_at.isoformat()})
     for run in await book.runs(source_list_id):
-        iterations = [{"iteration": i.iteration, "query": i.query, "counts": i.counts, "memo": i.memo,
-                       "stop_reason": i.stop_reason} for i in await book.iterations(run.run_id)]
-        runs.append({"run_id": run.run_id, "status": run.status, "trigger": run.trigger, "at": run.started_at.isoformat(),
-                     "finished_at": run.finished_at.isoformat() if run.finished_at else None, "sources": run.sources,
-                     "version": run.version, "stop_reason": run.stop_reason, "error": run.error, "iterations": iterations,
-                     "diff": diffs.get(run.version) if run.version is not None else None})
-    return {"source_list_id": str(source_list_id), "schedule": _schedule_view(schedule), "request": report.request,
-            "runs": runs}
+        iterations = [
+            {
+                "iteration": i.iteration,
+                "query": i.query,
+                "counts": i.counts,
+                "memo": i.memo,
+                "stop_reason": i.stop_reason,
+            }
+            for i in await book.iterations(run.run_id)
+        ]
+        runs.append(
+            {
+                "run_id": run.run_id,
+                "status": run.status,
+                "trigger": run.trigger,
+                "at": run.started_at.isoformat(),
+                "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+                "sources": run.sources,
+                "version": run.version,
+                "stop_reason": run.stop_reason,
+                "error": run.error,
+                "iterations": iterations,
+                "diff": diffs.get(run.version) if run.version is not None else None,
+            }
+        )
+    return {
+        "source_list_id": str(source_list_id),
+        "schedule": _schedule_view(schedule),
+        "request": report.request,
+        "runs": runs,
+    }
 
 
-@router.post("/source-lists/{source_list_id}/runs", status_code=status.HTTP_202_ACCEPTED, response_model=SourceListAccepted,
-             responses={**AUTH_RESPONSES, **OWNED_RESPONSES, **NOT_FOUND,
-                        409: {"description": "a run of this list is in progress, or no stored request"},
-                        503: {"description": "the bus is unavailable; the list is marked failed"}})
-async def rerun_source_list(source_list_id: uuid.UUID, session: Session, bus: Publishers, caller: Researcher) -> SourceListAccepted:
+@router.post(
+    "/source-lists/{source_list_id}/runs",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=SourceListAccepted,
+    responses={
+        **AUTH_RESPONSES,
+        **OWNED_RESPONSES,
+        **NOT_FOUND,
+        409: {"description": "a run of this list is in progress, or no stored request"},
+        503: {"description": "the bus is unavailable; the list is marked failed"},
+    },
+)
+async def rerun_source_list(
+    source_list_id: uuid.UUID, session: Session, bus: Publishers, caller: Researcher
+) -> SourceListAccepted:
     """Run the list again with its stored request (the seed's Re-run button), clamped to the
     workspace's current limits: a new snapshot and its diff; preferred and removed sources hold."""
     async with session.begin():
@@ -288,41 +439,75 @@ async def rerun_source_list(source_list_id: uuid.UUID, session: Session, bus: Pu
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")
         require_owner(caller, report, "source list")
         try:
-            stored = RequestSourceList.model_validate({**report.request, "source_list_id": source_list_id})
-        except ValidationError as exc:  # a list stored before requests were kept, or by a newer writer
-            raise HTTPException(status.HTTP_409_CONFLICT, f"source list {source_list_id} has no stored request to repeat") from exc
-        request = clamp(stored.model_copy(update={"trigger": "rerun", "origin": "api"}), await LimitsBook(session).of(stored.workspace))
+            stored = RequestSourceList.model_validate(
+                {**report.request, "source_list_id": source_list_id}
+            )
+        except (
+            ValidationError
+        ) as exc:  # a list stored before requests were kept, or by a newer writer
+            raise HTTPException(
+                status.HTTP_409_CONFLICT,
+                f"source list {source_list_id} has no stored request to repeat",
+            ) from exc
+        request = clamp(
+            stored.model_copy(update={"trigger": "rerun", "origin": "api"}),
+            await LimitsBook(session).of(stored.workspace),
+        )
         if await ledger.reports.refresh(source_list_id, run_id=request.run_id) is None:
-            raise HTTPException(status.HTTP_409_CONFLICT, f"source list {source_list_id} is {report.status}; wait for the run to end")
+            raise HTTPException(
+                status.HTTP_409_CONFLICT,
+                f"source list {source_list_id} is {report.status}; wait for the run to end",
+            )
     try:
         await _publish(bus, request)
     except HTTPException:
         async with session.begin():
-            await Ledger(session, service=SERVICE).reports.fail(source_list_id, "re-run not published: the bus was unavailable")
+            await Ledger(session, service=SERVICE).reports.fail(
+                source_list_id, "re-run not published: the bus was unavailable"
+            )
         raise
-    return SourceListAccepted(source_list_id=source_list_id, run_id=request.run_id,
-                              request=request.model_dump(mode="json", exclude={"trigger", "origin"}))
+    return SourceListAccepted(
+        source_list_id=source_list_id,
+        run_id=request.run_id,
+        request=request.model_dump(mode="json", exclude={"trigger", "origin"}),
+    )
 
 
-@router.patch("/source-lists/{source_list_id}/schedule", responses={**AUTH_RESPONSES, **NOT_FOUND,
-              409: {"description": "a modified frequency beyond the workspace's minimum update interval"}})
-async def change_schedule(source_list_id: uuid.UUID, body: ScheduleChange, session: Session, caller: Admin) -> dict[str, Any]:
+@router.patch(
+    "/source-lists/{source_list_id}/schedule",
+    responses={
+        **AUTH_RESPONSES,
+        **NOT_FOUND,
+        409: {"description": "a modified frequency beyond the workspace's minimum update interval"},
+    },
+)
+async def change_schedule(
+    source_list_id: uuid.UUID, body: ScheduleChange, session: Session, caller: Admin
+) -> dict[str, Any]:
     """Pause, resume, cancel or modify (a new update_frequency) a list's schedule."""
     async with session.begin():
         book = SourceListBook(session, service=SERVICE)
         current = await book.schedule(source_list_id)
         if current is None or current.status == "cancelled":
-            raise HTTPException(status.HTTP_404_NOT_FOUND, f"source list {source_list_id} has no live schedule")
+            raise HTTPException(
+                status.HTTP_404_NOT_FOUND, f"source list {source_list_id} has no live schedule"
+            )
         every = None
         if isinstance(body, ScheduleModify):
             limits = await LimitsBook(session).of(current.workspace)
-            refused = schedule_refusal(body.update_frequency, 0, limits)  # this list already holds its slot
+            refused = schedule_refusal(
+                body.update_frequency, 0, limits
+            )  # this list already holds its slot
             if refused:
                 raise HTTPException(status.HTTP_409_CONFLICT, refused)
             every = duration_seconds(body.update_frequency)
-        row = await book.change_schedule(source_list_id, body.action, now=datetime.now(UTC),
-                                         update_frequency=body.update_frequency, every_s=every)
+        row = await book.change_schedule(
+            source_list_id,
+            body.action,
+            now=datetime.now(UTC),
+            update_frequency=body.update_frequency,
+            every_s=every,
+        )
         assert row is not None
         view = _schedule_view(row)
     return {"source_list_id": str(source_list_id), "schedule": view}
-

@@ -35,8 +35,16 @@ def storable_text(value: str) -> str:
     found = UNSTORABLE.search(value)
     if found is not None:
         char = found.group()
-        kind = "NUL" if char == "\x00" else "a lone surrogate" if "\ud800" <= char <= "\udfff" else "a control character"
-        raise ValueError(f"the text holds {kind} (U+{ord(char):04X}) at position {found.start()}, which cannot be stored")
+        kind = (
+            "NUL"
+            if char == "\x00"
+            else "a lone surrogate"
+            if "\ud800" <= char <= "\udfff"
+            else "a control character"
+        )
+        raise ValueError(
+            f"the text holds {kind} (U+{ord(char):04X}) at position {found.start()}, which cannot be stored"
+        )
     return value
 
 

@@ -32,7 +32,12 @@ TASKS_SUBMITTED = Counter("research_tasks_submitted_total", "Tasks accepted over
 router = APIRouter(prefix=API, tags=["tasks"], responses=AUTH_RESPONSES)
 IdempotencyKey = Annotated[
     str | None,
-    Header(alias="Idempotency-Key", min_length=1, max_length=200, description="Same key → same task, never a second one."),
+    Header(
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=200,
+        description="Same key → same task, never a second one.",
+    ),
 ]
 
 
@@ -41,7 +46,9 @@ def _task_id(body: TaskSubmission, key: str | None) -> uuid.UUID:
         return body.task_id or uuid.uuid4()
     derived = task_id_for_key(key)
     if body.task_id is not None and body.task_id != derived:
-        raise HTTPException(status.HTTP_409_CONFLICT, "task_id and Idempotency-Key name different tasks")
+        raise HTTPException(
+            status.HTTP_409_CONFLICT, "task_id and Idempotency-Key name different tasks"
+        )
     return derived
 
 
@@ -50,28 +57,57 @@ def _task_id(body: TaskSubmission, key: str | None) -> uuid.UUID:
     status_code=status.HTTP_202_ACCEPTED,
     response_model=TaskAccepted,
     dependencies=[Depends(require("researcher"))],
-    responses={200: {"description": "a repeat of an earlier submission (same key or task_id): the same task"},
-               409: {"description": "the key or task_id names another question, or they name different tasks"},
-               503: {"description": "the task bus is unavailable; nothing was stored, retry with the same key"}},
+    responses={
+        200: {
+            "description": "a repeat of an earlier submission (same key or task_id): the same task"
+        },
+        409: {
+            "description": "the key or task_id names another question, or they name different tasks"
+        },
+        503: {
+            "description": "the task bus is unavailable; nothing was stored, retry with the same key"
+        },
+    },
 )
 async def submit_task(
-    body: TaskSubmission, session: Session, bus: Publishers, response: Response, idempotency_key: IdempotencyKey = None
+    body: TaskSubmission,
+    session: Session,
+    bus: Publishers,
+    response: Response,
+    idempotency_key: IdempotencyKey = None,
 ) -> TaskAccepted:
     """Accept a research question; the pipeline answers asynchronously (poll the task)."""
-    task = RunResearch(**body.model_dump(exclude={"task_id"}), task_id=_task_id(body, idempotency_key), origin="api")
+    task = RunResearch(
+        **body.model_dump(exclude={"task_id"}),
+        task_id=_task_id(body, idempotency_key),
+        origin="api",
+    )
     async with session.begin():
         known = await Ledger(session, service=SERVICE).tasks.get(task.task_id)
         if known is not None:
-            if known.question != task.question:  # both de-identified: the command was, when it was parsed
-                raise HTTPException(status.HTTP_409_CONFLICT, "this key or task_id was used for another question")
+            if (
+                known.question != task.question
+            ):  # both de-identified: the command was, when it was parsed
+                raise HTTPException(
+                    status.HTTP_409_CONFLICT, "this key or task_id was used for another question"
+                )
             response.status_code = status.HTTP_200_OK
             return TaskAccepted(task_id=known.id, status=known.status)
-    clean(task.question, what="a task's question")  # the ledger's own check, before anything is published
+    clean(
+        task.question, what="a task's question"
+    )  # the ledger's own check, before anything is published
     clean_or_none(task.entity, what="a task's entity")
-    await publish_or_503(bus.tasks[task.tier], task, msg_id=f"task-{task.task_id}", what="task",
-                         unavailable="the task bus is unavailable; retry")
+    await publish_or_503(
+        bus.tasks[task.tier],
+        task,
+        msg_id=f"task-{task.task_id}",
+        what="task",
+        unavailable="the task bus is unavailable; retry",
+    )
     async with session.begin():
-        submitted = await Ledger(session, service=SERVICE).tasks.submit(task, idempotency_key=idempotency_key)
+        submitted = await Ledger(session, service=SERVICE).tasks.submit(
+            task, idempotency_key=idempotency_key
+        )
     if not submitted.created:  # a concurrent request with the same key got there first
         response.status_code = status.HTTP_200_OK
     else:
@@ -79,8 +115,12 @@ async def submit_task(
     return TaskAccepted(task_id=task.task_id)
 
 
-@router.get("/tasks/{task_id}", response_model=TaskView, dependencies=[Depends(require("reader"))],
-            responses={404: {"description": "no such task"}})
+@router.get(
+    "/tasks/{task_id}",
+    response_model=TaskView,
+    dependencies=[Depends(require("reader"))],
+    responses={404: {"description": "no such task"}},
+)
 async def get_task(task_id: uuid.UUID, session: Session) -> TaskView:
     """The task, its status (`failed` with the reason in `error`) and its claim once proposed."""
     view = await TaskDesk(session).task(task_id)
@@ -89,8 +129,12 @@ async def get_task(task_id: uuid.UUID, session: Session) -> TaskView:
     return view
 
 
-@router.get("/claims/{claim_id}", response_model=ClaimView, dependencies=[Depends(require("reader"))],
-            responses={404: {"description": "no such claim"}})
+@router.get(
+    "/claims/{claim_id}",
+    response_model=ClaimView,
+    dependencies=[Depends(require("reader"))],
+    responses={404: {"description": "no such claim"}},
+)
 async def get_claim(claim_id: uuid.UUID, session: ReadSession) -> ClaimView:
     view = await TaskDesk(session).claim(claim_id)
     if view is None:

@@ -19,12 +19,25 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, status
-from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, StrictBool, ValidationError
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+)
 from sqlalchemy import select
 
 from research_contracts.reviews import EVIDENCE_SOURCES, ReviewFilters
 from research_contracts.reviews import worded_pattern
-from research_contracts.verifications import CLAIM_MAX_CHARS, CLAIM_WORD, RequestVerification, verification_run_id
+from research_contracts.verifications import (
+    CLAIM_MAX_CHARS,
+    CLAIM_WORD,
+    RequestVerification,
+    verification_run_id,
+)
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
 from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session, publish_or_503
 from research_gateway.ownership import owner_of
@@ -40,7 +53,9 @@ NOT_FOUND = {404: {"description": "no such verification"}}
 Source = Literal[EVIDENCE_SOURCES]  # type: ignore[valid-type]
 # Storable (no control characters) and worded (`CLAIM_PATTERN`): one pattern, since a schema holds one.
 CLAIM_SCHEMA_PATTERN = worded_pattern(CLAIM_WORD, refused=UNSTORABLE_RANGE)
-ClaimText = Annotated[str, AfterValidator(storable_text), Field(json_schema_extra={"pattern": CLAIM_SCHEMA_PATTERN})]
+ClaimText = Annotated[
+    str, AfterValidator(storable_text), Field(json_schema_extra={"pattern": CLAIM_SCHEMA_PATTERN})
+]
 
 
 class VerificationRequest(BaseModel):
@@ -48,10 +63,19 @@ class VerificationRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    claim: ClaimText = Field(min_length=3, max_length=CLAIM_MAX_CHARS, validation_alias=AliasChoices("claim", "statement"),
-                            examples=["Aspirin reduces the risk of stroke"])
-    watch: StrictBool = Field(default=False, description="Re-verify the claim on the watch schedule (default every 30 days).")
-    sources: list[Source] = Field(default_factory=lambda: ["corpus"], max_length=len(EVIDENCE_SOURCES))
+    claim: ClaimText = Field(
+        min_length=3,
+        max_length=CLAIM_MAX_CHARS,
+        validation_alias=AliasChoices("claim", "statement"),
+        examples=["Aspirin reduces the risk of stroke"],
+    )
+    watch: StrictBool = Field(
+        default=False,
+        description="Re-verify the claim on the watch schedule (default every 30 days).",
+    )
+    sources: list[Source] = Field(
+        default_factory=lambda: ["corpus"], max_length=len(EVIDENCE_SOURCES)
+    )
     filters: ReviewFilters = Field(default_factory=ReviewFilters)
 
 
@@ -75,38 +99,71 @@ class WatchedClaimView(BaseModel):
     interval_days: float
     next_due_at: datetime
     runs: int
-    reverifying: bool = Field(description="A re-verification was requested and has not reported yet.")
+    reverifying: bool = Field(
+        description="A re-verification was requested and has not reported yet."
+    )
     created_at: datetime
     history: list[VerdictEntry]
 
 
-@router.post("/verifications", status_code=status.HTTP_202_ACCEPTED, response_model=VerificationAccepted,
-             responses={422: {"description": "bad input (empty, wordless or oversized claim, unknown source)"},
-                        503: {"description": "the bus is unavailable"}})
-async def submit_verification(body: VerificationRequest, session: Session, bus: Publishers, caller: Researcher) -> VerificationAccepted:
+@router.post(
+    "/verifications",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=VerificationAccepted,
+    responses={
+        422: {"description": "bad input (empty, wordless or oversized claim, unknown source)"},
+        503: {"description": "the bus is unavailable"},
+    },
+)
+async def submit_verification(
+    body: VerificationRequest, session: Session, bus: Publishers, caller: Researcher
+) -> VerificationAccepted:
     """Verify a claim; follow `run_id` on /runs/{run_id}/events, poll /verifications/{id}."""
     verification_id = uuid.uuid4()
     try:
-        command = RequestVerification(verification_id=verification_id, run_id=verification_run_id(verification_id),
-                                      claim=body.claim, watch=body.watch, sources=list(body.sources), filters=body.filters)
+        command = RequestVerification(
+            verification_id=verification_id,
+            run_id=verification_run_id(verification_id),
+            claim=body.claim,
+            watch=body.watch,
+            sources=list(body.sources),
+            filters=body.filters,
+        )
     except ValidationError as exc:
         raise HTTPException(422, [e["msg"] for e in exc.errors()]) from exc
     stored = command.claim  # de-identified when the command was parsed (research_privacy.boundary)
-    report = {"subject": stored, "subject_key": stored[:200].lower(),
-              "request": command.model_dump(mode="json", include={"filters", "sources", "watch", "origin"})}
+    report = {
+        "subject": stored,
+        "subject_key": stored[:200].lower(),
+        "request": command.model_dump(
+            mode="json", include={"filters", "sources", "watch", "origin"}
+        ),
+    }
     check_report(**report)  # the ledger's own check, before anything is published: one answer (422)
-    await publish_or_503(bus.verifications, command, msg_id=f"verify-{verification_id}-{command.effective_run_id()}", what="verification")
+    await publish_or_503(
+        bus.verifications,
+        command,
+        msg_id=f"verify-{verification_id}-{command.effective_run_id()}",
+        what="verification",
+    )
     async with session.begin():
         ledger = Ledger(session, service=SERVICE)
         await ledger.reports.open(
-            verification_id, kind="verification", run_id=command.effective_run_id(), owner=owner_of(caller), **report)
+            verification_id,
+            kind="verification",
+            run_id=command.effective_run_id(),
+            owner=owner_of(caller),
+            **report,
+        )
         if command.watch:
             await ledger.watched.watch(verification_id, stored)
     return VerificationAccepted(verification_id=verification_id, run_id=command.effective_run_id())
 
 
 @router.get("/verifications/{verification_id}", responses=NOT_FOUND)
-async def get_verification(verification_id: uuid.UUID, session: Session, caller: Reader) -> dict[str, Any]:
+async def get_verification(
+    verification_id: uuid.UUID, session: Session, caller: Reader
+) -> dict[str, Any]:
     """The verification's status and current version: verdict, confidence, the 6-section report
     (structured and Markdown), its citation check, and — for a watched claim — the verdict history."""
     ledger = Ledger(session, service=SERVICE)
@@ -114,35 +171,81 @@ async def get_verification(verification_id: uuid.UUID, session: Session, caller:
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no verification {verification_id}")
     view: dict[str, Any] = {
-        "verification_id": row.id, "status": row.status, "run_id": row.run_id, "claim": row.subject,
-        "version": row.current_version, "stale_reason": row.stale_reason, "error": row.error,
-        "created_at": row.created_at, "updated_at": row.updated_at,
+        "verification_id": row.id,
+        "status": row.status,
+        "run_id": row.run_id,
+        "claim": row.subject,
+        "version": row.current_version,
+        "stale_reason": row.stale_reason,
+        "error": row.error,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
     }
     watch = await ledger.watched.get(verification_id)
-    view["watch"] = None if watch is None else {"interval_days": watch.interval_days, "next_due_at": watch.next_due_at}
-    view["history"] = [{"run_id": h.run_id, "verdict": h.verdict, "confidence": h.confidence, "recorded_at": h.recorded_at}
-                       for h in await ledger.watched.history(verification_id)]
+    view["watch"] = (
+        None
+        if watch is None
+        else {"interval_days": watch.interval_days, "next_due_at": watch.next_due_at}
+    )
+    view["history"] = [
+        {
+            "run_id": h.run_id,
+            "verdict": h.verdict,
+            "confidence": h.confidence,
+            "recorded_at": h.recorded_at,
+        }
+        for h in await ledger.watched.history(verification_id)
+    ]
     version = await ledger.reports.version(verification_id)
     if version is not None:
         review = dict(version.review)
-        view.update({"verdict": review.get("verdict"), "confidence": review.get("confidence"), "headline": review.get("headline"),
-                     "assessment": review, "citation_check": version.citation_check, "report": version.content,
-                     "markdown": version.markdown})
+        view.update(
+            {
+                "verdict": review.get("verdict"),
+                "confidence": review.get("confidence"),
+                "headline": review.get("headline"),
+                "assessment": review,
+                "citation_check": version.citation_check,
+                "report": version.content,
+                "markdown": version.markdown,
+            }
+        )
     return view
 
 
 @router.get("/watched-claims", response_model=list[WatchedClaimView])
-async def list_watched_claims(session: ReadSession, caller: Reader,
-                              limit: Annotated[int, Query(ge=1, le=500)] = 100) -> list[WatchedClaimView]:
+async def list_watched_claims(
+    session: ReadSession, caller: Reader, limit: Annotated[int, Query(ge=1, le=500)] = 100
+) -> list[WatchedClaimView]:
     """Watched claims, the next due first, each with its verdict history (one query for each)."""
-    claims = list(await session.scalars(select(WatchedClaimRow).order_by(WatchedClaimRow.next_due_at,
-                                                                          WatchedClaimRow.verification_id).limit(limit)))
+    claims = list(
+        await session.scalars(
+            select(WatchedClaimRow)
+            .order_by(WatchedClaimRow.next_due_at, WatchedClaimRow.verification_id)
+            .limit(limit)
+        )
+    )
     history: dict[uuid.UUID, list[VerdictEntry]] = {c.verification_id: [] for c in claims}
     if claims:
-        rows = await session.scalars(select(VerdictHistoryRow).where(VerdictHistoryRow.verification_id.in_(list(history)))
-                                     .order_by(VerdictHistoryRow.recorded_at, VerdictHistoryRow.run_id))
+        rows = await session.scalars(
+            select(VerdictHistoryRow)
+            .where(VerdictHistoryRow.verification_id.in_(list(history)))
+            .order_by(VerdictHistoryRow.recorded_at, VerdictHistoryRow.run_id)
+        )
         for row in rows:
-            history[row.verification_id].append(VerdictEntry.model_validate(row, from_attributes=True))
-    return [WatchedClaimView(verification_id=c.verification_id, claim=c.claim, interval_days=c.interval_days,
-                             next_due_at=c.next_due_at, runs=c.runs, reverifying=c.requested_run_id is not None,
-                             created_at=c.created_at, history=history[c.verification_id]) for c in claims]
+            history[row.verification_id].append(
+                VerdictEntry.model_validate(row, from_attributes=True)
+            )
+    return [
+        WatchedClaimView(
+            verification_id=c.verification_id,
+            claim=c.claim,
+            interval_days=c.interval_days,
+            next_due_at=c.next_due_at,
+            runs=c.runs,
+            reverifying=c.requested_run_id is not None,
+            created_at=c.created_at,
+            history=history[c.verification_id],
+        )
+        for c in claims
+    ]

@@ -44,7 +44,9 @@ class Librarian:
     def __post_init__(self) -> None:
         self.sessions = session_factory(self.engine)
         # The walk reads and writes on one autocommit connection (see `walker`).
-        self.reader = async_sessionmaker(self.engine.execution_options(isolation_level="AUTOCOMMIT"))
+        self.reader = async_sessionmaker(
+            self.engine.execution_options(isolation_level="AUTOCOMMIT")
+        )
 
     async def run(self, ctx: RunContext) -> dict[str, Any]:
         ctx.counts["purged"] = await purge_expired(
@@ -92,7 +94,9 @@ class Librarian:
             ctx.bump("findings", opened)
             ctx.bump("resolved", resolved)
 
-    async def validate_batch(self, after: Cursor, walk: Walk, ctx: RunContext | None = None) -> tuple[Cursor, int]:
+    async def validate_batch(
+        self, after: Cursor, walk: Walk, ctx: RunContext | None = None
+    ) -> tuple[Cursor, int]:
         """Validate the next batch after `after`; returns (new cursor, claims seen).
 
         One statement assesses the batch (returning only the claims that may need a change); its changes join the walk's buffer, written (findings +
@@ -100,7 +104,9 @@ class Librarian:
         changes. No wrapping transaction is needed: the run-lock makes this run the only writer
         of librarian findings, and resolving is guarded anyway.
         """
-        assessed = await walk.provenance.assess(after, self.settings.batch_size, self.settings.decay_window_days)
+        assessed = await walk.provenance.assess(
+            after, self.settings.batch_size, self.settings.decay_window_days
+        )
         if not assessed.seen:
             return START, 0
         batch = [prepare.claim_health(row) for row in assessed.rows]

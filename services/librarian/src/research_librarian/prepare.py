@@ -43,5 +43,7 @@ def claim_health(row: Mapping[str, Any]) -> ClaimHealth:
         missing=tuple(sorted(m for m in (row.get("missing") or []) if m)),
         decay_at=row.get("decay_at"),
         decaying=bool(row.get("decaying")),
-        open=tuple(OpenFinding(uuid.UUID(str(f["id"])), str(f["kind"])) for f in (row.get("open") or [])),
+        open=tuple(
+            OpenFinding(uuid.UUID(str(f["id"])), str(f["kind"])) for f in (row.get("open") or [])
+        ),
     )

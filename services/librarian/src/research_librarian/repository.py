@@ -90,7 +90,11 @@ class Assessment:
         if not rows:
             return cls(0, START, [])
         head = rows[0]
-        return cls(int(head["seen"]), (head["last_created"], head["last_id"]), [r for r in rows if r["id"] is not None])
+        return cls(
+            int(head["seen"]),
+            (head["last_created"], head["last_id"]),
+            [r for r in rows if r["id"] is not None],
+        )
 
 
 def positional(sql: str, names: tuple[str, ...]) -> str:
@@ -117,7 +121,9 @@ class Provenance:
         """Prepare the assessment on the session's connection (uses its JSON codecs); reuse it per batch."""
         connection = await self.session.connection()
         raw = await connection.get_raw_connection()
-        self.prepared = await raw.driver_connection.prepare(positional(ASSESS_BATCH.text, ASSESS_PARAMS))
+        self.prepared = await raw.driver_connection.prepare(
+            positional(ASSESS_BATCH.text, ASSESS_PARAMS)
+        )
         return self.prepared
 
     async def analyze_findings(self) -> None:
@@ -128,7 +134,9 @@ class Provenance:
         """The next `batch_size` active claims after `after` (creation time, id): how many, where the
         batch ended, and the rows of those that may need a change (see module doc)."""
         if self.prepared is not None:
-            return Assessment.of(list(await self.prepared.fetch(after[0], after[1], batch_size, decay_days, SERVICE)))
+            return Assessment.of(
+                list(await self.prepared.fetch(after[0], after[1], batch_size, decay_days, SERVICE))
+            )
         rows = await self.session.execute(
             ASSESS_BATCH,
             {
@@ -165,7 +173,9 @@ class Walk:
     finds again.
     """
 
-    def __init__(self, provenance: Provenance, write_every: int, run_id: uuid.UUID | None = None) -> None:
+    def __init__(
+        self, provenance: Provenance, write_every: int, run_id: uuid.UUID | None = None
+    ) -> None:
         self.provenance = provenance
         self.write_every = write_every
         self.run_id = run_id
@@ -201,4 +211,3 @@ class Walk:
         self.opened += opened
         self.resolved += resolved
         return opened, resolved
-

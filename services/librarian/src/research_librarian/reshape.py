@@ -41,7 +41,9 @@ def finding(health: ClaimHealth, kind: str) -> NewFinding:
     payload: dict[str, Any] = {"supports": health.supports}
     if kind == APPROACHING_DECAY and health.decay_at is not None:
         payload["decay_at"] = health.decay_at.isoformat()
-        payload["days_left"] = round((health.decay_at - datetime.now(UTC)).total_seconds() / 86400, 1)
+        payload["days_left"] = round(
+            (health.decay_at - datetime.now(UTC)).total_seconds() / 86400, 1
+        )
     else:
         payload["missing_sources"] = list(health.missing)
         if health.supports == 0:

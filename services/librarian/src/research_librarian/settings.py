@@ -14,15 +14,25 @@ class LibrarianSettings(BaseModel):
     """How much of the ledger one run validates and what counts as approaching decay."""
 
     schedule: ScheduleSettings = Field(default_factory=lambda: ScheduleSettings(interval_s=300.0))
-    batch_size: int = Field(default=100, ge=1, le=100_000, description="Claims validated per statement.")
+    batch_size: int = Field(
+        default=100, ge=1, le=100_000, description="Claims validated per statement."
+    )
     batches_per_run: int = Field(
-        default=50, ge=0, description="Batches per run (0 = a whole pass over the ledger); the cursor carries over."
+        default=50,
+        ge=0,
+        description="Batches per run (0 = a whole pass over the ledger); the cursor carries over.",
     )
-    decay_window_days: int = Field(default=30, ge=0, description="`decay_at` this close (or past) → approaching_decay.")
+    decay_window_days: int = Field(
+        default=30, ge=0, description="`decay_at` this close (or past) → approaching_decay."
+    )
     write_every: int = Field(
-        default=200, ge=1, description="Changes buffered before one statement writes them (findings + audit rows)."
+        default=200,
+        ge=1,
+        description="Changes buffered before one statement writes them (findings + audit rows).",
     )
-    purge_batch_size: int = Field(default=1000, ge=1, description="Expired findings deleted per transaction.")
+    purge_batch_size: int = Field(
+        default=1000, ge=1, description="Expired findings deleted per transaction."
+    )
     purge_batches_per_run: int = Field(default=10, ge=1)
 
 

@@ -32,7 +32,10 @@ from research_verification.stance import question_as_statement
 ERODED = "eroded"
 RETRACTED_SOURCE = "retracted_source"
 CONFIRMED = "confirmed"
-FINDING_VERDICTS = (ERODED, RETRACTED_SOURCE)  # the verdicts recorded as findings (and re-critiqued)
+FINDING_VERDICTS = (
+    ERODED,
+    RETRACTED_SOURCE,
+)  # the verdicts recorded as findings (and re-critiqued)
 
 _SPACE = re.compile(r"\s+")
 
@@ -56,21 +59,34 @@ def _norm(text: str) -> str:
     return _SPACE.sub(" ", text).strip().lower()
 
 
-def stances(statement: str, hits: list[SourceHit], cited: list[str], judged_sources: int,
-             judge: Judgement | None = None) -> dict[str, tuple[str, float]]:
+def stances(
+    statement: str,
+    hits: list[SourceHit],
+    cited: list[str],
+    judged_sources: int,
+    judge: Judgement | None = None,
+) -> dict[str, tuple[str, float]]:
     """source id → (SUPPORT | CONTRADICT, strength) for the fresh hits that take a stance on
     `statement`; the claim's own sources are judged first, then the others in search order."""
     order = sorted(hits, key=lambda h: (h.source_id not in cited,))[:judged_sources]
     out = {}
     for hit in order:
-        paper = judge_paper(statement, hit.title or None, split_sentences(hit.abstract or ""), judge)
+        paper = judge_paper(
+            statement, hit.title or None, split_sentences(hit.abstract or ""), judge
+        )
         if paper.label != "NEI":
             out[hit.source_id] = (paper.label, round(paper.strength, 4))
     return out
 
 
-def compare(claim: DueClaim, fresh: EvidenceRefreshed, retracted_known: set[str], erosion_threshold: float,
-            judged_sources: int = 6, judge: Judgement | None = None) -> Comparison:
+def compare(
+    claim: DueClaim,
+    fresh: EvidenceRefreshed,
+    retracted_known: set[str],
+    erosion_threshold: float,
+    judged_sources: int = 6,
+    judge: Judgement | None = None,
+) -> Comparison:
     """The verdict on `claim` given today's evidence, or a skip with its reason."""
     if not claim.supports:
         return Comparison(None, "no_supports")
@@ -78,7 +94,9 @@ def compare(claim: DueClaim, fresh: EvidenceRefreshed, retracted_known: set[str]
         return Comparison(None, "rerun_failed", {"error": fresh.error})
     hits = {h.source_id: h for h in fresh.hits}
     cited = list(dict.fromkeys(s.source_id for s in claim.supports))
-    retracted = sorted({s for s in cited if s in retracted_known or (s in hits and is_retracted(hits[s]))})
+    retracted = sorted(
+        {s for s in cited if s in retracted_known or (s in hits and is_retracted(hits[s]))}
+    )
     if retracted:
         return Comparison(RETRACTED_SOURCE, details={"retracted": retracted, "cited": cited})
     if not hits:
@@ -104,9 +122,19 @@ def compare(claim: DueClaim, fresh: EvidenceRefreshed, retracted_known: set[str]
         "contradicting": sorted(contradicting),
     }
     if contradicting and sum(contradicting.values()) >= sum(supporting.values()):
-        return Comparison(ERODED, details={**details, "basis": "fresh evidence contradicts the claim"})
+        return Comparison(
+            ERODED, details={**details, "basis": "fresh evidence contradicts the claim"}
+        )
     if supporting:
-        return Comparison(CONFIRMED, details={**details, "basis": "fresh evidence supports the claim"})
+        return Comparison(
+            CONFIRMED, details={**details, "basis": "fresh evidence supports the claim"}
+        )
     verdict = ERODED if share < erosion_threshold else CONFIRMED
-    return Comparison(verdict, details={**details, "basis": "no fresh stance; the old quotes " +
-                                        ("are gone" if verdict == ERODED else "still stand")})
+    return Comparison(
+        verdict,
+        details={
+            **details,
+            "basis": "no fresh stance; the old quotes "
+            + ("are gone" if verdict == ERODED else "still stand"),
+        },
+    )

@@ -40,7 +40,10 @@ from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSe
 log = get_logger(__name__)
 
 RECRITIQUE = Emits(
-    subjects.CLAIM_RECRITIQUE, subjects.CLAIMS_STREAM, RecritiqueClaim, "replicator.claim_recritique",
+    subjects.CLAIM_RECRITIQUE,
+    subjects.CLAIMS_STREAM,
+    RecritiqueClaim,
+    "replicator.claim_recritique",
     "An active claim that no longer holds on fresh evidence (eroded, or a supporting source retracted), for the "
     "critic to judge again (`Nats-Msg-Id` `recritique-<finding_id>`).",
 )
@@ -68,19 +71,32 @@ class Replicator:
             ctx.bump(outcome)
             ctx.bump("claims")
         ctx.counts["watched_reverifications"] = await watched.request_due(
-            self.publishers[subjects.VERIFY_REQUESTED], self.sessions, limit=self.settings.watched_per_run)
+            self.publishers[subjects.VERIFY_REQUESTED],
+            self.sessions,
+            limit=self.settings.watched_per_run,
+        )
         return ctx.counts
 
     async def replicate(self, claim: DueClaim, ctx: RunContext | None = None) -> str:
         """Re-run one claim; returns its verdict or `skipped`."""
         fresh = await self.ask_researcher(claim)
         async with self.sessions() as session:
-            known = await Replications(session).retracted_sources([s.source_id for s in claim.supports])
-        comparison = await asyncio.to_thread(experiment.compare, claim, fresh, known, self.settings.erosion_threshold,
-                                             self.settings.judged_sources)
+            known = await Replications(session).retracted_sources(
+                [s.source_id for s in claim.supports]
+            )
+        comparison = await asyncio.to_thread(
+            experiment.compare,
+            claim,
+            fresh,
+            known,
+            self.settings.erosion_threshold,
+            self.settings.judged_sources,
+        )
         new = reshape.finding(claim, comparison)
         async with transaction(self.sessions) as session:
-            finding_id = await Replications(session).conclude(claim, comparison, new, ctx.run_id if ctx else None)
+            finding_id = await Replications(session).conclude(
+                claim, comparison, new, ctx.run_id if ctx else None
+            )
             if finding_id is not None:
                 # Published before the commit: if the bus refuses, nothing is recorded and the
                 # claim is due again next run; the message id makes a repeat harmless.
@@ -103,11 +119,19 @@ class Replicator:
             limit=self.settings.limit,
         )
         try:
-            reply = await self.broker.request(request, subjects.RESEARCHER_RERUN, timeout=self.settings.rerun_timeout_s)
+            reply = await self.broker.request(
+                request, subjects.RESEARCHER_RERUN, timeout=self.settings.rerun_timeout_s
+            )
         except TimeoutError:
-            return EvidenceRefreshed(claim_id=claim.claim_id, error="the researcher did not answer in time")
-        except Exception as exc:  # no responders, connection trouble: skip this claim, keep the run going
-            return EvidenceRefreshed(claim_id=claim.claim_id, error=f"rerun request failed: {type(exc).__name__}")
+            return EvidenceRefreshed(
+                claim_id=claim.claim_id, error="the researcher did not answer in time"
+            )
+        except (
+            Exception
+        ) as exc:  # no responders, connection trouble: skip this claim, keep the run going
+            return EvidenceRefreshed(
+                claim_id=claim.claim_id, error=f"rerun request failed: {type(exc).__name__}"
+            )
         return prepare.refreshed(reply.body)
 
 
@@ -115,7 +139,9 @@ def create_app(settings: ReplicatorServiceSettings) -> FastStream:
     replicator = settings.replicator
 
     def build_run(resources: AgentResources) -> RunFunction:
-        return Replicator(resources.broker, resources.sessions, replicator, resources.publishers).run
+        return Replicator(
+            resources.broker, resources.sessions, replicator, resources.publishers
+        ).run
 
     return periodic_app(SERVICE, settings, replicator.schedule, build_run, emits=EMITS)
 

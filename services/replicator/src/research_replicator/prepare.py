@@ -34,7 +34,13 @@ def due_claim(row: Mapping[str, Any]) -> DueClaim:
     question = str(row.get("question") or "").strip()
     if len(question) < 3:
         raise PrepareError(f"claim {row.get('id')} has no question to re-run")
-    return DueClaim(row["id"], question, str(row.get("entity") or ""), str(row.get("statement") or ""), tuple(supports))
+    return DueClaim(
+        row["id"],
+        question,
+        str(row.get("entity") or ""),
+        str(row.get("statement") or ""),
+        tuple(supports),
+    )
 
 
 def refreshed(body: bytes) -> EvidenceRefreshed:

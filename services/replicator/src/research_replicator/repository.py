@@ -48,11 +48,14 @@ class Replications:
         self.session = session
         self.findings = FindingsRepository(session, SERVICE)
 
-    async def due(self, *, min_age_days: float, recheck_days: float, limit: int) -> list[Mapping[str, Any]]:
+    async def due(
+        self, *, min_age_days: float, recheck_days: float, limit: int
+    ) -> list[Mapping[str, Any]]:
         """Rows of the active claims older than `min_age_days`, not re-checked for `recheck_days`,
         without an open finding."""
         rows = await self.session.execute(
-            DUE_CLAIMS, {"min_age_s": min_age_days * 86400, "recheck_s": recheck_days * 86400, "limit": limit}
+            DUE_CLAIMS,
+            {"min_age_s": min_age_days * 86400, "recheck_s": recheck_days * 86400, "limit": limit},
         )
         return list(rows.mappings())
 
@@ -60,12 +63,19 @@ class Replications:
         if not source_ids:
             return set()
         rows = await self.session.execute(
-            text("SELECT source_id FROM research_sources WHERE retracted AND source_id = ANY(:ids)"), {"ids": source_ids}
+            text(
+                "SELECT source_id FROM research_sources WHERE retracted AND source_id = ANY(:ids)"
+            ),
+            {"ids": source_ids},
         )
         return set(rows.scalars())
 
     async def conclude(
-        self, claim: DueClaim, comparison: Comparison, new: NewFinding | None, run_id: uuid.UUID | None
+        self,
+        claim: DueClaim,
+        comparison: Comparison,
+        new: NewFinding | None,
+        run_id: uuid.UUID | None,
     ) -> uuid.UUID | None:
         """Record the outcome of one re-run (`new` is its reshaped finding, if it is one); the
         finding id when the claim needs a re-critique."""
@@ -78,7 +88,9 @@ class Replications:
                 service=SERVICE,
                 claim_id=claim.claim_id,
                 subject_ids=subject,
-                payload={"reason": comparison.reason, **comparison.details} if skipped else comparison.details,
+                payload={"reason": comparison.reason, **comparison.details}
+                if skipped
+                else comparison.details,
             )
             return None
         finding_id = await self.findings.record(new.kind, new.claim_ids, new.payload)

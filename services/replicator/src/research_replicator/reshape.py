@@ -22,4 +22,6 @@ def finding(claim: DueClaim, comparison: Comparison) -> NewFinding | None:
 
 
 def recritique(claim: DueClaim, comparison: Comparison, finding_id: uuid.UUID) -> RecritiqueClaim:
-    return RecritiqueClaim(claim_id=claim.claim_id, reason=str(comparison.verdict), finding_id=finding_id)
+    return RecritiqueClaim(
+        claim_id=claim.claim_id, reason=str(comparison.verdict), finding_id=finding_id
+    )

@@ -14,19 +14,40 @@ class ReplicatorSettings(BaseModel):
     """Which claims are due for re-running and when the fresh evidence counts as eroded."""
 
     schedule: ScheduleSettings = Field(default_factory=lambda: ScheduleSettings(interval_s=3600.0))
-    min_age_days: float = Field(default=30.0, ge=0, description="Active claims older than this are re-run.")
-    recheck_days: float = Field(default=30.0, ge=0, description="A claim re-checked this recently is not due again.")
-    claims_per_run: int = Field(default=20, ge=1, description="Claims re-run per run (each one is a full research call).")
-    rerun_timeout_s: float = Field(default=60.0, gt=0, description="Deadline of one researcher re-run.")
+    min_age_days: float = Field(
+        default=30.0, ge=0, description="Active claims older than this are re-run."
+    )
+    recheck_days: float = Field(
+        default=30.0, ge=0, description="A claim re-checked this recently is not due again."
+    )
+    claims_per_run: int = Field(
+        default=20, ge=1, description="Claims re-run per run (each one is a full research call)."
+    )
+    rerun_timeout_s: float = Field(
+        default=60.0, gt=0, description="Deadline of one researcher re-run."
+    )
     erosion_threshold: float = Field(
-        default=0.5, ge=0.0, le=1.0,
+        default=0.5,
+        ge=0.0,
+        le=1.0,
         description="When no fresh source takes a stance: below this share of old supports still found → eroded.",
     )
-    judged_sources: int = Field(default=6, ge=1, le=50, description="Fresh hits the stance model judges per claim "
-                                "(the claim's own sources first).")
-    sources: list[str] = Field(default_factory=list, description="Evidence sources (empty = the researcher's default).")
+    judged_sources: int = Field(
+        default=6,
+        ge=1,
+        le=50,
+        description="Fresh hits the stance model judges per claim (the claim's own sources first).",
+    )
+    sources: list[str] = Field(
+        default_factory=list, description="Evidence sources (empty = the researcher's default)."
+    )
     limit: int = Field(default=20, ge=1, le=200, description="Hits asked for per re-run.")
-    watched_per_run: int = Field(default=50, ge=0, le=1000, description="Due watched claims sent for re-verification per run.")
+    watched_per_run: int = Field(
+        default=50,
+        ge=0,
+        le=1000,
+        description="Due watched claims sent for re-verification per run.",
+    )
 
 
 class ReplicatorServiceSettings(Settings):

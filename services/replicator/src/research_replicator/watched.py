@@ -30,39 +30,68 @@ from research_platform.db import transaction
 from research_platform.models import ReportRow
 
 REVERIFY = Emits(
-    subjects.VERIFY_REQUESTED, subjects.VERIFICATIONS_STREAM, RequestVerification, "replicator.verify_requested",
+    subjects.VERIFY_REQUESTED,
+    subjects.VERIFICATIONS_STREAM,
+    RequestVerification,
+    "replicator.verify_requested",
     "A watched claim whose re-verification is due, for the verifier (origin `watch`, the sources and filters it was "
     "first verified with; `Nats-Msg-Id` `verify-<verification_id>-<run_id>`).",
 )
 
 
-def reverification(claim: WatchedClaimRow, request: Mapping[str, Any] | None, run_id: str) -> RequestVerification:
+def reverification(
+    claim: WatchedClaimRow, request: Mapping[str, Any] | None, run_id: str
+) -> RequestVerification:
     """The command that verifies a watched claim again, with the sources and filters it was first
     verified with (kept on its report); a stored request that no longer validates falls back to
     the corpus alone rather than dropping the claim from the schedule."""
     asked = {k: v for k, v in (request or {}).items() if k in ("sources", "filters")}
     try:
-        return RequestVerification(verification_id=claim.verification_id, run_id=run_id, claim=claim.claim, watch=True,
-                                   origin="watch", **asked)
+        return RequestVerification(
+            verification_id=claim.verification_id,
+            run_id=run_id,
+            claim=claim.claim,
+            watch=True,
+            origin="watch",
+            **asked,
+        )
     except ValidationError:
-        return RequestVerification(verification_id=claim.verification_id, run_id=run_id, claim=claim.claim, watch=True,
-                                   origin="watch")
+        return RequestVerification(
+            verification_id=claim.verification_id,
+            run_id=run_id,
+            claim=claim.claim,
+            watch=True,
+            origin="watch",
+        )
 
 
-async def request_due(publisher: Any, sessions: async_sessionmaker[AsyncSession], *, limit: int) -> int:
+async def request_due(
+    publisher: Any, sessions: async_sessionmaker[AsyncSession], *, limit: int
+) -> int:
     """Publish a re-verification for every due watched claim through `publisher` (the declared
     publisher of `REVERIFY`); returns how many were requested."""
     requested = 0
     async with transaction(sessions) as session:
         claims = await due(session, limit=limit)
         ids = [c.verification_id for c in claims]
-        rows = (await session.execute(select(ReportRow.id, ReportRow.request).where(ReportRow.id.in_(ids)))).all() if ids else []
+        rows = (
+            (
+                await session.execute(
+                    select(ReportRow.id, ReportRow.request).where(ReportRow.id.in_(ids))
+                )
+            ).all()
+            if ids
+            else []
+        )
         requests = {report_id: request for report_id, request in rows}
         for claim in claims:
             run_id = verification_run_id(claim.verification_id, f"w{uuid.uuid4().hex[:8]}")
             command = reverification(claim, requests.get(claim.verification_id), run_id)
             # Published inside the transaction: if the bus refuses, the claim stays due for the next run.
-            await publisher.publish(command, headers={subjects.MSG_ID_HEADER: f"verify-{claim.verification_id}-{run_id}"})
+            await publisher.publish(
+                command,
+                headers={subjects.MSG_ID_HEADER: f"verify-{claim.verification_id}-{run_id}"},
+            )
             await mark_requested(session, claim.verification_id, run_id)
             requested += 1
     return requested

@@ -55,7 +55,9 @@ def evidence_docs(hits: list[SourceHit]) -> list[EvidenceDoc]:
     return docs
 
 
-def relevant_docs(question: str, docs: list[EvidenceDoc], judge: Judgement | None = None) -> tuple[list[EvidenceDoc], int]:
+def relevant_docs(
+    question: str, docs: list[EvidenceDoc], judge: Judgement | None = None
+) -> tuple[list[EvidenceDoc], int]:
     """The evidence the relevance model puts on the question (`research_verification.on_topic`,
     the shipped `on_topic` cut-off), in their order, and how many were left out. A claim cites
     only these: a search returns neighbouring subjects too (of the 8 papers hybrid search hands a
@@ -72,7 +74,9 @@ def relevant_docs(question: str, docs: list[EvidenceDoc], judge: Judgement | Non
     return kept, len(docs) - len(kept)
 
 
-def agreeing_supports(statement: str, supports: list[Support], judge: Judgement | None = None) -> tuple[list[Support], int]:
+def agreeing_supports(
+    statement: str, supports: list[Support], judge: Judgement | None = None
+) -> tuple[list[Support], int]:
     """The grounded `supports` whose quote supports `statement`, and how many were left out.
 
     The stance model reads each quote (with its paper's title) against the statement: a quote is a
@@ -86,10 +90,16 @@ def agreeing_supports(statement: str, supports: list[Support], judge: Judgement 
         return supports, 0
     judge = judge or default_judge()
     statement = " ".join(statement.split())
-    probs = judge.stance(statement, [s.quote for s in supports], [s.title or None for s in supports])
+    probs = judge.stance(
+        statement, [s.quote for s in supports], [s.title or None for s in supports]
+    )
     cut = thresholds(judge).evidence
-    kept = [s for s, (p_support, p_contradict, p_nei) in zip(supports, probs, strict=True)
-            if statement in " ".join(s.quote.split()) or (1.0 - p_nei >= cut and p_support >= p_contradict)]
+    kept = [
+        s
+        for s, (p_support, p_contradict, p_nei) in zip(supports, probs, strict=True)
+        if statement in " ".join(s.quote.split())
+        or (1.0 - p_nei >= cut and p_support >= p_contradict)
+    ]
     kept = kept or supports[:1]
     return kept, len(supports) - len(kept)
 
@@ -99,11 +109,17 @@ def evidence_sentences(docs: list[EvidenceDoc]) -> list[str]:
     return [span.text for doc in docs for span in split_sentences(doc.text)]
 
 
-def with_sentence_vectors(docs: list[EvidenceDoc], vectors: Mapping[str, list[float]]) -> list[EvidenceDoc]:
+def with_sentence_vectors(
+    docs: list[EvidenceDoc], vectors: Mapping[str, list[float]]
+) -> list[EvidenceDoc]:
     """`docs`, each carrying the known vectors of its own sentences (the engine embeds the rest)."""
     return [
         doc.model_copy(
-            update={"sentence_vectors": {s.text: vectors[s.text] for s in split_sentences(doc.text) if s.text in vectors}}
+            update={
+                "sentence_vectors": {
+                    s.text: vectors[s.text] for s in split_sentences(doc.text) if s.text in vectors
+                }
+            }
         )
         for doc in docs
     ]

@@ -30,7 +30,13 @@ from research_judgement import get_judge
 from research_ledger import dead_letters
 from research_llm import build_chain
 from research_platform.broker import ensure_streams_at, make_broker
-from research_platform.db import create_engine, create_read_engine, dispose, session_factory, without_transactions
+from research_platform.db import (
+    create_engine,
+    create_read_engine,
+    dispose,
+    session_factory,
+    without_transactions,
+)
 from research_platform.delivery import Delivery
 from research_platform.logging import get_logger
 from research_platform.service import run_service
@@ -45,23 +51,37 @@ log = get_logger(__name__)
 
 def create_app(settings: Settings) -> FastStream:
     broker = make_broker(settings.require_nats_url(), SERVICE)
-    delivery = Delivery.install(broker, service=SERVICE, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s)
+    delivery = Delivery.install(
+        broker, service=SERVICE, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s
+    )
     state: dict[str, Any] = {}
     stream = JStream(subjects.TASKS_STREAM, declare=False)
     consumer = ConsumerConfig(ack_wait=settings.ack_wait_s, max_deliver=settings.max_deliver)
     gate = TierGate(lambda: broker.connection.jetstream(), poll_s=settings.researcher.tier_poll_s)
-    claims = broker.publisher(subjects.CLAIM_PENDING, stream=JStream(subjects.CLAIMS_STREAM, declare=False), schema=ClaimProposed,
-                              title="researcher.claim_proposed",
-                              description="The task's pending claim, for the critic (`Nats-Msg-Id` `ClaimProposed.msg_id()`: "
-                                          "a redelivered task re-announces without a second critique).")
+    claims = broker.publisher(
+        subjects.CLAIM_PENDING,
+        stream=JStream(subjects.CLAIMS_STREAM, declare=False),
+        schema=ClaimProposed,
+        title="researcher.claim_proposed",
+        description="The task's pending claim, for the critic (`Nats-Msg-Id` `ClaimProposed.msg_id()`: "
+        "a redelivered task re-announces without a second critique).",
+    )
 
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
         await ensure_streams_at(settings.require_nats_url())
-        engine = create_engine(settings.require_database_url(), pool_size=settings.researcher.concurrency + 2, pre_ping=False)
-        reader = create_read_engine(settings.database_read_url, engine, pool_size=settings.researcher.concurrency + 2)  # reads only
+        engine = create_engine(
+            settings.require_database_url(),
+            pool_size=settings.researcher.concurrency + 2,
+            pre_ping=False,
+        )
+        reader = create_read_engine(
+            settings.database_read_url, engine, pool_size=settings.researcher.concurrency + 2
+        )  # reads only
         embedder = get_embedder()
-        assert isinstance(embedder, MicroBatchingEmbedder)  # one worker batches every task's question
+        assert isinstance(
+            embedder, MicroBatchingEmbedder
+        )  # one worker batches every task's question
         sessions = session_factory(engine)
         delivery.record = dead_letters.recorder(sessions, SERVICE)
         state["researcher"] = Researcher(
@@ -77,7 +97,9 @@ def create_app(settings: Settings) -> FastStream:
             read_sessions=session_factory(without_transactions(reader)),
         )
         await embedder.aembed_one("warm up")
-        await asyncio.to_thread(get_judge().load)  # relevance and pair models, before the first request
+        await asyncio.to_thread(
+            get_judge().load
+        )  # relevance and pair models, before the first request
         yield
         await dispose(engine, reader)
 

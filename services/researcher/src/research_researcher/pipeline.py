@@ -61,13 +61,17 @@ class Researcher:
     gate: TierGate
     embed: Embed
     claims: Any  # the declared publisher of `research.claim.pending` (stream RESEARCH_CLAIMS), made in main.py
-    read_sessions: async_sessionmaker[AsyncSession] | None = None  # DATABASE_READ_URL; None = `sessions`
+    read_sessions: async_sessionmaker[AsyncSession] | None = (
+        None  # DATABASE_READ_URL; None = `sessions`
+    )
     remember: Remember | None = None  # keeps a vector in the embedder's cache under another text
 
     async def handle(self, command: RunResearch, tier: Tier) -> None:
         """Research `command` (consumed from the `tier` consumer) and propose its claim."""
         task = prepare.normalise_task(command)
-        with structlog.contextvars.bound_contextvars(task_id=str(task.task_id), subject=subjects.task_subject(tier)):
+        with structlog.contextvars.bound_contextvars(
+            task_id=str(task.task_id), subject=subjects.task_subject(tier)
+        ):
             waited = await self.gate.wait_for_turn(tier)
             async with transaction(self.sessions) as session:
                 ledger = Ledger(session, service=SERVICE)
@@ -78,7 +82,9 @@ class Researcher:
             if existing is None and not started:  # the task already failed: nothing left to do
                 log.info("task already ended")
                 return
-            if existing is not None:  # redelivery after the claim was stored: re-announce, never re-create
+            if (
+                existing is not None
+            ):  # redelivery after the claim was stored: re-announce, never re-create
                 log.info("task already has its claim", claim_id=str(existing.id))
                 await self.announce(existing.id, task.task_id, existing.entity, existing.statement)
                 return
@@ -95,8 +101,15 @@ class Researcher:
             sources = task.filters.sources or self.settings.evidence_sources
         else:
             sources = list(self.settings.fallback_sources)
-            notes.append((AuditAction.CONSUMER_RETRIEVAL_FALLBACK, {"reason": memory_error, "sources": sources}))
-            log.warning("memory retrieval failed, falling back", reason=memory_error, sources=sources)
+            notes.append(
+                (
+                    AuditAction.CONSUMER_RETRIEVAL_FALLBACK,
+                    {"reason": memory_error, "sources": sources},
+                )
+            )
+            log.warning(
+                "memory retrieval failed, falling back", reason=memory_error, sources=sources
+            )
         found = await evidence.search(
             self.broker,
             guarded.topic_query,
@@ -107,11 +120,17 @@ class Researcher:
             query_embedding=query_vector,
         )
         hits = experiment.merge_hits(found.hits, recollection.sources)
-        docs, off_topic = await asyncio.to_thread(experiment.relevant_docs, guarded.topic_query, experiment.evidence_docs(hits))
+        docs, off_topic = await asyncio.to_thread(
+            experiment.relevant_docs, guarded.topic_query, experiment.evidence_docs(hits)
+        )
         docs = await self.with_known_vectors(docs)
         try:
-            outcome = await experiment.draft_claim(guarded.model_question, task.entity, docs, self.chain)
-        except NoProviderAnswered as exc:  # every provider of the chain was tried: the task fails, visibly
+            outcome = await experiment.draft_claim(
+                guarded.model_question, task.entity, docs, self.chain
+            )
+        except (
+            NoProviderAnswered
+        ) as exc:  # every provider of the chain was tried: the task fails, visibly
             await self.fail(task.task_id, f"no LLM provider answered: {exc}")
             return
         claim = reshape.to_claim(
@@ -124,7 +143,8 @@ class Researcher:
                 "evidence": len(docs),
                 "off_topic": off_topic,
                 "related_claims": [
-                    {"claim_id": str(c.claim_id), "similarity": c.similarity} for c in recollection.claims
+                    {"claim_id": str(c.claim_id), "similarity": c.similarity}
+                    for c in recollection.claims
                 ],
                 "known_sources": [hit.source_id for hit in recollection.sources],
                 "deidentified": guarded.identifiers,
@@ -132,9 +152,17 @@ class Researcher:
             },
             notes=notes,
         )
-        supports, disagreeing = await asyncio.to_thread(experiment.agreeing_supports, claim.statement, claim.supports)
-        claim = replace(claim, supports=supports, provenance={**claim.provenance, "dropped_not_supporting": disagreeing})
-        embedding = query_vector if query_vector is not None else await self.embed(guarded.topic_query)
+        supports, disagreeing = await asyncio.to_thread(
+            experiment.agreeing_supports, claim.statement, claim.supports
+        )
+        claim = replace(
+            claim,
+            supports=supports,
+            provenance={**claim.provenance, "dropped_not_supporting": disagreeing},
+        )
+        embedding = (
+            query_vector if query_vector is not None else await self.embed(guarded.topic_query)
+        )
         async with transaction(self.sessions) as session:
             ledger = Ledger(session, service=SERVICE)
             created = await ledger.propose(claim, embedding, hits)
@@ -157,7 +185,9 @@ class Researcher:
             await Ledger(session, service=SERVICE).fail(task_id, reason)
         log.warning("task failed", reason=reason)
 
-    async def recall(self, task: RunResearch, topic: str) -> tuple[Recollection, list[float] | None, str | None]:
+    async def recall(
+        self, task: RunResearch, topic: str
+    ) -> tuple[Recollection, list[float] | None, str | None]:
         """Related active claims and known sources, and the topic's vector; on any failure an empty
         recollection and why (the vector too, when it was the embedding that failed)."""
         vector: list[float] | None = None
@@ -189,11 +219,18 @@ class Researcher:
             async with (self.read_sessions or self.sessions)() as session:
                 vectors = await SentenceVectors(session).vectors_of(sentences)
         except Exception as exc:  # noqa: BLE001 - an optimisation only: never a reason to fail the task
-            log.warning("sentence vectors unavailable, the engine embeds the evidence", error=repr(exc)[:300])
+            log.warning(
+                "sentence vectors unavailable, the engine embeds the evidence",
+                error=repr(exc)[:300],
+            )
             return docs
         return experiment.with_sentence_vectors(docs, vectors)
 
-    async def announce(self, claim_id: uuid.UUID, task_id: uuid.UUID, entity: str, statement: str) -> None:
+    async def announce(
+        self, claim_id: uuid.UUID, task_id: uuid.UUID, entity: str, statement: str
+    ) -> None:
         """Publish `research.claim.pending`; the message id makes a repeat a no-op in JetStream."""
-        proposal = ClaimProposed(claim_id=claim_id, task_id=task_id, entity=entity, statement=statement)
+        proposal = ClaimProposed(
+            claim_id=claim_id, task_id=task_id, entity=entity, statement=statement
+        )
         await self.claims.publish(proposal, headers={subjects.MSG_ID_HEADER: proposal.msg_id()})

@@ -86,7 +86,9 @@ def ledger_topic(text: str) -> str:
     """
     kept: list[str] = []
     for token in deidentify(sanitise_report(text).text).text.split():
-        if _PLACEHOLDER.search(token):  # an identifier goes with the words that introduced it ("for patient", "MRN:")
+        if _PLACEHOLDER.search(
+            token
+        ):  # an identifier goes with the words that introduced it ("for patient", "MRN:")
             while kept and _NOT_WORD.sub("", kept[-1]).lower() in _INTRODUCERS:
                 kept.pop()
             continue
@@ -108,7 +110,9 @@ def prepare_evidence(body: bytes) -> EvidenceFound:
 class GuardedQuestion:
     """What may leave the process about a task; the original values stay in `RunResearch`."""
 
-    model_question: str  # for the provider chain: de-identified question (+ de-identified patient context)
+    model_question: (
+        str  # for the provider chain: de-identified question (+ de-identified patient context)
+    )
     topic_query: str  # for connectors: the scientific topic only
     identifiers: dict[str, int] = field(default_factory=dict)  # category → count (never the values)
     neutralised: int = 0  # prompt-injection phrases neutralised
@@ -129,7 +133,9 @@ def guard_question(question: str, patient_context: str | None = None) -> Guarded
         counts.update(m.group(1) for m in _PLACEHOLDER_KIND.finditer(text))
     topic = topic_query(safe_question)
     if len(topic) < 3:
-        raise PrepareError("invalid research task: no scientific topic is left once identifiers are removed")
+        raise PrepareError(
+            "invalid research task: no scientific topic is left once identifiers are removed"
+        )
     return GuardedQuestion(
         model_question=model_question,
         topic_query=topic,

@@ -37,7 +37,9 @@ class Recollection:
     """What the ledger already knows about a question."""
 
     claims: list[RelatedClaim] = field(default_factory=list)
-    sources: list[SourceHit] = field(default_factory=list)  # known, not retracted, in order of preference
+    sources: list[SourceHit] = field(
+        default_factory=list
+    )  # known, not retracted, in order of preference
 
 
 class LedgerMemory:
@@ -80,7 +82,9 @@ class LedgerMemory:
                 statement=row.statement,
                 confidence=row.confidence,
                 similarity=round(1.0 - float(row.distance), 4),
-                source_ids=[str(s.get("source_id")) for s in row.supports or [] if s.get("source_id")],
+                source_ids=[
+                    str(s.get("source_id")) for s in row.supports or [] if s.get("source_id")
+                ],
             )
             for row in (await self.session.execute(stmt)).all()
             if 1.0 - float(row.distance) >= min_similarity
@@ -91,7 +95,9 @@ class LedgerMemory:
         rows = {
             row.source_id: row
             for row in await self.session.scalars(
-                select(ResearchSource).where(ResearchSource.source_id.in_(wanted), ResearchSource.retracted.is_(False))
+                select(ResearchSource).where(
+                    ResearchSource.source_id.in_(wanted), ResearchSource.retracted.is_(False)
+                )
             )
         }
         sources = [_as_hit(rows[sid]) for sid in wanted if sid in rows][:max_sources]

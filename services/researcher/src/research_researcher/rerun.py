@@ -78,24 +78,37 @@ async def refuse(exc: ValueError, message: NatsMessage) -> EvidenceRefreshed:
     """The reply to a request that is not a valid `RerunResearch` (or not JSON at all)."""
     reason = invalid_reason(exc) or f"invalid re-run request: {type(exc).__name__}"
     log.warning("re-run request refused", reason=reason)
-    return EvidenceRefreshed(claim_id=_claim_id_in(message.body), error=reason.replace("invalid message", "invalid re-run request"))
+    return EvidenceRefreshed(
+        claim_id=_claim_id_in(message.body),
+        error=reason.replace("invalid message", "invalid re-run request"),
+    )
 
 
-async def answer(request: RerunResearch, broker: NatsBroker, settings: Settings) -> EvidenceRefreshed:
+async def answer(
+    request: RerunResearch, broker: NatsBroker, settings: Settings
+) -> EvidenceRefreshed:
     """The reply to one `RerunResearch` request; never raises (failures travel in `error`)."""
     with structlog.contextvars.bound_contextvars(claim_id=str(request.claim_id)):
         try:
             found = await rerun(
-                request.question, broker, settings, sources=request.sources or None, limit=request.limit
+                request.question,
+                broker,
+                settings,
+                sources=request.sources or None,
+                limit=request.limit,
             )
         except (PrepareError, TransientError) as exc:
             log.warning("re-run found no evidence", error=str(exc))
             return EvidenceRefreshed(claim_id=request.claim_id, error=str(exc))
         except Exception as exc:  # noqa: BLE001 - the requester gets a reason instead of a timeout
             log.warning("re-run failed", error=repr(exc))
-            return EvidenceRefreshed(claim_id=request.claim_id, error=f"re-run failed: {type(exc).__name__}")
+            return EvidenceRefreshed(
+                claim_id=request.claim_id, error=f"re-run failed: {type(exc).__name__}"
+            )
         log.info("re-run answered", hits=len(found.hits), degraded=sorted(found.degraded))
-        return EvidenceRefreshed(claim_id=request.claim_id, hits=found.hits, degraded=found.degraded)
+        return EvidenceRefreshed(
+            claim_id=request.claim_id, hits=found.hits, degraded=found.degraded
+        )
 
 
 def _claim_id_in(body: bytes) -> uuid.UUID:

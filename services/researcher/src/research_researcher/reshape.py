@@ -50,7 +50,8 @@ def to_claim(
         model=f"{outcome.provider}:{outcome.model}",
         decay_at=datetime.now(UTC) + CLAIM_LIFETIME,
         failures=[
-            {"provider": f.provider, "model": f.model, "reason": f.reason, "status": f.status} for f in outcome.failures
+            {"provider": f.provider, "model": f.model, "reason": f.reason, "status": f.status}
+            for f in outcome.failures
         ],
         provenance={
             "provider": outcome.provider,

@@ -100,7 +100,9 @@ class TierGate:
             if not any(counts.values()):
                 waited = time.monotonic() - started
                 if announced:
-                    log.info("higher tiers drained, starting", tier=tier.value, waited_s=round(waited, 3))
+                    log.info(
+                        "higher tiers drained, starting", tier=tier.value, waited_s=round(waited, 3)
+                    )
                 return waited
             if not announced:
                 log.info("waiting for higher tiers", tier=tier.value, backlog=counts)

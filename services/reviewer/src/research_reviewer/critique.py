@@ -37,8 +37,10 @@ class Issue(BaseModel):
     description: str
     evidence: str = ""
     kind: Literal["off_topic", "tag_contradicted"] | None = Field(
-        default=None, description="A trained-judgement finding of check 3: the finding's paper is off the topic "
-                                  "(relevance model), or a quoted side does not take the side its tag says (stance model).")
+        default=None,
+        description="A trained-judgement finding of check 3: the finding's paper is off the topic "
+        "(relevance model), or a quoted side does not take the side its tag says (stance model).",
+    )
     finding_id: str | None = None
     paper_id: str | None = None
     reference_id: int | None = None
@@ -58,7 +60,9 @@ class PeerReview(BaseModel):
     issues: list[Issue] = Field(default_factory=list)
     missed_papers: list[MissedPaper] = Field(default_factory=list)
     summary: str = ""
-    checks: dict[str, dict] = Field(default_factory=dict, description="Per check: what was looked at, what failed.")
+    checks: dict[str, dict] = Field(
+        default_factory=dict, description="Per check: what was looked at, what failed."
+    )
     model: str = "offline-peer-reviewer-v1"
 
     def count(self, severity: Severity) -> int:
@@ -85,7 +89,9 @@ class PeerReview(BaseModel):
         lines += ["", "MISSED_PAPERS:"]
         for paper in self.missed_papers:
             count = paper.citations if paper.citations is not None else "n/a"
-            lines.append(f"- {paper.title} (paper_id: {paper.paper_id}, citations: {count}) — relevant because: {paper.reason}")
+            lines.append(
+                f"- {paper.title} (paper_id: {paper.paper_id}, citations: {count}) — relevant because: {paper.reason}"
+            )
         if not self.missed_papers:
             lines.append("- none")
         lines += ["", "SUMMARY:", self.summary]
@@ -95,8 +101,15 @@ class PeerReview(BaseModel):
 def summarise(review: PeerReview, findings: int, references: int) -> str:
     """A 2–3 sentence assessment in the seed's spirit."""
     counts = review.counts()
-    head = (f"The draft states {findings} key finding(s) over {references} reference(s); "
-            f"the seven checks raised {counts['critical']} critical, {counts['major']} major and {counts['minor']} minor issue(s).")
+    head = (
+        f"The draft states {findings} key finding(s) over {references} reference(s); "
+        f"the seven checks raised {counts['critical']} critical, {counts['major']} major and {counts['minor']} minor issue(s)."
+    )
     if review.verdict == "PASS":
-        return head + " Every reference resolved in the corpus and every spot-checked finding was found again, so it passes."
-    return head + " The author must address the critical and major issues before the report can pass."
+        return (
+            head
+            + " Every reference resolved in the corpus and every spot-checked finding was found again, so it passes."
+        )
+    return (
+        head + " The author must address the critical and major issues before the report can pass."
+    )

@@ -21,11 +21,17 @@ from research_verification import sections
 
 MIN_WORDS, MAX_WORDS = 7, 70
 MIN_SOURCE_OVERLAP = 0.4  # above the checker's 0.3, so an agreeing citation is never borderline
-_SEPARATORS = re.compile(r"\s*(?:,|;|:|\band\b|\bor\b|\bversus\b|\bvs\.?|\bin\b|\bamong\b|\bwith\b|\bon\b|\bof\b|\bfor\b)\s*", re.I)
+_SEPARATORS = re.compile(
+    r"\s*(?:,|;|:|\band\b|\bor\b|\bversus\b|\bvs\.?|\bin\b|\bamong\b|\bwith\b|\bon\b|\bof\b|\bfor\b)\s*",
+    re.I,
+)
 # Aims say what a study set out to do, not what it found.
-_AIM = re.compile(r"^(?:(?:in this (?:study|paper|work),?\s+)?we (?:aimed|sought|set out|hypothesi[sz]ed)|"
-                  r"the (?:aim|purpose|objective|goal)s? of|to (?:test|evaluate|assess|determine|investigate|examine|compare)\b|"
-                  r"(?:this|the present|our) (?:study|trial|review|analysis) (?:aimed|was designed|sought))", re.I)
+_AIM = re.compile(
+    r"^(?:(?:in this (?:study|paper|work),?\s+)?we (?:aimed|sought|set out|hypothesi[sz]ed)|"
+    r"the (?:aim|purpose|objective|goal)s? of|to (?:test|evaluate|assess|determine|investigate|examine|compare)\b|"
+    r"(?:this|the present|our) (?:study|trial|review|analysis) (?:aimed|was designed|sought))",
+    re.I,
+)
 
 
 _ASKED = "What do the studies find on "
@@ -54,7 +60,9 @@ class Sentence:
 
     paper: PaperRecord
     text: str
-    relevance: float = 0.0  # how strongly the models back it as a finding on the topic (P(on topic) × P(evidence))
+    relevance: float = (
+        0.0  # how strongly the models back it as a finding on the topic (P(on topic) × P(evidence))
+    )
 
 
 @dataclass
@@ -120,7 +128,11 @@ def sentences_of(paper: PaperRecord) -> list[str]:
         text = span.text
         section = sections.section(text) or section
         statement = statement_of(text)
-        if not MIN_WORDS <= len(text.split()) <= MAX_WORDS or text.rstrip().endswith("?") or _AIM.match(statement):
+        if (
+            not MIN_WORDS <= len(text.split()) <= MAX_WORDS
+            or text.rstrip().endswith("?")
+            or _AIM.match(statement)
+        ):
             continue
         if not sections.frames(section):
             stated.append(text)
@@ -143,9 +155,21 @@ def source_text(paper: PaperRecord) -> str:
 def checks_out(sentence: Sentence) -> bool:
     """Whether the citation checker accepts the sentence as a finding citing its own paper (a quirk
     of the text — footnote digits glued to words, "embryo1,2" — can make a number unfindable)."""
-    reference = Reference(id=1, title=sentence.paper.title or sentence.paper.paper_id, source_text=source_text(sentence.paper))
-    finding = Finding(statement=statement_of(sentence.text), citations=[1], quotes=[Quote(reference_id=1, text=sentence.text)])
-    report = Report(title="check", sections=[Section(title="Key Findings", findings=[finding])], references=[reference])
+    reference = Reference(
+        id=1,
+        title=sentence.paper.title or sentence.paper.paper_id,
+        source_text=source_text(sentence.paper),
+    )
+    finding = Finding(
+        statement=statement_of(sentence.text),
+        citations=[1],
+        quotes=[Quote(reference_id=1, text=sentence.text)],
+    )
+    report = Report(
+        title="check",
+        sections=[Section(title="Key Findings", findings=[finding])],
+        references=[reference],
+    )
     return not check_report(report).issues
 
 

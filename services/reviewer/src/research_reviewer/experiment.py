@@ -34,7 +34,9 @@ class Author(Protocol):
 class Reviewer(Protocol):
     model: str
 
-    async def review(self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, iteration: int) -> PeerReview: ...
+    async def review(
+        self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, iteration: int
+    ) -> PeerReview: ...
 
 
 @dataclass
@@ -45,9 +47,15 @@ class Round:
     dropped: dict[str, int]
 
     def info(self) -> dict[str, Any]:
-        return {"iteration": self.iteration, "verdict": self.review.verdict, **self.review.counts(),
-                "citation_accuracy": self.check.citation_accuracy, "grounding": self.check.grounding,
-                "unknown_ids": self.check.unknown_ids, **self.dropped}
+        return {
+            "iteration": self.iteration,
+            "verdict": self.review.verdict,
+            **self.review.counts(),
+            "citation_accuracy": self.check.citation_accuracy,
+            "grounding": self.check.grounding,
+            "unknown_ids": self.check.unknown_ids,
+            **self.dropped,
+        }
 
 
 @dataclass
@@ -70,20 +78,26 @@ class LoopOutcome:
         return totals
 
 
-async def review_loop(job: ReviewJob, author: Author, reviewer: Reviewer, port: ToolPort, recorder: RunRecorder) -> LoopOutcome:
+async def review_loop(
+    job: ReviewJob, author: Author, reviewer: Reviewer, port: ToolPort, recorder: RunRecorder
+) -> LoopOutcome:
     """Run up to `job.max_iterations` author/reviewer rounds and return the last report and review."""
     rounds: list[Round] = []
     report: Report | None = None
     review: PeerReview | None = None
     calls = 0
     for iteration in range(1, job.max_iterations + 1):
-        async with recorder.agent("researcher", iteration=iteration, agent_id="research_literature_review_agent") as view:
+        async with recorder.agent(
+            "researcher", iteration=iteration, agent_id="research_literature_review_agent"
+        ) as view:
             tools = Toolbox(port, view)
             if report is None or review is None:
                 await view.reasoning(f"Drafting a review of: {job.topic}")
                 report = await author.draft(job, tools)
             else:
-                await view.reasoning(f"Revising the draft for {len(review.issues)} issue(s) of round {iteration - 1}")
+                await view.reasoning(
+                    f"Revising the draft for {len(review.issues)} issue(s) of round {iteration - 1}"
+                )
                 report = await author.revise(report, review, tools)
             conformed: Conformed = conform(report, author.known_papers())
             report = conformed.report
@@ -91,19 +105,38 @@ async def review_loop(job: ReviewJob, author: Author, reviewer: Reviewer, port: 
             calls += tools.calls
             await view.message_chunk(report.render_markdown())
         check = check_report(report)
-        async with recorder.agent("peer_reviewer", iteration=iteration, agent_id="peer_review_agent") as view:
+        async with recorder.agent(
+            "peer_reviewer", iteration=iteration, agent_id="peer_review_agent"
+        ) as view:
             tools = Toolbox(port, view)
             review = await reviewer.review(report, check, job.topic, tools, iteration)
-            if check.blocking and not any(i.check == 2 and i.reference_id in check.unknown_ids for i in review.issues):
-                review.issues.append(Issue(severity=Severity.critical, check=2, section="References",
-                                           description="unknown citation ids: " + ", ".join(map(str, check.unknown_ids))))
+            if check.blocking and not any(
+                i.check == 2 and i.reference_id in check.unknown_ids for i in review.issues
+            ):
+                review.issues.append(
+                    Issue(
+                        severity=Severity.critical,
+                        check=2,
+                        section="References",
+                        description="unknown citation ids: "
+                        + ", ".join(map(str, check.unknown_ids)),
+                    )
+                )
             calls += tools.calls
             await view.message_chunk(review.render())
-        await recorder.verdict(review.verdict, iteration=iteration,
-                               details={**review.counts(), "citation_check": check.model_dump(include={"unknown", "unsupported", "uncited"}),
-                                        "missed_papers": len(review.missed_papers)})
+        await recorder.verdict(
+            review.verdict,
+            iteration=iteration,
+            details={
+                **review.counts(),
+                "citation_check": check.model_dump(include={"unknown", "unsupported", "uncited"}),
+                "missed_papers": len(review.missed_papers),
+            },
+        )
         rounds.append(Round(iteration, review, check, conformed.counts()))
         if review.verdict == "PASS":
             break
     assert report is not None and review is not None
-    return LoopOutcome(report=report, review=review, check=rounds[-1].check, rounds=rounds, tool_calls=calls)
+    return LoopOutcome(
+        report=report, review=review, check=rounds[-1].check, rounds=rounds, tool_calls=calls
+    )

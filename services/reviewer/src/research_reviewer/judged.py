@@ -67,8 +67,9 @@ class Judgement(Protocol):
 
     def relevance(self, question: str, passages: list[tuple[str, str]]) -> np.ndarray: ...
 
-    def stance(self, claim: str, sentences: list[str], titles: list[str | None] | None = None) -> np.ndarray: ...
-
+    def stance(
+        self, claim: str, sentences: list[str], titles: list[str | None] | None = None
+    ) -> np.ndarray: ...
 
 
 class Embedder(Protocol):
@@ -87,14 +88,21 @@ class TopicCut:
     strong_finding: float = STRONG_FINDING
     mode: str = "chain"  # "abstract": the abstract model, or the relevance model over `on_topic`; "abstract_only" (`abstract_evidence`)
 
-    def admits(self, probability: float, decision: AbstractDecision | None, *, names_rarest: bool = True) -> bool:
+    def admits(
+        self, probability: float, decision: AbstractDecision | None, *, names_rarest: bool = True
+    ) -> bool:
         """`names_rarest`: the paper names the topic's rarest word (`names_rarest_word`), which a paper
         admitted under the cut must — the stance model alone called a brown-fat macrophage paper
         a finding on cardiac macrophages."""
         if probability >= self.on_topic:
             return True
-        return (probability >= self.floor and names_rarest and decision is not None and decision.label != "NEI"
-                and decision.strength >= self.strong_finding)
+        return (
+            probability >= self.floor
+            and names_rarest
+            and decision is not None
+            and decision.label != "NEI"
+            and decision.strength >= self.strong_finding
+        )
 
 
 def names_rarest_word(topic: str, title: str, text: str) -> bool:
@@ -114,7 +122,9 @@ def passage(paper: PaperRecord) -> tuple[str, str]:
     return paper.title or "", paper.text or ""
 
 
-def on_topic(judge: Judgement, topic: str, papers: list[PaperRecord], floor: float) -> list[OnTopic]:
+def on_topic(
+    judge: Judgement, topic: str, papers: list[PaperRecord], floor: float
+) -> list[OnTopic]:
     """The papers the relevance model puts on `topic` (P ≥ `floor`), best first."""
     if not papers:
         return []
@@ -123,7 +133,9 @@ def on_topic(judge: Judgement, topic: str, papers: list[PaperRecord], floor: flo
     return sorted(kept, key=lambda o: (-o.probability, o.paper.paper_id))
 
 
-def evidence_sentences(judge: Judgement, topic: str, papers: list[OnTopic], cut: TopicCut | None = None) -> list[Sentence]:
+def evidence_sentences(
+    judge: Judgement, topic: str, papers: list[OnTopic], cut: TopicCut | None = None
+) -> list[Sentence]:
     """The sentences of on-topic papers the judge's abstract rule calls findings about `topic`, best first;
     `Sentence.relevance` is P(paper on topic) × P(evidence). One batched stance call for all papers.
     With `cut`, a paper under its `on_topic` gives sentences only when the cut admits it."""
@@ -134,16 +146,27 @@ def evidence_sentences(judge: Judgement, topic: str, papers: list[OnTopic], cut:
     found: list[Sentence] = []
     start = 0
     for item, sentences in candidates:
-        rows = probs[start:start + len(sentences)]
+        rows = probs[start : start + len(sentences)]
         start += len(sentences)
         if not sentences:
             continue
         decision = _decide(judge, rows)
-        if cut is not None and item.probability < cut.on_topic and not cut.admits(
-                item.probability, decision, names_rarest=names_rarest_word(topic, *passage(item.paper))):
+        if (
+            cut is not None
+            and item.probability < cut.on_topic
+            and not cut.admits(
+                item.probability,
+                decision,
+                names_rarest=names_rarest_word(topic, *passage(item.paper)),
+            )
+        ):
             continue
         for i in decision.rationale_indices:
-            found.append(Sentence(item.paper, sentences[i], round(float(1.0 - rows[i, 2]) * item.probability, 6)))
+            found.append(
+                Sentence(
+                    item.paper, sentences[i], round(float(1.0 - rows[i, 2]) * item.probability, 6)
+                )
+            )
     return sorted(found, key=lambda s: (-s.relevance, s.paper.paper_id, s.text))
 
 
@@ -152,8 +175,14 @@ def spans(paper: PaperRecord) -> list[str]:
     return [span.text for span in lexicon.split_sentences(paper.text or "")]
 
 
-def abstract_evidence(judge: Judgement | None, topic: str, papers: list[OnTopic], model: object = None,
-                      *, relevance_admits: float | None = None) -> tuple[list[OnTopic], list[Sentence]]:
+def abstract_evidence(
+    judge: Judgement | None,
+    topic: str,
+    papers: list[OnTopic],
+    model: object = None,
+    *,
+    relevance_admits: float | None = None,
+) -> tuple[list[OnTopic], list[Sentence]]:
     """The papers on `topic`, best first, and their findings. The abstract model reads each paper
     whole: one it finds evidence in is on the topic (`OnTopic.probability` = P(evidence)), its findings
     the rationale sentences it rests on that are candidate finding sentences (`sentences_of`),
@@ -164,7 +193,9 @@ def abstract_evidence(judge: Judgement | None, topic: str, papers: list[OnTopic]
     if not papers:
         return [], []
     texts = [spans(o.paper) for o in papers]
-    judged = judge_abstracts(topic, [(o.paper.title, t) for o, t in zip(papers, texts, strict=True)], model, judge)
+    judged = judge_abstracts(
+        topic, [(o.paper.title, t) for o, t in zip(papers, texts, strict=True)], model, judge
+    )
     kept: list[OnTopic] = []
     found: list[Sentence] = []
     by_relevance: list[OnTopic] = []
@@ -204,8 +235,15 @@ class Cluster:
         return {s.paper.paper_id for s in self.members}
 
 
-def clusters(embedder: Embedder, topic: str, sentences: list[Sentence], background: list[str], *,
-             similarity: float, most: int) -> list[Cluster]:
+def clusters(
+    embedder: Embedder,
+    topic: str,
+    sentences: list[Sentence],
+    background: list[str],
+    *,
+    similarity: float,
+    most: int,
+) -> list[Cluster]:
     """`sentences` grouped by subtopic, at most `most` groups, largest (in papers) first, each named.
 
     Average-linkage agglomeration on cosine: two groups merge while their mean pairwise cosine is at
@@ -231,7 +269,10 @@ def clusters(embedder: Embedder, topic: str, sentences: list[Sentence], backgrou
             del groups[b]
     elif len(sentences) > 1:
         groups = [list(range(len(sentences)))]
-    made = [Cluster([sentences[i] for i in sorted(g, key=lambda i: (-sentences[i].relevance, i))]) for g in groups]
+    made = [
+        Cluster([sentences[i] for i in sorted(g, key=lambda i: (-sentences[i].relevance, i))])
+        for g in groups
+    ]
     made.sort(key=lambda c: (-len(c.papers), -c.members[0].relevance))
     df = Counter(p for text in background for p in set(_phrases(text)))
     topic_words = {w.lower() for w in _PHRASE_WORD.findall(topic)}
@@ -256,16 +297,28 @@ def _phrases(text: str) -> list[str]:
     out = []
     for size in (1, 2, 3):
         for i in range(len(words) - size + 1):
-            run = words[i:i + size]
+            run = words[i : i + size]
             if run[0] in lexicon.STOPWORDS or run[-1] in lexicon.STOPWORDS:
                 continue
-            if any(w in lexicon.STOPWORDS and w not in _INNER for w in run[1:-1]) or len(set(run)) < size \
-                    or any(w in _VERBS or w in _DESIGN or (len(w) > 4 and w.endswith("ly")) for w in run):
+            if (
+                any(w in lexicon.STOPWORDS and w not in _INNER for w in run[1:-1])
+                or len(set(run)) < size
+                or any(
+                    w in _VERBS or w in _DESIGN or (len(w) > 4 and w.endswith("ly")) for w in run
+                )
+            ):
                 continue  # "force to skin", "kinase links mechanical", "ihepscs ihepscs": a clause, not a name
-            if any(w in lexicon.NEGATIONS or (w not in lexicon.STOPWORDS and (len(w) < 3 or not w[0].isalpha())) for w in run):
+            if any(
+                w in lexicon.NEGATIONS
+                or (w not in lexicon.STOPWORDS and (len(w) < 3 or not w[0].isalpha()))
+                for w in run
+            ):
                 continue
-            if _relational(run[0], first=True) or _relational(run[-1], first=False) or \
-                    (size > 1 and run[0].endswith("ed") and run[1] in lexicon.STOPWORDS):  # "contained in neutrophils"
+            if (
+                _relational(run[0], first=True)
+                or _relational(run[-1], first=False)
+                or (size > 1 and run[0].endswith("ed") and run[1] in lexicon.STOPWORDS)
+            ):  # "contained in neutrophils"
                 continue  # "stimulate inflammatory responses", "source of citrullinated": not a subject's name
             if size == 1 and len(run[0]) < 4:
                 continue
@@ -276,24 +329,32 @@ def _phrases(text: str) -> list[str]:
 
 
 # How a study was run is not what it found: "randomized controlled trial" names no subtopic.
-_DESIGN = frozenset("""trial trials randomized randomised controlled placebo-controlled double-blind meta-analysis
+_DESIGN = frozenset(
+    """trial trials randomized randomised controlled placebo-controlled double-blind meta-analysis
 meta-analyses systematic review reviews cohort prospective retrospective cross-sectional case-control multicenter
-multicentre updated pilot""".split())
-_INNER = frozenset({"of", "and"})  # the only function words inside a name: "quality of life", "nausea and vomiting"
-_VERBS = frozenset("""act acts activate activates affect affects alter alters associate associates block blocks cause causes
+multicentre updated pilot""".split()
+)
+_INNER = frozenset(
+    {"of", "and"}
+)  # the only function words inside a name: "quality of life", "nausea and vomiting"
+_VERBS = frozenset(
+    """act acts activate activates affect affects alter alters associate associates block blocks cause causes
 choose chose confer confers contain contains contribute contributes control controls cooperate cooperates
 decrease decreases determine determines drive drives enable enables encode encodes enhance enhances establish establishes
 facilitate facilitates find finds govern governs identify identifies impair impairs improve improves increase increases
 induce induces inhibit inhibits lead leads link links maintain maintains mediate mediates modulate modulates perpetuate
 perpetuates play plays predict predicts prevent prevents produce produces promote promotes protect protects recruit
 recruits reduce reduces regulate regulates require requires reveal reveals show shows stimulate stimulates suppress
-suppresses sustain sustains target targets term trigger triggers undergo use uses""".split())
+suppresses sustain sustains target targets term trigger triggers undergo use uses""".split()
+)
 
 
 def _relational(word: str, *, first: bool) -> bool:
     """A word that cannot open or close a subject's name: a verb or an adverb, and at the end a
     participle ("citrullinated autoantigens" is a name, "source of citrullinated" is not)."""
-    return word in _VERBS or (len(word) > 4 and (word.endswith("ly") or (not first and word.endswith("ed"))))
+    return word in _VERBS or (
+        len(word) > 4 and (word.endswith("ly") or (not first and word.endswith("ed")))
+    )
 
 
 def _name(group: Cluster, df: Counter[str], total: int, topic_words: set[str], topic: str) -> str:
@@ -314,10 +375,17 @@ def _name(group: Cluster, df: Counter[str], total: int, topic_words: set[str], t
         words = phrase.split()
         rarity = 1.0 - min(df[phrase] / total, 1.0)
         novel = sum(w not in topic_words for w in words) / len(words)
-        specific = sum(words_at_large.specificity(w) for w in words if w not in lexicon.STOPWORDS) / \
-            max(sum(w not in lexicon.STOPWORDS for w in words), 1)
-        return ((inside[phrase] / size) * rarity * novel * specific * (1.0 + 0.3 * (len(words) - 1))
-                * (1.5 if phrase in in_title else 1.0))
+        specific = sum(
+            words_at_large.specificity(w) for w in words if w not in lexicon.STOPWORDS
+        ) / max(sum(w not in lexicon.STOPWORDS for w in words), 1)
+        return (
+            (inside[phrase] / size)
+            * rarity
+            * novel
+            * specific
+            * (1.0 + 0.3 * (len(words) - 1))
+            * (1.5 if phrase in in_title else 1.0)
+        )
 
     ranked = sorted((p for p in inside if score(p) > 0), key=lambda p: (-score(p), p))
     chosen: list[str] = []
@@ -342,9 +410,15 @@ def question_on(names: list[str]) -> str:
 def _as_written(phrase: str, texts: list[str]) -> str:
     """`phrase` (lower case) with the acronyms its members write ("NETs", "IL-17A") in their case."""
     for text in texts:
-        found = re.search(r"(?<![\w-])" + r"\s+".join(map(re.escape, phrase.split())) + r"(?![\w-])", text, re.IGNORECASE)
+        found = re.search(
+            r"(?<![\w-])" + r"\s+".join(map(re.escape, phrase.split())) + r"(?![\w-])",
+            text,
+            re.IGNORECASE,
+        )
         if found:
-            return " ".join(w if sum(c.isupper() for c in w) >= 2 else w.lower() for w in found.group(0).split())
+            return " ".join(
+                w if sum(c.isupper() for c in w) >= 2 else w.lower() for w in found.group(0).split()
+            )
     return phrase
 
 
@@ -365,7 +439,11 @@ def findings(embedder: Embedder, groups: list[Cluster], per_cluster: int) -> lis
             vector = vectors[0] if vectors is not None else None
             if vector is not None and any(float(vector @ v) >= RESTATES for v in kept):
                 continue
-            out.append(KeyFinding(key=f"{group.question.id}-F{taken + 1}", question=group.question, lead=sentence))
+            out.append(
+                KeyFinding(
+                    key=f"{group.question.id}-F{taken + 1}", question=group.question, lead=sentence
+                )
+            )
             used.add(sentence.paper.paper_id)
             if vector is not None:
                 kept.append(vector)
@@ -373,8 +451,15 @@ def findings(embedder: Embedder, groups: list[Cluster], per_cluster: int) -> lis
     return out
 
 
-def tag(judge: Judgement, finding: KeyFinding, pool: list[Sentence], *, floor: float = 0.5, agree_limit: int = 2,
-        oppose_limit: int = 1) -> None:
+def tag(
+    judge: Judgement,
+    finding: KeyFinding,
+    pool: list[Sentence],
+    *,
+    floor: float = 0.5,
+    agree_limit: int = 2,
+    oppose_limit: int = 1,
+) -> None:
     """Fill `finding.agreeing` / `.opposing` from the other papers' evidence sentences in `pool`.
 
     Only papers about what the finding says take a side: the relevance model reads each against the
@@ -387,7 +472,9 @@ def tag(judge: Judgement, finding: KeyFinding, pool: list[Sentence], *, floor: f
     statement = statement_of(finding.lead.text)
     by_paper: dict[str, list[Sentence]] = {}
     for s in pool:
-        if s.paper.paper_id != finding.lead.paper.paper_id and s.text not in {o.text for o in by_paper.get(s.paper.paper_id, [])}:
+        if s.paper.paper_id != finding.lead.paper.paper_id and s.text not in {
+            o.text for o in by_paper.get(s.paper.paper_id, [])
+        }:
             by_paper.setdefault(s.paper.paper_id, []).append(s)
     agreeing: list[tuple[float, Sentence]] = []
     opposing: list[tuple[float, Sentence]] = []
@@ -399,10 +486,12 @@ def tag(judge: Judgement, finding: KeyFinding, pool: list[Sentence], *, floor: f
     if not flat:
         finding.agreeing, finding.opposing = [], []
         return
-    probs_all = judge.stance(statement, [s.text for s in flat], [s.paper.title for s in flat])  # one batch per finding
+    probs_all = judge.stance(
+        statement, [s.text for s in flat], [s.paper.title for s in flat]
+    )  # one batch per finding
     start = 0
     for sentences in groups:
-        probs = probs_all[start:start + len(sentences)]
+        probs = probs_all[start : start + len(sentences)]
         start += len(sentences)
         paper = sentences[0].paper
         decision = _decide(judge, probs)
@@ -410,10 +499,13 @@ def tag(judge: Judgement, finding: KeyFinding, pool: list[Sentence], *, floor: f
             continue
         best = max(decision.rationale_indices, key=lambda i: float(1.0 - probs[i, 2]))
         side = sentences[best]
-        if _decide(judge, probs[best:best + 1]).label != decision.label:
+        if _decide(judge, probs[best : best + 1]).label != decision.label:
             continue  # the quoted sentence alone must take the side (what the peer reviewer checks)
-        if decision.label == "SUPPORT" and not null_result(side.text, statement) \
-                and supports_in_text(statement, f"{paper.title}\n{paper.text}".strip()):
+        if (
+            decision.label == "SUPPORT"
+            and not null_result(side.text, statement)
+            and supports_in_text(statement, f"{paper.title}\n{paper.text}".strip())
+        ):
             agreeing.append((decision.strength, side))
         elif decision.label == "CONTRADICT" and checks_out(side):
             opposing.append((decision.strength, side))
@@ -422,7 +514,9 @@ def tag(judge: Judgement, finding: KeyFinding, pool: list[Sentence], *, floor: f
     finding.opposing = [s for _, s in sorted(opposing, key=order)[:oppose_limit]]
 
 
-def fold_corroborations(found: list[KeyFinding], questions: list[SubQuestion]) -> tuple[list[KeyFinding], list[SubQuestion]]:
+def fold_corroborations(
+    found: list[KeyFinding], questions: list[SubQuestion]
+) -> tuple[list[KeyFinding], list[SubQuestion]]:
     """A finding whose lead sentence an earlier finding already quotes as agreeing evidence is that
     finding's corroboration, not a finding of its own (the reader would meet the same quote twice,
     once SUPPORTED and once INSUFFICIENT): it is dropped, and so is a sub-question left without a
@@ -439,11 +533,15 @@ def fold_corroborations(found: list[KeyFinding], questions: list[SubQuestion]) -
     answered = {f.question.id for f in kept}
     if len(kept) == len(found) and all(q.id in answered for q in questions):
         return found, questions
-    renamed = {q.id: SubQuestion(f"Q{n}", q.text, q.query)
-               for n, q in enumerate((q for q in questions if q.id in answered), start=1)}
+    renamed = {
+        q.id: SubQuestion(f"Q{n}", q.text, q.query)
+        for n, q in enumerate((q for q in questions if q.id in answered), start=1)
+    }
     for finding in kept:
         old, new = finding.question.id, renamed[finding.question.id]
-        finding.key = new.id + finding.key[len(old):] if finding.key.startswith(f"{old}-") else finding.key
+        finding.key = (
+            new.id + finding.key[len(old) :] if finding.key.startswith(f"{old}-") else finding.key
+        )
         finding.question = new
     return kept, list(renamed.values())
 
@@ -453,7 +551,9 @@ def stance_label(judge: Judgement, statement: str, sentence: str, title: str | N
     return _decide(judge, judge.stance(statement_of(statement), [sentence], [title])).label
 
 
-def off_topic(judge: Judgement, topic: str, papers: list[tuple[str, str]], cut: TopicCut) -> list[bool]:
+def off_topic(
+    judge: Judgement, topic: str, papers: list[tuple[str, str]], cut: TopicCut
+) -> list[bool]:
     """Which (title, text) papers are off `topic`: the relevance model puts them under the cut's
     `on_topic` and the cut does not admit them on their stated findings (`TopicCut.admits`) — the
     peer reviewer's check and the benchmark's measure. With the cut's mode `abstract`: the abstract
@@ -461,10 +561,17 @@ def off_topic(judge: Judgement, topic: str, papers: list[tuple[str, str]], cut: 
     if not papers:
         return []
     if cut.mode in ("abstract", "abstract_only"):
-        items = [OnTopic(PaperRecord(paper_id="", title=title, text=text), 0.0) for title, text in papers]
+        items = [
+            OnTopic(PaperRecord(paper_id="", title=title, text=text), 0.0) for title, text in papers
+        ]
         if cut.mode == "abstract":
-            items = [OnTopic(o.paper, float(p)) for o, p in zip(items, judge.relevance(topic, papers), strict=True)]
-        on, _ = abstract_evidence(judge, topic, items, relevance_admits=cut.on_topic if cut.mode == "abstract" else None)
+            items = [
+                OnTopic(o.paper, float(p))
+                for o, p in zip(items, judge.relevance(topic, papers), strict=True)
+            ]
+        on, _ = abstract_evidence(
+            judge, topic, items, relevance_admits=cut.on_topic if cut.mode == "abstract" else None
+        )
         kept = {id(o.paper) for o in on}
         return [id(o.paper) not in kept for o in items]
     off = []
@@ -473,6 +580,10 @@ def off_topic(judge: Judgement, topic: str, papers: list[tuple[str, str]], cut: 
         named = True
         if cut.floor <= p < cut.on_topic and (named := names_rarest_word(topic, title, text)):
             sentences = sentences_of(PaperRecord(paper_id="", title=title, text=text))
-            decision = _decide(judge, judge.stance(topic, sentences, [title] * len(sentences))) if sentences else None
+            decision = (
+                _decide(judge, judge.stance(topic, sentences, [title] * len(sentences)))
+                if sentences
+                else None
+            )
         off.append(not cut.admits(float(p), decision, names_rarest=named))
     return off

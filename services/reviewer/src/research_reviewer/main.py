@@ -55,39 +55,72 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
         relevance = Relevance(default_encoder())
         chain = build_chain(settings.llm)
         offline = lambda: OfflineAuthor(relevance, config)  # noqa: E731
-        make_author = (lambda: LlmAuthor(chain, offline(), config)) if remote_configured(chain) else offline
+        make_author = (
+            (lambda: LlmAuthor(chain, offline(), config)) if remote_configured(chain) else offline
+        )
         service = ReviewService(
-            broker=broker, sessions=sessions, settings=config,
+            broker=broker,
+            sessions=sessions,
+            settings=config,
             port=ConnectorClient(lambda: broker.connection, timeout_s=config.tool_timeout_s),
-            make_author=make_author, reviewer=PeerReviewer(config.spot_checks, cut=config.cut),
+            make_author=make_author,
+            reviewer=PeerReviewer(config.spot_checks, cut=config.cut),
             embed=embedder.embed_one,
             claims=ctx.publishers[subjects.CLAIM_PENDING],
         )
         await asyncio.to_thread(embedder.embed_one, "warm up")
-        await asyncio.to_thread(get_judge().load)  # relevance and pair models, before the first request
-        ticker = asyncio.create_task(sweep.sweep_forever(sessions, lambda: broker.connection.jetstream(), config.sweep_interval_s))
+        await asyncio.to_thread(
+            get_judge().load
+        )  # relevance and pair models, before the first request
+        ticker = asyncio.create_task(
+            sweep.sweep_forever(
+                sessions, lambda: broker.connection.jetstream(), config.sweep_interval_s
+            )
+        )
         try:
             yield service
         finally:
             await cancel_within(ticker, what="stale sweep", timeout_s=10)
 
-    app, ctx = mode_app(settings, SERVICE, Requests(
-        subject=subjects.REVIEW_REQUESTED, stream=subjects.REVIEWS_STREAM, durable=subjects.REVIEWER_REQUESTS_DURABLE,
-        command=RequestReview, handler="on_review", title="reviewer.requests", batch_size=config.concurrency,
-        description=(
-            f"Literature review requests: publish a RequestReview JSON on `{subjects.REVIEW_REQUESTED}` (JetStream "
-            f"stream {subjects.REVIEWS_STREAM}; set a `Nats-Msg-Id`). Bad input is dead-lettered."
+    app, ctx = mode_app(
+        settings,
+        SERVICE,
+        Requests(
+            subject=subjects.REVIEW_REQUESTED,
+            stream=subjects.REVIEWS_STREAM,
+            durable=subjects.REVIEWER_REQUESTS_DURABLE,
+            command=RequestReview,
+            handler="on_review",
+            title="reviewer.requests",
+            batch_size=config.concurrency,
+            description=(
+                f"Literature review requests: publish a RequestReview JSON on `{subjects.REVIEW_REQUESTED}` (JetStream "
+                f"stream {subjects.REVIEWS_STREAM}; set a `Nats-Msg-Id`). Bad input is dead-lettered."
+            ),
+            summary="Write, review and store one literature review (≤ 2 author/reviewer rounds).",
         ),
-        summary="Write, review and store one literature review (≤ 2 author/reviewer rounds).",
-    ), build, emits=(Emits(subjects.CLAIM_PENDING, subjects.CLAIMS_STREAM, ClaimProposed, "reviewer.claim_proposed",
-                           "A pending claim per key finding of a saved review version, for the critic (`Nats-Msg-Id` "
-                           "`ClaimProposed.msg_id()`: a re-announcement is a no-op)."),))
+        build,
+        emits=(
+            Emits(
+                subjects.CLAIM_PENDING,
+                subjects.CLAIMS_STREAM,
+                ClaimProposed,
+                "reviewer.claim_proposed",
+                "A pending claim per key finding of a saved review version, for the critic (`Nats-Msg-Id` "
+                "`ClaimProposed.msg_id()`: a re-announcement is a no-op).",
+            ),
+        ),
+    )
 
     @ctx.broker.subscriber(
         subjects.CLAIM_DECIDED,
         stream=JStream(subjects.CLAIMS_STREAM, declare=False),
         durable=subjects.REVIEWER_DECISIONS_DURABLE,
-        config=ConsumerConfig(ack_wait=settings.ack_wait_s, max_deliver=settings.max_deliver, deliver_policy=DeliverPolicy.NEW),
+        config=ConsumerConfig(
+            ack_wait=settings.ack_wait_s,
+            max_deliver=settings.max_deliver,
+            deliver_policy=DeliverPolicy.NEW,
+        ),
         pull_sub=PullSub(batch_size=16, timeout=2.0),
         ack_policy=AckPolicy.MANUAL,
         title="reviewer.claim_decisions",

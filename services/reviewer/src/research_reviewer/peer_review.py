@@ -44,41 +44,94 @@ class PeerReviewer:
 
     model = MODEL
 
-    def __init__(self, spot_checks: int = 4, *, cut: judged.TopicCut | None = None, judge: Judge | None = None) -> None:
+    def __init__(
+        self,
+        spot_checks: int = 4,
+        *,
+        cut: judged.TopicCut | None = None,
+        judge: Judge | None = None,
+    ) -> None:
         self.spot_checks = spot_checks
         self.cut = cut or judged.TopicCut()  # the author's setting: when a paper is on the topic
-        self.judge = judge or get_judge()  # the trained relevance and stance models (loaded once per process)
+        self.judge = (
+            judge or get_judge()
+        )  # the trained relevance and stance models (loaded once per process)
 
-    async def review(self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, iteration: int) -> PeerReview:
+    async def review(
+        self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, iteration: int
+    ) -> PeerReview:
         review = PeerReview(iteration=iteration, model=self.model)
-        steps = (self._structure, self._references, self._tags, self._spot_check, self._coverage,
-                 self._contradictions, self._directions)
+        steps = (
+            self._structure,
+            self._references,
+            self._tags,
+            self._spot_check,
+            self._coverage,
+            self._contradictions,
+            self._directions,
+        )
         for number, step in enumerate(steps, start=1):
-            async with tools.recorder.tool(f"peer_review.check_{number}", {"check": number}) as call:
+            async with tools.recorder.tool(
+                f"peer_review.check_{number}", {"check": number}
+            ) as call:
                 before = len(review.issues)
                 looked = await step(report, check, topic, tools, review)
-                call.result = {"looked_at": looked, "issues": [i.model_dump(mode="json") for i in review.issues[before:]]}
-            review.checks[str(number)] = {"looked_at": looked, "issues": len(review.issues) - before}
+                call.result = {
+                    "looked_at": looked,
+                    "issues": [i.model_dump(mode="json") for i in review.issues[before:]],
+                }
+            review.checks[str(number)] = {
+                "looked_at": looked,
+                "issues": len(review.issues) - before,
+            }
         review.summary = summarise(review, len(_key_findings(report)), len(report.references))
         return review
 
-    async def _structure(self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, review: PeerReview) -> int:
+    async def _structure(
+        self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, review: PeerReview
+    ) -> int:
         for title in SECTIONS:
             if report.section(title) is None:
-                review.issues.append(Issue(severity=Severity.critical, check=1, section=title,
-                                           description="required section is missing", evidence="not in the draft"))
+                review.issues.append(
+                    Issue(
+                        severity=Severity.critical,
+                        check=1,
+                        section=title,
+                        description="required section is missing",
+                        evidence="not in the draft",
+                    )
+                )
         if not report.references:
-            review.issues.append(Issue(severity=Severity.critical, check=1, section="References",
-                                       description="required section is missing", evidence="no reference listed"))
+            review.issues.append(
+                Issue(
+                    severity=Severity.critical,
+                    check=1,
+                    section="References",
+                    description="required section is missing",
+                    evidence="no reference listed",
+                )
+            )
         return len(SECTIONS) + 1
 
-    async def _references(self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, review: PeerReview) -> int:
+    async def _references(
+        self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, review: PeerReview
+    ) -> int:
         for ref_id in check.unknown_ids:
-            review.issues.append(Issue(severity=Severity.critical, check=2, section="References", reference_id=ref_id,
-                                       description=f"[{ref_id}] is cited but names no reference",
-                                       evidence="the citation checker found no such entry"))
+            review.issues.append(
+                Issue(
+                    severity=Severity.critical,
+                    check=2,
+                    section="References",
+                    reference_id=ref_id,
+                    description=f"[{ref_id}] is cited but names no reference",
+                    evidence="the citation checker found no such entry",
+                )
+            )
         corpus = [r for r in report.references if (r.paper_id or "").startswith(CORPUS_PREFIX)]
-        found = {p.paper_id: p for p in await tools.get_papers([r.paper_id for r in corpus], with_text=False)}  # type: ignore[misc]
+        found = {
+            p.paper_id: p
+            for p in await tools.get_papers([r.paper_id for r in corpus], with_text=False)
+        }  # type: ignore[misc]
         for ref in corpus:
             paper = found.get(ref.paper_id or "")
             problem = None
@@ -89,12 +142,22 @@ class PeerReviewer:
             elif paper.year != ref.year:
                 problem = f"year {ref.year} does not match the corpus ({paper.year})"
             if problem:
-                review.issues.append(Issue(severity=Severity.critical, check=2, section="References", paper_id=ref.paper_id,
-                                           reference_id=ref.id, description=f"[{ref.id}] {problem}",
-                                           evidence=f"batch lookup of {len(corpus)} id(s)"))
+                review.issues.append(
+                    Issue(
+                        severity=Severity.critical,
+                        check=2,
+                        section="References",
+                        paper_id=ref.paper_id,
+                        reference_id=ref.id,
+                        description=f"[{ref.id}] {problem}",
+                        evidence=f"batch lookup of {len(corpus)} id(s)",
+                    )
+                )
         return len(report.references)
 
-    async def _tags(self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, review: PeerReview) -> int:
+    async def _tags(
+        self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, review: PeerReview
+    ) -> int:
         debated = {f.id.split(":")[0] for f in _debates(report)}
         findings = _key_findings(report)
         for finding in findings:
@@ -109,35 +172,73 @@ class PeerReviewer:
             elif finding.tag == FindingTag.contested and finding.key() not in debated:
                 problem = "CONTESTED but no debate shows the conflicting side"
             if problem:
-                review.issues.append(Issue(severity=Severity.major, check=3, section="Key Findings", finding_id=finding.key(),
-                                           description=problem, evidence=_short(finding.statement)))
+                review.issues.append(
+                    Issue(
+                        severity=Severity.major,
+                        check=3,
+                        section="Key Findings",
+                        finding_id=finding.key(),
+                        description=problem,
+                        evidence=_short(finding.statement),
+                    )
+                )
         await asyncio.to_thread(self._judged, report, topic, findings, review)
         for issue in check.issues:
             if issue.kind == "unsupported":
-                cited = report.reference(issue.reference_id) if issue.reference_id is not None else None
-                review.issues.append(Issue(severity=Severity.major, check=3, section=issue.section or "", finding_id=issue.finding_id,
-                                           reference_id=issue.reference_id, paper_id=cited.paper_id if cited else None,
-                                           description=f"citation does not support the sentence ({issue.reason})",
-                                           evidence=issue.detail))
+                cited = (
+                    report.reference(issue.reference_id) if issue.reference_id is not None else None
+                )
+                review.issues.append(
+                    Issue(
+                        severity=Severity.major,
+                        check=3,
+                        section=issue.section or "",
+                        finding_id=issue.finding_id,
+                        reference_id=issue.reference_id,
+                        paper_id=cited.paper_id if cited else None,
+                        description=f"citation does not support the sentence ({issue.reason})",
+                        evidence=issue.detail,
+                    )
+                )
             elif issue.kind == "uncited":
-                review.issues.append(Issue(severity=Severity.minor, check=3, section=issue.section or "",
-                                           description="factual sentence without a citation", evidence=_short(issue.sentence)))
+                review.issues.append(
+                    Issue(
+                        severity=Severity.minor,
+                        check=3,
+                        section=issue.section or "",
+                        description="factual sentence without a citation",
+                        evidence=_short(issue.sentence),
+                    )
+                )
         return len(findings)
 
-    def _judged(self, report: Report, topic: str, findings: list[Finding], review: PeerReview) -> None:
+    def _judged(
+        self, report: Report, topic: str, findings: list[Finding], review: PeerReview
+    ) -> None:
         """Check 3 by the trained models (CPU: runs in a thread). A finding whose paper the relevance
         model puts off the topic is MAJOR (the revision drops the paper); so is a SUPPORTED finding
         whose agreeing quote the stance model does not read as support (the revision drops that side)."""
         leads = [_lead(report, f) for f in findings]
         judged_leads = [(f, ref) for f, ref in zip(findings, leads, strict=True) if ref is not None]
-        off = judged.off_topic(self.judge, topic, [_passage(ref) for _, ref in judged_leads], self.cut)
+        off = judged.off_topic(
+            self.judge, topic, [_passage(ref) for _, ref in judged_leads], self.cut
+        )
         for (finding, ref), is_off in zip(judged_leads, off, strict=True):
             if is_off:
-                review.issues.append(Issue(severity=Severity.major, check=3, section="Key Findings", finding_id=finding.key(),
-                                           paper_id=ref.paper_id, reference_id=ref.id, kind="off_topic",
-                                           description=f"the finding's paper [{ref.id}] is off the topic ("
-                                                       f"{'relevance model' if self.cut.mode == 'chain' else 'abstract model'})",
-                                           evidence=_short(finding.statement)))
+                review.issues.append(
+                    Issue(
+                        severity=Severity.major,
+                        check=3,
+                        section="Key Findings",
+                        finding_id=finding.key(),
+                        paper_id=ref.paper_id,
+                        reference_id=ref.id,
+                        kind="off_topic",
+                        description=f"the finding's paper [{ref.id}] is off the topic ("
+                        f"{'relevance model' if self.cut.mode == 'chain' else 'abstract model'})",
+                        evidence=_short(finding.statement),
+                    )
+                )
         for finding in findings:
             if finding.tag != FindingTag.supported:
                 continue
@@ -147,81 +248,161 @@ class PeerReviewer:
                     continue
                 label = judged.stance_label(self.judge, finding.statement, quote.text, ref.title)
                 if label != "SUPPORT":
-                    review.issues.append(Issue(
-                        severity=Severity.major, check=3, section="Key Findings", finding_id=finding.key(), paper_id=ref.paper_id,
-                        reference_id=ref.id, kind="tag_contradicted",
-                        description=f"SUPPORTED, but the stance model reads [{ref.id}]'s quote as {label}, not support",
-                        evidence=_short(quote.text)))
+                    review.issues.append(
+                        Issue(
+                            severity=Severity.major,
+                            check=3,
+                            section="Key Findings",
+                            finding_id=finding.key(),
+                            paper_id=ref.paper_id,
+                            reference_id=ref.id,
+                            kind="tag_contradicted",
+                            description=f"SUPPORTED, but the stance model reads [{ref.id}]'s quote as {label}, not support",
+                            evidence=_short(quote.text),
+                        )
+                    )
 
-    async def _spot_check(self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, review: PeerReview) -> int:
+    async def _spot_check(
+        self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, review: PeerReview
+    ) -> int:
         findings = [f for f in _key_findings(report) if _corpus_ids(report, f)]
-        chosen = sorted(findings, key=lambda f: (not checker_text.numbers(f.statement), findings.index(f)))[: self.spot_checks]
+        chosen = sorted(
+            findings, key=lambda f: (not checker_text.numbers(f.statement), findings.index(f))
+        )[: self.spot_checks]
         for finding in chosen:
             hits = await tools.search_papers(checker_text.without_markers(finding.statement), k=5)
             quote = finding.quotes[0].text if finding.quotes else finding.statement
             cited = _corpus_ids(report, finding)
-            if not any(h.paper_id in cited and checker_text.found_verbatim(quote, h.text) for h in hits):
-                review.issues.append(Issue(severity=Severity.major, check=4, section="Key Findings", finding_id=finding.key(),
-                                           description="finding could not be found again by an independent search",
-                                           evidence=f"top {len(hits)} passages: " + ", ".join(h.paper_id for h in hits)))
+            if not any(
+                h.paper_id in cited and checker_text.found_verbatim(quote, h.text) for h in hits
+            ):
+                review.issues.append(
+                    Issue(
+                        severity=Severity.major,
+                        check=4,
+                        section="Key Findings",
+                        finding_id=finding.key(),
+                        description="finding could not be found again by an independent search",
+                        evidence=f"top {len(hits)} passages: "
+                        + ", ".join(h.paper_id for h in hits),
+                    )
+                )
         return len(chosen)
 
-    async def _coverage(self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, review: PeerReview) -> int:
+    async def _coverage(
+        self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, review: PeerReview
+    ) -> int:
         cited = {r.paper_id for r in report.references}
         query = " ".join(topic_terms(topic)[:2]) or topic
-        ranked = [p for p in await tools.top_cited(query, k=5) if p.citation_count]  # high impact needs a count
+        ranked = [
+            p for p in await tools.top_cited(query, k=5) if p.citation_count
+        ]  # high impact needs a count
         for paper in [p for p in ranked if p.paper_id not in cited][:3]:
-            review.missed_papers.append(MissedPaper(paper_id=paper.paper_id, title=paper.title, citations=paper.citation_count,
-                                                    reason=f'among the most cited papers matching "{query}"'))
-            review.issues.append(Issue(severity=Severity.minor, check=5, section="Key Findings", paper_id=paper.paper_id,
-                                       description=f"high-impact paper not cited: {paper.title[:100]}",
-                                       evidence=f"{paper.citation_count} citations"))
+            review.missed_papers.append(
+                MissedPaper(
+                    paper_id=paper.paper_id,
+                    title=paper.title,
+                    citations=paper.citation_count,
+                    reason=f'among the most cited papers matching "{query}"',
+                )
+            )
+            review.issues.append(
+                Issue(
+                    severity=Severity.minor,
+                    check=5,
+                    section="Key Findings",
+                    paper_id=paper.paper_id,
+                    description=f"high-impact paper not cited: {paper.title[:100]}",
+                    evidence=f"{paper.citation_count} citations",
+                )
+            )
         return len(ranked)
 
-    async def _contradictions(self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, review: PeerReview) -> int:
+    async def _contradictions(
+        self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, review: PeerReview
+    ) -> int:
         sides: dict[str, list[Finding]] = {}
         for finding in _debates(report):
             sides.setdefault(finding.id.split(":")[0], []).append(finding)
         for key, pair in sides.items():
-            if len(pair) != 2 or not await asyncio.to_thread(self._opposes, report, pair[0], pair[1]):
-                review.issues.append(Issue(severity=Severity.major, check=6, section="Contradictions and Debates", finding_id=key,
-                                           description="the two sides do not state opposite things",
-                                           evidence=" vs ".join(_short(f.statement) for f in pair)))
+            if len(pair) != 2 or not await asyncio.to_thread(
+                self._opposes, report, pair[0], pair[1]
+            ):
+                review.issues.append(
+                    Issue(
+                        severity=Severity.major,
+                        check=6,
+                        section="Contradictions and Debates",
+                        finding_id=key,
+                        description="the two sides do not state opposite things",
+                        evidence=" vs ".join(_short(f.statement) for f in pair),
+                    )
+                )
                 continue
             other = pair[1]
             hits = await tools.search_papers(checker_text.without_markers(other.statement), k=3)
             quote = other.quotes[0].text if other.quotes else other.statement
-            if not any(checker_text.found_verbatim(quote, h.text) for h in hits) and _corpus_ids(report, other):
-                review.issues.append(Issue(severity=Severity.major, check=6, section="Contradictions and Debates", finding_id=key,
-                                           description="the opposing side could not be found again in the corpus",
-                                           evidence=_short(other.statement)))
+            if not any(checker_text.found_verbatim(quote, h.text) for h in hits) and _corpus_ids(
+                report, other
+            ):
+                review.issues.append(
+                    Issue(
+                        severity=Severity.major,
+                        check=6,
+                        section="Contradictions and Debates",
+                        finding_id=key,
+                        description="the opposing side could not be found again in the corpus",
+                        evidence=_short(other.statement),
+                    )
+                )
         return len(sides)
 
-    async def _directions(self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, review: PeerReview) -> int:
+    async def _directions(
+        self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, review: PeerReview
+    ) -> int:
         gaps_section, directions_section = report.section(SECTIONS[4]), report.section(SECTIONS[5])
         gaps = {int(n) for n in _GAP.findall(gaps_section.body if gaps_section else "")}
         lines = _DIRECTION.findall(directions_section.body if directions_section else "")
         for line in lines:
             tied = {int(n) for n in _ADDRESSES.findall(line)}
             if not tied or not tied <= gaps:
-                review.issues.append(Issue(severity=Severity.minor, check=7, section=SECTIONS[5],
-                                           description="direction is not tied to a stated gap", evidence=_short(line)))
+                review.issues.append(
+                    Issue(
+                        severity=Severity.minor,
+                        check=7,
+                        section=SECTIONS[5],
+                        description="direction is not tied to a stated gap",
+                        evidence=_short(line),
+                    )
+                )
         if gaps and not lines:
-            review.issues.append(Issue(severity=Severity.minor, check=7, section=SECTIONS[5],
-                                       description="gaps are stated but no direction addresses them"))
+            review.issues.append(
+                Issue(
+                    severity=Severity.minor,
+                    check=7,
+                    section=SECTIONS[5],
+                    description="gaps are stated but no direction addresses them",
+                )
+            )
         return len(lines)
-
 
     def _opposes(self, report: Report, finding: Finding, other: Finding) -> bool:
         """Whether the stance model reads the other side's quote as contradicting the finding."""
         quote = other.quotes[0].text if other.quotes else other.statement
         ref = report.reference(other.citations[0]) if other.citations else None
-        return judged.stance_label(self.judge, finding.statement, quote, ref.title if ref else None) == "CONTRADICT"
+        return (
+            judged.stance_label(self.judge, finding.statement, quote, ref.title if ref else None)
+            == "CONTRADICT"
+        )
 
 
 def _lead(report: Report, finding: Finding) -> Reference | None:
     """The reference of a finding's lead quote (the paper it states), else of its first citation."""
-    ref_id = finding.quotes[0].reference_id if finding.quotes else (finding.citations[0] if finding.citations else None)
+    ref_id = (
+        finding.quotes[0].reference_id
+        if finding.quotes
+        else (finding.citations[0] if finding.citations else None)
+    )
     return report.reference(ref_id) if ref_id is not None else None
 
 
@@ -229,7 +410,7 @@ def _passage(ref: Reference) -> tuple[str, str]:
     """(title, text) of a reference, as the author's relevance filter read the paper."""
     text = ref.source_text
     if ref.title and text.startswith(ref.title):
-        text = text[len(ref.title):]
+        text = text[len(ref.title) :]
     return ref.title, text.strip()
 
 
@@ -245,7 +426,9 @@ def _debates(report: Report) -> list[Finding]:
 
 def _corpus_ids(report: Report, finding: Finding) -> set[str]:
     refs = (report.reference(i) for i in finding.cited_ids())
-    return {r.paper_id for r in refs if r is not None and (r.paper_id or "").startswith(CORPUS_PREFIX)}
+    return {
+        r.paper_id for r in refs if r is not None and (r.paper_id or "").startswith(CORPUS_PREFIX)
+    }
 
 
 def _short(text: str, words: int = 18) -> str:

@@ -60,36 +60,63 @@ class ReviewService:
 
     async def handle(self, command: RequestReview) -> None:
         job = prepare.review_job(command)
-        with structlog.contextvars.bound_contextvars(review_id=str(job.review_id), run_id=job.run_id):
+        with structlog.contextvars.bound_contextvars(
+            review_id=str(job.review_id), run_id=job.run_id
+        ):
             async with transaction(self.sessions) as session:
                 repo = ReviewLedger(session)
                 row = await repo.open(job)
                 done = await repo.ledger.version_of_run(job.review_id, job.run_id)
             if done is not None:
-                log.info("run already saved its version; re-announcing its claims", version=done.version)
+                log.info(
+                    "run already saved its version; re-announcing its claims", version=done.version
+                )
                 await self.announce_ids(list(done.claim_ids))
                 return
             if row.run_id != job.run_id or row.status != ReportStatus.running:
-                log.info("command is not for the report's current run", status=row.status, current_run=row.run_id)
+                log.info(
+                    "command is not for the report's current run",
+                    status=row.status,
+                    current_run=row.run_id,
+                )
                 return
             # The claims' entity is the key stored with the report (whoever opened it first).
             await self.run(dataclasses.replace(job, topic_key=row.subject_key))
 
     async def run(self, job: prepare.ReviewJob) -> None:
-        async with mode_run(self.broker.connection.jetstream(), self.sessions, service=SERVICE, kind="review",
-                            report_id=job.review_id, run_id=job.run_id) as run:
-            outcome = await review_loop(job, self.make_author(), self.reviewer, run.port(self.port), run.recorder)
+        async with mode_run(
+            self.broker.connection.jetstream(),
+            self.sessions,
+            service=SERVICE,
+            kind="review",
+            report_id=job.review_id,
+            run_id=job.run_id,
+        ) as run:
+            outcome = await review_loop(
+                job, self.make_author(), self.reviewer, run.port(self.port), run.recorder
+            )
             run.sources.check()
             outcome.report.metadata.update(run.sources.metadata())
             report, finished = await self.persist(job, outcome, run)
-            await run.recorder.result(report=report.model_dump(mode="json"), review=outcome.review.model_dump(mode="json"),
-                                      iteration_info=[r.info() for r in outcome.rounds], iterations=len(outcome.rounds))
+            await run.recorder.result(
+                report=report.model_dump(mode="json"),
+                review=outcome.review.model_dump(mode="json"),
+                iteration_info=[r.info() for r in outcome.rounds],
+                iterations=len(outcome.rounds),
+            )
         if run.failed:
             return
         await self.announce(finished.proposed)
-        log.info("review completed", verdict=outcome.verdict, version=finished.version, claims=len(finished.claim_ids))
+        log.info(
+            "review completed",
+            verdict=outcome.verdict,
+            version=finished.version,
+            claims=len(finished.claim_ids),
+        )
 
-    async def persist(self, job: prepare.ReviewJob, outcome: LoopOutcome, run: ModeRun | None = None) -> tuple[Report, Finished]:
+    async def persist(
+        self, job: prepare.ReviewJob, outcome: LoopOutcome, run: ModeRun | None = None
+    ) -> tuple[Report, Finished]:
         """Claims, diff and version of the run's final report (a refresh re-uses claims in good standing)."""
         async with transaction(self.sessions) as session:
             repo = ReviewLedger(session)
@@ -98,11 +125,23 @@ class ReviewService:
             if previous is not None:
                 earlier = _claims_of(previous.content)
                 standing = await repo.standing(list(earlier.values()))
-                reuse = {key: standing.get(claim_id, "") in GOOD_STANDING for key, claim_id in earlier.items()}
-        proposals = reshape.claim_proposals(outcome.report, job, outcome.report.metadata.get("model", "offline"),
-                                            claim_days=self.settings.claim_days, reuse=reuse)
-        embeddings = await asyncio.to_thread(lambda: [self.embed(p.claim.statement) for p in proposals])
-        report = reshape.attach_claims(outcome.report, {p.claim.provenance["finding_id"]: p.claim.claim_id for p in proposals})
+                reuse = {
+                    key: standing.get(claim_id, "") in GOOD_STANDING
+                    for key, claim_id in earlier.items()
+                }
+        proposals = reshape.claim_proposals(
+            outcome.report,
+            job,
+            outcome.report.metadata.get("model", "offline"),
+            claim_days=self.settings.claim_days,
+            reuse=reuse,
+        )
+        embeddings = await asyncio.to_thread(
+            lambda: [self.embed(p.claim.statement) for p in proposals]
+        )
+        report = reshape.attach_claims(
+            outcome.report, {p.claim.provenance["finding_id"]: p.claim.claim_id for p in proposals}
+        )
         diff = None
         if previous is not None:
             old = Report.model_validate(previous.content)
@@ -127,11 +166,15 @@ class ReviewService:
             await self._publish(claim.id, claim.entity, claim.statement)
 
     async def _publish(self, claim_id: uuid.UUID, entity: str, statement: str) -> None:
-        proposal = ClaimProposed(claim_id=claim_id, task_id=None, entity=entity, statement=statement)
+        proposal = ClaimProposed(
+            claim_id=claim_id, task_id=None, entity=entity, statement=statement
+        )
         await self.claims.publish(proposal, headers={subjects.MSG_ID_HEADER: proposal.msg_id()})
 
 
 def _claims_of(content: dict[str, Any]) -> dict[str, uuid.UUID]:
     """Finding key → claim id of a stored version's key findings."""
     section = Report.model_validate(content).section("Key Findings")
-    return {f.key(): uuid.UUID(f.claim_id) for f in (section.findings if section else []) if f.claim_id}
+    return {
+        f.key(): uuid.UUID(f.claim_id) for f in (section.findings if section else []) if f.claim_id
+    }

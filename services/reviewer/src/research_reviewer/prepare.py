@@ -36,8 +36,11 @@ class ReviewJob:
     def stored_request(self) -> dict[str, Any]:
         """The request as the ledger keeps it: identifiers in the topic replaced by placeholders."""
         return {
-            "topic": deidentify(self.topic).text, "filters": self.filters.model_dump(exclude_none=True),
-            "sources": self.sources, "max_iterations": self.max_iterations, "origin": self.origin,
+            "topic": deidentify(self.topic).text,
+            "filters": self.filters.model_dump(exclude_none=True),
+            "sources": self.sources,
+            "max_iterations": self.max_iterations,
+            "origin": self.origin,
         }
 
 

@@ -42,8 +42,14 @@ class ReviewLedger:
 
     async def open(self, job: ReviewJob) -> ReportRow:
         """The review's report row, created (`running`) when the command came straight from the bus."""
-        await self.ledger.open_report(job.review_id, kind="review", run_id=job.run_id, subject=job.topic,
-                                      subject_key=job.topic_key, request=job.stored_request())
+        await self.ledger.open_report(
+            job.review_id,
+            kind="review",
+            run_id=job.run_id,
+            subject=job.topic,
+            subject_key=job.topic_key,
+            request=job.stored_request(),
+        )
         row = await self.ledger.report(job.review_id)
         assert row is not None
         return row
@@ -55,11 +61,20 @@ class ReviewLedger:
         """Status of each claim (absent ids are unknown to the ledger)."""
         if not claim_ids:
             return {}
-        rows = await self.session.execute(select(MemoryClaim.id, MemoryClaim.status).where(MemoryClaim.id.in_(claim_ids)))
+        rows = await self.session.execute(
+            select(MemoryClaim.id, MemoryClaim.status).where(MemoryClaim.id.in_(claim_ids))
+        )
         return {row.id: row.status for row in rows}
 
-    async def finish(self, job: ReviewJob, outcome: LoopOutcome, proposals: list[Proposal], embeddings: list[list[float] | None],
-                     report: Report, diff: dict[str, Any] | None) -> Finished:
+    async def finish(
+        self,
+        job: ReviewJob,
+        outcome: LoopOutcome,
+        proposals: list[Proposal],
+        embeddings: list[list[float] | None],
+        report: Report,
+        diff: dict[str, Any] | None,
+    ) -> Finished:
         proposed = []
         for proposal, embedding in zip(proposals, embeddings, strict=True):
             if await self.ledger.propose(proposal.claim, embedding, proposal.hits):
@@ -67,21 +82,36 @@ class ReviewLedger:
         claim_ids = {p.claim.provenance["finding_id"]: p.claim.claim_id for p in proposals}
         for round_ in outcome.rounds:
             self.ledger.audit(
-                AuditAction.REVIEW_VERDICT, subject_ids={"report_id": job.review_id},
-                payload={"iteration": round_.iteration, "verdict": round_.review.verdict, **round_.review.counts(),
-                         "missed_papers": len(round_.review.missed_papers), "run_id": job.run_id},
+                AuditAction.REVIEW_VERDICT,
+                subject_ids={"report_id": job.review_id},
+                payload={
+                    "iteration": round_.iteration,
+                    "verdict": round_.review.verdict,
+                    **round_.review.counts(),
+                    "missed_papers": len(round_.review.missed_papers),
+                    "run_id": job.run_id,
+                },
             )
         version = await self.ledger.save_report_version(
             job.review_id,
             run_id=job.run_id,
             content=report.model_dump(mode="json"),
             markdown=report.render_markdown(),
-            citation_check=outcome.check.model_dump(mode="json") | {"ok": not outcome.check.blocking},
-            review={**outcome.review.model_dump(mode="json"), "text": outcome.review.render(),
-                    "rounds": [r.info() for r in outcome.rounds]},
+            citation_check=outcome.check.model_dump(mode="json")
+            | {"ok": not outcome.check.blocking},
+            review={
+                **outcome.review.model_dump(mode="json"),
+                "text": outcome.review.render(),
+                "rounds": [r.info() for r in outcome.rounds],
+            },
             claim_ids=list(claim_ids.values()),
             diff=diff,
-            counts={"tags": report.tag_counts(), "iterations": len(outcome.rounds), "verdict": outcome.verdict, **outcome.dropped()},
+            counts={
+                "tags": report.tag_counts(),
+                "iterations": len(outcome.rounds),
+                "verdict": outcome.verdict,
+                **outcome.dropped(),
+            },
         )
         await self.ledger.complete_report(job.review_id, outcome=outcome.verdict)
         return Finished(version=version, claim_ids=claim_ids, proposed=proposed)
@@ -89,5 +119,9 @@ class ReviewLedger:
     async def pending(self, claim_ids: list[uuid.UUID]) -> list[MemoryClaim]:
         if not claim_ids:
             return []
-        rows = await self.session.scalars(select(MemoryClaim).where(MemoryClaim.id.in_(claim_ids), MemoryClaim.status == "pending"))
+        rows = await self.session.scalars(
+            select(MemoryClaim).where(
+                MemoryClaim.id.in_(claim_ids), MemoryClaim.status == "pending"
+            )
+        )
         return list(rows)

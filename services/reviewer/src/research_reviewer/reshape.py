@@ -24,7 +24,11 @@ from research_reports import FindingTag, Report
 from research_reports import text as checker_text
 from research_reviewer.prepare import ReviewJob
 
-CONFIDENCE = {FindingTag.supported.value: 0.8, FindingTag.contested.value: 0.5, FindingTag.insufficient.value: 0.45}
+CONFIDENCE = {
+    FindingTag.supported.value: 0.8,
+    FindingTag.contested.value: 0.5,
+    FindingTag.insufficient.value: 0.45,
+}
 CLAIM_NAMESPACE = uuid.UUID("8a3f0e5e-5c1b-4d7e-9f42-0d6c2b7a9e31")
 
 
@@ -36,8 +40,11 @@ class Conformed:
     dropped_findings: int = 0
 
     def counts(self) -> dict[str, int]:
-        return {"dropped_references": self.dropped_references, "dropped_quotes": self.dropped_quotes,
-                "dropped_findings": self.dropped_findings}
+        return {
+            "dropped_references": self.dropped_references,
+            "dropped_quotes": self.dropped_quotes,
+            "dropped_findings": self.dropped_findings,
+        }
 
 
 def conform(report: Report, known: dict[str, PaperRecord]) -> Conformed:
@@ -80,8 +87,14 @@ def claim_id_for(job: ReviewJob, finding_key: str, *, fresh: bool = False) -> uu
     return uuid.uuid5(CLAIM_NAMESPACE, f"{job.review_id}:{finding_key}{suffix}")
 
 
-def claim_proposals(report: Report, job: ReviewJob, model: str, *, claim_days: int,
-                    reuse: dict[str, bool] | None = None) -> list[Proposal]:
+def claim_proposals(
+    report: Report,
+    job: ReviewJob,
+    model: str,
+    *,
+    claim_days: int,
+    reuse: dict[str, bool] | None = None,
+) -> list[Proposal]:
     """One pending claim per tagged key finding. `reuse[key]` False means the claim that finding
     had is no longer in good standing: propose it afresh under a new id."""
     section = report.section("Key Findings")
@@ -94,25 +107,51 @@ def claim_proposals(report: Report, job: ReviewJob, model: str, *, claim_days: i
             ref = report.reference(quote.reference_id)
             if ref is None or not ref.paper_id:
                 continue
-            supports.append(Support(source_id=ref.paper_id, title=ref.title, quote=quote.text, locator=f"reference [{ref.id}]"))
+            supports.append(
+                Support(
+                    source_id=ref.paper_id,
+                    title=ref.title,
+                    quote=quote.text,
+                    locator=f"reference [{ref.id}]",
+                )
+            )
             hits[ref.paper_id] = SourceHit(
-                source_id=ref.paper_id, source=ref.paper_id.split(":", 1)[0], title=ref.title, authors=ref.authors,
-                venue=ref.venue, year=ref.year, doi=ref.doi, abstract=ref.source_text,
+                source_id=ref.paper_id,
+                source=ref.paper_id.split(":", 1)[0],
+                title=ref.title,
+                authors=ref.authors,
+                venue=ref.venue,
+                year=ref.year,
+                doi=ref.doi,
+                abstract=ref.source_text,
             )
         if not supports:
             continue
         key = finding.key()
         claim_id = claim_id_for(job, key, fresh=reuse is not None and reuse.get(key) is False)
-        proposals.append(Proposal(
-            claim=ClaimProposal(
-                claim_id=claim_id, task_id=None, entity=job.topic_key, question=job.topic,  # type: ignore[arg-type]
-                statement=checker_text.without_markers(finding.statement), confidence=CONFIDENCE.get(finding.tag, 0.5),
-                supports=supports, dropped_supports=0, model=model,
-                decay_at=datetime.now(UTC) + timedelta(days=claim_days),
-                provenance={"review_id": str(job.review_id), "run_id": job.run_id, "finding_id": key, "tag": finding.tag},
-            ),
-            hits=list(hits.values()),
-        ))
+        proposals.append(
+            Proposal(
+                claim=ClaimProposal(
+                    claim_id=claim_id,
+                    task_id=None,
+                    entity=job.topic_key,
+                    question=job.topic,  # type: ignore[arg-type]
+                    statement=checker_text.without_markers(finding.statement),
+                    confidence=CONFIDENCE.get(finding.tag, 0.5),
+                    supports=supports,
+                    dropped_supports=0,
+                    model=model,
+                    decay_at=datetime.now(UTC) + timedelta(days=claim_days),
+                    provenance={
+                        "review_id": str(job.review_id),
+                        "run_id": job.run_id,
+                        "finding_id": key,
+                        "tag": finding.tag,
+                    },
+                ),
+                hits=list(hits.values()),
+            )
+        )
     return proposals
 
 
@@ -120,6 +159,10 @@ def attach_claims(report: Report, claim_ids: dict[str, uuid.UUID]) -> Report:
     """The report with each key finding naming its ledger claim."""
     out = report.model_copy(deep=True)
     for section in out.sections:
-        section.findings = [f.model_copy(update={"claim_id": str(claim_ids[f.key()])}) if f.key() in claim_ids else f
-                            for f in section.findings]
+        section.findings = [
+            f.model_copy(update={"claim_id": str(claim_ids[f.key()])})
+            if f.key() in claim_ids
+            else f
+            for f in section.findings
+        ]
     return out

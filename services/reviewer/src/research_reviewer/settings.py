@@ -15,44 +15,94 @@ class ReviewerSettings(BaseModel):
     """How hard the author searches, how the loop and the stale sweep run."""
 
     concurrency: int = Field(default=2, ge=1, description="Reviews fetched and worked on at once.")
-    tool_timeout_s: float = Field(default=20.0, gt=0, description="Longest wait for one corpus tool answer.")
+    tool_timeout_s: float = Field(
+        default=20.0, gt=0, description="Longest wait for one corpus tool answer."
+    )
     judge: Literal["abstract", "abstract_only", "chain"] = Field(
         default="abstract",
         description="Which papers are on the topic and which sentences are their findings: abstract = the abstract-level "
-                    "evidence model reads the `papers_read` papers the relevance model ranks first, whole (the verifier's "
-                    "model), and a paper the relevance model puts over `relevance_floor` counts too (its findings by the "
-                    "sentence-level rule); abstract_only = the abstract model alone; chain = the relevance cut, admit "
-                    "floor and sentence-level evidence rule of before (docs/benchmarks.md, bench:review, has the figures).")
-    passages_per_query: int = Field(default=8, ge=1, le=50, description="Papers taken from each evidence search.")
-    findings_per_question: int = Field(default=2, ge=1, le=5, description="Key findings kept per subtopic.")
+        "evidence model reads the `papers_read` papers the relevance model ranks first, whole (the verifier's "
+        "model), and a paper the relevance model puts over `relevance_floor` counts too (its findings by the "
+        "sentence-level rule); abstract_only = the abstract model alone; chain = the relevance cut, admit "
+        "floor and sentence-level evidence rule of before (docs/benchmarks.md, bench:review, has the figures).",
+    )
+    passages_per_query: int = Field(
+        default=8, ge=1, le=50, description="Papers taken from each evidence search."
+    )
+    findings_per_question: int = Field(
+        default=2, ge=1, le=5, description="Key findings kept per subtopic."
+    )
     relevance_floor: float = Field(
-        default=0.5, ge=0.0, le=1.0,
+        default=0.5,
+        ge=0.0,
+        le=1.0,
         description="Calibrated P(on topic) (the relevance model) a paper needs before its findings are used; "
-                    "the peer reviewer calls a finding whose paper scores below it off topic, unless the paper is admitted "
-                    "(`admit_floor`, `strong_finding`).")
+        "the peer reviewer calls a finding whose paper scores below it off topic, unless the paper is admitted "
+        "(`admit_floor`, `strong_finding`).",
+    )
     admit_floor: float = Field(
-        default=FLOOR, ge=0.0, le=1.0,
+        default=FLOOR,
+        ge=0.0,
+        le=1.0,
         description="Calibrated P(on topic) under `relevance_floor` at which a paper still counts when one of its "
-                    "sentences squarely states a finding on the topic (`strong_finding`); the verifier's rule.")
+        "sentences squarely states a finding on the topic (`strong_finding`); the verifier's rule.",
+    )
     strong_finding: float = Field(
-        default=STRONG_FINDING, ge=0.0, le=1.0,
+        default=STRONG_FINDING,
+        ge=0.0,
+        le=1.0,
         description="The abstract rule's strength (the stance model) that admits a paper between `admit_floor` "
-                    "and `relevance_floor`.")
-    papers_read: int = Field(default=12, ge=1, le=50, description="On-topic papers (best first) whose sentences the evidence model reads.")
-    counter_papers: int = Field(default=4, ge=0, le=20, description="Papers taken from each finding's counter-evidence search.")
+        "and `relevance_floor`.",
+    )
+    papers_read: int = Field(
+        default=12,
+        ge=1,
+        le=50,
+        description="On-topic papers (best first) whose sentences the evidence model reads.",
+    )
+    counter_papers: int = Field(
+        default=4,
+        ge=0,
+        le=20,
+        description="Papers taken from each finding's counter-evidence search.",
+    )
     subtopic_similarity: float = Field(
-        default=0.5, ge=-1.0, le=1.0,
-        description="Mean cosine (MiniLM) at which two groups of evidence sentences are one subtopic.")
-    max_subtopics: int = Field(default=4, ge=1, le=8, description="Most subtopics (sub-questions) a review is organised by.")
-    spot_checks: int = Field(default=4, ge=3, le=5, description="Findings the peer reviewer re-finds by independent search.")
-    llm_timeout_s: float = Field(default=60.0, gt=0, description="Longest wait for one LLM step (LLM engine only).")
-    claim_days: int = Field(default=365, ge=1, description="A review's claims decay after this many days.")
-    sweep_interval_s: float = Field(default=60.0, gt=0, description="How often the stale sweep looks at findings.")
+        default=0.5,
+        ge=-1.0,
+        le=1.0,
+        description="Mean cosine (MiniLM) at which two groups of evidence sentences are one subtopic.",
+    )
+    max_subtopics: int = Field(
+        default=4,
+        ge=1,
+        le=8,
+        description="Most subtopics (sub-questions) a review is organised by.",
+    )
+    spot_checks: int = Field(
+        default=4,
+        ge=3,
+        le=5,
+        description="Findings the peer reviewer re-finds by independent search.",
+    )
+    llm_timeout_s: float = Field(
+        default=60.0, gt=0, description="Longest wait for one LLM step (LLM engine only)."
+    )
+    claim_days: int = Field(
+        default=365, ge=1, description="A review's claims decay after this many days."
+    )
+    sweep_interval_s: float = Field(
+        default=60.0, gt=0, description="How often the stale sweep looks at findings."
+    )
 
     @property
     def cut(self) -> TopicCut:
         """When a paper is on the topic, for the author and the peer reviewer alike."""
-        return TopicCut(on_topic=self.relevance_floor, floor=self.admit_floor, strong_finding=self.strong_finding, mode=self.judge)
+        return TopicCut(
+            on_topic=self.relevance_floor,
+            floor=self.admit_floor,
+            strong_finding=self.strong_finding,
+            mode=self.judge,
+        )
 
 
 class ReviewerServiceSettings(Settings):

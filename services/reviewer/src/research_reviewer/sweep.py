@@ -35,27 +35,53 @@ def may_undermine(event: ClaimDecided) -> bool:
     return event.status is not ClaimStatus.active or bool(event.supersedes)
 
 
-async def sweep(sessions: async_sessionmaker[AsyncSession], js: JetStreamContext, *, service: str = "reviewer",
-                limit: int = 500) -> list[StaleReport]:
+async def sweep(
+    sessions: async_sessionmaker[AsyncSession],
+    js: JetStreamContext,
+    *,
+    service: str = "reviewer",
+    limit: int = 500,
+) -> list[StaleReport]:
     """Mark every report resting on an undermined claim stale; returns what changed."""
     stale: list[tuple[str, StaleReport]] = []
     async with transaction(sessions) as session:
         ledger = Ledger(session, service=service)
         for claim in await ledger.undermined_claims(limit=limit):
-            stale += [(str(claim.claim_id), report) for report in await ledger.mark_reports_stale_for_claim(claim.claim_id, claim.reason)]
+            stale += [
+                (str(claim.claim_id), report)
+                for report in await ledger.mark_reports_stale_for_claim(
+                    claim.claim_id, claim.reason
+                )
+            ]
     for claim_id, report in stale:
         try:
             recorder = await RunRecorder.resume(js, report.run_id, agent="ledger", iteration=0)
-            await recorder.verdict("STALE", details={"report_id": str(report.report_id), "kind": report.kind,
-                                                     "claim_id": claim_id, "reason": report.reason, "version": report.version})
+            await recorder.verdict(
+                "STALE",
+                details={
+                    "report_id": str(report.report_id),
+                    "kind": report.kind,
+                    "claim_id": claim_id,
+                    "reason": report.reason,
+                    "version": report.version,
+                },
+            )
             await recorder.done()
         except Exception as exc:  # noqa: BLE001 - the status and audit row are committed; the event is best effort
-            log.warning("stale event not published", report_id=str(report.report_id), error=repr(exc))
-        log.info("report stale", report_id=str(report.report_id), claim_id=claim_id, reason=report.reason)
+            log.warning(
+                "stale event not published", report_id=str(report.report_id), error=repr(exc)
+            )
+        log.info(
+            "report stale", report_id=str(report.report_id), claim_id=claim_id, reason=report.reason
+        )
     return [report for _, report in stale]
 
 
-async def sweep_forever(sessions: async_sessionmaker[AsyncSession], js: Callable[[], JetStreamContext], interval_s: float) -> None:
+async def sweep_forever(
+    sessions: async_sessionmaker[AsyncSession],
+    js: Callable[[], JetStreamContext],
+    interval_s: float,
+) -> None:
     """The tick: findings have no event, so they are looked for every `interval_s` seconds."""
     while True:
         await asyncio.sleep(interval_s)

@@ -34,7 +34,9 @@ from research_verification.stance import question_as_statement
 SUMMARY_SENTENCES = 3
 MAX_FINDINGS = 5
 MAX_FACTS = 6
-MAX_INFERRED = 2  # a source without findings: at most this many framing sentences, said to be inferred
+MAX_INFERRED = (
+    2  # a source without findings: at most this many framing sentences, said to be inferred
+)
 # A fact's P(evidence) is within this of the source's best finding: past it the evidence model is
 # guessing among a source's other sentences (fold 0 of SciFact train, claims 31–102: annotated
 # rationales among the facts 0.51 → 0.64, facts per gold abstract 2.4 → 1.6; docs/benchmarks.md).
@@ -52,9 +54,12 @@ _RESULT = re.compile(
 # A structured abstract's section label ("CONTEXT", "RESULTS") is not part of what the sentence states.
 _LABEL = re.compile(r"^(?:[A-Z]{3,}(?:\s+(?:AND\s+)?[A-Z]{3,})*\s*:?\s+)(?=[A-Z0-9])")
 # Aims say what a study set out to do, not what it found or states.
-_AIM = re.compile(r"^(?:(?:OBJECTIVES?|AIMS?|PURPOSE)\b|"
-                  r"(?:in this (?:study|paper|work),?\s+)?we (?:aimed|sought|set out|hypothesi[sz]ed)|the (?:aim|purpose|objective)s? of|"
-                  r"to (?:test|evaluate|assess|determine|investigate|examine|compare)\b)", re.I)
+_AIM = re.compile(
+    r"^(?:(?:OBJECTIVES?|AIMS?|PURPOSE)\b|"
+    r"(?:in this (?:study|paper|work),?\s+)?we (?:aimed|sought|set out|hypothesi[sz]ed)|the (?:aim|purpose|objective)s? of|"
+    r"to (?:test|evaluate|assess|determine|investigate|examine|compare)\b)",
+    re.I,
+)
 _DESIGN = re.compile(
     r"\b(randomi[sz]ed|controlled trial|cohort|case-control|cross-sectional|meta-analys[ie]s|systematic review|"
     r"retrospective|prospective|observational|double-blind|placebo|participants|patients were|we (conducted|performed|"
@@ -99,7 +104,9 @@ def summarise(item: Candidate, keywords: list[str]) -> str:
     if len(sentences) <= 4:
         return " ".join(sentences)
     terms = set().union(*(content_tokens(k) for k in keywords)) if keywords else set()
-    scored = sorted(range(len(sentences)), key=lambda i: (-len(content_tokens(sentences[i]) & terms), i))
+    scored = sorted(
+        range(len(sentences)), key=lambda i: (-len(content_tokens(sentences[i]) & terms), i)
+    )
     chosen = sorted(scored[:SUMMARY_SENTENCES])
     return " ".join(sentences[i] for i in chosen)
 
@@ -120,7 +127,9 @@ def facts(item: Candidate, prompt: str, model: Judgement | None = None) -> list[
     The prompt is judged as a statement ("Does X improve Y?" → "X improve Y"), the form the evidence
     model was trained on. Questions and sentences under six words are never facts; aims never while
     anything else is left."""
-    candidates: list[tuple[int, str, bool, bool]] = []  # (index, statement, framing, reports a finding)
+    candidates: list[
+        tuple[int, str, bool, bool]
+    ] = []  # (index, statement, framing, reports a finding)
     section: str | None = None
     for index, sentence in enumerate(item.sentences):
         section = sections.section(sentence) or section
@@ -134,20 +143,35 @@ def facts(item: Candidate, prompt: str, model: Judgement | None = None) -> list[
     model = model or default_judge()
     limits = thresholds(model)
     claim = question_as_statement(prompt)
-    probability = model.evidence(claim, [c[1] for c in candidates], [item.hit.title or None] * len(candidates))
+    probability = model.evidence(
+        claim, [c[1] for c in candidates], [item.hit.title or None] * len(candidates)
+    )
     scored = [(float(p), *c) for c, p in zip(candidates, probability, strict=True)]
     # A result that was not significant ("a trend toward …; P = 0.10") comes after the effects a
     # source establishes, and is never stated with high confidence.
     trend = {t[1] for t in scored if null_result(t[2], claim)}
     findings = [t for t in scored if not t[3] and t[0] >= limits.evidence]
     best = max((t[0] for t in findings), default=1.0)
-    stated = sorted((t for t in findings if t[0] >= best - FACT_MARGIN), key=lambda t: (t[1] in trend, not t[4], -t[0], t[1]))
+    stated = sorted(
+        (t for t in findings if t[0] >= best - FACT_MARGIN),
+        key=lambda t: (t[1] in trend, not t[4], -t[0], t[1]),
+    )
     if stated:
-        return [FactRecord(s, FactConfidence.high if p >= limits.sure_evidence and i not in trend else FactConfidence.medium,
-                           s, locator(item, i))
-                for p, i, s, _, _ in stated[:MAX_FACTS]]
+        return [
+            FactRecord(
+                s,
+                FactConfidence.high
+                if p >= limits.sure_evidence and i not in trend
+                else FactConfidence.medium,
+                s,
+                locator(item, i),
+            )
+            for p, i, s, _, _ in stated[:MAX_FACTS]
+        ]
     # No finding about the prompt: what the source says of itself, best first, tagged as such.
-    pool = [t for t in scored if not _AIM.match(t[2])] or scored  # an aim only when the source says nothing else
+    pool = [
+        t for t in scored if not _AIM.match(t[2])
+    ] or scored  # an aim only when the source says nothing else
     rest = sorted(pool, key=lambda t: (-t[0], t[1]))[:MAX_INFERRED]
     return [FactRecord(s, FactConfidence.inferred, s, locator(item, i)) for _, i, s, _, _ in rest]
 
@@ -173,8 +197,16 @@ def rationale_facts(item: Candidate, indices: tuple[int, ...], sure: bool) -> li
     return out
 
 
-def detail(item: Candidate, level: DetailLevel, keywords: list[str], *, academic: bool, prompt: str = "",
-           judged: Any = None, abstract: bool = False) -> SourceDetail:
+def detail(
+    item: Candidate,
+    level: DetailLevel,
+    keywords: list[str],
+    *,
+    academic: bool,
+    prompt: str = "",
+    judged: Any = None,
+    abstract: bool = False,
+) -> SourceDetail:
     """The offline engine's output for one source at `level` (facts about `prompt`; the keywords
     stand for a prompt not given). A source the abstract model found evidence in (`judged.facts`)
     states the sentence it rests on most; any other, the sentence-level findings (`facts`) — only
@@ -183,9 +215,16 @@ def detail(item: Candidate, level: DetailLevel, keywords: list[str], *, academic
     if level.rank >= DetailLevel.citation_extract.rank:
         result.key_findings = key_findings(item)
         result.methodology = methodology(item, academic)
-        result.extract = render_extract(item.text or item.hit.title, result.key_findings, result.methodology)
+        result.extract = render_extract(
+            item.text or item.hit.title, result.key_findings, result.methodology
+        )
     if level is DetailLevel.facts_list:
         indices = tuple(getattr(judged, "facts", ()) or ())
-        result.facts = rationale_facts(item, indices, bool(getattr(judged, "sure", False))) if indices else \
-            facts(item, prompt or " ".join(keywords))[: ABSTRACT_FACTS if abstract else MAX_FACTS]
+        result.facts = (
+            rationale_facts(item, indices, bool(getattr(judged, "sure", False)))
+            if indices
+            else facts(item, prompt or " ".join(keywords))[
+                : ABSTRACT_FACTS if abstract else MAX_FACTS
+            ]
+        )
     return result

@@ -66,7 +66,9 @@ class Judgement:
     rationale: str
     relevance: float
     model: str = MODEL
-    facts: tuple[int, ...] = ()  # the sentences (indices into the candidate's) the abstract model rests a strong hit on
+    facts: tuple[
+        int, ...
+    ] = ()  # the sentences (indices into the candidate's) the abstract model rests a strong hit on
     sure: bool = False  # the abstract model is as sure of its evidence as it must be of any paper (not only the best)
 
 
@@ -92,7 +94,9 @@ def coverage(keywords: list[str], text: str) -> tuple[list[str], list[str]]:
     return found, [k for k in keywords if k not in found]
 
 
-def judge(item: Candidate, keywords: list[str], prompt: str = "", model: Judge | None = None) -> Judgement:
+def judge(
+    item: Candidate, keywords: list[str], prompt: str = "", model: Judge | None = None
+) -> Judgement:
     """The offline judge: the relevance model's P(the source is about `prompt`) (the keywords
     stand for a prompt not given).
 
@@ -103,11 +107,15 @@ def judge(item: Candidate, keywords: list[str], prompt: str = "", model: Judge |
     title = item.hit.title
     found, missing = coverage(keywords, f"{title} {item.text}") if keywords else ([], [])
     limits = thresholds(model)
-    relevance = clamp01(float(on_topic(prompt or " ".join(keywords), [(title or "", item.text or "")], model)[0]))
+    relevance = clamp01(
+        float(on_topic(prompt or " ".join(keywords), [(title or "", item.text or "")], model)[0])
+    )
     subject = asked_subject(prompt) if prompt else ""
     named = names_subject(subject, f"{title} {item.text}")
     stated = ""
-    if not named:  # a study of something else on the same outcome (collaborative care, asked about exercise)
+    if (
+        not named
+    ):  # a study of something else on the same outcome (collaborative care, asked about exercise)
         label: Label = "irrelevant"
         confidence = max(1.0 - relevance, 0.5)
     elif relevance >= limits.squarely_on_topic:
@@ -139,8 +147,14 @@ def judge(item: Candidate, keywords: list[str], prompt: str = "", model: Judge |
     return Judgement(label, clamp01(confidence), "; ".join(parts), relevance)
 
 
-def judge_batch(items: list[Candidate], keywords: list[str], prompt: str = "", model: object = None,
-                judge: Judge | None = None, partial: float = 0.05) -> list[Judgement]:
+def judge_batch(
+    items: list[Candidate],
+    keywords: list[str],
+    prompt: str = "",
+    model: object = None,
+    judge: Judge | None = None,
+    partial: float = 0.05,
+) -> list[Judgement]:
     """The abstract model's judgement of a batch of hits against the prompt (as a statement: the
     form the model was trained on), one call: strong = evidence on the prompt (the verifier's
     thresholds: the batch's most evidential hit needs less), partial = P(evidence) ≥ `partial`."""
@@ -151,12 +165,18 @@ def judge_batch(items: list[Candidate], keywords: list[str], prompt: str = "", m
     sure = float(_model_thresholds(model).get("evidence", 0.5))
     out = []
     for item, paper in zip(items, judged, strict=True):
-        evidence = clamp01(1.0 - paper.strength if paper.label == "NEI" else paper.evidence[0].evidence)
-        found, missing = coverage(keywords, f"{item.hit.title} {item.text}") if keywords else ([], [])
+        evidence = clamp01(
+            1.0 - paper.strength if paper.label == "NEI" else paper.evidence[0].evidence
+        )
+        found, missing = (
+            coverage(keywords, f"{item.hit.title} {item.text}") if keywords else ([], [])
+        )
         parts = [f"P(evidence on the prompt) {evidence:.2f} (abstract model)"]
         if paper.label != "NEI":
             label: Label = "strong"
-            parts.append(f"{'supports' if paper.label == 'SUPPORT' else 'contradicts'} it (P {paper.strength:.2f})")
+            parts.append(
+                f"{'supports' if paper.label == 'SUPPORT' else 'contradicts'} it (P {paper.strength:.2f})"
+            )
         else:
             label = "partial" if evidence >= partial and item.sentences else "irrelevant"
         if keywords:
@@ -166,8 +186,16 @@ def judge_batch(items: list[Candidate], keywords: list[str], prompt: str = "", m
         if not item.text:
             parts.append("no abstract")
         confidence = evidence if label != "irrelevant" else 1.0 - evidence
-        out.append(Judgement(label, clamp01(confidence), "; ".join(parts), evidence, facts=paper.indices,
-                             sure=paper.label != "NEI" and evidence >= sure))
+        out.append(
+            Judgement(
+                label,
+                clamp01(confidence),
+                "; ".join(parts),
+                evidence,
+                facts=paper.indices,
+                sure=paper.label != "NEI" and evidence >= sure,
+            )
+        )
     return out
 
 
@@ -179,12 +207,18 @@ def _model_thresholds(model: object) -> dict[str, float]:
     return dict(getattr(model, "thresholds", {}) or {})
 
 
-def _stated_finding(item: Candidate, prompt: str, relevance: float, model: Judge | None, limits: Thresholds) -> str:
+def _stated_finding(
+    item: Candidate, prompt: str, relevance: float, model: Judge | None, limits: Thresholds
+) -> str:
     """Why a source under the on-topic cut still counts ("states a finding on it, P 0.72"), or ""."""
     if relevance < limits.floor or not item.sentences:
         return ""
     paper = judge_paper(question_as_statement(prompt), item.hit.title, item.sentences, model)
-    return f"states a finding on it (P {paper.strength:.2f})" if admits(relevance, paper, limits) else ""
+    return (
+        f"states a finding on it (P {paper.strength:.2f})"
+        if admits(relevance, paper, limits)
+        else ""
+    )
 
 
 def memo(judged: list[tuple[Candidate, Judgement]]) -> str:
@@ -198,9 +232,13 @@ def memo(judged: list[tuple[Candidate, Judgement]]) -> str:
             if part.startswith("missing: "):
                 missing.update(part.removeprefix("missing: ").split(", "))
     counts = Counter(j.label for _, j in weak)
-    lines = [f"{counts['partial']} partial and {counts['irrelevant']} irrelevant of {len(judged)} hits"]
+    lines = [
+        f"{counts['partial']} partial and {counts['irrelevant']} irrelevant of {len(judged)} hits"
+    ]
     if missing:
-        lines.append("most often missing: " + ", ".join(f"{k} ({n})" for k, n in missing.most_common(5)))
+        lines.append(
+            "most often missing: " + ", ".join(f"{k} ({n})" for k, n in missing.most_common(5))
+        )
     return "; ".join(lines)
 
 
@@ -216,8 +254,12 @@ def refine(query: str, keywords: list[str], judged: list[tuple[Candidate, Judgem
             counts.update({w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]{3,}", item.hit.title)})
     known = {t for k in kept for t in _terms(k)} | {w.lower() for k in kept for w in k.split()}
     expansion = [
-        word for word, n in counts.most_common()
-        if n >= 2 and word not in STOPWORDS and word not in known and not (content_tokens(word) & known)
+        word
+        for word, n in counts.most_common()
+        if n >= 2
+        and word not in STOPWORDS
+        and word not in known
+        and not (content_tokens(word) & known)
     ][:EXPANSION_TERMS]
     return " ".join(kept + expansion).strip()
 
@@ -227,8 +269,9 @@ def same_query(a: str, b: str) -> bool:
     return sorted(a.lower().split()) == sorted(b.lower().split())
 
 
-def stop_reason(*, strong: int, wanted: int, iteration: int, cap: int, next_query: str | None,
-                tried: list[str]) -> str | None:
+def stop_reason(
+    *, strong: int, wanted: int, iteration: int, cap: int, next_query: str | None, tried: list[str]
+) -> str | None:
     """Why the loop stops after `iteration`, or None to go on (seed 004's three rules)."""
     if strong >= wanted:
         return "enough_strong"

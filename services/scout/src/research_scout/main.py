@@ -43,17 +43,22 @@ def create_app(settings: ScoutServiceSettings) -> FastStream:
 
         async def publish(event: SourceListUpdated) -> None:
             await ctx.publishers[subjects.SOURCELIST_UPDATED].publish(
-                event, headers={subjects.MSG_ID_HEADER: f"sourcelist-updated-{event.run_id}"})
+                event, headers={subjects.MSG_ID_HEADER: f"sourcelist-updated-{event.run_id}"}
+            )
 
         scout = Scout(
             sessions=ctx.sessions,
             settings=scout_settings,
-            search=ConnectorClient(lambda: broker.connection, timeout_s=scout_settings.connector_timeout_s).search,
+            search=ConnectorClient(
+                lambda: broker.connection, timeout_s=scout_settings.connector_timeout_s
+            ).search,
             publish=publish,
             jetstream=lambda: broker.connection.jetstream(),
             chain=build_chain(settings.llm) if scout_settings.engine == "llm" else None,
         )
-        scheduler = Scheduler(SERVICE, ctx.engine, ScheduleTick(scout).fire_due, scout_settings.schedule)
+        scheduler = Scheduler(
+            SERVICE, ctx.engine, ScheduleTick(scout).fire_due, scout_settings.schedule
+        )
         schedulers[:] = [scheduler]
         scheduler.start()
         try:
@@ -61,19 +66,37 @@ def create_app(settings: ScoutServiceSettings) -> FastStream:
         finally:
             await scheduler.stop()
 
-    app, ctx = mode_app(settings, SERVICE, Requests(
-        subject=subjects.SOURCELIST_REQUESTED, stream=subjects.SOURCELISTS_STREAM, durable=subjects.SCOUT_REQUESTS_DURABLE,
-        command=RequestSourceList, handler="on_request", title="scout.requests", batch_size=1,
-        description=(
-            f"Source-list requests: publish a RequestSourceList JSON on `{subjects.SOURCELIST_REQUESTED}` (stream "
-            f"{subjects.SOURCELISTS_STREAM}; set `Nats-Msg-Id`). Bad input is dead-lettered to "
-            "`research.deadletter.<subject>`; the list's snapshot and diff follow on "
-            f"`{subjects.SOURCELIST_UPDATED}`."
+    app, ctx = mode_app(
+        settings,
+        SERVICE,
+        Requests(
+            subject=subjects.SOURCELIST_REQUESTED,
+            stream=subjects.SOURCELISTS_STREAM,
+            durable=subjects.SCOUT_REQUESTS_DURABLE,
+            command=RequestSourceList,
+            handler="on_request",
+            title="scout.requests",
+            batch_size=1,
+            description=(
+                f"Source-list requests: publish a RequestSourceList JSON on `{subjects.SOURCELIST_REQUESTED}` (stream "
+                f"{subjects.SOURCELISTS_STREAM}; set `Nats-Msg-Id`). Bad input is dead-lettered to "
+                "`research.deadletter.<subject>`; the list's snapshot and diff follow on "
+                f"`{subjects.SOURCELIST_UPDATED}`."
+            ),
+            summary="Build one run of a source list (clamped to its workspace's limits).",
         ),
-        summary="Build one run of a source list (clamped to its workspace's limits).",
-    ), build, emits=(Emits(subjects.SOURCELIST_UPDATED, subjects.SOURCELISTS_STREAM, SourceListUpdated, "scout.sourcelist_updated",
-                           "After every run of a list: its new version, the number of sources and the diff to the "
-                           "previous version (`Nats-Msg-Id` per run)."),))
+        build,
+        emits=(
+            Emits(
+                subjects.SOURCELIST_UPDATED,
+                subjects.SOURCELISTS_STREAM,
+                SourceListUpdated,
+                "scout.sourcelist_updated",
+                "After every run of a list: its new version, the number of sources and the diff to the "
+                "previous version (`Nats-Msg-Id` per run).",
+            ),
+        ),
+    )
     mount_controls(ctx.broker, SERVICE, lambda: schedulers[0])
     return app
 

@@ -57,11 +57,21 @@ def extract_keywords(prompt: str, limit: int = MAX_KEYWORDS) -> list[str]:
     keywords: list[str] = []
     for index, token in enumerate(tokens):
         lower = token.lower()
-        if len(token) <= 2 and index > 0 and keywords and tokens[index - 1].lower() == keywords[-1].split()[-1].lower():
+        if (
+            len(token) <= 2
+            and index > 0
+            and keywords
+            and tokens[index - 1].lower() == keywords[-1].split()[-1].lower()
+        ):
             if token.isupper() or token.isdigit():
                 keywords[-1] = f"{keywords[-1]} {token}"
             continue
-        if lower in STOPWORDS or lower in _PROMPT_FILLER or len(token) < 3 or find_identifiers(token):
+        if (
+            lower in STOPWORDS
+            or lower in _PROMPT_FILLER
+            or len(token) < 3
+            or find_identifiers(token)
+        ):
             continue  # a keyword is stored and shown: never a fragment the de-identifier reads as one (".001" → "001")
         if lower not in (k.lower() for k in keywords):
             keywords.append(token if token.isupper() else lower)
@@ -89,7 +99,9 @@ def brief(request: RequestSourceList, limits: WorkspaceLimits) -> Brief:
         year_from=held.date_from.year if held.date_from else None,
         year_to=held.date_to.year if held.date_to else None,
     )
-    return Brief(held, keywords, route(held.source_type, limits.allowed_apis), filters, " ".join(keywords))
+    return Brief(
+        held, keywords, route(held.source_type, limits.allowed_apis), filters, " ".join(keywords)
+    )
 
 
 # --- hits --------------------------------------------------------------------------------------
@@ -127,7 +139,9 @@ def identity(hit: SourceHit) -> str:
     """DOI, else PMID, else the normalised title: how one paper is recognised across sources."""
     if hit.doi:
         return "doi:" + hit.doi.lower().removeprefix("https://doi.org/")
-    pmid = hit.metadata.get("pmid") or (hit.source_id.removeprefix("pmid:") if hit.source_id.startswith("pmid:") else None)
+    pmid = hit.metadata.get("pmid") or (
+        hit.source_id.removeprefix("pmid:") if hit.source_id.startswith("pmid:") else None
+    )
     if pmid:
         return f"pmid:{pmid}"
     if hit.title.strip():
@@ -161,7 +175,9 @@ def merge(found: list[Candidate], into: dict[str, Candidate]) -> list[Candidate]
     titles = {normalised_title(c.hit.title): key for key, c in into.items() if c.hit.title}
     fresh: list[Candidate] = []
     for item in found:
-        key = item.key if item.key in into else titles.get(normalised_title(item.hit.title), item.key)
+        key = (
+            item.key if item.key in into else titles.get(normalised_title(item.hit.title), item.key)
+        )
         known = into.get(key)
         if known is None:
             into[item.key] = item

@@ -47,12 +47,17 @@ class SourceListDesk:
     async def limits(self, workspace: str) -> WorkspaceLimits:
         return await LimitsBook(self.session).of(workspace)
 
-    async def begin(self, request: RequestSourceList, limits: WorkspaceLimits, now: datetime) -> RunStart:
+    async def begin(
+        self, request: RequestSourceList, limits: WorkspaceLimits, now: datetime
+    ) -> RunStart:
         """Open the list's report (or move it to this run), record the run, set the schedule the
         first time; `go` is False when this run already finished (a redelivered command)."""
         list_id = request.source_list_id
         opened = await self.ledger.open_report(
-            list_id, kind="source_list", run_id=request.run_id, subject=person_text(request.prompt),
+            list_id,
+            kind="source_list",
+            run_id=request.run_id,
+            subject=person_text(request.prompt),
             # derived from de-identified text, and de-identified again: the ledger's check (the same detector) passes
             subject_key=person_text(" ".join(request.keywords)[:200] or request.prompt[:200]),
             request=request.model_dump(mode="json", exclude={"run_id", "trigger"}),
@@ -69,38 +74,73 @@ class SourceListDesk:
         refused = None
         schedule = await self.book.schedule(list_id)
         if schedule is None and request.update_frequency:
-            refused = schedule_refusal(request.update_frequency, await self.book.scheduled_count(request.workspace), limits)
+            refused = schedule_refusal(
+                request.update_frequency, await self.book.scheduled_count(request.workspace), limits
+            )
             if refused is None:
                 every = duration_seconds(request.update_frequency)
-                await self.book.set_schedule(list_id, workspace=request.workspace, update_frequency=request.update_frequency,
-                                             every_s=every, next_run_at=now + timedelta(seconds=every))
+                await self.book.set_schedule(
+                    list_id,
+                    workspace=request.workspace,
+                    update_frequency=request.update_frequency,
+                    every_s=every,
+                    next_run_at=now + timedelta(seconds=every),
+                )
                 schedule = await self.book.schedule(list_id)
         previous_row = await self.ledger.report_version(list_id)
         removed, preferred = await self.book.actions(list_id)
         return RunStart(
             go=True,
-            previous=Snapshot.from_content(previous_row.content) if previous_row is not None else None,
-            removed=removed, preferred=preferred,
-            next_run_at=schedule.next_run_at if schedule is not None and schedule.status == "active" else None,
+            previous=Snapshot.from_content(previous_row.content)
+            if previous_row is not None
+            else None,
+            removed=removed,
+            preferred=preferred,
+            next_run_at=schedule.next_run_at
+            if schedule is not None and schedule.status == "active"
+            else None,
             schedule_refused=refused,
         )
 
-    async def store(self, request: RequestSourceList, snapshot: Snapshot, diff: SourceListDiff, *, retention: int,
-                    stop_reason: str | None) -> int:
+    async def store(
+        self,
+        request: RequestSourceList,
+        snapshot: Snapshot,
+        diff: SourceListDiff,
+        *,
+        retention: int,
+        stop_reason: str | None,
+    ) -> int:
         """Save the snapshot as the next report version, prune old ones, complete report and run."""
         list_id = request.source_list_id
         changes = {"new": len(diff.new), "changed": len(diff.changed), "dropped": len(diff.dropped)}
         version = await self.ledger.save_report_version(
-            list_id, run_id=request.run_id, content=snapshot.content(), markdown=snapshot.report.render_markdown(),
-            citation_check={**snapshot.citation_check.model_dump(mode="json"), "ok": not snapshot.citation_check.issues},
-            diff=diff.model_dump(mode="json"), counts={"sources": len(snapshot.source_list.sources)},
+            list_id,
+            run_id=request.run_id,
+            content=snapshot.content(),
+            markdown=snapshot.report.render_markdown(),
+            citation_check={
+                **snapshot.citation_check.model_dump(mode="json"),
+                "ok": not snapshot.citation_check.issues,
+            },
+            diff=diff.model_dump(mode="json"),
+            counts={"sources": len(snapshot.source_list.sources)},
         )
         await self.book.prune_snapshots(list_id, retention)
         await self.ledger.complete_report(list_id, outcome=stop_reason)
-        await self.book.finish_run(request.run_id, "completed", trigger=request.trigger,
-                                   sources=len(snapshot.source_list.sources), version=version, stop_reason=stop_reason,
-                                   counts={"iterations": len(snapshot.iterations), "dropped_facts": snapshot.dropped_facts,
-                                           **changes})
+        await self.book.finish_run(
+            request.run_id,
+            "completed",
+            trigger=request.trigger,
+            sources=len(snapshot.source_list.sources),
+            version=version,
+            stop_reason=stop_reason,
+            counts={
+                "iterations": len(snapshot.iterations),
+                "dropped_facts": snapshot.dropped_facts,
+                **changes,
+            },
+        )
         return version
 
     async def run_failed(self, request: RequestSourceList, reason: str) -> None:

@@ -82,11 +82,17 @@ class Snapshot:
 
 def rank(judged: list[Judged], removed: set[uuid.UUID]) -> list[Judged]:
     """Strong before partial, then by relevance; irrelevant and removed sources left out."""
-    kept = [j for j in judged if j.judgement.label != "irrelevant" and j.item.source_id not in removed]
-    return sorted(kept, key=lambda j: (_LABEL_ORDER[j.judgement.label], -j.judgement.relevance, j.item.key))
+    kept = [
+        j for j in judged if j.judgement.label != "irrelevant" and j.item.source_id not in removed
+    ]
+    return sorted(
+        kept, key=lambda j: (_LABEL_ORDER[j.judgement.label], -j.judgement.relevance, j.item.key)
+    )
 
 
-def listed(item: Candidate, verdict: Judgement, detail: SourceDetail, level: DetailLevel) -> ListedSource:
+def listed(
+    item: Candidate, verdict: Judgement, detail: SourceDetail, level: DetailLevel
+) -> ListedSource:
     hit = item.hit
     # Every source carries an identifier a reader can follow: `origin_id` (a corpus paper: `corpus:<id>`,
     # the id the corpus search and tools answer with) and a link — its URL, its DOI's, else that id.
@@ -104,7 +110,8 @@ def listed(item: Candidate, verdict: Judgement, detail: SourceDetail, level: Det
         summary=detail.summary,
         extract=detail.extract if level.rank >= DetailLevel.citation_extract.rank else None,
         facts=[Fact(statement=f.statement, confidence=f.confidence) for f in detail.facts or []]
-        if level is DetailLevel.facts_list else None,
+        if level is DetailLevel.facts_list
+        else None,
     )
 
 
@@ -122,17 +129,24 @@ def _reference(number: int, item: Candidate, source: ListedSource) -> Reference:
     )
 
 
-def check_facts(report: Report, facts: dict[int, list[FactRecord]], source_ids: dict[int, str]) -> tuple[dict[str, list[FactRecord]], CitationCheck, int]:
+def check_facts(
+    report: Report, facts: dict[int, list[FactRecord]], source_ids: dict[int, str]
+) -> tuple[dict[str, list[FactRecord]], CitationCheck, int]:
     """Run the citation checker over every fact; keep those without an issue (per source id)."""
     section = Section(title="Facts", findings=[])
     for number, records in facts.items():
         title = report.references[number - 1].title
         for index, record in enumerate(records):
-            section.findings.append(Finding(
-                id=f"{number}-{index}", statement=record.statement, citations=[number], tag=record.confidence.value,
-                group=f"[{number}] {title}",
-                quotes=[Quote(reference_id=number, text=record.quote, locator=record.locator)],
-            ))
+            section.findings.append(
+                Finding(
+                    id=f"{number}-{index}",
+                    statement=record.statement,
+                    citations=[number],
+                    tag=record.confidence.value,
+                    group=f"[{number}] {title}",
+                    quotes=[Quote(reference_id=number, text=record.quote, locator=record.locator)],
+                )
+            )
     report.sections.append(section)
     check = check_report(report)
     rejected = {issue.finding_id for issue in check.issues if issue.finding_id}
@@ -146,16 +160,30 @@ def check_facts(report: Report, facts: dict[int, list[FactRecord]], source_ids: 
     return kept, check, dropped
 
 
-def conform(brief: Brief, chosen: list[Judged], *, preferred: dict[str, dict[str, Any]], generated_at: datetime,
-            next_run_at: datetime | None, run_id: str) -> Snapshot:
+def conform(
+    brief: Brief,
+    chosen: list[Judged],
+    *,
+    preferred: dict[str, dict[str, Any]],
+    generated_at: datetime,
+    next_run_at: datetime | None,
+    run_id: str,
+) -> Snapshot:
     """The snapshot of a run. `preferred` maps a source id to its stored copy
     (`{"source": ListedSource JSON, "provenance": {...}}`) for sources flagged preferred."""
     request = brief.request
     level = request.detail_level
     academic = request.source_type.value == "academic"
-    report = Report(title=f"Source list: {request.prompt[:120]}", kind="source_list",
-                    metadata={"run_id": run_id, "keywords": brief.keywords, "source_type": request.source_type.value,
-                              "detail_level": level.value})
+    report = Report(
+        title=f"Source list: {request.prompt[:120]}",
+        kind="source_list",
+        metadata={
+            "run_id": run_id,
+            "keywords": brief.keywords,
+            "source_type": request.source_type.value,
+            "detail_level": level.value,
+        },
+    )
     sources: list[ListedSource] = []
     provenance: dict[str, dict[str, Any]] = {}
     facts: dict[int, list[FactRecord]] = {}
@@ -170,11 +198,17 @@ def conform(brief: Brief, chosen: list[Judged], *, preferred: dict[str, dict[str
         if level is DetailLevel.facts_list:
             facts[number] = list(entry.detail.facts or [])
         provenance[str(source.source_id)] = {
-            "origin_id": entry.item.hit.source_id, "key": entry.item.key, "seen_in": entry.item.seen_in,
-            "label": entry.judgement.label, "confidence": clamp01(entry.judgement.confidence),
-            "rationale": entry.judgement.rationale, "retracted": entry.item.retracted,
-            "key_findings": entry.detail.key_findings, "methodology": entry.detail.methodology,
-            "model": entry.detail.model, "preferred": str(source.source_id) in preferred,
+            "origin_id": entry.item.hit.source_id,
+            "key": entry.item.key,
+            "seen_in": entry.item.seen_in,
+            "label": entry.judgement.label,
+            "confidence": clamp01(entry.judgement.confidence),
+            "rationale": entry.judgement.rationale,
+            "retracted": entry.item.retracted,
+            "key_findings": entry.detail.key_findings,
+            "methodology": entry.detail.methodology,
+            "model": entry.detail.model,
+            "preferred": str(source.source_id) in preferred,
         }
     check, dropped = CitationCheck(), 0
     if level is DetailLevel.facts_list:
@@ -183,25 +217,55 @@ def conform(brief: Brief, chosen: list[Judged], *, preferred: dict[str, dict[str
             records = kept.get(str(source.source_id), [])
             source.facts = [Fact(statement=r.statement, confidence=r.confidence) for r in records]
             provenance[str(source.source_id)]["facts"] = [
-                {"statement": r.statement, "confidence": r.confidence.value, "quote": r.quote, "locator": r.locator} for r in records
+                {
+                    "statement": r.statement,
+                    "confidence": r.confidence.value,
+                    "quote": r.quote,
+                    "locator": r.locator,
+                }
+                for r in records
             ]
     numbered = {source_id: number for number, source_id in numbers.items()}
     for source_id, stored in preferred.items():  # flagged preferred: kept on re-runs
         if source_id not in numbered:
             source = ListedSource.model_validate(stored["source"])
             sources.append(source)
-            provenance[source_id] = {**stored.get("provenance", {}), "preferred": True, "kept_from_previous": True}
+            provenance[source_id] = {
+                **stored.get("provenance", {}),
+                "preferred": True,
+                "kept_from_previous": True,
+            }
             numbered[source_id] = len(report.references) + 1
-            report.references.append(Reference(
-                id=numbered[source_id], title=source.title, authors=source.authors, doi=source.doi, url=source.url or None,
-                year=source.date.year if source.date else None, venue=source.publication or None,
-                paper_id=provenance[source_id].get("origin_id")))
+            report.references.append(
+                Reference(
+                    id=numbered[source_id],
+                    title=source.title,
+                    authors=source.authors,
+                    doi=source.doi,
+                    url=source.url or None,
+                    year=source.date.year if source.date else None,
+                    venue=source.publication or None,
+                    paper_id=provenance[source_id].get("origin_id"),
+                )
+            )
     sources.sort(key=lambda s: 0 if provenance[str(s.source_id)].get("preferred") else 1)
-    report.sections.insert(0, Section(title="Sources", requires_citations=False, body="\n".join(
-        f"- {s.title} [{numbered[str(s.source_id)]}]" for s in sources)))
+    report.sections.insert(
+        0,
+        Section(
+            title="Sources",
+            requires_citations=False,
+            body="\n".join(f"- {s.title} [{numbered[str(s.source_id)]}]" for s in sources),
+        ),
+    )
     source_list = SourceList(
-        run_id=run_id, prompt=request.prompt, keywords=brief.keywords, source_type=request.source_type,
-        detail_level=level, generated_at=generated_at, next_run_at=next_run_at, sources=sources,
+        run_id=run_id,
+        prompt=request.prompt,
+        keywords=brief.keywords,
+        source_type=request.source_type,
+        detail_level=level,
+        generated_at=generated_at,
+        next_run_at=next_run_at,
+        sources=sources,
     )
     return Snapshot(source_list, provenance, report, check, dropped)
 
@@ -211,16 +275,20 @@ def why_empty(brief: Brief, iterations: list[dict[str, Any]], judged: list[Judge
     why it fell short (its judge's rationale)."""
     queries = [str(i["query"]) for i in iterations if i.get("query")]
     where = ", ".join(brief.sources) or "no source (none allowed for this source type)"
-    text = (f"No source was judged on the prompt. Searched {where} with {len(queries)} "
-            f"quer{'y' if len(queries) == 1 else 'ies'} ({'; '.join(repr(q) for q in queries[:5])}); "
-            f"read {len(judged)} paper{'' if len(judged) == 1 else 's'}.")
+    text = (
+        f"No source was judged on the prompt. Searched {where} with {len(queries)} "
+        f"quer{'y' if len(queries) == 1 else 'ies'} ({'; '.join(repr(q) for q in queries[:5])}); "
+        f"read {len(judged)} paper{'' if len(judged) == 1 else 's'}."
+    )
     degraded = sorted({name for i in iterations for name in (i.get("degraded") or {})})
     if degraded:
         text += f" Sources that gave nothing: {', '.join(degraded)}."
     if judged:
         best = max(judged, key=lambda j: (j.judgement.relevance, j.item.key))
-        text += f" The best candidate, {best.item.hit.title[:200]!r} ({best.item.hit.source_id}), was {best.judgement.label}: " \
-                f"{best.judgement.rationale[:600]}."
+        text += (
+            f" The best candidate, {best.item.hit.title[:200]!r} ({best.item.hit.source_id}), was {best.judgement.label}: "
+            f"{best.judgement.rationale[:600]}."
+        )
     return text[:2000]
 
 
@@ -248,5 +316,10 @@ def diff(previous: Snapshot | None, current: Snapshot) -> SourceListDiff:
 
 
 def _change(source: ListedSource, change: str, fields: list[str] | None = None) -> SourceChange:
-    return SourceChange(source_id=source.source_id, title=source.title, doi=source.doi, change=change,  # type: ignore[arg-type]
-                        fields=fields or [])
+    return SourceChange(
+        source_id=source.source_id,
+        title=source.title,
+        doi=source.doi,
+        change=change,  # type: ignore[arg-type]
+        fields=fields or [],
+    )

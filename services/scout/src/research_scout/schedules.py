@@ -49,10 +49,16 @@ class ScheduleTick:
                 report = await ledger.report(due.source_list_id, kind="source_list")
                 if report is None:
                     continue
-                commands.append(RequestSourceList.model_validate({
-                    **report.request, "source_list_id": due.source_list_id, "trigger": "schedule",
-                    "run_id": scheduled_run_id(due.source_list_id, due.next_run_at),
-                }))
+                commands.append(
+                    RequestSourceList.model_validate(
+                        {
+                            **report.request,
+                            "source_list_id": due.source_list_id,
+                            "trigger": "schedule",
+                            "run_id": scheduled_run_id(due.source_list_id, due.next_run_at),
+                        }
+                    )
+                )
         fired = failed = 0
         for command in commands:
             if ctx is not None:

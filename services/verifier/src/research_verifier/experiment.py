@@ -63,7 +63,9 @@ _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 class Engine(Protocol):
     name: str
 
-    async def label(self, statement: Statement, index: int, passages: list[Passage]) -> list[LabelledPassage]:
+    async def label(
+        self, statement: Statement, index: int, passages: list[Passage]
+    ) -> list[LabelledPassage]:
         """Labelled sentences of `passages` against `statement` (source id = paper id)."""
 
 
@@ -71,7 +73,9 @@ def sentences_of(text: str, limit: int = 12) -> list[str]:
     """The first `limit` sentences a paper may report a finding in: a structured abstract's
     background, aims and methods never (`sections.reported`) — they also pushed HF-ACTION's
     conclusion past the limit."""
-    return reported([s.strip() for s in _SENTENCES.split(" ".join(text.split())) if len(s.strip()) > 20])[:limit]
+    return reported(
+        [s.strip() for s in _SENTENCES.split(" ".join(text.split())) if len(s.strip()) > 20]
+    )[:limit]
 
 
 def abstract_sentences(text: str) -> list[str]:
@@ -89,13 +93,22 @@ class OfflineEngine:
 
     name = "offline"
 
-    def __init__(self, judge: Judgement | None = None, papers: int = 8, evidence_model: str = "abstract",
-                 abstract_model: object = None) -> None:
+    def __init__(
+        self,
+        judge: Judgement | None = None,
+        papers: int = 8,
+        evidence_model: str = "abstract",
+        abstract_model: object = None,
+    ) -> None:
         self.judge = judge or default_judge()
         self.papers = papers  # the papers judged per statement (most on-topic first)
         self.abstract_model = abstract_model
-        self.evidence_model = "abstract" if evidence_model == "abstract" and (
-            abstract_model is not None or abstract_model_available()) else "sentence"
+        self.evidence_model = (
+            "abstract"
+            if evidence_model == "abstract"
+            and (abstract_model is not None or abstract_model_available())
+            else "sentence"
+        )
 
     @property
     def bar(self) -> float | None:
@@ -109,25 +122,45 @@ class OfflineEngine:
         limits = self.abstract_model.thresholds
         return float(limits.get("best_evidence", limits.get("evidence", 0.5)))
 
-    def judge_statement(self, statement: Statement, index: int, passages: list[Passage]) -> list[LabelledPassage]:
+    def judge_statement(
+        self, statement: Statement, index: int, passages: list[Passage]
+    ) -> list[LabelledPassage]:
         if self.evidence_model == "abstract":
             return self.judge_statement_by_abstract(statement, index, passages)
         return self.judge_statement_by_sentence(statement, index, passages)
 
-    def judge_statement_by_abstract(self, statement: Statement, index: int, passages: list[Passage]) -> list[LabelledPassage]:
+    def judge_statement_by_abstract(
+        self, statement: Statement, index: int, passages: list[Passage]
+    ) -> list[LabelledPassage]:
         papers = passages[: self.papers]
-        judged = judge_abstracts(statement.text, [(p.title, abstract_sentences(p.text)) for p in papers], self.abstract_model,
-                                 self.judge)
+        judged = judge_abstracts(
+            statement.text,
+            [(p.title, abstract_sentences(p.text)) for p in papers],
+            self.abstract_model,
+            self.judge,
+        )
         out: list[LabelledPassage] = []
         for passage, paper in zip(papers, judged, strict=True):
             if paper.label != "NEI":
-                out += label_passages(list(paper.evidence), passage.paper_id, index, statement.text, paper.label)
-        if not out and papers:  # nothing found: the closest paper, so the report can say why it fell short
-            closest, paper = max(zip(papers, judged, strict=True), key=lambda pj: 1.0 - pj[1].strength)
-            out.append(LabelledPassage(closest.paper_id, PassageStance.UNRELATED, round(1.0 - paper.strength, 4), index))
+                out += label_passages(
+                    list(paper.evidence), passage.paper_id, index, statement.text, paper.label
+                )
+        if (
+            not out and papers
+        ):  # nothing found: the closest paper, so the report can say why it fell short
+            closest, paper = max(
+                zip(papers, judged, strict=True), key=lambda pj: 1.0 - pj[1].strength
+            )
+            out.append(
+                LabelledPassage(
+                    closest.paper_id, PassageStance.UNRELATED, round(1.0 - paper.strength, 4), index
+                )
+            )
         return out
 
-    def judge_statement_by_sentence(self, statement: Statement, index: int, passages: list[Passage]) -> list[LabelledPassage]:
+    def judge_statement_by_sentence(
+        self, statement: Statement, index: int, passages: list[Passage]
+    ) -> list[LabelledPassage]:
         limits = thresholds(self.judge)
         relevance = on_topic(statement.text, [(p.title, p.text) for p in passages], self.judge)
         ranked = sorted(zip(passages, relevance, strict=True), key=lambda pr: -float(pr[1]))
@@ -137,16 +170,26 @@ class OfflineEngine:
                 break  # off the statement's topic: whatever its sentences say, it is not evidence on it
             if not names_subject(statement.subject, f"{passage.title} {passage.text}"):
                 continue  # a study of something else, however close its outcome
-            paper = judge_paper(statement.text, passage.title, sentences_of(passage.text), self.judge)
-            if admits(float(probability), paper, limits):  # under the cut, only a finding squarely stated
-                out += label_passages(list(paper.evidence), passage.paper_id, index, statement.text, paper.label)
+            paper = judge_paper(
+                statement.text, passage.title, sentences_of(passage.text), self.judge
+            )
+            if admits(
+                float(probability), paper, limits
+            ):  # under the cut, only a finding squarely stated
+                out += label_passages(
+                    list(paper.evidence), passage.paper_id, index, statement.text, paper.label
+                )
         return out
 
-    async def label(self, statement: Statement, index: int, passages: list[Passage]) -> list[LabelledPassage]:
+    async def label(
+        self, statement: Statement, index: int, passages: list[Passage]
+    ) -> list[LabelledPassage]:
         return await asyncio.to_thread(self.judge_statement, statement, index, passages)
 
 
-def rerank(statement: Statement, passages: list[Passage], judge: Judgement | None = None) -> list[Passage]:
+def rerank(
+    statement: Statement, passages: list[Passage], judge: Judgement | None = None
+) -> list[Passage]:
     """`passages` most on-topic first by the relevance model (the scores are cached: the offline
     engine's own relevance call costs nothing after this)."""
     if len(passages) < 2:
@@ -164,11 +207,17 @@ class Evidence:
     labelled: list[LabelledPassage] = field(default_factory=list)
     searches: int = 0
     qualifier_searches: int = 0
-    retracted: set[str] = field(default_factory=set)  # sources reported (connector) or known (ledger) retracted
+    retracted: set[str] = field(
+        default_factory=set
+    )  # sources reported (connector) or known (ledger) retracted
 
     def closest(self) -> tuple[Passage, float] | None:
         """When nothing was found: the paper that came nearest to being evidence, and its P(evidence)."""
-        near = [p for p in self.labelled if p.label is PassageStance.UNRELATED and p.source_id in self.passages]
+        near = [
+            p
+            for p in self.labelled
+            if p.label is PassageStance.UNRELATED and p.source_id in self.passages
+        ]
         if not near:
             return None
         best = max(near, key=lambda p: p.strength)
@@ -197,22 +246,40 @@ async def _search_all(searcher: Searcher, queries: list[str], evidence: Evidence
     return list(found.values())
 
 
-async def gather(job: VerificationJob, engine: Engine, searcher: Searcher, recorder: RunRecorder,
-                 settings: VerifierSettings, judge: Judgement | None = None) -> tuple[Evidence, Assessment]:
+async def gather(
+    job: VerificationJob,
+    engine: Engine,
+    searcher: Searcher,
+    recorder: RunRecorder,
+    settings: VerifierSettings,
+    judge: Judgement | None = None,
+) -> tuple[Evidence, Assessment]:
     evidence = Evidence()
     for index, statement in enumerate(job.statements):
         queries = list(statement.queries[: max(3, settings.queries_per_statement)])
-        await recorder.reasoning(f"Statement {index + 1}: {statement.text} — {len(queries)} searches")
-        passages = await asyncio.to_thread(rerank, statement, await _search_all(searcher, queries, evidence), judge)
+        await recorder.reasoning(
+            f"Statement {index + 1}: {statement.text} — {len(queries)} searches"
+        )
+        passages = await asyncio.to_thread(
+            rerank, statement, await _search_all(searcher, queries, evidence), judge
+        )
         evidence.searches += len(queries)
         labelled = await engine.label(statement, index, passages)
         evidence.labelled += labelled
-        if settings.qualifier_searches and any(p.label is PassageStance.QUALIFIES for p in labelled):
-            targeted = [f"{statement.subject} {aspect} {' '.join(statement.search_terms[:4])}".strip()
-                        for aspect in QUALIFIER_ASPECTS[: settings.qualifier_searches]]
-            await recorder.reasoning(f"Statement {index + 1} is qualified: {len(targeted)} targeted searches")
+        if settings.qualifier_searches and any(
+            p.label is PassageStance.QUALIFIES for p in labelled
+        ):
+            targeted = [
+                f"{statement.subject} {aspect} {' '.join(statement.search_terms[:4])}".strip()
+                for aspect in QUALIFIER_ASPECTS[: settings.qualifier_searches]
+            ]
+            await recorder.reasoning(
+                f"Statement {index + 1} is qualified: {len(targeted)} targeted searches"
+            )
             seen = {p.source_id for p in labelled}
-            extra = [p for p in await _search_all(searcher, targeted, evidence) if p.paper_id not in seen]
+            extra = [
+                p for p in await _search_all(searcher, targeted, evidence) if p.paper_id not in seen
+            ]
             extra = await asyncio.to_thread(rerank, statement, extra, judge)
             evidence.searches += len(targeted)
             evidence.qualifier_searches += len(targeted)
@@ -245,11 +312,18 @@ class VerdictChange:
         return RETRACTED_SOURCE if self.retracted_sources else VERDICT_CHANGED
 
     def payload(self) -> dict[str, object]:
-        return {"previous_verdict": self.previous_verdict, "previous_confidence": self.previous_confidence,
-                "verdict": self.verdict, "confidence": self.confidence, "retracted_sources": self.retracted_sources}
+        return {
+            "previous_verdict": self.previous_verdict,
+            "previous_confidence": self.previous_confidence,
+            "verdict": self.verdict,
+            "confidence": self.confidence,
+            "retracted_sources": self.retracted_sources,
+        }
 
 
-def change(previous: Previous | None, assessment: Assessment, retracted: set[str]) -> VerdictChange | None:
+def change(
+    previous: Previous | None, assessment: Assessment, retracted: set[str]
+) -> VerdictChange | None:
     """The change against `previous` (None on a first run, or when nothing moved). `retracted` are the
     sources known retracted today; only those the previous version cited count as a change."""
     if previous is None:

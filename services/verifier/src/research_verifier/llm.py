@@ -36,7 +36,9 @@ class PassageLabel(BaseModel):
     # read: a label outside it (from a model that ignores the schema) drops that passage, not the answer.
     label: str = Field(max_length=20, json_schema_extra={"enum": list(PassageStance.__members__)})
     strength: float = Field(ge=0, le=1)
-    sentence: str = Field(max_length=2000, json_schema_extra={"maxLength": 250})  # a stopped-short quote is still a verbatim prefix
+    sentence: str = Field(
+        max_length=2000, json_schema_extra={"maxLength": 250}
+    )  # a stopped-short quote is still a verbatim prefix
 
 
 class LabelsAnswer(BaseModel):
@@ -57,16 +59,23 @@ class LlmEngine:
         self.timeout_s = timeout_s
         self._offline: OfflineEngine | None = None
 
-    async def label(self, statement: Statement, index: int, passages: list[Passage]) -> list[LabelledPassage]:
+    async def label(
+        self, statement: Statement, index: int, passages: list[Passage]
+    ) -> list[LabelledPassage]:
         if not passages:
             return []
         guard = Guard()
         parts = ["Statement:", guard(statement.text), "Passages:"]
         for passage in passages[:40]:
-            parts += [f"paper_id: {json.dumps(passage.paper_id)}", guard(f"Title: {passage.title}\n{passage.text[:2500]}")]
+            parts += [
+                f"paper_id: {json.dumps(passage.paper_id)}",
+                guard(f"Title: {passage.title}\n{passage.text[:2500]}"),
+            ]
         prompt = Prompt(system=SYSTEM, user="\n".join(parts), table=guard.table)
         try:
-            answered = await self.chain.ask(prompt, LabelsAnswer, "verification_labels", timeout_s=self.timeout_s)
+            answered = await self.chain.ask(
+                prompt, LabelsAnswer, "verification_labels", timeout_s=self.timeout_s
+            )
         except NoProviderAnswered:
             self._offline = self._offline or OfflineEngine()
             return await self._offline.label(statement, index, passages)
@@ -75,6 +84,13 @@ class LlmEngine:
             label = item.label.strip().upper()
             if label not in PassageStance.__members__:
                 continue
-            out.append(LabelledPassage(item.paper_id, PassageStance(label), round(item.strength, 4), index,
-                                       prompt.restore(item.sentence)))
+            out.append(
+                LabelledPassage(
+                    item.paper_id,
+                    PassageStance(label),
+                    round(item.strength, 4),
+                    index,
+                    prompt.restore(item.sentence),
+                )
+            )
         return out

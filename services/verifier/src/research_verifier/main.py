@@ -44,24 +44,49 @@ def create_app(settings: VerifierServiceSettings) -> FastStream:
         broker = ctx.broker
         chain = build_chain(settings.llm)
         yield VerificationService(
-            broker=broker, sessions=ctx.sessions, settings=config,
-            engine=choose(chain, lambda: LlmEngine(chain, config.llm_timeout_s), lambda: OfflineEngine(papers=config.judged_papers, evidence_model=config.evidence_model)),
+            broker=broker,
+            sessions=ctx.sessions,
+            settings=config,
+            engine=choose(
+                chain,
+                lambda: LlmEngine(chain, config.llm_timeout_s),
+                lambda: OfflineEngine(
+                    papers=config.judged_papers, evidence_model=config.evidence_model
+                ),
+            ),
             port=ConnectorClient(lambda: broker.connection, timeout_s=config.tool_timeout_s),
             changes=ctx.publishers[subjects.VERIFICATION_CHANGED],
         )
 
-    app, _ = mode_app(settings, SERVICE, Requests(
-        subject=subjects.VERIFY_REQUESTED, stream=subjects.VERIFICATIONS_STREAM, durable=subjects.VERIFIER_REQUESTS_DURABLE,
-        command=RequestVerification, handler="on_verify", title="verifier.requests", batch_size=config.concurrency,
-        description=(
-            f"Claim verification requests: publish a RequestVerification JSON on `{subjects.VERIFY_REQUESTED}` "
-            f"(JetStream stream {subjects.VERIFICATIONS_STREAM}; set a `Nats-Msg-Id`). Bad input is dead-lettered."
+    app, _ = mode_app(
+        settings,
+        SERVICE,
+        Requests(
+            subject=subjects.VERIFY_REQUESTED,
+            stream=subjects.VERIFICATIONS_STREAM,
+            durable=subjects.VERIFIER_REQUESTS_DURABLE,
+            command=RequestVerification,
+            handler="on_verify",
+            title="verifier.requests",
+            batch_size=config.concurrency,
+            description=(
+                f"Claim verification requests: publish a RequestVerification JSON on `{subjects.VERIFY_REQUESTED}` "
+                f"(JetStream stream {subjects.VERIFICATIONS_STREAM}; set a `Nats-Msg-Id`). Bad input is dead-lettered."
+            ),
+            summary="Verify one claim: parse, search, judge, qualify, report, store.",
         ),
-        summary="Verify one claim: parse, search, judge, qualify, report, store.",
-    ), build, emits=(Emits(subjects.VERIFICATION_CHANGED, subjects.VERIFICATIONS_STREAM, VerificationChanged,
-                           "verifier.verification_changed",
-                           "A watched claim's re-verification moved its verdict or confidence, or an earlier source is "
-                           "now retracted (`Nats-Msg-Id` per run)."),))
+        build,
+        emits=(
+            Emits(
+                subjects.VERIFICATION_CHANGED,
+                subjects.VERIFICATIONS_STREAM,
+                VerificationChanged,
+                "verifier.verification_changed",
+                "A watched claim's re-verification moved its verdict or confidence, or an earlier source is "
+                "now retracted (`Nats-Msg-Id` per run).",
+            ),
+        ),
+    )
     return app
 
 

@@ -60,7 +60,9 @@ class VerificationService:
             async with transaction(self.sessions) as session:
                 await VerificationLedger(session).fail(command.verification_id, str(exc))
             raise
-        with structlog.contextvars.bound_contextvars(verification_id=str(job.verification_id), run_id=job.run_id):
+        with structlog.contextvars.bound_contextvars(
+            verification_id=str(job.verification_id), run_id=job.run_id
+        ):
             async with transaction(self.sessions) as session:
                 repo = VerificationLedger(session)
                 row = await repo.open(job)
@@ -70,58 +72,139 @@ class VerificationService:
                 log.info("run already saved its version", version=done.version)
                 return
             if row.run_id != job.run_id or row.status != ReportStatus.running:
-                log.info("command is not for the report's current run", status=row.status, current_run=row.run_id)
+                log.info(
+                    "command is not for the report's current run",
+                    status=row.status,
+                    current_run=row.run_id,
+                )
                 return
             await self.run(job, previous)
 
     async def run(self, job: prepare.VerificationJob, previous: Previous | None) -> None:
         started = time.monotonic()
         config = self.settings
-        async with mode_run(self.broker.connection.jetstream(), self.sessions, service=SERVICE, kind="verification",
-                            report_id=job.verification_id, run_id=job.run_id) as run:
+        async with mode_run(
+            self.broker.connection.jetstream(),
+            self.sessions,
+            service=SERVICE,
+            kind="verification",
+            report_id=job.verification_id,
+            run_id=job.run_id,
+        ) as run:
             recorder = run.recorder
-            searcher = Searcher(run.port(self.port), recorder, k=config.passages_per_query, filters=job.filters, outside=job.outside_sources)
+            searcher = Searcher(
+                run.port(self.port),
+                recorder,
+                k=config.passages_per_query,
+                filters=job.filters,
+                outside=job.outside_sources,
+            )
             evidence, _ = await gather(job, self.engine, searcher, recorder, config)
             run.sources.check()
-            async with self.sessions() as session:  # the ledger's retractions: never evidence, and a change
+            async with (
+                self.sessions() as session
+            ):  # the ledger's retractions: never evidence, and a change
                 known = await VerificationLedger(session).retracted_sources(
-                    set(evidence.passages) | (previous.sources if previous else frozenset()))
+                    set(evidence.passages) | (previous.sources if previous else frozenset())
+                )
             if known - evidence.retracted:
-                await recorder.reasoning(f"Retracted, not counted as evidence: {', '.join(sorted(known - evidence.retracted))}")
+                await recorder.reasoning(
+                    f"Retracted, not counted as evidence: {', '.join(sorted(known - evidence.retracted))}"
+                )
             evidence.retracted |= known
             chosen = evidence.best()
-            why_nothing = "" if chosen else reshape.nothing_found(
-                job, evidence.searches, len(evidence.passages), evidence.closest(), getattr(self.engine, "bar", None))
+            why_nothing = (
+                ""
+                if chosen
+                else reshape.nothing_found(
+                    job,
+                    evidence.searches,
+                    len(evidence.passages),
+                    evidence.closest(),
+                    getattr(self.engine, "bar", None),
+                )
+            )
             if why_nothing:
                 await recorder.reasoning(why_nothing.removeprefix("- "))
             report, assessment, check, dropped = reshape.checked(
-                job, chosen, evidence.passages, engine=self.engine.name, searches=evidence.searches,
-                quotes_per_side=config.quotes_per_side, why_nothing=why_nothing)
+                job,
+                chosen,
+                evidence.passages,
+                engine=self.engine.name,
+                searches=evidence.searches,
+                quotes_per_side=config.quotes_per_side,
+                why_nothing=why_nothing,
+            )
             report.metadata.update(run.sources.metadata())
             cited = {r.paper_id or "" for r in report.references}
             moved = change(previous, assessment, evidence.retracted)
             finding_id = None
             async with transaction(self.sessions) as session:
                 repo = VerificationLedger(session)
-                version = await repo.finish(job, report, assessment, check, duration_s=time.monotonic() - started, counts={
-                    "statements": len(job.statements), "searches": evidence.searches, "passages": len(evidence.passages),
-                    "qualifier_searches": evidence.qualifier_searches, "dropped_by_citation_check": dropped,
-                    "cited_sources": len(cited)}, watch_days=config.watch_days)
+                version = await repo.finish(
+                    job,
+                    report,
+                    assessment,
+                    check,
+                    duration_s=time.monotonic() - started,
+                    counts={
+                        "statements": len(job.statements),
+                        "searches": evidence.searches,
+                        "passages": len(evidence.passages),
+                        "qualifier_searches": evidence.qualifier_searches,
+                        "dropped_by_citation_check": dropped,
+                        "cited_sources": len(cited),
+                    },
+                    watch_days=config.watch_days,
+                )
                 run.audit_sources(repo.ledger)
                 if moved is not None:
                     finding_id = await repo.verdict_changed(job, reshape.finding(job, moved), moved)
-            await recorder.verdict(str(assessment.verdict), confidence=str(assessment.confidence), details={
-                "headline": assessment.headline, "version": version, "dropped_by_citation_check": dropped,
-                **({**moved.payload(), "changed": True, "finding_kind": moved.kind, "finding_id": str(finding_id)}
-                   if moved is not None else {})})
-            await recorder.result(report=report.model_dump(mode="json"), review={"verdict": str(assessment.verdict),
-                                  "confidence": str(assessment.confidence), "citation_ok": not check.blocking})
+            await recorder.verdict(
+                str(assessment.verdict),
+                confidence=str(assessment.confidence),
+                details={
+                    "headline": assessment.headline,
+                    "version": version,
+                    "dropped_by_citation_check": dropped,
+                    **(
+                        {
+                            **moved.payload(),
+                            "changed": True,
+                            "finding_kind": moved.kind,
+                            "finding_id": str(finding_id),
+                        }
+                        if moved is not None
+                        else {}
+                    ),
+                },
+            )
+            await recorder.result(
+                report=report.model_dump(mode="json"),
+                review={
+                    "verdict": str(assessment.verdict),
+                    "confidence": str(assessment.confidence),
+                    "citation_ok": not check.blocking,
+                },
+            )
         if run.failed:
             return
         if moved is not None:
             await self.changes.publish(
-                VerificationChanged(verification_id=job.verification_id, claim=job.claim, run_id=job.run_id,
-                                    previous_verdict=moved.previous_verdict, previous_confidence=moved.previous_confidence,
-                                    verdict=moved.verdict, confidence=moved.confidence, retracted_sources=moved.retracted_sources),
-                headers={subjects.MSG_ID_HEADER: f"verification-changed-{job.run_id}"})
-        log.info("verification completed", verdict=str(assessment.verdict), confidence=str(assessment.confidence))
+                VerificationChanged(
+                    verification_id=job.verification_id,
+                    claim=job.claim,
+                    run_id=job.run_id,
+                    previous_verdict=moved.previous_verdict,
+                    previous_confidence=moved.previous_confidence,
+                    verdict=moved.verdict,
+                    confidence=moved.confidence,
+                    retracted_sources=moved.retracted_sources,
+                ),
+                headers={subjects.MSG_ID_HEADER: f"verification-changed-{job.run_id}"},
+            )
+        log.info(
+            "verification completed",
+            verdict=str(assessment.verdict),
+            confidence=str(assessment.confidence),
+        )

@@ -30,7 +30,12 @@ class VerificationJob:
 
     def stored_request(self) -> dict[str, Any]:
         """What the report row keeps of the request (no free text: the claim is the row's subject)."""
-        return {"sources": self.sources, "filters": self.filters, "watch": self.watch, "origin": self.origin}
+        return {
+            "sources": self.sources,
+            "filters": self.filters,
+            "watch": self.watch,
+            "origin": self.origin,
+        }
 
     def stored_claim(self) -> str:
         """The claim as the ledger stores it: de-identified when the command was parsed (the privacy boundary)."""
@@ -43,7 +48,13 @@ def verification_job(command: RequestVerification) -> VerificationJob:
     except ClaimParseError as exc:
         raise PrepareError(str(exc)) from exc
     return VerificationJob(
-        verification_id=command.verification_id, run_id=command.effective_run_id(), claim=command.claim,
-        statements=statements, sources=command.sources, filters=command.filters.model_dump(exclude_none=True),
-        watch=command.watch, origin=command.origin, outside_sources=[s for s in command.sources if s != "corpus"],
+        verification_id=command.verification_id,
+        run_id=command.effective_run_id(),
+        claim=command.claim,
+        statements=statements,
+        sources=command.sources,
+        filters=command.filters.model_dump(exclude_none=True),
+        watch=command.watch,
+        origin=command.origin,
+        outside_sources=[s for s in command.sources if s != "corpus"],
     )

@@ -40,11 +40,21 @@ class VerificationLedger:
     async def open(self, job: VerificationJob) -> ReportRow:
         """The verification's report row; created when the command came straight from the bus, and
         moved to `running` under this run when it is a scheduled re-verification of a finished one."""
-        await self.ledger.open_report(job.verification_id, kind="verification", run_id=job.run_id, subject=job.stored_claim(),
-                                      subject_key=job.stored_claim()[:200].lower(), request=job.stored_request())
+        await self.ledger.open_report(
+            job.verification_id,
+            kind="verification",
+            run_id=job.run_id,
+            subject=job.stored_claim(),
+            subject_key=job.stored_claim()[:200].lower(),
+            request=job.stored_request(),
+        )
         row = await self.ledger.report(job.verification_id)
         assert row is not None
-        if job.origin == "watch" and row.run_id != job.run_id and row.status in REFRESHABLE_REPORT_STATES:
+        if (
+            job.origin == "watch"
+            and row.run_id != job.run_id
+            and row.status in REFRESHABLE_REPORT_STATES
+        ):
             await self.ledger.refresh_report(job.verification_id, run_id=job.run_id)
             await self.session.refresh(row)
         return row
@@ -56,27 +66,70 @@ class VerificationLedger:
             return None
         review = version.review or {}
         refs = Report.model_validate(version.content).references
-        return Previous(review.get("verdict", ""), review.get("confidence", ""), frozenset(r.paper_id or "" for r in refs))
+        return Previous(
+            review.get("verdict", ""),
+            review.get("confidence", ""),
+            frozenset(r.paper_id or "" for r in refs),
+        )
 
-    async def finish(self, job: VerificationJob, report: Report, assessment: Assessment, check: CitationCheck, *,
-                     duration_s: float, counts: dict[str, Any], watch_days: float) -> int:
+    async def finish(
+        self,
+        job: VerificationJob,
+        report: Report,
+        assessment: Assessment,
+        check: CitationCheck,
+        *,
+        duration_s: float,
+        counts: dict[str, Any],
+        watch_days: float,
+    ) -> int:
         version = await self.ledger.save_report_version(
-            job.verification_id, run_id=job.run_id, content=report.model_dump(mode="json"), markdown=report.render_markdown(),
+            job.verification_id,
+            run_id=job.run_id,
+            content=report.model_dump(mode="json"),
+            markdown=report.render_markdown(),
             citation_check=check.model_dump(mode="json") | {"ok": not check.blocking},
-            review={"verdict": str(assessment.verdict), "confidence": str(assessment.confidence), "headline": assessment.headline,
-                    "supporting_sources": assessment.supporting_sources, "contradicting_sources": assessment.contradicting_sources,
-                    "qualifying_sources": assessment.qualifying_sources, "support_share": assessment.support_share,
-                    "coverage": assessment.coverage, "mean_strength": assessment.mean_strength},
-            counts={"verdict": str(assessment.verdict), "confidence": str(assessment.confidence), **counts},
+            review={
+                "verdict": str(assessment.verdict),
+                "confidence": str(assessment.confidence),
+                "headline": assessment.headline,
+                "supporting_sources": assessment.supporting_sources,
+                "contradicting_sources": assessment.contradicting_sources,
+                "qualifying_sources": assessment.qualifying_sources,
+                "support_share": assessment.support_share,
+                "coverage": assessment.coverage,
+                "mean_strength": assessment.mean_strength,
+            },
+            counts={
+                "verdict": str(assessment.verdict),
+                "confidence": str(assessment.confidence),
+                **counts,
+            },
         )
         await self.ledger.complete_report(job.verification_id, outcome=str(assessment.verdict))
         if job.watch:  # idempotent: the gateway may have entered it already
-            await watch_claim(self.session, job.verification_id, job.stored_claim(), interval_days=watch_days)
-        await record_verdict(self.session, job.verification_id, job.run_id, str(assessment.verdict), str(assessment.confidence))
-        self.ledger.audit(AuditAction.VERIFICATION_COMPLETED, claim_id=job.verification_id,
-                          subject_ids={"report_id": job.verification_id},
-                          payload={"verdict": str(assessment.verdict), "confidence": str(assessment.confidence),
-                                   "duration_s": round(duration_s, 3), "run_id": job.run_id, "statements": len(job.statements)})
+            await watch_claim(
+                self.session, job.verification_id, job.stored_claim(), interval_days=watch_days
+            )
+        await record_verdict(
+            self.session,
+            job.verification_id,
+            job.run_id,
+            str(assessment.verdict),
+            str(assessment.confidence),
+        )
+        self.ledger.audit(
+            AuditAction.VERIFICATION_COMPLETED,
+            claim_id=job.verification_id,
+            subject_ids={"report_id": job.verification_id},
+            payload={
+                "verdict": str(assessment.verdict),
+                "confidence": str(assessment.confidence),
+                "duration_s": round(duration_s, 3),
+                "run_id": job.run_id,
+                "statements": len(job.statements),
+            },
+        )
         return version
 
     async def retracted_sources(self, source_ids: set[str]) -> set[str]:
@@ -85,19 +138,34 @@ class VerificationLedger:
         ids = sorted(s for s in source_ids if s)
         if not ids:
             return set()
-        rows = await self.session.scalars(select(ResearchSource.source_id).where(
-            ResearchSource.source_id.in_(ids), ResearchSource.retracted.is_(True)))
+        rows = await self.session.scalars(
+            select(ResearchSource.source_id).where(
+                ResearchSource.source_id.in_(ids), ResearchSource.retracted.is_(True)
+            )
+        )
         return set(rows)
 
-    async def verdict_changed(self, job: VerificationJob, new: NewFinding, moved: VerdictChange) -> uuid.UUID:
+    async def verdict_changed(
+        self, job: VerificationJob, new: NewFinding, moved: VerdictChange
+    ) -> uuid.UUID:
         """Record a changed re-verification: the finding (insert-only, 180 days, in the replicator's
         name: the watched-claim schedule is its) and its audit row; returns the finding id."""
-        finding_id = await FindingsRepository(self.session, FINDINGS_AGENT).record(new.kind, new.claim_ids, new.payload)
-        self.ledger.audit(AuditAction.VERIFICATION_VERDICT_CHANGED, claim_id=job.verification_id,
-                          subject_ids={"report_id": job.verification_id, "finding_id": finding_id},
-                          payload={"previous": moved.previous_verdict, "verdict": moved.verdict,
-                                   "previous_confidence": moved.previous_confidence, "confidence": moved.confidence,
-                                   "run_id": job.run_id, "retracted_sources": moved.retracted_sources})
+        finding_id = await FindingsRepository(self.session, FINDINGS_AGENT).record(
+            new.kind, new.claim_ids, new.payload
+        )
+        self.ledger.audit(
+            AuditAction.VERIFICATION_VERDICT_CHANGED,
+            claim_id=job.verification_id,
+            subject_ids={"report_id": job.verification_id, "finding_id": finding_id},
+            payload={
+                "previous": moved.previous_verdict,
+                "verdict": moved.verdict,
+                "previous_confidence": moved.previous_confidence,
+                "confidence": moved.confidence,
+                "run_id": job.run_id,
+                "retracted_sources": moved.retracted_sources,
+            },
+        )
         return finding_id
 
     async def fail(self, verification_id: uuid.UUID, reason: str) -> bool:

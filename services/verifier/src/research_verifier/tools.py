@@ -42,26 +42,76 @@ EvidencePort = ConnectorPort  # `research_modes.ConnectorClient` in the service,
 class Searcher:
     """Recorded searches of one run: corpus always, outside connectors when the request named them."""
 
-    def __init__(self, port: EvidencePort, recorder: RunRecorder, *, k: int, filters: dict[str, Any], outside: list[str]) -> None:
-        self.port, self.recorder, self.k, self.filters, self.outside_sources = port, recorder, k, filters, outside
+    def __init__(
+        self,
+        port: EvidencePort,
+        recorder: RunRecorder,
+        *,
+        k: int,
+        filters: dict[str, Any],
+        outside: list[str],
+    ) -> None:
+        self.port, self.recorder, self.k, self.filters, self.outside_sources = (
+            port,
+            recorder,
+            k,
+            filters,
+            outside,
+        )
         self.calls = 0
 
     async def search(self, query: str) -> list[Passage]:
         self.calls += 1
         request = SearchPapers(query=query[:1000], k=self.k, **self.filters)
-        async with self.recorder.tool("research.search_papers", request.model_dump(exclude_defaults=True)) as call:
-            found = [PaperPassage.model_validate(p) for p in await self.port.call("search_papers", request)]
-            call.result = [{"paper_id": p.paper_id, "title": p.title[:160], "score": round(p.score, 4)} for p in found]
+        async with self.recorder.tool(
+            "research.search_papers", request.model_dump(exclude_defaults=True)
+        ) as call:
+            found = [
+                PaperPassage.model_validate(p)
+                for p in await self.port.call("search_papers", request)
+            ]
+            call.result = [
+                {"paper_id": p.paper_id, "title": p.title[:160], "score": round(p.score, 4)}
+                for p in found
+            ]
         # The whole abstract when the corpus has one (its evidence sentence may lie outside the best
         # chunk); a full text is too long to judge whole, so its best chunk stands for it.
-        passages = [Passage(p.paper_id, p.title or p.paper_id, p.text if p.text and len(p.text) <= ABSTRACT_CHARS else p.passage,
-                            p.year, p.venue, p.doi, None, tuple(p.authors))
-                    for p in found if p.text or p.passage]
+        passages = [
+            Passage(
+                p.paper_id,
+                p.title or p.paper_id,
+                p.text if p.text and len(p.text) <= ABSTRACT_CHARS else p.passage,
+                p.year,
+                p.venue,
+                p.doi,
+                None,
+                tuple(p.authors),
+            )
+            for p in found
+            if p.text or p.passage
+        ]
         if self.outside_sources:
-            async with self.recorder.tool("research.connector_search", {"query": query[:300], "sources": self.outside_sources}) as call:
+            async with self.recorder.tool(
+                "research.connector_search", {"query": query[:300], "sources": self.outside_sources}
+            ) as call:
                 result = await self.port.outside(query, self.outside_sources, self.k)
-                call.result = {"hits": [h.source_id for h in result.hits], "degraded": result.degraded}
-            passages += [Passage(h.source_id, h.title or h.source_id, h.abstract, h.year, h.venue, h.doi, h.url, tuple(h.authors),
-                                 bool(h.metadata.get("retracted")))
-                         for h in result.hits if h.abstract]
+                call.result = {
+                    "hits": [h.source_id for h in result.hits],
+                    "degraded": result.degraded,
+                }
+            passages += [
+                Passage(
+                    h.source_id,
+                    h.title or h.source_id,
+                    h.abstract,
+                    h.year,
+                    h.venue,
+                    h.doi,
+                    h.url,
+                    tuple(h.authors),
+                    bool(h.metadata.get("retracted")),
+                )
+                for h in result.hits
+                if h.abstract
+            ]
         return passages

@@ -54,21 +54,29 @@ class OfflineCritic:
         self.margin = margin
 
     def judge(
-        self, candidate: ClaimForReview, active: list[ClaimForReview], evidence: list[EvidenceDoc] | None
+        self,
+        candidate: ClaimForReview,
+        active: list[ClaimForReview],
+        evidence: list[EvidenceDoc] | None,
     ) -> CriticVerdict:
         mine = self.strength(candidate, evidence)
         weak = self._weakness(candidate, mine)
         if weak:
             return self._verdict(Verdict.reject, mine, weak)
         peers = [
-            a for a in active if a.claim_id != candidate.claim_id and a.entity.casefold() == candidate.entity.casefold()
+            a
+            for a in active
+            if a.claim_id != candidate.claim_id
+            and a.entity.casefold() == candidate.entity.casefold()
         ]
         overlapping = []
         for peer in sorted(peers, key=lambda p: str(p.claim_id)):
             similarity = self.relevance.similarity(candidate.statement, peer.statement)
             if similarity >= self.overlap:
                 overlapping.append((peer, similarity, self.strength(peer, None)))
-        better_or_equal = [(p, s, st) for p, s, st in overlapping if st.value + self.margin >= mine.value]
+        better_or_equal = [
+            (p, s, st) for p, s, st in overlapping if st.value + self.margin >= mine.value
+        ]
         for peer, similarity, theirs in better_or_equal:
             if lexicon.contradicts(candidate.statement, peer.statement):
                 return self._verdict(
@@ -88,7 +96,11 @@ class OfflineCritic:
         if replaced:
             parts = ", ".join(
                 f"{p.claim_id} (similarity {s:.2f}, strength {st.value:.2f}"
-                + (", contradicted" if lexicon.contradicts(candidate.statement, p.statement) else "")
+                + (
+                    ", contradicted"
+                    if lexicon.contradicts(candidate.statement, p.statement)
+                    else ""
+                )
                 + ")"
                 for p, s, st in replaced
             )
@@ -119,7 +131,9 @@ class OfflineCritic:
         )
         if not claim.supports:
             value = 0.0
-        return Strength(value=round(value, 4), coverage=round(coverage, 4), sources=sources, grounded=grounded)
+        return Strength(
+            value=round(value, 4), coverage=round(coverage, 4), sources=sources, grounded=grounded
+        )
 
     def _weakness(self, claim: ClaimForReview, mine: Strength) -> str | None:
         if not claim.supports:
@@ -133,7 +147,9 @@ class OfflineCritic:
         return None
 
     @staticmethod
-    def _verdict(verdict: Verdict, mine: Strength, reasoning: str, supersedes: list | None = None) -> CriticVerdict:
+    def _verdict(
+        verdict: Verdict, mine: Strength, reasoning: str, supersedes: list | None = None
+    ) -> CriticVerdict:
         return CriticVerdict(
             verdict=verdict,
             score=min(1.0, max(0.0, mine.value)),

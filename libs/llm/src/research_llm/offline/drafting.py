@@ -135,13 +135,17 @@ class ExtractiveDrafter:
             return []
         known = {text: vector for doc in evidence for text, vector in doc.sentence_vectors.items()}
         vectors = self.relevance.embed([question] + [span.text for _, span in flat], known)
-        dense_all = vectors[1:] @ vectors[0] if vectors is not None else None  # every sentence's cosine, one product
+        dense_all = (
+            vectors[1:] @ vectors[0] if vectors is not None else None
+        )  # every sentence's cosine, one product
         priors = _rank_priors(evidence)
         scored: list[ScoredSentence] = []
         for i, (d, span) in enumerate(flat):
             terms = lexicon.content_terms(span.text)
             lexical = lexicon.weighted_coverage(query, terms, idf, default_idf)
-            title_bonus = 0.1 * lexicon.weighted_coverage(query, lexicon.content_terms(evidence[d].title), idf, default_idf)
+            title_bonus = 0.1 * lexicon.weighted_coverage(
+                query, lexicon.content_terms(evidence[d].title), idf, default_idf
+            )
             dense = float(dense_all[i]) if dense_all is not None else None
             relevance = self.relevance.mix(min(1.0, lexical + title_bonus), dense)
             weighted = relevance * role_weight(span.text)
@@ -154,7 +158,10 @@ class ExtractiveDrafter:
         others = chosen[1:]
         agreeing = 0
         for other in others:
-            close = self.relevance.similarity(lead.span.text, other.span.text) >= self.agreement_threshold
+            close = (
+                self.relevance.similarity(lead.span.text, other.span.text)
+                >= self.agreement_threshold
+            )
             if close and not lexicon.contradicts(lead.span.text, other.span.text):
                 agreeing += 1
         disagreeing = sum(1 for o in others if lexicon.contradicts(lead.span.text, o.span.text))

@@ -23,7 +23,9 @@ class OfflineProvider:
     model = drafting.MODEL
     critic_model = critique.MODEL
 
-    def __init__(self, encoder: TextEncoder | None | object = _USE_DEFAULT, *, max_supports: int = 5) -> None:
+    def __init__(
+        self, encoder: TextEncoder | None | object = _USE_DEFAULT, *, max_supports: int = 5
+    ) -> None:
         self._encoder = encoder
         self._max_supports = max_supports
         self._relevance: Relevance | None = None
@@ -35,19 +37,29 @@ class OfflineProvider:
             self._relevance = Relevance(encoder)  # type: ignore[arg-type]
         return self._relevance
 
-    def draft_sync(self, question: str, entity: str | None, evidence: list[EvidenceDoc]) -> ClaimDraft:
+    def draft_sync(
+        self, question: str, entity: str | None, evidence: list[EvidenceDoc]
+    ) -> ClaimDraft:
         drafter = drafting.ExtractiveDrafter(self.relevance(), max_supports=self._max_supports)
         return drafter.draft(question, entity, evidence)
 
     def judge_sync(
-        self, candidate: ClaimForReview, active: list[ClaimForReview], evidence: list[EvidenceDoc] | None
+        self,
+        candidate: ClaimForReview,
+        active: list[ClaimForReview],
+        evidence: list[EvidenceDoc] | None,
     ) -> CriticVerdict:
         return critique.OfflineCritic(self.relevance()).judge(candidate, active, evidence)
 
-    async def draft_claim(self, question: str, entity: str | None, evidence: list[EvidenceDoc]) -> ClaimDraft:
+    async def draft_claim(
+        self, question: str, entity: str | None, evidence: list[EvidenceDoc]
+    ) -> ClaimDraft:
         return await asyncio.to_thread(self.draft_sync, question, entity, evidence)
 
     async def judge_claim(
-        self, candidate: ClaimForReview, active: list[ClaimForReview], evidence: list[EvidenceDoc] | None
+        self,
+        candidate: ClaimForReview,
+        active: list[ClaimForReview],
+        evidence: list[EvidenceDoc] | None,
     ) -> CriticVerdict:
         return await asyncio.to_thread(self.judge_sync, candidate, active, evidence)

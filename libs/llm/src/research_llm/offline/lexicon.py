@@ -13,7 +13,10 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 # The corpus ingest stores a vector for each of these spans: one definition of a sentence.
-from research_corpus.sentences import SentenceSpan as SentenceSpan, split_sentences as split_sentences
+from research_corpus.sentences import (
+    SentenceSpan as SentenceSpan,
+    split_sentences as split_sentences,
+)
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before
@@ -36,14 +39,90 @@ NEGATIONS = frozenset(
 
 # Direction words; a pair across two statements signals a contradiction.
 OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
-    (frozenset({"increase", "increases", "increased", "increasing", "higher", "elevated", "more", "greater",
-                "raise", "raises", "raised", "upregulated", "upregulates", "enhance", "enhances", "enhanced"}),
-     frozenset({"decrease", "decreases", "decreased", "decreasing", "lower", "reduced", "reduce", "reduces",
-                "less", "fewer", "downregulated", "downregulates", "diminish", "diminishes", "diminished"})),
-    (frozenset({"improve", "improves", "improved", "benefit", "beneficial", "protective", "protects"}),
-     frozenset({"worsen", "worsens", "worsened", "harm", "harmful", "detrimental", "impairs", "impaired"})),
-    (frozenset({"promote", "promotes", "promoted", "induce", "induces", "induced", "activate", "activates"}),
-     frozenset({"inhibit", "inhibits", "inhibited", "suppress", "suppresses", "suppressed", "block", "blocks"})),
+    (
+        frozenset(
+            {
+                "increase",
+                "increases",
+                "increased",
+                "increasing",
+                "higher",
+                "elevated",
+                "more",
+                "greater",
+                "raise",
+                "raises",
+                "raised",
+                "upregulated",
+                "upregulates",
+                "enhance",
+                "enhances",
+                "enhanced",
+            }
+        ),
+        frozenset(
+            {
+                "decrease",
+                "decreases",
+                "decreased",
+                "decreasing",
+                "lower",
+                "reduced",
+                "reduce",
+                "reduces",
+                "less",
+                "fewer",
+                "downregulated",
+                "downregulates",
+                "diminish",
+                "diminishes",
+                "diminished",
+            }
+        ),
+    ),
+    (
+        frozenset(
+            {"improve", "improves", "improved", "benefit", "beneficial", "protective", "protects"}
+        ),
+        frozenset(
+            {
+                "worsen",
+                "worsens",
+                "worsened",
+                "harm",
+                "harmful",
+                "detrimental",
+                "impairs",
+                "impaired",
+            }
+        ),
+    ),
+    (
+        frozenset(
+            {
+                "promote",
+                "promotes",
+                "promoted",
+                "induce",
+                "induces",
+                "induced",
+                "activate",
+                "activates",
+            }
+        ),
+        frozenset(
+            {
+                "inhibit",
+                "inhibits",
+                "inhibited",
+                "suppress",
+                "suppresses",
+                "suppressed",
+                "block",
+                "blocks",
+            }
+        ),
+    ),
 )
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-']*")
@@ -53,7 +132,14 @@ def stem(word: str) -> str:
     """A light suffix stripper: enough to match `fractures`/`fracture`, `reduced`/`reduce`."""
     if len(word) <= 4 or word[-1].isdigit():
         return word
-    for suffix, replacement in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+    for suffix, replacement in (
+        ("ies", "y"),
+        ("sses", "ss"),
+        ("ing", ""),
+        ("ed", ""),
+        ("es", ""),
+        ("s", ""),
+    ):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             if suffix == "s" and word.endswith(("ss", "us", "is")):
                 return word
@@ -71,7 +157,11 @@ def content_terms(text: str) -> tuple[str, ...]:
     """Stemmed, stopword-free terms of `text`, in order (duplicates kept).
 
     Cached: the same evidence sentences are scored for task after task."""
-    return tuple(stem(w) for w in words(text) if w and w not in STOPWORDS and w not in NEGATIONS and len(w) > 1)
+    return tuple(
+        stem(w)
+        for w in words(text)
+        if w and w not in STOPWORDS and w not in NEGATIONS and len(w) > 1
+    )
 
 
 def inverse_document_frequency(documents: Sequence[Iterable[str]]) -> dict[str, float]:
@@ -84,7 +174,9 @@ def inverse_document_frequency(documents: Sequence[Iterable[str]]) -> dict[str, 
     return {t: math.log(1.0 + (total - df + 0.5) / (df + 0.5)) for t, df in frequency.items()}
 
 
-def weighted_coverage(query: Iterable[str], candidate: Iterable[str], idf: dict[str, float], default_idf: float) -> float:
+def weighted_coverage(
+    query: Iterable[str], candidate: Iterable[str], idf: dict[str, float], default_idf: float
+) -> float:
     """Share of the query's idf mass that the candidate's terms cover (0..1)."""
     query_terms = set(query)
     if not query_terms:

@@ -77,7 +77,9 @@ class Relevance:
     similarity; without an encoder the lexical score is used alone.
     """
 
-    def __init__(self, encoder: TextEncoder | None, *, lexical_weight: float = 0.5, dense_weight: float = 0.5) -> None:
+    def __init__(
+        self, encoder: TextEncoder | None, *, lexical_weight: float = 0.5, dense_weight: float = 0.5
+    ) -> None:
         self.encoder = encoder
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_lock = threading.Lock()
@@ -88,7 +90,9 @@ class Relevance:
     def mode(self) -> str:
         return "hybrid" if self.encoder is not None else "lexical"
 
-    def embed(self, texts: Sequence[str], known_vectors: Mapping[str, Sequence[float]] | None = None) -> np.ndarray | None:
+    def embed(
+        self, texts: Sequence[str], known_vectors: Mapping[str, Sequence[float]] | None = None
+    ) -> np.ndarray | None:
         """Unit-length vectors of `texts` (one row each), or None in lexical mode.
 
         `known_vectors` are vectors computed earlier by the same model (the corpus stores one per
@@ -108,7 +112,9 @@ class Relevance:
             matrix = np.asarray(self.encoder.encode(missing), dtype=np.float64)
             norms = np.linalg.norm(matrix, axis=1, keepdims=True)
             norms[norms == 0] = 1.0
-            known.update(zip(missing, (row.astype(np.float32) for row in matrix / norms), strict=True))
+            known.update(
+                zip(missing, (row.astype(np.float32) for row in matrix / norms), strict=True)
+            )
         with self._cache_lock:
             for text in dict.fromkeys(texts):
                 self._cache[text] = known[text]

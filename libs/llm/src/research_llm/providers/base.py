@@ -24,10 +24,15 @@ class Provider(Protocol):
     model: str
     critic_model: str  # the model that judges claims (the offline engine names its critic apart)
 
-    async def draft_claim(self, question: str, entity: str | None, evidence: list[EvidenceDoc]) -> ClaimDraft: ...
+    async def draft_claim(
+        self, question: str, entity: str | None, evidence: list[EvidenceDoc]
+    ) -> ClaimDraft: ...
 
     async def judge_claim(
-        self, candidate: ClaimForReview, active: list[ClaimForReview], evidence: list[EvidenceDoc] | None
+        self,
+        candidate: ClaimForReview,
+        active: list[ClaimForReview],
+        evidence: list[EvidenceDoc] | None,
     ) -> CriticVerdict: ...
 
 

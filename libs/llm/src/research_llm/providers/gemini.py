@@ -30,7 +30,13 @@ class GeminiProvider(RemoteProvider):
         prices: dict[str, tuple[float, float]] | None = None,
     ) -> None:
         # string lengths are not in the JSON-schema subset Gemini documents: sent without them
-        super().__init__(model=model, timeout_s=timeout_s, concurrency=concurrency, prices=prices, schema_lengths=False)
+        super().__init__(
+            model=model,
+            timeout_s=timeout_s,
+            concurrency=concurrency,
+            prices=prices,
+            schema_lengths=False,
+        )
         self._api_key = api_key
         self._base_url = base_url
 
@@ -45,12 +51,17 @@ class GeminiProvider(RemoteProvider):
         )
         return genai.Client(api_key=self._api_key or "unset", http_options=options)
 
-    async def _complete(self, messages: list[Message], schema_name: str, schema: dict[str, Any]) -> str:
+    async def _complete(
+        self, messages: list[Message], schema_name: str, schema: dict[str, Any]
+    ) -> str:
         from google.genai import errors, types
 
         system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
         contents = [
-            types.Content(role="model" if m["role"] == "assistant" else "user", parts=[types.Part(text=m["content"])])
+            types.Content(
+                role="model" if m["role"] == "assistant" else "user",
+                parts=[types.Part(text=m["content"])],
+            )
             for m in messages
             if m["role"] != "system"
         ]
@@ -62,19 +73,27 @@ class GeminiProvider(RemoteProvider):
         )
         client = self._client()
         try:
-            response = await client.aio.models.generate_content(model=self.model, contents=contents, config=config)
+            response = await client.aio.models.generate_content(
+                model=self.model, contents=contents, config=config
+            )
         except errors.APIError as exc:
             code = getattr(exc, "code", None)
             if code == 429 or (isinstance(code, int) and code >= 500):
                 raise ProviderUnavailable(f"HTTP {code}", status=code) from exc
-            raise ProviderError(f"HTTP {code}: {str(getattr(exc, 'message', ''))[:200]}", status=code) from exc
+            raise ProviderError(
+                f"HTTP {code}: {str(getattr(exc, 'message', ''))[:200]}", status=code
+            ) from exc
         except (httpx.TimeoutException, TimeoutError) as exc:
-            raise ProviderUnavailable(f"timeout after {self._timeout:g}s ({type(exc).__name__})") from exc
+            raise ProviderUnavailable(
+                f"timeout after {self._timeout:g}s ({type(exc).__name__})"
+            ) from exc
         except httpx.TransportError as exc:
             raise ProviderUnavailable(f"transport error: {describe(exc)}") from exc
         except Exception as exc:  # noqa: BLE001 - aiohttp and SDK internals raise their own types
             if "timeout" in type(exc).__name__.lower():
-                raise ProviderUnavailable(f"timeout after {self._timeout:g}s ({type(exc).__name__})") from exc
+                raise ProviderUnavailable(
+                    f"timeout after {self._timeout:g}s ({type(exc).__name__})"
+                ) from exc
             raise ProviderError(f"gemini call failed: {describe(exc)}") from exc
         usage = response.usage_metadata
         if usage is not None:

@@ -52,8 +52,13 @@ class OpenAIProvider(RemoteProvider):
         schema_lengths: bool | None = None,
     ) -> None:
         super().__init__(
-            model=model, timeout_s=timeout_s, concurrency=concurrency, prices=prices,
-            schema_lengths=(not is_openai_cloud(base_url)) if schema_lengths is None else schema_lengths,
+            model=model,
+            timeout_s=timeout_s,
+            concurrency=concurrency,
+            prices=prices,
+            schema_lengths=(not is_openai_cloud(base_url))
+            if schema_lengths is None
+            else schema_lengths,
         )
         self._api_key = api_key
         self._base = base_url.rstrip("/")
@@ -73,7 +78,9 @@ class OpenAIProvider(RemoteProvider):
         if self._n_ctx is _UNKNOWN:
             async with self._probe_lock:
                 if self._n_ctx is _UNKNOWN:
-                    self._n_ctx = None if is_openai_cloud(self._base) else await self._probe_context()
+                    self._n_ctx = (
+                        None if is_openai_cloud(self._base) else await self._probe_context()
+                    )
         return self._n_ctx  # type: ignore[return-value]
 
     async def _probe_context(self) -> int | None:
@@ -84,15 +91,25 @@ class OpenAIProvider(RemoteProvider):
                 response = await client.get(root + "/props", headers=headers)  # llama.cpp
                 if response.status_code == 200:
                     body = response.json()
-                    n_ctx = (body.get("default_generation_settings") or {}).get("n_ctx") or body.get("n_ctx")
+                    n_ctx = (body.get("default_generation_settings") or {}).get(
+                        "n_ctx"
+                    ) or body.get("n_ctx")
                     if isinstance(n_ctx, int) and n_ctx > 0:
                         return n_ctx
                 response = await client.get(self._base + "/models", headers=headers)  # vLLM
                 if response.status_code == 200:
                     models = response.json().get("data") or []
                     for model in models:
-                        size = model.get("max_model_len") or model.get("context_length") or (model.get("meta") or {}).get("n_ctx")
-                        if isinstance(size, int) and size > 0 and (model.get("id") == self.model or len(models) == 1):
+                        size = (
+                            model.get("max_model_len")
+                            or model.get("context_length")
+                            or (model.get("meta") or {}).get("n_ctx")
+                        )
+                        if (
+                            isinstance(size, int)
+                            and size > 0
+                            and (model.get("id") == self.model or len(models) == 1)
+                        ):
                             return size
         except (httpx.HTTPError, ValueError, AttributeError):
             return None
@@ -108,7 +125,9 @@ class OpenAIProvider(RemoteProvider):
         max_tokens = max(16, min(self.max_output_tokens, n_ctx // 3))
         return max_tokens, n_ctx - max_tokens - CONTEXT_MARGIN_TOKENS
 
-    def _fit(self, messages: list[Message], budget: int | None, chars_per_token: float) -> list[Message]:
+    def _fit(
+        self, messages: list[Message], budget: int | None, chars_per_token: float
+    ) -> list[Message]:
         if budget is None:
             return messages
         try:
@@ -118,13 +137,17 @@ class OpenAIProvider(RemoteProvider):
         self.trimmed_chars += cut
         return fitted
 
-    async def _complete(self, messages: list[Message], schema_name: str, schema: dict[str, Any]) -> str:
+    async def _complete(
+        self, messages: list[Message], schema_name: str, schema: dict[str, Any]
+    ) -> str:
         n_ctx = await self.context_tokens()
         max_tokens, budget = self._budget(n_ctx)
         sent = self._fit(messages, budget, self.chars_per_token)
         response = await self._post(sent, schema_name, schema, max_tokens)
         refusal = _context_refusal(response)
-        if refusal is not None:  # the context was unknown or the estimate too generous: once more, tighter
+        if (
+            refusal is not None
+        ):  # the context was unknown or the estimate too generous: once more, tighter
             refused_ctx, prompt_tokens = refusal
             n_ctx = refused_ctx or n_ctx or 4096
             self._n_ctx = n_ctx
@@ -133,12 +156,18 @@ class OpenAIProvider(RemoteProvider):
             # the server counted the prompt: its own characters per token, with a margin
             ratio = 0.9 * chars / prompt_tokens if prompt_tokens else self.chars_per_token * 0.6
             response = await self._post(
-                self._fit(messages, budget, min(ratio, self.chars_per_token)), schema_name, schema, max_tokens
+                self._fit(messages, budget, min(ratio, self.chars_per_token)),
+                schema_name,
+                schema,
+                max_tokens,
             )
         if response.status_code == 429 or response.status_code >= 500:
             raise ProviderUnavailable(f"HTTP {response.status_code}", status=response.status_code)
         if response.status_code >= 400:
-            raise ProviderError(f"HTTP {response.status_code}: {_error_message(response)}", status=response.status_code)
+            raise ProviderError(
+                f"HTTP {response.status_code}: {_error_message(response)}",
+                status=response.status_code,
+            )
         try:
             body = response.json()
             choice = body["choices"][0]
@@ -146,12 +175,18 @@ class OpenAIProvider(RemoteProvider):
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise ProviderError(f"malformed chat completion: {describe(exc)}") from exc
         used = body.get("usage") or {}
-        self._used(used.get("prompt_tokens"), used.get("completion_tokens"), truncated=choice.get("finish_reason") == "length")
+        self._used(
+            used.get("prompt_tokens"),
+            used.get("completion_tokens"),
+            truncated=choice.get("finish_reason") == "length",
+        )
         if message.get("refusal"):
             raise ProviderError(f"refused: {str(message['refusal'])[:200]}")
         return message.get("content") or ""
 
-    async def _post(self, messages: list[Message], schema_name: str, schema: dict[str, Any], max_tokens: int) -> httpx.Response:
+    async def _post(
+        self, messages: list[Message], schema_name: str, schema: dict[str, Any], max_tokens: int
+    ) -> httpx.Response:
         payload = {
             "model": self.model,
             "messages": messages,
@@ -166,7 +201,9 @@ class OpenAIProvider(RemoteProvider):
             async with self._client() as client:
                 return await client.post(self._url, json=payload, headers=self._headers())
         except httpx.TimeoutException as exc:
-            raise ProviderUnavailable(f"timeout after {self._timeout:g}s ({type(exc).__name__})") from exc
+            raise ProviderUnavailable(
+                f"timeout after {self._timeout:g}s ({type(exc).__name__})"
+            ) from exc
         except httpx.TransportError as exc:
             raise ProviderUnavailable(f"transport error: {describe(exc)}") from exc
 
@@ -183,11 +220,15 @@ def _context_refusal(response: httpx.Response) -> tuple[int, int] | None:
     if not isinstance(error, dict):
         return None
     text = f"{error.get('type', '')} {error.get('message', '')}".lower()
-    if "context" not in text or not any(word in text for word in ("exceed", "too long", "maximum", "longer")):
+    if "context" not in text or not any(
+        word in text for word in ("exceed", "too long", "maximum", "longer")
+    ):
         return None
     n_ctx, n_prompt = error.get("n_ctx"), error.get("n_prompt_tokens")
-    return (n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else 0,
-            n_prompt if isinstance(n_prompt, int) and n_prompt > 0 else 0)
+    return (
+        n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else 0,
+        n_prompt if isinstance(n_prompt, int) and n_prompt > 0 else 0,
+    )
 
 
 def _error_message(response: httpx.Response) -> str:

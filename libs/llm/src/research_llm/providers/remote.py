@@ -27,7 +27,9 @@ from research_llm.schema import ClaimDraft, ClaimForReview, EvidenceDoc, Support
 
 Answer = TypeVar("Answer", bound=BaseModel)
 Message = dict[str, str]
-_TOKENS: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("research_llm_request_tokens", default=None)
+_TOKENS: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
+    "research_llm_request_tokens", default=None
+)
 
 
 class RemoteProvider:
@@ -50,9 +52,13 @@ class RemoteProvider:
         self._limit = asyncio.Semaphore(max(1, concurrency))
         self._prices = dict(prices or {})
         self.schema_lengths = schema_lengths
-        self._truncated: contextvars.ContextVar[bool] = contextvars.ContextVar(f"truncated_{id(self)}", default=False)
+        self._truncated: contextvars.ContextVar[bool] = contextvars.ContextVar(
+            f"truncated_{id(self)}", default=False
+        )
 
-    def _used(self, tokens_in: int | None, tokens_out: int | None, *, truncated: bool = False) -> None:
+    def _used(
+        self, tokens_in: int | None, tokens_out: int | None, *, truncated: bool = False
+    ) -> None:
         """What the API reported for the request in flight (`usage` / `usageMetadata`, and whether
         the answer stopped at `max_tokens`)."""
         metrics.tokens(self.name, tokens_in, tokens_out)
@@ -62,10 +68,14 @@ class RemoteProvider:
             slot[1] += tokens_out or 0
             slot[2] = int(truncated)
 
-    async def _request(self, messages: list[Message], schema_name: str, schema: dict[str, Any]) -> str:
+    async def _request(
+        self, messages: list[Message], schema_name: str, schema: dict[str, Any]
+    ) -> str:
         """One request: within the provider's concurrency limit, the per-request timeout (or what
         is left of the run's budget, if less) and accounted in the call's and the run's usage."""
-        timeout = self._timeout * 2 + 5.0  # the HTTP timeout is per read (and SDK set-up is outside it): this bounds the whole request
+        timeout = (
+            self._timeout * 2 + 5.0
+        )  # the HTTP timeout is per read (and SDK set-up is outside it): this bounds the whole request
         spent = usage.exhausted()
         if spent:
             raise ProviderUnavailable(spent)
@@ -77,19 +87,33 @@ class RemoteProvider:
             clock = usage.Stopwatch()
             token = _TOKENS.set(slot)
             try:
-                return await asyncio.wait_for(self._complete(messages, schema_name, schema), timeout)
+                return await asyncio.wait_for(
+                    self._complete(messages, schema_name, schema), timeout
+                )
             except TimeoutError as exc:
-                raise ProviderUnavailable(f"timeout after {timeout:g}s (no complete answer)") from exc
+                raise ProviderUnavailable(
+                    f"timeout after {timeout:g}s (no complete answer)"
+                ) from exc
             finally:
                 _TOKENS.reset(token)
                 self._truncated.set(bool(slot[2]))
-                usage.record(self.name, self.model, slot[0], slot[1],
-                             usage.price(self._prices, self.model, slot[0], slot[1]), clock())
+                usage.record(
+                    self.name,
+                    self.model,
+                    slot[0],
+                    slot[1],
+                    usage.price(self._prices, self.model, slot[0], slot[1]),
+                    clock(),
+                )
 
-    async def _complete(self, messages: list[Message], schema_name: str, schema: dict[str, Any]) -> str:
+    async def _complete(
+        self, messages: list[Message], schema_name: str, schema: dict[str, Any]
+    ) -> str:
         raise NotImplementedError
 
-    async def draft_claim(self, question: str, entity: str | None, evidence: list[EvidenceDoc]) -> ClaimDraft:
+    async def draft_claim(
+        self, question: str, entity: str | None, evidence: list[EvidenceDoc]
+    ) -> ClaimDraft:
         prompt = prompts.researcher_prompt(question, entity, evidence)
         draft = await self.answer(prompt, ClaimDraft, "claim_draft")
         return ClaimDraft(
@@ -97,13 +121,18 @@ class RemoteProvider:
             entity=prompt.restore(draft.entity),
             confidence=draft.confidence,
             supports=[
-                SupportDraft(source_id=s.source_id, quote=prompt.restore(s.quote), locator=s.locator)
+                SupportDraft(
+                    source_id=s.source_id, quote=prompt.restore(s.quote), locator=s.locator
+                )
                 for s in draft.supports
             ],
         )
 
     async def judge_claim(
-        self, candidate: ClaimForReview, active: list[ClaimForReview], evidence: list[EvidenceDoc] | None
+        self,
+        candidate: ClaimForReview,
+        active: list[ClaimForReview],
+        evidence: list[EvidenceDoc] | None,
     ) -> CriticVerdict:
         prompt = prompts.critic_prompt(candidate, active, evidence)
         answer = await self.answer(prompt, VerdictDraft, "critic_verdict")
@@ -137,9 +166,13 @@ class RemoteProvider:
             return parse(text, shape)
         except InvalidResponse as first:
             reason = first.reason
-            if self._truncated.get():  # cut off at max_tokens: the retry must be shorter, not just valid
-                reason = "the answer was cut off at the token limit before the JSON ended. Answer with fewer items " \
-                         "and shorter strings. " + reason
+            if (
+                self._truncated.get()
+            ):  # cut off at max_tokens: the retry must be shorter, not just valid
+                reason = (
+                    "the answer was cut off at the token limit before the JSON ended. Answer with fewer items "
+                    "and shorter strings. " + reason
+                )
             messages += [
                 {"role": "assistant", "content": text[:1000]},
                 {"role": "user", "content": prompts.correction(reason)},
@@ -160,7 +193,9 @@ def parse(text: str, shape: type[Answer]) -> Answer:
     try:
         return shape.model_validate_json(body)
     except ValidationError as exc:
-        errors = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()[:8])
+        errors = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()[:8]
+        )
         raise InvalidResponse(errors or "invalid JSON") from exc
 
 

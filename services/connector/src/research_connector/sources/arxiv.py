@@ -32,13 +32,16 @@ def _entry(entry: Element) -> SourceHit:
     primary = entry.find("arxiv:primary_category", NS)
     doi = (entry.findtext("arxiv:doi", "", NS) or "").strip().lower() or None
     pdf = next(
-        (link.get("href") for link in entry.findall("atom:link", NS) if link.get("title") == "pdf"), None
+        (link.get("href") for link in entry.findall("atom:link", NS) if link.get("title") == "pdf"),
+        None,
     )
     return SourceHit(
         source_id=f"arxiv:{arxiv_id}",
         source="arxiv",
         title=clean_text(entry.findtext("atom:title", "", NS)),
-        authors=[clean_text(a.findtext("atom:name", "", NS)) for a in entry.findall("atom:author", NS)],
+        authors=[
+            clean_text(a.findtext("atom:name", "", NS)) for a in entry.findall("atom:author", NS)
+        ],
         venue="arXiv",
         year=when.year if when else None,
         date=when,

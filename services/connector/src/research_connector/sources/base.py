@@ -38,7 +38,15 @@ from research_platform.logging import get_logger
 log = get_logger(__name__)
 
 # What a parser raises when a payload is not the documented shape.
-PARSE_ERRORS = (json.JSONDecodeError, ParseError, KeyError, TypeError, ValueError, AttributeError, IndexError)
+PARSE_ERRORS = (
+    json.JSONDecodeError,
+    ParseError,
+    KeyError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    IndexError,
+)
 
 
 @dataclass
@@ -113,7 +121,9 @@ class Source(ABC):
         return {}
 
     # --- the interface ---------------------------------------------------------------------
-    async def search(self, query: str, filters: TaskFilters | None = None, limit: int = 10) -> list[SourceHit]:
+    async def search(
+        self, query: str, filters: TaskFilters | None = None, limit: int = 10
+    ) -> list[SourceHit]:
         """Hits for `query` (empty when the source degraded or the query was refused)."""
         return (await self.lookup(query, filters, limit)).hits
 
@@ -133,7 +143,9 @@ class Source(ABC):
             hit = await self._fetch(source_id)
         except SourceDegraded as exc:
             await self._settle(exc.reason)
-            await self.incidents.degraded(self.name, exc.reason, operation="fetch", detail=self.http.redact(exc.detail))
+            await self.incidents.degraded(
+                self.name, exc.reason, operation="fetch", detail=self.http.redact(exc.detail)
+            )
             return None
         except PARSE_ERRORS as exc:
             await self._settle("malformed_payload")
@@ -143,7 +155,9 @@ class Source(ABC):
         await self._remember(key, request, [hit] if hit else [])
         return hit
 
-    async def lookup(self, query: str, filters: TaskFilters | None = None, limit: int = 10) -> SourceAnswer:
+    async def lookup(
+        self, query: str, filters: TaskFilters | None = None, limit: int = 10
+    ) -> SourceAnswer:
         """Search with the full outcome: hits, degraded reason, cache use (see module docstring)."""
         filters = filters or TaskFilters()
         kinds = find_identifiers(query)
@@ -173,7 +187,9 @@ class Source(ABC):
             found = await self._search(query, filters, limit)
         except SourceDegraded as exc:
             await self._settle(exc.reason)
-            await self.incidents.degraded(self.name, exc.reason, detail=self.http.redact(exc.detail))
+            await self.incidents.degraded(
+                self.name, exc.reason, detail=self.http.redact(exc.detail)
+            )
             return SourceAnswer(self.name, degraded=exc.reason)
         except PARSE_ERRORS as exc:
             await self._settle("malformed_payload")
@@ -196,7 +212,10 @@ class Source(ABC):
     async def _report_malformed(self, exc: BaseException, operation: str) -> None:
         detail = exc.detail if isinstance(exc, MalformedPayload) else f"{type(exc).__name__}: {exc}"
         await self.incidents.degraded(
-            self.name, "malformed_payload", operation=operation, detail=self.http.redact(detail)[:300]
+            self.name,
+            "malformed_payload",
+            operation=operation,
+            detail=self.http.redact(detail)[:300],
         )
 
     async def _report_configuration(self, problem: str, operation: str) -> None:

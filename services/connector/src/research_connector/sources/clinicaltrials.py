@@ -95,6 +95,9 @@ class ClinicalTrialsSource(Source):
         if not nct.startswith("NCT"):
             return None
         response = await self.http.request_or_none(
-            "GET", f"{self.settings.base_url}/studies/{nct}", params={"format": "json"}, headers=self._headers()
+            "GET",
+            f"{self.settings.base_url}/studies/{nct}",
+            params={"format": "json"},
+            headers=self._headers(),
         )
         return parse_study(json_body(response)) if response is not None else None

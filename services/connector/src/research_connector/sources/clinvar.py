@@ -35,7 +35,9 @@ def parse_clinvar_summary(payload: dict[str, Any]) -> list[SourceHit]:
             for trait in (significance.get("trait_set") or doc.get("trait_set") or [])
             if isinstance(trait, dict) and trait.get("trait_name")
         ]
-        genes = [g.get("symbol") for g in doc.get("genes", []) if isinstance(g, dict) and g.get("symbol")]
+        genes = [
+            g.get("symbol") for g in doc.get("genes", []) if isinstance(g, dict) and g.get("symbol")
+        ]
         accession = doc.get("accession") or ""
         last_evaluated = significance.get("last_evaluated") or ""
         title = clean_text(doc.get("title"))
@@ -51,7 +53,9 @@ def parse_clinvar_summary(payload: dict[str, Any]) -> list[SourceHit]:
                     part
                     for part in (
                         title,
-                        f"clinical significance: {significance.get('description')}" if significance else "",
+                        f"clinical significance: {significance.get('description')}"
+                        if significance
+                        else "",
                         f"conditions: {', '.join(traits)}" if traits else "",
                     )
                     if part
@@ -90,7 +94,9 @@ class ClinVarSource(Source):
         response = await self.http.request(
             "GET",
             f"{self.settings.base_url}/esearch.fcgi",
-            params=eutils_params(self.settings, db="clinvar", term=query, retmax=limit, retmode="json"),
+            params=eutils_params(
+                self.settings, db="clinvar", term=query, retmax=limit, retmode="json"
+            ),
         )
         return await self._summaries(parse_esearch(response.content))
 

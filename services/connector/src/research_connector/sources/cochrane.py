@@ -16,7 +16,9 @@ from research_contracts import SourceHit
 
 def count_review_types(hits: list[SourceHit]) -> dict[str, int]:
     """How many hits of each review type (`unknown` when the record does not say)."""
-    counted = Counter(str(hit.metadata.get("review_type") or "unknown").strip().lower() for hit in hits)
+    counted = Counter(
+        str(hit.metadata.get("review_type") or "unknown").strip().lower() for hit in hits
+    )
     return dict(sorted(counted.items()))
 
 

@@ -14,7 +14,9 @@ class CorpusSource:
 
     name = "corpus"
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], settings: CorpusSettings) -> None:
+    def __init__(
+        self, sessions: async_sessionmaker[AsyncSession], settings: CorpusSettings
+    ) -> None:
         self._sessions = sessions
         self._settings = settings
 
@@ -22,10 +24,13 @@ class CorpusSource:
         self, query: str, filters: TaskFilters | None = None, limit: int = 10, mode: str = "hybrid"
     ) -> list[SourceHit]:
         wanted = SearchFilters(
-            year_from=filters.year_from if filters else None, year_to=filters.year_to if filters else None
+            year_from=filters.year_from if filters else None,
+            year_to=filters.year_to if filters else None,
         )
         async with self._sessions() as session:
-            papers = await search(session, query, k=limit, mode=mode, filters=wanted, settings=self._settings)
+            papers = await search(
+                session, query, k=limit, mode=mode, filters=wanted, settings=self._settings
+            )
         return [
             SourceHit(
                 source_id=f"corpus:{paper.external_id}",

@@ -28,7 +28,13 @@ FULL_RECORD_MARKERS = ("indexed", "type", "deposited")
 def normalise_doi(doi: str) -> str:
     """`https://doi.org/10.1/AbC` → `10.1/abc` (DOIs are case-insensitive)."""
     doi = doi.strip()
-    for prefix in ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "doi:"):
+    for prefix in (
+        "https://doi.org/",
+        "http://doi.org/",
+        "https://dx.doi.org/",
+        "http://dx.doi.org/",
+        "doi:",
+    ):
         if doi.lower().startswith(prefix):
             doi = doi[len(prefix) :]
     return doi.lower()
@@ -50,7 +56,9 @@ def _date_parts(work: dict[str, Any]) -> tuple[int | None, date | None]:
 
 def retraction_status(work: dict[str, Any]) -> tuple[bool | None, list[str]]:
     """(retracted True/False/None-for-unknown, the update types CrossRef lists for the work)."""
-    updates = [str(u.get("type", "")).lower() for u in work.get("updated-by", []) if isinstance(u, dict)]
+    updates = [
+        str(u.get("type", "")).lower() for u in work.get("updated-by", []) if isinstance(u, dict)
+    ]
     title = " ".join(work.get("title") or [])
     if set(updates) & RETRACTING_UPDATES or title.upper().startswith(("RETRACTED", "WITHDRAWN")):
         return True, updates
@@ -65,11 +73,15 @@ def parse_work(work: dict[str, Any]) -> SourceHit:
     year, when = _date_parts(work)
     retracted, updates = retraction_status(work)
     notice_of = [
-        u.get("DOI") for u in work.get("update-to", []) if str(u.get("type", "")).lower() in RETRACTING_UPDATES
+        u.get("DOI")
+        for u in work.get("update-to", [])
+        if str(u.get("type", "")).lower() in RETRACTING_UPDATES
     ]
     authors = []
     for author in work.get("author", []):
-        name = " ".join(part for part in (author.get("given"), author.get("family")) if part) or author.get("name")
+        name = " ".join(
+            part for part in (author.get("given"), author.get("family")) if part
+        ) or author.get("name")
         if name:
             authors.append(name)
     return SourceHit(

@@ -30,7 +30,11 @@ def _plain(value: Any) -> str:
 
 
 def _authors(entry: dict[str, Any]) -> list[str]:
-    block = (entry.get("authors") or {}).get("author") if isinstance(entry.get("authors"), dict) else None
+    block = (
+        (entry.get("authors") or {}).get("author")
+        if isinstance(entry.get("authors"), dict)
+        else None
+    )
     if block:
         return [_plain(a) for a in (block if isinstance(block, list) else [block]) if _plain(a)]
     creator = _plain(entry.get("dc:creator"))
@@ -49,7 +53,12 @@ def parse_entry(entry: dict[str, Any]) -> SourceHit:
     except ValueError:
         when = None
     link = next(
-        (l.get("@href") for l in entry.get("link", []) if isinstance(l, dict) and l.get("@ref") == "scidir"), None
+        (
+            l.get("@href")
+            for l in entry.get("link", [])
+            if isinstance(l, dict) and l.get("@ref") == "scidir"
+        ),
+        None,
     )
     return SourceHit(
         source_id=f"doi:{doi}" if doi else f"elsevier:{pii}",
@@ -62,7 +71,10 @@ def parse_entry(entry: dict[str, Any]) -> SourceHit:
         url=link or _plain(entry.get("prism:url")) or None,
         abstract=_plain(entry.get("dc:description") or entry.get("prism:teaser")),
         doi=doi,
-        metadata={"pii": pii or None, "open_access": entry.get("openaccess") in (True, "true", "1", 1)},
+        metadata={
+            "pii": pii or None,
+            "open_access": entry.get("openaccess") in (True, "true", "1", 1),
+        },
     )
 
 
@@ -88,7 +100,10 @@ class ElsevierSource(PublisherSource):
         if filters.year_from or filters.year_to:
             params["date"] = f"{filters.year_from or 1823}-{filters.year_to or 2999}"
         response = await self.http.request(
-            "GET", f"{self.settings.base_url}{self.settings.search_path}", params=params, headers=self._headers()
+            "GET",
+            f"{self.settings.base_url}{self.settings.search_path}",
+            params=params,
+            headers=self._headers(),
         )
         return parse_search(json_body(response))
 
@@ -100,7 +115,9 @@ class ElsevierSource(PublisherSource):
         else:
             return None
         response = await self.http.request(
-            "GET", f"{self.settings.base_url}{self.settings.search_path}", params={"query": query, "count": 1},
+            "GET",
+            f"{self.settings.base_url}{self.settings.search_path}",
+            params={"query": query, "count": 1},
             headers=self._headers(),
         )
         found = parse_search(json_body(response))

@@ -34,8 +34,14 @@ def parse_record(record: dict[str, Any]) -> SourceHit:
     """One `resultList.result` record as a hit."""
     journal = (record.get("journalInfo") or {}).get("journal") or {}
     authors = [
-        a.get("fullName") for a in (record.get("authorList") or {}).get("author", []) if a.get("fullName")
-    ] or [name.strip() for name in (record.get("authorString") or "").rstrip(".").split(",") if name.strip()]
+        a.get("fullName")
+        for a in (record.get("authorList") or {}).get("author", [])
+        if a.get("fullName")
+    ] or [
+        name.strip()
+        for name in (record.get("authorString") or "").rstrip(".").split(",")
+        if name.strip()
+    ]
     types = list((record.get("pubTypeList") or {}).get("pubType", []))
     year = record.get("pubYear")
     doi = record.get("doi")
@@ -76,7 +82,9 @@ class EuropePmcSource(Source):
     async def _search(self, query: str, filters: TaskFilters, limit: int) -> list[SourceHit]:
         text = query
         if filters.year_from or filters.year_to:
-            text = f"({query}) AND PUB_YEAR:[{filters.year_from or 1800} TO {filters.year_to or 3000}]"
+            text = (
+                f"({query}) AND PUB_YEAR:[{filters.year_from or 1800} TO {filters.year_to or 3000}]"
+            )
         response = await self.http.request(
             "GET",
             f"{self.settings.base_url}/search",
@@ -95,7 +103,9 @@ class EuropePmcSource(Source):
         else:
             return None
         response = await self.http.request(
-            "GET", f"{self.settings.base_url}/search", params={"query": query, "format": "json", "resultType": "core"}
+            "GET",
+            f"{self.settings.base_url}/search",
+            params={"query": query, "format": "json", "resultType": "core"},
         )
         found = parse_search(json_body(response))
         return found[0] if found else None

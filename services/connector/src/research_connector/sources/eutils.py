@@ -17,7 +17,12 @@ from research_connector.errors import MalformedPayload, SourceReportedError
 from research_connector.settings import PubMedSettings
 from research_contracts import TaskFilters
 
-MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
+MONTHS = {
+    m: i
+    for i, m in enumerate(
+        ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1
+    )
+}
 
 
 def eutils_params(settings: PubMedSettings, **params: Any) -> dict[str, Any]:
@@ -59,10 +64,16 @@ def parse_esearch(body: bytes | str) -> list[str]:
     error = root.findtext("ERROR")
     if error:
         raise SourceReportedError(error[:200])
-    return [(node.text or "").strip() for node in root.findall("./IdList/Id") if (node.text or "").strip()]
+    return [
+        (node.text or "").strip()
+        for node in root.findall("./IdList/Id")
+        if (node.text or "").strip()
+    ]
 
 
-def partial_date(year: str | None, month: str | None = None, day: str | None = None) -> tuple[int | None, date | None]:
+def partial_date(
+    year: str | None, month: str | None = None, day: str | None = None
+) -> tuple[int | None, date | None]:
     """(year, full date when year, month and day are all known) from E-utilities date parts."""
     if not year or not year.strip()[:4].isdigit():
         return None, None

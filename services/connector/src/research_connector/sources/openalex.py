@@ -50,7 +50,9 @@ def parse_work(work: dict[str, Any]) -> SourceHit:
         venue=((primary.get("source") or {}).get("display_name")) or None,
         year=work.get("publication_year"),
         date=when,
-        url=primary.get("landing_page_url") or work.get("id") or (f"https://doi.org/{doi}" if doi else None),
+        url=primary.get("landing_page_url")
+        or work.get("id")
+        or (f"https://doi.org/{doi}" if doi else None),
         abstract=abstract_from_index(work.get("abstract_inverted_index")),
         score=work.get("relevance_score"),
         doi=doi,
@@ -96,5 +98,7 @@ class OpenAlexSource(Source):
             ident = f"https://doi.org/{quote(normalise_doi(source_id), safe='/')}"
         else:
             return None
-        response = await self.http.request_or_none("GET", f"{self.settings.base_url}/works/{ident}", params=self._params())
+        response = await self.http.request_or_none(
+            "GET", f"{self.settings.base_url}/works/{ident}", params=self._params()
+        )
         return parse_works(json_body(response))[0] if response is not None else None

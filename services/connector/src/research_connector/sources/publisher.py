@@ -71,7 +71,11 @@ def map_record(record: dict[str, Any], settings: PublisherSettings, source: str)
         except ValueError:
             when = None
     raw_year = dig(record, fields["year"]) if "year" in fields else None
-    year = int(raw_year) if isinstance(raw_year, int) or (isinstance(raw_year, str) and raw_year.isdigit()) else None
+    year = (
+        int(raw_year)
+        if isinstance(raw_year, int) or (isinstance(raw_year, str) and raw_year.isdigit())
+        else None
+    )
     return SourceHit(
         source_id=f"{settings.id_prefix}{ident}" if settings.id_prefix else f"{source}:{ident}",
         source=source,
@@ -91,7 +95,9 @@ def parse_records(payload: Any, settings: PublisherSettings, source: str) -> lis
     """Every record found at `results_path` of a publisher answer."""
     records = dig(payload, settings.results_path) if settings.results_path else payload
     if not isinstance(records, list):
-        raise MalformedPayload(f"{source}: `{settings.results_path or '<top level>'}` is not a list")
+        raise MalformedPayload(
+            f"{source}: `{settings.results_path or '<top level>'}` is not a list"
+        )
     return [map_record(record, settings, source) for record in records]
 
 
@@ -111,10 +117,16 @@ class PublisherSource(Source):
         assert self.settings.api_key is not None
         key = self.settings.api_key.get_secret_value()
         scheme = self.settings.auth_scheme.strip()
-        return {self.settings.auth_header: f"{scheme} {key}" if scheme else key, "Accept": "application/json"}
+        return {
+            self.settings.auth_header: f"{scheme} {key}" if scheme else key,
+            "Accept": "application/json",
+        }
 
     async def _search(self, query: str, filters: TaskFilters, limit: int) -> list[SourceHit]:
-        params: dict[str, Any] = {self.settings.query_param: query, self.settings.limit_param: limit}
+        params: dict[str, Any] = {
+            self.settings.query_param: query,
+            self.settings.limit_param: limit,
+        }
         if self.settings.journals and self.settings.journal_param:
             params[self.settings.journal_param] = list(self.settings.journals)
         if filters.year_from:
@@ -122,14 +134,23 @@ class PublisherSource(Source):
         if filters.year_to:
             params["year_to"] = filters.year_to
         response = await self.http.request(
-            "GET", f"{self.settings.base_url}{self.settings.search_path}", params=params, headers=self._headers()
+            "GET",
+            f"{self.settings.base_url}{self.settings.search_path}",
+            params=params,
+            headers=self._headers(),
         )
         return parse_records(json_body(response), self.settings, self.name)
 
     async def _fetch(self, source_id: str) -> SourceHit | None:
-        ident = source_id.removeprefix(self.settings.id_prefix) if self.settings.id_prefix else source_id.partition(":")[2]
+        ident = (
+            source_id.removeprefix(self.settings.id_prefix)
+            if self.settings.id_prefix
+            else source_id.partition(":")[2]
+        )
         path = self.settings.fetch_path.format(id=ident)
-        response = await self.http.request_or_none("GET", f"{self.settings.base_url}{path}", headers=self._headers())
+        response = await self.http.request_or_none(
+            "GET", f"{self.settings.base_url}{path}", headers=self._headers()
+        )
         if response is None:
             return None
         payload = json_body(response)

@@ -15,7 +15,13 @@ from xml.etree.ElementTree import Element
 from research_connector.errors import MalformedPayload
 from research_connector.settings import PubMedSettings
 from research_connector.sources.base import Source, clean_text, json_body
-from research_connector.sources.eutils import date_params, eutils_params, parse_esearch, partial_date, year_of
+from research_connector.sources.eutils import (
+    date_params,
+    eutils_params,
+    parse_esearch,
+    partial_date,
+    year_of,
+)
 from research_contracts import SourceHit, TaskFilters
 
 RETRACTED_TYPES = {"retracted publication"}
@@ -33,7 +39,10 @@ def _authors(article: Element) -> list[str]:
         if collective:
             names.append(clean_text(collective))
             continue
-        last, fore = author.findtext("LastName"), author.findtext("ForeName") or author.findtext("Initials")
+        last, fore = (
+            author.findtext("LastName"),
+            author.findtext("ForeName") or author.findtext("Initials"),
+        )
         if last:
             names.append(f"{fore} {last}".strip() if fore else last)
     return names
@@ -55,12 +64,19 @@ def parse_pubmed_article(node: Element) -> SourceHit:
         for n in node.findall("./PubmedData/ArticleIdList/ArticleId")
     }
     doi = ids.get("doi") or next(
-        ((n.text or "").strip() for n in article.findall("ELocationID") if n.get("EIdType") == "doi"), None
+        (
+            (n.text or "").strip()
+            for n in article.findall("ELocationID")
+            if n.get("EIdType") == "doi"
+        ),
+        None,
     )
     pub_date = article.find("./Journal/JournalIssue/PubDate")
     year, when = (None, None)
     if pub_date is not None:
-        year, when = partial_date(pub_date.findtext("Year"), pub_date.findtext("Month"), pub_date.findtext("Day"))
+        year, when = partial_date(
+            pub_date.findtext("Year"), pub_date.findtext("Month"), pub_date.findtext("Day")
+        )
         year = year or year_of(pub_date.findtext("MedlineDate"))
     sections = []
     for part in article.findall("./Abstract/AbstractText"):
@@ -69,7 +85,9 @@ def parse_pubmed_article(node: Element) -> SourceHit:
     types = [clean_text(t.text) for t in article.findall("./PublicationTypeList/PublicationType")]
     lowered = {t.lower() for t in types}
     retraction_in = [
-        c for c in citation.findall("./CommentsCorrectionsList/CommentsCorrections") if c.get("RefType") == "RetractionIn"
+        c
+        for c in citation.findall("./CommentsCorrectionsList/CommentsCorrections")
+        if c.get("RefType") == "RetractionIn"
     ]
     return SourceHit(
         source_id=f"pmid:{pmid}",
@@ -89,7 +107,10 @@ def parse_pubmed_article(node: Element) -> SourceHit:
             "retracted": bool(lowered & RETRACTED_TYPES) or bool(retraction_in),
             "retraction_notice": bool(lowered & NOTICE_TYPES),
             "keywords": [clean_text(k.text) for k in citation.findall("./KeywordList/Keyword")],
-            "mesh_terms": [clean_text(d.text) for d in citation.findall("./MeshHeadingList/MeshHeading/DescriptorName")],
+            "mesh_terms": [
+                clean_text(d.text)
+                for d in citation.findall("./MeshHeadingList/MeshHeading/DescriptorName")
+            ],
             "status": citation.get("Status"),
         },
     )
@@ -147,11 +168,17 @@ class PubMedSource(Source):
         base = self.settings.base_url
         if self.settings.detail == "summary":
             response = await self.http.request(
-                "GET", f"{base}/esummary.fcgi", params=eutils_params(self.settings, db="pubmed", id=",".join(pmids), retmode="json")
+                "GET",
+                f"{base}/esummary.fcgi",
+                params=eutils_params(
+                    self.settings, db="pubmed", id=",".join(pmids), retmode="json"
+                ),
             )
             return parse_esummary(json_body(response))
         response = await self.http.request(
-            "GET", f"{base}/efetch.fcgi", params=eutils_params(self.settings, db="pubmed", id=",".join(pmids), retmode="xml")
+            "GET",
+            f"{base}/efetch.fcgi",
+            params=eutils_params(self.settings, db="pubmed", id=",".join(pmids), retmode="xml"),
         )
         hits = {hit.source_id: hit for hit in parse_efetch(response.content)}
         return [hits[f"pmid:{p}"] for p in pmids if f"pmid:{p}" in hits]
@@ -161,7 +188,13 @@ class PubMedSource(Source):
             "GET",
             f"{self.settings.base_url}/esearch.fcgi",
             params=eutils_params(
-                self.settings, db="pubmed", term=query, retmax=limit, retmode="json", sort="relevance", **date_params(filters)
+                self.settings,
+                db="pubmed",
+                term=query,
+                retmax=limit,
+                retmode="json",
+                sort="relevance",
+                **date_params(filters),
             ),
         )
         return await self._records(parse_esearch(response.content))

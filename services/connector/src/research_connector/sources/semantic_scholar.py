@@ -86,11 +86,19 @@ class SemanticScholarSource(Source):
 
     async def _fetch(self, source_id: str) -> SourceHit | None:
         prefix, _, ident = source_id.partition(":")
-        graph_id = {"s2": ident, "doi": f"DOI:{ident}", "pmid": f"PMID:{ident}", "arxiv": f"ARXIV:{ident}"}.get(prefix)
+        graph_id = {
+            "s2": ident,
+            "doi": f"DOI:{ident}",
+            "pmid": f"PMID:{ident}",
+            "arxiv": f"ARXIV:{ident}",
+        }.get(prefix)
         if not graph_id:
             return None
         response = await self.http.request_or_none(
-            "GET", f"{self.settings.base_url}/paper/{graph_id}", params={"fields": FIELDS}, headers=self._headers()
+            "GET",
+            f"{self.settings.base_url}/paper/{graph_id}",
+            params={"fields": FIELDS},
+            headers=self._headers(),
         )
         if response is None:
             return None

@@ -71,7 +71,9 @@ class TavilySource(Source):
     topic: ClassVar[str] = "general"
 
     def configuration_problem(self) -> str | None:
-        return super().configuration_problem() or (None if self.settings.api_key is not None else "not_configured")
+        return super().configuration_problem() or (
+            None if self.settings.api_key is not None else "not_configured"
+        )
 
     def body(self, query: str, filters: TaskFilters, limit: int) -> dict[str, Any]:
         """The documented request body (dates only when the caller set a range)."""
@@ -99,8 +101,15 @@ class TavilySource(Source):
         )
         hits = parse_results(json_body(response), self.name)
         if filters.date_from or filters.date_to:  # Tavily filters by date; undated pages are kept
-            hits = [h for h in hits if h.date is None or (
-                (not filters.date_from or h.date >= filters.date_from) and (not filters.date_to or h.date <= filters.date_to))]
+            hits = [
+                h
+                for h in hits
+                if h.date is None
+                or (
+                    (not filters.date_from or h.date >= filters.date_from)
+                    and (not filters.date_to or h.date <= filters.date_to)
+                )
+            ]
         return hits
 
     async def _fetch(self, source_id: str) -> SourceHit | None:

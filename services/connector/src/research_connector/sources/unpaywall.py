@@ -19,7 +19,8 @@ def parse_work(work: dict[str, Any]) -> SourceHit:
     doi = normalise_doi(work["doi"])
     best = work.get("best_oa_location") or {}
     authors = [
-        " ".join(p for p in (a.get("given"), a.get("family")) if p) for a in work.get("z_authors") or []
+        " ".join(p for p in (a.get("given"), a.get("family")) if p)
+        for a in work.get("z_authors") or []
     ]
     return SourceHit(
         source_id=f"doi:{doi}",
@@ -51,17 +52,23 @@ class UnpaywallSource(Source):
     settings: MailtoSettings
 
     def configuration_problem(self) -> str | None:
-        return super().configuration_problem() or (None if self.settings.mailto else "not_configured")
+        return super().configuration_problem() or (
+            None if self.settings.mailto else "not_configured"
+        )
 
     async def _search(self, query: str, filters: TaskFilters, limit: int) -> list[SourceHit]:
         response = await self.http.request(
-            "GET", f"{self.settings.base_url}/search", params={"query": query, "email": self.settings.mailto}
+            "GET",
+            f"{self.settings.base_url}/search",
+            params={"query": query, "email": self.settings.mailto},
         )
         return parse_search(json_body(response))[:limit]
 
     async def _fetch(self, source_id: str) -> SourceHit | None:
         doi = normalise_doi(source_id)
         response = await self.http.request_or_none(
-            "GET", f"{self.settings.base_url}/{quote(doi, safe='/')}", params={"email": self.settings.mailto}
+            "GET",
+            f"{self.settings.base_url}/{quote(doi, safe='/')}",
+            params={"email": self.settings.mailto},
         )
         return parse_work(json_body(response)) if response is not None else None

@@ -44,8 +44,15 @@ async def signed_in(request: Request) -> Caller | None:
 
 def _sign_in(target: str, key: str, secure: bool) -> Response:
     response = RedirectResponse(target, status_code=303)
-    response.set_cookie(CONSOLE_COOKIE, key, max_age=COOKIE_MAX_AGE_S, httponly=True, samesite="strict",
-                        secure=secure, path="/")
+    response.set_cookie(
+        CONSOLE_COOKIE,
+        key,
+        max_age=COOKIE_MAX_AGE_S,
+        httponly=True,
+        samesite="strict",
+        secure=secure,
+        path="/",
+    )
     return response
 
 
@@ -53,10 +60,15 @@ async def page(request: Request, template: str, **context: Any) -> Response:
     """Render `template` for the signed-in caller, or the sign-in page."""
     caller = await signed_in(request)
     if caller is None:
-        return templates.TemplateResponse(request, "signin.html", {"page": "signin", "caller": None,
-                                                                   "error": request.query_params.get("error")})
+        return templates.TemplateResponse(
+            request,
+            "signin.html",
+            {"page": "signin", "caller": None, "error": request.query_params.get("error")},
+        )
     roles = {role: RANK.get(caller.role, -1) >= rank for role, rank in RANK.items()}
-    return templates.TemplateResponse(request, template, {"caller": caller, "can": roles, **context})
+    return templates.TemplateResponse(
+        request, template, {"caller": caller, "can": roles, **context}
+    )
 
 
 async def _signing_in(request: Request, key: str) -> Response:
@@ -71,8 +83,13 @@ async def _signing_in(request: Request, key: str) -> Response:
     if wait is None:
         return RedirectResponse("/?error=unknown+or+revoked+key", status_code=303)
     error = f"too many failed sign-ins from this address; retry in {wait} s"
-    return templates.TemplateResponse(request, "signin.html", {"page": "signin", "caller": None, "error": error},
-                                      status_code=429, headers={"Retry-After": str(wait)})
+    return templates.TemplateResponse(
+        request,
+        "signin.html",
+        {"page": "signin", "caller": None, "error": error},
+        status_code=429,
+        headers={"Retry-After": str(wait)},
+    )
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -149,5 +166,10 @@ async def schedules(request: Request) -> Response:
 
 @router.get("/operate", response_class=HTMLResponse)
 async def operate(request: Request) -> Response:
-    return await page(request, "operate.html", page="operate", grafana=request.app.state.grafana_url,
-                      dashboards=GRAFANA_DASHBOARDS)
+    return await page(
+        request,
+        "operate.html",
+        page="operate",
+        grafana=request.app.state.grafana_url,
+        dashboards=GRAFANA_DASHBOARDS,
+    )

@@ -38,15 +38,26 @@ def _reason(status: int, detail: Any) -> str:  # noqa: ANN401 - the API's JSON d
         parts = []
         for item in detail:
             if isinstance(item, dict):
-                where = ".".join(str(p) for p in item.get("loc", ()) if p not in ("body", "query", "path"))
-                parts.append(f"{where}: {item.get('msg', item)}" if where else str(item.get("msg", item)))
+                where = ".".join(
+                    str(p) for p in item.get("loc", ()) if p not in ("body", "query", "path")
+                )
+                parts.append(
+                    f"{where}: {item.get('msg', item)}" if where else str(item.get("msg", item))
+                )
             else:
                 parts.append(str(item))
         detail = "; ".join(parts)
     elif isinstance(detail, dict):
         detail = detail.get("detail") or json.dumps(detail, default=str)
-    prefix = {401: "refused (401)", 403: "refused (403)", 404: "not found", 409: "conflict", 422: "invalid input",
-              503: "unavailable", 504: "timed out"}.get(status, f"HTTP {status}")
+    prefix = {
+        401: "refused (401)",
+        403: "refused (403)",
+        404: "not found",
+        409: "conflict",
+        422: "invalid input",
+        503: "unavailable",
+        504: "timed out",
+    }.get(status, f"HTTP {status}")
     return f"{prefix}: {detail}"
 
 
@@ -66,13 +77,22 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         body = await request.aread()
         scope = {
-            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": request.method,
-            "headers": [(k.lower(), v) for k, v in request.headers.raw], "scheme": request.url.scheme,
-            "path": request.url.path, "raw_path": request.url.raw_path.split(b"?")[0],
-            "query_string": request.url.query, "server": (request.url.host, request.url.port or 80),
-            "client": self.client, "root_path": "",
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": request.method,
+            "headers": [(k.lower(), v) for k, v in request.headers.raw],
+            "scheme": request.url.scheme,
+            "path": request.url.path,
+            "raw_path": request.url.raw_path.split(b"?")[0],
+            "query_string": request.url.query,
+            "server": (request.url.host, request.url.port or 80),
+            "client": self.client,
+            "root_path": "",
         }
-        started: asyncio.Future[tuple[int, list[tuple[bytes, bytes]]]] = asyncio.get_running_loop().create_future()
+        started: asyncio.Future[tuple[int, list[tuple[bytes, bytes]]]] = (
+            asyncio.get_running_loop().create_future()
+        )
         chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
         disconnected = asyncio.Event()
         sent_body = False
@@ -111,11 +131,18 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
             disconnected.set()
             task.cancel()
             raise
-        return httpx.Response(status, headers=headers, stream=_QueueStream(chunks, disconnected, task))
+        return httpx.Response(
+            status, headers=headers, stream=_QueueStream(chunks, disconnected, task)
+        )
 
 
 class _QueueStream(httpx.AsyncByteStream):
-    def __init__(self, chunks: asyncio.Queue[bytes | None], disconnected: asyncio.Event, task: asyncio.Task[None]) -> None:
+    def __init__(
+        self,
+        chunks: asyncio.Queue[bytes | None],
+        disconnected: asyncio.Event,
+        task: asyncio.Task[None],
+    ) -> None:
         self.chunks, self.disconnected, self.task = chunks, disconnected, task
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
@@ -153,23 +180,34 @@ class GatewayApi:
         return cls(httpx.AsyncClient(base_url=url.rstrip("/"), headers=headers, timeout=timeout))
 
     @classmethod
-    def in_process(cls, app: Any, key: str | None, client: tuple[str, int] = ("127.0.0.1", 0)) -> GatewayApi:  # noqa: ANN401
+    def in_process(
+        cls, app: Any, key: str | None, client: tuple[str, int] = ("127.0.0.1", 0)
+    ) -> GatewayApi:  # noqa: ANN401
         headers = {"X-API-Key": key} if key else {}
         # Host `localhost`: the app's own `HostGuard` admits loopback names only (and public ones).
-        return cls(httpx.AsyncClient(transport=StreamingASGITransport(app, client), base_url="http://localhost",
-                                     headers=headers, timeout=30.0))
+        return cls(
+            httpx.AsyncClient(
+                transport=StreamingASGITransport(app, client),
+                base_url="http://localhost",
+                headers=headers,
+                timeout=30.0,
+            )
+        )
 
     async def aclose(self) -> None:
         await self.http.aclose()
 
-    async def call(self, method: str, path: str, *, params: dict[str, Any] | None = None,
-                   body: Any = None) -> Any:  # noqa: ANN401 - the API's JSON
+    async def call(
+        self, method: str, path: str, *, params: dict[str, Any] | None = None, body: Any = None
+    ) -> Any:  # noqa: ANN401 - the API's JSON
         """The JSON answer of `method path`; a non-2xx answer raises `ToolFailure` with its reason."""
         query = {k: v for k, v in (params or {}).items() if v is not None}
         try:
             reply = await self.http.request(method, API + path, params=query, json=body)
         except httpx.HTTPError as exc:
-            raise ToolFailure(f"the gateway could not be reached ({type(exc).__name__}: {exc})") from exc
+            raise ToolFailure(
+                f"the gateway could not be reached ({type(exc).__name__}: {exc})"
+            ) from exc
         if reply.is_success:
             return reply.json() if reply.content else None
         try:
@@ -178,11 +216,15 @@ class GatewayApi:
             detail = reply.text[:500]
         raise ToolFailure(_reason(reply.status_code, detail), reply.status_code)
 
-    async def events(self, run_id: str, after: int | None = None) -> AsyncIterator[tuple[int, RunEvent]]:
+    async def events(
+        self, run_id: str, after: int | None = None
+    ) -> AsyncIterator[tuple[int, RunEvent]]:
         """The run's events (stream sequence, event) from `GET /runs/{run_id}/events`, until `done`."""
         headers = {"Last-Event-ID": str(after)} if after else {}
         timeout = httpx.Timeout(30.0, read=None)
-        async with self.http.stream("GET", f"{API}/runs/{run_id}/events", headers=headers, timeout=timeout) as reply:
+        async with self.http.stream(
+            "GET", f"{API}/runs/{run_id}/events", headers=headers, timeout=timeout
+        ) as reply:
             if not reply.is_success:
                 await reply.aread()
                 try:

@@ -33,7 +33,9 @@ from research_gateway.mcp.server import build_server
 
 PATH = "/mcp"
 Scope = MutableMapping[str, Any]
-ASGI = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
+ASGI = Callable[
+    [Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]
+]
 
 
 def presented_key(headers: Any) -> str | None:  # noqa: ANN401 - Starlette / httpx headers
@@ -45,15 +47,22 @@ def presented_key(headers: Any) -> str | None:  # noqa: ANN401 - Starlette / htt
     return token.strip() or None if scheme.lower() == "bearer" else None
 
 
-async def _refuse(send: Callable[[Any], Awaitable[None]], detail: str, retry_after: int | None = None) -> None:
+async def _refuse(
+    send: Callable[[Any], Awaitable[None]], detail: str, retry_after: int | None = None
+) -> None:
     """401 with `WWW-Authenticate`, or 429 with `Retry-After` when the throttle says to wait."""
     if retry_after is None:
         status, headers = 401, [(b"www-authenticate", b"Bearer")]
     else:
         status, headers = 429, [(b"retry-after", str(retry_after).encode())]
         detail = f"too many failed API-key checks from this address; retry in {retry_after} s"
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), *headers]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), *headers],
+        }
+    )
     await send({"type": "http.response.body", "body": json.dumps({"detail": detail}).encode()})
 
 
@@ -67,20 +76,35 @@ class KeyGate:
         async with self.app.state.sessions() as session, session.begin():
             return await ApiKeys(session).identify(secret)
 
-    async def __call__(self, scope: Scope, receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]) -> None:
+    async def __call__(
+        self,
+        scope: Scope,
+        receive: Callable[[], Awaitable[Any]],
+        send: Callable[[Any], Awaitable[None]],
+    ) -> None:
         if scope["type"] != "http":
             await self.inner(scope, receive, send)
             return
         guard: Guard = getattr(self.app.state, "guard", Guard())
         secret = presented_key(Request(scope).headers)
         client = scope["client"][0] if scope.get("client") else "unknown"
-        caller = OPEN_CALLER if not secret and guard.open else (await self.identify(secret) if secret else None)
+        caller = (
+            OPEN_CALLER
+            if not secret and guard.open
+            else (await self.identify(secret) if secret else None)
+        )
         if caller is None:
-            detail = "unknown or revoked API key" if secret else "an API key is required (X-API-Key or Authorization: Bearer)"
+            detail = (
+                "unknown or revoked API key"
+                if secret
+                else "an API key is required (X-API-Key or Authorization: Bearer)"
+            )
             await _refuse(send, detail, guard.count_failure(client, secret))
             return
         # The SDK binds a session to the credential that opened it (another key gets a 404).
-        scope["user"] = AuthenticatedUser(AccessToken(token=secret or "", client_id=str(caller.key_id), scopes=[caller.role]))
+        scope["user"] = AuthenticatedUser(
+            AccessToken(token=secret or "", client_id=str(caller.key_id), scopes=[caller.role])
+        )
         await self.inner(scope, receive, send)
 
 
@@ -89,7 +113,11 @@ def _api_for(app: FastAPI) -> Callable[[ServerRequestContext[Any, Any]], Any]:
     async def api_for(ctx: ServerRequestContext[Any, Any]) -> AsyncIterator[GatewayApi]:
         request = ctx.request
         key = presented_key(request.headers) if request is not None else None
-        client = (request.client.host, request.client.port) if request is not None and request.client else ("127.0.0.1", 0)
+        client = (
+            (request.client.host, request.client.port)
+            if request is not None and request.client
+            else ("127.0.0.1", 0)
+        )
         api = GatewayApi.in_process(app, key, client)
         try:
             yield api
@@ -99,13 +127,18 @@ def _api_for(app: FastAPI) -> Callable[[ServerRequestContext[Any, Any]], Any]:
     return api_for
 
 
-def install(app: FastAPI, security: TransportSecuritySettings | None = None) -> StreamableHTTPSessionManager:
+def install(
+    app: FastAPI, security: TransportSecuritySettings | None = None
+) -> StreamableHTTPSessionManager:
     """Serve MCP at `/mcp` on `app` (not in the OpenAPI document: it is not a REST route), with the
     SDK's DNS-rebinding check on `security`'s hosts and origins (`hosts.AllowedHosts`)."""
-    manager = StreamableHTTPSessionManager(app=build_server(_api_for(app), version=app.version),
-                                           security_settings=security)
+    manager = StreamableHTTPSessionManager(
+        app=build_server(_api_for(app), version=app.version), security_settings=security
+    )
     gate = KeyGate(app, manager.handle_request)
-    app.router.routes.append(Route(PATH, endpoint=gate, methods=["GET", "POST", "DELETE"], include_in_schema=False))
+    app.router.routes.append(
+        Route(PATH, endpoint=gate, methods=["GET", "POST", "DELETE"], include_in_schema=False)
+    )
     outer = app.router.lifespan_context
 
     @asynccontextmanager
@@ -122,7 +155,9 @@ def install(app: FastAPI, security: TransportSecuritySettings | None = None) -> 
                     await stop.wait()
 
             serving = asyncio.create_task(serve(), name="mcp-session-manager")
-            await asyncio.wait([serving, asyncio.create_task(ready.wait())], return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                [serving, asyncio.create_task(ready.wait())], return_when=asyncio.FIRST_COMPLETED
+            )
             if serving.done():
                 serving.result()  # it failed to start: raise its error here
             try:

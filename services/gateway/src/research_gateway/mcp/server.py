@@ -42,19 +42,29 @@ INSTRUCTIONS = (
 
 
 def _failed(reason: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=reason)], is_error=True)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=reason)], is_error=True
+    )
 
 
 def build_server(api_for: ApiFor, *, version: str = "0.1.0") -> Server[Any]:
     """The research-engine MCP server; `api_for(ctx)` reaches the gateway's API as the caller."""
 
-    async def list_tools(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[
-            types.Tool(name=spec.name, description=spec.description, input_schema=spec.input_schema)
-            for spec in TOOLS.values()
-        ])
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=spec.name, description=spec.description, input_schema=spec.input_schema
+                )
+                for spec in TOOLS.values()
+            ]
+        )
 
-    async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         spec = TOOLS.get(params.name)
         if spec is None:
             return _failed(f"unknown tool {params.name!r}: use one of {', '.join(TOOLS)}")
@@ -76,49 +86,97 @@ def build_server(api_for: ApiFor, *, version: str = "0.1.0") -> Server[Any]:
             return _failed(f"internal error in {params.name}: {type(exc).__name__}")
         text = json.dumps(result, indent=2, ensure_ascii=False, default=str)
         structured = json.loads(text) if isinstance(result, dict) else None
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=structured)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], structured_content=structured
+        )
 
-    async def list_resource_templates(ctx: ServerRequestContext[Any, Any],
-                                      params: types.PaginatedRequestParams | None) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=[
-            types.ResourceTemplate(name="report", uri_template="research://reports/{id}", mime_type="text/markdown",
-                                   description="A review, verification or source-list report as Markdown."),
-            types.ResourceTemplate(name="claim", uri_template="research://claims/{id}", mime_type="application/json",
-                                   description="A ledger claim: statement, status, supports with quotes, verdict."),
-        ])
+    async def list_resource_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    name="report",
+                    uri_template="research://reports/{id}",
+                    mime_type="text/markdown",
+                    description="A review, verification or source-list report as Markdown.",
+                ),
+                types.ResourceTemplate(
+                    name="claim",
+                    uri_template="research://claims/{id}",
+                    mime_type="application/json",
+                    description="A ledger claim: statement, status, supports with quotes, verdict.",
+                ),
+            ]
+        )
 
-    async def list_resources(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
         try:
             async with api_for(ctx) as api:
                 reviews = await api.call("GET", "/reviews", params={"limit": 20})
         except ToolFailure as exc:
             raise MCPError(INVALID_PARAMS, exc.reason) from None
-        return types.ListResourcesResult(resources=[
-            types.Resource(name=f"review {r['review_id']}", title=r["topic"], uri=f"research://reports/{r['review_id']}",
-                           mime_type="text/markdown", description=f"{r['status']}, version {r['version']}")
-            for r in reviews
-        ])
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    name=f"review {r['review_id']}",
+                    title=r["topic"],
+                    uri=f"research://reports/{r['review_id']}",
+                    mime_type="text/markdown",
+                    description=f"{r['status']}, version {r['version']}",
+                )
+                for r in reviews
+            ]
+        )
 
-    async def read_resource(ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
         uri = str(params.uri)
         match = _RESOURCE.match(uri)
         if match is None:
-            raise MCPError(INVALID_PARAMS, f"unknown resource {uri!r}: research://reports/{{id}} or research://claims/{{id}}")
+            raise MCPError(
+                INVALID_PARAMS,
+                f"unknown resource {uri!r}: research://reports/{{id}} or research://claims/{{id}}",
+            )
         kind, item = match.groups()
         try:
             async with api_for(ctx) as api:
                 if kind == "reports":
                     report = await api.call("GET", f"/reports/{item}")
-                    text = report.get("markdown") or f"# {report['subject']}\n\n_{report['kind']} {report['status']}: no report yet._\n"
-                    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)])
+                    text = (
+                        report.get("markdown")
+                        or f"# {report['subject']}\n\n_{report['kind']} {report['status']}: no report yet._\n"
+                    )
+                    return types.ReadResourceResult(
+                        contents=[
+                            types.TextResourceContents(
+                                uri=uri, mime_type="text/markdown", text=text
+                            )
+                        ]
+                    )
                 claim = await api.call("GET", f"/claims/{item}")
         except ToolFailure as exc:
             raise MCPError(INVALID_PARAMS, exc.reason) from None
-        return types.ReadResourceResult(contents=[types.TextResourceContents(
-            uri=uri, mime_type="application/json", text=json.dumps(claim, indent=2, ensure_ascii=False))])
+        return types.ReadResourceResult(
+            contents=[
+                types.TextResourceContents(
+                    uri=uri,
+                    mime_type="application/json",
+                    text=json.dumps(claim, indent=2, ensure_ascii=False),
+                )
+            ]
+        )
 
     return Server(
-        "research-engine", version=version, instructions=INSTRUCTIONS,
-        on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
-        on_list_resource_templates=list_resource_templates, on_read_resource=read_resource,
+        "research-engine",
+        version=version,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_resource_templates,
+        on_read_resource=read_resource,
     )
