@@ -28,7 +28,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 
 
 def _routes() -> dict[str, bytes]:
-    read = lambda name: (FIXTURES / name).read_bytes()  # noqa: E731
+    read = lambda name: (FIXTURES / name).read_bytes()
     return {
         "esearch": b'{"esearchresult": {"idlist": ["22351513", "29915538"]}}',
         "efetch": read("pubmed/biocommons_cassette_efetch_pubmed_22351513__00.xml").replace(

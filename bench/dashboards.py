@@ -34,11 +34,11 @@ import asyncpg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from research_platform.embedded import EmbeddedPostgres  # noqa: E402
-from research_platform.migrate import upgrade  # noqa: E402
-from tests.ops.conftest import plain_dsn  # noqa: E402
-from tests.ops.dashboards import render, sql_panels  # noqa: E402
-from tests.ops.test_dashboards import explorer_variables  # noqa: E402
+from research_platform.embedded import EmbeddedPostgres
+from research_platform.migrate import upgrade
+from tests.ops.conftest import plain_dsn
+from tests.ops.dashboards import render, sql_panels
+from tests.ops.test_dashboards import explorer_variables
 
 TARGET_MS = 200.0
 READER_PASSWORD = "bench-reader"

@@ -39,7 +39,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from retrieval_metrics import ndcg_at  # noqa: E402
+from retrieval_metrics import ndcg_at
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
@@ -71,7 +71,7 @@ def int8_graph(fp32: Path) -> Path:
     return target
 
 
-def timed(encoder, texts: list[str], batch: int) -> tuple[float, float]:  # noqa: ANN001
+def timed(encoder, texts: list[str], batch: int) -> tuple[float, float]:
     """(texts/s, CPU ms per text) of embedding `texts` in calls of `batch` texts."""
     wall, cpu = time.perf_counter(), time.process_time()
     for start in range(0, len(texts), batch):
@@ -80,7 +80,7 @@ def timed(encoder, texts: list[str], batch: int) -> tuple[float, float]:  # noqa
     return len(texts) / wall, 1000 * cpu / len(texts)
 
 
-def dense_ndcg(data: Path, encoders: dict) -> dict[str, float]:  # noqa: ANN001
+def dense_ndcg(data: Path, encoders: dict) -> dict[str, float]:
     """nDCG@10 of brute-force dense ranking of SciFact abstracts for the BEIR test queries, per encoder."""
     from retrieval import load_split
 
@@ -130,6 +130,7 @@ def cross_encoders(data: Path, rounds: int, batches: list[int], threads: int) ->
     """The shipped stance cross-encoder: pairs/s and CPU per pair, torch vs onnx, interleaved."""
     import numpy as np
     import torch
+
     from research_judgement.judge import WEIGHTS
     from research_judgement.onnx_scorer import OnnxCrossEncoder
     from research_judgement.scorer import CrossEncoder, read_config

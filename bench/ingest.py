@@ -51,7 +51,7 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
 
 
-def embed_only(path: Path, chunk_words: int, embedder) -> tuple[int, int, float]:  # noqa: ANN001
+def embed_only(path: Path, chunk_words: int, embedder) -> tuple[int, int, float]:
     """Seconds to embed the texts ingest would embed for `path` (papers, texts, seconds)."""
     from research_corpus.errors import MalformedRecordError
     from research_corpus.ingest import BATCH_PAPERS
@@ -80,10 +80,9 @@ def embed_only(path: Path, chunk_words: int, embedder) -> tuple[int, int, float]
     return len(papers), sum(map(len, groups)), time.perf_counter() - started
 
 
-async def ingest(url: str, path: Path, chunk_words: int, embedder, progress: bool):  # noqa: ANN001, ANN201
-    from research_platform.db import create_engine, session_factory
-
+async def ingest(url: str, path: Path, chunk_words: int, embedder, progress: bool):
     from research_corpus.ingest import ingest_path
+    from research_platform.db import create_engine, session_factory
 
     engine = create_engine(url)
     try:
@@ -119,7 +118,7 @@ class StandInModel:
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
-async def insert_rows(self, table_name: str, *, records, columns, **_):  # noqa: ANN001, ANN201
+async def insert_rows(self, table_name: str, *, records, columns, **_):
     """`copy_records_to_table` done as row INSERTs: one prepared statement, one execution per row."""
     placeholders = ", ".join(f"${i}" for i in range(1, len(columns) + 1))
     await self.executemany(
@@ -132,10 +131,10 @@ async def timed_writes(
 ) -> tuple[float, int, int]:
     """(seconds in write transactions, chunks, sentences) of ingesting `path` into an emptied corpus."""
     import asyncpg
-    from research_platform.db import create_engine, session_factory
     from sqlalchemy import text
 
     import research_corpus.ingest as ingest_module
+    from research_platform.db import create_engine, session_factory
 
     engine = create_engine(url)
     sessions = session_factory(engine)
@@ -149,7 +148,7 @@ async def timed_writes(
     spent = 0.0
     write_batch, copy = ingest_module._write_batch, asyncpg.Connection.copy_records_to_table
 
-    async def timed(*args):  # noqa: ANN002, ANN202
+    async def timed(*args):
         nonlocal spent
         started = time.perf_counter()
         await write_batch(*args)
@@ -252,11 +251,10 @@ def main() -> None:
             compare_writes(source, get_settings().corpus.chunk_words, args.rounds)
         return
 
+    from research_corpus.embedding import Embedder
     from research_platform.embedded import EmbeddedPostgres
     from research_platform.migrate import upgrade
     from research_platform.settings import get_settings
-
-    from research_corpus.embedding import Embedder
 
     settings = get_settings().corpus
     # Plain models, no process embedder: its vector cache would hand the ingest the vectors the

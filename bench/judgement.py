@@ -20,8 +20,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from research_judgement import get_judge, passage_text  # noqa: E402
-from research_judgement.data import abstract_text, load_claims, load_corpus  # noqa: E402
+from research_judgement import get_judge, passage_text
+from research_judgement.data import abstract_text, load_claims, load_corpus
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"

@@ -32,24 +32,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pydantic import SecretStr  # noqa: E402
+from pydantic import SecretStr
 
-from research_contracts import SourceHit, Support  # noqa: E402
-from research_contracts.sourcelists import DetailLevel  # noqa: E402
-from research_contracts.verifications import RequestVerification  # noqa: E402
-from research_critic.reshape import conform as critic_conform  # noqa: E402
+from research_contracts import SourceHit, Support
+from research_contracts.sourcelists import DetailLevel
+from research_contracts.verifications import RequestVerification
+from research_critic.reshape import conform as critic_conform
 from research_llm import (
     ClaimForReview,
     EvidenceDoc,
     NoProviderAnswered,
     build_chain,
     ground_supports,
-)  # noqa: E402
-from research_llm.prompts import Guard, Prompt  # noqa: E402
-from research_llm.usage import collect  # noqa: E402
-from research_platform.settings import LLMSettings  # noqa: E402
-from research_reports.text import found_verbatim  # noqa: E402
-from tests.llm_real.server import MODEL_NAME, LlamaServer  # noqa: E402
+)
+from research_llm.prompts import Guard, Prompt
+from research_llm.usage import collect
+from research_platform.settings import LLMSettings
+from research_reports.text import found_verbatim
+from tests.llm_real.server import MODEL_NAME, LlamaServer
 
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
 
@@ -224,7 +224,7 @@ async def bench_correlator(chain, claims, docs, n) -> Tally:  # type: ignore[no-
 
 
 async def bench_verifier(chain, claims, docs, n) -> Tally:  # type: ignore[no-untyped-def]
-    from research_verifier.llm import LabelsAnswer, SYSTEM
+    from research_verifier.llm import SYSTEM, LabelsAnswer
     from research_verifier.prepare import verification_job
 
     t = Tally()

@@ -29,15 +29,15 @@ from pathlib import Path
 # This file is bench/mcp.py: run as a script, its folder would shadow the `mcp` SDK package.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-import httpx  # noqa: E402
-import httpx2  # noqa: E402
-from mcp import Client, StdioServerParameters  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+import httpx
+import httpx2
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
-from research_engine.stack import Stack  # noqa: E402
-from research_platform.db import create_engine, session_factory  # noqa: E402
-from research_platform.embedded import free_port  # noqa: E402
-from research_platform.models import CriticVerdictRow, MemoryClaim  # noqa: E402
+from research_engine.stack import Stack
+from research_platform.db import create_engine, session_factory
+from research_platform.embedded import free_port
+from research_platform.models import CriticVerdictRow, MemoryClaim
 
 API = "/api/research/v1"
 ANCHORS = (

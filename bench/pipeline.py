@@ -89,7 +89,7 @@ class RecordedSources(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self) -> None:
-        read = lambda name: (FIXTURES / name).read_bytes()  # noqa: E731
+        read = lambda name: (FIXTURES / name).read_bytes()
         self.down = False
         self.requests = 0
         self.bodies = {
@@ -107,7 +107,7 @@ class RecordedSources(ThreadingHTTPServer):
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:
                 server.requests += 1
                 name = self.path.strip("/").split("/", 1)[0]
                 key = (
@@ -123,7 +123,7 @@ class RecordedSources(ThreadingHTTPServer):
                 self.end_headers()
                 self.wfile.write(body)
 
-            do_POST = do_GET  # noqa: N815
+            do_POST = do_GET
 
             def log_message(self, *args: object) -> None:
                 pass

@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from research_privacy import Deidentified, delimit, deidentify, outbound_query, outbound_text
+from research_privacy import Deidentified, deidentify, delimit, outbound_query, outbound_text
 from research_privacy.probes import CLASSES, leaked_tokens, probe_set
 
 

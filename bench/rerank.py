@@ -29,8 +29,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from retrieval import DATA, load_split  # noqa: E402
-from retrieval_metrics import ndcg_at, recall_at  # noqa: E402
+from retrieval import DATA, load_split
+from retrieval_metrics import ndcg_at, recall_at
 
 ANCHORS = (
     "hybrid + query adapter (this engine, before this issue): nDCG@10 0.7655 on SciFact BEIR test",
@@ -41,10 +41,11 @@ ANCHORS = (
 
 async def run(args: argparse.Namespace, database_url: str) -> None:
     import torch
+
     from research_corpus.ingest import ingest_path
-    from research_judgement.rerank import rerank_hits
     from research_corpus.search import search_many
     from research_judgement import get_judge
+    from research_judgement.rerank import rerank_hits
     from research_platform.db import create_engine, session_factory
     from research_platform.settings import get_settings
 

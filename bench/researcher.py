@@ -35,11 +35,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from research_llm import EvidenceDoc, OfflineProvider  # noqa: E402
-from research_llm.offline import lexicon  # noqa: E402
-from research_llm.offline.relevance import default_encoder  # noqa: E402
+from research_llm import EvidenceDoc, OfflineProvider
+from research_llm.offline import lexicon
+from research_llm.offline.relevance import default_encoder
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"

@@ -30,7 +30,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from retrieval_metrics import ANCHOR, PUBLISHED, TARGETS, ndcg_at, percentile, recall_at  # noqa: E402
+from retrieval_metrics import ANCHOR, PUBLISHED, TARGETS, ndcg_at, percentile, recall_at
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
@@ -54,7 +54,7 @@ def load_split(data: Path, split: str) -> tuple[dict[str, str], dict[str, dict[s
     return queries, qrels
 
 
-async def evaluate(sessions, queries, qrels, mode: str, settings, embedder) -> dict[str, float]:  # noqa: ANN001
+async def evaluate(sessions, queries, qrels, mode: str, settings, embedder) -> dict[str, float]:
     from research_corpus.search import query_vectors, search
 
     # Each mode embeds its queries itself (`embedder` is a plain model, no vector cache): a vector
@@ -81,7 +81,7 @@ async def evaluate(sessions, queries, qrels, mode: str, settings, embedder) -> d
 
 async def batch_seconds(
     sessions, queries: dict[str, str], qrels, settings, backend: str
-) -> tuple[int, float, float]:  # noqa: ANN001
+) -> tuple[int, float, float]:
     """(queries, seconds, nDCG@10) for up to 300 queries searched as one batch, model load included."""
     from research_corpus.embedding import Embedder
     from research_corpus.search import search_many
@@ -132,11 +132,10 @@ def print_table(split: str, results: dict[str, dict[str, float]], ingest: str) -
 
 
 async def run(args: argparse.Namespace, database_url: str) -> None:
-    from research_platform.db import create_engine, session_factory
-    from research_platform.settings import get_settings
-
     from research_corpus.embedding import get_embedder
     from research_corpus.ingest import ingest_path
+    from research_platform.db import create_engine, session_factory
+    from research_platform.settings import get_settings
 
     engine = create_engine(database_url)
     sessions = session_factory(engine)

@@ -30,8 +30,8 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from retrieval import DATA, load_split  # noqa: E402
-from retrieval_metrics import ndcg_at, recall_at  # noqa: E402
+from retrieval import DATA, load_split
+from retrieval_metrics import ndcg_at, recall_at
 
 GRID = [(tau, reg, steps) for tau in (0.05,) for reg in (0.01, 0.1) for steps in (100, 300)]
 DENSE_WEIGHTS = (0.8, 1.0, 1.25, 1.5, 2.0)  # fusion retuned with the adapter, on TRAIN folds only
@@ -40,7 +40,7 @@ FUSIONS = [(w, k) for w in DENSE_WEIGHTS for k in RRF_KS]
 CANDIDATES = 300  # hard negatives per query: its best chunks by plain MiniLM cosine
 
 
-async def load_corpus(sessions):  # noqa: ANN001, ANN201
+async def load_corpus(sessions):
     from sqlalchemy import text
 
     async with sessions() as session:
@@ -59,7 +59,7 @@ async def load_corpus(sessions):  # noqa: ANN001, ANN201
     return chunk_ids, chunk_paper, names, vectors
 
 
-async def lexical_runs(sessions, queries: dict[str, str], settings, limit: int) -> dict[str, list]:  # noqa: ANN001
+async def lexical_runs(sessions, queries: dict[str, str], settings, limit: int) -> dict[str, list]:
     """Each TRAIN query's BM25 chunk ranking, run once through the real SQL (settings as configured)."""
     from research_corpus.search import SearchFilters, lexical_chunks
 
@@ -134,7 +134,7 @@ def dense_runs(
 
 def score(
     ids, dense, lexical, names, qrels, settings, fusion: tuple[float, int] | None
-) -> tuple[float, float]:  # noqa: ANN001
+) -> tuple[float, float]:
     """nDCG@10, R@100 of the hybrid fusion at (dense_weight, rrf_k), or of dense alone when `fusion` is None."""
     from research_corpus.ranking import fuse, rank_papers
 
@@ -153,10 +153,9 @@ def score(
 
 
 async def run(args: argparse.Namespace, url: str) -> None:
+    from research_corpus.embedding import get_embedder
     from research_platform.db import create_engine, session_factory
     from research_platform.settings import get_settings
-
-    from research_corpus.embedding import get_embedder
 
     settings = get_settings().corpus
     limit = (
@@ -234,7 +233,7 @@ async def run(args: argparse.Namespace, url: str) -> None:
             f"  tau={tau} reg={reg} steps={steps}: 5-fold CV nDCG@10/R@100 " + "; ".join(cells),
             flush=True,
         )
-    best = lambda rows: max(rows, key=lambda r: (r[0], r[1]))  # noqa: E731
+    best = lambda rows: max(rows, key=lambda r: (r[0], r[1]))
     baseline = best([r for r in results if r[2] is None])
     ndcg, rec, tau, reg, steps, weight = best(results)
     print(

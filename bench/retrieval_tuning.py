@@ -11,19 +11,18 @@ from __future__ import annotations
 import itertools
 import statistics
 
+from retrieval_metrics import ndcg_at, recall_at
 from sqlalchemy import text
 
-from retrieval_metrics import ndcg_at, recall_at
 
-
-async def _external_ids(sessions) -> dict[int, str]:  # noqa: ANN001
+async def _external_ids(sessions) -> dict[int, str]:
     async with sessions() as session:
         return dict(
             (await session.execute(text("SELECT id, external_id FROM corpus_papers"))).all()
         )
 
 
-def _score(ranked_lists, qrels, names) -> tuple[float, float]:  # noqa: ANN001
+def _score(ranked_lists, qrels, names) -> tuple[float, float]:
     ndcg = statistics.fmean(
         ndcg_at([names[r.paper_id] for r in ranked], qrels[q], 10) for q, ranked in ranked_lists
     )
@@ -48,7 +47,7 @@ async def tune(
     base,
     lexical_grid=LEXICAL_GRID,
     fusion_grid=FUSION_GRID,
-) -> None:  # noqa: ANN001
+) -> None:
     from research_corpus.embedding import get_embedder
     from research_corpus.ranking import fuse, rank_papers
     from research_corpus.search import SearchFilters, dense_chunks, lexical_chunks

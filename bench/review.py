@@ -53,9 +53,7 @@ DATA = REPO.parent / "shared" / "data" / "scifact"
 WARM_UP = "vitamin D supplementation and fracture risk in older adults"  # loads the models; not a SciFact claim, not scored
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]+")
 STOP = set(
-    """a an the of in on and or to for with by from is are was were be been that this these those its it as at
-than not no into can may has have had which their more less between during after before among vs does do did
-cannot without lack lacks""".split()
+    ["a", "an", "the", "of", "in", "on", "and", "or", "to", "for", "with", "by", "from", "is", "are", "was", "were", "be", "been", "that", "this", "these", "those", "its", "it", "as", "at", "than", "not", "no", "into", "can", "may", "has", "have", "had", "which", "their", "more", "less", "between", "during", "after", "before", "among", "vs", "does", "do", "did", "cannot", "without", "lack", "lacks"]
 )
 
 
@@ -104,10 +102,10 @@ def matching_sentence(quote: str, sentences: list[str]) -> int | None:
 class LocalTools:
     """The connector's corpus tools, called in process (same code the service answers with)."""
 
-    def __init__(self, tools) -> None:  # noqa: ANN001
+    def __init__(self, tools) -> None:
         self.tools = tools
 
-    async def call(self, tool, request):  # noqa: ANN001, ANN201
+    async def call(self, tool, request):
         from research_modes import ToolsUnavailable
 
         reply = await self.tools.answer(tool, request)
@@ -115,13 +113,13 @@ class LocalTools:
             raise ToolsUnavailable(reply.error)
         return reply.result
 
-    async def outside(self, query, sources, limit):  # noqa: ANN001, ANN201
+    async def outside(self, query, sources, limit):
         from research_contracts import EvidenceFound
 
         return EvidenceFound()
 
 
-def accuracy(check) -> float:  # noqa: ANN001
+def accuracy(check) -> float:
     """Checked-out citations and quotes over all of them, unknown ids counted as failures."""
     total = check.citations + check.quotes + check.unknown
     return 1.0 if total == 0 else (check.supported_citations + check.verbatim_quotes) / total
@@ -398,7 +396,7 @@ async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> Non
     return rows
 
 
-def tally(rows: list[dict]):  # noqa: ANN201
+def tally(rows: list[dict]):
     """What both reports print: the mean of a row key, the tag mix, findings, findings quoted from gold
     abstracts, those that are annotated rationales, and their share."""
     mix: collections.Counter[str] = collections.Counter()

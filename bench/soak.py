@@ -24,8 +24,8 @@ import threading
 from pathlib import Path
 
 import psutil
-
 from pipeline import DEMO, questions, run_tasks
+
 from research_engine.stack import Stack
 from research_platform.db import create_engine, session_factory
 from research_platform.embedded import free_port

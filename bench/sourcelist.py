@@ -66,7 +66,7 @@ from research_scout.settings import ScoutSettings
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
-from full_corpus import corpus_dir, load_corpus  # noqa: E402  (bench/ on the path above)
+from full_corpus import corpus_dir, load_corpus
 
 FIXTURES = REPO.parent / "shared" / "fixtures"
 CORPUS = REPO / "src" / "research_engine" / "demo_data" / "scifact_demo.jsonl"
@@ -143,7 +143,7 @@ class MemoryCorpus:
 
 
 def _recorded() -> dict[str, bytes]:
-    read = lambda name: (FIXTURES / name).read_bytes()  # noqa: E731
+    read = lambda name: (FIXTURES / name).read_bytes()
     return {
         "esearch": b'{"esearchresult": {"idlist": ["22351513", "29915538"]}}',
         "efetch": read("pubmed/biocommons_cassette_efetch_pubmed_22351513__00.xml").replace(
@@ -227,7 +227,7 @@ def score_list(
     return found
 
 
-def build_list(client, prompt: str, workspace: str, timeout: float) -> tuple[dict, float]:  # noqa: ANN001
+def build_list(client, prompt: str, workspace: str, timeout: float) -> tuple[dict, float]:
     """Ask for one list through the API and wait for its snapshot: (the GET view or a failure, seconds)."""
     body = {
         "prompt": prompt,

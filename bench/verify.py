@@ -30,11 +30,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from research_judgement import LABELS, get_judge  # noqa: E402
-from research_judgement.data import load_claims, load_corpus  # noqa: E402
-from research_judgement.metrics import (  # noqa: E402
+from research_judgement import LABELS, get_judge
+from research_judgement.data import load_claims, load_corpus
+from research_judgement.metrics import (
     ScoredAbstract,
     abstract_decision,
     ece,
@@ -116,7 +116,7 @@ def abstract_model(data: Path, candidates: Path, k: int) -> None:
     class Kept:  # the shipped model, keeping its last answer: the probabilities judge_abstracts read
         thresholds = shipped.thresholds
 
-        def judge(self, claim, papers):  # noqa: ANN001, ANN201
+        def judge(self, claim, papers):
             self.last = shipped.judge(claim, papers)
             return self.last
 

@@ -48,8 +48,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
-from full_corpus import DATA, corpus_dir, ensure_ingested, load_corpus  # noqa: E402  (bench/ on the path above)
-from research_judgement.metrics import LABELS, f1_per_label  # noqa: E402  (one definition of SciFact's F1)
+from full_corpus import DATA, corpus_dir, ensure_ingested, load_corpus
+
+from research_judgement.metrics import LABELS, f1_per_label
 
 MAPPING = {
     "STRONGLY SUPPORTED": "SUPPORT",
@@ -101,7 +102,7 @@ def corpus_subset(
     return path, len(keep)
 
 
-def verify_all(client, claims: list[dict], concurrency: int, timeout: float) -> list[dict]:  # noqa: ANN001
+def verify_all(client, claims: list[dict], concurrency: int, timeout: float) -> list[dict]:
     """Submit `concurrency` at a time; each result holds the view and its wall seconds."""
     results: list[dict] = []
     pending = list(claims)

@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from full_corpus import DATA, corpus_dir, ensure_ingested  # noqa: E402  (bench/ on the path above)
+from full_corpus import DATA, corpus_dir, ensure_ingested
 
 
 async def candidates(database_url: str, claims: list[tuple[str, dict]], k: int) -> list[dict]:

@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import train_judgement as T  # noqa: E402 - the same rows, seeds and data as the shipped calibration
+import train_judgement as T
 
-from research_judgement.coverage import STOP, WORD, stem, terms, vocabulary  # noqa: E402
-from research_judgement.judge import get_judge  # noqa: E402
+from research_judgement.coverage import STOP, WORD, stem, terms, vocabulary
+from research_judgement.judge import get_judge
 
 CUTS = (0.45, 0.5, 0.6, 0.65)
 

@@ -64,7 +64,7 @@ def pinned_version() -> str:
         return env
     constraints = ROOT / "constraints.txt"
     for line in constraints.read_text().splitlines():
-        match = re.fullmatch(r"\s*llama[-_]cpp[-_]python\s*==\s*([^\s#;]+).*", line, re.I)
+        match = re.fullmatch(r"\s*llama[-_]cpp[-_]python\s*==\s*([^\s#;]+).*", line, re.IGNORECASE)
         if match:
             return match.group(1)
     raise SetupError(f"{PACKAGE} is not pinned in {constraints} (add '{PACKAGE}==<version>')")

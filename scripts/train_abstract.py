@@ -38,9 +38,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from research_judgement.abstract import collate, windows  # noqa: E402
-from research_judgement.data import LABELS, load_claims, load_corpus, negate_claim  # noqa: E402
-from research_judgement.metrics import fit_temperature, softmax  # noqa: E402
+from research_judgement.abstract import collate, windows
+from research_judgement.data import LABELS, load_claims, load_corpus, negate_claim
+from research_judgement.metrics import fit_temperature, softmax
 
 DATA = REPO.parent / "shared" / "data" / "scifact"
 SHIPPED_PAIR = REPO / "libs" / "judgement" / "src" / "research_judgement" / "weights" / "pair"
@@ -53,7 +53,7 @@ def fold_of(index: int) -> int:
 
 def rows_for(
     claims, corpus, candidates, negatives: int, augment: bool, rng: random.Random
-) -> list[tuple]:  # noqa: ANN001
+) -> list[tuple]:
     """(claim text, doc_id, label, rationale indices) training rows."""
     rows = []
     for claim in claims:
@@ -85,7 +85,7 @@ def rows_for(
     return rows
 
 
-def examples(tokenizer, rows, corpus, max_length: int) -> list[tuple]:  # noqa: ANN001
+def examples(tokenizer, rows, corpus, max_length: int) -> list[tuple]:
     """Each row's windows with their targets: (window, label id, rationale targets over the window's sentences)."""
     out = []
     for claim, doc, label, rationale in rows:
@@ -97,7 +97,7 @@ def examples(tokenizer, rows, corpus, max_length: int) -> list[tuple]:  # noqa: 
     return out
 
 
-def load_encoder(base: Path, pair: Path, mode: str, rank: int):  # noqa: ANN201
+def load_encoder(base: Path, pair: Path, mode: str, rank: int):
     import torch
     from peft import PeftModel
     from transformers import AutoModel
@@ -111,7 +111,7 @@ def load_encoder(base: Path, pair: Path, mode: str, rank: int):  # noqa: ANN201
     return PeftModel.from_pretrained(encoder, str(pair), is_trainable=True)
 
 
-def init_heads(model, pair: Path) -> None:  # noqa: ANN001
+def init_heads(model, pair: Path) -> None:
     import torch
     from safetensors.torch import load_file
 
@@ -124,7 +124,7 @@ def init_heads(model, pair: Path) -> None:  # noqa: ANN001
         model.rationale.bias.copy_(((b[0] + b[1]) / 2 - b[2])[None])
 
 
-def predict(model, tokenizer, items, corpus, device, max_length: int, batch: int = 32) -> dict:  # noqa: ANN001
+def predict(model, tokenizer, items, corpus, device, max_length: int, batch: int = 32) -> dict:
     """(claim text, doc) → (label logits of its strongest window, rationale logits per sentence)."""
     import torch
 
@@ -165,7 +165,7 @@ def scifact_scores(
     preds,
     temperature: float,
     evidence: float,
-    contradict_weight: float = 1.0,  # noqa: ANN001
+    contradict_weight: float = 1.0,
     best_evidence: float | None = None,
 ) -> dict:
     """SciFact abstract-level label-only and label+rationale P/R/F1 over each claim's top hits, the
@@ -226,7 +226,7 @@ def scifact_scores(
     }
 
 
-def tune(claims, hits, preds, temperature: float) -> tuple[dict, dict]:  # noqa: ANN001
+def tune(claims, hits, preds, temperature: float) -> tuple[dict, dict]:
     """The thresholds with the best label-only F1 on the held-out claims (ties: fewer claims citing nothing)."""
     best: tuple[tuple[float, float], dict, dict] | None = None
     for evidence in np.arange(0.2, 0.91, 0.05):
@@ -253,7 +253,7 @@ def tune(claims, hits, preds, temperature: float) -> tuple[dict, dict]:  # noqa:
     return best[1], best[2]
 
 
-def train_fold(fold: int, args, claims, corpus, candidates, device, log) -> dict:  # noqa: ANN001
+def train_fold(fold: int, args, claims, corpus, candidates, device, log) -> dict:
     import torch
     from transformers import AutoTokenizer
 
@@ -346,7 +346,7 @@ def train_fold(fold: int, args, claims, corpus, candidates, device, log) -> dict
         gold_index = np.array(
             [
                 LABELS.index(
-                    next((c for c in held if c.claim == k[0])).evidence.get(k[1], ("NEI",))[0]
+                    next(c for c in held if c.claim == k[0]).evidence.get(k[1], ("NEI",))[0]
                 )
                 for k in items
             ]
@@ -381,7 +381,7 @@ def train_fold(fold: int, args, claims, corpus, candidates, device, log) -> dict
     return best
 
 
-def save(best: dict, args, folder: Path, fold: int) -> None:  # noqa: ANN001
+def save(best: dict, args, folder: Path, fold: int) -> None:
     import torch
     from safetensors.torch import save_file
 

@@ -38,10 +38,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
+import numpy as np
+import torch
 
-from research_judgement.coverage import STOP  # noqa: E402 - the function words a topic form leaves out
+from research_judgement.coverage import STOP
 from research_judgement.data import (
     LABELS,
     abstract_text,
@@ -49,8 +49,8 @@ from research_judgement.data import (
     load_corpus,
     negate_claim,
     passage_text,
-)  # noqa: E402
-from research_judgement.metrics import (  # noqa: E402
+)
+from research_judgement.metrics import (
     ScoredAbstract,
     abstract_decision,
     ece,
@@ -65,7 +65,7 @@ from research_judgement.metrics import (  # noqa: E402
     softmax,
     tune_thresholds,
 )
-from research_judgement.scorer import HIDDEN, LORA_TARGETS, base_model_path, mean_pool  # noqa: E402
+from research_judgement.scorer import HIDDEN, LORA_TARGETS, base_model_path, mean_pool
 
 REPO = Path(__file__).resolve().parents[1]
 WEIGHTS = REPO / "libs" / "judgement" / "src" / "research_judgement" / "weights"

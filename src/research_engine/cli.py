@@ -320,7 +320,7 @@ def _demo_verification(client: httpx.Client, timeout: float) -> None:
 def _print_task(view: dict) -> None:
     wrap = lambda text, indent: textwrap.fill(
         text, width=100, initial_indent=indent, subsequent_indent=indent
-    )  # noqa: E731
+    )
     typer.echo("\n" + "=" * 100)
     typer.echo(wrap(f"Q: {view['question']}", ""))
     claim = view.get("claim")

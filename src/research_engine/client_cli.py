@@ -318,7 +318,7 @@ def export(
     ],
     format: Annotated[
         str, typer.Option("--format", "-f", help="md, pdf, bib, ris or csljson.")
-    ] = "md",  # noqa: A002
+    ] = "md",
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Write to this file (default: stdout; PDF needs -o)."),

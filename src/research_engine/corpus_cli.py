@@ -32,9 +32,8 @@ YearTo = Annotated[int | None, typer.Option("--year-to")]
 
 def database_url(data_dir: Path | None) -> str:
     """`DATABASE_URL` (migrated), else the embedded database in `data_dir`, started if needed."""
-    from research_platform.settings import Settings
-
     from research_engine.stack import ensure_embedded_database
+    from research_platform.settings import Settings
 
     settings = Settings()
     if settings.database_url:
@@ -96,11 +95,10 @@ def ingest(
 
     A library export's attached PDFs are ingested with their records; records without abstract or
     PDF are kept as metadata-only papers; re-ingesting an export updates papers by DOI or record key."""
-    from research_platform.settings import get_settings
-
     from research_corpus.errors import CorpusError
     from research_corpus.ingest import ingest_path
     from research_corpus.library import LIBRARY_FORMATS
+    from research_platform.settings import get_settings
 
     chunk_words = get_settings().corpus.chunk_words
     try:
@@ -142,7 +140,7 @@ def _read_queries(path: Path) -> tuple[list[tuple[str, str]], list[str]]:
     return queries, problems
 
 
-def _print_hits(hits: list) -> None:  # noqa: ANN001 - list[PaperHit]
+def _print_hits(hits: list) -> None:
     if not hits:
         typer.echo("no results")
     for rank, hit in enumerate(hits, start=1):
@@ -226,7 +224,7 @@ def overview(data_dir: DataDir = None, as_json: AsJson = False) -> None:
     """Papers, chunks, papers per year, mean citations, largest venues."""
     from research_corpus.analytics import corpus_overview
 
-    async def _work(sessions: async_sessionmaker[AsyncSession]):  # noqa: ANN202
+    async def _work(sessions: async_sessionmaker[AsyncSession]):
         async with sessions() as session:
             return await corpus_overview(session)
 
@@ -260,7 +258,7 @@ def trends(
     """Papers about TOPIC per year, and their share of that year's papers."""
     from research_corpus.analytics import publication_trends
 
-    async def _work(sessions: async_sessionmaker[AsyncSession]):  # noqa: ANN202
+    async def _work(sessions: async_sessionmaker[AsyncSession]):
         async with sessions() as session:
             return await publication_trends(session, topic, year_from, year_to)
 
@@ -274,7 +272,7 @@ def trends(
         typer.echo(f"{p.year}: {p.papers:>5}  ({p.share:.1%})  " + "#" * min(p.papers, 60))
 
 
-def _print_summaries(papers: list) -> None:  # noqa: ANN001 - list[PaperSummary]
+def _print_summaries(papers: list) -> None:
     if not papers:
         typer.echo("no papers")
     for p in papers:
@@ -297,7 +295,7 @@ def top_cited_command(
     """The most cited papers about TOPIC."""
     from research_corpus.analytics import top_cited
 
-    async def _work(sessions: async_sessionmaker[AsyncSession]):  # noqa: ANN202
+    async def _work(sessions: async_sessionmaker[AsyncSession]):
         async with sessions() as session:
             return await top_cited(session, topic, k)
 
@@ -320,7 +318,7 @@ def find(
     """Metadata search: title / author / venue substrings, a year or a year range."""
     from research_corpus.analytics import find_papers
 
-    async def _work(sessions: async_sessionmaker[AsyncSession]):  # noqa: ANN202
+    async def _work(sessions: async_sessionmaker[AsyncSession]):
         async with sessions() as session:
             return await find_papers(
                 session,

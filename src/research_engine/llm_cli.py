@@ -88,7 +88,7 @@ def check(
 async def _check(provider: RemoteProvider) -> bool:
     typer.echo(f"provider: {provider.name}  model: {provider.model}")
     if isinstance(provider, OpenAIProvider):
-        typer.echo(f"base url: {provider._base}")  # noqa: SLF001 - the CLI reports what the provider uses
+        typer.echo(f"base url: {provider._base}")
         typer.echo(f"models listed: {await _models(provider)}")
         n_ctx = await provider.context_tokens()
         typer.echo(
@@ -98,7 +98,7 @@ async def _check(provider: RemoteProvider) -> bool:
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}]
     with collect() as used:
         try:
-            text = await provider._request(messages, "llm_check", schema)  # noqa: SLF001
+            text = await provider._request(messages, "llm_check", schema)
         except ProviderError as exc:
             typer.echo(f"request: FAILED — {exc.reason}")
             return False
@@ -111,7 +111,7 @@ async def _check(provider: RemoteProvider) -> bool:
     )
     prose = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROSE}]
     try:
-        text = await provider._request(prose, "llm_check", schema)  # noqa: SLF001
+        text = await provider._request(prose, "llm_check", schema)
         enforced = (
             "enforced"
             if _validates(text)
@@ -133,8 +133,8 @@ def _validates(text: str) -> bool:
 
 async def _models(provider: OpenAIProvider) -> str:
     try:
-        async with provider._client(timeout=10.0) as client:  # noqa: SLF001
-            response = await client.get(provider._base + "/models", headers=provider._headers())  # noqa: SLF001
+        async with provider._client(timeout=10.0) as client:
+            response = await client.get(provider._base + "/models", headers=provider._headers())
         ids = [m.get("id") for m in response.json().get("data") or []]
     except (httpx.HTTPError, ValueError, AttributeError, json.JSONDecodeError) as exc:
         return f"unknown ({type(exc).__name__})"

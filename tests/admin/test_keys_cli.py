@@ -8,7 +8,6 @@ import pytest
 from typer.testing import CliRunner
 
 from research_engine.cli import app
-
 from tests.servers import Servers
 
 pytestmark = pytest.mark.integration

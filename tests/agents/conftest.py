@@ -8,7 +8,6 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from research_platform.db import create_engine
-
 from tests.servers import Servers
 
 

@@ -16,7 +16,6 @@ from research_correlator.settings import CorrelatorSettings
 from research_llm import build_chain
 from research_platform.models import AuditEvent, Finding
 from research_platform.settings import LLMSettings
-
 from tests.agents.ledger import add_claim, add_sources, support
 
 OFFLINE = build_chain(LLMSettings(provider="offline"), encoder=None)

@@ -21,7 +21,6 @@ from research_ledger import Ledger
 from research_platform.db import transaction
 from research_platform.models import AuditEvent, CriticVerdictRow, MemoryClaim
 from research_platform.settings import CriticSettings, LLMSettings, Settings
-
 from tests.agents.apps import running
 from tests.agents.ledger import add_claim, add_sources, support
 from tests.servers import Servers

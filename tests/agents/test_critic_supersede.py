@@ -14,7 +14,6 @@ from research_contracts import CriticVerdict, Verdict
 from research_ledger import Ledger
 from research_platform.db import transaction
 from research_platform.models import AuditEvent, CriticVerdictRow, MemoryClaim
-
 from tests.agents.ledger import add_claim, support
 
 pytestmark = pytest.mark.integration

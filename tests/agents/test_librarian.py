@@ -15,7 +15,6 @@ from research_contracts import ControlReply, subjects
 from research_librarian.main import Librarian, create_app
 from research_librarian.settings import LibrarianServiceSettings, LibrarianSettings
 from research_platform.models import AuditEvent, Finding, MemoryClaim
-
 from tests.agents.apps import running
 from tests.agents.ledger import add_claim, add_sources, support
 from tests.servers import Servers

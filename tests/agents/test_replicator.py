@@ -29,7 +29,6 @@ from research_platform.settings import Settings
 from research_replicator.main import create_app
 from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSettings
 from research_researcher import prepare, rerun
-
 from tests.agents.apps import ask, running
 from tests.agents.ledger import add_claim, add_sources, support
 from tests.servers import Servers

@@ -11,10 +11,10 @@ The time from each restart until the pipeline makes progress again is printed, n
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 import json
 import time
 import uuid
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -41,7 +41,7 @@ def stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         yield running
 
 
-async def _submit(stack: Stack, unique: str) -> list[uuid.UUID]:  # noqa: F811 - `stack` is the fixture
+async def _submit(stack: Stack, unique: str) -> list[uuid.UUID]:
     questions = json.loads((DEMO_CORPUS.parent / "questions.json").read_text())
     async with httpx.AsyncClient(
         base_url=stack.gateway_url, headers=stack.api_headers, timeout=30
@@ -92,7 +92,7 @@ async def _until_progress(sessions, ids: list[uuid.UUID], since: tuple[int, int]
 
 async def test_kill_9_of_each_service_in_turn_loses_and_duplicates_nothing(
     stack: Stack, sessions, unique: str
-) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+) -> None:  # type: ignore[no-untyped-def]
     ids = await _submit(stack, unique)
     recovery: dict[str, float] = {}
     for n, name in enumerate(VICTIMS, start=1):

@@ -50,13 +50,13 @@ def gateway(servers: Servers) -> Iterator[str]:
 
 
 @pytest.fixture
-async def keys(sessions) -> dict[str, str]:  # noqa: ANN001
+async def keys(sessions) -> dict[str, str]:
     """role → a fresh live key."""
     return {role: await api_key(sessions, role) for role in ("reader", "researcher", "admin")}
 
 
 @pytest.fixture
-async def decided_claim(sessions, unique) -> uuid.UUID:  # noqa: ANN001
+async def decided_claim(sessions, unique) -> uuid.UUID:
     """A task and its pending claim, stored through the ledger like the researcher does."""
     task = RunResearch(
         question=f"Does vitamin D prevent fractures {unique}?", entity=f"vitamin-d-{unique}"
@@ -92,7 +92,7 @@ async def decided_claim(sessions, unique) -> uuid.UUID:  # noqa: ANN001
 
 
 @pytest.fixture
-async def report_id(sessions, unique) -> uuid.UUID:  # noqa: ANN001
+async def report_id(sessions, unique) -> uuid.UUID:
     """A completed review report with one cited finding, stored through the ledger."""
     report = Report(
         title=f"Vitamin D and fractures {unique}",

@@ -106,7 +106,7 @@ async def test_a_report_is_read_and_exported_in_every_format(
         assert missing.value.status == 404
 
 
-def test_every_field_the_client_reads_is_in_the_gateway_schema(servers) -> None:  # noqa: ANN001
+def test_every_field_the_client_reads_is_in_the_gateway_schema(servers) -> None:
     """The client's views name only fields the gateway's OpenAPI document declares (no drift)."""
     schemas = create_app(
         Settings(nats_url=servers.nats_url, database_url=servers.database_url, _env_file=None)
@@ -128,7 +128,7 @@ async def test_a_snapshot_holding_its_report_exports_and_a_bad_format_is_422(
     keys: dict[str, str],
     sessions,
     report_id: uuid.UUID,
-    unique: str,  # noqa: ANN001
+    unique: str,
 ) -> None:
     """A source-list version keeps its `Report` under `report`: the shared route exports it too."""
     from research_ledger import Ledger

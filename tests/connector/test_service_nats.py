@@ -39,7 +39,7 @@ def recorded_api(fixtures_dir: Path) -> Iterator[tuple[str, list[str]]]:
     seen: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        def do_GET(self) -> None:
             path = self.path.split("?", 1)[0]
             seen.append(path)
             REQUESTED.append(unquote_plus(self.path))

@@ -24,7 +24,7 @@ from research_platform.db import create_engine, session_factory
 from research_platform.migrate import upgrade
 
 
-def _in_thread(fn, *args):  # noqa: ANN001, ANN202 - keeps asyncio.run off pytest's loop thread
+def _in_thread(fn, *args):
     box: dict[str, object] = {}
 
     def target() -> None:
@@ -57,7 +57,7 @@ async def _create_database(server_url: str, name: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def corpus_database_url(servers) -> str:  # noqa: ANN001 - tests.servers.Servers
+def corpus_database_url(servers) -> str:
     """A freshly migrated database used only by the corpus tests."""
     name = f"corpus_{uuid.uuid4().hex[:8]}"
     _in_thread(lambda: asyncio.run(_create_database(servers.database_url, name)))

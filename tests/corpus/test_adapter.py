@@ -107,7 +107,7 @@ async def test_batch_search_returns_what_one_by_one_search_returns(
 async def test_a_failing_search_in_a_batch_stops_the_batch_with_its_own_error(monkeypatch):
     started: list[str] = []
 
-    async def fake_search(session, query, *args, **kwargs):  # noqa: ANN001, ANN202
+    async def fake_search(session, query, *args, **kwargs):
         started.append(query)
         if query == "bad":
             raise CorpusError("no such thing")
@@ -115,7 +115,7 @@ async def test_a_failing_search_in_a_batch_stops_the_batch_with_its_own_error(mo
         return []
 
     @contextlib.asynccontextmanager
-    async def sessions():  # noqa: ANN202
+    async def sessions():
         yield None
 
     monkeypatch.setattr(corpus_search, "search", fake_search)

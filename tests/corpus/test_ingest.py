@@ -8,14 +8,13 @@ import pytest
 from sqlalchemy import text
 
 from research_corpus.ingest import ingest_path
-
 from tests.corpus.conftest import SMALL_CORPUS, write_jsonl
 from tests.corpus.pdf_builder import write_pdf
 
 pytestmark = pytest.mark.integration
 
 
-async def _snapshot(sessions) -> list[tuple]:  # noqa: ANN001
+async def _snapshot(sessions) -> list[tuple]:
     async with sessions() as session:
         rows = await session.execute(
             text(

@@ -14,7 +14,6 @@ from sqlalchemy import text
 
 from research_corpus.ingest import ingest_path, progress_bar
 from research_corpus.sentences import sentence_key, split_sentences
-
 from tests.corpus.conftest import SMALL_CORPUS, write_jsonl
 
 pytestmark = pytest.mark.integration
@@ -64,7 +63,7 @@ class TextKeyedModel:
         return [t for call in self.calls for t in call]
 
 
-async def _chunks(sessions) -> list[tuple[str, int, str, str, list[float]]]:  # noqa: ANN001
+async def _chunks(sessions) -> list[tuple[str, int, str, str, list[float]]]:
     async with sessions() as session:
         rows = await session.execute(
             text(
@@ -75,7 +74,7 @@ async def _chunks(sessions) -> list[tuple[str, int, str, str, list[float]]]:  # 
         return [tuple(r) for r in rows]
 
 
-async def _sentences(sessions) -> dict[bytes, list[float]]:  # noqa: ANN001
+async def _sentences(sessions) -> dict[bytes, list[float]]:
     async with sessions() as session:
         rows = await session.execute(
             text("SELECT key, CAST(embedding AS real[]) FROM corpus_sentences")
@@ -216,7 +215,7 @@ def test_without_a_known_total_the_bar_still_counts_papers_and_their_rate() -> N
     assert "3/? papers" in out.getvalue() and "papers/s" in out.getvalue()
 
 
-async def _empty(sessions) -> None:  # noqa: ANN001
+async def _empty(sessions) -> None:
     async with sessions() as session, session.begin():
         await session.execute(
             text(

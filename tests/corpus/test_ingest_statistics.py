@@ -12,13 +12,12 @@ from sqlalchemy import text
 
 from research_corpus.ingest import ingest_path
 from research_corpus.repository import BULK_INDEXES, CorpusRepository
-
 from tests.corpus.conftest import SMALL_CORPUS, write_jsonl
 
 pytestmark = pytest.mark.integration
 
 
-async def _statistics(sessions) -> tuple[dict[str, int], tuple[int, float]]:  # noqa: ANN001
+async def _statistics(sessions) -> tuple[dict[str, int], tuple[int, float]]:
     async with sessions() as session:
         lexemes = dict(
             (await session.execute(text("SELECT lexeme, doc_freq FROM corpus_lexemes"))).all()
@@ -29,7 +28,7 @@ async def _statistics(sessions) -> tuple[dict[str, int], tuple[int, float]]:  # 
     return lexemes, (stats.chunks, stats.avg_doc_len)
 
 
-async def _recomputed(sessions) -> tuple[dict[str, int], tuple[int, float]]:  # noqa: ANN001
+async def _recomputed(sessions) -> tuple[dict[str, int], tuple[int, float]]:
     """The statistics a full recompute gives, read inside a transaction that is rolled back."""
     async with sessions() as session, session.begin():
         await CorpusRepository(session).refresh_lexeme_stats()
@@ -43,7 +42,7 @@ async def _recomputed(sessions) -> tuple[dict[str, int], tuple[int, float]]:  # 
     return lexemes, (stats.chunks, stats.avg_doc_len)
 
 
-async def _indexes(sessions) -> set[str]:  # noqa: ANN001
+async def _indexes(sessions) -> set[str]:
     async with sessions() as session:
         rows = await session.execute(
             text("SELECT indexname FROM pg_indexes WHERE tablename = 'corpus_chunks'")
@@ -51,7 +50,7 @@ async def _indexes(sessions) -> set[str]:  # noqa: ANN001
         return {name for (name,) in rows}
 
 
-def _assert_same(incremental, full) -> None:  # noqa: ANN001
+def _assert_same(incremental, full) -> None:
     (lex_a, (chunks_a, avg_a)), (lex_b, (chunks_b, avg_b)) = incremental, full
     assert lex_a == lex_b
     assert chunks_a == chunks_b and avg_a == pytest.approx(avg_b, rel=1e-9)

@@ -9,7 +9,6 @@ import pytest
 from research_corpus.errors import MalformedRecordError
 from research_corpus.library import _bibtex_pdf, display_name, normalize_doi, read_library
 from research_corpus.records import PaperRecord, detect_format
-
 from tests.corpus.library_fixture import (
     ASPIRIN_DOI,
     ASPIRIN_PDF_PHRASE,
@@ -155,7 +154,7 @@ def test_a_csl_json_item_nested_too_deeply_is_skipped_with_its_reason_and_the_re
 
 @pytest.mark.parametrize("fmt", ["bibtex", "ris", "csl-json"])
 def test_an_export_over_the_size_cap_is_one_clear_error_and_is_not_read(tmp_path, monkeypatch, fmt):
-    import research_corpus.library as library
+    from research_corpus import library
 
     monkeypatch.setattr(library, "MAX_LIBRARY_BYTES", 4096)
     text = {

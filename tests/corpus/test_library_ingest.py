@@ -13,7 +13,6 @@ from sqlalchemy import text
 
 from research_corpus.ingest import ingest_path
 from research_corpus.search import search
-
 from tests.corpus.library_fixture import (
     ASPIRIN_DOI,
     ASPIRIN_PDF_PHRASE,
@@ -26,7 +25,7 @@ from tests.corpus.library_fixture import (
 pytestmark = pytest.mark.integration
 
 
-async def _papers(sessions) -> dict[str, tuple]:  # noqa: ANN001
+async def _papers(sessions) -> dict[str, tuple]:
     async with sessions() as session:
         rows = await session.execute(
             text(
@@ -36,7 +35,7 @@ async def _papers(sessions) -> dict[str, tuple]:  # noqa: ANN001
         return {r.external_id: tuple(r)[1:] for r in rows}
 
 
-async def _top(sessions, query: str, mode: str = "hybrid") -> list[str]:  # noqa: ANN001
+async def _top(sessions, query: str, mode: str = "hybrid") -> list[str]:
     async with sessions() as session:
         return [h.external_id for h in await search(session, query, k=3, mode=mode)]
 

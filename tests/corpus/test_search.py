@@ -8,7 +8,6 @@ from research_corpus.errors import CorpusError
 from research_corpus.ingest import ingest_path
 from research_corpus.search import SearchFilters, search
 from research_platform.settings import CorpusSettings
-
 from tests.corpus.pdf_builder import write_pdf
 
 pytestmark = pytest.mark.integration
@@ -20,7 +19,7 @@ async def corpus(empty_corpus, small_corpus):
     return empty_corpus
 
 
-async def _ids(sessions, query, **kwargs) -> list[str]:  # noqa: ANN001
+async def _ids(sessions, query, **kwargs) -> list[str]:
     async with sessions() as session:
         return [h.external_id for h in await search(session, query, **kwargs)]
 

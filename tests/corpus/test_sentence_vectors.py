@@ -16,7 +16,6 @@ from research_corpus.sentences import sentence_key, split_sentences
 from research_llm import EvidenceDoc
 from research_llm.offline.engine import OfflineProvider
 from research_researcher import experiment
-
 from tests.corpus.conftest import SMALL_CORPUS, write_jsonl
 
 pytestmark = pytest.mark.integration
@@ -49,7 +48,7 @@ class CountingEncoder:
         return get_embedder().embed_direct(list(texts))
 
 
-async def _papers(sessions) -> list[tuple[str, str, str]]:  # noqa: ANN001
+async def _papers(sessions) -> list[tuple[str, str, str]]:
     async with sessions() as session:
         rows = await session.execute(
             text("SELECT external_id, title, abstract FROM corpus_papers ORDER BY id")

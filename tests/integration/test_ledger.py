@@ -9,11 +9,10 @@ from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError
 
 from research_contracts import RunResearch, SourceHit
+from research_ledger import AuditAction, Ledger, TaskStatus
 from research_llm import ClaimDraft, DraftOutcome, EvidenceDoc, SupportDraft
-from research_ledger import AuditAction, TaskStatus
 from research_platform.models import AuditEvent, MemoryClaim, ResearchSource, ResearchTask
 from research_researcher import prepare, reshape
-from research_ledger import Ledger
 
 pytestmark = pytest.mark.integration
 

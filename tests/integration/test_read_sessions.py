@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from sqlalchemy import text
+
 from research_platform.db import create_engine, session_factory, transaction, without_transactions
 
 pytestmark = pytest.mark.integration

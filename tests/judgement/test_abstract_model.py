@@ -18,7 +18,7 @@ SCIFACT = Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact"
 
 
 @pytest.fixture(scope="module")
-def tokenizer():  # noqa: ANN201
+def tokenizer():
     from transformers import AutoTokenizer
 
     from research_judgement.scorer import base_model_path
@@ -26,7 +26,7 @@ def tokenizer():  # noqa: ANN201
     return AutoTokenizer.from_pretrained(str(base_model_path()))
 
 
-def test_a_short_abstract_is_one_window_with_every_sentence_marked(tokenizer) -> None:  # noqa: ANN001
+def test_a_short_abstract_is_one_window_with_every_sentence_marked(tokenizer) -> None:
     (w,) = windows(
         tokenizer,
         "Aspirin lowers fever.",
@@ -45,7 +45,7 @@ def test_a_short_abstract_is_one_window_with_every_sentence_marked(tokenizer) ->
 
 def test_a_long_abstract_is_split_into_windows_of_whole_sentences_each_with_the_claim_and_title(
     tokenizer,
-) -> None:  # noqa: ANN001
+) -> None:
     sentences = [
         f"Sentence number {i} reports that the treatment changed outcome {i} in the cohort studied."
         for i in range(60)
@@ -76,7 +76,7 @@ class FixedAbstractModel:
     ) -> None:
         self.by_title, self.thresholds = by_title, thresholds
 
-    def judge(self, claim: str, papers):  # noqa: ANN001, ANN201
+    def judge(self, claim: str, papers):
         return [
             AbstractJudgement(np.array(self.by_title[t][0]), np.array(self.by_title[t][1]))
             for t, _ in papers
@@ -137,7 +137,6 @@ def test_contradiction_is_weighed_by_the_shipped_weight() -> None:
 def test_the_offline_engine_labels_whole_abstracts_with_the_abstract_model() -> None:
     from research_verifier.experiment import OfflineEngine
     from research_verifier.tools import Passage
-
     from tests.verification.fixed_judge import FixedJudge
 
     text = " ".join(SENTENCES)
@@ -209,7 +208,6 @@ def test_a_verification_that_finds_nothing_says_what_was_searched_and_the_neares
     from research_verifier.experiment import Evidence, OfflineEngine
     from research_verifier.prepare import VerificationJob
     from research_verifier.tools import Passage
-
     from tests.verification.fixed_judge import FixedJudge
 
     claim = "Aspirin lowers fever in adults"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from research_judgement.rerank import rerank_hits
 from research_corpus.search import PaperHit
+from research_judgement.rerank import rerank_hits
 
 pytestmark = pytest.mark.unit
 
@@ -48,7 +48,7 @@ def test_the_on_topic_trial_moves_to_the_top_and_the_tail_stays():
 def test_fused_order_keeps_what_the_search_knew(monkeypatch):
     import numpy as np
 
-    import research_judgement.rerank as rerank
+    from research_judgement import rerank
 
     hits = [hit(n, f"paper {n}", f"abstract {n}") for n in range(1, 6)]
     # the cross-encoder puts the search's fifth hit first and its first hit last

@@ -14,9 +14,9 @@ import json
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from collections.abc import Callable
 from typing import Any
 
 
@@ -76,7 +76,7 @@ class FakeLLMServer:
             def log_message(self, *args: object) -> None:  # keep test output clean
                 return
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server naming
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b"{}"
                 api = "openai" if self.path.endswith("/chat/completions") else "gemini"

@@ -11,7 +11,6 @@ import json
 import threading
 
 import httpx
-
 import pytest
 from pydantic import SecretStr
 

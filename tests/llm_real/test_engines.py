@@ -16,10 +16,9 @@ from datetime import date
 
 import pytest
 
-from research_contracts import Support, Verdict
+from research_contracts import SourceHit, Support, Verdict
 from research_contracts.sourcelists import DetailLevel
 from research_contracts.verifications import RequestVerification
-from research_contracts import SourceHit
 from research_critic.reshape import conform
 from research_llm import ClaimForReview, NoProviderAnswered, ProviderChain, ground_supports
 from research_llm.providers.openai import OpenAIProvider

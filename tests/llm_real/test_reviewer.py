@@ -19,6 +19,7 @@ from research_contracts.reviews import RequestReview
 from research_contracts.runs import ToolReturned
 from research_llm import build_chain
 from research_llm.offline.relevance import Relevance, default_encoder
+from research_modes import ConnectorClient
 from research_reports import check_report
 from research_reports.text import found_verbatim
 from research_reviewer.author import OfflineAuthor
@@ -28,7 +29,6 @@ from research_reviewer.peer_review import PeerReviewer
 from research_reviewer.prepare import review_job
 from research_reviewer.reshape import conform
 from research_reviewer.settings import ReviewerSettings
-from research_modes import ConnectorClient
 from research_reviewer.tools import Toolbox
 from research_runs import RunRecorder, replay
 from tests.llm_real.conftest import llm_settings
@@ -66,7 +66,7 @@ def assert_grounded(report, author: LlmAuthor) -> None:  # type: ignore[no-untyp
 
 async def test_the_author_and_a_revision_with_the_real_model(
     llama, nc, js, connector_service
-) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+) -> None:  # type: ignore[no-untyped-def]
     chain = build_chain(llm_settings(llama), encoder=None)
     settings = ReviewerSettings(llm_timeout_s=600.0)  # a slow model on one loaded core
     author = LlmAuthor(chain, OfflineAuthor(Relevance(default_encoder()), settings), settings)

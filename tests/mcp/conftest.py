@@ -20,7 +20,7 @@ def stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 
 @pytest.fixture
-async def keys(sessions) -> dict[str, str]:  # noqa: ANN001 - the session's sessionmaker
+async def keys(sessions) -> dict[str, str]:
     """role → a fresh live key of that role."""
     return {
         role: await api_key(sessions, role, name="mcp")

@@ -38,7 +38,7 @@ async def test_no_key_or_an_unknown_key_is_refused_with_401(stack: Stack) -> Non
             await client.list_tools()
 
 
-async def test_tools_are_listed_with_the_api_models_schemas(stack: Stack, keys) -> None:  # noqa: ANN001
+async def test_tools_are_listed_with_the_api_models_schemas(stack: Stack, keys) -> None:
     async with http_client(stack.gateway_url, keys["reader"]) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == TOOL_NAMES
@@ -54,7 +54,7 @@ async def test_tools_are_listed_with_the_api_models_schemas(stack: Stack, keys) 
     assert all(t.description and len(t.description) > 40 for t in tools.values())
 
 
-async def test_a_reader_key_is_refused_start_review_with_the_role_named(stack: Stack, keys) -> None:  # noqa: ANN001
+async def test_a_reader_key_is_refused_start_review_with_the_role_named(stack: Stack, keys) -> None:
     async with http_client(stack.gateway_url, keys["reader"]) as client:
         refused = await client.call_tool("start_review", {"topic": REVIEW_TOPIC, "wait_seconds": 0})
         assert "researcher role" in error_text(refused) and "reader" in error_text(refused)
@@ -64,7 +64,7 @@ async def test_a_reader_key_is_refused_start_review_with_the_role_named(stack: S
         assert (await client.list_tools()).tools  # the session goes on
 
 
-async def test_malformed_arguments_are_tool_errors_with_the_reason(stack: Stack, keys) -> None:  # noqa: ANN001
+async def test_malformed_arguments_are_tool_errors_with_the_reason(stack: Stack, keys) -> None:
     async with http_client(stack.gateway_url, keys["researcher"]) as client:
         empty = await client.call_tool("verify_claim", {"claim": "", "wait_seconds": 0})
         assert "invalid input" in error_text(empty) and "claim" in error_text(empty)
@@ -85,7 +85,7 @@ async def test_malformed_arguments_are_tool_errors_with_the_reason(stack: Stack,
         assert {t.name for t in (await client.list_tools()).tools} == TOOL_NAMES  # still serving
 
 
-async def test_ask_question_then_read_the_claim_back_every_way(stack: Stack, keys) -> None:  # noqa: ANN001
+async def test_ask_question_then_read_the_claim_back_every_way(stack: Stack, keys) -> None:
     async with http_client(stack.gateway_url, keys["researcher"]) as client:
         question = {
             "question": "Does vitamin D supplementation prevent fractures?",
@@ -123,7 +123,7 @@ async def test_ask_question_then_read_the_claim_back_every_way(stack: Stack, key
 
 
 @pytest.mark.timeout(900)
-async def test_a_review_reports_progress_and_its_report_is_a_resource(stack: Stack, keys) -> None:  # noqa: ANN001
+async def test_a_review_reports_progress_and_its_report_is_a_resource(stack: Stack, keys) -> None:
     progress: list[tuple[float, str | None]] = []
 
     async def on_progress(step: float, total: float | None, message: str | None) -> None:
@@ -157,7 +157,7 @@ async def test_a_review_reports_progress_and_its_report_is_a_resource(stack: Sta
 @pytest.mark.timeout(900)
 async def test_verify_claim_answers_the_verdict_line_and_quoted_evidence(
     stack: Stack, keys
-) -> None:  # noqa: ANN001
+) -> None:
     async with http_client(stack.gateway_url, keys["researcher"]) as client:
         verified = answer(
             await client.call_tool(
@@ -179,7 +179,7 @@ async def test_verify_claim_answers_the_verdict_line_and_quoted_evidence(
 
 
 @pytest.mark.timeout(900)
-async def test_a_source_list_is_built_and_read_back(stack: Stack, keys) -> None:  # noqa: ANN001
+async def test_a_source_list_is_built_and_read_back(stack: Stack, keys) -> None:
     async with http_client(stack.gateway_url, keys["researcher"]) as client:
         # a subject the demo corpus covers (HF-ACTION); it holds no paper on vitamin D and fractures,
         # and a list of that prompt is rightly empty since the relevance calibration reads coverage

@@ -79,7 +79,7 @@ async def test_in_process_responses_stream_before_the_app_finishes() -> None:
 
     @app.get("/api/research/v1/slow")
     async def slow() -> StreamingResponse:
-        async def body():  # noqa: ANN202
+        async def body():
             yield b"first\n"
             await release.wait()
             yield b"second\n"
@@ -95,4 +95,4 @@ async def test_in_process_responses_stream_before_the_app_finishes() -> None:
         release.set()
         assert await asyncio.wait_for(anext(lines), timeout=5) == "second"
     await api.aclose()
-    assert isinstance(api.http._transport, StreamingASGITransport)  # noqa: SLF001
+    assert isinstance(api.http._transport, StreamingASGITransport)

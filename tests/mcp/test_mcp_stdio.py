@@ -18,7 +18,7 @@ pytestmark = pytest.mark.e2e
 COMMAND = [sys.executable, "-m", "research_engine.cli", "mcp"]
 
 
-def _env(key: str | None, tmp_path) -> dict[str, str]:  # noqa: ANN001
+def _env(key: str | None, tmp_path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("RESEARCH_API_KEY", "RESEARCH_URL")}
     # No config file and no local key here: the key is the one given, or none.
     env.update({"RESEARCH_CONFIG": str(tmp_path / "none.toml"), "DATA_DIR": str(tmp_path)})
@@ -27,14 +27,14 @@ def _env(key: str | None, tmp_path) -> dict[str, str]:  # noqa: ANN001
     return env
 
 
-def stdio_client(stack: Stack, key: str, tmp_path) -> Client:  # noqa: ANN001
+def stdio_client(stack: Stack, key: str, tmp_path) -> Client:
     params = StdioServerParameters(
         command=COMMAND[0], args=[*COMMAND[1:], "--url", stack.gateway_url], env=_env(key, tmp_path)
     )
     return Client(params, read_timeout_seconds=600)
 
 
-def test_without_a_key_the_command_refuses_to_start(stack: Stack, tmp_path) -> None:  # noqa: ANN001
+def test_without_a_key_the_command_refuses_to_start(stack: Stack, tmp_path) -> None:
     result = subprocess.run(
         [*COMMAND, "--url", stack.gateway_url],
         env=_env(None, tmp_path),
@@ -46,7 +46,7 @@ def test_without_a_key_the_command_refuses_to_start(stack: Stack, tmp_path) -> N
     assert result.returncode == 2 and "RESEARCH_API_KEY" in result.stderr and result.stdout == ""
 
 
-async def test_a_reader_key_reads_but_is_refused_start_review(stack: Stack, keys, tmp_path) -> None:  # noqa: ANN001
+async def test_a_reader_key_reads_but_is_refused_start_review(stack: Stack, keys, tmp_path) -> None:
     async with stdio_client(stack, keys["reader"], tmp_path) as client:
         assert {t.name for t in (await client.list_tools()).tools} == TOOL_NAMES
         refused = await client.call_tool("start_review", {"topic": REVIEW_TOPIC})
@@ -60,7 +60,7 @@ async def test_a_reader_key_reads_but_is_refused_start_review(stack: Stack, keys
 
 async def test_a_review_over_stdio_reports_progress_and_reads_back(
     stack: Stack, keys, tmp_path
-) -> None:  # noqa: ANN001
+) -> None:
     progress: list[str | None] = []
 
     async def on_progress(step: float, total: float | None, message: str | None) -> None:

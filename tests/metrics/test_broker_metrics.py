@@ -76,7 +76,7 @@ async def worker(servers: Servers, nc: nats.NATS, unique: str) -> AsyncIterator[
         await nc.jetstream().delete_consumer(subjects.TASKS_STREAM, found.durable)
 
 
-async def _until(check, timeout: float = 30.0) -> None:  # noqa: ANN001
+async def _until(check, timeout: float = 30.0) -> None:
     for _ in range(int(timeout / 0.1)):
         if check():
             return
@@ -176,7 +176,7 @@ async def test_consumer_lag_is_read_from_jetstream(
         await js.delete_consumer(subjects.TASKS_STREAM, durable)
 
 
-def worker_broker(nc: nats.NATS):  # noqa: ANN201
+def worker_broker(nc: nats.NATS):
     """`ConsumerLag` only needs `.connection.jetstream()`: hand it the test's connection."""
 
     class _Connected:

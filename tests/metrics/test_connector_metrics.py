@@ -53,7 +53,7 @@ async def test_requests_errors_cache_hits_and_latency_per_source(
     recorded,
     sessions,
     unique,
-    metrics_url,  # noqa: F811 - fixtures
+    metrics_url,
 ) -> None:
     fake_api.routes[CROSSREF] = lambda request: httpx.Response(
         200,

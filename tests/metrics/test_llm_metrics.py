@@ -16,7 +16,7 @@ pytestmark = pytest.mark.unit
 
 
 @pytest.fixture
-def llm_server():  # noqa: ANN201
+def llm_server():
     server = FakeLLMServer()
     server.start()
     yield server

@@ -11,12 +11,12 @@ import pytest
 from sqlalchemy import select
 
 from research_contracts import EvidenceFound, SearchEvidence, subjects
+from research_contracts.corpus_tools import SearchPapers
 from research_contracts.runs import RunDone
 from research_contracts.sourcelists import RequestSourceList, SourceListUpdated
 from research_ledger import Ledger
 from research_ledger.source_lists import SourceListBook
 from research_modes import ConnectorClient, ToolsUnavailable
-from research_contracts.corpus_tools import SearchPapers
 from research_platform.models import AuditEvent
 from research_runs import replay
 from research_scout.pipeline import Scout

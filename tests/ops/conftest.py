@@ -12,7 +12,6 @@ import asyncpg
 import pytest
 
 from research_platform.migrate import upgrade
-
 from tests.ops.seed import seed
 from tests.servers import Servers
 

@@ -11,7 +11,6 @@ import ast
 import importlib
 import re
 from fnmatch import fnmatch
-from pathlib import Path
 
 import pytest
 import yaml
@@ -37,7 +36,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 
 COMPOSE_TEXT = (REPO / "docker-compose.yml").read_text()
-COMPOSE = yaml.load(COMPOSE_TEXT, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+COMPOSE = yaml.load(COMPOSE_TEXT, Loader=_UniqueKeyLoader)
 SERVICES = COMPOSE["services"]
 APP_IMAGE = "research-engine:local"
 INTERPOLATION = re.compile(r"\$\{(\w+)(:?[-?])?([^}]*)\}")
@@ -255,7 +254,7 @@ def test_constraints_pin_torch_and_skip_the_project() -> None:
             "\n".join(
                 p.read_text() for p in REPO.glob("**/pyproject.toml") if ".venv" not in p.parts
             ),
-            re.M,
+            re.MULTILINE,
         )
     }
     assert not ours & set(pins)

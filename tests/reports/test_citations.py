@@ -8,7 +8,6 @@ import json
 import pytest
 
 from research_reports import CitationCheck, Finding, IssueKind, Quote, check_markdown, check_report
-
 from tests.reports.sample import references, review
 
 pytestmark = pytest.mark.unit

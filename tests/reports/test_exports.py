@@ -20,7 +20,6 @@ from research_reports import (
     to_pdf,
     to_ris,
 )
-
 from tests.reports.sample import references, review
 
 pytestmark = pytest.mark.unit
@@ -126,7 +125,7 @@ def test_pdf_without_a_unicode_font_folds_text_to_latin_1(monkeypatch: pytest.Mo
 
 def test_exports_hold_hostile_metadata_in_its_field_and_round_trip_through_the_importer(
     tmp_path,
-) -> None:  # noqa: ANN001
+) -> None:
     """A source's metadata is anyone's text: a `}` in a DOI or URL must not close the field and
     open a `file = {…}` (a path a reference manager would follow), a line break in an RIS value
     must not start a line of its own; each export reads back as the same references."""

@@ -8,7 +8,6 @@ import re
 import pytest
 
 from research_reports import Finding, Reference, Report, diff_reports
-
 from tests.reports.sample import review
 
 pytestmark = pytest.mark.unit
@@ -18,7 +17,7 @@ def test_every_marker_in_the_markdown_resolves_to_a_numbered_reference() -> None
     markdown = review().render_markdown()
     body, references = markdown.split("## 7. References")
     cited = {int(n) for n in re.findall(r"\[(\d+)\]", body)}
-    listed = {int(n) for n in re.findall(r"^\[(\d+)\] ", references, flags=re.M)}
+    listed = {int(n) for n in re.findall(r"^\[(\d+)\] ", references, flags=re.MULTILINE)}
     assert cited == listed == {1, 2, 3}
     assert (
         "[1] Smith, John; Müller, Anna (2019). Vitamin D and hip fracture: a randomised trial. *The Lancet*."
@@ -29,7 +28,7 @@ def test_every_marker_in_the_markdown_resolves_to_a_numbered_reference() -> None
 
 def test_sections_are_numbered_in_order_and_findings_carry_tag_markers_and_quotes() -> None:
     markdown = review().render_markdown()
-    headings = re.findall(r"^## (\d+)\. (.+)$", markdown, flags=re.M)
+    headings = re.findall(r"^## (\d+)\. (.+)$", markdown, flags=re.MULTILINE)
     assert [t for _, t in headings] == [
         "Introduction",
         "Research Landscape",

@@ -117,7 +117,7 @@ class FakeOpenAI:
             def log_message(self, *args: object) -> None:
                 return
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server naming
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 owner.bodies.append(raw)
                 reply = owner.script.popleft() if owner.script else Reply(status=500)

@@ -3,7 +3,6 @@ task, and no batched task starts while the emergency task waits or runs."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from datetime import datetime
 
@@ -11,7 +10,7 @@ import nats
 import pytest
 from sqlalchemy import func, select
 
-from research_contracts import RunResearch, SearchEvidence, Tier
+from research_contracts import RunResearch, Tier
 from research_platform.models import AuditEvent, MemoryClaim
 from research_researcher import prepare
 from tests.researcher.conftest import publish_task, wait_for_claims

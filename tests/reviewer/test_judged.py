@@ -166,7 +166,7 @@ class FixedAbstractModel:
         self.by_title = by_title
         self.claims: list[str] = []
 
-    def judge(self, claim: str, papers):  # noqa: ANN001, ANN201
+    def judge(self, claim: str, papers):
         from research_judgement.abstract import AbstractJudgement
 
         self.claims.append(claim)

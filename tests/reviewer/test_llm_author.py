@@ -26,6 +26,7 @@ from research_contracts.reviews import RequestReview
 from research_contracts.runs import ToolReturned
 from research_llm import build_chain
 from research_llm.offline.relevance import Relevance, default_encoder
+from research_modes import ConnectorClient
 from research_platform.settings import LLMSettings
 from research_reports import check_report
 from research_reports.text import found_verbatim
@@ -37,7 +38,6 @@ from research_reviewer.peer_review import PeerReviewer
 from research_reviewer.prepare import review_job
 from research_reviewer.reshape import conform
 from research_reviewer.settings import ReviewerSettings
-from research_modes import ConnectorClient
 from research_reviewer.tools import Toolbox
 from research_runs import RunRecorder, replay
 from tests.llm.fake_llm_server import Behaviour, FakeLLMServer, prompt_of
@@ -49,7 +49,7 @@ FABRICATED_ID = "corpus:999999999"
 INVENTED = "Exercise training cured heart failure in every single patient within one week."
 PAPER = re.compile(
     r'paper_id: "([^"]+)"\n<<<CLINICAL_DATA>>>\nTitle: [^\n]*\n((?:(?!<<<CLINICAL_DATA>>>).)*)\n<<<CLINICAL_DATA>>>',
-    re.S,
+    re.DOTALL,
 )
 
 
@@ -85,7 +85,7 @@ def synthesis(api: str, body: dict[str, Any]) -> Behaviour:
     ][:3]
     (a, sa), (b, sb), (c, sc) = papers
     question = re.search(r"\n(\w+): <<<CLINICAL_DATA>>>", user).group(1)  # type: ignore[union-attr]
-    quote = lambda paper_id, text: {"paper_id": paper_id, "text": text}  # noqa: E731
+    quote = lambda paper_id, text: {"paper_id": paper_id, "text": text}
     findings = [
         {
             "statement": sa,

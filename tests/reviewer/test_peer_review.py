@@ -18,17 +18,17 @@ from research_contracts.corpus_tools import PaperRecord
 from research_contracts.reviews import RequestReview
 from research_judgement import get_judge
 from research_llm.offline.relevance import Relevance, default_encoder
+from research_modes import ConnectorClient
 from research_reports import Finding, Quote, Report, check_report
 from research_reviewer import judged
 from research_reviewer.author import OfflineAuthor
 from research_reviewer.compose import compose, reference_of
 from research_reviewer.critique import PeerReview, Severity
+from research_reviewer.evidence import KeyFinding, Sentence, SubQuestion, sentences_of, statement_of
 from research_reviewer.experiment import review_loop
 from research_reviewer.peer_review import PeerReviewer
 from research_reviewer.prepare import review_job
 from research_reviewer.settings import ReviewerSettings
-from research_modes import ConnectorClient
-from research_reviewer.evidence import KeyFinding, Sentence, SubQuestion, sentences_of, statement_of
 from research_reviewer.tools import Toolbox
 from research_runs import RunRecorder, replay
 from tests.reviewer.conftest import TOPIC

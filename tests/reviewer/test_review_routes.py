@@ -17,7 +17,7 @@ from faststream import FastStream
 from nats.js import JetStreamContext
 from sqlalchemy import select
 
-from research_contracts import ClaimDecided, ClaimStatus, CriticVerdict, Support, Verdict, subjects
+from research_contracts import ClaimStatus, CriticVerdict, Support, Verdict, subjects
 from research_gateway.main import create_app
 from research_ledger import ClaimProposal, Ledger
 from research_platform.models import AuditEvent, MemoryClaim

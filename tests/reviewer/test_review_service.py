@@ -3,8 +3,6 @@ reviewer → report version, claims, run events; on real NATS JetStream and Post
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from faststream import FastStream
 from nats.js import JetStreamContext

@@ -83,10 +83,9 @@ async def test_failures_are_recorded_and_the_run_still_ends_with_done(
     run_id = f"rv-{unique}"
     recorder = RunRecorder(js, run_id)
     with pytest.raises(RuntimeError):
-        async with recorder.running():
-            async with recorder.agent("researcher") as author:
-                async with author.tool("research.top_cited", {"topic": "x"}):
-                    raise RuntimeError("connector down")
+        async with recorder.running(), recorder.agent("researcher") as author:
+            async with author.tool("research.top_cited", {"topic": "x"}):
+                raise RuntimeError("connector down")
     events = [e for _, e in await _all(js, run_id)]
     assert [e.type for e in events] == [
         "agent_start",
@@ -227,9 +226,8 @@ async def test_a_recorder_given_the_declared_publisher_sends_through_it(
     try:
         run_id = f"rv-{unique}"
         recorder = RunRecorder(js, run_id, publisher=publisher)
-        async with recorder.running():
-            async with recorder.agent("researcher") as author:
-                await author.reasoning("through the publisher")
+        async with recorder.running(), recorder.agent("researcher") as author:
+            await author.reasoning("through the publisher")
         again = await RunRecorder.resume(js, run_id, publisher=publisher)
         await again.reasoning("after a restart")
     finally:

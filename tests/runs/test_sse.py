@@ -44,7 +44,7 @@ async def frames(response: httpx.Response) -> AsyncIterator[Frame]:
             continue
         else:
             name, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
+            value = value.removeprefix(" ")
             if name == "id":
                 frame.id = value
             elif name == "event":
@@ -74,9 +74,8 @@ async def test_a_finished_run_streams_every_event_with_stream_sequence_ids_and_e
 ) -> None:
     run_id = f"rv-{unique}"
     recorder = RunRecorder(js, run_id)
-    async with recorder.running():
-        async with recorder.agent("researcher") as author:
-            await author.reasoning("plan")
+    async with recorder.running(), recorder.agent("researcher") as author:
+        await author.reasoning("plan")
     stored = [item async for item in replay(js, run_id)]
     async with (
         httpx.AsyncClient(timeout=30) as client,

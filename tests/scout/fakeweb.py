@@ -35,7 +35,7 @@ def fake_web() -> Iterator[FakeWeb]:
     web = FakeWeb()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        def do_POST(self) -> None:
             size = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(size) if size else b""
             request = {

@@ -21,7 +21,7 @@ def recorded() -> list[SourceHit]:
         pytest.skip(
             "../shared is not present: the recorded connector responses are needed for this test"
         )
-    read = lambda name: json.loads((FIXTURES / name).read_text())  # noqa: E731
+    read = lambda name: json.loads((FIXTURES / name).read_text())
     return [
         *europepmc.parse_search(read("europepmc/fastpaper_europepmc_search.json")),
         *crossref.parse_works(read("crossref/habanero_cassette_test_works_query__00.json")),

@@ -134,7 +134,7 @@ async def test_a_refused_text_is_one_422_and_nothing_is_published(
     gateway, api_keys, nc, monkeypatch, unique
 ):
     """The ledger's check runs before the command is published: a refusal leaves the bus untouched."""
-    import research_ledger.deidentified as deidentified
+    from research_ledger import deidentified
 
     marker = f"refuse{unique}"
 
@@ -200,7 +200,7 @@ async def test_a_dead_lettered_source_list_reads_failed_with_the_reason(
         headers = None
 
         @property
-        def metadata(self):  # noqa: ANN202
+        def metadata(self):
             raise ValueError("not a JetStream message")
 
     told: list[tuple[str, str]] = []

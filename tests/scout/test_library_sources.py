@@ -39,7 +39,7 @@ async def corpus_connector(
     (the hits it builds from the stored papers are what the scout gets from the real connector)."""
     corpus = CorpusSource(sessions, CorpusSettings())
 
-    async def answer(msg) -> None:  # noqa: ANN001 - a nats.aio.msg.Msg
+    async def answer(msg) -> None:
         ask = SearchEvidence.model_validate_json(msg.data)
         hits = await corpus.search(ask.query, ask.filters, ask.limit, ask.mode)
         await msg.respond(EvidenceFound(hits=hits).model_dump_json().encode())

@@ -14,7 +14,7 @@ import schemathesis
 
 
 @schemathesis.hook
-def filter_case(context: Any, case: Any) -> bool:  # noqa: ANN401 - schemathesis' HookContext and Case
+def filter_case(context: Any, case: Any) -> bool:
     meta = case.meta
     if meta is None or not meta.generation.mode.is_positive:
         return True

@@ -9,7 +9,6 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from types import ModuleType
 
-import httpx
 import pytest
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -20,7 +19,8 @@ from research_ledger.audit import AuditPayloadError, checked_payload
 from research_platform.broker import STREAMS, retained
 from research_platform.models import ApiKey, AuditEvent, MemoryClaim, ResearchTask
 from research_platform.settings import get_settings
-from research_privacy.boundary import digest as digest_of, person_text
+from research_privacy.boundary import digest as digest_of
+from research_privacy.boundary import person_text
 from tests.conftest import REPO
 from tests.security.conftest import Gateway
 
@@ -106,10 +106,9 @@ async def test_the_ledger_refuses_a_persons_text_that_did_not_pass_the_boundary(
             await session.get(ReportRow, report_id) is None
             and await session.get(ResearchTask, raw.task_id) is None
         )
-    async with sessions() as session:
-        async with session.begin():  # what the boundary gives is stored
-            clean = RunResearch(question=NAMED, entity=f"metformin {unique}")
-            assert (await Ledger(session, service="researcher").submit(clean)).created
+    async with sessions() as session, session.begin():  # what the boundary gives is stored
+        clean = RunResearch(question=NAMED, entity=f"metformin {unique}")
+        assert (await Ledger(session, service="researcher").submit(clean)).created
 
 
 @pytest.mark.integration

@@ -37,7 +37,7 @@ def declared() -> set[str]:
 def listed() -> str:
     """The README's `## Dependencies` section, lower case."""
     readme = (REPO / "README.md").read_text()
-    section = re.search(r"^## Dependencies.*?$(.*?)(?=^## )", readme, re.M | re.S)
+    section = re.search(r"^## Dependencies.*?$(.*?)(?=^## )", readme, re.MULTILINE | re.DOTALL)
     assert section, "the README has no ## Dependencies section"
     return section.group(1).lower()
 

@@ -102,7 +102,7 @@ async def test_a_dead_lettered_verification_reads_failed_on_get(
         headers = None
 
         @property
-        def metadata(self):  # noqa: ANN202
+        def metadata(self):
             raise ValueError("not a JetStream message")
 
     letter = DeadLetter.of(

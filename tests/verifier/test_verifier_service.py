@@ -15,18 +15,18 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from faststream import FastStream
-from nats.js import JetStreamContext
 from faststream.nats import NatsBroker
+from nats.js import JetStreamContext
 from sqlalchemy import select, update
 
+from research_agents import FindingsRepository, FindingView
 from research_contracts import EvidenceFound, SearchEvidence, SourceHit, subjects
 from research_contracts.verifications import RequestVerification, VerificationChanged
-from research_agents import FindingsRepository, FindingView
 from research_ledger import Ledger
 from research_ledger.watched import WatchedClaimRow, verdict_history, watched
-from research_replicator.watched import REVERIFY, request_due
 from research_platform.broker import declare_publishers
 from research_platform.models import AuditEvent, ResearchSource
+from research_replicator.watched import REVERIFY, request_due
 from research_runs import replay
 from tests.llm.fake_llm_server import Behaviour, FakeLLMServer
 from tests.verifier.conftest import CraftedCorpus, wait_for_report

@@ -109,13 +109,9 @@ CLINICAL_VERBS = (
     "is now on",
 )
 MONTHS = (
-    "January February March April May June July August September October November December".split()
+    ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
 )
-ORDINALS = (
-    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth "
-    "fifteenth sixteenth seventeenth eighteenth nineteenth twentieth twenty-first twenty-second twenty-third "
-    "twenty-fourth twenty-fifth twenty-sixth twenty-seventh twenty-eighth"
-).split()
+ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth", "twenty-first", "twenty-second", "twenty-third", "twenty-fourth", "twenty-fifth", "twenty-sixth", "twenty-seventh", "twenty-eighth"]
 AGE_WORDS = (
     "ninety",
     "ninety-one",
@@ -299,7 +295,7 @@ class Pools:
 
     def phone(self) -> str:
         r = self.rng
-        d = lambda k: "".join(str(r.randint(0, 9)) for _ in range(k))  # noqa: E731
+        d = lambda k: "".join(str(r.randint(0, 9)) for _ in range(k))
         return r.choice(
             (
                 f"+44 20 {d(4)} {d(4)}",
@@ -319,8 +315,8 @@ class Pools:
 
     def record(self) -> tuple[str, str]:
         r = self.rng
-        d = lambda k: "".join(str(r.randint(0, 9)) for _ in range(k))  # noqa: E731
-        letter = lambda: r.choice("ABCDEFGHJKLMNPRSTUVWXZ")  # noqa: E731
+        d = lambda k: "".join(str(r.randint(0, 9)) for _ in range(k))
+        letter = lambda: r.choice("ABCDEFGHJKLMNPRSTUVWXZ")
         return r.choice(
             (
                 ("MRN ", "00" + d(6)),
@@ -336,7 +332,7 @@ class Pools:
 
     def national(self) -> tuple[str, str]:
         r = self.rng
-        d = lambda k: "".join(str(r.randint(0, 9)) for _ in range(k))  # noqa: E731
+        d = lambda k: "".join(str(r.randint(0, 9)) for _ in range(k))
         return r.choice(
             (
                 ("NHS number ", f"{d(3)} {d(3)} {d(4)}"),
@@ -358,7 +354,7 @@ class Pools:
         return self.rng.choice(POSTCODES[self.half])
 
     def email(self, given: str, surname: str) -> str:
-        clean = lambda s: re.sub(r"[^a-z]", "", s.lower().encode("ascii", "ignore").decode())  # noqa: E731
+        clean = lambda s: re.sub(r"[^a-z]", "", s.lower().encode("ascii", "ignore").decode())
         return (
             self.rng.choice(
                 (
@@ -435,7 +431,7 @@ def shape_title_surname_phone(w: Writer, p: Pools) -> None:
 
 def shape_email_address(w: Writer, p: Pools) -> None:
     given, surname = p.person()
-    w.say(f"Patient ").mark("NAME", f"{given} {surname}").say(", ").mark(
+    w.say("Patient ").mark("NAME", f"{given} {surname}").say(", ").mark(
         "ADDRESS", p.address()
     ).say(", e-mail ")
     w.mark("EMAIL", p.email(given, surname)).say(f": {p.context()}. {p.question()}")
@@ -482,7 +478,7 @@ def shape_discharged_since(w: Writer, p: Pools) -> None:
     w.say(f"{label}").mark("MRN", number).say(f"{')' if label.startswith('(') else ''}: ").mark(
         "NAME", surname[0].upper() + surname[1:]
     )
-    w.say(f" since ").mark("DATE", p.date()).say(f" on {p.context()}. {p.question()}")
+    w.say(" since ").mark("DATE", p.date()).say(f" on {p.context()}. {p.question()}")
 
 
 def shape_lower_full(w: Writer, p: Pools) -> None:

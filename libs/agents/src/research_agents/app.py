@@ -15,13 +15,13 @@ from typing import Any
 
 from faststream import FastStream
 from faststream.nats import NatsBroker
-from research_platform.broker import Emits, declare_publishers, ensure_streams_at, make_broker
-from research_platform.db import create_engine, session_factory
-from research_platform.settings import Settings
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from research_agents.controls import mount_controls
 from research_agents.scheduler import RunContext, Scheduler, ScheduleSettings
+from research_platform.broker import Emits, declare_publishers, ensure_streams_at, make_broker
+from research_platform.db import create_engine, session_factory
+from research_platform.settings import Settings
 
 RunFunction = Callable[[RunContext], Awaitable[Any]]
 

@@ -33,7 +33,7 @@ def sse_frames(lines: Iterator[str]) -> Iterator[dict[str, str]]:
         if line.startswith(":"):
             continue  # a comment: keep-alive or the server's greeting
         name, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
+        value = value.removeprefix(" ")
         frame[name] = f"{frame[name]}\n{value}" if name == "data" and name in frame else value
     if frame:
         yield frame

@@ -57,7 +57,7 @@ _SUMMARY = (
 )
 
 
-def _summaries(rows) -> list[PaperSummary]:  # noqa: ANN001 - SQLAlchemy result
+def _summaries(rows) -> list[PaperSummary]:
     return [PaperSummary(**{**row._mapping, "authors": list(row.authors or [])}) for row in rows]
 
 

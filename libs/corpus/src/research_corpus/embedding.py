@@ -26,10 +26,9 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from research_platform.logging import get_logger
-
 from research_corpus import metrics
 from research_corpus.errors import EmbedderUnavailable
+from research_platform.logging import get_logger
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

@@ -38,8 +38,6 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from tqdm import tqdm
 
-from research_platform.logging import get_logger
-
 from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import Embedder, get_embedder
 from research_corpus.errors import CorpusError, MalformedRecordError
@@ -53,6 +51,7 @@ from research_corpus.records import (
     read_jsonl,
 )
 from research_corpus.sentences import sentence_key, split_sentences
+from research_platform.logging import get_logger
 
 BATCH_PAPERS = 256
 BULK_MIN_PAPERS = (

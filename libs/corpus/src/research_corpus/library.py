@@ -186,12 +186,12 @@ _VERBATIM_FIELDS = frozenset(
 _ESCAPED_SPECIAL = re.compile(r"\\([_%&#$])")
 
 
-def _latex_decoding() -> Any:  # noqa: ANN401 - a bibtexparser middleware
+def _latex_decoding() -> Any:
     """bibtexparser's LaTeX decoding of every field but the verbatim ones (`_VERBATIM_FIELDS`)."""
     from bibtexparser import middlewares
 
     class TextFieldsDecoding(middlewares.LatexDecodingMiddleware):
-        def transform_entry(self, entry: Any, library: Any) -> Any:  # noqa: ANN401
+        def transform_entry(self, entry: Any, library: Any) -> Any:
             kept = {f.key: f.value for f in entry.fields if f.key.lower() in _VERBATIM_FIELDS}
             block = super().transform_entry(entry, library)
             for field in entry.fields:
@@ -236,7 +236,7 @@ def read_bibtex(path: Path) -> Iterator[PaperRecord | MalformedRecordError]:
             yield exc
 
 
-def _bibtex_record(entry: Any, line: int, base: Path) -> PaperRecord:  # noqa: ANN401 - bibtexparser Entry
+def _bibtex_record(entry: Any, line: int, base: Path) -> PaperRecord:
     fields = {f.key.lower(): f.value for f in entry.fields}
     authors = fields.get("author") or fields.get("editor") or []
     paper = _paper(
@@ -437,7 +437,7 @@ def _json_items(text: str) -> Iterator[tuple[int, Any] | MalformedRecordError]:
     yield MalformedRecordError(line_of(pos), "invalid JSON (the array is not closed)")
 
 
-def _csl_name(name: Any, line: int) -> str:  # noqa: ANN401 - JSON
+def _csl_name(name: Any, line: int) -> str:
     if isinstance(name, str):
         return name
     if not isinstance(name, dict):
@@ -450,7 +450,7 @@ def _csl_name(name: Any, line: int) -> str:  # noqa: ANN401 - JSON
     return _clean(f"{_clean(name.get('given'))} {family} {_clean(name.get('suffix'))}")
 
 
-def _csl_year(issued: Any) -> int | None:  # noqa: ANN401 - JSON
+def _csl_year(issued: Any) -> int | None:
     if isinstance(issued, dict):
         parts = issued.get("date-parts")
         if isinstance(parts, list) and parts and isinstance(parts[0], list) and parts[0]:
@@ -474,7 +474,7 @@ def read_csl_json(path: Path) -> Iterator[PaperRecord | MalformedRecordError]:
             yield MalformedRecordError(line, TOO_DEEP)
 
 
-def _csl_record(obj: Any, line: int, base: Path) -> PaperRecord:  # noqa: ANN401 - JSON
+def _csl_record(obj: Any, line: int, base: Path) -> PaperRecord:
     if not isinstance(obj, dict):
         raise MalformedRecordError(line, "a CSL-JSON item must be an object")
     authors = obj.get("author") or obj.get("editor") or []

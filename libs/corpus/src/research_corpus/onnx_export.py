@@ -87,7 +87,7 @@ def cached_export(
     return target
 
 
-def inference_session(graph: Path, threads: int):  # noqa: ANN201 - onnxruntime.InferenceSession, imported lazily
+def inference_session(graph: Path, threads: int):
     """An ONNX Runtime session of `graph` on the CPU: every graph optimisation, `threads` math threads."""
     import onnxruntime as ort
 

@@ -19,10 +19,8 @@ import numpy as np
 from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from research_platform.models import CorpusChunk, CorpusPaper
-
 from research_corpus.records import Chunk, PaperRecord
-
+from research_platform.models import CorpusChunk, CorpusPaper
 
 _STAGING = "corpus_chunk_load"
 _CREATE_STAGING = f"""CREATE TEMP TABLE IF NOT EXISTS {_STAGING} (

@@ -17,17 +17,16 @@ import asyncio
 from collections.abc import Sequence
 from typing import Literal
 
+import numpy as np
 from pydantic import BaseModel, Field
 from sqlalchemy import text
-import numpy as np
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
-from research_platform.settings import CorpusSettings, get_settings
 
 from research_corpus.adapter import get_query_adapter
 from research_corpus.embedding import Embedder, get_embedder
 from research_corpus.errors import CorpusError
 from research_corpus.ranking import ChunkHit, Ranked, fuse, rank_papers
+from research_platform.settings import CorpusSettings, get_settings
 
 SearchMode = Literal["hybrid", "lexical", "dense"]
 MODES = ("hybrid", "lexical", "dense")

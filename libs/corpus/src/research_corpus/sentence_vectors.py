@@ -21,9 +21,8 @@ from sqlalchemy import LargeBinary, bindparam, select, text
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from research_platform.models import CorpusSentence
-
 from research_corpus.sentences import sentence_key
+from research_platform.models import CorpusSentence
 
 _STAGING = "corpus_sentence_load"
 _CREATE_STAGING = f"CREATE TEMP TABLE IF NOT EXISTS {_STAGING} (key bytea, embedding real[]) ON COMMIT DELETE ROWS"

@@ -52,7 +52,7 @@ class Window:
 
 def windows(
     tokenizer, claim: str, title: str, sentences: Sequence[str], max_length: int = MAX_LENGTH
-) -> list[Window]:  # noqa: ANN001
+) -> list[Window]:
     """The abstract packed into as few windows of at most `max_length` tokens as its sentences allow."""
     cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
     claim_ids = tokenizer(claim, add_special_tokens=False)["input_ids"][:CLAIM_TOKENS]
@@ -88,7 +88,7 @@ def windows(
     return out
 
 
-def collate(batch: Sequence[Window]):  # noqa: ANN201
+def collate(batch: Sequence[Window]):
     """Padded tensors of a batch of windows: ids, types, mask, and the (B, S, T) sentence pooling matrix."""
     import torch
 
@@ -113,20 +113,20 @@ def collate(batch: Sequence[Window]):  # noqa: ANN201
     return ids, types, mask, pool, present
 
 
-def _module():  # noqa: ANN202
+def _module():
     import torch
 
     class AbstractModel(torch.nn.Module):
         """encoder → sentence vectors (mean of their tokens) → rationale logits; pair head over the
         sentences pooled by their rationale weights → label logits (SUPPORT, CONTRADICT, NEI)."""
 
-        def __init__(self, encoder, hidden: int = 384) -> None:  # noqa: ANN001
+        def __init__(self, encoder, hidden: int = 384) -> None:
             super().__init__()
             self.encoder = encoder
             self.rationale = torch.nn.Linear(hidden, 1)
             self.label = torch.nn.Linear(hidden, len(LABELS))
 
-        def forward(self, ids, types, mask, pool, present):  # noqa: ANN001, ANN201
+        def forward(self, ids, types, mask, pool, present):
             hidden = self.encoder(
                 input_ids=ids, token_type_ids=types, attention_mask=mask
             ).last_hidden_state
@@ -139,7 +139,7 @@ def _module():  # noqa: ANN202
     return AbstractModel
 
 
-def build_model(encoder, hidden: int = 384):  # noqa: ANN001, ANN201
+def build_model(encoder, hidden: int = 384):
     return _module()(encoder, hidden)
 
 
@@ -168,7 +168,7 @@ class AbstractJudgement:
 class AbstractJudge:
     """The shipped abstract model (LoRA adapter merged into the packaged MiniLM + heads), thread-safe."""
 
-    def __init__(self, tokenizer, model, config: dict) -> None:  # noqa: ANN001
+    def __init__(self, tokenizer, model, config: dict) -> None:
         self.tokenizer, self.model, self.config = tokenizer, model, config
         self._lock = threading.Lock()
 

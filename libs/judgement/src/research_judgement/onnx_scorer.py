@@ -26,7 +26,7 @@ from research_judgement.scorer import CrossEncoder, base_model_path, mean_pool
 MODEL_FILES = ("adapter_model.safetensors", "adapter_config.json", "head.safetensors")
 
 
-def _export(folder: Path, max_length: int):  # noqa: ANN202 - the exporter closure
+def _export(folder: Path, max_length: int):
     def export(_base: Path, target: Path) -> None:
         import torch
 
@@ -77,7 +77,7 @@ def _export(folder: Path, max_length: int):  # noqa: ANN202 - the exporter closu
 class OnnxCrossEncoder:
     """A pair scorer with `CrossEncoder`'s interface: `logits(pairs)` → (n, n_out) float32. Thread-safe."""
 
-    def __init__(self, session, tokenizer, max_length: int) -> None:  # noqa: ANN001
+    def __init__(self, session, tokenizer, max_length: int) -> None:
         self.session, self.tokenizer, self.max_length = session, tokenizer, max_length
         self.n_out = int(session.get_outputs()[0].shape[1])
 

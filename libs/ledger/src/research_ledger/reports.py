@@ -25,9 +25,9 @@ from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from research_ledger.audit import storable
-from research_ledger.deidentified import check_report
 from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
+from research_ledger.deidentified import check_report
 from research_ledger.status import REFRESHABLE_REPORT_STATES, ReportStatus
 from research_platform.models import ReportClaim, ReportRow, ReportVersionRow
 

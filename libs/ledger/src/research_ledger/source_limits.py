@@ -44,7 +44,7 @@ ApiName = Literal[ALL_APIS]  # type: ignore[valid-type]  # the schema lists them
 MAX_INT = 2**31 - 1  # the columns are Postgres integers
 
 
-def _integral(value: Any) -> Any:  # noqa: ANN401 - any JSON value
+def _integral(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 

@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 from sqlalchemy import func, select, text, update
 
 from research_contracts import ClaimDecided, CriticVerdict, RecritiqueClaim, Verdict
-from research_ledger.catalogue import AuditAction
 from research_ledger.base import LedgerBase
+from research_ledger.catalogue import AuditAction
 from research_ledger.errors import EntityChanged
 from research_ledger.status import ClaimStatus
 from research_platform.models import AuditEvent, CriticVerdictRow, MemoryClaim

@@ -20,7 +20,7 @@ from research_privacy import DATA_MARKER
 
 MESSAGE_OVERHEAD_TOKENS = 8  # chat-template tokens around one message
 ELLIPSIS = " […]"
-_BLOCK = re.compile(re.escape(DATA_MARKER) + r"\n(.*?)\n" + re.escape(DATA_MARKER), re.S)
+_BLOCK = re.compile(re.escape(DATA_MARKER) + r"\n(.*?)\n" + re.escape(DATA_MARKER), re.DOTALL)
 
 
 class DoesNotFit(ValueError):

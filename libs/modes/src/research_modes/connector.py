@@ -90,7 +90,7 @@ class ConnectorClient:
             msg = await self.request(
                 subjects.corpus_tool_subject(tool), request.model_dump_json().encode()
             )
-        except Exception as exc:  # noqa: BLE001 - no responder / timeout: the run is retried later
+        except Exception as exc:
             raise ToolsUnavailable(f"{tool}: {type(exc).__name__}: {exc}") from exc
         reply = CorpusToolReply.model_validate_json(msg.data)
         if reply.error:

@@ -162,7 +162,7 @@ async def mode_run(
         if not settle_all:
             raise
         await failed(exc)
-    except Exception as exc:  # noqa: BLE001 - will not pass by retrying: the report fails, visibly
+    except Exception as exc:
         await failed(exc)
         if isinstance(exc, PrepareError) and not settle_all:
             raise

@@ -231,7 +231,7 @@ async def forget_command(raw: Msg) -> None:
     if not subjects.is_command(raw.subject):
         return
     try:
-        await raw._client.jetstream().delete_msg(raw.metadata.stream, raw.metadata.sequence.stream)  # noqa: SLF001
+        await raw._client.jetstream().delete_msg(raw.metadata.stream, raw.metadata.sequence.stream)
     except Exception as exc:  # noqa: BLE001 - already gone (a redelivery settled twice) or the server is away
         log.info(
             "settled command not deleted from its stream", subject=raw.subject, error=repr(exc)

@@ -38,7 +38,7 @@ def exception_summary(exc: BaseException) -> dict[str, Any]:
     return {"error": type(exc).__qualname__, "causes": causes, "frames": frames[-20:]}
 
 
-def _summarise_exception(logger: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:  # noqa: ANN401
+def _summarise_exception(logger: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
     """A structlog processor: `exc_info` (structlog's or a stdlib record's) → `exception_summary`."""
     exc_info = event_dict.pop("exc_info", None)
     event_dict.pop("exception", None)

@@ -111,7 +111,7 @@ class BrokerMetrics(PrometheusMiddleware):  # type: ignore[type-arg]
     process (the tests, the CLI) would refuse as duplicates; this one reuses them.
     """
 
-    def __init__(self, service: str) -> None:  # noqa: D107 - deliberately not calling super(): see class doc
+    def __init__(self, service: str) -> None:
         self._settings_provider_factory = _provider
         self._metrics_container = _container()
         self._metrics_manager = MetricsManager(self._metrics_container, app_name=service)
@@ -194,7 +194,7 @@ class ConsumerLag:
             self._task = None
 
 
-def serve(port: int, host: str = "0.0.0.0") -> None:  # noqa: S104 - scraped by Prometheus from another host
+def serve(port: int, host: str = "0.0.0.0") -> None:
     """Serve the process registry at `http://host:port/metrics` (a daemon thread)."""
     start_http_server(port, addr=host)
 

@@ -33,7 +33,7 @@ def run_service(
     configure_logging(name, settings.log_level, settings.log_json)
     metrics_port = os.environ.get("METRICS_PORT")
     if metrics_port:
-        metrics.serve(int(metrics_port), os.environ.get("METRICS_HOST", "0.0.0.0"))  # noqa: S104 - scraped by Prometheus
+        metrics.serve(int(metrics_port), os.environ.get("METRICS_HOST", "0.0.0.0"))
     get_logger(__name__).info(
         "service starting", nats=bool(settings.nats_url), metrics_port=metrics_port
     )

@@ -43,14 +43,7 @@ _TYPE_AFTER = (
     r"wynd|gate|broadway|loop|bypass|expressway|freeway|pike|turnpike|crossing|plaza|commons|"
     r"marg|nagar|chowk|gali|salai|road|lorong|jalan)"
 )
-_BEFORE_WORDS = (
-    "rue avenue av bd boulevard chemin allée allee impasse quai route place via viale vicolo corso piazza piazzale "
-    "calle carrer avenida avda paseo plaza camino carrera rua travessa largo praça praca estrada alameda ul ulica "
-    "ulitsa aleja straße strasse utca jalan soi thanon sokak cadde caddesi ronda travesía travesia glorieta pasaje "
-    "cuesta vía urbanización callejón colonia retorno privada circuito cerrada andador prolongación calzada "
-    "periférico viela vila ladeira rodovia setor quadra conjunto vereda passeio recanto jardim parque "
-    "lorong persiaran lebuh lebuhraya taman gang đường phố ngõ sokağı bulvarı rua travessa"
-).split()
+_BEFORE_WORDS = ["rue", "avenue", "av", "bd", "boulevard", "chemin", "allée", "allee", "impasse", "quai", "route", "place", "via", "viale", "vicolo", "corso", "piazza", "piazzale", "calle", "carrer", "avenida", "avda", "paseo", "plaza", "camino", "carrera", "rua", "travessa", "largo", "praça", "praca", "estrada", "alameda", "ul", "ulica", "ulitsa", "aleja", "straße", "strasse", "utca", "jalan", "soi", "thanon", "sokak", "cadde", "caddesi", "ronda", "travesía", "travesia", "glorieta", "pasaje", "cuesta", "vía", "urbanización", "callejón", "colonia", "retorno", "privada", "circuito", "cerrada", "andador", "prolongación", "calzada", "periférico", "viela", "vila", "ladeira", "rodovia", "setor", "quadra", "conjunto", "vereda", "passeio", "recanto", "jardim", "parque", "lorong", "persiaran", "lebuh", "lebuhraya", "taman", "gang", "đường", "phố", "ngõ", "sokağı", "bulvarı", "rua", "travessa"]
 _TYPE_BEFORE = r"(?:c/|" + "|".join(_BEFORE_WORDS) + r")"
 # Type-first streets with the number last ("Via Roma 10") only when capitalised: "via Notch 1" is biology.
 _TYPE_BEFORE_TITLED = r"(?:C/|" + "|".join(w[:1].upper() + w[1:] for w in _BEFORE_WORDS) + r")"

@@ -317,7 +317,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
             I,
         ),
         1,
-        accept=lambda v: _day_month(v),  # noqa: PLW0108
+        accept=lambda v: _day_month(v),
     ),
     # National numbers after their label: NHS, CHI, CPR, SSN, Medicare / Medicaid (MBI), BSN, AHV,
     # PESEL, personnummer, Aadhaar, SIN, IHI — spaced, dotted or hyphenated groups.
@@ -393,7 +393,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
             + r"|[A-Z]\.)){0,2})",
         ),
         1,
-        accept=lambda v: _looks_like_name(v),  # noqa: PLW0108 - name_lists loads lazily
+        accept=lambda v: _looks_like_name(v),
     ),
 )
 
@@ -455,13 +455,7 @@ def name_lists() -> tuple[frozenset[str], frozenset[str]]:
 
 
 _NOT_NAMES = frozenset(
-    """The This That These Those A An And Or But In On At Of For With From By To Patient Patients Doctor Study
-    Hospital Clinic University Department Group Trial Results Methods Background Conclusion Conclusions Objective
-    Disease Syndrome Cancer Type Stage Grade Phase Day Week Month Year Table Figure Fig Total Mean Median Male
-    Female Left Right Normal Positive Negative Control Controls Treatment Therapy Placebo Survey Outcomes Research
-    Initiative Education Program Programme Registry Network Center Centre Institute Foundation Association Society
-    Health Care Safety Quality Reported Experience Gene Set Cell Cells Protein Receptor Factor Index Score Scale
-    National International American European Medical Clinical Public General Journal Review Report""".split()
+    ["The", "This", "That", "These", "Those", "A", "An", "And", "Or", "But", "In", "On", "At", "Of", "For", "With", "From", "By", "To", "Patient", "Patients", "Doctor", "Study", "Hospital", "Clinic", "University", "Department", "Group", "Trial", "Results", "Methods", "Background", "Conclusion", "Conclusions", "Objective", "Disease", "Syndrome", "Cancer", "Type", "Stage", "Grade", "Phase", "Day", "Week", "Month", "Year", "Table", "Figure", "Fig", "Total", "Mean", "Median", "Male", "Female", "Left", "Right", "Normal", "Positive", "Negative", "Control", "Controls", "Treatment", "Therapy", "Placebo", "Survey", "Outcomes", "Research", "Initiative", "Education", "Program", "Programme", "Registry", "Network", "Center", "Centre", "Institute", "Foundation", "Association", "Society", "Health", "Care", "Safety", "Quality", "Reported", "Experience", "Gene", "Set", "Cell", "Cells", "Protein", "Receptor", "Factor", "Index", "Score", "Scale", "National", "International", "American", "European", "Medical", "Clinical", "Public", "General", "Journal", "Review", "Report"]
 )
 _WORD_ENDINGS = (
     "tion",

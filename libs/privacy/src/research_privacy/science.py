@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-
 _GREEK_RANGES = ((0x0370, 0x03FF), (0x1F00, 0x1FFF))
 
 

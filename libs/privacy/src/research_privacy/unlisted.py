@@ -27,9 +27,7 @@ _SENTENCE_BREAK = re.compile(r"[;?!\n(){}<>]|\.\s")
 _CUE_WINDOW = 4
 # Words that are never part of a name, whatever a name list says ("The", "a", "Ten", "Ever").
 STOP_WORDS = frozenset(
-    "a an the and or of for with on in at to by from as is was are were be been has had have this that these those "
-    "their his her its our my your no not but if then than so such all any some each every per via into onto upon "
-    "ten ever among after before during since while when where which who whom whose what".split()
+    ["a", "an", "the", "and", "or", "of", "for", "with", "on", "in", "at", "to", "by", "from", "as", "is", "was", "are", "were", "be", "been", "has", "had", "have", "this", "that", "these", "those", "their", "his", "her", "its", "our", "my", "your", "no", "not", "but", "if", "then", "than", "so", "such", "all", "any", "some", "each", "every", "per", "via", "into", "onto", "upon", "ten", "ever", "among", "after", "before", "during", "since", "while", "when", "where", "which", "who", "whom", "whose", "what"]
 )
 _TITLE = re.compile(TITLES, re.IGNORECASE)
 

@@ -33,23 +33,12 @@ _ABBREVIATIONS = (
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 
 STOPWORDS = frozenset(
-    """a about above after again against all also although among an and any are as at be because been
-    before being between both but by can could did do does doing done during each either et al etc
-    for from further had has have having he her here hers him his how however i if in into is it its
-    itself just may might more most much must no nor not of off on once only or other our out over own
-    per same shall she should since so some such than that the their them then there these they this
-    those through thus to too under until up upon very was we were what when where whether which while
-    who whom whose why will with within without would yet you your study studies paper papers report
-    reported reports found find finds shows show showed shown suggest suggests suggested result results
-    evidence""".split()
+    ["a", "about", "above", "after", "again", "against", "all", "also", "although", "among", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "done", "during", "each", "either", "et", "al", "etc", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "however", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "may", "might", "more", "most", "much", "must", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "our", "out", "over", "own", "per", "same", "shall", "she", "should", "since", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "thus", "to", "too", "under", "until", "up", "upon", "very", "was", "we", "were", "what", "when", "where", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "within", "without", "would", "yet", "you", "your", "study", "studies", "paper", "papers", "report", "reported", "reports", "found", "find", "finds", "shows", "show", "showed", "shown", "suggest", "suggests", "suggested", "result", "results", "evidence"]
 )
 
 # Words of the reports' own vocabulary that are capitalised without naming anything.
 REPORT_VOCABULARY = frozenset(
-    """supported contested insufficient strongly partially mixed evidence weakly contradicted
-    high moderate low pass revision_needed verdict confidence critical major minor
-    introduction landscape findings contradictions debates gaps directions references claim
-    review corroborating contradicting nuances conditions assessment summary issues""".split()
+    ["supported", "contested", "insufficient", "strongly", "partially", "mixed", "evidence", "weakly", "contradicted", "high", "moderate", "low", "pass", "revision_needed", "verdict", "confidence", "critical", "major", "minor", "introduction", "landscape", "findings", "contradictions", "debates", "gaps", "directions", "references", "claim", "review", "corroborating", "contradicting", "nuances", "conditions", "assessment", "summary", "issues"]
 )
 
 
@@ -75,13 +64,13 @@ def normalise(text: str) -> str:
 
 
 _SECTION_LABEL = re.compile(r"^(?:[A-Z][A-Z ,&/]{2,}:?\s+|\([a-z0-9]\)\s*)")
-_TRUNCATION_NOTE = re.compile(r"\s*\(ABSTRACT TRUNCATED AT \d+ WORDS\)\.?\s*$", re.I)
+_TRUNCATION_NOTE = re.compile(r"\s*\(ABSTRACT TRUNCATED AT \d+ WORDS\)\.?\s*$", re.IGNORECASE)
 # A connective that ties the sentence to the one before it in its abstract, not part of the finding.
 _CONNECTIVE = re.compile(
     r"^(?:indeed|moreover|furthermore|in addition|additionally|however|in turn|thus|therefore|hence|"
     r"consequently|accordingly|in contrast|conversely|likewise|similarly|notably|importantly|finally|"
     r"taken together|together|collectively|overall|in conclusion|in summary|here|herein),\s+(?=\S)",
-    re.I,
+    re.IGNORECASE,
 )
 
 

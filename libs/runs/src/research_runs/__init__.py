@@ -14,8 +14,8 @@ from research_runs.stream import RUNS_STREAM_CONFIG, ensure_runs_stream
 
 __all__ = [
     "MAX_RESULTS_BYTES",
-    "RUN_EVENTS_ADDRESS",
     "RUNS_STREAM_CONFIG",
+    "RUN_EVENTS_ADDRESS",
     "RunRecorder",
     "ToolCall",
     "declare_run_events",

@@ -15,13 +15,12 @@ import re
 from dataclasses import dataclass
 
 from research_judgement.coverage import stem
-
 from research_verification.errors import ClaimParseError
 from research_verification.lexical import STOPWORDS
 
 MAX_CLAIM_CHARS = 2000
 AUXILIARIES = frozenset(
-    "is are was were has have had can cannot may might could will would does do did should".split()
+    ["is", "are", "was", "were", "has", "have", "had", "can", "cannot", "may", "might", "could", "will", "would", "does", "do", "did", "should"]
 )
 # Verb stems with their inflections; the third-person forms are the surest sign of a predicate.
 VERB_STEMS = (
@@ -95,7 +94,7 @@ VERB_STEMS = (
 )
 _VERB = re.compile(rf"^(?:{'|'.join(VERB_STEMS)})(?:e|es|s|ed|d|ing|ies|ied)?$")
 _FINITE = re.compile(rf"^(?:{'|'.join(VERB_STEMS)})(?:es|s|ies)$|^led$")
-_DETERMINERS = frozenset("a an the this that these those its their".split())
+_DETERMINERS = frozenset(["a", "an", "the", "this", "that", "these", "those", "its", "their"])
 _SPLITTERS = re.compile(r",?\s+(?:and|while|whereas|but)\s+|;\s*", re.IGNORECASE)
 _WORD = re.compile(r"\S+")
 SYNONYMS = {
@@ -196,7 +195,7 @@ def _clauses(sentence: str) -> list[tuple[str, bool]]:
 
 
 def _inflections(base: str) -> set[str]:
-    stem = base[:-1] if base.endswith("e") else base
+    stem = base.removesuffix("e")
     return {base, base + "s", base + "es", base + "d", stem + "ed", stem + "ing", base + "ing"}
 
 

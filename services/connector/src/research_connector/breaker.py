@@ -184,7 +184,7 @@ class CircuitBreakers:
             except KeyNotFoundError:
                 self._remember(source, Circuit(), None)
                 return Circuit(), None
-            except (nats.errors.Error, asyncio.TimeoutError, ValueError, TypeError) as exc:
+            except (TimeoutError, nats.errors.Error, ValueError, TypeError) as exc:
                 log.warning(
                     "circuit state unavailable, using this replica's",
                     source=source,
@@ -204,7 +204,7 @@ class CircuitBreakers:
                     revision = await self._kv.update(source, value, last=revision)
             except nats.js.errors.KeyValueError:  # wrong last revision: another replica wrote first
                 return False
-            except (nats.errors.Error, asyncio.TimeoutError) as exc:
+            except (TimeoutError, nats.errors.Error) as exc:
                 log.warning(
                     "circuit state unavailable, using this replica's",
                     source=source,

@@ -31,9 +31,9 @@ from research_connector.registry import (
 from research_connector.settings import ConnectorServiceSettings
 from research_connector.shared_ratelimit import SharedRateLimits, open_rate_bucket
 from research_connector.sources.corpus import CorpusSource
+from research_contracts import EvidenceFound, SearchEvidence, subjects
 from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import get_embedder
-from research_contracts import EvidenceFound, SearchEvidence, subjects
 from research_platform.broker import make_broker
 from research_platform.db import create_engine, create_read_engine, dispose, session_factory
 from research_platform.logging import get_logger

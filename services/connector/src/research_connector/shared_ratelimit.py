@@ -80,7 +80,7 @@ class SharedTokenBucket:
         start = self._clock()
         try:
             grant_at = await self._reserve()
-        except (nats.errors.Error, asyncio.TimeoutError) as exc:
+        except (TimeoutError, nats.errors.Error) as exc:
             log.warning(
                 "shared rate limit unavailable, using the local bucket",
                 budget=self.budget,

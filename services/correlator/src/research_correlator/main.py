@@ -19,18 +19,18 @@ from typing import Any
 
 import structlog
 from faststream import FastStream
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
 from research_agents import RunContext
 from research_agents.app import AgentResources, RunFunction, periodic_app
 from research_agents.runs import RunBook
+from research_correlator import experiment, prepare, reshape
+from research_correlator.repository import SERVICE, Patterns
+from research_correlator.settings import CorrelatorServiceSettings, CorrelatorSettings
 from research_llm import ProviderChain, build_chain, usage
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_platform.service import run_service
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
-from research_correlator import experiment, prepare, reshape
-from research_correlator.repository import SERVICE, Patterns
-from research_correlator.settings import CorrelatorServiceSettings, CorrelatorSettings
 
 log = get_logger(__name__)
 

@@ -18,15 +18,14 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
-from collections import Counter
-
 from fastapi import Depends, FastAPI, Request
+from fastapi.dependencies.utils import field_annotation_is_sequence
 from fastapi.encoders import jsonable_encoder
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.dependencies.utils import field_annotation_is_sequence
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException

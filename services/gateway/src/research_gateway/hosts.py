@@ -36,7 +36,7 @@ Send = Callable[[Any], Awaitable[None]]
 ASGI = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
-WILDCARD_BINDS = ("", "0.0.0.0", "::", "[::]")  # noqa: S104 - names of a wildcard bind, not a bind
+WILDCARD_BINDS = ("", "0.0.0.0", "::", "[::]")
 
 
 def _split(host: str) -> tuple[str, str | None]:

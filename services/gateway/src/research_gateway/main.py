@@ -23,6 +23,8 @@ from sqlalchemy import text
 from research_gateway import (
     admin,
     claims,
+    console,
+    edge,
     ledger,
     reports,
     reviews,
@@ -39,7 +41,6 @@ from research_gateway.hosts import AllowedHosts, HostGuard, is_loopback
 from research_gateway.mcp import install as install_mcp
 from research_gateway.observability import instrument, serve_metrics
 from research_gateway.settings import ConsoleSettings, GatewaySettings
-from research_gateway import console, edge
 from research_gateway.throttle import FailedAuthThrottle
 from research_platform import metrics
 from research_platform.broker import ensure_streams_at

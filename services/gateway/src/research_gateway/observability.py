@@ -51,4 +51,4 @@ def serve_metrics() -> None:
     """Serve the registry on `METRICS_PORT` too (the port Prometheus scrapes every service on)."""
     port = os.environ.get("METRICS_PORT")
     if port:
-        metrics.serve(int(port), os.environ.get("METRICS_HOST", "0.0.0.0"))  # noqa: S104 - scraped by Prometheus
+        metrics.serve(int(port), os.environ.get("METRICS_HOST", "0.0.0.0"))

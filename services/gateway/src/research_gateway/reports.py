@@ -148,7 +148,7 @@ async def get_report(
 async def export(
     report_id: uuid.UUID,
     session: ReadSession,
-    format: Annotated[FormatName, Query(description="md | pdf | bib | ris | csljson")] = "md",  # noqa: A002 - public name
+    format: Annotated[FormatName, Query(description="md | pdf | bib | ris | csljson")] = "md",
     version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None,
 ) -> Response:
     """The report as Markdown or PDF, or its references as BibTeX, RIS or CSL-JSON."""

@@ -301,7 +301,7 @@ async def export_review(
     review_id: uuid.UUID,
     session: Session,
     caller: Reader,
-    format: FormatName = Query("md", description="md | pdf | bib | ris | csljson"),  # noqa: A002
+    format: FormatName = Query("md", description="md | pdf | bib | ris | csljson"),
     version: int | None = Query(None, ge=1, le=MAX_VERSION),
 ) -> Response:
     await _review(session, review_id)

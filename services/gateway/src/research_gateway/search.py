@@ -10,8 +10,8 @@ from nats.errors import NoRespondersError
 from research_contracts import EvidenceFound, SearchEvidence, subjects
 from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, Broker
-from research_gateway.storable import STORABLE, TEXT_QUERY
 from research_gateway.schemas import SearchResults
+from research_gateway.storable import STORABLE, TEXT_QUERY
 
 router = APIRouter(
     prefix=API, tags=["search"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES

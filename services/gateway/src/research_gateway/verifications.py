@@ -30,8 +30,7 @@ from pydantic import (
 )
 from sqlalchemy import select
 
-from research_contracts.reviews import EVIDENCE_SOURCES, ReviewFilters
-from research_contracts.reviews import worded_pattern
+from research_contracts.reviews import EVIDENCE_SOURCES, ReviewFilters, worded_pattern
 from research_contracts.verifications import (
     CLAIM_MAX_CHARS,
     CLAIM_WORD,

@@ -18,18 +18,18 @@ from datetime import datetime
 from typing import Any
 
 from faststream import FastStream
-from research_agents import RunContext, purge_expired
-from research_agents.app import AgentResources, RunFunction, periodic_app
-from research_agents.runs import RunBook
-from research_platform.db import session_factory
-from research_platform.logging import get_logger
-from research_platform.service import run_service
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
+from research_agents import RunContext, purge_expired
+from research_agents.app import AgentResources, RunFunction, periodic_app
+from research_agents.runs import RunBook
 from research_librarian import experiment, prepare, reshape
 from research_librarian.repository import SERVICE, START, Cursor, Provenance, Walk
 from research_librarian.settings import LibrarianServiceSettings, LibrarianSettings
+from research_platform.db import session_factory
+from research_platform.logging import get_logger
+from research_platform.service import run_service
 
 log = get_logger(__name__)
 

@@ -23,6 +23,8 @@ from typing import Any
 import structlog
 from faststream import FastStream
 from faststream.nats import NatsBroker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
 from research_agents import RunContext
 from research_agents.app import AgentResources, RunFunction, periodic_app
 from research_contracts import EvidenceRefreshed, RecritiqueClaim, RerunResearch, subjects
@@ -30,8 +32,6 @@ from research_platform.broker import Emits
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_platform.service import run_service
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from research_replicator import experiment, prepare, reshape, watched
 from research_replicator.prepare import DueClaim
 from research_replicator.repository import SERVICE, Replications

@@ -19,7 +19,6 @@ from research_contracts import EvidenceFound, RunResearch
 from research_platform.errors import PrepareError
 from research_privacy import (
     DATA_MARKER,
-    NEUTRALISED,
     Deidentified,
     deidentify,
     delimit,
@@ -34,9 +33,7 @@ _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
 _PLACEHOLDER_KIND = re.compile(r"\[([A-Z_]+)_\d+\]")
 # Words that only introduce an identifier (as research_privacy.outbound drops them with it).
 _INTRODUCERS = frozenset(
-    """patient patients pt pts mrn dob name named called phone tel telephone fax email e-mail address lives living
-    born seen admitted record number no id ssn account mr mrs ms mx miss dr prof my our his her their contact
-    for of in with and or to the a an by at on from aged about""".split()
+    ["patient", "patients", "pt", "pts", "mrn", "dob", "name", "named", "called", "phone", "tel", "telephone", "fax", "email", "e-mail", "address", "lives", "living", "born", "seen", "admitted", "record", "number", "no", "id", "ssn", "account", "mr", "mrs", "ms", "mx", "miss", "dr", "prof", "my", "our", "his", "her", "their", "contact", "for", "of", "in", "with", "and", "or", "to", "the", "a", "an", "by", "at", "on", "from", "aged", "about"]
 )
 
 

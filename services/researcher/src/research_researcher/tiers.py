@@ -94,7 +94,7 @@ class TierGate:
         while True:
             try:
                 counts = await self.backlog(tier)
-            except (NatsError, TimeoutError, asyncio.TimeoutError) as exc:
+            except (NatsError, TimeoutError) as exc:
                 log.warning("tier backlog unknown, not waiting", tier=tier.value, error=repr(exc))
                 return time.monotonic() - started
             if not any(counts.values()):

@@ -107,14 +107,14 @@ def compose(dossier: Dossier, *, model: str) -> Report:
             "questions": [{"id": q.id, "question": q.text} for q in dossier.questions],
         },
     )
-    cite = lambda paper: report.add_reference(reference_of(paper))  # noqa: E731 - one-line numbering helper
-    keep = lambda s: s.paper.paper_id not in excl.papers  # noqa: E731
+    cite = lambda paper: report.add_reference(reference_of(paper))
+    keep = lambda s: s.paper.paper_id not in excl.papers
     findings, debates = [], []
     for f in dossier.findings:
         fid = finding_id(f.statement)
         if fid in excl.findings or not keep(f.lead) or (fid, f.lead.paper.paper_id) in excl.sides:
             continue
-        side = lambda s: keep(s) and (fid, s.paper.paper_id) not in excl.sides  # noqa: E731
+        side = lambda s: keep(s) and (fid, s.paper.paper_id) not in excl.sides
         agreeing = [s for s in f.agreeing if side(s)]
         opposing = [] if fid in excl.debates else [s for s in f.opposing if side(s)]
         tagged = evidence.KeyFinding(f.key, f.question, f.lead, agreeing, opposing)

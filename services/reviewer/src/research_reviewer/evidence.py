@@ -23,14 +23,14 @@ MIN_WORDS, MAX_WORDS = 7, 70
 MIN_SOURCE_OVERLAP = 0.4  # above the checker's 0.3, so an agreeing citation is never borderline
 _SEPARATORS = re.compile(
     r"\s*(?:,|;|:|\band\b|\bor\b|\bversus\b|\bvs\.?|\bin\b|\bamong\b|\bwith\b|\bon\b|\bof\b|\bfor\b)\s*",
-    re.I,
+    re.IGNORECASE,
 )
 # Aims say what a study set out to do, not what it found.
 _AIM = re.compile(
     r"^(?:(?:in this (?:study|paper|work),?\s+)?we (?:aimed|sought|set out|hypothesi[sz]ed)|"
     r"the (?:aim|purpose|objective|goal)s? of|to (?:test|evaluate|assess|determine|investigate|examine|compare)\b|"
     r"(?:this|the present|our) (?:study|trial|review|analysis) (?:aimed|was designed|sought))",
-    re.I,
+    re.IGNORECASE,
 )
 
 

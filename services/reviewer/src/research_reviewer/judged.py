@@ -42,8 +42,6 @@ from research_contracts.corpus_tools import PaperRecord
 from research_judgement import AbstractDecision, abstract_decision
 from research_judgement.coverage import terms, vocabulary
 from research_llm.offline import lexicon
-from research_verification import judge_abstracts, null_result
-from research_verification.evidence import FLOOR, STRONG_FINDING
 from research_reviewer.evidence import (
     KeyFinding,
     Sentence,
@@ -54,6 +52,8 @@ from research_reviewer.evidence import (
     statement_of,
     supports_in_text,
 )
+from research_verification import judge_abstracts, null_result
+from research_verification.evidence import FLOOR, STRONG_FINDING
 
 RESTATES = 0.85  # cosine above which two findings say the same thing (one is kept)
 _PHRASE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9α-ωΑ-Ω+/-]*[A-Za-z0-9+]|[A-Za-z]")
@@ -330,22 +330,13 @@ def _phrases(text: str) -> list[str]:
 
 # How a study was run is not what it found: "randomized controlled trial" names no subtopic.
 _DESIGN = frozenset(
-    """trial trials randomized randomised controlled placebo-controlled double-blind meta-analysis
-meta-analyses systematic review reviews cohort prospective retrospective cross-sectional case-control multicenter
-multicentre updated pilot""".split()
+    ["trial", "trials", "randomized", "randomised", "controlled", "placebo-controlled", "double-blind", "meta-analysis", "meta-analyses", "systematic", "review", "reviews", "cohort", "prospective", "retrospective", "cross-sectional", "case-control", "multicenter", "multicentre", "updated", "pilot"]
 )
 _INNER = frozenset(
     {"of", "and"}
 )  # the only function words inside a name: "quality of life", "nausea and vomiting"
 _VERBS = frozenset(
-    """act acts activate activates affect affects alter alters associate associates block blocks cause causes
-choose chose confer confers contain contains contribute contributes control controls cooperate cooperates
-decrease decreases determine determines drive drives enable enables encode encodes enhance enhances establish establishes
-facilitate facilitates find finds govern governs identify identifies impair impairs improve improves increase increases
-induce induces inhibit inhibits lead leads link links maintain maintains mediate mediates modulate modulates perpetuate
-perpetuates play plays predict predicts prevent prevents produce produces promote promotes protect protects recruit
-recruits reduce reduces regulate regulates require requires reveal reveals show shows stimulate stimulates suppress
-suppresses sustain sustains target targets term trigger triggers undergo use uses""".split()
+    ["act", "acts", "activate", "activates", "affect", "affects", "alter", "alters", "associate", "associates", "block", "blocks", "cause", "causes", "choose", "chose", "confer", "confers", "contain", "contains", "contribute", "contributes", "control", "controls", "cooperate", "cooperates", "decrease", "decreases", "determine", "determines", "drive", "drives", "enable", "enables", "encode", "encodes", "enhance", "enhances", "establish", "establishes", "facilitate", "facilitates", "find", "finds", "govern", "governs", "identify", "identifies", "impair", "impairs", "improve", "improves", "increase", "increases", "induce", "induces", "inhibit", "inhibits", "lead", "leads", "link", "links", "maintain", "maintains", "mediate", "mediates", "modulate", "modulates", "perpetuate", "perpetuates", "play", "plays", "predict", "predicts", "prevent", "prevents", "produce", "produces", "promote", "promotes", "protect", "protects", "recruit", "recruits", "reduce", "reduces", "regulate", "regulates", "require", "requires", "reveal", "reveals", "show", "shows", "stimulate", "stimulates", "suppress", "suppresses", "sustain", "sustains", "target", "targets", "term", "trigger", "triggers", "undergo", "use", "uses"]
 )
 
 
@@ -509,7 +500,7 @@ def tag(
             agreeing.append((decision.strength, side))
         elif decision.label == "CONTRADICT" and checks_out(side):
             opposing.append((decision.strength, side))
-    order = lambda pair: (-pair[0], pair[1].paper.paper_id)  # noqa: E731
+    order = lambda pair: (-pair[0], pair[1].paper.paper_id)
     finding.agreeing = [s for _, s in sorted(agreeing, key=order)[:agree_limit]]
     finding.opposing = [s for _, s in sorted(opposing, key=order)[:oppose_limit]]
 

@@ -54,7 +54,7 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
         embedder = get_embedder()
         relevance = Relevance(default_encoder())
         chain = build_chain(settings.llm)
-        offline = lambda: OfflineAuthor(relevance, config)  # noqa: E731
+        offline = lambda: OfflineAuthor(relevance, config)
         make_author = (
             (lambda: LlmAuthor(chain, offline(), config)) if remote_configured(chain) else offline
         )

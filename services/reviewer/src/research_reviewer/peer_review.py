@@ -31,7 +31,7 @@ from research_reviewer.tools import Toolbox
 AGENT_ID = "peer_review_agent"
 MODEL = "offline-peer-reviewer-v1"
 _GAP = re.compile(r"\bG(\d+):")
-_DIRECTION = re.compile(r"^\s*-\s*D\d+\b(.*)$", re.M)
+_DIRECTION = re.compile(r"^\s*-\s*D\d+\b(.*)$", re.MULTILINE)
 _ADDRESSES = re.compile(r"\(addresses G(\d+)\)")
 
 

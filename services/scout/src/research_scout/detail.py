@@ -49,7 +49,7 @@ ABSTRACT_FACTS = 1
 _RESULT = re.compile(
     r"\b(significant(ly)?|reduc\w*|increas\w*|decreas\w*|improv\w*|associat\w*|lower\w*|higher|"
     r"demonstrat\w*|show(s|ed|n)?|found|conclud\w*|effective|risk|odds|hazard|p\s*[<=]|ci\b|\d+(\.\d+)?\s*%)",
-    re.I,
+    re.IGNORECASE,
 )
 # A structured abstract's section label ("CONTEXT", "RESULTS") is not part of what the sentence states.
 _LABEL = re.compile(r"^(?:[A-Z]{3,}(?:\s+(?:AND\s+)?[A-Z]{3,})*\s*:?\s+)(?=[A-Z0-9])")
@@ -58,13 +58,13 @@ _AIM = re.compile(
     r"^(?:(?:OBJECTIVES?|AIMS?|PURPOSE)\b|"
     r"(?:in this (?:study|paper|work),?\s+)?we (?:aimed|sought|set out|hypothesi[sz]ed)|the (?:aim|purpose|objective)s? of|"
     r"to (?:test|evaluate|assess|determine|investigate|examine|compare)\b)",
-    re.I,
+    re.IGNORECASE,
 )
 _DESIGN = re.compile(
     r"\b(randomi[sz]ed|controlled trial|cohort|case-control|cross-sectional|meta-analys[ie]s|systematic review|"
     r"retrospective|prospective|observational|double-blind|placebo|participants|patients were|we (conducted|performed|"
     r"analy[sz]ed|recruited|enrolled)|n\s*=\s*\d+|survey|simulation|benchmark|experiment\w*)\b",
-    re.I,
+    re.IGNORECASE,
 )
 
 

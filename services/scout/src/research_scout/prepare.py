@@ -31,10 +31,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
 # Question words and fillers a prompt is made of that no paper is about.
 _PROMPT_FILLER = frozenset(
-    """what which does do is are how why when who whom effect effects impact role use using used
-    latest recent current new review overview list sources references literature research
-    give find need want know tell please among versus vs between reduce reduces increase increases
-    improve improves affect affects cause causes help helps lead leads""".split()
+    ["what", "which", "does", "do", "is", "are", "how", "why", "when", "who", "whom", "effect", "effects", "impact", "role", "use", "using", "used", "latest", "recent", "current", "new", "review", "overview", "list", "sources", "references", "literature", "research", "give", "find", "need", "want", "know", "tell", "please", "among", "versus", "vs", "between", "reduce", "reduces", "increase", "increases", "improve", "improves", "affect", "affects", "cause", "causes", "help", "helps", "lead", "leads"]
 )
 
 

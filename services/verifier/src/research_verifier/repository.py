@@ -11,7 +11,6 @@ verdict or confidence moved or a cited source is now retracted — a finding and
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select

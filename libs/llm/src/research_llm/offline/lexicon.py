@@ -15,26 +15,18 @@ from functools import lru_cache
 # The corpus ingest stores a vector for each of these spans: one definition of a sentence.
 from research_corpus.sentences import (
     SentenceSpan as SentenceSpan,
+)
+from research_corpus.sentences import (
     split_sentences as split_sentences,
 )
 
 STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from further
-    had has have having he her here hers herself him himself his how i if in into is it its itself
-    just me more most my myself of off on once only or other our ours ourselves out over own same she
-    should so some such than that the their theirs them themselves then there these they this those
-    through to too under until up very was we were what when where which while who whom why will with
-    would you your yours yourself yourselves may might must shall whether within via per among upon
-    use used using study studies patient patients result results show shows showed shown found
-    finding findings associated association effect effects role level levels based data""".split()
+    ["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "may", "might", "must", "shall", "whether", "within", "via", "per", "among", "upon", "use", "used", "using", "study", "studies", "patient", "patients", "result", "results", "show", "shows", "showed", "shown", "found", "finding", "findings", "associated", "association", "effect", "effects", "role", "level", "levels", "based", "data"]
 )
 
 # Words that flip the polarity of a statement (counted by parity).
 NEGATIONS = frozenset(
-    """no not never none nor neither without cannot can't don't doesn't didn't isn't aren't wasn't
-    weren't won't fail fails failed lack lacks lacking absence absent unrelated unaffected
-    insignificant nonsignificant non-significant""".split()
+    ["no", "not", "never", "none", "nor", "neither", "without", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "fail", "fails", "failed", "lack", "lacks", "lacking", "absence", "absent", "unrelated", "unaffected", "insignificant", "nonsignificant", "non-significant"]
 )
 
 # Direction words; a pair across two statements signals a contradiction.

@@ -89,7 +89,7 @@ class GeminiProvider(RemoteProvider):
             ) from exc
         except httpx.TransportError as exc:
             raise ProviderUnavailable(f"transport error: {describe(exc)}") from exc
-        except Exception as exc:  # noqa: BLE001 - aiohttp and SDK internals raise their own types
+        except Exception as exc:
             if "timeout" in type(exc).__name__.lower():
                 raise ProviderUnavailable(
                     f"timeout after {self._timeout:g}s ({type(exc).__name__})"

@@ -84,7 +84,7 @@ class OpenAIProvider(RemoteProvider):
         return self._n_ctx  # type: ignore[return-value]
 
     async def _probe_context(self) -> int | None:
-        root = self._base[: -len("/v1")] if self._base.endswith("/v1") else self._base
+        root = self._base.removesuffix("/v1")
         headers = self._headers()
         try:
             async with self._client(timeout=min(self._timeout, 5.0)) as client:

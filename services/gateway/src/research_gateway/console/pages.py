@@ -9,16 +9,16 @@ the role, so controls a reader may not use are shown disabled (the API still ans
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import parse_qs
 from typing import Any
+from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from research_gateway.deps import API
 from research_gateway.auth import CONSOLE_COOKIE, RANK, ApiKeys, Caller, Guard
+from research_gateway.deps import API
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))
@@ -115,7 +115,7 @@ async def sign_out() -> Response:
 
 
 @router.get("/run/{run_id}", response_class=HTMLResponse)
-async def run(request: Request, run_id: str, kind: str = "", id: str = "") -> Response:  # noqa: A002
+async def run(request: Request, run_id: str, kind: str = "", id: str = "") -> Response:
     return await page(request, "run.html", page="run", run_id=run_id, kind=kind, record_id=id)
 
 

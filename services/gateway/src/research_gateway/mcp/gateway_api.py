@@ -32,7 +32,7 @@ class ToolFailure(Exception):
         self.status = status
 
 
-def _reason(status: int, detail: Any) -> str:  # noqa: ANN401 - the API's JSON detail
+def _reason(status: int, detail: Any) -> str:
     """A one-line reason from the API's `detail` (a string, a 422's list of errors, an object)."""
     if isinstance(detail, list):
         parts = []
@@ -70,7 +70,7 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
     the client disconnected and waits for it to finish.
     """
 
-    def __init__(self, app: Any, client: tuple[str, int] = ("127.0.0.1", 0)) -> None:  # noqa: ANN401 - ASGI app
+    def __init__(self, app: Any, client: tuple[str, int] = ("127.0.0.1", 0)) -> None:
         self.app = app
         self.client = client
 
@@ -163,7 +163,7 @@ def _sse_frames(lines: list[str]) -> dict[str, str]:
         if line.startswith(":"):
             continue
         name, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
+        value = value.removeprefix(" ")
         frame[name] = f"{frame[name]}\n{value}" if name == "data" and name in frame else value
     return frame
 
@@ -182,7 +182,7 @@ class GatewayApi:
     @classmethod
     def in_process(
         cls, app: Any, key: str | None, client: tuple[str, int] = ("127.0.0.1", 0)
-    ) -> GatewayApi:  # noqa: ANN401
+    ) -> GatewayApi:
         headers = {"X-API-Key": key} if key else {}
         # Host `localhost`: the app's own `HostGuard` admits loopback names only (and public ones).
         return cls(
@@ -199,7 +199,7 @@ class GatewayApi:
 
     async def call(
         self, method: str, path: str, *, params: dict[str, Any] | None = None, body: Any = None
-    ) -> Any:  # noqa: ANN401 - the API's JSON
+    ) -> Any:
         """The JSON answer of `method path`; a non-2xx answer raises `ToolFailure` with its reason."""
         query = {k: v for k, v in (params or {}).items() if v is not None}
         try:

@@ -38,7 +38,7 @@ ASGI = Callable[
 ]
 
 
-def presented_key(headers: Any) -> str | None:  # noqa: ANN401 - Starlette / httpx headers
+def presented_key(headers: Any) -> str | None:
     """The API key of a request: `X-API-Key`, else an `Authorization: Bearer` token."""
     key = headers.get("x-api-key")
     if key:
@@ -142,7 +142,7 @@ def install(
     outer = app.router.lifespan_context
 
     @asynccontextmanager
-    async def lifespan(running: Any) -> AsyncIterator[Any]:  # noqa: ANN401 - the app's lifespan state
+    async def lifespan(running: Any) -> AsyncIterator[Any]:
         # The session manager runs in a task of its own: its anyio cancel scope must be entered and
         # left by one task, and whoever holds the lifespan (uvicorn, a test fixture whose teardown
         # runs in another task) may leave it from another.

@@ -107,7 +107,7 @@ class AskOptions(Waiting):
     )
 
 
-def _validated(model: type[BaseModel], arguments: dict[str, Any]) -> Any:  # noqa: ANN401
+def _validated(model: type[BaseModel], arguments: dict[str, Any]) -> Any:
     try:
         return model.model_validate(arguments)
     except ValidationError as exc:
