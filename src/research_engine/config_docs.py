@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import enum
+import importlib
 import json
 import sys
 import types
@@ -62,20 +63,32 @@ class Root:
     base: type[BaseModel] | None = None  # fields of `base` are listed under their own heading
 
 
+def service_roots() -> list[tuple[str, type[BaseModel]]]:
+    """Each service's settings root: the subclass of the shared `Settings` its
+    `research_<name>/settings.py` defines (imported by name, like `docs_export`: the CLI package
+    runs the services as processes and declares no dependency on their code)."""
+    from research_platform.settings import Settings
+
+    found = []
+    for folder in sorted((REPO / "services").iterdir()):
+        if not (folder / "src" / f"research_{folder.name}" / "settings.py").exists():
+            continue
+        module = importlib.import_module(f"research_{folder.name}.settings")
+        [root] = [
+            kind
+            for kind in vars(module).values()
+            if isinstance(kind, type)
+            and issubclass(kind, Settings)
+            and kind is not Settings
+            and kind.__module__ == module.__name__
+        ]
+        found.append((folder.name, root))
+    return found
+
+
 def roots() -> list[Root]:
     from research_client.settings import ClientSettings
-    from research_connector.settings import ConnectorServiceSettings
-    from research_correlator.settings import CorrelatorServiceSettings
-    from research_gateway.settings import GatewaySettings
-    from research_librarian.settings import LibrarianServiceSettings
     from research_platform.settings import Settings
-    from research_replicator.settings import ReplicatorServiceSettings
-    from research_reviewer.settings import ReviewerServiceSettings
-    from research_scout.settings import ScoutServiceSettings
-    from research_verifier.settings import VerifierServiceSettings
-
-    def service(name: str, model: type[BaseModel]) -> Root:
-        return Root(name, f"Read by the {name} process only.", model, Settings)
 
     return [
         Root(
@@ -84,14 +97,10 @@ def roots() -> list[Root]:
             "`research-engine up` read these; the researcher and critic groups live here too.",
             Settings,
         ),
-        service("gateway", GatewaySettings),
-        service("connector", ConnectorServiceSettings),
-        service("correlator", CorrelatorServiceSettings),
-        service("librarian", LibrarianServiceSettings),
-        service("replicator", ReplicatorServiceSettings),
-        service("reviewer", ReviewerServiceSettings),
-        service("scout", ScoutServiceSettings),
-        service("verifier", VerifierServiceSettings),
+        *(
+            Root(name, f"Read by the {name} process only.", model, Settings)
+            for name, model in service_roots()
+        ),
         Root(
             "The Python client and the CLI",
             "`research_client.settings.ClientSettings`: how `ResearchClient()`, the client "
