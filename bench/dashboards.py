@@ -34,11 +34,9 @@ import asyncpg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.harness.dashboards import explorer_variables, plain_dsn, render, sql_panels
 from research_platform.embedded import EmbeddedPostgres
 from research_platform.migrate import upgrade
-from tests.ops.conftest import plain_dsn
-from tests.ops.dashboards import render, sql_panels
-from tests.ops.test_dashboards import explorer_variables
 
 TARGET_MS = 200.0
 READER_PASSWORD = "bench-reader"

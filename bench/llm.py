@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from pydantic import SecretStr
 
+from bench.harness.llama_server import MODEL_NAME, LlamaServer
 from research_contracts import SourceHit, Support
 from research_contracts.sourcelists import DetailLevel
 from research_contracts.verifications import RequestVerification
@@ -49,7 +50,6 @@ from research_llm.prompts import Guard, Prompt
 from research_llm.usage import collect
 from research_platform.settings import LLMSettings
 from research_reports.text import found_verbatim
-from tests.llm_real.server import MODEL_NAME, LlamaServer
 
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
 

@@ -13,8 +13,8 @@ the outbound text. Prints `bench:privacy recall_<path>_<class>=…` lines and a 
 Then (unless `--no-routes`) every route of a running stack (embedded NATS + Postgres, the services
 as processes, every outside source and the remote model pointed at a local recording server):
 three invented patients through a task with `patient_ref`, a review, a watched verification and a
-source list (`tests/privacy/routes.py`); the identifiers found in the recorded requests, in any
-table and in any message any stream keeps are counted. Last line:
+source list (`bench/harness/privacy_routes.py`); the identifiers found in the recorded requests,
+in any table and in any message any stream keeps are counted. Last line:
 `privacy routes=… completed=… leaked=… stored=… on_bus=…` (the promise: leaked=0 stored=0 on_bus=0).
 """
 
@@ -94,10 +94,7 @@ class _Folders:
 def every_route() -> None:
     import httpx
 
-    from research_platform.db import create_engine, session_factory
-    from research_platform.migrate import upgrade
-    from tests.e2e.conftest import running_stack
-    from tests.privacy.routes import (
+    from bench.harness.privacy_routes import (
         ROUTES,
         Recorder,
         bus_leaks,
@@ -108,7 +105,10 @@ def every_route() -> None:
         submit_every_route,
         wait_every_route,
     )
-    from tests.servers import start_servers
+    from bench.harness.servers import start_servers
+    from bench.harness.stack import running_stack
+    from research_platform.db import create_engine, session_factory
+    from research_platform.migrate import upgrade
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="privacy-") as tmp, start_servers(Path(tmp)) as servers:

@@ -13,11 +13,11 @@ import nats
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from bench.harness.servers import Servers, start_servers
 from research_platform.broker import ensure_streams
 from research_platform.db import create_engine, session_factory
 from research_platform.migrate import upgrade
 from tests.keys import headers_by_role
-from tests.servers import Servers, start_servers
 from tests.teardown import stopped
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

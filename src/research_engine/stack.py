@@ -30,6 +30,7 @@ from research_platform.broker import ensure_streams_at
 from research_platform.embedded import EmbeddedNats, EmbeddedPostgres, env_for, free_port
 from research_platform.embedded_cluster import EmbeddedNatsCluster
 from research_platform.migrate import upgrade
+from research_platform.settings import Settings
 
 # Start order: the gateway last, so it only answers when the workers are there.
 SERVICES = (
@@ -51,7 +52,7 @@ def ensure_embedded_database(data_dir: Path) -> str:
 
     When this call had to start the embedded server, it is stopped again at interpreter exit.
     """
-    external = os.environ.get("DATABASE_URL")
+    external = Settings().database_url
     if external:
         upgrade(external)
         return external
@@ -125,14 +126,15 @@ class Stack:
     def start_servers(self) -> None:
         """Start (or find) NATS and Postgres, migrate the schema, create the streams and the local admin key."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.nats_url = self.nats_url or os.environ.get("NATS_URL", "")
+        configured = Settings()
+        self.nats_url = self.nats_url or configured.nats_url or ""
         if not self.nats_url and self.cluster:
             self._nats_cluster = EmbeddedNatsCluster(self.data_dir).start()
             self.nats_url = self._nats_cluster.url
         elif not self.nats_url:
             self._nats = EmbeddedNats(self.data_dir).start()
             self.nats_url = self._nats.url
-        self.database_url = self.database_url or os.environ.get("DATABASE_URL", "")
+        self.database_url = self.database_url or configured.database_url or ""
         if not self.database_url:
             self._pg = EmbeddedPostgres(self.data_dir).start()
             self.database_url = self._pg.url

@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bench.harness.servers import Servers
 from research_agents import ScheduleSettings
 from research_contracts import subjects
 from research_critic.main import create_app as create_critic
@@ -23,7 +24,6 @@ from research_librarian.settings import LibrarianServiceSettings, LibrarianSetti
 from research_platform.models import AuditEvent
 from research_platform.settings import GatewayAuthSettings, LLMSettings, Settings
 from tests.agents.apps import running
-from tests.servers import Servers
 from tests.teardown import left_within
 
 pytestmark = pytest.mark.integration

@@ -7,8 +7,8 @@ import re
 import pytest
 from typer.testing import CliRunner
 
+from bench.harness.servers import Servers
 from research_engine.cli import app
-from tests.servers import Servers
 
 pytestmark = pytest.mark.integration
 

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bench.harness.servers import Servers
 from research_platform.db import create_engine
-from tests.servers import Servers
 
 
 @pytest.fixture

@@ -16,11 +16,11 @@ import nats
 import pytest
 from sqlalchemy import select
 
+from bench.harness.servers import Servers
 from research_contracts import ControlReply, subjects
 from research_engine.stack import Stack
 from research_platform.db import create_engine, session_factory
 from research_platform.models import AgentRun
-from tests.servers import Servers
 
 pytestmark = pytest.mark.e2e
 

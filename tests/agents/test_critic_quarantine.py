@@ -14,6 +14,7 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bench.harness.servers import Servers
 from research_agents import FindingsRepository
 from research_contracts import ClaimDecided, ClaimProposed, ControlReply, RecritiqueClaim, subjects
 from research_critic.main import create_app
@@ -23,7 +24,6 @@ from research_platform.models import AuditEvent, CriticVerdictRow, MemoryClaim
 from research_platform.settings import CriticSettings, LLMSettings, Settings
 from tests.agents.apps import running
 from tests.agents.ledger import add_claim, add_sources, support
-from tests.servers import Servers
 
 pytestmark = pytest.mark.integration
 

@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import any_, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from bench.harness.servers import Servers
 from research_agents import Scheduler, ScheduleSettings
 from research_contracts import ControlReply, subjects
 from research_librarian.main import Librarian, create_app
@@ -17,7 +18,6 @@ from research_librarian.settings import LibrarianServiceSettings, LibrarianSetti
 from research_platform.models import AuditEvent, Finding, MemoryClaim
 from tests.agents.apps import running
 from tests.agents.ledger import add_claim, add_sources, support
-from tests.servers import Servers
 
 pytestmark = pytest.mark.integration
 

@@ -14,6 +14,7 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bench.harness.servers import Servers
 from research_agents import ScheduleSettings
 from research_contracts import (
     ControlReply,
@@ -31,7 +32,6 @@ from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSe
 from research_researcher import prepare, rerun
 from tests.agents.apps import ask, running
 from tests.agents.ledger import add_claim, add_sources, support
-from tests.servers import Servers
 from tests.teardown import stopped
 
 pytestmark = pytest.mark.integration

@@ -21,11 +21,11 @@ import pytest
 from nats.js.api import ConsumerConfig, StorageType, StreamConfig
 from sqlalchemy import text
 
+from bench.harness.servers import Servers
 from research_platform.db import create_engine
 from research_platform.embedded import EmbeddedPostgres
 from research_platform.nats_seeds import connect
 from tests.burst import RETRYABLE, BurstRecord, consume, publish_until_acked
-from tests.servers import Servers
 
 pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.timeout(150)]
 

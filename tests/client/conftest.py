@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import uvicorn
 
+from bench.harness.servers import Servers
 from research_contracts import RunResearch, Support
 from research_gateway.main import create_app
 from research_ledger import Ledger
@@ -20,7 +21,6 @@ from research_platform.embedded import free_port
 from research_platform.settings import GatewayAuthSettings, Settings
 from research_reports import Finding, Reference, Report, Section
 from tests.keys import api_key
-from tests.servers import Servers
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,11 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
+from bench.harness.servers import Servers
 from research_connector.breaker import CLOSED, HALF_OPEN, OPEN, CircuitBreakers, open_circuit_bucket
 from research_connector.incidents import Incidents
 from research_platform.models import AuditEvent
 from research_platform.nats_seeds import connect
-from tests.servers import Servers
 
 pytestmark = pytest.mark.integration
 

@@ -12,10 +12,10 @@ import time
 
 import pytest
 
+from bench.harness.servers import Servers
 from research_connector.ratelimit import RateBucket, TokenBucket
 from research_connector.shared_ratelimit import SharedTokenBucket, open_rate_bucket
 from research_platform.nats_seeds import connect
-from tests.servers import Servers
 
 pytestmark = pytest.mark.integration
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
+from bench.harness.servers import Servers
+from bench.harness.stack import ingest_demo_corpus
 from research_engine.stack import Stack
 from research_platform.embedded import free_port
-from tests.e2e.conftest import _ingest
-from tests.servers import Servers
 
 CHROMIUM = os.environ.get("CONSOLE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -80,7 +80,7 @@ def console_stack(servers: Servers, tmp_path_factory: pytest.TempPathFactory) ->
 
     def ingest() -> None:
         try:
-            asyncio.run(_ingest(servers.database_url))
+            asyncio.run(ingest_demo_corpus(servers.database_url))
         except BaseException as exc:  # noqa: BLE001 - re-raised below
             errors.append(exc)
 

@@ -11,12 +11,12 @@ from typing import Any
 import httpx
 import pytest
 
+from bench.harness.servers import Servers
 from research_gateway.main import create_app
 from research_gateway.settings import ConsoleSettings, GatewaySettings
 from tests.console.seed import stale_review_with_a_refresh, watched_claim_with_history
 from tests.keys import api_key
 from tests.reports.sample import review
-from tests.servers import Servers
 from tests.teardown import left_within
 
 pytestmark = pytest.mark.integration

@@ -2,83 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
+from bench.harness.servers import Servers
+from bench.harness.stack import running_stack
 from research_engine.stack import Stack
-from research_platform.embedded import free_port
-from tests.servers import Servers
-
-DEMO_CORPUS = (
-    Path(__file__).resolve().parents[2]
-    / "src"
-    / "research_engine"
-    / "demo_data"
-    / "scifact_demo.jsonl"
-)
-
-
-async def _ingest(database_url: str) -> None:
-    from research_corpus.ingest import ingest_path
-    from research_platform.db import create_engine, session_factory
-
-    engine = create_engine(database_url)
-    try:
-        await ingest_path(session_factory(engine), DEMO_CORPUS, fmt="scifact", progress=False)
-    finally:
-        await engine.dispose()
-
-
-@contextmanager
-def running_stack(
-    servers: Servers,
-    tmp_path_factory: pytest.TempPathFactory,
-    extra_env: dict[str, str] | None = None,
-) -> Iterator[Stack]:
-    """Every service running as its own process; the gateway on a free port.
-
-    Two stacks on the session's one NATS share the durable consumers, so a stack must be gone
-    before the next one starts: each package (e2e, chaos) holds its own through a fixture whose
-    scope ends with that package or module, never the session.
-    """
-    running = Stack(
-        tmp_path_factory.mktemp("stack"),
-        gateway_port=free_port(),
-        nats_url=servers.nats_url,
-        database_url=servers.database_url,
-        extra_env={
-            "ACK_WAIT_S": "10",
-            **(extra_env or {}),
-        },  # a killed consumer's messages come back after 10 s, not 60
-    )
-    running.start_servers()
-    # ingest in a thread with its own loop: the session loop of pytest-asyncio may be running
-    import threading
-
-    errors: list[BaseException] = []
-
-    def _run() -> None:
-        try:
-            asyncio.run(_ingest(servers.database_url))
-        except BaseException as exc:  # noqa: BLE001 - re-raised below
-            errors.append(exc)
-
-    worker = threading.Thread(target=_run)
-    worker.start()
-    running.start_services()
-    worker.join()
-    if errors:
-        running.stop()
-        raise errors[0]
-    try:
-        running.wait_ready(timeout=180)
-        yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture(scope="package")

@@ -167,7 +167,7 @@ async def test_kill_9_of_the_critic_with_50_tasks_in_flight_loses_and_duplicates
 
 
 def stack_demo_questions():  # type: ignore[no-untyped-def]
-    from tests.e2e.conftest import DEMO_CORPUS
+    from bench.harness.stack import DEMO_CORPUS
 
     return DEMO_CORPUS.parent / "questions.json"
 

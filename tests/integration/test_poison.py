@@ -30,6 +30,7 @@ from nats.js.errors import NotFoundError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bench.harness.servers import Servers
 from research_contracts import RunResearch, Tier, subjects
 from research_critic.main import create_app as critic_app
 from research_gateway.main import create_app as gateway_app
@@ -39,7 +40,6 @@ from research_researcher.main import create_app as researcher_app
 from tests.agents.apps import running
 from tests.researcher.conftest import publish_task
 from tests.researcher.fakes import FakeConnector
-from tests.servers import Servers
 
 pytestmark = pytest.mark.integration
 

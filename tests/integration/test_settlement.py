@@ -14,11 +14,11 @@ import pytest
 from faststream import AckPolicy
 from faststream.nats import ConsumerConfig, JStream, PullSub
 
+from bench.harness.servers import Servers
 from research_contracts import RunResearch, subjects
 from research_platform.broker import make_broker
 from research_platform.delivery import DeadLetter, Delivery
 from research_platform.errors import TransientError
-from tests.servers import Servers
 from tests.teardown import stopped
 
 pytestmark = pytest.mark.integration

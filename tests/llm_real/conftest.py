@@ -1,5 +1,5 @@
 """The `llm` tier: every LLM engine against a real llama.cpp `llama-server` serving
-SmolLM2-135M-Instruct (tests/llm_real/server.py), one thread, a 2,048-token context.
+SmolLM2-135M-Instruct (bench/harness/llama_server.py), one thread, a 2,048-token context.
 
 The server is started once per test module on a free port and stopped after it. When the binary
 is missing it is built first (`scripts/setup_llm.py`, ~10+ min with one job; `task setup:llm` does
@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
+from bench.harness.llama_server import MODEL_NAME, LlamaServer, Unavailable
 from research_llm import EvidenceDoc, ProviderChain, build_chain
 from research_platform.settings import LLMSettings
-from tests.llm_real.server import MODEL_NAME, LlamaServer, Unavailable
 
 CONTEXT = 2048
 

@@ -251,8 +251,8 @@ async def test_a_per_call_timeout_ends_a_slow_answer_with_the_offline_engine(
 def test_llm_check_reports_an_enforced_schema_and_the_context(llama) -> None:  # type: ignore[no-untyped-def]
     from typer.testing import CliRunner
 
+    from bench.harness.llama_server import MODEL_NAME
     from research_engine.cli import app
-    from tests.llm_real.server import MODEL_NAME
 
     result = CliRunner().invoke(
         app,

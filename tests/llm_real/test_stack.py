@@ -23,15 +23,15 @@ from typing import Any
 import httpx
 import pytest
 
+from bench.harness.llama_server import MODEL_NAME, LlamaServer
+from bench.harness.servers import Servers
+from bench.harness.stack import ingest_demo_corpus
 from research_contracts.runs import ToolReturned
 from research_engine.stack import Stack
 from research_platform.embedded import free_port
 from research_reports import Report, check_report
 from research_reports.text import found_verbatim
 from research_runs import replay
-from tests.e2e.conftest import _ingest
-from tests.llm_real.server import MODEL_NAME, LlamaServer
-from tests.servers import Servers
 
 pytestmark = [pytest.mark.llm, pytest.mark.e2e, pytest.mark.timeout(1800)]
 API = "/api/research/v1"
@@ -79,7 +79,7 @@ def stack(
 
     def ingest() -> None:
         try:
-            asyncio.run(_ingest(servers.database_url))
+            asyncio.run(ingest_demo_corpus(servers.database_url))
         except BaseException as exc:  # noqa: BLE001 - re-raised below
             errors.append(exc)
 

@@ -1,5 +1,5 @@
 """MCP tests run against the running stack: every service a separate process on the session's
-real NATS + Postgres, the demo corpus ingested (see tests/e2e/conftest.py)."""
+real NATS + Postgres, the demo corpus ingested (see bench/harness/stack.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from bench.harness.servers import Servers
+from bench.harness.stack import running_stack
 from research_engine.stack import Stack
-from tests.e2e.conftest import running_stack
 from tests.keys import api_key
-from tests.servers import Servers
 
 
 @pytest.fixture(scope="package")

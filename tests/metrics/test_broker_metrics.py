@@ -14,13 +14,13 @@ from faststream.nats import ConsumerConfig, JStream, PullSub
 from nats.js.api import AckPolicy as JsAckPolicy
 from nats.js.api import ConsumerConfig as JsConsumerConfig
 
+from bench.harness.servers import Servers
 from research_contracts import RunResearch, subjects
 from research_platform import metrics
 from research_platform.broker import make_broker
 from research_platform.delivery import DeadLetter, Delivery
 from research_platform.errors import TransientError
 from tests.metrics.scrape import scrape, value
-from tests.servers import Servers
 from tests.teardown import stopped
 
 pytestmark = pytest.mark.integration

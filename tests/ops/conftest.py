@@ -6,27 +6,16 @@ import asyncio
 import os
 import uuid
 from collections.abc import AsyncIterator
-from urllib.parse import urlsplit
 
 import asyncpg
 import pytest
 
+from bench.harness.dashboards import plain_dsn
+from bench.harness.servers import Servers
 from research_platform.migrate import upgrade
 from tests.ops.seed import seed
-from tests.servers import Servers
 
 READER_PASSWORD = "reader-" + uuid.uuid4().hex[:8]
-
-
-def plain_dsn(url: str, database: str, user: str | None = None, password: str | None = None) -> str:
-    """The asyncpg DSN of `url` (a SQLAlchemy URL) pointed at `database`, optionally as `user`."""
-    parts = urlsplit(url.replace("postgresql+asyncpg://", "postgresql://"))
-    who = parts.username or "postgres"
-    secret = parts.password
-    if user is not None:
-        who, secret = user, password
-    auth = who + (f":{secret}" if secret else "")
-    return f"postgresql://{auth}@{parts.hostname}:{parts.port}/{database}"
 
 
 @pytest.fixture(scope="session")

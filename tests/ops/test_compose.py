@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel
 from pydantic_settings import BaseSettings
 
-from tests.ops.dashboards import REPO
+from bench.harness.dashboards import REPO
 
 pytestmark = pytest.mark.unit
 

@@ -15,8 +15,17 @@ import asyncpg
 import pytest
 import yaml
 
-from tests.ops.dashboards import REPO, dashboards, multi_variables, render, sql_panels, targets
-from tests.ops.grafana_macros import expand
+from bench.harness.dashboards import (
+    REPO,
+    dashboards,
+    explorer_variables,
+    multi_variables,
+    render,
+    sql_panels,
+    targets,
+    variable_values,
+)
+from bench.harness.grafana_macros import expand
 from tests.ops.seed import AUDIT, C1, C2, END, T1, at
 
 pytestmark = pytest.mark.integration
@@ -246,23 +255,6 @@ ALL_ACTIONS = sorted({row[2] for row in AUDIT})
 ALL_SERVICES = sorted({row[1] for row in AUDIT})
 
 
-async def variable_values(conn: asyncpg.Connection, uid: str, name: str) -> list[str]:
-    """What a query variable offers, i.e. what "All" expands to."""
-    board = dashboards()[uid]
-    (var,) = [v for v in board["templating"]["list"] if v["name"] == name]
-    return [row[0] for row in await conn.fetch(var["query"])]
-
-
-async def explorer_variables(conn: asyncpg.Connection, **chosen: list[str]) -> dict[str, list[str]]:
-    values = {
-        "action": await variable_values(conn, "research-audit", "action"),
-        "service": await variable_values(conn, "research-audit", "service"),
-        "task_id": [""],
-        "claim_id": [""],
-    }
-    return values | chosen
-
-
 async def run(conn: asyncpg.Connection, sql: str) -> tuple[list[str], list[tuple]]:
     statement = await conn.prepare(sql)
     rows = await statement.fetch()
@@ -377,7 +369,7 @@ def test_panels_use_provisioned_datasources() -> None:
 def test_multi_value_variables_expand_quoted() -> None:
     board = dashboards()["research-audit"]
     assert multi_variables(board) == {"action", "service"}
-    from tests.ops.grafana_macros import TimeRange
+    from bench.harness.grafana_macros import TimeRange
 
     span = TimeRange(at("01-09 00:00"), END, "5m", {"action": ["a", "b'c"], "service": ["s"]})
     assert (

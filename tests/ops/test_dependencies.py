@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ops.dashboards import REPO
+from bench.harness.dashboards import REPO
 
 pytestmark = pytest.mark.unit
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.ops.dashboards import REPO, dashboards, targets
+from bench.harness.dashboards import REPO, dashboards, targets
 
 pytestmark = pytest.mark.unit
 

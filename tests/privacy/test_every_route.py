@@ -2,7 +2,7 @@
 
 The services run as separate processes on the session's real NATS + Postgres, with every outside
 source and the OpenAI-compatible provider pointed at a local server that records what it
-receives (`tests/privacy/routes.py`). Three patients go in through a task with `patient_ref`, a
+receives (`bench/harness/privacy_routes.py`). Three patients go in through a task with `patient_ref`, a
 review topic, a verification with `watch` and a source list with keywords and `save_to`. Then: no
 identifier in any recorded request, in any table (every table of the schema, from
 `information_schema`), or in any message any stream keeps (every stream but the dead letters,
@@ -18,9 +18,7 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from research_engine.stack import Stack
-from tests.e2e.conftest import DEMO_CORPUS, running_stack
-from tests.privacy.routes import (
+from bench.harness.privacy_routes import (
     Recorder,
     bus_leaks,
     leaks,
@@ -31,7 +29,9 @@ from tests.privacy.routes import (
     submit_every_route,
     wait_every_route,
 )
-from tests.servers import Servers
+from bench.harness.servers import Servers
+from bench.harness.stack import DEMO_CORPUS, running_stack
+from research_engine.stack import Stack
 
 pytestmark = pytest.mark.e2e
 

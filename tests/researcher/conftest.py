@@ -16,13 +16,13 @@ from faststream import FastStream
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bench.harness.servers import Servers
 from research_contracts import RunResearch, subjects
 from research_platform.models import AuditEvent, MemoryClaim
 from research_platform.settings import LLMSettings, ResearcherSettings, Settings
 from research_researcher.main import create_app
 from tests.agents.apps import running as running_app
 from tests.researcher.fakes import FakeConnector, FakeOpenAI
-from tests.servers import Servers
 
 StartResearcher = Callable[..., Any]
 

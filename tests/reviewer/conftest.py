@@ -14,6 +14,7 @@ import pytest
 from faststream import FastStream
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bench.harness.servers import Servers
 from research_connector.main import create_app as create_connector
 from research_connector.settings import ConnectorServiceSettings
 from research_ledger import Ledger
@@ -23,7 +24,6 @@ from research_platform.settings import LLMSettings
 from research_reviewer.main import create_app as create_reviewer
 from research_reviewer.settings import ReviewerServiceSettings, ReviewerSettings
 from tests.agents.apps import running
-from tests.servers import Servers
 
 DEMO_CORPUS = (
     Path(__file__).resolve().parents[2]

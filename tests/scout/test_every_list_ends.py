@@ -22,6 +22,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from bench.harness.servers import Servers
 from research_contracts import subjects
 from research_contracts.sourcelists import RequestSourceList
 from research_gateway.main import create_app
@@ -31,7 +32,6 @@ from research_platform.delivery import DeadLetter
 from research_platform.settings import Settings
 from tests.scout.conftest import fake_connector
 from tests.scout.hits import VITAMIN_D
-from tests.servers import Servers
 from tests.teardown import left_within
 
 pytestmark = pytest.mark.integration

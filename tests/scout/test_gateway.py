@@ -15,6 +15,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from bench.harness.servers import Servers
 from research_contracts import subjects
 from research_contracts.sourcelists import RequestSourceList, SourceList
 from research_gateway.main import create_app
@@ -22,7 +23,6 @@ from research_ledger import Ledger
 from research_platform.settings import Settings
 from tests.scout.conftest import fake_connector
 from tests.scout.hits import VITAMIN_D, paper
-from tests.servers import Servers
 
 pytestmark = pytest.mark.integration
 API = "/api/research/v1"
@@ -39,9 +39,12 @@ async def gateway(servers: Servers) -> AsyncIterator[httpx.AsyncClient]:
     app: FastAPI = create_app(
         Settings(nats_url=servers.nats_url, database_url=servers.database_url)
     )
-    async with app.router.lifespan_context(app), httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=30
-    ) as client:
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=30
+        ) as client,
+    ):
         yield client
 
 

@@ -10,9 +10,9 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from bench.harness.servers import Servers
 from research_gateway.main import create_app
 from research_platform.settings import Settings
-from tests.servers import Servers
 from tests.teardown import left_within
 
 Gateway = Callable[..., AbstractAsyncContextManager[tuple[FastAPI, httpx.AsyncClient]]]

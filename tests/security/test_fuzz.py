@@ -22,9 +22,9 @@ from subprocess import PIPE
 
 import pytest
 
+from bench.harness.servers import Servers
 from research_engine.stack import Stack
 from research_platform.embedded import free_port
-from tests.servers import Servers
 
 pytestmark = pytest.mark.e2e
 

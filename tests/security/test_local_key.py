@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from bench.harness.servers import Servers
 from research_engine.cli import app
 from research_engine.local_key import ensure_local_admin_key, key_path
 from research_gateway.auth import ApiKeys, Caller
 from research_platform.db import create_engine, session_factory
-from tests.servers import Servers
 
 pytestmark = pytest.mark.integration
 

@@ -10,12 +10,12 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from bench.harness.servers import Servers
 from research_client import ResearchClient
 from research_engine.stack import Stack
 from research_gateway.hosts import AllowedHosts
 from research_platform.embedded import free_port
 from tests.mcp.common import TOOL_NAMES, http_client
-from tests.servers import Servers
 
 API = "/api/research/v1"
 INITIALIZE = {

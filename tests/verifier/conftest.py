@@ -16,6 +16,7 @@ import pytest
 from faststream import FastStream
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bench.harness.servers import Servers
 from research_contracts import subjects
 from research_contracts.corpus_tools import CorpusToolReply, SearchPapers
 from research_ledger import Ledger
@@ -26,7 +27,6 @@ from research_verifier.main import create_app
 from research_verifier.settings import VerifierServiceSettings, VerifierSettings
 from tests.agents.apps import running
 from tests.llm.fake_llm_server import FakeLLMServer
-from tests.servers import Servers
 from tests.teardown import stopped
 
 

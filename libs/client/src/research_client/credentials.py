@@ -18,11 +18,12 @@ to another machine, or the local admin key to anything but this machine's gatewa
 from __future__ import annotations
 
 import ipaddress
-import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from research_client.settings import ClientSettings
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 LOCAL_KEY_FILE = "admin.key"  # written by `research-engine up` (research_engine.local_key)
@@ -32,10 +33,10 @@ LOCAL_KEY_SOURCE = (
 
 
 def config_path() -> Path:
-    explicit = os.environ.get("RESEARCH_CONFIG")
-    if explicit:
-        return Path(explicit).expanduser()
-    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    settings = ClientSettings()
+    if settings.research_config:
+        return Path(settings.research_config).expanduser()
+    base = Path(settings.xdg_config_home or Path.home() / ".config")
     return base / "research-engine" / "config.toml"
 
 
@@ -51,7 +52,7 @@ def read_config(path: Path | None = None) -> dict[str, str]:
 
 def local_key(data_dir: Path | None = None) -> str | None:
     """The local admin key of the embedded stack's data folder, when there is one."""
-    folder = data_dir or Path(os.environ.get("DATA_DIR", ".research-engine"))
+    folder = data_dir or Path(ClientSettings().data_dir)
     path = folder / LOCAL_KEY_FILE
     try:
         return path.read_text().strip() or None
@@ -70,14 +71,16 @@ def resolve(
     url: str | None = None, api_key: str | None = None, *, data_dir: Path | None = None
 ) -> Credentials:
     """The gateway URL and key to use (see module doc for the order)."""
+    settings = ClientSettings()
     config = read_config()
-    found_url = url or os.environ.get("RESEARCH_URL") or config.get("url") or DEFAULT_URL
+    found_url = url or settings.research_url or config.get("url") or DEFAULT_URL
+    env_key = settings.research_api_key.get_secret_value() if settings.research_api_key else None
     candidates = (
         ("argument", api_key),
-        ("RESEARCH_API_KEY", os.environ.get("RESEARCH_API_KEY")),
+        ("RESEARCH_API_KEY", env_key),
         (f"config file {config_path()}", config.get("api_key")),
         (
-            f"{LOCAL_KEY_SOURCE} {(data_dir or Path(os.environ.get('DATA_DIR', '.research-engine'))) / LOCAL_KEY_FILE}",
+            f"{LOCAL_KEY_SOURCE} {(data_dir or Path(settings.data_dir)) / LOCAL_KEY_FILE}",
             local_key(data_dir),
         ),
     )

@@ -29,6 +29,7 @@ import numpy as np
 from research_corpus import metrics
 from research_corpus.errors import EmbedderUnavailable
 from research_platform.logging import get_logger
+from research_platform.offline import keep_models_offline
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -53,7 +54,9 @@ def onnx_available() -> bool:
 def default_threads() -> int:
     """The process's share of the cores: OMP_NUM_THREADS when set (the stack gives each service
     1), else every core this process may run on."""
-    configured = os.environ.get("OMP_NUM_THREADS", "").strip()
+    from research_platform.settings import get_settings
+
+    configured = (get_settings().omp_num_threads or "").strip()
     if configured.isdigit() and int(configured) > 0:
         return int(configured)
     return (
@@ -184,8 +187,7 @@ class Embedder:
     def _load(self) -> SentenceEncoder:
         with self._lock:
             if self._model is None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                keep_models_offline()
                 path = self.model_path or bundled_model_path()
                 if not (path / "config.json").exists():
                     raise EmbedderUnavailable(f"no sentence-transformers model at {path}")

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from research_platform.logging import get_logger
+from research_platform.settings import get_settings
 
 # Bump when the exported graph changes (inputs, pooling, opset): old exports are then ignored.
 EXPORT_VERSION = 1
@@ -36,7 +37,7 @@ log = get_logger(__name__)
 
 
 def default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = get_settings().xdg_cache_home or str(Path.home() / ".cache")
     return Path(base) / "research-engine" / "onnx"
 
 

@@ -22,7 +22,6 @@ evidence (lowest P(NEI)), each sentence's score comes from its own window.
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ import numpy as np
 
 from research_judgement.data import LABELS
 from research_judgement.metrics import sigmoid, softmax
+from research_platform.settings import get_settings
 
 CLAIM_TOKENS, TITLE_TOKENS, SENTENCE_TOKENS = 64, 48, 120
 FULL_WEIGHTS = "encoder.fp16.safetensors"
@@ -256,7 +256,7 @@ WEIGHTS = Path(__file__).parent / "weights" / "abstract"
 
 
 def available(folder: str | Path | None = None) -> bool:
-    folder = Path(folder or os.environ.get("JUDGEMENT_ABSTRACT_WEIGHTS") or WEIGHTS)
+    folder = Path(folder or get_settings().judgement_abstract_weights or WEIGHTS)
     return (folder / "heads.safetensors").exists()
 
 
@@ -269,5 +269,5 @@ def get_abstract_judge() -> AbstractJudge:
     global _judge
     with _judge_lock:
         if _judge is None:
-            _judge = AbstractJudge.load(os.environ.get("JUDGEMENT_ABSTRACT_WEIGHTS") or WEIGHTS)
+            _judge = AbstractJudge.load(get_settings().judgement_abstract_weights or WEIGHTS)
         return _judge

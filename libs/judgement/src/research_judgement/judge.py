@@ -11,7 +11,6 @@ question's vocabulary coverage of the paper (`coverage.py`), fitted on held-out 
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from research_judgement.data import abstract_text, passage_text
 from research_judgement.metrics import AbstractDecision, abstract_decision, sigmoid, softmax
 from research_judgement.onnx_scorer import OnnxCrossEncoder
 from research_judgement.scorer import CrossEncoder, read_config
+from research_platform.settings import get_settings
 
 WEIGHTS = Path(__file__).parent / "weights"
 Passage = str | tuple[str, str]  # text, or (title, text)
@@ -44,9 +44,10 @@ class Judge:
         backend: str | None = None,
     ) -> None:
         """`backend`: `torch` (default) or `onnx` (`onnx_scorer.OnnxCrossEncoder`, same logits within
-        1e-3 in probability); None reads JUDGEMENT_BACKEND."""
-        self.folder = Path(folder or os.environ.get("JUDGEMENT_WEIGHTS") or WEIGHTS)
-        self.backend = backend or os.environ.get("JUDGEMENT_BACKEND") or "torch"
+        1e-3 in probability); None reads JUDGEMENT_BACKEND (research_platform.settings)."""
+        settings = get_settings()
+        self.folder = Path(folder or settings.judgement_weights or WEIGHTS)
+        self.backend = backend or settings.judgement_backend
         if self.backend not in ("torch", "onnx"):
             raise ValueError(f"unknown judgement backend {self.backend!r}: use torch or onnx")
         if not (self.folder / "judgement.json").exists():

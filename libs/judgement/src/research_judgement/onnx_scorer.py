@@ -13,7 +13,6 @@ tests/judgement/test_onnx_scorer.py).
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from research_judgement.scorer import CrossEncoder, base_model_path, mean_pool
+from research_platform.offline import keep_models_offline
 
 # The files of a shipped model folder that the export merges; their bytes key the cache.
 MODEL_FILES = ("adapter_model.safetensors", "adapter_config.json", "head.safetensors")
@@ -95,7 +95,7 @@ class OnnxCrossEncoder:
         from research_corpus.embedding import default_threads
         from research_corpus.onnx_export import cached_export, inference_session
 
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        keep_models_offline()
         folder = Path(folder)
         base = base_model_path()
         graph = cached_export(

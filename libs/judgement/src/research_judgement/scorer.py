@@ -9,12 +9,13 @@ head is a linear layer over the mean-pooled last hidden states (MiniLM's own poo
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+from research_platform.offline import keep_models_offline
 
 HIDDEN = 384
 LORA_TARGETS = ["query", "key", "value", "dense"]
@@ -28,8 +29,7 @@ def base_model_path() -> Path:
 
 def load_base():
     """The packaged MiniLM's tokenizer and encoder (offline; no progress bars)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    keep_models_offline()
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as transformers_logging
 

@@ -1,8 +1,8 @@
 """The broker factory, the JetStream streams and the declared publishers.
 
-Streams are created (or updated) idempotently by `ensure_streams` at every process start. How a
-consumed message is acknowledged, retried or dead-lettered is `delivery.Delivery`, the one
-middleware every JetStream consumer runs behind. What a service emits is declared with
+Streams are declared once, in `STREAM_TABLE`, and created (or updated) idempotently from it by
+`ensure_streams` at every process start. How a consumed message is acknowledged, retried or
+dead-lettered is `delivery.Delivery`, the one middleware every JetStream consumer runs behind. What a service emits is declared with
 `declare_publishers`, so its AsyncAPI document lists each event with its payload schema.
 """
 
@@ -26,56 +26,46 @@ from research_runs.stream import RUNS_STREAM_CONFIG
 
 DAY = 24 * 3600
 
+
+@dataclasses.dataclass(frozen=True)
+class Stream:
+    """One row of the stream table: a JetStream stream of the engine, what it holds, how long."""
+
+    name: str
+    subjects: tuple[str, ...]
+    max_age_days: int = 7
+    # A publish retried with the same `Nats-Msg-Id` within this many seconds is stored once.
+    duplicate_window_s: int = 600
+
+    def config(self) -> StreamConfig:
+        """The stream as JetStream declares it: limits retention, on disk."""
+        return StreamConfig(
+            name=self.name,
+            subjects=list(self.subjects),
+            retention=RetentionPolicy.LIMITS,
+            storage=StorageType.FILE,
+            max_age=self.max_age_days * DAY,
+            duplicate_window=self.duplicate_window_s,
+        )
+
+
+# Every stream the engine publishes to; `ensure_streams` creates (or updates) each from here.
+STREAM_TABLE: tuple[Stream, ...] = (
+    Stream(subjects.TASKS_STREAM, subjects.TASK_SUBJECTS),
+    Stream(subjects.CLAIMS_STREAM, subjects.CLAIM_SUBJECTS),
+    # The age is DEAD_LETTER_MAX_AGE_DAYS when created (`retained`); a message parked twice (a
+    # re-park after a lost term) is stored once.
+    Stream(subjects.DEAD_LETTER_STREAM, subjects.DEAD_LETTER_SUBJECTS, max_age_days=30),
+    Stream(subjects.SOURCELISTS_STREAM, subjects.SOURCELIST_SUBJECTS),
+    Stream(subjects.REVIEWS_STREAM, subjects.REVIEW_SUBJECTS),
+    Stream(subjects.VERIFICATIONS_STREAM, subjects.VERIFY_SUBJECTS),
+)
+
 STREAMS: tuple[StreamConfig, ...] = (
-    StreamConfig(
-        name=subjects.TASKS_STREAM,
-        subjects=list(subjects.TASK_SUBJECTS),
-        retention=RetentionPolicy.LIMITS,
-        storage=StorageType.FILE,
-        max_age=7 * DAY,
-        duplicate_window=600,
-    ),
-    StreamConfig(
-        name=subjects.CLAIMS_STREAM,
-        subjects=list(subjects.CLAIM_SUBJECTS),
-        retention=RetentionPolicy.LIMITS,
-        storage=StorageType.FILE,
-        max_age=7 * DAY,
-        duplicate_window=600,
-    ),
-    StreamConfig(
-        name=subjects.DEAD_LETTER_STREAM,
-        subjects=list(subjects.DEAD_LETTER_SUBJECTS),
-        retention=RetentionPolicy.LIMITS,
-        storage=StorageType.FILE,
-        max_age=30 * DAY,
-        duplicate_window=600,  # a message parked twice (re-park after a lost term) is stored once
-    ),
-    StreamConfig(
-        name=subjects.SOURCELISTS_STREAM,
-        subjects=list(subjects.SOURCELIST_SUBJECTS),
-        retention=RetentionPolicy.LIMITS,
-        storage=StorageType.FILE,
-        max_age=7 * DAY,
-        duplicate_window=600,
-    ),
-    StreamConfig(
-        name=subjects.REVIEWS_STREAM,
-        subjects=list(subjects.REVIEW_SUBJECTS),
-        retention=RetentionPolicy.LIMITS,
-        storage=StorageType.FILE,
-        max_age=7 * DAY,
-        duplicate_window=600,
-    ),
-    StreamConfig(
-        name=subjects.VERIFICATIONS_STREAM,
-        subjects=list(subjects.VERIFY_SUBJECTS),
-        retention=RetentionPolicy.LIMITS,
-        storage=StorageType.FILE,
-        max_age=7 * DAY,
-        duplicate_window=600,
-    ),
-    RUNS_STREAM_CONFIG,  # live traces of reviews, verifications and source lists (limits inside)
+    *(stream.config() for stream in STREAM_TABLE),
+    # Live traces of reviews, verifications and source lists: research_runs owns its limits
+    # (per-run caps, direct get), since a process that only records runs creates it too.
+    RUNS_STREAM_CONFIG,
 )
 
 

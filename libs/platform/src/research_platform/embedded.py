@@ -278,6 +278,8 @@ class EmbeddedPostgres:
 
 def env_for(nats_url: str, database_url: str) -> dict[str, str]:
     """The environment a child service needs to find the servers."""
+    # A child's environment, not a setting read here: the child inherits this process's variables
+    # (its own settings among them) and gets the server addresses on top.
     env = dict(os.environ)
     env["NATS_URL"] = nats_url
     env["DATABASE_URL"] = database_url

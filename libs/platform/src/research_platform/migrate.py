@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
 
+from research_platform.settings import Settings
+
 
 def migrations_dir() -> Path:
     """`RESEARCH_ENGINE_MIGRATIONS`, or `migrations/` of the checkout this package is installed from."""
-    configured = os.environ.get("RESEARCH_ENGINE_MIGRATIONS")
+    configured = Settings().research_engine_migrations
     if configured:
         return Path(configured)
     for parent in Path(__file__).resolve().parents:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -12,6 +11,7 @@ from faststream import FastStream
 
 from research_platform import metrics
 from research_platform.logging import configure_logging, get_logger
+from research_platform.offline import keep_models_offline
 from research_platform.settings import Settings
 
 S = TypeVar("S", bound=Settings)
@@ -27,19 +27,15 @@ def run_service(
     exposes Prometheus metrics on that port (`METRICS_HOST`, default all interfaces); the
     broker gets the metrics middleware and the consumer-lag gauge (`metrics.instrument_app`).
     """
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    keep_models_offline()
     settings = settings_type()
     configure_logging(name, settings.log_level, settings.log_json)
-    metrics_port = os.environ.get("METRICS_PORT")
-    if metrics_port:
-        metrics.serve(int(metrics_port), os.environ.get("METRICS_HOST", "0.0.0.0"))
+    if settings.metrics_port:
+        metrics.serve(settings.metrics_port, settings.metrics_host)
     get_logger(__name__).info(
-        "service starting", nats=bool(settings.nats_url), metrics_port=metrics_port
+        "service starting", nats=bool(settings.nats_url), metrics_port=settings.metrics_port
     )
     app = create_app(settings)
-    metrics.instrument_app(
-        app, name, interval_s=float(os.environ.get("METRICS_LAG_INTERVAL_S", "15"))
-    )
+    metrics.instrument_app(app, name, interval_s=settings.metrics_lag_interval_s)
     app.logger = logging.getLogger("faststream.app")
     asyncio.run(app.run(log_level=logging.WARNING))

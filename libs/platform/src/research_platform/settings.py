@@ -17,23 +17,35 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class LLMSettings(BaseModel):
-    """Which model answers: `offline` (default, no network), `openai`, `gemini`, or `auto`.
+    """Which model answers: `auto` (default), `openai`, `gemini`, or `offline` (no network).
 
     `auto` builds the chain OpenAI → Gemini → offline from whichever keys are present.
     """
 
-    provider: str = "auto"
-    openai_api_key: SecretStr | None = None
-    openai_base_url: str = "https://api.openai.com/v1"
-    openai_model: str = "gpt-4o"
-    gemini_api_key: SecretStr | None = None
-    gemini_base_url: str | None = None
-    gemini_model: str = "gemini-2.0-flash"
+    provider: str = Field(
+        default="auto",
+        description="`auto` (OpenAI → Gemini → offline from the keys present), `openai`, "
+        "`gemini` or `offline`.",
+    )
+    openai_api_key: SecretStr | None = Field(
+        default=None, description="Key of the OpenAI-compatible server."
+    )
+    openai_base_url: str = Field(
+        default="https://api.openai.com/v1",
+        description="Any OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp; "
+        "docs/local-models.md).",
+    )
+    openai_model: str = Field(default="gpt-4o", description="Model asked of that server.")
+    gemini_api_key: SecretStr | None = Field(default=None, description="Key of the Gemini API.")
+    gemini_base_url: str | None = Field(
+        default=None, description="Another Gemini endpoint; unset = Google's."
+    )
+    gemini_model: str = Field(default="gemini-2.0-flash", description="Gemini model asked.")
     timeout_s: float = Field(
         default=30.0,
         description="Longest wait for one answer of one provider (a corrective retry is a second call).",
@@ -98,15 +110,15 @@ class CorpusSettings(BaseModel):
     title_weight: float = Field(
         default=1.0, description="BM25 term-frequency weight of a title occurrence (text = 1)."
     )
-    bm25_k1: float = 0.9
-    bm25_b: float = 0.4
+    bm25_k1: float = Field(default=0.9, description="BM25 term-frequency saturation.")
+    bm25_b: float = Field(default=0.4, description="BM25 document-length normalisation.")
     candidates: int = Field(
         default=100, description="Papers taken from each ranking before fusion."
     )
     chunk_words: int = Field(
         default=180, description="Largest chunk, in words, when papers are ingested."
     )
-    embed_batch_size: int = 32
+    embed_batch_size: int = Field(default=32, description="Texts per embedding model call.")
     query_adapter: bool = Field(
         default=True, description="Pass dense query vectors through the trained query adapter."
     )
@@ -130,9 +142,17 @@ class CorpusSettings(BaseModel):
 
 
 class ResearcherSettings(BaseModel):
-    evidence_sources: list[str] = Field(default_factory=lambda: ["corpus"])
-    evidence_limit: int = 8
-    connector_timeout_s: float = 15.0
+    """How the researcher gathers evidence for a task (`RESEARCHER__…`)."""
+
+    evidence_sources: list[str] = Field(
+        default_factory=lambda: ["corpus"], description="Sources asked for evidence."
+    )
+    evidence_limit: int = Field(
+        default=8, description="Hits asked of the evidence sources per task."
+    )
+    connector_timeout_s: float = Field(
+        default=15.0, description="Longest wait for the connector's answer."
+    )
     concurrency: int = Field(
         default=16,
         ge=1,
@@ -157,8 +177,13 @@ class ResearcherSettings(BaseModel):
 
 
 class CriticSettings(BaseModel):
-    sla_seconds: float = 30.0
-    quarantine_after: int = 3
+    """How the critic judges pending claims (`CRITIC__…`)."""
+
+    sla_seconds: float = Field(default=30.0, description="Critique deadline of a claim.")
+    quarantine_after: int = Field(
+        default=3,
+        description="Consecutive SLA timeouts before a claim is quarantined (keep MAX_DELIVER above it).",
+    )
     concurrency: int = Field(default=16, ge=1, description="Pending claims judged at once.")
 
 
@@ -186,7 +211,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_nested_delimiter="__", extra="ignore", env_file=".env")
 
     nats_url: str | None = Field(
-        default=None, description="External NATS (comma-separated seeds); unset = embedded."
+        default=None,
+        description="External NATS with JetStream, several seeds comma-separated "
+        "(`nats://a:4222,nats://b:4222`); unset = embedded.",
     )
     nats_stream_replicas: int | None = Field(
         default=None,
@@ -195,26 +222,77 @@ class Settings(BaseSettings):
         description="Replicas of every stream; unset = 3 on a cluster, else 1.",
     )
     database_url: str | None = Field(
-        default=None, description="External Postgres; unset = embedded."
+        default=None,
+        description="External PostgreSQL with pgvector (`postgresql://…` or "
+        "`postgresql+asyncpg://…`); unset = embedded.",
     )
     database_read_url: str | None = Field(
         default=None,
         description="Read replica for read-only queries (gateway reads, search, recall); unset = primary.",
     )
     data_dir: Path = Field(
-        default=Path(".research-engine"), description="Embedded servers' data folder."
+        default=Path(".research-engine"),
+        description="Embedded servers' data folder (`--data-dir` on the CLI).",
     )
-    gateway_host: str = "127.0.0.1"
-    gateway_port: int = 8080
+    research_engine_migrations: str | None = Field(
+        default=None,
+        description="Folder of the Alembic migrations; unset = `migrations/` of the checkout the "
+        "packages are installed from (the container image sets /app/migrations).",
+    )
+    gateway_host: str = Field(default="127.0.0.1", description="Address the gateway binds.")
+    gateway_port: int = Field(default=8080, description="Port the gateway binds.")
     gateway_allowed_hosts: list[str] = Field(
         default_factory=list,
         description="Host names the gateway answers besides loopback and GATEWAY_HOST (its public name behind a "
         "proxy, e.g. research.example.org); any other Host is refused (421), as is a foreign Origin (403).",
     )
-    log_level: str = "INFO"
-    log_json: bool | None = None
-    ack_wait_s: float = 60.0
-    max_deliver: int = 5
+    log_level: str = Field(default="INFO", description="Least severe log level written.")
+    log_json: bool | None = Field(
+        default=None, description="Log lines as JSON; unset = JSON unless stderr is a terminal."
+    )
+    # The metrics endpoint of a worker process (research_platform.service; the gateway's too).
+    metrics_port: int | None = Field(
+        default=None, description="Port of the process's Prometheus endpoint; unset = none."
+    )
+    metrics_host: str = Field(
+        default="0.0.0.0", description="Address the Prometheus endpoint binds."
+    )
+    metrics_lag_interval_s: float = Field(
+        default=15.0, gt=0, description="How often the consumer-lag gauge asks JetStream."
+    )
+    ack_wait_s: float = Field(
+        default=60.0, description="Seconds a consumer has to ack a message before redelivery."
+    )
+    max_deliver: int = Field(
+        default=5, description="Deliveries of one message before it is dead-lettered."
+    )
+    # Conventions of the machine, read here and not from the raw environment (research_corpus).
+    omp_num_threads: str | None = Field(
+        default=None,
+        description="OpenMP's thread count as the math libraries read it (the stack gives each "
+        "service 1); a positive number is also the embedding model's default thread count.",
+    )
+    xdg_cache_home: str | None = Field(
+        default=None,
+        description="The user's cache folder (XDG); the ONNX exports are kept in its "
+        "`research-engine/onnx` (else in ~/.cache) unless CORPUS__ONNX_CACHE_DIR.",
+    )
+    # The judgement models (research_judgement): flat names, as the library has always read them.
+    judgement_weights: str | None = Field(
+        default=None,
+        description="Folder of other judgement models (relevance, evidence, stance); unset = the "
+        "shipped `research_judgement/weights`.",
+    )
+    judgement_backend: Literal["torch", "onnx"] = Field(
+        default="torch",
+        description="Runtime of the judgement cross-encoders: `torch`, or `onnx` (ONNX Runtime, "
+        "same probabilities within 1e-3).",
+    )
+    judgement_abstract_weights: str | None = Field(
+        default=None,
+        description="Folder of another abstract-level model (`scripts/train_abstract.py --out`); "
+        "unset = the shipped `weights/abstract`.",
+    )
     llm: LLMSettings = Field(default_factory=LLMSettings)
     corpus: CorpusSettings = Field(default_factory=CorpusSettings)
     researcher: ResearcherSettings = Field(default_factory=ResearcherSettings)
@@ -225,6 +303,14 @@ class Settings(BaseSettings):
         gt=0,
         description="How long the dead-letter stream keeps parked message bytes.",
     )
+
+    @field_validator("metrics_port", "judgement_backend", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object, info: ValidationInfo) -> object:
+        """An empty variable (`METRICS_PORT=`) has always meant unset: the field's default."""
+        if value == "":
+            return cls.model_fields[info.field_name].default
+        return value
 
     def require_nats_url(self) -> str:
         if not self.nats_url:

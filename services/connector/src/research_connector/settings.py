@@ -20,12 +20,14 @@ from research_platform.settings import Settings
 class SourceSettings(BaseModel):
     """Where a source lives, how fast it may be called and with which key."""
 
-    enabled: bool = True
-    base_url: str = ""
-    api_key: SecretStr | None = None
-    rate_per_s: float = Field(default=1.0, gt=0)
-    burst: int = Field(default=1, ge=1)
-    timeout_s: float = Field(default=10.0, gt=0)
+    enabled: bool = Field(default=True, description="Whether the source is searched at all.")
+    base_url: str = Field(default="", description="The API's base URL.")
+    api_key: SecretStr | None = Field(default=None, description="The API key (a secret).")
+    rate_per_s: float = Field(default=1.0, gt=0, description="Requests per second (documented).")
+    burst: int = Field(
+        default=1, ge=1, description="Requests sent back to back after a quiet spell."
+    )
+    timeout_s: float = Field(default=10.0, gt=0, description="Longest wait for one request.")
     max_retries: int = Field(
         default=2, ge=0, description="Retries after a 429 / 5xx / transport error."
     )
@@ -40,9 +42,11 @@ class PubMedSettings(SourceSettings):
 
     base_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
     rate_per_s: float = 3.0
-    rate_with_key_per_s: float = 10.0
-    tool: str = "research-engine"
-    email: str | None = None
+    rate_with_key_per_s: float = Field(
+        default=10.0, description="Requests per second when `api_key` is set."
+    )
+    tool: str = Field(default="research-engine", description="`tool` parameter NCBI asks for.")
+    email: str | None = Field(default=None, description="Contact address NCBI asks for.")
     detail: str = Field(
         default="abstract", description="`abstract` (efetch XML) or `summary` (esummary JSON)."
     )
@@ -60,8 +64,10 @@ class CrossRefSettings(SourceSettings):
 
     base_url: str = "https://api.crossref.org"
     rate_per_s: float = 5.0
-    polite_rate_per_s: float = 10.0
-    mailto: str | None = None
+    polite_rate_per_s: float = Field(
+        default=10.0, description="Requests per second in the polite pool (with `mailto`)."
+    )
+    mailto: str | None = Field(default=None, description="Contact address: joins the polite pool.")
 
     def effective_rate_per_s(self) -> float:
         return self.polite_rate_per_s if self.mailto else self.rate_per_s
@@ -70,7 +76,7 @@ class CrossRefSettings(SourceSettings):
 class MailtoSettings(SourceSettings):
     """APIs that ask for a contact address (OpenAlex polite pool, Unpaywall's required email)."""
 
-    mailto: str | None = None
+    mailto: str | None = Field(default=None, description="Contact address sent with requests.")
 
 
 class PublisherSettings(SourceSettings):
@@ -84,17 +90,26 @@ class PublisherSettings(SourceSettings):
 
     rate_per_s: float = 5.0
     burst: int = 5
-    search_path: str = "/search"
-    fetch_path: str = "/articles/{id}"
-    query_param: str = "q"
-    limit_param: str = "limit"
-    journal_param: str = "journal"
-    journals: list[str] = Field(default_factory=list)
-    auth_header: str = "Authorization"
-    auth_scheme: str = "Bearer"
-    results_path: str = "results"
-    id_prefix: str = ""
+    search_path: str = Field(default="/search", description="Path of the search endpoint.")
+    fetch_path: str = Field(
+        default="/articles/{id}", description="Path of one record (`{id}` replaced)."
+    )
+    query_param: str = Field(default="q", description="Query parameter of the search.")
+    limit_param: str = Field(default="limit", description="Result-count parameter.")
+    journal_param: str = Field(default="journal", description="Journal filter parameter.")
+    journals: list[str] = Field(
+        default_factory=list, description="Journals searched (one filter value each)."
+    )
+    auth_header: str = Field(default="Authorization", description="Header carrying the key.")
+    auth_scheme: str = Field(
+        default="Bearer", description="Word before the key in that header (empty = none)."
+    )
+    results_path: str = Field(
+        default="results", description="Dotted path to the list of records in the answer."
+    )
+    id_prefix: str = Field(default="", description="Prefix of the source's record ids.")
     fields: dict[str, str] = Field(
+        description="SourceHit field → dotted path inside one record.",
         default_factory=lambda: {
             "id": "id",
             "title": "title",
@@ -105,7 +120,7 @@ class PublisherSettings(SourceSettings):
             "url": "url",
             "abstract": "abstract",
             "venue": "journal",
-        }
+        },
     )
 
 
@@ -127,7 +142,7 @@ def _publisher(**overrides: object) -> PublisherSettings:
 class CircuitSettings(BaseModel):
     """The per-source circuit breaker (`CONNECTOR__CIRCUIT__THRESHOLD`, …; see `breaker.py`)."""
 
-    enabled: bool = True
+    enabled: bool = Field(default=True, description="Whether failing sources are skipped.")
     threshold: int = Field(
         default=3, ge=1, description="Consecutive failures that open a source's circuit."
     )
@@ -148,12 +163,18 @@ class ConnectorSettings(BaseModel):
     cache_ttl_s: float = Field(
         default=24 * 3600, gt=0, description="How long a source answer is reused."
     )
-    cache_enabled: bool = True
+    cache_enabled: bool = Field(default=True, description="Reuse source answers at all.")
     max_retry_after_s: float = Field(
         default=30.0, description="Longest Retry-After the connector waits."
     )
-    backoff_base_s: float = 0.5
-    user_agent: str = "research-engine/0.1 (+https://github.com/research-engine)"
+    backoff_base_s: float = Field(
+        default=0.5,
+        description="Back-off before the first retry, doubled per retry (unless Retry-After says).",
+    )
+    user_agent: str = Field(
+        default="research-engine/0.1 (+https://github.com/research-engine)",
+        description="User-Agent header of every request.",
+    )
 
     pubmed: PubMedSettings = Field(default_factory=PubMedSettings)
     clinvar: ClinVarSettings = Field(default_factory=ClinVarSettings)

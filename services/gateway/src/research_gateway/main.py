@@ -131,7 +131,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 def run() -> None:
     settings = GatewaySettings()
     configure_logging(SERVICE, settings.log_level, settings.log_json)
-    serve_metrics()
+    serve_metrics(settings)
     uvicorn.run(
         create_app(settings),
         host=settings.gateway_host,

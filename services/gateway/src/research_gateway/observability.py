@@ -16,7 +16,6 @@ not counted. No in-progress gauge for the same reason (the instrumentator builds
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from functools import cache
 
@@ -27,6 +26,7 @@ from prometheus_fastapi_instrumentator import metrics as http
 from prometheus_fastapi_instrumentator.metrics import Info
 
 from research_platform import metrics
+from research_platform.settings import Settings
 
 
 @cache
@@ -47,8 +47,7 @@ def instrument(app: FastAPI) -> None:
     app.mount("/metrics", make_asgi_app())
 
 
-def serve_metrics() -> None:
+def serve_metrics(settings: Settings) -> None:
     """Serve the registry on `METRICS_PORT` too (the port Prometheus scrapes every service on)."""
-    port = os.environ.get("METRICS_PORT")
-    if port:
-        metrics.serve(int(port), os.environ.get("METRICS_HOST", "0.0.0.0"))
+    if settings.metrics_port:
+        metrics.serve(settings.metrics_port, settings.metrics_host)

@@ -14,7 +14,7 @@ class ConsoleSettings(BaseModel):
     grafana_url: str = Field(
         default="http://localhost:3000",
         pattern=r"^https?://\S+$",
-        description="Base URL of Grafana; the Operate page links its dashboards as <grafana_url>/d/<uid>.",
+        description="Base URL of Grafana; the Operate page links its dashboards as `<grafana_url>/d/<uid>`.",
     )
 
     @field_validator("grafana_url")

@@ -33,7 +33,7 @@ class LibrarianSettings(BaseModel):
     purge_batch_size: int = Field(
         default=1000, ge=1, description="Expired findings deleted per transaction."
     )
-    purge_batches_per_run: int = Field(default=10, ge=1)
+    purge_batches_per_run: int = Field(default=10, ge=1, description="Purge transactions per run.")
 
 
 class LibrarianServiceSettings(Settings):

@@ -48,7 +48,9 @@ class ScoutSettings(BaseModel):
     retention_versions: int = Field(
         default=30, ge=1, description="Snapshots kept per list (older ones deleted)."
     )
-    llm_timeout_s: float = Field(default=30.0, gt=0)
+    llm_timeout_s: float = Field(
+        default=30.0, gt=0, description="Longest wait for one LLM step (LLM engine only)."
+    )
     schedule: ScheduleSettings = Field(
         default_factory=lambda: ScheduleSettings(interval_s=60.0, first_tick_s=5.0),
         description="The tick that fires due source-list schedules.",

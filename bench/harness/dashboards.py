@@ -8,8 +8,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from tests.ops.grafana_macros import TimeRange, expand, relative_start
+import asyncpg
+
+from bench.harness.grafana_macros import TimeRange, expand, relative_start
 
 REPO = Path(__file__).resolve().parents[2]
 DASHBOARDS = REPO / "deploy" / "grafana" / "dashboards"
@@ -66,3 +69,31 @@ def multi_variables(board: dict[str, Any]) -> set[str]:
 def render(panel: SqlPanel, now: datetime, variables: dict[str, list[str]] | None = None) -> str:
     board = dashboards()[panel.dashboard]
     return expand(panel.raw_sql, panel.span(now, variables), multi_variables(board))
+
+
+def plain_dsn(url: str, database: str, user: str | None = None, password: str | None = None) -> str:
+    """The asyncpg DSN of `url` (a SQLAlchemy URL) pointed at `database`, optionally as `user`."""
+    parts = urlsplit(url.replace("postgresql+asyncpg://", "postgresql://"))
+    who = parts.username or "postgres"
+    secret = parts.password
+    if user is not None:
+        who, secret = user, password
+    auth = who + (f":{secret}" if secret else "")
+    return f"postgresql://{auth}@{parts.hostname}:{parts.port}/{database}"
+
+
+async def variable_values(conn: asyncpg.Connection, uid: str, name: str) -> list[str]:
+    """What a query variable offers, i.e. what "All" expands to."""
+    board = dashboards()[uid]
+    (var,) = [v for v in board["templating"]["list"] if v["name"] == name]
+    return [row[0] for row in await conn.fetch(var["query"])]
+
+
+async def explorer_variables(conn: asyncpg.Connection, **chosen: list[str]) -> dict[str, list[str]]:
+    values = {
+        "action": await variable_values(conn, "research-audit", "action"),
+        "service": await variable_values(conn, "research-audit", "service"),
+        "task_id": [""],
+        "claim_id": [""],
+    }
+    return values | chosen
