@@ -138,14 +138,14 @@ async def test_a_snapshot_holding_its_report_exports_and_a_bad_format_is_422(
     snapshot = uuid.uuid4()
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="scout")
-        await ledger.open_report(
+        await ledger.reports.open(
             snapshot,
             kind="source_list",
             run_id=f"sl-{unique}",
             subject="vitamin d",
             subject_key="vitamin d",
         )
-        await ledger.save_report_version(
+        await ledger.reports.save_version(
             snapshot,
             run_id=f"sl-{unique}",
             content={"report": stored["content"], "sources": []},
