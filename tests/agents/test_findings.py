@@ -56,8 +56,8 @@ async def test_expired_findings_are_never_returned(
         repo = FindingsRepository(session, unique)
         assert await repo.get(old) is None
         assert (await repo.get(fresh)) is not None
-        assert [f.id for f in await repo.open_for_claims([claim])] == [fresh]
-        assert [f.id for f in await repo.recent()] == [fresh]
+        assert [f.finding_id for f in await repo.open_for_claims([claim])] == [fresh]
+        assert [f.finding_id for f in await repo.recent()] == [fresh]
         assert await repo.count_since(timedelta(days=365)) == 1
         assert await repo.mark_resolved(old) is False, "an expired finding cannot be resolved"
 
@@ -127,7 +127,7 @@ async def test_settle_records_resolves_and_audits_in_one_transaction(
     async with sessions() as session:
         repo = FindingsRepository(session, unique)
         (new,) = await repo.open_for_claims([claim])
-        assert new.id == opened[0] and new.kind == "broken_provenance"
+        assert new.finding_id == opened[0] and new.kind == "broken_provenance"
         assert abs((new.expires_at - new.created_at) - timedelta(days=180)) < timedelta(seconds=1)
         audits = {
             a.action: a
@@ -176,7 +176,7 @@ async def test_settle_writes_nothing_when_an_audit_row_is_refused(
         audits = await session.scalar(
             select(func.count()).select_from(AuditEvent).where(AuditEvent.claim_id == claim)
         )
-    assert still.id == mine and still.kind == "approaching_decay" and audits == 0
+    assert still.finding_id == mine and still.kind == "approaching_decay" and audits == 0
 
 
 async def test_settle_audits_a_persons_text_as_a_digest_like_every_audit_row(

@@ -317,11 +317,11 @@ async def test_a_watched_claim_reverified_after_its_evidence_changes(
         "STRONGLY SUPPORTED",
         "CONTRADICTED",
     )
-    assert audits[0].subject_ids["finding_id"] == str(finding.id)
+    assert audits[0].subject_ids["finding_id"] == str(finding.finding_id)
     events = [e async for _, e in replay(js, run_id)]
     verdicts = [e for e in events if e.type == "verdict"]
     assert verdicts and verdicts[0].details["previous_verdict"] == "STRONGLY SUPPORTED"
-    assert verdicts[0].details["finding_id"] == str(finding.id)
+    assert verdicts[0].details["finding_id"] == str(finding.finding_id)
 
 
 async def test_a_retracted_source_of_a_watched_claim_is_a_change_and_a_finding(  # type: ignore[no-untyped-def]

@@ -11,12 +11,14 @@ import json
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
+from pydantic import ConfigDict
 from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from research_contracts import views
 from research_ledger import audit
 from research_ledger.audit import storable
 from research_ledger.catalogue import AuditAction
@@ -34,24 +36,18 @@ class NewFinding:
     payload: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class FindingView:
-    """A stored, unexpired finding."""
+class FindingView(views.FindingView):
+    """A stored, unexpired finding: the API's view of it (`research_contracts.views.FindingView`,
+    what `GET /findings` answers) plus who resolved it."""
 
-    id: uuid.UUID
-    agent: str
-    kind: str
-    claim_ids: list[uuid.UUID]
-    payload: dict[str, Any]
-    created_at: datetime
-    expires_at: datetime
-    resolved_at: datetime | None
+    model_config = ConfigDict(frozen=True)
+
     resolved_by: str | None
 
     @classmethod
     def of(cls, row: Finding) -> FindingView:
         return cls(
-            id=row.id,
+            finding_id=row.id,
             agent=row.agent,
             kind=row.kind,
             claim_ids=list(row.claim_ids),
