@@ -5,9 +5,10 @@
 one round trip per batch, never a query per claim. Only the claims that may need a change come
 back (a missing or absent support, decay inside the window, or an open finding) together with
 how many claims the batch covered and where it ended: a healthy, unflagged claim has nothing to
-triage, and at 98 % of a ledger, shipping and parsing those rows was most of a pass's time. `apply` writes a reshaped `Settlement` in one transaction of its own: records the new
-findings and resolves the stale ones (one statement), and their audit rows through the ledger's
-audit writer (`research_ledger.audit.record_many`).
+triage, and at 98 % of a ledger, shipping and parsing those rows was most of a pass's time.
+`apply` writes a reshaped `Settlement` in one transaction of its own: records the new findings
+and resolves the stale ones (one statement), and their audit rows through the ledger's audit
+writer (`research_ledger.audit.record_many`).
 """
 
 from __future__ import annotations
