@@ -56,8 +56,8 @@ async def test_expired_findings_are_never_returned(
         repo = FindingsRepository(session, unique)
         assert await repo.get(old) is None
         assert (await repo.get(fresh)) is not None
-        assert [f.id for f in await repo.open_for_claims([claim])] == [fresh]
-        assert [f.id for f in await repo.recent()] == [fresh]
+        assert [f.finding_id for f in await repo.open_for_claims([claim])] == [fresh]
+        assert [f.finding_id for f in await repo.recent()] == [fresh]
         assert await repo.count_since(timedelta(days=365)) == 1
         assert await repo.mark_resolved(old) is False, "an expired finding cannot be resolved"
 
@@ -100,7 +100,7 @@ async def test_mark_resolved_only_once_and_only_by_the_owner(
         assert await repo.open_for_claims([claim]) == []
 
 
-async def test_settle_records_resolves_and_audits_in_one_statement(
+async def test_settle_records_resolves_and_audits_in_one_transaction(
     sessions: async_sessionmaker[AsyncSession], unique: str
 ) -> None:
     from research_agents import settle
@@ -127,7 +127,7 @@ async def test_settle_records_resolves_and_audits_in_one_statement(
     async with sessions() as session:
         repo = FindingsRepository(session, unique)
         (new,) = await repo.open_for_claims([claim])
-        assert new.id == opened[0] and new.kind == "broken_provenance"
+        assert new.finding_id == opened[0] and new.kind == "broken_provenance"
         assert abs((new.expires_at - new.created_at) - timedelta(days=180)) < timedelta(seconds=1)
         audits = {
             a.action: a
@@ -146,3 +146,61 @@ async def test_settle_records_resolves_and_audits_in_one_statement(
         "finding_id": str(opened[0]),
         "run_id": None,
     }
+
+
+async def test_settle_writes_nothing_when_an_audit_row_is_refused(
+    sessions: async_sessionmaker[AsyncSession], unique: str
+) -> None:
+    """The audit rows go through the ledger's writer in the findings' transaction: a payload the
+    catalogue refuses (a resolution without `now`) rolls back the new finding and the resolution."""
+    from research_agents import settle
+    from research_ledger import AuditAction
+    from research_ledger.audit import AuditPayloadError
+    from research_platform.models import AuditEvent
+
+    claim = uuid.uuid4()
+    async with sessions() as session, session.begin():
+        mine = await FindingsRepository(session, unique).record("approaching_decay", [claim])
+    with pytest.raises(AuditPayloadError, match="research.librarian.resolved"):
+        async with sessions() as session, session.begin():
+            await settle(
+                session,
+                unique,
+                opened=[NewFinding("broken_provenance", [claim], {"missing_sources": ["x"]})],
+                resolve={mine: {}},
+                opened_action=AuditAction.LIBRARIAN_FINDING,
+                resolved_action=AuditAction.LIBRARIAN_RESOLVED,
+            )
+    async with sessions() as session:
+        (still,) = await FindingsRepository(session, unique).open_for_claims([claim])
+        audits = await session.scalar(
+            select(func.count()).select_from(AuditEvent).where(AuditEvent.claim_id == claim)
+        )
+    assert still.finding_id == mine and still.kind == "approaching_decay" and audits == 0
+
+
+async def test_settle_audits_a_persons_text_as_a_digest_like_every_audit_row(
+    sessions: async_sessionmaker[AsyncSession], unique: str
+) -> None:
+    """A finding's audit row is written by the ledger's one audit writer, so a person's words in its
+    payload (`question`) rest in the audit log only as a digest, as in every other audit row."""
+    from research_agents import settle
+    from research_ledger import AuditAction
+    from research_platform.models import AuditEvent
+
+    claim = uuid.uuid4()
+    words = f"Does metformin help my aunt {unique}?"
+    async with sessions() as session, session.begin():
+        (opened,), _ = await settle(
+            session,
+            unique,
+            opened=[NewFinding("broken_provenance", [claim], {"question": words})],
+            resolve={},
+            opened_action=AuditAction.LIBRARIAN_FINDING,
+            resolved_action=AuditAction.LIBRARIAN_RESOLVED,
+        )
+    async with sessions() as session:
+        (row,) = await session.scalars(select(AuditEvent).where(AuditEvent.claim_id == claim))
+        finding = await FindingsRepository(session, unique).get(opened)
+    assert row.payload["question"].startswith("sha256:") and words not in str(row.payload)
+    assert finding is not None and finding.payload == {"question": words}

@@ -64,8 +64,8 @@ async def decided_claim(sessions, unique) -> uuid.UUID:
     claim_id = uuid.uuid4()
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="researcher")
-        await ledger.submit(task)
-        await ledger.propose(
+        await ledger.tasks.submit(task)
+        await ledger.claims.propose(
             ClaimProposal(
                 claim_id=claim_id,
                 task_id=task.task_id,
@@ -122,18 +122,18 @@ async def report_id(sessions, unique) -> uuid.UUID:
     found = uuid.uuid4()
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="reviewer")
-        await ledger.open_report(
+        await ledger.reports.open(
             found,
             kind="review",
             run_id=f"rv-{unique}",
             subject=report.title,
             subject_key="vitamin-d",
         )
-        await ledger.save_report_version(
+        await ledger.reports.save_version(
             found,
             run_id=f"rv-{unique}",
             content=report.model_dump(mode="json"),
             markdown=report.render_markdown(),
         )
-        await ledger.complete_report(found, outcome="PASS")
+        await ledger.reports.complete(found, outcome="PASS")
     return found

@@ -150,7 +150,7 @@ async def test_rerun_a_review_then_refused_while_it_runs(
 
     verification = uuid.uuid4()
     async with sessions() as session, session.begin():
-        await Ledger(session, service="verifier").open_report(
+        await Ledger(session, service="verifier").reports.open(
             verification, kind="verification", run_id=f"v-{unique}", subject="s", subject_key="k"
         )
     code, out = run(["rerun", str(verification), "--no-watch", "--url", gateway], keys["admin"])

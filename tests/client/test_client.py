@@ -123,6 +123,20 @@ def test_every_field_the_client_reads_is_in_the_gateway_schema(servers) -> None:
         assert set(model.model_fields) <= set(schemas[name]["properties"]), name
 
 
+def test_the_gateway_answers_with_the_classes_the_client_parses() -> None:
+    """One source of the views (`research_contracts.views`): each view the client reads is the very
+    class a gateway route declares as its response model, not a copy of it."""
+    from research_gateway import claims, ledger, search, tasks
+
+    answered = set()
+    for module in (claims, ledger, search, tasks):
+        for route in module.router.routes:
+            model = getattr(route, "response_model", None)
+            answered |= {model, *getattr(model, "__args__", ())}
+    for view in (TaskAccepted, Task, Claim, Finding, AuditEntry, SearchResults):
+        assert view in answered, view.__name__
+
+
 async def test_a_snapshot_holding_its_report_exports_and_a_bad_format_is_422(
     gateway: str,
     keys: dict[str, str],
@@ -138,14 +152,14 @@ async def test_a_snapshot_holding_its_report_exports_and_a_bad_format_is_422(
     snapshot = uuid.uuid4()
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="scout")
-        await ledger.open_report(
+        await ledger.reports.open(
             snapshot,
             kind="source_list",
             run_id=f"sl-{unique}",
             subject="vitamin d",
             subject_key="vitamin d",
         )
-        await ledger.save_report_version(
+        await ledger.reports.save_version(
             snapshot,
             run_id=f"sl-{unique}",
             content={"report": stored["content"], "sources": []},

@@ -7,7 +7,6 @@ import uuid
 from typing import Any
 
 from research_ledger import Ledger
-from research_ledger.watched import record_verdict, watch_claim
 from research_reports import diff_reports
 from tests.reports.sample import review
 
@@ -23,23 +22,23 @@ async def stale_review_with_a_refresh(sessions: Any, topic: str) -> tuple[uuid.U
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="test")
         for report_id, subject in ((stale_id, f"{topic} stale"), (fresh_id, f"{topic} fresh")):
-            await ledger.open_report(
+            await ledger.reports.open(
                 report_id,
                 kind="review",
                 run_id=f"rv-{report_id.hex[:12]}",
                 subject=subject,
                 subject_key=subject,
             )
-            await ledger.save_report_version(
+            await ledger.reports.save_version(
                 report_id,
                 run_id=f"rv-{report_id.hex[:12]}",
                 content=first.model_dump(mode="json"),
                 markdown="# v1",
                 claim_ids=[claim_id] if report_id == stale_id else [],
             )
-            await ledger.complete_report(report_id)
-        await ledger.refresh_report(stale_id, run_id=f"rv-{stale_id.hex[:12]}-2")
-        await ledger.save_report_version(
+            await ledger.reports.complete(report_id)
+        await ledger.reports.refresh(stale_id, run_id=f"rv-{stale_id.hex[:12]}-2")
+        await ledger.reports.save_version(
             stale_id,
             run_id=f"rv-{stale_id.hex[:12]}-2",
             content=second.model_dump(mode="json"),
@@ -47,8 +46,8 @@ async def stale_review_with_a_refresh(sessions: Any, topic: str) -> tuple[uuid.U
             claim_ids=[claim_id],
             diff=diff_reports(first, second).model_dump(mode="json"),
         )
-        await ledger.complete_report(stale_id)
-        await ledger.mark_reports_stale_for_claim(claim_id, "claim superseded")
+        await ledger.reports.complete(stale_id)
+        await ledger.reports.mark_stale(claim_id, "claim superseded")
     return stale_id, fresh_id
 
 
@@ -59,20 +58,22 @@ async def watched_claim_with_history(sessions: Any, unique: str) -> tuple[uuid.U
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="test")
         for report_id in (watched_id, unwatched_id):
-            await ledger.open_report(
+            await ledger.reports.open(
                 report_id,
                 kind="verification",
                 run_id=f"vf-{report_id.hex[:12]}",
                 subject=f"claim {unique}",
                 subject_key=f"claim {unique}",
             )
-        await watch_claim(
-            session, watched_id, f"Ketoplex lowers blood pressure {unique}", interval_days=7
+        await ledger.watched.watch(
+            watched_id, f"Ketoplex lowers blood pressure {unique}", interval_days=7
         )
     for run, verdict in zip(("vf-1", "vf-2"), WATCHED_VERDICTS, strict=True):
         async with (
             sessions() as session,
             session.begin(),
         ):  # one transaction per run: recorded_at orders them
-            await record_verdict(session, watched_id, f"{run}-{unique}", verdict, "LOW")
+            await Ledger(session, service="test").watched.record_verdict(
+                watched_id, f"{run}-{unique}", verdict, "LOW"
+            )
     return watched_id, unwatched_id

@@ -120,7 +120,7 @@ async def test_every_source_down_fails_the_run_with_the_reason(nc, sessions, uni
         and "NoRespondersError" in outcome.error
     )
     async with sessions() as session:
-        report = await Ledger(session, service="test").report(command.source_list_id)
+        report = await Ledger(session, service="test").reports.get(command.source_list_id)
         (run,) = await SourceListBook(session, service="test").runs(command.source_list_id)
         (audit,) = await session.scalars(
             select(AuditEvent).where(
@@ -128,7 +128,7 @@ async def test_every_source_down_fails_the_run_with_the_reason(nc, sessions, uni
                 AuditEvent.subject_ids["report_id"].astext == str(command.source_list_id),
             )
         )
-        versions = await Ledger(session, service="test").report_versions(command.source_list_id)
+        versions = await Ledger(session, service="test").reports.versions(command.source_list_id)
     assert report.status == "failed" and "every source failed" in report.error and versions == []
     assert run.status == "failed" and "every source failed" in run.error
     assert audit.payload["all_down"] is True and audit.payload["kind"] == "source_list"
@@ -175,14 +175,14 @@ async def test_one_source_down_is_named_in_the_report_and_audited(nc, sessions, 
     assert outcome.error is None and outcome.snapshot is not None
     assert outcome.snapshot.report.metadata["sources_down"] == {"pubmed": "http_503"}
     async with sessions() as session:
-        report = await Ledger(session, service="test").report(command.source_list_id)
+        report = await Ledger(session, service="test").reports.get(command.source_list_id)
         (audit,) = await session.scalars(
             select(AuditEvent).where(
                 AuditEvent.action == "research.report.sources_down",
                 AuditEvent.subject_ids["report_id"].astext == str(command.source_list_id),
             )
         )
-        version = await Ledger(session, service="test").report_version(command.source_list_id)
+        version = await Ledger(session, service="test").reports.version(command.source_list_id)
     assert report.status == "completed" and audit.payload["sources"] == {"pubmed": "http_503"}
     assert audit.payload["all_down"] is False
     assert version.content["report"]["metadata"]["sources_down"] == {"pubmed": "http_503"}, (

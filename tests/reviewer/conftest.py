@@ -98,7 +98,7 @@ async def wait_for_report(
     deadline = time.monotonic() + timeout
     while True:
         async with sessions() as session:
-            row = await Ledger(session, service="test").report(review_id)
+            row = await Ledger(session, service="test").reports.get(review_id)
         if row is not None and row.status in status:
             return row
         assert time.monotonic() < deadline, (

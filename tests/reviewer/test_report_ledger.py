@@ -47,19 +47,19 @@ async def _report_with_claims(sessions, unique: str, n: int = 2):  # type: ignor
     claims = [_proposal(f"topic-{unique}", f"Finding {i} about {unique} holds.") for i in range(n)]
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="reviewer")
-        assert await ledger.open_report(
+        assert await ledger.reports.open(
             report_id,
             kind="review",
             run_id=f"rv-{unique}",
             subject=f"topic {unique}",
             subject_key=f"topic-{unique}",
         )
-        assert not await ledger.open_report(
+        assert not await ledger.reports.open(
             report_id, kind="review", run_id=f"rv-{unique}", subject="x", subject_key="x"
         )
         for claim in claims:
-            await ledger.propose(claim, None, [])
-        version = await ledger.save_report_version(
+            await ledger.claims.propose(claim, None, [])
+        version = await ledger.reports.save_version(
             report_id,
             run_id=f"rv-{unique}",
             content={"title": "t"},
@@ -68,13 +68,13 @@ async def _report_with_claims(sessions, unique: str, n: int = 2):  # type: ignor
             claim_ids=[c.claim_id for c in claims],
         )
         assert version == 1
-        assert await ledger.complete_report(report_id, outcome="PASS")
+        assert await ledger.reports.complete(report_id, outcome="PASS")
     for claim in claims:  # the critic promotes them
         async with sessions() as session, session.begin():
             verdict = CriticVerdict(
                 verdict=Verdict.promote, score=0.9, reasoning="ok", model="test"
             )
-            await Ledger(session, service="critic").decide(
+            await Ledger(session, service="critic").verdicts.decide(
                 claim.claim_id, verdict, {c.claim_id for c in claims}
             )
     return report_id, claims
@@ -86,13 +86,13 @@ async def test_report_lifecycle_is_audited_and_a_run_saves_one_version(
     report_id, claims = await _report_with_claims(sessions, unique)
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="reviewer")
-        again = await ledger.save_report_version(
+        again = await ledger.reports.save_version(
             report_id, run_id=f"rv-{unique}", content={}, markdown=""
         )
         assert again == 1  # the same run saving again (a redelivery) changes nothing
-        assert not await ledger.complete_report(report_id)
-        assert (await ledger.report(report_id)).current_version == 1  # type: ignore[union-attr]
-        assert await ledger.report(report_id, kind="verification") is None
+        assert not await ledger.reports.complete(report_id)
+        assert (await ledger.reports.get(report_id)).current_version == 1  # type: ignore[union-attr]
+        assert await ledger.reports.get(report_id, kind="verification") is None
     assert await _actions(sessions, report_id) == [
         AuditAction.REPORT_OPENED.value,
         AuditAction.REPORT_VERSION_SAVED.value,
@@ -114,13 +114,13 @@ async def test_superseded_claim_makes_the_report_stale_then_refresh_reopens_it(
     async with sessions() as session:
         assert not [
             u
-            for u in await Ledger(session, service="t").undermined_claims()
+            for u in await Ledger(session, service="t").reports.undermined_claims()
             if u.claim_id in {c.claim_id for c in claims}
         ]
     newer = _proposal(f"topic-{unique}", f"A better finding about {unique}.")
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="critic")
-        await ledger.propose(newer, None, [])
+        await ledger.claims.propose(newer, None, [])
         verdict = CriticVerdict(
             verdict=Verdict.supersede,
             score=0.95,
@@ -128,27 +128,25 @@ async def test_superseded_claim_makes_the_report_stale_then_refresh_reopens_it(
             supersedes=[claims[0].claim_id],
             model="t",
         )
-        await ledger.decide(newer.claim_id, verdict, {c.claim_id for c in claims})
+        await ledger.verdicts.decide(newer.claim_id, verdict, {c.claim_id for c in claims})
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="reviewer")
         undermined = [
             u
-            for u in await ledger.undermined_claims()
+            for u in await ledger.reports.undermined_claims()
             if u.claim_id in {c.claim_id for c in claims}
         ]
         assert [(u.claim_id, u.reason) for u in undermined] == [
             (claims[0].claim_id, "claim superseded")
         ]
-        stale = await ledger.mark_reports_stale_for_claim(claims[0].claim_id, undermined[0].reason)
+        stale = await ledger.reports.mark_stale(claims[0].claim_id, undermined[0].reason)
         assert [s.report_id for s in stale] == [report_id]
-        assert (
-            await ledger.mark_reports_stale_for_claim(claims[0].claim_id, "again") == []
-        )  # already stale
-        row = await ledger.report(report_id)
+        assert await ledger.reports.mark_stale(claims[0].claim_id, "again") == []  # already stale
+        row = await ledger.reports.get(report_id)
         assert row is not None and row.status == "stale" and row.stale_reason == "claim superseded"
-        assert await ledger.refresh_report(report_id, run_id=f"rf-{unique}") == "stale"
+        assert await ledger.reports.refresh(report_id, run_id=f"rf-{unique}") == "stale"
         assert (
-            await ledger.refresh_report(report_id, run_id=f"rf2-{unique}") is None
+            await ledger.reports.refresh(report_id, run_id=f"rf2-{unique}") is None
         )  # already running
     assert (await _actions(sessions, report_id))[-2:] == [
         AuditAction.REPORT_STALE.value,
@@ -165,11 +163,13 @@ async def test_open_undermining_finding_marks_stale_but_a_sibling_supersession_d
         session.begin(),
     ):  # claim 1 superseded by claim 0 of the same report
         ledger = Ledger(session, service="critic")
-        await ledger.supersede(claims[0].claim_id, [claims[1].claim_id], datetime.now(UTC))
+        await ledger.verdicts.supersede(claims[0].claim_id, [claims[1].claim_id], datetime.now(UTC))
     async with sessions() as session:
         mine = {c.claim_id for c in claims}
         assert not [
-            u for u in await Ledger(session, service="t").undermined_claims() if u.claim_id in mine
+            u
+            for u in await Ledger(session, service="t").reports.undermined_claims()
+            if u.claim_id in mine
         ]
     async with sessions() as session, session.begin():
         session.add(
@@ -183,7 +183,9 @@ async def test_open_undermining_finding_marks_stale_but_a_sibling_supersession_d
         )
     async with sessions() as session:
         undermined = [
-            u for u in await Ledger(session, service="t").undermined_claims() if u.claim_id in mine
+            u
+            for u in await Ledger(session, service="t").reports.undermined_claims()
+            if u.claim_id in mine
         ]
     assert [(u.claim_id, u.reason) for u in undermined] == [
         (claims[0].claim_id, "finding broken_provenance")
@@ -194,13 +196,13 @@ async def test_fail_report_is_terminal_and_refreshable(sessions, unique: str) ->
     report_id = uuid.uuid4()
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="reviewer")
-        await ledger.open_report(
+        await ledger.reports.open(
             report_id, kind="verification", run_id=f"v-{unique}", subject="s", subject_key="k"
         )
-        assert await ledger.fail_report(report_id, "no evidence source answered")
-        assert not await ledger.fail_report(report_id, "twice")
-        assert not await ledger.complete_report(report_id)
-        assert await ledger.refresh_report(report_id, run_id=f"v2-{unique}") == "failed"
+        assert await ledger.reports.fail(report_id, "no evidence source answered")
+        assert not await ledger.reports.fail(report_id, "twice")
+        assert not await ledger.reports.complete(report_id)
+        assert await ledger.reports.refresh(report_id, run_id=f"v2-{unique}") == "failed"
     assert await _actions(sessions, report_id) == [
         AuditAction.REPORT_OPENED.value,
         AuditAction.REPORT_FAILED.value,
@@ -224,7 +226,7 @@ async def test_a_dead_lettered_review_or_verification_fails_its_report(
 
     report_id = uuid.uuid4()
     async with sessions() as session, session.begin():
-        await Ledger(session, service="test").open_report(
+        await Ledger(session, service="test").reports.open(
             report_id, kind=kind, run_id=f"dl-{unique}", subject="s", subject_key="k"
         )
 

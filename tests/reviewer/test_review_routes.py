@@ -122,10 +122,10 @@ async def test_review_lifecycle_through_the_gateway(
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="critic")
         claim = await session.get(MemoryClaim, target)
-        await ledger.decide(
+        await ledger.verdicts.decide(
             target,
             CriticVerdict(verdict=Verdict.promote, score=0.9, reasoning="ok", model="t"),
-            {c.id for c in await ledger.active_of_entity(claim.entity, besides=target)},
+            {c.id for c in await ledger.verdicts.active_of_entity(claim.entity, besides=target)},
         )
         newer = ClaimProposal(
             claim_id=uuid.uuid4(),
@@ -139,9 +139,12 @@ async def test_review_lifecycle_through_the_gateway(
             model="t",
             decay_at=datetime.now(UTC) + timedelta(days=30),
         )
-        await ledger.propose(newer, None, [])
-        active = {c.id for c in await ledger.active_of_entity(claim.entity, besides=newer.claim_id)}
-        decided = await ledger.decide(
+        await ledger.claims.propose(newer, None, [])
+        active = {
+            c.id
+            for c in await ledger.verdicts.active_of_entity(claim.entity, besides=newer.claim_id)
+        }
+        decided = await ledger.verdicts.decide(
             newer.claim_id,
             CriticVerdict(
                 verdict=Verdict.supersede,

@@ -34,7 +34,7 @@ async def test_a_review_request_on_the_bus_yields_a_checked_versioned_report(
     row = await wait_for_report(sessions, command.review_id)
     assert row.status == "completed", row.error
     async with sessions() as session:
-        version = await Ledger(session, service="t").report_version(command.review_id)
+        version = await Ledger(session, service="t").reports.version(command.review_id)
         assert version is not None and version.version == 1
         report = Report.model_validate(version.content)
         claims = list(

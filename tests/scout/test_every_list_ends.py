@@ -120,7 +120,7 @@ async def test_two_hundred_source_lists_all_reach_a_result(
 
     async with sessions() as session:
         ledger = Ledger(session, service="test")
-        states = [(await ledger.report(uuid.UUID(i))).status for i in ids]
+        states = [(await ledger.reports.get(uuid.UUID(i))).status for i in ids]
     assert states == ["completed"] * len(ids)
     for n, list_id in enumerate(
         RISKY_IDS

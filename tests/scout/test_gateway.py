@@ -401,15 +401,15 @@ async def test_a_rerun_of_a_list_without_a_stored_request_is_409(
     list_id = uuid.uuid4()
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="test")
-        await ledger.open_report(
+        await ledger.reports.open(
             list_id, kind="source_list", run_id=f"sl-{unique}", subject=PROMPT, subject_key=PROMPT
         )
-        await ledger.fail_report(list_id, "test: the run never finished")
+        await ledger.reports.fail(list_id, "test: the run never finished")
     response = await gateway.post(
         f"{API}/source-lists/{list_id}/runs", headers=api_keys["admin"]
     )  # nobody owns it
     assert response.status_code == 409 and "no stored request" in response.text
     async with sessions() as session:
         assert (
-            await Ledger(session, service="test").report(list_id)
+            await Ledger(session, service="test").reports.get(list_id)
         ).status == "failed"  # left as it was

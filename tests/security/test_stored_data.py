@@ -73,14 +73,13 @@ async def test_the_ledger_refuses_a_persons_text_that_did_not_pass_the_boundary(
 ) -> None:
     """Every writer of a person's text: a raw value is refused (nothing written), the boundary's output is kept."""
     from research_ledger.deidentified import UncleanText
-    from research_ledger.watched import watch_claim
     from research_platform.models import ReportRow
 
     report_id = uuid.uuid4()
     async with sessions() as session:
         with pytest.raises(UncleanText, match="subject"):
             async with session.begin():
-                await Ledger(session, service="reviewer").open_report(
+                await Ledger(session, service="reviewer").reports.open(
                     report_id,
                     kind="review",
                     run_id=f"rv-{unique}",
@@ -89,8 +88,8 @@ async def test_the_ledger_refuses_a_persons_text_that_did_not_pass_the_boundary(
                 )
         with pytest.raises(UncleanText, match="watched claim"):
             async with session.begin():
-                await watch_claim(
-                    session, report_id, f"Metformin helps Jane Roe, MRN 12345678 {unique}"
+                await Ledger(session, service="verifier").watched.watch(
+                    report_id, f"Metformin helps Jane Roe, MRN 12345678 {unique}"
                 )
         task = RunResearch(
             question="Does metformin help type 2 diabetes?", entity=f"metformin {unique}"
@@ -100,7 +99,7 @@ async def test_the_ledger_refuses_a_persons_text_that_did_not_pass_the_boundary(
         )  # built around the contract: never validated
         with pytest.raises(UncleanText, match="question"):
             async with session.begin():
-                await Ledger(session, service="researcher").submit(raw)
+                await Ledger(session, service="researcher").tasks.submit(raw)
     async with sessions() as session:
         assert (
             await session.get(ReportRow, report_id) is None
@@ -108,7 +107,7 @@ async def test_the_ledger_refuses_a_persons_text_that_did_not_pass_the_boundary(
         )
     async with sessions() as session, session.begin():  # what the boundary gives is stored
         clean = RunResearch(question=NAMED, entity=f"metformin {unique}")
-        assert (await Ledger(session, service="researcher").submit(clean)).created
+        assert (await Ledger(session, service="researcher").tasks.submit(clean)).created
 
 
 @pytest.mark.integration
@@ -158,8 +157,8 @@ async def test_claims_are_stored_with_the_deidentified_question(
     )
     async with sessions() as session, session.begin():
         ledger = Ledger(session, service="researcher")
-        assert await ledger.start(task)
-        assert await ledger.propose(claim, None, [])
+        assert await ledger.tasks.start(task)
+        assert await ledger.claims.propose(claim, None, [])
     async with sessions() as session:
         stored = await session.get(MemoryClaim, claim.claim_id)
         row = await session.get(ResearchTask, task.task_id)
@@ -394,7 +393,7 @@ async def test_an_idempotency_key_and_a_key_name_are_kept_as_digests_only(
             decay_at=datetime.now(UTC) + timedelta(days=30),
         )
         async with sessions() as session, session.begin():
-            assert await Ledger(session, service="researcher").propose(claim, None, [])
+            assert await Ledger(session, service="researcher").claims.propose(claim, None, [])
         served = [
             (await client.get(f"{API}/audit", params=params, headers=api_keys["reader"])).json()
             for params in (

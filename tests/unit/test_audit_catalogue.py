@@ -16,12 +16,8 @@ pytestmark = pytest.mark.unit
 
 REPO = Path(__file__).resolve().parents[2]
 ACTION_KEYWORDS = {"action", "opened_action", "resolved_action"}
-# The only places that may build audit rows themselves: the writer, and the one set-based
-# statement (findings + audit rows in one round trip) that validates its payloads first.
-RAW_WRITERS = {
-    "libs/ledger/src/research_ledger/audit.py",
-    "libs/agents/src/research_agents/findings.py",
-}
+# The only place that may build audit rows itself: the writer (`record`, `record_many`).
+RAW_WRITERS = {"libs/ledger/src/research_ledger/audit.py"}
 LEDGER_MODELS = {"ResearchTask", "MemoryClaim", "CriticVerdictRow"}
 # Calls whose `action=` keyword means something else (argparse: action="store_true").
 NOT_AUDIT_CALLS = {"add_argument"}
@@ -49,9 +45,12 @@ def violations(source: str, where: str) -> list[str]:
                 found.append(
                     f"{where}:{node.lineno} {keyword.arg}= is a string, not an AuditAction"
                 )
-        if name in {"record", "audit"} and any(_is_string(arg) for arg in node.args[:2]):
+        if name in {"record", "audit", "Entry"} and any(_is_string(arg) for arg in node.args[:2]):
             found.append(f"{where}:{node.lineno} {name}() called with a string action")
-        if name == "AuditEvent" and where not in RAW_WRITERS:
+        if where not in RAW_WRITERS and (
+            name == "AuditEvent"
+            or (name == "insert" and any(getattr(a, "id", "") == "AuditEvent" for a in node.args))
+        ):
             found.append(
                 f"{where}:{node.lineno} builds an AuditEvent outside research_ledger.audit"
             )
@@ -89,6 +88,8 @@ def test_the_scan_catches_a_string_action() -> None:
         "session.add(AuditEvent(action=AuditAction.TASK_FAILED))", "services/x/src/x.py"
     )
     assert violations('text("INSERT INTO audit_events (action) VALUES (1)")', "services/x/src/x.py")
+    assert violations("await session.execute(insert(AuditEvent), rows)", "libs/agents/src/x.py")
+    assert violations('audit.Entry("research.made.up", claim_id=c)', "libs/agents/src/x.py")
     assert (
         violations(
             "audit.record(session, AuditAction.TASK_FAILED, service='x')", "services/x/src/x.py"

@@ -134,7 +134,7 @@ async def wait_for_report(
     deadline = time.monotonic() + timeout
     while True:
         async with sessions() as session:
-            row = await Ledger(session, service="test").report(verification_id)
+            row = await Ledger(session, service="test").reports.get(verification_id)
         if (
             row is not None
             and row.status in status

@@ -86,7 +86,7 @@ async def test_a_dead_lettered_verification_reads_failed_on_get(
     async with sessions() as session, session.begin():
         from research_ledger import Ledger
 
-        await Ledger(session, service="test").open_report(
+        await Ledger(session, service="test").reports.open(
             verification_id,
             kind="verification",
             run_id=f"vf-{verification_id.hex[:16]}",

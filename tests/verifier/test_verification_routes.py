@@ -1,6 +1,6 @@
 """The verifications API through the gateway (in-process, real NATS + Postgres, the verifier on a
 crafted corpus): bad input → 422 with the reason; submit → 202 {verification_id, run_id} → the
-verdict; watch=true enters the claim into the watched claims; unknown id → 404."""
+verdict; watch=true has the verifier enter the claim into the watched claims, once; unknown id → 404."""
 
 from __future__ import annotations
 
@@ -9,8 +9,12 @@ import uuid
 import httpx
 import pytest
 from faststream import FastStream
+from sqlalchemy import select
 
 from research_gateway.main import create_app
+from research_ledger import AuditAction
+from research_ledger.watched import VerdictHistoryRow, WatchedClaimRow, WatchedClaims
+from research_platform.models import AuditEvent
 from research_platform.settings import Settings
 from tests.keys import api_key, auth
 from tests.teardown import left_within
@@ -72,3 +76,51 @@ async def test_submit_then_read_the_verdict(
     assert "Verdict: INSUFFICIENT EVIDENCE · Confidence: LOW" in view["markdown"]
     missing = await client.get(f"{API}/verifications/{uuid.uuid4()}")
     assert missing.status_code == 404
+
+
+async def test_a_watched_verification_is_entered_once_by_the_verifier(
+    client: httpx.AsyncClient, sessions, crafted: CraftedCorpus, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """One writer of a watched claim: the gateway publishes the command, the verifier enters the
+    claim once; after the run there is one watched row, one verdict and one completion audit row."""
+    entered: list[uuid.UUID] = []
+    watch = WatchedClaims.watch
+
+    async def counted(
+        self: WatchedClaims, verification_id: uuid.UUID, claim: str, **kw: float
+    ) -> bool:
+        entered.append(verification_id)
+        return await watch(self, verification_id, claim, **kw)
+
+    monkeypatch.setattr(WatchedClaims, "watch", counted)
+    response = await client.post(
+        f"{API}/verifications",
+        json={"claim": "Ketoplex lowers blood pressure in older adults", "watch": True},
+    )
+    assert response.status_code == 202, response.text
+    verification_id = uuid.UUID(response.json()["verification_id"])
+    await wait_for_report(sessions, verification_id)
+    async with sessions() as session:
+        watched = list(
+            await session.scalars(
+                select(WatchedClaimRow).where(WatchedClaimRow.verification_id == verification_id)
+            )
+        )
+        verdicts = list(
+            await session.scalars(
+                select(VerdictHistoryRow).where(
+                    VerdictHistoryRow.verification_id == verification_id
+                )
+            )
+        )
+        completed = list(
+            await session.scalars(
+                select(AuditEvent).where(
+                    AuditEvent.claim_id == verification_id,
+                    AuditEvent.action == AuditAction.VERIFICATION_COMPLETED,
+                )
+            )
+        )
+    assert entered.count(verification_id) == 1, entered
+    assert len(watched) == 1 and watched[0].runs == 1
+    assert len(verdicts) == 1 and len(completed) == 1

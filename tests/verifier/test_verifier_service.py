@@ -23,7 +23,7 @@ from research_agents import FindingsRepository, FindingView
 from research_contracts import EvidenceFound, SearchEvidence, SourceHit, subjects
 from research_contracts.verifications import RequestVerification, VerificationChanged
 from research_ledger import Ledger
-from research_ledger.watched import WatchedClaimRow, verdict_history, watched
+from research_ledger.watched import WatchedClaimRow
 from research_platform.broker import declare_publishers
 from research_platform.models import AuditEvent, ResearchSource
 from research_replicator.watched import REVERIFY, request_due
@@ -79,7 +79,7 @@ async def verify(js: JetStreamContext, claim: str, **fields: object) -> RequestV
 
 async def stored(sessions, verification_id: uuid.UUID):  # type: ignore[no-untyped-def]
     async with sessions() as session:
-        return await Ledger(session, service="test").report_version(verification_id)
+        return await Ledger(session, service="test").reports.version(verification_id)
 
 
 async def reverify_now(servers, sessions, verification_id: uuid.UUID) -> str:  # type: ignore[no-untyped-def]
@@ -102,7 +102,9 @@ async def reverify_now(servers, sessions, verification_id: uuid.UUID) -> str:  #
     finally:
         await broker.stop()
     async with sessions() as session:
-        run_id = (await watched(session, verification_id)).requested_run_id
+        run_id = (
+            await Ledger(session, service="test").watched.get(verification_id)
+        ).requested_run_id
     assert run_id
     return run_id
 
@@ -267,7 +269,9 @@ async def test_a_watched_claim_reverified_after_its_evidence_changes(
     command = await verify(js, f"{key} reduces fever in adults", watch=True)
     await wait_for_report(sessions, command.verification_id)
     async with sessions() as session:
-        assert await watched(session, command.verification_id) is not None
+        assert (
+            await Ledger(session, service="test").watched.get(command.verification_id) is not None
+        )
     changes: asyncio.Queue[VerificationChanged] = asyncio.Queue()
 
     async def on_changed(msg) -> None:  # type: ignore[no-untyped-def]
@@ -287,7 +291,7 @@ async def test_a_watched_claim_reverified_after_its_evidence_changes(
         await sub.unsubscribe()
     assert (changed.previous_verdict, changed.verdict) == ("STRONGLY SUPPORTED", "CONTRADICTED")
     async with sessions() as session:
-        history = await verdict_history(session, command.verification_id)
+        history = await Ledger(session, service="test").watched.history(command.verification_id)
         audits = (
             await session.scalars(
                 select(AuditEvent).where(
@@ -296,7 +300,7 @@ async def test_a_watched_claim_reverified_after_its_evidence_changes(
                 )
             )
         ).all()
-        watch = await watched(session, command.verification_id)
+        watch = await Ledger(session, service="test").watched.get(command.verification_id)
     assert [h.verdict for h in history] == ["STRONGLY SUPPORTED", "CONTRADICTED"]
     assert (
         audits
@@ -313,11 +317,11 @@ async def test_a_watched_claim_reverified_after_its_evidence_changes(
         "STRONGLY SUPPORTED",
         "CONTRADICTED",
     )
-    assert audits[0].subject_ids["finding_id"] == str(finding.id)
+    assert audits[0].subject_ids["finding_id"] == str(finding.finding_id)
     events = [e async for _, e in replay(js, run_id)]
     verdicts = [e for e in events if e.type == "verdict"]
     assert verdicts and verdicts[0].details["previous_verdict"] == "STRONGLY SUPPORTED"
-    assert verdicts[0].details["finding_id"] == str(finding.id)
+    assert verdicts[0].details["finding_id"] == str(finding.finding_id)
 
 
 async def test_a_retracted_source_of_a_watched_claim_is_a_change_and_a_finding(  # type: ignore[no-untyped-def]

@@ -11,13 +11,16 @@ import json
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
+from pydantic import ConfigDict
 from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from research_ledger.audit import checked_payload, storable
+from research_contracts import views
+from research_ledger import audit
+from research_ledger.audit import storable
 from research_ledger.catalogue import AuditAction
 from research_platform.models import Finding
 
@@ -33,24 +36,18 @@ class NewFinding:
     payload: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class FindingView:
-    """A stored, unexpired finding."""
+class FindingView(views.FindingView):
+    """A stored, unexpired finding: the API's view of it (`research_contracts.views.FindingView`,
+    what `GET /findings` answers) plus who resolved it."""
 
-    id: uuid.UUID
-    agent: str
-    kind: str
-    claim_ids: list[uuid.UUID]
-    payload: dict[str, Any]
-    created_at: datetime
-    expires_at: datetime
-    resolved_at: datetime | None
+    model_config = ConfigDict(frozen=True)
+
     resolved_by: str | None
 
     @classmethod
     def of(cls, row: Finding) -> FindingView:
         return cls(
-            id=row.id,
+            finding_id=row.id,
             agent=row.agent,
             kind=row.kind,
             claim_ids=list(row.claim_ids),
@@ -168,30 +165,16 @@ opened AS (
     INSERT INTO findings (id, agent, kind, claim_ids, payload, created_at, expires_at)
     SELECT new.id, :agent, new.kind, new.claim_ids, new.payload, now(), now() + make_interval(days => :ttl_days)
     FROM new
-    RETURNING id, kind, claim_ids, payload
+    RETURNING id, kind, claim_ids
 ),
 resolved AS (
     UPDATE findings SET resolved_at = now(), resolved_by = :agent
     WHERE id = ANY(CAST(:resolve AS uuid[])) AND agent = :agent AND resolved_at IS NULL AND expires_at > now()
     RETURNING id, kind, claim_ids
-),
-audited AS (
-    INSERT INTO audit_events (occurred_at, service, action, claim_id, subject_ids, payload)
-    SELECT now(), :agent, :opened_action, o.claim_ids[1],
-           jsonb_build_object('finding_id', o.id) || CAST(:context AS jsonb),
-           jsonb_build_object('kind', o.kind) || o.payload
-    FROM opened o
-    UNION ALL
-    SELECT now(), :agent, :resolved_action, r.claim_ids[1],
-           jsonb_build_object('finding_id', r.id) || CAST(:context AS jsonb),
-           jsonb_build_object('finding_id', r.id, 'kind', r.kind)
-               || coalesce(CAST(:resolutions AS jsonb) -> CAST(r.id AS text), '{}'::jsonb)
-    FROM resolved r
-    RETURNING 1
 )
-SELECT (SELECT coalesce(array_agg(id), '{}') FROM opened) AS opened,
-       (SELECT coalesce(array_agg(id), '{}') FROM resolved) AS resolved,
-       (SELECT count(*) FROM audited) AS audited
+SELECT true AS opened, id, kind, claim_ids FROM opened
+UNION ALL
+SELECT false, id, kind, claim_ids FROM resolved
 """
 )
 
@@ -206,29 +189,26 @@ async def settle(
     resolved_action: AuditAction,
     context: dict[str, Any] | None = None,
 ) -> tuple[list[uuid.UUID], list[uuid.UUID]]:
-    """Record `opened`, resolve the guarded subset of `resolve`, and write one audit row per change —
-    all in ONE statement (atomic even outside an explicit transaction, one round trip).
+    """Record `opened`, resolve the guarded subset of `resolve` (one statement, one round trip),
+    and write one audit row per change through the ledger's audit writer (`audit.record_many`,
+    a second statement) — in the caller's transaction, which must be a real one: the findings and
+    their audit rows commit together or not at all.
 
     `resolve` maps a finding id to extra audit payload; each audit row carries the finding id
     plus `context` in `subject_ids` and names the finding's first claim. Returns (opened ids,
     resolved ids). The same rules as `FindingsRepository`: insert-only, 180-day TTL, only the
     owner's unresolved, unexpired findings are resolved.
     """
-    # The audit rows are assembled in SQL, so their payloads are checked against the catalogue here.
+    new = {uuid.uuid4(): f for f in opened}
     rows = [
         {
-            "id": str(uuid.uuid4()),
+            "id": str(finding_id),
             "kind": f.kind,
             "claim_ids": [str(c) for c in f.claim_ids],
             "payload": storable(f.payload),
         }
-        for f in opened
+        for finding_id, f in new.items()
     ]
-    for row in rows:
-        checked_payload(opened_action, {"kind": row["kind"], **row["payload"]})
-    resolutions = {str(k): storable(v) for k, v in resolve.items()}
-    for finding_id, extra in resolutions.items():
-        checked_payload(resolved_action, {"finding_id": finding_id, "kind": "", **extra})
     result = await session.execute(
         SETTLE,
         {
@@ -236,14 +216,25 @@ async def settle(
             "agent": agent,
             "ttl_days": FINDING_TTL.days,
             "resolve": list(resolve),
-            "opened_action": opened_action.value,
-            "resolved_action": resolved_action.value,
-            "context": json.dumps(storable(context or {})),
-            "resolutions": json.dumps(resolutions),
         },
     )
-    row = result.one()
-    return list(row.opened), list(row.resolved)
+    changed = result.all()
+    scope = context or {}
+    entries = [
+        audit.Entry(
+            opened_action if row.opened else resolved_action,
+            claim_id=row.claim_ids[0] if row.claim_ids else None,
+            subject_ids={"finding_id": row.id, **scope},
+            payload=(
+                {"kind": row.kind, **new[row.id].payload}
+                if row.opened
+                else {"finding_id": row.id, "kind": row.kind, **resolve.get(row.id, {})}
+            ),
+        )
+        for row in changed
+    ]
+    await audit.record_many(session, entries, service=agent)
+    return [row.id for row in changed if row.opened], [row.id for row in changed if not row.opened]
 
 
 async def purge_expired(

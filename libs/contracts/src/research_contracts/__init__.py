@@ -1,4 +1,5 @@
-"""research-engine message contracts and subject names (nothing else lives here)."""
+"""research-engine message contracts, subject names and the gateway's response views
+(`research_contracts.views`, shared with the client); nothing else lives here."""
 
 from research_contracts import subjects
 from research_contracts.messages import (

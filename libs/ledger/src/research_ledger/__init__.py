@@ -5,8 +5,9 @@ watched claims) and of the audit log.
 
 `Ledger(session, service=...)` holds one object per lifecycle (`ledger.tasks`, `.claims`,
 `.verdicts`, `.reports`, `.watched`, see `research_ledger.ledger`) whose intent methods write the
-state change and its audit row in the caller's transaction. `audit.record` / `Ledger.audit` is
-the only audit writer and takes only members of the catalogue (`research_ledger.catalogue`).
+state change and its audit row in the caller's transaction. `audit.record` / `Ledger.audit`
+(`audit.record_many` for a batch) is the only audit writer and takes only members of the
+catalogue (`research_ledger.catalogue`).
 """
 
 from research_ledger import audit

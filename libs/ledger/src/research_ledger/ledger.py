@@ -39,29 +39,3 @@ class Ledger(LedgerBase):
         self.verdicts = Verdicts(session, service=service)
         self.reports = Reports(session, service=service)
         self.watched = WatchedClaims(session)
-        # The names the researcher and the mode services (reviewer, verifier, scout) call, bound to
-        # the lifecycle that owns them; new code names the lifecycle (`ledger.reports.open`).
-        self.submit, self.start, self.fail = self.tasks.submit, self.tasks.start, self.tasks.fail
-        self.propose, self.claim_for_task = self.claims.propose, self.claims.for_task
-        self.decide, self.supersede, self.active_of_entity = (
-            self.verdicts.decide,
-            self.verdicts.supersede,
-            self.verdicts.active_of_entity,
-        )
-        reports = self.reports
-        self.report, self.report_version, self.report_versions = (
-            reports.get,
-            reports.version,
-            reports.versions,
-        )
-        self.version_of_run = reports.version_of_run
-        self.open_report, self.save_report_version = reports.open, reports.save_version
-        self.complete_report, self.fail_report, self.refresh_report = (
-            reports.complete,
-            reports.fail,
-            reports.refresh,
-        )
-        self.mark_reports_stale_for_claim, self.undermined_claims = (
-            reports.mark_stale,
-            reports.undermined_claims,
-        )

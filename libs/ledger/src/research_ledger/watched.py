@@ -6,9 +6,6 @@ appends the verdict to the history (`record_verdict`) and moves the claim's next
 its interval. The replicator asks for `due` claims on its schedule (or at once, from an admin's
 run-once) and publishes a re-verification command for each (`mark_requested` stops it asking
 twice while that run is under way). Tables from migration 0007 (`research_platform.models`).
-
-The module functions at the end take a bare session, for the callers that hold no `Ledger`
-(the replicator's schedule, the verifier's repository).
 """
 
 from __future__ import annotations
@@ -25,18 +22,7 @@ from research_platform.models import VerdictHistoryRow, WatchedClaimRow
 
 DEFAULT_INTERVAL_DAYS = 30.0
 
-__all__ = [
-    "DEFAULT_INTERVAL_DAYS",
-    "VerdictHistoryRow",
-    "WatchedClaimRow",
-    "WatchedClaims",
-    "due",
-    "mark_requested",
-    "record_verdict",
-    "verdict_history",
-    "watch_claim",
-    "watched",
-]
+__all__ = ["DEFAULT_INTERVAL_DAYS", "VerdictHistoryRow", "WatchedClaimRow", "WatchedClaims"]
 
 
 class WatchedClaims:
@@ -132,43 +118,3 @@ class WatchedClaims:
             .where(WatchedClaimRow.verification_id == verification_id)
             .values(requested_run_id=run_id)
         )
-
-
-async def watch_claim(
-    session: AsyncSession,
-    verification_id: uuid.UUID,
-    claim: str,
-    *,
-    interval_days: float = DEFAULT_INTERVAL_DAYS,
-) -> bool:
-    return await WatchedClaims(session).watch(verification_id, claim, interval_days=interval_days)
-
-
-async def watched(session: AsyncSession, verification_id: uuid.UUID) -> WatchedClaimRow | None:
-    return await WatchedClaims(session).get(verification_id)
-
-
-async def verdict_history(
-    session: AsyncSession, verification_id: uuid.UUID
-) -> list[VerdictHistoryRow]:
-    return await WatchedClaims(session).history(verification_id)
-
-
-async def record_verdict(
-    session: AsyncSession, verification_id: uuid.UUID, run_id: str, verdict: str, confidence: str
-) -> None:
-    await WatchedClaims(session).record_verdict(verification_id, run_id, verdict, confidence)
-
-
-async def due(
-    session: AsyncSession,
-    *,
-    now: datetime | None = None,
-    everything: bool = False,
-    limit: int = 100,
-) -> list[WatchedClaimRow]:
-    return await WatchedClaims(session).due(now=now, everything=everything, limit=limit)
-
-
-async def mark_requested(session: AsyncSession, verification_id: uuid.UUID, run_id: str) -> None:
-    await WatchedClaims(session).mark_requested(verification_id, run_id)

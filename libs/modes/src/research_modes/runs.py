@@ -144,7 +144,7 @@ async def mode_run(
         log.exception("run failed", run_id=run_id)
         async with transaction(sessions) as session:
             ledger = run.ledger_of(session)
-            await ledger.fail_report(report_id, run.failed)
+            await ledger.reports.fail(report_id, run.failed)
             run.audit_sources(ledger)
             if also_on_failure is not None:
                 await also_on_failure(session, run.failed)

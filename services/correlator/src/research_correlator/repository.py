@@ -124,14 +124,14 @@ class Patterns:
     async def resolve(
         self, stale: list[FindingView], entity: str, now: str | None, run_id: uuid.UUID | None
     ) -> int:
-        resolved = set(await self.findings.mark_resolved_many([f.id for f in stale]))
+        resolved = set(await self.findings.mark_resolved_many([f.finding_id for f in stale]))
         for f in stale:
-            if f.id in resolved:
+            if f.finding_id in resolved:
                 audit.record(
                     self.session,
                     AuditAction.CORRELATOR_RESOLVED,
                     service=SERVICE,
-                    subject_ids={"finding_id": f.id, "entity": entity, "run_id": run_id},
+                    subject_ids={"finding_id": f.finding_id, "entity": entity, "run_id": run_id},
                     payload={"kind": f.kind, "now": now or "no_pattern"},
                 )
         return len(resolved)

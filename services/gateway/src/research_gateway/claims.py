@@ -14,9 +14,9 @@ from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import distinct_on
 
 from research_contracts import ClaimStatus, Support
+from research_contracts.views import ClaimView, VerdictView
 from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, ReadSession
-from research_gateway.schemas import ClaimView, VerdictView
 from research_platform.models import CriticVerdictRow, MemoryClaim
 
 router = APIRouter(

@@ -6,15 +6,14 @@ import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel
 from sqlalchemy import func, select
 
 from research_contracts import subjects
+from research_contracts.views import AuditView, FindingView
 from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, ReadSession
 from research_gateway.storable import STORABLE, TEXT_QUERY
@@ -26,28 +25,6 @@ from research_platform.models import AuditEvent, Finding
 router = APIRouter(
     prefix=API, tags=["ledger"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES
 )
-
-
-class FindingView(BaseModel):
-    finding_id: uuid.UUID
-    agent: str
-    kind: str
-    claim_ids: list[uuid.UUID]
-    payload: dict[str, Any]
-    created_at: datetime
-    expires_at: datetime
-    resolved_at: datetime | None
-
-
-class AuditView(BaseModel):
-    id: int
-    occurred_at: datetime
-    service: str
-    action: str
-    task_id: uuid.UUID | None
-    claim_id: uuid.UUID | None
-    subject_ids: dict[str, Any]
-    payload: dict[str, Any]
 
 
 @router.get("/findings", response_model=list[FindingView])

@@ -8,7 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts import Support
-from research_gateway.schemas import ClaimView, TaskView, VerdictView
+from research_contracts.views import ClaimView, TaskView, VerdictView
 from research_platform.models import CriticVerdictRow, MemoryClaim, ResearchTask
 
 

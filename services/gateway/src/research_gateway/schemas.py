@@ -1,14 +1,13 @@
-"""HTTP request and response bodies of the gateway (the OpenAPI document is generated from these)."""
+"""HTTP request bodies of the gateway (the OpenAPI document is generated from these); the response
+views it shares with the client are `research_contracts.views`."""
 
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from research_contracts import SourceHit, Support, TaskFilters, Tier
+from research_contracts import TaskFilters, Tier
 from research_gateway.storable import SafeText, Slug
 
 
@@ -46,51 +45,3 @@ class TaskSubmission(BaseModel):
         default=None,
         description="The client's own id for the task: submitting it again returns the same task.",
     )
-
-
-class TaskAccepted(BaseModel):
-    task_id: uuid.UUID
-    status: str = "queued"
-
-
-class VerdictView(BaseModel):
-    verdict: str
-    score: float
-    reasoning: str
-    model: str
-    decided_at: datetime
-
-
-class ClaimView(BaseModel):
-    claim_id: uuid.UUID
-    task_id: uuid.UUID | None
-    entity: str
-    question: str
-    statement: str
-    status: str
-    confidence: float
-    supports: list[Support]
-    supersedes: list[uuid.UUID]
-    superseded_by: uuid.UUID | None
-    model: str
-    created_at: datetime
-    decided_at: datetime | None
-    verdict: VerdictView | None = None
-
-
-class TaskView(BaseModel):
-    task_id: uuid.UUID
-    question: str
-    entity: str | None
-    tier: str
-    status: str
-    origin: str
-    error: str | None
-    created_at: datetime
-    claim: ClaimView | None = None
-
-
-class SearchResults(BaseModel):
-    query: str
-    mode: Literal["hybrid", "lexical", "dense"]
-    hits: list[SourceHit]

@@ -8,9 +8,9 @@ from fastapi import APIRouter, Depends, HTTPException, Query, status
 from nats.errors import NoRespondersError
 
 from research_contracts import EvidenceFound, SearchEvidence, subjects
+from research_contracts.views import SearchResults
 from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, Broker
-from research_gateway.schemas import SearchResults
 from research_gateway.storable import STORABLE, TEXT_QUERY
 
 router = APIRouter(

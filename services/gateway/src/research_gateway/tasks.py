@@ -18,10 +18,11 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Response, status
 from prometheus_client import Counter
 
 from research_contracts import RunResearch
+from research_contracts.views import ClaimView, TaskAccepted, TaskView
 from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session, publish_or_503
 from research_gateway.repository import TaskDesk
-from research_gateway.schemas import ClaimView, TaskAccepted, TaskSubmission, TaskView
+from research_gateway.schemas import TaskSubmission
 from research_ledger import Ledger, task_id_for_key
 from research_ledger.deidentified import clean, clean_or_none
 from research_platform.logging import get_logger

@@ -7,8 +7,8 @@
 The body is validated by `RequestVerification` (empty, wordless or oversized claim, unknown source
 → 422 with the reason), so the HTTP answer and the bus's dead letter agree. The command is published
 on `research.verify.requested` (`Nats-Msg-Id` per run) before the report row is written: a bus
-failure answers 503 with nothing stored. `watch: true` also enters the claim into the watched
-claims the replicator re-verifies on schedule. The live trace is `GET /runs/{run_id}/events`;
+failure answers 503 with nothing stored. With `watch: true` the verifier enters the claim into the
+watched claims the replicator re-verifies on schedule (when it opens the first run). The live trace is `GET /runs/{run_id}/events`;
 exports are `GET /reports/{id}/export`.
 """
 
@@ -154,8 +154,6 @@ async def submit_verification(
             owner=owner_of(caller),
             **report,
         )
-        if command.watch:
-            await ledger.watched.watch(verification_id, stored)
     return VerificationAccepted(verification_id=verification_id, run_id=command.effective_run_id())
 
 

@@ -4,7 +4,7 @@ Each run: purge expired findings (the findings maintenance step) → walk the ac
 creation order, `batch_size` per statement, from where the last run stopped → assess (set-based
 SQL, repository) → prepare (rows → `ClaimHealth`) → experiment (triage, pure logic) → reshape
 (findings and resolutions to write) → repository (record / resolve findings + their audit rows,
-one statement per `write_every` changes).
+one transaction per `write_every` changes).
 Operator verbs arrive on `research.control.librarian.<verb>`.
 """
 
@@ -77,7 +77,7 @@ class Librarian:
         assessment with a generic plan, and the buffered changes written on the way out."""
         async with self.reader() as session:
             await session.execute(text("SET plan_cache_mode = force_generic_plan"))
-            provenance = Provenance(session)
+            provenance = Provenance(session, self.sessions)
             await provenance.prepare_walk()
             walk = Walk(provenance, self.settings.write_every, ctx.run_id if ctx else None)
             try:
@@ -100,7 +100,7 @@ class Librarian:
         """Validate the next batch after `after`; returns (new cursor, claims seen).
 
         One statement assesses the batch (returning only the claims that may need a change); its changes join the walk's buffer, written (findings +
-        resolutions + audit rows in one statement, atomic on its own) every `write_every`
+        resolutions + audit rows in one transaction) every `write_every`
         changes. No wrapping transaction is needed: the run-lock makes this run the only writer
         of librarian findings, and resolving is guarded anyway.
         """

@@ -5,8 +5,10 @@
 one round trip per batch, never a query per claim. Only the claims that may need a change come
 back (a missing or absent support, decay inside the window, or an open finding) together with
 how many claims the batch covered and where it ended: a healthy, unflagged claim has nothing to
-triage, and at 98 % of a ledger, shipping and parsing those rows was most of a pass's time. `apply` writes a reshaped `Settlement`: records the new findings, resolves the
-stale ones and writes their audit rows in one statement (atomic on its own).
+triage, and at 98 % of a ledger, shipping and parsing those rows was most of a pass's time.
+`apply` writes a reshaped `Settlement` in one transaction of its own: records the new findings
+and resolves the stale ones (one statement), and their audit rows through the ledger's audit
+writer (`research_ledger.audit.record_many`).
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_agents import FindingsRepository, settle
 from research_ledger import AuditAction
 from research_librarian.reshape import Settlement
+from research_platform.db import transaction
 
 SERVICE = "librarian"
 
@@ -109,11 +112,18 @@ class Provenance:
 
     A walk over the whole ledger calls `prepare_walk` once: the assessment then runs as an
     asyncpg prepared statement on the session's connection, skipping SQL compilation and
-    result processing per batch (a fifth of the time per batch of 100 on this machine).
+    result processing per batch (a fifth of the time per batch of 100 on this machine). That
+    session may be an autocommit one; the writes (`apply`) take a transaction from `writes`.
     """
 
-    def __init__(self, session: AsyncSession, prepared: Any | None = None) -> None:
+    def __init__(
+        self,
+        session: AsyncSession,
+        writes: async_sessionmaker[AsyncSession],
+        prepared: Any | None = None,
+    ) -> None:
         self.session = session
+        self.writes = writes
         self.findings = FindingsRepository(session, SERVICE)
         self.prepared = prepared
 
@@ -150,24 +160,25 @@ class Provenance:
         return Assessment.of(list(rows.mappings()))
 
     async def apply(self, changes: Settlement, run_id: uuid.UUID | None = None) -> tuple[int, int]:
-        """Record opened findings and resolve stale ones, each with its audit row, in one statement;
-        returns (opened, resolved)."""
-        opened, resolved = await settle(
-            self.session,
-            SERVICE,
-            opened=changes.opened,
-            resolve=changes.resolve,
-            opened_action=AuditAction.LIBRARIAN_FINDING,
-            resolved_action=AuditAction.LIBRARIAN_RESOLVED,
-            context={"run_id": run_id},
-        )
+        """Record opened findings and resolve stale ones, each with its audit row, in one
+        transaction; returns (opened, resolved)."""
+        async with transaction(self.writes) as session:
+            opened, resolved = await settle(
+                session,
+                SERVICE,
+                opened=changes.opened,
+                resolve=changes.resolve,
+                opened_action=AuditAction.LIBRARIAN_FINDING,
+                resolved_action=AuditAction.LIBRARIAN_RESOLVED,
+                context={"run_id": run_id},
+            )
         return len(opened), len(resolved)
 
 
 class Walk:
     """One walk over the ledger: the prepared assessment plus a buffer of changes.
 
-    Changes are written `write_every` at a time (one `settle` statement each: findings,
+    Changes are written `write_every` at a time (one `settle` transaction each: findings,
     resolutions and their audit rows together) instead of once per batch; `flush` writes the
     rest. A walk that dies before flushing loses only unwritten changes, which the next pass
     finds again.

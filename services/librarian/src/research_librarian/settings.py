@@ -28,7 +28,7 @@ class LibrarianSettings(BaseModel):
     write_every: int = Field(
         default=200,
         ge=1,
-        description="Changes buffered before one statement writes them (findings + audit rows).",
+        description="Changes buffered before one transaction writes them (findings + audit rows).",
     )
     purge_batch_size: int = Field(
         default=1000, ge=1, description="Expired findings deleted per transaction."

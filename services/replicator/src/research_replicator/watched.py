@@ -1,7 +1,7 @@
 """Watched claims (claim verification): the replicator's share is the schedule.
 
 Each replicator run (on its interval, or at once through the operator's run-once verb) asks the
-ledger for watched claims whose next re-verification is due (`research_ledger.watched.due`; the
+ledger for watched claims whose next re-verification is due (`ledger.watched.due`; the
 interval is the verifier's `VERIFIER__WATCH_DAYS`, default 30 days) and publishes one
 `RequestVerification` (origin `watch`, a fresh run id, the sources and filters the claim was
 first verified with) per claim on `research.verify.requested`, through the declared publisher of
@@ -24,10 +24,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import subjects
 from research_contracts.verifications import RequestVerification, verification_run_id
-from research_ledger.watched import WatchedClaimRow, due, mark_requested
+from research_ledger import Ledger
+from research_ledger.watched import WatchedClaimRow
 from research_platform.broker import Emits
 from research_platform.db import transaction
 from research_platform.models import ReportRow
+from research_replicator.repository import SERVICE
 
 REVERIFY = Emits(
     subjects.VERIFY_REQUESTED,
@@ -72,7 +74,8 @@ async def request_due(
     publisher of `REVERIFY`); returns how many were requested."""
     requested = 0
     async with transaction(sessions) as session:
-        claims = await due(session, limit=limit)
+        watched = Ledger(session, service=SERVICE).watched
+        claims = await watched.due(limit=limit)
         ids = [c.verification_id for c in claims]
         rows = (
             (
@@ -92,6 +95,6 @@ async def request_due(
                 command,
                 headers={subjects.MSG_ID_HEADER: f"verify-{claim.verification_id}-{run_id}"},
             )
-            await mark_requested(session, claim.verification_id, run_id)
+            await watched.mark_requested(claim.verification_id, run_id)
             requested += 1
     return requested

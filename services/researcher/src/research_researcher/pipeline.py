@@ -77,8 +77,8 @@ class Researcher:
                 ledger = Ledger(session, service=SERVICE)
                 # A task with its claim is `claimed` (one transaction stores both), so `start`
                 # refuses it: only then is the claim looked up.
-                started = await ledger.start(task, waited_s=waited)
-                existing = None if started else await ledger.claim_for_task(task.task_id)
+                started = await ledger.tasks.start(task, waited_s=waited)
+                existing = None if started else await ledger.claims.for_task(task.task_id)
             if existing is None and not started:  # the task already failed: nothing left to do
                 log.info("task already ended")
                 return
@@ -165,8 +165,8 @@ class Researcher:
         )
         async with transaction(self.sessions) as session:
             ledger = Ledger(session, service=SERVICE)
-            created = await ledger.propose(claim, embedding, hits)
-            stored = None if created else await ledger.claim_for_task(task.task_id)
+            created = await ledger.claims.propose(claim, embedding, hits)
+            stored = None if created else await ledger.claims.for_task(task.task_id)
         if stored is not None:  # a concurrent delivery of the same task stored it first
             await self.announce(stored.id, task.task_id, stored.entity, stored.statement)
             return
@@ -182,7 +182,7 @@ class Researcher:
     async def fail(self, task_id: uuid.UUID, reason: str) -> None:
         """Mark the task `failed` with `reason` (shown by `GET /tasks/{id}`); a no-op once it ended."""
         async with transaction(self.sessions) as session:
-            await Ledger(session, service=SERVICE).fail(task_id, reason)
+            await Ledger(session, service=SERVICE).tasks.fail(task_id, reason)
         log.warning("task failed", reason=reason)
 
     async def recall(

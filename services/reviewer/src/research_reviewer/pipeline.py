@@ -66,7 +66,7 @@ class ReviewService:
             async with transaction(self.sessions) as session:
                 repo = ReviewLedger(session)
                 row = await repo.open(job)
-                done = await repo.ledger.version_of_run(job.review_id, job.run_id)
+                done = await repo.ledger.reports.version_of_run(job.review_id, job.run_id)
             if done is not None:
                 log.info(
                     "run already saved its version; re-announcing its claims", version=done.version

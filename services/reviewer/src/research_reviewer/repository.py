@@ -42,7 +42,7 @@ class ReviewLedger:
 
     async def open(self, job: ReviewJob) -> ReportRow:
         """The review's report row, created (`running`) when the command came straight from the bus."""
-        await self.ledger.open_report(
+        await self.ledger.reports.open(
             job.review_id,
             kind="review",
             run_id=job.run_id,
@@ -50,12 +50,12 @@ class ReviewLedger:
             subject_key=job.topic_key,
             request=job.stored_request(),
         )
-        row = await self.ledger.report(job.review_id)
+        row = await self.ledger.reports.get(job.review_id)
         assert row is not None
         return row
 
     async def latest(self, review_id: uuid.UUID) -> ReportVersionRow | None:
-        return await self.ledger.report_version(review_id)
+        return await self.ledger.reports.version(review_id)
 
     async def standing(self, claim_ids: list[uuid.UUID]) -> dict[uuid.UUID, str]:
         """Status of each claim (absent ids are unknown to the ledger)."""
@@ -77,7 +77,7 @@ class ReviewLedger:
     ) -> Finished:
         proposed = []
         for proposal, embedding in zip(proposals, embeddings, strict=True):
-            if await self.ledger.propose(proposal.claim, embedding, proposal.hits):
+            if await self.ledger.claims.propose(proposal.claim, embedding, proposal.hits):
                 proposed.append(proposal)
         claim_ids = {p.claim.provenance["finding_id"]: p.claim.claim_id for p in proposals}
         for round_ in outcome.rounds:
@@ -92,7 +92,7 @@ class ReviewLedger:
                     "run_id": job.run_id,
                 },
             )
-        version = await self.ledger.save_report_version(
+        version = await self.ledger.reports.save_version(
             job.review_id,
             run_id=job.run_id,
             content=report.model_dump(mode="json"),
@@ -113,7 +113,7 @@ class ReviewLedger:
                 **outcome.dropped(),
             },
         )
-        await self.ledger.complete_report(job.review_id, outcome=outcome.verdict)
+        await self.ledger.reports.complete(job.review_id, outcome=outcome.verdict)
         return Finished(version=version, claim_ids=claim_ids, proposed=proposed)
 
     async def pending(self, claim_ids: list[uuid.UUID]) -> list[MemoryClaim]:

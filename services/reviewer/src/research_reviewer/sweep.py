@@ -46,12 +46,10 @@ async def sweep(
     stale: list[tuple[str, StaleReport]] = []
     async with transaction(sessions) as session:
         ledger = Ledger(session, service=service)
-        for claim in await ledger.undermined_claims(limit=limit):
+        for claim in await ledger.reports.undermined_claims(limit=limit):
             stale += [
                 (str(claim.claim_id), report)
-                for report in await ledger.mark_reports_stale_for_claim(
-                    claim.claim_id, claim.reason
-                )
+                for report in await ledger.reports.mark_stale(claim.claim_id, claim.reason)
             ]
     for claim_id, report in stale:
         try:

@@ -53,7 +53,7 @@ class SourceListDesk:
         """Open the list's report (or move it to this run), record the run, set the schedule the
         first time; `go` is False when this run already finished (a redelivered command)."""
         list_id = request.source_list_id
-        opened = await self.ledger.open_report(
+        opened = await self.ledger.reports.open(
             list_id,
             kind="source_list",
             run_id=request.run_id,
@@ -64,11 +64,11 @@ class SourceListDesk:
             save_to=request.save_to.model_dump() if request.save_to else {},
         )
         if not opened:
-            report = await self.ledger.report(list_id, kind="source_list")
+            report = await self.ledger.reports.get(list_id, kind="source_list")
             if report is None:
                 raise LookupError(f"{list_id} is a report of another kind")
             if report.run_id != request.run_id:
-                await self.ledger.refresh_report(list_id, run_id=request.run_id)
+                await self.ledger.reports.refresh(list_id, run_id=request.run_id)
         if not await self.book.start_run(request.run_id, list_id, request.trigger):
             return RunStart(go=False)
         refused = None
@@ -87,7 +87,7 @@ class SourceListDesk:
                     next_run_at=now + timedelta(seconds=every),
                 )
                 schedule = await self.book.schedule(list_id)
-        previous_row = await self.ledger.report_version(list_id)
+        previous_row = await self.ledger.reports.version(list_id)
         removed, preferred = await self.book.actions(list_id)
         return RunStart(
             go=True,
@@ -114,7 +114,7 @@ class SourceListDesk:
         """Save the snapshot as the next report version, prune old ones, complete report and run."""
         list_id = request.source_list_id
         changes = {"new": len(diff.new), "changed": len(diff.changed), "dropped": len(diff.dropped)}
-        version = await self.ledger.save_report_version(
+        version = await self.ledger.reports.save_version(
             list_id,
             run_id=request.run_id,
             content=snapshot.content(),
@@ -127,7 +127,7 @@ class SourceListDesk:
             counts={"sources": len(snapshot.source_list.sources)},
         )
         await self.book.prune_snapshots(list_id, retention)
-        await self.ledger.complete_report(list_id, outcome=stop_reason)
+        await self.ledger.reports.complete(list_id, outcome=stop_reason)
         await self.book.finish_run(
             request.run_id,
             "completed",

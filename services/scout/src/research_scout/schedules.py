@@ -46,7 +46,7 @@ class ScheduleTick:
             for due in await book.due(now):
                 if await book.claim_due(due, now) is None:
                     continue  # another tick moved it on
-                report = await ledger.report(due.source_list_id, kind="source_list")
+                report = await ledger.reports.get(due.source_list_id, kind="source_list")
                 if report is None:
                     continue
                 commands.append(

@@ -65,8 +65,8 @@ class VerificationService:
         ):
             async with transaction(self.sessions) as session:
                 repo = VerificationLedger(session)
-                row = await repo.open(job)
-                done = await repo.ledger.version_of_run(job.verification_id, job.run_id)
+                row = await repo.open(job, watch_days=self.settings.watch_days)
+                done = await repo.ledger.reports.version_of_run(job.verification_id, job.run_id)
                 previous = await repo.previous(job.verification_id)
             if done is not None:
                 log.info("run already saved its version", version=done.version)
@@ -155,7 +155,6 @@ class VerificationService:
                         "dropped_by_citation_check": dropped,
                         "cited_sources": len(cited),
                     },
-                    watch_days=config.watch_days,
                 )
                 run.audit_sources(repo.ledger)
                 if moved is not None:

@@ -18,7 +18,6 @@ from sqlalchemy import select
 from research_agents import FindingsRepository, NewFinding
 from research_ledger import AuditAction, Ledger
 from research_ledger.status import REFRESHABLE_REPORT_STATES
-from research_ledger.watched import record_verdict, watch_claim
 from research_platform.models import ReportRow, ResearchSource
 from research_reports import CitationCheck, Report
 from research_verification import Assessment
@@ -36,10 +35,14 @@ class VerificationLedger:
         self.session = session
         self.ledger = Ledger(session, service=SERVICE)
 
-    async def open(self, job: VerificationJob) -> ReportRow:
+    async def open(self, job: VerificationJob, *, watch_days: float) -> ReportRow:
         """The verification's report row; created when the command came straight from the bus, and
-        moved to `running` under this run when it is a scheduled re-verification of a finished one."""
-        await self.ledger.open_report(
+        moved to `running` under this run when it is a scheduled re-verification of a finished one.
+
+        A verification asked with `watch` enters the watched claims here, once: on its first run
+        (a re-verification, origin `watch`, is already watched), due `watch_days` after now. The
+        verifier is the one writer of `watched_claims` rows, whichever way the command came."""
+        await self.ledger.reports.open(
             job.verification_id,
             kind="verification",
             run_id=job.run_id,
@@ -47,20 +50,24 @@ class VerificationLedger:
             subject_key=job.stored_claim()[:200].lower(),
             request=job.stored_request(),
         )
-        row = await self.ledger.report(job.verification_id)
+        row = await self.ledger.reports.get(job.verification_id)
         assert row is not None
+        if job.watch and job.origin != "watch":
+            await self.ledger.watched.watch(
+                job.verification_id, job.stored_claim(), interval_days=watch_days
+            )
         if (
             job.origin == "watch"
             and row.run_id != job.run_id
             and row.status in REFRESHABLE_REPORT_STATES
         ):
-            await self.ledger.refresh_report(job.verification_id, run_id=job.run_id)
+            await self.ledger.reports.refresh(job.verification_id, run_id=job.run_id)
             await self.session.refresh(row)
         return row
 
     async def previous(self, verification_id: uuid.UUID) -> Previous | None:
         """Verdict, confidence and cited sources of the latest stored version."""
-        version = await self.ledger.report_version(verification_id)
+        version = await self.ledger.reports.version(verification_id)
         if version is None:
             return None
         review = version.review or {}
@@ -80,9 +87,8 @@ class VerificationLedger:
         *,
         duration_s: float,
         counts: dict[str, Any],
-        watch_days: float,
     ) -> int:
-        version = await self.ledger.save_report_version(
+        version = await self.ledger.reports.save_version(
             job.verification_id,
             run_id=job.run_id,
             content=report.model_dump(mode="json"),
@@ -105,13 +111,8 @@ class VerificationLedger:
                 **counts,
             },
         )
-        await self.ledger.complete_report(job.verification_id, outcome=str(assessment.verdict))
-        if job.watch:  # idempotent: the gateway may have entered it already
-            await watch_claim(
-                self.session, job.verification_id, job.stored_claim(), interval_days=watch_days
-            )
-        await record_verdict(
-            self.session,
+        await self.ledger.reports.complete(job.verification_id, outcome=str(assessment.verdict))
+        await self.ledger.watched.record_verdict(
             job.verification_id,
             job.run_id,
             str(assessment.verdict),
@@ -168,4 +169,4 @@ class VerificationLedger:
         return finding_id
 
     async def fail(self, verification_id: uuid.UUID, reason: str) -> bool:
-        return await self.ledger.fail_report(verification_id, reason)
+        return await self.ledger.reports.fail(verification_id, reason)

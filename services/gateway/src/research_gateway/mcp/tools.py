@@ -25,12 +25,12 @@ from research_contracts import ClaimStatus
 from research_contracts.reviews import ReviewRequest
 from research_contracts.runs import RunEvent
 from research_contracts.sourcelists import SourceListRequest
+from research_contracts.views import TERMINAL_CLAIM
 from research_gateway.mcp.gateway_api import GatewayApi, ToolFailure
 from research_gateway.schemas import TaskSubmission
 from research_gateway.verifications import VerificationRequest
 
 Progress = Callable[[float, str], Awaitable[None]]
-TERMINAL_CLAIM = {"active", "rejected", "superseded", "critic_quarantine"}
 POLL_S = 0.5
 KEEP_ALIVE_S = 15.0
 
