@@ -390,6 +390,17 @@ async def sizes(sessions) -> tuple[int, dict[str, int]]:
     return int(database), tables
 
 
+def folder_bytes(folder: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(root, name)).st_size
+            except OSError:  # a temporary file gone meanwhile
+                continue
+    return total
+
+
 def pg_memory(pgdata: Path) -> tuple[float, float, int]:
     """(RSS MiB, PSS MiB, processes) summed over the postmaster and all its children (/proc)."""
     import psutil
@@ -643,7 +654,8 @@ async def run(args, servers: list, generator: Distractors, cache: VectorCache) -
         flush=True,
     )
     print(
-        f"size: {database / 1e6:.0f} MB for {papers_total} papers = {database / papers_total:.0f} bytes/paper",
+        f"size: {database / 1e6:.0f} MB for {papers_total} papers = {database / papers_total:.0f} bytes/paper; "
+        f"data folder on disk {folder_bytes(pg.pgdata) / 1e6:.0f} MB (WAL included)",
         flush=True,
     )
     for name, total in sorted(tables.items(), key=lambda kv: -kv[1]):
