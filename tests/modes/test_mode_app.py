@@ -1,4 +1,4 @@
-"""`research_modes.app.mode_app` runs a mode service whole: the scout's app (built on it, with its
+"""`research_platform.app.service_app` runs a mode service whole: the scout's app (built on it, with its
 scheduler and operator controls beside the request subscriber) starts on real NATS + Postgres,
 answers an operator verb, and stops cleanly."""
 

@@ -9,6 +9,7 @@ import pytest
 
 from research_contracts import subjects
 from research_engine import docs_export
+from research_runs import RUN_EVENTS_ADDRESS
 
 pytestmark = pytest.mark.unit
 
@@ -84,3 +85,20 @@ def test_the_agents_operator_verbs_document_the_control_request(documents: dict)
         assert len(payloads) == 5 and all(
             ref.endswith("/ControlRequest") for ref in payloads.values()
         ), (agent, payloads)
+
+
+def test_each_mode_documents_its_completion_event_and_its_run_events(documents: dict) -> None:
+    """Every mode publishes through declared publishers: its completion event with the payload
+    schema, and the run events its recorder sends (`research.run.{run_id}.event`)."""
+    completions = {
+        "reviewer": (subjects.REVIEW_COMPLETED, "ReviewCompleted"),
+        "verifier": (subjects.VERIFICATION_CHANGED, "VerificationChanged"),
+        "scout": (subjects.SOURCELIST_UPDATED, "SourceListUpdated"),
+    }
+    for mode, (subject, schema) in completions.items():
+        sent = sends(documents[docs_export.DOCS / "asyncapi" / f"{mode}.json"])
+        assert sent[subject] == schema, (mode, sent)
+        assert RUN_EVENTS_ADDRESS in sent, (mode, sent)
+    reviewer = json.loads(documents[docs_export.DOCS / "asyncapi" / "reviewer.json"])
+    completed = reviewer["components"]["schemas"]["ReviewCompleted"]
+    assert {"review_id", "run_id", "version", "verdict", "claims"} <= set(completed["required"])

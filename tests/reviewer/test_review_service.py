@@ -1,15 +1,19 @@
 """A review through the real bus: RequestReview → connector corpus tools → author → peer
-reviewer → report version, claims, run events; on real NATS JetStream and Postgres."""
+reviewer → report version, claims, run events, `research.review.completed`; on real NATS
+JetStream and Postgres."""
 
 from __future__ import annotations
 
+import asyncio
+
+import nats
 import pytest
 from faststream import FastStream
 from nats.js import JetStreamContext
 from sqlalchemy import select
 
 from research_contracts import subjects
-from research_contracts.reviews import RequestReview
+from research_contracts.reviews import RequestReview, ReviewCompleted
 from research_ledger import Ledger
 from research_platform.models import AuditEvent, MemoryClaim
 from research_reports import Report, check_report
@@ -22,10 +26,19 @@ pytestmark = pytest.mark.integration
 async def test_a_review_request_on_the_bus_yields_a_checked_versioned_report(
     reviewer_service: FastStream,
     js: JetStreamContext,
+    nc: nats.NATS,
     sessions,
     unique: str,  # type: ignore[no-untyped-def]
 ) -> None:
     command = RequestReview(topic=TOPIC, max_iterations=2)
+    completions: asyncio.Queue[ReviewCompleted] = asyncio.Queue()
+
+    async def on_completed(msg) -> None:  # type: ignore[no-untyped-def]
+        event = ReviewCompleted.model_validate_json(msg.data)
+        if event.review_id == command.review_id:
+            await completions.put(event)
+
+    subscription = await nc.subscribe(subjects.REVIEW_COMPLETED, cb=on_completed)
     await js.publish(
         subjects.REVIEW_REQUESTED,
         command.model_dump_json().encode(),
@@ -33,6 +46,10 @@ async def test_a_review_request_on_the_bus_yields_a_checked_versioned_report(
     )
     row = await wait_for_report(sessions, command.review_id)
     assert row.status == "completed", row.error
+    try:
+        completed = await asyncio.wait_for(completions.get(), timeout=30)
+    finally:
+        await subscription.unsubscribe()
     async with sessions() as session:
         version = await Ledger(session, service="t").reports.version(command.review_id)
         assert version is not None and version.version == 1
@@ -80,3 +97,8 @@ async def test_a_review_request_on_the_bus_yields_a_checked_versioned_report(
         "author.plan",
         "peer_review.check_7",
     } <= tools
+    # The run's completion event names what was stored.
+    assert (completed.run_id, completed.version) == (command.effective_run_id(), 1)
+    assert completed.verdict == version.review["verdict"] and not completed.refresh
+    assert completed.claims == len(version.claim_ids) == len(claims)
+    assert completed.iterations == len(version.review["rounds"])

@@ -1,5 +1,6 @@
 """Literature-review contracts (seed 000): the `RequestReview` command (and `ReviewRequest`, the
-part of it a caller may write) and the names of the evidence sources a request may ask for.
+part of it a caller may write), the `ReviewCompleted` event and the names of the evidence sources a
+request may ask for.
 
 `RequestReview` is what `POST /api/research/v1/reviews` publishes on `research.review.requested`
 (JetStream `RESEARCH_REVIEWS`, consumed by the reviewer); publishing it directly is a supported
@@ -217,3 +218,30 @@ class RequestReview(ReviewRequest):
 
     def effective_run_id(self) -> str:
         return self.run_id or review_run_id(self.review_id)
+
+
+class ReviewCompleted(BaseModel):
+    """Event on `research.review.completed` (stream `RESEARCH_REVIEWS`): a review run finished and
+    stored its version (`Nats-Msg-Id` `review-completed-<run_id>`: a redelivered run is announced
+    once). A run that failed ends its run events with `done(failed)` and publishes no event."""
+
+    review_id: uuid.UUID = Field(description="The review (and its report).")
+    run_id: str = Field(
+        description="The run that wrote this version (its events: `research.run.<run_id>.event`)."
+    )
+    version: int = Field(ge=1, description="The report version the run stored (1 = the first).")
+    verdict: str = Field(
+        max_length=40,
+        description="The peer review's verdict of the final round (PASS or REVISION_NEEDED).",
+    )
+    iterations: int = Field(ge=1, description="Author/reviewer rounds the run took.")
+    claims: int = Field(
+        ge=0,
+        description="Claims resting on the version's key findings (pending ones go to the critic).",
+    )
+    refresh: bool = Field(
+        default=False, description="True when the run refreshed an existing review."
+    )
+
+    def msg_id(self) -> str:
+        return f"review-completed-{self.run_id}"

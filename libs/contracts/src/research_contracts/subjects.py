@@ -36,6 +36,7 @@ SCOUT_REQUESTS_DURABLE: Final = "scout-requests"
 # --- literature reviews (JetStream stream RESEARCH_REVIEWS) -----------------------------
 REVIEWS_STREAM: Final = "RESEARCH_REVIEWS"
 REVIEW_REQUESTED: Final = "research.review.requested"  # RequestReview (reviewer consumes)
+REVIEW_COMPLETED: Final = "research.review.completed"  # ReviewCompleted (for subscribers)
 REVIEW_SUBJECTS: Final = ("research.review.*",)
 REVIEWER_REQUESTS_DURABLE: Final = "reviewer-requests"
 REVIEWER_DECISIONS_DURABLE: Final = (

@@ -4,9 +4,11 @@ from research_llm import EvidenceDoc, build_chain
 chain = build_chain(settings.llm)
 outcome = await chain.draft_claim(question, entity, evidence)   # DraftOutcome
 judged = await chain.judge_claim(candidate, active, evidence)   # JudgeOutcome
+engine = choose_engine(settings.llm, remote=..., offline=...)   # the modes' engine choice
 """
 
 from research_llm.chain import ProviderChain, build_chain
+from research_llm.engines import EngineChoice, choose_engine, remote_configured
 from research_llm.errors import (
     InvalidResponse,
     LLMError,
@@ -31,6 +33,7 @@ __all__ = [
     "ClaimDraft",
     "ClaimForReview",
     "DraftOutcome",
+    "EngineChoice",
     "EvidenceDoc",
     "GroundedSupports",
     "InvalidResponse",
@@ -45,5 +48,7 @@ __all__ = [
     "SupportDraft",
     "VerdictDraft",
     "build_chain",
+    "choose_engine",
     "ground_supports",
+    "remote_configured",
 ]

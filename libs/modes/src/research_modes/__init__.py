@@ -4,12 +4,12 @@
   waited for with back-off), `ToolsUnavailable`, `SourcesDown`, `SourceLog`;
 - `runs`: `mode_run` (recorder + failure wiring), `WatchedPort` (searches noted per run),
   `audit_sources`;
-- `engines`: `remote_configured` / `choose` (remote LLM or the offline engine);
-- `app`: `mode_app` (broker, delivery, lifespan, request subscriber).
+
+A mode service is wired by `research_platform.app.service_app` (with `run_events=True`) like every
+service, and chooses its engine with `research_llm.choose_engine`.
 """
 
 from research_modes.connector import ConnectorClient, SourceLog, SourcesDown, ToolsUnavailable
-from research_modes.engines import choose, remote_configured
 from research_modes.runs import ConnectorPort, ModeRun, WatchedPort, audit_sources, mode_run, tell
 
 __all__ = [
@@ -21,8 +21,6 @@ __all__ = [
     "ToolsUnavailable",
     "WatchedPort",
     "audit_sources",
-    "choose",
     "mode_run",
-    "remote_configured",
     "tell",
 ]

@@ -134,9 +134,15 @@ async def mode_run(
     agent: str | None = None,
     settle_all: bool = False,
     also_on_failure: Callable[[AsyncSession, str], Awaitable[None]] | None = None,
+    publisher: Any = None,
 ) -> AsyncIterator[ModeRun]:
-    """One run of a mode (see the module docstring): `async with mode_run(...) as run: ...; if run.failed: return`."""
-    recorder = await RunRecorder.resume(js, run_id, **({"agent": agent} if agent else {}))
+    """One run of a mode (see the module docstring): `async with mode_run(...) as run: ...; if run.failed: return`.
+
+    `publisher` is the service's declared run-event publisher (`ServiceContext.run_events`): the
+    events go through it, so the service's AsyncAPI lists them (None: `js` directly, the tests)."""
+    recorder = await RunRecorder.resume(
+        js, run_id, publisher=publisher, **({"agent": agent} if agent else {})
+    )
     run = ModeRun(recorder, lambda session: Ledger(session, service=service), report_id, kind)
 
     async def failed(exc: BaseException) -> None:

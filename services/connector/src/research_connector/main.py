@@ -34,8 +34,8 @@ from research_connector.sources.corpus import CorpusSource
 from research_contracts import EvidenceFound, SearchEvidence, subjects
 from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import get_embedder
-from research_platform.broker import make_broker
-from research_platform.db import create_engine, create_read_engine, dispose, session_factory
+from research_platform.app import Pool, ServiceContext, service_app
+from research_platform.db import session_factory
 from research_platform.logging import get_logger
 from research_platform.nats_seeds import connect
 from research_platform.replies import refusing
@@ -47,18 +47,13 @@ SEARCH_WORKERS = 16  # searches answered at once (as many as a researcher works 
 
 
 def create_app(settings: ConnectorServiceSettings) -> FastStream:
-    broker = make_broker(settings.require_nats_url(), SERVICE)
     connector = settings.connector
     state: dict[str, Any] = {}
 
     @asynccontextmanager
-    async def lifespan() -> AsyncIterator[None]:
-        engine = create_engine(settings.require_database_url(), pool_size=SEARCH_WORKERS + 2)
-        sessions = session_factory(engine)
-        reader = create_read_engine(
-            settings.database_read_url, engine, pool_size=SEARCH_WORKERS + 2
-        )  # search only reads
-        state["sessions"], state["read_sessions"] = sessions, session_factory(reader)
+    async def build(ctx: ServiceContext) -> AsyncIterator[None]:
+        sessions = ctx.sessions
+        state["sessions"], state["read_sessions"] = sessions, session_factory(ctx.reader)
         client = http_client(connector)
         # Rate limits are counted fleet-wide (NATS KV), so replicas together keep each source's rate.
         limits_nc = await connect(settings.require_nats_url())
@@ -92,7 +87,16 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
         yield
         await client.aclose()
         await limits_nc.close()
-        await dispose(engine, reader)
+
+    # No JetStream consumer (every subject is request/reply), no stream of its own: no `Delivery`,
+    # no stream set-up. Search only reads: the reader (`DATABASE_READ_URL`, else the primary).
+    app, ctx = service_app(
+        settings,
+        SERVICE,
+        build,
+        pool=Pool(size=SEARCH_WORKERS + 2, reader=True),
+        streams=False,
+    )
 
     async def answer(request: SearchEvidence, only: str | None = None) -> EvidenceFound:
         if request.query_embedding is not None:  # the asker embedded the query already: never twice
@@ -144,11 +148,11 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
             title=f"connector.source.{name}",
         )(direct(name))
 
-    broker.include_router(searches)
+    ctx.broker.include_router(searches)
     corpus_tools.subscribe(
-        broker, corpus_tools.CorpusTools(lambda: state["read_sessions"], settings.corpus)
+        ctx.broker, corpus_tools.CorpusTools(lambda: state["read_sessions"], settings.corpus)
     )
-    return FastStream(broker, lifespan=lifespan)
+    return app
 
 
 def run() -> None:

@@ -22,12 +22,13 @@ from faststream import FastStream
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_agents import RunContext
-from research_agents.app import AgentResources, RunFunction, periodic_app
+from research_agents.app import schedule
 from research_agents.runs import RunBook
 from research_correlator import experiment, prepare, reshape
 from research_correlator.repository import SERVICE, Patterns
 from research_correlator.settings import CorrelatorServiceSettings, CorrelatorSettings
 from research_llm import ProviderChain, build_chain, usage
+from research_platform.app import service_app
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_platform.service import run_service
@@ -127,10 +128,13 @@ class Correlator:
 def create_app(settings: CorrelatorServiceSettings) -> FastStream:
     correlator = settings.correlator
 
-    def build_run(resources: AgentResources) -> RunFunction:
-        return Correlator(resources.sessions, correlator, build_chain(settings.llm)).run
-
-    return periodic_app(SERVICE, settings, correlator.schedule, build_run)
+    app, ctx = service_app(settings, SERVICE)
+    schedule(
+        ctx,
+        correlator.schedule,
+        lambda ctx: Correlator(ctx.sessions, correlator, build_chain(settings.llm)).run,
+    )
+    return app
 
 
 def run() -> None:

@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from faststream import AckPolicy, FastStream
-from faststream.nats import ConsumerConfig, JStream, PullSub
+from faststream import FastStream
 
 from research_contracts import (
     ClaimDecided,
@@ -28,92 +27,89 @@ from research_critic.pipeline import Critic
 from research_critic.repository import SERVICE
 from research_ledger import dead_letters
 from research_llm import build_chain
-from research_platform.broker import ensure_streams_at, make_broker
-from research_platform.db import create_engine, session_factory, without_transactions
-from research_platform.delivery import Delivery
+from research_platform.app import Consumes, Pool, ServiceContext, service_app
+from research_platform.broker import Emits
+from research_platform.db import session_factory, without_transactions
 from research_platform.replies import empty_is_object, refusing
 from research_platform.service import run_service
 from research_platform.settings import Settings
 
+EMITS = (
+    Emits(
+        subjects.CLAIM_DECIDED,
+        subjects.CLAIMS_STREAM,
+        ClaimDecided,
+        "critic.claim_decided",
+        "A judged claim's new status (active, rejected, critic_quarantine; superseded claims named in "
+        "`supersedes`), for the reviewer's stale sweep (`Nats-Msg-Id` `claim-decided-<claim_id>-<status>`).",
+    ),
+    Emits(
+        subjects.CLAIM_PENDING,
+        subjects.CLAIMS_STREAM,
+        ClaimProposed,
+        "critic.claim_released",
+        "A claim an operator drained from critic_quarantine, proposed again for judgement "
+        "(`Nats-Msg-Id` per drain and claim).",
+    ),
+)
+
 
 def create_app(settings: Settings) -> FastStream:
-    broker = make_broker(settings.require_nats_url(), SERVICE)
-    delivery = Delivery.install(
-        broker, service=SERVICE, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s
+    concurrency = settings.critic.concurrency
+
+    @asynccontextmanager
+    async def build(ctx: ServiceContext) -> AsyncIterator[Critic]:
+        # The reads before a judgement need no transaction: `decide` checks the claim is still
+        # pending and its entity unchanged (`EntityChanged`) in the transaction that writes.
+        yield Critic(
+            ctx.publishers[subjects.CLAIM_DECIDED],
+            ctx.publishers[subjects.CLAIM_PENDING],
+            ctx.sessions,
+            settings,
+            build_chain(settings.llm),
+            reads=session_factory(without_transactions(ctx.engine)),
+        )
+
+    app, ctx = service_app(
+        settings,
+        SERVICE,
+        build,
+        emits=EMITS,
+        dead_letters=dead_letters.recorder,
+        pool=Pool(size=concurrency + 2, pre_ping=False),
     )
-    state: dict[str, Critic] = {}
-    decided = broker.publisher(
-        subjects.CLAIM_DECIDED,
-        stream=JStream(subjects.CLAIMS_STREAM, declare=False),
-        schema=ClaimDecided,
-        title="critic.claim_decided",
-        description="A judged claim's new status (active, rejected, critic_quarantine; superseded claims named in "
-        "`supersedes`), for the reviewer's stale sweep (`Nats-Msg-Id` `claim-decided-<claim_id>-<status>`).",
+
+    @ctx.consume(
+        Consumes(
+            subjects.CLAIM_PENDING,
+            subjects.CLAIMS_STREAM,
+            subjects.CRITIC_PENDING_DURABLE,
+            title="critic.pending",
+            description="Pending claims to judge (ClaimProposed JSON).",
+            max_workers=concurrency,
+        )
     )
-    proposed = broker.publisher(
-        subjects.CLAIM_PENDING,
-        stream=JStream(subjects.CLAIMS_STREAM, declare=False),
-        schema=ClaimProposed,
-        title="critic.claim_released",
-        description="A claim an operator drained from critic_quarantine, proposed again for judgement "
-        "(`Nats-Msg-Id` per drain and claim).",
+    async def on_pending(proposed: ClaimProposed) -> None:
+        await ctx.service.handle_pending(proposed)
+
+    @ctx.consume(
+        Consumes(
+            subjects.CLAIM_RECRITIQUE,
+            subjects.CLAIMS_STREAM,
+            subjects.CRITIC_RECRITIQUE_DURABLE,
+            title="critic.recritique",
+            description="Active claims to judge again (RecritiqueClaim JSON, from the replicator).",
+            max_workers=1,
+        )
     )
+    async def on_recritique(command: RecritiqueClaim) -> None:
+        await ctx.service.handle_recritique(command)
+
     controls = refusing(
         lambda exc: ControlReply(
             status=400, detail={"error": f"invalid drain request: {exc.errors(include_url=False)}"}
         )
     )
-
-    @asynccontextmanager
-    async def lifespan() -> AsyncIterator[None]:
-        await ensure_streams_at(settings.require_nats_url())
-        engine = create_engine(
-            settings.require_database_url(),
-            pool_size=settings.critic.concurrency + 2,
-            pre_ping=False,
-        )
-        sessions = session_factory(engine)
-        delivery.record = dead_letters.recorder(sessions, SERVICE)
-        # The reads before a judgement need no transaction: `decide` checks the claim is still
-        # pending and its entity unchanged (`EntityChanged`) in the transaction that writes.
-        state["critic"] = Critic(
-            decided,
-            proposed,
-            sessions,
-            settings,
-            build_chain(settings.llm),
-            reads=session_factory(without_transactions(engine)),
-        )
-        yield
-        await engine.dispose()
-
-    @broker.subscriber(
-        subjects.CLAIM_PENDING,
-        stream=JStream(subjects.CLAIMS_STREAM, declare=False),
-        durable=subjects.CRITIC_PENDING_DURABLE,
-        config=ConsumerConfig(ack_wait=settings.ack_wait_s, max_deliver=settings.max_deliver),
-        pull_sub=PullSub(batch_size=1, timeout=2.0),
-        max_workers=settings.critic.concurrency,
-        ack_policy=AckPolicy.MANUAL,  # `Delivery` settles every message
-        title="critic.pending",
-        description="Pending claims to judge (ClaimProposed JSON).",
-    )
-    async def on_pending(proposed: ClaimProposed) -> None:
-        await state["critic"].handle_pending(proposed)
-
-    @broker.subscriber(
-        subjects.CLAIM_RECRITIQUE,
-        stream=JStream(subjects.CLAIMS_STREAM, declare=False),
-        durable=subjects.CRITIC_RECRITIQUE_DURABLE,
-        config=ConsumerConfig(ack_wait=settings.ack_wait_s, max_deliver=settings.max_deliver),
-        pull_sub=PullSub(batch_size=1, timeout=2.0),
-        max_workers=1,
-        ack_policy=AckPolicy.MANUAL,  # `Delivery` settles every message
-        title="critic.recritique",
-        description="Active claims to judge again (RecritiqueClaim JSON, from the replicator).",
-    )
-    async def on_recritique(command: RecritiqueClaim) -> None:
-        await state["critic"].handle_recritique(command)
 
     @controls.subscriber(
         subjects.CRITIC_DRAIN,
@@ -123,11 +119,10 @@ def create_app(settings: Settings) -> FastStream:
     )
     async def on_drain(request: ControlRequest) -> ControlReply:
         """Operator verb (admin route): release claims from critic_quarantine (all, or `args.claim_ids`)."""
-        return await state["critic"].drain(request)
+        return await ctx.service.drain(request)
 
-    broker.include_router(controls)
-
-    return FastStream(broker, lifespan=lifespan)
+    ctx.broker.include_router(controls)
+    return app
 
 
 def run() -> None:

@@ -22,11 +22,12 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
 from research_agents import RunContext, purge_expired
-from research_agents.app import AgentResources, RunFunction, periodic_app
+from research_agents.app import schedule
 from research_agents.runs import RunBook
 from research_librarian import experiment, prepare, reshape
 from research_librarian.repository import SERVICE, START, Cursor, Provenance, Walk
 from research_librarian.settings import LibrarianServiceSettings, LibrarianSettings
+from research_platform.app import service_app
 from research_platform.db import session_factory
 from research_platform.logging import get_logger
 from research_platform.service import run_service
@@ -134,10 +135,9 @@ def cursor_of(saved: Any) -> Cursor:
 def create_app(settings: LibrarianServiceSettings) -> FastStream:
     librarian = settings.librarian
 
-    def build_run(resources: AgentResources) -> RunFunction:
-        return Librarian(resources.engine, librarian).run
-
-    return periodic_app(SERVICE, settings, librarian.schedule, build_run)
+    app, ctx = service_app(settings, SERVICE)
+    schedule(ctx, librarian.schedule, lambda ctx: Librarian(ctx.engine, librarian).run)
+    return app
 
 
 def run() -> None:

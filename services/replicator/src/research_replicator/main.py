@@ -26,8 +26,9 @@ from faststream.nats import NatsBroker
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_agents import RunContext
-from research_agents.app import AgentResources, RunFunction, periodic_app
+from research_agents.app import schedule
 from research_contracts import EvidenceRefreshed, RecritiqueClaim, RerunResearch, subjects
+from research_platform.app import service_app
 from research_platform.broker import Emits
 from research_platform.db import transaction
 from research_platform.logging import get_logger
@@ -138,12 +139,13 @@ class Replicator:
 def create_app(settings: ReplicatorServiceSettings) -> FastStream:
     replicator = settings.replicator
 
-    def build_run(resources: AgentResources) -> RunFunction:
-        return Replicator(
-            resources.broker, resources.sessions, replicator, resources.publishers
-        ).run
-
-    return periodic_app(SERVICE, settings, replicator.schedule, build_run, emits=EMITS)
+    app, ctx = service_app(settings, SERVICE, emits=EMITS)
+    schedule(
+        ctx,
+        replicator.schedule,
+        lambda ctx: Replicator(ctx.broker, ctx.sessions, replicator, ctx.publishers).run,
+    )
+    return app
 
 
 def run() -> None:

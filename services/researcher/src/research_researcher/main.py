@@ -18,10 +18,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
 
-from faststream import AckPolicy, FastStream
-from faststream.nats import ConsumerConfig, JStream, PullSub
+from faststream import FastStream
 
 from research_contracts import ClaimProposed, RunResearch, Tier, subjects
 from research_corpus.batching import MicroBatchingEmbedder
@@ -29,16 +27,9 @@ from research_corpus.embedding import get_embedder
 from research_judgement import get_judge
 from research_ledger import dead_letters
 from research_llm import build_chain
-from research_platform.broker import ensure_streams_at, make_broker
-from research_platform.db import (
-    create_engine,
-    create_read_engine,
-    dispose,
-    session_factory,
-    without_transactions,
-)
-from research_platform.delivery import Delivery
-from research_platform.logging import get_logger
+from research_platform.app import Consumes, Pool, ServiceContext, service_app
+from research_platform.broker import Emits
+from research_platform.db import session_factory, without_transactions
 from research_platform.service import run_service
 from research_platform.settings import Settings
 from research_researcher import rerun
@@ -46,67 +37,58 @@ from research_researcher.pipeline import Researcher
 from research_researcher.repository import SERVICE
 from research_researcher.tiers import TierGate
 
-log = get_logger(__name__)
+CLAIM_PROPOSED = Emits(
+    subjects.CLAIM_PENDING,
+    subjects.CLAIMS_STREAM,
+    ClaimProposed,
+    "researcher.claim_proposed",
+    "The task's pending claim, for the critic (`Nats-Msg-Id` `ClaimProposed.msg_id()`: "
+    "a redelivered task re-announces without a second critique).",
+)
 
 
 def create_app(settings: Settings) -> FastStream:
-    broker = make_broker(settings.require_nats_url(), SERVICE)
-    delivery = Delivery.install(
-        broker, service=SERVICE, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s
-    )
-    state: dict[str, Any] = {}
-    stream = JStream(subjects.TASKS_STREAM, declare=False)
-    consumer = ConsumerConfig(ack_wait=settings.ack_wait_s, max_deliver=settings.max_deliver)
-    gate = TierGate(lambda: broker.connection.jetstream(), poll_s=settings.researcher.tier_poll_s)
-    claims = broker.publisher(
-        subjects.CLAIM_PENDING,
-        stream=JStream(subjects.CLAIMS_STREAM, declare=False),
-        schema=ClaimProposed,
-        title="researcher.claim_proposed",
-        description="The task's pending claim, for the critic (`Nats-Msg-Id` `ClaimProposed.msg_id()`: "
-        "a redelivered task re-announces without a second critique).",
-    )
+    concurrency = settings.researcher.concurrency
 
     @asynccontextmanager
-    async def lifespan() -> AsyncIterator[None]:
-        await ensure_streams_at(settings.require_nats_url())
-        engine = create_engine(
-            settings.require_database_url(),
-            pool_size=settings.researcher.concurrency + 2,
-            pre_ping=False,
-        )
-        reader = create_read_engine(
-            settings.database_read_url, engine, pool_size=settings.researcher.concurrency + 2
-        )  # reads only
+    async def build(ctx: ServiceContext) -> AsyncIterator[Researcher]:
         embedder = get_embedder()
         assert isinstance(
             embedder, MicroBatchingEmbedder
         )  # one worker batches every task's question
-        sessions = session_factory(engine)
-        delivery.record = dead_letters.recorder(sessions, SERVICE)
-        state["researcher"] = Researcher(
-            broker=broker,
-            sessions=sessions,
+        researcher = Researcher(
+            broker=ctx.broker,
+            sessions=ctx.sessions,
             settings=settings.researcher,
             chain=build_chain(settings.llm),
-            gate=gate,
+            gate=TierGate(
+                lambda: ctx.broker.connection.jetstream(), poll_s=settings.researcher.tier_poll_s
+            ),
             embed=embedder.aembed_one,
-            claims=claims,
+            claims=ctx.publishers[subjects.CLAIM_PENDING],
             remember=embedder.remember,
             # Recall and the sentence-vector lookup read advisory data: no transaction around them.
-            read_sessions=session_factory(without_transactions(reader)),
+            read_sessions=session_factory(without_transactions(ctx.reader)),
         )
         await embedder.aembed_one("warm up")
         await asyncio.to_thread(
             get_judge().load
         )  # relevance and pair models, before the first request
-        yield
-        await dispose(engine, reader)
+        yield researcher
+
+    app, ctx = service_app(
+        settings,
+        SERVICE,
+        build,
+        emits=(CLAIM_PROPOSED,),
+        dead_letters=dead_letters.recorder,
+        pool=Pool(size=concurrency + 2, pre_ping=False, reader=True),  # the reader: reads only
+    )
 
     def task_handler(tier: Tier) -> Callable[[RunResearch], Awaitable[None]]:
         async def on_task(task: RunResearch) -> None:
             """Research one task of this tier and propose its claim (pending) for the critic."""
-            await state["researcher"].handle(task, tier)
+            await ctx.service.handle(task, tier)
 
         return on_task
 
@@ -116,24 +98,23 @@ def create_app(settings: Settings) -> FastStream:
     # takes the worker slot before handing the message on), so at most one fetched task waits,
     # for at most one task's time, without a heartbeat: far inside `ack_wait`.
     for tier, durable in subjects.RESEARCHER_DURABLES.items():
-        broker.subscriber(
-            subjects.task_subject(tier),
-            stream=stream,
-            durable=durable,
-            config=consumer,
-            pull_sub=PullSub(batch_size=1, timeout=2.0),
-            max_workers=settings.researcher.concurrency,
-            ack_policy=AckPolicy.MANUAL,  # `Delivery` settles every message
-            title=f"researcher.{tier}",
-            description=(
-                f"Research tasks of the {tier} tier: publish a RunResearch JSON on `{subjects.task_subject(tier)}` "
-                f"(JetStream stream {subjects.TASKS_STREAM}; set a `Nats-Msg-Id` header to de-duplicate). "
-                "Emergency work is drained first; bad input is dead-lettered to `research.deadletter.<subject>`."
-            ),
+        ctx.consume(
+            Consumes(
+                subjects.task_subject(tier),
+                subjects.TASKS_STREAM,
+                durable,
+                title=f"researcher.{tier}",
+                description=(
+                    f"Research tasks of the {tier} tier: publish a RunResearch JSON on `{subjects.task_subject(tier)}` "
+                    f"(JetStream stream {subjects.TASKS_STREAM}; set a `Nats-Msg-Id` header to de-duplicate). "
+                    "Emergency work is drained first; bad input is dead-lettered to `research.deadletter.<subject>`."
+                ),
+                max_workers=concurrency,
+            )
         )(task_handler(Tier(tier)))
 
-    broker.include_router(rerun.router(broker, settings))
-    return FastStream(broker, lifespan=lifespan)
+    ctx.broker.include_router(rerun.router(ctx.broker, settings))
+    return app
 
 
 def run() -> None:

@@ -24,7 +24,6 @@ from pydantic import BaseModel, Field
 from research_contracts.corpus_tools import PaperRecord
 from research_llm import NoProviderAnswered, ProviderChain, usage
 from research_llm.prompts import Guard, Prompt
-from research_llm.providers.base import SchemaAnswerer
 from research_reports import Finding, Quote, Report
 from research_reports.text import found_verbatim
 from research_reviewer import compose
@@ -62,11 +61,6 @@ class FindingAnswer(BaseModel):
 
 class SynthesisAnswer(BaseModel):
     findings: list[FindingAnswer] = Field(max_length=20, json_schema_extra={"maxItems": 5})
-
-
-def remote_configured(chain: ProviderChain) -> bool:
-    """Whether any provider of the chain answers free-form schema questions (a remote model)."""
-    return any(isinstance(p, SchemaAnswerer) for p in chain.providers)
 
 
 class LlmAuthor:

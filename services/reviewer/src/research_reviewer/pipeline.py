@@ -4,10 +4,12 @@ prepare (normalise the command) → open the report (idempotent; created here wh
 came straight from the bus) → the author/peer-reviewer loop, traced on `research.run.<run_id>.event`
 → reshape (claims of the key findings, diff against the previous version on a refresh) →
 persist (claims + version + verdict audits + `completed`, one transaction) → `result`, `done`
-→ announce the new claims on `research.claim.pending` for the critic.
+→ announce the new claims on `research.claim.pending` for the critic → `research.review.completed`
+(`ReviewCompleted`). Every event goes through a declared publisher (the run events included), so
+the reviewer's AsyncAPI lists it.
 
 Idempotent under redelivery: a run that already saved its version only re-announces its claims
-(message ids make that a no-op in JetStream); a command for a run that is no longer the
+and its completion (message ids make that a no-op in JetStream); a command for a run that is no longer the
 report's current one (superseded by a refresh) is ignored. A failure that retrying cannot fix
 fails the report with the reason (the trace ends with `error` and `done(failed)`); a corpus tool
 that did not answer is transient and the command is redelivered (`research_modes.mode_run`). Outside
@@ -29,7 +31,7 @@ from faststream.nats import NatsBroker
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import ClaimProposed, subjects
-from research_contracts.reviews import RequestReview
+from research_contracts.reviews import RequestReview, ReviewCompleted
 from research_ledger import ReportStatus
 from research_modes import ModeRun, mode_run
 from research_platform.db import transaction
@@ -57,6 +59,8 @@ class ReviewService:
     reviewer: Reviewer
     embed: Embed
     claims: Any  # the declared publisher of `research.claim.pending` (stream RESEARCH_CLAIMS)
+    completed: Any = None  # the declared publisher of `research.review.completed` (None: not told)
+    run_events: Any = None  # the declared run-event publisher (None: the JetStream context)
 
     async def handle(self, command: RequestReview) -> None:
         job = prepare.review_job(command)
@@ -72,6 +76,17 @@ class ReviewService:
                     "run already saved its version; re-announcing its claims", version=done.version
                 )
                 await self.announce_ids(list(done.claim_ids))
+                await self.tell_completed(
+                    ReviewCompleted(
+                        review_id=job.review_id,
+                        run_id=job.run_id,
+                        version=done.version,
+                        verdict=str(done.review.get("verdict", "")),
+                        iterations=max(1, len(done.review.get("rounds", []))),
+                        claims=len(done.claim_ids),
+                        refresh=job.refresh,
+                    )
+                )
                 return
             if row.run_id != job.run_id or row.status != ReportStatus.running:
                 log.info(
@@ -91,6 +106,7 @@ class ReviewService:
             kind="review",
             report_id=job.review_id,
             run_id=job.run_id,
+            publisher=self.run_events,
         ) as run:
             outcome = await review_loop(
                 job, self.make_author(), self.reviewer, run.port(self.port), run.recorder
@@ -107,6 +123,17 @@ class ReviewService:
         if run.failed:
             return
         await self.announce(finished.proposed)
+        await self.tell_completed(
+            ReviewCompleted(
+                review_id=job.review_id,
+                run_id=job.run_id,
+                version=finished.version,
+                verdict=outcome.verdict,
+                iterations=len(outcome.rounds),
+                claims=len(finished.claim_ids),
+                refresh=job.refresh,
+            )
+        )
         log.info(
             "review completed",
             verdict=outcome.verdict,
@@ -164,6 +191,11 @@ class ReviewService:
             pending = await ReviewLedger(session).pending(claim_ids)
         for claim in pending:
             await self._publish(claim.id, claim.entity, claim.statement)
+
+    async def tell_completed(self, event: ReviewCompleted) -> None:
+        """`research.review.completed`, once per run (its message id)."""
+        if self.completed is not None:
+            await self.completed.publish(event, headers={subjects.MSG_ID_HEADER: event.msg_id()})
 
     async def _publish(self, claim_id: uuid.UUID, entity: str, statement: str) -> None:
         proposal = ClaimProposed(

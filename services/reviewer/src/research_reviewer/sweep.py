@@ -7,13 +7,15 @@ sweep — on every `research.claim.decided` event that may undermine a claim (`m
 a plain promotion) and on a tick (findings are written by the replicator and librarian without
 an event) — and then tells each stale report's run: a
 `verdict` event `STALE` with the claim and the reason, followed by `done`, on
-`research.run.<run_id>.event`. It covers every report kind (reviews, verifications, source lists).
+`research.run.<run_id>.event`, through the reviewer's declared run-event publisher (so its AsyncAPI
+lists them). It covers every report kind (reviews, verifications, source lists).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 from nats.js import JetStreamContext
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -41,8 +43,10 @@ async def sweep(
     *,
     service: str = "reviewer",
     limit: int = 500,
+    publisher: Any = None,
 ) -> list[StaleReport]:
-    """Mark every report resting on an undermined claim stale; returns what changed."""
+    """Mark every report resting on an undermined claim stale; returns what changed. `publisher`:
+    the declared run-event publisher the events go through (None: `js` directly)."""
     stale: list[tuple[str, StaleReport]] = []
     async with transaction(sessions) as session:
         ledger = Ledger(session, service=service)
@@ -53,7 +57,9 @@ async def sweep(
             ]
     for claim_id, report in stale:
         try:
-            recorder = await RunRecorder.resume(js, report.run_id, agent="ledger", iteration=0)
+            recorder = await RunRecorder.resume(
+                js, report.run_id, agent="ledger", iteration=0, publisher=publisher
+            )
             await recorder.verdict(
                 "STALE",
                 details={
@@ -79,11 +85,12 @@ async def sweep_forever(
     sessions: async_sessionmaker[AsyncSession],
     js: Callable[[], JetStreamContext],
     interval_s: float,
+    publisher: Any = None,
 ) -> None:
     """The tick: findings have no event, so they are looked for every `interval_s` seconds."""
     while True:
         await asyncio.sleep(interval_s)
         try:
-            await sweep(sessions, js())
+            await sweep(sessions, js(), publisher=publisher)
         except Exception as exc:  # noqa: BLE001 - one failed sweep must not end the loop
             log.warning("stale sweep failed", error=repr(exc))

@@ -21,7 +21,6 @@ from pydantic import BaseModel, Field
 from research_contracts.sourcelists import DetailLevel, FactConfidence
 from research_llm import NoProviderAnswered, ProviderChain
 from research_llm.prompts import DATA_RULE, Guard, Prompt
-from research_llm.providers.base import SchemaAnswerer
 from research_reports.text import found_verbatim
 from research_scout import detail as offline_detail
 from research_scout import experiment
@@ -78,11 +77,6 @@ class FactsAnswer(BaseModel):
     facts: list[FactAnswer] = Field(
         default_factory=list, max_length=12, json_schema_extra={"maxItems": 5}
     )
-
-
-def has_model(chain: ProviderChain | None) -> bool:
-    """Whether the chain holds a remote model that answers schema-bound questions."""
-    return chain is not None and any(isinstance(p, SchemaAnswerer) for p in chain.providers)
 
 
 def _hit_prompt(system: str, focus: str, item: Candidate) -> Prompt:

@@ -8,8 +8,10 @@ Subscribers:
   due schedules; operator verbs on `research.control.scout.<verb>` (status, run-once, pause…).
 
 Publishes `research.sourcelist.updated` (`SourceListUpdated`, with the diff) after every run.
-The broker, delivery (ack / retry / dead letter + audit), lifespan and request subscriber are
-`research_modes.app.mode_app`'s; the connector client is `research_modes.ConnectorClient`.
+Engine: `SCOUT__ENGINE` (`offline` by default; `llm` takes a remote model when `LLM__…` configures
+one, `research_llm.choose_engine`). The broker, delivery (ack / retry / dead letter + audit),
+lifespan and declared publishers are `research_platform.app.service_app`'s, the schedule and its
+controls `research_agents.app.schedule`'s; the connector client is `research_modes.ConnectorClient`.
 """
 
 from __future__ import annotations
@@ -19,26 +21,37 @@ from contextlib import asynccontextmanager
 
 from faststream import FastStream
 
-from research_agents import Scheduler, mount_controls
+from research_agents.app import schedule
 from research_contracts import subjects
 from research_contracts.sourcelists import RequestSourceList, SourceListUpdated
-from research_llm import build_chain
+from research_ledger import dead_letters
+from research_llm import choose_engine
 from research_modes import ConnectorClient
-from research_modes.app import Emits, ModeContext, Requests, mode_app
+from research_platform.app import Consumes, ServiceContext, service_app
+from research_platform.broker import Emits
 from research_platform.service import run_service
 from research_scout.pipeline import Scout
 from research_scout.repository import SERVICE
 from research_scout.schedules import ScheduleTick
 from research_scout.settings import ScoutServiceSettings
 
+EMITS = (
+    Emits(
+        subjects.SOURCELIST_UPDATED,
+        subjects.SOURCELISTS_STREAM,
+        SourceListUpdated,
+        "scout.sourcelist_updated",
+        "After every run of a list: its new version, the number of sources and the diff to the "
+        "previous version (`Nats-Msg-Id` per run).",
+    ),
+)
+
 
 def create_app(settings: ScoutServiceSettings) -> FastStream:
     scout_settings = settings.scout
-    schedulers: list[Scheduler] = []
 
     @asynccontextmanager
-    async def build(ctx: ModeContext) -> AsyncIterator[Scout]:
-        assert ctx.sessions is not None and ctx.engine is not None
+    async def build(ctx: ServiceContext) -> AsyncIterator[Scout]:
         broker = ctx.broker
 
         async def publish(event: SourceListUpdated) -> None:
@@ -46,7 +59,7 @@ def create_app(settings: ScoutServiceSettings) -> FastStream:
                 event, headers={subjects.MSG_ID_HEADER: f"sourcelist-updated-{event.run_id}"}
             )
 
-        scout = Scout(
+        yield Scout(
             sessions=ctx.sessions,
             settings=scout_settings,
             search=ConnectorClient(
@@ -54,50 +67,43 @@ def create_app(settings: ScoutServiceSettings) -> FastStream:
             ).search,
             publish=publish,
             jetstream=lambda: broker.connection.jetstream(),
-            chain=build_chain(settings.llm) if scout_settings.engine == "llm" else None,
+            chain=choose_engine(
+                settings.llm,
+                engine=scout_settings.engine,
+                remote=lambda chain: chain,
+                offline=lambda: None,
+            ),
+            run_events=ctx.run_events,
         )
-        scheduler = Scheduler(
-            SERVICE, ctx.engine, ScheduleTick(scout).fire_due, scout_settings.schedule
-        )
-        schedulers[:] = [scheduler]
-        scheduler.start()
-        try:
-            yield scout
-        finally:
-            await scheduler.stop()
 
-    app, ctx = mode_app(
+    app, ctx = service_app(
         settings,
         SERVICE,
-        Requests(
-            subject=subjects.SOURCELIST_REQUESTED,
-            stream=subjects.SOURCELISTS_STREAM,
-            durable=subjects.SCOUT_REQUESTS_DURABLE,
-            command=RequestSourceList,
-            handler="on_request",
+        build,
+        emits=EMITS,
+        run_events=True,
+        dead_letters=dead_letters.recorder,
+    )
+
+    @ctx.consume(
+        Consumes(
+            subjects.SOURCELIST_REQUESTED,
+            subjects.SOURCELISTS_STREAM,
+            subjects.SCOUT_REQUESTS_DURABLE,
             title="scout.requests",
-            batch_size=1,
             description=(
                 f"Source-list requests: publish a RequestSourceList JSON on `{subjects.SOURCELIST_REQUESTED}` (stream "
                 f"{subjects.SOURCELISTS_STREAM}; set `Nats-Msg-Id`). Bad input is dead-lettered to "
                 "`research.deadletter.<subject>`; the list's snapshot and diff follow on "
                 f"`{subjects.SOURCELIST_UPDATED}`."
             ),
-            summary="Build one run of a source list (clamped to its workspace's limits).",
-        ),
-        build,
-        emits=(
-            Emits(
-                subjects.SOURCELIST_UPDATED,
-                subjects.SOURCELISTS_STREAM,
-                SourceListUpdated,
-                "scout.sourcelist_updated",
-                "After every run of a list: its new version, the number of sources and the diff to the "
-                "previous version (`Nats-Msg-Id` per run).",
-            ),
-        ),
+        )
     )
-    mount_controls(ctx.broker, SERVICE, lambda: schedulers[0])
+    async def on_request(command: RequestSourceList) -> None:
+        """Build one run of a list (clamped to its workspace's limits)."""
+        await ctx.service.handle(command)
+
+    schedule(ctx, scout_settings.schedule, lambda ctx: ScheduleTick(ctx.service).fire_due)
     return app
 
 

@@ -32,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import EvidenceFound, SearchEvidence
 from research_contracts.sourcelists import RequestSourceList, SourceListUpdated, SourceType
-from research_llm import ProviderChain
+from research_llm import ProviderChain, remote_configured
 from research_modes import SourceLog, mode_run, tell
 from research_platform.db import transaction
 from research_platform.logging import get_logger
@@ -79,7 +79,7 @@ class Loop:
 
     @property
     def use_model(self) -> bool:
-        return self.settings.engine == "llm" and llm.has_model(self.chain)
+        return self.settings.engine == "llm" and remote_configured(self.chain)
 
     async def _judge_all(
         self, items: list[prepare.Candidate]
@@ -342,6 +342,7 @@ class Scout:
     publish: Callable[[SourceListUpdated], Awaitable[None]]
     jetstream: Callable[[], JetStreamContext]
     chain: ProviderChain | None = None
+    run_events: Any = None  # the declared run-event publisher (None: the JetStream context)
 
     async def handle(self, request: RequestSourceList) -> Outcome:
         """Build one run of a list; a redelivered run that already finished is skipped."""
@@ -367,6 +368,7 @@ class Scout:
             agent="scout",
             settle_all=True,
             also_on_failure=run_failed,
+            publisher=self.run_events,
         ) as run:
             recorder = run.recorder
             if start.schedule_refused:

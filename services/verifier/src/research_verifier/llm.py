@@ -17,7 +17,6 @@ from pydantic import BaseModel, Field
 
 from research_llm import NoProviderAnswered, ProviderChain
 from research_llm.prompts import Guard, Prompt
-from research_llm.providers.base import SchemaAnswerer
 from research_verification import LabelledPassage, PassageStance, Statement
 from research_verifier.experiment import OfflineEngine
 from research_verifier.tools import Passage
@@ -44,11 +43,6 @@ class PassageLabel(BaseModel):
 class LabelsAnswer(BaseModel):
     # the passages that bear on the statement (unlabelled = unrelated); the schema's bound is what a grammar enforces
     labels: list[PassageLabel] = Field(max_length=60, json_schema_extra={"maxItems": 8})
-
-
-def remote_configured(chain: ProviderChain) -> bool:
-    """Whether any provider of the chain answers free-form schema questions (a remote model)."""
-    return any(isinstance(p, SchemaAnswerer) for p in chain.providers)
 
 
 class LlmEngine:

@@ -10,9 +10,9 @@ watched-claim schedule do the same). A watched claim whose verdict moved is anno
 Engines: the offline engine by default — the trained judgement models, relevance + stance
 (`research_judgement`; no network, no key); with a remote LLM
 provider configured the passages are labelled by the provider chain (`llm.LlmEngine`) — the
-verdict rule is the same. The broker, delivery (ack / retry / dead letter + audit), lifespan and
-request subscriber are `research_modes.app.mode_app`'s; the connector client is
-`research_modes.ConnectorClient`.
+verdict rule is the same (`research_llm.choose_engine`). The broker, delivery (ack / retry / dead
+letter + audit), lifespan and declared publishers are `research_platform.app.service_app`'s; the
+connector client is `research_modes.ConnectorClient`.
 """
 
 from __future__ import annotations
@@ -24,69 +24,79 @@ from faststream import FastStream
 
 from research_contracts import subjects
 from research_contracts.verifications import RequestVerification, VerificationChanged
-from research_llm import build_chain
-from research_modes import ConnectorClient, choose
-from research_modes.app import Emits, ModeContext, Requests, mode_app
+from research_ledger import dead_letters
+from research_llm import choose_engine
+from research_modes import ConnectorClient
+from research_platform.app import Consumes, ServiceContext, service_app
+from research_platform.broker import Emits
 from research_platform.service import run_service
-from research_verifier.experiment import OfflineEngine
+from research_verifier.experiment import Engine, OfflineEngine
 from research_verifier.llm import LlmEngine
 from research_verifier.pipeline import VerificationService
 from research_verifier.repository import SERVICE
 from research_verifier.settings import VerifierServiceSettings
+
+EMITS = (
+    Emits(
+        subjects.VERIFICATION_CHANGED,
+        subjects.VERIFICATIONS_STREAM,
+        VerificationChanged,
+        "verifier.verification_changed",
+        "A watched claim's re-verification moved its verdict or confidence, or an earlier source is "
+        "now retracted (`Nats-Msg-Id` per run).",
+    ),
+)
 
 
 def create_app(settings: VerifierServiceSettings) -> FastStream:
     config = settings.verifier
 
     @asynccontextmanager
-    async def build(ctx: ModeContext) -> AsyncIterator[VerificationService]:
-        assert ctx.sessions is not None
+    async def build(ctx: ServiceContext) -> AsyncIterator[VerificationService]:
         broker = ctx.broker
-        chain = build_chain(settings.llm)
+        engine: Engine = choose_engine(
+            settings.llm,
+            remote=lambda chain: LlmEngine(chain, config.llm_timeout_s),
+            offline=lambda: OfflineEngine(
+                papers=config.judged_papers, evidence_model=config.evidence_model
+            ),
+        )
         yield VerificationService(
             broker=broker,
             sessions=ctx.sessions,
             settings=config,
-            engine=choose(
-                chain,
-                lambda: LlmEngine(chain, config.llm_timeout_s),
-                lambda: OfflineEngine(
-                    papers=config.judged_papers, evidence_model=config.evidence_model
-                ),
-            ),
+            engine=engine,
             port=ConnectorClient(lambda: broker.connection, timeout_s=config.tool_timeout_s),
             changes=ctx.publishers[subjects.VERIFICATION_CHANGED],
+            run_events=ctx.run_events,
         )
 
-    app, _ = mode_app(
+    app, ctx = service_app(
         settings,
         SERVICE,
-        Requests(
-            subject=subjects.VERIFY_REQUESTED,
-            stream=subjects.VERIFICATIONS_STREAM,
-            durable=subjects.VERIFIER_REQUESTS_DURABLE,
-            command=RequestVerification,
-            handler="on_verify",
+        build,
+        emits=EMITS,
+        run_events=True,
+        dead_letters=dead_letters.recorder,
+    )
+
+    @ctx.consume(
+        Consumes(
+            subjects.VERIFY_REQUESTED,
+            subjects.VERIFICATIONS_STREAM,
+            subjects.VERIFIER_REQUESTS_DURABLE,
             title="verifier.requests",
-            batch_size=config.concurrency,
             description=(
                 f"Claim verification requests: publish a RequestVerification JSON on `{subjects.VERIFY_REQUESTED}` "
                 f"(JetStream stream {subjects.VERIFICATIONS_STREAM}; set a `Nats-Msg-Id`). Bad input is dead-lettered."
             ),
-            summary="Verify one claim: parse, search, judge, qualify, report, store.",
-        ),
-        build,
-        emits=(
-            Emits(
-                subjects.VERIFICATION_CHANGED,
-                subjects.VERIFICATIONS_STREAM,
-                VerificationChanged,
-                "verifier.verification_changed",
-                "A watched claim's re-verification moved its verdict or confidence, or an earlier source is "
-                "now retracted (`Nats-Msg-Id` per run).",
-            ),
-        ),
+            batch_size=config.concurrency,
+        )
     )
+    async def on_verify(command: RequestVerification) -> None:
+        """Verify one claim: parse, search, judge, qualify, report, store."""
+        await ctx.service.handle(command)
+
     return app
 
 

@@ -52,6 +52,7 @@ class VerificationService:
     port: EvidencePort
     engine: Engine
     changes: Any  # the declared publisher of `research.verification.changed` (stream RESEARCH_VERIFICATIONS)
+    run_events: Any = None  # the declared run-event publisher (None: the JetStream context)
 
     async def handle(self, command: RequestVerification) -> None:
         try:
@@ -90,6 +91,7 @@ class VerificationService:
             kind="verification",
             report_id=job.verification_id,
             run_id=job.run_id,
+            publisher=self.run_events,
         ) as run:
             recorder = run.recorder
             searcher = Searcher(
