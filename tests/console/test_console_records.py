@@ -138,7 +138,9 @@ async def test_schedules_list_next_runs_and_pause_needs_admin(
     await row.get_by_role("button", name=re.compile("^pause", re.IGNORECASE)).click()
     await expect(page.get_by_role("alert")).to_have_text("Schedule paused.")
     await expect(row.locator(".badge")).to_have_text("paused")
-    await expect(row.get_by_role("button", name=re.compile("^resume", re.IGNORECASE))).to_be_enabled()
+    await expect(
+        row.get_by_role("button", name=re.compile("^resume", re.IGNORECASE))
+    ).to_be_enabled()
     await shot(page, "schedules")
     reader = await open_console(await api_key(sessions, "reader"))
     await reader.get_by_role("link", name="Schedules", exact=True).click()

@@ -102,7 +102,35 @@ EvidenceSource = Literal[EVIDENCE_SOURCES]  # type: ignore[valid-type]
 
 
 _KEY_STOPWORDS = frozenset(
-    ["and", "are", "but", "for", "from", "has", "have", "how", "into", "its", "not", "of", "on", "or", "than", "that", "the", "their", "this", "was", "were", "what", "when", "which", "who", "why", "with"]
+    [
+        "and",
+        "are",
+        "but",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "into",
+        "its",
+        "not",
+        "of",
+        "on",
+        "or",
+        "than",
+        "that",
+        "the",
+        "their",
+        "this",
+        "was",
+        "were",
+        "what",
+        "when",
+        "which",
+        "who",
+        "why",
+        "with",
+    ]
 )
 
 

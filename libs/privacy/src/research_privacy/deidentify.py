@@ -46,7 +46,26 @@ _EARLIER_PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]?", re.IGNORECASE)
 # Labels that introduce an identifier are not one ("[NAME_1], DOB [DATE_1]" read again must not
 # turn "DOB" into a name: de-identifying twice changes nothing).
 _LABELS = frozenset(
-    ["DOB", "DOD", "MRN", "SSN", "NHS", "ID", "TEL", "PHONE", "FAX", "EMAIL", "E-MAIL", "ZIP", "POSTCODE", "ADDRESS", "MR", "MRS", "MS", "DR"]
+    [
+        "DOB",
+        "DOD",
+        "MRN",
+        "SSN",
+        "NHS",
+        "ID",
+        "TEL",
+        "PHONE",
+        "FAX",
+        "EMAIL",
+        "E-MAIL",
+        "ZIP",
+        "POSTCODE",
+        "ADDRESS",
+        "MR",
+        "MRS",
+        "MS",
+        "DR",
+    ]
 )
 
 

@@ -51,9 +51,30 @@ LOCALES = (
     "ja_JP",
     "ko_KR",
 )
-_SYLLABLES = (
-    ["ka", "zu", "mi", "ran", "tel", "vo", "shi", "nua", "bek", "oru", "dal", "ine", "sao", "yem", "pha", "gwi", "tso", "lek", "amo", "rith", "qua", "ixo"]
-)
+_SYLLABLES = [
+    "ka",
+    "zu",
+    "mi",
+    "ran",
+    "tel",
+    "vo",
+    "shi",
+    "nua",
+    "bek",
+    "oru",
+    "dal",
+    "ine",
+    "sao",
+    "yem",
+    "pha",
+    "gwi",
+    "tso",
+    "lek",
+    "amo",
+    "rith",
+    "qua",
+    "ixo",
+]
 _DOB_FORMATS = (
     "{d:02d}/{m:02d}/{y}",
     "{m}/{d}/{y}",
@@ -70,13 +91,48 @@ _DOB_FORMATS = (
     "{mon} {d} {y}",
     "{y}/{m:02d}/{d:02d}",
 )
-_MONTHS = (
-    ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
-)
-_DE_MONTHS = (
-    ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"]
-)
-_ES_MONTHS = ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"]
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+_DE_MONTHS = [
+    "Januar",
+    "Februar",
+    "März",
+    "April",
+    "Mai",
+    "Juni",
+    "Juli",
+    "August",
+    "September",
+    "Oktober",
+    "November",
+    "Dezember",
+]
+_ES_MONTHS = [
+    "enero",
+    "febrero",
+    "marzo",
+    "abril",
+    "mayo",
+    "junio",
+    "julio",
+    "agosto",
+    "septiembre",
+    "octubre",
+    "noviembre",
+    "diciembre",
+]
 _MRN_SHAPES = (
     "########",
     "A#######",

@@ -26,7 +26,9 @@ from research_reports import text as lexical
 from research_reports.model import Reference, Report
 
 DEFAULT_MIN_OVERLAP = 0.3
-_REFERENCE_HEADINGS = re.compile(r"^(\d+[.)]\s*)?(references|bibliography|sources)\s*$", re.IGNORECASE)
+_REFERENCE_HEADINGS = re.compile(
+    r"^(\d+[.)]\s*)?(references|bibliography|sources)\s*$", re.IGNORECASE
+)
 
 
 class IssueKind(StrEnum):

@@ -20,7 +20,26 @@ from research_verification.lexical import STOPWORDS
 
 MAX_CLAIM_CHARS = 2000
 AUXILIARIES = frozenset(
-    ["is", "are", "was", "were", "has", "have", "had", "can", "cannot", "may", "might", "could", "will", "would", "does", "do", "did", "should"]
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "had",
+        "can",
+        "cannot",
+        "may",
+        "might",
+        "could",
+        "will",
+        "would",
+        "does",
+        "do",
+        "did",
+        "should",
+    ]
 )
 # Verb stems with their inflections; the third-person forms are the surest sign of a predicate.
 VERB_STEMS = (
