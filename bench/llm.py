@@ -86,7 +86,7 @@ class Tally:
         if not self.seconds:
             return 0.0
         ordered = sorted(self.seconds)
-        return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+        return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def load(n: int) -> tuple[list[dict], dict[int, dict]]:
@@ -232,7 +232,9 @@ async def bench_verifier(chain, claims, docs, n) -> Tally:  # type: ignore[no-un
         job = verification_job(RequestVerification(claim=claim["claim"]))
         papers = [docs[int(d)] for d in claim["evidence"]] + [docs[i] for i in list(docs)[3:5]]
         prompt = papers_prompt(
-            SYSTEM, lambda guard: ["Statement:", guard(job.statements[0].text), "Passages:"], papers
+            SYSTEM,
+            lambda guard, job=job: ["Statement:", guard(job.statements[0].text), "Passages:"],
+            papers,
         )
         answer = await ask(t, chain, prompt, LabelsAnswer, "verification_labels")
         if answer is None:
@@ -307,7 +309,7 @@ async def bench_reviewer(chain, claims, docs, n) -> Tally:  # type: ignore[no-un
         papers = [docs[int(d)] for d in claim["evidence"]] + [docs[i] for i in list(docs)[5:7]]
         prompt = papers_prompt(
             SYSTEM,
-            lambda guard: [
+            lambda guard, claim=claim: [
                 "Topic:",
                 guard(claim["claim"]),
                 "Sub-questions:",

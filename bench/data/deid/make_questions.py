@@ -503,7 +503,7 @@ def shape_postcode(w: Writer, p: Pools) -> None:
 
 
 def shape_two_people(w: Writer, p: Pools) -> None:
-    (g1, s1), (g2, s2) = p.person(), p.person()
+    (g1, _s1), (g2, s2) = p.person(), p.person()
     w.say(f"{p.rng.choice(('Daughter', 'Son', 'Wife', 'Husband'))} ").mark(
         "NAME", f"{g2} {s2}"
     ).say(" (")
@@ -535,7 +535,7 @@ def shape_address_postcode(w: Writer, p: Pools) -> None:
 
 def shape_referred(w: Writer, p: Pools) -> None:
     given, surname = p.person()
-    (dg, ds) = p.person()
+    (_dg, ds) = p.person()
     w.say("Referred by Dr ").mark("NAME", ds).say(": ").mark("NAME", given).say(" ").mark(
         "NAME", surname
     )

@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 import httpx
 from pydantic import BaseModel, TypeAdapter
@@ -94,7 +94,7 @@ class ResearchClient:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> ResearchClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -103,7 +103,8 @@ async def ensure_streams(js: JetStreamContext, replicas: int = 1) -> None:
             try:
                 await js.add_stream(config)
                 continue
-            except Exception:  # another replica created it between the two calls
+            except Exception:  # noqa: BLE001, S110 - another replica created it between the two calls;
+                # update_stream below raises if the stream is truly missing
                 pass
         await js.update_stream(config)
 

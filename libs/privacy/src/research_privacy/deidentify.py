@@ -132,7 +132,7 @@ def _find(text: str, *, personal: bool) -> list[Identifier]:
     tier: dict[int, int] = {}
     for level, group in enumerate((recognisers.RECOGNISERS, locales.RECOGNISERS)):
         for recogniser in group:
-            for start, end, value in recogniser.spans(text):
+            for start, _end, value in recogniser.spans(text):
                 trimmed = value.strip().rstrip(",")
                 if trimmed:
                     offset = start + len(value) - len(value.lstrip())

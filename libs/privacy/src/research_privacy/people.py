@@ -380,8 +380,8 @@ def _subjects(text: str, *, personal: bool = True) -> Iterator[tuple[int, int, s
         if not match.group(2) and not personal:
             continue
 
-        def fits(value: str) -> bool:
-            return person_word(value) if match.group(2) else unknown_word(value, shortest=3)
+        def fits(value: str, named: bool = bool(match.group(2))) -> bool:
+            return person_word(value) if named else unknown_word(value, shortest=3)
 
         if not all(is_particle(v) or fits(v) for v in values):
             continue

@@ -174,8 +174,10 @@ _CONDITIONS = (
     "obesity",
 )
 _TEMPLATES = (
-    "Does {drug} reduce complications of {condition} for my patient {name} (DOB {dob}, MRN {mrn})? "
-    "Phone {phone}, e-mail {email}, lives at {address}.",
+    (
+        "Does {drug} reduce complications of {condition} for my patient {name} (DOB {dob}, MRN {mrn})? "
+        "Phone {phone}, e-mail {email}, lives at {address}."
+    ),
     "Pt {name}, born {dob}, record no. {mrn}, address: {address}; tel {phone}; {email}. Is {drug} safe in {condition}?",
     "{title} {name} ({email}; {phone}), {address}. DOB {dob}. MRN: {mrn}. Evidence for {drug} in {condition}?",
     "What dose of {drug} for {condition} in {name}, {dob}, {mrn}, {address}, {phone}, {email}?",

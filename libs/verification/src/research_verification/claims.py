@@ -186,9 +186,10 @@ def _verb_index(words: list[str], allow_first: bool) -> int | None:
     lowered = [w.lower().strip(",.()") for w in words]
     start = 0 if allow_first else 1
     for i in range(start, len(lowered)):
-        if lowered[i] in AUXILIARIES or _FINITE.match(lowered[i]):
-            if i == 0 or lowered[i - 1] not in _DETERMINERS:
-                return i
+        if (lowered[i] in AUXILIARIES or _FINITE.match(lowered[i])) and (
+            i == 0 or lowered[i - 1] not in _DETERMINERS
+        ):
+            return i
     for i in range(start, len(lowered)):
         if _VERB.match(lowered[i]) and (i == 0 or lowered[i - 1] not in _DETERMINERS):
             return i

@@ -173,7 +173,6 @@ def conform(
     (`{"source": ListedSource JSON, "provenance": {...}}`) for sources flagged preferred."""
     request = brief.request
     level = request.detail_level
-    academic = request.source_type.value == "academic"
     report = Report(
         title=f"Source list: {request.prompt[:120]}",
         kind="source_list",

@@ -14,10 +14,10 @@ from functools import lru_cache
 
 # The corpus ingest stores a vector for each of these spans: one definition of a sentence.
 from research_corpus.sentences import (
-    SentenceSpan as SentenceSpan,
+    SentenceSpan as SentenceSpan,  # noqa: PLC0414 - an explicit re-export (mypy strict)
 )
 from research_corpus.sentences import (
-    split_sentences as split_sentences,
+    split_sentences as split_sentences,  # noqa: PLC0414 - an explicit re-export (mypy strict)
 )
 
 STOPWORDS = frozenset(
