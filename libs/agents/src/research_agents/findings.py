@@ -82,7 +82,7 @@ class FindingsRepository:
 
     async def record_many(self, findings: Iterable[NewFinding]) -> list[uuid.UUID]:
         """Insert findings in one statement; returns their ids in the given order."""
-        rows = [
+        rows: list[dict[str, Any]] = [
             {
                 "id": uuid.uuid4(),
                 "agent": self.agent,
@@ -242,8 +242,8 @@ async def settle(
             "resolutions": json.dumps(resolutions),
         },
     )
-    row = result.one()
-    return list(row.opened), list(row.resolved)
+    stored = result.one()
+    return list(stored.opened), list(stored.resolved)
 
 
 async def purge_expired(

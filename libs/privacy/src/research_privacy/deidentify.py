@@ -277,8 +277,8 @@ def deidentify(text: str, *, into: Deidentified | None = None) -> Deidentified:
     by_value = {value: placeholder for placeholder, value in table.placeholders.items()}
     table.reserved.update(_PLACEHOLDER.findall(text))
     counters: dict[str, int] = {}
-    for placeholder in [*table.placeholders, *table.reserved]:
-        category, _, number = placeholder.strip("[]").rpartition("_")
+    for existing in [*table.placeholders, *table.reserved]:
+        category, _, number = existing.strip("[]").rpartition("_")
         counters[category] = max(counters.get(category, 0), int(number))
     pieces: list[str] = []
     cursor = 0

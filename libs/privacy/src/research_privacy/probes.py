@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from faker import Faker
 
 CLASSES = ("name", "dob", "phone", "mrn", "address", "email")
 LOCALES = (
@@ -255,8 +259,8 @@ def _dob(rng: random.Random, n: int) -> str:
     )
 
 
-def _phone(faker: object) -> str:
-    number = faker.phone_number()  # type: ignore[attr-defined]
+def _phone(faker: Faker) -> str:
+    number = faker.phone_number()
     return number.split(" x")[0].split("x")[0].strip()
 
 
@@ -265,9 +269,9 @@ def _mrn(rng: random.Random, n: int) -> str:
     return "".join(str(rng.randint(0, 9)) if c == "#" else c for c in shape)
 
 
-def _email(faker: object, rng: random.Random) -> str:
+def _email(faker: Faker, rng: random.Random) -> str:
     user = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(5, 9)))
-    return f"{user}.{rng.randint(10, 99)}@{faker.free_email_domain()}"  # type: ignore[attr-defined]
+    return f"{user}.{rng.randint(10, 99)}@{faker.free_email_domain()}"
 
 
 def leaked_tokens(value: str, outbound: str) -> list[str]:

@@ -236,19 +236,7 @@ def normalise(text: str) -> str:
     """Unicode-normalised, typographic quotes/dashes folded, whitespace collapsed, case-folded:
     what "verbatim" means when a quote is compared with its source."""
     text = unicodedata.normalize("NFKC", text)
-    text = text.translate(
-        str.maketrans(
-            {
-                "\u2018": "'",
-                "\u2019": "'",
-                "\u201c": '"',
-                "\u201d": '"',
-                "\u2013": "-",
-                "\u2014": "-",
-                "\u2212": "-",
-            }
-        )
-    )
+    text = text.translate(str.maketrans("\u2018\u2019\u201c\u201d\u2013\u2014\u2212", "''\"\"---"))
     text = re.sub(r"-\s*\n\s*", "-", text)  # hyphenation across a line break
     return re.sub(r"\s+", " ", text).strip().casefold()
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +71,9 @@ def load_corpus(path: str | Path) -> dict[int, Abstract]:
     return corpus
 
 
-def cached_vectors(texts: list[str], cache_dir: str | Path, embed) -> dict[str, np.ndarray]:
+def cached_vectors(
+    texts: list[str], cache_dir: str | Path, embed: Callable[[list[str]], npt.ArrayLike]
+) -> dict[str, np.ndarray]:
     """Vectors by text, embedding only texts no earlier run stored in `cache_dir`.
 
     Every `verify_embeddings_*.npz` there holds `texts` and `vectors`; a run adds one file with
