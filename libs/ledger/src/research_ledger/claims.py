@@ -93,7 +93,7 @@ class Claims(LedgerBase):
             return False
         await self._remember_sources(hits, {s.source_id for s in claim.supports})
         await self.tasks.mark_claimed(claim.task_id)
-        ids = {"task_id": claim.task_id, "claim_id": claim.claim_id}
+        ids: dict[str, Any] = {"task_id": claim.task_id, "claim_id": claim.claim_id}
         for action, payload in claim.notes:
             self.audit(action, **ids, payload=payload)
         self.audit(

@@ -97,6 +97,7 @@ async def ensure_streams(js: JetStreamContext, replicas: int = 1) -> None:
     """
     for declared in STREAMS:
         config = replicated(retained(declared), replicas)
+        assert config.name, "every declared stream has a name"
         try:
             await js.stream_info(config.name)
         except NotFoundError:
@@ -130,7 +131,7 @@ def make_broker(url: str, service: str) -> NatsBroker:
         seed_urls(url),
         name=service,
         max_reconnect_attempts=-1,
-        reconnect_time_wait=0.5,
+        reconnect_time_wait=0.5,  # type: ignore[arg-type]  # seconds: FastStream says int, nats-py takes a float
         logger=logging.getLogger("faststream.broker"),  # rendered as JSON by the root handler
     )
 
