@@ -117,7 +117,7 @@ class MicroBatchingEmbedder(Embedder):
                     self._cache.move_to_end(t)
         missing = list(dict.fromkeys(t for t, row in zip(texts, rows, strict=True) if row is None))
         if not missing:
-            done.set_result(np.stack(rows))  # type: ignore[arg-type]
+            done.set_result(np.stack(rows))  # type: ignore[arg-type]  # no row is None here: none missing
             return done
         pending: Future[np.ndarray] = Future()
         self._ensure_worker()

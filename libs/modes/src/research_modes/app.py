@@ -102,7 +102,7 @@ def mode_app(
 
     command_type = requests.command
 
-    async def on_request(command: command_type) -> None:  # type: ignore[valid-type]
+    async def on_request(command: command_type) -> None:  # type: ignore[valid-type]  # the mode's command model, a runtime type FastStream reads
         await ctx.service.handle(command)
 
     on_request.__name__ = on_request.__qualname__ = requests.handler

@@ -157,7 +157,7 @@ async def list_reviews(
             review_id=r.id,
             topic=r.subject,
             status=r.status,
-            version=r.current_version,  # type: ignore[arg-type]
+            version=r.current_version,
             stale_reason=r.stale_reason,
             error=r.error,
             run_id=r.run_id,

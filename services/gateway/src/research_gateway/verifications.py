@@ -49,7 +49,7 @@ from research_platform.models import VerdictHistoryRow, WatchedClaimRow
 log = get_logger(__name__)
 router = APIRouter(prefix=API, tags=["verifications"], responses=AUTH_RESPONSES)
 NOT_FOUND = {404: {"description": "no such verification"}}
-Source = Literal[EVIDENCE_SOURCES]  # type: ignore[valid-type]
+Source = Literal[EVIDENCE_SOURCES]  # type: ignore[valid-type]  # mypy reads no Literal of a tuple; the schema does
 # Storable (no control characters) and worded (`CLAIM_PATTERN`): one pattern, since a schema holds one.
 CLAIM_SCHEMA_PATTERN = worded_pattern(CLAIM_WORD, refused=UNSTORABLE_RANGE)
 ClaimText = Annotated[

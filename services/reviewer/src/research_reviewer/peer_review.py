@@ -131,7 +131,7 @@ class PeerReviewer:
         found = {
             p.paper_id: p
             for p in await tools.get_papers([r.paper_id for r in corpus], with_text=False)
-        }  # type: ignore[misc]
+        }
         for ref in corpus:
             paper = found.get(ref.paper_id or "")
             problem = None

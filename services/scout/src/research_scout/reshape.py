@@ -319,6 +319,6 @@ def _change(source: ListedSource, change: str, fields: list[str] | None = None) 
         source_id=source.source_id,
         title=source.title,
         doi=source.doi,
-        change=change,  # type: ignore[arg-type]
+        change=change,
         fields=fields or [],
     )
