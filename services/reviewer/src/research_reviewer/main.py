@@ -32,7 +32,8 @@ from research_judgement import get_judge
 from research_llm import build_chain
 from research_llm.offline.relevance import Relevance, default_encoder
 from research_modes import ConnectorClient, remote_configured
-from research_modes.app import Emits, ModeContext, Requests, mode_app
+from research_modes.app import ModeContext, Requests, mode_app
+from research_platform.broker import Emits
 from research_platform.service import run_service
 from research_platform.shutdown import cancel_within
 from research_reviewer import sweep

@@ -24,7 +24,8 @@ from research_contracts import subjects
 from research_contracts.sourcelists import RequestSourceList, SourceListUpdated
 from research_llm import build_chain
 from research_modes import ConnectorClient
-from research_modes.app import Emits, ModeContext, Requests, mode_app
+from research_modes.app import ModeContext, Requests, mode_app
+from research_platform.broker import Emits
 from research_platform.service import run_service
 from research_scout.pipeline import Scout
 from research_scout.repository import SERVICE
