@@ -26,9 +26,10 @@ from research_contracts import subjects
 from research_contracts.verifications import RequestVerification, VerificationChanged
 from research_llm import build_chain
 from research_modes import ConnectorClient, choose
-from research_modes.app import Emits, ModeContext, Requests, mode_app
+from research_modes.app import ModeContext, Requests, mode_app
+from research_platform.broker import Emits
 from research_platform.service import run_service
-from research_verifier.experiment import OfflineEngine
+from research_verifier.experiment import Engine, OfflineEngine
 from research_verifier.llm import LlmEngine
 from research_verifier.pipeline import VerificationService
 from research_verifier.repository import SERVICE
@@ -43,17 +44,19 @@ def create_app(settings: VerifierServiceSettings) -> FastStream:
         assert ctx.sessions is not None
         broker = ctx.broker
         chain = build_chain(settings.llm)
+
+        def remote() -> Engine:
+            return LlmEngine(chain, config.llm_timeout_s)
+
+        def offline() -> Engine:
+            return OfflineEngine(papers=config.judged_papers, evidence_model=config.evidence_model)
+
+        engine = choose(chain, remote, offline)
         yield VerificationService(
             broker=broker,
             sessions=ctx.sessions,
             settings=config,
-            engine=choose(
-                chain,
-                lambda: LlmEngine(chain, config.llm_timeout_s),
-                lambda: OfflineEngine(
-                    papers=config.judged_papers, evidence_model=config.evidence_model
-                ),
-            ),
+            engine=engine,
             port=ConnectorClient(lambda: broker.connection, timeout_s=config.tool_timeout_s),
             changes=ctx.publishers[subjects.VERIFICATION_CHANGED],
         )
