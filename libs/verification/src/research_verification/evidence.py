@@ -47,6 +47,10 @@ class Judgement(Protocol):
         self, claim: str, sentences: Sequence[str], titles: Sequence[str | None] | None = None
     ) -> np.ndarray: ...
 
+    def evidence(
+        self, claim: str, sentences: Sequence[str], titles: Sequence[str | None] | None = None
+    ) -> np.ndarray: ...
+
     def relevance(self, question: str, passages: Sequence[str | tuple[str, str]]) -> np.ndarray: ...
 
 

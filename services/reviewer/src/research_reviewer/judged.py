@@ -53,23 +53,10 @@ from research_reviewer.evidence import (
     supports_in_text,
 )
 from research_verification import judge_abstracts, null_result
-from research_verification.evidence import FLOOR, STRONG_FINDING
+from research_verification.evidence import FLOOR, STRONG_FINDING, Judgement
 
 RESTATES = 0.85  # cosine above which two findings say the same thing (one is kept)
 _PHRASE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9α-ωΑ-Ω+/-]*[A-Za-z0-9+]|[A-Za-z]")
-
-
-class Judgement(Protocol):
-    """What the reviewer asks of `research_judgement.Judge`."""
-
-    @property
-    def thresholds(self) -> dict[str, float]: ...
-
-    def relevance(self, question: str, passages: list[tuple[str, str]]) -> np.ndarray: ...
-
-    def stance(
-        self, claim: str, sentences: list[str], titles: list[str | None] | None = None
-    ) -> np.ndarray: ...
 
 
 class Embedder(Protocol):
