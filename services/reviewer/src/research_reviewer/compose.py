@@ -109,7 +109,8 @@ def compose(dossier: Dossier, *, model: str) -> Report:
     )
     cite = lambda paper: report.add_reference(reference_of(paper))
     keep = lambda s: s.paper.paper_id not in excl.papers
-    findings, debates = [], []
+    findings: list[Finding] = []
+    debates: list[Finding] = []
     for f in dossier.findings:
         fid = finding_id(f.statement)
         if fid in excl.findings or not keep(f.lead) or (fid, f.lead.paper.paper_id) in excl.sides:
