@@ -105,7 +105,7 @@ def caught(source: str, output: str, ident: dict, kept: list[bool]) -> bool:
     return True
 
 
-def presidio():  # type: ignore[no-untyped-def]
+def presidio():
     """An analyzer + anonymizer pair, or the reason there is none."""
     import importlib
 

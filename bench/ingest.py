@@ -185,11 +185,11 @@ def compare_writes(source: Path, chunk_words: int, rounds: int) -> None:
                 timed_writes(pg.url, source, chunk_words, "copy")
             )  # warm-up: caches, prepared statements
             for _ in range(rounds):
-                for transport in seconds:
+                for transport, spents in seconds.items():
                     spent, chunks, sentences = asyncio.run(
                         timed_writes(pg.url, source, chunk_words, transport)
                     )
-                    seconds[transport].append(spent)
+                    spents.append(spent)
                     print(
                         f"{transport:6} writes: {spent:.2f} s ({chunks} chunks, {sentences} sentence vectors); {load()}",
                         flush=True,

@@ -86,7 +86,7 @@ class Tally:
         if not self.seconds:
             return 0.0
         ordered = sorted(self.seconds)
-        return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+        return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def load(n: int) -> tuple[list[dict], dict[int, dict]]:
@@ -124,7 +124,7 @@ def abstracts(papers: list[dict]) -> dict[str, str]:
     return {f"corpus:{d['doc_id']}": " ".join(d["abstract"]) for d in papers}
 
 
-async def timed(tally: Tally, coro):  # type: ignore[no-untyped-def]
+async def timed(tally: Tally, coro):
     started = time.perf_counter()
     with collect() as used:
         try:
@@ -136,7 +136,7 @@ async def timed(tally: Tally, coro):  # type: ignore[no-untyped-def]
             tally.tokens_out += used.tokens_out
 
 
-async def ask(tally: Tally, chain, prompt: Prompt, schema, name: str):  # type: ignore[no-untyped-def]
+async def ask(tally: Tally, chain, prompt: Prompt, schema, name: str):
     """The model's validated answer to `prompt` (counted valid), or None when no provider
     answered (counted a fallback)."""
     try:
@@ -148,7 +148,7 @@ async def ask(tally: Tally, chain, prompt: Prompt, schema, name: str):  # type: 
     return answered.answer
 
 
-async def bench_researcher(chain, claims, docs, n) -> Tally:  # type: ignore[no-untyped-def]
+async def bench_researcher(chain, claims, docs, n) -> Tally:
     t = Tally()
     for claim in claims[:n]:
         ev = [evidence(docs[int(d)]) for d in claim["evidence"]] + [
@@ -167,7 +167,7 @@ async def bench_researcher(chain, claims, docs, n) -> Tally:  # type: ignore[no-
     return t
 
 
-async def bench_critic(chain, claims, docs, n) -> Tally:  # type: ignore[no-untyped-def]
+async def bench_critic(chain, claims, docs, n) -> Tally:
     t = Tally()
     for claim in claims[n : 2 * n]:
         doc = docs[int(next(iter(claim["evidence"])))]
@@ -197,7 +197,7 @@ async def bench_critic(chain, claims, docs, n) -> Tally:  # type: ignore[no-unty
     return t
 
 
-async def bench_correlator(chain, claims, docs, n) -> Tally:  # type: ignore[no-untyped-def]
+async def bench_correlator(chain, claims, docs, n) -> Tally:
     from research_correlator.confirm import confirm
 
     t = Tally()
@@ -223,7 +223,7 @@ async def bench_correlator(chain, claims, docs, n) -> Tally:  # type: ignore[no-
     return t
 
 
-async def bench_verifier(chain, claims, docs, n) -> Tally:  # type: ignore[no-untyped-def]
+async def bench_verifier(chain, claims, docs, n) -> Tally:
     from research_verifier.llm import SYSTEM, LabelsAnswer
     from research_verifier.prepare import verification_job
 
@@ -232,7 +232,9 @@ async def bench_verifier(chain, claims, docs, n) -> Tally:  # type: ignore[no-un
         job = verification_job(RequestVerification(claim=claim["claim"]))
         papers = [docs[int(d)] for d in claim["evidence"]] + [docs[i] for i in list(docs)[3:5]]
         prompt = papers_prompt(
-            SYSTEM, lambda guard: ["Statement:", guard(job.statements[0].text), "Passages:"], papers
+            SYSTEM,
+            lambda guard, job=job: ["Statement:", guard(job.statements[0].text), "Passages:"],
+            papers,
         )
         answer = await ask(t, chain, prompt, LabelsAnswer, "verification_labels")
         if answer is None:
@@ -251,7 +253,7 @@ async def bench_verifier(chain, claims, docs, n) -> Tally:  # type: ignore[no-un
     return t
 
 
-async def bench_scout(chain, claims, docs, n) -> Tally:  # type: ignore[no-untyped-def]
+async def bench_scout(chain, claims, docs, n) -> Tally:
     from research_scout import llm as scout_llm
     from research_scout import prepare
 
@@ -299,7 +301,7 @@ async def bench_scout(chain, claims, docs, n) -> Tally:  # type: ignore[no-untyp
     return t
 
 
-async def bench_reviewer(chain, claims, docs, n) -> Tally:  # type: ignore[no-untyped-def]
+async def bench_reviewer(chain, claims, docs, n) -> Tally:
     from research_reviewer.llm_author import SYSTEM, SynthesisAnswer
 
     t = Tally()
@@ -307,7 +309,7 @@ async def bench_reviewer(chain, claims, docs, n) -> Tally:  # type: ignore[no-un
         papers = [docs[int(d)] for d in claim["evidence"]] + [docs[i] for i in list(docs)[5:7]]
         prompt = papers_prompt(
             SYSTEM,
-            lambda guard: [
+            lambda guard, claim=claim: [
                 "Topic:",
                 guard(claim["claim"]),
                 "Sub-questions:",
@@ -379,7 +381,7 @@ async def main() -> None:
             f"total: {total.calls} calls in {time.perf_counter() - started:.0f}s, tokens in/out {total.tokens_in}/"
             f"{total.tokens_out} ({rate:.1f} output tokens per second of call), evidence trimmed "
             f"{chain.providers[0].trimmed_chars} chars"
-        )  # type: ignore[attr-defined]
+        )
         print(
             "anchor: llama-server answers /v1/models in < 2 s and generates 40-80 tokens/s with -t 1 on an idle "
             "machine (issue 26); the offline engines need no model (fallback=1.00 is their floor)"

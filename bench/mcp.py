@@ -41,8 +41,10 @@ from research_platform.models import CriticVerdictRow, MemoryClaim
 
 API = "/api/research/v1"
 ANCHORS = (
-    "a direct HTTP read of one claim on this machine is the baseline each overhead is measured against "
-    "(printed above as direct p50)",
+    (
+        "a direct HTTP read of one claim on this machine is the baseline each overhead is measured against "
+        "(printed above as direct p50)"
+    ),
 )
 TOPICS = [
     "vitamin D and fractures",
@@ -133,8 +135,12 @@ async def measure(
         claim_id = claims[i % len(claims)]
         words = TOPICS[i % len(TOPICS)].split()[0].lower()
         for tool, direct, args in (
-            ("get_claim", lambda: direct_get_claim(http, claim_id), {"claim_id": str(claim_id)}),
-            ("search_ledger", lambda: direct_search(http, words), {"text": words, "limit": 20}),
+            (
+                "get_claim",
+                lambda c=claim_id: direct_get_claim(http, c),
+                {"claim_id": str(claim_id)},
+            ),
+            ("search_ledger", lambda w=words: direct_search(http, w), {"text": words, "limit": 20}),
         ):
             started = time.perf_counter()
             result = await client.call_tool(tool, args)

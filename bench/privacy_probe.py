@@ -30,7 +30,7 @@ from research_privacy import Deidentified, deidentify, delimit, outbound_query, 
 from research_privacy.probes import CLASSES, leaked_tokens, probe_set
 
 
-def outbound(probe) -> dict[str, str]:  # type: ignore[no-untyped-def]
+def outbound(probe) -> dict[str, str]:
     table = Deidentified(text="")
     prompt = outbound_text(delimit(probe.question), into=table).text + "\n"
     prompt += outbound_text(delimit(probe.patient_ref), into=table).text
@@ -116,7 +116,7 @@ def every_route() -> None:
         with (
             recording_server() as url,
             running_stack(servers, _Folders(tmp), extra_env=stack_env(url)) as stack,
-        ):  # type: ignore[arg-type]
+        ):
             Recorder.received.clear()
             with httpx.Client(
                 base_url=stack.gateway_url, headers=stack.api_headers, timeout=30

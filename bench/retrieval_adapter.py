@@ -192,12 +192,12 @@ async def run(args: argparse.Namespace, url: str) -> None:
         positive[n, : len(pos)] = True
     base = dense_runs(qvecs, chunks, chunk_ids, chunk_paper, limit)
     current = (settings.dense_weight, settings.rrf_k)
+    dense_ndcg, dense_recall = score(ids, base, lexical, names, qrels, settings, None)
+    hybrid_ndcg, hybrid_recall = score(ids, base, lexical, names, qrels, settings, current)
     print(
         f"TRAIN: {len(ids)} queries, corpus {len(chunks)} chunks; no adapter (all train queries, no fitting): "
-        "dense nDCG@10/R@100 %.4f/%.4f; "
-        % score(ids, base, lexical, names, qrels, settings, None)
-        + "hybrid at the configured w=%s rrf_k=%s %.4f/%.4f"
-        % (*current, *score(ids, base, lexical, names, qrels, settings, current)),
+        f"dense nDCG@10/R@100 {dense_ndcg:.4f}/{dense_recall:.4f}; "
+        f"hybrid at the configured w={current[0]} rrf_k={current[1]} {hybrid_ndcg:.4f}/{hybrid_recall:.4f}",
         flush=True,
     )
     folds = np.arange(len(ids)) % 5
@@ -212,8 +212,8 @@ async def run(args: argparse.Namespace, url: str) -> None:
                 else train(qvecs[tr], candidates[tr], positive[tr], chunks, tau, reg, steps)
             )
             dense = dense_runs(adapt(qvecs[te], delta), chunks, chunk_ids, chunk_paper, limit)
-            for w in per_fusion:
-                per_fusion[w].append(
+            for w, fold_scores in per_fusion.items():
+                fold_scores.append(
                     score([ids[i] for i in te], dense, lexical, names, qrels, settings, w)
                 )
         cells, rows = [], []

@@ -52,9 +52,61 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
 WARM_UP = "vitamin D supplementation and fracture risk in older adults"  # loads the models; not a SciFact claim, not scored
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]+")
-STOP = set(
-    ["a", "an", "the", "of", "in", "on", "and", "or", "to", "for", "with", "by", "from", "is", "are", "was", "were", "be", "been", "that", "this", "these", "those", "its", "it", "as", "at", "than", "not", "no", "into", "can", "may", "has", "have", "had", "which", "their", "more", "less", "between", "during", "after", "before", "among", "vs", "does", "do", "did", "cannot", "without", "lack", "lacks"]
-)
+STOP = {
+    "a",
+    "an",
+    "the",
+    "of",
+    "in",
+    "on",
+    "and",
+    "or",
+    "to",
+    "for",
+    "with",
+    "by",
+    "from",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "that",
+    "this",
+    "these",
+    "those",
+    "its",
+    "it",
+    "as",
+    "at",
+    "than",
+    "not",
+    "no",
+    "into",
+    "can",
+    "may",
+    "has",
+    "have",
+    "had",
+    "which",
+    "their",
+    "more",
+    "less",
+    "between",
+    "during",
+    "after",
+    "before",
+    "among",
+    "vs",
+    "does",
+    "do",
+    "did",
+    "cannot",
+    "without",
+    "lack",
+    "lacks",
+}
 
 
 def held_out_topics(data: Path, wanted: int, split: str = "train") -> list[dict]:
@@ -371,7 +423,7 @@ async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> Non
     await nc.close()
     await engine.dispose()
 
-    mean, mix, findings, annotated, hits, precision = tally(rows)
+    mean, mix, findings, annotated, hits, _precision = tally(rows)
     off = sum(r["off_topic"] for r in rows) / findings if findings else 0.0
     print(
         f"\n{len(rows)} reviews (offline engine, ≤ 2 rounds) of held-out SciFact train claims (fold 0) stated as topics"

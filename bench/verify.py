@@ -47,10 +47,14 @@ from research_judgement.metrics import (
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
 ANCHORS = (
-    "feature classifier (frozen MiniLM vectors + lexical cues; replaced by the judgement models in issue 25): "
-    "dev macro-F1 0.558, F1[CONTRADICT] 0.400, rationale F1 0.565 through this bench",
-    "MultiVerS (Wadden et al. 2022, Findings of NAACL, arXiv:2112.01640, Longformer-large): SciFact macro-F1 0.725 "
-    "as listed by wizwand.com (hidden test set, not this split; source and caveat in docs/judgement.md)",
+    (
+        "feature classifier (frozen MiniLM vectors + lexical cues; replaced by the judgement models in issue 25): "
+        "dev macro-F1 0.558, F1[CONTRADICT] 0.400, rationale F1 0.565 through this bench"
+    ),
+    (
+        "MultiVerS (Wadden et al. 2022, Findings of NAACL, arXiv:2112.01640, Longformer-large): SciFact macro-F1 0.725 "
+        "as listed by wizwand.com (hidden test set, not this split; source and caveat in docs/judgement.md)"
+    ),
 )
 
 

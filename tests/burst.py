@@ -84,7 +84,7 @@ async def consume(
             if work is not None:
                 try:
                     await work(index)
-                except Exception:  # the store is down: leave the message to a later delivery
+                except Exception:  # noqa: BLE001 - the store is down: leave the message to a later delivery
                     record.work_failures += 1
                     try:
                         await msg.nak(delay=0.5)

@@ -93,7 +93,9 @@ class LlamaServer:
 
     def start(self, timeout_s: float = 120.0) -> LlamaServer:
         binary, model = ensure_binary(), model_path()
-        log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log", delete=False)
+        log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - handed to the child
+            prefix="llama-server-", suffix=".log", delete=False
+        )
         self.log_path = Path(log.name)
         cmd = [
             str(binary),

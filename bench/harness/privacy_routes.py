@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 from urllib.parse import unquote_plus
 
 import httpx
@@ -106,7 +107,7 @@ def leaks(text_: str) -> list[str]:
 class Recorder(BaseHTTPRequestHandler):
     """Records every request line and body; answers an empty JSON object (sources degrade, models fall back)."""
 
-    received: list[str] = []
+    received: ClassVar[list[str]] = []
 
     def _answer(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -290,7 +291,7 @@ async def bus_leaks(nats_url: str) -> tuple[int, dict[str, list[list[str]]]]:
             for seq in range(info.state.first_seq, info.state.last_seq + 1):
                 try:
                     msg = await js.get_msg(name, seq)
-                except Exception:  # noqa: BLE001 - deleted (a settled command) or expired
+                except Exception:  # noqa: BLE001, S112 - deleted (a settled command) or expired
                     continue
                 read += 1
                 kept = (msg.data or b"").decode("utf-8", "replace") + json.dumps(

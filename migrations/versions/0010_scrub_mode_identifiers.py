@@ -91,8 +91,8 @@ def _scrub_reports(conn: sa.Connection) -> None:
         for row in rows:
             table = Deidentified(text="")
             subject = person_text(row.subject, into=table)
-            request = _walk(_loaded(row.request) or {}, lambda s: person_text(s, into=table))
-            save_to = _walk(_loaded(row.save_to) or {}, lambda s: person_text(s, into=table))
+            request = _walk(_loaded(row.request) or {}, lambda s, t=table: person_text(s, into=t))
+            save_to = _walk(_loaded(row.save_to) or {}, lambda s, t=table: person_text(s, into=t))
             change = _replacer(table)
             subject_key = change(person_text(row.subject_key))
             if not table.placeholders and subject_key == row.subject_key:

@@ -8,7 +8,7 @@ import signal
 import textwrap
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import httpx
 import typer
@@ -151,7 +151,10 @@ def _await_claims(client: httpx.Client, task_ids: list[str], timeout: float) -> 
     done: dict[str, dict] = {}
     while len(done) < len(task_ids):
         if time.monotonic() > deadline:
-            raise typer.Exit(f"timed out waiting for verdicts ({len(done)}/{len(task_ids)} done)")
+            typer.echo(
+                f"timed out waiting for verdicts ({len(done)}/{len(task_ids)} done)", err=True
+            )
+            raise typer.Exit(1)
         for task_id in task_ids:
             if task_id in done:
                 continue
@@ -255,7 +258,9 @@ def _demo_review(client: httpx.Client, timeout: float) -> None:
     )
     report = view["report"]
     titles = {r["id"]: r["title"] for r in report["references"]}
-    key = next((s for s in report["sections"] if s["title"] == "Key Findings"), {"findings": []})
+    key: dict[str, Any] = next(
+        (s for s in report["sections"] if s["title"] == "Key Findings"), {"findings": []}
+    )
     for finding in key["findings"][:3]:
         cited = "; ".join(titles.get(c, f"[{c}]").rstrip(".") for c in finding["citations"][:2])
         typer.echo(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -102,11 +103,12 @@ def _mode(
 ) -> None:
     with client(url, data_dir) as rc:
         try:
-            requested = {
+            requests: dict[str, Callable[..., Any]] = {
                 "review": rc.request_review,
                 "verify": rc.request_verification,
                 "sources": rc.request_source_list,
-            }[kind]
+            }
+            requested = requests[kind]
             accepted = requested(
                 text, **{k: v for k, v in fields.items() if v not in (None, [], "")}
             )

@@ -69,7 +69,7 @@ def service_roots() -> list[tuple[str, type[BaseModel]]]:
     runs the services as processes and declares no dependency on their code)."""
     from research_platform.settings import Settings
 
-    found = []
+    found: list[tuple[str, type[BaseModel]]] = []
     for folder in sorted((REPO / "services").iterdir()):
         if not (folder / "src" / f"research_{folder.name}" / "settings.py").exists():
             continue

@@ -13,7 +13,7 @@ import sys
 import textwrap
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, TypeVar, cast
 
 import typer
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -181,19 +181,20 @@ def search(
 ) -> None:
     """Search one query, or a batch: `--queries FILE.jsonl --out run.tsv` writes
     `query-id<TAB>corpus-id<TAB>rank<TAB>score` (corpus-id = the id in the ingested file)."""
-    from research_corpus.search import MODES, SearchFilters, search_many
+    from research_corpus.search import MODES, SearchFilters, SearchMode, search_many
 
     if (query is None) == (queries is None):
         raise typer.BadParameter("give either a QUERY or --queries FILE")
     if mode not in MODES:
         raise typer.BadParameter(f"--mode must be one of {', '.join(MODES)}")
+    checked = cast(SearchMode, mode)  # one of MODES: checked above
     filters = SearchFilters(year_from=year_from, year_to=year_to, venue=venue, section=section)
     batch, problems = _read_queries(queries) if queries else ([("", query or "")], [])
 
     async def _work(sessions: async_sessionmaker[AsyncSession]) -> list[tuple[str, list]]:
         # One embedding call for the whole batch, then one search per query.
         hits = await search_many(
-            sessions, [text for _, text in batch], k=k, mode=mode, filters=filters
+            sessions, [text for _, text in batch], k=k, mode=checked, filters=filters
         )
         return [(qid, found) for (qid, _), found in zip(batch, hits, strict=True)]
 

@@ -22,6 +22,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Self
 
 import httpx
 
@@ -225,7 +226,7 @@ class Stack:
         if self._pg:
             self._pg.stop()
 
-    def __enter__(self) -> Stack:
+    def __enter__(self) -> Self:
         self.start_servers()
         self.start_services()
         return self

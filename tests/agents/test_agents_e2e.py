@@ -4,6 +4,7 @@ replicas ticking every second never run at the same time (the advisory run-lock 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import subprocess
 import sys
 import threading
@@ -106,7 +107,7 @@ def test_agents_run_as_processes_and_replicas_share_the_run_lock(
                         replies[agent] = _in_thread(
                             lambda agent=agent: _status(servers.nats_url, agent)
                         )
-                    except Exception:
+                    except Exception:  # noqa: BLE001 - not serving yet: ask again
                         time.sleep(0.5)
         assert all(r.status == 200 for r in replies.values())
         assert replies["correlator"].detail["next_tick"] is None, "ticks disabled by configuration"
@@ -121,5 +122,5 @@ def test_agents_run_as_processes_and_replicas_share_the_run_lock(
     runs = _in_thread(lambda: _librarian_runs(servers.database_url, started))
     finished = [r for r in runs if r.finished_at is not None]
     assert len(finished) >= 4 and all(r.outcome in {"completed", "interrupted"} for r in finished)
-    for earlier, later in zip(finished, finished[1:], strict=False):
+    for earlier, later in itertools.pairwise(finished):
         assert earlier.finished_at <= later.started_at, "two replicas ran at the same time"

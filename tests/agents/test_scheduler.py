@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 import nats
 import pytest
@@ -192,7 +193,7 @@ async def test_ticks_of_two_replicas_do_not_multiply_runs(
     assert 2 <= len(runs) <= 5, [r.started_at for r in runs]
     assert all(r.trigger == "tick" for r in runs)
     finished = [r for r in runs if r.finished_at]
-    for earlier, later in zip(finished, finished[1:], strict=False):
+    for earlier, later in itertools.pairwise(finished):
         assert earlier.finished_at <= later.started_at, "two runs overlapped"
 
 

@@ -91,7 +91,7 @@ class Replica:
     def stop(self) -> None:
         try:
             self._run("pg_ctl", "-w", "-m", "fast", "-D", str(self.pgdata), "stop")
-        except Exception:  # noqa: BLE001 - already stopped (or never started): nothing left to clean
+        except Exception:  # noqa: BLE001, S110 - already stopped (or never started): nothing left to clean
             pass
 
 

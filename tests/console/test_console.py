@@ -119,7 +119,7 @@ async def test_a_source_list_runs_then_remove_flag_export_and_pause(
 ) -> None:
     headers = {"X-API-Key": console_stack.admin_key}
     limits = {"allowed_apis": ["corpus"], "max_references": 5}
-    httpx.put(
+    httpx.put(  # noqa: ASYNC210 - the stack serves from its own processes: a blocking call stalls only this test
         f"{console_stack.gateway_url}/api/research/v1/source-lists/limits/demo",
         json=limits,
         headers=headers,

@@ -32,12 +32,12 @@ async def test_a_source_list_rerun_shows_each_runs_diff_and_its_configuration_ca
 ) -> None:
     api = f"{console_stack.gateway_url}/api/research/v1"
     headers = console_stack.api_headers
-    httpx.put(
+    httpx.put(  # noqa: ASYNC210 - the stack serves from its own processes: a blocking call stalls only this test
         f"{api}/source-lists/limits/records",
         json={"allowed_apis": ["corpus"], "max_references": 4},
         headers=headers,
     ).raise_for_status()
-    accepted = httpx.post(
+    accepted = httpx.post(  # noqa: ASYNC210 - the stack serves from its own processes: a blocking call stalls only this test
         f"{api}/source-lists",
         headers=headers,
         json={
@@ -63,7 +63,7 @@ async def test_a_source_list_rerun_shows_each_runs_diff_and_its_configuration_ca
     await expect(page.get_by_role("alert")).to_have_text("Source flagged preferred.")
     unflag = cards.first.get_by_role("button", name="Unflag preferred")
     await expect(unflag).to_be_focused()
-    shown = httpx.get(f"{api}/source-lists/{list_id}", headers=headers).json()
+    shown = httpx.get(f"{api}/source-lists/{list_id}", headers=headers).json()  # noqa: ASYNC210 - the stack serves from its own processes
     assert [s["preferred"] for s in shown["sources"]].count(
         True
     ) == 1  # the flag is the API's, not the page's
@@ -115,7 +115,7 @@ async def test_schedules_list_next_runs_and_pause_needs_admin(
     open_console: Any, console_stack: Stack, sessions: Any
 ) -> None:
     api = f"{console_stack.gateway_url}/api/research/v1"
-    listed = httpx.post(
+    listed = httpx.post(  # noqa: ASYNC210 - the stack serves from its own processes: a blocking call stalls only this test
         f"{api}/source-lists",
         headers=console_stack.api_headers,
         json={
@@ -138,7 +138,9 @@ async def test_schedules_list_next_runs_and_pause_needs_admin(
     await row.get_by_role("button", name=re.compile("^pause", re.IGNORECASE)).click()
     await expect(page.get_by_role("alert")).to_have_text("Schedule paused.")
     await expect(row.locator(".badge")).to_have_text("paused")
-    await expect(row.get_by_role("button", name=re.compile("^resume", re.IGNORECASE))).to_be_enabled()
+    await expect(
+        row.get_by_role("button", name=re.compile("^resume", re.IGNORECASE))
+    ).to_be_enabled()
     await shot(page, "schedules")
     reader = await open_console(await api_key(sessions, "reader"))
     await reader.get_by_role("link", name="Schedules", exact=True).click()

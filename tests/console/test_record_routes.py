@@ -32,11 +32,13 @@ async def gateway(servers: Servers) -> AsyncIterator[httpx.AsyncClient]:
         gateway_console=ConsoleSettings(grafana_url=GRAFANA + "/"),
     )
     app = create_app(settings)
-    async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
-        async with httpx.AsyncClient(
+    async with (
+        left_within(app.router.lifespan_context(app), "gateway lifespan"),
+        httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=30
-        ) as client:
-            yield client
+        ) as client,
+    ):
+        yield client
 
 
 async def test_the_reviews_list_shows_stale_ones_and_each_refresh_diff(

@@ -24,7 +24,7 @@ def _run(args: list[str], database_url: str, cwd: Path) -> subprocess.CompletedP
         "TRANSFORMERS_OFFLINE": "1",
     }
     return subprocess.run(
-        [*CLI, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=900
+        [*CLI, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=900, check=False
     )
 
 

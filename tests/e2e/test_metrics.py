@@ -55,10 +55,9 @@ async def test_each_service_is_scraped_on_its_own_port_with_the_named_series(sta
         await _decided(client, reply.json()["task_id"])
 
     scraped = {name: scrape(stack.metrics_url(name)) for name in stack.services}
-    for (
-        name
-    ) in stack.services:  # every process registered the shared families (some have no samples yet)
-        text = httpx.get(stack.metrics_url(name), timeout=10).text
+    # every process registered the shared families (some have no samples yet)
+    for name in stack.services:
+        text = httpx.get(stack.metrics_url(name), timeout=10).text  # noqa: ASYNC210 - the stack serves from its own processes
         for family in ("research_messages_total", "research_consumer_pending_messages"):
             assert f"# TYPE {family} " in text, (name, family)
 

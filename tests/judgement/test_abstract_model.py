@@ -59,7 +59,7 @@ def test_a_long_abstract_is_split_into_windows_of_whole_sentences_each_with_the_
     )
     claim_ids = tokenizer("The treatment changes outcomes.", add_special_tokens=False)["input_ids"]
     assert all(w.input_ids[1 : 1 + len(claim_ids)] == claim_ids for w in packed)
-    ids, types, mask, pool, present = collate(packed)
+    _ids, _types, _mask, pool, present = collate(packed)
     assert pool.shape[:2] == present.shape and bool(present.any(1).all())
     assert np.allclose(pool.sum(-1).numpy()[present.numpy()], 1.0), (
         "each sentence is the mean of its tokens"

@@ -25,7 +25,7 @@ def test_a_remote_model_in_the_chain_chooses_the_remote_engine() -> None:
     settings = LLMSettings(provider="openai", openai_api_key="sk-test")
     kind, chain = _choose(settings)
     assert kind == "remote" and chain is not None and remote_configured(chain)
-    assert [type(p).__name__ for p in chain.providers][0] == "OpenAIProvider"
+    assert next(type(p).__name__ for p in chain.providers) == "OpenAIProvider"
 
 
 def test_without_a_remote_model_the_offline_engine_is_chosen() -> None:
@@ -38,7 +38,7 @@ def test_without_a_remote_model_the_offline_engine_is_chosen() -> None:
 def test_an_offline_mode_builds_no_chain_even_with_a_remote_model_configured(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import research_llm.engines as engines
+    from research_llm import engines
 
     def refuse(settings: LLMSettings) -> ProviderChain:
         raise AssertionError("an offline mode built a chain")

@@ -27,7 +27,7 @@ def test_a_server_that_follows_but_does_not_enforce_the_schema(llm_server: FakeL
     assert "schema-bound answer: valid" in result.output
     assert "tokens in/out: 1/1" in result.output
     assert "response_format json_schema: NOT enforced" in result.output
-    [first, second] = llm_server.sent("openai")
+    [first, _second] = llm_server.sent("openai")
     assert (
         first.body["response_format"]["json_schema"]["name"] == "llm_check"
         and first.body["model"] == "tiny"

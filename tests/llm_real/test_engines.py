@@ -169,7 +169,7 @@ async def test_verifier_labels_are_in_the_enum_and_the_checker_drops_what_is_not
         for p in labelled
         if p.source_id not in by_id or not found_verbatim(p.text, by_id[p.source_id].text)
     ]
-    report, assessment, check, dropped = checked(
+    report, _assessment, check, dropped = checked(
         job, labelled, by_id, engine="llm", searches=1, quotes_per_side=3
     )
     assert check.unknown == 0, "no reference the searches never returned is left in the report"

@@ -65,7 +65,10 @@ def assert_grounded(report, author: LlmAuthor) -> None:  # type: ignore[no-untyp
 
 
 async def test_the_author_and_a_revision_with_the_real_model(
-    llama, nc, js, connector_service
+    llama,
+    nc,
+    js,  # noqa: F811 - the fixture imported above
+    connector_service,  # noqa: F811 - the fixture imported above
 ) -> None:  # type: ignore[no-untyped-def]
     chain = build_chain(llm_settings(llama), encoder=None)
     settings = ReviewerSettings(llm_timeout_s=600.0)  # a slow model on one loaded core

@@ -48,9 +48,9 @@ def _read(url: str) -> dict[str, float]:
 
 
 async def test_requests_errors_cache_hits_and_latency_per_source(
-    make_sources,
-    fake_api,
-    recorded,
+    make_sources,  # noqa: F811 - the fixture imported above
+    fake_api,  # noqa: F811 - the fixture imported above
+    recorded,  # noqa: F811 - the fixture imported above
     sessions,
     unique,
     metrics_url,

@@ -150,7 +150,7 @@ def test_volumes_and_bind_mounts_resolve() -> None:
     used = set()
     for name, svc in SERVICES.items():
         for mount in svc.get("volumes", []):
-            source, target = mount.split(":")[:2]
+            source, _target = mount.split(":")[:2]
             if source.startswith("."):
                 assert (REPO / source).exists(), f"{name}: {source} does not exist"
             else:

@@ -49,8 +49,11 @@ def series(rows: list[tuple]) -> list[tuple]:
 def close(actual: list[tuple], expected: list[tuple]) -> bool:
     return len(actual) == len(expected) and all(
         len(a) == len(e)
-        and all(x == pytest.approx(y) if isinstance(y, float) else x == y for x, y in zip(a, e))
-        for a, e in zip(actual, expected)
+        and all(
+            x == pytest.approx(y) if isinstance(y, float) else x == y
+            for x, y in zip(a, e, strict=True)
+        )
+        for a, e in zip(actual, expected, strict=True)
     )
 
 

@@ -8,6 +8,7 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 from urllib.parse import unquote_plus
 
 import httpx
@@ -46,7 +47,7 @@ CLAIM = {
 class Capture(BaseHTTPRequestHandler):
     """Records every request line and body; answers like an OpenAI server, or with an empty JSON."""
 
-    captured: list[str] = []
+    captured: ClassVar[list[str]] = []
 
     def _answer(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)

@@ -60,11 +60,14 @@ async def test_no_provider_answering_fails_the_task_with_the_reason(
     [failed] = await audit_rows(sessions, task.task_id, AuditAction.TASK_FAILED.value)
     assert failed.payload["previous_status"] == TaskStatus.researching
     app = create_gateway(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
-    async with app.router.lifespan_context(app), httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app),
-        base_url="http://localhost",
-        headers=api_keys["reader"],
-    ) as client:
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://localhost",
+            headers=api_keys["reader"],
+        ) as client,
+    ):
         view = (await client.get(f"{API}/tasks/{task.task_id}")).json()
     assert view["status"] == "failed" and view["error"].startswith("no LLM provider answered")
     assert view["claim"] is None

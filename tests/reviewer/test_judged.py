@@ -4,6 +4,8 @@ how subtopics are named, how tags follow the stance model."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import pytest
 
@@ -160,7 +162,11 @@ def test_findings_are_the_sentences_the_judge_calls_evidence_never_framing_sente
 class FixedAbstractModel:
     """The abstract model's say per title: (P(SUPPORT, CONTRADICT, NEI), P(rationale) per sentence); the rule is tested."""
 
-    thresholds = {"evidence": 0.85, "best_evidence": 0.3, "contradict_weight": 0.8}
+    thresholds: ClassVar[dict[str, float]] = {
+        "evidence": 0.85,
+        "best_evidence": 0.3,
+        "contradict_weight": 0.8,
+    }
 
     def __init__(self, by_title: dict[str, tuple[tuple[float, float, float], list[float]]]) -> None:
         self.by_title = by_title
@@ -337,8 +343,10 @@ def test_a_subtopic_is_named_by_words_specific_in_the_literature_not_by_generic_
         Sentence(net, text, score)
         for text, score in (
             (
-                "Indeed, during NETosis, neutrophils externalized the citrullinated autoantigens implicated in RA pathogenesis, "
-                "and anti-citrullinated vimentin antibodies potently induced NET formation.",
+                (
+                    "Indeed, during NETosis, neutrophils externalized the citrullinated autoantigens implicated in RA pathogenesis, "
+                    "and anti-citrullinated vimentin antibodies potently induced NET formation."
+                ),
                 0.9,
             ),
             (

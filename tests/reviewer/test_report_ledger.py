@@ -157,7 +157,7 @@ async def test_superseded_claim_makes_the_report_stale_then_refresh_reopens_it(
 async def test_open_undermining_finding_marks_stale_but_a_sibling_supersession_does_not(
     sessions, unique: str
 ) -> None:  # type: ignore[no-untyped-def]
-    report_id, claims = await _report_with_claims(sessions, unique)
+    _report_id, claims = await _report_with_claims(sessions, unique)
     async with (
         sessions() as session,
         session.begin(),

@@ -83,9 +83,12 @@ async def test_failures_are_recorded_and_the_run_still_ends_with_done(
     run_id = f"rv-{unique}"
     recorder = RunRecorder(js, run_id)
     with pytest.raises(RuntimeError):
-        async with recorder.running(), recorder.agent("researcher") as author:
-            async with author.tool("research.top_cited", {"topic": "x"}):
-                raise RuntimeError("connector down")
+        async with (
+            recorder.running(),
+            recorder.agent("researcher") as author,
+            author.tool("research.top_cited", {"topic": "x"}),
+        ):
+            raise RuntimeError("connector down")
     events = [e for _, e in await _all(js, run_id)]
     assert [e.type for e in events] == [
         "agent_start",

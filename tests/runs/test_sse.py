@@ -40,7 +40,7 @@ async def frames(response: httpx.Response) -> AsyncIterator[Frame]:
             if frame.id is not None or frame.event is not None or frame.data:
                 yield frame
             frame = Frame()
-        elif line.startswith(":") or line.startswith("retry:"):
+        elif line.startswith((":", "retry:")):
             continue
         else:
             name, _, value = line.partition(":")
@@ -106,9 +106,11 @@ async def test_reconnect_with_last_event_id_resumes_without_loss_or_repeat(
                     break  # the client drops the connection here
             await stream.aclose()
         # While nobody is connected the run goes on.
-        async with recorder.agent("researcher") as author:
-            async with author.tool("research.search_papers", {"query": "q"}) as call:
-                call.result = []
+        async with (
+            recorder.agent("researcher") as author,
+            author.tool("research.search_papers", {"query": "q"}) as call,
+        ):
+            call.result = []
         await recorder.done()
         last_id = first[-1].id
         async with client.stream(

@@ -58,11 +58,13 @@ async def gateway(servers: Servers) -> AsyncIterator[httpx.AsyncClient]:
     app: FastAPI = create_app(
         Settings(nats_url=servers.nats_url, database_url=servers.database_url)
     )
-    async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
-        async with httpx.AsyncClient(
+    async with (
+        left_within(app.router.lifespan_context(app), "gateway lifespan"),
+        httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=60
-        ) as client:
-            yield client
+        ) as client,
+    ):
+        yield client
 
 
 def _ids(n: int) -> list[str]:

@@ -298,7 +298,7 @@ async def test_a_failing_model_leaves_the_run_to_the_offline_engine(
             text=json.dumps({"label": "maybe", "query": 7, "facts": "none"})
         )
     # else: no script at all, every call is a 500 (OpenAI, then Gemini)
-    asked, search = pages_search([VITAMIN_D])
+    _asked, search = pages_search([VITAMIN_D])
     brief = brief_for(num_references=3, detail_level=DetailLevel.facts_list.value)
     offline, offline_loop, offline_stop = await build(
         brief, ScoutSettings(max_iterations=3), search, run_id="sl-offline"

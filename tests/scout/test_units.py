@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, date, datetime
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -269,7 +270,7 @@ def test_a_source_under_the_cut_is_partial_when_it_squarely_states_a_finding_on_
 
 
 def test_loop_stops_on_enough_strong_hits():
-    asked, snapshot, loop, stop = _build([VITAMIN_D], num_references=1)
+    asked, _snapshot, loop, stop = _build([VITAMIN_D], num_references=1)
     assert stop == "enough_strong" and len(asked) == 1
     assert loop.iterations[0]["counts"]["strong"] >= 1
 
@@ -288,7 +289,7 @@ def test_loop_stops_at_the_iteration_cap():
         ]
         for i, w in enumerate(words)
     ]
-    asked, _, loop, stop = _build(pages, num_references=10)
+    asked, _, _loop, stop = _build(pages, num_references=10)
     assert stop == "iteration_cap" and len(asked) == 3 and len(set(asked)) == 3
 
 
@@ -394,7 +395,11 @@ def test_the_citation_checker_drops_a_fact_not_in_the_source():
 class FixedAbstractModel:
     """What the abstract model says of each paper (by title): (P(SUPPORT, CONTRADICT, NEI), P(rationale) per sentence)."""
 
-    thresholds = {"evidence": 0.85, "best_evidence": 0.3, "contradict_weight": 0.8}
+    thresholds: ClassVar[dict[str, float]] = {
+        "evidence": 0.85,
+        "best_evidence": 0.3,
+        "contradict_weight": 0.8,
+    }
 
     def __init__(self, by_title):  # type: ignore[no-untyped-def]
         self.by_title = by_title
@@ -467,7 +472,7 @@ def test_the_abstract_model_labels_a_batch_of_hits_by_their_evidence_on_the_prom
 
 
 def test_a_strong_source_states_the_sentences_the_abstract_model_rests_on(abstract_model):
-    _, snapshot, loop, _ = _build(
+    _, snapshot, _loop, _ = _build(
         [VITAMIN_D],
         ScoutSettings(max_iterations=1, partial_evidence=0.1),
         num_references=3,
@@ -500,7 +505,7 @@ def test_an_empty_list_says_what_was_searched_what_was_read_and_why_the_best_fel
     abstract_model,
 ):
     off = [VITAMIN_D[2]]  # nothing on the prompt
-    asked, snapshot, loop, _ = _build(
+    asked, snapshot, _loop, _ = _build(
         [off], ScoutSettings(max_iterations=2, partial_evidence=0.1), detail_level="facts_list"
     )
     assert snapshot.source_list.sources == []

@@ -198,7 +198,7 @@ def test_each_side_quotes_its_strongest_evidence_first():
         job(), chosen, passages, engine="offline", searches=1, quotes_per_side=6
     )
     (section,) = [s for s in report.sections if s.title == "Corroborating Evidence"]
-    assert [f.statement for f in section.findings][0] == HF_ACTION
+    assert next(f.statement for f in section.findings) == HF_ACTION
     capped, *_ = reshape.checked(
         job(), chosen, passages, engine="offline", searches=1, quotes_per_side=1
     )

@@ -108,10 +108,50 @@ CLINICAL_VERBS = (
     "was seen",
     "is now on",
 )
-MONTHS = (
-    ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
-)
-ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth", "twenty-first", "twenty-second", "twenty-third", "twenty-fourth", "twenty-fifth", "twenty-sixth", "twenty-seventh", "twenty-eighth"]
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+ORDINALS = [
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+    "thirteenth",
+    "fourteenth",
+    "fifteenth",
+    "sixteenth",
+    "seventeenth",
+    "eighteenth",
+    "nineteenth",
+    "twentieth",
+    "twenty-first",
+    "twenty-second",
+    "twenty-third",
+    "twenty-fourth",
+    "twenty-fifth",
+    "twenty-sixth",
+    "twenty-seventh",
+    "twenty-eighth",
+]
 AGE_WORDS = (
     "ninety",
     "ninety-one",
@@ -431,9 +471,9 @@ def shape_title_surname_phone(w: Writer, p: Pools) -> None:
 
 def shape_email_address(w: Writer, p: Pools) -> None:
     given, surname = p.person()
-    w.say("Patient ").mark("NAME", f"{given} {surname}").say(", ").mark(
-        "ADDRESS", p.address()
-    ).say(", e-mail ")
+    w.say("Patient ").mark("NAME", f"{given} {surname}").say(", ").mark("ADDRESS", p.address()).say(
+        ", e-mail "
+    )
     w.mark("EMAIL", p.email(given, surname)).say(f": {p.context()}. {p.question()}")
 
 
@@ -463,7 +503,7 @@ def shape_postcode(w: Writer, p: Pools) -> None:
 
 
 def shape_two_people(w: Writer, p: Pools) -> None:
-    (g1, s1), (g2, s2) = p.person(), p.person()
+    (g1, _s1), (g2, s2) = p.person(), p.person()
     w.say(f"{p.rng.choice(('Daughter', 'Son', 'Wife', 'Husband'))} ").mark(
         "NAME", f"{g2} {s2}"
     ).say(" (")
@@ -495,7 +535,7 @@ def shape_address_postcode(w: Writer, p: Pools) -> None:
 
 def shape_referred(w: Writer, p: Pools) -> None:
     given, surname = p.person()
-    (dg, ds) = p.person()
+    (_dg, ds) = p.person()
     w.say("Referred by Dr ").mark("NAME", ds).say(": ").mark("NAME", given).say(" ").mark(
         "NAME", surname
     )

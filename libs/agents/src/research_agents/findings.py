@@ -79,7 +79,7 @@ class FindingsRepository:
 
     async def record_many(self, findings: Iterable[NewFinding]) -> list[uuid.UUID]:
         """Insert findings in one statement; returns their ids in the given order."""
-        rows = [
+        rows: list[dict[str, Any]] = [
             {
                 "id": uuid.uuid4(),
                 "agent": self.agent,

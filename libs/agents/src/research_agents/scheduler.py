@@ -146,7 +146,7 @@ class Scheduler:
                 await self.run_once(trigger="tick")
             except (RunInFlight, AgentPaused):
                 pass
-            except Exception as exc:  # the loop must survive a database hiccup
+            except Exception as exc:  # noqa: BLE001 - the loop must survive a database hiccup
                 log.warning("tick failed to start a run", agent=self.agent, error=repr(exc))
 
     # --- runs ---------------------------------------------------------------------------
@@ -211,7 +211,7 @@ class Scheduler:
                     book = RunBook(session, self.agent)
                     await book.finish_run(run_id, outcome, ctx.counts, error)
                     await book.clear_cancel(run_id)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - the lock is released whatever failed
                 log.error("could not record the end of a run", agent=self.agent, error=repr(exc))
             finally:
                 await lock.release()

@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 import httpx
 from pydantic import BaseModel, TypeAdapter
@@ -94,7 +94,7 @@ class ResearchClient:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> ResearchClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -119,9 +119,9 @@ class ResearchClient:
         return model.model_validate(self.request("GET", path, params=_clean(params)).json())
 
     def _list(self, model: type[M], path: str, **params: Any) -> list[M]:
-        return TypeAdapter(list[model]).validate_python(
+        return TypeAdapter(list[model]).validate_python(  # type: ignore[valid-type]  # a runtime type: a list of `model`
             self.request("GET", path, params=_clean(params)).json()
-        )  # type: ignore[valid-type]
+        )
 
     def health(self) -> bool:
         """Whether the gateway answers and reaches its database."""
@@ -225,7 +225,8 @@ class ResearchClient:
 
     def review(self, review_id: uuid.UUID | str) -> dict[str, Any]:
         """A review with its current version (status, report, citation check, peer review)."""
-        return self.get(f"/reviews/{review_id}")
+        found: dict[str, Any] = self.get(f"/reviews/{review_id}")
+        return found
 
     def refresh_review(self, review_id: uuid.UUID | str) -> ModeAccepted:
         """Run a (stale) review again: a new version with its diff to the current one."""
@@ -240,7 +241,8 @@ class ResearchClient:
         )
 
     def verification(self, verification_id: uuid.UUID | str) -> dict[str, Any]:
-        return self.get(f"/verifications/{verification_id}")
+        found: dict[str, Any] = self.get(f"/verifications/{verification_id}")
+        return found
 
     def source_list(self, source_list_id: uuid.UUID | str) -> SourceList:
         """The latest snapshot of a source list (the `SourceList` contract)."""
@@ -248,7 +250,8 @@ class ResearchClient:
 
     def source_lists(self, **filters: Any) -> list[dict[str, Any]]:
         """Source lists (filters: `save_to_kind`, `save_to_id`, …)."""
-        return self.get("/source-lists", **filters)
+        found: list[dict[str, Any]] = self.get("/source-lists", **filters)
+        return found
 
     def _mode(self, path: str, body: dict[str, Any]) -> ModeAccepted:
         return ModeAccepted.model_validate(self.request("POST", path, json=_clean(body)).json())
@@ -259,7 +262,8 @@ class ResearchClient:
 
     def report(self, report_id: uuid.UUID | str) -> dict[str, Any]:
         """The current version of a report (review, verification or source list)."""
-        return self.get(f"/reports/{report_id}")
+        found: dict[str, Any] = self.get(f"/reports/{report_id}")
+        return found
 
     def export(self, report_id: uuid.UUID | str, fmt: str = "markdown") -> bytes:
         """A report exported as Markdown, PDF, BibTeX, RIS or CSL-JSON (`md`, `bib`, `csljson` accepted)."""

@@ -99,11 +99,39 @@ def worded_pattern(word: str, *, refused: str = "") -> str:
 TOPIC_PATTERN: Final = worded_pattern(r"[^\W_]")
 MAX_ITERATIONS: Final = 2
 # The schema names every source (an enum), so a schema-valid request never meets "unknown source".
-EvidenceSource = Literal[EVIDENCE_SOURCES]  # type: ignore[valid-type]
+EvidenceSource = Literal[EVIDENCE_SOURCES]  # type: ignore[valid-type]  # mypy reads no Literal of a Final tuple; the schema does
 
 
 _KEY_STOPWORDS = frozenset(
-    ["and", "are", "but", "for", "from", "has", "have", "how", "into", "its", "not", "of", "on", "or", "than", "that", "the", "their", "this", "was", "were", "what", "when", "which", "who", "why", "with"]
+    [
+        "and",
+        "are",
+        "but",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "into",
+        "its",
+        "not",
+        "of",
+        "on",
+        "or",
+        "than",
+        "that",
+        "the",
+        "their",
+        "this",
+        "was",
+        "were",
+        "what",
+        "when",
+        "which",
+        "who",
+        "why",
+        "with",
+    ]
 )
 
 
@@ -177,7 +205,7 @@ class ReviewRequest(BaseModel):
         examples=["vitamin D supplementation and fracture risk in older adults"],
     )
     filters: ReviewFilters = Field(default_factory=ReviewFilters)
-    sources: list[EvidenceSource] = Field(  # type: ignore[valid-type]
+    sources: list[EvidenceSource] = Field(
         default_factory=lambda: ["corpus"],
         max_length=len(EVIDENCE_SOURCES),
         description="Evidence sources: the local corpus always, plus the outside connectors named here.",

@@ -45,7 +45,8 @@ class QueryAdapter:
         vectors = np.asarray(vectors, dtype=np.float32)
         adapted = vectors + vectors @ self.delta
         norms = np.linalg.norm(adapted, axis=-1, keepdims=True)
-        return adapted / np.maximum(norms, 1e-12)
+        unit: np.ndarray = adapted / np.maximum(norms, 1e-12)
+        return unit
 
 
 @lru_cache(maxsize=1)

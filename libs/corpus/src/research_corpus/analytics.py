@@ -7,8 +7,11 @@ All functions are read-only and run in the caller's session.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from pydantic import BaseModel, Field
-from sqlalchemy import text
+from sqlalchemy import Row, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 _TOPIC = """EXISTS (SELECT 1 FROM corpus_chunks c
@@ -57,7 +60,7 @@ _SUMMARY = (
 )
 
 
-def _summaries(rows) -> list[PaperSummary]:
+def _summaries(rows: Iterable[Row[Any]]) -> list[PaperSummary]:
     return [PaperSummary(**{**row._mapping, "authors": list(row.authors or [])}) for row in rows]
 
 
@@ -147,7 +150,8 @@ async def find_papers(
     limit: int = 20,
 ) -> list[PaperSummary]:
     """Metadata search: case-insensitive substrings of title / author / venue, exact year or a range."""
-    clauses, params = ["TRUE"], {"limit": limit}
+    clauses: list[str] = ["TRUE"]
+    params: dict[str, Any] = {"limit": limit}
     if title:
         clauses.append("p.title ILIKE '%' || :title || '%'")
         params["title"] = title

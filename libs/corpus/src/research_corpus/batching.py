@@ -76,7 +76,8 @@ class MicroBatchingEmbedder(Embedder):
         return self.submit(texts).result()
 
     def embed_one(self, text: str) -> list[float]:
-        return self.embed([text])[0].tolist()
+        vector: list[float] = self.embed([text])[0].tolist()
+        return vector
 
     async def aembed(self, texts: Sequence[str]) -> np.ndarray:
         """`embed` for coroutines: waits on the worker without holding a thread of its own."""
@@ -85,7 +86,8 @@ class MicroBatchingEmbedder(Embedder):
         return await asyncio.wrap_future(self.submit(list(texts)))
 
     async def aembed_one(self, text: str) -> list[float]:
-        return (await self.aembed([text]))[0].tolist()
+        vector: list[float] = (await self.aembed([text]))[0].tolist()
+        return vector
 
     def embed_direct(self, texts: list[str]) -> np.ndarray:
         """The model, called right here (no queue, no cache)."""
@@ -115,7 +117,7 @@ class MicroBatchingEmbedder(Embedder):
                     self._cache.move_to_end(t)
         missing = list(dict.fromkeys(t for t, row in zip(texts, rows, strict=True) if row is None))
         if not missing:
-            done.set_result(np.stack(rows))  # type: ignore[arg-type]
+            done.set_result(np.stack(rows))  # type: ignore[arg-type]  # no row is None here: none missing
             return done
         pending: Future[np.ndarray] = Future()
         self._ensure_worker()

@@ -217,7 +217,8 @@ class Embedder:
 
     def embed_one(self, text: str) -> list[float]:
         """One text as a plain list of 384 floats (for JSON and pgvector parameters)."""
-        return self.embed([text])[0].tolist()
+        vector: list[float] = self.embed([text])[0].tolist()
+        return vector
 
 
 @lru_cache(maxsize=1)

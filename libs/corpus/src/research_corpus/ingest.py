@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -264,7 +264,9 @@ async def _finish_bulk(sessions: async_sessionmaker[AsyncSession]) -> None:
 BAR_FORMAT = "{desc}: {n_fmt}/{total_fmt} papers |{bar:24}| {percentage:3.0f}% [{elapsed}, {rate_fmt}, ETA {remaining}{postfix}]"
 
 
-def progress_bar(total: int | None, *, enabled: bool = True, file: TextIO | None = None) -> tqdm:
+def progress_bar(
+    total: int | None, *, enabled: bool = True, file: TextIO | None = None
+) -> tqdm[Any]:
     """The ingest's progress bar on stderr: papers done of `total`, papers/s and the time left."""
     return tqdm(
         total=total,
@@ -277,7 +279,7 @@ def progress_bar(total: int | None, *, enabled: bool = True, file: TextIO | None
     )
 
 
-def _advance(bar: tqdm, plan: _Plan, report: IngestReport) -> None:
+def _advance(bar: tqdm[Any], plan: _Plan, report: IngestReport) -> None:
     bar.set_postfix_str(f"{report.chunks} chunks, {report.sentences} sentences", refresh=False)
     bar.update(plan.records)
 

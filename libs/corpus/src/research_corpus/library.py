@@ -224,8 +224,9 @@ def read_bibtex(path: Path) -> Iterator[PaperRecord | MalformedRecordError]:
         reason = f"unreadable BibTeX entry ({_clean(getattr(error, 'abort_reason', '') or error or 'syntax error')})"
         if type(block).__name__ == "DuplicateBlockKeyBlock":
             reason = f"duplicate key {getattr(block, 'key', '')!r}"
-        failed.append((block.start_line + 1, MalformedRecordError(block.start_line + 1, reason)))
-    entries = [(entry.start_line + 1, entry) for entry in library.entries]
+        line = (block.start_line or 0) + 1
+        failed.append((line, MalformedRecordError(line, reason)))
+    entries = [((entry.start_line or 0) + 1, entry) for entry in library.entries]
     for line, item in sorted([*failed, *entries], key=lambda pair: pair[0]):
         if isinstance(item, MalformedRecordError):
             yield item
@@ -266,7 +267,8 @@ def _bibtex_record(entry: Any, line: int, base: Path) -> PaperRecord:
 
 def _ris_blocks(text: str) -> Iterator[tuple[int, list[str]] | MalformedRecordError]:
     """The lines of each `TY` … `ER` record with the line it starts on."""
-    start, lines = 0, []
+    start = 0
+    lines: list[str] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         tag = _RIS_TAG.match(raw.rstrip())
         if tag and tag.group(1) == "TY":

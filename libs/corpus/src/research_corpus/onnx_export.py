@@ -26,6 +26,7 @@ import tempfile
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from research_platform.logging import get_logger
 from research_platform.settings import get_settings
@@ -88,7 +89,9 @@ def cached_export(
     return target
 
 
-def inference_session(graph: Path, threads: int):
+def inference_session(
+    graph: Path, threads: int
+) -> Any:  # an onnxruntime.InferenceSession (untyped)
     """An ONNX Runtime session of `graph` on the CPU: every graph optimisation, `threads` math threads."""
     import onnxruntime as ort
 

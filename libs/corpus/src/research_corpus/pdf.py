@@ -10,8 +10,9 @@ follows are dropped.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from research_corpus.errors import MalformedRecordError
 from research_corpus.records import PaperRecord, Section, split_sentences
@@ -76,7 +77,7 @@ def read_pdf(path: Path, external_id: str, position: int) -> PaperRecord:
     try:
         reader = PdfReader(str(path))
         text = "\n".join(page.extract_text() or "" for page in reader.pages)
-        meta = reader.metadata or {}
+        meta: Mapping[str, Any] = reader.metadata or {}
     except (PdfReadError, OSError, ValueError) as exc:
         raise MalformedRecordError(position, f"{external_id}: unreadable PDF ({exc})") from None
     lines = [line.strip() for line in text.splitlines() if line.strip()]

@@ -206,6 +206,7 @@ class CorpusRepository:
         ]
         connection = await self.session.connection()
         raw = (await connection.get_raw_connection()).driver_connection
+        assert raw is not None, "an open connection has its driver's"
         await raw.execute(_CREATE_STAGING)
         await raw.copy_records_to_table(_STAGING, records=records, columns=_STAGING_COLUMNS)
         added = (await self.session.execute(_LOAD_CHUNKS)).one()

@@ -48,7 +48,8 @@ class SearchFilters(BaseModel):
 
     def sql(self) -> tuple[str, dict[str, object]]:
         """A SQL condition on `c` (chunks) and `p` (papers), and its parameters."""
-        clauses, params = ["TRUE"], {}
+        clauses: list[str] = ["TRUE"]
+        params: dict[str, object] = {}
         if self.year_from is not None:
             clauses.append("p.year >= :year_from")
             params["year_from"] = self.year_from
@@ -264,7 +265,7 @@ async def search(
         await session.begin()
     if mode in ("hybrid", "lexical"):
         lexical = await lexical_chunks(session, query, limit, filters, settings)
-    if mode in ("hybrid", "dense"):
+    if mode in ("hybrid", "dense") and vector is not None:
         dense = await dense_chunks(session, vector, limit, filters)
     if mode == "hybrid":
         ranked = fuse(lexical, dense, settings, papers_wanted)
@@ -280,7 +281,7 @@ async def search_many(
     sessions: async_sessionmaker[AsyncSession],
     queries: list[str],
     k: int = 10,
-    mode: str = "hybrid",
+    mode: SearchMode = "hybrid",
     filters: SearchFilters | None = None,
     settings: CorpusSettings | None = None,
     embedder: Embedder | None = None,

@@ -63,6 +63,7 @@ class SentenceVectors:
         await self.session.execute(text(_CREATE_STAGING))
         connection = await self.session.connection()
         raw = (await connection.get_raw_connection()).driver_connection
+        assert raw is not None, "an open connection has its driver's"
         await raw.copy_records_to_table(_STAGING, records=records, columns=("key", "embedding"))
         await self.session.execute(_LOAD)
         await self.session.execute(text(f"DELETE FROM {_STAGING}"))

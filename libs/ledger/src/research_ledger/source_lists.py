@@ -16,9 +16,9 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import CursorResult, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from research_ledger.audit import storable
@@ -390,7 +390,7 @@ class SourceListBook(LedgerBase):
                 ReportVersionRow.version.not_in(newest),
             )
         )
-        return int(result.rowcount or 0)
+        return int(cast(CursorResult[Any], result).rowcount or 0)  # a DELETE's result
 
     async def lists(
         self, *, save_to: dict[str, str] | None = None, limit: int = 100

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import func, select, text, update
 
@@ -146,7 +147,7 @@ class Verdicts(LedgerBase):
         if row is None:  # decided (or drained) meanwhile: this timeout no longer matters
             return None
         timeouts, task_id = row
-        ids = {"task_id": task_id, "claim_id": claim_id}
+        ids: dict[str, Any] = {"task_id": task_id, "claim_id": claim_id}
         self.audit(
             AuditAction.CRITIC_TIMEOUT,
             **ids,
@@ -233,7 +234,7 @@ class Verdicts(LedgerBase):
         await self.session.execute(
             update(MemoryClaim).where(MemoryClaim.id == claim.id).values(**values)
         )
-        ids = {"task_id": claim.task_id, "claim_id": claim.id}
+        ids: dict[str, Any] = {"task_id": claim.task_id, "claim_id": claim.id}
         self.audit(
             AuditAction.CRITIC_RECRITIQUE,
             **ids,

@@ -196,7 +196,7 @@ class ProviderChain:
                     )
                 )
                 continue
-            return Answered[shape](
+            return Answered[shape](  # type: ignore[valid-type]  # a runtime parametrisation: the answer validates as `shape`
                 answer=answer,
                 provider=provider.name,
                 model=provider.model,

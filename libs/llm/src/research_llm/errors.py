@@ -10,6 +10,11 @@ LLMError
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from research_llm.schema import ProviderFailure
+
 
 class LLMError(Exception):
     """Base of every error research_llm raises on purpose."""
@@ -35,7 +40,7 @@ class InvalidResponse(ProviderError):
 class NoProviderAnswered(LLMError):
     """Every provider of the chain failed; `failures` lists why."""
 
-    def __init__(self, failures: list) -> None:
+    def __init__(self, failures: list[ProviderFailure]) -> None:
         super().__init__(
             "; ".join(f"{f.provider}/{f.model}: {f.reason}" for f in failures) or "no provider"
         )

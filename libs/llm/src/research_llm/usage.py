@@ -26,6 +26,7 @@ import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from prometheus_client import Counter
 
@@ -60,7 +61,7 @@ class Usage:
     def tokens(self) -> int:
         return self.tokens_in + self.tokens_out
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "calls": self.calls,
             "tokens_in": self.tokens_in,
@@ -93,7 +94,7 @@ class Budget:
             return f"run budget spent (${used.cost_usd:.6g} of ${self.usd:.6g} estimated)"
         return None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"seconds": self.seconds, "tokens": self.tokens, "usd": self.usd}
 
 
@@ -105,7 +106,9 @@ class Run:
     budget_tokens: int | None = None
     budget_usd: float | None = None
     usage: Usage = field(default_factory=Usage)
-    fallbacks: list[dict] = field(default_factory=list)  # {"question", "reasons"}, in order
+    fallbacks: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # {"question", "reasons"}, in order
 
     @property
     def budget(self) -> Budget:
@@ -131,7 +134,7 @@ class Run:
         """Note that `question` was answered without a model, and why (the providers' failures)."""
         self.fallbacks.append({"question": question, "reasons": reasons})
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """What a run's trace shows: its usage, budget and fallbacks."""
         return {
             **self.usage.as_dict(),

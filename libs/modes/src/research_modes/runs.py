@@ -102,7 +102,7 @@ class ModeRun:
     """One run of a mode: its recorder, the sources it asked, and why it failed (None while it did not)."""
 
     recorder: RunRecorder
-    ledger_of: Callable[[AsyncSession], LedgerBase]
+    ledger_of: Callable[[AsyncSession], Ledger]
     report_id: Any
     kind: str
     sources: SourceLog = field(default_factory=SourceLog)

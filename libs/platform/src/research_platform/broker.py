@@ -87,13 +87,15 @@ async def ensure_streams(js: JetStreamContext, replicas: int = 1) -> None:
     """
     for declared in STREAMS:
         config = replicated(retained(declared), replicas)
+        assert config.name, "every declared stream has a name"
         try:
             await js.stream_info(config.name)
         except NotFoundError:
             try:
                 await js.add_stream(config)
                 continue
-            except Exception:  # another replica created it between the two calls
+            except Exception:  # noqa: BLE001, S110 - another replica created it between the two calls;
+                # update_stream below raises if the stream is truly missing
                 pass
         await js.update_stream(config)
 
@@ -119,7 +121,7 @@ def make_broker(url: str, service: str) -> NatsBroker:
         seed_urls(url),
         name=service,
         max_reconnect_attempts=-1,
-        reconnect_time_wait=0.5,
+        reconnect_time_wait=0.5,  # type: ignore[arg-type]  # seconds: FastStream says int, nats-py takes a float
         logger=logging.getLogger("faststream.broker"),  # rendered as JSON by the root handler
     )
 

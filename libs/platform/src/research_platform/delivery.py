@@ -151,7 +151,7 @@ def invalid_reason(exc: BaseException) -> str | None:
 
 def backoff_s(delivery: int, *, base_s: float = 0.5, cap_s: float = 30.0) -> float:
     """Delay before the next delivery of a message that failed on delivery number `delivery`."""
-    return min(cap_s, base_s * 2**delivery)
+    return min(cap_s, base_s * 2.0**delivery)
 
 
 class Delivery:
@@ -258,7 +258,7 @@ class _Settlement(BaseMiddleware):
         self.heartbeat: asyncio.Task[None] | None = None
 
     async def on_receive(self) -> None:
-        if is_jetstream(self.msg):
+        if self.msg is not None and is_jetstream(self.msg):
             self.heartbeat = asyncio.create_task(self._beat(self.msg))
 
     async def after_processed(
@@ -267,7 +267,9 @@ class _Settlement(BaseMiddleware):
         exc_val: BaseException | None = None,
         exc_tb: TracebackType | None = None,
     ) -> bool | None:
-        if self.heartbeat is None:  # core NATS or a publish scope: nothing to settle
+        if (
+            self.heartbeat is None or self.msg is None
+        ):  # core NATS or a publish scope: nothing to settle
             return False
         raw: Msg = self.msg
         if isinstance(exc_val, asyncio.CancelledError):

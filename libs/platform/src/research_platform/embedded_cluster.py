@@ -123,7 +123,7 @@ class EmbeddedNatsCluster:
                 f"nats://{HOST}:{node.route_port}",
                 "--routes",
                 routes,
-            ],  # fmt: skip
+            ],
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import sys
 import traceback
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ def exception_summary(exc: BaseException) -> dict[str, Any]:
     """An exception without its text: `error` (its type), `causes` (the types it was raised from)
     and `frames` (`file:line function`, innermost last). Messages and locals are left out: either
     may hold what a person typed."""
-    causes = []
+    causes: list[str] = []
     seen = exc.__cause__ or exc.__context__
     while seen is not None and len(causes) < 10:
         causes.append(type(seen).__qualname__)
@@ -38,7 +39,9 @@ def exception_summary(exc: BaseException) -> dict[str, Any]:
     return {"error": type(exc).__qualname__, "causes": causes, "frames": frames[-20:]}
 
 
-def _summarise_exception(logger: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+def _summarise_exception(
+    logger: Any, method: str, event_dict: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
     """A structlog processor: `exc_info` (structlog's or a stdlib record's) → `exception_summary`."""
     exc_info = event_dict.pop("exc_info", None)
     event_dict.pop("exception", None)
@@ -108,4 +111,5 @@ def configure_logging(
 
 
 def get_logger(name: str | None = None) -> structlog.stdlib.BoundLogger:
-    return structlog.get_logger(name)
+    logger: structlog.stdlib.BoundLogger = structlog.get_logger(name)
+    return logger

@@ -104,7 +104,7 @@ def _container() -> MetricsContainer:
     return MetricsContainer(REGISTRY, metrics_prefix=PREFIX, custom_label_names=())
 
 
-class BrokerMetrics(PrometheusMiddleware):  # type: ignore[type-arg]
+class BrokerMetrics(PrometheusMiddleware):
     """FastStream's Prometheus middleware for service `service`, on the shared families.
 
     The stock constructor registers new families each time, which a second broker in the same

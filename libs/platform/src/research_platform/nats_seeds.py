@@ -58,4 +58,4 @@ async def connect(url: str, **options: object) -> nats.NATS:
     options.setdefault("max_reconnect_attempts", -1)
     options.setdefault("reconnect_time_wait", 0.5)
     options.setdefault("connect_timeout", 5)
-    return await nats.connect(servers=seed_urls(url), **options)  # type: ignore[arg-type]
+    return await nats.connect(servers=seed_urls(url), **options)

@@ -18,8 +18,10 @@ S = TypeVar("S", bound=Settings)
 
 
 def run_service(
-    name: str, create_app: Callable[[S], FastStream], settings_type: type[S] = Settings
-) -> None:  # type: ignore[assignment]
+    name: str,
+    create_app: Callable[[S], FastStream],
+    settings_type: type[S] = Settings,  # type: ignore[assignment]  # S's bound, when no subclass is given
+) -> None:
     """Configure the process for service `name` and run its FastStream app until SIGINT/SIGTERM.
 
     `settings_type` is the service's root settings (the shared `Settings` or its subclass with

@@ -308,7 +308,7 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_is_unset(cls, value: object, info: ValidationInfo) -> object:
         """An empty variable (`METRICS_PORT=`) has always meant unset: the field's default."""
-        if value == "":
+        if value == "" and info.field_name is not None:
             return cls.model_fields[info.field_name].default
         return value
 

@@ -46,7 +46,26 @@ _EARLIER_PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]?", re.IGNORECASE)
 # Labels that introduce an identifier are not one ("[NAME_1], DOB [DATE_1]" read again must not
 # turn "DOB" into a name: de-identifying twice changes nothing).
 _LABELS = frozenset(
-    ["DOB", "DOD", "MRN", "SSN", "NHS", "ID", "TEL", "PHONE", "FAX", "EMAIL", "E-MAIL", "ZIP", "POSTCODE", "ADDRESS", "MR", "MRS", "MS", "DR"]
+    [
+        "DOB",
+        "DOD",
+        "MRN",
+        "SSN",
+        "NHS",
+        "ID",
+        "TEL",
+        "PHONE",
+        "FAX",
+        "EMAIL",
+        "E-MAIL",
+        "ZIP",
+        "POSTCODE",
+        "ADDRESS",
+        "MR",
+        "MRS",
+        "MS",
+        "DR",
+    ]
 )
 
 
@@ -113,7 +132,7 @@ def _find(text: str, *, personal: bool) -> list[Identifier]:
     tier: dict[int, int] = {}
     for level, group in enumerate((recognisers.RECOGNISERS, locales.RECOGNISERS)):
         for recogniser in group:
-            for start, end, value in recogniser.spans(text):
+            for start, _end, value in recogniser.spans(text):
                 trimmed = value.strip().rstrip(",")
                 if trimmed:
                     offset = start + len(value) - len(value.lstrip())
@@ -258,8 +277,8 @@ def deidentify(text: str, *, into: Deidentified | None = None) -> Deidentified:
     by_value = {value: placeholder for placeholder, value in table.placeholders.items()}
     table.reserved.update(_PLACEHOLDER.findall(text))
     counters: dict[str, int] = {}
-    for placeholder in [*table.placeholders, *table.reserved]:
-        category, _, number = placeholder.strip("[]").rpartition("_")
+    for existing in [*table.placeholders, *table.reserved]:
+        category, _, number = existing.strip("[]").rpartition("_")
         counters[category] = max(counters.get(category, 0), int(number))
     pieces: list[str] = []
     cursor = 0

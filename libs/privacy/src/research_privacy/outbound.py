@@ -30,9 +30,75 @@ _GAP = "\x00"
 _SENTENCE_END = re.compile(r"[.?!:;\n]")
 # Words that only introduce a person or an identifier: never worth sending once it is gone.
 _LABEL_WORDS = frozenset(
-    ["patient", "patients", "pt", "pts", "mrn", "dob", "d.o.b", "name", "named", "called", "phone", "tel", "telephone", "fax", "email", "e-mail", "address", "lives", "living", "born", "seen", "admitted", "record", "number", "no", "id", "ssn", "account", "mr", "mrs", "ms", "mx", "miss", "dr", "prof", "sir", "madam", "my", "our", "his", "her", "their", "contact", "call", "write", "home"]
+    [
+        "patient",
+        "patients",
+        "pt",
+        "pts",
+        "mrn",
+        "dob",
+        "d.o.b",
+        "name",
+        "named",
+        "called",
+        "phone",
+        "tel",
+        "telephone",
+        "fax",
+        "email",
+        "e-mail",
+        "address",
+        "lives",
+        "living",
+        "born",
+        "seen",
+        "admitted",
+        "record",
+        "number",
+        "no",
+        "id",
+        "ssn",
+        "account",
+        "mr",
+        "mrs",
+        "ms",
+        "mx",
+        "miss",
+        "dr",
+        "prof",
+        "sir",
+        "madam",
+        "my",
+        "our",
+        "his",
+        "her",
+        "their",
+        "contact",
+        "call",
+        "write",
+        "home",
+    ]
 )
-_TRAILING = frozenset(["for", "of", "in", "with", "and", "or", "to", "the", "a", "an", "by", "at", "on", "from", "aged", "about"])
+_TRAILING = frozenset(
+    [
+        "for",
+        "of",
+        "in",
+        "with",
+        "and",
+        "or",
+        "to",
+        "the",
+        "a",
+        "an",
+        "by",
+        "at",
+        "on",
+        "from",
+        "aged",
+        "about",
+    ]
+)
 _MAX_LENGTH = 1000
 
 

@@ -25,18 +25,116 @@ from research_privacy.science import proper_nouns
 from research_privacy.unlisted import STOP_WORDS
 
 PARTICLES = frozenset(
-    ["de", "la", "le", "du", "des", "del", "della", "di", "da", "dos", "das", "do", "van", "von", "der", "den", "ter", "ten", "bin", "binti", "bint", "ibn", "abu", "al", "el", "ul", "ben", "ní", "nic", "ni", "mac", "mc", "ó", "y", "af", "av", "zu"]
+    [
+        "de",
+        "la",
+        "le",
+        "du",
+        "des",
+        "del",
+        "della",
+        "di",
+        "da",
+        "dos",
+        "das",
+        "do",
+        "van",
+        "von",
+        "der",
+        "den",
+        "ter",
+        "ten",
+        "bin",
+        "binti",
+        "bint",
+        "ibn",
+        "abu",
+        "al",
+        "el",
+        "ul",
+        "ben",
+        "ní",
+        "nic",
+        "ni",
+        "mac",
+        "mc",
+        "ó",
+        "y",
+        "af",
+        "av",
+        "zu",
+    ]
 )
 _PARTICLE_PREFIX = re.compile(r"^(?:al|el|ul|bin|ibn|abu|ben|d|o|mac|mc)[-'’]\w", re.IGNORECASE)
 _TOKEN = re.compile(r"[\w\u0300-\u036F]+(?:[-'’][\w\u0300-\u036F]+)*")
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]?", re.IGNORECASE)
 # Words before a bare given name that make it the person talked about.
 _BEFORE = frozenset(
-    ["for", "whether", "does", "did", "give", "gave", "tell", "told", "ask", "asks", "asked", "see", "seen", "saw", "treat", "treating", "treated", "visit", "visited", "visiting", "help", "helping", "manage", "managing", "counsel", "counselling", "counseling", "examined", "examine"]
+    [
+        "for",
+        "whether",
+        "does",
+        "did",
+        "give",
+        "gave",
+        "tell",
+        "told",
+        "ask",
+        "asks",
+        "asked",
+        "see",
+        "seen",
+        "saw",
+        "treat",
+        "treating",
+        "treated",
+        "visit",
+        "visited",
+        "visiting",
+        "help",
+        "helping",
+        "manage",
+        "managing",
+        "counsel",
+        "counselling",
+        "counseling",
+        "examined",
+        "examine",
+    ]
 )
 # Words after a name-shaped unknown word that make it the person talked about.
 _AFTER = frozenset(
-    ["who", "whose", "should", "needs", "wants", "asks", "asked", "presented", "presents", "complains", "complained", "underwent", "declined", "declines", "tolerated", "tolerates", "lives", "lived", "died", "denies", "denied", "attended", "attends", "collapsed", "feels", "felt", "refused", "refuses", "prefers"]
+    [
+        "who",
+        "whose",
+        "should",
+        "needs",
+        "wants",
+        "asks",
+        "asked",
+        "presented",
+        "presents",
+        "complains",
+        "complained",
+        "underwent",
+        "declined",
+        "declines",
+        "tolerated",
+        "tolerates",
+        "lives",
+        "lived",
+        "died",
+        "denies",
+        "denied",
+        "attended",
+        "attends",
+        "collapsed",
+        "feels",
+        "felt",
+        "refused",
+        "refuses",
+        "prefers",
+    ]
 )
 _STRONG_VERBS = (
     r"(?:was\s+|is\s+|has\s+been\s+|had\s+been\s+)?(?:now\s+)?(?:admitted|readmitted|discharged|seen|referred|"
@@ -60,7 +158,55 @@ _SUBJECT = re.compile(
 )
 _TITLE = re.compile(r"(?<![\w.])(?<!\d\s)(?:[Mm]rs?|[Mm]s|[Mm]iss|[Mm]x|[Dd]r|[Pp]rof)\.?\s+(?=\S)")
 _EPONYM_FOLLOWERS = vocabulary.EPONYM_HEADS | frozenset(
-    ["kappa", "d", "rho", "tau", "test", "t-test", "exact", "rank", "correlation", "coefficient", "criterion", "criteria", "law", "laws", "equation", "principle", "rule", "rules", "sign", "signs", "disease", "diseases", "syndrome", "reaction", "stain", "staining", "solution", "index", "method", "approach", "theorem", "lemma", "hypothesis", "paradox", "constant", "number", "ratio", "formula", "algorithm", "fixative", "medium", "media", "reagent", "buffer", "agar", "broth", "stains"]
+    [
+        "kappa",
+        "d",
+        "rho",
+        "tau",
+        "test",
+        "t-test",
+        "exact",
+        "rank",
+        "correlation",
+        "coefficient",
+        "criterion",
+        "criteria",
+        "law",
+        "laws",
+        "equation",
+        "principle",
+        "rule",
+        "rules",
+        "sign",
+        "signs",
+        "disease",
+        "diseases",
+        "syndrome",
+        "reaction",
+        "stain",
+        "staining",
+        "solution",
+        "index",
+        "method",
+        "approach",
+        "theorem",
+        "lemma",
+        "hypothesis",
+        "paradox",
+        "constant",
+        "number",
+        "ratio",
+        "formula",
+        "algorithm",
+        "fixative",
+        "medium",
+        "media",
+        "reagent",
+        "buffer",
+        "agar",
+        "broth",
+        "stains",
+    ]
 )
 
 
@@ -234,8 +380,8 @@ def _subjects(text: str, *, personal: bool = True) -> Iterator[tuple[int, int, s
         if not match.group(2) and not personal:
             continue
 
-        def fits(value: str) -> bool:
-            return person_word(value) if match.group(2) else unknown_word(value, shortest=3)
+        def fits(value: str, named: bool = bool(match.group(2))) -> bool:
+            return person_word(value) if named else unknown_word(value, shortest=3)
 
         if not all(is_particle(v) or fits(v) for v in values):
             continue

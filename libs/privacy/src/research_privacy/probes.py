@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from faker import Faker
 
 CLASSES = ("name", "dob", "phone", "mrn", "address", "email")
 LOCALES = (
@@ -51,9 +55,30 @@ LOCALES = (
     "ja_JP",
     "ko_KR",
 )
-_SYLLABLES = (
-    ["ka", "zu", "mi", "ran", "tel", "vo", "shi", "nua", "bek", "oru", "dal", "ine", "sao", "yem", "pha", "gwi", "tso", "lek", "amo", "rith", "qua", "ixo"]
-)
+_SYLLABLES = [
+    "ka",
+    "zu",
+    "mi",
+    "ran",
+    "tel",
+    "vo",
+    "shi",
+    "nua",
+    "bek",
+    "oru",
+    "dal",
+    "ine",
+    "sao",
+    "yem",
+    "pha",
+    "gwi",
+    "tso",
+    "lek",
+    "amo",
+    "rith",
+    "qua",
+    "ixo",
+]
 _DOB_FORMATS = (
     "{d:02d}/{m:02d}/{y}",
     "{m}/{d}/{y}",
@@ -70,13 +95,48 @@ _DOB_FORMATS = (
     "{mon} {d} {y}",
     "{y}/{m:02d}/{d:02d}",
 )
-_MONTHS = (
-    ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
-)
-_DE_MONTHS = (
-    ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"]
-)
-_ES_MONTHS = ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"]
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+_DE_MONTHS = [
+    "Januar",
+    "Februar",
+    "März",
+    "April",
+    "Mai",
+    "Juni",
+    "Juli",
+    "August",
+    "September",
+    "Oktober",
+    "November",
+    "Dezember",
+]
+_ES_MONTHS = [
+    "enero",
+    "febrero",
+    "marzo",
+    "abril",
+    "mayo",
+    "junio",
+    "julio",
+    "agosto",
+    "septiembre",
+    "octubre",
+    "noviembre",
+    "diciembre",
+]
 _MRN_SHAPES = (
     "########",
     "A#######",
@@ -118,8 +178,10 @@ _CONDITIONS = (
     "obesity",
 )
 _TEMPLATES = (
-    "Does {drug} reduce complications of {condition} for my patient {name} (DOB {dob}, MRN {mrn})? "
-    "Phone {phone}, e-mail {email}, lives at {address}.",
+    (
+        "Does {drug} reduce complications of {condition} for my patient {name} (DOB {dob}, MRN {mrn})? "
+        "Phone {phone}, e-mail {email}, lives at {address}."
+    ),
     "Pt {name}, born {dob}, record no. {mrn}, address: {address}; tel {phone}; {email}. Is {drug} safe in {condition}?",
     "{title} {name} ({email}; {phone}), {address}. DOB {dob}. MRN: {mrn}. Evidence for {drug} in {condition}?",
     "What dose of {drug} for {condition} in {name}, {dob}, {mrn}, {address}, {phone}, {email}?",
@@ -197,8 +259,8 @@ def _dob(rng: random.Random, n: int) -> str:
     )
 
 
-def _phone(faker: object) -> str:
-    number = faker.phone_number()  # type: ignore[attr-defined]
+def _phone(faker: Faker) -> str:
+    number = faker.phone_number()
     return number.split(" x")[0].split("x")[0].strip()
 
 
@@ -207,9 +269,9 @@ def _mrn(rng: random.Random, n: int) -> str:
     return "".join(str(rng.randint(0, 9)) if c == "#" else c for c in shape)
 
 
-def _email(faker: object, rng: random.Random) -> str:
+def _email(faker: Faker, rng: random.Random) -> str:
     user = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(5, 9)))
-    return f"{user}.{rng.randint(10, 99)}@{faker.free_email_domain()}"  # type: ignore[attr-defined]
+    return f"{user}.{rng.randint(10, 99)}@{faker.free_email_domain()}"
 
 
 def leaked_tokens(value: str, outbound: str) -> list[str]:

@@ -21,9 +21,11 @@ _INJECTIONS: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.IGNORECASE)
     for p in (
         r"<{2,}\s*/?\s*clinical[_ ]data\s*>{2,}",
-        r"\b(?:ignore|disregard|forget|override|bypass|skip)\b[^.\n]{0,40}?\b(?:previous|prior|above|earlier|all|"
-        r"the|your|any|system|these)\b[^.\n]{0,30}?\b(?:instructions?|prompts?|rules?|directions?|guidelines?|"
-        r"context|messages?)\b",
+        (
+            r"\b(?:ignore|disregard|forget|override|bypass|skip)\b[^.\n]{0,40}?\b(?:previous|prior|above|earlier|all|"
+            r"the|your|any|system|these)\b[^.\n]{0,30}?\b(?:instructions?|prompts?|rules?|directions?|guidelines?|"
+            r"context|messages?)\b"
+        ),
         r"\b(?:you are now|from now on,? you|act as|pretend (?:to be|you are)|roleplay as|you must now)\b",
         r"\b(?:new|updated|revised|real) instructions?\s*:",
         r"\b(?:system|developer)\s+(?:prompt|message|instructions?)\b",

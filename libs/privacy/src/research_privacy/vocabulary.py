@@ -126,11 +126,71 @@ _STEMS = (
 _STEM = re.compile(r"^[a-z]{3,}(?:" + "|".join(sorted(set(_STEMS), key=len, reverse=True)) + r")$")
 # Words after which an eponym that is also a surname is used as an eponym ("Wilson disease").
 EPONYM_HEADS = frozenset(
-    ["disease", "diseases", "syndrome", "syndromes", "lymphoma", "sarcoma", "palsy", "test", "score", "scale", "sign", "classification", "criteria", "phenomenon", "ulcer", "cyst", "fracture", "regression", "procedure", "operation", "effect", "curve", "method", "estimator", "model", "distribution", "tumour", "tumor", "ataxia", "dystrophy", "anomaly", "reflex", "nodes", "cells", "cell"]
+    [
+        "disease",
+        "diseases",
+        "syndrome",
+        "syndromes",
+        "lymphoma",
+        "sarcoma",
+        "palsy",
+        "test",
+        "score",
+        "scale",
+        "sign",
+        "classification",
+        "criteria",
+        "phenomenon",
+        "ulcer",
+        "cyst",
+        "fracture",
+        "regression",
+        "procedure",
+        "operation",
+        "effect",
+        "curve",
+        "method",
+        "estimator",
+        "model",
+        "distribution",
+        "tumour",
+        "tumor",
+        "ataxia",
+        "dystrophy",
+        "anomaly",
+        "reflex",
+        "nodes",
+        "cells",
+        "cell",
+    ]
 )
 # Single capital letters that name something only after these words ("vitamin D", "type B").
 LETTER_HEADS = frozenset(
-    ["vitamin", "vitamins", "hepatitis", "type", "factor", "protein", "proteins", "class", "group", "phase", "stage", "grade", "complex", "influenza", "immunoglobulin", "ig", "coenzyme", "cluster", "lymphocyte", "lymphocytes", "cell", "cells", "site"]
+    [
+        "vitamin",
+        "vitamins",
+        "hepatitis",
+        "type",
+        "factor",
+        "protein",
+        "proteins",
+        "class",
+        "group",
+        "phase",
+        "stage",
+        "grade",
+        "complex",
+        "influenza",
+        "immunoglobulin",
+        "ig",
+        "coenzyme",
+        "cluster",
+        "lymphocyte",
+        "lymphocytes",
+        "cell",
+        "cells",
+        "site",
+    ]
 )
 
 
@@ -211,7 +271,38 @@ def is_greek_symbol(token: str) -> bool:
 # Lowercase particles of names ("van den Berg", "bin Salman"): words, but never worth the risk.
 # Street words too: "home avenue de …" must not carry the street type out.
 _NAME_PARTICLES = frozenset(
-    ["van", "von", "der", "den", "ter", "ten", "bin", "ibn", "abu", "dos", "das", "del", "della", "les", "los", "street", "avenue", "lane", "boulevard", "rue", "calle", "via", "viale", "strasse", "straße", "avenida", "rua", "suite", "apt", "apartment"]
+    [
+        "van",
+        "von",
+        "der",
+        "den",
+        "ter",
+        "ten",
+        "bin",
+        "ibn",
+        "abu",
+        "dos",
+        "das",
+        "del",
+        "della",
+        "les",
+        "los",
+        "street",
+        "avenue",
+        "lane",
+        "boulevard",
+        "rue",
+        "calle",
+        "via",
+        "viale",
+        "strasse",
+        "straße",
+        "avenida",
+        "rua",
+        "suite",
+        "apt",
+        "apartment",
+    ]
 )
 
 

@@ -26,7 +26,9 @@ from research_reports import text as lexical
 from research_reports.model import Reference, Report
 
 DEFAULT_MIN_OVERLAP = 0.3
-_REFERENCE_HEADINGS = re.compile(r"^(\d+[.)]\s*)?(references|bibliography|sources)\s*$", re.IGNORECASE)
+_REFERENCE_HEADINGS = re.compile(
+    r"^(\d+[.)]\s*)?(references|bibliography|sources)\s*$", re.IGNORECASE
+)
 
 
 class IssueKind(StrEnum):
@@ -70,33 +72,33 @@ class CitationCheck(BaseModel):
     def _count(self, kind: IssueKind) -> int:
         return sum(1 for issue in self.issues if issue.kind == kind)
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's decorator over a property
     @property
     def unknown(self) -> int:
         return self._count(IssueKind.unknown_id)
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's decorator over a property
     @property
     def unsupported(self) -> int:
         return self._count(IssueKind.unsupported)
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's decorator over a property
     @property
     def uncited(self) -> int:
         return self._count(IssueKind.uncited)
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's decorator over a property
     @property
     def blocking(self) -> bool:
         """True when a marker names no reference: such a report must not PASS."""
         return bool(self.unknown_ids)
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's decorator over a property
     @property
     def all_valid(self) -> bool:
         return not self.issues
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's decorator over a property
     @property
     def citation_accuracy(self) -> float:
         """Citations and quotes that check out, over all of them (1.0 when there are none)."""
@@ -107,7 +109,7 @@ class CitationCheck(BaseModel):
             else round((self.supported_citations + self.verbatim_quotes) / total, 4)
         )
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's decorator over a property
     @property
     def grounding(self) -> float:
         """Factual sentences backed by a valid citation, over all factual sentences."""

@@ -51,7 +51,7 @@ class ReportDiff(BaseModel):
     references_added: list[ReferenceEntry] = Field(default_factory=list)
     references_dropped: list[ReferenceEntry] = Field(default_factory=list)
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's decorator over a property
     @property
     def changed(self) -> bool:
         return bool(

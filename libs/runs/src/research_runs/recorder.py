@@ -203,7 +203,7 @@ class RunRecorder:
                     "run event %s-%s was already stored; not stored twice", tape.run_id, seq
                 )
             tape.last_seq = seq
-            return ack.seq
+            return int(ack.seq)
 
     def _bound(self, agent: str | None, iteration: int | None) -> RunRecorder:
         return RunRecorder(
@@ -327,4 +327,4 @@ class RunRecorder:
         return await self.emit(ErrorRaised(run_id=self.run_id, message=message))
 
     async def done(self, *, status: str = "completed") -> int:
-        return await self.emit(RunDone(run_id=self.run_id, status=status))  # type: ignore[arg-type]
+        return await self.emit(RunDone(run_id=self.run_id, status=status))

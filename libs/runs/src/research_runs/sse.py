@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from enum import Enum
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query
@@ -58,7 +59,10 @@ def resume_point(
 
 
 def run_events_router(
-    jetstream: JetStreamProvider, *, prefix: str = "/api/research/v1", tags: list[str] | None = None
+    jetstream: JetStreamProvider,
+    *,
+    prefix: str = "/api/research/v1",
+    tags: list[str | Enum] | None = None,
 ) -> APIRouter:
     """A router with the run-events SSE route; `jetstream()` returns (or awaits to) the
     JetStream context of the gateway's connection, looked up per request."""

@@ -47,6 +47,7 @@ async def ensure_runs_stream(js: JetStreamContext) -> None:
         try:
             await js.add_stream(RUNS_STREAM_CONFIG)
             return
-        except Exception:  # another replica created it between the two calls
+        except Exception:  # noqa: BLE001, S110 - another replica created it between the two calls;
+            # update_stream below raises if the stream is truly missing
             pass
     await js.update_stream(RUNS_STREAM_CONFIG)

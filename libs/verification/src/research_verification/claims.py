@@ -20,7 +20,26 @@ from research_verification.lexical import STOPWORDS
 
 MAX_CLAIM_CHARS = 2000
 AUXILIARIES = frozenset(
-    ["is", "are", "was", "were", "has", "have", "had", "can", "cannot", "may", "might", "could", "will", "would", "does", "do", "did", "should"]
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "had",
+        "can",
+        "cannot",
+        "may",
+        "might",
+        "could",
+        "will",
+        "would",
+        "does",
+        "do",
+        "did",
+        "should",
+    ]
 )
 # Verb stems with their inflections; the third-person forms are the surest sign of a predicate.
 VERB_STEMS = (
@@ -167,9 +186,10 @@ def _verb_index(words: list[str], allow_first: bool) -> int | None:
     lowered = [w.lower().strip(",.()") for w in words]
     start = 0 if allow_first else 1
     for i in range(start, len(lowered)):
-        if lowered[i] in AUXILIARIES or _FINITE.match(lowered[i]):
-            if i == 0 or lowered[i - 1] not in _DETERMINERS:
-                return i
+        if (lowered[i] in AUXILIARIES or _FINITE.match(lowered[i])) and (
+            i == 0 or lowered[i - 1] not in _DETERMINERS
+        ):
+            return i
     for i in range(start, len(lowered)):
         if _VERB.match(lowered[i]) and (i == 0 or lowered[i - 1] not in _DETERMINERS):
             return i

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -44,6 +44,10 @@ class Judgement(Protocol):
     def thresholds(self) -> dict[str, float]: ...
 
     def stance(
+        self, claim: str, sentences: Sequence[str], titles: Sequence[str | None] | None = None
+    ) -> np.ndarray: ...
+
+    def evidence(
         self, claim: str, sentences: Sequence[str], titles: Sequence[str | None] | None = None
     ) -> np.ndarray: ...
 
@@ -189,7 +193,7 @@ def judge_abstracts(
     claim: str,
     papers: Sequence[tuple[str | None, Sequence[str]]],
     model: Any = None,
-    judge: Judgement | None | bool = None,
+    judge: Judgement | Literal[False] | None = None,
 ) -> list[PaperJudgement]:
     """Each paper ((title, sentences)) judged whole against `claim` by the abstract-level model: its
     label (SUPPORT / CONTRADICT when P(evidence) = 1 − P(NEI) reaches the shipped `evidence`

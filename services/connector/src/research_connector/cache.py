@@ -17,9 +17,9 @@ import json
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, select
+from sqlalchemy import CursorResult, delete, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -107,4 +107,4 @@ class AnswerCache:
             result = await session.execute(
                 delete(ConnectorCacheEntry).where(ConnectorCacheEntry.expires_at <= self._now())
             )
-        return int(result.rowcount or 0)
+        return int(cast(CursorResult[Any], result).rowcount or 0)  # a DELETE's result

@@ -10,10 +10,11 @@ reference check is one batch, as the seed asks.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from faststream.nats import NatsBroker
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -196,6 +197,13 @@ def _plain(result: Any) -> Any:
     return result
 
 
+def _refused(tool: str, exc: ValidationError) -> CorpusToolReply:
+    """The answer to a `tool` request that does not validate."""
+    return CorpusToolReply(
+        tool=tool, error=f"invalid {tool} request: {exc.errors(include_url=False)}"
+    )
+
+
 def subscribe(broker: NatsBroker, tools: CorpusTools) -> None:
     """One request/reply subscriber per tool, in the connector's queue group, taking the tool's
     parsed request (an empty body is `{}`); a request that does not validate is answered with `error`."""
@@ -214,11 +222,7 @@ def subscribe(broker: NatsBroker, tools: CorpusTools) -> None:
         return on_tool
 
     for tool in CORPUS_TOOLS:
-        router = refusing(
-            lambda exc, tool=tool: CorpusToolReply(
-                tool=tool, error=f"invalid {tool} request: {exc.errors(include_url=False)}"
-            )
-        )
+        router = refusing(partial(_refused, tool))
         router.subscriber(
             subjects.corpus_tool_subject(tool),
             queue=subjects.CONNECTOR_QUEUE,

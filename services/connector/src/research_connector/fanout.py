@@ -117,7 +117,7 @@ async def _lookup(
             source.name, "deadline", detail=f"no answer within {deadline_s:g}s"
         )
         return SourceAnswer(source.name, degraded="deadline")
-    except Exception as exc:  # a source bug must not fail the whole search
+    except Exception as exc:  # noqa: BLE001 - a source bug must not fail the whole search
         await incidents.degraded(source.name, "error", detail=type(exc).__name__)
         return SourceAnswer(source.name, degraded="error")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -83,7 +83,8 @@ class Patterns:
                 )
             )
             years = {source_id: year for source_id, year in found.all()}
-        return list(reversed(rows)), years
+        # RowMapping's keys are column names (it also takes Column objects)
+        return cast(list[Mapping[str, Any]], list(reversed(rows))), years
 
     async def open_of_entity(
         self, entity: str, claim_ids: tuple[uuid.UUID, ...]

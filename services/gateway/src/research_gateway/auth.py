@@ -52,7 +52,7 @@ ROLES: tuple[Role, ...] = (
     "researcher",
     "admin",
 )  # each role may do what the ones before it may
-RANK = {role: rank for rank, role in enumerate(ROLES)}
+RANK: dict[str, int] = {role: rank for rank, role in enumerate(ROLES)}
 KEY_PREFIX = "rek_"
 # The web console's sign-in cookie (HttpOnly, SameSite=Strict, set by `console.pages`): it holds
 # the same key, so a browser's fetch / EventSource calls pass the same role checks as the CLI.

@@ -161,7 +161,7 @@ def document_edge(app: FastAPI) -> None:
                 responses.setdefault("421", MISDIRECTED)
         return schema
 
-    app.openapi = openapi  # type: ignore[method-assign]
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to extend the schema
 
 
 async def unclean_text(request: Request, exc: UncleanText) -> JSONResponse:
@@ -176,8 +176,8 @@ async def unclean_text(request: Request, exc: UncleanText) -> JSONResponse:
 def install(app: FastAPI) -> None:
     """The edge handlers, the repeated-parameter check and the OpenAPI additions, on `app` (call it
     before including routers: a router's routes take the app's dependencies when included)."""
-    app.add_exception_handler(RequestValidationError, validation_failed)  # type: ignore[arg-type]
-    app.add_exception_handler(StarletteHTTPException, method_not_allowed)  # type: ignore[arg-type]
-    app.add_exception_handler(UncleanText, unclean_text)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, validation_failed)  # type: ignore[arg-type]  # Starlette calls it for this class only
+    app.add_exception_handler(StarletteHTTPException, method_not_allowed)  # type: ignore[arg-type]  # Starlette calls it for this class only
+    app.add_exception_handler(UncleanText, unclean_text)  # type: ignore[arg-type]  # Starlette calls it for this class only
     app.router.dependencies.append(Depends(single_query_values))  # before the routers are included
     document_edge(app)

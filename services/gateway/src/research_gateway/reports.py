@@ -41,7 +41,7 @@ FORMATS: dict[str, ExportFormat] = {
 # The schema lists the format names and bounds the version, so a schema-valid request is never a 422/500.
 FormatName = Literal["md", "markdown", "pdf", "bib", "bibtex", "ris", "csljson", "csl-json"]
 MAX_VERSION = 2**31 - 1  # report_versions.version is a Postgres integer
-EXPORTED = {
+EXPORTED: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "the exported file (Content-Disposition: attachment)",
         "content": {media.split(";")[0]: {} for media, _ in EXPORT_FORMATS.values()},

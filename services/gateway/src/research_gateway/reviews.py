@@ -41,7 +41,7 @@ from research_reports import Report, export_report
 
 log = get_logger(__name__)
 router = APIRouter(prefix=API, tags=["reviews"], responses=AUTH_RESPONSES)
-NOT_FOUND = {404: {"description": "no such review"}}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "no such review"}}
 EXPORTS = {
     "md": "markdown",
     "markdown": "markdown",
@@ -118,7 +118,7 @@ async def submit_review(
             raise HTTPException(
                 status.HTTP_409_CONFLICT, "this review_id exists; refresh it instead"
             )
-    report = {
+    report: dict[str, Any] = {
         "subject": command.topic,
         "subject_key": topic_key(command.topic),
         "request": command.model_dump(
@@ -157,7 +157,7 @@ async def list_reviews(
             review_id=r.id,
             topic=r.subject,
             status=r.status,
-            version=r.current_version,  # type: ignore[arg-type]
+            version=r.current_version,
             stale_reason=r.stale_reason,
             error=r.error,
             run_id=r.run_id,

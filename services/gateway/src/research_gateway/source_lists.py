@@ -59,8 +59,12 @@ from research_reports import Report, export_report
 
 log = get_logger(__name__)
 router = APIRouter(prefix=API, tags=["source lists"])
-NOT_FOUND = {404: {"description": "no such source list (or source)"}}
-NO_SNAPSHOT = {409: {"description": "no snapshot yet: the list is being built (or its run failed)"}}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"description": "no such source list (or source)"}
+}
+NO_SNAPSHOT: dict[int | str, dict[str, Any]] = {
+    409: {"description": "no snapshot yet: the list is being built (or its run failed)"}
+}
 REFUSED = "a schedule beyond the workspace's limits (min_update_interval_s, max_scheduled_lists), named in the detail"
 EXPORTS = {"md": "markdown", "bib": "bibtex", "ris": "ris", "csljson": "csl-json"}
 
@@ -82,7 +86,7 @@ class ListedSourceView(ListedSource):
 class SourceListView(SourceList):
     """The seed's `SourceList` as this API shows it: each source says whether it is flagged preferred."""
 
-    sources: list[ListedSourceView] = Field(default_factory=list)  # type: ignore[assignment]
+    sources: list[ListedSourceView] = Field(default_factory=list)  # type: ignore[assignment]  # narrower items (list is invariant); pydantic validates these
 
 
 class SourceAction(BaseModel):
@@ -188,7 +192,7 @@ async def submit_source_list(
     request = clamp(
         RequestSourceList(**body.model_dump(), trigger="request", origin="api"), limits
     )  # a run id of its own
-    report = {
+    report: dict[str, Any] = {
         "subject": request.prompt,
         "subject_key": " ".join(request.keywords)[:200] or request.prompt[:200],
         "request": request.model_dump(mode="json", exclude={"run_id", "trigger"}),
@@ -369,7 +373,7 @@ async def source_list_runs(
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")
     book = SourceListBook(session, service=SERVICE)
     schedule = await book.schedule(source_list_id)
-    diffs = dict(
+    diffs: dict[int, dict[str, Any] | None] = dict(
         (
             await session.execute(
                 select(ReportVersionRow.version, ReportVersionRow.diff).where(

@@ -48,8 +48,8 @@ from research_platform.models import VerdictHistoryRow, WatchedClaimRow
 
 log = get_logger(__name__)
 router = APIRouter(prefix=API, tags=["verifications"], responses=AUTH_RESPONSES)
-NOT_FOUND = {404: {"description": "no such verification"}}
-Source = Literal[EVIDENCE_SOURCES]  # type: ignore[valid-type]
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "no such verification"}}
+Source = Literal[EVIDENCE_SOURCES]  # type: ignore[valid-type]  # mypy reads no Literal of a tuple; the schema does
 # Storable (no control characters) and worded (`CLAIM_PATTERN`): one pattern, since a schema holds one.
 CLAIM_SCHEMA_PATTERN = worded_pattern(CLAIM_WORD, refused=UNSTORABLE_RANGE)
 ClaimText = Annotated[
@@ -131,7 +131,7 @@ async def submit_verification(
     except ValidationError as exc:
         raise HTTPException(422, [e["msg"] for e in exc.errors()]) from exc
     stored = command.claim  # de-identified when the command was parsed (research_privacy.boundary)
-    report = {
+    report: dict[str, Any] = {
         "subject": stored,
         "subject_key": stored[:200].lower(),
         "request": command.model_dump(

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -131,9 +131,9 @@ class Provenance:
         """Prepare the assessment on the session's connection (uses its JSON codecs); reuse it per batch."""
         connection = await self.session.connection()
         raw = await connection.get_raw_connection()
-        self.prepared = await raw.driver_connection.prepare(
-            positional(ASSESS_BATCH.text, ASSESS_PARAMS)
-        )
+        driver = raw.driver_connection
+        assert driver is not None  # the session's open connection: asyncpg's, not detached
+        self.prepared = await driver.prepare(positional(ASSESS_BATCH.text, ASSESS_PARAMS))
         return self.prepared
 
     async def analyze_findings(self) -> None:
@@ -157,7 +157,8 @@ class Provenance:
                 "agent": SERVICE,
             },
         )
-        return Assessment.of(list(rows.mappings()))
+        # RowMapping's keys are column names (it also takes Column objects)
+        return Assessment.of(cast(list[Mapping[str, Any]], list(rows.mappings())))
 
     async def apply(self, changes: Settlement, run_id: uuid.UUID | None = None) -> tuple[int, int]:
         """Record opened findings and resolve stale ones, each with its audit row, in one

@@ -101,7 +101,8 @@ def compare(
         return Comparison(RETRACTED_SOURCE, details={"retracted": retracted, "cited": cited})
     if not hits:
         return Comparison(None, "no_fresh_evidence", {"degraded": fresh.degraded})
-    kept, lost = [], []
+    kept: list[str] = []
+    lost: list[str] = []
     for support in claim.supports:
         hit = hits.get(support.source_id)
         text = _norm(f"{hit.title} {hit.abstract}") if hit else ""

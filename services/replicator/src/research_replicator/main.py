@@ -127,9 +127,8 @@ class Replicator:
             return EvidenceRefreshed(
                 claim_id=claim.claim_id, error="the researcher did not answer in time"
             )
-        except (
-            Exception
-        ) as exc:  # no responders, connection trouble: skip this claim, keep the run going
+        except Exception as exc:  # noqa: BLE001 - no responders, connection trouble: skip this claim
+            # and keep the run going
             return EvidenceRefreshed(
                 claim_id=claim.claim_id, error=f"rerun request failed: {type(exc).__name__}"
             )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import text, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -57,7 +57,8 @@ class Replications:
             DUE_CLAIMS,
             {"min_age_s": min_age_days * 86400, "recheck_s": recheck_days * 86400, "limit": limit},
         )
-        return list(rows.mappings())
+        # RowMapping's keys are column names (it also takes Column objects)
+        return cast(list[Mapping[str, Any]], list(rows.mappings()))
 
     async def retracted_sources(self, source_ids: list[str]) -> set[str]:
         if not source_ids:

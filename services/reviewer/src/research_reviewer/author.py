@@ -192,10 +192,10 @@ class OfflineAuthor:
                 )
         if job.outside_sources:
             for search in dossier.searches[:2]:
-                for hit in await tools.outside(
+                for source_hit in await tools.outside(
                     search.query, job.outside_sources, settings.passages_per_query
                 ):
-                    papers.setdefault(hit.source_id, _hit_record(hit))
+                    papers.setdefault(source_hit.source_id, _hit_record(source_hit))
         for paper in papers.values():
             dossier.papers[paper.paper_id] = paper  # with its text: the citation checker needs it
         cut = settings.cut

@@ -109,12 +109,13 @@ def compose(dossier: Dossier, *, model: str) -> Report:
     )
     cite = lambda paper: report.add_reference(reference_of(paper))
     keep = lambda s: s.paper.paper_id not in excl.papers
-    findings, debates = [], []
+    findings: list[Finding] = []
+    debates: list[Finding] = []
     for f in dossier.findings:
         fid = finding_id(f.statement)
         if fid in excl.findings or not keep(f.lead) or (fid, f.lead.paper.paper_id) in excl.sides:
             continue
-        side = lambda s: keep(s) and (fid, s.paper.paper_id) not in excl.sides
+        side = lambda s, fid=fid: keep(s) and (fid, s.paper.paper_id) not in excl.sides
         agreeing = [s for s in f.agreeing if side(s)]
         opposing = [] if fid in excl.debates else [s for s in f.opposing if side(s)]
         tagged = evidence.KeyFinding(f.key, f.question, f.lead, agreeing, opposing)
@@ -186,8 +187,10 @@ def _introduction(dossier: Dossier) -> str:
     lines = [f"This review examines the literature on: {job.topic}."]
     if dossier.questions:
         lines += [
-            f"Of the papers found in {where}, {len(dossier.on_topic)} are on the topic; their findings fall into "
-            f"{len(dossier.questions)} subtopic(s):",
+            (
+                f"Of the papers found in {where}, {len(dossier.on_topic)} are on the topic; their findings fall into "
+                f"{len(dossier.questions)} subtopic(s):"
+            ),
             "",
         ]
         lines += [f"- {q.id}: {q.text}" for q in dossier.questions]
@@ -197,9 +200,11 @@ def _introduction(dossier: Dossier) -> str:
         )
     lines += [
         "",
-        "Each key finding is a results or conclusions sentence of a cited paper, quoted verbatim. It is SUPPORTED "
-        "when another paper's findings support it, CONTESTED when one contradicts it (both sides quoted), "
-        "INSUFFICIENT when it stands alone; relevance, evidence and stance are judged by the trained models.",
+        (
+            "Each key finding is a results or conclusions sentence of a cited paper, quoted verbatim. It is SUPPORTED "
+            "when another paper's findings support it, CONTESTED when one contradicts it (both sides quoted), "
+            "INSUFFICIENT when it stands alone; relevance, evidence and stance are judged by the trained models."
+        ),
     ]
     return "\n".join(lines)
 

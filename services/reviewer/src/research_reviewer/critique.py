@@ -68,7 +68,7 @@ class PeerReview(BaseModel):
     def count(self, severity: Severity) -> int:
         return sum(1 for issue in self.issues if issue.severity is severity)
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's decorator over a property
     @property
     def verdict(self) -> Literal["PASS", "REVISION_NEEDED"]:
         blocking = self.count(Severity.critical) or self.count(Severity.major)

@@ -180,10 +180,10 @@ def counter_query(statement: str) -> str:
     for word in words:
         for up, down in lexicon.OPPOSITES:
             if word in up:
-                word = sorted(down)[0]
+                word = min(down)
                 break
             if word in down:
-                word = sorted(up)[0]
+                word = min(up)
                 break
         flipped.append(word)
     cue = "" if lexicon.negated(statement) else " no effect not associated"

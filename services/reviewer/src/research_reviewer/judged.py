@@ -53,23 +53,10 @@ from research_reviewer.evidence import (
     supports_in_text,
 )
 from research_verification import judge_abstracts, null_result
-from research_verification.evidence import FLOOR, STRONG_FINDING
+from research_verification.evidence import FLOOR, STRONG_FINDING, Judgement
 
 RESTATES = 0.85  # cosine above which two findings say the same thing (one is kept)
 _PHRASE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9α-ωΑ-Ω+/-]*[A-Za-z0-9+]|[A-Za-z]")
-
-
-class Judgement(Protocol):
-    """What the reviewer asks of `research_judgement.Judge`."""
-
-    @property
-    def thresholds(self) -> dict[str, float]: ...
-
-    def relevance(self, question: str, passages: list[tuple[str, str]]) -> np.ndarray: ...
-
-    def stance(
-        self, claim: str, sentences: list[str], titles: list[str | None] | None = None
-    ) -> np.ndarray: ...
 
 
 class Embedder(Protocol):
@@ -330,13 +317,144 @@ def _phrases(text: str) -> list[str]:
 
 # How a study was run is not what it found: "randomized controlled trial" names no subtopic.
 _DESIGN = frozenset(
-    ["trial", "trials", "randomized", "randomised", "controlled", "placebo-controlled", "double-blind", "meta-analysis", "meta-analyses", "systematic", "review", "reviews", "cohort", "prospective", "retrospective", "cross-sectional", "case-control", "multicenter", "multicentre", "updated", "pilot"]
+    [
+        "trial",
+        "trials",
+        "randomized",
+        "randomised",
+        "controlled",
+        "placebo-controlled",
+        "double-blind",
+        "meta-analysis",
+        "meta-analyses",
+        "systematic",
+        "review",
+        "reviews",
+        "cohort",
+        "prospective",
+        "retrospective",
+        "cross-sectional",
+        "case-control",
+        "multicenter",
+        "multicentre",
+        "updated",
+        "pilot",
+    ]
 )
 _INNER = frozenset(
     {"of", "and"}
 )  # the only function words inside a name: "quality of life", "nausea and vomiting"
 _VERBS = frozenset(
-    ["act", "acts", "activate", "activates", "affect", "affects", "alter", "alters", "associate", "associates", "block", "blocks", "cause", "causes", "choose", "chose", "confer", "confers", "contain", "contains", "contribute", "contributes", "control", "controls", "cooperate", "cooperates", "decrease", "decreases", "determine", "determines", "drive", "drives", "enable", "enables", "encode", "encodes", "enhance", "enhances", "establish", "establishes", "facilitate", "facilitates", "find", "finds", "govern", "governs", "identify", "identifies", "impair", "impairs", "improve", "improves", "increase", "increases", "induce", "induces", "inhibit", "inhibits", "lead", "leads", "link", "links", "maintain", "maintains", "mediate", "mediates", "modulate", "modulates", "perpetuate", "perpetuates", "play", "plays", "predict", "predicts", "prevent", "prevents", "produce", "produces", "promote", "promotes", "protect", "protects", "recruit", "recruits", "reduce", "reduces", "regulate", "regulates", "require", "requires", "reveal", "reveals", "show", "shows", "stimulate", "stimulates", "suppress", "suppresses", "sustain", "sustains", "target", "targets", "term", "trigger", "triggers", "undergo", "use", "uses"]
+    [
+        "act",
+        "acts",
+        "activate",
+        "activates",
+        "affect",
+        "affects",
+        "alter",
+        "alters",
+        "associate",
+        "associates",
+        "block",
+        "blocks",
+        "cause",
+        "causes",
+        "choose",
+        "chose",
+        "confer",
+        "confers",
+        "contain",
+        "contains",
+        "contribute",
+        "contributes",
+        "control",
+        "controls",
+        "cooperate",
+        "cooperates",
+        "decrease",
+        "decreases",
+        "determine",
+        "determines",
+        "drive",
+        "drives",
+        "enable",
+        "enables",
+        "encode",
+        "encodes",
+        "enhance",
+        "enhances",
+        "establish",
+        "establishes",
+        "facilitate",
+        "facilitates",
+        "find",
+        "finds",
+        "govern",
+        "governs",
+        "identify",
+        "identifies",
+        "impair",
+        "impairs",
+        "improve",
+        "improves",
+        "increase",
+        "increases",
+        "induce",
+        "induces",
+        "inhibit",
+        "inhibits",
+        "lead",
+        "leads",
+        "link",
+        "links",
+        "maintain",
+        "maintains",
+        "mediate",
+        "mediates",
+        "modulate",
+        "modulates",
+        "perpetuate",
+        "perpetuates",
+        "play",
+        "plays",
+        "predict",
+        "predicts",
+        "prevent",
+        "prevents",
+        "produce",
+        "produces",
+        "promote",
+        "promotes",
+        "protect",
+        "protects",
+        "recruit",
+        "recruits",
+        "reduce",
+        "reduces",
+        "regulate",
+        "regulates",
+        "require",
+        "requires",
+        "reveal",
+        "reveals",
+        "show",
+        "shows",
+        "stimulate",
+        "stimulates",
+        "suppress",
+        "suppresses",
+        "sustain",
+        "sustains",
+        "target",
+        "targets",
+        "term",
+        "trigger",
+        "triggers",
+        "undergo",
+        "use",
+        "uses",
+    ]
 )
 
 

@@ -130,8 +130,10 @@ class PeerReviewer:
         corpus = [r for r in report.references if (r.paper_id or "").startswith(CORPUS_PREFIX)]
         found = {
             p.paper_id: p
-            for p in await tools.get_papers([r.paper_id for r in corpus], with_text=False)
-        }  # type: ignore[misc]
+            for p in await tools.get_papers(
+                [r.paper_id for r in corpus if r.paper_id is not None], with_text=False
+            )
+        }
         for ref in corpus:
             paper = found.get(ref.paper_id or "")
             problem = None
@@ -243,10 +245,10 @@ class PeerReviewer:
             if finding.tag != FindingTag.supported:
                 continue
             for quote in finding.quotes[1:]:
-                ref = report.reference(quote.reference_id)
-                if ref is None:
+                quoted = report.reference(quote.reference_id)
+                if quoted is None:
                     continue
-                label = judged.stance_label(self.judge, finding.statement, quote.text, ref.title)
+                label = judged.stance_label(self.judge, finding.statement, quote.text, quoted.title)
                 if label != "SUPPORT":
                     review.issues.append(
                         Issue(
@@ -254,10 +256,10 @@ class PeerReviewer:
                             check=3,
                             section="Key Findings",
                             finding_id=finding.key(),
-                            paper_id=ref.paper_id,
-                            reference_id=ref.id,
+                            paper_id=quoted.paper_id,
+                            reference_id=quoted.id,
                             kind="tag_contradicted",
-                            description=f"SUPPORTED, but the stance model reads [{ref.id}]'s quote as {label}, not support",
+                            description=f"SUPPORTED, but the stance model reads [{quoted.id}]'s quote as {label}, not support",
                             evidence=_short(quote.text),
                         )
                     )
@@ -427,7 +429,9 @@ def _debates(report: Report) -> list[Finding]:
 def _corpus_ids(report: Report, finding: Finding) -> set[str]:
     refs = (report.reference(i) for i in finding.cited_ids())
     return {
-        r.paper_id for r in refs if r is not None and (r.paper_id or "").startswith(CORPUS_PREFIX)
+        r.paper_id
+        for r in refs
+        if r is not None and r.paper_id is not None and r.paper_id.startswith(CORPUS_PREFIX)
     }
 
 

@@ -9,6 +9,7 @@ of it commits or none of it does.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,7 +72,7 @@ class ReviewLedger:
         job: ReviewJob,
         outcome: LoopOutcome,
         proposals: list[Proposal],
-        embeddings: list[list[float] | None],
+        embeddings: Sequence[list[float] | None],
         report: Report,
         diff: dict[str, Any] | None,
     ) -> Finished:

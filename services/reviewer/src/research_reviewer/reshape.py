@@ -135,7 +135,7 @@ def claim_proposals(
                     claim_id=claim_id,
                     task_id=None,
                     entity=job.topic_key,
-                    question=job.topic,  # type: ignore[arg-type]
+                    question=job.topic,
                     statement=checker_text.without_markers(finding.statement),
                     confidence=CONFIDENCE.get(finding.tag, 0.5),
                     supports=supports,

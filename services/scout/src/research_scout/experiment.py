@@ -32,6 +32,7 @@ with JSON schemas; both engines produce the same `Judgement`.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -78,7 +79,7 @@ def clamp01(value: float) -> float:
         number = float(value)
     except (TypeError, ValueError):
         return 0.0
-    if number != number:  # NaN
+    if math.isnan(number):
         return 0.0
     return round(min(1.0, max(0.0, number)), 4)
 

@@ -164,7 +164,8 @@ class Loop:
     async def run(self) -> str:
         """Iterate until a stop rule holds; returns the stop reason."""
         request = self.brief.request
-        query, tried = self.brief.query, []
+        query = self.brief.query
+        tried: list[str] = []
         iteration = 0
         while True:
             iteration += 1

@@ -173,7 +173,6 @@ def conform(
     (`{"source": ListedSource JSON, "provenance": {...}}`) for sources flagged preferred."""
     request = brief.request
     level = request.detail_level
-    academic = request.source_type.value == "academic"
     report = Report(
         title=f"Source list: {request.prompt[:120]}",
         kind="source_list",
@@ -320,6 +319,6 @@ def _change(source: ListedSource, change: str, fields: list[str] | None = None) 
         source_id=source.source_id,
         title=source.title,
         doi=source.doi,
-        change=change,  # type: ignore[arg-type]
+        change=change,
         fields=fields or [],
     )

@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from research_runs import RunRecorder
 from research_verification import (
@@ -51,6 +51,9 @@ from research_verification.sections import reported
 from research_verifier.prepare import VerificationJob
 from research_verifier.settings import VerifierSettings
 from research_verifier.tools import Passage, Searcher
+
+if TYPE_CHECKING:
+    from research_judgement.abstract import AbstractJudge
 
 # Finding kinds of a watched claim's re-verification (recorded in the replicator's name).
 RETRACTED_SOURCE = "retracted_source"
@@ -98,7 +101,7 @@ class OfflineEngine:
         judge: Judgement | None = None,
         papers: int = 8,
         evidence_model: str = "abstract",
-        abstract_model: object = None,
+        abstract_model: AbstractJudge | None = None,
     ) -> None:
         self.judge = judge or default_judge()
         self.papers = papers  # the papers judged per statement (most on-topic first)

@@ -180,10 +180,14 @@ def _assessment(
                 f"- {verb} {ref.title.rstrip('. ')}{year}: {best.quotes[0].text}"
             )  # no "trial.: …"
     lines += [
-        f"- Sources with a stance: {a.supporting_sources} supporting, {a.contradicting_sources} contradicting, "
-        f"{a.qualifying_sources} qualifying (of {retrieved} retrieved by {searches} searches).",
-        f"- Coverage: {a.coverage:.0%} of the claim's statements have evidence with a stance; "
-        f"mean stance strength {a.mean_strength:.2f}, support share {a.support_share:.2f}.",
+        (
+            f"- Sources with a stance: {a.supporting_sources} supporting, {a.contradicting_sources} contradicting, "
+            f"{a.qualifying_sources} qualifying (of {retrieved} retrieved by {searches} searches)."
+        ),
+        (
+            f"- Coverage: {a.coverage:.0%} of the claim's statements have evidence with a stance; "
+            f"mean stance strength {a.mean_strength:.2f}, support share {a.support_share:.2f}."
+        ),
     ]
     return "\n".join(lines)
 

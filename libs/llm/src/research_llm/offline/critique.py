@@ -11,6 +11,7 @@ and is promoted otherwise. The verdict's score is the candidate's strength.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
 from research_contracts import CriticVerdict, Verdict
@@ -148,7 +149,7 @@ class OfflineCritic:
 
     @staticmethod
     def _verdict(
-        verdict: Verdict, mine: Strength, reasoning: str, supersedes: list | None = None
+        verdict: Verdict, mine: Strength, reasoning: str, supersedes: list[uuid.UUID] | None = None
     ) -> CriticVerdict:
         return CriticVerdict(
             verdict=verdict,

@@ -34,7 +34,7 @@ class OfflineProvider:
         """The hybrid scorer, built on first use (loading the embedder can take seconds)."""
         if self._relevance is None:
             encoder = default_encoder() if self._encoder is _USE_DEFAULT else self._encoder
-            self._relevance = Relevance(encoder)  # type: ignore[arg-type]
+            self._relevance = Relevance(encoder)  # type: ignore[arg-type]  # the _USE_DEFAULT sentinel is replaced above
         return self._relevance
 
     def draft_sync(

@@ -39,7 +39,8 @@ class _CorpusEncoder:
         for name in ("embed_documents", "embed_texts", "embed", "encode"):
             method = getattr(self._embedder, name, None)
             if callable(method):
-                return method(list(texts))
+                vectors: Sequence[Sequence[float]] = method(list(texts))
+                return vectors
         raise TypeError(f"{type(self._embedder).__name__} has no embed/encode method")
 
 
@@ -55,7 +56,7 @@ def default_encoder() -> TextEncoder | None:
         if not _loaded:
             _loaded = True
             try:
-                from research_corpus.embedding import get_embedder  # type: ignore[import-not-found]
+                from research_corpus.embedding import get_embedder
 
                 candidate = _CorpusEncoder(get_embedder())
                 candidate.encode(["probe"])  # the model loads lazily: prove it loads now

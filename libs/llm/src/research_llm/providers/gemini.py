@@ -98,7 +98,7 @@ class GeminiProvider(RemoteProvider):
         usage = response.usage_metadata
         if usage is not None:
             self._used(usage.prompt_token_count, usage.candidates_token_count)
-        text = response.text
+        text: str | None = response.text
         if not text:
             reason = None
             if response.candidates:

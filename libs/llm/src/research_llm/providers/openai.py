@@ -81,7 +81,7 @@ class OpenAIProvider(RemoteProvider):
                     self._n_ctx = (
                         None if is_openai_cloud(self._base) else await self._probe_context()
                     )
-        return self._n_ctx  # type: ignore[return-value]
+        return self._n_ctx  # type: ignore[return-value]  # set above: never the _UNKNOWN sentinel here
 
     async def _probe_context(self) -> int | None:
         root = self._base.removesuffix("/v1")

@@ -28,7 +28,7 @@ def _entry(entry: Element) -> SourceHit:
         raise MalformedPayload("arXiv entry id is not an abs/ URL")
     arxiv_id, version = match.group("id"), match.group("version")
     published = (entry.findtext("atom:published", "", NS) or "").strip()
-    when = datetime.fromisoformat(published.replace("Z", "+00:00")).date() if published else None
+    when = datetime.fromisoformat(published).date() if published else None
     primary = entry.find("arxiv:primary_category", NS)
     doi = (entry.findtext("arxiv:doi", "", NS) or "").strip().lower() or None
     pdf = next(

@@ -229,7 +229,7 @@ class Source(ABC):
             return None
         try:
             return await self.cache.recall(key)
-        except Exception as exc:  # a cache outage costs a request, never the answer
+        except Exception as exc:  # noqa: BLE001 - a cache outage costs a request, never the answer
             log.warning("cache read failed", source=self.name, error=type(exc).__name__)
             return None
 
@@ -238,7 +238,7 @@ class Source(ABC):
             return
         try:
             await self.cache.remember(key, self.name, request, hits)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a cache outage never costs the answer
             log.warning("cache write failed", source=self.name, error=type(exc).__name__)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import SourceHit, TaskFilters
-from research_corpus.search import SearchFilters, search
+from research_corpus.search import SearchFilters, SearchMode, search
 from research_platform.settings import CorpusSettings
 
 
@@ -21,7 +21,11 @@ class CorpusSource:
         self._settings = settings
 
     async def search(
-        self, query: str, filters: TaskFilters | None = None, limit: int = 10, mode: str = "hybrid"
+        self,
+        query: str,
+        filters: TaskFilters | None = None,
+        limit: int = 10,
+        mode: SearchMode = "hybrid",
     ) -> list[SourceHit]:
         wanted = SearchFilters(
             year_from=filters.year_from if filters else None,

@@ -28,7 +28,7 @@ def published(value: Any) -> date | None:
         return None
     text = str(value).strip()
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).date()
+        return datetime.fromisoformat(text).date()
     except ValueError:
         pass
     try:
