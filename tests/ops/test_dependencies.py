@@ -33,6 +33,11 @@ USED_WITHOUT_IMPORT = {
     "pytest-asyncio": "pytest plugin (asyncio_mode = auto)",
     "pytest-timeout": "pytest plugin (timeout = 600)",
     "schemathesis": "the `st` CLI tests/security/test_fuzz.py runs against the gateway",
+    "ruff": "the linter and formatter .ci/run and `task lint` run",
+    "mypy": "the type checker .ci/run and `task lint` run",
+    "types-pyyaml": "type stubs mypy reads",
+    "types-psutil": "type stubs mypy reads",
+    "types-tqdm": "type stubs mypy reads",
 }
 
 
