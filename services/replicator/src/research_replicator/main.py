@@ -6,11 +6,17 @@ prepare (rows → `DueClaim`) → re-run the researcher on the same question (re
 supports' quotes are looked for: eroded | retracted_source | confirmed) → reshape (the finding) → repository: finding + audit `research.replicator.finding` and a `RecritiqueClaim` on
 `research.claim.recritique`, or audit `research.replicator.confirmed` /
 `research.replicator.skipped` (with the reason). Then due watched claims are sent to the verifier
-for re-verification (`watched`). Operator verbs arrive on
-`research.control.replicator.<verb>`.
+for re-verification (`watched`; also on the dispatcher's tick, at most `watched_in_flight`
+unfinished at once). Operator verbs arrive on `research.control.replicator.<verb>`.
 
-Publishes `research.claim.recritique` (`RecritiqueClaim`) and `research.verify.requested`
-(`RequestVerification`), both declared (`EMITS`).
+Subscriber `research.source.retracted` — durable pull consumer `replicator-retractions` (stream
+`RESEARCH_CLAIMS`): a `SourcesRetracted` marks everything resting on the retracted works at once
+(`retractions`). A re-run that finds a cited source newly retracted publishes one, so every other
+claim, report and watched claim citing it hears of it too, not only the claim re-run.
+
+Publishes `research.claim.recritique` (`RecritiqueClaim`), `research.verify.requested`
+(`RequestVerification`) and `research.source.retracted` (`SourcesRetracted`), all declared
+(`EMITS`).
 """
 
 from __future__ import annotations
@@ -21,18 +27,25 @@ from dataclasses import dataclass
 from typing import Any
 
 import structlog
-from faststream import FastStream
-from faststream.nats import NatsBroker
+from faststream import AckPolicy, FastStream
+from faststream.nats import ConsumerConfig, JStream, NatsBroker, PullSub
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_agents import RunContext
 from research_agents.app import AgentResources, RunFunction, periodic_app
-from research_contracts import EvidenceRefreshed, RecritiqueClaim, RerunResearch, subjects
+from research_contracts import (
+    EvidenceRefreshed,
+    RecritiqueClaim,
+    RerunResearch,
+    SourcesRetracted,
+    subjects,
+)
 from research_platform.broker import Emits
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_platform.service import run_service
-from research_replicator import experiment, prepare, reshape, watched
+from research_platform.shutdown import cancel_within
+from research_replicator import experiment, prepare, reshape, retractions, watched
 from research_replicator.prepare import DueClaim
 from research_replicator.repository import SERVICE, Replications
 from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSettings
@@ -47,7 +60,15 @@ RECRITIQUE = Emits(
     "An active claim that no longer holds on fresh evidence (eroded, or a supporting source retracted), for the "
     "critic to judge again (`Nats-Msg-Id` `recritique-<finding_id>`).",
 )
-EMITS = (RECRITIQUE, watched.REVERIFY)
+RETRACTION = Emits(
+    subjects.SOURCE_RETRACTED,
+    subjects.CLAIMS_STREAM,
+    SourcesRetracted,
+    "replicator.source_retracted",
+    "Cited sources a re-run found newly retracted, for this service's retraction handler to mark "
+    "every claim, report and watched claim citing them (`Nats-Msg-Id` `sources-retracted-<event_id>`).",
+)
+EMITS = (RECRITIQUE, watched.REVERIFY, RETRACTION)
 
 
 @dataclass
@@ -74,6 +95,8 @@ class Replicator:
             self.publishers[subjects.VERIFY_REQUESTED],
             self.sessions,
             limit=self.settings.watched_per_run,
+            in_flight=self.settings.watched_in_flight,
+            spread=self.settings.watched_spread,
         )
         return ctx.counts
 
@@ -104,6 +127,13 @@ class Replicator:
                     reshape.recritique(claim, comparison, finding_id),
                     headers={subjects.MSG_ID_HEADER: f"recritique-{finding_id}"},
                 )
+        newly = sorted(set(comparison.details.get("retracted") or []) - known)
+        if finding_id is not None and newly:
+            # the rest of the ledger citing them hears of it at once (`retractions`)
+            event = SourcesRetracted(source_ids=newly, origin="replicator")
+            await self.publishers[subjects.SOURCE_RETRACTED].publish(
+                event, headers={subjects.MSG_ID_HEADER: event.msg_id()}
+            )
         if comparison.verdict is None:
             log.info("replication skipped", reason=comparison.reason)
             return "skipped"
@@ -137,13 +167,54 @@ class Replicator:
 
 def create_app(settings: ReplicatorServiceSettings) -> FastStream:
     replicator = settings.replicator
+    built: dict[str, Any] = {}
 
     def build_run(resources: AgentResources) -> RunFunction:
+        built["resources"] = resources
+        built["dispatcher"] = asyncio.get_running_loop().create_task(
+            watched.dispatch_forever(
+                resources.publishers[subjects.VERIFY_REQUESTED],
+                resources.sessions,
+                tick_s=replicator.watched_tick_s,
+                in_flight=replicator.watched_in_flight,
+                spread=replicator.watched_spread,
+                batch=replicator.watched_per_run,
+            )
+        )
         return Replicator(
             resources.broker, resources.sessions, replicator, resources.publishers
         ).run
 
-    return periodic_app(SERVICE, settings, replicator.schedule, build_run, emits=EMITS)
+    app = periodic_app(SERVICE, settings, replicator.schedule, build_run, emits=EMITS)
+    broker = app.broker
+    assert isinstance(broker, NatsBroker)
+
+    @broker.subscriber(
+        subjects.SOURCE_RETRACTED,
+        stream=JStream(subjects.CLAIMS_STREAM, declare=False),
+        durable=subjects.REPLICATOR_RETRACTIONS_DURABLE,
+        config=ConsumerConfig(ack_wait=settings.ack_wait_s, max_deliver=settings.max_deliver),
+        pull_sub=PullSub(batch_size=1, timeout=2.0),
+        ack_policy=AckPolicy.NACK_ON_ERROR,
+        title="replicator.source_retracted",
+        description="Cited works retracted: every claim, report and watched claim citing them is "
+        "marked at once (a finding per claim, reports stale with the reason, watched claims due).",
+    )
+    async def on_sources_retracted(event: SourcesRetracted) -> None:
+        resources: AgentResources = built["resources"]
+        await retractions.handle(
+            resources.sessions,
+            resources.publishers,
+            resources.broker.connection.jetstream(),
+            event,
+        )
+
+    @app.on_shutdown
+    async def stop_dispatcher() -> None:
+        if "dispatcher" in built:
+            await cancel_within(built["dispatcher"], what="watched dispatcher", timeout_s=10)
+
+    return app
 
 
 def run() -> None:
