@@ -537,10 +537,14 @@ def main() -> None:
         f" replicator CPU {cpu1['replicator'] - cpu0['replicator']:.1f} s, whole stack"
         f" {sum(cpu1.values()) - sum(cpu0.values()):.1f} s from the event to the last one marked"
     )
+    per_refresh = (
+        f"{verifier_cpu / refreshes:.2f} s verifier, {stack_cpu / refreshes:.2f} s whole stack"
+        if refreshes
+        else f"n/a (none finished; verifier {verifier_cpu:.1f} s, stack {stack_cpu:.1f} s CPU)"
+    )
     print(
         f"  refreshes (watched re-verifications): {refreshes} in {window:.0f} s ="
-        f" {refreshes / window:.3f}/s; CPU per refresh {verifier_cpu / max(refreshes, 1):.2f} s verifier,"
-        f" {stack_cpu / max(refreshes, 1):.2f} s whole stack (in flight ≤ {args.in_flight})"
+        f" {refreshes / window:.3f}/s; CPU per refresh {per_refresh} (in flight ≤ {args.in_flight})"
     )
     print(
         "  queue depth peak (pending + unacked): "
