@@ -155,7 +155,9 @@ async def test_the_replicator_hears_a_retraction_on_the_bus(
         subjects.VERIFY_REQUESTED, config=ConsumerConfig(deliver_policy=DeliverPolicy.NEW)
     )
     settings = ReplicatorSettings(
-        schedule=ScheduleSettings(enabled=False), watched_tick_s=0.2, watched_in_flight=1000
+        schedule=ScheduleSettings(interval_s=3600, first_tick_s=3600),  # the dispatcher only
+        watched_tick_s=0.2,
+        watched_in_flight=1000,
     )
     app = create_app(
         ReplicatorServiceSettings(

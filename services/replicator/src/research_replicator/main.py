@@ -171,16 +171,17 @@ def create_app(settings: ReplicatorServiceSettings) -> FastStream:
 
     def build_run(resources: AgentResources) -> RunFunction:
         built["resources"] = resources
-        built["dispatcher"] = asyncio.get_running_loop().create_task(
-            watched.dispatch_forever(
-                resources.publishers[subjects.VERIFY_REQUESTED],
-                resources.sessions,
-                tick_s=replicator.watched_tick_s,
-                in_flight=replicator.watched_in_flight,
-                spread=replicator.watched_spread,
-                batch=replicator.watched_per_run,
+        if replicator.schedule.enabled:  # no ticks: no watched claims asked for on its own either
+            built["dispatcher"] = asyncio.get_running_loop().create_task(
+                watched.dispatch_forever(
+                    resources.publishers[subjects.VERIFY_REQUESTED],
+                    resources.sessions,
+                    tick_s=replicator.watched_tick_s,
+                    in_flight=replicator.watched_in_flight,
+                    spread=replicator.watched_spread,
+                    batch=replicator.watched_per_run,
+                )
             )
-        )
         return Replicator(
             resources.broker, resources.sessions, replicator, resources.publishers
         ).run
