@@ -58,7 +58,7 @@ from research_reports import Reference, Report, Section
 
 SERVICE = "bench-living"
 CHUNK = 200  # reports per seeding transaction
-CLAIM_CHUNK = 5000
+CLAIM_CHUNK = 1000  # rows per insert: asyncpg takes at most 32,767 parameters
 CONSUMERS = (
     (subjects.VERIFICATIONS_STREAM, subjects.VERIFIER_REQUESTS_DURABLE),
     (subjects.CLAIMS_STREAM, subjects.CRITIC_RECRITIQUE_DURABLE),
@@ -461,13 +461,25 @@ def main() -> None:
                 )
                 await engine.dispose()
 
-            asyncio.run(_ingest())
+            errors: list[BaseException] = []
+
+            def _ingest_thread() -> None:
+                try:
+                    asyncio.run(_ingest())
+                except BaseException as exc:  # noqa: BLE001 - re-raised below
+                    errors.append(exc)
+
+            ingest = threading.Thread(target=_ingest_thread)  # the corpus and the ledger at once
+            ingest.start()
             print(
                 f"seeding {args.claims:,} claims, {args.reviews:,} reviews, {args.watched:,} watched claims…",
                 flush=True,
             )
             timings = asyncio.run(seed(stack.database_url, plan, claims_text))
             print("  " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()), flush=True)
+            ingest.join()
+            if errors:
+                raise errors[0]
             stack.start_services()
             stack.wait_ready(timeout=600)
             print(f"before the wave: {args.tasks} research tasks, one at a time…", flush=True)
