@@ -66,8 +66,10 @@ def test_the_replicator_documents_what_it_publishes_with_the_payload(documents: 
     assert sends(document) == {
         subjects.CLAIM_RECRITIQUE: "RecritiqueClaim",
         subjects.VERIFY_REQUESTED: "RequestVerification",
+        subjects.SOURCE_RETRACTED: "SourcesRetracted",
     }
     schemas = json.loads(document)["components"]["schemas"]
+    assert {"source_ids", "origin", "notice"} <= set(schemas["SourcesRetracted"]["properties"])
     assert {"claim_id", "reason", "finding_id"} <= set(schemas["RecritiqueClaim"]["properties"])
     assert all(
         field.get("description") for field in schemas["RecritiqueClaim"]["properties"].values()

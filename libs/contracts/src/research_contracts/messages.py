@@ -232,6 +232,32 @@ class RecritiqueClaim(BaseModel):
     )
 
 
+class SourcesRetracted(BaseModel):
+    """Event on `research.source.retracted`: cited sources are retracted (a CrossRef / Retraction
+    Watch notice, a PubMed retracted record, a re-run's fresh hit). The replicator marks the ledger's
+    sources retracted, records a `retracted_source` finding on every active claim citing one, marks
+    every completed report citing one stale with the reason and makes the watched claims among them
+    due at once. Publishing one here is a supported interface (`Nats-Msg-Id` `msg_id()`)."""
+
+    event_id: uuid.UUID = Field(default_factory=uuid.uuid4)
+    source_ids: list[str] = Field(
+        min_length=1,
+        max_length=1000,
+        description="Source-prefixed ids of the retracted works (`doi:10.…`, `pubmed:…`).",
+    )
+    origin: str = Field(
+        default="crossref",
+        max_length=50,
+        description="Who reported it: crossref | pubmed | retraction_watch | replicator | operator.",
+    )
+    notice: str = Field(
+        default="", max_length=500, description="The retraction notice (a DOI or URL), if known."
+    )
+
+    def msg_id(self) -> str:
+        return f"sources-retracted-{self.event_id}"
+
+
 class Verdict(StrEnum):
     promote = "promote"
     supersede = "supersede"

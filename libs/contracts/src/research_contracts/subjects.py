@@ -24,7 +24,9 @@ CLAIMS_STREAM: Final = "RESEARCH_CLAIMS"
 CLAIM_PENDING: Final = "research.claim.pending"
 CLAIM_RECRITIQUE: Final = "research.claim.recritique"
 CLAIM_DECIDED: Final = "research.claim.decided"
-CLAIM_SUBJECTS: Final = ("research.claim.*",)
+# SourcesRetracted: cited works retracted (replicator consumes); kept beside the claims it undermines
+SOURCE_RETRACTED: Final = "research.source.retracted"
+CLAIM_SUBJECTS: Final = ("research.claim.*", SOURCE_RETRACTED)
 
 # --- source lists (JetStream stream RESEARCH_SOURCELISTS) --------------------------------
 SOURCELISTS_STREAM: Final = "RESEARCH_SOURCELISTS"
@@ -119,6 +121,7 @@ RESEARCHER_DURABLES: Final = {
 }
 CRITIC_PENDING_DURABLE: Final = "critic-pending"
 CRITIC_RECRITIQUE_DURABLE: Final = "critic-recritique"
+REPLICATOR_RETRACTIONS_DURABLE: Final = "replicator-retractions"
 
 # Header carrying the JetStream de-duplication id (see `Nats-Msg-Id` in the NATS docs).
 MSG_ID_HEADER: Final = "Nats-Msg-Id"

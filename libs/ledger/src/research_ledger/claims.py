@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -23,6 +23,15 @@ from research_ledger.deidentified import clean
 from research_ledger.status import ClaimStatus
 from research_ledger.tasks import Tasks
 from research_platform.models import MemoryClaim, ResearchSource
+
+CITING = text(
+    """
+SELECT c.id, array_agg(DISTINCT s->>'source_id') AS cited
+FROM memory_claims c CROSS JOIN LATERAL jsonb_array_elements(c.supports) s
+WHERE c.status = 'active' AND s->>'source_id' = ANY(CAST(:ids AS text[]))
+GROUP BY c.id
+"""
+)
 
 
 @dataclass
@@ -111,6 +120,33 @@ class Claims(LedgerBase):
         for failure in claim.failures:
             self.audit(AuditAction.LLM_PROVIDER_FAILED, **ids, payload=failure)
         return True
+
+    async def citing(self, source_ids: list[str]) -> dict[uuid.UUID, list[str]]:
+        """Active claims whose supports cite any of `source_ids` → the ones each cites (one scan of
+        the active claims' supports)."""
+        if not source_ids:
+            return {}
+        rows = await self.session.execute(
+            CITING,
+            {"ids": list(source_ids)},
+        )
+        return {r.id: list(r.cited) for r in rows}
+
+    async def retract_sources(self, source_ids: list[str]) -> list[str]:
+        """Mark the ledger's sources retracted (`research_sources.retracted`); returns the ids that
+        were not retracted before (unknown ids are left alone: no claim cites them)."""
+        if not source_ids:
+            return []
+        rows = await self.session.scalars(
+            update(ResearchSource)
+            .where(
+                ResearchSource.source_id.in_(list(source_ids)),
+                ResearchSource.retracted.is_not(True),
+            )
+            .values(retracted=True)
+            .returning(ResearchSource.source_id)
+        )
+        return sorted(rows)
 
     async def _remember_sources(self, hits: list[SourceHit], cited: set[str]) -> None:
         rows: list[dict[str, Any]] = [

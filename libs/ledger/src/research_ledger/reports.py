@@ -18,6 +18,7 @@ transaction.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,6 +80,33 @@ WHERE f.kind IS NOT NULL
        AND EXISTS (SELECT 1 FROM audit_events a WHERE a.claim_id = mc.id AND a.action = 'research.claim.promoted'))
 ORDER BY rc.claim_id
 LIMIT :limit
+"""
+)
+
+
+STALE_CITING = text(
+    """
+WITH cited AS (
+    SELECT r.id, ref->>'paper_id' AS source_id
+    FROM reports r
+    JOIN report_versions v ON v.report_id = r.id AND v.version = r.current_version
+    CROSS JOIN LATERAL jsonb_array_elements(
+        CASE WHEN jsonb_typeof(v.content->'references') = 'array'
+             THEN v.content->'references' ELSE '[]'::jsonb END) ref
+    WHERE r.status = 'completed' AND ref->>'paper_id' = ANY(CAST(:ids AS text[]))
+    UNION ALL
+    SELECT rc.report_id, c.source_id
+    FROM unnest(CAST(:claims AS uuid[]), CAST(:cited AS text[])) AS c(claim_id, source_id)
+    JOIN report_claims rc ON rc.claim_id = c.claim_id
+), first AS (
+    SELECT id, min(source_id) AS source_id FROM cited GROUP BY id
+)
+UPDATE reports r
+SET status = 'stale', stale_reason = 'cited source ' || first.source_id || ' retracted',
+    updated_at = now()
+FROM first
+WHERE r.id = first.id AND r.status = 'completed'
+RETURNING r.id, r.kind, r.run_id, r.current_version, r.stale_reason
 """
 )
 
@@ -332,6 +360,32 @@ class Reports(LedgerBase):
                 claim_id=claim_id,
                 subject_ids={"report_id": report.report_id},
                 payload={"kind": report.kind, "reason": reason, "version": report.version},
+            )
+        return stale
+
+    async def mark_stale_citing(
+        self, source_ids: list[str], claims: Mapping[uuid.UUID, list[str]]
+    ) -> list[StaleReport]:
+        """Every completed report whose current version cites one of `source_ids` (a reference's
+        `paper_id`) or rests on one of `claims` (claim → the retracted sources it cites) → stale,
+        with the reason `cited source <id> retracted` (one audit row each); one statement."""
+        if not source_ids:
+            return []
+        claim_ids = list(claims)
+        cited = [claims[c][0] for c in claim_ids]
+        rows = (
+            await self.session.execute(
+                STALE_CITING, {"ids": list(source_ids), "claims": claim_ids, "cited": cited}
+            )
+        ).all()
+        stale = [
+            StaleReport(r.id, r.kind, r.run_id, r.current_version, r.stale_reason) for r in rows
+        ]
+        for report in stale:
+            self.audit(
+                AuditAction.REPORT_STALE,
+                subject_ids={"report_id": report.report_id},
+                payload={"kind": report.kind, "reason": report.reason, "version": report.version},
             )
         return stale
 

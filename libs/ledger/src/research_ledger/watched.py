@@ -10,19 +10,48 @@ twice while that run is under way). Tables from migration 0007 (`research_platfo
 
 from __future__ import annotations
 
+import hashlib
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import func, select, update
+from sqlalchemy import ColumnElement, Float, func, literal_column, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_ledger.deidentified import clean
-from research_platform.models import VerdictHistoryRow, WatchedClaimRow
+from research_platform.models import ReportRow, VerdictHistoryRow, WatchedClaimRow
 
 DEFAULT_INTERVAL_DAYS = 30.0
+# A claim's phase in [0, 1): the first 32 bits of the md5 of its id (the same in Python and SQL).
+PHASE_SQL = literal_column(
+    "(('x' || substr(md5(watched_claims.verification_id::text), 1, 8))::bit(32)::bigint"
+    " / 4294967296.0)",
+    Float,
+)
 
-__all__ = ["DEFAULT_INTERVAL_DAYS", "VerdictHistoryRow", "WatchedClaimRow", "WatchedClaims"]
+
+def phase(verification_id: uuid.UUID) -> float:
+    """The claim's deterministic place in its interval, in [0, 1) (`PHASE_SQL` in the database)."""
+    return int(hashlib.md5(str(verification_id).encode()).hexdigest()[:8], 16) / 2**32
+
+
+def jitter(verification_id: uuid.UUID, interval_days: float, spread: float) -> timedelta:
+    """How much earlier than its `next_due_at` the claim is asked for: `spread` of its interval
+    times its phase. Claims entered together (a bulk import, the survivors of one retraction wave)
+    fall due spread over the last `spread` of their interval, each at the same place every time."""
+    return timedelta(days=interval_days * spread * phase(verification_id))
+
+
+__all__ = [
+    "DEFAULT_INTERVAL_DAYS",
+    "PHASE_SQL",
+    "VerdictHistoryRow",
+    "WatchedClaimRow",
+    "WatchedClaims",
+    "jitter",
+    "phase",
+]
 
 
 class WatchedClaims:
@@ -92,24 +121,62 @@ class WatchedClaims:
         )
 
     async def due(
-        self, *, now: datetime | None = None, everything: bool = False, limit: int = 100
+        self,
+        *,
+        now: datetime | None = None,
+        everything: bool = False,
+        limit: int = 100,
+        spread: float = 0.0,
     ) -> list[WatchedClaimRow]:
-        """Watched claims whose next run is due (all of them when `everything`). One already requested
-        is asked again only a day after it fell due (its run failed or was lost)."""
+        """Watched claims whose next run is due (all of them when `everything`), earliest first. With
+        `spread`, a claim is due `jitter` before its `next_due_at` (see `jitter`). One already
+        requested is asked again only a day after it fell due (its run failed or was lost)."""
         moment = now or datetime.now(UTC)
         query = select(WatchedClaimRow).where(
             (WatchedClaimRow.requested_run_id.is_(None))
             | (WatchedClaimRow.next_due_at <= moment - timedelta(days=1))
         )
+        effective: ColumnElement[datetime] = WatchedClaimRow.next_due_at.expression
+        if spread > 0:
+            effective = WatchedClaimRow.next_due_at - func.make_interval(
+                0, 0, 0, 0, 0, 0, WatchedClaimRow.interval_days * 86400 * spread * PHASE_SQL
+            )
         if not everything:
-            query = query.where(WatchedClaimRow.next_due_at <= moment)
+            query = query.where(effective <= moment)
         return list(
             await self.session.scalars(
-                query.order_by(WatchedClaimRow.next_due_at)
-                .limit(limit)
-                .with_for_update(skip_locked=True)
+                query.order_by(effective).limit(limit).with_for_update(skip_locked=True)
             )
         )
+
+    async def in_flight(self) -> int:
+        """Re-verifications asked for and not finished: requested, not lost (under a day past due)
+        and the report not failed — what a bounded dispatcher counts against its cap."""
+        return int(
+            await self.session.scalar(
+                select(func.count())
+                .select_from(WatchedClaimRow)
+                .join(ReportRow, ReportRow.id == WatchedClaimRow.verification_id)
+                .where(
+                    WatchedClaimRow.requested_run_id.is_not(None),
+                    WatchedClaimRow.next_due_at > func.now() - timedelta(days=1),
+                    ReportRow.status != "failed",
+                )
+            )
+            or 0
+        )
+
+    async def make_due(self, verification_ids: Sequence[uuid.UUID]) -> int:
+        """Bring the next run of these watched claims forward to now (a cited source was
+        retracted); returns how many are watched."""
+        if not verification_ids:
+            return 0
+        result = await self.session.execute(
+            update(WatchedClaimRow)
+            .where(WatchedClaimRow.verification_id.in_(list(verification_ids)))
+            .values(next_due_at=func.now())
+        )
+        return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
     async def mark_requested(self, verification_id: uuid.UUID, run_id: str) -> None:
         """The re-verification `run_id` was asked for: `due` leaves the claim out meanwhile."""

@@ -6,17 +6,24 @@ prepare (rows → `DueClaim`) → re-run the researcher on the same question (re
 supports' quotes are looked for: eroded | retracted_source | confirmed) → reshape (the finding) → repository: finding + audit `research.replicator.finding` and a `RecritiqueClaim` on
 `research.claim.recritique`, or audit `research.replicator.confirmed` /
 `research.replicator.skipped` (with the reason). Then due watched claims are sent to the verifier
-for re-verification (`watched`). Operator verbs arrive on
-`research.control.replicator.<verb>`.
+for re-verification (`watched`; also on the dispatcher's tick, at most `watched_in_flight`
+unfinished at once). Operator verbs arrive on `research.control.replicator.<verb>`.
 
-Publishes `research.claim.recritique` (`RecritiqueClaim`) and `research.verify.requested`
-(`RequestVerification`), both declared (`EMITS`).
+Subscriber `research.source.retracted` — durable pull consumer `replicator-retractions` (stream
+`RESEARCH_CLAIMS`): a `SourcesRetracted` marks everything resting on the retracted works at once
+(`retractions`). A re-run that finds a cited source newly retracted publishes one, so every other
+claim, report and watched claim citing it hears of it too, not only the claim re-run.
+
+Publishes `research.claim.recritique` (`RecritiqueClaim`), `research.verify.requested`
+(`RequestVerification`) and `research.source.retracted` (`SourcesRetracted`), all declared
+(`EMITS`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,13 +34,21 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_agents import RunContext
 from research_agents.app import schedule
-from research_contracts import EvidenceRefreshed, RecritiqueClaim, RerunResearch, subjects
-from research_platform.app import service_app
+from research_contracts import (
+    EvidenceRefreshed,
+    RecritiqueClaim,
+    RerunResearch,
+    SourcesRetracted,
+    subjects,
+)
+from research_ledger import dead_letters
+from research_platform.app import Consumes, ServiceContext, service_app
 from research_platform.broker import Emits
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_platform.service import run_service
-from research_replicator import experiment, prepare, reshape, watched
+from research_platform.shutdown import cancel_within
+from research_replicator import experiment, prepare, reshape, retractions, watched
 from research_replicator.prepare import DueClaim
 from research_replicator.repository import SERVICE, Replications
 from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSettings
@@ -48,7 +63,15 @@ RECRITIQUE = Emits(
     "An active claim that no longer holds on fresh evidence (eroded, or a supporting source retracted), for the "
     "critic to judge again (`Nats-Msg-Id` `recritique-<finding_id>`).",
 )
-EMITS = (RECRITIQUE, watched.REVERIFY)
+RETRACTION = Emits(
+    subjects.SOURCE_RETRACTED,
+    subjects.CLAIMS_STREAM,
+    SourcesRetracted,
+    "replicator.source_retracted",
+    "Cited sources a re-run found newly retracted, for this service's retraction handler to mark "
+    "every claim, report and watched claim citing them (`Nats-Msg-Id` `sources-retracted-<event_id>`).",
+)
+EMITS = (RECRITIQUE, watched.REVERIFY, RETRACTION)
 
 
 @dataclass
@@ -75,6 +98,8 @@ class Replicator:
             self.publishers[subjects.VERIFY_REQUESTED],
             self.sessions,
             limit=self.settings.watched_per_run,
+            in_flight=self.settings.watched_in_flight,
+            spread=self.settings.watched_spread,
         )
         return ctx.counts
 
@@ -105,6 +130,13 @@ class Replicator:
                     reshape.recritique(claim, comparison, finding_id),
                     headers={subjects.MSG_ID_HEADER: f"recritique-{finding_id}"},
                 )
+        newly = sorted(set(comparison.details.get("retracted") or []) - known)
+        if finding_id is not None and newly:
+            # the rest of the ledger citing them hears of it at once (`retractions`)
+            event = SourcesRetracted(source_ids=newly, origin="replicator")
+            await self.publishers[subjects.SOURCE_RETRACTED].publish(
+                event, headers={subjects.MSG_ID_HEADER: event.msg_id()}
+            )
         if comparison.verdict is None:
             log.info("replication skipped", reason=comparison.reason)
             return "skipped"
@@ -137,13 +169,53 @@ class Replicator:
 
 def create_app(settings: ReplicatorServiceSettings) -> FastStream:
     replicator = settings.replicator
-
-    app, ctx = service_app(settings, SERVICE, emits=EMITS)
+    app, ctx = service_app(settings, SERVICE, emits=EMITS, dead_letters=dead_letters.recorder)
     schedule(
         ctx,
         replicator.schedule,
         lambda ctx: Replicator(ctx.broker, ctx.sessions, replicator, ctx.publishers).run,
     )
+
+    @asynccontextmanager
+    async def dispatcher(ctx: ServiceContext) -> AsyncIterator[None]:
+        """Due watched claims asked for on a tick, at most `watched_in_flight` unfinished; only
+        while the schedule is on (no ticks: no watched claims asked for on its own either)."""
+        if not replicator.schedule.enabled:
+            yield
+            return
+        task = asyncio.get_running_loop().create_task(
+            watched.dispatch_forever(
+                ctx.publishers[subjects.VERIFY_REQUESTED],
+                ctx.sessions,
+                tick_s=replicator.watched_tick_s,
+                in_flight=replicator.watched_in_flight,
+                spread=replicator.watched_spread,
+                batch=replicator.watched_per_run,
+            )
+        )
+        try:
+            yield
+        finally:
+            await cancel_within(task, what="watched dispatcher", timeout_s=10)
+
+    ctx.run_beside(dispatcher)
+
+    @ctx.consume(
+        Consumes(
+            subjects.SOURCE_RETRACTED,
+            subjects.CLAIMS_STREAM,
+            subjects.REPLICATOR_RETRACTIONS_DURABLE,
+            title="replicator.source_retracted",
+            description="Cited works retracted: every claim, report and watched claim citing them "
+            "is marked at once (a finding per claim, reports stale with the reason, watched claims "
+            "due).",
+        )
+    )
+    async def on_sources_retracted(event: SourcesRetracted) -> None:
+        await retractions.handle(
+            ctx.sessions, ctx.publishers, ctx.broker.connection.jetstream(), event
+        )
+
     return app
 
 

@@ -46,7 +46,26 @@ class ReplicatorSettings(BaseModel):
         default=50,
         ge=0,
         le=1000,
-        description="Due watched claims sent for re-verification per run.",
+        description="Due watched claims sent for re-verification per run (and per dispatcher tick).",
+    )
+    watched_in_flight: int = Field(
+        default=4,
+        ge=1,
+        le=1000,
+        description="Most watched-claim re-verifications asked for and unfinished at once; the rest "
+        "wait in the ledger (a retraction wave is worked off at the verifier's pace).",
+    )
+    watched_tick_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="How often the dispatcher tops the re-verifications in flight up to `watched_in_flight`.",
+    )
+    watched_spread: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="Share of its interval a watched claim may be asked for early, at a place fixed by "
+        "its id: claims entered together are spread over the interval's last part.",
     )
 
 

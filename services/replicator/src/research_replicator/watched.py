@@ -1,11 +1,18 @@
 """Watched claims (claim verification): the replicator's share is the schedule.
 
-Each replicator run (on its interval, or at once through the operator's run-once verb) asks the
-ledger for watched claims whose next re-verification is due (`ledger.watched.due`; the
-interval is the verifier's `VERIFIER__WATCH_DAYS`, default 30 days) and publishes one
-`RequestVerification` (origin `watch`, a fresh run id, the sources and filters the claim was
-first verified with) per claim on `research.verify.requested`, through the declared publisher of
-`REVERIFY`.
+Each replicator run (on its interval, or at once through the operator's run-once verb) and the
+dispatcher's tick (`dispatch_forever`, every `watched_tick_s`) ask the ledger for watched claims
+whose next re-verification is due (`ledger.watched.due`; the interval is the verifier's
+`VERIFIER__WATCH_DAYS`, default 30 days) and publish one `RequestVerification` (origin `watch`, a
+fresh run id, the sources and filters the claim was first verified with) per claim on
+`research.verify.requested`, through the declared publisher of `REVERIFY`.
+
+Two settings keep a crowd of claims from firing together. `watched_spread`: a claim is due up to
+that share of its interval early, at a place fixed by its id (`research_ledger.watched.jitter`),
+so claims entered together are asked for spread over the interval's last part, not in one run.
+`watched_in_flight`: at most that many re-verifications are asked for and unfinished at once
+(`ledger.watched.in_flight`); the rest wait in the ledger (a retraction wave making thousands
+due at once is worked off at the verifier's pace, with no queue on the bus).
 The verifier does the work: a new version of the same report, the verdict appended to the
 history, and — when the verdict or confidence moved or a cited source is now retracted — a
 finding in the replicator's name (`verdict_changed` / `retracted_source`, naming the
@@ -14,6 +21,7 @@ verification id), a `verdict_changed` audit row, a run event and `research.verif
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -28,8 +36,11 @@ from research_ledger import Ledger
 from research_ledger.watched import WatchedClaimRow
 from research_platform.broker import Emits
 from research_platform.db import transaction
+from research_platform.logging import get_logger
 from research_platform.models import ReportRow
 from research_replicator.repository import SERVICE
+
+log = get_logger(__name__)
 
 REVERIFY = Emits(
     subjects.VERIFY_REQUESTED,
@@ -68,14 +79,24 @@ def reverification(
 
 
 async def request_due(
-    publisher: Any, sessions: async_sessionmaker[AsyncSession], *, limit: int
+    publisher: Any,
+    sessions: async_sessionmaker[AsyncSession],
+    *,
+    limit: int,
+    in_flight: int | None = None,
+    spread: float = 0.0,
 ) -> int:
-    """Publish a re-verification for every due watched claim through `publisher` (the declared
-    publisher of `REVERIFY`); returns how many were requested."""
+    """Publish a re-verification for the due watched claims through `publisher` (the declared
+    publisher of `REVERIFY`): at most `limit`, and with `in_flight`, only as many as keep the
+    unfinished ones at or under it. Returns how many were requested."""
     requested = 0
     async with transaction(sessions) as session:
         watched = Ledger(session, service=SERVICE).watched
-        claims = await watched.due(limit=limit)
+        if in_flight is not None:
+            limit = min(limit, in_flight - await watched.in_flight())
+        if limit <= 0:
+            return 0
+        claims = await watched.due(limit=limit, spread=spread)
         ids = [c.verification_id for c in claims]
         rows = (
             (
@@ -98,3 +119,25 @@ async def request_due(
             await watched.mark_requested(claim.verification_id, run_id)
             requested += 1
     return requested
+
+
+async def dispatch_forever(
+    publisher: Any,
+    sessions: async_sessionmaker[AsyncSession],
+    *,
+    tick_s: float,
+    in_flight: int,
+    spread: float,
+    batch: int,
+) -> None:
+    """The dispatcher: every `tick_s`, top the unfinished re-verifications up to `in_flight`."""
+    while True:
+        try:
+            sent = await request_due(
+                publisher, sessions, limit=batch, in_flight=in_flight, spread=spread
+            )
+            if sent:
+                log.info("watched claims requested", requested=sent)
+        except Exception as exc:  # noqa: BLE001 - one failed tick must not end the loop
+            log.warning("watched dispatch failed", error=repr(exc))
+        await asyncio.sleep(tick_s)

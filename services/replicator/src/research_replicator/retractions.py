@@ -1,0 +1,155 @@
+"""Retractions: one event marks everything that rests on a retracted work, set-based, at once.
+
+A `SourcesRetracted` event on `research.source.retracted` (a CrossRef / Retraction Watch notice, a
+PubMed retracted record, or this replicator's own re-run when a fresh hit says a cited source is
+retracted) is handled in one transaction through the ledger:
+
+    ledger.claims.retract_sources     research_sources.retracted = true
+    ledger.claims.citing              the active claims whose supports cite one (one scan)
+    findings                          a `retracted_source` finding per such claim not already
+                                      carrying an open one (replicator's name), with its audit row
+    ledger.reports.mark_stale_citing  every completed report (review, verification, source list)
+                                      whose current version cites one or rests on such a claim →
+                                      `stale`, reason `cited source <id> retracted`
+    ledger.watched.make_due           the watched claims among those verifications fall due now
+
+After the commit: a `RecritiqueClaim` per new finding (the critic judges the claim again without
+the retracted source; `Nats-Msg-Id` `recritique-<finding_id>`, a redelivered event repeats
+nothing) and the `STALE` run event of each stale report (best effort, as the reviewer's sweep).
+The re-verifications are not sent here: the watched-claim dispatcher (`watched.dispatch`) asks
+for them at most `watched_in_flight` at a time, so a wave of thousands queues in the ledger, not
+on the bus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from nats.js import JetStreamContext
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from research_agents import FindingsRepository, NewFinding
+from research_contracts import RecritiqueClaim, SourcesRetracted, subjects
+from research_ledger import AuditAction, Ledger, StaleReport
+from research_platform.db import transaction
+from research_platform.logging import get_logger
+from research_replicator.experiment import RETRACTED_SOURCE
+from research_replicator.repository import SERVICE
+from research_runs import RunRecorder
+
+log = get_logger(__name__)
+EVENTS_AT_ONCE = 32  # stale run events published concurrently
+
+
+@dataclass
+class Propagation:
+    """What one retraction event changed."""
+
+    newly_retracted: list[str] = field(default_factory=list)
+    claims: int = 0
+    findings: dict[uuid.UUID, uuid.UUID] = field(default_factory=dict)  # claim → finding
+    stale: list[StaleReport] = field(default_factory=list)
+    watched_due: int = 0
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "sources": len(self.newly_retracted),
+            "claims": self.claims,
+            "findings": len(self.findings),
+            "stale_reports": len(self.stale),
+            "watched_due": self.watched_due,
+        }
+
+
+async def propagate(
+    sessions: async_sessionmaker[AsyncSession], event: SourcesRetracted
+) -> Propagation:
+    """The ledger side of a retraction, in one transaction (see the module docstring)."""
+    ids = sorted(set(event.source_ids))
+    out = Propagation()
+    async with transaction(sessions) as session:
+        ledger = Ledger(session, service=SERVICE)
+        out.newly_retracted = await ledger.claims.retract_sources(ids)
+        citing = await ledger.claims.citing(ids)
+        out.claims = len(citing)
+        findings = FindingsRepository(session, SERVICE)
+        already = {
+            c
+            for f in await findings.open_for_claims(list(citing), kinds=[RETRACTED_SOURCE])
+            for c in f.claim_ids
+        }
+        new = [c for c in citing if c not in already]
+        payload = {"origin": event.origin, "notice": event.notice, "event_id": str(event.event_id)}
+        finding_ids = await findings.record_many(
+            NewFinding(
+                RETRACTED_SOURCE, [c], {**payload, "retracted": citing[c], "basis": "retraction"}
+            )
+            for c in new
+        )
+        out.findings = dict(zip(new, finding_ids, strict=True))
+        for claim_id, finding_id in out.findings.items():
+            ledger.audit(
+                AuditAction.REPLICATOR_FINDING,
+                claim_id=claim_id,
+                subject_ids={"finding_id": finding_id, "event_id": event.event_id},
+                payload={"verdict": RETRACTED_SOURCE, "retracted": citing[claim_id], **payload},
+            )
+        out.stale = await ledger.reports.mark_stale_citing(ids, citing)
+        out.watched_due = await ledger.watched.make_due(
+            [r.report_id for r in out.stale if r.kind == "verification"]
+        )
+    return out
+
+
+async def announce(
+    out: Propagation, recritique: Any, js: JetStreamContext, event: SourcesRetracted
+) -> None:
+    """After the commit: the critic's re-critiques, then each stale report's run events."""
+    for claim_id, finding_id in out.findings.items():
+        await recritique.publish(
+            RecritiqueClaim(claim_id=claim_id, reason=RETRACTED_SOURCE, finding_id=finding_id),
+            headers={subjects.MSG_ID_HEADER: f"recritique-{finding_id}"},
+        )
+    gate = asyncio.Semaphore(EVENTS_AT_ONCE)
+    await asyncio.gather(*(tell_stale(js, report, event, gate) for report in out.stale))
+
+
+async def tell_stale(
+    js: JetStreamContext, report: StaleReport, event: SourcesRetracted, gate: asyncio.Semaphore
+) -> None:
+    """The report's run hears `STALE` with the reason, then `done` (best effort: the status and
+    the audit row are committed)."""
+    async with gate:
+        try:
+            recorder = await RunRecorder.resume(js, report.run_id, agent="ledger", iteration=0)
+            await recorder.verdict(
+                "STALE",
+                details={
+                    "report_id": str(report.report_id),
+                    "kind": report.kind,
+                    "reason": report.reason,
+                    "version": report.version,
+                    "origin": event.origin,
+                },
+            )
+            await recorder.done()
+        except Exception as exc:  # noqa: BLE001 - best effort, see the docstring
+            log.warning(
+                "stale event not published", report_id=str(report.report_id), error=repr(exc)
+            )
+
+
+async def handle(
+    sessions: async_sessionmaker[AsyncSession],
+    publishers: Mapping[str, Any],
+    js: JetStreamContext,
+    event: SourcesRetracted,
+) -> Propagation:
+    out = await propagate(sessions, event)
+    log.info("sources retracted", origin=event.origin, **out.counts())
+    await announce(out, publishers[subjects.CLAIM_RECRITIQUE], js, event)
+    return out

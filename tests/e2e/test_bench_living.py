@@ -1,0 +1,45 @@
+"""`bench:living --smoke` end to end: its own embedded stack, the ledger seeded, a retraction wave;
+the closing line is printed and every affected review and watched claim went stale with its reason."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.e2e
+
+LINE = re.compile(
+    r"^bench:living claims=(\d+) reviews=(\d+) watched=(\d+) retracted=(\d+)"
+    r" stale_p95_s=([\d.]+) task_latency_ratio=([\d.]+) queue_peak=(\d+)$"
+)
+
+
+def test_the_smoke_size_marks_every_affected_row_stale() -> None:
+    done = subprocess.run(
+        [sys.executable, "bench/living.py", "--smoke", "--window", "10", "--tasks", "1"],
+        cwd=REPO,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()
+    closing = LINE.match(lines[-1])
+    assert closing, lines[-1]
+    claims, reviews, watched, retracted, p95, ratio, peak = closing.groups()
+    assert (claims, reviews, watched, retracted) == ("1000", "10", "100", "5")
+    counts = re.search(r"affected=(\d+) marked=(\d+) with_reason=(\d+)", done.stdout)
+    assert counts, done.stdout[-2000:]
+    affected, marked, with_reason = map(int, counts.groups())
+    assert affected > 0 and marked == affected and with_reason == affected
+    assert float(p95) <= 60.0
+    # the verifier's queue never holds more than the in-flight cap (the bench's default, 4)
+    verifier = re.search(r"verifier-requests (\d+)", done.stdout)
+    assert verifier and int(verifier.group(1)) <= 4, done.stdout[-2000:]
+    assert int(peak) >= int(verifier.group(1)) and float(ratio) > 0
