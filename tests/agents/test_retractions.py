@@ -15,6 +15,7 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bench.harness.servers import Servers
 from research_agents import ScheduleSettings
 from research_contracts import RecritiqueClaim, SourcesRetracted, subjects
 from research_ledger import Ledger
@@ -26,7 +27,6 @@ from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSe
 from research_reports import Reference, Report
 from tests.agents.apps import running
 from tests.agents.ledger import add_claim, add_sources, support
-from tests.servers import Servers
 
 pytestmark = pytest.mark.integration
 

@@ -63,7 +63,9 @@ def sends(document: str) -> dict[str, str]:
 
 def test_the_replicator_documents_what_it_publishes_with_the_payload(documents: dict) -> None:
     document = documents[docs_export.DOCS / "asyncapi" / "replicator.json"]
-    assert sends(document) == {
+    sent = sends(document)
+    assert RUN_EVENTS_ADDRESS in sent  # the STALE events a retraction sends to each report's run
+    assert {s: p for s, p in sent.items() if s != RUN_EVENTS_ADDRESS} == {
         subjects.CLAIM_RECRITIQUE: "RecritiqueClaim",
         subjects.VERIFY_REQUESTED: "RequestVerification",
         subjects.SOURCE_RETRACTED: "SourcesRetracted",

@@ -169,7 +169,9 @@ class Replicator:
 
 def create_app(settings: ReplicatorServiceSettings) -> FastStream:
     replicator = settings.replicator
-    app, ctx = service_app(settings, SERVICE, emits=EMITS, dead_letters=dead_letters.recorder)
+    app, ctx = service_app(
+        settings, SERVICE, emits=EMITS, run_events=True, dead_letters=dead_letters.recorder
+    )
     schedule(
         ctx,
         replicator.schedule,
@@ -213,7 +215,11 @@ def create_app(settings: ReplicatorServiceSettings) -> FastStream:
     )
     async def on_sources_retracted(event: SourcesRetracted) -> None:
         await retractions.handle(
-            ctx.sessions, ctx.publishers, ctx.broker.connection.jetstream(), event
+            ctx.sessions,
+            ctx.publishers,
+            ctx.broker.connection.jetstream(),
+            event,
+            run_events=ctx.run_events,
         )
 
     return app

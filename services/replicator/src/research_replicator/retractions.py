@@ -106,7 +106,11 @@ async def propagate(
 
 
 async def announce(
-    out: Propagation, recritique: Any, js: JetStreamContext, event: SourcesRetracted
+    out: Propagation,
+    recritique: Any,
+    js: JetStreamContext,
+    event: SourcesRetracted,
+    run_events: Any = None,
 ) -> None:
     """After the commit: the critic's re-critiques, then each stale report's run events."""
     for claim_id, finding_id in out.findings.items():
@@ -115,17 +119,24 @@ async def announce(
             headers={subjects.MSG_ID_HEADER: f"recritique-{finding_id}"},
         )
     gate = asyncio.Semaphore(EVENTS_AT_ONCE)
-    await asyncio.gather(*(tell_stale(js, report, event, gate) for report in out.stale))
+    await asyncio.gather(*(tell_stale(js, report, event, gate, run_events) for report in out.stale))
 
 
 async def tell_stale(
-    js: JetStreamContext, report: StaleReport, event: SourcesRetracted, gate: asyncio.Semaphore
+    js: JetStreamContext,
+    report: StaleReport,
+    event: SourcesRetracted,
+    gate: asyncio.Semaphore,
+    run_events: Any = None,
 ) -> None:
     """The report's run hears `STALE` with the reason, then `done` (best effort: the status and
-    the audit row are committed)."""
+    the audit row are committed), through `run_events`, the declared run-event publisher (None:
+    `js` directly, as in the tests)."""
     async with gate:
         try:
-            recorder = await RunRecorder.resume(js, report.run_id, agent="ledger", iteration=0)
+            recorder = await RunRecorder.resume(
+                js, report.run_id, agent="ledger", iteration=0, publisher=run_events
+            )
             await recorder.verdict(
                 "STALE",
                 details={
@@ -148,8 +159,9 @@ async def handle(
     publishers: Mapping[str, Any],
     js: JetStreamContext,
     event: SourcesRetracted,
+    run_events: Any = None,
 ) -> Propagation:
     out = await propagate(sessions, event)
     log.info("sources retracted", origin=event.origin, **out.counts())
-    await announce(out, publishers[subjects.CLAIM_RECRITIQUE], js, event)
+    await announce(out, publishers[subjects.CLAIM_RECRITIQUE], js, event, run_events)
     return out
