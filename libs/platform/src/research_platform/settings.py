@@ -118,6 +118,12 @@ class CorpusSettings(BaseModel):
         description="Runtime of the embedding model: `onnx` (ONNX Runtime; torch is used when onnxruntime is not "
         "installed) or `torch` (sentence-transformers, the reference).",
     )
+    embed_precision: Literal["int8", "fp32"] = Field(
+        default="int8",
+        description="Precision of the embedding model: `int8` (ONNX graph dynamically quantised on this machine "
+        "from the fp32 export; needs the onnx backend) or `fp32`. The corpus records the precision its vectors "
+        "were made with; after changing it run `research-engine corpus reembed`.",
+    )
     embed_threads: int | None = Field(
         default=None,
         ge=1,
