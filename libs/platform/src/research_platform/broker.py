@@ -76,6 +76,18 @@ STREAMS: tuple[StreamConfig, ...] = (
         duplicate_window=600,
     ),
     RUNS_STREAM_CONFIG,  # live traces of reviews, verifications and source lists (limits inside)
+    StreamConfig(
+        # Corpus ingest jobs (one paper each): a work queue, so a job is deleted once a worker
+        # has acknowledged it (its paper is written); unacknowledged jobs of a killed worker are
+        # delivered again after the consumer's ack wait. A paper queued twice within the
+        # duplicate window (same id and content) is stored once.
+        name=subjects.INGEST_STREAM,
+        subjects=list(subjects.INGEST_SUBJECTS),
+        retention=RetentionPolicy.WORK_QUEUE,
+        storage=StorageType.FILE,
+        max_age=7 * DAY,
+        duplicate_window=600,
+    ),
 )
 
 

@@ -133,6 +133,23 @@ class CorpusSettings(BaseModel):
         default=None,
         description="Where the ONNX export of the model is kept (keyed by the weights' hash); None = ~/.cache/research-engine/onnx.",
     )
+    ingest_worker_batch: int = Field(
+        default=128,
+        ge=1,
+        description="Papers an ingest worker (`research-engine corpus worker`) takes from the job queue at once "
+        "(one model call, one transaction).",
+    )
+    ingest_ack_wait_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="How long a job held by an ingest worker that stopped answering (killed) waits before another "
+        "worker gets it; live workers extend it while they embed.",
+    )
+    ingest_max_deliver: int = Field(
+        default=10,
+        ge=1,
+        description="Deliveries of one ingest job before the workers give up on it (it stays queued, unacknowledged).",
+    )
 
 
 class ResearcherSettings(BaseModel):
