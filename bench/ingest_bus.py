@@ -5,11 +5,13 @@ For each worker count: a fresh embedded PostgreSQL and NATS in a temporary folde
 (the run starts once every worker waits on the queue), then `ingest_over_bus` queues the papers
 and waits until the queue is empty. The model's threads are split between the workers
 (CORPUS__EMBED_THREADS = cores // workers, at least 1), so the machine's cores are used the same
-way in every run. Prints papers/s and the load average around each run, and ends with:
+way in every run, and each worker takes `--batch` jobs at a time (CORPUS__INGEST_WORKER_BATCH;
+32 here, so a few hundred papers are shared at all: with 128 papers and the default batch of 128 one
+worker took every job). Prints papers/s and the load average around each run, and ends with:
 
     bench:ingest_bus papers=… workers=1,2 seconds=…,… speedup=…
 
-    .venv/bin/python bench/ingest_bus.py [--limit 512] [--workers 1,2]
+    .venv/bin/python bench/ingest_bus.py [--limit 256] [--workers 1,2] [--batch 32]
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ async def _run(database_url: str, nats_url: str, source: Path, workers: int) -> 
         await nc.close()
 
 
-def one(source: Path, workers: int) -> tuple[int, float]:
+def one(source: Path, workers: int, batch: int) -> tuple[int, float]:
     from research_platform.embedded import EmbeddedNats, EmbeddedPostgres
     from research_platform.migrate import upgrade
 
@@ -82,6 +84,7 @@ def one(source: Path, workers: int) -> tuple[int, float]:
             "NATS_URL": nats.url,
             "DATABASE_URL": pg.url,
             "CORPUS__EMBED_THREADS": str(max(1, cores // workers)),
+            "CORPUS__INGEST_WORKER_BATCH": str(batch),
         }
         children = []
         try:
@@ -114,6 +117,7 @@ def main() -> None:
         "--limit", type=int, help="Only the first N abstracts (default: all 5,183)."
     )
     parser.add_argument("--workers", default="1,2")
+    parser.add_argument("--batch", type=int, default=32, help="Jobs a worker takes at a time.")
     args = parser.parse_args()
     counts = [int(n) for n in args.workers.split(",")]
     with tempfile.TemporaryDirectory(prefix="re-bench-ingest-bus-src-") as tmp:
@@ -125,7 +129,7 @@ def main() -> None:
         seconds = []
         for workers in counts:
             before = os.getloadavg()[0]
-            papers, took = one(source, workers)
+            papers, took = one(source, workers, args.batch)
             seconds.append(took)
             print(
                 f"{workers} worker(s): {papers} papers in {took:.1f} s ({papers / took:.2f} papers/s); "
