@@ -16,10 +16,17 @@ nDCG@10 per runtime — the quality cost of a runtime, on the whole corpus.
 --pairs also times the judgement stance cross-encoder (research_judgement, shipped weights) on
 torch and on ONNX Runtime the same way, on SciFact (claim, cited-abstract sentence) pairs.
 
---int8 measures the dynamically quantised graph (onnxruntime.quantization, int8 per-channel
-weights) as a candidate; it is not what the engine runs (see docs/performance.md).
+--int8 also measures the int8 graph the engine runs by default (CORPUS__EMBED_PRECISION=int8:
+`onnx_export.quantized_sentence_encoder_onnx`, dynamic quantisation of the MatMul weights, int8
+per channel).
+
+--cosine N only compares the int8 graph's vectors with the fp32 graph's (ONNX Runtime both) on
+the first N distinct SciFact sentences, and the throughput of both at batch 32 (interleaved):
+
+    bench:embed:cosine texts=… mean=… worst=… p01=… fp32_per_s=… int8_per_s=… speedup=…
 
     .venv/bin/python bench/embed.py [--texts 512] [--batches 1,8,32,128] [--rounds 3] [--threads 1] [--int8] [--ndcg]
+    .venv/bin/python bench/embed.py --cosine 5000 [--threads 2]
 
 Ends with:  bench:embed torch_per_s=… onnx_per_s=… speedup=… max_cosine_gap=…   (batch 32)
 """
@@ -33,6 +40,8 @@ import statistics
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -59,16 +68,45 @@ def scifact_sentences(data: Path, count: int) -> list[str]:
     return list(sentences)[:count]
 
 
-def int8_graph(fp32: Path) -> Path:
-    """The int8 dynamic quantisation of the cached export, next to it (made once)."""
-    target = fp32.with_name("model.int8.onnx")
-    if not target.exists():
-        from onnxruntime.quantization import QuantType, quantize_dynamic
+def int8_graph() -> Path:
+    """The int8 graph the engine runs (quantised from the cached fp32 export, made once)."""
+    from research_corpus.embedding import MODEL_NAME, bundled_model_path
+    from research_corpus.onnx_export import quantized_sentence_encoder_onnx
 
-        partial = fp32.with_name("model.int8.onnx.partial")
-        quantize_dynamic(str(fp32), str(partial), weight_type=QuantType.QInt8, per_channel=True)
-        os.replace(partial, target)
-    return target
+    return quantized_sentence_encoder_onnx(bundled_model_path(), MODEL_NAME)
+
+
+def cosines(data: Path, count: int, threads: int, rounds: int) -> None:
+    """int8 vs fp32 (both ONNX Runtime): cosine of each text's two vectors, and texts/s at batch 32."""
+    from research_corpus.embedding import MODEL_NAME, OnnxEncoder, bundled_model_path
+    from research_corpus.onnx_export import sentence_encoder_onnx
+
+    model_dir = bundled_model_path()
+    encoders = {
+        "fp32": OnnxEncoder(model_dir, threads, graph=sentence_encoder_onnx(model_dir, MODEL_NAME)),
+        "int8": OnnxEncoder(model_dir, threads, graph=int8_graph(), precision="int8"),
+    }
+    texts = scifact_sentences(data, count)
+    print(
+        f"{len(texts)} SciFact sentences, {threads} thread(s), load average {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
+    vectors = {name: encoder.encode(texts, 32) for name, encoder in encoders.items()}
+    cos = (vectors["fp32"] * vectors["int8"]).sum(axis=1)
+    worst = int(cos.argmin())
+    runs: dict[str, list[float]] = {name: [] for name in encoders}
+    sample = texts[:512]
+    for _ in range(rounds):
+        for name, encoder in encoders.items():
+            runs[name].append(timed(encoder, sample, 32)[0])
+    rates = {name: statistics.median(r) for name, r in runs.items()}
+    print(f"cosine int8 vs fp32: mean {cos.mean():.5f}, worst {cos.min():.5f} ({texts[worst]!r})")
+    print(f"load average {os.getloadavg()[0]:.1f} at end")
+    print(
+        f"bench:embed:cosine texts={len(texts)} mean={cos.mean():.5f} worst={cos.min():.5f} "
+        f"p01={np.percentile(cos, 1):.5f} fp32_per_s={rates['fp32']:.1f} int8_per_s={rates['int8']:.1f} "
+        f"speedup={rates['int8'] / rates['fp32']:.2f}"
+    )
 
 
 def timed(encoder, texts: list[str], batch: int) -> tuple[float, float]:
@@ -128,7 +166,6 @@ def scifact_pairs(data: Path, count: int) -> list[tuple[str, str]]:
 
 def cross_encoders(data: Path, rounds: int, batches: list[int], threads: int) -> None:
     """The shipped stance cross-encoder: pairs/s and CPU per pair, torch vs onnx, interleaved."""
-    import numpy as np
     import torch
 
     from research_judgement.judge import WEIGHTS
@@ -210,11 +247,20 @@ def main() -> None:
         action="store_true",
         help="Also the judgement cross-encoder's pairs/s, torch vs onnx.",
     )
+    parser.add_argument(
+        "--cosine",
+        type=int,
+        metavar="N",
+        help="Only int8 vs fp32 (ONNX): cosine over N SciFact sentences and texts/s at batch 32.",
+    )
     args = parser.parse_args()
     if not (args.data / "corpus.jsonl").exists():
         sys.exit(
             f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark"
         )
+    if args.cosine:
+        cosines(args.data, args.cosine, args.threads, args.rounds)
+        return
 
     from research_corpus.embedding import MODEL_NAME, OnnxEncoder, TorchEncoder, bundled_model_path
     from research_corpus.onnx_export import sentence_encoder_onnx
@@ -228,7 +274,9 @@ def main() -> None:
         "onnx": OnnxEncoder(model_dir, args.threads, graph=graph),
     }
     if args.int8:
-        encoders["int8"] = OnnxEncoder(model_dir, args.threads, graph=int8_graph(graph))
+        encoders["int8"] = OnnxEncoder(
+            model_dir, args.threads, graph=int8_graph(), precision="int8"
+        )
     texts = scifact_sentences(args.data, args.texts)
     batches = [int(b) for b in args.batches.split(",")]
     for encoder in encoders.values():

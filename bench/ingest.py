@@ -271,6 +271,7 @@ def main() -> None:
         backend=settings.embed_backend,
         threads=settings.embed_threads,
         cache_dir=settings.onnx_cache_dir,
+        precision=settings.embed_precision,
     )
     with tempfile.TemporaryDirectory(prefix="re-bench-ingest-") as tmp:
         if args.limit:
@@ -302,7 +303,7 @@ def main() -> None:
         finally:
             pg.stop()
     print(
-        f"ingest ({embedder.backend}): {report.added} added, {report.chunks} chunks, {report.sentences} sentences, "
+        f"ingest ({embedder.backend}, {embedder.precision}): {report.added} added, {report.chunks} chunks, {report.sentences} sentences, "
         f"{len(report.errors)} errors in {ingest_s:.1f} s ({report.added / ingest_s:.1f} papers/s)"
     )
     ratio = ingest_s / embed_s

@@ -7,9 +7,12 @@ time, embedding included). Prints a table with the ratio of each number to the p
 (../shared/README.md) and to the issue's targets. `--tune` grid-searches the fusion settings
 on the TRAIN split only and prints the best ones.
 
-`--backends onnx,torch` (the default) evaluates the queries once per embedding runtime, in the
-same run against the same corpus (ingested with the configured runtime, CORPUS__EMBED_BACKEND):
-nDCG@10 must agree to 3 decimals, and the latencies compare the runtimes on one machine state.
+`--backends onnx,torch` (the default in fp32) evaluates the queries once per embedding runtime,
+in the same run against the same corpus (ingested with the configured runtime,
+CORPUS__EMBED_BACKEND): nDCG@10 must agree to 3 decimals, and the latencies compare the runtimes
+on one machine state. Queries are embedded in the configured precision (CORPUS__EMBED_PRECISION,
+int8 by default, which only the onnx runtime runs: the default is then `--backends onnx`); a
+`--data-dir` corpus embedded in another precision is refused (`corpus reembed` converts it).
 
     .venv/bin/python bench/retrieval.py [--split test] [--data-dir DIR] [--tune] [--backends onnx,torch]
 """
@@ -66,7 +69,15 @@ async def evaluate(sessions, queries, qrels, mode: str, settings, embedder) -> d
             query_vectors([text], embedder, settings)[0].tolist() if mode != "lexical" else None
         )
         async with sessions() as session:
-            hits = await search(session, text, k=100, mode=mode, settings=settings, vector=vector)
+            hits = await search(
+                session,
+                text,
+                k=100,
+                mode=mode,
+                settings=settings,
+                vector=vector,
+                model=embedder.model_id,
+            )
         latencies.append((time.perf_counter() - started) * 1000)
         ranking = [h.external_id for h in hits]
         ndcgs.append(ndcg_at(ranking, qrels[qid], 10))
@@ -94,6 +105,7 @@ async def batch_seconds(
         backend=backend,  # a fresh load, timed
         threads=settings.embed_threads,
         cache_dir=settings.onnx_cache_dir,
+        precision=settings.embed_precision,
     )
     results = await search_many(
         sessions, [t for _, t in batch], k=100, settings=settings, embedder=embedder
@@ -171,6 +183,7 @@ async def run(args: argparse.Namespace, database_url: str) -> None:
                 backend=backend,
                 threads=settings.embed_threads,
                 cache_dir=settings.onnx_cache_dir,
+                precision=settings.embed_precision,
             )
             embedder.embed_one("warm-up")
             results = {
@@ -192,7 +205,7 @@ async def run(args: argparse.Namespace, database_url: str) -> None:
                     f"{'met' if h['p95_ms'] <= FAST['p95_ms'] else 'MISSED'}); load average {os.getloadavg()[0]:.1f}"
                 )
                 print(
-                    f"bench:retrieval split={args.split} backend={embedder.backend} adapter={'on' if settings.query_adapter else 'off'} "
+                    f"bench:retrieval split={args.split} backend={embedder.backend} precision={embedder.precision} adapter={'on' if settings.query_adapter else 'off'} "
                     f"ndcg10={h['ndcg@10']:.4f} recall100={h['recall@100']:.4f} "
                     f"ndcg_vs_anchor={h['ndcg@10'] / ANCHOR['ndcg@10']:.3f} recall_vs_anchor={h['recall@100'] / ANCHOR['recall@100']:.3f} "
                     f"p50_ms={h['p50_ms']:.1f} p95_ms={h['p95_ms']:.1f} batch{n}_s={seconds:.1f}",
@@ -222,10 +235,14 @@ def main() -> None:
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument(
         "--backends",
-        default="onnx,torch",
-        help="Embedding runtimes the queries are embedded with, in turn.",
+        default=None,
+        help="Embedding runtimes the queries are embedded with, in turn (default: onnx,torch in fp32, onnx in int8).",
     )
     args = parser.parse_args()
+    if args.backends is None:
+        from research_platform.settings import get_settings
+
+        args.backends = "onnx,torch" if get_settings().corpus.embed_precision == "fp32" else "onnx"
     if not (args.data / "corpus.jsonl").exists():
         sys.exit(
             f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark"

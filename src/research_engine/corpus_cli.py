@@ -90,11 +90,30 @@ def ingest(
     ] = "auto",
     data_dir: DataDir = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=0,
+            help="Queue the papers as jobs on the bus and start this many local ingest workers "
+            "(0: ingest in this process). Without NATS_URL a private NATS server serves the run.",
+        ),
+    ] = 0,
+    bus: Annotated[
+        bool,
+        typer.Option(
+            "--bus",
+            help="Queue the papers as jobs on NATS_URL's bus for workers running elsewhere "
+            "(`research-engine corpus worker`) and follow their progress.",
+        ),
+    ] = False,
 ) -> None:
     """Add new papers, re-index changed ones, skip unchanged ones. Exit 1 if any record was malformed.
 
     A library export's attached PDFs are ingested with their records; records without abstract or
-    PDF are kept as metadata-only papers; re-ingesting an export updates papers by DOI or record key."""
+    PDF are kept as metadata-only papers; re-ingesting an export updates papers by DOI or record key.
+    With --workers N or --bus the papers become jobs on a JetStream work queue that any number of
+    workers share (docs/operations.md)."""
     from research_corpus.errors import CorpusError
     from research_corpus.ingest import ingest_path
     from research_corpus.library import LIBRARY_FORMATS
@@ -102,12 +121,15 @@ def ingest(
 
     chunk_words = get_settings().corpus.chunk_words
     try:
-        report = run_with_sessions(
-            data_dir,
-            lambda sessions: ingest_path(
-                sessions, path, fmt=fmt, progress=progress, chunk_words=chunk_words
-            ),
-        )
+        if workers or bus:
+            report = _ingest_over_bus(data_dir, path, fmt, progress, workers, bus)
+        else:
+            report = run_with_sessions(
+                data_dir,
+                lambda sessions: ingest_path(
+                    sessions, path, fmt=fmt, progress=progress, chunk_words=chunk_words
+                ),
+            )
     except CorpusError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -115,6 +137,12 @@ def ingest(
         f"{report.format} {report.path}: {report.added} added, {report.updated} updated, "
         f"{report.unchanged} unchanged, {report.chunks} chunks, {len(report.errors)} malformed ({report.seconds}s)"
     )
+    if getattr(report, "left", 0):
+        typer.echo(
+            f"{report.left} of {report.queued} jobs are still queued (no worker took them in time; "
+            f"they stay queued for `research-engine corpus worker`)",
+            err=True,
+        )
     if report.format in LIBRARY_FORMATS:
         typer.echo(
             f"{report.attachments} with attached PDF, {report.metadata_only} metadata-only (no abstract or PDF)"
@@ -125,6 +153,124 @@ def ingest(
         typer.echo(f"{path}: line {error.line}: {error.reason}", err=True)
     if report.errors:
         raise typer.Exit(1)
+
+
+def _ingest_over_bus(
+    data_dir: Path | None, path: Path, fmt: str, progress: bool, workers: int, bus: bool
+):
+    """Queue `path` on the bus and follow it; `workers` local worker processes while it runs."""
+    import subprocess
+    import tempfile
+
+    from research_corpus.ingest_bus import ingest_over_bus
+    from research_platform.embedded import EmbeddedNats, env_for
+    from research_platform.settings import Settings
+
+    settings = Settings()
+    url = database_url(data_dir)
+    nats_url = settings.nats_url
+    if bus and not nats_url:
+        raise typer.BadParameter("--bus needs NATS_URL (the bus the workers listen on)")
+    with tempfile.TemporaryDirectory(prefix="re-ingest-nats-") as tmp:
+        private = None if nats_url else EmbeddedNats(Path(tmp)).start()
+        nats_url = nats_url or private.url  # type: ignore[union-attr]
+        env = env_for(nats_url, url)
+        command = [sys.executable, "-m", "research_engine.cli", "corpus", "worker"]
+        children = [
+            subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL) for _ in range(workers)
+        ]
+        try:
+
+            async def follow(sessions: async_sessionmaker[AsyncSession]):
+                from research_platform.nats_seeds import connect
+
+                nc = await connect(nats_url)
+                try:
+                    return await ingest_over_bus(sessions, nc, path, fmt=fmt, progress=progress)
+                finally:
+                    await nc.close()
+
+            return run_with_sessions(data_dir, follow)
+        finally:
+            for child in children:
+                child.terminate()  # a worker finishes its batch in hand (or hands it back) and exits
+            for child in children:
+                try:
+                    child.wait(60)
+                except subprocess.TimeoutExpired:
+                    child.kill()
+            if private is not None:
+                private.stop()
+
+
+@corpus_app.command()
+def worker(
+    data_dir: DataDir = None,
+) -> None:
+    """Ingest worker: write the papers queued by `corpus ingest --bus/--workers` until stopped.
+
+    Run one per machine (or per core) sharing NATS_URL and DATABASE_URL; each job goes to one
+    worker, a killed worker's jobs go to the others after CORPUS__INGEST_ACK_WAIT_S."""
+    import signal
+
+    from research_corpus.errors import CorpusError
+    from research_corpus.ingest_bus import IngestWorker
+    from research_platform.nats_seeds import connect
+    from research_platform.settings import Settings
+
+    nats_url = Settings().require_nats_url()
+
+    async def work(sessions: async_sessionmaker[AsyncSession]) -> int:
+        nc = await connect(nats_url, max_reconnect_attempts=-1)
+        runner = IngestWorker(sessions, nc)
+        await asyncio.to_thread(
+            runner.embedder.load
+        )  # before the first job, not inside its ack wait
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, runner.stop)
+        try:
+            await runner.run()
+        finally:
+            await nc.close()
+        return runner.papers
+
+    try:
+        papers = run_with_sessions(data_dir, work)
+    except CorpusError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"worker stopped: {papers} papers written")
+
+
+@corpus_app.command()
+def reembed(
+    data_dir: DataDir = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Re-embed even if the corpus already has this model.")
+    ] = False,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+) -> None:
+    """Recompute every chunk and sentence vector with the configured model and precision
+    (CORPUS__EMBED_PRECISION) and record it; searches refuse the corpus while it runs.
+
+    Run it after changing the precision; killed half way, run it again."""
+    from research_corpus.embedding import get_embedder
+    from research_corpus.reembed import reembed as reembed_corpus
+
+    embedder = get_embedder()
+    report = run_with_sessions(
+        data_dir,
+        lambda sessions: reembed_corpus(sessions, embedder, force=force, progress=progress),
+    )
+    if report.skipped:
+        typer.echo(f"the corpus is already embedded with {report.model}: nothing to do (--force)")
+        return
+    typer.echo(
+        f"re-embedded {report.papers} papers ({report.chunks} chunks, {report.sentences} sentences) "
+        f"from {report.previous or 'nothing'} to {report.model} in {report.seconds}s; "
+        f"{report.orphan_sentences_deleted} orphan sentence vectors deleted"
+    )
 
 
 def _read_queries(path: Path) -> tuple[list[tuple[str, str]], list[str]]:

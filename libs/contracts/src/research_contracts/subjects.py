@@ -54,6 +54,26 @@ VERIFICATION_CHANGED: Final = (
 VERIFY_SUBJECTS: Final = ("research.verify.*", "research.verification.*")
 VERIFIER_REQUESTS_DURABLE: Final = "verifier-requests"
 
+# --- corpus ingest jobs (JetStream work-queue stream RESEARCH_INGEST) ---------------------
+# `corpus ingest --workers N | --bus` publishes one job per paper on `research.ingest.paper.<run>`;
+# every ingest worker (`research-engine corpus worker`, on any machine) pulls from the one durable
+# consumer, so each job goes to one worker; an acknowledged job is deleted (work-queue retention).
+# Workers report each batch on core NATS `research.ingest.done.<run>` (progress, not a record).
+INGEST_STREAM: Final = "RESEARCH_INGEST"
+INGEST_SUBJECTS: Final = ("research.ingest.paper.*",)
+INGEST_WORKERS_DURABLE: Final = "ingest-workers"
+
+
+def ingest_job_subject(run_id: str) -> str:
+    """Where the jobs (one paper each) of ingest run `run_id` are queued."""
+    return f"research.ingest.paper.{run_id}"
+
+
+def ingest_done_subject(run_id: str) -> str:
+    """Core NATS subject on which workers report the batches of run `run_id` they have written."""
+    return f"research.ingest.done.{run_id}"
+
+
 # --- commands: what a person asked for, deleted from its stream once settled ----------------
 # A command carries a person's (de-identified) words; once its consumer has acknowledged it, or
 # parked it on the dead-letter stream, it is deleted from its stream (`Delivery`): a consumed

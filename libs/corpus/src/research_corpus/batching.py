@@ -51,9 +51,15 @@ class MicroBatchingEmbedder(Embedder):
         backend: str = "onnx",
         threads: int | None = None,
         cache_dir: str | None = None,
+        precision: str = "fp32",
     ) -> None:
         super().__init__(
-            model_path, batch_size=batch_size, backend=backend, threads=threads, cache_dir=cache_dir
+            model_path,
+            batch_size=batch_size,
+            backend=backend,
+            threads=threads,
+            cache_dir=cache_dir,
+            precision=precision,
         )
         self.window_s = window_s
         self.max_batch = max_batch

@@ -38,6 +38,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from tqdm import tqdm
 
+from research_corpus import stamp
 from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import Embedder, get_embedder
 from research_corpus.errors import CorpusError, MalformedRecordError
@@ -209,13 +210,19 @@ async def _write_batch(
     plan: _Plan,
     embeddings: np.ndarray,
     report: IngestReport,
+    model: str | None = None,
 ) -> None:
-    """One transaction: papers, chunks (COPY), postings, the statistics' deltas and sentence vectors."""
+    """One transaction: papers, chunks (COPY), postings, the statistics' deltas and sentence vectors.
+
+    `model` (the embedder's `model_id`) must match the corpus's stamp (`research_corpus.stamp`);
+    a stand-in model without one (tests, benchmarks of the writes) is not checked."""
     from research_corpus.repository import CorpusRepository
     from research_corpus.sentence_vectors import SentenceVectors
 
     chunk_vectors, sentence_vectors = embeddings[: len(plan.texts)], embeddings[len(plan.texts) :]
     async with sessions() as session, session.begin():
+        if model is not None:
+            await stamp.claim_for_ingest(session, model)
         repo = CorpusRepository(session)
         await repo.revise_papers(plan.changed)
         ids = await repo.add_papers(plan.new) | {p.external_id: pid for pid, p in plan.changed}
@@ -230,12 +237,18 @@ async def _write_batch(
 
 
 async def _prepare_bulk(
-    sessions: async_sessionmaker[AsyncSession], records: int | None, bulk_min_papers: int
+    sessions: async_sessionmaker[AsyncSession],
+    records: int | None,
+    bulk_min_papers: int,
+    model: str | None = None,
 ) -> bool:
-    """On an empty corpus: forget stale statistics and, for a large load, drop the chunk indexes."""
+    """On an empty corpus: forget stale statistics and, for a large load, drop the chunk indexes.
+    First of all, refuse a corpus embedded by another model than `model` (before any embedding)."""
     from research_corpus.repository import CorpusRepository
 
     async with sessions() as session, session.begin():
+        if model is not None:
+            await stamp.claim_for_ingest(session, model)
         repo = CorpusRepository(session)
         if not await repo.is_empty():
             await repo.build_bulk_indexes()  # restores indexes a killed bulk load left dropped
@@ -378,7 +391,8 @@ async def ingest_path(
     seen: dict[str, int] = {}
     embedded: set[bytes] = set()
     total = _count_records(path, fmt)
-    bulk = await _prepare_bulk(sessions, total, bulk_min_papers)
+    model = getattr(embedder, "model_id", None)
+    bulk = await _prepare_bulk(sessions, total, bulk_min_papers, model)
     bar = progress_bar(total, enabled=progress)
     pipeline = _Pipeline(embed)
     try:
@@ -398,10 +412,10 @@ async def ingest_path(
                 continue
             plan.records = len(batch)
             if done := await pipeline.push(plan):
-                await _write_batch(sessions, *done, report)  # while `plan` is embedded
+                await _write_batch(sessions, *done, report, model)  # while `plan` is embedded
                 _advance(bar, done[0], report)
         if done := await pipeline.drain():
-            await _write_batch(sessions, *done, report)
+            await _write_batch(sessions, *done, report, model)
             _advance(bar, done[0], report)
     finally:
         await pipeline.close()

@@ -15,6 +15,11 @@ when complete (written to a temporary name, then renamed).
 The embedding graph contains the whole sentence-transformers pipeline after tokenisation:
 BERT (batch and sequence axes dynamic), mean pooling over the attention mask and L2
 normalisation — the same arithmetic as `SentenceTransformer.encode(normalize_embeddings=True)`.
+
+The int8 variant (`quantized_sentence_encoder_onnx`) is made from that export on this machine,
+next to it (`model.int8.onnx`), by ONNX Runtime's dynamic quantisation: the MatMul weights become
+int8 per output channel, activations are quantised per call (no calibration data, so nothing but
+the fp32 graph goes in and the same graph always gives the same file).
 """
 
 from __future__ import annotations
@@ -162,6 +167,49 @@ def sentence_encoder_onnx(model_dir: Path, name: str, cache_dir: Path | None = N
     return cached_export(model_dir, name, export_sentence_encoder, cache_dir)
 
 
+# Bump when the quantisation recipe changes: old int8 files are then ignored.
+QUANTIZE_VERSION = 1
+
+
+def quantize_int8(fp32: Path, target: Path) -> None:
+    """Dynamic int8 quantisation of `fp32` into `target`: MatMul weights int8 per output channel
+    (symmetric), activations quantised at run time; deterministic for a given input graph."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(
+        str(fp32),
+        str(target),
+        weight_type=QuantType.QInt8,
+        per_channel=True,
+        op_types_to_quantize=["MatMul"],
+    )
+
+
+def quantized_sentence_encoder_onnx(
+    model_dir: Path, name: str, cache_dir: Path | None = None
+) -> Path:
+    """The cached int8 sentence encoder of `model_dir`, quantised from the fp32 export (made first
+    if missing) on the machine's first call; kept beside it as `model.int8-q<version>.onnx`."""
+    fp32 = sentence_encoder_onnx(model_dir, name, cache_dir)
+    target = fp32.with_name(f"model.int8-q{QUANTIZE_VERSION}.onnx")
+    if target.exists():
+        return target
+    with (fp32.parent / "export.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.exists():
+            return target
+        log.info("onnx.quantizing", source=str(fp32), target=str(target))
+        handle, partial = tempfile.mkstemp(dir=fp32.parent, suffix=".onnx.partial")
+        os.close(handle)
+        try:
+            quantize_int8(fp32, Path(partial))
+            os.chmod(partial, 0o644)
+            os.replace(partial, target)
+        finally:
+            Path(partial).unlink(missing_ok=True)
+    return target
+
+
 if (
     __name__ == "__main__"
 ):  # set-up: export the bundled embedding model now rather than on first use
@@ -170,8 +218,9 @@ if (
     from research_corpus.embedding import MODEL_NAME, bundled_model_path
 
     parser = argparse.ArgumentParser(
-        description="Export the bundled all-MiniLM-L6-v2 to the ONNX cache."
+        description="Export the bundled all-MiniLM-L6-v2 (and its int8 quantisation) to the ONNX cache."
     )
     parser.add_argument("--cache-dir", type=Path, default=None)
     args = parser.parse_args()
     print(sentence_encoder_onnx(bundled_model_path(), MODEL_NAME, args.cache_dir))
+    print(quantized_sentence_encoder_onnx(bundled_model_path(), MODEL_NAME, args.cache_dir))

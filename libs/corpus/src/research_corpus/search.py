@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from research_corpus import stamp
 from research_corpus.adapter import get_query_adapter
 from research_corpus.embedding import Embedder, get_embedder
 from research_corpus.errors import CorpusError
@@ -161,23 +162,34 @@ async def lexical_chunks(
 
 
 async def dense_chunks(
-    session: AsyncSession, vector: Sequence[float], limit: int, filters: SearchFilters
+    session: AsyncSession,
+    vector: Sequence[float],
+    limit: int,
+    filters: SearchFilters,
+    model: str | None = None,
 ) -> list[ChunkHit]:
-    """Chunks ranked by cosine similarity to `vector` (HNSW; iterative scan under filters)."""
+    """Chunks ranked by cosine similarity to `vector` (HNSW; iterative scan under filters).
+
+    `model` is the `model_id` of the embedder that made `vector`: `EmbeddingModelMismatch` is
+    raised when the corpus's vectors come from another one (`research_corpus.stamp`)."""
     where, params = filters.sql()
     # One round trip for the transaction-local knobs: HNSW must return `limit` rows (ef_search),
     # keep scanning past filtered-out rows (iterative scan), and the planner must not prefer a
-    # sequential scan, which detoasts every embedding (4x slower on SciFact's 8k chunks).
-    await session.execute(
+    # sequential scan, which detoasts every embedding (4x slower on SciFact's 8k chunks). The
+    # same round trip reads which model made the corpus's vectors.
+    knobs = await session.execute(
         text(
             "SELECT set_config('hnsw.ef_search', :ef, true), set_config('enable_seqscan', 'off', true),"
-            " set_config('hnsw.iterative_scan', :iterative, true)"
+            f" set_config('hnsw.iterative_scan', :iterative, true), {stamp.STORED_MODEL_SQL} AS model,"
+            f" {stamp.REEMBEDDING_TO_SQL} AS reembedding_to"
         ),
         {
             "ef": str(max(40, min(limit, 1000))),
             "iterative": "off" if filters.empty else "relaxed_order",
         },
     )
+    stored = knobs.one()
+    stamp.check(stored.model, stored.reembedding_to, model)
     literal = "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
     # Join papers only when a paper column is filtered, so the planner keeps the plain HNSW scan.
     join = "JOIN corpus_papers p ON p.id = c.paper_id" if "p." in where else ""
@@ -241,11 +253,14 @@ async def search(
     settings: CorpusSettings | None = None,
     *,
     vector: Sequence[float] | None = None,
+    model: str | None = None,
 ) -> list[PaperHit]:
     """The `k` best papers for `query`, best first (`mode`: hybrid | lexical | dense).
 
     `vector` is the query's dense vector when the caller already has it (`search_many` embeds
-    a whole batch at once); otherwise it is computed here. Read-only; runs in the caller's
+    a whole batch at once); otherwise it is computed here. `model` is the `model_id` of the
+    embedder the vector comes from (default: the process's, `get_embedder()`); a corpus embedded
+    by another model raises `EmbeddingModelMismatch` instead of being searched with it. Read-only; runs in the caller's
     session (a transaction is opened if none is active, so the HNSW settings stay local to it).
     """
     if mode not in MODES:
@@ -266,7 +281,9 @@ async def search(
     if mode in ("hybrid", "lexical"):
         lexical = await lexical_chunks(session, query, limit, filters, settings)
     if mode in ("hybrid", "dense") and vector is not None:
-        dense = await dense_chunks(session, vector, limit, filters)
+        dense = await dense_chunks(
+            session, vector, limit, filters, model or get_embedder().model_id
+        )
     if mode == "hybrid":
         ranked = fuse(lexical, dense, settings, papers_wanted)
     else:
@@ -309,7 +326,14 @@ async def search_many(
         for index in pending:
             async with sessions() as session:
                 results[index] = await search(
-                    session, queries[index], k, mode, filters, settings, vector=vectors[index]
+                    session,
+                    queries[index],
+                    k,
+                    mode,
+                    filters,
+                    settings,
+                    vector=vectors[index],
+                    model=(embedder or get_embedder()).model_id,
                 )
 
     workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(queries))))]

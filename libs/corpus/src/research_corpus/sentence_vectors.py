@@ -10,6 +10,10 @@ not found and are embedded by the engine as before.
 Rows are keyed by content, never by paper: a sentence shared by two papers is stored once, a
 re-ingested paper's new sentences are added, and a row is never rewritten (same text, same
 model, same vector), so writes are `INSERT … ON CONFLICT DO NOTHING`.
+
+The vectors are handed only to a process whose embedder is the model that made them (the
+corpus's stamp, `research_corpus.stamp`): with another model or precision `vectors_of` finds
+nothing (the caller embeds the sentences itself, as for outside sources) and logs why.
 """
 
 from __future__ import annotations
@@ -21,8 +25,13 @@ from sqlalchemy import LargeBinary, bindparam, select, text
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from research_corpus import stamp
+from research_corpus.errors import EmbeddingModelMismatch
 from research_corpus.sentences import sentence_key
+from research_platform.logging import get_logger
 from research_platform.models import CorpusSentence
+
+log = get_logger(__name__)
 
 _STAGING = "corpus_sentence_load"
 _CREATE_STAGING = f"CREATE TEMP TABLE IF NOT EXISTS {_STAGING} (key bytea, embedding real[]) ON COMMIT DELETE ROWS"
@@ -68,12 +77,29 @@ class SentenceVectors:
         await self.session.execute(_LOAD)
         await self.session.execute(text(f"DELETE FROM {_STAGING}"))
 
-    async def vectors_of(self, sentences: Iterable[str]) -> dict[str, list[float]]:
-        """The stored vector of each of `sentences` that has one (one query), by sentence text."""
+    async def vectors_of(
+        self, sentences: Iterable[str], model: str | None = None
+    ) -> dict[str, list[float]]:
+        """The stored vector of each of `sentences` that has one, by sentence text; none when the
+        corpus was embedded by another model than `model` (default: the process embedder's)."""
         by_key: dict[bytes, list[str]] = {}
         for sentence in sentences:
             by_key.setdefault(sentence_key(sentence), []).append(sentence)
         if not by_key:
+            return {}
+        if model is None:
+            from research_corpus.embedding import get_embedder
+
+            model = get_embedder().model_id
+        stored = await stamp.read(self.session)
+        try:
+            stamp.check(
+                stored.model if stored else None,
+                stored.reembedding_to if stored else None,
+                model,
+            )
+        except EmbeddingModelMismatch as exc:
+            log.warning("corpus.sentence_vectors_unusable", reason=str(exc))
             return {}
         # As real[]: asyncpg decodes a float array in C, where pgvector's text form is parsed
         # float by float in Python (384 per sentence, ~50 sentences per task). `= ANY(array)`,

@@ -36,13 +36,15 @@ class Stream:
     max_age_days: int = 7
     # A publish retried with the same `Nats-Msg-Id` within this many seconds is stored once.
     duplicate_window_s: int = 600
+    # LIMITS: kept until its age; WORK_QUEUE: a message is gone once one consumer acknowledged it.
+    retention: RetentionPolicy = RetentionPolicy.LIMITS
 
     def config(self) -> StreamConfig:
-        """The stream as JetStream declares it: limits retention, on disk."""
+        """The stream as JetStream declares it, on disk."""
         return StreamConfig(
             name=self.name,
             subjects=list(self.subjects),
-            retention=RetentionPolicy.LIMITS,
+            retention=self.retention,
             storage=StorageType.FILE,
             max_age=self.max_age_days * DAY,
             duplicate_window=self.duplicate_window_s,
@@ -59,6 +61,11 @@ STREAM_TABLE: tuple[Stream, ...] = (
     Stream(subjects.SOURCELISTS_STREAM, subjects.SOURCELIST_SUBJECTS),
     Stream(subjects.REVIEWS_STREAM, subjects.REVIEW_SUBJECTS),
     Stream(subjects.VERIFICATIONS_STREAM, subjects.VERIFY_SUBJECTS),
+    # Corpus ingest jobs, one per paper, for any number of ingest workers: a job leaves the stream
+    # once a worker has acknowledged it (its paper is written); a killed worker's unacknowledged
+    # jobs are delivered again after the consumer's ack wait. A paper queued twice within the
+    # duplicate window (same id and content) is stored once.
+    Stream(subjects.INGEST_STREAM, subjects.INGEST_SUBJECTS, retention=RetentionPolicy.WORK_QUEUE),
 )
 
 STREAMS: tuple[StreamConfig, ...] = (

@@ -16,6 +16,7 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    CheckConstraint,
     DateTime,
     Float,
     ForeignKey,
@@ -273,6 +274,22 @@ class CorpusSentence(Base):
         LargeBinary(16), primary_key=True
     )  # `research_corpus.sentences.sentence_key`
     embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM), nullable=False)
+
+
+class CorpusEmbedding(Base):
+    """Which model made the corpus's vectors (one row, id 1; absent while the corpus is empty).
+
+    `model` is `Embedder.model_id` (`all-MiniLM-L6-v2/int8`); `reembedding_to` is set while
+    `research-engine corpus reembed` converts the vectors to another model (they are mixed until
+    it finishes). See `research_corpus.stamp`."""
+
+    __tablename__ = "corpus_embedding"
+    __table_args__ = (CheckConstraint("id = 1", name="ck_corpus_embedding_one_row"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model: Mapped[str] = mapped_column(String(200))
+    reembedding_to: Mapped[str | None] = mapped_column(String(200))
+    updated_at: Mapped[datetime] = _now()
 
 
 class CorpusLexeme(Base):

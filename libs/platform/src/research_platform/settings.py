@@ -130,6 +130,12 @@ class CorpusSettings(BaseModel):
         description="Runtime of the embedding model: `onnx` (ONNX Runtime; torch is used when onnxruntime is not "
         "installed) or `torch` (sentence-transformers, the reference).",
     )
+    embed_precision: Literal["int8", "fp32"] = Field(
+        default="int8",
+        description="Precision of the embedding model: `int8` (ONNX graph dynamically quantised on this machine "
+        "from the fp32 export; needs the onnx backend) or `fp32`. The corpus records the precision its vectors "
+        "were made with; after changing it run `research-engine corpus reembed`.",
+    )
     embed_threads: int | None = Field(
         default=None,
         ge=1,
@@ -138,6 +144,23 @@ class CorpusSettings(BaseModel):
     onnx_cache_dir: str | None = Field(
         default=None,
         description="Where the ONNX export of the model is kept (keyed by the weights' hash); None = ~/.cache/research-engine/onnx.",
+    )
+    ingest_worker_batch: int = Field(
+        default=128,
+        ge=1,
+        description="Papers an ingest worker (`research-engine corpus worker`) takes from the job queue at once "
+        "(one model call, one transaction).",
+    )
+    ingest_ack_wait_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="How long a job held by an ingest worker that stopped answering (killed) waits before another "
+        "worker gets it; live workers extend it while they embed.",
+    )
+    ingest_max_deliver: int = Field(
+        default=10,
+        ge=1,
+        description="Deliveries of one ingest job before the workers give up on it (it stays queued, unacknowledged).",
     )
 
 
