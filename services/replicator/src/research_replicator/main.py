@@ -207,7 +207,7 @@ def create_app(settings: ReplicatorServiceSettings) -> FastStream:
             subjects.SOURCE_RETRACTED,
             subjects.CLAIMS_STREAM,
             subjects.REPLICATOR_RETRACTIONS_DURABLE,
-            title="replicator.source_retracted",
+            title="replicator.retractions",
             description="Cited works retracted: every claim, report and watched claim citing them "
             "is marked at once (a finding per claim, reports stale with the reason, watched claims "
             "due).",
