@@ -42,6 +42,24 @@ class BurstRecord:
         return len(self.received) - len(set(self.received))
 
 
+async def until_answered(request: Callable[[], Awaitable[object]], deadline_s: float = 60) -> None:
+    """Retry a JetStream API request (create a stream or consumer) until the cluster answers.
+
+    Right after members restart, the meta leader can be elected yet still catching up, so a
+    create times out; creating again with the same config is idempotent.
+    """
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + deadline_s
+    while True:
+        try:
+            await request()
+            return
+        except RETRYABLE:
+            if loop.time() > give_up:
+                raise
+            await asyncio.sleep(0.5)
+
+
 async def publish_until_acked(
     js: JetStreamContext, subject: str, index: int, record: BurstRecord
 ) -> None:

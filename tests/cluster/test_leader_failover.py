@@ -18,7 +18,7 @@ from nats.js.api import ConsumerConfig, StorageType, StreamConfig
 
 from research_platform.embedded_cluster import EmbeddedNatsCluster
 from research_platform.nats_seeds import connect
-from tests.burst import RETRYABLE, BurstRecord, consume, publish_until_acked
+from tests.burst import RETRYABLE, BurstRecord, consume, publish_until_acked, until_answered
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
@@ -35,17 +35,18 @@ async def test_killing_the_stream_leader_mid_burst_loses_and_duplicates_nothing(
     record = BurstRecord()
     consumer: asyncio.Task[None] | None = None
     try:
-        await js.add_stream(
-            StreamConfig(
-                name=stream,
-                subjects=[subject],
-                storage=StorageType.FILE,
-                num_replicas=3,
-                duplicate_window=300,
-            )
+        config = StreamConfig(
+            name=stream,
+            subjects=[subject],
+            storage=StorageType.FILE,
+            num_replicas=3,
+            duplicate_window=300,
         )
-        await js.add_consumer(
-            stream, ConsumerConfig(durable_name="worker", ack_wait=5, max_ack_pending=1000)
+        await until_answered(lambda: js.add_stream(config))
+        await until_answered(
+            lambda: js.add_consumer(
+                stream, ConsumerConfig(durable_name="worker", ack_wait=5, max_ack_pending=1000)
+            )
         )
         consumer = asyncio.create_task(consume(js, subject, stream, "worker", record, BURST))
         killed = ""
