@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -167,7 +168,9 @@ async def run(args: argparse.Namespace, database_url: str) -> None:
     )
     print(ingest)
     get_embedder().embed_one("warm-up")
-    if args.tune:
+    if args.depths:
+        await depth_table(sessions, args, settings)
+    elif args.tune:
         from retrieval_tuning import tune
 
         train_queries, train_qrels = load_split(args.data, "train")
@@ -214,6 +217,40 @@ async def run(args: argparse.Namespace, database_url: str) -> None:
     await engine.dispose()
 
 
+async def depth_table(sessions: Any, args: argparse.Namespace, settings: Any) -> None:
+    """nDCG@10, recall@100 and latency of lexical and hybrid search at each lexical depth.
+
+    The depth (postings of highest impact read per query lexeme; 0 = all) is chosen on TRAIN:
+    the smallest whose hybrid nDCG@10 is within 0.002 of reading every posting."""
+    from research_corpus.embedding import get_embedder
+
+    queries, qrels = load_split(args.data, args.split)
+    rows = []
+    for depth in args.depths:
+        tuned = settings.model_copy(update={"lexical_depth": depth})
+        results = {
+            mode: await evaluate(sessions, queries, qrels, mode, tuned, get_embedder())
+            for mode in ("lexical", "hybrid")
+        }
+        rows.append((depth, results))
+        lex, hyb = results["lexical"], results["hybrid"]
+        print(
+            f"depth {depth or 'all':>5}: lexical nDCG@10 {lex['ndcg@10']:.4f} R@100 {lex['recall@100']:.4f}"
+            f" p50/p95 {lex['p50_ms']:.1f}/{lex['p95_ms']:.1f} ms | hybrid nDCG@10 {hyb['ndcg@10']:.4f}"
+            f" R@100 {hyb['recall@100']:.4f} p50/p95 {hyb['p50_ms']:.1f}/{hyb['p95_ms']:.1f} ms"
+            f" (load {os.getloadavg()[0]:.1f})",
+            flush=True,
+        )
+    exhaustive = dict(rows).get(0)
+    if exhaustive is not None:
+        full = exhaustive["hybrid"]["ndcg@10"]
+        kept = sorted(d for d, r in rows if d and r["hybrid"]["ndcg@10"] >= full - 0.002)
+        print(
+            f"bench:retrieval-depth split={args.split} ndcg10_all={full:.4f} "
+            f"smallest_depth_within_0.002={kept[0] if kept else 'none'}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -233,6 +270,11 @@ def main() -> None:
         "--tune", action="store_true", help="Grid-search fusion settings on the TRAIN split."
     )
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument(
+        "--depths",
+        type=lambda v: [int(x) for x in v.split(",")],
+        help="Comma-separated lexical depths to compare (0 = every posting), e.g. 250,500,1000,0.",
+    )
     parser.add_argument(
         "--backends",
         default=None,

@@ -45,7 +45,10 @@ async def _recomputed(sessions) -> tuple[dict[str, int], tuple[int, float]]:
 async def _indexes(sessions) -> set[str]:
     async with sessions() as session:
         rows = await session.execute(
-            text("SELECT indexname FROM pg_indexes WHERE tablename = 'corpus_chunks'")
+            text(
+                "SELECT indexname FROM pg_indexes"
+                " WHERE tablename IN ('corpus_chunks', 'corpus_postings')"
+            )
         )
         return {name for (name,) in rows}
 

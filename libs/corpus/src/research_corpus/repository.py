@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_corpus.records import Chunk, PaperRecord
 from research_platform.models import CorpusChunk, CorpusPaper
+from research_platform.settings import get_settings
 
 _STAGING = "corpus_chunk_load"
 _CREATE_STAGING = f"""CREATE TEMP TABLE IF NOT EXISTS {_STAGING} (
@@ -41,13 +42,21 @@ _LOAD_CHUNKS = text(
                coalesce((SELECT sum(coalesce(array_length(u.positions, 1), 1)) FROM unnest(s.tsv) AS u), 0)
         FROM staged s
         RETURNING id, tsv, token_count
-    ), postings AS (
-        INSERT INTO corpus_postings (lexeme, chunk_id, tf_text, tf_title, doc_len)
-        SELECT u.lexeme, c.id,
-               cardinality(u.positions) - cardinality(array_positions(u.weights, 'A')),
-               cardinality(array_positions(u.weights, 'A')),
-               c.token_count
+    ), corpus AS (  -- the mean length the impacts are normalised by: the corpus's, else this batch's
+        SELECT greatest(coalesce(
+            (SELECT avg_doc_len FROM corpus_stats WHERE id = 1 AND chunks > 0),
+            (SELECT avg(token_count) FROM chunks)), 1)::float8 AS avgdl
+    ), counted AS (
+        SELECT u.lexeme, c.id AS chunk_id, c.token_count AS doc_len,
+               cardinality(u.positions) - cardinality(array_positions(u.weights, 'A')) AS tf_text,
+               cardinality(array_positions(u.weights, 'A')) AS tf_title
         FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS u
+    ), postings AS (
+        INSERT INTO corpus_postings (lexeme, chunk_id, tf_text, tf_title, doc_len, impact)
+        SELECT n.lexeme, n.chunk_id, n.tf_text, n.tf_title, n.doc_len,
+               (n.tf_text + CAST(:title_weight AS float8) * n.tf_title)
+               / (1 - CAST(:b AS float8) + CAST(:b AS float8) * n.doc_len / corpus.avgdl)
+        FROM counted n, corpus
         RETURNING lexeme
     ), lexemes AS (
         INSERT INTO corpus_lexemes (lexeme, doc_freq)
@@ -91,12 +100,15 @@ _REFRESH_LEXEMES = (
        ON CONFLICT (id) DO UPDATE SET chunks = excluded.chunks, avg_doc_len = excluded.avg_doc_len""",
 )
 
-# The two chunk indexes a bulk load into an empty corpus builds once at the end instead of row by
-# row (same names and definitions as the migration).
+# The indexes a bulk load into an empty corpus builds once at the end instead of row by row (same
+# names and definitions as the migrations): the chunks' HNSW and GIN, and the postings' impact
+# order that lexical search reads (a posting's `impact`: see migration 0013).
 BULK_INDEXES = {
     "ix_corpus_chunks_embedding": "CREATE INDEX IF NOT EXISTS ix_corpus_chunks_embedding ON corpus_chunks "
     "USING hnsw (embedding vector_cosine_ops)",
     "ix_corpus_chunks_tsv": "CREATE INDEX IF NOT EXISTS ix_corpus_chunks_tsv ON corpus_chunks USING gin (tsv)",
+    "ix_corpus_postings_impact": "CREATE INDEX IF NOT EXISTS ix_corpus_postings_impact ON corpus_postings "
+    "(lexeme, impact DESC) INCLUDE (chunk_id, tf_text, tf_title, doc_len)",
 }
 
 
@@ -209,7 +221,12 @@ class CorpusRepository:
         assert raw is not None, "an open connection has its driver's"
         await raw.execute(_CREATE_STAGING)
         await raw.copy_records_to_table(_STAGING, records=records, columns=_STAGING_COLUMNS)
-        added = (await self.session.execute(_LOAD_CHUNKS)).one()
+        settings = get_settings().corpus
+        added = (
+            await self.session.execute(
+                _LOAD_CHUNKS, {"b": settings.bm25_b, "title_weight": settings.title_weight}
+            )
+        ).one()
         await self.session.execute(text(f"DELETE FROM {_STAGING}"))
         await self.session.execute(
             _ADD_TOTALS, {"chunks": added.chunks, "tokens": float(added.tokens)}
@@ -225,12 +242,12 @@ class CorpusRepository:
         await self.session.execute(text("DELETE FROM corpus_stats"))
 
     async def drop_bulk_indexes(self) -> None:
-        """Drop the chunk indexes before loading an empty corpus; `build_bulk_indexes` restores them."""
+        """Drop the bulk indexes before loading an empty corpus; `build_bulk_indexes` restores them."""
         for name in BULK_INDEXES:
             await self.session.execute(text(f"DROP INDEX IF EXISTS {name}"))
 
     async def build_bulk_indexes(self) -> None:
-        """(Re)build the chunk indexes dropped by `drop_bulk_indexes` that are missing (none: no-op).
+        """(Re)build the indexes dropped by `drop_bulk_indexes` that are missing (none: no-op).
 
         Also called before every ingest into a non-empty corpus, so a bulk load that was killed
         outright (no `finally`) gets its indexes back on the next ingest.
@@ -238,7 +255,10 @@ class CorpusRepository:
         present = set(
             (
                 await self.session.execute(
-                    text("SELECT indexname FROM pg_indexes WHERE tablename = 'corpus_chunks'")
+                    text(
+                        "SELECT indexname FROM pg_indexes"
+                        " WHERE tablename IN ('corpus_chunks', 'corpus_postings')"
+                    )
                 )
             ).scalars()
         )

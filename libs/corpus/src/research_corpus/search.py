@@ -93,7 +93,10 @@ class PaperHit(BaseModel):
 
 
 # BM25 over the postings of the query's lexemes only (an index range scan per lexeme);
-# tf = text occurrences + title_weight * title occurrences.
+# tf = text occurrences + title_weight * title occurrences. Unfiltered, each lexeme contributes
+# its `lexical_depth` postings of highest impact (the order of its BM25 term score, read from the
+# index `(lexeme, impact DESC)`), so a query's cost is bounded whatever the corpus's size: a
+# chunk beyond a common lexeme's prefix loses only that lexeme's (low-idf) share of its score.
 _LEXICAL = """
 WITH query_terms AS (
     SELECT DISTINCT u.lexeme FROM unnest(to_tsvector('english', :query)) AS u
@@ -109,7 +112,10 @@ WITH query_terms AS (
         w.idf * (f.tf * (params.k1 + 1)) / (f.tf + params.k1 * (1 - params.b + params.b * ps.doc_len / corpus.avgdl))
     ) AS score
     FROM weighted w
-    JOIN corpus_postings ps ON ps.lexeme = w.lexeme
+    CROSS JOIN LATERAL (
+        SELECT p.chunk_id, p.tf_text, p.tf_title, p.doc_len FROM corpus_postings p
+        WHERE p.lexeme = w.lexeme {prefix}
+    ) AS ps
     CROSS JOIN corpus
     CROSS JOIN params
     CROSS JOIN LATERAL (SELECT ps.tf_text + params.title_weight * ps.tf_title AS tf) AS f
@@ -145,13 +151,18 @@ async def lexical_chunks(
     """Chunks ranked by BM25 (title occurrences weighted `title_weight`), best first."""
     where, params = filters.sql()
     join = "JOIN corpus_papers p ON p.id = c.paper_id" if "p." in where else ""
-    # Without filters the top chunks can be cut before the join; with filters, only after it.
+    # Without filters the top chunks can be cut before the join, and each lexeme read to its
+    # depth only; with filters, every posting is scored and the cut comes after the join (a
+    # filter could reject a whole prefix).
     early_cut = "ORDER BY score DESC, ps.chunk_id LIMIT :limit" if filters.empty else ""
+    truncate = filters.empty and settings.lexical_depth > 0
+    prefix = "ORDER BY p.impact DESC LIMIT :depth" if truncate else ""
     rows = await session.execute(
-        text(_LEXICAL.format(filters=where, join=join, early_cut=early_cut)),
+        text(_LEXICAL.format(filters=where, join=join, early_cut=early_cut, prefix=prefix)),
         {
             "query": query,
             "limit": limit,
+            **({"depth": settings.lexical_depth} if truncate else {}),
             "k1": settings.bm25_k1,
             "b": settings.bm25_b,
             "title_weight": settings.title_weight,

@@ -29,7 +29,7 @@ from sqlalchemy import (
     func,
     text,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, REAL, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 EMBEDDING_DIM = 384
@@ -312,17 +312,33 @@ class CorpusStats(Base):
 
 
 class CorpusPosting(Base):
-    """Inverted index for BM25: a lexeme's occurrences in one chunk's text and title (from its tsvector)."""
+    """Inverted index for BM25: a lexeme's occurrences in one chunk's text and title (from its tsvector).
+
+    `impact` orders a lexeme's postings by their BM25 term score (migration 0013): search reads
+    them through `ix_corpus_postings_impact` (lexeme, impact DESC), which covers every column. The
+    table has no primary key in the database (the index would hold the same columns twice); the
+    mapper's key below is the pair that identifies a row."""
 
     __tablename__ = "corpus_postings"
+    __table_args__ = (
+        Index(
+            "ix_corpus_postings_impact",
+            "lexeme",
+            text("impact DESC"),
+            postgresql_include=["chunk_id", "tf_text", "tf_title", "doc_len"],
+        ),
+    )
 
-    lexeme: Mapped[str] = mapped_column(Text, primary_key=True)
+    lexeme: Mapped[str] = mapped_column(Text)
     chunk_id: Mapped[int] = mapped_column(
-        ForeignKey("corpus_chunks.id", ondelete="CASCADE"), primary_key=True, index=True
+        ForeignKey("corpus_chunks.id", ondelete="CASCADE"), index=True
     )
     tf_text: Mapped[int] = mapped_column(Integer)
     tf_title: Mapped[int] = mapped_column(Integer)
     doc_len: Mapped[int] = mapped_column(Integer)
+    impact: Mapped[float] = mapped_column(REAL)
+
+    __mapper_args__ = {"primary_key": [lexeme, chunk_id]}  # noqa: RUF012 - read once by the mapper
 
 
 class ConnectorCacheEntry(Base):

@@ -115,6 +115,13 @@ class CorpusSettings(BaseModel):
     candidates: int = Field(
         default=100, description="Papers taken from each ranking before fusion."
     )
+    lexical_depth: int = Field(
+        default=1000,
+        ge=0,
+        description="Postings of highest impact BM25 reads per query lexeme in an unfiltered search "
+        "(0 = all); bounds a query's cost whatever the corpus's size. Chosen on SciFact train "
+        "(docs/benchmarks.md#benchretrieval).",
+    )
     chunk_words: int = Field(
         default=180, description="Largest chunk, in words, when papers are ingested."
     )
