@@ -118,6 +118,23 @@ def embed_shards(generator: Distractors, cache: VectorCache, papers: int) -> Non
         )
 
 
+def plain_embedder():
+    """The engine's model in its configured runtime and precision, without the process-wide
+    embedder's vector cache (a cached query vector would hide the embedding from the latency)."""
+    from research_corpus.embedding import Embedder
+    from research_platform.settings import get_settings
+
+    s = get_settings().corpus
+    return Embedder(
+        s.model_path,
+        batch_size=s.embed_batch_size,
+        backend=s.embed_backend,
+        threads=s.embed_threads,
+        cache_dir=s.onnx_cache_dir,
+        precision=s.embed_precision,
+    )
+
+
 async def scifact_vectors(
     chunks: list[tuple], cache: VectorCache, full: Path = FULL_SCIFACT
 ) -> np.ndarray:
@@ -127,19 +144,14 @@ async def scifact_vectors(
     digest = hashlib.blake2b(
         "\x1f".join(t for _, _, t in chunks).encode(), digest_size=16
     ).hexdigest()
-    path = cache.folder / f"scifact-chunks-{digest}.npy"
+    path = cache.folder / f"scifact-chunks-{cache.precision}-{digest}.npy"
     if path.exists():
         return np.load(path)
     vectors = await _vectors_from_full(chunks, full) if (full / "pg").exists() else None
     source = "the full-SciFact database"
     if vectors is None:
-        from research_corpus.embedding import Embedder
-        from research_platform.settings import get_settings
-
-        s = get_settings().corpus
         started = time.perf_counter()
-        embedder = Embedder(s.model_path, batch_size=s.embed_batch_size, backend=s.embed_backend)
-        vectors = embedder.embed([t for _, _, t in chunks])
+        vectors = plain_embedder().embed([t for _, _, t in chunks])
         source = f"the model ({time.perf_counter() - started:.0f} s)"
     np.save(path, vectors.astype(np.float32))
     print(f"scifact: {len(chunks)} chunk vectors from {source}", flush=True)
@@ -543,7 +555,6 @@ def load_avg() -> str:
 
 async def run(args, servers: list, generator: Distractors, cache: VectorCache) -> None:
     pg = servers[0]
-    from research_corpus.embedding import Embedder
     from research_corpus.repository import CorpusRepository
     from research_platform.db import create_engine, session_factory
     from research_platform.embedded import EmbeddedPostgres
@@ -618,9 +629,7 @@ async def run(args, servers: list, generator: Distractors, cache: VectorCache) -
         f"scifact: {len(records)} papers loaded in {time.perf_counter() - started:.1f} s; {load_avg()}",
         flush=True,
     )
-    embedder = Embedder(
-        settings.model_path, batch_size=settings.embed_batch_size, backend=settings.embed_backend
-    )
+    embedder = plain_embedder()
     embedder.embed_one("warm-up")
     base = await search_pass(sessions, queries, qrels, settings, embedder)
     base_hard = hardness(base["rankings"], qrels, gold, 0, real)
@@ -756,7 +765,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     generator = Distractors(args.seed)
-    cache = VectorCache(args.cache, args.seed)
+    from research_platform.settings import get_settings
+
+    cache = VectorCache(args.cache, args.seed, get_settings().corpus.embed_precision)
     if args.embed_only:
         embed_shards(generator, cache, args.papers)
         return

@@ -154,13 +154,14 @@ class Distractors:
 class VectorCache:
     """Chunk vectors of distractors by shard of `SHARD` papers, model-embedded or perturbed."""
 
-    def __init__(self, folder: Path = CACHE, seed: int = 0) -> None:
+    def __init__(self, folder: Path = CACHE, seed: int = 0, precision: str = "int8") -> None:
         self.folder = folder
         self.seed = seed
+        self.precision = precision  # of the model that embeds them: precisions are never mixed
         folder.mkdir(parents=True, exist_ok=True)
 
     def path(self, shard: int) -> Path:
-        return self.folder / f"distractors-s{self.seed}-{shard:04d}.npy"
+        return self.folder / f"distractors-{self.precision}-s{self.seed}-{shard:04d}.npy"
 
     def have(self, shard: int) -> bool:
         return self.path(shard).exists()

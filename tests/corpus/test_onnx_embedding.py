@@ -78,7 +78,7 @@ def test_onnx_rows_follow_the_input_order_whatever_the_batching(shared_dir, onnx
 def test_the_process_embedder_runs_on_onnx_by_default():
     embedder = get_embedder()
     assert embedder.backend == "onnx"
-    assert embedder.precision == "int8" and embedder.model_id == "all-MiniLM-L6-v2/int8"
+    assert embedder.precision == "fp32" and embedder.model_id == "all-MiniLM-L6-v2/fp32"
     assert embedder.embed(["bone density"]).shape == (1, 384)
 
 

@@ -12,9 +12,11 @@ One `Embedder`, two runtimes (`CORPUS__EMBED_BACKEND`):
   (cosine >= 0.9999 per vector, tests/corpus/test_onnx_embedding.py) and the fallback.
 Both sort a call's texts by length before batching, so a batch pads little.
 
-Two precisions (`CORPUS__EMBED_PRECISION`): `int8` (default), the ONNX graph dynamically
-quantised on this machine from the fp32 export (`onnx_export.quantized_sentence_encoder_onnx`),
-and `fp32`. `Embedder.model_id` names model and precision (`all-MiniLM-L6-v2/int8`); the corpus
+Two precisions (`CORPUS__EMBED_PRECISION`): `fp32` (default) and `int8`, the ONNX graph
+dynamically quantised on this machine from the fp32 export
+(`onnx_export.quantized_sentence_encoder_onnx`): faster, but SciFact's hybrid retrieval loses
+more than the 0.005 nDCG@10 allowed (docs/performance.md). `Embedder.model_id` names model and
+precision (`all-MiniLM-L6-v2/fp32`); the corpus
 records the id its vectors were made with (`research_corpus.stamp`), and a search or an ingest
 whose embedder has another id is refused until `research-engine corpus reembed` has run.
 """

@@ -168,12 +168,17 @@ def sentence_encoder_onnx(model_dir: Path, name: str, cache_dir: Path | None = N
 
 
 # Bump when the quantisation recipe changes: old int8 files are then ignored.
-QUANTIZE_VERSION = 1
+QUANTIZE_VERSION = 2
 
 
 def quantize_int8(fp32: Path, target: Path) -> None:
     """Dynamic int8 quantisation of `fp32` into `target`: MatMul weights int8 per output channel
-    (symmetric), activations quantised at run time; deterministic for a given input graph."""
+    (symmetric), activations quantised at run time; deterministic for a given input graph.
+
+    Weights use 7 bits (`reduce_range`): on x86 CPUs without VNNI (AVX2 only) the u8 x s8 kernels
+    sum pairs of products in 16 bits and saturate with full-range weights (measured on such a
+    CPU over 500 SciFact sentences: cosine to fp32 mean 0.9916, worst 0.9646; with 7 bits 0.9926
+    and 0.9828)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     quantize_dynamic(
@@ -181,6 +186,7 @@ def quantize_int8(fp32: Path, target: Path) -> None:
         str(target),
         weight_type=QuantType.QInt8,
         per_channel=True,
+        reduce_range=True,
         op_types_to_quantize=["MatMul"],
     )
 
