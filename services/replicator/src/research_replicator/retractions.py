@@ -15,7 +15,8 @@ retracted) is handled in one transaction through the ledger:
 
 After the commit: a `RecritiqueClaim` per new finding (the critic judges the claim again without
 the retracted source; `Nats-Msg-Id` `recritique-<finding_id>`, a redelivered event repeats
-nothing) and the `STALE` run event of each stale report (best effort, as the reviewer's sweep).
+nothing) and the `STALE` run event of each stale report (`research_runs.tell_stale`, best
+effort, as the reviewer's sweep).
 The re-verifications are not sent here: the watched-claim dispatcher (`watched.dispatch`) asks
 for them at most `watched_in_flight` at a time, so a wave of thousands queues in the ledger, not
 on the bus.
@@ -23,7 +24,6 @@ on the bus.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -39,10 +39,9 @@ from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_replicator.experiment import RETRACTED_SOURCE
 from research_replicator.repository import SERVICE
-from research_runs import RunRecorder
+from research_runs import StaleNotice, tell_stale
 
 log = get_logger(__name__)
-EVENTS_AT_ONCE = 32  # stale run events published concurrently
 
 
 @dataclass
@@ -118,40 +117,11 @@ async def announce(
             RecritiqueClaim(claim_id=claim_id, reason=RETRACTED_SOURCE, finding_id=finding_id),
             headers={subjects.MSG_ID_HEADER: f"recritique-{finding_id}"},
         )
-    gate = asyncio.Semaphore(EVENTS_AT_ONCE)
-    await asyncio.gather(*(tell_stale(js, report, event, gate, run_events) for report in out.stale))
-
-
-async def tell_stale(
-    js: JetStreamContext,
-    report: StaleReport,
-    event: SourcesRetracted,
-    gate: asyncio.Semaphore,
-    run_events: Any = None,
-) -> None:
-    """The report's run hears `STALE` with the reason, then `done` (best effort: the status and
-    the audit row are committed), through `run_events`, the declared run-event publisher (None:
-    `js` directly, as in the tests)."""
-    async with gate:
-        try:
-            recorder = await RunRecorder.resume(
-                js, report.run_id, agent="ledger", iteration=0, publisher=run_events
-            )
-            await recorder.verdict(
-                "STALE",
-                details={
-                    "report_id": str(report.report_id),
-                    "kind": report.kind,
-                    "reason": report.reason,
-                    "version": report.version,
-                    "origin": event.origin,
-                },
-            )
-            await recorder.done()
-        except Exception as exc:  # noqa: BLE001 - best effort, see the docstring
-            log.warning(
-                "stale event not published", report_id=str(report.report_id), error=repr(exc)
-            )
+    await tell_stale(
+        js,
+        (StaleNotice(r.run_id, r.run_details(origin=event.origin)) for r in out.stale),
+        publisher=run_events,
+    )
 
 
 async def handle(
