@@ -9,7 +9,9 @@ reviews (through one of their claims) and 100 watched claims (in their reference
 
 Measured: time from the event to each affected review and watched claim being seen `stale` with
 its reason (p50 / p95 / max), the queue depth on the bus (the verifier's, critic's and
-replicator's consumers: pending + unacknowledged, peak), the re-verifications (the refresh of a
+replicator's consumers: pending + unacknowledged, peak, read from JetStream's consumer info), the
+re-critiques the wave asked for (held in the ledger, waiting there at peak, released to the
+critic and judged by the end: the ledger's backlog, next to the critic's queue), the re-verifications (the refresh of a
 watched claim) finished per second in a window after the wave and the CPU each cost (the verifier
 alone, and every process of the stack), and the latency of a research task submitted during the
 wave against the same kind of task before it (median of `--tasks`; a different SciFact question
@@ -254,6 +256,7 @@ class Watch:
     every_s: float = 0.25
     seen: dict[uuid.UUID, float] = field(default_factory=dict)
     queue_peak: dict[str, int] = field(default_factory=dict)
+    held_peak: int = 0  # re-critiques waiting in the ledger (not yet on the critic's queue)
     t0: float = 0.0
     stop: threading.Event = field(default_factory=threading.Event)
 
@@ -277,6 +280,11 @@ class Watch:
                         now = time.perf_counter() - self.t0
                         for (report_id,) in rows:
                             self.seen[report_id] = now
+                async with engine.connect() as conn:
+                    held = await conn.scalar(
+                        text("SELECT count(*) FROM held_recritiques WHERE requested_at IS NULL")
+                    )
+                self.held_peak = max(self.held_peak, int(held or 0))
                 for stream, durable in CONSUMERS:
                     try:
                         info = await js.consumer_info(stream, durable)
@@ -325,6 +333,21 @@ async def reverified(database_url: str, ids: set[uuid.UUID]) -> int:
         )
     await engine.dispose()
     return int(done or 0)
+
+
+async def recritique_counts(database_url: str) -> tuple[int, int, int]:
+    """The re-critiques the ledger holds: (all, released to the critic, judged by it)."""
+    engine = create_engine(database_url, pool_size=1, max_overflow=0)
+    async with engine.connect() as conn:
+        row = (
+            await conn.execute(
+                text(
+                    "SELECT count(*), count(requested_at), count(settled_at) FROM held_recritiques"
+                )
+            )
+        ).one()
+    await engine.dispose()
+    return int(row[0]), int(row[1]), int(row[2])
 
 
 async def stale_with_reason(database_url: str, ids: set[uuid.UUID]) -> int:
@@ -411,6 +434,9 @@ def main() -> None:
         "--window", type=float, default=120.0, help="Seconds of refreshes measured after the wave."
     )
     parser.add_argument("--in-flight", type=int, default=4, help="REPLICATOR__WATCHED_IN_FLIGHT.")
+    parser.add_argument(
+        "--recritique-in-flight", type=int, default=4, help="REPLICATOR__RECRITIQUE_IN_FLIGHT."
+    )
     parser.add_argument("--stale-timeout", type=float, default=300.0)
     parser.add_argument("--task-timeout", type=float, default=600.0)
     args = parser.parse_args()
@@ -445,6 +471,7 @@ def main() -> None:
             extra_env={
                 "REPLICATOR__WATCHED_IN_FLIGHT": str(args.in_flight),
                 "REPLICATOR__WATCHED_TICK_S": "2",
+                "REPLICATOR__RECRITIQUE_IN_FLIGHT": str(args.recritique_in_flight),
             },
         )
         stack.start_servers()
@@ -523,6 +550,7 @@ def main() -> None:
             time.sleep(args.window)
             refreshed1 = asyncio.run(reverified(stack.database_url, plan.affected_watched))
             with_reason = asyncio.run(stale_with_reason(stack.database_url, watch.affected))
+            held, released, judged = asyncio.run(recritique_counts(stack.database_url))
             cpu2 = cpu_seconds(stack)
             window = time.perf_counter() - stale_at
             watch.stop.set()
@@ -561,6 +589,12 @@ def main() -> None:
     print(
         "  queue depth peak (pending + unacked): "
         + ", ".join(f"{k} {v}" for k, v in watch.queue_peak.items())
+    )
+    print(
+        f"  re-critiques: {held} held by the wave, {released} released to the critic, {judged}"
+        f" judged by the end; waiting in the ledger at peak {watch.held_peak}, on the critic's"
+        f" queue at peak {watch.queue_peak.get(subjects.CRITIC_RECRITIQUE_DURABLE, 0)}"
+        f" (in flight ≤ {args.recritique_in_flight})"
     )
     print(
         f"  research task latency: before {', '.join(f'{x:.1f}' for x in before)} s,"

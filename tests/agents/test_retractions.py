@@ -1,6 +1,7 @@
 """Retractions over the real servers: one `SourcesRetracted` marks every claim, report and watched
-claim citing the works (ledger side, then through the replicator's subscriber), and the
-watched-claim dispatcher keeps at most `watched_in_flight` re-verifications unfinished."""
+claim citing the works (ledger side, then through the replicator's subscriber), the watched-claim
+dispatcher keeps at most `watched_in_flight` re-verifications unfinished, and the re-critiques a
+wave asks for reach the critic at most `recritique_in_flight` unjudged at a time, each once."""
 
 from __future__ import annotations
 
@@ -10,18 +11,26 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import nats
+import nats.errors
 import pytest
 from nats.js.api import ConsumerConfig, DeliverPolicy
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bench.harness.servers import Servers
 from research_agents import ScheduleSettings
-from research_contracts import RecritiqueClaim, SourcesRetracted, subjects
+from research_contracts import CriticVerdict, RecritiqueClaim, SourcesRetracted, Verdict, subjects
 from research_ledger import Ledger
 from research_ledger.watched import phase
-from research_platform.models import AuditEvent, Finding, ReportRow, ResearchSource, WatchedClaimRow
-from research_replicator import retractions, watched
+from research_platform.models import (
+    AuditEvent,
+    Finding,
+    HeldRecritique,
+    ReportRow,
+    ResearchSource,
+    WatchedClaimRow,
+)
+from research_replicator import recritiques, retractions, watched
 from research_replicator.main import create_app
 from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSettings
 from research_reports import Reference, Report
@@ -134,6 +143,15 @@ async def test_a_retraction_marks_what_cites_it_once(
 
     again = await retractions.propagate(sessions, event)  # a redelivered event changes nothing
     assert (again.newly_retracted, again.findings, again.stale) == ([], {}, [])
+    async with sessions() as session:
+        held = list(
+            await session.scalars(
+                select(HeldRecritique).where(HeldRecritique.claim_id.in_([cites_gone, rejected]))
+            )
+        )
+    assert [(h.claim_id, h.finding_id, h.requested_at) for h in held] == [
+        (cites_gone, out.findings[cites_gone], None)
+    ]
 
 
 async def test_the_replicator_hears_a_retraction_on_the_bus(
@@ -147,8 +165,9 @@ async def test_the_replicator_hears_a_retraction_on_the_bus(
     claim = await add_claim(sessions, entity=unique, supports=[support(gone)])
     review = await add_report(sessions, kind="review", cites=[], rests_on=[claim])
     verification = await add_report(sessions, kind="verification", cites=[gone], watch=True)
+    await settle_all_held(sessions)
     js = nc.jetstream()
-    recritiques = await js.subscribe(
+    recritique_bus = await js.subscribe(
         subjects.CLAIM_RECRITIQUE, config=ConsumerConfig(deliver_policy=DeliverPolicy.NEW)
     )
     requests = await js.subscribe(
@@ -179,21 +198,23 @@ async def test_the_replicator_hears_a_retraction_on_the_bus(
         assert await statuses(sessions, ids) == {
             name: ("stale", f"cited source {gone} retracted") for name in ids
         }
-        command = RecritiqueClaim.model_validate_json((await recritiques.next_msg(10)).data)
+        command = RecritiqueClaim.model_validate_json((await recritique_bus.next_msg(10)).data)
         assert (command.claim_id, command.reason) == (claim, "retracted_source")
         asked: list[Any] = []
         while str(verification) not in str(asked):  # the dispatcher asks for the re-verification
             asked.append((await requests.next_msg(10)).data)
-    await recritiques.unsubscribe()
+    await recritique_bus.unsubscribe()
     await requests.unsubscribe()
 
 
 class Recorded:
     def __init__(self) -> None:
         self.sent: list[Any] = []
+        self.headers: list[dict[str, str]] = []
 
     async def publish(self, message: Any, headers: dict[str, str]) -> None:
         self.sent.append(message)
+        self.headers.append(headers)
 
 
 async def test_the_dispatcher_keeps_a_cap_on_unfinished_reverifications(
@@ -251,3 +272,125 @@ async def test_the_database_spreads_watched_claims_as_the_jitter_says(
     expected = {v for v in mine if phase(v) >= 0.5}
     assert 5 < len(expected) < 35
     assert {c.verification_id for c in found} & set(mine) == expected
+
+
+async def settle_all_held(sessions: async_sessionmaker[AsyncSession]) -> None:
+    """The other tests' held re-critiques are not this one's business: settle them all, so that
+    only this test's count against the cap."""
+    async with sessions() as session, session.begin():
+        await session.execute(
+            update(HeldRecritique)
+            .where(HeldRecritique.settled_at.is_(None))
+            .values(
+                requested_at=func.coalesce(HeldRecritique.requested_at, func.now()),
+                settled_at=func.now(),
+            )
+        )
+
+
+async def judge(
+    sessions: async_sessionmaker[AsyncSession], command: RecritiqueClaim, verdict: Verdict
+) -> None:
+    """What the critic writes when it has judged a re-critique (`Ledger.verdicts.reconsider`)."""
+    async with sessions() as session, session.begin():
+        await Ledger(session, service="critic").verdicts.reconsider(
+            command, CriticVerdict(verdict=verdict, score=0.5, reasoning="judged again"), set()
+        )
+
+
+async def test_a_wave_of_recritiques_is_held_and_released_a_few_at_a_time(
+    nc: nats.NATS, sessions: async_sessionmaker[AsyncSession], unique: str
+) -> None:
+    gone = f"doi:10.9/{unique}-wave"
+    await add_sources(sessions, gone)
+    claims = [
+        await add_claim(sessions, entity=f"{unique}-{n}", supports=[support(gone)])
+        for n in range(7)
+    ]
+    await settle_all_held(sessions)
+    critic = Recorded()
+    event = SourcesRetracted(source_ids=[gone], origin="crossref")
+
+    out = await retractions.handle(sessions, critic, nc.jetstream(), event, in_flight=3)
+
+    assert set(out.findings) == set(claims)
+    assert len(critic.sent) == 3, "the first three only: the rest wait in the ledger"
+    assert await recritiques.release(critic, sessions, in_flight=3) == 0, "none judged yet"
+    assert (await retractions.propagate(sessions, event)).findings == {}  # redelivered: no more
+    await judge(sessions, critic.sent[0], Verdict.promote)  # kept: its audit row settles it
+    await judge(sessions, critic.sent[1], Verdict.reject)  # withdrawn
+    assert await recritiques.release(critic, sessions, in_flight=3) == 2
+    while len(critic.sent) < len(claims):
+        for command in critic.sent[-2:]:
+            await judge(sessions, command, Verdict.promote)
+        assert await recritiques.release(critic, sessions, in_flight=3) > 0
+
+    assert sorted(c.claim_id for c in critic.sent) == sorted(claims)
+    assert {c.claim_id: c.finding_id for c in critic.sent} == out.findings  # each exactly once
+    assert [h[subjects.MSG_ID_HEADER] for h in critic.headers] == [
+        f"recritique-{c.finding_id}" for c in critic.sent
+    ]
+    assert {c.reason for c in critic.sent} == {"retracted_source"}
+
+
+async def test_held_recritiques_survive_a_restart_and_reach_the_critic_once_each(
+    servers: Servers,
+    nc: nats.NATS,
+    sessions: async_sessionmaker[AsyncSession],
+    unique: str,
+) -> None:
+    gone = f"doi:10.9/{unique}-restart"
+    await add_sources(sessions, gone)
+    claims = {
+        await add_claim(sessions, entity=f"{unique}-{n}", supports=[support(gone)])
+        for n in range(5)
+    }
+    await settle_all_held(sessions)
+    js = nc.jetstream()
+    bus = await js.subscribe(
+        subjects.CLAIM_RECRITIQUE, config=ConsumerConfig(deliver_policy=DeliverPolicy.NEW)
+    )
+    received: list[RecritiqueClaim] = []
+
+    async def receive(count: int, timeout: float = 10.0) -> None:
+        while len(received) < count:
+            command = RecritiqueClaim.model_validate_json((await bus.next_msg(timeout)).data)
+            if command.claim_id in claims:
+                received.append(command)
+
+    def replicator() -> Any:
+        settings = ReplicatorSettings(
+            schedule=ScheduleSettings(enabled=False),  # the release runs without the schedule
+            recritique_in_flight=2,
+            recritique_tick_s=0.1,
+        )
+        return create_app(
+            ReplicatorServiceSettings(
+                nats_url=servers.nats_url, database_url=servers.database_url, replicator=settings
+            )
+        )
+
+    async with running(replicator()):
+        event = SourcesRetracted(source_ids=[gone], origin="retraction_watch")
+        await js.publish(
+            subjects.SOURCE_RETRACTED,
+            event.model_dump_json().encode(),
+            headers={subjects.MSG_ID_HEADER: event.msg_id()},
+        )
+        await receive(2)
+        with pytest.raises(nats.errors.TimeoutError):  # ten ticks, none judged: nothing more
+            await receive(3, timeout=1.0)
+    for command in received:  # judged while the replicator is down
+        await judge(sessions, command, Verdict.promote)
+    async with running(replicator()):  # a new process: the other three are still in the ledger
+        while len(received) < len(claims):
+            before = len(received)
+            await receive(min(before + 2, len(claims)))
+            for command in received[before:]:
+                await judge(sessions, command, Verdict.promote)
+        with pytest.raises(nats.errors.TimeoutError):  # each finding once, none again
+            await receive(len(claims) + 1, timeout=1.0)
+    await bus.unsubscribe()
+
+    assert sorted(c.claim_id for c in received) == sorted(claims)
+    assert len({c.finding_id for c in received}) == len(claims)

@@ -159,3 +159,25 @@ async def test_a_poison_payload_is_stored_not_rejected_by_jsonb(sessions, unique
         stored = await session.get(AuditEvent, event.id)
     assert stored.payload["reason"].startswith(unique) and "\x00" not in stored.payload["reason"]
     assert set(stored.payload) == {"subject", "reason", "sha256", "size"}  # never a body
+
+
+async def test_a_source_cited_again_stays_retracted(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+    claim, hits = _claim(unique)
+    source_id = f"corpus:{unique}"
+    async with sessions() as session, session.begin():
+        assert await Ledger(session, service="researcher").claims.propose(claim, [0.1] * 384, hits)
+    async with sessions() as session, session.begin():
+        assert await Ledger(session, service="replicator").claims.retract_sources([source_id]) == [
+            source_id
+        ]
+    # another task cites the same source; its search hit does not carry the retraction
+    again, _ = _claim(unique)
+    renamed = hits[0].model_copy(update={"title": "Trial (corrected title)"})
+    async with sessions() as session, session.begin():
+        assert await Ledger(session, service="researcher").claims.propose(
+            again, [0.1] * 384, [renamed]
+        )
+    async with sessions() as session:
+        source = await session.get(ResearchSource, source_id)
+        assert source is not None and source.title == "Trial (corrected title)"
+        assert source.retracted is True

@@ -1,10 +1,10 @@
 """research_ledger: the one owner of the ledger's lifecycles (tasks, claims, verdicts, reports,
-watched claims) and of the audit log.
+watched claims, held re-critiques) and of the audit log.
 
     from research_ledger import Ledger, TaskStatus, ClaimStatus, ReportStatus, AuditAction
 
 `Ledger(session, service=...)` holds one object per lifecycle (`ledger.tasks`, `.claims`,
-`.verdicts`, `.reports`, `.watched`, see `research_ledger.ledger`) whose intent methods write the
+`.verdicts`, `.reports`, `.watched`, `.recritiques`, see `research_ledger.ledger`) whose intent methods write the
 state change and its audit row in the caller's transaction. `audit.record` / `Ledger.audit`
 (`audit.record_many` for a batch) is the only audit writer and takes only members of the
 catalogue (`research_ledger.catalogue`).
@@ -15,6 +15,7 @@ from research_ledger.catalogue import AuditAction, payload_schema
 from research_ledger.claims import ClaimProposal
 from research_ledger.errors import EntityChanged, RunTaken
 from research_ledger.ledger import Ledger
+from research_ledger.recritiques import Recritique
 from research_ledger.reports import StaleReport, UnderminedClaim
 from research_ledger.status import ClaimStatus, ReportStatus, TaskStatus
 from research_ledger.tasks import SubmitResult, task_id_for_key
@@ -25,6 +26,7 @@ __all__ = [
     "ClaimStatus",
     "EntityChanged",
     "Ledger",
+    "Recritique",
     "ReportStatus",
     "RunTaken",
     "StaleReport",

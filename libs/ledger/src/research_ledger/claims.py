@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, text, update
+from sqlalchemy import func, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -149,6 +149,9 @@ class Claims(LedgerBase):
         return sorted(rows)
 
     async def _remember_sources(self, hits: list[SourceHit], cited: set[str]) -> None:
+        """Insert or refresh the sources a claim cites. A source once retracted stays retracted: a
+        later hit without the flag (a search index that has not caught up, a connector that never
+        reports it) must not undo a retraction notice."""
         rows: list[dict[str, Any]] = [
             {
                 "source_id": hit.source_id,
@@ -173,7 +176,8 @@ class Claims(LedgerBase):
                 index_elements=[ResearchSource.source_id],
                 set_={
                     "title": stmt.excluded.title,
-                    "retracted": stmt.excluded.retracted,
+                    "retracted": func.coalesce(ResearchSource.retracted, False)
+                    | stmt.excluded.retracted,
                     "metadata": stmt.excluded["metadata"],
                     "last_seen_at": stmt.excluded.last_seen_at,
                 },

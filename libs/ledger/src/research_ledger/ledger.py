@@ -1,4 +1,4 @@
-"""`Ledger`: the one writer of tasks, claims, verdicts, reports and watched claims, in the caller's
+"""`Ledger`: the one writer of tasks, claims, verdicts, reports, watched claims and held re-critiques, in the caller's
 transaction — one small object per lifecycle, sharing the caller's session:
 
     ledger = Ledger(session, service="researcher")
@@ -9,6 +9,7 @@ transaction — one small object per lifecycle, sharing the caller's session:
     ledger.reports    open / save_version / complete / fail / refresh / mark_stale / undermined_claims
                                                                            (`reports.py`, reports, report_versions, report_claims)
     ledger.watched    watch / record_verdict / due / mark_requested       (`watched.py`, watched_claims, verification_verdicts)
+    ledger.recritiques hold / due / mark_requested / settle               (`recritiques.py`, held_recritiques)
     ledger.audit(AuditAction.X, payload=...)   # any other audit row, checked against the catalogue
 
 Every table is modelled in `research_platform.models`. The lifecycle objects do not inherit from
@@ -22,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_ledger.base import LedgerBase
 from research_ledger.claims import Claims
+from research_ledger.recritiques import Recritiques
 from research_ledger.reports import Reports
 from research_ledger.tasks import Tasks
 from research_ledger.verdicts import Verdicts
@@ -29,8 +31,8 @@ from research_ledger.watched import WatchedClaims
 
 
 class Ledger(LedgerBase):
-    """The lifecycle objects of one session (`tasks`, `claims`, `verdicts`, `reports`, `watched`)
-    and the audit writer they share."""
+    """The lifecycle objects of one session (`tasks`, `claims`, `verdicts`, `reports`, `watched`,
+    `recritiques`) and the audit writer they share."""
 
     def __init__(self, session: AsyncSession, *, service: str) -> None:
         super().__init__(session, service=service)
@@ -39,3 +41,4 @@ class Ledger(LedgerBase):
         self.verdicts = Verdicts(session, service=service)
         self.reports = Reports(session, service=service)
         self.watched = WatchedClaims(session)
+        self.recritiques = Recritiques(session)

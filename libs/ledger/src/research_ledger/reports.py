@@ -48,6 +48,17 @@ class StaleReport:
     version: int
     reason: str
 
+    def run_details(self, **why: Any) -> dict[str, Any]:
+        """The payload of the `STALE` event its run hears: the report, the reason, and `why`
+        (what made it stale: the undermined claim, the retraction's origin)."""
+        return {
+            "report_id": str(self.report_id),
+            "kind": self.kind,
+            "reason": self.reason,
+            "version": self.version,
+            **why,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class UnderminedClaim:

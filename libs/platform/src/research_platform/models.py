@@ -466,6 +466,37 @@ class VerdictHistoryRow(Base):
     )
 
 
+# --- re-critiques a retraction asked for, held until the critic has room (migration 0014) --------
+
+
+class HeldRecritique(Base):
+    """A `retracted_source` finding's re-critique: held → requested (published) → settled (the
+    critic judged it, or the claim left `active`); `research_ledger.recritiques`."""
+
+    __tablename__ = "held_recritiques"
+    __table_args__ = (
+        Index(
+            "ix_held_recritiques_waiting",
+            "held_at",
+            postgresql_where=text("requested_at IS NULL"),
+        ),
+        Index(
+            "ix_held_recritiques_out",
+            "requested_at",
+            postgresql_where=text("requested_at IS NOT NULL AND settled_at IS NULL"),
+        ),
+    )
+
+    finding_id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("findings.id", ondelete="CASCADE"), primary_key=True
+    )
+    claim_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
+    reason: Mapped[str] = mapped_column(String(50))
+    held_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    requested_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    settled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
 # --- source lists: schedules, runs, per-source actions, the refinement trace (migration 0005) -----
 
 

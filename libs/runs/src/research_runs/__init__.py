@@ -1,5 +1,5 @@
 """Run events of long jobs: record them in order on JetStream, replay them from a stream
-sequence, and serve them as resumable Server-Sent Events."""
+sequence, serve them as resumable Server-Sent Events, and tell a stale report's run why."""
 
 from research_runs.recorder import (
     MAX_RESULTS_BYTES,
@@ -10,6 +10,7 @@ from research_runs.recorder import (
 )
 from research_runs.replay import last_event, replay
 from research_runs.sse import resume_point, run_events_router
+from research_runs.stale import StaleNotice, tell_stale
 from research_runs.stream import RUNS_STREAM_CONFIG, ensure_runs_stream
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "RUNS_STREAM_CONFIG",
     "RUN_EVENTS_ADDRESS",
     "RunRecorder",
+    "StaleNotice",
     "ToolCall",
     "declare_run_events",
     "ensure_runs_stream",
@@ -24,4 +26,5 @@ __all__ = [
     "replay",
     "resume_point",
     "run_events_router",
+    "tell_stale",
 ]

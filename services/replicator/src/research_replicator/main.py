@@ -12,7 +12,9 @@ unfinished at once). Operator verbs arrive on `research.control.replicator.<verb
 Subscriber `research.source.retracted` — durable pull consumer `replicator-retractions` (stream
 `RESEARCH_CLAIMS`): a `SourcesRetracted` marks everything resting on the retracted works at once
 (`retractions`). A re-run that finds a cited source newly retracted publishes one, so every other
-claim, report and watched claim citing it hears of it too, not only the claim re-run.
+claim, report and watched claim citing it hears of it too, not only the claim re-run. The
+re-critiques a retraction asks for are held in the ledger and released on their own tick, at most
+`recritique_in_flight` unjudged at once (`recritiques`).
 
 Publishes `research.claim.recritique` (`RecritiqueClaim`), `research.verify.requested`
 (`RequestVerification`) and `research.source.retracted` (`SourcesRetracted`), all declared
@@ -48,7 +50,7 @@ from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_platform.service import run_service
 from research_platform.shutdown import cancel_within
-from research_replicator import experiment, prepare, reshape, retractions, watched
+from research_replicator import experiment, prepare, recritiques, reshape, retractions, watched
 from research_replicator.prepare import DueClaim
 from research_replicator.repository import SERVICE, Replications
 from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSettings
@@ -61,7 +63,8 @@ RECRITIQUE = Emits(
     RecritiqueClaim,
     "replicator.claim_recritique",
     "An active claim that no longer holds on fresh evidence (eroded, or a supporting source retracted), for the "
-    "critic to judge again (`Nats-Msg-Id` `recritique-<finding_id>`).",
+    "critic to judge again (`Nats-Msg-Id` `recritique-<finding_id>`); a retraction's are released from the "
+    "ledger at most `recritique_in_flight` unjudged at once.",
 )
 RETRACTION = Emits(
     subjects.SOURCE_RETRACTED,
@@ -202,6 +205,25 @@ def create_app(settings: ReplicatorServiceSettings) -> FastStream:
 
     ctx.run_beside(dispatcher)
 
+    @asynccontextmanager
+    async def releaser(ctx: ServiceContext) -> AsyncIterator[None]:
+        """Held re-critiques released on a tick, at most `recritique_in_flight` unjudged; always on
+        (they follow from retraction events, which this service consumes with or without ticks)."""
+        task = asyncio.get_running_loop().create_task(
+            recritiques.release_forever(
+                ctx.publishers[subjects.CLAIM_RECRITIQUE],
+                ctx.sessions,
+                tick_s=replicator.recritique_tick_s,
+                in_flight=replicator.recritique_in_flight,
+            )
+        )
+        try:
+            yield
+        finally:
+            await cancel_within(task, what="re-critique release", timeout_s=10)
+
+    ctx.run_beside(releaser)
+
     @ctx.consume(
         Consumes(
             subjects.SOURCE_RETRACTED,
@@ -216,9 +238,10 @@ def create_app(settings: ReplicatorServiceSettings) -> FastStream:
     async def on_sources_retracted(event: SourcesRetracted) -> None:
         await retractions.handle(
             ctx.sessions,
-            ctx.publishers,
+            ctx.publishers[subjects.CLAIM_RECRITIQUE],
             ctx.broker.connection.jetstream(),
             event,
+            in_flight=replicator.recritique_in_flight,
             run_events=ctx.run_events,
         )
 

@@ -12,20 +12,20 @@ retracted) is handled in one transaction through the ledger:
                                       whose current version cites one or rests on such a claim →
                                       `stale`, reason `cited source <id> retracted`
     ledger.watched.make_due           the watched claims among those verifications fall due now
+    ledger.recritiques.hold           a held re-critique per new finding
 
-After the commit: a `RecritiqueClaim` per new finding (the critic judges the claim again without
-the retracted source; `Nats-Msg-Id` `recritique-<finding_id>`, a redelivered event repeats
-nothing) and the `STALE` run event of each stale report (best effort, as the reviewer's sweep).
-The re-verifications are not sent here: the watched-claim dispatcher (`watched.dispatch`) asks
-for them at most `watched_in_flight` at a time, so a wave of thousands queues in the ledger, not
-on the bus.
+After the commit: the held re-critiques there is room for are published (`recritiques.release`:
+at most `recritique_in_flight` on the critic's queue and unjudged at once; the replicator's tick
+releases the rest; `Nats-Msg-Id` `recritique-<finding_id>`, so a redelivered event repeats
+nothing), and each stale report's run hears `STALE` (`research_runs.tell_stale`, best effort, as
+the reviewer's sweep). The re-verifications are not sent here either: the watched-claim
+dispatcher (`watched.dispatch_forever`) asks for them at most `watched_in_flight` at a time. A
+wave of thousands queues in the ledger, not on the bus.
 """
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,16 +33,16 @@ from nats.js import JetStreamContext
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_agents import FindingsRepository, NewFinding
-from research_contracts import RecritiqueClaim, SourcesRetracted, subjects
-from research_ledger import AuditAction, Ledger, StaleReport
+from research_contracts import SourcesRetracted
+from research_ledger import AuditAction, Ledger, Recritique, StaleReport
 from research_platform.db import transaction
 from research_platform.logging import get_logger
+from research_replicator import recritiques
 from research_replicator.experiment import RETRACTED_SOURCE
 from research_replicator.repository import SERVICE
-from research_runs import RunRecorder
+from research_runs import StaleNotice, tell_stale
 
 log = get_logger(__name__)
-EVENTS_AT_ONCE = 32  # stale run events published concurrently
 
 
 @dataclass
@@ -91,6 +91,10 @@ async def propagate(
             for c in new
         )
         out.findings = dict(zip(new, finding_ids, strict=True))
+        await ledger.recritiques.hold(
+            Recritique(claim_id, finding_id, RETRACTED_SOURCE)
+            for claim_id, finding_id in out.findings.items()
+        )
         for claim_id, finding_id in out.findings.items():
             ledger.audit(
                 AuditAction.REPLICATOR_FINDING,
@@ -105,63 +109,27 @@ async def propagate(
     return out
 
 
-async def announce(
-    out: Propagation,
+async def handle(
+    sessions: async_sessionmaker[AsyncSession],
     recritique: Any,
     js: JetStreamContext,
     event: SourcesRetracted,
-    run_events: Any = None,
-) -> None:
-    """After the commit: the critic's re-critiques, then each stale report's run events."""
-    for claim_id, finding_id in out.findings.items():
-        await recritique.publish(
-            RecritiqueClaim(claim_id=claim_id, reason=RETRACTED_SOURCE, finding_id=finding_id),
-            headers={subjects.MSG_ID_HEADER: f"recritique-{finding_id}"},
-        )
-    gate = asyncio.Semaphore(EVENTS_AT_ONCE)
-    await asyncio.gather(*(tell_stale(js, report, event, gate, run_events) for report in out.stale))
-
-
-async def tell_stale(
-    js: JetStreamContext,
-    report: StaleReport,
-    event: SourcesRetracted,
-    gate: asyncio.Semaphore,
-    run_events: Any = None,
-) -> None:
-    """The report's run hears `STALE` with the reason, then `done` (best effort: the status and
-    the audit row are committed), through `run_events`, the declared run-event publisher (None:
-    `js` directly, as in the tests)."""
-    async with gate:
-        try:
-            recorder = await RunRecorder.resume(
-                js, report.run_id, agent="ledger", iteration=0, publisher=run_events
-            )
-            await recorder.verdict(
-                "STALE",
-                details={
-                    "report_id": str(report.report_id),
-                    "kind": report.kind,
-                    "reason": report.reason,
-                    "version": report.version,
-                    "origin": event.origin,
-                },
-            )
-            await recorder.done()
-        except Exception as exc:  # noqa: BLE001 - best effort, see the docstring
-            log.warning(
-                "stale event not published", report_id=str(report.report_id), error=repr(exc)
-            )
-
-
-async def handle(
-    sessions: async_sessionmaker[AsyncSession],
-    publishers: Mapping[str, Any],
-    js: JetStreamContext,
-    event: SourcesRetracted,
+    *,
+    in_flight: int,
     run_events: Any = None,
 ) -> Propagation:
+    """One `SourcesRetracted`: the ledger side, the first held re-critiques through `recritique`
+    (the declared publisher of `RECRITIQUE`, at most `in_flight` unjudged), then the stale runs'
+    events through `run_events` (the declared run-event publisher; None: `js` directly)."""
     out = await propagate(sessions, event)
     log.info("sources retracted", origin=event.origin, **out.counts())
-    await announce(out, publishers[subjects.CLAIM_RECRITIQUE], js, event, run_events)
+    try:
+        await recritiques.release(recritique, sessions, in_flight=in_flight)
+    except Exception as exc:  # noqa: BLE001 - they are held in the ledger: the tick sends them
+        log.warning("re-critiques left for the next release", error=repr(exc))
+    await tell_stale(
+        js,
+        (StaleNotice(r.run_id, r.run_details(origin=event.origin)) for r in out.stale),
+        publisher=run_events,
+    )
     return out

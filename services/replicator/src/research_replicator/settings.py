@@ -67,6 +67,19 @@ class ReplicatorSettings(BaseModel):
         description="Share of its interval a watched claim may be asked for early, at a place fixed by "
         "its id: claims entered together are spread over the interval's last part.",
     )
+    recritique_in_flight: int = Field(
+        default=8,
+        ge=1,
+        le=1000,
+        description="Most re-critiques a retraction asked for that are on the critic's queue and not "
+        "yet judged; the rest wait in the ledger (a wave of thousands is worked off at the critic's pace).",
+    )
+    recritique_tick_s: float = Field(
+        default=2.0,
+        gt=0,
+        description="How often held re-critiques are released up to `recritique_in_flight` (with or "
+        "without the schedule).",
+    )
 
 
 class ReplicatorServiceSettings(Settings):

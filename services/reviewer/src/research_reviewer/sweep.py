@@ -8,7 +8,8 @@ a plain promotion) and on a tick (findings are written by the replicator and lib
 an event) — and then tells each stale report's run: a
 `verdict` event `STALE` with the claim and the reason, followed by `done`, on
 `research.run.<run_id>.event`, through the reviewer's declared run-event publisher (so its AsyncAPI
-lists them). It covers every report kind (reviews, verifications, source lists).
+lists them; `research_runs.tell_stale`, as the replicator's retraction handler). It covers every
+report kind (reviews, verifications, source lists).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from research_contracts import ClaimDecided, ClaimStatus
 from research_ledger import Ledger, StaleReport
 from research_platform.db import transaction
 from research_platform.logging import get_logger
-from research_runs import RunRecorder
+from research_runs import StaleNotice, tell_stale
 
 log = get_logger(__name__)
 
@@ -56,28 +57,17 @@ async def sweep(
                 for report in await ledger.reports.mark_stale(claim.claim_id, claim.reason)
             ]
     for claim_id, report in stale:
-        try:
-            recorder = await RunRecorder.resume(
-                js, report.run_id, agent="ledger", iteration=0, publisher=publisher
-            )
-            await recorder.verdict(
-                "STALE",
-                details={
-                    "report_id": str(report.report_id),
-                    "kind": report.kind,
-                    "claim_id": claim_id,
-                    "reason": report.reason,
-                    "version": report.version,
-                },
-            )
-            await recorder.done()
-        except Exception as exc:  # noqa: BLE001 - the status and audit row are committed; the event is best effort
-            log.warning(
-                "stale event not published", report_id=str(report.report_id), error=repr(exc)
-            )
         log.info(
             "report stale", report_id=str(report.report_id), claim_id=claim_id, reason=report.reason
         )
+    await tell_stale(
+        js,
+        (
+            StaleNotice(report.run_id, report.run_details(claim_id=claim_id))
+            for claim_id, report in stale
+        ),
+        publisher=publisher,
+    )
     return [report for _, report in stale]
 
 
