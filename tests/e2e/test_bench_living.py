@@ -4,7 +4,10 @@ and the wave's re-verifications and re-critiques queue in the ledger, not on the
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -22,14 +25,29 @@ LINE = re.compile(
 )
 
 
-def test_the_smoke_size_marks_every_affected_row_stale() -> None:
-    done = subprocess.run(
-        [sys.executable, "bench/living.py", "--smoke", "--window", "10", "--tasks", "1"],
+def _run_in_own_group(command: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run `command` in a process group of its own, and kill the whole group however this ends
+    (a timeout here or the suite's): the bench's stack (nats-server, PostgreSQL, the services)
+    must not outlive the test."""
+    child = subprocess.Popen(
+        command,
         cwd=REPO,
-        check=False,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=1500,
+        start_new_session=True,
+    )
+    try:
+        out, err = child.communicate(timeout=timeout)
+        return subprocess.CompletedProcess(command, child.returncode, out, err)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+
+
+def test_the_smoke_size_marks_every_affected_row_stale() -> None:
+    done = _run_in_own_group(
+        [sys.executable, "bench/living.py", "--smoke", "--window", "10", "--tasks", "1"], 1500
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()
