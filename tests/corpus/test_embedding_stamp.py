@@ -5,6 +5,7 @@ stand for fp32 and int8, so a stored vector says which model and text it came fr
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 
 import numpy as np
@@ -161,3 +162,19 @@ async def test_reembed_deletes_sentence_vectors_no_paper_holds_any_more(empty_co
     await _ingest(empty_corpus, tmp_path, FP32, changed)  # the old sentences stay stored
     report = await reembed(empty_corpus, INT8)
     assert report.orphan_sentences_deleted == len(split_sentences(SMALL_CORPUS[0]["abstract"]))
+
+
+async def test_workers_starting_together_on_a_stale_stamp_do_not_deadlock(empty_corpus):
+    # Both find another model's stamp on an empty corpus and restamp it. Had each taken the row's
+    # share lock before asking to update it, each would wait for the other's share lock and
+    # PostgreSQL would kill one with "deadlock detected" (two bus ingest workers in the suite).
+    async def worker() -> None:
+        async with empty_corpus() as session, session.begin():
+            await stamp.claim_for_ingest(session, "all-MiniLM-L6-v2/int8")
+            await asyncio.sleep(0.05)  # a batch's writes
+
+    for _ in range(5):
+        async with empty_corpus() as session, session.begin():
+            await stamp.write(session, "all-MiniLM-L6-v2/fp32")
+        await asyncio.wait_for(asyncio.gather(worker(), worker()), 30)
+        assert await _stamp(empty_corpus) == stamp.Stamp("all-MiniLM-L6-v2/int8")

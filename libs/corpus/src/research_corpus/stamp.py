@@ -84,13 +84,21 @@ async def claim_for_ingest(session: AsyncSession, model: str) -> None:
 
     Runs in the caller's transaction. The usual case (the stamp is `model`) takes a share lock on
     the stamp row, so concurrent ingest workers do not wait for each other while `reembed`, which
-    updates the row, waits for their batches (and they for it)."""
+    updates the row, waits for their batches (and they for it). Any other case locks the row for
+    update without holding the share lock first: two workers that both held it and then asked to
+    update it would deadlock (each waiting for the other's share lock)."""
     row = (
         await session.execute(
-            text("SELECT model, reembedding_to FROM corpus_embedding WHERE id = 1 FOR SHARE")
+            text("SELECT model, reembedding_to FROM corpus_embedding WHERE id = 1")
         )
     ).first()
     if row is not None and row.model == model and row.reembedding_to is None:
+        row = (
+            await session.execute(
+                text("SELECT model, reembedding_to FROM corpus_embedding WHERE id = 1 FOR SHARE")
+            )
+        ).one()
+        check(row.model, row.reembedding_to, model)  # changed in between: a reembed began
         return
     await session.execute(
         text(
