@@ -141,7 +141,7 @@ class CorpusSettings(BaseModel):
         default="fp32",
         description="Precision of the embedding model: `fp32` or `int8` (ONNX graph dynamically quantised on this "
         "machine from the fp32 export; needs the onnx backend; ~1.6x faster ingest, SciFact test hybrid nDCG@10 "
-        "0.012 lower, docs/performance.md). The corpus records the precision its vectors were made with; after "
+        "0.009 lower, docs/performance.md). The corpus records the precision its vectors were made with; after "
         "changing it run `research-engine corpus reembed`.",
     )
     embed_threads: int | None = Field(
