@@ -265,14 +265,7 @@ def main() -> None:
         backend="torch",
         threads=settings.embed_threads,
     )
-    embedder = Embedder(
-        settings.model_path,
-        batch_size=settings.embed_batch_size,
-        backend=settings.embed_backend,
-        threads=settings.embed_threads,
-        cache_dir=settings.onnx_cache_dir,
-        precision=settings.embed_precision,
-    )
+    embedder = Embedder.configured()
     with tempfile.TemporaryDirectory(prefix="re-bench-ingest-") as tmp:
         if args.limit:
             source = Path(tmp) / "corpus.jsonl"

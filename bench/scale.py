@@ -118,23 +118,6 @@ def embed_shards(generator: Distractors, cache: VectorCache, papers: int) -> Non
         )
 
 
-def plain_embedder():
-    """The engine's model in its configured runtime and precision, without the process-wide
-    embedder's vector cache (a cached query vector would hide the embedding from the latency)."""
-    from research_corpus.embedding import Embedder
-    from research_platform.settings import get_settings
-
-    s = get_settings().corpus
-    return Embedder(
-        s.model_path,
-        batch_size=s.embed_batch_size,
-        backend=s.embed_backend,
-        threads=s.embed_threads,
-        cache_dir=s.onnx_cache_dir,
-        precision=s.embed_precision,
-    )
-
-
 async def scifact_vectors(
     chunks: list[tuple], cache: VectorCache, full: Path = FULL_SCIFACT
 ) -> np.ndarray:
@@ -151,7 +134,9 @@ async def scifact_vectors(
     source = "the full-SciFact database"
     if vectors is None:
         started = time.perf_counter()
-        vectors = plain_embedder().embed([t for _, _, t in chunks])
+        from research_corpus.embedding import Embedder
+
+        vectors = Embedder.configured().embed([t for _, _, t in chunks])
         source = f"the model ({time.perf_counter() - started:.0f} s)"
     np.save(path, vectors.astype(np.float32))
     print(f"scifact: {len(chunks)} chunk vectors from {source}", flush=True)
@@ -555,6 +540,7 @@ def load_avg() -> str:
 
 async def run(args, servers: list, generator: Distractors, cache: VectorCache) -> None:
     pg = servers[0]
+    from research_corpus.embedding import Embedder
     from research_corpus.repository import CorpusRepository
     from research_platform.db import create_engine, session_factory
     from research_platform.embedded import EmbeddedPostgres
@@ -629,7 +615,8 @@ async def run(args, servers: list, generator: Distractors, cache: VectorCache) -
         f"scifact: {len(records)} papers loaded in {time.perf_counter() - started:.1f} s; {load_avg()}",
         flush=True,
     )
-    embedder = plain_embedder()
+    # a plain embedder: the process-wide one's vector cache would hide the queries' embedding
+    embedder = Embedder.configured()
     embedder.embed_one("warm-up")
     base = await search_pass(sessions, queries, qrels, settings, embedder)
     base_hard = hardness(base["rankings"], qrels, gold, 0, real)

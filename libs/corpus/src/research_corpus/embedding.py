@@ -30,7 +30,7 @@ import threading
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, Self
 
 import numpy as np
 
@@ -265,20 +265,27 @@ class Embedder:
         vector: list[float] = self.embed([text])[0].tolist()
         return vector
 
+    @classmethod
+    def configured(cls) -> Self:
+        """A new embedder of this class configured from `CorpusSettings` (model, batch size,
+        runtime, threads, export cache, precision); `get_embedder` shares one per process."""
+        from research_platform.settings import get_settings
+
+        corpus = get_settings().corpus
+        return cls(
+            corpus.model_path,
+            batch_size=corpus.embed_batch_size,
+            backend=corpus.embed_backend,
+            threads=corpus.embed_threads,
+            cache_dir=corpus.onnx_cache_dir,
+            precision=corpus.embed_precision,
+        )
+
 
 @lru_cache(maxsize=1)
 def get_embedder() -> Embedder:
     """The process-wide embedder, configured from `CorpusSettings` (model loads on first use);
     concurrent callers share one micro-batching worker and a vector cache (`batching.py`)."""
     from research_corpus.batching import MicroBatchingEmbedder
-    from research_platform.settings import get_settings
 
-    corpus = get_settings().corpus
-    return MicroBatchingEmbedder(
-        corpus.model_path,
-        batch_size=corpus.embed_batch_size,
-        backend=corpus.embed_backend,
-        threads=corpus.embed_threads,
-        cache_dir=corpus.onnx_cache_dir,
-        precision=corpus.embed_precision,
-    )
+    return MicroBatchingEmbedder.configured()
