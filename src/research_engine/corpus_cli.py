@@ -172,8 +172,10 @@ def _ingest_over_bus(
     if bus and not nats_url:
         raise typer.BadParameter("--bus needs NATS_URL (the bus the workers listen on)")
     with tempfile.TemporaryDirectory(prefix="re-ingest-nats-") as tmp:
-        private = None if nats_url else EmbeddedNats(Path(tmp)).start()
-        nats_url = nats_url or private.url  # type: ignore[union-attr]
+        private = None
+        if not nats_url:
+            private = EmbeddedNats(Path(tmp)).start()
+            nats_url = private.url
         env = env_for(nats_url, url)
         command = [sys.executable, "-m", "research_engine.cli", "corpus", "worker"]
         children = [

@@ -19,13 +19,15 @@ counting against the cap rather than blocking it. Table from migration 0014
 
 from __future__ import annotations
 
+import typing
 import uuid
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
-from sqlalchemy import String, cast, exists, func, not_, or_, select, text, update
+from sqlalchemy import CursorResult, String, cast, exists, func, not_, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -128,7 +130,7 @@ class Recritiques:
             )
             .values(settled_at=func.now())
         )
-        return int(result.rowcount or 0)  # type: ignore[attr-defined]
+        return int(typing.cast(CursorResult[Any], result).rowcount or 0)  # an UPDATE's result
 
     async def in_flight(self) -> int:
         """Requested, not settled and not lost (requested under `LOST_AFTER` ago)."""

@@ -14,8 +14,9 @@ import hashlib
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any, cast
 
-from sqlalchemy import ColumnElement, Float, func, literal_column, select, update
+from sqlalchemy import ColumnElement, CursorResult, Float, func, literal_column, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -176,7 +177,7 @@ class WatchedClaims:
             .where(WatchedClaimRow.verification_id.in_(list(verification_ids)))
             .values(next_due_at=func.now())
         )
-        return int(result.rowcount or 0)  # type: ignore[attr-defined]
+        return int(cast(CursorResult[Any], result).rowcount or 0)  # an UPDATE's result
 
     async def mark_requested(self, verification_id: uuid.UUID, run_id: str) -> None:
         """The re-verification `run_id` was asked for: `due` leaves the claim out meanwhile."""
