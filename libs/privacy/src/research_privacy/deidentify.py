@@ -89,6 +89,19 @@ class Deidentified:
     # Placeholders already present in the input (text de-identified upstream): never reused.
     reserved: set[str] = field(default_factory=set)
 
+    def written(self, text: str, *, shared: bool) -> Deidentified:
+        """What a pass that filled this table returns for its output `text`.
+
+        A table of the pass's own holds the text itself; a table the caller shares across several
+        texts (`into`) keeps its text, and the result is a new value on the same lists.
+        """
+        if not shared:
+            self.text = text
+            return self
+        return Deidentified(
+            text=text, found=self.found, placeholders=self.placeholders, reserved=self.reserved
+        )
+
     def reidentify(self, text: str) -> str:
         """Put the original values back into text that a model produced from `self.text`."""
         if not self.placeholders:
@@ -297,10 +310,4 @@ def deidentify(text: str, *, into: Deidentified | None = None) -> Deidentified:
         pieces.append(placeholder)
         cursor = identifier.end
     pieces.append(text[cursor:])
-    result = "".join(pieces)
-    if into is None:
-        table.text = result
-        return table
-    return Deidentified(
-        text=result, found=table.found, placeholders=table.placeholders, reserved=table.reserved
-    )
+    return table.written("".join(pieces), shared=into is not None)

@@ -200,13 +200,7 @@ def outbound_text(text: str, *, into: Deidentified | None = None) -> Deidentifie
         pieces += [first.text[cursor : match.start()], placeholder]
         cursor = match.end()
     pieces.append(first.text[cursor:])
-    result = "".join(pieces)
-    if into is None:
-        table.text = result
-        return table
-    return Deidentified(
-        text=result, found=table.found, placeholders=table.placeholders, reserved=table.reserved
-    )
+    return table.written("".join(pieces), shared=into is not None)
 
 
 def unlisted_terms(text: str) -> list[str]:

@@ -1,4 +1,8 @@
-"""The stopwords claim parsing and condition finding skip (pure data)."""
+"""The stopwords claim parsing and condition finding skip (pure data).
+
+The offline engine's lexicon (`research_llm.offline.lexicon.STOPWORDS`) is these and a few
+words of its own.
+"""
 
 from __future__ import annotations
 
