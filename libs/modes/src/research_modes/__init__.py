@@ -5,8 +5,10 @@
 - `runs`: `mode_run` (recorder + failure wiring), `WatchedPort` (searches noted per run),
   `audit_sources`;
 
-A mode service is wired by `research_platform.app.service_app` (with `run_events=True`) like every
-service, and chooses its engine with `research_llm.choose_engine`.
+- `app`: `mode_app`, the one wiring of a mode service (`research_platform.app.service_app` with
+  run events, the ledger's dead letters and its request subscriber).
+
+A mode chooses its engine with `research_llm.choose_engine`.
 """
 
 from research_modes.connector import ConnectorClient, SourceLog, SourcesDown, ToolsUnavailable
