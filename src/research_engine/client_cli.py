@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -40,8 +41,15 @@ console = Console()
 claims_app = typer.Typer(help="Browse the ledger's claims.", no_args_is_help=True)
 
 
-def client(url: str | None, data_dir: Path | None = None) -> ResearchClient:
-    return ResearchClient(url, data_dir=data_dir)
+@contextmanager
+def gateway(url: str | None, data_dir: Path | None = None) -> Iterator[ResearchClient]:
+    """A client of the gateway for one command; an error the gateway answers ends the command
+    with its message (`failing`: exit 2, or 3 for a fault of the server)."""
+    with ResearchClient(url, data_dir=data_dir) as rc:
+        try:
+            yield rc
+        except ApiError as exc:
+            raise failing(exc) from None
 
 
 def emit(value: Any) -> None:
@@ -77,18 +85,15 @@ def ask(
     as_json: AsJson = False,
 ) -> None:
     """Submit a research question; with --wait, print the decided claim."""
-    with client(url, data_dir) as rc:
-        try:
-            accepted = rc.submit_task(question, entity=entity, tier=tier)
-            if not wait:
-                emit(accepted) if as_json else console.print(
-                    f"task {accepted.task_id} {accepted.status} — "
-                    f"`research-engine watch {accepted.task_id}`"
-                )
-                return
-            task = render.wait_task(rc, accepted.task_id, timeout, quiet=as_json)
-        except ApiError as exc:
-            raise failing(exc) from None
+    with gateway(url, data_dir) as rc:
+        accepted = rc.submit_task(question, entity=entity, tier=tier)
+        if not wait:
+            emit(accepted) if as_json else console.print(
+                f"task {accepted.task_id} {accepted.status} — "
+                f"`research-engine watch {accepted.task_id}`"
+            )
+            return
+        task = render.wait_task(rc, accepted.task_id, timeout, quiet=as_json)
     emit(task) if as_json else render.task(console, task)
 
 
@@ -101,28 +106,23 @@ def _mode(
     watch: bool,
     as_json: bool,
 ) -> None:
-    with client(url, data_dir) as rc:
-        try:
-            requests: dict[str, Callable[..., Any]] = {
-                "review": rc.request_review,
-                "verify": rc.request_verification,
-                "sources": rc.request_source_list,
-            }
-            requested = requests[kind]
-            accepted = requested(
-                text, **{k: v for k, v in fields.items() if v not in (None, [], "")}
-            )
-            if as_json and not watch:
-                emit(accepted)
-                return
-            if not as_json:
-                console.print(f"{kind}: id {accepted.id}, run {accepted.run_id}")
-            if watch:
-                events = render.watch_run(console, rc, accepted.run_id, quiet=as_json)
-                if as_json:
-                    emit({"accepted": accepted.model_dump(mode="json"), "events": events})
-        except ApiError as exc:
-            raise failing(exc) from None
+    with gateway(url, data_dir) as rc:
+        requests: dict[str, Callable[..., Any]] = {
+            "review": rc.request_review,
+            "verify": rc.request_verification,
+            "sources": rc.request_source_list,
+        }
+        requested = requests[kind]
+        accepted = requested(text, **{k: v for k, v in fields.items() if v not in (None, [], "")})
+        if as_json and not watch:
+            emit(accepted)
+            return
+        if not as_json:
+            console.print(f"{kind}: id {accepted.id}, run {accepted.run_id}")
+        if watch:
+            events = render.watch_run(console, rc, accepted.run_id, quiet=as_json)
+            if as_json:
+                emit({"accepted": accepted.model_dump(mode="json"), "events": events})
 
 
 Watch = Annotated[
@@ -203,24 +203,19 @@ def rerun(
     as_json: AsJson = False,
 ) -> None:
     """Run a review or a source list again with its stored request: a new version and its diff."""
-    with client(url, data_dir) as rc:
-        try:
-            kind = rc.report(report_id)["kind"]
-            again = {"review": rc.refresh_review, "source_list": rc.rerun_source_list}.get(kind)
-            if again is None:
-                raise typer.BadParameter(
-                    f"a {kind} is not re-run by hand (a verification requested with `watch: true` "
-                    "is re-run by the replicator on its schedule)",
-                    param_hint="REPORT_ID",
-                )
-            accepted = again(report_id)
-            if not as_json:
-                console.print(f"{kind} {report_id}: run {accepted.run_id}")
-            events = (
-                render.watch_run(console, rc, accepted.run_id, quiet=as_json) if watch else None
+    with gateway(url, data_dir) as rc:
+        kind = rc.report(report_id)["kind"]
+        again = {"review": rc.refresh_review, "source_list": rc.rerun_source_list}.get(kind)
+        if again is None:
+            raise typer.BadParameter(
+                f"a {kind} is not re-run by hand (a verification requested with `watch: true` "
+                "is re-run by the replicator on its schedule)",
+                param_hint="REPORT_ID",
             )
-        except ApiError as exc:
-            raise failing(exc) from None
+        accepted = again(report_id)
+        if not as_json:
+            console.print(f"{kind} {report_id}: run {accepted.run_id}")
+        events = render.watch_run(console, rc, accepted.run_id, quiet=as_json) if watch else None
     if as_json:
         emit(
             {"accepted": accepted.model_dump(mode="json"), "events": events} if watch else accepted
@@ -237,21 +232,18 @@ def watch(
     as_json: AsJson = False,
 ) -> None:
     """The live trace of a run (SSE, resumed on reconnect) or a task's progress, until it ends."""
-    with client(url, data_dir) as rc:
+    with gateway(url, data_dir) as rc:
+        task: Task | None = None
         try:
-            task: Task | None = None
-            try:
-                task = rc.task(uuid.UUID(run_or_task_id))
-            except (ValueError, ApiError) as exc:
-                if isinstance(exc, ApiError) and exc.status != 404:
-                    raise
-            if task is not None:
-                task = render.wait_task(rc, task.task_id, timeout, quiet=as_json)
-                emit(task) if as_json else render.task(console, task)
-                return
-            events = render.watch_run(console, rc, run_or_task_id, quiet=as_json)
-        except ApiError as exc:
-            raise failing(exc) from None
+            task = rc.task(uuid.UUID(run_or_task_id))
+        except (ValueError, ApiError) as exc:
+            if isinstance(exc, ApiError) and exc.status != 404:
+                raise
+        if task is not None:
+            task = render.wait_task(rc, task.task_id, timeout, quiet=as_json)
+            emit(task) if as_json else render.task(console, task)
+            return
+        events = render.watch_run(console, rc, run_or_task_id, quiet=as_json)
     if as_json:
         emit(events)
 
@@ -268,11 +260,8 @@ def claims_list(
     as_json: AsJson = False,
 ) -> None:
     """Claims, newest first."""
-    with client(url, data_dir) as rc:
-        try:
-            found = rc.claims(status=status, entity=entity, limit=limit)
-        except ApiError as exc:
-            raise failing(exc) from None
+    with gateway(url, data_dir) as rc:
+        found = rc.claims(status=status, entity=entity, limit=limit)
     emit(found) if as_json else render.claims(console, found)
 
 
@@ -284,11 +273,8 @@ def claims_show(
     as_json: AsJson = False,
 ) -> None:
     """One claim with its supports and verdict."""
-    with client(url, data_dir) as rc:
-        try:
-            found = rc.claim(claim_id)
-        except ApiError as exc:
-            raise failing(exc) from None
+    with gateway(url, data_dir) as rc:
+        found = rc.claim(claim_id)
     emit(found) if as_json else render.claim(console, found)
 
 
@@ -306,11 +292,8 @@ def findings(
     as_json: AsJson = False,
 ) -> None:
     """Findings of the periodic agents (expired ones are never shown)."""
-    with client(url, data_dir) as rc:
-        try:
-            found = rc.findings(agent=agent, kind=kind, unresolved=unresolved, limit=limit)
-        except ApiError as exc:
-            raise failing(exc) from None
+    with gateway(url, data_dir) as rc:
+        found = rc.findings(agent=agent, kind=kind, unresolved=unresolved, limit=limit)
     emit(found) if as_json else render.findings(console, found)
 
 
@@ -330,13 +313,11 @@ def export(
     as_json: AsJson = False,
 ) -> None:
     """Export a report as Markdown or PDF, or its references as BibTeX, RIS or CSL-JSON."""
-    with client(url, data_dir) as rc:
+    with gateway(url, data_dir) as rc:
         try:
             content = rc.export(report_id, format)
         except ValueError as exc:
             raise typer.BadParameter(str(exc), param_hint="--format") from None
-        except ApiError as exc:
-            raise failing(exc) from None
     if output is not None:
         output.write_bytes(content)
         if as_json:

@@ -2,15 +2,24 @@
 
 - `connector`: `ConnectorClient` (corpus tools + `research.connector.search`, a missing responder
   waited for with back-off), `ToolsUnavailable`, `SourcesDown`, `SourceLog`;
-- `runs`: `mode_run` (recorder + failure wiring), `WatchedPort` (searches noted per run),
-  `audit_sources`;
+- `runs`: `mode_run` (recorder + failure wiring), `runs_now` (a command for the report's current
+  run), `WatchedPort` (searches noted per run), `audit_sources`;
+- `app`: `mode_app`, the one wiring of a mode service (`research_platform.app.service_app` with
+  run events, the ledger's dead letters and its request subscriber).
 
-A mode service is wired by `research_platform.app.service_app` (with `run_events=True`) like every
-service, and chooses its engine with `research_llm.choose_engine`.
+A mode chooses its engine with `research_llm.choose_engine`.
 """
 
 from research_modes.connector import ConnectorClient, SourceLog, SourcesDown, ToolsUnavailable
-from research_modes.runs import ConnectorPort, ModeRun, WatchedPort, audit_sources, mode_run, tell
+from research_modes.runs import (
+    ConnectorPort,
+    ModeRun,
+    WatchedPort,
+    audit_sources,
+    mode_run,
+    runs_now,
+    tell,
+)
 
 __all__ = [
     "ConnectorClient",
@@ -22,5 +31,6 @@ __all__ = [
     "WatchedPort",
     "audit_sources",
     "mode_run",
+    "runs_now",
     "tell",
 ]

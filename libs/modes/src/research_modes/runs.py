@@ -29,13 +29,14 @@ from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import EvidenceFound
-from research_ledger import AuditAction, Ledger
+from research_ledger import AuditAction, Ledger, ReportStatus
 from research_ledger.base import LedgerBase
 from research_llm import usage
 from research_modes.connector import SourceLog
 from research_platform.db import transaction
 from research_platform.errors import PrepareError, TransientError
 from research_platform.logging import get_logger
+from research_platform.models import ReportRow
 from research_runs import RunRecorder
 
 log = get_logger(__name__)
@@ -95,6 +96,17 @@ def audit_sources(
                 "all_down": sources.all_down,
             },
         )
+
+
+def runs_now(row: ReportRow, run_id: str) -> bool:
+    """Whether `run_id` is the report's current run, still `running`: a command for an older run,
+    or redelivered after its run ended, is logged and left alone."""
+    if row.run_id == run_id and row.status == ReportStatus.running:
+        return True
+    log.info(
+        "command is not for the report's current run", status=row.status, current_run=row.run_id
+    )
+    return False
 
 
 @dataclass

@@ -95,33 +95,6 @@ def merge(answers: list[list[SourceHit]]) -> list[SourceHit]:
     return merged
 
 
-async def _lookup(
-    source: EvidenceSource,
-    query: str,
-    filters: TaskFilters,
-    limit: int,
-    deadline_s: float,
-    incidents: Incidents,
-) -> SourceAnswer:
-    try:
-        async with asyncio.timeout(deadline_s):
-            lookup = getattr(source, "lookup", None)
-            if lookup is not None:
-                return await lookup(query, filters, limit)
-            return SourceAnswer(source.name, hits=await source.search(query, filters, limit))
-    except TimeoutError:
-        breakers = getattr(source, "breakers", None)
-        if breakers is not None:  # a source too slow to answer counts against its circuit too
-            await breakers.observe(source.name, "deadline")
-        await incidents.degraded(
-            source.name, "deadline", detail=f"no answer within {deadline_s:g}s"
-        )
-        return SourceAnswer(source.name, degraded="deadline")
-    except Exception as exc:  # noqa: BLE001 - a source bug must not fail the whole search
-        await incidents.degraded(source.name, "error", detail=type(exc).__name__)
-        return SourceAnswer(source.name, degraded="error")
-
-
 async def _ask(
     source: EvidenceSource,
     query: str,
@@ -130,9 +103,28 @@ async def _ask(
     deadline_s: float,
     incidents: Incidents,
 ) -> SourceAnswer:
-    """`_lookup`, counted and timed per source (`metrics.py`)."""
+    """One source's answer within `deadline_s` (a miss or a failure degrades it, with an incident),
+    counted and timed per source (`metrics.py`)."""
     started = time.perf_counter()
-    answer = await _lookup(source, query, filters, limit, deadline_s, incidents)
+    answer: SourceAnswer
+    try:
+        async with asyncio.timeout(deadline_s):
+            lookup = getattr(source, "lookup", None)
+            if lookup is not None:
+                answer = await lookup(query, filters, limit)
+            else:
+                answer = SourceAnswer(source.name, hits=await source.search(query, filters, limit))
+    except TimeoutError:
+        breakers = getattr(source, "breakers", None)
+        if breakers is not None:  # a source too slow to answer counts against its circuit too
+            await breakers.observe(source.name, "deadline")
+        await incidents.degraded(
+            source.name, "deadline", detail=f"no answer within {deadline_s:g}s"
+        )
+        answer = SourceAnswer(source.name, degraded="deadline")
+    except Exception as exc:  # noqa: BLE001 - a source bug must not fail the whole search
+        await incidents.degraded(source.name, "error", detail=type(exc).__name__)
+        answer = SourceAnswer(source.name, degraded="error")
     metrics.looked_up(
         source.name,
         cached=answer.cached,

@@ -32,7 +32,7 @@ from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
 from research_gateway.bus import Bus
 from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session, publish_or_503
 from research_gateway.ownership import OWNED_RESPONSES, owner_of, require_owner
-from research_gateway.reports import EXPORTED, MAX_VERSION, FormatName
+from research_gateway.reports import EXPORTED, FORMATS, MAX_VERSION, FormatName
 from research_ledger import Ledger
 from research_ledger.deidentified import check_report
 from research_platform.logging import get_logger
@@ -42,16 +42,6 @@ from research_reports import Report, export_report
 log = get_logger(__name__)
 router = APIRouter(prefix=API, tags=["reviews"], responses=AUTH_RESPONSES)
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "no such review"}}
-EXPORTS = {
-    "md": "markdown",
-    "markdown": "markdown",
-    "pdf": "pdf",
-    "bib": "bibtex",
-    "bibtex": "bibtex",
-    "ris": "ris",
-    "csljson": "csl-json",
-    "csl-json": "csl-json",
-}
 
 
 class ReviewAccepted(BaseModel):
@@ -308,7 +298,7 @@ async def export_review(
     stored = await Ledger(session, service=SERVICE).reports.version(review_id, version)
     if stored is None:
         raise HTTPException(status.HTTP_409_CONFLICT, "the review has no version yet")
-    exported = export_report(Report.model_validate(stored.content), EXPORTS[format])
+    exported = export_report(Report.model_validate(stored.content), FORMATS[format])
     filename = f"review-{review_id}-v{stored.version}.{exported.extension}"
     return Response(
         exported.content,

@@ -59,23 +59,17 @@ def reverification(
     verified with (kept on its report); a stored request that no longer validates falls back to
     the corpus alone rather than dropping the claim from the schedule."""
     asked = {k: v for k, v in (request or {}).items() if k in ("sources", "filters")}
+    again = {
+        "verification_id": claim.verification_id,
+        "run_id": run_id,
+        "claim": claim.claim,
+        "watch": True,
+        "origin": "watch",
+    }
     try:
-        return RequestVerification(
-            verification_id=claim.verification_id,
-            run_id=run_id,
-            claim=claim.claim,
-            watch=True,
-            origin="watch",
-            **asked,
-        )
+        return RequestVerification(**again, **asked)
     except ValidationError:
-        return RequestVerification(
-            verification_id=claim.verification_id,
-            run_id=run_id,
-            claim=claim.claim,
-            watch=True,
-            origin="watch",
-        )
+        return RequestVerification(**again)
 
 
 async def request_due(

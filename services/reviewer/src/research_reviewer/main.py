@@ -31,11 +31,11 @@ from research_contracts import ClaimDecided, ClaimProposed, subjects
 from research_contracts.reviews import RequestReview, ReviewCompleted
 from research_corpus.embedding import get_embedder
 from research_judgement import get_judge
-from research_ledger import dead_letters
 from research_llm import choose_engine
 from research_llm.offline.relevance import Relevance, default_encoder
 from research_modes import ConnectorClient
-from research_platform.app import Consumes, ServiceContext, service_app
+from research_modes.app import mode_app
+from research_platform.app import Consumes, ServiceContext
 from research_platform.broker import Emits
 from research_platform.service import run_service
 from research_platform.shutdown import cancel_within
@@ -115,17 +115,12 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
         finally:
             await cancel_within(ticker, what="stale sweep", timeout_s=10)
 
-    app, ctx = service_app(
+    app, ctx = mode_app(
         settings,
         SERVICE,
         build,
         emits=EMITS,
-        run_events=True,
-        dead_letters=dead_letters.recorder,
-    )
-
-    @ctx.consume(
-        Consumes(
+        requests=Consumes(
             subjects.REVIEW_REQUESTED,
             subjects.REVIEWS_STREAM,
             subjects.REVIEWER_REQUESTS_DURABLE,
@@ -135,11 +130,9 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
                 f"stream {subjects.REVIEWS_STREAM}; set a `Nats-Msg-Id`). Bad input is dead-lettered."
             ),
             batch_size=config.concurrency,
-        )
+        ),
+        command=RequestReview,
     )
-    async def on_review(command: RequestReview) -> None:
-        """Write, review and store one literature review (≤ 2 author/reviewer rounds)."""
-        await ctx.service.handle(command)
 
     @ctx.consume(
         Consumes(

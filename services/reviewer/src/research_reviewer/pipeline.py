@@ -32,8 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import ClaimProposed, subjects
 from research_contracts.reviews import RequestReview, ReviewCompleted
-from research_ledger import ReportStatus
-from research_modes import ModeRun, mode_run
+from research_modes import ModeRun, mode_run, runs_now
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_reports import Report, diff_reports
@@ -88,12 +87,7 @@ class ReviewService:
                     )
                 )
                 return
-            if row.run_id != job.run_id or row.status != ReportStatus.running:
-                log.info(
-                    "command is not for the report's current run",
-                    status=row.status,
-                    current_run=row.run_id,
-                )
+            if not runs_now(row, job.run_id):
                 return
             # The claims' entity is the key stored with the report (whoever opened it first).
             await self.run(dataclasses.replace(job, topic_key=row.subject_key))

@@ -24,10 +24,10 @@ from faststream import FastStream
 from research_agents.app import schedule
 from research_contracts import subjects
 from research_contracts.sourcelists import RequestSourceList, SourceListUpdated
-from research_ledger import dead_letters
 from research_llm import choose_engine
 from research_modes import ConnectorClient
-from research_platform.app import Consumes, ServiceContext, service_app
+from research_modes.app import mode_app
+from research_platform.app import Consumes, ServiceContext
 from research_platform.broker import Emits
 from research_platform.service import run_service
 from research_scout.pipeline import Scout
@@ -76,17 +76,12 @@ def create_app(settings: ScoutServiceSettings) -> FastStream:
             run_events=ctx.run_events,
         )
 
-    app, ctx = service_app(
+    app, ctx = mode_app(
         settings,
         SERVICE,
         build,
         emits=EMITS,
-        run_events=True,
-        dead_letters=dead_letters.recorder,
-    )
-
-    @ctx.consume(
-        Consumes(
+        requests=Consumes(
             subjects.SOURCELIST_REQUESTED,
             subjects.SOURCELISTS_STREAM,
             subjects.SCOUT_REQUESTS_DURABLE,
@@ -97,11 +92,9 @@ def create_app(settings: ScoutServiceSettings) -> FastStream:
                 "`research.deadletter.<subject>`; the list's snapshot and diff follow on "
                 f"`{subjects.SOURCELIST_UPDATED}`."
             ),
-        )
+        ),
+        command=RequestSourceList,
     )
-    async def on_request(command: RequestSourceList) -> None:
-        """Build one run of a list (clamped to its workspace's limits)."""
-        await ctx.service.handle(command)
 
     schedule(ctx, scout_settings.schedule, lambda ctx: ScheduleTick(ctx.service).fire_due)
     return app

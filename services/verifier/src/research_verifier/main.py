@@ -24,10 +24,10 @@ from faststream import FastStream
 
 from research_contracts import subjects
 from research_contracts.verifications import RequestVerification, VerificationChanged
-from research_ledger import dead_letters
 from research_llm import choose_engine
 from research_modes import ConnectorClient
-from research_platform.app import Consumes, ServiceContext, service_app
+from research_modes.app import mode_app
+from research_platform.app import Consumes, ServiceContext
 from research_platform.broker import Emits
 from research_platform.service import run_service
 from research_verifier.experiment import Engine, OfflineEngine
@@ -71,17 +71,12 @@ def create_app(settings: VerifierServiceSettings) -> FastStream:
             run_events=ctx.run_events,
         )
 
-    app, ctx = service_app(
+    app, _ = mode_app(
         settings,
         SERVICE,
         build,
         emits=EMITS,
-        run_events=True,
-        dead_letters=dead_letters.recorder,
-    )
-
-    @ctx.consume(
-        Consumes(
+        requests=Consumes(
             subjects.VERIFY_REQUESTED,
             subjects.VERIFICATIONS_STREAM,
             subjects.VERIFIER_REQUESTS_DURABLE,
@@ -91,11 +86,9 @@ def create_app(settings: VerifierServiceSettings) -> FastStream:
                 f"(JetStream stream {subjects.VERIFICATIONS_STREAM}; set a `Nats-Msg-Id`). Bad input is dead-lettered."
             ),
             batch_size=config.concurrency,
-        )
+        ),
+        command=RequestVerification,
     )
-    async def on_verify(command: RequestVerification) -> None:
-        """Verify one claim: parse, search, judge, qualify, report, store."""
-        await ctx.service.handle(command)
 
     return app
 

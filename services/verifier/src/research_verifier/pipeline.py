@@ -30,8 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import subjects
 from research_contracts.verifications import RequestVerification, VerificationChanged
-from research_ledger import ReportStatus
-from research_modes import mode_run
+from research_modes import mode_run, runs_now
 from research_platform.db import transaction
 from research_platform.errors import PrepareError
 from research_platform.logging import get_logger
@@ -72,12 +71,7 @@ class VerificationService:
             if done is not None:
                 log.info("run already saved its version", version=done.version)
                 return
-            if row.run_id != job.run_id or row.status != ReportStatus.running:
-                log.info(
-                    "command is not for the report's current run",
-                    status=row.status,
-                    current_run=row.run_id,
-                )
+            if not runs_now(row, job.run_id):
                 return
             await self.run(job, previous)
 

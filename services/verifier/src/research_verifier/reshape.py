@@ -203,17 +203,22 @@ def checked(
     why_nothing: str = "",
 ) -> tuple[Report, Assessment, CitationCheck, int]:
     """The report that passed the checker, its (re-decided) assessment, the check and how many findings were dropped."""
-    assessment = decide_verdict(chosen, len(job.statements))
-    report = compose(
-        job,
-        chosen,
-        passages,
-        assessment,
-        engine=engine,
-        searches=searches,
-        quotes_per_side=quotes_per_side,
-        why_nothing=why_nothing,
-    )
+
+    def decided(cited: list[LabelledPassage]) -> tuple[Report, Assessment]:
+        assessment = decide_verdict(cited, len(job.statements))
+        report = compose(
+            job,
+            cited,
+            passages,
+            assessment,
+            engine=engine,
+            searches=searches,
+            quotes_per_side=quotes_per_side,
+            why_nothing=why_nothing,
+        )
+        return report, assessment
+
+    report, assessment = decided(chosen)
     check = check_report(report)
     refused = {
         issue.finding_id
@@ -223,17 +228,7 @@ def checked(
     if not refused:
         return report, assessment, check, 0
     kept = [p for p in chosen if f"{p.source_id}:{p.statement}" not in refused]
-    assessment = decide_verdict(kept, len(job.statements))
-    report = compose(
-        job,
-        kept,
-        passages,
-        assessment,
-        engine=engine,
-        searches=searches,
-        quotes_per_side=quotes_per_side,
-        why_nothing=why_nothing,
-    )
+    report, assessment = decided(kept)
     return report, assessment, check_report(report), len(chosen) - len(kept)
 
 

@@ -1,0 +1,49 @@
+"""How a mode service (reviewer, verifier, scout) is wired: `mode_app`.
+
+    app, ctx = mode_app(settings, SERVICE, build, emits=EMITS, requests=Consumes(...), command=RequestX)
+
+Every mode is a `research_platform.app.service_app` with its run events declared
+(`run_events=True`: a mode traces each run on `research.run.<run_id>.event`), the ledger's dead
+letters (`research_ledger.dead_letters.recorder`, which also ends a dead-lettered request's run
+events failed) and one durable subscriber on its request subject that hands each parsed command to
+the service object `build` made (`ctx.service.handle(command)`). What a mode runs beside that (a
+stale sweep, a schedule) it adds to the returned context itself.
+"""
+
+from __future__ import annotations
+
+from faststream import FastStream
+from pydantic import BaseModel
+
+from research_ledger import dead_letters
+from research_platform.app import Build, Consumes, ServiceContext, service_app
+from research_platform.broker import Emits
+
+
+def mode_app(
+    settings: object,
+    name: str,
+    build: Build,
+    *,
+    emits: tuple[Emits, ...],
+    requests: Consumes,
+    command: type[BaseModel],
+) -> tuple[FastStream, ServiceContext]:
+    """The app of mode service `name` and its context: `service_app` with run events and dead
+    letters, and `requests` consumed as `command` messages by `ctx.service.handle`."""
+    app, ctx = service_app(
+        settings,
+        name,
+        build,
+        emits=emits,
+        run_events=True,
+        dead_letters=dead_letters.recorder,
+    )
+
+    async def on_request(request: BaseModel) -> None:
+        await ctx.service.handle(request)
+
+    # FastStream parses (and the AsyncAPI document names) the payload by the handler's annotation.
+    on_request.__annotations__ = {"request": command, "return": None}
+    ctx.consume(requests)(on_request)
+    return app, ctx
