@@ -48,65 +48,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from research_judgement.coverage import STOP
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
 WARM_UP = "vitamin D supplementation and fracture risk in older adults"  # loads the models; not a SciFact claim, not scored
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]+")
-STOP = {
-    "a",
-    "an",
-    "the",
-    "of",
-    "in",
-    "on",
-    "and",
-    "or",
-    "to",
-    "for",
-    "with",
-    "by",
-    "from",
-    "is",
-    "are",
-    "was",
-    "were",
-    "be",
-    "been",
-    "that",
-    "this",
-    "these",
-    "those",
-    "its",
-    "it",
-    "as",
-    "at",
-    "than",
-    "not",
-    "no",
-    "into",
-    "can",
-    "may",
-    "has",
-    "have",
-    "had",
-    "which",
-    "their",
-    "more",
-    "less",
-    "between",
-    "during",
-    "after",
-    "before",
-    "among",
-    "vs",
-    "does",
-    "do",
-    "did",
-    "cannot",
-    "without",
-    "lack",
-    "lacks",
-}
 
 
 def held_out_topics(data: Path, wanted: int, split: str = "train") -> list[dict]:
