@@ -34,6 +34,7 @@ import argparse
 import asyncio
 import json
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -54,11 +55,13 @@ from research_platform.db import create_engine, session_factory
 from research_platform.embedded import free_port
 from research_platform.models import MemoryClaim
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.recorded_sources import recorded_answers
+
 REPO = Path(__file__).resolve().parents[1]
 BUDGET_MS = 60.0  # CPU ms per task, every process of the stack counted (issue 30)
 DEMO = REPO / "src" / "research_engine" / "demo_data"
 SCIFACT = REPO.parent / "shared" / "data" / "scifact"
-FIXTURES = REPO.parent / "shared" / "fixtures"
 OUTSIDE = ("pubmed", "europepmc", "crossref", "arxiv")
 TERMINAL = ("active", "rejected", "superseded", "critic_quarantine")
 
@@ -89,21 +92,9 @@ class RecordedSources(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self) -> None:
-        read = lambda name: (FIXTURES / name).read_bytes()
         self.down = False
         self.requests = 0
-        self.bodies = {
-            "esearch": b'{"esearchresult": {"idlist": ["22351513", "29915538"]}}',
-            "efetch": read("pubmed/biocommons_cassette_efetch_pubmed_22351513__00.xml").replace(
-                b"</PubmedArticleSet>", b""
-            )
-            + read("pubmed/biocommons_cassette_efetch_pubmed_29915538__00.xml").split(
-                b"<PubmedArticleSet>", 1
-            )[1],
-            "crossref": read("crossref/habanero_cassette_test_works_query__00.json"),
-            "europepmc": read("europepmc/fastpaper_europepmc_search.json"),
-            "arxiv": read("arxiv/arxivpy_q_testing_s0_m10_bc5a6c384fe9.body.atom.xml"),
-        }
+        self.bodies = recorded_answers()
         server = self
 
         class Handler(BaseHTTPRequestHandler):

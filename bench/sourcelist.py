@@ -66,9 +66,11 @@ from research_scout.settings import ScoutSettings
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO))
 from full_corpus import corpus_dir, load_corpus
 
-FIXTURES = REPO.parent / "shared" / "fixtures"
+from bench.harness.recorded_sources import FIXTURES, HOSTS, recorded_answers
+
 CORPUS = REPO / "src" / "research_engine" / "demo_data" / "scifact_demo.jsonl"
 SCIFACT = REPO.parent / "shared" / "data" / "scifact"
 PROMPTS = json.loads(
@@ -143,21 +145,16 @@ class MemoryCorpus:
 
 
 def _recorded() -> dict[str, bytes]:
-    read = lambda name: (FIXTURES / name).read_bytes()
+    """The recorded answers by the host (or PubMed path) they are asked for, Semantic Scholar's too."""
+    answers = recorded_answers()
+    by_host = {host: answers[name] for host, name in HOSTS.items()}
     return {
-        "esearch": b'{"esearchresult": {"idlist": ["22351513", "29915538"]}}',
-        "efetch": read("pubmed/biocommons_cassette_efetch_pubmed_22351513__00.xml").replace(
-            b"</PubmedArticleSet>", b""
-        )
-        + read("pubmed/biocommons_cassette_efetch_pubmed_29915538__00.xml").split(
-            b"<PubmedArticleSet>", 1
-        )[1],
-        "api.crossref.org": read("crossref/habanero_cassette_test_works_query__00.json"),
-        "www.ebi.ac.uk": read("europepmc/fastpaper_europepmc_search.json"),
-        "export.arxiv.org": read("arxiv/arxivpy_q_testing_s0_m10_bc5a6c384fe9.body.atom.xml"),
-        "api.semanticscholar.org": read(
-            "semantic_scholar/danielnsilva_cassette_test_search_paper__00.json"
-        ),
+        "esearch": answers["esearch"],
+        "efetch": answers["efetch"],
+        **by_host,
+        "api.semanticscholar.org": (
+            FIXTURES / "semantic_scholar/danielnsilva_cassette_test_search_paper__00.json"
+        ).read_bytes(),
     }
 
 
