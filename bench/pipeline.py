@@ -50,6 +50,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select, text
 
 from research_contracts import RunResearch, Tier, subjects
+from research_corpus.ingest import ingest_path
 from research_engine.stack import Stack
 from research_platform.db import create_engine, session_factory
 from research_platform.embedded import free_port
@@ -76,6 +77,18 @@ def questions(n: int, split: str = "train", skip: int = 0) -> list[str]:
     else:
         claims = [q["question"] for q in json.loads((DEMO / "questions.json").read_text())]
     return [f"Is it true that {claims[(skip + i) % len(claims)].rstrip('.')}?" for i in range(n)]
+
+
+async def ingest_demo(database_url: str) -> None:
+    """Ingest the bundled SciFact excerpt (the demo corpus) into the database at `database_url`."""
+    engine = create_engine(database_url)
+    await ingest_path(
+        session_factory(engine),
+        DEMO / "scifact_demo.jsonl",
+        fmt="scifact",
+        progress=False,
+    )
+    await engine.dispose()
 
 
 def embedding_backend() -> str:
@@ -308,19 +321,7 @@ def main() -> None:
         )
         stack.start_servers()
         try:
-            from research_corpus.ingest import ingest_path
-
-            async def _ingest() -> None:
-                engine = create_engine(stack.database_url)
-                await ingest_path(
-                    session_factory(engine),
-                    DEMO / "scifact_demo.jsonl",
-                    fmt="scifact",
-                    progress=False,
-                )
-                await engine.dispose()
-
-            asyncio.run(_ingest())
+            asyncio.run(ingest_demo(stack.database_url))
             print("measuring the servers' ceilings…")
             js_rate = asyncio.run(jetstream_ceiling(stack.nats_url))
             pg_rate = asyncio.run(postgres_ceiling(stack.database_url))
