@@ -24,39 +24,19 @@ from research_connector.registry import build_sources
 from research_connector.settings import ConnectorSettings
 from research_connector.sources import arxiv, crossref, europepmc, pubmed
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
-
-
-def _routes() -> dict[str, bytes]:
-    read = lambda name: (FIXTURES / name).read_bytes()
-    return {
-        "esearch": b'{"esearchresult": {"idlist": ["22351513", "29915538"]}}',
-        "efetch": read("pubmed/biocommons_cassette_efetch_pubmed_22351513__00.xml").replace(
-            b"</PubmedArticleSet>", b""
-        )
-        + read("pubmed/biocommons_cassette_efetch_pubmed_29915538__00.xml").split(
-            b"<PubmedArticleSet>", 1
-        )[1],
-        "crossref": read("crossref/habanero_cassette_test_works_query__00.json"),
-        "europepmc": read("europepmc/fastpaper_europepmc_search.json"),
-        "arxiv": read("arxiv/arxivpy_q_testing_s0_m10_bc5a6c384fe9.body.atom.xml"),
-    }
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.recorded_sources import FIXTURES, HOSTS, recorded_answers
 
 
 async def main(n: int) -> None:
     if not FIXTURES.exists():
         sys.exit("../shared/fixtures is absent")
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    bodies = _routes()
+    bodies = recorded_answers()
 
     def handle(request: httpx.Request) -> httpx.Response:
         path, host = request.url.path, request.url.host
-        hosts = {
-            "www.ebi.ac.uk": "europepmc",
-            "export.arxiv.org": "arxiv",
-            "api.crossref.org": "crossref",
-        }
-        key = "esearch" if "esearch" in path else "efetch" if "efetch" in path else hosts[host]
+        key = "esearch" if "esearch" in path else "efetch" if "efetch" in path else HOSTS[host]
         return httpx.Response(200, content=bodies[key])
 
     settings = ConnectorSettings()

@@ -18,7 +18,13 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
@@ -82,6 +88,28 @@ def ensure_ingested(database_url: str, data: Path = DATA) -> int:
         held = asyncio.run(_count(database_url))
     print(f"corpus: {held} SciFact abstracts (full corpus)", flush=True)
     return held
+
+
+@contextmanager
+def full_corpus_gateway(
+    data_dir: Path | None, services: tuple[str, ...], env: dict[str, str]
+) -> Iterator[tuple[httpx.Client, int]]:
+    """`services` as separate processes on the cached full corpus in `data_dir` (ingested first when
+    incomplete), ready; for the block, an `httpx.Client` on the gateway (the stack's API key, 60 s
+    timeout) and the number of papers the corpus holds. `env`: service settings for the run."""
+    import httpx
+
+    from research_engine.stack import Stack
+    from research_platform.embedded import free_port
+
+    stack = Stack(corpus_dir(data_dir), gateway_port=free_port(), services=services, extra_env=env)
+    with stack:
+        papers = ensure_ingested(stack.database_url)
+        stack.wait_ready()
+        with httpx.Client(
+            base_url=stack.gateway_url, timeout=60, headers=stack.api_headers
+        ) as client:
+            yield client, papers
 
 
 def main() -> None:

@@ -44,7 +44,7 @@ from pathlib import Path
 import nats
 import psutil
 from nats.js.errors import NotFoundError
-from pipeline import DEMO, TERMINAL, questions
+from pipeline import TERMINAL, ingest_demo, questions
 from sqlalchemy import text
 from sqlalchemy.dialects.postgresql import insert
 
@@ -476,23 +476,11 @@ def main() -> None:
         )
         stack.start_servers()
         try:
-            from research_corpus.ingest import ingest_path
-
-            async def _ingest() -> None:
-                engine = create_engine(stack.database_url)
-                await ingest_path(
-                    session_factory(engine),
-                    DEMO / "scifact_demo.jsonl",
-                    fmt="scifact",
-                    progress=False,
-                )
-                await engine.dispose()
-
             errors: list[BaseException] = []
 
             def _ingest_thread() -> None:
                 try:
-                    asyncio.run(_ingest())
+                    asyncio.run(ingest_demo(stack.database_url))
                 except BaseException as exc:  # noqa: BLE001 - re-raised below
                     errors.append(exc)
 

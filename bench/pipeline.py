@@ -34,6 +34,7 @@ import argparse
 import asyncio
 import json
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -49,16 +50,19 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select, text
 
 from research_contracts import RunResearch, Tier, subjects
+from research_corpus.ingest import ingest_path
 from research_engine.stack import Stack
 from research_platform.db import create_engine, session_factory
 from research_platform.embedded import free_port
 from research_platform.models import MemoryClaim
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.recorded_sources import recorded_answers
+
 REPO = Path(__file__).resolve().parents[1]
 BUDGET_MS = 60.0  # CPU ms per task, every process of the stack counted (issue 30)
 DEMO = REPO / "src" / "research_engine" / "demo_data"
 SCIFACT = REPO.parent / "shared" / "data" / "scifact"
-FIXTURES = REPO.parent / "shared" / "fixtures"
 OUTSIDE = ("pubmed", "europepmc", "crossref", "arxiv")
 TERMINAL = ("active", "rejected", "superseded", "critic_quarantine")
 
@@ -75,6 +79,18 @@ def questions(n: int, split: str = "train", skip: int = 0) -> list[str]:
     return [f"Is it true that {claims[(skip + i) % len(claims)].rstrip('.')}?" for i in range(n)]
 
 
+async def ingest_demo(database_url: str) -> None:
+    """Ingest the bundled SciFact excerpt (the demo corpus) into the database at `database_url`."""
+    engine = create_engine(database_url)
+    await ingest_path(
+        session_factory(engine),
+        DEMO / "scifact_demo.jsonl",
+        fmt="scifact",
+        progress=False,
+    )
+    await engine.dispose()
+
+
 def embedding_backend() -> str:
     """The runtime the services' embedding model uses (their settings are this process's)."""
     from research_corpus.embedding import Embedder
@@ -89,21 +105,9 @@ class RecordedSources(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self) -> None:
-        read = lambda name: (FIXTURES / name).read_bytes()
         self.down = False
         self.requests = 0
-        self.bodies = {
-            "esearch": b'{"esearchresult": {"idlist": ["22351513", "29915538"]}}',
-            "efetch": read("pubmed/biocommons_cassette_efetch_pubmed_22351513__00.xml").replace(
-                b"</PubmedArticleSet>", b""
-            )
-            + read("pubmed/biocommons_cassette_efetch_pubmed_29915538__00.xml").split(
-                b"<PubmedArticleSet>", 1
-            )[1],
-            "crossref": read("crossref/habanero_cassette_test_works_query__00.json"),
-            "europepmc": read("europepmc/fastpaper_europepmc_search.json"),
-            "arxiv": read("arxiv/arxivpy_q_testing_s0_m10_bc5a6c384fe9.body.atom.xml"),
-        }
+        self.bodies = recorded_answers()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -317,19 +321,7 @@ def main() -> None:
         )
         stack.start_servers()
         try:
-            from research_corpus.ingest import ingest_path
-
-            async def _ingest() -> None:
-                engine = create_engine(stack.database_url)
-                await ingest_path(
-                    session_factory(engine),
-                    DEMO / "scifact_demo.jsonl",
-                    fmt="scifact",
-                    progress=False,
-                )
-                await engine.dispose()
-
-            asyncio.run(_ingest())
+            asyncio.run(ingest_demo(stack.database_url))
             print("measuring the servers' ceilings…")
             js_rate = asyncio.run(jetstream_ceiling(stack.nats_url))
             pg_rate = asyncio.run(postgres_ceiling(stack.database_url))

@@ -20,7 +20,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -29,8 +28,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from retrieval import DATA, load_split
 from retrieval_metrics import ndcg_at, recall_at
+
+from bench.harness.corpus_database import bench_database, require_scifact
 
 ANCHORS = (
     "hybrid + query adapter (this engine, before this issue): nDCG@10 0.7655 on SciFact BEIR test",
@@ -155,25 +157,9 @@ def main() -> None:
         "--limit", type=int, default=0, help="only the first N test queries (smoke runs)"
     )
     args = parser.parse_args()
-    if not (args.data / "corpus.jsonl").exists():
-        sys.exit(
-            f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark"
-        )
-    from research_platform.embedded import EmbeddedPostgres
-    from research_platform.migrate import upgrade
-
-    if args.database_url:
-        upgrade(args.database_url)
-        asyncio.run(run(args, args.database_url))
-        return
-    with tempfile.TemporaryDirectory(prefix="re-bench-rerank-") as tmp:
-        folder = args.data_dir or Path(tmp)
-        pg = EmbeddedPostgres(folder).start()
-        try:
-            upgrade(pg.url)
-            asyncio.run(run(args, pg.url))
-        finally:
-            pg.stop()
+    require_scifact(args.data)
+    with bench_database(args.database_url, args.data_dir, "re-bench-rerank-") as url:
+        asyncio.run(run(args, url))
 
 
 if __name__ == "__main__":

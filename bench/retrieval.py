@@ -25,7 +25,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from retrieval_metrics import ANCHOR, PUBLISHED, TARGETS, ndcg_at, percentile, recall_at
+
+from bench.harness.corpus_database import bench_database, require_scifact
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
@@ -285,27 +287,11 @@ def main() -> None:
         from research_platform.settings import get_settings
 
         args.backends = "onnx,torch" if get_settings().corpus.embed_precision == "fp32" else "onnx"
-    if not (args.data / "corpus.jsonl").exists():
-        sys.exit(
-            f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark"
-        )
-
-    from research_platform.embedded import EmbeddedPostgres
-    from research_platform.migrate import upgrade
-
-    if args.database_url:
-        upgrade(args.database_url)
-        asyncio.run(run(args, args.database_url))
-        return
-    with tempfile.TemporaryDirectory(prefix="re-bench-retrieval-") as tmp:
-        folder = args.data_dir or Path(tmp)
-        pg = EmbeddedPostgres(folder).start()
-        try:
-            upgrade(pg.url)
-            asyncio.run(run(args, pg.url))
-        finally:
-            if not args.data_dir:
-                pg.stop()
+    require_scifact(args.data)
+    with bench_database(
+        args.database_url, args.data_dir, "re-bench-retrieval-", stop_reused=False
+    ) as url:
+        asyncio.run(run(args, url))
 
 
 if __name__ == "__main__":

@@ -30,8 +30,11 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from retrieval import DATA, load_split
 from retrieval_metrics import ndcg_at, recall_at
+
+from bench.harness.corpus_database import embedded_database
 
 GRID = [(tau, reg, steps) for tau in (0.05,) for reg in (0.01, 0.1) for steps in (100, 300)]
 DENSE_WEIGHTS = (0.8, 1.0, 1.25, 1.5, 2.0)  # fusion retuned with the adapter, on TRAIN folds only
@@ -287,16 +290,8 @@ def main() -> None:
     if args.database_url:
         asyncio.run(run(args, args.database_url))
         return
-
-    from research_platform.embedded import EmbeddedPostgres
-    from research_platform.migrate import upgrade
-
-    pg = EmbeddedPostgres(args.data_dir).start()
-    try:
-        upgrade(pg.url)
-        asyncio.run(run(args, pg.url))
-    finally:
-        pg.stop()
+    with embedded_database(args.data_dir) as url:
+        asyncio.run(run(args, url))
 
 
 if __name__ == "__main__":

@@ -48,65 +48,15 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.corpus_database import require_scifact
+from bench.harness.scifact_options import add_env, add_split, service_env
+from research_judgement.coverage import STOP
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
 WARM_UP = "vitamin D supplementation and fracture risk in older adults"  # loads the models; not a SciFact claim, not scored
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]+")
-STOP = {
-    "a",
-    "an",
-    "the",
-    "of",
-    "in",
-    "on",
-    "and",
-    "or",
-    "to",
-    "for",
-    "with",
-    "by",
-    "from",
-    "is",
-    "are",
-    "was",
-    "were",
-    "be",
-    "been",
-    "that",
-    "this",
-    "these",
-    "those",
-    "its",
-    "it",
-    "as",
-    "at",
-    "than",
-    "not",
-    "no",
-    "into",
-    "can",
-    "may",
-    "has",
-    "have",
-    "had",
-    "which",
-    "their",
-    "more",
-    "less",
-    "between",
-    "during",
-    "after",
-    "before",
-    "among",
-    "vs",
-    "does",
-    "do",
-    "did",
-    "cannot",
-    "without",
-    "lack",
-    "lacks",
-}
 
 
 def held_out_topics(data: Path, wanted: int, split: str = "train") -> list[dict]:
@@ -200,94 +150,78 @@ def lead_quotes(report: dict) -> tuple[list[tuple[str, str]], set[str]]:
 
 def stack_reviews(args: argparse.Namespace) -> tuple[list[dict], int]:
     """The benchmark: every review through the real stack on the cached full corpus."""
-    import httpx
-
     sys.path.insert(0, str(REPO / "bench"))
-    from full_corpus import corpus_dir, ensure_ingested
-
-    from research_engine.stack import Stack
-    from research_platform.embedded import free_port
+    from full_corpus import full_corpus_gateway
 
     abstracts = {
         str(json.loads(line)["doc_id"]): json.loads(line)["abstract"]
         for line in (args.data / "corpus.jsonl").open()
     }
     topics = held_out_topics(args.data, args.topics, args.split)
-    env = dict(item.split("=", 1) for item in args.env)
+    env = service_env(args.env)
     rows = []
-    stack = Stack(
-        corpus_dir(args.data_dir),
-        gateway_port=free_port(),
-        services=("connector", "reviewer", "gateway"),
-        extra_env=env,
-    )
-    with stack:
-        papers = ensure_ingested(stack.database_url)
-        stack.wait_ready()
-        with httpx.Client(
-            base_url=stack.gateway_url, timeout=60, headers=stack.api_headers
-        ) as client:
-            warm = client.post(
-                "/api/research/v1/reviews", json={"topic": WARM_UP, "max_iterations": 1}
-            ).json()["review_id"]
-            while (
-                client.get(f"/api/research/v1/reviews/{warm}").json()["status"] == "running"
-            ):  # models load: not timed
-                time.sleep(0.5)
-            for n, topic in enumerate(topics, start=1):
-                t0 = time.perf_counter()
-                accepted = client.post(
-                    "/api/research/v1/reviews", json={"topic": topic["topic"], "max_iterations": 2}
-                )
-                if (
-                    400 <= accepted.status_code < 500
-                ):  # refused (a topic the gateway will not take): it counts, as nothing found
-                    view = {
-                        "status": f"refused {accepted.status_code}: {str(accepted.json().get('detail'))[:120]}"
-                    }
-                else:
-                    accepted.raise_for_status()
-                    review_id = accepted.json()["review_id"]
-                    while True:
-                        time.sleep(0.25)
-                        view = client.get(f"/api/research/v1/reviews/{review_id}").json()
-                        if view["status"] != "running" or time.perf_counter() - t0 > args.timeout:
-                            break
-                seconds = time.perf_counter() - t0
-                report = view.get("report") or {}
-                leads, cited = lead_quotes(report)
-                annotated = [(d, q) for d, q in leads if d in topic["rationales"]]
-                hits = [
-                    matching_sentence(q, abstracts[d]) in topic["rationales"][d]
-                    for d, q in annotated
-                ]
-                tags = collections.Counter(
-                    f.get("tag")
-                    for s in report.get("sections", [])
-                    if s.get("title") == "Key Findings"
-                    for f in s.get("findings", [])
-                )
-                row = {
-                    "topic": topic["topic"],
-                    "seconds": seconds,
-                    "findings": len(leads),
-                    "status": view["status"],
-                    "gold_finding": any(d in topic["gold"] for d, _ in leads),
-                    "annotated": len(annotated),
-                    "rationale_hits": sum(hits),
-                    "pass": view.get("verdict") == "PASS",
-                    "tags": dict(tags),
-                    "coverage": len(cited & set(topic["gold"])) / len(topic["gold"]),
-                    "strays": [d for d, _ in leads if d not in topic["gold"]],
+    services = ("connector", "reviewer", "gateway")
+    with full_corpus_gateway(args.data_dir, services, env) as (client, papers):
+        warm = client.post(
+            "/api/research/v1/reviews", json={"topic": WARM_UP, "max_iterations": 1}
+        ).json()["review_id"]
+        while (
+            client.get(f"/api/research/v1/reviews/{warm}").json()["status"] == "running"
+        ):  # models load: not timed
+            time.sleep(0.5)
+        for n, topic in enumerate(topics, start=1):
+            t0 = time.perf_counter()
+            accepted = client.post(
+                "/api/research/v1/reviews", json={"topic": topic["topic"], "max_iterations": 2}
+            )
+            if (
+                400 <= accepted.status_code < 500
+            ):  # refused (a topic the gateway will not take): it counts, as nothing found
+                view = {
+                    "status": f"refused {accepted.status_code}: {str(accepted.json().get('detail'))[:120]}"
                 }
-                rows.append(row)
-                print(
-                    f"[{n:3}/{len(topics)}] {row['topic'][:58]:58} findings {len(leads)} gold {'yes' if row['gold_finding'] else 'no ':3} "
-                    f"rationale {sum(hits)}/{len(annotated)} {view.get('verdict') or view['status']:15} {seconds:5.1f}s {dict(tags)}",
-                    flush=True,
-                )
-                if n <= args.show and view.get("markdown"):
-                    print(view["markdown"])
+            else:
+                accepted.raise_for_status()
+                review_id = accepted.json()["review_id"]
+                while True:
+                    time.sleep(0.25)
+                    view = client.get(f"/api/research/v1/reviews/{review_id}").json()
+                    if view["status"] != "running" or time.perf_counter() - t0 > args.timeout:
+                        break
+            seconds = time.perf_counter() - t0
+            report = view.get("report") or {}
+            leads, cited = lead_quotes(report)
+            annotated = [(d, q) for d, q in leads if d in topic["rationales"]]
+            hits = [
+                matching_sentence(q, abstracts[d]) in topic["rationales"][d] for d, q in annotated
+            ]
+            tags = collections.Counter(
+                f.get("tag")
+                for s in report.get("sections", [])
+                if s.get("title") == "Key Findings"
+                for f in s.get("findings", [])
+            )
+            row = {
+                "topic": topic["topic"],
+                "seconds": seconds,
+                "findings": len(leads),
+                "status": view["status"],
+                "gold_finding": any(d in topic["gold"] for d, _ in leads),
+                "annotated": len(annotated),
+                "rationale_hits": sum(hits),
+                "pass": view.get("verdict") == "PASS",
+                "tags": dict(tags),
+                "coverage": len(cited & set(topic["gold"])) / len(topic["gold"]),
+                "strays": [d for d, _ in leads if d not in topic["gold"]],
+            }
+            rows.append(row)
+            print(
+                f"[{n:3}/{len(topics)}] {row['topic'][:58]:58} findings {len(leads)} gold {'yes' if row['gold_finding'] else 'no ':3} "
+                f"rationale {sum(hits)}/{len(annotated)} {view.get('verdict') or view['status']:15} {seconds:5.1f}s {dict(tags)}",
+                flush=True,
+            )
+            if n <= args.show and view.get("markdown"):
+                print(view["markdown"])
     return rows, papers
 
 
@@ -499,12 +433,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument(
-        "--split",
-        choices=["train", "dev"],
-        default="train",
-        help="train: held-out fold 0 of the train claims; dev: the dev claims (once per shipped setup)",
-    )
+    add_split(parser)
     parser.add_argument(
         "--topics",
         type=int,
@@ -517,13 +446,7 @@ def main() -> None:
         help="the cached full-corpus folder (bench/full_corpus.py); "
         "with --smoke-subset, a folder reused between smoke runs",
     )
-    parser.add_argument(
-        "--env",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a service setting for this run",
-    )
+    add_env(parser)
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one review may take")
     parser.add_argument(
         "--smoke-subset",
@@ -541,10 +464,7 @@ def main() -> None:
         "--show", type=int, default=0, help="Print the Markdown of the first N reviews."
     )
     args = parser.parse_args()
-    if not (args.data / "corpus.jsonl").exists():
-        sys.exit(
-            f"{args.data} is not present: the SciFact data (../shared/data/scifact) is needed for this benchmark"
-        )
+    require_scifact(args.data)
 
     if args.smoke_subset is None:
         rows, papers = stack_reviews(args)

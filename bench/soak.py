@@ -24,10 +24,9 @@ import threading
 from pathlib import Path
 
 import psutil
-from pipeline import DEMO, questions, run_tasks
+from pipeline import ingest_demo, questions, run_tasks
 
 from research_engine.stack import Stack
-from research_platform.db import create_engine, session_factory
 from research_platform.embedded import free_port
 
 
@@ -79,19 +78,7 @@ def main() -> None:
         stack = Stack(Path(tmp), gateway_port=free_port())
         stack.start_servers()
         try:
-            from research_corpus.ingest import ingest_path
-
-            async def _ingest() -> None:
-                engine = create_engine(stack.database_url)
-                await ingest_path(
-                    session_factory(engine),
-                    DEMO / "scifact_demo.jsonl",
-                    fmt="scifact",
-                    progress=False,
-                )
-                await engine.dispose()
-
-            asyncio.run(_ingest())
+            asyncio.run(ingest_demo(stack.database_url))
             stack.start_services()
             stack.wait_ready(timeout=300)
             print(f"warm-up: {args.warmup} tasks at {args.rate}/s…")

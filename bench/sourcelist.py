@@ -66,9 +66,12 @@ from research_scout.settings import ScoutSettings
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
-from full_corpus import corpus_dir, load_corpus
+sys.path.insert(0, str(REPO))
+from full_corpus import full_corpus_gateway, load_corpus
 
-FIXTURES = REPO.parent / "shared" / "fixtures"
+from bench.harness.recorded_sources import FIXTURES, HOSTS, recorded_answers
+from bench.harness.scifact_options import add_env, add_split, service_env
+
 CORPUS = REPO / "src" / "research_engine" / "demo_data" / "scifact_demo.jsonl"
 SCIFACT = REPO.parent / "shared" / "data" / "scifact"
 PROMPTS = json.loads(
@@ -143,21 +146,16 @@ class MemoryCorpus:
 
 
 def _recorded() -> dict[str, bytes]:
-    read = lambda name: (FIXTURES / name).read_bytes()
+    """The recorded answers by the host (or PubMed path) they are asked for, Semantic Scholar's too."""
+    answers = recorded_answers()
+    by_host = {host: answers[name] for host, name in HOSTS.items()}
     return {
-        "esearch": b'{"esearchresult": {"idlist": ["22351513", "29915538"]}}',
-        "efetch": read("pubmed/biocommons_cassette_efetch_pubmed_22351513__00.xml").replace(
-            b"</PubmedArticleSet>", b""
-        )
-        + read("pubmed/biocommons_cassette_efetch_pubmed_29915538__00.xml").split(
-            b"<PubmedArticleSet>", 1
-        )[1],
-        "api.crossref.org": read("crossref/habanero_cassette_test_works_query__00.json"),
-        "www.ebi.ac.uk": read("europepmc/fastpaper_europepmc_search.json"),
-        "export.arxiv.org": read("arxiv/arxivpy_q_testing_s0_m10_bc5a6c384fe9.body.atom.xml"),
-        "api.semanticscholar.org": read(
-            "semantic_scholar/danielnsilva_cassette_test_search_paper__00.json"
-        ),
+        "esearch": answers["esearch"],
+        "efetch": answers["efetch"],
+        **by_host,
+        "api.semanticscholar.org": (
+            FIXTURES / "semantic_scholar/danielnsilva_cassette_test_search_paper__00.json"
+        ).read_bytes(),
     }
 
 
@@ -287,49 +285,30 @@ def stack_lists(
     floors: list[float],
 ) -> int:
     """The benchmark: every list through the real stack on the cached full corpus; the corpus size."""
-    from full_corpus import ensure_ingested
-
-    from research_engine.stack import Stack
-    from research_platform.embedded import free_port
-
     sentences = {f"corpus:{d}": r["abstract"] for d, r in load_corpus(SCIFACT).items()}
-    stack = Stack(
-        corpus_dir(data_dir),
-        gateway_port=free_port(),
-        services=("connector", "scout", "gateway"),
-        extra_env=env,
-    )
-    with stack:
-        papers = ensure_ingested(stack.database_url)
-        stack.wait_ready()
-        with httpx.Client(
-            base_url=stack.gateway_url, timeout=60, headers=stack.api_headers
-        ) as client:
-            client.put(
-                f"/api/research/v1/source-lists/limits/{WORKSPACE}",
-                json={"allowed_apis": ["corpus"], "max_references": 10},
-            ).raise_for_status()
-            build_list(
-                client, WARM_UP, WORKSPACE, timeout
-            )  # the models load: not timed, not scored
-            lists: list[tuple[dict, list[dict]]] = []
-            for n, claim in enumerate(claims, 1):
-                view, seconds = build_list(client, claim["claim"], WORKSPACE, timeout)
-                quality.seconds.append(seconds)
-                sources = view.get("sources") or []
-                before = (quality.rationale_facts, quality.gold_facts)
-                found = score_list(claim, sources, sentences, quality)
-                rationale = (
-                    f"{quality.rationale_facts - before[0]}/{quality.gold_facts - before[1]}"
-                )
-                lists.append((claim, sources))
-                why = f"  EMPTY: {view.get('note') or view['status']}" if not sources else ""
-                print(
-                    f"{n:3}/{len(claims)} gold_in_sources={int(found)} sources={len(sources)} "
-                    f"facts={sum(len(s.get('facts') or []) for s in sources)} rationale={rationale} {seconds:5.1f}s  "
-                    f"{claim['claim'][:70]}{why}",
-                    flush=True,
-                )
+    services = ("connector", "scout", "gateway")
+    with full_corpus_gateway(data_dir, services, env) as (client, papers):
+        client.put(
+            f"/api/research/v1/source-lists/limits/{WORKSPACE}",
+            json={"allowed_apis": ["corpus"], "max_references": 10},
+        ).raise_for_status()
+        build_list(client, WARM_UP, WORKSPACE, timeout)  # the models load: not timed, not scored
+        lists: list[tuple[dict, list[dict]]] = []
+        for n, claim in enumerate(claims, 1):
+            view, seconds = build_list(client, claim["claim"], WORKSPACE, timeout)
+            quality.seconds.append(seconds)
+            sources = view.get("sources") or []
+            before = (quality.rationale_facts, quality.gold_facts)
+            found = score_list(claim, sources, sentences, quality)
+            rationale = f"{quality.rationale_facts - before[0]}/{quality.gold_facts - before[1]}"
+            lists.append((claim, sources))
+            why = f"  EMPTY: {view.get('note') or view['status']}" if not sources else ""
+            print(
+                f"{n:3}/{len(claims)} gold_in_sources={int(found)} sources={len(sources)} "
+                f"facts={sum(len(s.get('facts') or []) for s in sources)} rationale={rationale} {seconds:5.1f}s  "
+                f"{claim['claim'][:70]}{why}",
+                flush=True,
+            )
     if floors:
         print("strong sources kept, partial ones under the floor left out:")
         at_floors(lists, sentences, floors)
@@ -447,12 +426,7 @@ async def demo_lists(prompts: int, quality: Quality) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--split",
-        choices=["train", "dev"],
-        default="train",
-        help="train: held-out fold 0 of the train claims; dev: the dev claims (once per shipped setup)",
-    )
+    add_split(parser)
     parser.add_argument(
         "--claims",
         type=int,
@@ -462,13 +436,7 @@ def main() -> None:
     parser.add_argument(
         "--data-dir", type=Path, help="the cached full-corpus folder (bench/full_corpus.py)"
     )
-    parser.add_argument(
-        "--env",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a service setting for this run",
-    )
+    add_env(parser)
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one list may take")
     parser.add_argument(
         "--floors",
@@ -500,7 +468,7 @@ def main() -> None:
         if args.demo_prompts:
             asyncio.run(demo_lists(args.demo_prompts, quality))
     else:
-        env = dict(item.split("=", 1) for item in args.env)
+        env = service_env(args.env)
         papers = stack_lists(claims, quality, args.data_dir, env, args.timeout, args.floors)
     gold = quality.gold_found / quality.lists if quality.lists else 0.0
     precision = quality.rationale_facts / quality.gold_facts if quality.gold_facts else 0.0

@@ -48,8 +48,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO))
 from full_corpus import DATA, corpus_dir, ensure_ingested, load_corpus
 
+from bench.harness.scifact_options import add_split
 from research_judgement.metrics import LABELS, f1_per_label
 
 MAPPING = {
@@ -229,12 +231,7 @@ def scifact_abstract(results: list[dict], corpus: dict[int, dict]) -> dict[str, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--split",
-        choices=["train", "dev"],
-        default="train",
-        help="train: held-out fold 0 of the train claims; dev: the 150 dev claims (once per shipped model)",
-    )
+    add_split(parser, dev="the 150 dev claims (once per shipped model)")
     parser.add_argument(
         "--claims", type=int, default=0, help="the first N claims of the split (0 = all)"
     )

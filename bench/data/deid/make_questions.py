@@ -13,6 +13,7 @@ Each line: {"id", "half", "text", "identifiers": [{"kind", "text", "start", "end
 
 from __future__ import annotations
 
+import calendar
 import json
 import random
 import re
@@ -108,20 +109,7 @@ CLINICAL_VERBS = (
     "was seen",
     "is now on",
 )
-MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
+MONTHS = list(calendar.month_name)[1:]  # English: this script never sets a locale
 ORDINALS = [
     "first",
     "second",

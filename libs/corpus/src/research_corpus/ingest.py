@@ -110,6 +110,22 @@ def _batches(
         yield batch
 
 
+def checked_source(path: str | Path, fmt: str) -> tuple[Path, str]:
+    """`path` and its format (`auto`: detected from the file), or CorpusError when the path is
+    missing, the format unknown, or a folder given for a file format (or a file for `pdf-dir`)."""
+    path = Path(path)
+    if not path.exists():
+        raise CorpusError(f"{path} does not exist")
+    fmt = detect_format(path) if fmt == "auto" else fmt
+    if fmt not in FORMATS:
+        raise CorpusError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+    if (fmt == "pdf-dir") != path.is_dir():
+        raise CorpusError(
+            f"format {fmt!r} does not fit {'folder' if path.is_dir() else 'file'} {path}"
+        )
+    return path, fmt
+
+
 def _records(path: Path, fmt: str) -> Iterator[PaperRecord | MalformedRecordError]:
     if fmt == "pdf-dir":
         from research_corpus.pdf import read_pdf_dir
@@ -372,16 +388,7 @@ async def ingest_path(
     statistics (`corpus_lexemes`, `corpus_stats`) by what changed. Malformed records are skipped and listed in
     `report.errors`; valid records around them are kept.
     """
-    path = Path(path)
-    if not path.exists():
-        raise CorpusError(f"{path} does not exist")
-    fmt = detect_format(path) if fmt == "auto" else fmt
-    if fmt not in FORMATS:
-        raise CorpusError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
-    if (fmt == "pdf-dir") != path.is_dir():
-        raise CorpusError(
-            f"format {fmt!r} does not fit {'folder' if path.is_dir() else 'file'} {path}"
-        )
+    path, fmt = checked_source(path, fmt)
     embedder = embedder or get_embedder()
     # Bulk texts go straight to the model: they are already batched, and through a process's
     # micro-batching embedder they would also fill (and flush) its vector cache.

@@ -50,10 +50,8 @@ from research_contracts import subjects
 from research_corpus import stamp
 from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import Embedder, get_embedder
-from research_corpus.errors import CorpusError
 from research_corpus.ingest import (
     BULK_MIN_PAPERS,
-    FORMATS,
     IngestReport,
     _admit,
     _adopt_stored_ids,
@@ -66,10 +64,11 @@ from research_corpus.ingest import (
     _prepare_bulk,
     _records,
     _write_batch,
+    checked_source,
     progress_bar,
 )
 from research_corpus.library import LIBRARY_FORMATS
-from research_corpus.records import PaperRecord, Section, detect_format
+from research_corpus.records import PaperRecord, Section
 from research_platform.logging import get_logger
 from research_platform.settings import CorpusSettings, get_settings
 
@@ -381,16 +380,7 @@ async def ingest_over_bus(
     Returns when the run's queue is empty, or when it has not moved for `stall_s` seconds
     (default: 3 × ack wait × max deliveries; then `report.left` jobs remain queued for workers
     started later). Malformed records and repeated ids are in `report.errors`, as in-process."""
-    path = Path(path)
-    if not path.exists():
-        raise CorpusError(f"{path} does not exist")
-    fmt = detect_format(path) if fmt == "auto" else fmt
-    if fmt not in FORMATS:
-        raise CorpusError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
-    if (fmt == "pdf-dir") != path.is_dir():
-        raise CorpusError(
-            f"format {fmt!r} does not fit {'folder' if path.is_dir() else 'file'} {path}"
-        )
+    path, fmt = checked_source(path, fmt)
     settings = get_settings().corpus
     stall_s = stall_s or 3 * settings.ingest_ack_wait_s * settings.ingest_max_deliver
     await ensure_ingest_stream(nc)

@@ -110,6 +110,31 @@ def inference_session(
     return ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
 
 
+def trace_encoder(module: Any, target: Path, output: str) -> None:
+    """Trace `module` (a torch module: `forward(input_ids, attention_mask, token_type_ids)`, int64
+    (batch, sequence), to one tensor named `output`, batch first) to the ONNX graph `target`, the
+    batch and sequence axes dynamic, with TorchScript tracing (`dynamo=False`) at opset `OPSET`."""
+    import torch
+
+    sample = torch.ones((2, 8), dtype=torch.long)
+    inputs = ("input_ids", "attention_mask", "token_type_ids")
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter(
+            "ignore"
+        )  # tracer warnings about Python branches on shapes fixed at export
+        torch.onnx.export(
+            module,
+            (sample, sample, torch.zeros_like(sample)),
+            str(target),
+            input_names=list(inputs),
+            output_names=[output],
+            dynamic_axes={name: {0: "batch", 1: "sequence"} for name in inputs}
+            | {output: {0: "batch"}},
+            opset_version=OPSET,
+            dynamo=False,
+        )
+
+
 def export_sentence_encoder(model_dir: Path, target: Path) -> None:
     """Trace BERT + mean pooling + L2 normalisation to `target` (inputs: input_ids, attention_mask,
     token_type_ids, int64 (batch, sequence); output: `embedding`, float32 (batch, dim))."""
@@ -143,23 +168,7 @@ def export_sentence_encoder(model_dir: Path, target: Path) -> None:
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             return torch.nn.functional.normalize(pooled, p=2, dim=1)
 
-    sample = torch.ones((2, 8), dtype=torch.long)
-    inputs = ("input_ids", "attention_mask", "token_type_ids")
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter(
-            "ignore"
-        )  # tracer warnings about Python branches on shapes fixed at export
-        torch.onnx.export(
-            MeanPooled(model),
-            (sample, sample, torch.zeros_like(sample)),
-            str(target),
-            input_names=list(inputs),
-            output_names=["embedding"],
-            dynamic_axes={name: {0: "batch", 1: "sequence"} for name in inputs}
-            | {"embedding": {0: "batch"}},
-            opset_version=OPSET,
-            dynamo=False,
-        )
+    trace_encoder(MeanPooled(model), target, "embedding")
 
 
 def sentence_encoder_onnx(model_dir: Path, name: str, cache_dir: Path | None = None) -> Path:

@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_corpus import stamp
 from research_corpus.adapter import get_query_adapter
+from research_corpus.analytics import PaperSummary
 from research_corpus.embedding import Embedder, get_embedder
 from research_corpus.errors import CorpusError
 from research_corpus.ranking import ChunkHit, Ranked, fuse, rank_papers
@@ -70,17 +71,10 @@ class SearchFilters(BaseModel):
         return all(v in (None, "") for v in self.model_dump().values())
 
 
-class PaperHit(BaseModel):
+class PaperHit(PaperSummary):
     """One paper found by a search, with the passage that matched best."""
 
-    paper_id: int
     external_id: str = Field(description="The paper's id in the ingested file.")
-    title: str
-    year: int | None = None
-    venue: str | None = None
-    authors: list[str] = Field(default_factory=list)
-    doi: str | None = None
-    citation_count: int | None = None
     score: float
     passage: str = Field(description="The best-matching chunk of the paper.")
     locator: str = Field(

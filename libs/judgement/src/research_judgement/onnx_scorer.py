@@ -13,7 +13,6 @@ tests/judgement/test_onnx_scorer.py).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,8 @@ MODEL_FILES = ("adapter_model.safetensors", "adapter_config.json", "head.safeten
 def _export(folder: Path, max_length: int) -> Callable[[Path, Path], None]:
     def export(_base: Path, target: Path) -> None:
         import torch
+
+        from research_corpus.onnx_export import trace_encoder
 
         scorer = CrossEncoder.load(folder, max_length)
         encoder, head = scorer.encoder, scorer.head
@@ -57,21 +58,7 @@ def _export(folder: Path, max_length: int) -> Callable[[Path, Path], None]:
                 logits: torch.Tensor = self.head(mean_pool(hidden, attention_mask))
                 return logits
 
-        sample = torch.ones((2, 8), dtype=torch.long)
-        inputs = ("input_ids", "attention_mask", "token_type_ids")
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(
-                Scored().eval(),
-                (sample, sample, torch.zeros_like(sample)),
-                str(target),
-                input_names=list(inputs),
-                output_names=["logits"],
-                dynamic_axes={name: {0: "batch", 1: "sequence"} for name in inputs}
-                | {"logits": {0: "batch"}},
-                opset_version=17,
-                dynamo=False,
-            )
+        trace_encoder(Scored().eval(), target, "logits")
 
     return export
 
