@@ -29,10 +29,13 @@ class Unavailable(RuntimeError):
 
 
 def _setup_module():
-    spec = importlib.util.spec_from_file_location("setup_llm", ROOT / "scripts" / "setup_llm.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    path = ROOT / "scripts" / "setup_llm.py"
+    spec = importlib.util.spec_from_file_location("setup_llm", path)
+    if spec is None or spec.loader is None:
+        raise Unavailable(f"{path} cannot be loaded as a module")
+    module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("setup_llm", module)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    spec.loader.exec_module(module)
     return module
 
 
