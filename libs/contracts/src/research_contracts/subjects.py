@@ -145,3 +145,9 @@ REPLICATOR_RETRACTIONS_DURABLE: Final = "replicator-retractions"
 
 # Header carrying the JetStream de-duplication id (see `Nats-Msg-Id` in the NATS docs).
 MSG_ID_HEADER: Final = "Nats-Msg-Id"
+
+# How long a publish waits for JetStream's ack. FastStream's default (0.5 s) is missed by a server
+# that is busy for a moment (its cores shared, a write flushed): `bench:sourcelist` beside the test
+# suite had 12 of 102 requests answered 503 "the bus is unavailable" with the server up. Every
+# publish carries a `Nats-Msg-Id`, so one retried after a late ack is stored once.
+PUBLISH_TIMEOUT_S: Final = 5.0

@@ -155,6 +155,7 @@ def declare_publishers(broker: NatsBroker, emits: Iterable[Emits]) -> dict[str, 
         event.subject: broker.publisher(
             event.subject,
             stream=JStream(event.stream, declare=False),
+            timeout=subjects.PUBLISH_TIMEOUT_S,
             schema=event.schema,
             title=event.title,
             description=event.description,

@@ -202,6 +202,7 @@ class Delivery:
                     "x-deliveries": str(letter.deliveries),
                 },
                 stream=subjects.DEAD_LETTER_STREAM,
+                timeout=subjects.PUBLISH_TIMEOUT_S,
             )
         except Exception as exc:  # noqa: BLE001 - cannot park it: keep it for a later delivery rather than lose it
             log.error(

@@ -53,7 +53,7 @@ from research_contracts.runs import (
     run_event_msg_id,
     run_event_subject,
 )
-from research_contracts.subjects import MSG_ID_HEADER
+from research_contracts.subjects import MSG_ID_HEADER, PUBLISH_TIMEOUT_S
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +87,7 @@ def declare_run_events(broker: Any, service: str) -> Any:
     return broker.publisher(
         RUN_EVENTS_ADDRESS,
         stream=JStream(RUNS_STREAM, declare=False),
+        timeout=PUBLISH_TIMEOUT_S,
         schema=RunEvent,
         title=f"{service}.run_events",
         description=(

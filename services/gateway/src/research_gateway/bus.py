@@ -46,6 +46,7 @@ def build_bus(nats_url: str) -> Bus:
         tier: broker.publisher(
             subjects.task_subject(tier.value),
             stream=JStream(subjects.TASKS_STREAM, declare=False),
+            timeout=subjects.PUBLISH_TIMEOUT_S,
             schema=RunResearch,
             title=f"gateway.task.{tier.value}",
             description=f"A research question of tier `{tier.value}` for the researcher (`POST /tasks`; `Nats-Msg-Id` "
@@ -56,6 +57,7 @@ def build_bus(nats_url: str) -> Bus:
     reviews = broker.publisher(
         subjects.REVIEW_REQUESTED,
         stream=JStream(subjects.REVIEWS_STREAM, declare=False),
+        timeout=subjects.PUBLISH_TIMEOUT_S,
         schema=RequestReview,
         title="gateway.review_requested",
         description="A literature review to run, or to refresh (`POST /reviews`, `/reviews/{id}/refresh`; "
@@ -64,6 +66,7 @@ def build_bus(nats_url: str) -> Bus:
     verifications = broker.publisher(
         subjects.VERIFY_REQUESTED,
         stream=JStream(subjects.VERIFICATIONS_STREAM, declare=False),
+        timeout=subjects.PUBLISH_TIMEOUT_S,
         schema=RequestVerification,
         title="gateway.verify_requested",
         description="A claim to verify (`POST /verifications`; `Nats-Msg-Id` `verify-<verification_id>-<run_id>`).",
@@ -71,6 +74,7 @@ def build_bus(nats_url: str) -> Bus:
     source_lists = broker.publisher(
         subjects.SOURCELIST_REQUESTED,
         stream=JStream(subjects.SOURCELISTS_STREAM, declare=False),
+        timeout=subjects.PUBLISH_TIMEOUT_S,
         schema=RequestSourceList,
         title="gateway.sourcelist_requested",
         description="A source list to build, or to run again, held to its workspace's limits (`POST /source-lists`, "
