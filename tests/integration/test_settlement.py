@@ -158,3 +158,31 @@ async def test_a_dead_letter_recorded_slower_than_ack_wait_is_parked_and_audited
     assert [letter.message_id for letter in consumer.letters] == [
         copy.headers[subjects.MSG_ID_HEADER]
     ]
+
+
+async def test_a_message_parked_twice_is_stored_and_audited_once(
+    servers: Servers, nc: nats.NATS, unique: str
+) -> None:
+    """A second delivery of a message still being parked (its ack_wait ran out on a busy machine)
+    parks it again: JetStream keeps one copy (its `Nats-Msg-Id`) and the audit keeps one row."""
+    subject, durable = f"research.task.twice{unique}", f"twice-{unique}"
+    found = Consumer(subject=subject)
+    broker = make_broker(servers.nats_url, "test-settlement")
+    delivery = Delivery.install(
+        broker, service="test-settlement", max_deliver=MAX_DELIVER, ack_wait_s=ACK_WAIT_S
+    )
+    delivery.record = found.record
+    js = nc.jetstream()
+    await js.publish(subject, b'{"question": "\x00"}')
+    sub = await js.pull_subscribe(subject, durable, stream=subjects.TASKS_STREAM)
+    await broker.connect()
+    try:
+        [raw] = await sub.fetch(1, timeout=5)
+        assert await delivery.park(raw, "bad input") and await delivery.park(raw, "bad input")
+        await raw.term()
+        assert len(await _parked(nc, subject, 2, timeout=2)) == 1
+        assert len(found.letters) == 1
+    finally:
+        await sub.unsubscribe()
+        await stopped(broker.stop(), "park broker")
+        await js.delete_consumer(subjects.TASKS_STREAM, durable)

@@ -190,7 +190,7 @@ class Delivery:
         """Copy `raw` to the dead-letter stream and record it; False when the copy was refused."""
         letter = DeadLetter.of(self.service, raw, reason)
         try:
-            await self.broker.publish(
+            ack = await self.broker.publish(
                 raw.data or b"",
                 subjects.dead_letter_subject(raw.subject),
                 headers={
@@ -209,6 +209,11 @@ class Delivery:
                 "dead-letter stream refused the message", subject=raw.subject, error=repr(exc)
             )
             return False
+        if getattr(ack, "duplicate", False):
+            # Parked and recorded already: a delivery made while the first was still being parked
+            # (its ack_wait ran out on a busy machine). One audit row per dead letter.
+            log.info("message already dead-lettered", subject=raw.subject, sha256=letter.sha256)
+            return True
         log.warning(
             "message dead-lettered", subject=raw.subject, reason=letter.reason, sha256=letter.sha256
         )
