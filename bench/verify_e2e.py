@@ -52,7 +52,7 @@ sys.path.insert(0, str(REPO))
 from full_corpus import DATA, corpus_dir, ensure_ingested, load_corpus
 
 from bench.harness.scifact_options import add_split
-from research_judgement.metrics import LABELS, f1_per_label
+from research_judgement.metrics import LABELS, f1_per_label, wilson
 
 MAPPING = {
     "STRONGLY SUPPORTED": "SUPPORT",
@@ -229,6 +229,59 @@ def scifact_abstract(results: list[dict], corpus: dict[int, dict]) -> dict[str, 
     }
 
 
+def rate(name: str, k: int, n: int) -> tuple[float, str]:
+    low, high = wilson(k, n)
+    value = k / n if n else 0.0
+    return value, f"{name} {value:.3f} ({k}/{n}; Wilson 95 % {low:.2f}–{high:.2f})"
+
+
+def what_the_user_acts_on(results: list[dict]) -> dict:
+    """SUPPORTED precision and recall, CONTRADICT recall (each with its Wilson interval), verdict
+    precision per confidence level, and what the LLM check (when configured) did."""
+    gold = [r["claim"]["gold"] for r in results]
+    pred = [r["predicted"] for r in results]
+    said = [g for g, p in zip(gold, pred, strict=True) if p == "SUPPORT"]
+    sp, sp_line = rate("support_precision", sum(g == "SUPPORT" for g in said), len(said))
+    sr, sr_line = rate(
+        "support_recall",
+        sum(g == p == "SUPPORT" for g, p in zip(gold, pred, strict=True)),
+        gold.count("SUPPORT"),
+    )
+    cr, cr_line = rate(
+        "contradict_recall",
+        sum(g == p == "CONTRADICT" for g, p in zip(gold, pred, strict=True)),
+        gold.count("CONTRADICT"),
+    )
+    lines = [sp_line, sr_line, cr_line]
+    levels = []
+    for level in ("HIGH", "MODERATE", "LOW"):
+        spoke = [
+            r
+            for r in results
+            if (r["view"].get("confidence") or "") == level and r["predicted"] != "NEI"
+        ]
+        right = sum(r["predicted"] == r["claim"]["gold"] for r in spoke)
+        levels.append(rate(level, right, len(spoke))[1])
+    lines.append(
+        "verdict precision by confidence (SUPPORTED or CONTRADICTED): " + "; ".join(levels)
+    )
+    checks = [
+        ((r["view"].get("report") or {}).get("metadata") or {}).get("llm_check") for r in results
+    ]
+    asked = [c for c in checks if c and c.get("ran")]
+    if any(checks):
+        lines.append(
+            f"LLM check: asked {len(asked)}, vetoed {sum(not c['agrees'] for c in asked)}, "
+            f"did not run {sum(1 for c in checks if c and not c.get('ran'))}"
+        )
+    return {
+        "support_precision": sp,
+        "support_recall": sr,
+        "contradict_recall": cr,
+        "lines": lines,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_split(parser, dev="the 150 dev claims (once per shipped model)")
@@ -312,6 +365,9 @@ def main() -> None:
             )
         )
     print("claim-level F1 " + " ".join(f"{label}={per[label]:.3f}" for label in LABELS))
+    trust = what_the_user_acts_on(results)
+    for line in trust["lines"]:
+        print(line)
     sf = scifact_abstract(results, corpus)
     print(
         f"SciFact abstract-level, label only: P {sf['p']:.3f} R {sf['r']:.3f} F1 {sf['f1']:.3f} "
@@ -348,6 +404,8 @@ def main() -> None:
     print(
         f"bench:verify_e2e scifact_f1={sf['f1']:.4f} scifact_rationale_f1={sf['rationale_f1']:.4f} "
         f"claim_macro_f1={macro:.4f} f1_contradict={per['CONTRADICT']:.4f} cite_nothing={nothing:.4f} "
+        f"support_precision={trust['support_precision']:.4f} support_recall={trust['support_recall']:.4f} "
+        f"contradict_recall={trust['contradict_recall']:.4f} "
         f"s_per_verification={statistics.median(seconds):.1f} claims={len(results)} corpus={papers}"
     )
 

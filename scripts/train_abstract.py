@@ -52,10 +52,22 @@ def fold_of(index: int) -> int:
 
 
 def rows_for(
-    claims, corpus, candidates, negatives: int, augment: bool, rng: random.Random
+    claims,
+    corpus,
+    candidates,
+    negatives: int,
+    augment: bool,
+    rng: random.Random,
+    flips: int = 0,
 ) -> list[tuple]:
-    """(claim text, doc_id, label, rationale indices) training rows."""
+    """(claim text, doc_id, label, rationale indices) training rows. With `flips`, up to that many
+    more rows: a claim with evidence whose direction word the curated lexicon turns
+    (`research_verification.direction.flip`, when it differs from `negate_claim`'s turn) against its
+    own evidence abstracts, the opposite label and the same rationale."""
+    from research_verification.direction import flip as turn
+
     rows = []
+    added = 0
     for claim in claims:
         docs = {
             d: (lab, frozenset().union(*sets))
@@ -81,6 +93,13 @@ def rows_for(
                         rows.append((negated, d, flip[label], rationale))
                 for d in hard[:2]:
                     rows.append((negated, d, "NEI", frozenset()))
+        turned = turn(claim.claim) if claim.evidence and added < flips else None
+        if turned and turned != negate_claim(claim.claim):
+            opposite = {"SUPPORT": "CONTRADICT", "CONTRADICT": "SUPPORT"}
+            for d, (label, rationale) in docs.items():
+                if label != "NEI" and added < flips:
+                    rows.append((turned, d, opposite[label], rationale))
+                    added += 1
     rng.shuffle(rows)
     return rows
 
@@ -266,7 +285,9 @@ def train_fold(fold: int, args, claims, corpus, candidates, device, log) -> dict
     held = [c for i, c in enumerate(claims) if fold_of(i) == fold]
     if args.limit:
         train_claims, held = train_claims[: args.limit], held[: max(8, args.limit // 4)]
-    rows = rows_for(train_claims, corpus, candidates, args.negatives, not args.no_augment, rng)
+    rows = rows_for(
+        train_claims, corpus, candidates, args.negatives, not args.no_augment, rng, args.flips
+    )
     data = examples(tokenizer, rows, corpus, args.max_length)
     counts = np.bincount([y for _, y, _ in data], minlength=3).astype(float)
     class_weight = torch.tensor(
@@ -455,6 +476,19 @@ def main() -> None:
     parser.add_argument(
         "--folds", default="0", help="comma-separated folds to train (0 is the shipped one)"
     )
+    parser.add_argument(
+        "--fold",
+        type=int,
+        choices=range(5),
+        help="train this one fold (held out: claims with index mod 5 == K); overrides --folds",
+    )
+    parser.add_argument(
+        "--flips",
+        type=int,
+        default=0,
+        help="add up to this many direction-flipped train claims (research_verification.direction.flip, "
+        "a curated lexicon of biomedical direction words) with their own rationale, opposite label",
+    )
     parser.add_argument("--mode", choices=["lora", "full"], default="lora")
     parser.add_argument("--rank", type=int, default=16)
     parser.add_argument("--epochs", type=int, default=4)
@@ -484,6 +518,8 @@ def main() -> None:
     )
     parser.add_argument("--threads", type=int, default=0)
     args = parser.parse_args()
+    if args.fold is not None:
+        args.folds = str(args.fold)
     import torch
 
     if args.threads:

@@ -12,9 +12,11 @@ import httpx
 import pytest
 
 from research_engine.stack import Stack
+from research_verification.direction import flip
 
 pytestmark = pytest.mark.e2e
 
+RELATED = "Exercise training reduces hospital readmission for atrial fibrillation in heart failure"  # set after the demo run
 HF_ACTION = "corpus:40817021"  # "Effects of exercise training on health status in patients with chronic heart failure: HF-ACTION …"
 
 
@@ -78,3 +80,48 @@ async def test_a_claim_with_nothing_in_the_corpus_says_what_was_searched(stack: 
         and "searches (“" in why
         and "papers" in why
     )
+
+
+def quoted_on(view: dict, section: str) -> set[str]:
+    return {
+        q["text"]
+        for s in view["report"]["sections"]
+        if s["title"] == section
+        for f in s["findings"]
+        for q in f["quotes"]
+    }
+
+
+async def test_a_claim_and_its_direction_flipped_twin_get_opposite_verdicts_from_one_quote(
+    stack: Stack,
+) -> None:
+    claim = "Exercise training improves quality of life in patients with chronic heart failure"
+    twin = flip(claim)
+    assert twin == "Exercise training worsens quality of life in patients with chronic heart failure"
+    supported, contradicted = await verified(stack, claim), await verified(stack, twin)
+    assert supported["verdict"] in ("STRONGLY SUPPORTED", "PARTIALLY SUPPORTED"), supported["verdict"]
+    assert contradicted["verdict"] in ("WEAKLY CONTRADICTED", "CONTRADICTED"), contradicted["verdict"]
+    assert HF_ACTION in cited_on(contradicted, "Contradicting Evidence")
+    # the same HF-ACTION sentence, read both ways
+    assert quoted_on(supported, "Corroborating Evidence") & quoted_on(
+        contradicted, "Contradicting Evidence"
+    )
+    for view in (supported, contradicted):
+        assert view["report"]["metadata"]["judge"].startswith("abstract-")
+
+
+async def test_a_claim_about_a_related_but_different_outcome_is_insufficient_naming_the_closest(
+    stack: Stack,
+) -> None:
+    view = await verified(stack, RELATED)
+    assert view["verdict"] == "INSUFFICIENT EVIDENCE", view["verdict"]
+    assert not cited_on(view, "Corroborating Evidence") and not cited_on(
+        view, "Contradicting Evidence"
+    )
+    closest = cited_on(view, "Closest Evidence (not counted)")
+    assert closest, view["report"]["sections"]
+    section = next(
+        s for s in view["report"]["sections"] if s["title"] == "Closest Evidence (not counted)"
+    )
+    finding = section["findings"][0]
+    assert "bar" in finding["group"] and finding["tag"] == "NOT COUNTED"

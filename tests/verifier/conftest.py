@@ -78,13 +78,15 @@ async def crafted(servers: Servers) -> AsyncIterator[CraftedCorpus]:
 
 
 def verifier_settings(servers: Servers, llm: LLMSettings | None = None) -> VerifierServiceSettings:
+    """The service these tests run: with an LLM configured it labels the passages itself (`label`),
+    so each test scripts the evidence; the veto role (`check`) is tested in test_veto.py."""
     return VerifierServiceSettings(
         nats_url=servers.nats_url,
         database_url=servers.database_url,
         ack_wait_s=60.0,
         max_deliver=3,
         llm=llm or LLMSettings(provider="offline"),
-        verifier=VerifierSettings(tool_timeout_s=10.0),
+        verifier=VerifierSettings(tool_timeout_s=10.0, llm_role="label"),
     )
 
 

@@ -104,3 +104,10 @@ class VerificationChanged(BaseModel):
     verdict: str
     confidence: str
     retracted_sources: list[str] = Field(default_factory=list)
+    cause: str = Field(
+        default="evidence",
+        description="`judge` when a new judge (model or rule set) gave the new verdict, `evidence` "
+        "when the same judge read changed evidence.",
+    )
+    previous_judge: str = ""
+    judge: str = ""

@@ -21,6 +21,7 @@ evidence (lowest P(NEI)), each sentence's score comes from its own window.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Callable, Sequence
@@ -181,9 +182,19 @@ class AbstractJudgement:
 class AbstractJudge:
     """The shipped abstract model (LoRA adapter merged into the packaged MiniLM + heads), thread-safe."""
 
-    def __init__(self, tokenizer: Any, model: torch.nn.Module, config: dict[str, Any]) -> None:
+    def __init__(
+        self, tokenizer: Any, model: torch.nn.Module, config: dict[str, Any], digest: str = ""
+    ) -> None:
         self.tokenizer, self.model, self.config = tokenizer, model, config
+        self.digest = digest  # of the weight files (`weights_digest`)
         self._lock = threading.Lock()
+
+    @property
+    def version(self) -> str:
+        """Which judge decides: the weights' digest and the rule set's (`thresholds`), e.g.
+        `abstract-1a2b3c4d5e6f/rules-0a1b2c3d`. A verdict records it, so a re-verification by another
+        judge is told apart from one whose evidence changed."""
+        return judge_version(self.digest, self.thresholds)
 
     @property
     def thresholds(self) -> dict[str, float]:
@@ -223,7 +234,7 @@ class AbstractJudge:
         model.eval()
         torch.set_grad_enabled(False)
         config = json.loads((folder / "abstract.json").read_text(encoding="utf-8"))
-        return cls(tokenizer, model, config)
+        return cls(tokenizer, model, config, weights_digest(folder))
 
     def raw(
         self, claim: str, papers: Sequence[tuple[str, Sequence[str]]], batch_size: int = 8
@@ -266,6 +277,22 @@ class AbstractJudge:
 
 
 WEIGHTS = Path(__file__).parent / "weights" / "abstract"
+
+
+def weights_digest(folder: str | Path) -> str:
+    """SHA-256 (first 12 hex digits) over the model files of `folder`, names and bytes, in name order."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(folder).glob("*.safetensors")):
+        digest.update(path.name.encode())
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:12]
+
+
+def judge_version(digest: str, thresholds: dict[str, Any]) -> str:
+    rules = hashlib.sha256(json.dumps(thresholds, sort_keys=True).encode()).hexdigest()[:8]
+    return f"abstract-{digest or 'unknown'}/rules-{rules}"
 
 
 def available(folder: str | Path | None = None) -> bool:

@@ -10,6 +10,7 @@ probabilities over the rationales, CONTRADICT's sum times `contradict_weight`.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -118,6 +119,17 @@ def label_only_f1(items: Sequence[ScoredAbstract]) -> float:
         sum(it.decision.label != "NEI" for it in items),
         sum(it.gold != "NEI" for it in items),
     )
+
+
+def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval (95 % by default) of `successes` in `trials`; (0, 1) for none."""
+    if trials == 0:
+        return 0.0, 1.0
+    p = successes / trials
+    denominator = 1 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denominator
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:

@@ -288,6 +288,7 @@ class VerificationCompleted(ClosedPayload):
     duration_s: float = Field(ge=0)
     run_id: str
     statements: int = Field(ge=1)
+    judge: str = ""  # the judge's version (model and rule set) that gave the verdict
 
 
 class VerificationVerdictChanged(ClosedPayload):
@@ -297,6 +298,7 @@ class VerificationVerdictChanged(ClosedPayload):
     confidence: str
     run_id: str
     retracted_sources: list[str] = Field(default_factory=list)
+    cause: str = "evidence"  # `judge` when another judge gave the new verdict
 
 
 class ReportFailed(ClosedPayload):

@@ -97,9 +97,15 @@ class WatchedClaims:
         return list(rows)
 
     async def record_verdict(
-        self, verification_id: uuid.UUID, run_id: str, verdict: str, confidence: str
+        self,
+        verification_id: uuid.UUID,
+        run_id: str,
+        verdict: str,
+        confidence: str,
+        judge: str | None = None,
     ) -> None:
-        """Append a run's verdict (once per run) and, for a watched claim, schedule the next run."""
+        """Append a run's verdict with the judge that gave it (once per run) and, for a watched
+        claim, schedule the next run."""
         await self.session.execute(
             insert(VerdictHistoryRow)
             .values(
@@ -107,6 +113,7 @@ class WatchedClaims:
                 run_id=run_id,
                 verdict=verdict,
                 confidence=confidence,
+                judge=judge,
             )
             .on_conflict_do_nothing()
         )

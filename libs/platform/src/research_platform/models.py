@@ -461,6 +461,9 @@ class VerdictHistoryRow(Base):
     run_id: Mapped[str] = mapped_column(String(100), primary_key=True)
     verdict: Mapped[str] = mapped_column(String(40))
     confidence: Mapped[str] = mapped_column(String(20))
+    judge: Mapped[str | None] = mapped_column(
+        String(80), nullable=True
+    )  # the judge's version (migration 0019)
     recorded_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now()
     )

@@ -189,69 +189,198 @@ def _sentence_evidence(
     return 1.0 - stance[:, 2]
 
 
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """When an abstract's verdict counts, as the shipped abstract model names it (`abstract.json`'s
+    `thresholds`, chosen on held-out train claims by `bench/verdict_rules.py`).
+
+    evidence / best_evidence: 1 − P(NEI) a paper needs (the most evidential paper of a call only
+    `best_evidence`); contradict_weight: CONTRADICT's probability is weighed by it against
+    SUPPORT's. support_bar / contradict_bar: the calibrated P(SUPPORT) / P(CONTRADICT) a paper
+    needs for its side to count — under it, the paper is the closest evidence, not counted.
+    sentence_floor: the sentence-level P(evidence) (the pair model's 1 − P(NEI)) its best quote
+    needs: a quote that is not about the claim's own subject and outcome counts for nothing.
+    direction: what a quote whose direction words point against the claim's does
+    (`direction.conflict`): `off` (nothing), `abstain` (the paper is not counted), `flip` (a
+    supporting label becomes a contradicting one)."""
+
+    evidence: float = 0.5
+    best_evidence: float = 0.5
+    contradict_weight: float = 1.0
+    support_bar: float = 0.0
+    contradict_bar: float = 0.0
+    sentence_floor: float = 0.0
+    direction: str = "off"
+
+    @classmethod
+    def of(cls, limits: dict[str, Any]) -> Rule:
+        evidence = float(limits.get("evidence", 0.5))
+        return cls(
+            evidence=evidence,
+            best_evidence=min(evidence, float(limits.get("best_evidence", evidence))),
+            contradict_weight=float(limits.get("contradict_weight", 1.0)),
+            support_bar=float(limits.get("support_bar", 0.0)),
+            contradict_bar=float(limits.get("contradict_bar", 0.0)),
+            sentence_floor=float(limits.get("sentence_floor", 0.0)),
+            direction=str(limits.get("direction", "off")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PaperCall:
+    """One abstract's decision: the label that counts (NEI when none does), its calibrated
+    probability, the sentences quoted (positions in the abstract), and — for a paper that leaned
+    one way but did not count — the side it leaned to, the bar it missed and why."""
+
+    label: str
+    strength: float
+    chosen: tuple[int, ...]
+    leaning: str = ""  # SUPPORT / CONTRADICT the paper leaned to, when it did not count
+    probability: float = 0.0  # P(leaning)
+    bar: float = 0.0  # what it needed
+    reason: str = ""
+
+
+def decide_paper(
+    claim: str,
+    sentences: Sequence[str],
+    probs: Sequence[float],
+    rationale: np.ndarray,
+    sentence_evidence: np.ndarray | None,
+    names: Sequence[bool],
+    rule: Rule,
+    *,
+    most_evidential: bool = False,
+) -> PaperCall:
+    """`Rule` applied to one abstract judged against `claim`: pure, so the verifier, the reviewer,
+    the scout and the offline tuner (`bench/verdict_rules.py`) decide alike."""
+    from research_verification.direction import conflict
+
+    support, contradict, nei = (float(x) for x in probs)
+    floor = rule.best_evidence if most_evidential else rule.evidence
+    if not sentences or 1.0 - nei < floor:
+        return PaperCall("NEI", nei, ())
+    label = "SUPPORT" if support >= contradict * rule.contradict_weight else "CONTRADICT"
+    score = rationale if sentence_evidence is None else rationale + sentence_evidence
+    score = score + SUBJECT_BONUS * np.asarray(names, dtype=np.float32)
+    order = [int(i) for i in np.argsort(-score, kind="stable")[:QUOTES_PER_PAPER]]
+    chosen = tuple(i for n, i in enumerate(order) if n == 0 or rationale[i] >= 0.5)
+    best = chosen[0]
+    if rule.direction != "off" and (turned := conflict(claim, sentences[best])):
+        if rule.direction == "flip" and label == "SUPPORT":
+            label = "CONTRADICT"
+            support, contradict = contradict, support
+        elif rule.direction == "abstain":
+            return PaperCall(
+                "NEI",
+                nei,
+                chosen,
+                label,
+                support if label == "SUPPORT" else contradict,
+                1.0,
+                f"its quote points the other way ({turned})",
+            )
+    probability = support if label == "SUPPORT" else contradict
+    bar = rule.support_bar if label == "SUPPORT" else rule.contradict_bar
+    if probability < bar:
+        return PaperCall(
+            "NEI",
+            nei,
+            chosen,
+            label,
+            probability,
+            bar,
+            f"P({label}) {probability:.2f} under the bar {bar:.2f}",
+        )
+    if sentence_evidence is not None and float(sentence_evidence[best]) < rule.sentence_floor:
+        return PaperCall(
+            "NEI",
+            nei,
+            chosen,
+            label,
+            probability,
+            bar,
+            f"its best sentence is not about the claim (P {float(sentence_evidence[best]):.2f} under {rule.sentence_floor:.2f})",
+        )
+    return PaperCall(label, probability, chosen)
+
+
+@dataclass(frozen=True, slots=True)
+class Closest:
+    """A paper that leaned one way but did not count: the report's "Closest evidence (not counted)"."""
+
+    index: int  # its position among the papers judged
+    label: str
+    probability: float
+    bar: float
+    reason: str
+    quote: SentencePrediction | None
+
+
 def judge_abstracts(
     claim: str,
     papers: Sequence[tuple[str | None, Sequence[str]]],
     model: Any = None,
     judge: Judgement | Literal[False] | None = None,
+    closest: list[Closest] | None = None,
 ) -> list[PaperJudgement]:
-    """Each paper ((title, sentences)) judged whole against `claim` by the abstract-level model: its
-    label (SUPPORT / CONTRADICT when P(evidence) = 1 − P(NEI) reaches the shipped `evidence`
-    threshold; CONTRADICT's probability weighed by `contradict_weight`), how strongly (P(label)),
-    and the rationale sentences it rests on, most probable first (the best one always, a second
-    when it too is more likely a rationale than not). The quoted sentences carry the abstract's
-    three probabilities: the model labels the abstract, the sentences are where it says so. Which
-    sentences: the abstract model's rationale probability plus the pair model's sentence evidence
-    probability (`judge`; False: the abstract model's alone) — on the held-out fold's gold abstracts
-    the best sentence is a gold rationale 0.71 of the time with both, 0.61 with the abstract model's
-    alone, 0.68 with the pair model's alone; a sentence that names the claim's subject gets
-    `SUBJECT_BONUS` more, so the quote reads on its own (0.72; the demo's HF-ACTION quote is its
-    "sustained, greater improvement overall for the exercise group (P < .001)", not "Improvements
-    occurred early and persisted over time").
-
-    The most evidential paper of the call needs only `best_evidence`: most claims rest on one
-    abstract, which the model often scores under the bar the others must clear (tuned with the other
-    thresholds on the held-out fold: claims citing nothing 0.22 → 0.06, label-only F1 0.525 → 0.540,
-    docs/judgement.md)."""
+    """Each paper ((title, sentences)) judged whole against `claim` by the abstract-level model, its
+    label decided by the shipped `Rule` (`decide_paper`): SUPPORT / CONTRADICT when P(evidence) =
+    1 − P(NEI) reaches `evidence` (the most evidential paper of the call only `best_evidence`), the
+    side's calibrated probability reaches its bar, its best quote is about the claim and its
+    direction words do not point the other way; NEI otherwise. The quoted sentences are the
+    abstract model's rationale probability plus the pair model's sentence evidence probability
+    (`judge`; False: the abstract model's alone), `SUBJECT_BONUS` more for a sentence that names
+    the claim's subject — the best one always, a second when it too is more likely a rationale than
+    not. They carry the abstract's three probabilities: the model labels the abstract, the
+    sentences are where it says so. A paper that leaned one way but missed is appended to
+    `closest` (when given), with the bar it missed and why."""
     if model is None:
         from research_judgement.abstract import get_abstract_judge
 
         model = get_abstract_judge()
     subject = _subject(claim)
-    limits = model.thresholds
-    evidence_floor, weight = (
-        float(limits.get("evidence", 0.5)),
-        float(limits.get("contradict_weight", 1.0)),
-    )
+    rule = Rule.of(model.thresholds)
     judged = model.judge(claim, [(title or "", list(sentences)) for title, sentences in papers])
     best = max(range(len(judged)), key=lambda i: judged[i].evidence, default=None)
     out = []
     for n, ((title, sentences), j) in enumerate(zip(papers, judged, strict=True)):
-        support, contradict, nei = (float(x) for x in j.probs)
-        floor = (
-            min(evidence_floor, float(limits.get("best_evidence", evidence_floor)))
-            if n == best
-            else evidence_floor
+        sentence_evidence = (
+            None
+            if judge is False or not sentences
+            else _sentence_evidence(claim, title, sentences, judge)
         )
-        if not sentences or 1.0 - nei < floor:
+        names = [bool(subject) and names_subject(subject, s) for s in sentences]
+        call = decide_paper(
+            claim,
+            sentences,
+            j.probs,
+            j.rationale,
+            sentence_evidence,
+            names,
+            rule,
+            most_evidential=n == best,
+        )
+        support, contradict, nei = (float(x) for x in j.probs)
+        if call.label == "NEI":
+            if closest is not None and call.leaning:
+                quote = (
+                    SentencePrediction(
+                        sentences[call.chosen[0]], call.leaning, support, contradict, nei
+                    )
+                    if call.chosen
+                    else None
+                )
+                closest.append(
+                    Closest(n, call.leaning, call.probability, call.bar, call.reason, quote)
+                )
             out.append(PaperJudgement("NEI", nei, (), ()))
             continue
-        label = "SUPPORT" if support >= contradict * weight else "CONTRADICT"
-        score = (
-            j.rationale
-            if judge is False
-            else j.rationale + _sentence_evidence(claim, title, sentences, judge)
-        )
-        if subject:  # a quote that names what the claim is about reads on its own
-            score = score + SUBJECT_BONUS * np.array(
-                [names_subject(subject, s) for s in sentences], dtype=np.float32
-            )
-        order = [int(i) for i in np.argsort(-score, kind="stable")[:QUOTES_PER_PAPER]]
-        chosen = tuple(i for n, i in enumerate(order) if n == 0 or j.rationale[i] >= 0.5)
         evidence = tuple(
-            SentencePrediction(sentences[i], label, support, contradict, nei) for i in chosen
+            SentencePrediction(sentences[i], call.label, support, contradict, nei)
+            if call.label == "SUPPORT" or support <= contradict
+            else SentencePrediction(sentences[i], call.label, contradict, support, nei)
+            for i in call.chosen
         )
-        out.append(
-            PaperJudgement(label, support if label == "SUPPORT" else contradict, evidence, chosen)
-        )
+        out.append(PaperJudgement(call.label, call.strength, evidence, call.chosen))
     return out

@@ -71,6 +71,11 @@ class LabelledPassage:
     conditions: tuple[
         str, ...
     ] = ()  # what a QUALIFIES passage holds under ("in women (population)")
+    # An UNRELATED passage that leaned one way but did not count: the side, the bar it missed, why
+    # (the report's "Closest Evidence (not counted)").
+    leaning: str = ""
+    bar: float = 0.0
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)

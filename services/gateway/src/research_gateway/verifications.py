@@ -88,6 +88,14 @@ class VerdictEntry(BaseModel):
     verdict: str
     confidence: str
     recorded_at: datetime
+    judge: str | None = Field(
+        default=None, description="The judge's version that gave the verdict (model and rule set)."
+    )
+    change: str | None = Field(
+        default=None,
+        description="How it differs from the entry before: `judge` (another judge gave it), "
+        "`evidence` (the same judge read changed evidence), or null (unchanged, or the first).",
+    )
 
 
 class WatchedClaimView(BaseModel):
@@ -230,9 +238,17 @@ async def list_watched_claims(
             .order_by(VerdictHistoryRow.recorded_at, VerdictHistoryRow.run_id)
         )
         for row in rows:
-            history[row.verification_id].append(
-                VerdictEntry.model_validate(row, from_attributes=True)
-            )
+            entry = VerdictEntry.model_validate(row, from_attributes=True)
+            earlier = history[row.verification_id]
+            if earlier and (earlier[-1].verdict, earlier[-1].confidence) != (
+                entry.verdict,
+                entry.confidence,
+            ):
+                before = earlier[-1].judge
+                entry.change = (
+                    "judge" if before and entry.judge and before != entry.judge else "evidence"
+                )
+            earlier.append(entry)
     return [
         WatchedClaimView(
             verification_id=c.verification_id,

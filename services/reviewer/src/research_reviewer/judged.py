@@ -53,6 +53,7 @@ from research_reviewer.evidence import (
     supports_in_text,
 )
 from research_verification import judge_abstracts, null_result
+from research_verification.direction import conflict
 from research_verification.evidence import FLOOR, STRONG_FINDING, Judgement
 
 RESTATES = 0.85  # cosine above which two findings say the same thing (one is kept)
@@ -613,6 +614,8 @@ def tag(
         if (
             decision.label == "SUPPORT"
             and not null_result(side.text, statement)
+            and conflict(statement, side.text)
+            is None  # its direction words agree (the verifier's check)
             and supports_in_text(statement, f"{paper.title}\n{paper.text}".strip())
         ):
             agreeing.append((decision.strength, side))

@@ -46,7 +46,12 @@ from research_verification import (
     on_topic,
     thresholds,
 )
-from research_verification.evidence import Judgement, abstract_model_available, default_judge
+from research_verification.evidence import (
+    Closest,
+    Judgement,
+    abstract_model_available,
+    default_judge,
+)
 from research_verification.sections import reported
 from research_verifier.prepare import VerificationJob
 from research_verifier.settings import VerifierSettings
@@ -136,11 +141,13 @@ class OfflineEngine:
         self, statement: Statement, index: int, passages: list[Passage]
     ) -> list[LabelledPassage]:
         papers = passages[: self.papers]
+        closest: list[Closest] = []
         judged = judge_abstracts(
             statement.text,
             [(p.title, abstract_sentences(p.text)) for p in papers],
             self.abstract_model,
             self.judge,
+            closest,
         )
         out: list[LabelledPassage] = []
         for passage, paper in zip(papers, judged, strict=True):
@@ -148,15 +155,31 @@ class OfflineEngine:
                 out += label_passages(
                     list(paper.evidence), passage.paper_id, index, statement.text, paper.label
                 )
+        for near in closest:  # leaned one way, missed its bar: shown, never counted
+            out.append(
+                LabelledPassage(
+                    papers[near.index].paper_id,
+                    PassageStance.UNRELATED,
+                    round(near.probability, 4),
+                    index,
+                    near.quote.sentence if near.quote else "",
+                    leaning=near.label,
+                    bar=near.bar,
+                    reason=near.reason,
+                )
+            )
         if (
             not out and papers
         ):  # nothing found: the closest paper, so the report can say why it fell short
-            closest, paper = max(
+            closest_paper, paper = max(
                 zip(papers, judged, strict=True), key=lambda pj: 1.0 - pj[1].strength
             )
             out.append(
                 LabelledPassage(
-                    closest.paper_id, PassageStance.UNRELATED, round(1.0 - paper.strength, 4), index
+                    closest_paper.paper_id,
+                    PassageStance.UNRELATED,
+                    round(1.0 - paper.strength, 4),
+                    index,
                 )
             )
         return out
@@ -190,6 +213,18 @@ class OfflineEngine:
         return await asyncio.to_thread(self.judge_statement, statement, index, passages)
 
 
+def judge_version(engine: object) -> str:
+    """The version of the judge that decides `engine`'s verdicts: the abstract model's weights and
+    rule set (`AbstractJudge.version`), or the engine's name when something else decides."""
+    if isinstance(engine, OfflineEngine) and engine.evidence_model == "abstract":
+        if engine.abstract_model is None:
+            from research_judgement.abstract import get_abstract_judge
+
+            engine.abstract_model = get_abstract_judge()
+        return engine.abstract_model.version
+    return str(getattr(engine, "name", "unknown"))
+
+
 def rerank(
     statement: Statement, passages: list[Passage], judge: Judgement | None = None
 ) -> list[Passage]:
@@ -214,8 +249,8 @@ class Evidence:
         default_factory=set
     )  # sources reported (connector) or known (ledger) retracted
 
-    def closest(self) -> tuple[Passage, float] | None:
-        """When nothing was found: the paper that came nearest to being evidence, and its P(evidence)."""
+    def closest(self) -> tuple[Passage, LabelledPassage] | None:
+        """When nothing was found: the paper that came nearest to being evidence, and how near."""
         near = [
             p
             for p in self.labelled
@@ -223,8 +258,27 @@ class Evidence:
         ]
         if not near:
             return None
-        best = max(near, key=lambda p: p.strength)
-        return self.passages[best.source_id], best.strength
+        best = max(near, key=lambda p: (bool(p.leaning), p.strength))
+        return self.passages[best.source_id], best
+
+    def not_counted(self) -> list[LabelledPassage]:
+        """The closest evidence that did not count, one per (source, statement), strongest first:
+        papers that leaned one way and missed their bar, except those that count elsewhere."""
+        counted = {(p.source_id, p.statement) for p in self.best()}
+        keep: dict[tuple[str, int], LabelledPassage] = {}
+        for p in self.labelled:
+            key = (p.source_id, p.statement)
+            if (
+                p.label is not PassageStance.UNRELATED
+                or not p.leaning
+                or not p.text
+                or key in counted
+                or p.source_id in self.retracted
+            ):
+                continue
+            if key not in keep or p.strength > keep[key].strength:
+                keep[key] = p
+        return sorted(keep.values(), key=lambda p: (p.statement, -p.strength))
 
     def best(self) -> list[LabelledPassage]:
         """One labelled sentence per (source, statement): the strongest with a stance."""
@@ -298,6 +352,7 @@ class Previous:
     verdict: str
     confidence: str
     sources: frozenset[str]  # the paper ids it cited
+    judge: str = ""  # the judge's version that gave it ("" before verdicts recorded it)
 
 
 @dataclass(frozen=True)
@@ -309,10 +364,20 @@ class VerdictChange:
     verdict: str
     confidence: str
     retracted_sources: list[str]
+    previous_judge: str = ""
+    judge: str = ""
 
     @property
     def kind(self) -> str:
         return RETRACTED_SOURCE if self.retracted_sources else VERDICT_CHANGED
+
+    @property
+    def cause(self) -> str:
+        """`judge` when another judge gave the new verdict (and no cited source was retracted),
+        `evidence` when the same judge read changed evidence."""
+        if self.retracted_sources:
+            return "evidence"
+        return "judge" if self.previous_judge and self.previous_judge != self.judge else "evidence"
 
     def payload(self) -> dict[str, object]:
         return {
@@ -321,18 +386,24 @@ class VerdictChange:
             "verdict": self.verdict,
             "confidence": self.confidence,
             "retracted_sources": self.retracted_sources,
+            "cause": self.cause,
+            "previous_judge": self.previous_judge,
+            "judge": self.judge,
         }
 
 
 def change(
-    previous: Previous | None, assessment: Assessment, retracted: set[str]
+    previous: Previous | None, assessment: Assessment, retracted: set[str], judge: str = ""
 ) -> VerdictChange | None:
     """The change against `previous` (None on a first run, or when nothing moved). `retracted` are the
-    sources known retracted today; only those the previous version cited count as a change."""
+    sources known retracted today; only those the previous version cited count as a change. `judge`
+    is this run's judge version: a move under another judge is a judge change (`VerdictChange.cause`)."""
     if previous is None:
         return None
     lost = sorted(p for p in previous.sources if p and p in retracted)
     verdict, confidence = str(assessment.verdict), str(assessment.confidence)
     if (previous.verdict, previous.confidence) == (verdict, confidence) and not lost:
         return None
-    return VerdictChange(previous.verdict, previous.confidence, verdict, confidence, lost)
+    return VerdictChange(
+        previous.verdict, previous.confidence, verdict, confidence, lost, previous.judge, judge
+    )

@@ -7,10 +7,11 @@ Subscriber `research.verify.requested` — durable pull consumer `verifier-reque
 watched-claim schedule do the same). A watched claim whose verdict moved is announced on
 `research.verification.changed`.
 
-Engines: the offline engine by default — the trained judgement models, relevance + stance
-(`research_judgement`; no network, no key); with a remote LLM
-provider configured the passages are labelled by the provider chain (`llm.LlmEngine`) — the
-verdict rule is the same (`research_llm.choose_engine`). The broker, delivery (ack / retry / dead
+Engines: the offline engine decides — the trained judgement models, relevance + stance
+(`research_judgement`; no network, no key); with a remote LLM provider configured it checks the
+quotes a verdict rests on, a veto only (`veto.LlmCheck`, `VERIFIER__LLM_ROLE=check`, the default),
+or labels the passages itself (`llm.LlmEngine`, `label`) — the verdict rule is the same
+(`research_llm.choose_engine`). The broker, delivery (ack / retry / dead
 letter + audit), lifespan and declared publishers are `research_platform.app.service_app`'s; the
 connector client is `research_modes.ConnectorClient`.
 """
@@ -35,6 +36,7 @@ from research_verifier.llm import LlmEngine
 from research_verifier.pipeline import VerificationService
 from research_verifier.repository import SERVICE
 from research_verifier.settings import VerifierServiceSettings
+from research_verifier.veto import LlmCheck
 
 EMITS = (
     Emits(
@@ -54,18 +56,30 @@ def create_app(settings: VerifierServiceSettings) -> FastStream:
     @asynccontextmanager
     async def build(ctx: ServiceContext) -> AsyncIterator[VerificationService]:
         broker = ctx.broker
-        engine: Engine = choose_engine(
-            settings.llm,
-            remote=lambda chain: LlmEngine(chain, config.llm_timeout_s),
-            offline=lambda: OfflineEngine(
-                papers=config.judged_papers, evidence_model=config.evidence_model
-            ),
-        )
+
+        def offline() -> OfflineEngine:
+            return OfflineEngine(papers=config.judged_papers, evidence_model=config.evidence_model)
+
+        check: LlmCheck | None = None
+        if config.llm_role == "check":  # the judge decides; a configured LLM may only veto
+            engine: Engine = offline()
+            check = choose_engine(
+                settings.llm,
+                remote=lambda chain: LlmCheck(chain, config.llm_timeout_s),
+                offline=lambda: None,
+            )
+        else:
+            engine = choose_engine(
+                settings.llm,
+                remote=lambda chain: LlmEngine(chain, config.llm_timeout_s),
+                offline=offline,
+            )
         yield VerificationService(
             broker=broker,
             sessions=ctx.sessions,
             settings=config,
             engine=engine,
+            check=check,
             port=ConnectorClient(lambda: broker.connection, timeout_s=config.tool_timeout_s),
             changes=ctx.publishers[subjects.VERIFICATION_CHANGED],
             run_events=ctx.run_events,

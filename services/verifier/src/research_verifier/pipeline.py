@@ -21,7 +21,7 @@ trace, named in the report's metadata (`sources_down`) and audited (`research.re
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import structlog
@@ -34,11 +34,13 @@ from research_modes import mode_run, runs_now
 from research_platform.db import transaction
 from research_platform.errors import PrepareError
 from research_platform.logging import get_logger
+from research_verification import LabelledPassage, PassageStance, Verdict, decide_verdict
 from research_verifier import prepare, reshape
-from research_verifier.experiment import Engine, Previous, change, gather
+from research_verifier.experiment import Engine, Previous, change, gather, judge_version
 from research_verifier.repository import SERVICE, VerificationLedger
 from research_verifier.settings import VerifierSettings
 from research_verifier.tools import EvidencePort, Searcher
+from research_verifier.veto import CheckResult, LlmCheck
 
 log = get_logger(__name__)
 
@@ -52,6 +54,7 @@ class VerificationService:
     engine: Engine
     changes: Any  # the declared publisher of `research.verification.changed` (stream RESEARCH_VERIFICATIONS)
     run_events: Any = None  # the declared run-event publisher (None: the JetStream context)
+    check: LlmCheck | None = None  # the LLM's veto on direction, when one is configured
 
     async def handle(self, command: RequestVerification) -> None:
         try:
@@ -109,9 +112,21 @@ class VerificationService:
                 )
             evidence.retracted |= known
             chosen = evidence.best()
+            not_counted = evidence.not_counted()
+            checked_by_llm: CheckResult | None = None
+            if self.check is not None:
+                chosen, not_counted, checked_by_llm = await vetoed(
+                    self.check, job.claim, chosen, not_counted, len(job.statements)
+                )
+                await recorder.reasoning(checked_by_llm.reason)
+            vetoed_all = (
+                checked_by_llm is not None and checked_by_llm.ran and not checked_by_llm.agrees
+            )
             why_nothing = (
                 ""
                 if chosen
+                else f"- {checked_by_llm.reason}."
+                if vetoed_all and checked_by_llm is not None
                 else reshape.nothing_found(
                     job,
                     evidence.searches,
@@ -120,7 +135,7 @@ class VerificationService:
                     getattr(self.engine, "bar", None),
                 )
             )
-            if why_nothing:
+            if why_nothing and not vetoed_all:
                 await recorder.reasoning(why_nothing.removeprefix("- "))
             report, assessment, check, dropped = reshape.checked(
                 job,
@@ -130,10 +145,15 @@ class VerificationService:
                 searches=evidence.searches,
                 quotes_per_side=config.quotes_per_side,
                 why_nothing=why_nothing,
+                not_counted=not_counted,
             )
             report.metadata.update(run.sources.metadata())
+            judge = judge_version(self.engine)
+            report.metadata["judge"] = judge
+            if checked_by_llm is not None:
+                report.metadata["llm_check"] = checked_by_llm.metadata()
             cited = {r.paper_id or "" for r in report.references}
-            moved = change(previous, assessment, evidence.retracted)
+            moved = change(previous, assessment, evidence.retracted, judge)
             finding_id = None
             async with transaction(self.sessions) as session:
                 repo = VerificationLedger(session)
@@ -151,6 +171,7 @@ class VerificationService:
                         "dropped_by_citation_check": dropped,
                         "cited_sources": len(cited),
                     },
+                    judge=judge,
                 )
                 run.audit_sources(repo.ledger)
                 if moved is not None:
@@ -195,6 +216,9 @@ class VerificationService:
                     verdict=moved.verdict,
                     confidence=moved.confidence,
                     retracted_sources=moved.retracted_sources,
+                    cause=moved.cause,
+                    previous_judge=moved.previous_judge,
+                    judge=moved.judge,
                 ),
                 headers={subjects.MSG_ID_HEADER: f"verification-changed-{job.run_id}"},
             )
@@ -203,3 +227,51 @@ class VerificationService:
             verdict=str(assessment.verdict),
             confidence=str(assessment.confidence),
         )
+
+
+async def vetoed(
+    check: LlmCheck,
+    claim: str,
+    chosen: list[LabelledPassage],
+    not_counted: list[LabelledPassage],
+    statements: int,
+) -> tuple[list[LabelledPassage], list[LabelledPassage], CheckResult]:
+    """The LLM asked about the quotes of a SUPPORTED or CONTRADICTED verdict: when it disagrees,
+    nothing counts (the verdict becomes INSUFFICIENT EVIDENCE) and the quotes move to the closest
+    evidence with its reading as the reason; it never flips a verdict. Other verdicts are not asked."""
+    verdict = decide_verdict(chosen, statements).verdict
+    side = (
+        PassageStance.SUPPORTS
+        if verdict in (Verdict.STRONGLY_SUPPORTED, Verdict.PARTIALLY_SUPPORTED)
+        else PassageStance.CONTRADICTS
+        if verdict in (Verdict.WEAKLY_CONTRADICTED, Verdict.CONTRADICTED)
+        else None
+    )
+    if side is None:
+        return (
+            chosen,
+            not_counted,
+            CheckResult(False, True, "", f"the LLM check was not asked ({verdict})"),
+        )
+    own = [
+        p
+        for p in chosen
+        if p.label is side
+        or (side is PassageStance.SUPPORTS and p.label is PassageStance.QUALIFIES)
+    ]
+    quotes = [p.text for p in sorted(own, key=lambda p: -p.strength) if p.text][:3]
+    result = await check.check(claim, side.value, quotes)
+    if result.agrees:
+        return chosen, not_counted, result
+    moved = [
+        replace(
+            p,
+            label=PassageStance.UNRELATED,
+            leaning="SUPPORT" if p.label is not PassageStance.CONTRADICTS else "CONTRADICT",
+            bar=p.strength,
+            reason=result.reason,
+        )
+        for p in chosen
+        if p.text
+    ]
+    return [], moved + not_counted, result

@@ -76,6 +76,7 @@ class VerificationLedger:
             review.get("verdict", ""),
             review.get("confidence", ""),
             frozenset(r.paper_id or "" for r in refs),
+            str(review.get("judge", "")),
         )
 
     async def finish(
@@ -87,6 +88,7 @@ class VerificationLedger:
         *,
         duration_s: float,
         counts: dict[str, Any],
+        judge: str = "",
     ) -> int:
         version = await self.ledger.reports.save_version(
             job.verification_id,
@@ -104,6 +106,7 @@ class VerificationLedger:
                 "support_share": assessment.support_share,
                 "coverage": assessment.coverage,
                 "mean_strength": assessment.mean_strength,
+                "judge": judge,
             },
             counts={
                 "verdict": str(assessment.verdict),
@@ -117,6 +120,7 @@ class VerificationLedger:
             job.run_id,
             str(assessment.verdict),
             str(assessment.confidence),
+            judge or None,
         )
         self.ledger.audit(
             AuditAction.VERIFICATION_COMPLETED,
@@ -128,6 +132,7 @@ class VerificationLedger:
                 "duration_s": round(duration_s, 3),
                 "run_id": job.run_id,
                 "statements": len(job.statements),
+                "judge": judge,
             },
         )
         return version
@@ -164,6 +169,7 @@ class VerificationLedger:
                 "confidence": moved.confidence,
                 "run_id": job.run_id,
                 "retracted_sources": moved.retracted_sources,
+                "cause": moved.cause,
             },
         )
         return finding_id

@@ -30,6 +30,7 @@ SECTIONS = (
     "Nuances and Conditions",
     "Confidence Assessment",
 )
+NOT_COUNTED = "Closest Evidence (not counted)"  # sits before the Confidence Assessment
 SIDES = {
     PassageStance.SUPPORTS: SECTIONS[1],
     PassageStance.CONTRADICTS: SECTIONS[2],
@@ -55,7 +56,7 @@ def nothing_found(
     job: VerificationJob,
     searches: int,
     retrieved: int,
-    closest: tuple[Passage, float] | None,
+    closest: tuple[Passage, LabelledPassage] | None,
     bar: float | None,
 ) -> str:
     """Why a verification cites nothing: what was searched, how much was read, the nearest miss."""
@@ -68,16 +69,63 @@ def nothing_found(
         f"each read whole against the claim."
     )
     if closest is not None:
-        paper, probability = closest
+        paper, near = closest
         year = f", {paper.year}" if paper.year else ""
-        short = f", under the {bar:.2f} a paper needs to count" if bar is not None else ""
-        line += (
-            f" The closest was “{(paper.title or paper.paper_id).rstrip('. ')}”{year}: P(evidence on the claim) "
-            f"{probability:.2f}{short}."
-        )
+        name = f"“{(paper.title or paper.paper_id).rstrip('. ')}”{year}"
+        if near.leaning:
+            line += (
+                f" The closest was {name}: it leans {near.leaning} (P {near.strength:.2f}) but does not "
+                f"count — {near.reason}."
+            )
+        else:
+            short = f", under the {bar:.2f} a paper needs to count" if bar is not None else ""
+            line += f" The closest was {name}: P(evidence on the claim) {near.strength:.2f}{short}."
     elif not retrieved:
         line += " No paper in the corpus matched the searches."
     return line
+
+
+def _not_counted(
+    job: VerificationJob,
+    report: Report,
+    near: list[LabelledPassage],
+    passages: dict[str, Passage],
+    quotes_per_side: int,
+) -> Section:
+    """Quotes that leaned one way but missed their bar: the paper, its probability, the bar and why."""
+    findings = []
+    for p in near[:quotes_per_side]:
+        passage = passages.get(p.source_id)
+        if passage is None or not p.text:
+            continue
+        ref = report.add_reference(_reference(passage))
+        statement = (
+            job.statements[p.statement].text if p.statement < len(job.statements) else job.claim
+        )
+        findings.append(
+            Finding(
+                id=f"closest:{p.source_id}:{p.statement}",
+                statement=statement_of(p.text),
+                tag="NOT COUNTED",
+                citations=[ref],
+                group=(
+                    f"Statement {p.statement + 1}: {statement} — leans {p.leaning}, "
+                    f"P {p.strength:.2f}, bar {p.bar:.2f}: {p.reason}"
+                ),
+                quotes=[
+                    Quote(
+                        reference_id=ref,
+                        text=p.text,
+                        locator=f"not counted: P({p.leaning}) {p.strength:.2f}, bar {p.bar:.2f}",
+                    )
+                ],
+            )
+        )
+    return Section(
+        title=NOT_COUNTED,
+        findings=findings,
+        body="" if findings else "No paper leaned either way without counting.",
+    )
 
 
 def compose(
@@ -90,6 +138,7 @@ def compose(
     searches: int,
     quotes_per_side: int,
     why_nothing: str = "",
+    not_counted: list[LabelledPassage] | None = None,
 ) -> Report:
     report = Report(
         title=f"Claim verification: {job.claim[:200]}",
@@ -154,6 +203,7 @@ def compose(
                 title=title, findings=findings[title], body="" if findings[title] else empty[title]
             )
         )
+    report.sections.append(_not_counted(job, report, not_counted or [], passages, quotes_per_side))
     body = _assessment(assessment, findings, report, searches, len(passages))
     if why_nothing and not any(findings.values()):
         body = f"{why_nothing}\n{body}"
@@ -201,6 +251,7 @@ def checked(
     searches: int,
     quotes_per_side: int,
     why_nothing: str = "",
+    not_counted: list[LabelledPassage] | None = None,
 ) -> tuple[Report, Assessment, CitationCheck, int]:
     """The report that passed the checker, its (re-decided) assessment, the check and how many findings were dropped."""
 
@@ -215,6 +266,7 @@ def checked(
             searches=searches,
             quotes_per_side=quotes_per_side,
             why_nothing=why_nothing,
+            not_counted=not_counted,
         )
         return report, assessment
 

@@ -43,6 +43,13 @@ class VerifierSettings(BaseModel):
     quotes_per_side: int = Field(
         default=6, ge=1, le=20, description="Passages quoted per report section."
     )
+    llm_role: Literal["check", "label"] = Field(
+        default="check",
+        description="What a configured LLM does: `check` — the offline judge decides and the LLM "
+        "is asked whether the quoted sentences support or contradict the claim, a veto only (a "
+        "disagreement makes the verdict INSUFFICIENT EVIDENCE); `label` — the LLM labels the "
+        "passages itself.",
+    )
     llm_timeout_s: float = Field(
         default=60.0, gt=0, description="Longest wait for one LLM labelling (LLM engine only)."
     )
