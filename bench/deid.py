@@ -1,12 +1,18 @@
 """The privacy boundary's de-identifier: people caught, science left alone, and how fast.
 
-    .venv/bin/python bench/deid.py [--show 10] [--half dev|frozen|both] [--sentences 5000]
+    .venv/bin/python bench/deid.py [--show 10] [--half dev|both] [--sentences 5000]
 
 Every text goes through `research_privacy.boundary.person_text` alone, one process, one text at a
 time (what a command's field gets). Counted as the issue counts:
 - an identifier of `bench/data/deid/questions.jsonl` is **caught** only when its text no longer
   appears in the output and no word of it survives in place ("de la [NAME_1]" is a miss);
-  recall per kind and per half (`dev` was tuned on, `frozen` never read);
+  recall per kind and per half (`dev` was tuned on, `frozen` never read), and per form: the
+  questions first written (`first`) and the forms added after them, each in both halves (`caps`:
+  names in capitals, `inverted`: "SURNAME, Given" in any case, `newborn`: names after "Baby girl",
+  "Infant of", `invisible`: names split by a soft hyphen or a zero-width character); a question's
+  form is the middle of its id (`dev-caps-003`);
+- a `guard` question names no one (capitals that are science: COPD, HF-ACTION, ICD-10 E11.9,
+  "cells, mice"): it is **kept** only when it comes out unchanged;
 - a text is **altered** when the output differs from the input at all: SciFact train claims,
   5,000 corpus sentences (seeded sample of the abstracts' sentences; `../shared/data/scifact`), and
   the research phrases of `bench/data/deid/research_phrases.txt`;
@@ -14,7 +20,7 @@ time (what a command's field gets). Counted as the issue counts:
 Presidio (presidio-analyzer with a spaCy English model, default recognisers) runs side by side
 on the same claims and sentences when both import; otherwise it is printed as unavailable.
 
-Last line: `bench:deid recall=… claims_altered=… sentences_altered=… phrases_altered=… texts_per_s=… presidio_claims_altered=…`.
+Last line: `bench:deid recall=… claims_altered=… sentences_altered=… phrases_altered=… guards_altered=… texts_per_s=… presidio_claims_altered=…`.
 """
 
 from __future__ import annotations
@@ -36,6 +42,12 @@ DATA = ROOT / "data" / "deid"
 SCIFACT = ROOT.parent.parent / "shared" / "data" / "scifact"
 SEED = 36
 _WORD = re.compile(r"\w+")
+
+
+def form(question: dict) -> str:
+    """`first` for the questions first written ("dev-017"), else the middle of the id ("dev-caps-003")."""
+    parts = question["id"].split("-")
+    return parts[1] if len(parts) == 3 else "first"
 
 
 def questions() -> list[dict]:
@@ -131,13 +143,21 @@ def main() -> None:
     parser.add_argument(
         "--show", type=int, default=5, help="print this many misses and altered texts of each set"
     )
+    parser.add_argument(
+        "--half",
+        choices=("dev", "both"),
+        default="both",
+        help="dev: measure the labelled dev half only, so tuning never sees a frozen figure",
+    )
     parser.add_argument("--sentences", type=int, default=5000)
     parser.add_argument("--scifact", type=Path, default=SCIFACT)
     parser.add_argument("--no-presidio", action="store_true")
     args = parser.parse_args()
     if not (args.scifact / "corpus.jsonl").exists():
         sys.exit(f"bench:deid needs SciFact at {args.scifact} (the shared data folder)")
-    labelled, research = questions(), phrases()
+    labelled = [q for q in questions() if args.half == "both" or q["half"] == args.half]
+    halves = ("dev", "frozen") if args.half == "both" else ("dev",)
+    research = phrases()
     claims, sentences = scifact(args.scifact, args.sentences)
 
     started = time.perf_counter()
@@ -150,28 +170,50 @@ def main() -> None:
 
     totals: Counter[tuple[str, str]] = Counter()
     hits: Counter[tuple[str, str]] = Counter()
+    form_totals: Counter[tuple[str, str]] = Counter()
+    form_hits: Counter[tuple[str, str]] = Counter()
+    guards: Counter[str] = Counter()
+    guards_kept: Counter[str] = Counter()
     misses: list[str] = []
     for q, out in zip(labelled, out_q, strict=True):
         kept = surviving(q["text"], out)
+        if not q["identifiers"]:
+            guards[q["half"]] += 1
+            guards_kept[q["half"]] += out == q["text"]
+            if out != q["text"] and q["half"] == "dev":
+                misses.append(f"  guard altered: {out!r}")
         for ident in q["identifiers"]:
             totals[(q["half"], ident["kind"])] += 1
+            form_totals[(q["half"], form(q))] += 1
             if caught(q["text"], out, ident, kept):
                 hits[(q["half"], ident["kind"])] += 1
+                form_hits[(q["half"], form(q))] += 1
             elif q["half"] == "dev":  # the frozen half is never read while tuning
-                misses.append(f"  {ident['kind']} {ident['text']!r}: {out}")
+                misses.append(f"  {ident['kind']} {ident['text']!r}: {out!r}")
     kinds = sorted({k for _, k in totals})
-    print(f"{'kind':<13}{'dev':>14}{'frozen':>14}")
+    print(f"{'kind':<13}" + "".join(f"{h:>14}" for h in halves))
     for kind in kinds:
-        cells = [f"{hits[(h, kind)]}/{totals[(h, kind)]}" for h in ("dev", "frozen")]
-        print(f"{kind:<13}{cells[0]:>14}{cells[1]:>14}")
+        cells = [f"{hits[(h, kind)]}/{totals[(h, kind)]}" for h in halves]
+        print(f"{kind:<13}" + "".join(f"{c:>14}" for c in cells))
         print(
-            f"bench:deid recall_{kind.lower()}={sum(hits[(h, kind)] for h in ('dev', 'frozen')) / sum(totals[(h, kind)] for h in ('dev', 'frozen')):.3f}"
+            f"bench:deid recall_{kind.lower()}={sum(hits[(h, kind)] for h in halves) / sum(totals[(h, kind)] for h in halves):.3f}"
         )
-    for half in ("dev", "frozen"):
+    for half in halves:
         n = sum(v for (h, _), v in totals.items() if h == half)
         print(
             f"bench:deid recall_{half}={sum(v for (h, _), v in hits.items() if h == half) / n:.3f} identifiers={n}"
         )
+    print(f"{'form':<13}" + "".join(f"{h:>14}" for h in halves))
+    for name in sorted({f for _, f in form_totals}):
+        cells = [f"{form_hits[(h, name)]}/{form_totals[(h, name)]}" for h in halves]
+        print(f"{name:<13}" + "".join(f"{c:>14}" for c in cells))
+        print(
+            f"bench:deid form={name} "
+            + " ".join(
+                f"recall_{h}={form_hits[(h, name)] / form_totals[(h, name)]:.3f}" for h in halves
+            )
+        )
+    print(f"{'guard kept':<13}" + "".join(f"{f'{guards_kept[h]}/{guards[h]}':>14}" for h in halves))
     if misses:
         print(f"dev misses ({len(misses)}):", *misses[: args.show], sep="\n")
 
@@ -213,9 +255,11 @@ def main() -> None:
                 f"texts_per_s={(len(claims) + len(sentences)) / p_seconds:.0f}"
             )
     recall = sum(hits.values()) / sum(totals.values())
+    guards_altered = 1 - sum(guards_kept.values()) / max(1, sum(guards.values()))
     print(
         f"bench:deid recall={recall:.3f} claims_altered={claims_share:.4f} sentences_altered={sentences_share:.4f} "
-        f"phrases_altered={phrases_share:.3f} texts_per_s={rate:.0f} presidio_claims_altered={presidio_claims}"
+        f"phrases_altered={phrases_share:.3f} guards_altered={guards_altered:.3f} texts_per_s={rate:.0f} "
+        f"presidio_claims_altered={presidio_claims}"
     )
 
 

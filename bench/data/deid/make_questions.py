@@ -564,6 +564,283 @@ SHAPES = (
 )
 
 
+# Forms added later, each in both halves with its own seeds, appended after the rows above (which
+# stay exactly as first written): names in capitals, "SURNAME, Given" in any case, names after a
+# newborn's label, names split by an invisible character, and texts in capitals that name no one.
+INVISIBLE = ("\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
+NEWBORN_CONTEXT = (
+    "bilirubin 250 µmol/L on day 3",
+    "born at 34 weeks, 2.1 kg",
+    "Apgar 6 at 5 minutes",
+    "on phototherapy",
+    "GBS-positive mother, CRP 14 mg/L",
+    "feeding poorly, glucose 2.1 mmol/L",
+)
+NEWBORN_LABELS = ("Baby girl", "Baby boy", "baby girl", "Baby Boy", "BABY GIRL", "Infant of")
+# Verbs that read well before "with …" or "on <date>".
+EVENTS = (
+    "was admitted",
+    "presented",
+    "was discharged",
+    "was readmitted",
+    "was seen",
+    "was reviewed",
+)
+# Capitals that are science: they stay, whoever the text is about.
+CAPS_SCIENCE = {
+    "dev": (
+        "COPD",
+        "HIV",
+        "a TNF inhibitor",
+        "BRCA1",
+        "SARS-CoV-2",
+        "ICD-10 E11.9",
+        "NYHA III",
+        "CKD stage 3",
+        "a DOAC",
+        "HER2-positive disease",
+        "ARDS",
+        "a WELLS score of 5",
+    ),
+    "frozen": (
+        "COPD",
+        "HIV",
+        "TNF blockade",
+        "a BRCA1 variant",
+        "SARS-CoV-2 infection",
+        "ICD-10 code E11.9",
+        "STEMI",
+        "MRSA bacteraemia",
+        "an ICU stay",
+        "AKI",
+        "HFpEF",
+        "a GRACE score of 140",
+    ),
+}
+TRIALS = {
+    "dev": ("HF-ACTION", "RECOVERY", "SPRINT", "ACCORD", "EMPA-REG OUTCOME", "UKPDS"),
+    "frozen": ("HF-ACTION", "RECOVERY", "SPRINT", "ISCHEMIA", "PARADIGM-HF", "DECLARE-TIMI 58"),
+}
+GUARD_LISTS = {
+    "dev": ("cells, mice", "cells, mice and humans", "rats, mice, and zebrafish"),
+    "frozen": ("cells, mice", "mice, rats and pigs", "organoids, mice, and patients"),
+}
+
+
+def caps(name: str) -> str:
+    return name.upper()
+
+
+def hidden_in(name: str, rng: random.Random) -> str:
+    """`name` with an invisible character inside one of its words (of three letters or more)."""
+    words = list(re.finditer(r"\w{3,}", name))
+    word = rng.choice(words)
+    cut = rng.randint(word.start() + 1, word.end() - 1)
+    return name[:cut] + rng.choice(INVISIBLE) + name[cut:]
+
+
+def double_barrelled(p: Pools) -> str:
+    (_, first), (_, second) = p.person(), p.person()
+    clean = lambda s: s.split()[-1].split("-")[-1]
+    return f"{clean(first)}-{clean(second)}"
+
+
+def caps_pair_subject(w: Writer, p: Pools) -> None:
+    given, surname = p.person()
+    w.mark("NAME", caps(f"{given} {surname}")).say(
+        f" has {p.rng.choice(CAPS_SCIENCE[p.half])}. {p.question()}"
+    )
+
+
+def caps_title_surname(w: Writer, p: Pools) -> None:
+    _, surname = p.person()
+    title = p.rng.choice(("Mr", "Mrs", "MRS", "Dr", "MR", "Ms"))
+    w.say(f"{title} ").mark("NAME", caps(surname)).say(
+        f" {p.rng.choice(EVENTS)} with {p.rng.choice(CAPS_SCIENCE[p.half])}. {p.question()}"
+    )
+
+
+def caps_surname_verb(w: Writer, p: Pools) -> None:
+    _, surname = p.person()
+    w.mark("NAME", caps(surname)).say(f" {p.rng.choice(EVENTS)} on ").mark("DATE", p.date())
+    w.say(f" with {p.rng.choice(CAPS_SCIENCE[p.half])}. {p.question()}")
+
+
+def caps_patient_header(w: Writer, p: Pools) -> None:
+    given, surname = p.person()
+    w.say(p.rng.choice(("PATIENT: ", "Patient: ", "Pt ", "NAME: "))).mark(
+        "NAME", caps(f"{given} {surname}")
+    ).say(", DOB ").mark("DATE", p.dob())
+    w.say(f". {p.rng.choice(CAPS_SCIENCE[p.half])}; eligible for {p.rng.choice(TRIALS[p.half])}?")
+
+
+def caps_given_alone(w: Writer, p: Pools) -> None:
+    given, _ = p.person()
+    label, number = p.record()
+    w.say("For ").mark("NAME", caps(given)).say(f" ({label}").mark("MRN", number).say(
+        f"{')' if label.startswith('(') else ''}), {p.rng.choice(CAPS_SCIENCE[p.half])}: {p.question()}"
+    )
+
+
+def caps_double_barrelled(w: Writer, p: Pools) -> None:
+    given, _ = p.person()
+    w.say(f"{p.rng.choice(('Our patient', 'Referral:', 'Re'))} ").mark(
+        "NAME", caps(f"{given} {double_barrelled(p)}")
+    ).say(
+        f" — {p.rng.choice(CAPS_SCIENCE[p.half])}, as in {p.rng.choice(TRIALS[p.half])}. {p.question()}"
+    )
+
+
+def caps_note(w: Writer, p: Pools) -> None:
+    given, surname = p.person()
+    science = p.rng.choice(CAPS_SCIENCE[p.half]).upper()
+    w.mark("NAME", caps(f"{surname} {given}" if p.rng.random() < 0.3 else f"{given} {surname}"))
+    w.say(f" — {science}. SEEN ON ").mark("DATE", p.date().upper()).say(f". {p.question().upper()}")
+
+
+def inverted_discharge(w: Writer, p: Pools) -> None:
+    given, surname = p.person()
+    surname, given = p.rng.choice(
+        (
+            (caps(surname), caps(given)),
+            (caps(surname), given),
+            (surname[0].upper() + surname[1:], given),
+        )
+    )
+    w.say(p.rng.choice(("Discharge summary for ", "Clinic letter for ", "Referral for "))).mark(
+        "NAME", f"{surname}, {given}"
+    ).say(f": {p.rng.choice(CAPS_SCIENCE[p.half])}. {p.question()}")
+
+
+def inverted_record(w: Writer, p: Pools) -> None:
+    given, surname = p.person()
+    label, number = p.record()
+    surname, given = p.rng.choice(
+        (
+            (caps(surname), caps(given)),
+            (caps(surname), given),
+            (surname[0].upper() + surname[1:], given),
+        )
+    )
+    w.mark("NAME", f"{surname}, {given}").say(f" ({label.strip('(')}").mark("MRN", number).say(
+        f") — {p.context()}. {p.question()}"
+    )
+
+
+def inverted_dob(w: Writer, p: Pools) -> None:
+    given, surname = p.person()
+    surname, given = p.rng.choice(((caps(surname), caps(given)), (caps(surname), given)))
+    w.say("Re: ").mark("NAME", f"{surname}, {given}").say(", DOB ").mark("DATE", p.dob()).say(
+        f"; {p.rng.choice(CAPS_SCIENCE[p.half])} — {p.question()}"
+    )
+
+
+def inverted_subject(w: Writer, p: Pools) -> None:
+    given, surname = p.person()
+    surname, given = p.rng.choice(((caps(surname), caps(given)), (caps(surname), given)))
+    w.mark("NAME", f"{surname}, {given}").say(
+        f" {p.rng.choice(('was admitted', 'was discharged', 'presented', 'was readmitted'))} on "
+    ).mark("DATE", p.date()).say(f" with {p.rng.choice(CAPS_SCIENCE[p.half])}. {p.question()}")
+
+
+def newborn_label(w: Writer, p: Pools) -> None:
+    given, surname = p.person()
+    label = p.rng.choice(NEWBORN_LABELS)
+    if label == "Infant of":
+        name = f"{given} {surname}"
+    else:
+        name = p.rng.choice((given, surname[0].upper() + surname[1:]))
+    if label.isupper():
+        name = caps(name)
+    w.say(f"{label} ").mark("NAME", name).say(f", {p.rng.choice(NEWBORN_CONTEXT)}. {p.question()}")
+
+
+def newborn_record(w: Writer, p: Pools) -> None:
+    given, surname = p.person()
+    label, number = p.record()
+    w.say(f"{p.rng.choice(NEWBORN_LABELS[:5])} ").mark(
+        "NAME", p.rng.choice((given, surname[0].upper() + surname[1:]))
+    ).say(f" ({label.strip('(')}").mark("MRN", number).say(
+        f"), {p.rng.choice(NEWBORN_CONTEXT)}: {p.question()}"
+    )
+
+
+def invisible_possessive(w: Writer, p: Pools) -> None:
+    given, _ = p.person()
+    w.say("Does ").mark("NAME", hidden_in(given, p.rng)).say(
+        f"'s {p.context()} change management? {p.question()}"
+    )
+
+
+def invisible_full_dob(w: Writer, p: Pools) -> None:
+    given, surname = p.person()
+    name = hidden_in(f"{given} {surname}", p.rng)
+    w.mark("NAME", caps(name) if p.rng.random() < 0.3 else name).say(", DOB ").mark(
+        "DATE", p.dob()
+    ).say(f", {p.context()}. {p.question()}")
+
+
+def invisible_title(w: Writer, p: Pools) -> None:
+    _, surname = p.person()
+    w.say(f"{p.rng.choice(TITLES)} ").mark("NAME", hidden_in(surname, p.rng)).say(
+        f" ({p.context()}) can be reached on "
+    ).mark("PHONE", p.phone())
+    w.say(f". {p.question()}")
+
+
+def invisible_patient(w: Writer, p: Pools) -> None:
+    given, surname = p.person()
+    w.say("Patient ").mark("NAME", hidden_in(f"{given} {surname}", p.rng)).say(
+        f" {p.rng.choice(CLINICAL_VERBS)} {p.context()}. {p.question()}"
+    )
+
+
+def guard_research(w: Writer, p: Pools) -> None:
+    s = CAPS_SCIENCE[p.half]
+    first, second = p.rng.sample(s, 2)
+    w.say(
+        p.rng.choice(
+            (
+                f"In {p.rng.choice(TRIALS[p.half])}, did {first} change the effect of {second}? ",
+                f"Is {first} with {second} covered by {p.rng.choice(TRIALS[p.half])}? ",
+                f"Evidence from {p.rng.choice(GUARD_LISTS[p.half])} on {first} and {second}: ",
+            )
+        )
+    ).say(p.question())
+
+
+def guard_patient(w: Writer, p: Pools) -> None:
+    s = CAPS_SCIENCE[p.half]
+    first, second = p.rng.sample(s, 2)
+    w.say(
+        p.rng.choice(
+            (
+                f"My patient has {first} and {second}; would {p.rng.choice(TRIALS[p.half])} apply? ",
+                f"Our patient with {first}, {second}. ",
+                f"For a patient on {p.rng.choice(TRIALS[p.half])}-style therapy with {first}: ",
+            )
+        )
+    ).say(p.question())
+
+
+FORMS = {
+    "caps": (
+        caps_pair_subject,
+        caps_title_surname,
+        caps_surname_verb,
+        caps_patient_header,
+        caps_given_alone,
+        caps_double_barrelled,
+        caps_note,
+    ),
+    "inverted": (inverted_discharge, inverted_record, inverted_dob, inverted_subject),
+    "newborn": (newborn_label, newborn_record),
+    "invisible": (invisible_possessive, invisible_full_dob, invisible_title, invisible_patient),
+    "guard": (guard_research, guard_patient),  # no identifiers: the text must come out unchanged
+}
+FORM_SIZES = {"caps": 21, "inverted": 16, "newborn": 12, "invisible": 12, "guard": 12}
+
+
 def main() -> None:
     rows = []
     for half, seed, size in (("dev", 3601, 120), ("frozen", 3602, 120)):
@@ -580,6 +857,21 @@ def main() -> None:
                     "identifiers": writer.identifiers,
                 }
             )
+    for half, seed in (("dev", 4501), ("frozen", 4502)):
+        rng = random.Random(seed)
+        pools = Pools(half, rng)
+        for form, shapes in FORMS.items():
+            for n in range(FORM_SIZES[form]):
+                writer = Writer()
+                shapes[n % len(shapes)](writer, pools)
+                rows.append(
+                    {
+                        "id": f"{half}-{form}-{n:03d}",
+                        "half": half,
+                        "text": writer.text,
+                        "identifiers": writer.identifiers,
+                    }
+                )
     for row in rows:
         for ident in row["identifiers"]:
             assert row["text"][ident["start"] : ident["end"]] == ident["text"], (row, ident)

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from research_privacy import locales, people, recognisers, science, vocabulary
+from research_privacy.reading import read
 from research_privacy.unlisted import STOP_WORDS, unlisted_spans
 
 # When two recognisers claim overlapping text, the longer span wins; on equal length, the
@@ -125,9 +126,23 @@ def find_identifiers(text: str, *, personal: bool | None = None) -> list[Identif
     ages and web addresses are a study's, its bare counts, ranges and codes are quantities. When
     that reading still finds someone (a name, a phone, a record number), the text is about a
     person after all and is read again as such.
+
+    The rules read the text without its invisible characters and with names in capitals written
+    as names (`reading`); each span is of `text` as given, so a replacement takes the whole name.
     """
     if not text:
         return []
+    reading = read(text)
+    found = _decided(reading.text, personal=personal)
+    if reading.text == text:
+        return found
+    return [
+        Identifier(c.category, reading.visible[c.start : c.end], *reading.span(c.start, c.end))
+        for c in found
+    ]
+
+
+def _decided(text: str, *, personal: bool | None) -> list[Identifier]:
     if personal is not None:
         return _find(text, personal=personal)
     if science.about_a_person(text):

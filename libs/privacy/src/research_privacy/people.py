@@ -9,6 +9,11 @@ listed given name before a surname. Clinicians also write
 - lowercase names after a title or a patient cue: "mr de la fuente-ortega", "ms park presented",
   "pt ingrid halvorsen";
 - names with particles (bin, de la, van der, Ní, al-, dos): `extend_name` grows a found name over them.
+- an inverted name ("Roe, Jane", "Van der Berg, Pieter") where the given name is a listed one or a
+  label or a clinical verb stands beside it ("Discharge summary for Mamani, Wayra:");
+- a name after a newborn's label, as after a title ("Baby girl Maria", "Infant of Aoife Ní Bhriain").
+Names in capitals and names split by invisible characters reach these rules already written as
+names (`research_privacy.reading`).
 `name_spans` yields these on the text the patterns left (identifiers already taken are NUL bytes).
 A word that is known science (the allow-list, an eponym, a proper noun of research text) is
 never taken for a person by the weaker cues; a title is cue enough for any word after it.
@@ -136,12 +141,12 @@ _AFTER = frozenset(
         "prefers",
     ]
 )
-_STRONG_VERBS = (
-    r"(?:was\s+|is\s+|has\s+been\s+|had\s+been\s+)?(?:now\s+)?(?:admitted|readmitted|discharged|seen|referred|"
+STRONG_VERBS = (
+    r"(?:was\s+|is\s+|has\s+been\s+|had\s+been\s+)?(?:now\s+)?(?:admitted|readmitted|discharged|seen|reviewed|referred|"
     r"transferred|intubated|started\s+on|presented|presents|underwent|complains|complained|declined|declines|tolerated|"
     r"tolerates|attended|denies|denied|collapsed|is\s+now\s+on|since)\b"
 )
-_LABEL_AFTER = r",?\s*\(?(?:DOB|D\.O\.B\.?|MRN|NHS|born|aged)\b"  # "Anneke de Vries, DOB …"
+LABEL_AFTER = r",?\s*\(?(?:DOB|D\.O\.B\.?|MRN|NHS|born|aged)\b"  # "Anneke de Vries, DOB …"
 _WEAK_VERBS = (
     r"(?:has\s+been\s+on|had\s+been\s+on|is\s+on|was\s+on|is\s+taking|was\s+taking|reports|reported|developed|"
     r"develops|died|lives|remains\s+on|continues\s+on|returned|fell|received|receives|takes|took|"
@@ -149,14 +154,18 @@ _WEAK_VERBS = (
 )
 _SUBJECT = re.compile(
     r"(?:^|(?<=[.;:!?—–\n(])\s*|(?<=\s[—–]\s))([^\s\x00][^\x00\n]{0,60}?)(?:(\s+"
-    + _STRONG_VERBS
+    + STRONG_VERBS
     + r"|"
-    + _LABEL_AFTER
+    + LABEL_AFTER
     + r")|\s+"
     + _WEAK_VERBS
     + r")"
 )
-_TITLE = re.compile(r"(?<![\w.])(?<!\d\s)(?:[Mm]rs?|[Mm]s|[Mm]iss|[Mm]x|[Dd]r|[Pp]rof)\.?\s+(?=\S)")
+# A title, or a newborn's label ("Baby girl Maria", "Infant of Aoife Ní Bhriain"): a name follows.
+_TITLE = re.compile(
+    r"(?<![\w.])(?<!\d\s)(?:(?:[Mm]rs?|[Mm]s|[Mm]iss|[Mm]x|[Dd]r|[Pp]rof)\.?|(?i:baby\s+(?:girl|boy|of)|infant\s+of))"
+    r"\s+(?=\S)"
+)
 _EPONYM_FOLLOWERS = vocabulary.EPONYM_HEADS | frozenset(
     [
         "kappa",
@@ -316,6 +325,7 @@ def name_spans(text: str, *, personal: bool = True) -> Iterator[tuple[int, int, 
         yield from _bare_given_names(text, tokens)
     yield from _subjects(text, personal=personal)
     yield from _after_titles(text, tokens)
+    yield from _inverted(text, tokens)
 
 
 _DISEASE = re.compile(
@@ -339,7 +349,7 @@ def _possessives(
             yield start, start + len(base), base, NAME
 
 
-_ID_AFTER = re.compile(
+ID_AFTER = re.compile(
     r"\s*\(\s*(?:\x00|\[|(?i:MRN|DOB|NHS|SSN|CPR|ID|hosp|hospital|record|unit|chart|age|aged|born|dob)\b)"
 )
 
@@ -362,7 +372,7 @@ def _bare_given_names(
         )
         cue_after = (
             following.lower() in _AFTER and not text[end : tokens[i + 1][0]].strip(" ,")
-        ) or bool(_ID_AFTER.match(text, end))
+        ) or bool(ID_AFTER.match(text, end))
         if cue_before or cue_after:
             yield start, end, word, NAME
 
@@ -434,6 +444,63 @@ def _after_titles(
             chosen.pop()
         start, end = tokens[chosen[0]][0], tokens[chosen[-1]][1]
         yield start, end, text[start:end], NAME
+
+
+# Beside an inverted name, what makes it a person's: a document or patient label before it
+# ("Discharge summary for ROE, JANE:", "Re: Roe, Jane"), a record label or a clinical verb after it.
+_INVERTED_BEFORE = re.compile(
+    r"(?i:\b(?:for|re|patient|pt|name|surname|summary|letter|referral|note|notes|regarding))\s*[:\-–—]?\s*$"
+)
+_INVERTED_AFTER = re.compile(
+    r"\s*(?:"
+    + LABEL_AFTER
+    + r"|\s+"
+    + STRONG_VERBS
+    + r"|\(\s*(?:\x00|(?i:MRN|DOB|NHS|hosp|hospital|record|unit|chart)\b))"
+)
+
+
+def _inverted(text: str, tokens: list[tuple[int, int, str]]) -> Iterator[tuple[int, int, str, str]]:
+    """ "Roe, Jane", "ROE, JANE" (read as "Roe, Jane"), "Van der Berg, Pieter": a surname, a comma
+    and a given name — where the given name is a listed one, or a label or a clinical verb stands
+    beside the pair ("Discharge summary for Mamani, Wayra:", "Okafor, Chidi (MRN …)"). Both sides
+    must be name words, never science: "cells, mice" and "Boston, Jordan" stay."""
+    for i in range(len(tokens) - 1):
+        _, end, word = tokens[i]
+        if text[end : tokens[i + 1][0]] not in (", ", ",\u00a0") or is_particle(word):
+            continue
+        first = i
+        while (
+            first > 0
+            and i - first < 3
+            and text[tokens[first - 1][1] : tokens[first][0]] == " "
+            and (is_particle(tokens[first - 1][2]) or person_word(tokens[first - 1][2]))
+        ):
+            first -= 1
+        surname = [tokens[j][2] for j in range(first, i + 1)]
+        if not person_word(word) or not all(is_particle(w) or person_word(w) for w in surname):
+            continue
+        last = i + 1
+        if (
+            last + 1 < len(tokens)
+            and text[tokens[last][1] : tokens[last + 1][0]] == " "
+            and person_word(tokens[last + 1][2])
+            and not is_particle(tokens[last + 1][2])
+        ):
+            last += 1
+        given = [tokens[j][2] for j in range(i + 1, last + 1)]
+        if not all(person_word(w) for w in given):
+            continue
+        listed = (
+            given[0].casefold() in vocabulary.given_names()
+            or re.split(r"[-'’]", given[0])[0].casefold() in vocabulary.given_names()
+        )
+        begin, finish = tokens[first][0], tokens[last][1]
+        cue = bool(_INVERTED_BEFORE.search(text, max(0, begin - 40), begin)) or bool(
+            _INVERTED_AFTER.match(text, finish)
+        )
+        if listed or cue:
+            yield begin, finish, text[begin:finish], NAME
 
 
 _NEXT = re.compile(r" ([\w'’][\w'’\-]*)")

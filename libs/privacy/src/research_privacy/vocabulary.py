@@ -206,13 +206,17 @@ def words() -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
+def listed_symbols() -> frozenset[str]:
+    """Every case-sensitive symbol of the shipped list, those that spell a person's name too (KIM)."""
+    return _lines("vocabulary_symbols.txt")
+
+
+@lru_cache(maxsize=1)
 def symbols() -> frozenset[str]:
     """Case-sensitive symbols (IL-6, p53, HbA1c), minus all-letter ones that spell a person's name."""
     names = person_names()
     return frozenset(
-        s
-        for s in _lines("vocabulary_symbols.txt")
-        if any(c.isdigit() for c in s) or s.casefold() not in names
+        s for s in listed_symbols() if any(c.isdigit() for c in s) or s.casefold() not in names
     )
 
 
@@ -222,15 +226,18 @@ def eponyms() -> frozenset[str]:
     return _lines("vocabulary_proper.txt")
 
 
-_PERSON_LISTS = (
+_GIVEN_LISTS = (
     "first_names",
     "first_names_male",
     "first_names_female",
     "first_names_nonbinary",
+    "first_romanized_names",
+)
+_PERSON_LISTS = (
+    *_GIVEN_LISTS,
     "last_names",
     "last_names_male",
     "last_names_female",
-    "first_romanized_names",
     "last_romanized_names",
 )
 
@@ -238,6 +245,16 @@ _PERSON_LISTS = (
 @lru_cache(maxsize=1)
 def person_names() -> frozenset[str]:
     """Given names and surnames of every Faker locale, casefolded (one token per entry)."""
+    return _faker_names(_PERSON_LISTS)
+
+
+@lru_cache(maxsize=1)
+def given_names() -> frozenset[str]:
+    """Given names of every Faker locale, casefolded (one token per entry)."""
+    return _faker_names(_GIVEN_LISTS)
+
+
+def _faker_names(lists: tuple[str, ...]) -> frozenset[str]:
     from faker.config import AVAILABLE_LOCALES
 
     found: set[str] = set()
@@ -246,7 +263,7 @@ def person_names() -> frozenset[str]:
             provider = importlib.import_module(f"faker.providers.person.{locale}").Provider
         except (ImportError, AttributeError):
             continue
-        for attribute in _PERSON_LISTS:
+        for attribute in lists:
             entries = getattr(provider, attribute, None)
             if isinstance(entries, dict):
                 entries = list(entries)
