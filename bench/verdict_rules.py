@@ -62,12 +62,14 @@ class Outcome:
     confidence: str
     cited: dict[int, str]  # doc → side, the abstracts quoted as corroborating / contradicting
     any_cited: bool  # counted or closest: the report names a paper
+    top: float = 0.0  # the highest calibrated P(label) among the papers on the verdict's side
 
 
 def replay(row: dict, rule: Rule) -> Outcome:
     """The verifier's decision on one cached claim, through the engine's own functions."""
     labelled = []
     cited: dict[int, str] = {}
+    probability: dict[int, float] = {}
     closest = False
     for index, statement in enumerate(row["statements"]):
         papers = statement["papers"]
@@ -94,7 +96,8 @@ def replay(row: dict, rule: Rule) -> Outcome:
             side = _side(passages)
             if side:
                 cited[paper["doc"]] = side
-    return _outcome(row, labelled, cited, closest)
+                probability[paper["doc"]] = call.strength
+    return _outcome(row, labelled, cited, closest, probability)
 
 
 _SIDE = {"SUPPORTS": "SUPPORT", "QUALIFIES": "SUPPORT", "CONTRADICTS": "CONTRADICT"}
@@ -115,14 +118,19 @@ def _side(passages: list) -> str:
     return counted[0] if counted else ""
 
 
-def _outcome(row: dict, labelled: list, cited: dict[int, str], closest: bool) -> Outcome:
+def _outcome(
+    row: dict, labelled: list, cited: dict[int, str], closest: bool, probability: dict[int, float]
+) -> Outcome:
     assessment = decide_verdict(labelled, max(len(row["statements"]), 1))
+    side = MAPPING[str(assessment.verdict)]
+    top = max((probability[d] for d, s in cited.items() if s == side), default=0.0)
     return Outcome(
         row["gold"],
         str(assessment.verdict),
         str(assessment.confidence),
         cited,
         bool(cited) or closest,
+        round(top, 6),
     )
 
 
@@ -138,7 +146,7 @@ class Prepared:
     chosen: tuple[int, ...]
     best_evidence: float  # the best quote's sentence-level P(evidence)
     turned: bool  # the best quote's direction words point against the claim's
-    passages: dict[tuple[str, bool], list]  # (label, flipped) → labelled passages
+    passages: dict[str, list]  # label → its labelled passages
 
 
 def prepare(row: dict) -> list[Prepared]:
@@ -177,7 +185,7 @@ def prepare(row: dict) -> list[Prepared]:
             order = [int(i) for i in np.argsort(-score, kind="stable")[:2]]
             chosen = tuple(i for k, i in enumerate(order) if k == 0 or rationale[i] >= 0.5)
             passages = {
-                (label, False): _passages(statement["text"], paper, index, label, chosen)
+                label: _passages(statement["text"], paper, index, label, chosen)
                 for label in ("SUPPORT", "CONTRADICT")
             }
             out.append(
@@ -200,6 +208,7 @@ def fast_replay(row: dict, prepared: list[Prepared], rule: Rule) -> Outcome:
     """`replay` on prepared papers: the same arithmetic as `decide_paper` (checked against it)."""
     labelled: list = []
     cited: dict[int, str] = {}
+    chance: dict[int, float] = {}
     closest = False
     for p in prepared:
         support, contradict, nei = p.probs
@@ -218,12 +227,13 @@ def fast_replay(row: dict, prepared: list[Prepared], rule: Rule) -> Outcome:
         if probability < bar or p.best_evidence < rule.sentence_floor:
             closest = True
             continue
-        passages = p.passages[(label, False)]
+        passages = p.passages[label]
         labelled += passages
         side = _side(passages)
         if side:
             cited[p.doc] = side
-    return _outcome(row, labelled, cited, closest)
+            chance[p.doc] = probability
+    return _outcome(row, labelled, cited, closest, chance)
 
 
 def gold_docs(row: dict) -> dict[int, str]:
@@ -350,6 +360,16 @@ def table(outcomes: list[Outcome]) -> str:
     return "\n".join(lines)
 
 
+def by_probability(outcomes: list[Outcome]) -> str:
+    """Verdict precision by the strongest calibrated P on the verdict's side (to set confidence levels)."""
+    parts = []
+    for low, high in ((0.0, 0.7), (0.7, 0.8), (0.8, 0.9), (0.9, 0.95), (0.95, 0.98), (0.98, 1.01)):
+        spoke = [o for o in outcomes if MAPPING[o.verdict] != "NEI" and low <= o.top < high]
+        right = sum(MAPPING[o.verdict] == o.gold for o in spoke)
+        parts.append(f"[{low:.2f}, {min(high, 1):.2f}): {right}/{len(spoke)}")
+    return "verdict precision by the strongest P on its side: " + "; ".join(parts)
+
+
 def by_confidence(outcomes: list[Outcome]) -> str:
     parts = []
     for level in ("HIGH", "MODERATE", "LOW"):
@@ -419,6 +439,7 @@ def main() -> None:
         report(f"rule {asdict(rule)}", scores(rows, outcomes))
         print(table(outcomes))
         print(by_confidence(outcomes))
+        print(by_probability(outcomes))
         return
 
     rules = grid()
@@ -457,6 +478,7 @@ def main() -> None:
     report("cv (each fold's rule chosen on the other folds)", s_cv)
     print(table(cv))
     print(by_confidence(cv))
+    print(by_probability(cv))
     everything = [(rule, scores(rows, o)) for rule, o in zip(rules, outcomes, strict=True)]
     pick = choose(everything, args.precision, args.recall)
     print(f"to ship (chosen on all {len(rows)} claims): {json.dumps(asdict(rules[pick]))}")

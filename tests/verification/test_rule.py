@@ -64,7 +64,7 @@ def test_direction_words_against_the_claim_flip_or_abstain() -> None:
     flipped = call(probs, _with(direction="flip"), claim=CLAIM)
     assert (flipped.label, flipped.strength) == ("CONTRADICT", pytest.approx(0.9))
     held = call(probs, _with(direction="abstain"), claim=CLAIM)
-    assert held.label == "NEI" and "points the other way (stability)" in held.reason
+    assert held.label == "NEI" and "stability words point the other way" in held.reason
 
 
 def _with(**changes: object) -> Rule:

@@ -117,12 +117,12 @@ async def watch_findings(sessions, verification_id: uuid.UUID) -> list[FindingVi
 @pytest.mark.parametrize(
     ("stances", "verdict", "confidence"),
     [
-        ((("SUPPORTS", 0.9), ("SUPPORTS", 0.85), ("SUPPORTS", 0.8)), "STRONGLY SUPPORTED", "HIGH"),
+        ((("SUPPORTS", 0.97), ("SUPPORTS", 0.85), ("SUPPORTS", 0.8)), "STRONGLY SUPPORTED", "HIGH"),
         ((("SUPPORTS", 0.9), ("QUALIFIES", 0.8)), "PARTIALLY SUPPORTED", "MODERATE"),
-        ((("SUPPORTS", 0.8), ("CONTRADICTS", 0.8)), "MIXED EVIDENCE", "MODERATE"),
+        ((("SUPPORTS", 0.8), ("CONTRADICTS", 0.8)), "MIXED EVIDENCE", "LOW"),
         ((("CONTRADICTS", 0.6),), "WEAKLY CONTRADICTED", "LOW"),
         (
-            (("CONTRADICTS", 0.9), ("CONTRADICTS", 0.8), ("CONTRADICTS", 0.75)),
+            (("CONTRADICTS", 0.97), ("CONTRADICTS", 0.8), ("CONTRADICTS", 0.75)),
             "CONTRADICTED",
             "HIGH",
         ),
@@ -335,7 +335,7 @@ async def test_a_retracted_source_of_a_watched_claim_is_a_change_and_a_finding( 
 ) -> None:
     key = f"retraxol{uuid.uuid4().hex[:6]}"
     crafted.papers[key] = papers(key, 4)
-    four = (("SUPPORTS", 0.9), ("SUPPORTS", 0.85), ("SUPPORTS", 0.8), ("SUPPORTS", 0.8))
+    four = (("SUPPORTS", 0.98), ("SUPPORTS", 0.97), ("SUPPORTS", 0.8), ("SUPPORTS", 0.8))
     llm_server.queue("openai", labels(key, *four))
     command = await verify(js, f"{key} reduces fever in adults", watch=True)
     await wait_for_report(sessions, command.verification_id)
@@ -368,7 +368,7 @@ async def test_a_retracted_source_of_a_watched_claim_is_a_change_and_a_finding( 
     assert (again.review["verdict"], again.review["confidence"]) == (
         "STRONGLY SUPPORTED",
         "HIGH",
-    ), "three sources remain"
+    ), "three sources remain, the strongest at 0.97"
     assert doomed not in [r["paper_id"] for r in again.content["references"]], (
         "a retracted paper is no evidence"
     )
@@ -427,7 +427,7 @@ async def test_a_source_an_outside_connector_reports_retracted_is_a_change(  # t
         changes.put_nowait(VerificationChanged.model_validate_json(msg.data))
 
     sub = await nc.subscribe(subjects.VERIFICATION_CHANGED, cb=on_changed)
-    three = (("SUPPORTS", 0.9), ("SUPPORTS", 0.85), ("SUPPORTS", 0.8))
+    three = (("SUPPORTS", 0.97), ("SUPPORTS", 0.9), ("SUPPORTS", 0.8))
     try:
         llm_server.queue("openai", labels(key, *three, prefix="pmid"))
         command = await verify(js, f"{key} reduces fever in adults", watch=True, sources=["pubmed"])
@@ -447,7 +447,7 @@ async def test_a_source_an_outside_connector_reports_retracted_is_a_change(  # t
         await search.unsubscribe()
     assert changed.retracted_sources == [f"pmid:{key}-0"]
     assert (changed.verdict, changed.confidence) == ("STRONGLY SUPPORTED", "MODERATE"), (
-        "two sources remain"
+        "two sources remain, the strongest at 0.90"
     )
     (finding,) = await watch_findings(sessions, command.verification_id)
     assert finding.kind == "retracted_source" and finding.payload["previous_confidence"] == "HIGH"

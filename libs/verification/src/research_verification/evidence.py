@@ -277,8 +277,8 @@ def decide_paper(
                 chosen,
                 label,
                 support if label == "SUPPORT" else contradict,
-                1.0,
-                f"its quote points the other way ({turned})",
+                rule.support_bar if label == "SUPPORT" else rule.contradict_bar,
+                f"its quote's {turned} words point the other way",
             )
     probability = support if label == "SUPPORT" else contradict
     bar = rule.support_bar if label == "SUPPORT" else rule.contradict_bar

@@ -85,9 +85,19 @@ def label_passages(
     out = []
     for p in predictions:
         stance, strength, conditions = stance_of(p, claim, label)
+        side = label or p.label
+        probability = (
+            p.support if side == "SUPPORT" else p.contradict if side == "CONTRADICT" else None
+        )
         out.append(
             LabelledPassage(
-                source_id, stance, round(strength, 4), statement, p.sentence, conditions
+                source_id,
+                stance,
+                round(strength, 4),
+                statement,
+                p.sentence,
+                conditions,
+                probability=None if probability is None else round(probability, 4),
             )
         )
     return out

@@ -21,10 +21,12 @@ The rule, in order:
    - support_share ≤ 0.25 → CONTRADICTED when ≥ 2 distinct contradicting sources and no
      supporting source; otherwise WEAKLY CONTRADICTED;
    - in between → MIXED EVIDENCE.
-5. **Confidence** (how much and how good the evidence is, whatever its direction):
-   - HIGH: ≥ 3 distinct sources with a stance, mean stance weight ≥ 0.7, coverage = 1;
-   - MODERATE: ≥ 2 distinct sources, mean weight ≥ 0.55, coverage ≥ 0.5;
-   - LOW: anything less (always for INSUFFICIENT EVIDENCE).
+5. **Confidence** (how likely the verdict is right, measured per level on held-out claims):
+   the strongest calibrated probability among the verdict's side — the abstract model's P(SUPPORT)
+   or P(CONTRADICT) (`LabelledPassage.probability`; an LLM's stated strength otherwise):
+   - HIGH: ≥ `HIGH_P` and no source on the other side;
+   - MODERATE: ≥ `MODERATE_P` and no source on the other side;
+   - LOW: anything less, and always for MIXED and INSUFFICIENT EVIDENCE (they do not speak).
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 MIN_STRENGTH = 0.4
+# Confidence bars on the strongest calibrated probability of the verdict's side, set where verdict
+# precision per level on held-out train claims rises (bench/verdict_rules.py, docs/judgement.md).
+HIGH_P, MODERATE_P = 0.95, 0.85
 
 
 class PassageStance(StrEnum):
@@ -76,6 +81,9 @@ class LabelledPassage:
     leaning: str = ""
     bar: float = 0.0
     reason: str = ""
+    # The calibrated probability of its label (the abstract model's P(SUPPORT) or P(CONTRADICT));
+    # None when the labeller gives only a strength (an LLM's stated confidence).
+    probability: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +136,44 @@ def _stances(
     return stances
 
 
+def _confidence(
+    verdict: Verdict,
+    stances: dict[tuple[str, int], tuple[PassageStance, float]],
+    passages: list[LabelledPassage],
+) -> Confidence:
+    """How likely the verdict is right: the strongest calibrated probability on its side
+    (`LabelledPassage.probability`, else its strength) against the bars the held-out claims set
+    (`HIGH_P`, `MODERATE_P`), with no source on the other side; LOW for anything that abstains."""
+    if verdict in (Verdict.INSUFFICIENT_EVIDENCE, Verdict.MIXED_EVIDENCE):
+        return Confidence.LOW
+    supported = verdict in (Verdict.STRONGLY_SUPPORTED, Verdict.PARTIALLY_SUPPORTED)
+    side = (
+        {PassageStance.SUPPORTS, PassageStance.QUALIFIES}
+        if supported
+        else {PassageStance.CONTRADICTS}
+    )
+    opposed = any(
+        label not in side and label is not PassageStance.QUALIFIES for label, _ in stances.values()
+    )
+    top = max(
+        (
+            p.probability if p.probability is not None else p.strength
+            for p in passages
+            if p.label in side and p.strength >= MIN_STRENGTH
+        ),
+        default=0.0,
+    )
+    if opposed:
+        return Confidence.LOW
+    if top >= HIGH_P:
+        return Confidence.HIGH
+    return Confidence.MODERATE if top >= MODERATE_P else Confidence.LOW
+
+
 def decide_verdict(passages: Iterable[LabelledPassage], statements: int = 1) -> Assessment:
     """Apply the rule in the module docstring. `statements` is how many the claim was split into."""
-    stances = _stances(passages)
+    passages_list = list(passages)
+    stances = _stances(passages_list)
     by_label: dict[PassageStance, set[str]] = defaultdict(set)
     weight: dict[PassageStance, float] = defaultdict(float)
     for (source, _), (label, w) in stances.items():
@@ -147,7 +190,6 @@ def decide_verdict(passages: Iterable[LabelledPassage], statements: int = 1) -> 
         len(by_label[PassageStance.SUPPORTS]),
         len(by_label[PassageStance.CONTRADICTS]),
     )
-    sources = {source for (source, _) in stances}
     mean_strength = sum(w for _, w in stances.values()) / len(stances) if stances else 0.0
 
     if not stances:
@@ -166,12 +208,7 @@ def decide_verdict(passages: Iterable[LabelledPassage], statements: int = 1) -> 
         else:
             verdict = Verdict.MIXED_EVIDENCE
 
-    if len(sources) >= 3 and mean_strength >= 0.7 and coverage >= 1.0:
-        confidence = Confidence.HIGH
-    elif len(sources) >= 2 and mean_strength >= 0.55 and coverage >= 0.5:
-        confidence = Confidence.MODERATE
-    else:
-        confidence = Confidence.LOW
+    confidence = _confidence(verdict, stances, passages_list)
     return Assessment(
         verdict,
         confidence,
