@@ -22,6 +22,9 @@ from tests.teardown import stopped
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# One installation secret for every process of the test session (the gateway in-process, a stack's
+# services), instead of a file in the working directory's `.research-engine/`.
+os.environ.setdefault("INSTALLATION_SECRET", "test-session-installation-secret")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
