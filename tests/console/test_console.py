@@ -3,6 +3,7 @@ controls, the operator's controls with and without the admin key, and a trace re
 
 from __future__ import annotations
 
+import asyncio
 import re
 import uuid
 from typing import Any
@@ -25,7 +26,8 @@ LONG = 240_000  # ms a real run may take on a shared 2-core machine (a bound, no
 async def test_the_console_url_signs_in_once_with_a_session_cookie_and_drops_the_code(
     open_console: Any, console_stack: Stack
 ) -> None:
-    url = console_stack.console_url()  # what `research-engine up` prints: a single-use code
+    # what `research-engine up` prints: a single-use code (issued with a blocking call of its own)
+    url = await asyncio.to_thread(console_stack.console_url)
     page = await open_console(url=url)
     assert page.url == f"{console_stack.gateway_url}/", "the code left the address bar"
     cookie = next(
