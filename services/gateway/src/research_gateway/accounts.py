@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_gateway.auth import AUTH_RESPONSES, Admin, Caller, Reader
 from research_gateway.deps import API, SERVICE, Session
-from research_gateway.quotas import KINDS, KeyQuotas
+from research_gateway.quotas import KINDS, KeyQuotas, Quotas
 from research_gateway.storable import Slug
 from research_ledger import AuditAction, audit
 from research_ledger.source_limits import DEFAULT_WORKSPACE, LimitsBook
@@ -154,7 +154,7 @@ async def me(session: Session, caller: Reader, quotas: KeyQuotas) -> Me:
     )
 
 
-async def _limits_view(quotas: Any, key_id: uuid.UUID) -> KeyLimitsView:
+async def _limits_view(quotas: Quotas, key_id: uuid.UUID) -> KeyLimitsView:
     return KeyLimitsView(
         key_id=key_id,
         overrides=LimitsOverride(**await quotas.overrides(key_id)),

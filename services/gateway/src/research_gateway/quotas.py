@@ -25,7 +25,7 @@ import uuid
 import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
@@ -309,10 +309,6 @@ class Quotas:
             )
         )
         return int(stored or 0) + int(opening or 0)
-
-
-def limits_view(limits: KeyLimits) -> dict[str, int]:
-    return asdict(limits)
 
 
 def quotas_of(request: Request, session: Session) -> Quotas:
