@@ -22,6 +22,13 @@ from tests.teardown import stopped
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# One installation secret for every process of the test session (the gateway in-process, a stack's
+# services), instead of a file in the working directory's `.research-engine/`.
+os.environ.setdefault("INSTALLATION_SECRET", "test-session-installation-secret")
+# Failed key checks are counted in the session's one database, and every in-process gateway's
+# client is 127.0.0.1: one module's deliberate 401s (bad-key probes, the fuzzer's) would turn the
+# next module's expected 401s into 429s. The throttle's own tests set their limits explicitly.
+os.environ.setdefault("GATEWAY_AUTH__FAILED_ATTEMPTS", "1000000")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

@@ -31,3 +31,15 @@ def auth(key: str) -> dict[str, str]:
 async def headers_by_role(sessions: async_sessionmaker[AsyncSession]) -> dict[Role, dict[str, str]]:
     """One fresh key per role, as request headers."""
     return {role: auth(await api_key(sessions, role)) for role in ROLES}
+
+
+async def bind_workspaces(
+    sessions: async_sessionmaker[AsyncSession], headers: dict[str, str], *workspaces: str
+) -> None:
+    """Let the key in `headers` name `workspaces` besides `default` (an admin's binding)."""
+    from research_gateway.accounts import KeyWorkspaces
+
+    async with sessions() as session, session.begin():
+        caller = await ApiKeys(session).identify(headers["X-API-Key"])
+        assert caller is not None
+        await KeyWorkspaces(session).bind(caller.key_id, ["default", *workspaces])

@@ -72,7 +72,9 @@ def up(
         typer.echo(
             f"admin key {stack.admin_key}  ({made}; stored in {key_path(stack.data_dir)}, mode 0600)"
         )
-        typer.echo(f"console   {stack.console_url}")
+        typer.echo(
+            f"console   {stack.console_url()}  (a single-use sign-in code: expires in minutes)"
+        )
         typer.echo(
             "          send the key as `X-API-Key: <key>`; `research-engine keys create` makes keys for others."
         )

@@ -3,7 +3,8 @@
     research-engine keys create --role admin --name ops   # prints the key once
     research-engine keys list
     research-engine keys revoke <key-id>
-    research-engine keys local                           # the local admin key `up` stored
+    research-engine keys local                           # the local admin key `up` stored,
+                                                         # and a single-use console sign-in URL
 
 Uses `DATABASE_URL`, or the embedded Postgres under `--data-dir` (started if needed).
 """
@@ -104,6 +105,14 @@ def local(data_dir: DataDir = None) -> None:
     if secret is None:
         typer.echo(f"no local admin key in {folder}: `research-engine up` creates one", err=True)
         raise typer.Exit(1)
+    from research_engine.local_key import console_sign_in_url
+
     settings = get_settings()
     typer.echo(f"key      {secret}\nfile     {key_path(folder)}")
-    typer.echo(f"console  http://127.0.0.1:{settings.gateway_port}/?key={secret}")
+    url = console_sign_in_url(
+        f"http://127.0.0.1:{settings.gateway_port}",
+        _database_url(folder),
+        secret,
+        settings.gateway_auth.console_code_ttl_s,
+    )
+    typer.echo(f"console  {url}  (a single-use sign-in code: expires in minutes)")

@@ -1,7 +1,8 @@
 """The local admin key: created once by `research-engine up`, kept in the data folder, read by the CLI.
 
 Like a notebook server's token: the operator starting the embedded stack gets a working admin
-key (and a console URL carrying it) with nothing to type. The key lives in
+key (and a console URL carrying a single-use sign-in code for it, never the key) with nothing
+to type. The key lives in
 `<data_dir>/admin.key`, file mode 0600; the database holds only its hash, as for every key. If
 the file is missing, or its key is no longer a live admin key in this database (a fresh or an
 external database, a revoked key), a new key is issued and the file replaced.
@@ -69,3 +70,28 @@ def ensure_local_admin_key(data_dir: Path, database_url: str) -> tuple[str, bool
         return stored, False
     _write_private(key_path(data_dir), issued)
     return issued, True
+
+
+async def _issue_code(database_url: str, secret: str, ttl_s: float) -> str | None:
+    from research_gateway.auth import ApiKeys
+    from research_gateway.signins import ConsoleSessions
+    from research_platform.db import create_engine, session_factory
+
+    engine = create_engine(database_url, pool_size=1, max_overflow=0)
+    try:
+        async with session_factory(engine)() as session, session.begin():
+            found = await ApiKeys(session).identify(secret)
+            if found is None:
+                return None
+            return await ConsoleSessions(session).issue_code(found.key_id, ttl_s)
+    finally:
+        await engine.dispose()
+
+
+def console_sign_in_url(gateway_url: str, database_url: str, secret: str, ttl_s: float) -> str:
+    """The console URL signing a browser in as `secret`'s key: a single-use code that expires in
+    `ttl_s` seconds (the key itself never travels in a URL)."""
+    code = asyncio.run(_issue_code(database_url, secret, ttl_s))
+    if code is None:
+        raise RuntimeError("the key is not live in this database: no sign-in code issued")
+    return f"{gateway_url}/?code={code}"

@@ -7,7 +7,9 @@ Each service serves Prometheus metrics on its own free loopback port (`METRICS_P
 across restarts); `metrics_targets` (`<data_dir>/prometheus/targets.json`) lists them in
 Prometheus's file_sd format, so a local Prometheus scrapes every service with `file_sd_configs`.
 Starting the servers also makes sure the local admin key exists (`local_key.py`): `admin_key`,
-sent by `api_headers`, is what the demo and the CLI use against the gateway.
+sent by `api_headers`, is what the demo and the CLI use against the gateway; and that the
+installation secret exists (`research_platform.installation`, `<data_dir>/installation.key`
+unless `INSTALLATION_SECRET` / `INSTALLATION_SECRET_FILE`), which every service reads.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from typing import Self
 
 import httpx
 
-from research_engine.local_key import ensure_local_admin_key
+from research_engine.local_key import console_sign_in_url, ensure_local_admin_key
+from research_platform import installation
 from research_platform.broker import ensure_streams_at
 from research_platform.embedded import EmbeddedNats, EmbeddedPostgres, env_for, free_port
 from research_platform.embedded_cluster import EmbeddedNatsCluster
@@ -53,16 +56,19 @@ def ensure_embedded_database(data_dir: Path) -> str:
 
     When this call had to start the embedded server, it is stopped again at interpreter exit.
     """
-    external = Settings().database_url
+    settings = Settings().model_copy(update={"data_dir": data_dir})
+    secret = installation.installation_secret(settings)
+    installation.install(secret)  # a key created next (`keys create`) is audited with it
+    external = settings.database_url
     if external:
-        upgrade(external)
+        upgrade(external, installation_secret=secret)
         return external
     pg = EmbeddedPostgres(data_dir)
     already = pg.is_running()
     pg.start()
     if not already:
         atexit.register(pg.stop)
-    upgrade(pg.url)
+    upgrade(pg.url, installation_secret=secret)
     return pg.url
 
 
@@ -95,10 +101,16 @@ class Stack:
         """Request headers carrying the local admin key."""
         return {"X-API-Key": self.admin_key}
 
-    @property
     def console_url(self) -> str:
-        """The gateway URL carrying the local admin key, like a notebook server's token URL."""
-        return f"{self.gateway_url}/?key={self.admin_key}"
+        """A console URL signing a browser in as the local admin: a single-use code that expires
+        in minutes (`GATEWAY_AUTH__CONSOLE_CODE_TTL_S`), like a notebook server's token URL."""
+        ttl = Settings().gateway_auth.console_code_ttl_s
+        return console_sign_in_url(self.gateway_url, self.database_url, self.admin_key, ttl)
+
+    @property
+    def secret_file(self) -> Path:
+        """The installation secret's file every service reads (unless a setting names another)."""
+        return installation.secret_path(Settings().model_copy(update={"data_dir": self.data_dir}))
 
     @property
     def logs_dir(self) -> Path:
@@ -139,7 +151,10 @@ class Stack:
         if not self.database_url:
             self._pg = EmbeddedPostgres(self.data_dir).start()
             self.database_url = self._pg.url
-        upgrade(self.database_url)
+        settings = Settings().model_copy(update={"data_dir": self.data_dir})
+        secret = installation.installation_secret(settings)  # created at first start
+        installation.install(secret)  # the local admin key's audit row is keyed too
+        upgrade(self.database_url, installation_secret=secret)
         asyncio.run(ensure_streams_at(self.nats_url))
         self.admin_key, self.admin_key_created = ensure_local_admin_key(
             self.data_dir, self.database_url
@@ -148,6 +163,8 @@ class Stack:
     def service_env(self) -> dict[str, str]:
         env = env_for(self.nats_url, self.database_url)
         env["GATEWAY_PORT"] = str(self.gateway_port)
+        if not Settings().installation_secret:
+            env["INSTALLATION_SECRET_FILE"] = str(self.secret_file)
         env.setdefault("LOG_JSON", "true")
         # Several model-using processes share the cores: one math thread each avoids oversubscription.
         env.setdefault("OMP_NUM_THREADS", "1")

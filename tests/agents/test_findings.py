@@ -202,5 +202,5 @@ async def test_settle_audits_a_persons_text_as_a_digest_like_every_audit_row(
     async with sessions() as session:
         (row,) = await session.scalars(select(AuditEvent).where(AuditEvent.claim_id == claim))
         finding = await FindingsRepository(session, unique).get(opened)
-    assert row.payload["question"].startswith("sha256:") and words not in str(row.payload)
+    assert row.payload["question"].startswith("hmac:") and words not in str(row.payload)
     assert finding is not None and finding.payload == {"question": words}

@@ -110,17 +110,24 @@ async def chromium(console_stack: Stack) -> AsyncIterator[Any]:
 
 @pytest.fixture
 async def open_console(chromium: Any, console_stack: Stack) -> AsyncIterator[Any]:
-    """`await open_console(key, width=1280)` → a page signed in with `key` (through `/?key=`)."""
+    """`await open_console(key, width=1280)` → a page signed in with `key` through the sign-in form
+    (a POST: a key never travels in a URL); `open_console(url=...)` opens a code URL instead."""
     contexts: list[Any] = []
 
-    async def signed_in(key: str, width: int = 1280) -> Any:
+    async def signed_in(key: str = "", width: int = 1280, url: str = "") -> Any:
         context = await chromium.new_context(
             viewport={"width": width, "height": 900}, accept_downloads=True
         )
         contexts.append(context)
         page = await context.new_page()
         page.set_default_timeout(20_000)
-        await page.goto(f"{console_stack.gateway_url}/?key={key}")
+        if url:
+            await page.goto(url)
+            return page
+        await page.goto(f"{console_stack.gateway_url}/")
+        await page.get_by_label("API key").fill(key)
+        async with page.expect_navigation():
+            await page.get_by_role("button", name="Sign in").click()
         return page
 
     yield signed_in

@@ -3,6 +3,7 @@ controls, the operator's controls with and without the admin key, and a trace re
 
 from __future__ import annotations
 
+import asyncio
 import re
 import uuid
 from typing import Any
@@ -22,13 +23,20 @@ pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 LONG = 240_000  # ms a real run may take on a shared 2-core machine (a bound, not a measured speed)
 
 
-async def test_the_console_url_signs_in_with_a_cookie_and_drops_the_key(
+async def test_the_console_url_signs_in_once_with_a_session_cookie_and_drops_the_code(
     open_console: Any, console_stack: Stack
 ) -> None:
-    page = await open_console(console_stack.admin_key)
-    assert page.url == f"{console_stack.gateway_url}/", "the key left the address bar"
-    cookie = next(c for c in await page.context.cookies() if c["name"] == "research_console_key")
+    # what `research-engine up` prints: a single-use code (issued with a blocking call of its own)
+    url = await asyncio.to_thread(console_stack.console_url)
+    page = await open_console(url=url)
+    assert page.url == f"{console_stack.gateway_url}/", "the code left the address bar"
+    cookie = next(
+        c for c in await page.context.cookies() if c["name"] == "research_console_session"
+    )
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    assert console_stack.admin_key not in cookie["value"]  # a session id, never the key
+    spent = await open_console(url=url)  # the same URL in another browser: already spent
+    await expect(spent.get_by_role("alert")).to_contain_text("spent")
     await expect(page.get_by_role("heading", name="Ask")).to_be_visible()
     await expect(page.locator("#role")).to_have_text("admin")
     await shot(page, "ask")

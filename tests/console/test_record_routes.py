@@ -103,7 +103,13 @@ async def test_watched_claims_list_their_verdict_history_oldest_first(
 async def test_the_operate_page_links_grafana_at_the_configured_url(
     gateway: httpx.AsyncClient, sessions: Any
 ) -> None:
-    gateway.cookies.set("research_console_key", await api_key(sessions, "admin"))
+    key = await api_key(sessions, "admin")
+    signed = await gateway.post(
+        "/sign-in",
+        content=f"key={key}",
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
+    gateway.cookies.set("research_console_session", signed.cookies["research_console_session"])
     try:
         page = (await gateway.get("/operate")).text
     finally:

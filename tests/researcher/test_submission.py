@@ -1,7 +1,7 @@
 """Idempotent submission over HTTP, against real NATS JetStream + Postgres with the researcher running.
 
 The gateway publishes first (with `Nats-Msg-Id: task-<id>`) and commits second, and the task
-id is derived from the `Idempotency-Key`: a repeat is the same task, and a bus failure leaves
+id is derived from the caller's key and its `Idempotency-Key`: a repeat is the same task, and a bus failure leaves
 no row behind.
 """
 
@@ -15,6 +15,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
+from research_gateway.auth import ApiKeys
 from research_gateway.main import create_app
 from research_ledger import AuditAction, task_id_for_key
 from research_platform.models import AuditEvent, MemoryClaim, ResearchTask
@@ -38,6 +39,14 @@ async def gateway(servers, key: dict[str, str]) -> AsyncIterator[tuple[httpx.Asy
             yield client, app
 
 
+async def _key_id(sessions, headers: dict[str, str]) -> uuid.UUID:  # type: ignore[no-untyped-def]
+    """The id of the key in `headers`: an `Idempotency-Key` names a task per caller."""
+    async with sessions() as session:
+        caller = await ApiKeys(session).identify(headers["X-API-Key"])
+    assert caller is not None
+    return caller.key_id
+
+
 async def _count(sessions, model, *where) -> int:  # type: ignore[no-untyped-def]
     async with sessions() as session:
         return await session.scalar(select(func.count()).select_from(model).where(*where))
@@ -53,7 +62,12 @@ async def test_the_same_key_twice_is_one_task_and_one_claim(
         second = await client.post(f"{API}/tasks", json=body, headers=headers)
         assert first.status_code == 202 and second.status_code == 200
         task_id = uuid.UUID(first.json()["task_id"])
-        assert second.json()["task_id"] == str(task_id) == str(task_id_for_key(f"client-{unique}"))
+        owner = await _key_id(sessions, api_keys["researcher"])
+        assert (
+            second.json()["task_id"]
+            == str(task_id)
+            == str(task_id_for_key(f"client-{unique}", owner))
+        )
         await wait_for_claims(sessions, [task_id])
         third = await client.post(
             f"{API}/tasks", json=body, headers=headers
@@ -94,7 +108,7 @@ async def test_bus_down_at_submit_leaves_no_orphan_row_and_a_retry_succeeds(
 ) -> None:  # type: ignore[no-untyped-def]
     body = {"question": f"Is {unique} safe in pregnancy?"}
     headers = {"Idempotency-Key": f"down-{unique}"}
-    task_id = task_id_for_key(f"down-{unique}")
+    task_id = task_id_for_key(f"down-{unique}", await _key_id(sessions, api_keys["researcher"]))
     async with gateway(servers, api_keys["researcher"]) as (client, app):
         await app.state.broker.stop()  # the gateway's NATS connection is gone
         refused = await client.post(f"{API}/tasks", json=body, headers=headers)

@@ -21,6 +21,7 @@ from research_contracts.sourcelists import RequestSourceList, SourceList
 from research_gateway.main import create_app
 from research_ledger import Ledger
 from research_platform.settings import Settings
+from tests.keys import bind_workspaces
 from tests.scout.conftest import fake_connector
 from tests.scout.hits import VITAMIN_D, paper
 
@@ -67,8 +68,11 @@ async def test_bad_input_is_422(gateway, api_keys, body):
     assert response.status_code == 422, response.text
 
 
-async def test_schedules_beyond_the_limits_are_409_naming_the_limit(gateway, api_keys, unique):
+async def test_schedules_beyond_the_limits_are_409_naming_the_limit(
+    gateway, api_keys, sessions, unique
+):
     workspace = f"ws-{unique}"
+    await bind_workspaces(sessions, api_keys["researcher"], workspace)
     limits = {"max_scheduled_lists": 0, "min_update_interval_s": 86400}
     assert (
         await gateway.put(
@@ -94,8 +98,11 @@ async def test_schedules_beyond_the_limits_are_409_naming_the_limit(gateway, api
     assert full.status_code == 409 and "max_scheduled_lists" in full.text
 
 
-async def test_a_source_list_from_request_to_export(gateway, api_keys, nc, scout_factory, unique):
+async def test_a_source_list_from_request_to_export(
+    gateway, api_keys, nc, scout_factory, sessions, unique
+):
     workspace = f"ws-{unique}"
+    await bind_workspaces(sessions, api_keys["researcher"], workspace)
     limits = {
         "max_references": 3,
         "detail_level_ceiling": "citation_extract",
@@ -353,9 +360,10 @@ async def test_a_source_list_from_request_to_export(gateway, api_keys, nc, scout
 
 
 async def test_an_empty_list_says_why_through_the_api_and_its_export(
-    gateway, api_keys, nc, scout_factory, unique
+    gateway, api_keys, nc, scout_factory, sessions, unique
 ):
     workspace = f"ws-{unique}"
+    await bind_workspaces(sessions, api_keys["researcher"], workspace)
     limits = {"allowed_apis": ["corpus"]}
     assert (
         await gateway.put(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
@@ -24,8 +25,11 @@ def gateway(servers: Servers) -> Gateway:
 
     @asynccontextmanager
     async def running(
-        client: tuple[str, int] = ("127.0.0.1", 123), **settings: Any
+        client: tuple[str, int] | None = None, **settings: Any
     ) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
+        # A loopback address of its own: failed key checks are counted in the shared database, so
+        # one test's 401s must not become another's 429s.
+        client = client or (f"127.{secrets.randbelow(250)}.{secrets.randbelow(250)}.2", 123)
         app = create_app(
             Settings(nats_url=servers.nats_url, database_url=servers.database_url, **settings)
         )

@@ -1,6 +1,6 @@
 """Every API route needs a key: 401 (no / unknown key) vs 403 (role too low) exact, roles ordered
-reader < researcher < admin, failed key checks throttled (429 + Retry-After, the console's sign-in counted too) without
-ever refusing a valid key, open mode
+reader < researcher < admin, failed key checks throttled (429 + Retry-After, the console's sign-in counted too,
+in PostgreSQL) without ever refusing a valid key, open mode
 only on a loopback bind and announced. Real NATS + Postgres behind the app."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import re
 import uuid
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from structlog.testing import capture_logs
 
@@ -69,26 +69,30 @@ def test_open_mode_is_refused_on_a_network_bind() -> None:
     )
 
 
-@pytest.mark.unit
-def test_throttle_waits_until_the_oldest_failure_leaves_the_window() -> None:
-    now = [1000.0]
-    throttle = FailedAuthThrottle(limit=3, window_s=60, clock=lambda: now[0])
-    for _ in range(3):
-        assert throttle.retry_after("10.0.0.1") is None
-        throttle.failed("10.0.0.1")
-        now[0] += 10
-    assert (
-        throttle.retry_after("10.0.0.1") == 30
-    )  # the first failure (t=1000) leaves at t=1060; now t=1030
-    assert throttle.retry_after("10.0.0.2") is None  # another client is not affected
-    now[0] = 1060.5
-    assert throttle.retry_after("10.0.0.1") is None
+@pytest.mark.integration
+async def test_throttle_waits_until_the_oldest_failure_leaves_the_window(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    throttle = FailedAuthThrottle(limit=3, window_s=60)
+    client, other = f"client:{uuid.uuid4()}", f"client:{uuid.uuid4()}"
+    async with sessions() as session, session.begin():
+        for _ in range(3):
+            assert await throttle.retry_after(session, client) is None
+            await throttle.failed(session, client)
+    async with sessions() as session, session.begin():
+        assert 55 <= (await throttle.retry_after(session, client) or 0) <= 60
+        assert await throttle.retry_after(session, other) is None  # another client is not affected
+        await session.execute(  # an hour later: every failure has left the window
+            text("UPDATE auth_failures SET failed_at = failed_at - interval '1 hour'")
+        )
+        assert await throttle.retry_after(session, client) is None
 
 
 @pytest.mark.integration
 async def test_every_api_route_answers_401_without_a_valid_key(gateway: Gateway) -> None:
     routes = _api_routes()
     async with gateway(gateway_auth=GatewayAuthSettings(failed_attempts=10_000)) as (_, client):
+        # (a client address of its own: its hundreds of failures are counted in the shared database)
         for method, path in routes:
             missing = await client.request(method, path)
             assert missing.status_code == 401, (method, path, missing.text)
@@ -157,9 +161,8 @@ async def test_failed_key_checks_are_throttled_and_a_valid_key_is_never_locked_o
         ).status_code == 429  # no key at all: a failure too
         # ...and the user with the valid key, from the same address, is served at once
         assert (await client.get(f"{API}/findings", headers=good)).status_code == 200
-        assert (
-            app.state.guard.throttle.retry_after("client:10.9.8.8") is None
-        )  # other clients are unaffected
+        async with sessions() as session:  # other clients are unaffected
+            assert await app.state.guard.throttle.retry_after(session, "client:10.9.8.8") is None
 
 
 FORM = {"content-type": "application/x-www-form-urlencoded"}
@@ -172,25 +175,26 @@ async def test_console_sign_in_is_counted_by_the_same_throttle(
     good = await api_key(sessions, "reader")
     limit = GatewayAuthSettings(failed_attempts=3, failed_window_s=120)
     async with gateway(client=("10.9.8.6", 4000), gateway_auth=limit) as (_, client):
-        # a guesser at the console: the URL `up` prints, then the sign-in form
+        # a guesser at the console: the code URL `up` prints, then the sign-in form
         for tried in (
-            await client.get("/", params={"key": "rek_guess-0"}),
+            await client.get("/", params={"code": "guess-0"}),
             await client.post("/sign-in", content="key=rek_guess-1", headers=FORM),
-            await client.get("/", params={"key": "rek_guess-2"}),
+            await client.get("/", params={"code": "guess-2"}),
         ):
             assert tried.status_code == 303 and "error=" in tried.headers["location"]
         for slowed in (
-            await client.get("/", params={"key": "rek_guess-x"}),
+            await client.get("/", params={"code": "guess-x"}),
             await client.post("/sign-in", content="key=rek_guess-y", headers=FORM),
             await client.get(f"{API}/findings", headers=auth("rek_guess-z")),
         ):  # one count, console and API
             assert slowed.status_code == 429 and 1 <= int(slowed.headers["retry-after"]) <= 120
         assert (
-            "rek_guess" not in (await client.get("/", params={"key": "rek_guess-w"})).text
+            "rek_guess"
+            not in (await client.post("/sign-in", content="key=rek_guess-w", headers=FORM)).text
         )  # never echoes a key
-        signed = await client.get("/", params={"key": good})  # a valid key signs in at once
-        assert signed.status_code == 303 and signed.headers["location"] == "/"
-        assert "research_console_key" in signed.headers["set-cookie"]
+        signed = await client.post("/sign-in", content=f"key={good}", headers=FORM)
+        assert signed.status_code == 303 and signed.headers["location"] == "/"  # at once
+        assert "research_console_session" in signed.headers["set-cookie"]
 
 
 @pytest.mark.integration

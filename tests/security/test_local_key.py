@@ -1,5 +1,6 @@
 """The local admin key of `research-engine up`: created once, mode 0600, live in the database,
-replaced when it is no longer a live admin key, found by the CLI in the data folder."""
+replaced when it is no longer a live admin key, found by the CLI in the data folder (with a
+console URL carrying a single-use code, never the key)."""
 
 from __future__ import annotations
 
@@ -55,5 +56,12 @@ def test_the_cli_finds_the_key_in_the_data_folder(servers: Servers, tmp_path: Pa
     runner = CliRunner()
     assert runner.invoke(app, ["keys", "local", "--data-dir", str(tmp_path)]).exit_code == 1
     key, _ = ensure_local_admin_key(tmp_path, servers.database_url)
-    shown = runner.invoke(app, ["keys", "local", "--data-dir", str(tmp_path)])
-    assert shown.exit_code == 0 and key in shown.output and f"/?key={key}" in shown.output
+    shown = runner.invoke(
+        app,
+        ["keys", "local", "--data-dir", str(tmp_path)],
+        env={"DATABASE_URL": servers.database_url},
+    )
+    assert shown.exit_code == 0 and key in shown.output, shown.output
+    console = next(line for line in shown.output.splitlines() if line.startswith("console"))
+    # the console URL carries a single-use sign-in code, never the key itself
+    assert "/?code=" in console and key not in console and "key=" not in console

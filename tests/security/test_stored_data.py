@@ -62,7 +62,7 @@ def test_audit_payloads_refuse_raw_content_and_keep_only_a_digest_of_a_persons_t
     )
     assert (
         _leaks(stored) == []
-        and stored["question"].startswith("sha256:")
+        and stored["question"].startswith("hmac:")
         and "metformin" not in stored["question"]
     )
 
@@ -425,9 +425,9 @@ async def test_an_idempotency_key_and_a_key_name_are_kept_as_digests_only(
     assert typed not in stored and label not in stored and "Jane Roe" not in stored
     submitted = next(r for r in rows if r.action == "research.task.submitted")
     created = next(r for r in rows if r.action == "research.admin.key_created")
-    assert submitted.payload["idempotency_key"].startswith("sha256:") and created.payload[
+    assert submitted.payload["idempotency_key"].startswith("hmac:") and created.payload[
         "name"
-    ].startswith("sha256:")
+    ].startswith("hmac:")
 
     async with sessions() as session, session.begin():  # rows as the code before 0011 wrote them
         old = [

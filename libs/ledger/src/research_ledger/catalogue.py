@@ -59,6 +59,8 @@ class AuditAction(StrEnum):
     ADMIN_KEY_REVOKED = "research.admin.key_revoked"
     ADMIN_DENIED = "research.admin.denied"
     ADMIN_CONTROL = "research.admin.control"
+    ADMIN_KEY_LIMITS_SET = "research.admin.key_limits_set"
+    ADMIN_KEY_WORKSPACES_SET = "research.admin.key_workspaces_set"
     # reports of the modes (review, verification, source_list): `kind` in every payload
     REPORT_OPENED = "research.report.opened"
     REPORT_VERSION_SAVED = "research.report.version_saved"
@@ -248,6 +250,16 @@ class AdminDenied(ClosedPayload):
     method: str
 
 
+class KeyLimitsSet(ClosedPayload):
+    overrides: dict[str, int | None] = Field(
+        description="The key's quota overrides after the change (null = the default)."
+    )
+
+
+class KeyWorkspacesSet(ClosedPayload):
+    workspaces: list[str]
+
+
 class AdminControl(ClosedPayload):
     status: int
     args: dict[str, Any] = Field(default_factory=dict)
@@ -403,6 +415,8 @@ PAYLOADS: dict[AuditAction, type[BaseModel]] = {
     AuditAction.ADMIN_KEY_REVOKED: KeyRevoked,
     AuditAction.ADMIN_DENIED: AdminDenied,
     AuditAction.ADMIN_CONTROL: AdminControl,
+    AuditAction.ADMIN_KEY_LIMITS_SET: KeyLimitsSet,
+    AuditAction.ADMIN_KEY_WORKSPACES_SET: KeyWorkspacesSet,
     AuditAction.REPORT_OPENED: ReportOpened,
     AuditAction.REPORT_VERSION_SAVED: ReportVersionSaved,
     AuditAction.REPORT_COMPLETED: ReportCompleted,

@@ -10,13 +10,21 @@ the boundary fails loudly. Audit rows keep no person's text at all: `question`, 
 `claim`, `prompt`, `keywords`, an `Idempotency-Key` and an API key's `name` become a digest
 and a size. `patient_ref` is never stored. Migrations 0006, 0010 and 0011 scrubbed the rows
 written before.
+
+The digest is keyed (`hmac:<16 hex> chars:<n>`): an HMAC, under the installation secret
+(`research_platform.installation`), of the text's SHA-256 digest, so every reader sees the same
+value for the same text but nobody without the secret can test a guess (a short identifier was
+recoverable from a plain hash by enumeration). Migration 0016 keyed the plain digests written
+before, which gives the same value a new row gets for the same text.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from research_privacy.boundary import UncleanText, digest, require_clean
+from research_platform import installation
+from research_privacy.boundary import UncleanText, require_clean
+from research_privacy.boundary import digest as plain_digest
 
 __all__ = [
     "PERSON_FIELDS",
@@ -29,6 +37,7 @@ __all__ = [
     "clean_fields",
     "clean_or_none",
     "digest",
+    "keyed_digest",
 ]
 
 # Audit payload keys that name raw content: refused by the audit writer (a body is described by
@@ -58,6 +67,19 @@ PERSON_FIELDS = frozenset(
 )
 # A `save_to` record reference: its id may be a patient's number, so it passed the boundary too.
 RECORD_REF_FIELDS = frozenset({"id"})
+
+
+def keyed_digest(plain: str, secret: bytes | None = None) -> str:
+    """A plain digest (`sha256:<hex> chars:<n>`) keyed under the installation secret:
+    `hmac:<16 hex of HMAC(secret, "sha256:<hex>")> chars:<n>`."""
+    head, _, size = plain.partition(" ")
+    keyed = installation.keyed(head, secret).hex()[:16]
+    return f"hmac:{keyed} {size}".rstrip()
+
+
+def digest(text: str) -> str:
+    """What an audit row keeps of a person's text: its keyed digest and size, never the words."""
+    return keyed_digest(plain_digest(text))
 
 
 def clean(text: str, *, what: str) -> str:

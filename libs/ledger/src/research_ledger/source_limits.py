@@ -123,13 +123,21 @@ def schedule_refusal(
 
 
 class LimitsBook:
-    """Workspace limits in the caller's session (a workspace without a row has the defaults)."""
+    """Workspace limits in the caller's session. A workspace without a row has the `default`
+    workspace's limits (an admin's cap on `default` holds for every workspace nobody declared);
+    without a `default` row either, the seed's defaults."""
 
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
+    async def declared(self, workspace: str) -> bool:
+        """Whether `workspace` has a limits row of its own."""
+        return await self.session.get(SourceListLimitsRow, workspace) is not None
+
     async def of(self, workspace: str) -> WorkspaceLimits:
         row = await self.session.get(SourceListLimitsRow, workspace)
+        if row is None and workspace != DEFAULT_WORKSPACE:
+            row = await self.session.get(SourceListLimitsRow, DEFAULT_WORKSPACE)
         if row is None:
             return WorkspaceLimits()
         return WorkspaceLimits(

@@ -21,15 +21,20 @@ from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
 from research_ledger.deidentified import clean, clean_or_none
 from research_ledger.status import TERMINAL_TASK_STATES, TaskStatus
+from research_platform import installation
 from research_platform.models import AuditEvent, ResearchTask
 
 REASON_LIMIT = 2000
-IDEMPOTENCY_NAMESPACE = uuid.UUID("5b0c3f52-9a7e-4f0e-9d1c-1f6a2f1e7c11")
 
 
-def task_id_for_key(idempotency_key: str) -> uuid.UUID:
-    """The task id an `Idempotency-Key` names: the same key always yields the same id, on any replica."""
-    return uuid.uuid5(IDEMPOTENCY_NAMESPACE, idempotency_key)
+def task_id_for_key(idempotency_key: str, owner: uuid.UUID | None) -> uuid.UUID:
+    """The task id `owner`'s (an API key id's) `Idempotency-Key` names: the same key from the same
+    caller always yields the same id, on any replica; the same key from another caller is another
+    task. An HMAC under the installation secret (`research_platform.installation`), so the id
+    tells a reader nothing about the key (a plain hash of `MRN-00123456` could be enumerated).
+    Tasks submitted before kept their ids (a uuid5 of the key alone)."""
+    keyed = installation.keyed(f"task:{owner or ''}:{idempotency_key}")
+    return uuid.UUID(bytes=keyed[:16], version=4)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,19 +72,30 @@ class Tasks(LedgerBase):
         return await self.session.get(ResearchTask, task_id)
 
     async def submit(
-        self, task: RunResearch, *, idempotency_key: str | None = None
+        self,
+        task: RunResearch,
+        *,
+        idempotency_key: str | None = None,
+        owner_key_id: uuid.UUID | None = None,
     ) -> SubmitResult:
-        """Record a submitted task (queued) with its audit row; a repeat of the same task id is a no-op.
+        """Record a submitted task (queued), owned by `owner_key_id`, with its audit row; a repeat
+        of the same task id is a no-op.
 
         The researcher may have stored the row first (it consumed the message before this commit):
-        the submission is still audited once.
+        the owner is still recorded and the submission still audited once.
         """
         inserted = await self.session.scalar(
             insert(ResearchTask)
-            .values(**_row(task, TaskStatus.queued))
+            .values(**_row(task, TaskStatus.queued), owner_key_id=owner_key_id)
             .on_conflict_do_nothing()
             .returning(ResearchTask.id)
         )
+        if inserted is None and owner_key_id is not None:
+            await self.session.execute(
+                update(ResearchTask)
+                .where(ResearchTask.id == task.task_id, ResearchTask.owner_key_id.is_(None))
+                .values(owner_key_id=owner_key_id)
+            )
         if inserted is None and await self._audited(task.task_id, AuditAction.TASK_SUBMITTED):
             return SubmitResult(task.task_id, created=False)
         payload: dict[str, object] = {"tier": task.tier.value}

@@ -22,9 +22,16 @@ def migrations_dir() -> Path:
     raise RuntimeError("migrations/ not found: set RESEARCH_ENGINE_MIGRATIONS")
 
 
-def upgrade(database_url: str, revision: str = "head") -> None:
-    """Bring the database at `database_url` to `revision` (blocking; runs its own event loop)."""
+def upgrade(
+    database_url: str, revision: str = "head", *, installation_secret: bytes | None = None
+) -> None:
+    """Bring the database at `database_url` to `revision` (blocking; runs its own event loop).
+
+    `installation_secret` is what a migration keying stored digests uses (0016); unset, such a
+    migration reads it from the settings (`research_platform.installation`) when it has rows to
+    rewrite."""
     config = Config()
+    config.attributes["installation_secret"] = installation_secret
     config.set_main_option("script_location", str(migrations_dir()))
     config.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
     try:

@@ -58,6 +58,8 @@ class ResearchTask(Base):
     origin: Mapped[str] = mapped_column(String(100), default="api")
     request: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
     error: Mapped[str | None] = mapped_column(Text)
+    # The API key that submitted it (migration 0015); None for a task from the bus or from before.
+    owner_key_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), index=True)
     created_at: Mapped[datetime] = _now()
     updated_at: Mapped[datetime] = _now()
 
@@ -463,7 +465,7 @@ class VerdictHistoryRow(Base):
     confidence: Mapped[str] = mapped_column(String(20))
     judge: Mapped[str | None] = mapped_column(
         String(80), nullable=True
-    )  # the judge's version (migration 0019)
+    )  # the judge's version (migration 0017)
     recorded_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now()
     )
@@ -597,3 +599,97 @@ class SourceListLimitsRow(Base):
     detail_level_ceiling: Mapped[str] = mapped_column(String(30))
     default_language: Mapped[str] = mapped_column(String(35))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+# --- what one key may ask, and the console's sign-ins (migration 0015) ---------------------------
+
+
+class KeyLimitsRow(Base):
+    """An admin's override of one key's quotas; a null column keeps the setting's default."""
+
+    __tablename__ = "key_limits"
+
+    key_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("api_keys.id", ondelete="CASCADE"), primary_key=True
+    )
+    runs_in_flight: Mapped[int | None] = mapped_column(Integer)
+    submissions_per_hour: Mapped[int | None] = mapped_column(Integer)
+    watched_claims: Mapped[int | None] = mapped_column(Integer)
+    updated_at: Mapped[datetime] = _now()
+
+
+class KeySubmission(Base):
+    """One expensive submission of a key (`research_gateway.quotas`): counted for an hour, and
+    holding one of the key's run slots until its run ends (`released_at`)."""
+
+    __tablename__ = "key_submissions"
+    __table_args__ = (
+        Index("ix_key_submissions_recent", "key_id", "submitted_at"),
+        Index(
+            "ix_key_submissions_in_flight",
+            "key_id",
+            "kind",
+            postgresql_where=text("released_at IS NULL"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    key_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
+    kind: Mapped[str] = mapped_column(
+        String(20)
+    )  # review | verification | source_list | task | pdf_export
+    subject_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))  # report or task id
+    run_id: Mapped[str | None] = mapped_column(String(128))
+    watch: Mapped[bool] = mapped_column(Boolean, default=False)
+    submitted_at: Mapped[datetime] = _now()
+    released_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class KeyWorkspace(Base):
+    """A workspace a researcher key may name (admin-managed; a key with no row has `default`)."""
+
+    __tablename__ = "key_workspaces"
+
+    key_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("api_keys.id", ondelete="CASCADE"), primary_key=True
+    )
+    workspace: Mapped[str] = mapped_column(String(100), primary_key=True)
+
+
+class AuthFailure(Base):
+    """One failed key check of a source (a digest of an address or of a presented key's prefix),
+    read by every gateway replica (`research_gateway.throttle`)."""
+
+    __tablename__ = "auth_failures"
+    __table_args__ = (Index("ix_auth_failures_source", "source", "failed_at"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    source: Mapped[str] = mapped_column(String(64))
+    failed_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), index=True
+    )
+
+
+class ConsoleSession(Base):
+    """A signed-in browser: the cookie holds the session id, this row only its SHA-256."""
+
+    __tablename__ = "console_sessions"
+
+    id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    key_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("api_keys.id", ondelete="CASCADE"), index=True
+    )
+    created_at: Mapped[datetime] = _now()
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ConsoleCode(Base):
+    """A single-use sign-in code (`research-engine up` prints it in the console URL): its SHA-256,
+    whose key it signs in, when it expires and when it was spent."""
+
+    __tablename__ = "console_codes"
+
+    code_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    key_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("api_keys.id", ondelete="CASCADE"))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    spent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from faststream import FastStream
 
-from research_platform import metrics
+from research_platform import installation, metrics
 from research_platform.logging import configure_logging, get_logger
 from research_platform.offline import keep_models_offline
 from research_platform.settings import Settings
@@ -32,6 +32,7 @@ def run_service(
     keep_models_offline()
     settings = settings_type()
     configure_logging(name, settings.log_level, settings.log_json)
+    installation.install(installation.installation_secret(settings))  # keys audit digests
     if settings.metrics_port:
         metrics.serve(settings.metrics_port, settings.metrics_host)
     get_logger(__name__).info(

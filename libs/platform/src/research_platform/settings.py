@@ -234,6 +234,54 @@ class GatewayAuthSettings(BaseModel):
     failed_window_s: float = Field(
         default=60.0, gt=0, description="The window of `failed_attempts`, in seconds."
     )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="Addresses or networks (CIDR) of reverse proxies in front of the gateway; a request "
+        "from one of them is taken to come from its `X-Forwarded-For` client over its `X-Forwarded-Proto` "
+        "scheme (the failed-key throttle counts that client; the console cookie is `Secure` over https).",
+    )
+    console_code_ttl_s: float = Field(
+        default=300.0,
+        gt=0,
+        le=3600,
+        description="How long the single-use sign-in code `research-engine up` prints stays valid.",
+    )
+    console_session_ttl_s: float = Field(
+        default=12 * 3600.0, gt=0, description="How long a console sign-in lasts."
+    )
+
+
+class GatewayLimitsSettings(BaseModel):
+    """What one researcher key may ask of the engine (`GATEWAY_LIMITS__…`); admin keys are exempt,
+    and an admin may set another value per key (`PUT /keys/{key_id}/limits`)."""
+
+    runs_in_flight: int = Field(
+        default=5,
+        ge=0,
+        description="Runs of one kind (reviews, verifications, source lists, tasks, PDF exports) a key "
+        "may have in flight; a slot frees when its run completes, fails or times out.",
+    )
+    submissions_per_hour: int = Field(
+        default=120, ge=0, description="Expensive submissions (all kinds) a key may make per hour."
+    )
+    watched_claims: int = Field(
+        default=500,
+        ge=0,
+        description="Watched claims (`watch: true` verifications) a key may hold.",
+    )
+    run_timeout_s: float = Field(
+        default=3600.0,
+        gt=0,
+        description="After this long a run still in flight no longer holds its key's slot.",
+    )
+    busy_retry_after_s: int = Field(
+        default=30, ge=1, description="`Retry-After` of a 429 for a key with every run slot taken."
+    )
+    declared_workspaces_only: bool = Field(
+        default=False,
+        description="A source list naming a workspace with no limits row is a 404; unset = it gets the "
+        "`default` workspace's limits.",
+    )
 
 
 class Settings(BaseSettings):
@@ -329,6 +377,17 @@ class Settings(BaseSettings):
     researcher: ResearcherSettings = Field(default_factory=ResearcherSettings)
     critic: CriticSettings = Field(default_factory=CriticSettings)
     gateway_auth: GatewayAuthSettings = Field(default_factory=GatewayAuthSettings)
+    gateway_limits: GatewayLimitsSettings = Field(default_factory=GatewayLimitsSettings)
+    installation_secret: SecretStr | None = Field(
+        default=None,
+        description="The installation's secret keying audit digests and idempotency-derived task ids "
+        "(HMAC); every process must share it. Unset = read from `installation_secret_file`.",
+    )
+    installation_secret_file: Path | None = Field(
+        default=None,
+        description="File holding the installation secret; unset = `<data_dir>/installation.key` "
+        "(created, mode 0600, at first start).",
+    )
     dead_letter_max_age_days: float = Field(
         default=30.0,
         gt=0,

@@ -12,7 +12,12 @@ researcher, control / limits / keys: admin); a higher role passes too:
 - a failed key check from a source address or with a key prefix already past its limit of
   failures → 429 with `Retry-After` (`throttle.py`, `Guard.count_failure`; the console's sign-in
   and `/mcp` count the same way); a valid key is never refused by the throttle, so nobody can
-  lock a user out by sending bad keys from the same address.
+  lock a user out by sending bad keys from the same address. The failures are counted in
+  PostgreSQL (every replica sees them) per client address — behind a trusted proxy, the client
+  its `X-Forwarded-For` names (`proxies.py`).
+
+A browser signed in to the console carries a session cookie instead (`signins.py`): the session
+stands for its key, so the browser's fetch / EventSource calls pass the same role checks.
 
 The key is hashed and the stored hash compared with `hmac.compare_digest`; only the key's id
 ever reaches logs and audit rows, never the key. `GATEWAY_AUTH__OPEN=true` (an operator's
@@ -34,9 +39,11 @@ from typing import Annotated, Any, Literal
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import func, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_gateway.deps import SERVICE, Session
+from research_gateway.proxies import TrustedProxies
+from research_gateway.signins import SESSION_COOKIE, ConsoleSessions
 from research_gateway.throttle import FailedAuthThrottle
 from research_ledger import AuditAction, audit
 from research_platform.models import ApiKey
@@ -54,9 +61,6 @@ ROLES: tuple[Role, ...] = (
 )  # each role may do what the ones before it may
 RANK: dict[str, int] = {role: rank for rank, role in enumerate(ROLES)}
 KEY_PREFIX = "rek_"
-# The web console's sign-in cookie (HttpOnly, SameSite=Strict, set by `console.pages`): it holds
-# the same key, so a browser's fetch / EventSource calls pass the same role checks as the CLI.
-CONSOLE_COOKIE = "research_console_key"
 
 # The status codes `require` answers with, for a route's `responses=` (the OpenAPI document).
 AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -103,19 +107,39 @@ OPEN_CALLER = Caller(uuid.UUID(int=0), "admin", "open mode")
 
 @dataclass
 class Guard:
-    """The gateway's key-check state (`app.state.guard`): open mode and the failed-attempt throttle."""
+    """The gateway's key-check state (`app.state.guard`): open mode, the failed-attempt throttle
+    and the proxies whose forwarded client address it believes."""
 
     open: bool = False
     throttle: FailedAuthThrottle = field(default_factory=FailedAuthThrottle)
+    proxies: TrustedProxies = field(default_factory=TrustedProxies)
 
-    def count_failure(self, client: str, secret: str | None) -> int | None:
+    def client_of(self, request: Request) -> str:
+        """The address a request came from (its forwarded client behind a trusted proxy)."""
+        peer = request.client.host if request.client else None
+        return self.proxies.client(peer, request.headers)
+
+    def scheme_of(self, request: Request) -> str:
+        """The scheme the client used (its proxy's `X-Forwarded-Proto` behind a trusted one)."""
+        peer = request.client.host if request.client else None
+        return self.proxies.scheme(peer, request.headers, request.url.scheme)
+
+    async def count_failure(
+        self, sessions: async_sessionmaker[AsyncSession], client: str, secret: str | None
+    ) -> int | None:
         """Count one failed key check of `client` (an address) presenting `secret` (or no key);
         the seconds to wait when the address or the key's prefix was already past its limit,
-        else None. Only failures are counted: a valid key never reaches this."""
+        else None. Only failures are counted: a valid key never reaches this. In a session of
+        its own, so the count stays whatever the request's transaction does."""
         sources = [f"client:{client}"] + ([f"key:{secret[:KEY_PREFIX_CHARS]}"] if secret else [])
-        waits = [w for w in (self.throttle.retry_after(s) for s in sources) if w is not None]
-        for source in sources:
-            self.throttle.failed(source)
+        async with sessions() as session, session.begin():
+            waits = [
+                w
+                for w in [await self.throttle.retry_after(session, s) for s in sources]
+                if w is not None
+            ]
+            for source in sources:
+                await self.throttle.failed(session, source)
         return max(waits) if waits else None
 
 
@@ -207,11 +231,16 @@ def too_many_failures(wait: int) -> HTTPException:
     )
 
 
-def _failed(guard: Guard, client: str, secret: str | None, detail: str) -> HTTPException:
+async def _failed(request: Request, guard: Guard, secret: str | None, detail: str) -> HTTPException:
     """The answer to a failed key check, counted by the throttle: a 401, or a 429 with
     `Retry-After` once the address or the key prefix is past its limit."""
-    wait = guard.count_failure(client, secret)
+    wait = await guard.count_failure(request.app.state.sessions, guard.client_of(request), secret)
     return _refused(detail) if wait is None else too_many_failures(wait)
+
+
+async def _console_caller(session: AsyncSession, session_id: str) -> Caller | None:
+    row = await ConsoleSessions(session).key_of(session_id)
+    return None if row is None else Caller(row.id, row.role, row.name)
 
 
 def require(role: Role) -> Callable[..., Awaitable[Caller]]:
@@ -226,22 +255,24 @@ def require(role: Role) -> Callable[..., Awaitable[Caller]]:
         bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     ) -> Caller:
         guard: Guard = getattr(request.app.state, "guard", _CLOSED)
-        secret = (
-            header_key
-            or (bearer.credentials if bearer else None)
-            or request.cookies.get(CONSOLE_COOKIE)
-        )
-        if not secret and guard.open:
+        secret = header_key or (bearer.credentials if bearer else None)
+        console = None if secret else request.cookies.get(SESSION_COOKIE)
+        if not secret and not console and guard.open:
             return OPEN_CALLER
-        client = request.client.host if request.client else "unknown"
-        if not secret:
-            raise _failed(guard, client, None, "an API key is required")
+        if not secret and not console:
+            raise await _failed(request, guard, None, "an API key is required")
         async with session.begin():
-            found = await ApiKeys(session).identify(secret)
-            if found is None:
-                raise _failed(guard, client, secret, "unknown or revoked API key")
-            if RANK.get(found.role, -1) >= RANK[role]:
-                return found
+            found = (
+                await ApiKeys(session).identify(secret)
+                if secret
+                else await _console_caller(session, console or "")
+            )
+        if found is None:
+            detail = "unknown or revoked API key" if secret else "the console session has ended"
+            raise await _failed(request, guard, secret or console, detail)
+        if RANK.get(found.role, -1) >= RANK[role]:
+            return found
+        async with session.begin():
             audit.record(
                 session,
                 AuditAction.ADMIN_DENIED,

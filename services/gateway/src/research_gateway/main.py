@@ -2,7 +2,8 @@
 
 Builds the engine, session factory and broker in the lifespan and mounts the routers:
 `tasks` (idempotent submission, task and claim reads), `search` (the local corpus),
-`ledger` (findings, audit log, SSE events) and `admin` (operator verbs, admin role). Routes
+`ledger` (findings, audit log, SSE events), `admin` (operator verbs, admin role) and `accounts`
+(a key's own limits and use, the admin's per-key quotas and workspaces). Routes
 live under `/api/research/v1`; the OpenAPI document is at `/openapi.json`.
 
 Every API route needs a key (`auth.require`); only `/healthz`, `/metrics` and the OpenAPI
@@ -21,6 +22,7 @@ from fastapi import FastAPI
 from sqlalchemy import text
 
 from research_gateway import (
+    accounts,
     admin,
     claims,
     console,
@@ -40,11 +42,13 @@ from research_gateway.deps import SERVICE, Session
 from research_gateway.hosts import AllowedHosts, HostGuard, is_loopback
 from research_gateway.mcp import install as install_mcp
 from research_gateway.observability import instrument, serve_metrics
+from research_gateway.proxies import TrustedProxies
 from research_gateway.settings import ConsoleSettings, GatewaySettings
 from research_gateway.throttle import FailedAuthThrottle
-from research_platform import metrics
+from research_platform import installation, metrics
 from research_platform.broker import ensure_streams_at
 from research_platform.db import create_engine, create_read_engine, dispose, session_factory
+from research_platform.installation import installation_secret
 from research_platform.logging import configure_logging, get_logger
 from research_platform.settings import Settings
 
@@ -60,7 +64,9 @@ def guard_for(settings: Settings) -> Guard:
             "every caller on the network could read and write the ledger"
         )
     return Guard(
-        open=auth.open, throttle=FailedAuthThrottle(auth.failed_attempts, auth.failed_window_s)
+        open=auth.open,
+        throttle=FailedAuthThrottle(auth.failed_attempts, auth.failed_window_s),
+        proxies=TrustedProxies.of(auth.trusted_proxies),
     )
 
 
@@ -71,6 +77,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings.gateway_console if isinstance(settings, GatewaySettings) else ConsoleSettings()
     )
     guard = guard_for(settings)
+    # Audit digests and idempotency-derived task ids are keyed by the installation's secret.
+    installation.install(installation_secret(settings))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -96,9 +104,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="research-engine", version="0.1.0", lifespan=lifespan)
     app.state.guard = guard
+    app.state.auth_settings = settings.gateway_auth  # the console's sign-in codes and sessions
+    app.state.limits = settings.gateway_limits  # per-key quotas and workspaces (`quotas.py`)
     app.state.grafana_url = console_settings.grafana_url  # the Operate page's dashboard links
     edge.install(app)  # exact 400 / 405 / 422 answers, documented
     for module in (
+        accounts,
         tasks,
         search,
         ledger,

@@ -24,6 +24,7 @@ from sqlalchemy import select
 
 from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, ReadSession
+from research_gateway.quotas import QUOTA_RESPONSES, PdfExportSlot
 from research_platform.models import ReportRow, ReportVersionRow
 from research_reports import Report
 from research_reports.exports import EXPORT_FORMATS, ExportFormat, export_report
@@ -143,11 +144,13 @@ async def get_report(
         409: {
             "description": "the report has no version yet, or no structured content for this format"
         },
+        **QUOTA_RESPONSES,
     },
 )
 async def export(
     report_id: uuid.UUID,
     session: ReadSession,
+    pdf_slot: PdfExportSlot,
     format: Annotated[FormatName, Query(description="md | pdf | bib | ris | csljson")] = "md",
     version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None,
 ) -> Response:

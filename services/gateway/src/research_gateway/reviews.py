@@ -32,6 +32,7 @@ from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
 from research_gateway.bus import Bus
 from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session, publish_or_503
 from research_gateway.ownership import OWNED_RESPONSES, owner_of, require_owner
+from research_gateway.quotas import QUOTA_RESPONSES, KeyQuotas, PdfExportSlot
 from research_gateway.reports import EXPORTED, FORMATS, MAX_VERSION, FormatName
 from research_ledger import Ledger
 from research_ledger.deidentified import check_report
@@ -93,11 +94,12 @@ async def _review(session: Any, review_id: uuid.UUID) -> ReportRow:
             "description": "bad input (empty or oversized topic, unknown source, > 2 iterations)"
         },
         409: {"description": "this review_id exists"},
+        **QUOTA_RESPONSES,
         503: {"description": "the bus is unavailable"},
     },
 )
 async def submit_review(
-    body: ReviewRequest, session: Session, bus: Publishers, caller: Researcher
+    body: ReviewRequest, session: Session, bus: Publishers, caller: Researcher, quotas: KeyQuotas
 ) -> ReviewAccepted:
     """Ask for a literature review; follow `run_id` on /runs/{run_id}/events, poll /reviews/{id}."""
     command = RequestReview(
@@ -116,7 +118,10 @@ async def submit_review(
         ),
     }
     check_report(**report)  # the ledger's own check, before anything is published: one answer (422)
-    await _publish(bus, command)
+    async with quotas.taken(
+        caller, "review", subject_id=command.review_id, run_id=command.effective_run_id()
+    ):
+        await _publish(bus, command)
     async with session.begin():
         await Ledger(session, service=SERVICE).reports.open(
             command.review_id,
@@ -247,17 +252,19 @@ async def review_versions(
         **NOT_FOUND,
         **OWNED_RESPONSES,
         409: {"description": "a run of this review is in progress"},
+        **QUOTA_RESPONSES,
         503: {"description": "bus down"},
     },
 )
 async def refresh_review(
-    review_id: uuid.UUID, session: Session, bus: Publishers, caller: Researcher
+    review_id: uuid.UUID, session: Session, bus: Publishers, caller: Researcher, quotas: KeyQuotas
 ) -> ReviewAccepted:
     """Run the review again: a new version and its diff to the current one (stale or not)."""
     run_id = review_run_id(review_id, uuid.uuid4().hex[:8])
     async with session.begin():
         row = await _review(session, review_id)
         require_owner(caller, row, "review")
+        await quotas.admit(caller, "review", subject_id=review_id, run_id=run_id)
         if await Ledger(session, service=SERVICE).reports.refresh(review_id, run_id=run_id) is None:
             raise HTTPException(
                 status.HTTP_409_CONFLICT,
@@ -285,12 +292,18 @@ async def refresh_review(
 
 @router.get(
     "/reviews/{review_id}/export",
-    responses={**EXPORTED, **NOT_FOUND, 409: {"description": "no version yet"}},
+    responses={
+        **EXPORTED,
+        **NOT_FOUND,
+        409: {"description": "no version yet"},
+        **QUOTA_RESPONSES,
+    },
 )
 async def export_review(
     review_id: uuid.UUID,
     session: Session,
     caller: Reader,
+    pdf_slot: PdfExportSlot,
     format: FormatName = Query("md", description="md | pdf | bib | ris | csljson"),
     version: int | None = Query(None, ge=1, le=MAX_VERSION),
 ) -> Response:

@@ -31,7 +31,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Response, status
+from fastapi import APIRouter, Depends, HTTPException, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import select
 
@@ -43,10 +43,12 @@ from research_contracts.sourcelists import (
     SourceListRequest,
     duration_seconds,
 )
+from research_gateway.accounts import limits_of, require_workspace
 from research_gateway.auth import AUTH_RESPONSES, Admin, Reader, Researcher
 from research_gateway.bus import Bus
 from research_gateway.deps import API, SERVICE, Publishers, Session, publish_or_503
 from research_gateway.ownership import OWNED_RESPONSES, owner_of, require_owner
+from research_gateway.quotas import QUOTA_RESPONSES, KeyQuotas
 from research_gateway.reports import EXPORTED
 from research_gateway.storable import Slug
 from research_ledger import AuditAction, Ledger
@@ -55,6 +57,7 @@ from research_ledger.source_limits import LimitsBook, WorkspaceLimits, clamp, sc
 from research_ledger.source_lists import SourceListBook
 from research_platform.logging import get_logger
 from research_platform.models import ReportVersionRow
+from research_platform.settings import GatewayLimitsSettings
 from research_reports import Report, export_report
 
 log = get_logger(__name__)
@@ -168,15 +171,27 @@ async def get_limits(workspace: Slug, session: Session, caller: Admin) -> dict[s
     responses={
         **AUTH_RESPONSES,
         422: {"description": "bad input"},
+        403: {
+            "description": "a key whose role is too low, or a researcher key naming a workspace it is "
+            "not bound to"
+        },
+        404: {"description": "a workspace nobody declared, when workspaces must be declared"},
         409: {"description": f"this source_list_id exists, or {REFUSED}"},
+        **QUOTA_RESPONSES,
         503: {"description": "the bus is unavailable; nothing was stored"},
     },
 )
 async def submit_source_list(
-    body: SourceListRequest, session: Session, bus: Publishers, caller: Researcher
+    body: SourceListRequest,
+    session: Session,
+    bus: Publishers,
+    caller: Researcher,
+    quotas: KeyQuotas,
+    gateway_limits: Annotated[GatewayLimitsSettings, Depends(limits_of)],
 ) -> SourceListAccepted:
     """Ask for a source list; it is built asynchronously (poll GET /source-lists/{id} or follow the run's events)."""
     async with session.begin():
+        await require_workspace(session, caller, body.workspace, gateway_limits)
         limits = await LimitsBook(session).of(body.workspace)
         book = SourceListBook(session, service=SERVICE)
         if await Ledger(session, service=SERVICE).reports.get(body.source_list_id) is not None:
@@ -199,7 +214,10 @@ async def submit_source_list(
         "save_to": request.save_to.model_dump() if request.save_to else {},
     }
     check_report(**report)  # the ledger's own check, before anything is published: one answer (422)
-    await _publish(bus, request)
+    async with quotas.taken(
+        caller, "source_list", subject_id=request.source_list_id, run_id=request.run_id
+    ):
+        await _publish(bus, request)
     async with session.begin():
         await Ledger(session, service=SERVICE).reports.open(
             request.source_list_id,
@@ -428,11 +446,16 @@ async def source_list_runs(
         **OWNED_RESPONSES,
         **NOT_FOUND,
         409: {"description": "a run of this list is in progress, or no stored request"},
+        **QUOTA_RESPONSES,
         503: {"description": "the bus is unavailable; the list is marked failed"},
     },
 )
 async def rerun_source_list(
-    source_list_id: uuid.UUID, session: Session, bus: Publishers, caller: Researcher
+    source_list_id: uuid.UUID,
+    session: Session,
+    bus: Publishers,
+    caller: Researcher,
+    quotas: KeyQuotas,
 ) -> SourceListAccepted:
     """Run the list again with its stored request (the seed's Re-run button), clamped to the
     workspace's current limits: a new snapshot and its diff; preferred and removed sources hold."""
@@ -457,6 +480,7 @@ async def rerun_source_list(
             stored.model_copy(update={"trigger": "rerun", "origin": "api"}),
             await LimitsBook(session).of(stored.workspace),
         )
+        await quotas.admit(caller, "source_list", subject_id=source_list_id, run_id=request.run_id)
         if await ledger.reports.refresh(source_list_id, run_id=request.run_id) is None:
             raise HTTPException(
                 status.HTTP_409_CONFLICT,

@@ -40,6 +40,7 @@ from research_contracts.verifications import (
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
 from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session, publish_or_503
 from research_gateway.ownership import owner_of
+from research_gateway.quotas import QUOTA_RESPONSES, KeyQuotas
 from research_gateway.storable import UNSTORABLE_RANGE, storable_text
 from research_ledger import Ledger
 from research_ledger.deidentified import check_report
@@ -119,11 +120,16 @@ class WatchedClaimView(BaseModel):
     response_model=VerificationAccepted,
     responses={
         422: {"description": "bad input (empty, wordless or oversized claim, unknown source)"},
+        **QUOTA_RESPONSES,
         503: {"description": "the bus is unavailable"},
     },
 )
 async def submit_verification(
-    body: VerificationRequest, session: Session, bus: Publishers, caller: Researcher
+    body: VerificationRequest,
+    session: Session,
+    bus: Publishers,
+    caller: Researcher,
+    quotas: KeyQuotas,
 ) -> VerificationAccepted:
     """Verify a claim; follow `run_id` on /runs/{run_id}/events, poll /verifications/{id}."""
     verification_id = uuid.uuid4()
@@ -147,12 +153,19 @@ async def submit_verification(
         ),
     }
     check_report(**report)  # the ledger's own check, before anything is published: one answer (422)
-    await publish_or_503(
-        bus.verifications,
-        command,
-        msg_id=f"verify-{verification_id}-{command.effective_run_id()}",
-        what="verification",
-    )
+    async with quotas.taken(
+        caller,
+        "verification",
+        subject_id=verification_id,
+        run_id=command.effective_run_id(),
+        watch=command.watch,
+    ):
+        await publish_or_503(
+            bus.verifications,
+            command,
+            msg_id=f"verify-{verification_id}-{command.effective_run_id()}",
+            what="verification",
+        )
     async with session.begin():
         ledger = Ledger(session, service=SERVICE)
         await ledger.reports.open(

@@ -86,8 +86,8 @@ class KeyGate:
             await self.inner(scope, receive, send)
             return
         guard: Guard = getattr(self.app.state, "guard", Guard())
-        secret = presented_key(Request(scope).headers)
-        client = scope["client"][0] if scope.get("client") else "unknown"
+        request = Request(scope)
+        secret = presented_key(request.headers)
         caller = (
             OPEN_CALLER
             if not secret and guard.open
@@ -99,7 +99,10 @@ class KeyGate:
                 if secret
                 else "an API key is required (X-API-Key or Authorization: Bearer)"
             )
-            await _refuse(send, detail, guard.count_failure(client, secret))
+            wait = await guard.count_failure(
+                self.app.state.sessions, guard.client_of(request), secret
+            )
+            await _refuse(send, detail, wait)
             return
         # The SDK binds a session to the credential that opened it (another key gets a 404).
         scope["user"] = AuthenticatedUser(

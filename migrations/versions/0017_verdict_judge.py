@@ -1,7 +1,7 @@
 """verifier: each verdict remembers the judge that gave it
 
-Revision ID: 0019
-Revises: 0014
+Revision ID: 0017
+Revises: 0016
 
 `verification_verdicts.judge` holds the judge's version (the abstract model's weight digest and
 its rule set's, `research_judgement.abstract.AbstractJudge.version`, or the engine's name), so
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0019"
-down_revision: str | None = "0014"
+revision: str = "0017"
+down_revision: str | None = "0016"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
