@@ -214,6 +214,12 @@ def _failed(guard: Guard, client: str, secret: str | None, detail: str) -> HTTPE
     return _refused(detail) if wait is None else too_many_failures(wait)
 
 
+def route_template(request: Request) -> str:
+    """The route's path template (`/api/research/v1/source-lists/limits/{workspace}`), never the
+    raw path, which may carry a name a caller typed; what an audit row of a denial stores."""
+    return str(getattr(request.scope.get("route"), "path", "") or "(no route)")
+
+
 def require(role: Role) -> Callable[..., Awaitable[Caller]]:
     """A dependency admitting keys of `role` or a higher one (401 / 403 as the module says)."""
     if role not in RANK:
@@ -247,7 +253,11 @@ def require(role: Role) -> Callable[..., Awaitable[Caller]]:
                 AuditAction.ADMIN_DENIED,
                 service=SERVICE,
                 subject_ids={"key_id": found.key_id},
-                payload={"role": found.role, "path": request.url.path, "method": request.method},
+                payload={
+                    "role": found.role,
+                    "path": route_template(request),
+                    "method": request.method,
+                },
             )
         raise HTTPException(
             status.HTTP_403_FORBIDDEN, f"this route needs the {role} role (this key: {found.role})"
