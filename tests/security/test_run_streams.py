@@ -122,7 +122,7 @@ async def test_last_event_id_is_a_bounded_integer(
     await recorder.reasoning("one")
     await recorder.done()
     async with httpx.AsyncClient(base_url=edge_gateway.gateway_url, timeout=30) as client:
-        for bad in ("abc", "-1", "1_000", "+5", str(2**53), "9" * 400):
+        for bad in ("abc", "-1", "1_000", "+5", "null", "7x", str(10**15), "9" * 400):
             refused = await client.get(
                 f"{API}/runs/{run_id}/events",
                 headers={**api_keys["reader"], "Last-Event-ID": bad},

@@ -8,8 +8,9 @@ reconnects gets exactly what it missed: nothing lost, nothing twice.
 - `follow=True` also waits for events still to come and stops after `done` (or after
   `follow_s`). It polls with the same direct gets instead of holding a consumer: a reader keeps
   nothing on the server, so a client that goes leaves nothing behind. (Each stream used to hold
-  an ordered consumer, deleted in a `finally` that never ran when the SSE producer was parked
-  at a `yield`: 40 abandoned streams left 11 consumers.) A run that already ended before
+  an ordered consumer, deleted in a `finally` that does not run while the generator is left
+  suspended — FastAPI's SSE producer can park it at a `yield` — and 40 streams for unknown runs
+  left 11 consumers.) A run that already ended before
   `after_seq` ends at once instead of waiting forever.
 
 A message that is not a valid event (written by hand, an older version) is skipped with a
