@@ -1,6 +1,6 @@
 """The run-events SSE route over real HTTP (uvicorn) and a real nats-server: ids are stream
-sequences, the stream ends after `done`, and a reconnect with Last-Event-ID loses nothing and
-repeats nothing."""
+sequences, the stream ends after `done`, a reconnect with Last-Event-ID loses nothing and
+repeats nothing, an unknown run is a 404 and a reader holds no consumer."""
 
 from __future__ import annotations
 
@@ -53,10 +53,17 @@ async def frames(response: httpx.Response) -> AsyncIterator[Frame]:
                 frame.data.append(value)
 
 
+ACCEPTED: set[str] = set()  # runs the "ledger" knows before they record an event
+
+
+async def accepted(run_id: str) -> bool:
+    return run_id in ACCEPTED
+
+
 @pytest.fixture
 async def base_url(js: JetStreamContext) -> AsyncIterator[str]:
     app = FastAPI()
-    app.include_router(run_events_router(lambda: js))
+    app.include_router(run_events_router(lambda: js, known=accepted, follow_s=lambda: 20.0))
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
@@ -93,6 +100,7 @@ async def test_reconnect_with_last_event_id_resumes_without_loss_or_repeat(
     js: JetStreamContext, base_url: str, unique: str
 ) -> None:
     run_id = f"rv-{unique}"
+    ACCEPTED.add(run_id)  # accepted, not started: the client connects before the first event
     recorder = RunRecorder(js, run_id)
     first: list[Frame] = []
     async with httpx.AsyncClient(timeout=30) as client:
@@ -168,6 +176,12 @@ async def test_reconnecting_after_done_ends_at_once(
         ("/runs/ok-run/events", {"Last-Event-ID": "abc"}),
         ("/runs/ok-run/events", {"Last-Event-ID": "-3"}),
         ("/runs/ok-run/events?last_event_id=-1", {}),
+        ("/runs/ok-run/events", {"Last-Event-ID": "1_000"}),
+        ("/runs/ok-run/events", {"Last-Event-ID": "+5"}),
+        ("/runs/ok-run/events", {"Last-Event-ID": str(10**15)}),
+        ("/runs/ok-run/events", {"Last-Event-ID": "null"}),
+        ("/runs/ok-run/events", {"Last-Event-ID": "9" * 400}),
+        ("/runs/ok-run/events?last_event_id=1000000000000000", {}),
     ],
 )
 async def test_malformed_run_id_or_resume_point_is_422(
@@ -176,6 +190,36 @@ async def test_malformed_run_id_or_resume_point_is_422(
     async with httpx.AsyncClient(timeout=30) as client:
         response = await client.get(base_url + path, headers=headers)
     assert response.status_code == 422
+
+
+async def test_a_run_nothing_was_recorded_or_accepted_under_is_404_at_once(
+    js: JetStreamContext, base_url: str, unique: str
+) -> None:
+    async with httpx.AsyncClient(timeout=5) as client:
+        response = await client.get(f"{base_url}/runs/rv-{unique}/events")
+    assert response.status_code == 404, response.text
+
+
+async def test_a_stream_ends_after_its_lifetime_and_resumes_where_it_ended(
+    js: JetStreamContext, unique: str
+) -> None:
+    run_id = f"rv-{unique}"
+    recorder = RunRecorder(js, run_id)
+    await recorder.reasoning("one")
+    app = FastAPI()
+    app.include_router(run_events_router(lambda: js, follow_s=lambda: 0.5))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test", timeout=10) as client:
+        async with client.stream("GET", f"/api/research/v1/runs/{run_id}/events") as response:
+            first = [f async for f in frames(response)]  # ends by itself, no `done` yet
+        await recorder.done()
+        async with client.stream(
+            "GET",
+            f"/api/research/v1/runs/{run_id}/events",
+            headers={"Last-Event-ID": first[-1].id or ""},
+        ) as response:
+            second = [f async for f in frames(response)]
+    assert [f.event for f in first] == ["reasoning"] and [f.event for f in second] == ["done"]
 
 
 async def test_a_client_that_disconnects_mid_run_leaves_no_consumer_behind(
@@ -194,7 +238,7 @@ async def test_a_client_that_disconnects_mid_run_leaves_no_consumer_behind(
         client.stream("GET", f"{base_url}/runs/{run_id}/events") as response,
     ):
         async for _ in frames(response):
-            assert await consumers() == before + 1  # the live reader
+            assert await consumers() == before  # the live reader reads by direct gets
             break
     for _ in range(200):  # the server notices the disconnect on its own schedule
         if await consumers() == before:

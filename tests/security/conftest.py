@@ -1,9 +1,10 @@
-"""A gateway app in-process against the session's real NATS + Postgres, for the security tests."""
+"""For the security tests, against the session's real NATS + Postgres: a gateway app in-process
+(`gateway`), and the gateway process itself with tight edge limits (`edge_gateway`)."""
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
@@ -12,9 +13,20 @@ import pytest
 from fastapi import FastAPI
 
 from bench.harness.servers import Servers
+from research_engine.stack import Stack
 from research_gateway.main import create_app
+from research_platform.embedded import free_port
 from research_platform.settings import Settings
 from tests.teardown import left_within
+
+# The edge limits of `edge_gateway` (a test that relies on one names it from here).
+EDGE_ENV = {
+    "GATEWAY_EDGE__STREAMS_PER_KEY": "3",
+    "GATEWAY_EDGE__EXPORT_TIMEOUT_S": "1",
+    "GATEWAY_ALLOWED_HOSTS": '["research.example.org"]',
+    # keyless probes of several tests come from one address: the failed-key throttle stays out of it
+    "GATEWAY_AUTH__FAILED_ATTEMPTS": "100000",
+}
 
 Gateway = Callable[..., AbstractAsyncContextManager[tuple[FastAPI, httpx.AsyncClient]]]
 
@@ -41,3 +53,24 @@ def gateway(servers: Servers) -> Gateway:
                 yield app, http
 
     return running
+
+
+@pytest.fixture(scope="package")
+def edge_gateway(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """The gateway process alone (no other service) with `EDGE_ENV`; its log is
+    `<data_dir>/logs/gateway.log`."""
+    running = Stack(
+        tmp_path_factory.mktemp("edge"),
+        gateway_port=free_port(),
+        services=("gateway",),
+        nats_url=servers.nats_url,
+        database_url=servers.database_url,
+        extra_env=EDGE_ENV,
+    )
+    running.start_servers()
+    running.start_services()
+    try:
+        running.wait_ready(timeout=180)
+        yield running
+    finally:
+        running.stop()

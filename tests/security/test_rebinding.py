@@ -126,11 +126,23 @@ def test_the_allowed_hosts_are_loopback_the_bind_name_and_the_configured_public_
         )
     ] == [False] * 6
     assert proxied.origin_allowed(
-        "https://research.example.org", "127.0.0.1:8080"
-    )  # a proxy that rewrites Host
+        "https://research.example.org", "127.0.0.1:8080", "https"
+    )  # a proxy that rewrites Host (and says https in X-Forwarded-Proto)
     assert not proxied.origin_allowed(
         "http://127.0.0.1:8081", "127.0.0.1:8080"
     )  # another port is another origin
+    # An allowed name without a port is its scheme's default port, on the request's scheme only.
+    for foreign in (
+        "http://research.example.org:8081",  # another port
+        "https://research.example.org:8443",
+        "http://research.example.org",  # another scheme than the request's
+    ):
+        assert not proxied.origin_allowed(foreign, "research.example.org", "https"), foreign
+    assert not proxied.origin_allowed("https://127.0.0.1:8080", "127.0.0.1:8080", "http")
+    assert proxied.origin_allowed(
+        "https://research.example.org:443", "research.example.org", "https"
+    )
+    assert proxied.origin_allowed("http://127.0.0.1:8080", "127.0.0.1:8080", "http")
     assert AllowedHosts.of("10.0.0.5", []).host_allowed(
         "10.0.0.5:8080"
     )  # GATEWAY_HOST names the address

@@ -74,6 +74,20 @@ BLANK: Final = f"[{_class_body(list(WHITESPACE))}]"
 FILLED: Final = f"[^{_class_body(list(WHITESPACE))}]"
 
 
+def deidentified_within(text: str, limit: int, what: str) -> str:
+    """`text` through the privacy boundary (`person_text`), refused with a `ValueError` (a 422 with
+    the reason) when its placeholders made it longer than `limit`: "[NAME_1]" is longer than
+    "Al", so 490 characters of short names became more than the 500 the field allows, and the
+    command built from it failed its own check as a 500."""
+    cleaned = person_text(text)
+    if len(cleaned) > limit:
+        raise ValueError(
+            f"{what} is longer than {limit} characters once personal identifiers are replaced by "
+            f"placeholders ({len(cleaned)}); shorten it"
+        )
+    return cleaned
+
+
 def worded_pattern(word: str, *, refused: str = "") -> str:
     """A pattern for text with at least 3 non-blank characters, one of them matching `word`,
     and (when `refused` is a character range) none in `refused` anywhere.
@@ -143,7 +157,8 @@ _LABELLED = re.compile(
 
 
 def review_run_id(review_id: uuid.UUID, suffix: str = "1") -> str:
-    """The run id of a review's run (`1` = the first; refreshes use a fresh suffix)."""
+    """The run id of a review command published on the bus without one (`effective_run_id`);
+    the gateway never uses it: its run ids are `runs.new_run_id`'s, random."""
     return f"rv-{review_id.hex[:16]}-{suffix}"
 
 
@@ -220,9 +235,8 @@ class ReviewRequest(BaseModel):
     def _topic_has_words(cls, value: str) -> str:
         if not re.search(TOPIC_PATTERN, value):
             raise ValueError("topic must contain words (at least 3 characters)")
-        return person_text(
-            " ".join(value.split())
-        )  # the privacy boundary: only de-identified text goes on
+        # the privacy boundary: only de-identified text goes on
+        return deidentified_within(" ".join(value.split()), TOPIC_MAX_CHARS, "the topic")
 
     @field_validator("sources")
     @classmethod

@@ -6,8 +6,10 @@ The event types are seed 000's SSE vocabulary, each carrying `{run_id, agent, it
     agent_start · reasoning · tool_call · tool_result · tool_progress · message_chunk
     agent_end · verdict · result · error · done
 
-`seq` is the recorder's own 1-based order within a run (it also makes the `Nats-Msg-Id`
-`<run_id>-<seq>`, so a re-published event is dropped by JetStream de-duplication); the
+Run ids are the server's: `new_run_id` draws each from 128 random bits, so no client can name
+(or guess) another's run. `seq` is the recorder's own 1-based order within a run (it also makes
+the `Nats-Msg-Id` `<report_id>-<run_id>-<seq>`, so a re-published event is dropped by JetStream
+de-duplication, and two reports can never drop each other's events); the
 *stream* sequence is what a reader resumes from (it is the SSE event id). `done` is always
 the last event of a run: readers stop there.
 
@@ -18,6 +20,8 @@ here are the ones to import.
 from __future__ import annotations
 
 import re
+import secrets
+import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Final, Literal
@@ -47,9 +51,16 @@ def run_event_subject(run_id: str) -> str:
     return f"research.run.{run_id}.event"
 
 
-def run_event_msg_id(run_id: str, seq: int) -> str:
-    """The `Nats-Msg-Id` of the `seq`-th event of a run (JetStream drops a repeat of it)."""
-    return f"{run_id}-{seq}"
+def new_run_id(prefix: str) -> str:
+    """A fresh run id, `<prefix>-` and 32 hex digits drawn at random (`rv` review, `vf`
+    verification, `sl` source list): nothing a client sends goes into it."""
+    return f"{prefix}-{secrets.token_hex(16)}"
+
+
+def run_event_msg_id(run_id: str, seq: int, report_id: uuid.UUID | str | None = None) -> str:
+    """The `Nats-Msg-Id` of the `seq`-th event of a run, led by its report's id when the run has
+    one (JetStream drops a repeat of it, and only of it)."""
+    return f"{report_id}-{run_id}-{seq}" if report_id else f"{run_id}-{seq}"
 
 
 # --- events --------------------------------------------------------------------------------
@@ -239,6 +250,7 @@ __all__ = [
     "ToolProgressed",
     "ToolReturned",
     "VerdictReached",
+    "new_run_id",
     "parse_run_event",
     "run_event_msg_id",
     "run_event_subject",

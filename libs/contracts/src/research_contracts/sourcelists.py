@@ -21,8 +21,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
-from research_contracts.reviews import FILLED
-from research_contracts.runs import RUN_ID_PATTERN
+from research_contracts.reviews import FILLED, deidentified_within
+from research_contracts.runs import RUN_ID_PATTERN, new_run_id
 from research_privacy.boundary import person_text
 
 # ISO 8601 durations such as P1D, PT12H, P1W, P1DT6H (years count 365 days, months 30).
@@ -35,6 +35,7 @@ UPDATE_FREQUENCY_PATTERN = r"^P(?=.*[1-9])([0-9]{1,6}Y)?([0-9]{1,6}M)?([0-9]{1,6
 KEYWORD_PATTERN = FILLED  # a non-blank character (whitespace spelled out: see reviews.WHITESPACE)
 # BCP 47 language tags: a primary subtag and optional subtags (en, en-GB, zh-Hant-TW, pt-BR).
 LANGUAGE_PATTERN = r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$"
+PROMPT_MAX_CHARS = 2000
 HARD_MAX_REFERENCES = 1000  # beyond any workspace's limit: such a request is a mistake, not a wish
 _DURATION = TypeAdapter(dt.timedelta)
 
@@ -112,7 +113,7 @@ class SourceListRequest(BaseModel):
     )
     prompt: str = Field(
         min_length=3,
-        max_length=2000,
+        max_length=PROMPT_MAX_CHARS,
         description="The research question or topic.",
         examples=["Does vitamin D supplementation reduce fracture risk in older adults?"],
     )
@@ -150,9 +151,8 @@ class SourceListRequest(BaseModel):
     @field_validator("prompt")
     @classmethod
     def _deidentified_prompt(cls, value: str) -> str:
-        return person_text(
-            value
-        )  # the privacy boundary: only de-identified text is stored or published
+        # the privacy boundary: only de-identified text is stored or published
+        return deidentified_within(value, PROMPT_MAX_CHARS, "the prompt")
 
     @field_validator("keywords")
     @classmethod
@@ -183,7 +183,7 @@ class RequestSourceList(SourceListRequest):
     """
 
     run_id: str = Field(
-        default_factory=lambda: f"sl-{uuid.uuid4().hex[:16]}",
+        default_factory=lambda: new_run_id("sl"),
         pattern=RUN_ID_PATTERN,
         description="This run (its events: research.run.<run_id>.event); a run is built once.",
     )

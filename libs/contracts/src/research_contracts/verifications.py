@@ -16,9 +16,13 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from research_contracts.reviews import EVIDENCE_SOURCES, ReviewFilters, worded_pattern
+from research_contracts.reviews import (
+    EVIDENCE_SOURCES,
+    ReviewFilters,
+    deidentified_within,
+    worded_pattern,
+)
 from research_contracts.runs import RUN_ID_PATTERN
-from research_privacy.boundary import person_text
 
 CLAIM_MAX_CHARS: Final = (
     2000  # = research_verification.MAX_CLAIM_CHARS (contracts cannot import it)
@@ -74,9 +78,8 @@ class RequestVerification(BaseModel):
     def _claim_has_words(cls, value: str) -> str:
         if not re.search(CLAIM_PATTERN, value):
             raise ValueError("claim must state a finding in words (at least 3 characters)")
-        return person_text(
-            " ".join(value.split())
-        )  # the privacy boundary: only de-identified text goes on
+        # the privacy boundary: only de-identified text goes on
+        return deidentified_within(" ".join(value.split()), CLAIM_MAX_CHARS, "the claim")
 
     @field_validator("sources")
     @classmethod

@@ -153,7 +153,11 @@ async def mode_run(
     `publisher` is the service's declared run-event publisher (`ServiceContext.run_events`): the
     events go through it, so the service's AsyncAPI lists them (None: `js` directly, the tests)."""
     recorder = await RunRecorder.resume(
-        js, run_id, publisher=publisher, **({"agent": agent} if agent else {})
+        js,
+        run_id,
+        publisher=publisher,
+        report_id=report_id,
+        **({"agent": agent} if agent else {}),
     )
     run = ModeRun(recorder, lambda session: Ledger(session, service=service), report_id, kind)
 

@@ -10,7 +10,8 @@
 
 Order: one lock per run serialises publishing and every event waits for its PubAck, so the
 stream order is the emit order. Exactly once: each event is published with `Nats-Msg-Id`
-`<run_id>-<seq>` and `seq` only advances after the ack, so a retried publish (timeout, reconnect)
+`<report_id>-<run_id>-<seq>` (`<run_id>-<seq>` for a recorder told no report) and `seq` only
+advances after the ack, so a retried publish (timeout, reconnect)
 is dropped by the stream's duplicate window instead of appearing twice. `resume` continues the
 numbering of a run whose process restarted (a redelivered job), instead of colliding with it.
 
@@ -73,6 +74,7 @@ class _Tape:
     publisher: Any = (
         None  # a declared FastStream publisher (`declare_run_events`), or None: `js` directly
     )
+    report_id: Any = None  # the report the run writes (leads every event's `Nats-Msg-Id`)
     last_seq: int = 0
     tool_calls: int = 0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -92,7 +94,8 @@ def declare_run_events(broker: Any, service: str) -> Any:
         title=f"{service}.run_events",
         description=(
             "The live trace of a run, one event per message in emit order (`RunEvent`, told apart by "
-            "`type`; `Nats-Msg-Id` `<run_id>-<seq>`: a retried publish is stored once); replayed as SSE "
+            "`type`; `Nats-Msg-Id` `<report_id>-<run_id>-<seq>`: a retried publish is stored once); replayed "
+            "as SSE "
             "by the gateway's /runs/{run_id}/events."
         ),
     )
@@ -148,10 +151,16 @@ class RunRecorder:
         last_seq: int = 0,
         max_results_bytes: int = MAX_RESULTS_BYTES,
         publisher: Any = None,
+        report_id: Any = None,
         _tape: _Tape | None = None,
     ) -> None:
         self._tape = _tape or _Tape(
-            js, run_id, run_event_subject(run_id), publisher=publisher, last_seq=last_seq
+            js,
+            run_id,
+            run_event_subject(run_id),
+            publisher=publisher,
+            report_id=report_id,
+            last_seq=last_seq,
         )
         self.agent_name = agent
         self.iteration = iteration
@@ -191,7 +200,7 @@ class RunRecorder:
             stamped = event.model_copy(update={**updates, "seq": seq})
             body, headers = (
                 stamped.model_dump_json().encode(),
-                {MSG_ID_HEADER: run_event_msg_id(tape.run_id, seq)},
+                {MSG_ID_HEADER: run_event_msg_id(tape.run_id, seq, tape.report_id)},
             )
             if tape.publisher is not None:
                 ack = await tape.publisher.publish(

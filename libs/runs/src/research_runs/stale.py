@@ -49,7 +49,12 @@ async def tell_stale(
         async with gate:
             try:
                 recorder = await RunRecorder.resume(
-                    js, notice.run_id, agent="ledger", iteration=0, publisher=publisher
+                    js,
+                    notice.run_id,
+                    agent="ledger",
+                    iteration=0,
+                    publisher=publisher,
+                    report_id=notice.details.get("report_id"),
                 )
                 await recorder.verdict("STALE", details=notice.details)
                 await recorder.done()

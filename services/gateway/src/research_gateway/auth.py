@@ -243,6 +243,12 @@ async def _console_caller(session: AsyncSession, session_id: str) -> Caller | No
     return None if row is None else Caller(row.id, row.role, row.name)
 
 
+def route_template(request: Request) -> str:
+    """The route's path template (`/api/research/v1/source-lists/limits/{workspace}`), never the
+    raw path, which may carry a name a caller typed; what an audit row of a denial stores."""
+    return str(getattr(request.scope.get("route"), "path", "") or "(no route)")
+
+
 def require(role: Role) -> Callable[..., Awaitable[Caller]]:
     """A dependency admitting keys of `role` or a higher one (401 / 403 as the module says)."""
     if role not in RANK:
@@ -278,7 +284,11 @@ def require(role: Role) -> Callable[..., Awaitable[Caller]]:
                 AuditAction.ADMIN_DENIED,
                 service=SERVICE,
                 subject_ids={"key_id": found.key_id},
-                payload={"role": found.role, "path": request.url.path, "method": request.method},
+                payload={
+                    "role": found.role,
+                    "path": route_template(request),
+                    "method": request.method,
+                },
             )
         raise HTTPException(
             status.HTTP_403_FORBIDDEN, f"this route needs the {role} role (this key: {found.role})"

@@ -12,13 +12,19 @@
 - 400: a body that is not UTF-8 JSON is refused by FastAPI before validation; `document_edge`
   adds that answer to every operation that takes a body, so the OpenAPI document says so.
 - 421 / 403: a foreign `Host` or `Origin` (`hosts.HostGuard`), answered before any route;
-  `document_edge` adds both to every operation.
+  `document_edge` adds both to every operation, and the 413 of `limits.BodyCap`.
+- 500: an unexpected error is answered `{"detail": "internal error"}` and logged by
+  `QuietFailures` as its type, the route template and the code locations of its traceback —
+  never its message, which may quote the request (a pydantic error quotes the input; uvicorn
+  logged it whole).
 """
 
 from __future__ import annotations
 
 import re
+import traceback
 from collections import Counter
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
@@ -30,7 +36,11 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from research_gateway.limits import TOO_LARGE, answer
+from research_platform.logging import get_logger
 from research_privacy.boundary import UncleanText
+
+log = get_logger(__name__)
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 BAD_BODY = {"description": "the body is not UTF-8 JSON (it could not be parsed at all)"}
@@ -53,23 +63,53 @@ def _encodable(value: Any) -> Any:
     return value
 
 
-def _named(error: dict[str, Any]) -> dict[str, Any]:
+REJECTED_KEY = "(a key)"  # stands in `loc` for a key the request made up and the schema refused
+
+
+def _located(error: dict[str, Any], known: frozenset[str]) -> list[Any]:
+    """The error's `loc`, naming no key the client made up: an unknown field (`extra_forbidden`)
+    or a refused dict key (pydantic's `[key]` step) that is not a field name of the API
+    (`known`: `run_id` is named, so the client learns the server sets it) becomes `REJECTED_KEY`
+    — a body `{"Jane Roe": 1}` came back as `loc: ["body", "Jane Roe"]`."""
+    loc = list(error.get("loc", ()))
+    made_up = {len(loc) - 1} if error.get("type") == "extra_forbidden" and loc else set()
+    made_up |= {i for i in range(len(loc) - 1) if loc[i + 1] == "[key]"}
+    return [
+        REJECTED_KEY if i in made_up and step not in known else step for i, step in enumerate(loc)
+    ]
+
+
+def field_names(app: FastAPI) -> frozenset[str]:
+    """Every property name of the app's OpenAPI schemas (computed once per app)."""
+    names = getattr(app.state, "field_names", None)
+    if names is None:
+        schemas = app.openapi().get("components", {}).get("schemas", {})
+        names = frozenset(
+            name for schema in schemas.values() for name in schema.get("properties", {})
+        )
+        app.state.field_names = names
+    return names
+
+
+def _named(error: dict[str, Any], known: frozenset[str] = frozenset()) -> dict[str, Any]:
     """One validation error as the field and the rule it broke: `loc`, `type`, `msg` only.
 
     `input` (the rejected value) and `ctx` (pydantic's details, the raised error among them)
-    are dropped; a message that quotes the value anyway (a validator's own wording) has it cut.
+    are dropped; a message that quotes the value anyway (a validator's own wording) has it cut;
+    `loc` never names a key the client sent that was refused (`_located`).
     """
     message = str(error.get("msg", ""))
     rejected = error.get("input")
     if isinstance(rejected, str) and len(rejected) >= 3:
         for quoted in (repr(rejected), rejected):
             message = message.replace(quoted, "(the value)")
-    return {"type": str(error.get("type", "")), "loc": list(error.get("loc", ())), "msg": message}
+    return {"type": str(error.get("type", "")), "loc": _located(error, known), "msg": message}
 
 
 async def validation_failed(request: Request, exc: RequestValidationError) -> JSONResponse:
     """A 422 naming each failing field and its rule (`{"detail": [{loc, type, msg}]}`), never the value."""
-    errors = [_named(error) for error in exc.errors()]
+    known = field_names(request.app)
+    errors = [_named(error, known) for error in exc.errors()]
     return JSONResponse(status_code=422, content={"detail": _encodable(jsonable_encoder(errors))})
 
 
@@ -159,6 +199,7 @@ def document_edge(app: FastAPI) -> None:
                     "403", FOREIGN_ORIGIN
                 )  # a route's own 403 (its role) names both
                 responses.setdefault("421", MISDIRECTED)
+                responses.setdefault("413", TOO_LARGE)
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to extend the schema
@@ -171,6 +212,55 @@ async def unclean_text(request: Request, exc: UncleanText) -> JSONResponse:
         status_code=422,
         content={"detail": f"{exc}; rephrase the text without personal identifiers"},
     )
+
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+ASGI = Callable[
+    [Scope, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]],
+    Awaitable[None],
+]
+
+
+class QuietFailures:
+    """ASGI middleware: an unexpected error becomes a 500 (when nothing was sent yet) and one log
+    line without the error's message (see the module docstring); nothing is re-raised, so the
+    server's own traceback log, message included, is never written."""
+
+    def __init__(self, app: ASGI) -> None:
+        self.app = app
+
+    async def __call__(
+        self,
+        scope: Scope,
+        receive: Callable[[], Awaitable[Message]],
+        send: Callable[[Message], Awaitable[None]],
+    ) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception as exc:  # noqa: BLE001 - every failure, logged without its message
+            route = scope.get("route")
+            log.error(
+                "request failed",
+                error=type(exc).__name__,
+                route=getattr(route, "path", None),
+                method=scope.get("method"),
+                at=[f"{f.filename}:{f.lineno}" for f in traceback.extract_tb(exc.__traceback__)][
+                    -8:
+                ],
+            )
+            if not started:
+                await answer(send, 500, "internal error")
 
 
 def install(app: FastAPI) -> None:

@@ -10,9 +10,13 @@ API route, `/mcp`, the console, `/healthz` — passes `HostGuard` first:
   `GATEWAY_ALLOWED_HOSTS` (the public name behind a proxy, `research.example.org`); any other is
   421 Misdirected Request — a rebound page's requests carry the page's own domain;
 - a request carrying an `Origin` (a browser's cross-site fetch, any browser `POST`) must come
-  from the gateway's own origin (the Origin's `host:port` is the request's `Host`) or from one
-  of `GATEWAY_ALLOWED_HOSTS`; any other, `null` included, is 403 — another page on this machine
-  (`localhost:3000`) is another origin.
+  from the gateway's own origin (the Origin's scheme is the request's and its `host:port` the
+  request's `Host`, default ports spelled out) or from one of `GATEWAY_ALLOWED_HOSTS` on the
+  request's scheme and on the port the entry names (none named: that scheme's default port,
+  as a browser writes the origin of `https://research.example.org`); any other, `null`
+  included, is 403 — another page on this machine (`localhost:3000`), or the allowed name on
+  another port or scheme (`http://research.example.org:8081`), is another origin. The request's
+  scheme is the one the server saw (uvicorn reads `X-Forwarded-Proto` from trusted proxies).
 
 The CLI, the Python client and MCP clients send no `Origin` and name the host they connect to,
 so they pass. `/mcp` is also guarded by the MCP SDK's own transport security, with the same hosts.
@@ -37,6 +41,7 @@ ASGI = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 WILDCARD_BINDS = ("", "0.0.0.0", "::", "[::]")
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _split(host: str) -> tuple[str, str | None]:
@@ -82,15 +87,37 @@ class AllowedHosts:
         name, port = _split(host)
         return any(allowed in (name, f"{name}:{port}") for allowed in self.public)
 
+    def _public_origin(self, name: str, port: int, scheme: str) -> bool:
+        """Whether `name` on `port` is an allowed public origin for a request over `scheme`."""
+        for allowed in self.public:
+            allowed_name, allowed_port = _split(allowed)
+            wanted = int(allowed_port) if allowed_port else DEFAULT_PORTS[scheme]
+            if allowed_name == name and wanted == port:
+                return True
+        return False
+
     def host_allowed(self, host: str | None) -> bool:
         return bool(host) and (is_loopback(_split(host or "")[0]) or self._public(host or ""))
 
-    def origin_allowed(self, origin: str, host: str) -> bool:
-        """Whether a request for `host` (already allowed) may come from the page at `origin`."""
+    def origin_allowed(self, origin: str, host: str, scheme: str = "http") -> bool:
+        """Whether a request over `scheme` for `host` (already allowed) may come from the page at
+        `origin`: same scheme, and the same host and port (see the module docstring)."""
         parts = urlsplit(origin.strip())
-        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/"):
+        if (
+            parts.scheme != scheme
+            or scheme not in DEFAULT_PORTS
+            or not parts.netloc
+            or parts.path not in ("", "/")
+        ):
             return False
-        return parts.netloc.lower() == host.strip().lower() or self._public(parts.netloc)
+        origin_name, origin_port = _split(parts.netloc)
+        host_name, host_port = _split(host)
+        port = int(origin_port) if origin_port else DEFAULT_PORTS[scheme]
+        if origin_name == host_name and port == (
+            int(host_port) if host_port else DEFAULT_PORTS[scheme]
+        ):
+            return True
+        return self._public_origin(origin_name, port, scheme)
 
     def transport_security(self) -> TransportSecuritySettings:
         """The same rule for the MCP SDK's own check of `/mcp` (exact names and `name:*`)."""
@@ -126,7 +153,9 @@ class HostGuard:
                 "(loopback, or a name in GATEWAY_ALLOWED_HOSTS)",
             )
             return
-        if origin is not None and not self.allowed.origin_allowed(origin, host):
+        if origin is not None and not self.allowed.origin_allowed(
+            origin, host, str(scope.get("scheme", "http"))
+        ):
             await _answer(
                 send, 403, "cross-origin request refused: the Origin is not this gateway's own"
             )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
@@ -16,7 +17,9 @@ from research_contracts import subjects
 from research_contracts.views import AuditView, FindingView
 from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, ReadSession
+from research_gateway.limits import TOO_MANY_STREAMS
 from research_gateway.storable import STORABLE, TEXT_QUERY
+from research_runs.sse import RECONNECT_MS
 
 # A free-text filter of a read route (an agent, a finding kind, an audit action).
 Filter = Annotated[str | None, TEXT_QUERY, Query(max_length=200, json_schema_extra=STORABLE)]
@@ -89,12 +92,17 @@ class EventStream(StreamingResponse):
     "/events",
     response_class=EventStream,
     responses={
-        200: {"description": "`event: pending|decided` frames, `data:` the claim message as JSON"}
+        200: {"description": "`event: pending|decided` frames, `data:` the claim message as JSON"},
+        429: TOO_MANY_STREAMS,
     },
 )
 async def stream_events(request: Request) -> StreamingResponse:
-    """Server-sent events: every claim proposed (`research.claim.pending`) and decided (`research.claim.decided`)."""
+    """Server-sent events: every claim proposed (`research.claim.pending`) and decided (`research.claim.decided`).
+
+    The stream ends after `GATEWAY_EDGE__STREAM_MAX_S` (an `EventSource` reconnects after its
+    `retry:` hint, its key checked again)."""
     broker = request.app.state.broker
+    until = time.monotonic() + request.app.state.edge.stream_max_s
     queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(maxsize=1000)
 
     async def _forward(msg: Any) -> None:
@@ -108,10 +116,13 @@ async def stream_events(request: Request) -> StreamingResponse:
 
     async def _events() -> AsyncIterator[bytes]:
         try:
-            yield b": connected\n\n"
+            yield f"retry: {RECONNECT_MS}\n: connected\n\n".encode()
             while not await request.is_disconnected():
+                left = until - time.monotonic()
+                if left <= 0:
+                    return
                 try:
-                    subject, data = await asyncio.wait_for(queue.get(), timeout=15)
+                    subject, data = await asyncio.wait_for(queue.get(), timeout=min(15, left))
                 except TimeoutError:
                     yield b": keep-alive\n\n"
                     continue

@@ -9,7 +9,9 @@ live under `/api/research/v1`; the OpenAPI document is at `/openapi.json`.
 Every API route needs a key (`auth.require`); only `/healthz`, `/metrics` and the OpenAPI
 document answer without one (they hold no ledger data). Open mode (`GATEWAY_AUTH__OPEN=true`)
 is refused on a non-loopback bind and announced in the log at start. Every request names an
-allowed `Host` and, when it carries one, the gateway's own `Origin` (`hosts.HostGuard`).
+allowed `Host` and, when it carries one, the gateway's own `Origin` (`hosts.HostGuard`), then
+passes the edge's limits (`limits.py`): a body cap, the key check before a keyless body is read,
+and a cap on the event streams one key holds open.
 """
 
 from __future__ import annotations
@@ -39,11 +41,13 @@ from research_gateway import (
 from research_gateway.auth import Guard
 from research_gateway.bus import build_bus
 from research_gateway.deps import SERVICE, Session
+from research_gateway.edge import QuietFailures
 from research_gateway.hosts import AllowedHosts, HostGuard, is_loopback
+from research_gateway.limits import BodyCap, KeyFirst, StreamCap
 from research_gateway.mcp import install as install_mcp
 from research_gateway.observability import instrument, serve_metrics
 from research_gateway.proxies import TrustedProxies
-from research_gateway.settings import ConsoleSettings, GatewaySettings
+from research_gateway.settings import ConsoleSettings, EdgeSettings, GatewaySettings
 from research_gateway.throttle import FailedAuthThrottle
 from research_platform import installation, metrics
 from research_platform.broker import ensure_streams_at
@@ -73,8 +77,10 @@ def guard_for(settings: Settings) -> Guard:
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The gateway app; `settings` may be the shared root (the console group then takes its defaults)."""
     settings = settings or GatewaySettings()
-    console_settings = (
-        settings.gateway_console if isinstance(settings, GatewaySettings) else ConsoleSettings()
+    console_settings, edge_settings = (
+        (settings.gateway_console, settings.gateway_edge)
+        if isinstance(settings, GatewaySettings)
+        else (ConsoleSettings(), EdgeSettings())
     )
     guard = guard_for(settings)
     # Audit digests and idempotency-derived task ids are keyed by the installation's secret.
@@ -107,6 +113,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.auth_settings = settings.gateway_auth  # the console's sign-in codes and sessions
     app.state.limits = settings.gateway_limits  # per-key quotas and workspaces (`quotas.py`)
     app.state.grafana_url = console_settings.grafana_url  # the Operate page's dashboard links
+    app.state.edge = edge_settings  # the stream lifetime and the export time cap, read per request
     edge.install(app)  # exact 400 / 405 / 422 answers, documented
     for module in (
         accounts,
@@ -128,8 +135,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_mcp(
         app, allowed.transport_security()
     )  # MCP (streamable HTTP) at /mcp, behind the same keys
-    instrument(app)  # HTTP metrics (instrumentator) and /metrics
-    app.add_middleware(HostGuard, allowed=allowed)  # outermost: before any route, metrics included
+    app.add_middleware(KeyFirst, guard=guard)
+    app.add_middleware(StreamCap, per_key=edge_settings.streams_per_key)
+    app.add_middleware(BodyCap, max_bytes=edge_settings.max_body_bytes)
+    instrument(app)  # HTTP metrics (instrumentator) and /metrics: the limits' answers counted too
+    app.add_middleware(HostGuard, allowed=allowed)  # before any route, metrics included
+    app.add_middleware(
+        QuietFailures
+    )  # outermost: no error message, which may quote a request, logged
 
     @app.get("/healthz")
     async def healthz(session: Session) -> dict[str, str]:

@@ -10,6 +10,10 @@ for the three kinds. A version's structured `content` is a `research_reports.Rep
 one under `report`, as a source-list snapshot does); a version without one exports its stored
 Markdown only (other formats answer 409). Format names: the modes' short ones (`md`, `bib`,
 `csljson`) or `research_reports`' (`markdown`, `bibtex`, `csl-json`).
+
+An export is rendered in a worker thread (`rendered`), two at a time per process, so a long PDF
+never stalls the event loop (every other request of the process waited for it); one that takes
+longer than `GATEWAY_EDGE__EXPORT_TIMEOUT_S`, waiting for a worker included, is a 503.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Response, status
+import anyio
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response, status
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import select
 
@@ -27,7 +32,7 @@ from research_gateway.deps import API, ReadSession
 from research_gateway.quotas import QUOTA_RESPONSES, PdfExportSlot
 from research_platform.models import ReportRow, ReportVersionRow
 from research_reports import Report
-from research_reports.exports import EXPORT_FORMATS, ExportFormat, export_report
+from research_reports.exports import EXPORT_FORMATS, Export, ExportFormat, export_report
 
 FORMATS: dict[str, ExportFormat] = {
     "md": ExportFormat.markdown,
@@ -46,8 +51,32 @@ EXPORTED: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "the exported file (Content-Disposition: attachment)",
         "content": {media.split(";")[0]: {} for media, _ in EXPORT_FORMATS.values()},
-    }
+    },
+    503: {
+        "description": "the export did not finish within `GATEWAY_EDGE__EXPORT_TIMEOUT_S` (the reason in "
+        "`detail`); retry later"
+    },
 }
+RENDERERS = anyio.CapacityLimiter(
+    2
+)  # exports rendered at once per process; the rest wait their turn
+
+
+async def rendered(request: Request, document: Report, wanted: ExportFormat) -> Export:
+    """`document` exported as `wanted` in a worker thread, within the gateway's export time cap
+    (503 past it: the thread is left to finish, its result dropped)."""
+    limit: float = request.app.state.edge.export_timeout_s
+    try:
+        with anyio.fail_after(limit):
+            return await anyio.to_thread.run_sync(
+                export_report, document, wanted, abandon_on_cancel=True, limiter=RENDERERS
+            )
+    except TimeoutError:
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            f"the {wanted.value} export took longer than {limit:g} s; retry later",
+        ) from None
+
 
 router = APIRouter(
     prefix=API,
@@ -151,6 +180,7 @@ async def export(
     report_id: uuid.UUID,
     session: ReadSession,
     pdf_slot: PdfExportSlot,
+    request: Request,
     format: Annotated[FormatName, Query(description="md | pdf | bib | ris | csljson")] = "md",
     version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None,
 ) -> Response:
@@ -171,7 +201,7 @@ async def export(
                 f"report {report_id} has no structured content to export as {format}",
             )
         return _file(found.markdown.encode(), "text/markdown; charset=utf-8", f"{name}.md")
-    exported = export_report(document, wanted)
+    exported = await rendered(request, document, wanted)
     return _file(exported.content, exported.media_type, f"{name}.{exported.extension}")
 
 

@@ -10,7 +10,8 @@
 
 The body is validated by `ReviewRequest`, the caller's part of the `RequestReview` command, so the
 HTTP answer (422 with the reason: empty or 10 kB topic, unknown source, more than two rounds) and
-the bus (dead letter) agree; the run id is the server's (a body naming one is refused, 422). The
+the bus (dead letter) agree; the run id is the server's, drawn at random (`new_run_id`): a body
+naming one is refused (422), and the `review_id` a client may choose never goes into it. The
 command is published on `research.review.requested` (`Nats-Msg-Id` per run) before the report
 row is written: a bus failure answers 503 with nothing stored. A refresh moves the report to
 `running` under a new run first, then publishes; if the bus is down the refresh fails visibly.
@@ -23,22 +24,23 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Response, status
+from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from pydantic import BaseModel
 from sqlalchemy import select
 
-from research_contracts.reviews import RequestReview, ReviewRequest, review_run_id, topic_key
+from research_contracts.reviews import RequestReview, ReviewRequest, topic_key
+from research_contracts.runs import new_run_id
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
 from research_gateway.bus import Bus
 from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session, publish_or_503
 from research_gateway.ownership import OWNED_RESPONSES, owner_of, require_owner
 from research_gateway.quotas import QUOTA_RESPONSES, KeyQuotas, PdfExportSlot
-from research_gateway.reports import EXPORTED, FORMATS, MAX_VERSION, FormatName
+from research_gateway.reports import EXPORTED, FORMATS, MAX_VERSION, FormatName, rendered
 from research_ledger import Ledger
 from research_ledger.deidentified import check_report
 from research_platform.logging import get_logger
 from research_platform.models import MemoryClaim, ReportRow
-from research_reports import Report, export_report
+from research_reports import Report
 
 log = get_logger(__name__)
 router = APIRouter(prefix=API, tags=["reviews"], responses=AUTH_RESPONSES)
@@ -103,7 +105,7 @@ async def submit_review(
 ) -> ReviewAccepted:
     """Ask for a literature review; follow `run_id` on /runs/{run_id}/events, poll /reviews/{id}."""
     command = RequestReview(
-        **body.model_dump(), run_id=review_run_id(body.review_id), refresh=False, origin="api"
+        **body.model_dump(), run_id=new_run_id("rv"), refresh=False, origin="api"
     )
     async with session.begin():
         if await Ledger(session, service=SERVICE).reports.get(command.review_id) is not None:
@@ -260,7 +262,7 @@ async def refresh_review(
     review_id: uuid.UUID, session: Session, bus: Publishers, caller: Researcher, quotas: KeyQuotas
 ) -> ReviewAccepted:
     """Run the review again: a new version and its diff to the current one (stale or not)."""
-    run_id = review_run_id(review_id, uuid.uuid4().hex[:8])
+    run_id = new_run_id("rv")
     async with session.begin():
         row = await _review(session, review_id)
         require_owner(caller, row, "review")
@@ -304,6 +306,7 @@ async def export_review(
     session: Session,
     caller: Reader,
     pdf_slot: PdfExportSlot,
+    request: Request,
     format: FormatName = Query("md", description="md | pdf | bib | ris | csljson"),
     version: int | None = Query(None, ge=1, le=MAX_VERSION),
 ) -> Response:
@@ -311,7 +314,7 @@ async def export_review(
     stored = await Ledger(session, service=SERVICE).reports.version(review_id, version)
     if stored is None:
         raise HTTPException(status.HTTP_409_CONFLICT, "the review has no version yet")
-    exported = export_report(Report.model_validate(stored.content), FORMATS[format])
+    exported = await rendered(request, Report.model_validate(stored.content), FORMATS[format])
     filename = f"review-{review_id}-v{stored.version}.{exported.extension}"
     return Response(
         exported.content,

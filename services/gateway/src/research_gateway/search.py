@@ -1,18 +1,25 @@
-"""`GET /search`: hybrid / lexical / dense search over the local corpus, served by the connector."""
+"""`GET /search`: hybrid / lexical / dense search over the local corpus, served by the connector.
+
+The query is free text a person typed: it passes the privacy boundary (`person_text`) before it
+goes on the bus, like every other free text, and the answer names the query that was searched.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, status
+from fastapi.exceptions import RequestValidationError
 from nats.errors import NoRespondersError
 
 from research_contracts import EvidenceFound, SearchEvidence, subjects
+from research_contracts.reviews import deidentified_within
 from research_contracts.views import SearchResults
 from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, Broker
 from research_gateway.storable import STORABLE, TEXT_QUERY
 
+QUERY_MAX_CHARS = 1000  # = SearchEvidence.query's
 router = APIRouter(
     prefix=API, tags=["search"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES
 )
@@ -29,12 +36,22 @@ router = APIRouter(
 )
 async def search_corpus(
     broker: Broker,
-    q: Annotated[str, TEXT_QUERY, Query(min_length=1, max_length=1000, json_schema_extra=STORABLE)],
+    q: Annotated[
+        str,
+        TEXT_QUERY,
+        Query(min_length=1, max_length=QUERY_MAX_CHARS, json_schema_extra=STORABLE),
+    ],
     k: Annotated[int, Query(ge=1, le=200)] = 10,
     mode: Literal["hybrid", "lexical", "dense"] = "hybrid",
 ) -> SearchResults:
     """Hybrid / lexical / dense search over the local corpus (served by the connector's `corpus` source)."""
-    ask = SearchEvidence(query=q, sources=["corpus"], limit=k, mode=mode)
+    try:
+        query = deidentified_within(q, QUERY_MAX_CHARS, "the query")
+    except ValueError as exc:  # a 422 like the parameter's own checks: the field and the rule
+        raise RequestValidationError(
+            [{"type": "value_error", "loc": ("query", "q"), "msg": str(exc)}]
+        ) from None
+    ask = SearchEvidence(query=query, sources=["corpus"], limit=k, mode=mode)
     try:
         reply = await broker.request(ask, subjects.CONNECTOR_SEARCH, timeout=15.0)
     except NoRespondersError as exc:
@@ -52,4 +69,4 @@ async def search_corpus(
         raise HTTPException(
             status.HTTP_503_SERVICE_UNAVAILABLE, f"corpus search failed: {found.degraded['corpus']}"
         )
-    return SearchResults(query=q, mode=mode, hits=found.hits)
+    return SearchResults(query=query, mode=mode, hits=found.hits)

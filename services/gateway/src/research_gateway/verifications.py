@@ -31,11 +31,11 @@ from pydantic import (
 from sqlalchemy import select
 
 from research_contracts.reviews import EVIDENCE_SOURCES, ReviewFilters, worded_pattern
+from research_contracts.runs import new_run_id
 from research_contracts.verifications import (
     CLAIM_MAX_CHARS,
     CLAIM_WORD,
     RequestVerification,
-    verification_run_id,
 )
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
 from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session, publish_or_503
@@ -136,7 +136,7 @@ async def submit_verification(
     try:
         command = RequestVerification(
             verification_id=verification_id,
-            run_id=verification_run_id(verification_id),
+            run_id=new_run_id("vf"),
             claim=body.claim,
             watch=body.watch,
             sources=list(body.sources),

@@ -260,7 +260,9 @@ async def vetoed(
         or (side is PassageStance.SUPPORTS and p.label is PassageStance.QUALIFIES)
     ]
     quotes = [p.text for p in sorted(own, key=lambda p: -p.strength) if p.text][:3]
-    result = await check.check(claim, side.value, quotes)
+    result = await check.check(
+        claim, "SUPPORTS" if side is PassageStance.SUPPORTS else "CONTRADICTS", quotes
+    )
     if result.agrees:
         return chosen, not_counted, result
     moved = [

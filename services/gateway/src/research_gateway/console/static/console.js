@@ -18,6 +18,14 @@ function el(tag, attrs = {}, ...children) {
   for (const c of children) if (c != null) node.append(c);
   return node;
 }
+/* A link target for an outside address (a source's URL from third-party metadata): http and https
+   only; anything else (javascript:, data:, vbscript:, a relative path) is no link at all. */
+function outsideUrl(value) {
+  try {
+    const url = new URL(String(value ?? ""));
+    return url.protocol === "http:" || url.protocol === "https:" ? url.href : null;
+  } catch { return null; }
+}
 function say(message, kind = "error") {
   const box = $("#alert");
   box.hidden = false; box.className = "alert " + kind; box.textContent = message;

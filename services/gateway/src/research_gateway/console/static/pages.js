@@ -243,7 +243,7 @@ pages.sources = () => {
     for (const s of rows) {
       const pct = Math.round(100 * Math.max(0, Math.min(1, s.relevance_score)));
       const card = el("li", { class: "card source", "data-source-id": s.source_id },
-        el("h2", {}, s.url ? el("a", { href: s.url, rel: "noopener", target: "_blank", text: s.title }) : s.title,
+        el("h2", {}, outsideUrl(s.url) ? el("a", { href: outsideUrl(s.url), rel: "noopener", target: "_blank", text: s.title }) : s.title,
           s.preferred ? el("span", { class: "badge preferred", text: "★ preferred" }) : null),
         el("p", { class: "meta", text: [(s.authors || []).slice(0, 4).join(", "), s.publication, s.date].filter(Boolean).join(" · ") }),
         el("div", { class: "relevance" }, el("span", { text: `Relevance ${pct}%` }), el("meter", { min: "0", max: "100", value: String(pct), "aria-label": `relevance ${pct} percent` })));
