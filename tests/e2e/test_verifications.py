@@ -16,7 +16,7 @@ from research_verification.direction import flip
 
 pytestmark = pytest.mark.e2e
 
-RELATED = "Exercise training reduces hospital readmission for atrial fibrillation in heart failure"  # set after the demo run
+CARNITINE = "corpus:14803797"  # "Intestinal microbiota metabolism of L-carnitine, a nutrient in red meat, promotes atherosclerosis"
 HF_ACTION = "corpus:40817021"  # "Effects of exercise training on health status in patients with chronic heart failure: HF-ACTION …"
 
 
@@ -95,14 +95,25 @@ def quoted_on(view: dict, section: str) -> set[str]:
 async def test_a_claim_and_its_direction_flipped_twin_get_opposite_verdicts_from_one_quote(
     stack: Stack,
 ) -> None:
-    claim = "Exercise training improves quality of life in patients with chronic heart failure"
+    # SciFact train claim 884, of the held-out fold (the model never trained on it); gold: SUPPORT by doc 14803797
+    claim = (
+        "Omnivores produce more trimethylamine N-oxide from dietary I-carnitine than vegetarians."
+    )
     twin = flip(claim)
-    assert twin == "Exercise training worsens quality of life in patients with chronic heart failure"
+    assert (
+        twin
+        == "Omnivores produce less trimethylamine N-oxide from dietary I-carnitine than vegetarians."
+    )
     supported, contradicted = await verified(stack, claim), await verified(stack, twin)
-    assert supported["verdict"] in ("STRONGLY SUPPORTED", "PARTIALLY SUPPORTED"), supported["verdict"]
-    assert contradicted["verdict"] in ("WEAKLY CONTRADICTED", "CONTRADICTED"), contradicted["verdict"]
-    assert HF_ACTION in cited_on(contradicted, "Contradicting Evidence")
-    # the same HF-ACTION sentence, read both ways
+    assert supported["verdict"] in ("STRONGLY SUPPORTED", "PARTIALLY SUPPORTED"), supported[
+        "verdict"
+    ]
+    assert contradicted["verdict"] in ("WEAKLY CONTRADICTED", "CONTRADICTED"), contradicted[
+        "verdict"
+    ]
+    assert CARNITINE in cited_on(supported, "Corroborating Evidence")
+    assert CARNITINE in cited_on(contradicted, "Contradicting Evidence")
+    # the same sentence of the same paper, read both ways
     assert quoted_on(supported, "Corroborating Evidence") & quoted_on(
         contradicted, "Contradicting Evidence"
     )
@@ -113,15 +124,14 @@ async def test_a_claim_and_its_direction_flipped_twin_get_opposite_verdicts_from
 async def test_a_claim_about_a_related_but_different_outcome_is_insufficient_naming_the_closest(
     stack: Stack,
 ) -> None:
-    view = await verified(stack, RELATED)
+    # HF-ACTION measured health status, not peak oxygen uptake
+    view = await verified(
+        stack,
+        "Exercise training improves peak oxygen uptake in patients with chronic heart failure",
+    )
     assert view["verdict"] == "INSUFFICIENT EVIDENCE", view["verdict"]
     assert not cited_on(view, "Corroborating Evidence") and not cited_on(
         view, "Contradicting Evidence"
     )
-    closest = cited_on(view, "Closest Evidence (not counted)")
-    assert closest, view["report"]["sections"]
-    section = next(
-        s for s in view["report"]["sections"] if s["title"] == "Closest Evidence (not counted)"
-    )
-    finding = section["findings"][0]
-    assert "bar" in finding["group"] and finding["tag"] == "NOT COUNTED"
+    why = view["report"]["metadata"]["nothing_found"]
+    assert "The closest was “" in why, why

@@ -39,7 +39,7 @@ from enum import StrEnum
 MIN_STRENGTH = 0.4
 # Confidence bars on the strongest calibrated probability of the verdict's side, set where verdict
 # precision per level on held-out train claims rises (bench/verdict_rules.py, docs/judgement.md).
-HIGH_P, MODERATE_P = 0.95, 0.85
+HIGH_P, MODERATE_P = 0.9, 0.8
 
 
 class PassageStance(StrEnum):
