@@ -178,24 +178,22 @@ function traceItem(ev, calls) {
   return null;
 }
 
-function followRun(runId, { onDone, onResult } = {}) {
-  const key = `run-last-id:${runId}`;
+/* Follow a run's events from the first one: a page load (a reload, Back, a "trace" link) replays the
+   stored history, so a finished run shows its whole trace and ends at its `done` event at once. The
+   browser's EventSource resumes a dropped connection by itself (Last-Event-ID): nothing twice. */
+function followRun(runId, { onDone, onResult, finished = () => "" } = {}) {
   const trace = $("#trace");
   const status = $("#run-status");
   const calls = new Map();
-  const last = sessionStorage.getItem(key);
-  const url = `${API}/runs/${encodeURIComponent(runId)}/events` + (last ? `?last_event_id=${encodeURIComponent(last)}` : "");
-  if (last) trace.append(el("li", { class: "note", text: `Resumed after event ${last} (earlier events are above the reload).` }));
-  const source = new EventSource(url, { withCredentials: true });
-  status.textContent = "running";
+  const source = new EventSource(`${API}/runs/${encodeURIComponent(runId)}/events`, { withCredentials: true });
+  status.textContent = finished() || "running";
   let count = 0;
   const handle = (msg) => {
     let ev;
     try { ev = JSON.parse(msg.data); } catch { return; }
-    if (msg.lastEventId) sessionStorage.setItem(key, msg.lastEventId);
     const item = traceItem(ev, calls);
     if (item) { item.dataset.eventId = msg.lastEventId; item.dataset.type = ev.type; trace.append(item); }
-    count += 1; status.textContent = `running · ${count} events`;
+    count += 1; status.textContent = finished() || `running · ${count} events`;
     if (ev.type === "result" && onResult) onResult(ev);
     if (ev.type === "done") {
       source.close();
@@ -205,7 +203,6 @@ function followRun(runId, { onDone, onResult } = {}) {
     }
   };
   for (const t of EVENT_TYPES) source.addEventListener(t, handle);
-  source.onerror = () => { if (source.readyState !== EventSource.CLOSED) status.textContent = "reconnecting…"; };
+  source.onerror = () => { if (source.readyState !== EventSource.CLOSED && !finished()) status.textContent = "reconnecting…"; };
   return source;
 }
-

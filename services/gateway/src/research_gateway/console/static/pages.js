@@ -76,21 +76,43 @@ pages.ask = () => {
   }).catch(() => {});
 };
 
+const KIND_LABELS = { review: "Literature review", verification: "Verification", source_list: "Source list" };
+/* A page titled by what was asked (a topic, a claim, a prompt), not by an id. */
+function titlePage(subject, kind) {
+  if (!subject) return;
+  $("#page-title").textContent = subject;
+  const label = KIND_LABELS[kind];
+  if (label && $("#page-kind")) $("#page-kind").textContent = label;
+  document.title = `${subject} · research-engine`;
+}
+
 pages.run = () => {
   const { runId, kind, recordId } = body.dataset;
   const result = $("#result");
   const accepted = sessionStorage.getItem(`accepted:${recordId}`);
   const request = accepted && el("details", { class: "panel" }, el("summary", { text: "Accepted request (after the admin's clamps)" }), el("pre", { text: JSON.stringify(JSON.parse(accepted), null, 2) }));
   if (request) result.prepend(request);
+  let shown = "";  // the status of the stored report on show: a finished run's result needs no live event
+  const render = (view) => {
+    renderReport(view, result);
+    if (request) result.prepend(request);  // the report replaces what #result held: the request stays above it
+  };
   const show = async () => {
     if (!recordId) return;
-    try {
-      const view = await api(`/reports/${recordId}`);
-      renderReport(view, result);
-      if (request) result.prepend(request);  // the report replaces what #result held: the request stays above it
-    } catch { /* alert shown */ }
+    try { render(await api(`/reports/${recordId}`)); } catch { /* alert shown */ }
   };
-  followRun(runId, { onDone: show });
+  const stored = recordId ? api(`/reports/${recordId}`, { quiet: true }).catch(() => null) : Promise.resolve(null);
+  stored.then((view) => {
+    if (!view) return;
+    titlePage(view.subject, view.kind);
+    /* finished (this run or a later one): its stored version now; a run still going shows it at `done` */
+    if (view.status !== "running" && view.version) {
+      shown = view.status; render(view);
+      $("#run-status").textContent = view.status;
+      $("#run-progress")?.setAttribute("value", "1"); $("#run-progress")?.setAttribute("max", "1");
+    }
+  });
+  followRun(runId, { onDone: () => { if (!shown) show(); }, finished: () => shown });
 };
 
 pages.task = () => {
@@ -175,6 +197,17 @@ pages.claim = async () => {
   }).catch(() => {});
 };
 
+/* Each listed report's topic, claim or prompt (the audit row holds only its key words), a few requests at a time. */
+async function fillTitles(links) {
+  const next = async () => {
+    for (let item = links.shift(); item; item = links.shift()) {
+      const [id, link] = item;
+      try { const view = await api(`/reports/${id}`, { quiet: true }); if (view.subject) link.textContent = view.subject; } catch { /* keeps the key words */ }
+    }
+  };
+  await Promise.all([next(), next(), next(), next()]);
+}
+
 pages.ledger = () => {
   const form = $("#claims-filter");
   const load = async () => {
@@ -194,12 +227,16 @@ pages.ledger = () => {
   form.addEventListener("submit", (e) => { e.preventDefault(); load(); });
   Promise.all([api("/audit?action=research.report.opened&limit=100", { quiet: true }), api("/audit?action=research.report.stale&limit=200", { quiet: true })])
     .then(([opened, stale]) => {
+      const titles = [];
       const staleIds = new Set(stale.map((r) => String(r.subject_ids.report_id)));
       for (const r of opened) {
         const id = String(r.subject_ids.report_id);
-        $("#reports").append(el("li", {}, el("a", { href: r.payload.kind === "source_list" ? `/sources/${id}` : `/report/${id}`, text: `${r.payload.kind} ${id.slice(0, 8)}` }),
+        const link = el("a", { href: r.payload.kind === "source_list" ? `/sources/${id}` : `/report/${id}`, text: r.payload.subject_key || `${KIND_LABELS[r.payload.kind] || r.payload.kind} ${id.slice(0, 8)}` });
+        $("#reports").append(el("li", { "data-report-id": id }, el("span", { class: "badge", text: KIND_LABELS[r.payload.kind] || r.payload.kind }), " ", link,
           ` · ${when(r.occurred_at)} `, staleIds.has(id) ? el("span", { class: "badge status-stale", text: "stale" }) : null));
+        titles.push([id, link]);
       }
+      fillTitles(titles);
       if (!opened.length) $("#reports").append(el("li", { text: "No reports yet." }));
     }).catch(() => $("#reports").append(el("li", { text: "Reports are listed from the audit log (reader role)." })));
   $("#open-report").addEventListener("submit", (e) => { e.preventDefault(); location.href = `/report/${$("#report-id").value.trim()}`; });
@@ -226,8 +263,11 @@ pages.findings = () => {
 
 pages.report = async () => {
   const id = body.dataset.reportId;
-  try { renderReport(await api(`/reports/${id}`), $("#result")); } catch { $("#result").textContent = "Report not available."; }
+  try { const view = await api(`/reports/${id}`); titlePage(view.subject, view.kind); renderReport(view, $("#result")); } catch { $("#result").textContent = "Report not available."; }
 };
+
+/* A link out only for a web address: `corpus:…` ids and other schemes are no link a browser can open. */
+const outside = (url) => /^https?:\/\/\S+$/i.test(String(url || ""));
 
 pages.sources = () => {
   const id = body.dataset.sourceListId;
