@@ -24,6 +24,59 @@ function say(message, kind = "error") {
 }
 class ApiError extends Error { constructor(status, detail) { super(detail); this.status = status; } }
 
+/* The Ask form's and the API's field names, as a person reads them in an error. */
+const FIELD_LABELS = {
+  question: "Question", topic: "Review topic", claim: "Claim to verify", prompt: "What the sources should cover",
+  entity: "Entity", max_iterations: "Peer-review rounds", num_references: "Number of references", keywords: "Keywords",
+  workspace: "Workspace", source_type: "Source type", detail_level: "Detail level", date_from: "From date", date_to: "To date",
+  update_frequency: "Schedule", watch: "Watch",
+};
+const fieldLabel = (name) => FIELD_LABELS[name] || String(name).replace(/_/g, " ");
+const plural = (n, one, many = one + "s") => `${n} ${n === 1 ? one : many}`;
+/* One validation problem (FastAPI's 422 item: loc, type, msg) in words naming the field and the limit.
+   The gateway's 422 names the rule, never the value (no `input`, no `ctx`): the limit is the number in its
+   message, and the length is that of what this page sent. */
+function problemText(d, sent = {}) {
+  const names = (d.loc || []).filter((part) => typeof part === "string" && part !== "body");
+  const field = names[names.length - 1];
+  const label = names.length ? fieldLabel(field) : "The request";
+  const number = (String(d.msg || "").match(/-?\d+(?:\.\d+)?/) || [])[0];
+  const limit = (key) => (d.ctx || {})[key] ?? (number === undefined ? undefined : Number(number));
+  const ctx = { max_length: limit("max_length"), min_length: limit("min_length"), le: limit("le"), lt: limit("lt"), ge: limit("ge"), gt: limit("gt"), expected: (d.ctx || {}).expected };
+  const value = d.input !== undefined ? d.input : sent && typeof sent === "object" ? sent[field] : undefined;
+  const length = typeof value === "string" || Array.isArray(value) ? value.length : null;
+  switch (d.type) {
+    case "missing": return `${label} is required.`;
+    case "string_too_long": return `${label}: at most ${plural(ctx.max_length, "character")}${length != null ? ` (this one has ${length})` : ""}.`;
+    case "string_too_short": return `${label}: at least ${plural(ctx.min_length, "character")}${length != null ? ` (this one has ${length})` : ""}.`;
+    case "too_long": return `${label}: at most ${plural(ctx.max_length, "item")}${length != null ? ` (this one has ${length})` : ""}.`;
+    case "too_short": return `${label}: at least ${plural(ctx.min_length, "item")}.`;
+    case "less_than_equal": return `${label}: at most ${ctx.le}.`;
+    case "less_than": return `${label}: less than ${ctx.lt}.`;
+    case "greater_than_equal": return `${label}: at least ${ctx.ge}.`;
+    case "greater_than": return `${label}: more than ${ctx.gt}.`;
+    case "int_parsing": case "int_type": return `${label}: a whole number, please.`;
+    case "string_pattern_mismatch": return `${label}: needs words (letters), not only spaces, digits or symbols.`;
+    case "enum": case "literal_error": return `${label}: one of ${ctx.expected || "the listed values"}.`;
+  }
+  return `${label}: ${String(d.msg || "not accepted").replace(/^Value error, /, "")}.`.replace(/\.\.$/, ".");
+}
+/* An error answer in plain words: never a raw object, never a bare status code in front. */
+function errorText(status, detail, text, sent) {
+  let words;
+  if (Array.isArray(detail)) words = detail.map((d) => (d && typeof d === "object" ? problemText(d, sent) : String(d))).join(" ");
+  else if (detail && typeof detail === "object") {
+    words = detail.error || detail.message || detail.reason || detail.detail;
+    if (typeof words !== "string") words = Object.entries(detail).map(([k, v]) => `${k.replace(/_/g, " ")}: ${typeof v === "object" ? JSON.stringify(v) : v}`).join("; ");
+  } else words = detail != null && detail !== "" ? String(detail) : "";
+  if (!words || /^\s*</.test(words)) words = text && !/^\s*</.test(text) ? String(text).slice(0, 300) : `the server answered with status ${status}`;
+  if (status === 403) return `Forbidden (403): ${words}`;
+  if (status === 401) return `Not signed in (401): ${words}`;
+  if (status === 429) return `Too many requests: ${words}`;
+  if (status >= 500) return `The server could not answer (${status}): ${words}`;
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
 async function api(path, { method = "GET", json, quiet = false } = {}) {
   const init = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
   if (json !== undefined) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(json); }
@@ -32,13 +85,29 @@ async function api(path, { method = "GET", json, quiet = false } = {}) {
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch { data = text; }
   if (!resp.ok) {
-    let detail = data && data.detail !== undefined ? data.detail : text;
-    if (Array.isArray(detail)) detail = detail.map((d) => `${(d.loc || []).slice(1).join(".")}: ${d.msg}`).join("; ");
-    const why = resp.status === 403 ? `Forbidden (403): ${detail}` : resp.status === 401 ? `Not signed in (401): ${detail}` : `${resp.status}: ${detail}`;
+    const why = errorText(resp.status, data && typeof data === "object" && "detail" in data ? data.detail : data, text, json);
     if (!quiet) say(why);
     throw new ApiError(resp.status, why);
   }
   return data;
+}
+
+/* The API's own request schemas (its OpenAPI document), read once per tab: the form's limits come from them. */
+async function requestSchemas() {
+  let doc = sessionStorage.getItem("openapi-schemas");
+  if (!doc) {
+    try { const resp = await fetch("/openapi.json", { credentials: "same-origin" }); doc = JSON.stringify(((await resp.json()).components || {}).schemas || {}); }
+    catch { return {}; }
+    try { sessionStorage.setItem("openapi-schemas", doc); } catch { /* full: read it again next time */ }
+  }
+  return JSON.parse(doc);
+}
+/* A property's limits (maxLength, minLength, maximum, minimum), looking through `anyOf` (an optional field). */
+function limitsOf(schemas, model, field) {
+  const prop = ((schemas[model] || {}).properties || {})[field] || {};
+  const found = {};
+  for (const part of [prop, ...(prop.anyOf || [])]) for (const k of ["maxLength", "minLength", "maximum", "minimum", "maxItems"]) if (part[k] !== undefined && found[k] === undefined) found[k] = part[k];
+  return found;
 }
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : "—");
 

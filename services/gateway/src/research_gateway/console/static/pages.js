@@ -27,12 +27,39 @@ pages.ask = () => {
   };
   const label = $("#prompt-label");
   const labels = { question: "Question", verify: "Claim to verify", review: "Review topic", sources: "What should the sources cover?" };
+  /* each mode's request model and text field in the API's schema: the limits shown are the API's own */
+  const models = { question: ["TaskSubmission", "question"], verify: ["VerificationRequest", "claim"], review: ["ReviewRequest", "topic"], sources: ["SourceListRequest", "prompt"] };
+  let schemas = {};
+  const count = () => {
+    const [model, field] = models[form.mode.value];
+    const { maxLength, minLength } = limitsOf(schemas, model, field);
+    const n = form.prompt.value.trim().length;
+    const out = $("#prompt-count");
+    out.textContent = maxLength ? `${n} / ${maxLength} characters${minLength ? ` (at least ${minLength})` : ""}${n > maxLength ? ` — ${n - maxLength} too many` : ""}` : "";
+    out.classList.toggle("over", Boolean(maxLength && n > maxLength));
+  };
   const sync = () => {
     const mode = form.mode.value;
     label.textContent = labels[mode];
     for (const p of form.querySelectorAll(".mode-params")) p.hidden = p.dataset.mode !== mode;
     if (mode === "sources") loadLimits();
+    count();
   };
+  requestSchemas().then((found) => {
+    schemas = found;
+    const rounds = limitsOf(schemas, "ReviewRequest", "max_iterations");
+    if (rounds.maximum) {
+      form.max_iterations.max = rounds.maximum; form.max_iterations.min = rounds.minimum ?? 1;
+      $("#rounds-range").textContent = `${rounds.minimum ?? 1}–${rounds.maximum}`;
+      if (Number(form.max_iterations.value) > rounds.maximum) form.max_iterations.value = rounds.maximum;
+    }
+    const refs = limitsOf(schemas, "SourceListRequest", "num_references");
+    if (refs.maximum) form.num_references.max = refs.maximum;
+    const entity = limitsOf(schemas, "TaskSubmission", "entity");
+    if (entity.maxLength) form.entity.maxLength = entity.maxLength;
+    count();
+  });
+  form.prompt.addEventListener("input", count);
   const loadLimits = async () => {
     const box = $("#limits");
     try {
