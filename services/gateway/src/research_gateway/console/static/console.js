@@ -121,23 +121,45 @@ function inline(text) {
   html = html.replace(/\[([^\]]+)\]\((https?:[^)]+)\)/g, '<a href="$2" rel="noopener">$1</a>');
   return html;
 }
+/* A sentence reduced to its words (no markers, case or punctuation): a quote equal to its finding is shown once. */
+const bare = (text) => String(text).replace(/\[\d+(?:,\s*\d+)*\]/g, " ").replace(/\*\*\[[A-Z_ ]+\]\*\*/g, " ").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
+/* Whether a quote says what its finding says, word for word (one holds the other, and most of it). */
+function repeats(quote, finding) {
+  const [a, b] = [bare(quote), bare(finding)].sort((x, y) => x.length - y.length);
+  return Boolean(a) && b.includes(a) && a.length >= 0.6 * b.length;
+}
+/* A "Closest Evidence (not counted)" group: "Statement N: … — leans X, P 0.41, bar 0.60: why". */
+const NOT_COUNTED_GROUP = /^(Statement \d+: .*) — leans (\S+), P ([\d.]+), bar ([\d.]+): (.*)$/;
 function renderMarkdown(md) {
   const out = [];
   let list = 0;
+  let item = "";  // the list item a quote line belongs to
   const close = () => { while (list > 0) { out.push("</li></ul>"); list--; } };
   for (const raw of String(md || "").split("\n")) {
     const line = raw.replace(/\s+$/, "");
     let m;
     if (!line.trim()) { close(); continue; }
-    if ((m = line.match(/^(#{1,4}) (.*)$/))) { close(); const n = Math.min(m[1].length + 1, 6); out.push(`<h${n}>${inline(m[2])}</h${n}>`); continue; }
+    if ((m = line.match(/^(#{1,4}) (.*)$/))) {
+      close(); const n = Math.min(m[1].length + 1, 6);
+      const near = m[2].match(NOT_COUNTED_GROUP);
+      if (near) {
+        out.push(`<h${n}>${inline(near[1])}</h${n}>`, `<p class="not-counted">Leans ${esc(near[2])} with probability ${esc(near[3])}, under the bar of ${esc(near[4])}: ${inline(near[5])}</p>`);
+      } else out.push(`<h${n}>${inline(m[2])}</h${n}>`);
+      continue;
+    }
     if ((m = line.match(/^(\s*)- > (.*)$/))) {
-      out.push(`<details class="quote"><summary>Exact quote</summary><blockquote>${inline(m[2])}</blockquote></details>`); continue;
+      const quote = m[2].replace(/^"(.*)"(\s*\[\d+\])?$/, "$1");
+      const cited = (m[2].match(/\[(\d+)\]\s*$/) || [])[1];
+      if (repeats(quote, item)) {  // the finding is the quote: say so, don't repeat it
+        out.push(` <span class="verbatim note">(the source's own words${cited ? ` <a class="cite" href="#ref-${cited}">[${cited}]</a>` : ""})</span>`);
+      } else out.push(`<details class="quote"><summary>Exact quote</summary><blockquote>${inline(m[2])}</blockquote></details>`);
+      continue;
     }
     if ((m = line.match(/^(\s*)- (.*)$/))) {
       const depth = Math.floor(m[1].length / 2) + 1;
       if (depth > list) { while (list < depth) { out.push("<ul><li>"); list++; } }
       else { while (list > depth) { out.push("</li></ul>"); list--; } out.push("</li><li>"); }
-      out.push(inline(m[2])); continue;
+      item = m[2]; out.push(inline(m[2])); continue;
     }
     if ((m = line.match(/^> ?(.*)$/))) { close(); out.push(`<blockquote>${inline(m[1])}</blockquote>`); continue; }
     if ((m = line.match(/^\[(\d+)\] (.*)$/))) { close(); out.push(`<p class="ref" id="ref-${m[1]}">[${m[1]}] ${inline(m[2]).replace(/<a class="cite"[^>]*>\[\d+\]<\/a>/g, "")}</p>`); continue; }
@@ -182,18 +204,12 @@ function renderReport(view, target) {
   const used = usageView(meta.llm_usage);
   if (used) head.append(used);
   target.append(head, el("article", { class: "markdown", html: renderMarkdown(view.markdown) }));
+  if (view.kind === "verification") { const judged = judgeView(meta); if (judged) head.append(judged); }
   const check = view.citation_check || {};
-  if (Object.keys(check).length) {
-    const ok = check.ok ?? (check.problems ? check.problems.length === 0 : undefined);
-    target.append(el("details", { class: "panel", open: true }, el("summary", { text: `Citation check${ok === undefined ? "" : ok ? ": all citations verified" : ": problems found"}` }),
-      el("pre", { text: JSON.stringify(check, null, 2) })));
-  }
+  if (Object.keys(check).length) target.append(citationCheckView(check));
   const review = view.review || {};
-  if (Object.keys(review).length) {
-    target.append(el("details", { class: "panel" }, el("summary", { text: `Peer review: ${review.outcome || review.verdict || ""}` }),
-      el("pre", { text: JSON.stringify(review, null, 2) })));
-  }
-  if (view.diff) target.append(el("details", { class: "panel" }, el("summary", { text: "Changes since the previous version" }), el("pre", { text: JSON.stringify(view.diff, null, 2) })));
+  if (Object.keys(review).length) target.append(view.kind === "review" ? peerReviewView(review) : assessmentView(review));
+  if (view.diff) target.append(el("details", { class: "panel" }, el("summary", { text: "Changes since the previous version" }), facts(view.diff)));
   const dl = el("p", { class: "downloads" }, "Download: ");
   for (const [fmt, label] of [["markdown", "Markdown"], ["pdf", "PDF"], ["bibtex", "BibTeX"], ["ris", "RIS"]]) {
     dl.append(el("a", { class: "button", href: `${API}/reports/${view.report_id}/export?format=${fmt}`, download: true, text: label }), " ");
@@ -209,6 +225,103 @@ function renderReport(view, target) {
   if (view.kind === "source_list") target.append(el("p", {}, el("a", { href: `/sources/${view.report_id}`, text: "Open as source-list cards" })));
 }
 
+/* ---- Evidence in words: the citation check, the peer review, the verification's judge ---------- */
+const words = (key) => { const w = String(key).replace(/_/g, " "); return w.charAt(0).toUpperCase() + w.slice(1); };
+const pct = (x) => `${Math.round(100 * Number(x))}%`;
+/* Any stored object as a definition list: nested objects nest, lists of words join; never a JSON dump. */
+function facts(obj, skip = []) {
+  if (obj === null || typeof obj !== "object") return el("span", { class: "prose", text: String(obj ?? "—") });
+  if (Array.isArray(obj)) {
+    if (obj.every((v) => v === null || typeof v !== "object")) return el("span", { text: obj.length ? obj.join(", ") : "none" });
+    const ol = el("ol", { class: "facts-list" }); for (const v of obj) ol.append(el("li", {}, facts(v))); return ol;
+  }
+  const dl = el("dl", { class: "config facts" });
+  for (const [k, v] of Object.entries(obj)) {
+    if (skip.includes(k) || v === null || v === undefined || v === "") continue;
+    dl.append(el("dt", { text: words(k) }), el("dd", {}, facts(v)));
+  }
+  return dl;
+}
+function table(head, rows) {
+  const t = el("table", { class: "table" }, el("thead", {}, el("tr", {}, ...head.map((h) => el("th", { scope: "col", text: h })))));
+  const tb = el("tbody"); for (const r of rows) tb.append(el("tr", {}, ...r.map((c) => el("td", {}, c instanceof Node ? c : String(c ?? ""))))); t.append(tb);
+  return t;
+}
+const ISSUE_REASONS = {
+  unknown_id: "the marker names no reference", low_overlap: "the cited source shares too few of the sentence's words",
+  number_not_in_source: "a number of the sentence is in none of its cited sources", quote_not_verbatim: "the quote is not found word for word in the source",
+  no_source_text: "the source's text is unknown, so nothing could be checked", uncited_fact: "a factual sentence without a citation",
+};
+function citationCheckView(check) {
+  const known = ["quotes", "citations", "factual_sentences"].some((k) => k in check);
+  const problems = (check.issues || []).length;
+  const ok = check.ok === false || check.blocking ? false : problems === 0;
+  const box = el("details", { class: "panel citation-check", open: true },
+    el("summary", { text: `Citation check: ${ok ? "all citations verified" : check.blocking ? "a citation names no reference" : `${plural(problems, "problem")} found`}` }));
+  if (!known) { box.append(facts(check)); return box; }
+  const lines = [];
+  if (check.quotes) lines.push(`${check.verbatim_quotes} of ${plural(check.quotes, "quote")} found verbatim in the cited source.`);
+  if (check.citations) lines.push(`${check.supported_citations} of ${plural(check.citations, "citation")} supported by the source they cite.`);
+  if (check.factual_sentences) lines.push(`${check.grounded_sentences} of ${plural(check.factual_sentences, "factual sentence")} ${check.grounded_sentences === 1 ? "carries" : "carry"} a citation that checks out.`);
+  if (!lines.length) lines.push("Nothing to check: no citations, quotes or factual sentences.");
+  if ((check.unknown_ids || []).length) lines.push(`Markers that name no reference: ${check.unknown_ids.map((n) => `[${n}]`).join(", ")}.`);
+  box.append(el("p", { text: lines.join(" ") }));
+  if (problems) {
+    box.append(table(["Problem", "Where", "Sentence or quote"], check.issues.map((i) => [
+      `${ISSUE_REASONS[i.reason] || words(i.reason || i.kind)}${i.overlap != null ? ` (${pct(i.overlap)} of its words)` : ""}${i.detail ? `: ${i.detail}` : ""}`,
+      [i.section, i.reference_id != null ? `[${i.reference_id}]` : ""].filter(Boolean).join(" · ") || "—",
+      el("q", { text: i.sentence || "" })])));
+  }
+  return box;
+}
+const REVIEW_CHECKS = { 1: "structure", 2: "references", 3: "confidence tags", 4: "evidence spot-check", 5: "coverage", 6: "contradictions", 7: "gap directions" };
+function peerReviewView(review) {
+  const rounds = review.rounds || [];
+  const issues = review.issues || [];
+  const box = el("details", { class: "panel peer-review" },
+    el("summary", { text: `Peer review: ${String(review.verdict || review.outcome || "").replace(/_/g, " ")}${rounds.length ? ` after ${plural(rounds.length, "round")}` : ""}` }));
+  if (review.summary) box.append(el("p", { text: review.summary }));
+  box.append(el("h4", { text: issues.length ? `Issues (${issues.length})` : "Issues" }));
+  box.append(issues.length ? table(["Severity", "Check", "Where", "What"], issues.map((i) => [
+    el("span", { class: `badge severity-${String(i.severity).toLowerCase()}`, text: String(i.severity).toLowerCase() }),
+    REVIEW_CHECKS[i.check] || String(i.check ?? ""), i.section || "—",
+    el("span", {}, i.description || "", i.evidence ? el("span", { class: "note", text: ` Evidence: ${i.evidence}` }) : null)])) : el("p", { text: "No issues raised." }));
+  const missed = review.missed_papers || [];
+  if (missed.length) {
+    const ul = el("ul"); for (const m of missed) ul.append(el("li", {}, el("strong", { text: m.title || m.paper_id }), ` — ${m.reason || ""}${m.citations != null ? ` (cited ${m.citations} times)` : ""}`));
+    box.append(el("h4", { text: `Papers the review may have missed (${missed.length})` }), ul);
+  }
+  if (rounds.length) {
+    box.append(el("h4", { text: "Rounds" }), table(["Round", "Verdict", "Critical / major / minor", "Citations correct", "Grounded sentences"], rounds.map((r) => [
+      r.iteration, String(r.verdict || "").replace(/_/g, " "), `${r.critical ?? 0} / ${r.major ?? 0} / ${r.minor ?? 0}`,
+      r.citation_accuracy != null ? pct(r.citation_accuracy) : "—", r.grounding != null ? pct(r.grounding) : "—"])));
+  }
+  return box;
+}
+/* A verification's assessment (verdict, confidence, the sources each way). */
+function assessmentView(a) {
+  const box = el("details", { class: "panel assessment", open: true }, el("summary", { text: `Assessment: ${String(a.verdict || "").replace(/_/g, " ")}${a.confidence ? ` · confidence ${a.confidence}` : ""}` }));
+  if (a.headline) box.append(el("p", { text: a.headline }));
+  const shares = {};
+  for (const k of ["support_share", "coverage", "mean_strength"]) if (typeof a[k] === "number") shares[k] = pct(a[k]);
+  box.append(facts({ ...a, ...shares }, ["verdict", "confidence", "headline", "judge", "text"]));
+  return box;
+}
+/* The judge's version and, when a language model checked the verdict, what it answered. */
+function judgeView(meta) {
+  const judge = meta.judge;
+  const check = meta.llm_check;
+  if (!judge && !check) return null;
+  const box = el("div", { class: "judge" });
+  if (judge) box.append(el("p", { class: "note", text: `Judged by ${judge}.` }));
+  if (check && typeof check === "object") {
+    const said = !check.ran ? `A language-model check did not run${check.reason ? `: ${check.reason}` : "."}`
+      : `A language model checked the verdict and ${check.agrees ? "agrees" : "disagrees"}${check.answer ? ` (it answered “${check.answer}”)` : ""}${check.reason ? `: ${check.reason}` : "."}`;
+    box.append(el("p", { class: check.ran && !check.agrees ? "warn llm-check" : "note llm-check", text: said }));
+  }
+  return box;
+}
+
 /* ---- Live trace over the run-events SSE ---------------------------------------------------- */
 const EVENT_TYPES = ["agent_start", "reasoning", "tool_call", "tool_result", "tool_progress", "message_chunk", "agent_end", "verdict", "result", "error", "done"];
 function traceItem(ev, calls) {
@@ -218,7 +331,9 @@ function traceItem(ev, calls) {
     case "agent_end": return el("li", { class: "divider end", text: `■ ${ev.agent} ${ev.ok === false ? "failed" : "finished"}` });
     case "reasoning": return el("li", { class: "reasoning" }, el("span", { class: "who", text: ev.agent }), " ", ev.text);
     case "tool_call": {
-      const d = el("details", { class: "tool" }, el("summary", {}, el("span", { class: "badge", text: "tool" }), ` ${ev.tool_id}`, el("span", { class: "tool-state", text: " … running" })),
+      const params = ev.params || {};
+      const asked = ["query", "q", "claim", "topic", "prompt", "paper_id", "id"].map((k) => params[k]).find((v) => typeof v === "string" && v);
+      const d = el("details", { class: "tool" }, el("summary", {}, el("span", { class: "badge", text: "tool" }), ` ${ev.tool_id}`, asked ? el("span", { class: "asked", text: ` “${asked.length > 80 ? asked.slice(0, 79) + "…" : asked}”` }) : null, el("span", { class: "tool-state", text: " … running" })),
         el("h4", { text: "Parameters" }), el("pre", { text: JSON.stringify(ev.params, null, 2) }));
       calls.set(ev.tool_call_id, d);
       return el("li", {}, d);
@@ -230,7 +345,8 @@ function traceItem(ev, calls) {
       /* a model step shows its usage in the trace itself: the run's `llm.usage` step, or a step's own `usage` */
       const results = ev.results || {};
       const used = usageView(ev.tool_id === "llm.usage" ? results : results.usage, "li");
-      if (d) { d.append(res); $(".tool-state", d).textContent = ev.error ? " ✗ failed" : " ✓ done"; return used; }
+      const found = Array.isArray(ev.results) ? ev.results.length : Array.isArray(results.results) ? results.results.length : null;
+      if (d) { d.append(res); $(".tool-state", d).textContent = ev.error ? " ✗ failed" : ` ✓ done${found != null ? ` · ${plural(found, "result")}` : ""}`; return used; }
       return used || el("li", {}, res);
     }
     case "message_chunk": {  // consecutive chunks grow one collapsible draft
