@@ -203,7 +203,7 @@ pages.claim = async () => {
   try { c = await api(`/claims/${id}`); } catch { root.textContent = "Claim not available."; return; }
   root.innerHTML = ""; root.append(claimView(c));
   const chain = el("ul");
-  if (c.supersedes) chain.append(el("li", {}, "Supersedes ", el("a", { href: `/claim/${c.supersedes}`, text: c.supersedes })));
+  for (const older of [].concat(c.supersedes || []).filter(Boolean)) chain.append(el("li", {}, "Supersedes ", el("a", { href: `/claim/${older}`, text: older })));
   if (c.superseded_by) chain.append(el("li", {}, "Superseded by ", el("a", { href: `/claim/${c.superseded_by}`, text: c.superseded_by })));
   if (!chain.children.length) chain.append(el("li", { text: "Not part of a supersede chain." }));
   root.append(el("h2", { text: "Supersede chain" }), chain);
@@ -213,9 +213,12 @@ pages.claim = async () => {
   root.append(el("h2", { text: "Findings" }), findings);
   root.append(el("h2", { text: "Task" }), el("p", {}, el("a", { href: `/task/${c.task_id}`, text: c.task_id })));
   api(`/audit?claim_id=${id}&limit=200`, { quiet: true }).then((rows) => {
-    const verdicts = rows.filter((r) => /verdict|decided|reconsider|supersed|stale|timeout/.test(r.action));
-    for (const r of verdicts) history.append(el("li", {}, `${when(r.occurred_at)} · ${r.action} `, el("code", { text: JSON.stringify(r.payload) })));
-    if (!verdicts.length) history.append(el("li", { text: "No verdict events recorded." }));
+    const verdicts = rows.filter((r) => /verdict|decided|reconsider|promoted|rejected|supersed|stale|timeout|recritique|quarantine/.test(r.action));
+    for (const r of verdicts) {
+      const said = Object.entries(r.payload || {}).filter(([, v]) => v !== null && v !== "" && typeof v !== "object").map(([k, v]) => `${k.replace(/_/g, " ")} ${v}`);
+      history.append(el("li", {}, `${when(r.occurred_at)} · ${r.action.split(".").slice(-2).join(" ").replace(/_/g, " ")}`, said.length ? el("span", { class: "note", text: ` (${said.join(", ")})` }) : null));
+    }
+    if (!verdicts.length) history.append(el("li", { text: c.verdict ? "The verdict above is the only one recorded." : "No verdict yet." }));
   }).catch(() => history.append(el("li", { text: "Verdict history needs the audit log (reader role)." })));
   api(`/findings?unresolved=false&limit=500`, { quiet: true }).then((rows) => {
     const mine = rows.filter((f) => (f.claim_ids || []).includes(id));
@@ -310,7 +313,7 @@ pages.sources = () => {
     for (const s of rows) {
       const pct = Math.round(100 * Math.max(0, Math.min(1, s.relevance_score)));
       const card = el("li", { class: "card source", "data-source-id": s.source_id },
-        el("h2", {}, s.url ? el("a", { href: s.url, rel: "noopener", target: "_blank", text: s.title }) : s.title,
+        el("h2", {}, outside(s.url) ? el("a", { href: s.url, rel: "noopener", target: "_blank", text: s.title }) : s.title,
           s.preferred ? el("span", { class: "badge preferred", text: "★ preferred" }) : null),
         el("p", { class: "meta", text: [(s.authors || []).slice(0, 4).join(", "), s.publication, s.date].filter(Boolean).join(" · ") }),
         el("div", { class: "relevance" }, el("span", { text: `Relevance ${pct}%` }), el("meter", { min: "0", max: "100", value: String(pct), "aria-label": `relevance ${pct} percent` })));
@@ -347,6 +350,10 @@ pages.sources = () => {
     try {
       const r = await api(`/source-lists/${id}/runs`, { quiet: true });
       $("#sl-schedule").textContent = r.schedule ? `${r.schedule.status} · ${r.schedule.update_frequency} · next ${when(r.schedule.next_run_at)}` : "not scheduled";
+      /* a verb only where it applies: pause an active schedule, resume a paused one, cancel either */
+      const state = r.schedule ? r.schedule.status : "";
+      const applies = { pause: state === "active", resume: state === "paused", cancel: state === "active" || state === "paused" };
+      for (const b of document.querySelectorAll("button[data-schedule]")) b.disabled = b.hasAttribute("data-denied") || !applies[b.dataset.schedule];
       showConfig(r.request || {});
       const ol = $("#sl-runs"); ol.innerHTML = "";
       for (const run of r.runs) {
