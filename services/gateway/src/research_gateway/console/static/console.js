@@ -261,14 +261,14 @@ function citationCheckView(check) {
   if (!known) { box.append(facts(check)); return box; }
   const lines = [];
   if (check.quotes) lines.push(`${check.verbatim_quotes} of ${plural(check.quotes, "quote")} found verbatim in the cited source.`);
-  if (check.citations) lines.push(`${check.supported_citations} of ${plural(check.citations, "citation")} supported by the source they cite.`);
+  if (check.citations) lines.push(`${check.supported_citations} of ${plural(check.citations, "citation")} supported by the source ${check.citations === 1 ? "it cites" : "they cite"}.`);
   if (check.factual_sentences) lines.push(`${check.grounded_sentences} of ${plural(check.factual_sentences, "factual sentence")} ${check.grounded_sentences === 1 ? "carries" : "carry"} a citation that checks out.`);
   if (!lines.length) lines.push("Nothing to check: no citations, quotes or factual sentences.");
   if ((check.unknown_ids || []).length) lines.push(`Markers that name no reference: ${check.unknown_ids.map((n) => `[${n}]`).join(", ")}.`);
   box.append(el("p", { text: lines.join(" ") }));
   if (problems) {
     box.append(table(["Problem", "Where", "Sentence or quote"], check.issues.map((i) => [
-      `${ISSUE_REASONS[i.reason] || words(i.reason || i.kind)}${i.overlap != null ? ` (${pct(i.overlap)} of its words)` : ""}${i.detail ? `: ${i.detail}` : ""}`,
+      `${words(ISSUE_REASONS[i.reason] || i.reason || i.kind)}${i.overlap != null ? ` (${pct(i.overlap)} of its words)` : ""}${i.detail ? `: ${i.detail}` : ""}`,
       [i.section, i.reference_id != null ? `[${i.reference_id}]` : ""].filter(Boolean).join(" · ") || "—",
       el("q", { text: i.sentence || "" })])));
   }
