@@ -1,5 +1,6 @@
 """Ledger records the console's record pages show, written the way the services write them
-(`research_ledger`): a review refreshed once then gone stale, a watched claim with two verdicts."""
+(`research_ledger`): a review refreshed once then gone stale, a watched claim with two verdicts, a
+verification with its closest evidence, judge and LLM check."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import uuid
 from typing import Any
 
 from research_ledger import Ledger
-from research_reports import diff_reports
+from research_reports import Finding, Quote, Reference, Report, Section, diff_reports
+from research_reports.citations import CitationCheck, CitationIssue, IssueKind
 from tests.reports.sample import review
 
 WATCHED_VERDICTS = ("INSUFFICIENT EVIDENCE", "PARTIALLY SUPPORTED")
@@ -77,3 +79,75 @@ async def watched_claim_with_history(sessions: Any, unique: str) -> tuple[uuid.U
                 watched_id, f"{run}-{unique}", verdict, "LOW"
             )
     return watched_id, unwatched_id
+
+
+NEAR_MISS = "one small uncontrolled study"
+LLM_REASON = "the pilot's volunteers were not hypertensive"
+
+
+async def verification_with_closest_evidence(sessions: Any, claim: str) -> uuid.UUID:
+    """A completed verification whose report holds a "Closest Evidence (not counted)" finding (its
+    quote is the finding word for word), a citation check with one quote not found verbatim, the
+    judge's version and an LLM check that disagrees — the fields the verifier writes; its id."""
+    report_id = uuid.uuid4()
+    pilot = "Ketoplex lowered systolic pressure in 12 volunteers."
+    report = Report(
+        title=f"Claim verification: {claim}",
+        kind="verification",
+        sections=[
+            Section(
+                title="Closest Evidence (not counted)",
+                findings=[
+                    Finding(
+                        id="closest:corpus:1:0",
+                        statement=pilot,
+                        tag="NOT COUNTED",
+                        citations=[1],
+                        group=f"Statement 1: {claim} — leans support, P 0.41, bar 0.60: {NEAR_MISS}",
+                        quotes=[Quote(reference_id=1, text=pilot)],
+                    )
+                ],
+            )
+        ],
+        references=[Reference(id=1, title="A pilot study", paper_id="corpus:1", source_text=pilot)],
+        metadata={
+            "judge": "abstract-test/rules-1",
+            "llm_check": {
+                "ran": True,
+                "agrees": False,
+                "answer": "CONTRADICTED",
+                "reason": LLM_REASON,
+            },
+        },
+    )
+    check = CitationCheck(
+        quotes=2,
+        verbatim_quotes=1,
+        citations=1,
+        supported_citations=1,
+        issues=[
+            CitationIssue(
+                kind=IssueKind.unsupported,
+                reason="quote_not_verbatim",
+                sentence="Ketoplex halved blood pressure.",
+                section="Closest Evidence (not counted)",
+                reference_id=1,
+            )
+        ],
+    )
+    async with sessions() as session, session.begin():
+        ledger = Ledger(session, service="test")
+        run_id = f"vf-{report_id.hex[:12]}"
+        await ledger.reports.open(
+            report_id, kind="verification", run_id=run_id, subject=claim, subject_key=claim
+        )
+        await ledger.reports.save_version(
+            report_id,
+            run_id=run_id,
+            content=report.model_dump(mode="json"),
+            markdown=report.render_markdown(),
+            citation_check=check.model_dump(mode="json") | {"ok": True},
+            review={"verdict": "INSUFFICIENT EVIDENCE", "confidence": "LOW", "coverage": 0.0},
+        )
+        await ledger.reports.complete(report_id)
+    return report_id

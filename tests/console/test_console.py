@@ -1,5 +1,6 @@
 """The console in a real browser: sign-in, each mode's trace and result, the ledger, source-list
-controls, the operator's controls with and without the admin key, and a trace resumed after a reload."""
+controls, the operator's controls with and without the admin key, and a run page reloaded (its
+stored trace and result at once, whether or not the run stream answers)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,15 @@ from tests.keys import api_key
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 LONG = 240_000  # ms a real run may take on a shared 2-core machine (a bound, not a measured speed)
+CLAIM = "Exercise training improves quality of life in chronic heart failure"
+# The findings whose folded "Exact quote" says, word for word, what the finding says.
+REPEATED_QUOTES = """() => [...document.querySelectorAll("#result article.markdown li")].filter((li) => {
+  const quote = li.querySelector(":scope > details.quote blockquote");
+  if (!quote) return false;
+  const words = (t) => t.replace(/\\[\\d+\\]/g, " ").toLowerCase().replace(/[^a-z0-9]+/g, " ").trim();
+  const own = [...li.childNodes].filter((n) => !(n.nodeType === 1 && n.matches("details, ul"))).map((n) => n.textContent).join(" ");
+  return words(quote.textContent) === words(own.replace(/^\\s*[A-Z ]+\\s/, ""));
+}).length"""
 
 
 async def test_the_console_url_signs_in_once_with_a_session_cookie_and_drops_the_code(
@@ -75,6 +85,9 @@ async def test_a_question_becomes_a_claim_whose_page_shows_quotes_and_verdict(
         timeout=LONG
     )
     await expect(page.get_by_role("heading", name="Verdict history")).to_be_visible()
+    await expect(page.locator("ol.history li").first).to_be_visible()
+    await expect(page.locator("ol.history")).not_to_contain_text("No verdict events recorded")
+    await expect(page.locator('a[href="/claim/"]')).to_have_count(0)  # no "Supersedes" to nothing
     await shot(page, "claim")
     await page.get_by_role("link", name="Ledger").click()
     await expect(page.locator("#claims tr").first).to_be_visible()
@@ -98,9 +111,15 @@ async def test_a_literature_review_streams_its_trace_and_renders_the_report(
     await expect(page.locator('#trace li[data-type="verdict"]').first).to_be_visible()
     await expect(page.locator("#result article.markdown h2").first).to_be_visible()
     await expect(page.get_by_role("link", name="BibTeX")).to_be_visible()
-    await expect(page.locator("#result details.panel summary").first).to_contain_text(
-        "Citation check"
-    )
+    check = page.locator("#result details.citation-check")
+    await expect(check.locator("summary")).to_contain_text("Citation check")
+    await expect(check).to_contain_text(re.compile(r"\d+ of \d+ (quotes?|citations?|factual)"))
+    await page.locator("#result details.peer-review summary").click()
+    await expect(page.locator("#result details.peer-review")).to_contain_text("Issues")
+    for panel in await page.locator("#result details.panel").all_inner_texts():
+        assert "\\n" not in panel and '{"' not in panel, panel  # sentences and tables, no JSON
+    assert await page.locator("#result details.panel pre").count() == 0
+    assert not await page.evaluate(REPEATED_QUOTES), "an Exact quote repeats its finding"
     await shot(page, "review-run")
 
 
@@ -109,9 +128,7 @@ async def test_a_verification_streams_its_trace_and_renders_the_verdict_report(
 ) -> None:
     page = await open_console(console_stack.admin_key)
     await page.get_by_role("radio", name="Verify a claim").check()
-    await page.get_by_label("Claim to verify").fill(
-        "Exercise training improves quality of life in chronic heart failure"
-    )
+    await page.get_by_label("Claim to verify").fill(CLAIM)
     await page.get_by_role("button", name="Submit").click()
     await page.wait_for_url(re.compile(r"/run/.*kind=verification"))
     await expect(page.locator("#run-status")).to_have_text(
@@ -119,7 +136,28 @@ async def test_a_verification_streams_its_trace_and_renders_the_verdict_report(
     )
     await expect(page.locator('#trace li[data-type="tool_call"]').first).to_be_visible()
     await expect(page.locator("#result article.markdown h2").first).to_be_visible()
+    title = page.get_by_role("heading", level=1)
+    await expect(title).to_have_text(CLAIM)  # the claim, not the run id
+    assert CLAIM in await page.title()
+    await expect(page.locator("#result .judge")).to_contain_text("Judged by")  # the judge's version
     await shot(page, "verify-run")
+    # a reload with no live event at all (the run stream refused): the stored report is shown
+    await page.route(re.compile(r"/runs/.*/events"), lambda route: route.abort())
+    await page.reload()
+    await expect(page.locator("#result article.markdown h2").first).to_be_visible()
+    await expect(page.locator("#run-status")).to_have_text(re.compile("^(completed|failed)$"))
+    await expect(page.get_by_role("heading", level=1)).to_have_text(CLAIM)
+    assert await page.locator('#trace li[data-type="tool_call"]').count() == 0
+    await page.unroute(re.compile(r"/runs/.*/events"))
+    await page.reload()  # with the stream: its stored trace again, once, and the result
+    await expect(page.locator('#trace li[data-type="done"]')).to_have_count(1)
+    await expect(page.locator("#result article.markdown h2").first).to_be_visible()
+    await expect(page.locator("#trace li.note")).to_have_count(0)  # no "Resumed after event"
+    await page.get_by_role("link", name="Ledger").click()
+    await expect(page.locator("#reports")).to_contain_text(CLAIM)  # the ledger lists topics
+    await page.go_back()  # Back to the finished run: its result at once
+    await expect(page.locator("#result article.markdown h2").first).to_be_visible()
+    await expect(page.locator("#run-status")).to_have_text(re.compile("^(completed|failed)$"))
 
 
 async def test_a_source_list_runs_then_remove_flag_export_and_pause(
@@ -169,9 +207,13 @@ async def test_a_source_list_runs_then_remove_flag_export_and_pause(
         await page.get_by_role("link", name="Download").click()
     saved = await (await download.value).path()
     assert "@" in saved.read_text()
+    assert await page.locator('#sl-cards a[href]:not([href^="http"])').count() == 0
+    await expect(page.get_by_role("button", name="Resume schedule")).to_be_disabled()  # active
     await page.get_by_role("button", name="Pause schedule").click()
     await expect(page.get_by_role("alert")).to_have_text("Schedule paused.")
     await expect(page.locator("#sl-schedule")).to_contain_text("paused")
+    await expect(page.get_by_role("button", name="Pause schedule")).to_be_disabled()
+    await expect(page.get_by_role("button", name="Resume schedule")).to_be_enabled()
     await shot(page, "source-list-cards")
     await page.set_viewport_size({"width": 390, "height": 844})
     await shot(page, "source-list-phone")
@@ -198,7 +240,7 @@ async def test_operator_run_once_needs_the_admin_key(
     await shot(reader, "operate-reader-403")
 
 
-async def test_the_trace_resumes_after_a_reload(
+async def test_a_reload_replays_the_stored_trace_once_and_a_finished_run_ends_at_once(
     open_console: Any, console_stack: Stack, nc: nats.NATS
 ) -> None:
     run_id = f"console-{uuid.uuid4().hex[:10]}"
@@ -208,15 +250,18 @@ async def test_the_trace_resumes_after_a_reload(
     page = await open_console(console_stack.admin_key)
     await page.goto(f"{console_stack.gateway_url}/run/{run_id}")
     await expect(page.locator("#trace li.reasoning")).to_have_text(re.compile("plan 3 searches"))
-    await page.reload()
-    await expect(page.locator("#trace li.note")).to_contain_text("Resumed after event")
+    await page.reload()  # the stored events again, from the first
+    await expect(page.locator("#trace li.reasoning")).to_have_text(re.compile("plan 3 searches"))
     await recorder.emit(ReasoningShared(run_id=run_id, agent="reviewer", text="search 1 of 3"))
     await recorder.emit(VerdictReached(run_id=run_id, agent="peer_reviewer", verdict="PASS"))
     await recorder.emit(RunDone(run_id=run_id))
     await expect(page.locator("#run-status")).to_have_text("completed")
-    texts = [
-        " ".join(t.split()) for t in await page.locator("#trace li.reasoning").all_inner_texts()
-    ]
-    assert texts == ["reviewer search 1 of 3"]  # nothing replayed twice after the reload
+    whole = ["reviewer plan 3 searches", "reviewer search 1 of 3"]
+    reasoning = page.locator("#trace li.reasoning")
+    assert [" ".join(t.split()) for t in await reasoning.all_inner_texts()] == whole
+    await page.reload()  # a finished run: its whole trace at once, never "reconnecting…"
+    await expect(page.locator("#run-status")).to_have_text("completed")
+    assert [" ".join(t.split()) for t in await reasoning.all_inner_texts()] == whole
     await expect(page.locator('#trace li[data-type="verdict"]')).to_contain_text("PASS")
-    await shot(page, "run-resumed")
+    await expect(page.locator("#trace li.note")).to_have_count(0)
+    await shot(page, "run-reloaded")

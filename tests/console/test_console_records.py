@@ -15,8 +15,11 @@ from playwright.async_api import expect
 from research_engine.stack import Stack
 from tests.console.conftest import GRAFANA_URL, shot
 from tests.console.seed import (
+    LLM_REASON,
+    NEAR_MISS,
     WATCHED_VERDICTS,
     stale_review_with_a_refresh,
+    verification_with_closest_evidence,
     watched_claim_with_history,
 )
 from tests.keys import api_key
@@ -208,3 +211,36 @@ async def test_operate_links_the_dashboards_at_the_configured_grafana(
     link = page.get_by_role("link", name="Grafana: pipeline")
     await expect(link).to_have_attribute("href", f"{GRAFANA_URL}/d/research-pipeline")
     await expect(page.locator('a[href^="http://localhost:3000"]')).to_have_count(0)
+
+
+async def test_a_verification_shows_its_closest_evidence_judge_and_llm_check_in_words(
+    open_console: Any, console_stack: Stack, sessions: Any, unique: str
+) -> None:
+    claim = f"Ketoplex lowers blood pressure {unique}"
+    report_id = await verification_with_closest_evidence(sessions, claim)
+    page = await open_console(await api_key(sessions, "reader"))
+    await page.goto(f"{console_stack.gateway_url}/report/{report_id}")
+    await expect(page.get_by_role("heading", level=1)).to_have_text(claim)
+    result = page.locator("#result")
+    await expect(result.locator(".judge")).to_contain_text("Judged by abstract-test/rules-1.")
+    await expect(result.locator(".llm-check")).to_have_text(
+        "A language model checked the verdict and disagrees (it answered “CONTRADICTED”): "
+        + LLM_REASON
+    )
+    await expect(result.locator("p.not-counted")).to_have_text(
+        f"Leans support with probability 0.41, under the bar of 0.60: {NEAR_MISS}"
+    )
+    await expect(result.locator(".tag-not-counted")).to_have_text("NOT COUNTED")
+    await expect(result.locator("article .verbatim")).to_have_count(1)  # the quote, not repeated
+    await expect(result.locator("article details.quote")).to_have_count(0)
+    check = result.locator("details.citation-check")
+    await expect(check).to_contain_text("1 of 2 quotes found verbatim in the cited source.")
+    await expect(check.locator("tbody tr")).to_contain_text(
+        "The quote is not found word for word in the source"
+    )
+    await expect(result.locator("details.assessment summary")).to_have_text(
+        "Assessment: INSUFFICIENT EVIDENCE · confidence LOW"
+    )
+    for panel in await result.locator("details.panel").all_inner_texts():
+        assert '{"' not in panel and "[object Object]" not in panel, panel
+    await shot(page, "verification-closest-evidence")

@@ -1,7 +1,7 @@
 """The read routes the console's record pages use, in-process on real Postgres + NATS: the reviews
 list (a stale one shows its reason; `status=stale` narrows it) with each refresh's diff in the
-versions; the watched claims with their verdict history in order; the roles; and the Grafana base
-URL setting reaching the Operate page's dashboard links."""
+versions; the watched claims with their verdict history in order; the roles; the Grafana base
+URL setting reaching the Operate page's dashboard links (none without one); and the favicon."""
 
 from __future__ import annotations
 
@@ -115,6 +115,36 @@ async def test_the_operate_page_links_grafana_at_the_configured_url(
     finally:
         gateway.cookies.clear()
     assert f'href="{GRAFANA}/d/research-pipeline"' in page and "localhost:3000" not in page
+
+
+async def test_without_a_grafana_url_the_operate_page_links_no_dashboards(
+    servers: Servers, sessions: Any
+) -> None:
+    assert ConsoleSettings().grafana_url == ""  # the default: no server is assumed to run
+    app = create_app(GatewaySettings(nats_url=servers.nats_url, database_url=servers.database_url))
+    key = await api_key(sessions, "admin")
+    async with (
+        left_within(app.router.lifespan_context(app), "gateway lifespan"),
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=30
+        ) as client,
+    ):
+        signed = await client.post(
+            "/sign-in",
+            content=f"key={key}",
+            headers={"content-type": "application/x-www-form-urlencoded"},
+        )
+        client.cookies.set("research_console_session", signed.cookies["research_console_session"])
+        page = (await client.get("/operate")).text
+    assert "Grafana" not in page and "/d/research-" not in page
+
+
+async def test_the_console_has_a_favicon(gateway: httpx.AsyncClient) -> None:
+    moved = await gateway.get("/favicon.ico")
+    assert moved.status_code == 308 and moved.headers["location"] == "/static/console/favicon.svg"
+    icon = await gateway.get("/static/console/favicon.svg")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    assert 'rel="icon"' in (await gateway.get("/")).text  # the sign-in page (every page) names it
 
 
 def test_the_grafana_url_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

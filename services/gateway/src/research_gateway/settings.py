@@ -13,9 +13,10 @@ class ConsoleSettings(BaseModel):
     """What the web console links to outside the gateway."""
 
     grafana_url: str = Field(
-        default="http://localhost:3000",
-        pattern=r"^https?://\S+$",
-        description="Base URL of Grafana; the Operate page links its dashboards as `<grafana_url>/d/<uid>`.",
+        default="",
+        pattern=r"^(https?://\S+)?$",
+        description="Base URL of Grafana; the Operate page links its dashboards as `<grafana_url>/d/<uid>`. "
+        "Empty (the default): no dashboard links are shown.",
     )
 
     @field_validator("grafana_url")

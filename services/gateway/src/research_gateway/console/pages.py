@@ -149,6 +149,12 @@ async def ask(request: Request, code: str | None = None) -> Response:
     return await page(request, "ask.html", page="ask", verify_enabled=verify_enabled(request))
 
 
+@router.get("/favicon.ico")
+async def favicon() -> Response:
+    """Browsers that ask for the icon at the site root get the console's own."""
+    return RedirectResponse("/static/console/favicon.svg", status_code=308)
+
+
 @router.post("/sign-in")
 async def sign_in(request: Request) -> Response:
     """The sign-in form (a pasted key); parsed by hand: the gateway carries no multipart parser."""

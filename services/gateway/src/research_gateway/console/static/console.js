@@ -32,6 +32,59 @@ function say(message, kind = "error") {
 }
 class ApiError extends Error { constructor(status, detail) { super(detail); this.status = status; } }
 
+/* The Ask form's and the API's field names, as a person reads them in an error. */
+const FIELD_LABELS = {
+  question: "Question", topic: "Review topic", claim: "Claim to verify", prompt: "What the sources should cover",
+  entity: "Entity", max_iterations: "Peer-review rounds", num_references: "Number of references", keywords: "Keywords",
+  workspace: "Workspace", source_type: "Source type", detail_level: "Detail level", date_from: "From date", date_to: "To date",
+  update_frequency: "Schedule", watch: "Watch",
+};
+const fieldLabel = (name) => FIELD_LABELS[name] || String(name).replace(/_/g, " ");
+const plural = (n, one, many = one + "s") => `${n} ${n === 1 ? one : many}`;
+/* One validation problem (FastAPI's 422 item: loc, type, msg) in words naming the field and the limit.
+   The gateway's 422 names the rule, never the value (no `input`, no `ctx`): the limit is the number in its
+   message, and the length is that of what this page sent. */
+function problemText(d, sent = {}) {
+  const names = (d.loc || []).filter((part) => typeof part === "string" && part !== "body");
+  const field = names[names.length - 1];
+  const label = names.length ? fieldLabel(field) : "The request";
+  const number = (String(d.msg || "").match(/-?\d+(?:\.\d+)?/) || [])[0];
+  const limit = (key) => (d.ctx || {})[key] ?? (number === undefined ? undefined : Number(number));
+  const ctx = { max_length: limit("max_length"), min_length: limit("min_length"), le: limit("le"), lt: limit("lt"), ge: limit("ge"), gt: limit("gt"), expected: (d.ctx || {}).expected };
+  const value = d.input !== undefined ? d.input : sent && typeof sent === "object" ? sent[field] : undefined;
+  const length = typeof value === "string" || Array.isArray(value) ? value.length : null;
+  switch (d.type) {
+    case "missing": return `${label} is required.`;
+    case "string_too_long": return `${label}: at most ${plural(ctx.max_length, "character")}${length != null ? ` (this one has ${length})` : ""}.`;
+    case "string_too_short": return `${label}: at least ${plural(ctx.min_length, "character")}${length != null ? ` (this one has ${length})` : ""}.`;
+    case "too_long": return `${label}: at most ${plural(ctx.max_length, "item")}${length != null ? ` (this one has ${length})` : ""}.`;
+    case "too_short": return `${label}: at least ${plural(ctx.min_length, "item")}.`;
+    case "less_than_equal": return `${label}: at most ${ctx.le}.`;
+    case "less_than": return `${label}: less than ${ctx.lt}.`;
+    case "greater_than_equal": return `${label}: at least ${ctx.ge}.`;
+    case "greater_than": return `${label}: more than ${ctx.gt}.`;
+    case "int_parsing": case "int_type": return `${label}: a whole number, please.`;
+    case "string_pattern_mismatch": return `${label}: needs words (letters), not only spaces, digits or symbols.`;
+    case "enum": case "literal_error": return `${label}: one of ${ctx.expected || "the listed values"}.`;
+  }
+  return `${label}: ${String(d.msg || "not accepted").replace(/^Value error, /, "")}.`.replace(/\.\.$/, ".");
+}
+/* An error answer in plain words: never a raw object, never a bare status code in front. */
+function errorText(status, detail, text, sent) {
+  let words;
+  if (Array.isArray(detail)) words = detail.map((d) => (d && typeof d === "object" ? problemText(d, sent) : String(d))).join(" ");
+  else if (detail && typeof detail === "object") {
+    words = detail.error || detail.message || detail.reason || detail.detail;
+    if (typeof words !== "string") words = Object.entries(detail).map(([k, v]) => `${k.replace(/_/g, " ")}: ${typeof v === "object" ? JSON.stringify(v) : v}`).join("; ");
+  } else words = detail != null && detail !== "" ? String(detail) : "";
+  if (!words || /^\s*</.test(words)) words = text && !/^\s*</.test(text) ? String(text).slice(0, 300) : `the server answered with status ${status}`;
+  if (status === 403) return `Forbidden (403): ${words}`;
+  if (status === 401) return `Not signed in (401): ${words}`;
+  if (status === 429) return `Too many requests: ${words}`;
+  if (status >= 500) return `The server could not answer (${status}): ${words}`;
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
 async function api(path, { method = "GET", json, quiet = false } = {}) {
   const init = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
   if (json !== undefined) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(json); }
@@ -40,13 +93,29 @@ async function api(path, { method = "GET", json, quiet = false } = {}) {
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch { data = text; }
   if (!resp.ok) {
-    let detail = data && data.detail !== undefined ? data.detail : text;
-    if (Array.isArray(detail)) detail = detail.map((d) => `${(d.loc || []).slice(1).join(".")}: ${d.msg}`).join("; ");
-    const why = resp.status === 403 ? `Forbidden (403): ${detail}` : resp.status === 401 ? `Not signed in (401): ${detail}` : `${resp.status}: ${detail}`;
+    const why = errorText(resp.status, data && typeof data === "object" && "detail" in data ? data.detail : data, text, json);
     if (!quiet) say(why);
     throw new ApiError(resp.status, why);
   }
   return data;
+}
+
+/* The API's own request schemas (its OpenAPI document), read once per tab: the form's limits come from them. */
+async function requestSchemas() {
+  let doc = sessionStorage.getItem("openapi-schemas");
+  if (!doc) {
+    try { const resp = await fetch("/openapi.json", { credentials: "same-origin" }); doc = JSON.stringify(((await resp.json()).components || {}).schemas || {}); }
+    catch { return {}; }
+    try { sessionStorage.setItem("openapi-schemas", doc); } catch { /* full: read it again next time */ }
+  }
+  return JSON.parse(doc);
+}
+/* A property's limits (maxLength, minLength, maximum, minimum), looking through `anyOf` (an optional field). */
+function limitsOf(schemas, model, field) {
+  const prop = ((schemas[model] || {}).properties || {})[field] || {};
+  const found = {};
+  for (const part of [prop, ...(prop.anyOf || [])]) for (const k of ["maxLength", "minLength", "maximum", "minimum", "maxItems"]) if (part[k] !== undefined && found[k] === undefined) found[k] = part[k];
+  return found;
 }
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : "—");
 
@@ -60,23 +129,45 @@ function inline(text) {
   html = html.replace(/\[([^\]]+)\]\((https?:[^)]+)\)/g, '<a href="$2" rel="noopener">$1</a>');
   return html;
 }
+/* A sentence reduced to its words (no markers, case or punctuation): a quote equal to its finding is shown once. */
+const bare = (text) => String(text).replace(/\[\d+(?:,\s*\d+)*\]/g, " ").replace(/\*\*\[[A-Z_ ]+\]\*\*/g, " ").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
+/* Whether a quote says what its finding says, word for word (one holds the other, and most of it). */
+function repeats(quote, finding) {
+  const [a, b] = [bare(quote), bare(finding)].sort((x, y) => x.length - y.length);
+  return Boolean(a) && b.includes(a) && a.length >= 0.6 * b.length;
+}
+/* A "Closest Evidence (not counted)" group: "Statement N: … — leans X, P 0.41, bar 0.60: why". */
+const NOT_COUNTED_GROUP = /^(Statement \d+: .*) — leans (\S+), P ([\d.]+), bar ([\d.]+): (.*)$/;
 function renderMarkdown(md) {
   const out = [];
   let list = 0;
+  let item = "";  // the list item a quote line belongs to
   const close = () => { while (list > 0) { out.push("</li></ul>"); list--; } };
   for (const raw of String(md || "").split("\n")) {
     const line = raw.replace(/\s+$/, "");
     let m;
     if (!line.trim()) { close(); continue; }
-    if ((m = line.match(/^(#{1,4}) (.*)$/))) { close(); const n = Math.min(m[1].length + 1, 6); out.push(`<h${n}>${inline(m[2])}</h${n}>`); continue; }
+    if ((m = line.match(/^(#{1,4}) (.*)$/))) {
+      close(); const n = Math.min(m[1].length + 1, 6);
+      const near = m[2].match(NOT_COUNTED_GROUP);
+      if (near) {
+        out.push(`<h${n}>${inline(near[1])}</h${n}>`, `<p class="not-counted">Leans ${esc(near[2])} with probability ${esc(near[3])}, under the bar of ${esc(near[4])}: ${inline(near[5])}</p>`);
+      } else out.push(`<h${n}>${inline(m[2])}</h${n}>`);
+      continue;
+    }
     if ((m = line.match(/^(\s*)- > (.*)$/))) {
-      out.push(`<details class="quote"><summary>Exact quote</summary><blockquote>${inline(m[2])}</blockquote></details>`); continue;
+      const quote = m[2].replace(/^"(.*)"(\s*\[\d+\])?$/, "$1");
+      const cited = (m[2].match(/\[(\d+)\]\s*$/) || [])[1];
+      if (repeats(quote, item)) {  // the finding is the quote: say so, don't repeat it
+        out.push(` <span class="verbatim note">(the source's own words${cited ? ` <a class="cite" href="#ref-${cited}">[${cited}]</a>` : ""})</span>`);
+      } else out.push(`<details class="quote"><summary>Exact quote</summary><blockquote>${inline(m[2])}</blockquote></details>`);
+      continue;
     }
     if ((m = line.match(/^(\s*)- (.*)$/))) {
       const depth = Math.floor(m[1].length / 2) + 1;
       if (depth > list) { while (list < depth) { out.push("<ul><li>"); list++; } }
       else { while (list > depth) { out.push("</li></ul>"); list--; } out.push("</li><li>"); }
-      out.push(inline(m[2])); continue;
+      item = m[2]; out.push(inline(m[2])); continue;
     }
     if ((m = line.match(/^> ?(.*)$/))) { close(); out.push(`<blockquote>${inline(m[1])}</blockquote>`); continue; }
     if ((m = line.match(/^\[(\d+)\] (.*)$/))) { close(); out.push(`<p class="ref" id="ref-${m[1]}">[${m[1]}] ${inline(m[2]).replace(/<a class="cite"[^>]*>\[\d+\]<\/a>/g, "")}</p>`); continue; }
@@ -121,18 +212,12 @@ function renderReport(view, target) {
   const used = usageView(meta.llm_usage);
   if (used) head.append(used);
   target.append(head, el("article", { class: "markdown", html: renderMarkdown(view.markdown) }));
+  if (view.kind === "verification") { const judged = judgeView(meta); if (judged) head.append(judged); }
   const check = view.citation_check || {};
-  if (Object.keys(check).length) {
-    const ok = check.ok ?? (check.problems ? check.problems.length === 0 : undefined);
-    target.append(el("details", { class: "panel", open: true }, el("summary", { text: `Citation check${ok === undefined ? "" : ok ? ": all citations verified" : ": problems found"}` }),
-      el("pre", { text: JSON.stringify(check, null, 2) })));
-  }
+  if (Object.keys(check).length) target.append(citationCheckView(check));
   const review = view.review || {};
-  if (Object.keys(review).length) {
-    target.append(el("details", { class: "panel" }, el("summary", { text: `Peer review: ${review.outcome || review.verdict || ""}` }),
-      el("pre", { text: JSON.stringify(review, null, 2) })));
-  }
-  if (view.diff) target.append(el("details", { class: "panel" }, el("summary", { text: "Changes since the previous version" }), el("pre", { text: JSON.stringify(view.diff, null, 2) })));
+  if (Object.keys(review).length) target.append(view.kind === "review" ? peerReviewView(review) : assessmentView(review));
+  if (view.diff) target.append(el("details", { class: "panel" }, el("summary", { text: "Changes since the previous version" }), facts(view.diff)));
   const dl = el("p", { class: "downloads" }, "Download: ");
   for (const [fmt, label] of [["markdown", "Markdown"], ["pdf", "PDF"], ["bibtex", "BibTeX"], ["ris", "RIS"]]) {
     dl.append(el("a", { class: "button", href: `${API}/reports/${view.report_id}/export?format=${fmt}`, download: true, text: label }), " ");
@@ -148,6 +233,103 @@ function renderReport(view, target) {
   if (view.kind === "source_list") target.append(el("p", {}, el("a", { href: `/sources/${view.report_id}`, text: "Open as source-list cards" })));
 }
 
+/* ---- Evidence in words: the citation check, the peer review, the verification's judge ---------- */
+const words = (key) => { const w = String(key).replace(/_/g, " "); return w.charAt(0).toUpperCase() + w.slice(1); };
+const pct = (x) => `${Math.round(100 * Number(x))}%`;
+/* Any stored object as a definition list: nested objects nest, lists of words join; never a JSON dump. */
+function facts(obj, skip = []) {
+  if (obj === null || typeof obj !== "object") return el("span", { class: "prose", text: String(obj ?? "—") });
+  if (Array.isArray(obj)) {
+    if (obj.every((v) => v === null || typeof v !== "object")) return el("span", { text: obj.length ? obj.join(", ") : "none" });
+    const ol = el("ol", { class: "facts-list" }); for (const v of obj) ol.append(el("li", {}, facts(v))); return ol;
+  }
+  const dl = el("dl", { class: "config facts" });
+  for (const [k, v] of Object.entries(obj)) {
+    if (skip.includes(k) || v === null || v === undefined || v === "") continue;
+    dl.append(el("dt", { text: words(k) }), el("dd", {}, facts(v)));
+  }
+  return dl;
+}
+function table(head, rows) {
+  const t = el("table", { class: "table" }, el("thead", {}, el("tr", {}, ...head.map((h) => el("th", { scope: "col", text: h })))));
+  const tb = el("tbody"); for (const r of rows) tb.append(el("tr", {}, ...r.map((c) => el("td", {}, c instanceof Node ? c : String(c ?? ""))))); t.append(tb);
+  return t;
+}
+const ISSUE_REASONS = {
+  unknown_id: "the marker names no reference", low_overlap: "the cited source shares too few of the sentence's words",
+  number_not_in_source: "a number of the sentence is in none of its cited sources", quote_not_verbatim: "the quote is not found word for word in the source",
+  no_source_text: "the source's text is unknown, so nothing could be checked", uncited_fact: "a factual sentence without a citation",
+};
+function citationCheckView(check) {
+  const known = ["quotes", "citations", "factual_sentences"].some((k) => k in check);
+  const problems = (check.issues || []).length;
+  const ok = check.ok === false || check.blocking ? false : problems === 0;
+  const box = el("details", { class: "panel citation-check", open: true },
+    el("summary", { text: `Citation check: ${ok ? "all citations verified" : check.blocking ? "a citation names no reference" : `${plural(problems, "problem")} found`}` }));
+  if (!known) { box.append(facts(check)); return box; }
+  const lines = [];
+  if (check.quotes) lines.push(`${check.verbatim_quotes} of ${plural(check.quotes, "quote")} found verbatim in the cited source.`);
+  if (check.citations) lines.push(`${check.supported_citations} of ${plural(check.citations, "citation")} supported by the source ${check.citations === 1 ? "it cites" : "they cite"}.`);
+  if (check.factual_sentences) lines.push(`${check.grounded_sentences} of ${plural(check.factual_sentences, "factual sentence")} ${check.grounded_sentences === 1 ? "carries" : "carry"} a citation that checks out.`);
+  if (!lines.length) lines.push("Nothing to check: no citations, quotes or factual sentences.");
+  if ((check.unknown_ids || []).length) lines.push(`Markers that name no reference: ${check.unknown_ids.map((n) => `[${n}]`).join(", ")}.`);
+  box.append(el("p", { text: lines.join(" ") }));
+  if (problems) {
+    box.append(table(["Problem", "Where", "Sentence or quote"], check.issues.map((i) => [
+      `${words(ISSUE_REASONS[i.reason] || i.reason || i.kind)}${i.overlap != null ? ` (${pct(i.overlap)} of its words)` : ""}${i.detail ? `: ${i.detail}` : ""}`,
+      [i.section, i.reference_id != null ? `[${i.reference_id}]` : ""].filter(Boolean).join(" · ") || "—",
+      el("q", { text: i.sentence || "" })])));
+  }
+  return box;
+}
+const REVIEW_CHECKS = { 1: "structure", 2: "references", 3: "confidence tags", 4: "evidence spot-check", 5: "coverage", 6: "contradictions", 7: "gap directions" };
+function peerReviewView(review) {
+  const rounds = review.rounds || [];
+  const issues = review.issues || [];
+  const box = el("details", { class: "panel peer-review" },
+    el("summary", { text: `Peer review: ${String(review.verdict || review.outcome || "").replace(/_/g, " ")}${rounds.length ? ` after ${plural(rounds.length, "round")}` : ""}` }));
+  if (review.summary) box.append(el("p", { text: review.summary }));
+  box.append(el("h4", { text: issues.length ? `Issues (${issues.length})` : "Issues" }));
+  box.append(issues.length ? table(["Severity", "Check", "Where", "What"], issues.map((i) => [
+    el("span", { class: `badge severity-${String(i.severity).toLowerCase()}`, text: String(i.severity).toLowerCase() }),
+    REVIEW_CHECKS[i.check] || String(i.check ?? ""), i.section || "—",
+    el("span", {}, i.description || "", i.evidence ? el("span", { class: "note", text: ` Evidence: ${i.evidence}` }) : null)])) : el("p", { text: "No issues raised." }));
+  const missed = review.missed_papers || [];
+  if (missed.length) {
+    const ul = el("ul"); for (const m of missed) ul.append(el("li", {}, el("strong", { text: m.title || m.paper_id }), ` — ${m.reason || ""}${m.citations != null ? ` (cited ${m.citations} times)` : ""}`));
+    box.append(el("h4", { text: `Papers the review may have missed (${missed.length})` }), ul);
+  }
+  if (rounds.length) {
+    box.append(el("h4", { text: "Rounds" }), table(["Round", "Verdict", "Critical / major / minor", "Citations correct", "Grounded sentences"], rounds.map((r) => [
+      r.iteration, String(r.verdict || "").replace(/_/g, " "), `${r.critical ?? 0} / ${r.major ?? 0} / ${r.minor ?? 0}`,
+      r.citation_accuracy != null ? pct(r.citation_accuracy) : "—", r.grounding != null ? pct(r.grounding) : "—"])));
+  }
+  return box;
+}
+/* A verification's assessment (verdict, confidence, the sources each way). */
+function assessmentView(a) {
+  const box = el("details", { class: "panel assessment", open: true }, el("summary", { text: `Assessment: ${String(a.verdict || "").replace(/_/g, " ")}${a.confidence ? ` · confidence ${a.confidence}` : ""}` }));
+  if (a.headline) box.append(el("p", { text: a.headline }));
+  const shares = {};
+  for (const k of ["support_share", "coverage", "mean_strength"]) if (typeof a[k] === "number") shares[k] = pct(a[k]);
+  box.append(facts({ ...a, ...shares }, ["verdict", "confidence", "headline", "judge", "text"]));
+  return box;
+}
+/* The judge's version and, when a language model checked the verdict, what it answered. */
+function judgeView(meta) {
+  const judge = meta.judge;
+  const check = meta.llm_check;
+  if (!judge && !check) return null;
+  const box = el("div", { class: "judge" });
+  if (judge) box.append(el("p", { class: "note", text: `Judged by ${judge}.` }));
+  if (check && typeof check === "object") {
+    const said = !check.ran ? `A language-model check did not run${check.reason ? `: ${check.reason}` : "."}`
+      : `A language model checked the verdict and ${check.agrees ? "agrees" : "disagrees"}${check.answer ? ` (it answered “${check.answer}”)` : ""}${check.reason ? `: ${check.reason}` : "."}`;
+    box.append(el("p", { class: check.ran && !check.agrees ? "warn llm-check" : "note llm-check", text: said }));
+  }
+  return box;
+}
+
 /* ---- Live trace over the run-events SSE ---------------------------------------------------- */
 const EVENT_TYPES = ["agent_start", "reasoning", "tool_call", "tool_result", "tool_progress", "message_chunk", "agent_end", "verdict", "result", "error", "done"];
 function traceItem(ev, calls) {
@@ -157,7 +339,9 @@ function traceItem(ev, calls) {
     case "agent_end": return el("li", { class: "divider end", text: `■ ${ev.agent} ${ev.ok === false ? "failed" : "finished"}` });
     case "reasoning": return el("li", { class: "reasoning" }, el("span", { class: "who", text: ev.agent }), " ", ev.text);
     case "tool_call": {
-      const d = el("details", { class: "tool" }, el("summary", {}, el("span", { class: "badge", text: "tool" }), ` ${ev.tool_id}`, el("span", { class: "tool-state", text: " … running" })),
+      const params = ev.params || {};
+      const asked = ["query", "q", "claim", "topic", "prompt", "paper_id", "id"].map((k) => params[k]).find((v) => typeof v === "string" && v);
+      const d = el("details", { class: "tool" }, el("summary", {}, el("span", { class: "badge", text: "tool" }), ` ${ev.tool_id}`, asked ? el("span", { class: "asked", text: ` “${asked.length > 80 ? asked.slice(0, 79) + "…" : asked}”` }) : null, el("span", { class: "tool-state", text: " … running" })),
         el("h4", { text: "Parameters" }), el("pre", { text: JSON.stringify(ev.params, null, 2) }));
       calls.set(ev.tool_call_id, d);
       return el("li", {}, d);
@@ -169,7 +353,8 @@ function traceItem(ev, calls) {
       /* a model step shows its usage in the trace itself: the run's `llm.usage` step, or a step's own `usage` */
       const results = ev.results || {};
       const used = usageView(ev.tool_id === "llm.usage" ? results : results.usage, "li");
-      if (d) { d.append(res); $(".tool-state", d).textContent = ev.error ? " ✗ failed" : " ✓ done"; return used; }
+      const found = Array.isArray(ev.results) ? ev.results.length : Array.isArray(results.results) ? results.results.length : null;
+      if (d) { d.append(res); $(".tool-state", d).textContent = ev.error ? " ✗ failed" : ` ✓ done${found != null ? ` · ${plural(found, "result")}` : ""}`; return used; }
       return used || el("li", {}, res);
     }
     case "message_chunk": {  // consecutive chunks grow one collapsible draft
@@ -186,24 +371,22 @@ function traceItem(ev, calls) {
   return null;
 }
 
-function followRun(runId, { onDone, onResult } = {}) {
-  const key = `run-last-id:${runId}`;
+/* Follow a run's events from the first one: a page load (a reload, Back, a "trace" link) replays the
+   stored history, so a finished run shows its whole trace and ends at its `done` event at once. The
+   browser's EventSource resumes a dropped connection by itself (Last-Event-ID): nothing twice. */
+function followRun(runId, { onDone, onResult, finished = () => "" } = {}) {
   const trace = $("#trace");
   const status = $("#run-status");
   const calls = new Map();
-  const last = sessionStorage.getItem(key);
-  const url = `${API}/runs/${encodeURIComponent(runId)}/events` + (last ? `?last_event_id=${encodeURIComponent(last)}` : "");
-  if (last) trace.append(el("li", { class: "note", text: `Resumed after event ${last} (earlier events are above the reload).` }));
-  const source = new EventSource(url, { withCredentials: true });
-  status.textContent = "running";
+  const source = new EventSource(`${API}/runs/${encodeURIComponent(runId)}/events`, { withCredentials: true });
+  status.textContent = finished() || "running";
   let count = 0;
   const handle = (msg) => {
     let ev;
     try { ev = JSON.parse(msg.data); } catch { return; }
-    if (msg.lastEventId) sessionStorage.setItem(key, msg.lastEventId);
     const item = traceItem(ev, calls);
     if (item) { item.dataset.eventId = msg.lastEventId; item.dataset.type = ev.type; trace.append(item); }
-    count += 1; status.textContent = `running · ${count} events`;
+    count += 1; status.textContent = finished() || `running · ${count} events`;
     if (ev.type === "result" && onResult) onResult(ev);
     if (ev.type === "done") {
       source.close();
@@ -213,7 +396,6 @@ function followRun(runId, { onDone, onResult } = {}) {
     }
   };
   for (const t of EVENT_TYPES) source.addEventListener(t, handle);
-  source.onerror = () => { if (source.readyState !== EventSource.CLOSED) status.textContent = "reconnecting…"; };
+  source.onerror = () => { if (source.readyState !== EventSource.CLOSED && !finished()) status.textContent = "reconnecting…"; };
   return source;
 }
-

@@ -27,12 +27,39 @@ pages.ask = () => {
   };
   const label = $("#prompt-label");
   const labels = { question: "Question", verify: "Claim to verify", review: "Review topic", sources: "What should the sources cover?" };
+  /* each mode's request model and text field in the API's schema: the limits shown are the API's own */
+  const models = { question: ["TaskSubmission", "question"], verify: ["VerificationRequest", "claim"], review: ["ReviewRequest", "topic"], sources: ["SourceListRequest", "prompt"] };
+  let schemas = {};
+  const count = () => {
+    const [model, field] = models[form.mode.value];
+    const { maxLength, minLength } = limitsOf(schemas, model, field);
+    const n = form.prompt.value.trim().length;
+    const out = $("#prompt-count");
+    out.textContent = maxLength ? `${n} / ${maxLength} characters${minLength ? ` (at least ${minLength})` : ""}${n > maxLength ? ` — ${n - maxLength} too many` : ""}` : "";
+    out.classList.toggle("over", Boolean(maxLength && n > maxLength));
+  };
   const sync = () => {
     const mode = form.mode.value;
     label.textContent = labels[mode];
     for (const p of form.querySelectorAll(".mode-params")) p.hidden = p.dataset.mode !== mode;
     if (mode === "sources") loadLimits();
+    count();
   };
+  requestSchemas().then((found) => {
+    schemas = found;
+    const rounds = limitsOf(schemas, "ReviewRequest", "max_iterations");
+    if (rounds.maximum) {
+      form.max_iterations.max = rounds.maximum; form.max_iterations.min = rounds.minimum ?? 1;
+      $("#rounds-range").textContent = `${rounds.minimum ?? 1}–${rounds.maximum}`;
+      if (Number(form.max_iterations.value) > rounds.maximum) form.max_iterations.value = rounds.maximum;
+    }
+    const refs = limitsOf(schemas, "SourceListRequest", "num_references");
+    if (refs.maximum) form.num_references.max = refs.maximum;
+    const entity = limitsOf(schemas, "TaskSubmission", "entity");
+    if (entity.maxLength) form.entity.maxLength = entity.maxLength;
+    count();
+  });
+  form.prompt.addEventListener("input", count);
   const loadLimits = async () => {
     const box = $("#limits");
     try {
@@ -76,21 +103,43 @@ pages.ask = () => {
   }).catch(() => {});
 };
 
+const KIND_LABELS = { review: "Literature review", verification: "Verification", source_list: "Source list" };
+/* A page titled by what was asked (a topic, a claim, a prompt), not by an id. */
+function titlePage(subject, kind) {
+  if (!subject) return;
+  $("#page-title").textContent = subject;
+  const label = KIND_LABELS[kind];
+  if (label && $("#page-kind")) $("#page-kind").textContent = label;
+  document.title = `${subject} · research-engine`;
+}
+
 pages.run = () => {
   const { runId, kind, recordId } = body.dataset;
   const result = $("#result");
   const accepted = sessionStorage.getItem(`accepted:${recordId}`);
   const request = accepted && el("details", { class: "panel" }, el("summary", { text: "Accepted request (after the admin's clamps)" }), el("pre", { text: JSON.stringify(JSON.parse(accepted), null, 2) }));
   if (request) result.prepend(request);
+  let shown = "";  // the status of the stored report on show: a finished run's result needs no live event
+  const render = (view) => {
+    renderReport(view, result);
+    if (request) result.prepend(request);  // the report replaces what #result held: the request stays above it
+  };
   const show = async () => {
     if (!recordId) return;
-    try {
-      const view = await api(`/reports/${recordId}`);
-      renderReport(view, result);
-      if (request) result.prepend(request);  // the report replaces what #result held: the request stays above it
-    } catch { /* alert shown */ }
+    try { render(await api(`/reports/${recordId}`)); } catch { /* alert shown */ }
   };
-  followRun(runId, { onDone: show });
+  const stored = recordId ? api(`/reports/${recordId}`, { quiet: true }).catch(() => null) : Promise.resolve(null);
+  stored.then((view) => {
+    if (!view) return;
+    titlePage(view.subject, view.kind);
+    /* finished (this run or a later one): its stored version now; a run still going shows it at `done` */
+    if (view.status !== "running" && view.version) {
+      shown = view.status; render(view);
+      $("#run-status").textContent = view.status;
+      $("#run-progress")?.setAttribute("value", "1"); $("#run-progress")?.setAttribute("max", "1");
+    }
+  });
+  followRun(runId, { onDone: () => { if (!shown) show(); }, finished: () => shown });
 };
 
 pages.task = () => {
@@ -154,7 +203,7 @@ pages.claim = async () => {
   try { c = await api(`/claims/${id}`); } catch { root.textContent = "Claim not available."; return; }
   root.innerHTML = ""; root.append(claimView(c));
   const chain = el("ul");
-  if (c.supersedes) chain.append(el("li", {}, "Supersedes ", el("a", { href: `/claim/${c.supersedes}`, text: c.supersedes })));
+  for (const older of [].concat(c.supersedes || []).filter(Boolean)) chain.append(el("li", {}, "Supersedes ", el("a", { href: `/claim/${older}`, text: older })));
   if (c.superseded_by) chain.append(el("li", {}, "Superseded by ", el("a", { href: `/claim/${c.superseded_by}`, text: c.superseded_by })));
   if (!chain.children.length) chain.append(el("li", { text: "Not part of a supersede chain." }));
   root.append(el("h2", { text: "Supersede chain" }), chain);
@@ -164,9 +213,12 @@ pages.claim = async () => {
   root.append(el("h2", { text: "Findings" }), findings);
   root.append(el("h2", { text: "Task" }), el("p", {}, el("a", { href: `/task/${c.task_id}`, text: c.task_id })));
   api(`/audit?claim_id=${id}&limit=200`, { quiet: true }).then((rows) => {
-    const verdicts = rows.filter((r) => /verdict|decided|reconsider|supersed|stale|timeout/.test(r.action));
-    for (const r of verdicts) history.append(el("li", {}, `${when(r.occurred_at)} · ${r.action} `, el("code", { text: JSON.stringify(r.payload) })));
-    if (!verdicts.length) history.append(el("li", { text: "No verdict events recorded." }));
+    const verdicts = rows.filter((r) => /verdict|decided|reconsider|promoted|rejected|supersed|stale|timeout|recritique|quarantine/.test(r.action));
+    for (const r of verdicts) {
+      const said = Object.entries(r.payload || {}).filter(([, v]) => v !== null && v !== "" && typeof v !== "object").map(([k, v]) => `${k.replace(/_/g, " ")} ${v}`);
+      history.append(el("li", {}, `${when(r.occurred_at)} · ${r.action.split(".").slice(-2).join(" ").replace(/_/g, " ")}`, said.length ? el("span", { class: "note", text: ` (${said.join(", ")})` }) : null));
+    }
+    if (!verdicts.length) history.append(el("li", { text: c.verdict ? "The verdict above is the only one recorded." : "No verdict yet." }));
   }).catch(() => history.append(el("li", { text: "Verdict history needs the audit log (reader role)." })));
   api(`/findings?unresolved=false&limit=500`, { quiet: true }).then((rows) => {
     const mine = rows.filter((f) => (f.claim_ids || []).includes(id));
@@ -174,6 +226,17 @@ pages.claim = async () => {
     if (!mine.length) findings.append(el("li", { text: "No findings about this claim." }));
   }).catch(() => {});
 };
+
+/* Each listed report's topic, claim or prompt (the audit row holds only its key words), a few requests at a time. */
+async function fillTitles(links) {
+  const next = async () => {
+    for (let item = links.shift(); item; item = links.shift()) {
+      const [id, link] = item;
+      try { const view = await api(`/reports/${id}`, { quiet: true }); if (view.subject) link.textContent = view.subject; } catch { /* keeps the key words */ }
+    }
+  };
+  await Promise.all([next(), next(), next(), next()]);
+}
 
 pages.ledger = () => {
   const form = $("#claims-filter");
@@ -194,12 +257,16 @@ pages.ledger = () => {
   form.addEventListener("submit", (e) => { e.preventDefault(); load(); });
   Promise.all([api("/audit?action=research.report.opened&limit=100", { quiet: true }), api("/audit?action=research.report.stale&limit=200", { quiet: true })])
     .then(([opened, stale]) => {
+      const titles = [];
       const staleIds = new Set(stale.map((r) => String(r.subject_ids.report_id)));
       for (const r of opened) {
         const id = String(r.subject_ids.report_id);
-        $("#reports").append(el("li", {}, el("a", { href: r.payload.kind === "source_list" ? `/sources/${id}` : `/report/${id}`, text: `${r.payload.kind} ${id.slice(0, 8)}` }),
+        const link = el("a", { href: r.payload.kind === "source_list" ? `/sources/${id}` : `/report/${id}`, text: r.payload.subject_key || `${KIND_LABELS[r.payload.kind] || r.payload.kind} ${id.slice(0, 8)}` });
+        $("#reports").append(el("li", { "data-report-id": id }, el("span", { class: "badge", text: KIND_LABELS[r.payload.kind] || r.payload.kind }), " ", link,
           ` · ${when(r.occurred_at)} `, staleIds.has(id) ? el("span", { class: "badge status-stale", text: "stale" }) : null));
+        titles.push([id, link]);
       }
+      fillTitles(titles);
       if (!opened.length) $("#reports").append(el("li", { text: "No reports yet." }));
     }).catch(() => $("#reports").append(el("li", { text: "Reports are listed from the audit log (reader role)." })));
   $("#open-report").addEventListener("submit", (e) => { e.preventDefault(); location.href = `/report/${$("#report-id").value.trim()}`; });
@@ -226,8 +293,11 @@ pages.findings = () => {
 
 pages.report = async () => {
   const id = body.dataset.reportId;
-  try { renderReport(await api(`/reports/${id}`), $("#result")); } catch { $("#result").textContent = "Report not available."; }
+  try { const view = await api(`/reports/${id}`); titlePage(view.subject, view.kind); renderReport(view, $("#result")); } catch { $("#result").textContent = "Report not available."; }
 };
+
+/* A link out only for a web address: `corpus:…` ids and other schemes are no link a browser can open. */
+const outside = (url) => /^https?:\/\/\S+$/i.test(String(url || ""));
 
 pages.sources = () => {
   const id = body.dataset.sourceListId;
@@ -280,6 +350,10 @@ pages.sources = () => {
     try {
       const r = await api(`/source-lists/${id}/runs`, { quiet: true });
       $("#sl-schedule").textContent = r.schedule ? `${r.schedule.status} · ${r.schedule.update_frequency} · next ${when(r.schedule.next_run_at)}` : "not scheduled";
+      /* a verb only where it applies: pause an active schedule, resume a paused one, cancel either */
+      const state = r.schedule ? r.schedule.status : "";
+      const applies = { pause: state === "active", resume: state === "paused", cancel: state === "active" || state === "paused" };
+      for (const b of document.querySelectorAll("button[data-schedule]")) b.disabled = b.hasAttribute("data-denied") || !applies[b.dataset.schedule];
       showConfig(r.request || {});
       const ol = $("#sl-runs"); ol.innerHTML = "";
       for (const run of r.runs) {
