@@ -11,7 +11,7 @@ from research_verification import (
     Verdict,
     decide_verdict,
 )
-from research_verification.verdict import HIGH_P, MODERATE_P
+from research_verification.verdict import MODERATE_P
 
 S, C, Q, U = (
     PassageStance.SUPPORTS,
@@ -29,21 +29,21 @@ def p(
 
 
 def test_three_strong_agreeing_sources_are_strongly_supported_with_high_confidence():
-    a = decide_verdict([p("a", S, HIGH_P), p("b", S, 0.9), p("c", S, 0.8)])
+    a = decide_verdict([p("a", S, 0.95), p("b", S, MODERATE_P), p("c", S, 0.6)])
     assert (a.verdict, a.confidence) == (Verdict.STRONGLY_SUPPORTED, Confidence.HIGH)
     assert a.supporting_sources == 3
     assert a.headline == "Verdict: STRONGLY SUPPORTED · Confidence: HIGH"
 
 
 def test_one_supporting_source_is_only_partial_support_its_confidence_its_probability():
-    assert decide_verdict([p("a", S, MODERATE_P)]).confidence is Confidence.MODERATE
+    assert decide_verdict([p("a", S, 0.99)]).confidence is Confidence.MODERATE  # HIGH needs two
     a = decide_verdict([p("a", S, MODERATE_P - 0.01)])
     assert (a.verdict, a.confidence) == (Verdict.PARTIALLY_SUPPORTED, Confidence.LOW)
 
 
 def test_the_calibrated_probability_decides_confidence_over_the_strength():
-    sure = LabelledPassage("a", S, 0.6, 0, probability=HIGH_P)
-    assert decide_verdict([sure]).confidence is Confidence.HIGH
+    sure = [LabelledPassage(s, S, 0.6, 0, probability=MODERATE_P) for s in "ab"]
+    assert decide_verdict(sure).confidence is Confidence.HIGH
 
 
 def test_a_source_on_the_other_side_lowers_confidence():

@@ -24,8 +24,8 @@ The rule, in order:
 5. **Confidence** (how likely the verdict is right, measured per level on held-out claims):
    the strongest calibrated probability among the verdict's side — the abstract model's P(SUPPORT)
    or P(CONTRADICT) (`LabelledPassage.probability`; an LLM's stated strength otherwise):
-   - HIGH: ≥ `HIGH_P` and no source on the other side;
-   - MODERATE: ≥ `MODERATE_P` and no source on the other side;
+   - HIGH: ≥ `MODERATE_P` (0.80) in at least two distinct sources, and no source on the other side;
+   - MODERATE: ≥ `MODERATE_P` in one source, and no source on the other side;
    - LOW: anything less, and always for MIXED and INSUFFICIENT EVIDENCE (they do not speak).
 """
 
@@ -37,9 +37,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 MIN_STRENGTH = 0.4
-# Confidence bars on the strongest calibrated probability of the verdict's side, set where verdict
-# precision per level on held-out train claims rises (bench/verdict_rules.py, docs/judgement.md).
-HIGH_P, MODERATE_P = 0.9, 0.8
+# Confidence: the calibrated probability a source on the verdict's side needs, and how many such
+# sources HIGH needs (held-out train claims: verdicts with a source at >= 0.80 were right 0.82 of
+# the time, those without 0.72; bench/verdict_rules.py, docs/judgement.md).
+MODERATE_P, HIGH_SOURCES = 0.8, 2
 
 
 class PassageStance(StrEnum):
@@ -141,9 +142,9 @@ def _confidence(
     stances: dict[tuple[str, int], tuple[PassageStance, float]],
     passages: list[LabelledPassage],
 ) -> Confidence:
-    """How likely the verdict is right: the strongest calibrated probability on its side
-    (`LabelledPassage.probability`, else its strength) against the bars the held-out claims set
-    (`HIGH_P`, `MODERATE_P`), with no source on the other side; LOW for anything that abstains."""
+    """How likely the verdict is right: MODERATE when a source on its side reaches `MODERATE_P`
+    (its calibrated `LabelledPassage.probability`, else its strength) and none stands against it,
+    HIGH when `HIGH_SOURCES` distinct sources do; LOW otherwise, and for anything that abstains."""
     if verdict in (Verdict.INSUFFICIENT_EVIDENCE, Verdict.MIXED_EVIDENCE):
         return Confidence.LOW
     supported = verdict in (Verdict.STRONGLY_SUPPORTED, Verdict.PARTIALLY_SUPPORTED)
@@ -155,19 +156,19 @@ def _confidence(
     opposed = any(
         label not in side and label is not PassageStance.QUALIFIES for label, _ in stances.values()
     )
-    top = max(
-        (
-            p.probability if p.probability is not None else p.strength
-            for p in passages
-            if p.label in side and p.strength >= MIN_STRENGTH
-        ),
-        default=0.0,
-    )
-    if opposed:
+    sure: dict[str, float] = {}  # source -> its strongest calibrated probability on the side
+    for p in passages:
+        if p.label in side and p.strength >= MIN_STRENGTH:
+            chance = p.probability if p.probability is not None else p.strength
+            sure[p.source_id] = max(sure.get(p.source_id, 0.0), chance)
+    if opposed or not sure or max(sure.values()) < MODERATE_P:
         return Confidence.LOW
-    if top >= HIGH_P:
-        return Confidence.HIGH
-    return Confidence.MODERATE if top >= MODERATE_P else Confidence.LOW
+    agreeing = sum(  # qualified support holds only under its conditions: it never makes HIGH
+        chance >= MODERATE_P
+        for source, chance in sure.items()
+        if any(p.source_id == source and p.label is not PassageStance.QUALIFIES for p in passages)
+    )
+    return Confidence.HIGH if agreeing >= HIGH_SOURCES else Confidence.MODERATE
 
 
 def decide_verdict(passages: Iterable[LabelledPassage], statements: int = 1) -> Assessment:
