@@ -265,3 +265,26 @@ def test_llm_check_reports_an_enforced_schema_and_the_context(llama) -> None:  #
         "llama-server compiles the schema into a grammar"
     )
     assert MODEL_NAME in result.output.split("models listed:")[1].splitlines()[0]
+
+
+async def test_the_verifier_s_llm_check_runs_against_the_real_server(chain: ProviderChain) -> None:
+    """The veto (`research_verifier.veto.LlmCheck`) asks the real model with the claim and the
+    quotes only; the grammar binds the answer to SUPPORTS / CONTRADICTS / NEITHER. What
+    SmolLM2-135M answers is printed, not asserted: it follows the schema but does not read
+    direction (docs/local-models.md), so its veto is a plumbing check, not a second opinion."""
+    from research_verifier.veto import LlmCheck
+
+    check = LlmCheck(chain, timeout_s=90.0)
+    claim = "Exercise training improves quality of life in patients with chronic heart failure."
+    quote = (
+        "Exercise training resulted in a modest improvement in self-reported health status "
+        "compared with usual care."
+    )
+    for side in ("SUPPORTS", "CONTRADICTS"):
+        result = await check.check(claim, side, [quote])
+        print(f"llm check of a supporting quote, asked about {side}: {result.metadata()}")
+        if result.ran:
+            assert result.answer in ("SUPPORTS", "CONTRADICTS", "NEITHER")
+            assert result.agrees == (result.answer == side)
+        else:  # a model that answered outside the schema: the judge's verdict would stand
+            assert result.agrees and "did not run" in result.reason
