@@ -51,6 +51,7 @@ MAPPING = {
     "INSUFFICIENT EVIDENCE": "NEI",
 }
 SHIPPED_BEFORE = Rule(evidence=0.9, best_evidence=0.2, contradict_weight=0.8)  # the rule before
+SHOW_FLOOR = 0.2  # the nearest miss of a call is shown from this P(evidence): it changes no verdict
 
 
 @dataclass
@@ -214,6 +215,9 @@ def fast_replay(row: dict, prepared: list[Prepared], rule: Rule) -> Outcome:
         support, contradict, nei = p.probs
         floor = rule.best_evidence if p.most_evidential else rule.evidence
         if p.empty or 1.0 - nei < floor:
+            closest = closest or (
+                not p.empty and p.most_evidential and 1.0 - nei >= rule.show_floor
+            )
             continue
         label = "SUPPORT" if support >= contradict * rule.contradict_weight else "CONTRADICT"
         if rule.direction != "off" and p.turned:
@@ -342,6 +346,7 @@ def grid() -> list[Rule]:
                 contradict_bar,
                 floor,
                 direction,
+                SHOW_FLOOR,
             )
         )
     return rules
@@ -436,6 +441,7 @@ def main() -> None:
     if args.show:
         rule = replace(Rule(), **json.loads(args.show))
         outcomes = [replay(r, rule) for r in rows]
+        assert outcomes == [fast_replay(r, prepare(r), rule) for r in rows]
         report(f"rule {asdict(rule)}", scores(rows, outcomes))
         print(table(outcomes))
         print(by_confidence(outcomes))
@@ -449,6 +455,7 @@ def main() -> None:
         SHIPPED_BEFORE,
         Rule(0.7, 0.4, 1.0, 0.8, 0.5, 0.3, "flip"),
         Rule(0.5, 0.2, 0.8, 0.6, 0.4, 0.2, "abstain"),
+        Rule(0.5, 0.5, 0.5, 0.0, 0.4, 0.6, "flip", SHOW_FLOOR),
     ):
         for r, p in zip(
             rows, prepared, strict=True

@@ -202,7 +202,9 @@ class Rule:
     needs: a quote that is not about the claim's own subject and outcome counts for nothing.
     direction: what a quote whose direction words point against the claim's does
     (`direction.conflict`): `off` (nothing), `abstain` (the paper is not counted), `flip` (a
-    supporting label becomes a contradicting one)."""
+    supporting label becomes a contradicting one). show_floor: the P(evidence) at which the call's
+    most evidential paper, under its bar, is still shown as the closest evidence (never counted:
+    the reader sees the nearest miss and why)."""
 
     evidence: float = 0.5
     best_evidence: float = 0.5
@@ -211,6 +213,7 @@ class Rule:
     contradict_bar: float = 0.0
     sentence_floor: float = 0.0
     direction: str = "off"
+    show_floor: float = 1.0
 
     @classmethod
     def of(cls, limits: dict[str, Any]) -> Rule:
@@ -223,6 +226,7 @@ class Rule:
             contradict_bar=float(limits.get("contradict_bar", 0.0)),
             sentence_floor=float(limits.get("sentence_floor", 0.0)),
             direction=str(limits.get("direction", "off")),
+            show_floor=float(limits.get("show_floor", 1.0)),
         )
 
 
@@ -258,7 +262,8 @@ def decide_paper(
 
     support, contradict, nei = (float(x) for x in probs)
     floor = rule.best_evidence if most_evidential else rule.evidence
-    if not sentences or 1.0 - nei < floor:
+    shown = most_evidential and 1.0 - nei >= rule.show_floor  # the call's nearest miss is shown
+    if not sentences or (1.0 - nei < floor and not shown):
         return PaperCall("NEI", nei, ())
     label = "SUPPORT" if support >= contradict * rule.contradict_weight else "CONTRADICT"
     score = rationale if sentence_evidence is None else rationale + sentence_evidence
@@ -266,6 +271,16 @@ def decide_paper(
     order = [int(i) for i in np.argsort(-score, kind="stable")[:QUOTES_PER_PAPER]]
     chosen = tuple(i for n, i in enumerate(order) if n == 0 or rationale[i] >= 0.5)
     best = chosen[0]
+    if 1.0 - nei < floor:  # under the evidence bar: shown as the closest evidence, never counted
+        return PaperCall(
+            "NEI",
+            nei,
+            chosen,
+            label,
+            1.0 - nei,
+            floor,
+            f"P(evidence on the claim) {1.0 - nei:.2f} under the bar {floor:.2f}",
+        )
     if rule.direction != "off" and (turned := conflict(claim, sentences[best])):
         if rule.direction == "flip" and label == "SUPPORT":
             label = "CONTRADICT"
