@@ -25,7 +25,12 @@ Scores:
 
 Ends with:
 
-    bench:verify_e2e scifact_f1=… scifact_rationale_f1=… claim_macro_f1=… f1_contradict=… cite_nothing=… s_per_verification=… claims=… corpus=5183
+    bench:verify_e2e scifact_f1=… scifact_rationale_f1=… claim_macro_f1=… f1_contradict=… cite_nothing=… support_precision=… support_recall=… contradict_recall=… s_per_verification=… claims=… corpus=5183
+
+Before it, what the user acts on: `support_precision` (claims given STRONGLY or PARTIALLY
+SUPPORTED whose gold label is SUPPORT, of all given those), `support_recall`, `contradict_recall`,
+each with its Wilson 95 % interval, verdict precision per confidence level, and what the LLM check
+did when one is configured.
 
 Anchor: the engine before this round, measured the same way on 120 dev claims: label-only F1 0.31,
 claim macro-F1 0.43 (CONTRADICT 0.20), 18 of 70 claims with evidence citing nothing.
