@@ -59,18 +59,25 @@ def gateway(servers: Servers) -> Gateway:
 def edge_gateway(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """The gateway process alone (no other service) with `EDGE_ENV`; its log is
     `<data_dir>/logs/gateway.log`."""
-    running = Stack(
-        tmp_path_factory.mktemp("edge"),
-        gateway_port=free_port(),
-        services=("gateway",),
-        nats_url=servers.nats_url,
-        database_url=servers.database_url,
-        extra_env=EDGE_ENV,
-    )
-    running.start_servers()
-    running.start_services()
+    for attempt in range(3):  # a free port can be taken by another process before the bind
+        running = Stack(
+            tmp_path_factory.mktemp("edge"),
+            gateway_port=free_port(),
+            services=("gateway",),
+            nats_url=servers.nats_url,
+            database_url=servers.database_url,
+            extra_env=EDGE_ENV,
+        )
+        running.start_servers()
+        try:
+            running.start_services()
+            running.wait_ready(timeout=180)
+            break
+        except RuntimeError as exc:
+            running.stop()
+            if "exited at start" not in str(exc) or attempt == 2:
+                raise
     try:
-        running.wait_ready(timeout=180)
         yield running
     finally:
         running.stop()
