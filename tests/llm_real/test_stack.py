@@ -204,7 +204,7 @@ async def test_a_question_gets_a_decided_claim_drafted_by_the_model_or_offline_w
         assert support["source_id"].startswith("corpus:") and support["quote"].strip()
 
 
-async def test_a_verification_completes_with_only_searched_papers_cited_and_the_model_accounted(
+async def test_a_verification_is_decided_by_the_judge_and_checked_by_the_model_when_it_speaks(
     stack: Stack, nc
 ) -> None:  # type: ignore[no-untyped-def]
     async with httpx.AsyncClient(
@@ -227,9 +227,21 @@ async def test_a_verification_completes_with_only_searched_papers_cited_and_the_
         assert view["status"] == "completed", view.get("error")
         assert view["verdict"] and view["markdown"].strip()
         report = await stored_report(client, ids["verification_id"])
-    assert report.metadata["engine"] == "llm"
+    # The default role is `check`: the offline judge decides and the model may only veto a
+    # SUPPORTED / CONTRADICTED verdict (research_verifier.veto); other verdicts are not asked.
+    assert report.metadata["engine"] == "offline"
+    assert report.metadata["judge"], "the judge's version is recorded"
+    checked = report.metadata["llm_check"]
     assert_grounded(report)
-    assert_accounted(await usage_step(nc.jetstream(), ids["run_id"]))
+    decided = view["verdict"].replace("_", " ") not in {"INSUFFICIENT EVIDENCE", "MIXED EVIDENCE"}
+    if checked["ran"]:
+        assert checked["answer"] in {"SUPPORTS", "CONTRADICTS", "NEITHER"}, checked
+        assert checked["agrees"] == decided, "a disagreement leaves no SUPPORTED / CONTRADICTED"
+        assert_accounted(await usage_step(nc.jetstream(), ids["run_id"]))
+    elif "was not asked" in checked["reason"]:
+        assert not decided, "a decided verdict is always put to the check"
+    else:  # the model did not answer: the judge's verdict stands, with the reason
+        assert checked["reason"].startswith("the LLM check did not run"), checked
 
 
 async def test_a_source_list_holds_to_its_sources_and_says_what_fell_back(stack: Stack, nc) -> None:  # type: ignore[no-untyped-def]
