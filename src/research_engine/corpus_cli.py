@@ -119,7 +119,7 @@ def ingest(
     from research_corpus.library import LIBRARY_FORMATS
     from research_platform.settings import get_settings
 
-    chunk_words = get_settings().corpus.chunk_words
+    corpus = get_settings().corpus
     try:
         if workers or bus:
             report = _ingest_over_bus(data_dir, path, fmt, progress, workers, bus)
@@ -127,7 +127,12 @@ def ingest(
             report = run_with_sessions(
                 data_dir,
                 lambda sessions: ingest_path(
-                    sessions, path, fmt=fmt, progress=progress, chunk_words=chunk_words
+                    sessions,
+                    path,
+                    fmt=fmt,
+                    progress=progress,
+                    chunk_words=corpus.chunk_words,
+                    sentence_vectors=corpus.sentence_vectors == "ingest",
                 ),
             )
     except CorpusError as exc:

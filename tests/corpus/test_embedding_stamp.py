@@ -55,7 +55,9 @@ async def _stamp(sessions) -> stamp.Stamp | None:
 
 async def _ingest(sessions, tmp_path, model, records=SMALL_CORPUS):
     path = write_jsonl(tmp_path / "papers.jsonl", records)
-    return await ingest_path(sessions, path, fmt="jsonl", progress=False, embedder=model)
+    return await ingest_path(
+        sessions, path, fmt="jsonl", progress=False, sentence_vectors=True, embedder=model
+    )
 
 
 async def test_ingest_stamps_the_corpus_and_refuses_vectors_of_another_model(

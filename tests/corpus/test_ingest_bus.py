@@ -29,7 +29,9 @@ from tests.corpus.test_ingest_pipeline import PAPERS, TextKeyedModel, _chunks, _
 
 pytestmark = pytest.mark.integration
 
-WORKER_SETTINGS = CorpusSettings(chunk_words=12, ingest_worker_batch=3, ingest_ack_wait_s=2.0)
+WORKER_SETTINGS = CorpusSettings(
+    chunk_words=12, ingest_worker_batch=3, ingest_ack_wait_s=2.0, sentence_vectors="ingest"
+)
 
 
 class KeyedModel(TextKeyedModel):
@@ -109,7 +111,13 @@ async def test_two_workers_store_what_the_in_process_ingest_stores_once_per_pape
         )
     for file in (path, changed):
         await ingest_path(
-            empty_corpus, file, fmt="jsonl", progress=False, embedder=KeyedModel(), chunk_words=12
+            empty_corpus,
+            file,
+            fmt="jsonl",
+            progress=False,
+            embedder=KeyedModel(),
+            chunk_words=12,
+            sentence_vectors=True,
         )
     assert await _chunks(empty_corpus) == bus_chunks
     assert set(await _sentences(empty_corpus)) <= set(bus_sentences)  # + the replaced abstract's

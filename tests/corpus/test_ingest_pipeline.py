@@ -100,6 +100,7 @@ async def test_pipelined_batches_store_every_text_with_its_own_vector_and_embed_
         path,
         fmt="jsonl",
         progress=False,
+        sentence_vectors=True,
         embedder=model,
         chunk_words=12,
         batch_papers=2,
@@ -127,6 +128,7 @@ async def test_pipelined_batches_store_every_text_with_its_own_vector_and_embed_
         path,
         fmt="jsonl",
         progress=False,
+        sentence_vectors=True,
         embedder=whole,
         chunk_words=12,
         batch_papers=256,
@@ -146,6 +148,7 @@ async def test_an_ingest_that_fails_midway_keeps_whole_batches_and_the_next_one_
             path,
             fmt="jsonl",
             progress=False,
+            sentence_vectors=True,
             embedder=TextKeyedModel(fail_on_call=3),
             chunk_words=12,
             batch_papers=2,
@@ -160,6 +163,7 @@ async def test_an_ingest_that_fails_midway_keeps_whole_batches_and_the_next_one_
         path,
         fmt="jsonl",
         progress=False,
+        sentence_vectors=True,
         embedder=model,
         chunk_words=12,
         batch_papers=2,
@@ -176,6 +180,7 @@ async def test_an_ingest_that_fails_midway_keeps_whole_batches_and_the_next_one_
         path,
         fmt="jsonl",
         progress=False,
+        sentence_vectors=True,
         embedder=TextKeyedModel(),
         chunk_words=12,
         batch_papers=2,
@@ -188,6 +193,7 @@ async def test_an_ingest_that_fails_midway_keeps_whole_batches_and_the_next_one_
         path,
         fmt="jsonl",
         progress=False,
+        sentence_vectors=True,
         embedder=(idle := TextKeyedModel()),
         chunk_words=12,
         batch_papers=2,
@@ -204,6 +210,18 @@ async def test_the_progress_bar_shows_papers_done_papers_per_second_and_the_time
     bar = capsys.readouterr().err.strip().splitlines()[-1].split("\r")[-1]
     assert f"{len(SMALL_CORPUS)}/{len(SMALL_CORPUS)} papers" in bar and "100%" in bar
     assert "papers/s" in bar and "ETA 00:00" in bar
+    assert bar.rstrip("]").endswith("6 chunks")  # sentences are embedded lazily, by default
+
+    await _empty(empty_corpus)
+    await ingest_path(
+        empty_corpus,
+        small_corpus,
+        fmt="jsonl",
+        progress=True,
+        embedder=TextKeyedModel(),
+        sentence_vectors=True,
+    )
+    bar = capsys.readouterr().err.strip().splitlines()[-1].split("\r")[-1]
     assert "6 chunks, 7 sentences" in bar
 
 

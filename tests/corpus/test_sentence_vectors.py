@@ -65,7 +65,9 @@ async def test_ingest_stores_each_sentence_vector_once_and_a_reingest_embeds_not
     empty_corpus, tmp_path
 ):
     path = write_jsonl(tmp_path / "papers.jsonl", SMALL_CORPUS + LONG_PAPERS)
-    report = await ingest_path(empty_corpus, path, fmt="jsonl", progress=False)
+    report = await ingest_path(
+        empty_corpus, path, fmt="jsonl", progress=False, sentence_vectors=True
+    )
     sentences = [
         span.text
         for _, _, abstract in await _papers(empty_corpus)
@@ -82,25 +84,30 @@ async def test_ingest_stores_each_sentence_vector_once_and_a_reingest_embeds_not
         float(np.dot(stored[s], row)) > 0.999 for s, row in zip(sentences[:3], direct, strict=True)
     )
 
-    again = await ingest_path(empty_corpus, path, fmt="jsonl", progress=False)
+    again = await ingest_path(
+        empty_corpus, path, fmt="jsonl", progress=False, sentence_vectors=True
+    )
     assert (again.unchanged, again.sentences) == (len(SMALL_CORPUS + LONG_PAPERS), 0)
 
 
-async def test_ingest_fills_the_sentence_vectors_of_a_corpus_loaded_without_them(
+async def test_a_lazy_ingest_embeds_chunks_only_and_a_later_one_fills_the_sentence_vectors(
     empty_corpus, small_corpus
 ):
     first = await ingest_path(empty_corpus, small_corpus, fmt="jsonl", progress=False)
-    async with empty_corpus() as session, session.begin():
-        await session.execute(text("DELETE FROM corpus_sentences"))  # as before migration 0008
+    assert first.added == len(SMALL_CORPUS) and first.chunks > 0 and first.sentences == 0
+    async with empty_corpus() as session:
+        assert await session.scalar(text("SELECT count(*) FROM corpus_sentences")) == 0
 
-    report = await ingest_path(empty_corpus, small_corpus, fmt="jsonl", progress=False)
+    report = await ingest_path(
+        empty_corpus, small_corpus, fmt="jsonl", progress=False, sentence_vectors=True
+    )
     assert (report.added, report.updated, report.unchanged, report.chunks) == (
         0,
         0,
         len(SMALL_CORPUS),
         0,
     )
-    assert report.sentences == first.sentences > 0
+    assert report.sentences == 7  # every sentence of the small corpus, embedded now
     sentences = [
         span.text
         for _, _, abstract in await _papers(empty_corpus)
@@ -118,6 +125,7 @@ async def test_the_offline_engine_embeds_only_the_question_when_the_corpus_knows
         write_jsonl(tmp_path / "papers.jsonl", LONG_PAPERS + SMALL_CORPUS),
         fmt="jsonl",
         progress=False,
+        sentence_vectors=True,
     )
     docs = [
         EvidenceDoc(source_id=f"corpus:{ext}", title=title, text=abstract, score=1.0 / (1 + i))

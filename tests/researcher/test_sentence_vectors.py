@@ -123,3 +123,44 @@ async def test_a_task_embeds_one_text_its_topic(
             {"id": claim.id},
         )
     assert np.allclose(stored, expected, atol=1e-5)
+
+
+async def test_the_first_task_that_reads_a_paper_stores_its_sentence_vectors_for_the_next(
+    start_researcher, connector: FakeConnector, nc: nats.NATS, sessions, unique: str, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """A lazily ingested corpus (no sentence vectors): the first task embeds the paper's sentences
+    and stores the model's vectors; the next task reading the paper embeds none of them."""
+    corpus, outside = _hits(unique)
+    stored = [span.text for span in split_sentences(corpus.abstract)]
+    connector.hits_for = lambda _request: [corpus, outside]
+    embedded: list[str] = []
+    model_embed = Embedder.embed
+
+    def counting(self: Embedder, texts: list[str]):  # type: ignore[no-untyped-def]
+        embedded.extend(texts)
+        return model_embed(self, texts)
+
+    monkeypatch.setattr(Embedder, "embed", counting)
+    first, second = (
+        RunResearch(question=question, entity=f"teriparatide {unique} {n}", tier=Tier.priority)
+        for n, question in enumerate(
+            (
+                "Does teriparatide reduce vertebral fractures?",
+                "Is teriparatide followed by less back pain?",
+            )
+        )
+    )
+    async with start_researcher():
+        await publish_task(nc, first)
+        await wait_for_claims(sessions, [first.task_id])
+        async with sessions() as session:
+            found = await SentenceVectors(session).vectors_of(stored + [outside.abstract])
+        assert set(found) == set(stored)  # the corpus paper's sentences; never the outside one's
+        direct = get_embedder().embed_direct(stored)
+        assert all(
+            float(np.dot(found[s], row)) > 0.999 for s, row in zip(stored, direct, strict=True)
+        )
+        embedded.clear()
+        await publish_task(nc, second)
+        await wait_for_claims(sessions, [second.task_id])
+    assert not set(stored) & set(embedded)

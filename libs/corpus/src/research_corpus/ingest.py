@@ -10,12 +10,16 @@ approaches the embedding time alone (`_Pipeline`). An empty corpus loaded with a
 `bulk_min_papers` papers drops the HNSW and GIN chunk indexes first and builds them once at the
 end (faster than maintaining them row by row); they are rebuilt even when the load fails.
 
-Every sentence of a paper's text also gets its own vector (`corpus_sentences`, embedded with the
-batch's chunks in the same model call), so the offline engine never embeds corpus text at run
-time. Sentences are stored once by content: an ingest embeds only the sentences that have no
-vector yet, including those of unchanged papers ingested before sentence vectors existed, and a
-sentence repeated across batches once (the batch that meets it first may not be written yet when
-the next one is planned, so the ingest remembers what it has sent to the model).
+Sentence vectors (`corpus_sentences`, read by the offline engine) are lazy by default: the ingest
+embeds chunks only, and the first request that reads a paper embeds its sentences and stores them
+(`research_researcher.pipeline.Researcher.with_known_vectors`). Eight in nine texts of an abstract
+corpus are sentences, so this is most of the model's work at ingest. With `sentence_vectors=True`
+(setting `corpus.sentence_vectors = "ingest"`) every sentence of a paper's text is embedded with the
+batch's chunks in the same model call instead. Sentences are stored once by content: such an
+ingest embeds only the sentences that have no vector yet, including those of unchanged papers
+ingested lazily, and a sentence repeated across batches once (the batch that meets it first may
+not be written yet when the next one is planned, so the ingest remembers what it has sent to the
+model).
 
 A library record is matched to the paper already stored with its DOI (from any file) or under
 its record key before anything else, so re-exporting a library updates papers, never duplicates
@@ -185,19 +189,25 @@ async def _plan_batch(
     report: IngestReport,
     chunk_words: int,
     embedded: set[bytes],
+    sentence_vectors: bool = False,
 ) -> _Plan | None:
-    """What `papers` need: new and changed papers' chunks and the sentences with no vector, stored or
-    on their way (`embedded`: the keys this ingest has already sent to the model; this call adds its own)."""
+    """What `papers` need: new and changed papers' chunks and, with `sentence_vectors`, the sentences
+    with no vector, stored or on their way (`embedded`: the keys this ingest has already sent to the
+    model; this call adds its own)."""
     from research_corpus.repository import CorpusRepository
     from research_corpus.sentence_vectors import SentenceVectors
 
-    # Every paper's sentences, unchanged ones too: a corpus loaded before sentence vectors existed
-    # gets them on its next ingest; afterwards the lookup finds them all and nothing is embedded.
-    sentences = {
-        sentence_key(span.text): " ".join(span.text.split())
-        for p in papers
-        for span in split_sentences(p.abstract)
-    }
+    # Every paper's sentences, unchanged ones too: a corpus loaded lazily gets them all on its
+    # next ingest with sentence vectors; afterwards the lookup finds them and nothing is embedded.
+    sentences = (
+        {
+            sentence_key(span.text): " ".join(span.text.split())
+            for p in papers
+            for span in split_sentences(p.abstract)
+        }
+        if sentence_vectors
+        else {}
+    )
     async with sessions() as session:
         stored = await CorpusRepository(session).stored([p.external_id for p in papers])
         unknown = await SentenceVectors(session).unknown(list(sentences))
@@ -309,7 +319,8 @@ def progress_bar(
 
 
 def _advance(bar: tqdm[Any], plan: _Plan, report: IngestReport) -> None:
-    bar.set_postfix_str(f"{report.chunks} chunks, {report.sentences} sentences", refresh=False)
+    sentences = f", {report.sentences} sentences" if report.sentences else ""
+    bar.set_postfix_str(f"{report.chunks} chunks{sentences}", refresh=False)
     bar.update(plan.records)
 
 
@@ -381,8 +392,12 @@ async def ingest_path(
     chunk_words: int = CHUNK_WORDS,
     batch_papers: int = BATCH_PAPERS,
     bulk_min_papers: int = BULK_MIN_PAPERS,
+    sentence_vectors: bool = False,
 ) -> IngestReport:
     """Ingest `path` (`fmt`: scifact | jsonl | pdf-dir | bibtex | ris | csl-json | auto) and report what changed.
+
+    `sentence_vectors`: also embed and store every sentence now (otherwise the first request that
+    reads a paper does; see the module doc).
 
     Side effects: inserts/updates `corpus_papers` and `corpus_chunks` and updates the BM25
     statistics (`corpus_lexemes`, `corpus_stats`) by what changed. Malformed records are skipped and listed in
@@ -410,7 +425,7 @@ async def ingest_path(
                 )
             papers = _admit(batch, seen, report)
             plan = (
-                await _plan_batch(sessions, papers, report, chunk_words, embedded)
+                await _plan_batch(sessions, papers, report, chunk_words, embedded, sentence_vectors)
                 if papers
                 else None
             )

@@ -264,7 +264,12 @@ class IngestWorker:
                 await _adopt_stored_ids(self.sessions, papers)
                 held.runs = {p.external_id: runs[i] for p, i in zip(papers, runs, strict=True)}
             held.plan = await _plan_batch(
-                self.sessions, papers, report, self.settings.chunk_words, self.embedded
+                self.sessions,
+                papers,
+                report,
+                self.settings.chunk_words,
+                self.embedded,
+                self.settings.sentence_vectors == "ingest",
             )
         except Exception as exc:  # noqa: BLE001 - the database is away: try the jobs again later
             log.warning("ingest.batch_failed", worker=self.name, step="plan", reason=str(exc)[:300])

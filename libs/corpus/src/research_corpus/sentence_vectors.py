@@ -1,11 +1,13 @@
 """`SentenceVectors`: the stored vector of every sentence of the corpus (`corpus_sentences`).
 
 The offline engine scores each evidence sentence against the question by embedding cosine;
-embedding ~50 sentences per task at run time costs far more than the rest of the task. The
-ingest embeds each distinct sentence once (`ingest.py`, with the chunks of the same batch) and
-stores it under `sentences.sentence_key`; a task then fetches the vectors of all its evidence
-sentences in one query (`vectors_of`). Sentences the corpus never held (outside sources) are
-not found and are embedded by the engine as before.
+embedding ~50 sentences per task at run time costs far more than the rest of the task. Each
+distinct corpus sentence is embedded once and stored under `sentences.sentence_key`: by the first
+request that reads its paper (the default; the researcher embeds what `vectors_of` did not find
+and `keep`s it), or by the ingest with the chunks of the same batch (`corpus.sentence_vectors =
+"ingest"`). A task then fetches the vectors of all its evidence sentences in one query
+(`vectors_of`). Sentences the corpus never held (outside sources) are never stored and are
+embedded by the engine every time.
 
 Rows are keyed by content, never by paper: a sentence shared by two papers is stored once, a
 re-ingested paper's new sentences are added, and a row is never rewritten (same text, same
@@ -77,16 +79,9 @@ class SentenceVectors:
         await self.session.execute(_LOAD)
         await self.session.execute(text(f"DELETE FROM {_STAGING}"))
 
-    async def vectors_of(
-        self, sentences: Iterable[str], model: str | None = None
-    ) -> dict[str, list[float]]:
-        """The stored vector of each of `sentences` that has one, by sentence text; none when the
-        corpus was embedded by another model than `model` (default: the process embedder's)."""
-        by_key: dict[bytes, list[str]] = {}
-        for sentence in sentences:
-            by_key.setdefault(sentence_key(sentence), []).append(sentence)
-        if not by_key:
-            return {}
+    async def usable(self, model: str | None = None) -> bool:
+        """Whether the stored vectors are `model`'s (default: the process embedder's), by the
+        corpus's stamp: only then may they be read, or vectors made by `model` be added."""
         if model is None:
             from research_corpus.embedding import get_embedder
 
@@ -100,6 +95,18 @@ class SentenceVectors:
             )
         except EmbeddingModelMismatch as exc:
             log.warning("corpus.sentence_vectors_unusable", reason=str(exc))
+            return False
+        return True
+
+    async def vectors_of(
+        self, sentences: Iterable[str], model: str | None = None
+    ) -> dict[str, list[float]]:
+        """The stored vector of each of `sentences` that has one, by sentence text; none when the
+        corpus was embedded by another model than `model` (default: the process embedder's)."""
+        by_key: dict[bytes, list[str]] = {}
+        for sentence in sentences:
+            by_key.setdefault(sentence_key(sentence), []).append(sentence)
+        if not by_key or not await self.usable(model):
             return {}
         # As real[]: asyncpg decodes a float array in C, where pgvector's text form is parsed
         # float by float in Python (384 per sentence, ~50 sentences per task). `= ANY(array)`,

@@ -126,6 +126,12 @@ class CorpusSettings(BaseModel):
         default=180, description="Largest chunk, in words, when papers are ingested."
     )
     embed_batch_size: int = Field(default=32, description="Texts per embedding model call.")
+    sentence_vectors: Literal["lazy", "ingest"] = Field(
+        default="lazy",
+        description="When a corpus sentence gets its stored vector (`corpus_sentences`, read by the offline "
+        "engine): `lazy` — the first request that reads the paper embeds its sentences and stores them (the "
+        "ingest embeds chunks only, ~6x fewer texts); `ingest` — every sentence at ingest.",
+    )
     query_adapter: bool = Field(
         default=True, description="Pass dense query vectors through the trained query adapter."
     )

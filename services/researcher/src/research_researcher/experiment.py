@@ -109,6 +109,11 @@ def evidence_sentences(docs: list[EvidenceDoc]) -> list[str]:
     return [span.text for doc in docs for span in split_sentences(doc.text)]
 
 
+def corpus_docs(docs: list[EvidenceDoc]) -> list[EvidenceDoc]:
+    """The `docs` the local corpus holds (their sentences may be stored; outside sources' never)."""
+    return [doc for doc in docs if doc.source_id.startswith("corpus:")]
+
+
 def with_sentence_vectors(
     docs: list[EvidenceDoc], vectors: Mapping[str, list[float]]
 ) -> list[EvidenceDoc]:

@@ -67,6 +67,7 @@ def create_app(settings: Settings) -> FastStream:
             embed=embedder.aembed_one,
             claims=ctx.publishers[subjects.CLAIM_PENDING],
             remember=embedder.remember,
+            embed_many=embedder.aembed,
             # Recall and the sentence-vector lookup read advisory data: no transaction around them.
             read_sessions=session_factory(without_transactions(ctx.reader)),
         )

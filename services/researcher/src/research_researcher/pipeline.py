@@ -35,6 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import ClaimProposed, RunResearch, Tier, subjects
 from research_corpus.sentence_vectors import SentenceVectors
+from research_corpus.sentences import sentence_key
 from research_ledger import AuditAction, Ledger
 from research_llm import EvidenceDoc, NoProviderAnswered, ProviderChain
 from research_platform.db import transaction
@@ -47,6 +48,7 @@ from research_researcher.tiers import TierGate
 log = get_logger(__name__)
 
 Embed = Callable[[str], Awaitable[list[float]]]
+EmbedMany = Callable[[Sequence[str]], Awaitable[Any]]  # texts -> one row per text (numpy)
 Remember = Callable[[str, Sequence[float]], None]
 
 
@@ -65,6 +67,9 @@ class Researcher:
         None  # DATABASE_READ_URL; None = `sessions`
     )
     remember: Remember | None = None  # keeps a vector in the embedder's cache under another text
+    embed_many: EmbedMany | None = (
+        None  # embeds the corpus sentences with no stored vector yet (stored for the next task)
+    )
 
     async def handle(self, command: RunResearch, tier: Tier) -> None:
         """Research `command` (consumed from the `tier` consumer) and propose its claim."""
@@ -211,20 +216,46 @@ class Researcher:
 
     async def with_known_vectors(self, docs: list[EvidenceDoc]) -> list[EvidenceDoc]:
         """`docs` with the stored vectors of their sentences, so the offline engine does not embed
-        corpus text; when the lookup fails the engine embeds them itself (slower, same claim)."""
+        corpus text; when the lookup fails the engine embeds them itself (slower, same claim).
+
+        Corpus sentences with no stored vector yet (the ingest leaves them to the first request
+        that reads the paper: `corpus.sentence_vectors = "lazy"`) are embedded here and stored, so
+        the next task that reads the paper finds them. Outside sources' sentences are never stored."""
         sentences = experiment.evidence_sentences(docs)
         if not sentences:
             return docs
         try:
             async with (self.read_sessions or self.sessions)() as session:
-                vectors = await SentenceVectors(session).vectors_of(sentences)
+                repo = SentenceVectors(session)
+                vectors = await repo.vectors_of(sentences)
+                fill = self.embed_many is not None and await repo.usable()
         except Exception as exc:  # noqa: BLE001 - an optimisation only: never a reason to fail the task
             log.warning(
                 "sentence vectors unavailable, the engine embeds the evidence",
                 error=repr(exc)[:300],
             )
             return docs
+        missing = list(
+            dict.fromkeys(
+                s
+                for s in experiment.evidence_sentences(experiment.corpus_docs(docs))
+                if s not in vectors
+            )
+        )
+        if fill and missing and self.embed_many is not None:
+            vectors = {**vectors, **await self.stored_now(missing, self.embed_many)}
         return experiment.with_sentence_vectors(docs, vectors)
+
+    async def stored_now(self, sentences: list[str], embed: EmbedMany) -> dict[str, list[float]]:
+        """Embed `sentences` (corpus text) and store their vectors; the vectors either way (a failed
+        write only means the next task embeds them again)."""
+        rows = await embed(sentences)
+        try:
+            async with transaction(self.sessions) as session:
+                await SentenceVectors(session).keep([sentence_key(s) for s in sentences], rows)
+        except Exception as exc:  # noqa: BLE001 - an optimisation only: never a reason to fail the task
+            log.warning("sentence vectors not stored", error=repr(exc)[:300])
+        return {s: row.tolist() for s, row in zip(sentences, rows, strict=True)}
 
     async def announce(
         self, claim_id: uuid.UUID, task_id: uuid.UUID, entity: str, statement: str
