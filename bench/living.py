@@ -14,11 +14,15 @@ re-critiques the wave asked for (held in the ledger, waiting there at peak, rele
 critic and judged by the end: the ledger's backlog, next to the critic's queue), the re-verifications (the refresh of a
 watched claim) finished per second in a window after the wave and the CPU each cost (the verifier
 alone, and every process of the stack), and the latency of a research task submitted during the
-wave against the same kind of task before it (median of `--tasks`; a different SciFact question
-each, so that no answer comes from the ledger's memory).
+wave against the same kind of task before it (a different SciFact question each, so that no
+answer comes from the ledger's memory). A wave's work lasts seconds, so the tasks "during" come
+one per wave: `--tasks` waves, each retracting `--retracted` papers of its own, a task submitted
+right after each wave's event, the queues drained before the next wave. The ratio of the medians
+(during / before) comes with a 95 % bootstrap interval (2,000 resamples of each side): its upper
+bound <= 2 is the target met, its lower bound > 2 missed, anything else inconclusive.
 
-    task bench:living                 # the full size (~10 min on two busy cores)
-    task bench:living -- --smoke      # 1,000 claims / 10 reviews / 100 watched / 5 retracted
+    task bench:living                 # the full size, 20 tasks a side (~25 min on two cores)
+    task bench:living -- --smoke      # 1,000 claims / 10 reviews / 100 watched / 5 retracted, 2 tasks
 
 Seeding: reports and watched claims go through `Ledger.reports` (open, save_version, complete)
 and `Ledger.watched.watch`, 200 to a transaction. The claims and the sources they cite are bulk
@@ -83,13 +87,14 @@ class Plan:
     retracted: int
     reviews_per_paper: int
     watched_per_paper: int
+    waves: int = 1  # each retracts `retracted` papers of its own; the stale times are wave 0's
     claim_ids: list[uuid.UUID] = field(default_factory=list)
     claim_papers: list[list[str]] = field(default_factory=list)
     review_ids: list[uuid.UUID] = field(default_factory=list)
     watched_ids: list[uuid.UUID] = field(default_factory=list)
     watched_papers: list[list[str]] = field(default_factory=list)
     gone: list[str] = field(default_factory=list)
-    affected_reviews: set[uuid.UUID] = field(default_factory=set)
+    affected_reviews: set[uuid.UUID] = field(default_factory=set)  # by wave 0
     affected_watched: set[uuid.UUID] = field(default_factory=set)
 
     def build(self) -> Plan:
@@ -103,16 +108,23 @@ class Plan:
             [paper(rng.randrange(pool)) for _ in range(3)] for _ in self.watched_ids
         ]
         per_review = self.claims // self.reviews
-        self.gone = [f"doi:10.5555/retracted.{j}" for j in range(self.retracted)]
-        for gone in self.gone:
+        self.gone = [f"doi:10.5555/retracted.{j}" for j in range(self.retracted * self.waves)]
+        for j, gone in enumerate(self.gone):
+            first = j < self.retracted
             for r in rng.sample(range(self.reviews), self.reviews_per_paper):
                 c = r * per_review + rng.randrange(per_review)  # one of the review's claims
                 self.claim_papers[c].append(gone)
-                self.affected_reviews.add(self.review_ids[r])
+                if first:
+                    self.affected_reviews.add(self.review_ids[r])
             for w in rng.sample(range(self.watched), self.watched_per_paper):
                 self.watched_papers[w].append(gone)
-                self.affected_watched.add(self.watched_ids[w])
+                if first:
+                    self.affected_watched.add(self.watched_ids[w])
         return self
+
+    def wave(self, k: int) -> list[str]:
+        """The papers wave `k` retracts."""
+        return self.gone[k * self.retracted : (k + 1) * self.retracted]
 
     def review_claims(self, r: int) -> range:
         per_review = self.claims // self.reviews
@@ -257,6 +269,7 @@ class Watch:
     seen: dict[uuid.UUID, float] = field(default_factory=dict)
     queue_peak: dict[str, int] = field(default_factory=dict)
     held_peak: int = 0  # re-critiques waiting in the ledger (not yet on the critic's queue)
+    depth: int = -1  # the consumers' pending + unacked and the held re-critiques, last sample
     t0: float = 0.0
     stop: threading.Event = field(default_factory=threading.Event)
 
@@ -285,6 +298,7 @@ class Watch:
                         text("SELECT count(*) FROM held_recritiques WHERE requested_at IS NULL")
                     )
                 self.held_peak = max(self.held_peak, int(held or 0))
+                total = int(held or 0)
                 for stream, durable in CONSUMERS:
                     try:
                         info = await js.consumer_info(stream, durable)
@@ -292,6 +306,8 @@ class Watch:
                         continue
                     depth = int(info.num_pending or 0) + int(info.num_ack_pending or 0)
                     self.queue_peak[durable] = max(self.queue_peak.get(durable, 0), depth)
+                    total += depth
+                self.depth = total
                 await asyncio.sleep(self.every_s)
         finally:
             await nc.close()
@@ -373,6 +389,24 @@ def plain(qs: list[str]) -> list[str]:
     return [q for q in qs if not any(ch.isdigit() for ch in q) and not identifiers_left(q)]
 
 
+def ratio_interval(
+    before: list[float], during: list[float], resamples: int = 2000, seed: int = 0
+) -> tuple[float, float]:
+    """95 % percentile-bootstrap interval of median(during) / median(before), each side resampled."""
+    rng = random.Random(seed)
+    ratios = sorted(
+        statistics.median(rng.choices(during, k=len(during)))
+        / statistics.median(rng.choices(before, k=len(before)))
+        for _ in range(resamples)
+    )
+    return ratios[int(0.025 * (resamples - 1))], ratios[int(0.975 * (resamples - 1))]
+
+
+def reading(low: float, high: float, bound: float = 2.0) -> str:
+    """The target `ratio <= bound` read from its interval: met, missed or inconclusive."""
+    return "met" if high <= bound else "missed" if low > bound else "inconclusive"
+
+
 def quantile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return (
@@ -429,7 +463,19 @@ def main() -> None:
     parser.add_argument(
         "--smoke", action="store_true", help="1,000 claims / 10 reviews / 100 watched / 5 retracted"
     )
-    parser.add_argument("--tasks", type=int, default=3, help="Research tasks before and during.")
+    parser.add_argument(
+        "--tasks",
+        type=int,
+        default=20,
+        help="Research tasks before, and waves (one task each) during.",
+    )
+    parser.add_argument(
+        "--drain-timeout",
+        type=float,
+        default=15.0,
+        help="Longest wait for the queues to drain between waves (a wave's marking lasts ~9 s; "
+        "the paced refreshes it starts may outlast it).",
+    )
     parser.add_argument(
         "--window", type=float, default=120.0, help="Seconds of refreshes measured after the wave."
     )
@@ -454,6 +500,7 @@ def main() -> None:
         args.retracted,
         args.reviews_per_paper,
         args.watched_per_paper,
+        waves=args.tasks,
     ).build()
     claims_text = [
         q.removeprefix("Is it true that ").rstrip("?") + "." for q in plain(questions(600))
@@ -508,11 +555,11 @@ def main() -> None:
             cpu0 = cpu_seconds(stack)
             watch.t0 = time.perf_counter()
             sampler.start()
-            event = SourcesRetracted(
-                source_ids=plan.gone, origin="retraction_watch", notice="bench:living"
-            )
 
-            async def _retract() -> None:
+            async def _retract(k: int) -> None:
+                event = SourcesRetracted(
+                    source_ids=plan.wave(k), origin="retraction_watch", notice=f"bench:living {k}"
+                )
                 nc = await nats.connect(stack.nats_url)
                 await nc.jetstream().publish(
                     subjects.SOURCE_RETRACTED,
@@ -521,13 +568,26 @@ def main() -> None:
                 )
                 await nc.close()
 
-            asyncio.run(_retract())
-            print(
-                f"retracted {len(plan.gone)} papers; a research task during the wave…", flush=True
-            )
-            during = asyncio.run(
-                task_latencies(stack, qs[args.tasks : 2 * args.tasks], args.task_timeout)
-            )
+            during: list[float] = []
+            drained: list[float] = []
+            for k in range(args.tasks):
+                if k:  # the previous wave's work done: each task meets a wave at its start
+                    drain_start = time.perf_counter()
+                    while (
+                        watch.depth != 0 and time.perf_counter() - drain_start < args.drain_timeout
+                    ):
+                        time.sleep(0.5)
+                    drained.append(time.perf_counter() - drain_start)
+                asyncio.run(_retract(k))
+                if not k:
+                    print(
+                        f"retracted {args.retracted} papers; a research task after each of"
+                        f" {args.tasks} waves…",
+                        flush=True,
+                    )
+                during += asyncio.run(
+                    task_latencies(stack, [qs[args.tasks + k]], args.task_timeout)
+                )
             deadline = time.perf_counter() + args.stale_timeout
             while len(watch.seen) < len(watch.affected) and time.perf_counter() < deadline:
                 time.sleep(0.5)
@@ -553,8 +613,12 @@ def main() -> None:
     verifier_cpu = cpu2["verifier"] - cpu1["verifier"]
     stack_cpu = sum(cpu2.values()) - sum(cpu1.values())
     ratio = statistics.median(during) / statistics.median(before)
+    low, high = ratio_interval(before, during)
     peak = max(watch.queue_peak.values(), default=0)
-    print(f"\nbench:living — {len(plan.gone)} retracted papers, event → marked stale")
+    print(
+        f"\nbench:living — {args.retracted} retracted papers a wave, {args.tasks} waves;"
+        " wave 0's event → marked stale"
+    )
     print(
         f"  affected: {len(plan.affected_reviews):,} reviews, {len(plan.affected_watched):,} watched claims;"
         f" marked {len(times):,} (with the reason {with_reason:,}), missing {missing}"
@@ -586,7 +650,14 @@ def main() -> None:
     )
     print(
         f"  research task latency: before {', '.join(f'{x:.1f}' for x in before)} s,"
-        f" during {', '.join(f'{x:.1f}' for x in during)} s → ratio {ratio:.2f} (medians)"
+        f" during {', '.join(f'{x:.1f}' for x in during)} s → ratio {ratio:.2f} (medians),"
+        f" 95 % interval {low:.2f}–{high:.2f} over {len(before)} and {len(during)} tasks"
+    )
+    print(
+        f"  target: ratio <= 2 → {reading(low, high)} (met when the interval's upper bound is <= 2,"
+        f" missed when its lower bound is > 2); waits for the queues to drain between waves:"
+        f" median {statistics.median(drained) if drained else 0:.1f} s,"
+        f" max {max(drained, default=0):.1f} s"
     )
     print(
         f"  watched claims' due times over a 30-day interval (spread 0.5): {min(spread_days):.1f}–"
@@ -596,8 +667,9 @@ def main() -> None:
     print(f"  affected={len(watch.affected)} marked={len(times)} with_reason={with_reason}")
     print(
         f"bench:living claims={args.claims} reviews={args.reviews} watched={args.watched}"
-        f" retracted={len(plan.gone)} stale_p95_s={quantile(times, 0.95):.2f}"
-        f" task_latency_ratio={ratio:.2f} queue_peak={peak}"
+        f" retracted={args.retracted} stale_p95_s={quantile(times, 0.95):.2f}"
+        f" task_latency_ratio={ratio:.2f} ratio_ci95={low:.2f}-{high:.2f} tasks={len(during)}"
+        f" target={reading(low, high)} queue_peak={peak}"
     )
 
 

@@ -97,7 +97,7 @@ async def _write(
         )
         await session.execute(
             text(
-                f"UPDATE corpus_chunks c SET embedding = CAST(s.embedding AS vector) "
+                f"UPDATE corpus_chunks c SET embedding = CAST(s.embedding AS halfvec) "
                 f"FROM {_CHUNK_STAGING} s WHERE c.id = s.id"
             )
         )

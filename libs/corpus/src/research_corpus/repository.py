@@ -33,7 +33,7 @@ _STAGING_COLUMNS = ("paper_id", "chunk_index", "section", "locator", "text", "ti
 # and corpus totals, in one statement: nothing is read back to Python.
 _LOAD_CHUNKS = text(
     f"""WITH staged AS (
-        SELECT l.paper_id, l.chunk_index, l.section, l.locator, l.text, CAST(l.embedding AS vector) AS embedding,
+        SELECT l.paper_id, l.chunk_index, l.section, l.locator, l.text, CAST(l.embedding AS halfvec) AS embedding,
                setweight(to_tsvector('english', l.title), 'A') || setweight(to_tsvector('english', l.text), 'B') AS tsv
         FROM {_STAGING} l
     ), chunks AS (
@@ -105,7 +105,7 @@ _REFRESH_LEXEMES = (
 # order that lexical search reads (a posting's `impact`: see migration 0013).
 BULK_INDEXES = {
     "ix_corpus_chunks_embedding": "CREATE INDEX IF NOT EXISTS ix_corpus_chunks_embedding ON corpus_chunks "
-    "USING hnsw (embedding vector_cosine_ops)",
+    "USING hnsw (embedding halfvec_cosine_ops)",
     "ix_corpus_chunks_tsv": "CREATE INDEX IF NOT EXISTS ix_corpus_chunks_tsv ON corpus_chunks USING gin (tsv)",
     "ix_corpus_postings_impact": "CREATE INDEX IF NOT EXISTS ix_corpus_postings_impact ON corpus_postings "
     "(lexeme, impact DESC) INCLUDE (chunk_id, tf_text, tf_title, doc_len)",

@@ -124,10 +124,10 @@ LIMIT :limit
 """
 
 _DENSE = """
-SELECT c.id, c.paper_id, 1 - (c.embedding <=> CAST(:vector AS vector)) AS score
+SELECT c.id, c.paper_id, 1 - (c.embedding <=> CAST(:vector AS halfvec)) AS score
 FROM corpus_chunks c {join}
 WHERE {filters}
-ORDER BY c.embedding <=> CAST(:vector AS vector)
+ORDER BY c.embedding <=> CAST(:vector AS halfvec)
 LIMIT :limit
 """
 

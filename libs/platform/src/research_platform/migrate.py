@@ -42,3 +42,18 @@ def upgrade(
     raise RuntimeError(
         "upgrade() blocks: call it from a thread (asyncio.to_thread) inside a running loop"
     )
+
+
+def downgrade(database_url: str, revision: str) -> None:
+    """Take the database at `database_url` back to `revision` (blocking, like `upgrade`)."""
+    config = Config()
+    config.set_main_option("script_location", str(migrations_dir()))
+    config.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        command.downgrade(config, revision)
+        return
+    raise RuntimeError(
+        "downgrade() blocks: call it from a thread (asyncio.to_thread) inside a running loop"
+    )

@@ -12,7 +12,7 @@ import uuid
 from datetime import datetime
 from typing import Any, ClassVar
 
-from pgvector.sqlalchemy import Vector
+from pgvector.sqlalchemy import HALFVEC, Vector
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -245,7 +245,7 @@ class CorpusChunk(Base):
             "ix_corpus_chunks_embedding",
             "embedding",
             postgresql_using="hnsw",
-            postgresql_ops={"embedding": "vector_cosine_ops"},
+            postgresql_ops={"embedding": "halfvec_cosine_ops"},
         ),
         Index("ix_corpus_chunks_tsv", "tsv", postgresql_using="gin"),
     )
@@ -258,7 +258,7 @@ class CorpusChunk(Base):
     section: Mapped[str] = mapped_column(String(50), default="abstract")
     locator: Mapped[str] = mapped_column(String(100), default="abstract")
     text: Mapped[str] = mapped_column(Text)
-    embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM))
+    embedding: Mapped[Any] = mapped_column(HALFVEC(EMBEDDING_DIM))  # half precision: migration 0018
     tsv: Mapped[Any] = mapped_column(TSVECTOR)  # title (weight A) + chunk text (weight B)
     token_count: Mapped[int] = mapped_column(Integer, default=0)  # BM25 document length
 
