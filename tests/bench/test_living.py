@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "bench"))
+sys.path.append(str(REPO / "bench"))  # appended: bench/mcp.py must not hide the mcp package
 from living import Plan, ratio_interval, reading
 
 pytestmark = pytest.mark.unit

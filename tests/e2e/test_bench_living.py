@@ -21,7 +21,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1500)]
 
 LINE = re.compile(
     r"^bench:living claims=(\d+) reviews=(\d+) watched=(\d+) retracted=(\d+)"
-    r" stale_p95_s=([\d.]+) task_latency_ratio=([\d.]+) queue_peak=(\d+)$"
+    r" stale_p95_s=([\d.]+) task_latency_ratio=([\d.]+) ratio_ci95=([\d.]+)-([\d.]+) tasks=(\d+)"
+    r" target=(met|missed|inconclusive) queue_peak=(\d+)$"
 )
 
 
@@ -53,7 +54,8 @@ def test_the_smoke_size_marks_every_affected_row_stale() -> None:
     lines = done.stdout.strip().splitlines()
     closing = LINE.match(lines[-1])
     assert closing, lines[-1]
-    claims, reviews, watched, retracted, p95, ratio, peak = closing.groups()
+    claims, reviews, watched, retracted, p95, ratio, low, high, tasks, _, peak = closing.groups()
+    assert float(low) <= float(ratio) <= float(high) and tasks == "1"
     assert (claims, reviews, watched, retracted) == ("1000", "10", "100", "5")
     counts = re.search(r"affected=(\d+) marked=(\d+) with_reason=(\d+)", done.stdout)
     assert counts, done.stdout[-2000:]
