@@ -44,6 +44,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.results import print_summary
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -202,7 +205,7 @@ def compare_writes(source: Path, chunk_words: int, rounds: int) -> None:
         f"median of {rounds}: COPY {copy_s:.2f} s, row INSERTs {insert_s:.2f} s -> "
         f"{'COPY' if copy_s <= insert_s else 'INSERT'} is faster ({insert_s / copy_s:.2f} x)"
     )
-    print(
+    print_summary(
         f"bench:ingest:writes papers={papers} copy_s={copy_s:.2f} insert_s={insert_s:.2f} insert_over_copy={insert_s / copy_s:.2f}"
     )
 
@@ -304,7 +307,7 @@ def main() -> None:
         f"target: ingest <= 0.5 x torch embed-only -> {'met' if ratio <= 0.5 else 'MISSED'} ({ratio:.2f} x); "
         f"{load()} on {os.cpu_count()} cores at the end"
     )
-    print(
+    print_summary(
         f"bench:ingest papers={report.added} seconds={ingest_s:.1f} torch_embed_only_seconds={embed_s:.1f} ratio={ratio:.2f}"
     )
 
