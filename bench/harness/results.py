@@ -32,12 +32,14 @@ def results_path() -> Path:
 def figure(text: str) -> int | float | str:
     """A figure's value as a number when it reads as one (`5183` → int, `0.40` → float), else the
     text as written (`7.9%`, `1,2`, `onnx`)."""
-    for kind in (int, float):
-        try:
-            return kind(text)  # type: ignore[no-any-return]
-        except ValueError:
-            pass
-    return text
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def parse(line: str) -> tuple[str, dict[str, int | float | str]]:

@@ -53,8 +53,8 @@ def imported(tree: ast.Module, name: str, is_package: bool, modules: set[str]) -
 
     def visit(node: ast.AST) -> None:
         if isinstance(node, ast.If) and _type_checking(node.test):
-            for child in node.orelse:
-                visit(child)
+            for statement in node.orelse:
+                visit(statement)
             return
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
