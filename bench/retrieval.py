@@ -215,7 +215,6 @@ async def run(args: argparse.Namespace, database_url: str) -> None:
                     f"ndcg10={h['ndcg@10']:.4f} recall100={h['recall@100']:.4f} "
                     f"ndcg_vs_anchor={h['ndcg@10'] / ANCHOR['ndcg@10']:.3f} recall_vs_anchor={h['recall@100'] / ANCHOR['recall@100']:.3f} "
                     f"p50_ms={h['p50_ms']:.1f} p95_ms={h['p95_ms']:.1f} batch{n}_s={seconds:.1f}",
-                    flush=True,
                 )
     await engine.dispose()
 

@@ -707,7 +707,6 @@ async def run(args, servers: list, generator: Distractors, cache: VectorCache) -
         f"search_p50_ms={warm['p50']:.1f} search_p95_ms={warm['p95']:.1f} cold_p95_ms={cold['p95']:.1f} "
         f"recall100={warm['recall100']:.4f} hardness={hard['ratio']:.2f} "
         f"ndcg10={warm['ndcg10']:.4f} ndcg10_base={base['ndcg10']:.4f}",
-        flush=True,
     )
 
 

@@ -5,6 +5,8 @@ regenerated, fails here), and the same records always give the same page."""
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 import random
 from pathlib import Path
@@ -12,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench.harness.benchmarks_page import BEGIN, END, PAGE, latest, main, render
-from bench.harness.results import RESULTS, load, parse, print_summary
+from bench.harness.results import REPO, RESULTS, load, parse, print_summary
 
 pytestmark = pytest.mark.unit
 
@@ -88,3 +90,16 @@ def test_a_stale_page_is_reported(tmp_path: Path) -> None:
     assert main(["--page", str(page), "--results", str(results)]) == 0
     assert "`bench:x a=1`" in page.read_text() and page.read_text().endswith("more\n")
     assert main(["--check", "--page", str(page), "--results", str(results)]) == 0
+
+
+def test_every_bench_calls_print_summary_as_it_is_defined() -> None:
+    """A call with an argument `print_summary` does not take fails only at the end of a long run."""
+    accepted = set(inspect.signature(print_summary).parameters) - {"line"}
+    calls = []
+    for path in sorted((REPO / "bench").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print_summary":
+                calls.append(path.name)
+                keywords = {keyword.arg for keyword in node.keywords}
+                assert len(node.args) == 1 and keywords <= accepted, (path.name, node.lineno)
+    assert len(set(calls)) >= 20
