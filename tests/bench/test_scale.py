@@ -13,9 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "bench"))
-from scale_corpus import (
+from bench.scale_corpus import (
     DATA,
     Distractors,
     gold_ids,
@@ -23,6 +21,8 @@ from scale_corpus import (
     scifact_records,
     sentence_mean,
 )
+
+REPO = Path(__file__).resolve().parents[2]
 
 needs_data = pytest.mark.skipif(
     not (DATA / "corpus.jsonl").exists(),
