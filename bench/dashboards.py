@@ -35,6 +35,7 @@ import asyncpg
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.harness.dashboards import explorer_variables, plain_dsn, render, sql_panels
+from bench.harness.results import print_summary
 from research_platform.embedded import EmbeddedPostgres
 from research_platform.migrate import upgrade
 
@@ -256,7 +257,7 @@ def main() -> None:
         flag = "" if p95 <= TARGET_MS else "  > target"
         print(f"{board:<10} {title[:48]:<48} {p50:8.1f} {p95:8.1f} {rows:6d}{flag}")
     worst = max(p95 for *_, p95, _ in results)
-    print(
+    print_summary(
         f"bench:dashboards panels={len(results)} worst_p95_ms={worst:.1f} ratio={worst / TARGET_MS:.2f}"
     )
 

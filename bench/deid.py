@@ -37,6 +37,9 @@ from pathlib import Path
 
 from research_privacy.boundary import person_text
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.results import print_summary
+
 ROOT = Path(__file__).resolve().parent
 DATA = ROOT / "data" / "deid"
 SCIFACT = ROOT.parent.parent / "shared" / "data" / "scifact"
@@ -256,7 +259,7 @@ def main() -> None:
             )
     recall = sum(hits.values()) / sum(totals.values())
     guards_altered = 1 - sum(guards_kept.values()) / max(1, sum(guards.values()))
-    print(
+    print_summary(
         f"bench:deid recall={recall:.3f} claims_altered={claims_share:.4f} sentences_altered={sentences_share:.4f} "
         f"phrases_altered={phrases_share:.3f} guards_altered={guards_altered:.3f} texts_per_s={rate:.0f} "
         f"presidio_claims_altered={presidio_claims}"

@@ -50,6 +50,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from retrieval_metrics import ndcg_at
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.results import print_summary
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
 TARGET_SPEEDUP = 2.5
@@ -102,7 +105,7 @@ def cosines(data: Path, count: int, threads: int, rounds: int) -> None:
     rates = {name: statistics.median(r) for name, r in runs.items()}
     print(f"cosine int8 vs fp32: mean {cos.mean():.5f}, worst {cos.min():.5f} ({texts[worst]!r})")
     print(f"load average {os.getloadavg()[0]:.1f} at end")
-    print(
+    print_summary(
         f"bench:embed:cosine texts={len(texts)} mean={cos.mean():.5f} worst={cos.min():.5f} "
         f"p01={np.percentile(cos, 1):.5f} fp32_per_s={rates['fp32']:.1f} int8_per_s={rates['int8']:.1f} "
         f"speedup={rates['int8'] / rates['fp32']:.2f}"
@@ -218,7 +221,7 @@ def cross_encoders(data: Path, rounds: int, batches: list[int], threads: int) ->
             )
     if 32 in batches:
         t, o = medians[("torch", 32)][0], medians[("onnx", 32)][0]
-        print(
+        print_summary(
             f"bench:embed:pairs torch_per_s={t:.1f} onnx_per_s={o:.1f} speedup={o / t:.2f} max_probability_gap={gap:.2e}"
         )
 
@@ -332,10 +335,10 @@ def main() -> None:
         )
         if "int8" in encoders:
             int8_rate = medians[("int8", 32)][0]
-            print(
+            print_summary(
                 f"bench:embed:int8 int8_per_s={int8_rate:.1f} speedup={int8_rate / torch_rate:.2f} max_cosine_gap={gaps['int8']:.2e}"
             )
-        print(
+        print_summary(
             f"bench:embed torch_per_s={torch_rate:.1f} onnx_per_s={onnx_rate:.1f} speedup={speedup:.2f} max_cosine_gap={gaps['onnx']:.2e}"
         )
     if args.pairs:

@@ -45,6 +45,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.results import print_summary
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -208,7 +211,7 @@ def compare_writes(source: Path, chunk_words: int, rounds: int) -> None:
         f"median of {rounds}: COPY {copy_s:.2f} s, row INSERTs {insert_s:.2f} s -> "
         f"{'COPY' if copy_s <= insert_s else 'INSERT'} is faster ({insert_s / copy_s:.2f} x)"
     )
-    print(
+    print_summary(
         f"bench:ingest:writes papers={papers} copy_s={copy_s:.2f} insert_s={insert_s:.2f} insert_over_copy={insert_s / copy_s:.2f}"
     )
 
@@ -330,9 +333,10 @@ def main() -> None:
             else f"not measured (--limit {args.limit}: not the full corpus)"
         )
     )
-    print(
+    print_summary(
         f"bench:ingest papers={report.added} seconds={ingest_s:.1f} torch_embed_only_seconds={embed_s:.1f}"
-        f" ratio={ratio:.2f} sentence_vectors={mode}"
+        f" ratio={ratio:.2f} sentence_vectors={mode}",
+        keep=not args.limit,
     )
 
 

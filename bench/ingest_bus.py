@@ -27,6 +27,9 @@ import time
 from itertools import islice
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.results import print_summary
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -136,7 +139,7 @@ def main() -> None:
                 f"load average {before:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",
                 flush=True,
             )
-    print(
+    print_summary(
         f"bench:ingest_bus papers={papers} workers={args.workers} "
         f"seconds={','.join(f'{s:.1f}' for s in seconds)} speedup={seconds[0] / seconds[-1]:.2f}"
     )

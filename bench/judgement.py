@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -22,6 +23,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from research_judgement import get_judge, passage_text
 from research_judgement.data import abstract_text, load_claims, load_corpus
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.results import print_summary
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
@@ -71,7 +75,7 @@ def main() -> None:
         f"threads {torch.get_num_threads()}, load average {load:.1f} on {os.cpu_count()} cores; evidence and stance are "
         "one forward pass of the pair model (the figures for `pair` hold for both)"
     )
-    print(
+    print_summary(
         "bench:judgement "
         + " ".join(
             f"{name}_b{b}={results[(name, b)][0]:.1f}"

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -38,6 +39,9 @@ from research_librarian.settings import LibrarianSettings
 from research_platform.db import create_engine
 from research_platform.embedded import EmbeddedPostgres
 from research_platform.migrate import upgrade
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.results import print_summary
 
 TARGET_S = 60.0
 
@@ -199,7 +203,7 @@ async def bench(
             f"  findings {again:,}  → {elapsed / raw_s:.2f} × raw  {'PASS' if elapsed <= TARGET_S else 'MISS'}"
         )
     slowest = max([first, *(elapsed for _, elapsed, _, _ in steady)])
-    print(
+    print_summary(
         f"bench:librarian raw_sql_s={raw_s:.2f} librarian_s={slowest:.2f} ratio={slowest / raw_s:.2f}"
     )
 

@@ -37,6 +37,7 @@ import argparse
 import asyncio
 import random
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -61,6 +62,9 @@ from research_platform.embedded import free_port
 from research_platform.models import MemoryClaim, ResearchSource
 from research_privacy.boundary import identifiers_left
 from research_reports import Reference, Report, Section
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.results import print_summary
 
 SERVICE = "bench-living"
 CHUNK = 200  # reports per seeding transaction
@@ -665,11 +669,12 @@ def main() -> None:
     )
     print(f"  load average at end: {load}" + (f"; exited: {died}" if died else ""))
     print(f"  affected={len(watch.affected)} marked={len(times)} with_reason={with_reason}")
-    print(
+    print_summary(
         f"bench:living claims={args.claims} reviews={args.reviews} watched={args.watched}"
         f" retracted={args.retracted} stale_p95_s={quantile(times, 0.95):.2f}"
         f" task_latency_ratio={ratio:.2f} ratio_ci95={low:.2f}-{high:.2f} tasks={len(during)}"
-        f" target={reading(low, high)} queue_peak={peak}"
+        f" target={reading(low, high)} queue_peak={peak}",
+        keep=not args.smoke,
     )
 
 

@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 from pydantic import SecretStr
 
 from bench.harness.llama_server import MODEL_NAME, LlamaServer
+from bench.harness.results import print_summary
 from research_contracts import SourceHit, Support
 from research_contracts.sourcelists import DetailLevel
 from research_contracts.verifications import RequestVerification
@@ -386,7 +387,7 @@ async def main() -> None:
             "anchor: llama-server answers /v1/models in < 2 s and generates 40-80 tokens/s with -t 1 on an idle "
             "machine (issue 26); the offline engines need no model (fallback=1.00 is their floor)"
         )
-        print(
+        print_summary(
             f"bench:llm model={MODEL_NAME}-Q4_1 schema_valid={total.share(total.valid):.2f} "
             f"usable={total.share(total.usable):.2f} fallback={total.share(total.fallback):.2f} p95_s={total.p(0.95):.1f}"
         )

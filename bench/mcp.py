@@ -39,6 +39,9 @@ from research_platform.db import create_engine, session_factory
 from research_platform.embedded import free_port
 from research_platform.models import CriticVerdictRow, MemoryClaim
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.results import print_summary
+
 API = "/api/research/v1"
 ANCHORS = (
     (
@@ -232,7 +235,7 @@ def main() -> None:
     for anchor in ANCHORS:
         print(f"  anchor: {anchor}")
     http = pooled["streamable-http"]
-    print(
+    print_summary(
         f"bench:mcp overhead_p50_ms={quantile(http, 50):.2f} overhead_p95_ms={quantile(http, 95):.2f}"
     )
 

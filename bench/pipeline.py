@@ -58,6 +58,7 @@ from research_platform.models import MemoryClaim
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.harness.recorded_sources import recorded_answers
+from bench.harness.results import print_summary
 
 REPO = Path(__file__).resolve().parents[1]
 BUDGET_MS = 60.0  # CPU ms per task, every process of the stack counted (issue 30)
@@ -417,8 +418,8 @@ def main() -> None:
             f"  sources down: {down:.2f} tasks/s, {int(results['down_requests'])} requests reached the down sources"
         )
         line += f" tasks_per_s_down={down:.2f} ratio_down_up={down / tasks_per_s:.3f}"
-    print(line)
-    print(
+    print_summary(line)
+    print_summary(
         f"bench:pipeline_cost cpu_ms_per_task={cpu_ms:.1f} budget_ms={BUDGET_MS:.0f} model_ms_per_task={model_ms:.1f}"
         f" other_ms_per_task={cpu_ms - model_ms:.1f} model_texts_per_task={texts:.2f}"
         f" model_calls_per_task={calls:.2f}"

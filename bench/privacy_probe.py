@@ -22,12 +22,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from research_privacy import Deidentified, deidentify, delimit, outbound_query, outbound_text
 from research_privacy.probes import CLASSES, leaked_tokens, probe_set
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.results import print_summary
 
 
 def outbound(probe) -> dict[str, str]:
@@ -75,7 +79,9 @@ def main() -> None:
         print(f"{path:8}" + "".join(f"{caught[(path, c)] / len(probes):9.3f}" for c in CLASSES))
     for (path, cls), n in caught.items():
         print(f"bench:privacy recall_{path}_{cls}={n / len(probes):.3f}")
-    print(f"bench:privacy probes={len(probes)} seconds_per_probe={elapsed / len(probes):.4f}")
+    print_summary(
+        f"bench:privacy probes={len(probes)} seconds_per_probe={elapsed / len(probes):.4f}"
+    )
     if not args.no_routes:
         every_route()
 

@@ -33,6 +33,7 @@ from retrieval import DATA, load_split
 from retrieval_metrics import ndcg_at, recall_at
 
 from bench.harness.corpus_database import bench_database, require_scifact
+from bench.harness.results import print_summary
 
 ANCHORS = (
     "hybrid + query adapter (this engine, before this issue): nDCG@10 0.7655 on SciFact BEIR test",
@@ -119,7 +120,7 @@ async def run(args: argparse.Namespace, database_url: str) -> None:
     for a in ANCHORS:
         print(f"  {a}")
     rows = table["test"]
-    print(
+    print_summary(
         f"bench:rerank ndcg10_hybrid={statistics.fmean(rows['hybrid'][0]):.4f} ndcg10_rerank={statistics.fmean(rows[f'{method}{top}'][0]):.4f} "
         f"recall100={statistics.fmean(rows['hybrid'][1]):.4f} ms_per_query={statistics.fmean(rows[f'{method}{top}'][2]):.1f} top={top} "
         f"method={method}"

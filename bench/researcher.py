@@ -41,6 +41,9 @@ from research_llm import EvidenceDoc, OfflineProvider
 from research_llm.offline import lexicon
 from research_llm.offline.relevance import default_encoder
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.results import print_summary
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
 CACHE = REPO / "bench" / "results"
@@ -276,7 +279,7 @@ class Judged:
             f"engine alone; papers left out as off topic {self.left_out / n:.2f} per claim, quotes dropped "
             f"{self.dropped / n:.2f} per claim"
         )
-        print(
+        print_summary(
             f"bench:researcher claims={n} hit1={self.hit1 / n:.4f} hit5={self.hit5 / n:.4f} "
             f"support_precision={judged:.4f} support_precision_engine={plain:.4f}"
         )

@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from retrieval_metrics import ANCHOR, PUBLISHED, TARGETS, ndcg_at, percentile, recall_at
 
 from bench.harness.corpus_database import bench_database, require_scifact
+from bench.harness.results import print_summary
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
@@ -209,12 +210,11 @@ async def run(args: argparse.Namespace, database_url: str) -> None:
                     f"hybrid p95 {h['p95_ms']:.1f} ms (target <= {FAST['p95_ms']} ms -> "
                     f"{'met' if h['p95_ms'] <= FAST['p95_ms'] else 'MISSED'}); load average {os.getloadavg()[0]:.1f}"
                 )
-                print(
+                print_summary(
                     f"bench:retrieval split={args.split} backend={embedder.backend} precision={embedder.precision} adapter={'on' if settings.query_adapter else 'off'} "
                     f"ndcg10={h['ndcg@10']:.4f} recall100={h['recall@100']:.4f} "
                     f"ndcg_vs_anchor={h['ndcg@10'] / ANCHOR['ndcg@10']:.3f} recall_vs_anchor={h['recall@100'] / ANCHOR['recall@100']:.3f} "
                     f"p50_ms={h['p50_ms']:.1f} p95_ms={h['p95_ms']:.1f} batch{n}_s={seconds:.1f}",
-                    flush=True,
                 )
     await engine.dispose()
 
@@ -247,7 +247,7 @@ async def depth_table(sessions: Any, args: argparse.Namespace, settings: Any) ->
     if exhaustive is not None:
         full = exhaustive["hybrid"]["ndcg@10"]
         kept = sorted(d for d, r in rows if d and r["hybrid"]["ndcg@10"] >= full - 0.002)
-        print(
+        print_summary(
             f"bench:retrieval-depth split={args.split} ndcg10_all={full:.4f} "
             f"smallest_depth_within_0.002={kept[0] if kept else 'none'}"
         )

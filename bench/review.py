@@ -50,6 +50,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.harness.corpus_database import require_scifact
+from bench.harness.results import print_summary
 from bench.harness.scifact_options import add_env, add_split, service_env
 from research_judgement.coverage import STOP
 
@@ -401,7 +402,8 @@ def tally(rows: list[dict]):
     )
 
 
-def summary(rows: list[dict], split: str, papers: int | str) -> None:
+def summary(rows: list[dict], split: str, papers: int | str, keep: bool = True) -> None:
+    """Print the run's figures; `keep` False (a smoke run) leaves bench/results.jsonl as it is."""
     mean, mix, findings, annotated, hits, precision = tally(rows)
     print(
         f"\n{len(rows)} reviews (offline engine, ≤ 2 rounds) of SciFact {split} claims with evidence stated as topics"
@@ -422,9 +424,10 @@ def summary(rows: list[dict], split: str, papers: int | str) -> None:
     print(
         "targets: gold_findings ≥ 0.7, evidence_precision ≥ 0.8 (random sentence ≈ 0.2), ≤ 30 s per review"
     )
-    print(
+    print_summary(
         f"bench:review gold_findings={mean('gold_finding'):.4f} evidence_precision={precision:.4f} "
-        f"findings_per_review={findings / len(rows):.2f} s_per_review={statistics.fmean(timed):.1f} topics={len(rows)} corpus={papers}"
+        f"findings_per_review={findings / len(rows):.2f} s_per_review={statistics.fmean(timed):.1f} topics={len(rows)} corpus={papers}",
+        keep=keep,
     )
 
 
@@ -483,7 +486,7 @@ def main() -> None:
         try:
             upgrade(pg.url)
             rows = asyncio.run(run(args, pg.url, bus.url))
-            summary(rows, args.split, f"smoke {args.smoke_subset}")
+            summary(rows, args.split, f"smoke {args.smoke_subset}", keep=False)
         finally:
             bus.stop()
             if not args.data_dir:

@@ -68,6 +68,9 @@ from scale_corpus import (
     sentence_mean,
 )
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.results import print_summary
+
 FULL_SCIFACT = Path.home() / ".cache" / "research-engine" / "scifact-full"
 LOAD_BATCH = 2_000  # papers per load transaction
 
@@ -698,13 +701,12 @@ async def run(args, servers: list, generator: Distractors, cache: VectorCache) -
         subset = dict(list(queries.items())[: args.lexical_alternative])
         await lexical_side_by_side(sessions, subset, qrels, settings)
     await engine.dispose()
-    print(
+    print_summary(
         f"bench:scale papers={papers_total} distractors={loaded} vectors={mode} load_per_s={loaded / load_s:.0f} "
         f"index_s={index_s:.1f} bytes_per_paper={database / papers_total:.0f} rss_mib={rss:.0f} pss_mib={pss:.0f} "
         f"search_p50_ms={warm['p50']:.1f} search_p95_ms={warm['p95']:.1f} cold_p95_ms={cold['p95']:.1f} "
         f"recall100={warm['recall100']:.4f} hardness={hard['ratio']:.2f} "
         f"ndcg10={warm['ndcg10']:.4f} ndcg10_base={base['ndcg10']:.4f}",
-        flush=True,
     )
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -28,6 +29,9 @@ from pipeline import ingest_demo, questions, run_tasks
 
 from research_engine.stack import Stack
 from research_platform.embedded import free_port
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.results import print_summary
 
 
 def rss_mb(stack: Stack) -> dict[str, float]:
@@ -116,7 +120,7 @@ def main() -> None:
     )
     if restarted:
         print(f"  exited during the soak: {restarted}")
-    print(
+    print_summary(
         f"bench:soak tasks={args.tasks} rate={args.rate:g} worst_rss_growth={growth[worst] * 100:.1f}%"
         f" ({worst}) ratio={1 + growth[worst]:.3f}"
     )

@@ -70,6 +70,7 @@ sys.path.insert(0, str(REPO))
 from full_corpus import full_corpus_gateway, load_corpus
 
 from bench.harness.recorded_sources import FIXTURES, HOSTS, recorded_answers
+from bench.harness.results import print_summary
 from bench.harness.scifact_options import add_env, add_split, service_env
 
 CORPUS = REPO / "src" / "research_engine" / "demo_data" / "scifact_demo.jsonl"
@@ -484,9 +485,10 @@ def main() -> None:
     )
     if args.smoke:
         print("SMOKE TEST (in memory, no stack), not the benchmark")
-    print(
+    print_summary(
         f"bench:sourcelist gold_in_sources={gold:.4f} fact_evidence_precision={precision:.4f} empty={empty:.4f} "
-        f"s_per_list={seconds:.1f} lists={quality.lists} corpus={papers or 'smoke'}"
+        f"s_per_list={seconds:.1f} lists={quality.lists} corpus={papers or 'smoke'}",
+        keep=not args.smoke,
     )
 
 

@@ -37,6 +37,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 from full_corpus import corpus_dir
 
+sys.path.insert(0, str(REPO))
+from bench.harness.results import print_summary
 from research_judgement.metrics import LABELS, f1_per_label, wilson
 from research_verification.evidence import Rule, decide_paper
 from research_verification.passages import SentencePrediction, label_passages
@@ -492,7 +494,7 @@ def main() -> None:
     report("  in-sample", everything[pick][1])
     if args.ship:
         ship(rules[pick], s_cv, len(rows))
-    print(
+    print_summary(
         f"bench:verdict_rules cv_support_precision={s_cv['support_precision']:.4f} "
         f"cv_support_recall={s_cv['support_recall']:.4f} cv_contradict_recall={s_cv['contradict_recall']:.4f} "
         f"cv_claim_macro_f1={s_cv['claim_macro_f1']:.4f} cv_scifact_f1={s_cv['scifact_f1']:.4f} "

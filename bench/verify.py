@@ -44,6 +44,9 @@ from research_judgement.metrics import (
     rationale_f1,
 )
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.results import print_summary
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "scifact"
 ANCHORS = (
@@ -172,7 +175,7 @@ def abstract_model(data: Path, candidates: Path, k: int) -> None:
     print(
         f"abstract-level ECE (15 bins, top label) {cal:.3f}; one fold only (folds 1-4 not trained), thresholds tuned on it"
     )
-    print(
+    print_summary(
         f"bench:verify split=train-fold0 label_only_f1={label[2]:.3f} label_rationale_f1={rationale[2]:.3f} "
         f"macro_f1={macro:.3f} ece={cal:.3f} claims={len(claims)} model=abstract"
     )
@@ -280,7 +283,7 @@ def main() -> None:
     print("anchors:")
     for anchor in ANCHORS:
         print(f"  {anchor}")
-    print(line(args.split, macro, per, rat, cal, len(claims)) + " model=judgement")
+    print_summary(line(args.split, macro, per, rat, cal, len(claims)) + " model=judgement")
     sys.stdout.flush()
 
 

@@ -56,6 +56,7 @@ sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO))
 from full_corpus import DATA, corpus_dir, ensure_ingested, load_corpus
 
+from bench.harness.results import print_summary
 from bench.harness.scifact_options import add_split
 from research_judgement.metrics import LABELS, f1_per_label, wilson
 
@@ -406,12 +407,13 @@ def main() -> None:
     print(
         f"split {args.split}{' (SMOKE TEST on a subset, not the benchmark)' if args.subset is not None else ''}"
     )
-    print(
+    print_summary(
         f"bench:verify_e2e scifact_f1={sf['f1']:.4f} scifact_rationale_f1={sf['rationale_f1']:.4f} "
         f"claim_macro_f1={macro:.4f} f1_contradict={per['CONTRADICT']:.4f} cite_nothing={nothing:.4f} "
         f"support_precision={trust['support_precision']:.4f} support_recall={trust['support_recall']:.4f} "
         f"contradict_recall={trust['contradict_recall']:.4f} "
-        f"s_per_verification={statistics.median(seconds):.1f} claims={len(results)} corpus={papers}"
+        f"s_per_verification={statistics.median(seconds):.1f} claims={len(results)} corpus={papers}",
+        keep=args.subset is None,
     )
 
 

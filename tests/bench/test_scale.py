@@ -3,6 +3,7 @@ whole run of bench/scale.py on 200 distractors (integration: embedded PostgreSQL
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -12,9 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "bench"))
-from scale_corpus import (
+from bench.scale_corpus import (
     DATA,
     Distractors,
     gold_ids,
@@ -22,6 +21,8 @@ from scale_corpus import (
     scifact_records,
     sentence_mean,
 )
+
+REPO = Path(__file__).resolve().parents[2]
 
 needs_data = pytest.mark.skipif(
     not (DATA / "corpus.jsonl").exists(),
@@ -72,7 +73,13 @@ def test_perturbed_vectors_are_unit_and_close_to_their_source() -> None:
 @needs_data
 @pytest.mark.integration
 def test_bench_scale_runs_at_a_tiny_size(tmp_path: Path) -> None:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    results = tmp_path / "results.jsonl"  # not the committed bench/results.jsonl
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "BENCH_RESULTS": str(results),
+    }
     database = tmp_path / "db"
     run = subprocess.run(
         [
@@ -107,6 +114,7 @@ def test_bench_scale_runs_at_a_tiny_size(tmp_path: Path) -> None:
     match = LINE.match(final)
     assert match, final
     papers, distractors = int(match[1]), int(match[2])
+    assert [json.loads(row)["summary"] for row in results.read_text().splitlines()] == [final]
     assert distractors == 200 and papers > 200  # SciFact's sample is inside
     assert int(match[5]) > 0 and float(match[6]) > 0
     # the gold papers of the 3 queries are among ~225 papers: the engine must find them

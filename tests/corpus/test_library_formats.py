@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from research_corpus.errors import MalformedRecordError
+from research_corpus.formats import detect_format
 from research_corpus.library import _bibtex_pdf, display_name, normalize_doi, read_library
-from research_corpus.records import PaperRecord, detect_format
+from research_corpus.records import PaperRecord
 from tests.corpus.library_fixture import (
     ASPIRIN_DOI,
     ASPIRIN_PDF_PHRASE,

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from research_corpus import embedding
+from research_corpus import embedder as embedder_module
 from research_corpus.embedding import Embedder, get_embedder
 from research_corpus.errors import EmbedderUnavailable
 from research_corpus.onnx_export import cached_export, weights_digest
@@ -120,14 +120,14 @@ def test_int8_runs_only_on_onnx_runtime(monkeypatch):
         Embedder(backend="torch", precision="int8")
     with pytest.raises(ValueError, match="unknown embedding precision"):
         Embedder(precision="fp16")
-    monkeypatch.setattr(embedding, "onnx_available", lambda: False)
+    monkeypatch.setattr(embedder_module, "onnx_available", lambda: False)
     with pytest.raises(EmbedderUnavailable, match="needs onnxruntime"):
         Embedder(backend="onnx", precision="int8")
     assert Embedder(backend="torch").model_id == "all-MiniLM-L6-v2/fp32"
 
 
 def test_without_onnxruntime_the_embedder_falls_back_to_torch(monkeypatch):
-    monkeypatch.setattr(embedding, "onnx_available", lambda: False)
+    monkeypatch.setattr(embedder_module, "onnx_available", lambda: False)
     assert Embedder(backend="onnx").backend == "torch"
     with pytest.raises(ValueError, match="unknown embedding backend"):
         Embedder(backend="tensorflow")

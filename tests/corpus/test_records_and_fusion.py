@@ -7,8 +7,9 @@ import json
 import pytest
 
 from research_corpus.errors import MalformedRecordError
+from research_corpus.formats import detect_format
 from research_corpus.ranking import ChunkHit, fuse, rank_papers
-from research_corpus.records import PaperRecord, Section, chunk_paper, detect_format, read_jsonl
+from research_corpus.records import PaperRecord, Section, chunk_paper, read_jsonl
 from research_platform.settings import CorpusSettings
 
 pytestmark = pytest.mark.unit

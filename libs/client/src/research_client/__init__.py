@@ -5,8 +5,9 @@ rc = ResearchClient()            # RESEARCH_URL / RESEARCH_API_KEY, the config f
 rc.submit_task("Does vitamin D prevent fractures?")
 """
 
-from research_client.client import FORMAT_ALIASES, ApiError, ResearchClient
+from research_client.client import FORMAT_ALIASES, ResearchClient
 from research_client.credentials import Credentials, resolve
+from research_client.errors import ApiError
 from research_client.models import (
     AuditEntry,
     Claim,

@@ -25,6 +25,7 @@ import httpx
 from pydantic import BaseModel, TypeAdapter
 
 from research_client.credentials import Credentials, resolve
+from research_client.errors import ApiError
 from research_client.events import follow_run
 from research_client.models import (
     AuditEntry,
@@ -56,17 +57,6 @@ FORMAT_ALIASES: dict[str, ExportFormat] = {
 PERIODIC_AGENTS = ("correlator", "replicator", "librarian")
 
 M = TypeVar("M", bound=BaseModel)
-
-
-class ApiError(Exception):
-    """The gateway answered with a non-2xx status."""
-
-    def __init__(
-        self, status: int, detail: Any, *, method: str, path: str, key_from: str = ""
-    ) -> None:
-        self.status, self.detail, self.method, self.path = status, detail, method, path
-        hint = f" (key from {key_from})" if status in (401, 403) and key_from else ""
-        super().__init__(f"{method} {path} → {status}: {detail}{hint}")
 
 
 class ResearchClient:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from research_client.errors import ApiError
 from research_client.models import RunEventItem
 from research_contracts.runs import RunEventType, parse_run_event
 
@@ -48,8 +49,6 @@ def follow_run(
     max_reconnects: int,
 ) -> Iterator[RunEventItem]:
     """Yield the run's events until `done`, reconnecting after the last id on a dropped stream."""
-    from research_client.client import ApiError
-
     last = last_event_id
     attempts = 0
     while True:

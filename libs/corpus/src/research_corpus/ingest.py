@@ -46,13 +46,13 @@ from research_corpus import stamp
 from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import Embedder, get_embedder
 from research_corpus.errors import CorpusError, MalformedRecordError
+from research_corpus.formats import detect_format
 from research_corpus.library import LIBRARY_FORMATS, read_library
 from research_corpus.records import (
     CHUNK_WORDS,
     Chunk,
     PaperRecord,
     chunk_paper,
-    detect_format,
     read_jsonl,
 )
 from research_corpus.sentences import sentence_key, split_sentences

@@ -230,7 +230,7 @@ if (
 ):  # set-up: export the bundled embedding model now rather than on first use
     import argparse
 
-    from research_corpus.embedding import MODEL_NAME, bundled_model_path
+    from research_corpus.bundled_model import MODEL_NAME, bundled_model_path
 
     parser = argparse.ArgumentParser(
         description="Export the bundled all-MiniLM-L6-v2 (and its int8 quantisation) to the ONNX cache."

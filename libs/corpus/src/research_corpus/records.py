@@ -187,28 +187,6 @@ def parse_generic(obj: dict[str, Any], line: int) -> PaperRecord:
 PARSERS = {"scifact": parse_scifact, "jsonl": parse_generic}
 
 
-def detect_format(path: Path) -> str:
-    """`pdf-dir` for a folder; a library export by its extension or first characters (`@`, `TY  -`,
-    `[`); `scifact` when the first record has `doc_id`, else `jsonl`."""
-    from research_corpus.library import sniff_library
-
-    if path.is_dir():
-        return "pdf-dir"
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        library = sniff_library(path, handle.read(4096))
-    if library:
-        return library
-    with path.open(encoding="utf-8") as handle:
-        for raw in handle:
-            if raw.strip():
-                try:
-                    first = json.loads(raw)
-                except json.JSONDecodeError:
-                    return "jsonl"
-                return "scifact" if isinstance(first, dict) and "doc_id" in first else "jsonl"
-    return "jsonl"
-
-
 def read_jsonl(path: Path, fmt: str) -> Iterator[PaperRecord | MalformedRecordError]:
     """Each line of `path` as a record, or as the error that line has (reading goes on)."""
     parse = PARSERS[fmt]

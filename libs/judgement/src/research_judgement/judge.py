@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from research_contracts.errors import ResearchEngineError
 from research_judgement.coverage import FILE as VOCABULARY
 from research_judgement.coverage import vocabulary
 from research_judgement.data import abstract_text, passage_text
@@ -31,7 +32,7 @@ WEIGHTS = Path(__file__).parent / "weights"
 Passage = str | tuple[str, str]  # text, or (title, text)
 
 
-class WeightsUnavailable(RuntimeError):
+class WeightsUnavailable(ResearchEngineError, RuntimeError):
     """The shipped adapter / head files are missing."""
 
 

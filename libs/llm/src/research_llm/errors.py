@@ -1,6 +1,6 @@
 """Errors of the LLM layer.
 
-LLMError
+LLMError                   a ResearchEngineError (research_contracts.errors)
 ├── ProviderError          one provider could not answer; the chain moves on to the next
 │   ├── ProviderUnavailable    timeout, transport fault, 429 or 5xx: not retried here
 │   └── InvalidResponse        the answer did not validate against the JSON schema
@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from research_contracts.errors import ResearchEngineError
+
 if TYPE_CHECKING:
     from research_llm.schema import ProviderFailure
 
 
-class LLMError(Exception):
+class LLMError(ResearchEngineError):
     """Base of every error research_llm raises on purpose."""
 
 

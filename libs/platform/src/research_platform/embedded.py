@@ -24,10 +24,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from research_contracts.errors import ResearchEngineError
+
 DATABASE_NAME = "research"
 
 
-class EmbeddedServerError(RuntimeError):
+class EmbeddedServerError(ResearchEngineError, RuntimeError):
     """An embedded server could not be started."""
 
 

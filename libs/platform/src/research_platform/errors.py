@@ -1,4 +1,5 @@
-"""Errors of the platform and of every agent built on it.
+"""Errors of the platform and of every agent built on it; the root, `ResearchEngineError`, lives in
+`research_contracts.errors` and is re-exported here.
 
 ResearchEngineError
 ├── PrepareError       bad input: the message is terminated to the dead-letter subject
@@ -9,9 +10,9 @@ ResearchEngineError
 
 from __future__ import annotations
 
+from research_contracts.errors import ResearchEngineError
 
-class ResearchEngineError(Exception):
-    """Base of every error research-engine raises on purpose."""
+__all__ = ["PrepareError", "ResearchEngineError", "TransientError"]
 
 
 class PrepareError(ResearchEngineError):

@@ -4,7 +4,7 @@
 rules, each with its unit test (tests/privacy/test_science.py):
 
 - Greek letters inside names (IFN-γ, TNF-α, NF-κB, αvβ8, amyloid-β, β-blockers, Qβ, µg) —
-  `greek_notation`, also used by the allow-list;
+  `greek_notation` (module `greek`, also used by the allow-list);
 - numbers: thousands separators (1,000; 12,500), p-values and leading-dot decimals (p < .001);
 - coding systems with their code: ICD-9/10/11(-CM), ATC, SNOMED CT, LOINC, MeSH, PMID, PMCID,
   DOI (bare or as a doi.org link), NCT, ISRCTN, EudraCT, ACTRN, DRKS, ChiCTR, CTRI, UMIN, PROSPERO,
@@ -32,25 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-_GREEK_RANGES = ((0x0370, 0x03FF), (0x1F00, 0x1FFF))
-
-
-def is_greek(char: str) -> bool:
-    code = ord(char)
-    return char == "\u00b5" or any(lo <= code <= hi for lo, hi in _GREEK_RANGES)
-
-
-def greek_notation(token: str) -> bool:
-    """A token whose Greek letters are notation: mixed with Latin letters or digits (IFN-γ, αvβ8,
-    β-blockers, µL), or at most three Greek letters alone (γδ, κ). A Greek word is not."""
-    greek = sum(1 for c in token if is_greek(c))
-    if not greek:
-        return False
-    other = sum(1 for c in token if (c.isalnum() and not is_greek(c)))
-    if other:
-        return True
-    return greek == 1 or greek <= 3 and token.islower()  # "ΤΚ" is a Greek label, "γδ" notation
-
+from research_privacy.greek import greek_notation
 
 _UUID = r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
 _DIGEST = r"\b(?:sha(?:1|256|512)?:)?(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{16,}\b"

@@ -17,9 +17,9 @@ import re
 from collections.abc import Iterator, Sequence
 
 from research_privacy import vocabulary
+from research_privacy.greek import greek_notation
 from research_privacy.locales import MONTH_NAMES, PATIENT_CUES, TITLES
 from research_privacy.recognisers import ADDRESS, MRN, NAME
-from research_privacy.science import greek_notation
 
 # Placeholders from an earlier pass and DOIs (10.1056/NEJMoa1607141) are never identifiers.
 _EXEMPT = re.compile(r"\[[A-Z_]+_\d+\]|\S+@\S+|\b10\.\d{4,9}/[^\s\"<>]+")

@@ -17,6 +17,8 @@ import unicodedata
 from functools import lru_cache
 from importlib import resources
 
+from research_privacy.greek import greek_notation
+
 # Word characters plus combining marks (Thai, Devanagari and Vietnamese vowels and tones).
 _W = r"[\w\u0300-\u036F\u0900-\u0DFF\u0E00-\u0E7F\u1AB0-\u1AFF]"
 TOKEN = re.compile(_W + r"+(?:[-'’._]" + _W + r"+)*")
@@ -372,8 +374,6 @@ def is_scientific(
     if not base:
         return False
     if not is_latin(base):
-        from research_privacy.science import greek_notation  # science reads this module's lists
-
         return greek_notation(base)
     has_digit = any(c.isdigit() for c in base)
     has_alpha = any(c.isalpha() for c in base)

@@ -1,13 +1,15 @@
 """Errors of research_verification.
 
-VerificationError
+VerificationError        a ResearchEngineError (research_contracts.errors)
 └── ClaimParseError      a claim with no testable statement (empty, or no words at all)
 """
 
 from __future__ import annotations
 
+from research_contracts.errors import ResearchEngineError
 
-class VerificationError(Exception):
+
+class VerificationError(ResearchEngineError):
     """Base of every error this lib raises."""
 
 
