@@ -7,6 +7,7 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -68,12 +69,22 @@ async def list_audit(
     action: Filter = None,
     task_id: uuid.UUID | None = None,
     claim_id: uuid.UUID | None = None,
+    key_id: uuid.UUID | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
 ) -> list[AuditView]:
-    """The audit log, newest first, filtered by action, task or claim."""
+    """The audit log, newest first, filtered by action, task, claim, the key that acted or was
+    acted on (`subject_ids.key_id`), and time (`since` ≤ occurred_at < `until`)."""
     query = select(AuditEvent)
     if action:
         query = query.where(AuditEvent.action == action)
+    if key_id:
+        query = query.where(AuditEvent.subject_ids["key_id"].astext == str(key_id))
+    if since:
+        query = query.where(AuditEvent.occurred_at >= since)
+    if until:
+        query = query.where(AuditEvent.occurred_at < until)
     if task_id:
         query = query.where(AuditEvent.task_id == task_id)
     if claim_id:
