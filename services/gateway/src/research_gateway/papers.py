@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, status
+from fastapi import APIRouter, Depends, HTTPException, Path, status
 from pydantic import BaseModel
 from sqlalchemy import and_, or_, select
 
 from research_contracts.corpus_tools import CORPUS_PREFIX, corpus_id
 from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, ReadSession
+from research_gateway.storable import STORABLE, TEXT_QUERY
 from research_platform.models import CorpusPaper, ReportRow, ReportVersionRow
 
 router = APIRouter(
@@ -34,6 +35,9 @@ router = APIRouter(
     responses=AUTH_RESPONSES,
 )
 CITING_LIMIT = 50  # the reports a card lists, newest first
+PaperId = Annotated[
+    str, TEXT_QUERY, Path(min_length=1, max_length=300, json_schema_extra=STORABLE)
+]  # `corpus:4983`, `pmid:22351513`, `doi:10.1/x`: a source-prefixed id as the reports keep it
 
 
 class Link(BaseModel):
@@ -153,7 +157,7 @@ async def citing(
     response_model=PaperView,
     responses={404: {"description": "the corpus does not hold the paper and no report cites it"}},
 )
-async def get_paper(paper_id: str, session: ReadSession) -> PaperView:
+async def get_paper(paper_id: PaperId, session: ReadSession) -> PaperView:
     """A paper's metadata (from the corpus, or as its outside source gave it), its links out,
     the reports citing it and the sentences they quote from it."""
     reports = await citing(session, paper_id)

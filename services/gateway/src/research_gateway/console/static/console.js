@@ -125,6 +125,7 @@ function inline(text) {
   html = html.replace(/`([^`]+)`/g, "<code>$1</code>");
   html = html.replace(/\*\*\[([A-Z_ ]+)\]\*\*/g, (m, tag) => `<span class="badge tag-${tag.toLowerCase().replace(/ /g, "-")}">${tag}</span>`);
   html = html.replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>");
+  html = html.replace(/(^|[\s(])\*([^*\s][^*]*)\*(?=[\s.,;:)]|$)/g, "$1<em>$2</em>");  // a reference's *venue*
   html = html.replace(/\[(\d+)\](?!\()/g, '<a class="cite" href="#ref-$1" aria-label="reference $1">[$1]</a>');
   html = html.replace(/\[([^\]]+)\]\((https?:[^)]+)\)/g, '<a href="$2" rel="noopener">$1</a>');
   return html;
