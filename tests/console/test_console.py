@@ -230,6 +230,9 @@ async def test_operator_run_once_needs_the_admin_key(
     correlator = admin.locator('[data-agent="correlator"]')
     await correlator.get_by_role("button", name="run-once").click()
     await expect(admin.get_by_role("alert")).to_contain_text("correlator: run-once")
+    await expect(correlator.locator(".agent-state")).to_have_text(re.compile("running|idle"))
+    await expect(correlator.locator(".agent-last")).not_to_have_text("—")  # a table row in words
+    assert await admin.locator(".agents-table pre").count() == 0
     await expect(admin.locator("#dead-letters tr").first).to_be_visible()
     await shot(admin, "operate-admin")
     reader = await open_console(await api_key(sessions, "reader"))
