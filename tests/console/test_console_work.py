@@ -91,6 +91,7 @@ async def test_a_cited_library_paper_has_a_page_its_bibtex_fields_and_my_work_fi
     await page.get_by_label("Search").fill("LOW-DOSE ASPIRIN")
     await page.get_by_role("button", name="Show").click()
     await expect(page.locator("#work tr")).to_have_count(1)
+    await shot(page, "my-work")
     await row.get_by_role("link", name=CLAIM, exact=True).click()
     await page.wait_for_url(run_url)
     await expect(page.locator("#result article.markdown h2").first).to_be_visible()

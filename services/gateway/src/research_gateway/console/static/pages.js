@@ -390,7 +390,9 @@ pages.sources = () => {
 /* An agent run in words: "completed 12 May, 10:02 (3 findings)" or its error. */
 function agentRun(run) {
   if (!run) return "none yet";
-  const counts = Object.entries(run.counts || {}).filter(([, n]) => typeof n === "number").map(([k, n]) => `${n} ${k.replace(/_/g, " ")}`);
+  const all = run.counts || {};
+  const counts = Object.entries(all).filter(([k, n]) => typeof n === "number" && !k.endsWith("_s")).map(([k, n]) => `${n} ${k.replace(/_/g, " ")}`);
+  if (typeof all.duration_s === "number") counts.push(`took ${all.duration_s.toFixed(1)} s`);
   return `${run.outcome || (run.finished_at ? "finished" : "running")} · ${when(run.finished_at || run.started_at)}${run.trigger ? ` · ${run.trigger}` : ""}${counts.length ? ` (${counts.join(", ")})` : ""}${run.error ? ` — ${run.error}` : ""}`;
 }
 
@@ -411,7 +413,10 @@ pages.operate = () => {
         show(r); if (b.dataset.verb !== "status") say(`${agent}: ${b.dataset.verb} → ${r.state ?? r.status}`, "ok");
       } catch (err) { $(".agent-state", row).textContent = err.message; }
     });
-    api(`/${agent}/status`, { quiet: true }).then(show).catch((err) => { $(".agent-state", row).textContent = err.message; });
+    api(`/${agent}/status`, { quiet: true }).then(show).catch((err) => {
+      $(".agent-state", row).textContent = err.status === 503 ? "not running" : err.message;
+      $(".agent-state", row).title = err.message;
+    });
   }
   $("#drain").addEventListener("click", async () => {
     try {
