@@ -185,3 +185,9 @@ async def test_the_audit_log_narrows_by_key_and_time(
         f"{API}/audit", params={"key_id": str(key_id), "until": since}, headers=admin
     )
     assert before.json() == []
+    for wrong in ("0.5", "2026-11-28", "2026-02-30T10:00:00Z"):  # a number, a day, no such day
+        refused = await gateway.get(f"{API}/audit", params={"since": wrong}, headers=admin)
+        assert refused.status_code == 422, wrong
+    assert refused.json()["detail"][0]["loc"] == ["query", "since"]
+    year_0 = {"until": "0000-01-01T00:00:00Z"}  # RFC 3339 has it, Python does not: before all
+    assert (await gateway.get(f"{API}/audit", params=year_0, headers=admin)).json() == []
