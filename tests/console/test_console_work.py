@@ -101,7 +101,9 @@ async def test_a_cited_library_paper_has_a_page_its_bibtex_fields_and_my_work_fi
     await expect(
         page.locator('#audit tr[data-action="research.report.opened"]').first
     ).to_be_visible()
-    assert await page.locator("#audit tr:not([data-action='research.report.opened'])").count() == 0
+    await expect(
+        page.locator("#audit tr:not([data-action='research.report.opened'])")
+    ).to_have_count(0)
     await shot(page, "audit")
     await page.goto(f"{console_stack.gateway_url}/paper/corpus:no-such-paper")
     await expect(page.locator("#paper")).to_have_text("Paper not available.")

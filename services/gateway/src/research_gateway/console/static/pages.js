@@ -444,12 +444,15 @@ pages.work = () => {
   const tbody = $("#work");
   const more = $("#work-more");
   let limit = PAGE_SIZE;
+  let asking = 0;
   const load = async () => {
     const q = new URLSearchParams({ limit: String(limit) });
     if ($("#w-q").value.trim()) q.set("q", $("#w-q").value.trim());
     if ($("#w-kind").value) q.set("kind", $("#w-kind").value);
+    const asked = ++asking;  // a slower earlier answer never replaces a later one
     let rows = [];
     try { rows = await api(`/my-work?${q}`); } catch { return; }
+    if (asked !== asking) return;
     tbody.innerHTML = "";
     for (const w of rows) {
       tbody.append(el("tr", { "data-work-id": w.id, "data-kind": w.kind },
@@ -526,6 +529,7 @@ pages.audit = () => {
   const tbody = $("#audit");
   const more = $("#audit-more");
   let limit = PAGE_SIZE;
+  let asking = 0;
   const iso = (value) => (value ? new Date(value).toISOString() : "");
   const load = async () => {
     if (body.dataset.role !== "admin") { tbody.innerHTML = ""; tbody.append(el("tr", {}, el("td", { colspan: "6", text: "The audit log is shown to admin keys." }))); return; }
@@ -533,8 +537,10 @@ pages.audit = () => {
     for (const [k, field] of [["action", "#a-action"], ["key_id", "#a-key"]]) if ($(field).value.trim()) q.set(k, $(field).value.trim());
     if ($("#a-since").value) q.set("since", iso($("#a-since").value));
     if ($("#a-until").value) q.set("until", iso($("#a-until").value));
+    const asked = ++asking;  // a slower earlier answer never replaces a later one
     let rows = [];
     try { rows = await api(`/audit?${q}`); } catch { return; }
+    if (asked !== asking) return;
     tbody.innerHTML = "";
     for (const r of rows) {
       const ids = r.subject_ids || {};
