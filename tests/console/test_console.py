@@ -207,7 +207,10 @@ async def test_a_source_list_runs_then_remove_flag_export_and_pause(
         await page.get_by_role("link", name="Download").click()
     saved = await (await download.value).path()
     assert "@" in saved.read_text()
-    assert await page.locator('#sl-cards a[href]:not([href^="http"])').count() == 0
+    assert await page.locator('#sl-cards h2 a[href]:not([href^="http"])').count() == 0
+    await expect(cards.first.get_by_role("link", name="Paper page")).to_have_attribute(
+        "href", re.compile(r"^/paper/corpus%3A")
+    )  # each card opens its paper's page
     await expect(page.get_by_role("button", name="Resume schedule")).to_be_disabled()  # active
     await page.get_by_role("button", name="Pause schedule").click()
     await expect(page.get_by_role("alert")).to_have_text("Schedule paused.")
@@ -227,6 +230,9 @@ async def test_operator_run_once_needs_the_admin_key(
     correlator = admin.locator('[data-agent="correlator"]')
     await correlator.get_by_role("button", name="run-once").click()
     await expect(admin.get_by_role("alert")).to_contain_text("correlator: run-once")
+    await expect(correlator.locator(".agent-state")).to_have_text(re.compile("running|idle"))
+    await expect(correlator.locator(".agent-last")).not_to_have_text("—")  # a table row in words
+    assert await admin.locator(".agents-table pre").count() == 0
     await expect(admin.locator("#dead-letters tr").first).to_be_visible()
     await shot(admin, "operate-admin")
     reader = await open_console(await api_key(sessions, "reader"))

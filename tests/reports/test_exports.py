@@ -68,6 +68,15 @@ def test_colliding_bibtex_keys_get_suffixes() -> None:
     assert keys == ["smith2020vitamin", "smith2020vitamina"]
 
 
+def test_a_sources_own_id_in_its_url_is_no_url_of_any_export() -> None:
+    corpus = Reference(id=1, title="A corpus paper", url="corpus:4983", paper_id="corpus:4983")
+    bib = bibtexparser.parse_string(to_bibtex([corpus])).entries[0]
+    assert "url" not in bib.fields_dict and bib.key == "anonndcorpus"
+    assert bib.fields_dict["note"].value == "paper id: corpus:4983"  # still named, as a note
+    assert "urls" not in rispy.loads(to_ris([corpus]))[0]
+    assert "URL" not in to_csl_json([corpus])[0]
+
+
 def test_ris_reads_back_with_rispy() -> None:
     records = rispy.loads(to_ris(references()))
     assert [r["type_of_reference"] for r in records] == ["JOUR", "JOUR", "GEN"]

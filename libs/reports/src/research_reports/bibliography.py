@@ -60,6 +60,13 @@ def split_name(name: str) -> tuple[str, str]:
     return " ".join(words[start:]), " ".join(words[:start])
 
 
+def web_url(url: str | None) -> str | None:
+    """`url` when a reference manager can open it (http or https); None for a source's own id
+    (`corpus:12`) or any other scheme, which an export leaves out (the paper id is in the note)."""
+    text = (url or "").strip()
+    return text if re.match(r"(?i)https?://\S+$", text) else None
+
+
 def _ascii(text: str) -> str:
     return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
 
@@ -120,8 +127,8 @@ def to_bibtex(references: Iterable[Reference]) -> str:
             fields.append(Field("journal", _latex(ref.venue)))
         if ref.doi:
             fields.append(Field("doi", _verbatim(ref.doi)))
-        if ref.url:
-            fields.append(Field("url", _verbatim(ref.url)))
+        if web_url(ref.url):
+            fields.append(Field("url", _verbatim(ref.url or "")))
         if ref.paper_id:
             fields.append(Field("note", _latex(f"paper id: {ref.paper_id}")))
         library.add(Entry("article" if ref.venue else "misc", keys[ref.id], fields))
@@ -157,8 +164,8 @@ def to_ris(references: Iterable[Reference]) -> str:
             record["journal_name"] = _one_line(ref.venue)
         if ref.doi:
             record["doi"] = _one_line(ref.doi)
-        if ref.url:
-            record["urls"] = [_one_line(ref.url)]
+        if web_url(ref.url):
+            record["urls"] = [_one_line(ref.url or "")]
         if ref.paper_id:
             record["notes"] = [_one_line(f"paper id: {ref.paper_id}")]
         records.append(record)
@@ -184,7 +191,7 @@ def to_csl_json(references: Iterable[Reference]) -> list[dict[str, Any]]:
             item["container-title"] = ref.venue
         if ref.doi:
             item["DOI"] = ref.doi
-        if ref.url:
+        if web_url(ref.url):
             item["URL"] = ref.url
         if ref.paper_id:
             item["note"] = f"paper id: {ref.paper_id}"

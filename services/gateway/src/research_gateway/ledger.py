@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 from sqlalchemy import func, select
 
@@ -24,6 +27,32 @@ from research_runs.sse import RECONNECT_MS
 # A free-text filter of a read route (an agent, a finding kind, an audit action).
 Filter = Annotated[str | None, TEXT_QUERY, Query(max_length=200, json_schema_extra=STORABLE)]
 from research_platform.models import AuditEvent, Finding
+
+# An RFC 3339 time with its offset (`2026-11-28T16:00:00Z`), nothing else: a bare number or a date
+# would be read as something the caller did not write. Digits spelled `[0-9]` (see `storable`).
+RFC3339 = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?"
+    r"([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+)
+
+
+def _moment(name: str, value: str | None) -> datetime | None:
+    """The time an RFC 3339 query value names; a day that does not exist is a 422. Year 0, which
+    RFC 3339 allows and Python cannot hold, reads as year 1: no event is older than either."""
+    if value is None:
+        return None
+    try:
+        return datetime.fromisoformat(re.sub(r"^0000", "0001", value.upper()))
+    except ValueError as exc:
+        raise RequestValidationError(
+            [{"type": "value_error", "loc": ("query", name), "msg": f"not a time: {exc}"}]
+        ) from None
+
+
+Moment = Annotated[
+    str | None,
+    Query(pattern=RFC3339, max_length=40, json_schema_extra={"format": "date-time"}),
+]
 
 router = APIRouter(
     prefix=API, tags=["ledger"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES
@@ -68,12 +97,23 @@ async def list_audit(
     action: Filter = None,
     task_id: uuid.UUID | None = None,
     claim_id: uuid.UUID | None = None,
+    key_id: uuid.UUID | None = None,
+    since: Moment = None,
+    until: Moment = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
 ) -> list[AuditView]:
-    """The audit log, newest first, filtered by action, task or claim."""
+    """The audit log, newest first, filtered by action, task, claim, the key that acted or was
+    acted on (`subject_ids.key_id`), and time (`since` ≤ occurred_at < `until`)."""
     query = select(AuditEvent)
     if action:
         query = query.where(AuditEvent.action == action)
+    if key_id:
+        query = query.where(AuditEvent.subject_ids["key_id"].astext == str(key_id))
+    after, before = _moment("since", since), _moment("until", until)
+    if after:
+        query = query.where(AuditEvent.occurred_at >= after)
+    if before:
+        query = query.where(AuditEvent.occurred_at < before)
     if task_id:
         query = query.where(AuditEvent.task_id == task_id)
     if claim_id:

@@ -2,7 +2,8 @@
 
 Builds the engine, session factory and broker in the lifespan and mounts the routers:
 `tasks` (idempotent submission, task and claim reads), `search` (the local corpus),
-`ledger` (findings, audit log, SSE events), `admin` (operator verbs, admin role) and `accounts`
+`ledger` (findings, audit log, SSE events), `work` (a key's own questions and reports),
+`papers` (a paper's card and the reports citing it), `admin` (operator verbs, admin role) and `accounts`
 (a key's own limits and use, the admin's per-key quotas and workspaces). Routes
 live under `/api/research/v1`; the OpenAPI document is at `/openapi.json`.
 
@@ -30,6 +31,7 @@ from research_gateway import (
     console,
     edge,
     ledger,
+    papers,
     reports,
     reviews,
     runs,
@@ -37,6 +39,7 @@ from research_gateway import (
     source_lists,
     tasks,
     verifications,
+    work,
 )
 from research_gateway.auth import Guard
 from research_gateway.bus import build_bus
@@ -126,6 +129,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         reports,
         reviews,
         verifications,
+        work,
+        papers,
     ):
         app.include_router(module.router)
     app.include_router(runs.router(app))

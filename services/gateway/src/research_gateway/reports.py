@@ -92,6 +92,7 @@ class ReportView(BaseModel):
     status: str
     run_id: str
     subject: str
+    request: dict[str, Any] = {}
     current_version: int
     stale_reason: str | None
     error: str | None
@@ -143,6 +144,7 @@ async def get_report(
         status=report.status,
         run_id=report.run_id,
         subject=report.subject,
+        request=report.request or {},
         current_version=report.current_version,
         stale_reason=report.stale_reason,
         error=report.error,

@@ -26,6 +26,7 @@ from fastapi.templating import Jinja2Templates
 from research_gateway.auth import RANK, ApiKeys, Caller, Guard
 from research_gateway.deps import API
 from research_gateway.signins import OLD_KEY_COOKIE, SESSION_COOKIE, ConsoleSessions
+from research_ledger.catalogue import AuditAction
 from research_platform.settings import GatewayAuthSettings
 
 HERE = Path(__file__).parent
@@ -192,6 +193,23 @@ async def source_list(request: Request, source_list_id: str) -> Response:
 @router.get("/report/{report_id}", response_class=HTMLResponse)
 async def report(request: Request, report_id: str) -> Response:
     return await page(request, "report.html", page="report", report_id=report_id)
+
+
+@router.get("/my-work", response_class=HTMLResponse)
+async def my_work(request: Request) -> Response:
+    return await page(request, "work.html", page="work")
+
+
+@router.get("/paper/{paper_id:path}", response_class=HTMLResponse)
+async def paper(request: Request, paper_id: str) -> Response:
+    return await page(request, "paper.html", page="paper", paper_id=paper_id)
+
+
+@router.get("/audit", response_class=HTMLResponse)
+async def audit(request: Request) -> Response:
+    return await page(
+        request, "audit.html", page="audit", actions=sorted(a.value for a in AuditAction)
+    )
 
 
 @router.get("/ledger", response_class=HTMLResponse)

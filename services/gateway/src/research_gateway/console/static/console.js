@@ -125,6 +125,7 @@ function inline(text) {
   html = html.replace(/`([^`]+)`/g, "<code>$1</code>");
   html = html.replace(/\*\*\[([A-Z_ ]+)\]\*\*/g, (m, tag) => `<span class="badge tag-${tag.toLowerCase().replace(/ /g, "-")}">${tag}</span>`);
   html = html.replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>");
+  html = html.replace(/(^|[\s(])\*([^*\s][^*]*)\*(?=[\s.,;:)]|$)/g, "$1<em>$2</em>");  // a reference's *venue*
   html = html.replace(/\[(\d+)\](?!\()/g, '<a class="cite" href="#ref-$1" aria-label="reference $1">[$1]</a>');
   html = html.replace(/\[([^\]]+)\]\((https?:[^)]+)\)/g, '<a href="$2" rel="noopener">$1</a>');
   return html;
@@ -211,7 +212,9 @@ function renderReport(view, target) {
   const meta = content.metadata || (content.report || {}).metadata || {};
   const used = usageView(meta.llm_usage);
   if (used) head.append(used);
-  target.append(head, el("article", { class: "markdown", html: renderMarkdown(view.markdown) }));
+  const article = el("article", { class: "markdown", html: renderMarkdown(view.markdown) });
+  target.append(head, coverageView(view), article);
+  linkPapers(article, (content.report || content).references || []);
   if (view.kind === "verification") { const judged = judgeView(meta); if (judged) head.append(judged); }
   const check = view.citation_check || {};
   if (Object.keys(check).length) target.append(citationCheckView(check));
@@ -231,6 +234,55 @@ function renderReport(view, target) {
     target.append(el("p", {}, refresh));
   }
   if (view.kind === "source_list") target.append(el("p", {}, el("a", { href: `/sources/${view.report_id}`, text: "Open as source-list cards" })));
+}
+
+/* ---- Coverage: what was asked and found, from the report's own metadata ------------------------ */
+const SOURCE_NAMES = { corpus: "the local corpus", pubmed: "PubMed", arxiv: "arXiv", europepmc: "Europe PMC", openalex: "OpenAlex", crossref: "Crossref", semantic_scholar: "Semantic Scholar" };
+const sourceName = (s) => SOURCE_NAMES[String(s).toLowerCase()] || String(s);
+/* A banner on top of every result: sources asked for and found, outside sources searched and those
+   unreachable, papers from the local corpus, and when nothing was found why, with the closest miss. */
+function coverageView(view) {
+  const content = view.content || {};
+  const report = content.report && typeof content.report === "object" ? content.report : content;
+  const meta = report.metadata || {};
+  const refs = report.references || [];
+  const box = el("section", { class: "coverage", "aria-label": "Coverage" });
+  const lines = [];
+  if (view.kind === "source_list") {
+    const found = ((content.source_list || {}).sources || refs).length;
+    const asked = (view.request || {}).num_references;
+    lines.push(asked ? `${found} of ${plural(asked, "source")} asked for found.` : `${plural(found, "source")} found.`);
+  } else lines.push(`${plural(refs.length, "source")} cited.`);
+  const corpus = refs.filter((r) => String(r.paper_id || "").startsWith("corpus:")).length;
+  lines.push(`${plural(corpus, "paper")} from the local corpus${refs.length > corpus ? `, ${refs.length - corpus} from outside sources` : ""}.`);
+  const searched = [].concat(meta.sources || []).filter((s) => typeof s === "string");
+  if (searched.length) lines.push(`Searched: ${searched.map(sourceName).join(", ")}.`);
+  box.append(el("p", { class: "coverage-line", text: lines.join(" ") }));
+  const down = Object.entries(meta.sources_down || {});
+  if (down.length) box.append(el("p", { class: "warn coverage-down", text: `Unreachable: ${down.map(([s, why]) => `${sourceName(s)} (${why})`).join("; ")}. Nothing from ${down.length === 1 ? "it" : "them"} is in this result.` }));
+  const empty = meta.empty_reason || meta.nothing_found;
+  if (empty || !refs.length) {
+    box.append(el("p", { class: "warn coverage-empty", text: empty ? `Nothing found: ${String(empty).replace(/^[-\s]+/, "")}` : "Nothing found: no source answered on topic." }));
+    const near = (report.sections || []).find((s) => /closest evidence/i.test(s.title || ""));
+    const miss = near && (near.findings || [])[0];
+    const ref = miss && refs.find((r) => (miss.citations || []).includes(r.id));
+    if (miss) box.append(el("p", { class: "coverage-miss" }, "Closest miss: ", ref && ref.paper_id ? el("a", { href: `/paper/${encodeURIComponent(ref.paper_id)}`, text: ref.title }) : (ref ? ref.title : ""), ` — ${miss.statement}`));
+  }
+  return box;
+}
+/* Each reference line's "paper id: corpus:…" becomes a link to the paper's page. */
+function linkPapers(article, refs) {
+  for (const line of article.querySelectorAll("p.ref")) {
+    const ref = refs.find((r) => `ref-${r.id}` === line.id);
+    if (!ref || !ref.paper_id) continue;
+    const code = [...line.querySelectorAll("code")].find((c) => c.textContent === ref.paper_id);
+    const link = el("a", { class: "paper-link", href: `/paper/${encodeURIComponent(ref.paper_id)}`, "aria-label": `paper page of ${ref.title}`, text: "Paper page" });
+    if (code) {
+      const before = code.previousSibling;
+      if (before && before.nodeType === 3) before.textContent = before.textContent.replace(/paper id:\s*$/, "");
+      code.replaceWith(link);
+    } else line.append(" ", link);
+  }
 }
 
 /* ---- Evidence in words: the citation check, the peer review, the verification's judge ---------- */

@@ -316,6 +316,7 @@ pages.sources = () => {
         el("h2", {}, outsideUrl(s.url) ? el("a", { href: outsideUrl(s.url), rel: "noopener", target: "_blank", text: s.title }) : s.title,
           s.preferred ? el("span", { class: "badge preferred", text: "★ preferred" }) : null),
         el("p", { class: "meta", text: [(s.authors || []).slice(0, 4).join(", "), s.publication, s.date].filter(Boolean).join(" · ") }),
+        s.origin_id ? el("p", {}, el("a", { class: "paper-link", href: paperHref(s.origin_id), text: "Paper page" })) : null,
         el("div", { class: "relevance" }, el("span", { text: `Relevance ${pct}%` }), el("meter", { min: "0", max: "100", value: String(pct), "aria-label": `relevance ${pct} percent` })));
       const more = el("details", {}, el("summary", { text: "Summary, extract and facts" }), el("p", { text: s.summary }));
       if (s.extract) more.append(el("blockquote", { text: s.extract }));
@@ -386,27 +387,177 @@ pages.sources = () => {
   loadRuns();
 };
 
+/* An agent run in words: "completed 12 May, 10:02 (3 findings)" or its error. */
+function agentRun(run) {
+  if (!run) return "none yet";
+  const all = run.counts || {};
+  const counts = Object.entries(all).filter(([k, n]) => typeof n === "number" && !k.endsWith("_s")).map(([k, n]) => `${n} ${k.replace(/_/g, " ")}`);
+  if (typeof all.duration_s === "number") counts.push(`took ${all.duration_s.toFixed(1)} s`);
+  return `${run.outcome || (run.finished_at ? "finished" : "running")} · ${when(run.finished_at || run.started_at)}${run.trigger ? ` · ${run.trigger}` : ""}${counts.length ? ` (${counts.join(", ")})` : ""}${run.error ? ` — ${run.error}` : ""}`;
+}
+
 pages.operate = () => {
-  for (const card of document.querySelectorAll("[data-agent]")) {
-    const agent = card.dataset.agent;
-    const show = (r) => { $(".agent-state", card).textContent = r.state ?? String(r.status); $(".agent-detail", card).textContent = JSON.stringify(r.detail ?? r, null, 2); };
-    card.addEventListener("click", async (e) => {
+  for (const row of document.querySelectorAll("[data-agent]")) {
+    const agent = row.dataset.agent;
+    const show = (r) => {
+      const d = r.detail && typeof r.detail === "object" ? r.detail : {};
+      $(".agent-state", row).textContent = r.state ?? d.state ?? String(r.status ?? "—");
+      if ("last_run" in d || d.run) $(".agent-last", row).textContent = agentRun(d.last_run || d.run);
+      if ("next_tick" in d) $(".agent-next", row).textContent = d.next_tick ? when(d.next_tick) : "not scheduled";
+      if ("findings_24h" in d) $(".agent-findings", row).textContent = String(d.findings_24h);
+    };
+    row.addEventListener("click", async (e) => {
       const b = e.target.closest("button[data-verb]"); if (!b) return;
       try {
         const r = b.dataset.verb === "status" ? await api(`/${agent}/status`) : await api(`/${agent}/${b.dataset.verb}`, { method: "POST" });
         show(r); if (b.dataset.verb !== "status") say(`${agent}: ${b.dataset.verb} → ${r.state ?? r.status}`, "ok");
-      } catch (err) { $(".agent-state", card).textContent = err.message; }
+      } catch (err) { $(".agent-state", row).textContent = err.message; }
     });
-    api(`/${agent}/status`, { quiet: true }).then(show).catch((err) => { $(".agent-state", card).textContent = err.message; });
+    api(`/${agent}/status`, { quiet: true }).then(show).catch((err) => {
+      $(".agent-state", row).textContent = err.status === 503 ? "not running" : err.message;
+      $(".agent-state", row).title = err.message;
+    });
   }
   $("#drain").addEventListener("click", async () => {
-    try { $("#drain-result").textContent = JSON.stringify(await api("/critic/quarantine/drain", { method: "POST" }), null, 2); } catch { /* alert */ }
+    try {
+      const r = await api("/critic/quarantine/drain", { method: "POST" });
+      const said = Object.entries(r || {}).filter(([, v]) => typeof v !== "object").map(([k, v]) => `${k.replace(/_/g, " ")}: ${v}`);
+      $("#drain-result").textContent = said.length ? said.join(" · ") : "Drained.";
+    } catch { /* alert */ }
   });
   api("/audit?action=consumer.dead_letter&limit=100", { quiet: true }).then((rows) => {
     const tb = $("#dead-letters");
     for (const r of rows) tb.append(el("tr", {}, el("td", { text: when(r.occurred_at) }), el("td", { text: r.service }), el("td", {}, el("code", { text: r.payload.subject ?? "" })), el("td", { text: r.payload.reason ?? "" })));
     if (!rows.length) tb.append(el("tr", {}, el("td", { colspan: "4", text: "No dead letters." })));
   }).catch((e) => $("#dead-letters").append(el("tr", {}, el("td", { colspan: "4", text: e.message }))));
+};
+
+/* ---- My work: every question and report this key asked, newest first --------------------------- */
+const PAGE_SIZE = 50;
+/* Where an item of My work opens: a question's task page, a report's run page (its trace and result). */
+function workHref(item) {
+  if (item.kind === "question") return `/task/${item.id}`;
+  if (item.kind === "source_list" && item.status !== "running") return `/sources/${item.id}`;
+  return item.run_id ? `/run/${encodeURIComponent(item.run_id)}?kind=${item.kind}&id=${item.id}` : `/report/${item.id}`;
+}
+pages.work = () => {
+  const tbody = $("#work");
+  const more = $("#work-more");
+  let limit = PAGE_SIZE;
+  let asking = 0;
+  const load = async () => {
+    const q = new URLSearchParams({ limit: String(limit) });
+    if ($("#w-q").value.trim()) q.set("q", $("#w-q").value.trim());
+    if ($("#w-kind").value) q.set("kind", $("#w-kind").value);
+    const asked = ++asking;  // a slower earlier answer never replaces a later one
+    let rows = [];
+    try { rows = await api(`/my-work?${q}`); } catch { return; }
+    if (asked !== asking) return;
+    tbody.innerHTML = "";
+    for (const w of rows) {
+      tbody.append(el("tr", { "data-work-id": w.id, "data-kind": w.kind },
+        el("td", {}, el("a", { href: workHref(w), text: w.title })),
+        el("td", { text: KIND_LABELS[w.kind] || "Question" }),
+        el("td", {}, el("span", { class: `badge status-${w.status}`, text: w.status })),
+        el("td", { text: when(w.created_at) }),
+        el("td", {}, w.kind !== "question" && w.run_id ? el("a", { href: `/run/${encodeURIComponent(w.run_id)}?kind=${w.kind}&id=${w.id}`, "aria-label": `trace of ${w.title}`, text: "trace" }) : "—")));
+    }
+    if (!rows.length) tbody.append(el("tr", {}, el("td", { colspan: "5", text: $("#w-q").value.trim() || $("#w-kind").value ? "Nothing you asked matches." : "Nothing asked yet: start on the Ask page." })));
+    more.hidden = rows.length < limit;
+  };
+  $("#work-filter").addEventListener("submit", (e) => { e.preventDefault(); limit = PAGE_SIZE; load(); });
+  more.addEventListener("click", () => { limit += PAGE_SIZE; load(); });
+  load();
+};
+
+/* ---- A paper's card -------------------------------------------------------------------------- */
+/* The abstract with every quoted sentence marked (<mark>), matched as written. */
+function highlighted(text, quotes) {
+  const box = el("p", { class: "abstract" });
+  const spans = [];
+  for (const q of quotes) {
+    const needle = String(q).trim().replace(/^"|"$/g, "");
+    const at = needle ? text.indexOf(needle) : -1;
+    if (at >= 0) spans.push([at, at + needle.length]);
+  }
+  spans.sort((a, b) => a[0] - b[0]);
+  let pos = 0;
+  for (const [start, end] of spans) {
+    if (start < pos) continue;
+    box.append(text.slice(pos, start), el("mark", { text: text.slice(start, end) }));
+    pos = end;
+  }
+  box.append(text.slice(pos));
+  return box;
+}
+const paperHref = (paperId) => `/paper/${encodeURIComponent(paperId)}`;
+pages.paper = async () => {
+  const id = body.dataset.paperId;
+  const root = $("#paper");
+  let p;
+  try { p = await api(`/papers/${encodeURIComponent(id)}`); } catch { root.textContent = "Paper not available."; return; }
+  titlePage(p.title, "");
+  $("#page-kind").textContent = p.in_corpus ? "Corpus paper" : "Outside source";
+  root.innerHTML = "";
+  root.append(el("p", { class: "meta paper-meta", text: [p.authors.join(", "), p.year, p.venue].filter(Boolean).join(" · ") || "No authors, year or venue known." }));
+  const facts = el("dl", { class: "config" });
+  if (p.doi) facts.append(el("dt", { text: "DOI" }), el("dd", { text: p.doi }));
+  facts.append(el("dt", { text: "Source" }), el("dd", { text: p.in_corpus ? "the local corpus" : "an outside search; what its source gave is shown" }));
+  root.append(facts);
+  if (p.links.length) {
+    const links = el("p", { class: "toolbar paper-links" });
+    for (const l of p.links) links.append(el("a", { class: "button", href: outsideUrl(l.href), rel: "noopener", target: "_blank", text: `${l.label} ↗` }));
+    root.append(links);
+  }
+  root.append(el("h2", { text: p.in_corpus ? "Abstract" : "Text the source gave" }));
+  root.append(p.abstract ? highlighted(p.abstract, p.quotes) : el("p", { class: "note", text: "No abstract known." }));
+  if (p.quotes.length) root.append(el("p", { class: "note", text: `Marked: ${plural(p.quotes.length, "sentence")} a report quotes.` }));
+  root.append(el("h2", { text: `Cited by (${p.cited_by.length})` }));
+  const ul = el("ul", { class: "plain cited-by" });
+  for (const c of p.cited_by) {
+    const quoted = c.quotes.length ? el("details", {}, el("summary", { text: plural(c.quotes.length, "quote") }), ...c.quotes.map((q) => el("blockquote", { text: q }))) : null;
+    ul.append(el("li", {}, el("span", { class: "badge", text: KIND_LABELS[c.kind] || c.kind }), " ",
+      el("a", { href: c.kind === "source_list" ? `/sources/${c.report_id}` : `/report/${c.report_id}#ref-${c.reference_id}`, text: c.subject }),
+      ` · reference [${c.reference_id}] · ${when(c.updated_at)}`, quoted));
+  }
+  if (!p.cited_by.length) ul.append(el("li", { class: "note", text: "No report cites this paper yet." }));
+  root.append(ul);
+};
+
+/* ---- The audit log (admins) ------------------------------------------------------------------ */
+pages.audit = () => {
+  const tbody = $("#audit");
+  const more = $("#audit-more");
+  let limit = PAGE_SIZE;
+  let asking = 0;
+  const iso = (value) => (value ? new Date(value).toISOString() : "");
+  const load = async () => {
+    if (body.dataset.role !== "admin") { tbody.innerHTML = ""; tbody.append(el("tr", {}, el("td", { colspan: "6", text: "The audit log is shown to admin keys." }))); return; }
+    const q = new URLSearchParams({ limit: String(limit) });
+    for (const [k, field] of [["action", "#a-action"], ["key_id", "#a-key"]]) if ($(field).value.trim()) q.set(k, $(field).value.trim());
+    if ($("#a-since").value) q.set("since", iso($("#a-since").value));
+    if ($("#a-until").value) q.set("until", iso($("#a-until").value));
+    const asked = ++asking;  // a slower earlier answer never replaces a later one
+    let rows = [];
+    try { rows = await api(`/audit?${q}`); } catch { return; }
+    if (asked !== asking) return;
+    tbody.innerHTML = "";
+    for (const r of rows) {
+      const ids = r.subject_ids || {};
+      const about = [r.task_id && el("a", { href: `/task/${r.task_id}`, text: `task ${String(r.task_id).slice(0, 8)}` }),
+        r.claim_id && el("a", { href: `/claim/${r.claim_id}`, text: `claim ${String(r.claim_id).slice(0, 8)}` }),
+        ids.report_id && el("a", { href: `/report/${ids.report_id}`, text: `report ${String(ids.report_id).slice(0, 8)}` })].filter(Boolean);
+      const cell = el("td"); for (const a of about) cell.append(a, " ");
+      tbody.append(el("tr", { "data-action": r.action }, el("td", { text: when(r.occurred_at) }), el("td", {}, el("code", { text: r.action })), el("td", { text: r.service }),
+        el("td", {}, ids.key_id ? el("code", { title: ids.key_id, text: String(ids.key_id).slice(0, 8) }) : "—"), about.length ? cell : el("td", { text: "—" }),
+        el("td", {}, Object.keys(r.payload || {}).length ? el("details", {}, el("summary", { text: "details" }), facts(r.payload)) : "—")));
+    }
+    if (!rows.length) tbody.append(el("tr", {}, el("td", { colspan: "6", text: "No events match." })));
+    more.hidden = rows.length < limit;
+  };
+  $("#audit-filter").addEventListener("submit", (e) => { e.preventDefault(); limit = PAGE_SIZE; load(); });
+  more.addEventListener("click", () => { limit += PAGE_SIZE; load(); });
+  load();
 };
 
 document.addEventListener("DOMContentLoaded", () => { const run = pages[body.dataset.page]; if (run) run(); });
