@@ -32,6 +32,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.harness.results import print_summary
 from bench.harness.servers import start_servers
 from bench.harness.stack import ingest_demo_corpus
 from research_engine.stack import Stack
@@ -145,7 +146,7 @@ def main() -> None:
     reloads = [r for v in found.values() for _, r in v]
     for kind, value in median.items():
         print(f"median {kind:13} submit→shown {value:6.1f} s")
-    print(
+    print_summary(
         f"bench:console review_s={median['review']:.1f} verification_s={median['verification']:.1f} "
         f"source_list_s={median['source_list']:.1f} reload_s={statistics.median(reloads):.2f} "
         f"reload_max_s={max(reloads):.2f} rounds={args.rounds} corpus=demo"
