@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 
 import nats
 import pytest
+from nats.js.api import ConsumerConfig, DeliverPolicy
 
-from research_contracts import EvidenceFound, SearchEvidence, SourceHit
+from research_contracts import EvidenceFound, SearchEvidence, SourceHit, subjects
+from research_contracts.sourcelists import RequestSourceList
 from research_ledger.outbox import OutboxRelay
 from research_modes import ConnectorClient
 from research_scout.pipeline import Scout
@@ -40,6 +42,27 @@ async def fake_connector(nc: nats.NATS, subject: str) -> AsyncIterator[FakeConne
     sub = await nc.subscribe(subject, cb=answer)
     try:
         yield connector
+    finally:
+        await sub.unsubscribe()
+
+
+async def sent_request(
+    nc: nats.NATS, source_list_id: object, run_id: str | None = None
+) -> RequestSourceList:
+    """The list's command (of `run_id`, when given) as the gateway's outbox relay published it
+    after the route's commit: the subject's last message, else the next ones until it comes."""
+    sub = await nc.jetstream().subscribe(
+        subjects.SOURCELIST_REQUESTED,
+        config=ConsumerConfig(deliver_policy=DeliverPolicy.LAST_PER_SUBJECT),
+    )
+    try:
+        while True:
+            command = RequestSourceList.model_validate_json((await sub.next_msg(10)).data)
+            if str(command.source_list_id) == str(source_list_id) and run_id in (
+                None,
+                command.run_id,
+            ):
+                return command
     finally:
         await sub.unsubscribe()
 

@@ -185,17 +185,22 @@ class OutboxRelay:
                 await task
 
 
-def broker_relay(sessions: async_sessionmaker[AsyncSession], broker: Any) -> OutboxRelay:
-    """A relay publishing through a FastStream NATS broker's JetStream context, once the broker
-    has started (the app connects it; the relay never does), each publish waiting for the
-    stream's acknowledgement."""
+def broker_relay(
+    sessions: async_sessionmaker[AsyncSession],
+    broker: Any,
+    *,
+    ready: Callable[[], bool] | None = None,
+) -> OutboxRelay:
+    """A relay publishing through a FastStream NATS broker's JetStream context, each publish
+    waiting for the stream's acknowledgement. It starts draining once `ready()` (by default once
+    the broker has started: the app connects it, the relay never does)."""
 
     async def publish(subject: str, body: bytes, headers: dict[str, str]) -> Any:
         return await broker.connection.jetstream().publish(
             subject, body, headers=headers, timeout=subjects.PUBLISH_TIMEOUT_S
         )
 
-    return OutboxRelay(sessions, publish, ready=lambda: bool(broker.running))
+    return OutboxRelay(sessions, publish, ready=ready or (lambda: bool(broker.running)))
 
 
 @asynccontextmanager
