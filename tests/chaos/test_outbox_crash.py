@@ -4,7 +4,7 @@ A child process commits an event through the ledger's outbox; its relay is held 
 publish, and the process is SIGKILLed there (no shutdown hook, no final drain). Two relays then
 started here publish the committed row exactly once to a consumer of the stream. A relay that
 published and died before it marked its row publishes it again with the same `Nats-Msg-Id`, and
-JetStream stores it once.
+JetStream stores it once. A published row is purged a day later.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import os
 import signal
 import sys
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import nats
 import pytest
 from nats.js.api import ConsumerConfig, DeliverPolicy
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bench.harness.servers import Servers
@@ -35,7 +35,7 @@ pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.timeout(60
 # says "committed" and waits to be killed.
 CHILD = """
 import asyncio, sys, uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from research_contracts import ClaimStatus, subjects
 from research_contracts.messages import ClaimDecided
 from research_ledger import Ledger
@@ -163,3 +163,32 @@ async def test_a_relay_dead_after_the_publish_publishes_again_and_jetstream_keep
     assert [bool(ack.duplicate) for ack in acks] == [False, True], "stored once"
     assert await _delivered(nc, claim_id) == 1
     assert (await _row(sessions, claim_id)).published_at is not None
+
+
+async def test_a_published_row_is_purged_a_day_later(
+    sessions: async_sessionmaker[AsyncSession], nc: nats.NATS
+) -> None:
+    old, fresh = uuid.uuid4(), uuid.uuid4()
+    async with transaction(sessions) as session:
+        outbox = Ledger(session, service="chaos").outbox
+        for claim_id in (old, fresh):
+            outbox.add(subjects.CLAIM_DECIDED, _decided(claim_id))
+    relay = OutboxRelay(sessions, _publish_on(nc))
+    await relay.drain()
+    aged = await _row(sessions, old)
+    async with transaction(sessions) as session:
+        await session.execute(
+            update(OutboxEvent)
+            .where(OutboxEvent.id == aged.id)
+            .values(published_at=datetime.now(UTC) - timedelta(days=2))
+        )
+    assert await relay.purge() >= 1
+    async with sessions() as session:
+        left = list(
+            await session.scalars(
+                select(OutboxEvent.body).where(
+                    OutboxEvent.body.contains(str(old)) | OutboxEvent.body.contains(str(fresh))
+                )
+            )
+        )
+    assert [str(fresh) in body for body in left] == [True], "only the fresh row is kept"

@@ -13,21 +13,23 @@ relay runs again. Publishing is at least once: a relay that dies after the publi
 marks the row publishes it again, with the same `Nats-Msg-Id` (the event's own id, else
 `outbox-<row id>`), and JetStream stores the repeat once within the stream's duplicate window;
 every consumer is idempotent besides. Rows are claimed with `FOR UPDATE SKIP LOCKED`, so relays
-in several processes never publish the same row at once. Run events are not state and never pass
-through here: they are a live trace, published directly (`research_runs`).
+in several processes never publish the same row at once; a published row is purged a day later.
+Run events are not state and never pass through here: they are a live trace, published directly
+(`research_runs`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import BigInteger, DateTime, Index, String, Text, event, func, select, text
+from sqlalchemy import BigInteger, DateTime, Index, String, Text, delete, event, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
@@ -41,7 +43,9 @@ log = get_logger(__name__)
 # (subject, body, headers) → the JetStream acknowledgement; raises when the stream refused it.
 Publish = Callable[[str, bytes, dict[str, str]], Awaitable[Any]]
 
-READY_POLL_S = 0.1
+READY_POLL_S = 0.1  # seconds between looks at whether the bus is connected, at start
+KEPT_PUBLISHED = timedelta(days=1)  # a published row is kept this long, then purged
+PURGE_EVERY_S = 3600.0
 _STAGED = "outbox_staged"  # `Session.info` key: this transaction wrote an outbox row
 _relays: weakref.WeakSet[OutboxRelay] = weakref.WeakSet()  # the relays of this process
 
@@ -159,13 +163,29 @@ class OutboxRelay:
             if len(rows) < self.batch:
                 return drained
 
+    async def purge(self) -> int:
+        """Delete the rows published more than `KEPT_PUBLISHED` ago (a repeat of theirs would be
+        past JetStream's duplicate window anyway); how many."""
+        async with transaction(self.sessions) as session:
+            result = await session.execute(
+                delete(OutboxEvent).where(OutboxEvent.published_at < func.now() - KEPT_PUBLISHED)
+            )
+        return int(getattr(result, "rowcount", 0) or 0)
+
     async def run(self) -> None:
         """Drain now, then whenever a commit staged an event, and every `poll_s` besides (an
-        event another process committed and could not publish)."""
+        event another process committed and could not publish), once `ready()`; purges the
+        rows published long ago every `PURGE_EVERY_S`."""
+        while not self.ready():
+            await asyncio.sleep(READY_POLL_S)
+        purge_at = time.monotonic()
         while True:
             self._wake.clear()
             try:
                 await self.drain()
+                if time.monotonic() >= purge_at:
+                    await self.purge()
+                    purge_at = time.monotonic() + PURGE_EVERY_S
             except Exception as exc:  # noqa: BLE001 - the bus or the database is down: rows wait
                 log.warning("outbox not drained; retrying", error=repr(exc))
             with suppress(TimeoutError):
