@@ -8,6 +8,7 @@ import os
 from alembic import context
 from sqlalchemy.ext.asyncio import create_async_engine
 
+import research_ledger.outbox  # noqa: F401 - its table is in the metadata
 from research_platform.db import async_url
 from research_platform.models import Base
 

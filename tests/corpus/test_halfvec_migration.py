@@ -1,4 +1,4 @@
-"""Migration 0018 round trip: chunk vectors become `halfvec(384)` in place, dense search keeps its
+"""Migration 0019 round trip: chunk vectors become `halfvec(384)` in place, dense search keeps its
 answers, and the way back restores `vector(384)` (real Postgres + pgvector, a database of its own)."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def test_chunk_vectors_go_to_half_precision_and_back_in_place(servers, tmp_path)
     name = f"halfvec_{uuid.uuid4().hex[:8]}"
     _in_thread(lambda: asyncio.run(_create_database(servers.database_url, name)))
     url = make_url(servers.database_url).set(database=name).render_as_string(hide_password=False)
-    upgrade(url, "0017")
+    upgrade(url, "0018")
 
     async def load() -> None:
         engine = create_engine(url)
@@ -78,7 +78,7 @@ def test_chunk_vectors_go_to_half_precision_and_back_in_place(servers, tmp_path)
     before = asyncio.run(_nearest(url, query))
     assert before[0] == full[1][0]
 
-    upgrade(url, "0018")
+    upgrade(url, "0019")
     kind, index, half = asyncio.run(_state(url))
     assert kind == "halfvec(384)" and "halfvec_cosine_ops" in index
     assert [i for i, _ in half] == [i for i, _ in full]
@@ -86,7 +86,7 @@ def test_chunk_vectors_go_to_half_precision_and_back_in_place(servers, tmp_path)
         assert np.allclose(a, b, rtol=1e-3, atol=1e-4)  # fp16: 11 significant bits
     assert asyncio.run(_nearest(url, query)) == before
 
-    downgrade(url, "0017")
+    downgrade(url, "0018")
     kind, index, back = asyncio.run(_state(url))
     assert kind == "vector(384)" and "vector_cosine_ops" in index
     assert back == half  # the rounding stays until `corpus reembed`

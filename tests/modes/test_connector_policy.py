@@ -10,10 +10,10 @@ import asyncio
 import pytest
 from sqlalchemy import select
 
-from research_contracts import EvidenceFound, SearchEvidence, subjects
+from research_contracts import EvidenceFound, SearchEvidence
 from research_contracts.corpus_tools import SearchPapers
 from research_contracts.runs import RunDone
-from research_contracts.sourcelists import RequestSourceList, SourceListUpdated
+from research_contracts.sourcelists import RequestSourceList
 from research_ledger import Ledger
 from research_ledger.source_lists import SourceListBook
 from research_modes import ConnectorClient, ToolsUnavailable
@@ -31,21 +31,12 @@ PROMPT = "Does vitamin D supplementation reduce fracture risk in older adults?"
 def scout(sessions, nc, subject: str, *, wait_s: float) -> Scout:
     js = nc.jetstream()
 
-    async def publish(event: SourceListUpdated) -> None:
-        await js.publish(
-            subjects.SOURCELIST_UPDATED,
-            event.model_dump_json().encode(),
-            stream=subjects.SOURCELISTS_STREAM,
-            headers={subjects.MSG_ID_HEADER: f"sourcelist-updated-{event.run_id}"},
-        )
-
     client = ConnectorClient(
         lambda: nc, timeout_s=10.0, no_responder_wait_s=wait_s, search_subject=subject
     )
     return Scout(
         sessions=sessions,
         settings=ScoutSettings(max_iterations=2),
-        publish=publish,
         search=client.search,
         jetstream=lambda: js,
     )

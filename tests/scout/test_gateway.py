@@ -16,13 +16,12 @@ import pytest
 from fastapi import FastAPI
 
 from bench.harness.servers import Servers
-from research_contracts import subjects
-from research_contracts.sourcelists import RequestSourceList, SourceList
+from research_contracts.sourcelists import SourceList
 from research_gateway.main import create_app
 from research_ledger import Ledger
 from research_platform.settings import Settings
 from tests.keys import bind_workspaces
-from tests.scout.conftest import fake_connector
+from tests.scout.conftest import fake_connector, sent_request
 from tests.scout.hits import VITAMIN_D, paper
 
 pytestmark = pytest.mark.integration
@@ -145,11 +144,8 @@ async def test_a_source_list_from_request_to_export(
         await gateway.get(f"{API}/source-lists/{list_id}", headers=api_keys["reader"])
     ).status_code == 409  # not built yet
 
-    raw = await nc.jetstream().get_last_msg(
-        subjects.SOURCELISTS_STREAM, subjects.SOURCELIST_REQUESTED
-    )
-    command = RequestSourceList.model_validate_json(raw.data)
-    assert str(command.source_list_id) == list_id and command.num_references == 3
+    command = await sent_request(nc, list_id)
+    assert command.num_references == 3
     async with fake_connector(nc, f"test.connector.{unique}") as connector:
         connector.hits = [
             *VITAMIN_D,
@@ -280,11 +276,8 @@ async def test_a_source_list_from_request_to_export(
         assert (
             await gateway.post(runs_url, headers=api_keys["researcher"])
         ).status_code == 409  # that run is under way
-        raw = await nc.jetstream().get_last_msg(
-            subjects.SOURCELISTS_STREAM, subjects.SOURCELIST_REQUESTED
-        )
-        rerun = RequestSourceList.model_validate_json(raw.data)
-        assert (rerun.run_id, rerun.trigger) == (again_accepted.json()["run_id"], "rerun")
+        rerun = await sent_request(nc, list_id, again_accepted.json()["run_id"])
+        assert rerun.trigger == "rerun"
         assert rerun.model_dump(exclude={"run_id", "trigger"}) == command.model_dump(
             exclude={"run_id", "trigger"}
         )  # the stored request
@@ -376,17 +369,11 @@ async def test_an_empty_list_says_why_through_the_api_and_its_export(
         json={"prompt": PROMPT, "workspace": workspace, "detail_level": "facts_list"},
     )
     list_id = accepted.json()["source_list_id"]
-    raw = await nc.jetstream().get_last_msg(
-        subjects.SOURCELISTS_STREAM, subjects.SOURCELIST_REQUESTED
-    )
+    command = await sent_request(nc, list_id)
     async with fake_connector(
         nc, f"test.connector.{unique}"
     ) as connector:  # the corpus holds nothing on it
-        assert (
-            await scout_factory(connector.subject).handle(
-                RequestSourceList.model_validate_json(raw.data)
-            )
-        ).version == 1
+        assert (await scout_factory(connector.subject).handle(command)).version == 1
     shown = (await gateway.get(f"{API}/source-lists/{list_id}", headers=api_keys["reader"])).json()
     assert shown["sources"] == []
     assert shown["note"] == (

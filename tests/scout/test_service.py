@@ -26,7 +26,7 @@ from research_ledger.source_lists import (
 )
 from research_runs import replay
 from research_scout.schedules import ScheduleTick
-from tests.scout.conftest import fake_connector
+from tests.scout.conftest import fake_connector, relay_on
 from tests.scout.hits import VITAMIN_D, paper, recorded
 
 pytestmark = pytest.mark.integration
@@ -37,7 +37,8 @@ async def _events(nc, run_id: str) -> list:
     return [event async for _, event in replay(nc.jetstream(), run_id)]
 
 
-async def _last_update(nc) -> SourceListUpdated:
+async def _last_update(nc, sessions) -> SourceListUpdated:
+    await relay_on(sessions, nc).drain()  # what the runs committed, published
     raw = await nc.jetstream().get_last_msg(
         subjects.SOURCELISTS_STREAM, subjects.SOURCELIST_UPDATED
     )
@@ -145,7 +146,7 @@ async def test_a_schedule_firing_twice_with_a_changed_source_set_publishes_the_d
         await _make_due(sessions, command.source_list_id)
         fired = await ScheduleTick(scout).fire_due()
         assert fired["fired"] >= 1
-        event = await _last_update(nc)
+        event = await _last_update(nc, sessions)
         assert (
             event.source_list_id == command.source_list_id
             and event.version == 2
@@ -162,7 +163,7 @@ async def test_a_schedule_firing_twice_with_a_changed_source_set_publishes_the_d
         connector.hits = [VITAMIN_D[0]]
         await _make_due(sessions, command.source_list_id)
         await ScheduleTick(scout).fire_due()
-        second = await _last_update(nc)
+        second = await _last_update(nc, sessions)
         assert (
             second.version == 3
             and len(second.diff.dropped) == 2

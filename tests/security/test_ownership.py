@@ -1,6 +1,6 @@
 """Runs and reports belong to somebody: run ids are the server's (a client's is a 422, over HTTP
-and through the MCP tools), a run is never joined by another list's command, the owner is kept
-whichever side opens the report first, and a researcher key changes only what it asked for
+and through the MCP tools), a run is never joined by another list's command, the gateway opens a
+report it is asked for with its owner before the command goes out (the outbox), and a researcher key changes only what it asked for
 (another researcher's gets 403 with the reason; an admin may change anything)."""
 
 from __future__ import annotations
@@ -9,13 +9,19 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+import nats
 import pytest
+from nats.js.api import ConsumerConfig, DeliverPolicy
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from research_contracts import subjects
+from research_contracts.reviews import RequestReview
 from research_contracts.sourcelists import ListedSource, SourceList
 from research_gateway.mcp.gateway_api import GatewayApi, ToolFailure
 from research_gateway.mcp.tools import TOOLS
 from research_ledger import Ledger, RunTaken
+from research_ledger.outbox import OutboxEvent
 from research_ledger.source_lists import SourceListBook
 from research_platform.models import ReportRow
 from tests.keys import auth
@@ -101,29 +107,39 @@ async def test_a_run_is_never_joined_by_another_lists_command(
             await SourceListBook(session, service="scout").start_run(run_id, theirs, "request")
 
 
-async def test_the_owner_is_kept_whichever_side_opens_the_report_first(
-    sessions: async_sessionmaker[AsyncSession], unique: str
+async def test_the_gateway_opens_the_report_with_its_owner_before_its_command_goes_out(
+    gateway: Gateway,
+    api_keys: dict[str, dict[str, str]],
+    sessions: async_sessionmaker[AsyncSession],
+    nc: nats.NATS,
 ) -> None:
-    service_first, gateway_first = uuid.uuid4(), uuid.uuid4()
-    owner, intruder = {"key_id": str(uuid.uuid4())}, {"key_id": str(uuid.uuid4())}
-    assert await _open(
-        sessions, service_first, "review", f"rv-{unique}-1", None
-    )  # the reviewer consumed it first
-    assert not await _open(
-        sessions, service_first, "review", f"rv-{unique}-1", owner
-    )  # then the gateway opens
-    assert await _open(sessions, gateway_first, "review", f"rv-{unique}-2", owner)
-    assert not await _open(
-        sessions, gateway_first, "review", f"rv-{unique}-2", None
-    )  # the service after the gateway
-    assert not await _open(
-        sessions, gateway_first, "review", f"rv-{unique}-2", intruder
-    )  # never replaced
+    commands = await nc.jetstream().subscribe(
+        subjects.REVIEW_REQUESTED, config=ConsumerConfig(deliver_policy=DeliverPolicy.NEW)
+    )
+    async with gateway() as (_, client):
+        accepted = await client.post(
+            f"{API}/reviews", json={"topic": TOPIC}, headers=api_keys["researcher"]
+        )
+        assert accepted.status_code == 202, accepted.text
+        review_id, run_id = uuid.UUID(accepted.json()["review_id"]), accepted.json()["run_id"]
+        while True:  # the gateway's relay publishes the staged command after the commit
+            command = RequestReview.model_validate_json((await commands.next_msg(10)).data)
+            if command.review_id == review_id:
+                break
+    await commands.unsubscribe()
     async with sessions() as session:
-        rows = [
-            await session.get(ReportRow, report_id) for report_id in (service_first, gateway_first)
-        ]
-    assert [row.owner for row in rows if row] == [owner, owner]
+        row = await session.get(ReportRow, review_id)
+        staged = await session.scalar(
+            select(OutboxEvent).where(OutboxEvent.msg_id == f"review-{review_id}-{run_id}")
+        )
+    assert row is not None and row.owner.get("key_id"), "opened by the gateway, with its owner"
+    assert staged is not None, "the command went out through the outbox, with its dedup id"
+    # the reviewer opens every command it receives: here a no-op, and an open never changes a row
+    assert not await _open(sessions, review_id, "review", run_id, None)
+    assert not await _open(sessions, review_id, "review", run_id, {"key_id": str(uuid.uuid4())})
+    async with sessions() as session:
+        again = await session.get(ReportRow, review_id)
+    assert again is not None and again.owner == row.owner
 
 
 async def _source_list(

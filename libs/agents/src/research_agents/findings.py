@@ -19,7 +19,7 @@ from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import views
-from research_ledger import audit
+from research_ledger import Ledger, audit
 from research_ledger.audit import storable
 from research_ledger.catalogue import AuditAction
 from research_platform.models import Finding
@@ -190,7 +190,7 @@ async def settle(
     context: dict[str, Any] | None = None,
 ) -> tuple[list[uuid.UUID], list[uuid.UUID]]:
     """Record `opened`, resolve the guarded subset of `resolve` (one statement, one round trip),
-    and write one audit row per change through the ledger's audit writer (`audit.record_many`,
+    and write one audit row per change through the ledger's audit writer (`Ledger.audit_many`,
     a second statement) — in the caller's transaction, which must be a real one: the findings and
     their audit rows commit together or not at all.
 
@@ -233,7 +233,7 @@ async def settle(
         )
         for row in changed
     ]
-    await audit.record_many(session, entries, service=agent)
+    await Ledger(session, service=agent).audit_many(entries)
     return [row.id for row in changed if row.opened], [row.id for row in changed if not row.opened]
 
 

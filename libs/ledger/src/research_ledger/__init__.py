@@ -5,9 +5,10 @@ watched claims, held re-critiques) and of the audit log.
 
 `Ledger(session, service=...)` holds one object per lifecycle (`ledger.tasks`, `.claims`,
 `.verdicts`, `.reports`, `.watched`, `.recritiques`, see `research_ledger.ledger`) whose intent methods write the
-state change and its audit row in the caller's transaction. `audit.record` / `Ledger.audit`
-(`audit.record_many` for a batch) is the only audit writer and takes only members of the
-catalogue (`research_ledger.catalogue`).
+state change and its audit row in the caller's transaction; `ledger.outbox` stages the events
+the change must publish, sent after the commit (`research_ledger.outbox`). `Ledger.audit`
+(`Ledger.audit_many` for a batch) is the only audit writer outside this package and takes only
+members of the catalogue (`research_ledger.catalogue`).
 """
 
 from research_ledger import audit

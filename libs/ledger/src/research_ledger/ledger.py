@@ -10,9 +10,11 @@ transaction — one small object per lifecycle, sharing the caller's session:
                                                                            (`reports.py`, reports, report_versions, report_claims)
     ledger.watched    watch / record_verdict / due / mark_requested       (`watched.py`, watched_claims, verification_verdicts)
     ledger.recritiques hold / due / mark_requested / settle               (`recritiques.py`, held_recritiques)
+    ledger.outbox     add                                                  (`outbox.py`, outbox_events)
     ledger.audit(AuditAction.X, payload=...)   # any other audit row, checked against the catalogue
 
-Every table is modelled in `research_platform.models`. The lifecycle objects do not inherit from
+Every table is modelled in `research_platform.models`, the outbox's in `research_ledger.outbox`.
+An event the change must publish is staged on `ledger.outbox` and published after the commit. The lifecycle objects do not inherit from
 each other; a move that spans two of them says so (`claims.propose` marks the task claimed
 through `tasks`).
 """
@@ -23,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_ledger.base import LedgerBase
 from research_ledger.claims import Claims
+from research_ledger.outbox import Outbox
 from research_ledger.recritiques import Recritiques
 from research_ledger.reports import Reports
 from research_ledger.tasks import Tasks
@@ -32,7 +35,7 @@ from research_ledger.watched import WatchedClaims
 
 class Ledger(LedgerBase):
     """The lifecycle objects of one session (`tasks`, `claims`, `verdicts`, `reports`, `watched`,
-    `recritiques`) and the audit writer they share."""
+    `recritiques`), the audit writer they share and the outbox of the events they publish."""
 
     def __init__(self, session: AsyncSession, *, service: str) -> None:
         super().__init__(session, service=service)
@@ -42,3 +45,4 @@ class Ledger(LedgerBase):
         self.reports = Reports(session, service=service)
         self.watched = WatchedClaims(session)
         self.recritiques = Recritiques(session)
+        self.outbox = Outbox(session, service=service)

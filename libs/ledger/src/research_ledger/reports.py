@@ -174,12 +174,14 @@ class Reports(LedgerBase):
         owner: dict[str, Any] | None = None,
         save_to: dict[str, Any] | None = None,
     ) -> bool:
-        """Record a requested report (`running`); False when it already exists (the gateway and the
-        service may both see the request first: the gateway publishes before it opens).
+        """Record a requested report (`running`); False when it already exists.
 
-        The owner is kept whichever side opens first: the service opens without one, so when it
-        won, the gateway's later open writes its owner into the row — only into a row opened for
-        the same run that has none, so an owner once recorded is never replaced."""
+        One writer opens a report, by where it was asked for: over HTTP or MCP the gateway opens it
+        with its `owner` in the transaction that stages the command in the outbox, so the command
+        is on the bus only once the report is; a command published on the bus (a schedule, the
+        replicator's re-verification, a watched claim) is opened by the service that receives it,
+        without an owner. The service opens every command it receives, so its open of a report
+        the gateway opened is a no-op; an existing row is never changed."""
         check_report(
             subject=subject, subject_key=subject_key, request=request, save_to=save_to
         )  # refused unless de-identified
@@ -201,17 +203,6 @@ class Reports(LedgerBase):
             .returning(ReportRow.id)
         )
         if inserted is None:
-            if owner:
-                await self.session.execute(
-                    update(ReportRow)
-                    .where(
-                        ReportRow.id == report_id,
-                        ReportRow.kind == kind,
-                        ReportRow.run_id == run_id,
-                        ReportRow.owner == {},
-                    )
-                    .values(owner=storable(owner))
-                )
             return False
         self.audit(
             AuditAction.REPORT_OPENED,

@@ -5,7 +5,8 @@
 Every mode is a `research_platform.app.service_app` with its run events declared
 (`run_events=True`: a mode traces each run on `research.run.<run_id>.event`), the ledger's dead
 letters (`research_ledger.dead_letters.recorder`, which also ends a dead-lettered request's run
-events failed) and one durable subscriber on its request subject that hands each parsed command to
+events failed), the ledger's outbox relay (`research_ledger.outbox.relay_beside`: the events a
+run's transaction staged go out after its commit) and one durable subscriber on its request subject that hands each parsed command to
 the service object `build` made (`ctx.service.handle(command)`). What a mode runs beside that (a
 stale sweep, a schedule) it adds to the returned context itself.
 """
@@ -16,6 +17,7 @@ from faststream import FastStream
 from pydantic import BaseModel
 
 from research_ledger import dead_letters
+from research_ledger.outbox import relay_beside
 from research_platform.app import Build, Consumes, ServiceContext, service_app
 from research_platform.broker import Emits
 
@@ -29,8 +31,8 @@ def mode_app(
     requests: Consumes,
     command: type[BaseModel],
 ) -> tuple[FastStream, ServiceContext]:
-    """The app of mode service `name` and its context: `service_app` with run events and dead
-    letters, and `requests` consumed as `command` messages by `ctx.service.handle`."""
+    """The app of mode service `name` and its context: `service_app` with run events, dead
+    letters and the outbox relay, and `requests` consumed as `command` messages by `ctx.service.handle`."""
     app, ctx = service_app(
         settings,
         name,
@@ -39,6 +41,7 @@ def mode_app(
         run_events=True,
         dead_letters=dead_letters.recorder,
     )
+    ctx.run_beside(relay_beside)
 
     async def on_request(request: BaseModel) -> None:
         await ctx.service.handle(request)

@@ -258,7 +258,7 @@ class CorpusChunk(Base):
     section: Mapped[str] = mapped_column(String(50), default="abstract")
     locator: Mapped[str] = mapped_column(String(100), default="abstract")
     text: Mapped[str] = mapped_column(Text)
-    embedding: Mapped[Any] = mapped_column(HALFVEC(EMBEDDING_DIM))  # half precision: migration 0018
+    embedding: Mapped[Any] = mapped_column(HALFVEC(EMBEDDING_DIM))  # half precision: migration 0019
     tsv: Mapped[Any] = mapped_column(TSVECTOR)  # title (weight A) + chunk text (weight B)
     token_count: Mapped[int] = mapped_column(Integer, default=0)  # BM25 document length
 

@@ -20,7 +20,7 @@ import uuid
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from research_ledger import AuditAction, audit
+from research_ledger import AuditAction, Ledger
 from research_platform.logging import get_logger
 
 log = get_logger(__name__)
@@ -81,10 +81,8 @@ class Incidents:
             return
         try:
             async with self._sessions() as session, session.begin():
-                audit.record(
-                    session,
+                Ledger(session, service=SERVICE).audit(
                     action,
-                    service=SERVICE,
                     task_id=task_id,
                     subject_ids={"source": payload.get("source")},
                     payload=payload,

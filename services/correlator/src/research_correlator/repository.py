@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_agents import FindingsRepository, FindingView, NewFinding
-from research_ledger import AuditAction, audit
+from research_ledger import AuditAction, Ledger
 from research_platform.models import MemoryClaim, ResearchSource
 
 SERVICE = "correlator"
@@ -25,6 +25,7 @@ class Patterns:
 
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
+        self.ledger = Ledger(session, service=SERVICE)
         self.findings = FindingsRepository(session, SERVICE)
 
     async def entities(self, *, after: str, limit: int, min_claims: int) -> list[str]:
@@ -99,10 +100,8 @@ class Patterns:
         self, entity: str, new: NewFinding, audit_payload: dict[str, Any], run_id: uuid.UUID | None
     ) -> uuid.UUID:
         finding_id = await self.findings.record(new.kind, new.claim_ids, new.payload)
-        audit.record(
-            self.session,
+        self.ledger.audit(
             AuditAction.CORRELATOR_FINDING,
-            service=SERVICE,
             subject_ids={
                 "finding_id": finding_id,
                 "entity": entity,
@@ -114,10 +113,8 @@ class Patterns:
         return finding_id
 
     def no_pattern(self, entity: str, payload: dict[str, Any], run_id: uuid.UUID | None) -> None:
-        audit.record(
-            self.session,
+        self.ledger.audit(
             AuditAction.CORRELATOR_NO_PATTERN,
-            service=SERVICE,
             subject_ids={"entity": entity, "run_id": run_id},
             payload=payload,
         )
@@ -128,10 +125,8 @@ class Patterns:
         resolved = set(await self.findings.mark_resolved_many([f.finding_id for f in stale]))
         for f in stale:
             if f.finding_id in resolved:
-                audit.record(
-                    self.session,
+                self.ledger.audit(
                     AuditAction.CORRELATOR_RESOLVED,
-                    service=SERVICE,
                     subject_ids={"finding_id": f.finding_id, "entity": entity, "run_id": run_id},
                     payload={"kind": f.kind, "now": now or "no_pattern"},
                 )

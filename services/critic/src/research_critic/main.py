@@ -3,7 +3,8 @@
 
 consume `research.claim.pending` (a `ClaimProposed`, validated by FastStream; acknowledgement,
 retry and dead-letter are `research_platform.delivery.Delivery`) → `Critic.handle_pending`
-(prepare → experiment → reshape → `ledger.verdicts.decide`) → publish `research.claim.decided`.
+(prepare → experiment → reshape → `ledger.verdicts.decide`) → `research.claim.decided`, through
+the ledger's outbox (`research_ledger.outbox`, its relay runs beside the service).
 `research.claim.recritique` (from the replicator) judges an active claim again;
 `research.control.critic.drain` (request/reply, the admin route) releases quarantined claims.
 """
@@ -26,6 +27,7 @@ from research_contracts import (
 from research_critic.pipeline import Critic
 from research_critic.repository import SERVICE
 from research_ledger import dead_letters
+from research_ledger.outbox import relay_beside
 from research_llm import build_chain
 from research_platform.app import Consumes, Pool, ServiceContext, service_app
 from research_platform.broker import Emits
@@ -62,7 +64,6 @@ def create_app(settings: Settings) -> FastStream:
         # The reads before a judgement need no transaction: `decide` checks the claim is still
         # pending and its entity unchanged (`EntityChanged`) in the transaction that writes.
         yield Critic(
-            ctx.publishers[subjects.CLAIM_DECIDED],
             ctx.publishers[subjects.CLAIM_PENDING],
             ctx.sessions,
             settings,
@@ -78,6 +79,7 @@ def create_app(settings: Settings) -> FastStream:
         dead_letters=dead_letters.recorder,
         pool=Pool(size=concurrency + 2, pre_ping=False),
     )
+    ctx.run_beside(relay_beside)  # publishes the decisions after their commits
 
     @ctx.consume(
         Consumes(

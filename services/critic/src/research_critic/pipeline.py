@@ -4,7 +4,8 @@ pending claim → read the claim and the active claims of its entity (`ClaimRead
 no transaction; a claim read as not pending is read again on the primary under its row lock)
 → prepare (a `Review`; an unknown claim is dead-lettered) → experiment (provider
 chain, under the SLA) → reshape (the supersede rule) → `ledger.verdicts.decide` (verdict row, claim
-status, audit row: one transaction) → publish `research.claim.decided`. `decide` re-checks in its
+status, audit row and the `research.claim.decided` event in the outbox: one transaction; the
+relay publishes the event after the commit). `decide` re-checks in its
 transaction what judging assumed: a claim already decided is a redelivery (nothing happens), an
 entity whose active claims changed meanwhile raises `EntityChanged` and the claim is judged again.
 
@@ -51,7 +52,6 @@ JUDGE_ATTEMPTS = 5
 class Critic:
     """The critic's work on one message at a time; built in the lifespan (`main.py`)."""
 
-    decided: Any  # the declared publisher of `research.claim.decided`
     proposed: (
         Any  # the declared publisher of `research.claim.pending` (a drained claim, proposed again)
     )
@@ -92,11 +92,11 @@ class Critic:
         if verdict is None:
             return
         async with transaction(self.sessions) as session:
-            decided = await Ledger(session, service=SERVICE).verdicts.decide(
-                claim.id, verdict, review.considered
-            )
+            ledger = Ledger(session, service=SERVICE)
+            decided = await ledger.verdicts.decide(claim.id, verdict, review.considered)
+            if decided is not None:
+                announce(ledger, decided)
         if decided is not None:
-            await self.announce(decided)
             log.info("claim decided", verdict=verdict.verdict.value, score=verdict.score)
 
     async def pending_on_primary(self, claim_id: uuid.UUID) -> bool:
@@ -125,16 +125,18 @@ class Critic:
         """Count the SLA timeout; quarantine (and return) on the last straw, else retry later."""
         sla = self.settings.critic.sla_seconds
         async with transaction(self.sessions) as session:
-            quarantined = await Ledger(session, service=SERVICE).verdicts.record_timeout(
+            ledger = Ledger(session, service=SERVICE)
+            quarantined = await ledger.verdicts.record_timeout(
                 claim_id,
                 judged_status=judged_status,
                 quarantine_after=self.settings.critic.quarantine_after,
                 sla_s=sla,
             )
+            if quarantined is not None:
+                announce(ledger, quarantined)
         if quarantined is None:
             raise TransientError(f"critique exceeded the {sla}s SLA") from exc
         log.warning("claim quarantined after repeated SLA timeouts", sla_s=sla)
-        await self.announce(quarantined)
 
     async def handle_recritique(self, command: RecritiqueClaim) -> None:
         """Judge an active claim again, without the sources the replicator found retracted or lost."""
@@ -158,14 +160,13 @@ class Critic:
             if verdict is None:
                 return
             async with transaction(self.sessions) as session:
-                decided = await Ledger(session, service=SERVICE).verdicts.reconsider(
-                    command, verdict, discredited
-                )
+                ledger = Ledger(session, service=SERVICE)
+                decided = await ledger.verdicts.reconsider(command, verdict, discredited)
+                if decided is not None:
+                    announce(ledger, decided)
             log.info(
                 "claim re-critiqued", verdict=verdict.verdict.value, withdrawn=decided is not None
             )
-            if decided is not None:
-                await self.announce(decided)
 
     async def drain(self, request: ControlRequest) -> ControlReply:
         """The operator's drain: quarantined claims (all, or `args.claim_ids`) go back to judgement."""
@@ -196,10 +197,12 @@ class Critic:
             status=200, detail={"drained": [str(c.id) for c in released], "count": len(released)}
         )
 
-    async def announce(self, decided: ClaimDecided) -> None:
-        await self.decided.publish(
-            decided,
-            headers={
-                subjects.MSG_ID_HEADER: f"claim-decided-{decided.claim_id}-{decided.status.value}"
-            },
-        )
+
+def announce(ledger: Ledger, decided: ClaimDecided) -> None:
+    """Stage `research.claim.decided` with the decision: published after its commit, at least
+    once, one `Nats-Msg-Id` per claim and status (`research_ledger.outbox`)."""
+    ledger.outbox.add(
+        subjects.CLAIM_DECIDED,
+        decided,
+        msg_id=f"claim-decided-{decided.claim_id}-{decided.status.value}",
+    )

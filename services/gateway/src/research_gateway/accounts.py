@@ -28,7 +28,7 @@ from research_gateway.auth import AUTH_RESPONSES, Admin, Caller, Reader
 from research_gateway.deps import API, SERVICE, Session
 from research_gateway.quotas import KINDS, KeyQuotas, Quotas
 from research_gateway.storable import Slug
-from research_ledger import AuditAction, audit
+from research_ledger import AuditAction, Ledger
 from research_ledger.source_limits import DEFAULT_WORKSPACE, LimitsBook
 from research_platform.models import ApiKey, KeyWorkspace
 from research_platform.settings import GatewayLimitsSettings
@@ -179,10 +179,8 @@ async def set_key_limits(
     async with session.begin():
         await _key(session, key_id)
         await quotas.override(key_id, body.model_dump())
-        audit.record(
-            session,
+        Ledger(session, service=SERVICE).audit(
             AuditAction.ADMIN_KEY_LIMITS_SET,
-            service=SERVICE,
             subject_ids={"key_id": caller.key_id, "target_key_id": key_id},
             payload={"overrides": body.model_dump()},
         )
@@ -204,10 +202,8 @@ async def set_key_workspaces(
     async with session.begin():
         await _key(session, key_id)
         await KeyWorkspaces(session).bind(key_id, list(body.workspaces))
-        audit.record(
-            session,
+        Ledger(session, service=SERVICE).audit(
             AuditAction.ADMIN_KEY_WORKSPACES_SET,
-            service=SERVICE,
             subject_ids={"key_id": caller.key_id, "target_key_id": key_id},
             payload={"workspaces": list(body.workspaces)},
         )

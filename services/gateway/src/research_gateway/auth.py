@@ -45,7 +45,7 @@ from research_gateway.deps import SERVICE, Session
 from research_gateway.proxies import TrustedProxies
 from research_gateway.signins import SESSION_COOKIE, ConsoleSessions
 from research_gateway.throttle import FailedAuthThrottle
-from research_ledger import AuditAction, audit
+from research_ledger import AuditAction, Ledger
 from research_platform.models import ApiKey
 from research_privacy.boundary import person_text
 
@@ -171,10 +171,8 @@ class ApiKeys:
             name
         )  # a label a person typed, often a person's name: the privacy boundary applies
         self.session.add(ApiKey(id=key_id, name=name, role=role, key_hash=hash_key(secret)))
-        audit.record(
-            self.session,
+        Ledger(self.session, service=SERVICE).audit(
             AuditAction.ADMIN_KEY_CREATED,
-            service=SERVICE,
             subject_ids={"key_id": key_id},
             payload={"role": role, "name": name},
         )
@@ -203,10 +201,8 @@ class ApiKeys:
         )
         revoked = result.scalar_one_or_none() is not None
         if revoked:
-            audit.record(
-                self.session,
+            Ledger(self.session, service=SERVICE).audit(
                 AuditAction.ADMIN_KEY_REVOKED,
-                service=SERVICE,
                 subject_ids={"key_id": key_id},
             )
         return revoked
@@ -279,10 +275,8 @@ def require(role: Role) -> Callable[..., Awaitable[Caller]]:
         if RANK.get(found.role, -1) >= RANK[role]:
             return found
         async with session.begin():
-            audit.record(
-                session,
+            Ledger(session, service=SERVICE).audit(
                 AuditAction.ADMIN_DENIED,
-                service=SERVICE,
                 subject_ids={"key_id": found.key_id},
                 payload={
                     "role": found.role,

@@ -2,10 +2,13 @@
 AsyncAPI document (`docs/asyncapi/gateway.json`) lists every subject with the payload schema.
 
     bus = build_bus(settings.require_nats_url())    # in the lifespan; connected there
-    await publish_or_503(bus.reviews, command, msg_id=..., what="review")
+    await publish_or_503(bus.tasks[tier], task, msg_id=..., what="task")
 
-The commands are published first and the ledger row committed second (see `tasks.py`); every
-one carries a `Nats-Msg-Id`, so a retried request is stored once by JetStream. The gateway's
+A research task is published first and its ledger row committed second (see `tasks.py`). A mode's
+command (a review, a verification, a source list) is staged in the ledger's outbox in the
+transaction that opens its report and published after the commit by the gateway's relay
+(`research_ledger.outbox`); these publishers declare its subject and schema. Every command
+carries a `Nats-Msg-Id`, so a retried request is stored once by JetStream. The gateway's
 request/reply calls (a corpus search, the operators' control verbs) ask and wait; they are not
 publishes and the services that answer them document those subjects.
 """

@@ -52,6 +52,7 @@ from research_gateway.observability import instrument, serve_metrics
 from research_gateway.proxies import TrustedProxies
 from research_gateway.settings import ConsoleSettings, EdgeSettings, GatewaySettings
 from research_gateway.throttle import FailedAuthThrottle
+from research_ledger.outbox import broker_relay
 from research_platform import installation, metrics
 from research_platform.broker import ensure_streams_at
 from research_platform.db import create_engine, create_read_engine, dispose, session_factory
@@ -107,7 +108,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await broker.connect()
         app.state.sessions, app.state.broker, app.state.bus = session_factory(engine), broker, bus
         app.state.read_sessions = session_factory(reader)
-        yield
+        # The mode commands the routes stage with their reports, published after each commit;
+        # it drains first what an earlier gateway committed and could not publish.
+        async with broker_relay(app.state.sessions, broker, ready=lambda: True).running():
+            yield
         await broker.stop()
         await dispose(engine, reader)
 

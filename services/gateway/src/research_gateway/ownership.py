@@ -2,7 +2,7 @@
 
 Every reader may read every report; a change — refresh a review, re-run a source list, remove or
 prefer one of its sources — belongs to the report's owner (`reports.owner.key_id`, recorded by
-whichever side opens the report first, see `research_ledger.reports.Reports.open`) or to an
+the gateway when it opens the report, see `research_ledger.reports.Reports.open`) or to an
 admin key. A report nobody owns (its command was published straight on the bus, or it was opened
 before owners were kept) is changed by admins only. Another researcher's change is refused with
 403 and the reason; schedules and workspace limits are admin-only routes anyway.

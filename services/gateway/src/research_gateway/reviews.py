@@ -12,9 +12,11 @@ The body is validated by `ReviewRequest`, the caller's part of the `RequestRevie
 HTTP answer (422 with the reason: empty or 10 kB topic, unknown source, more than two rounds) and
 the bus (dead letter) agree; the run id is the server's, drawn at random (`new_run_id`): a body
 naming one is refused (422), and the `review_id` a client may choose never goes into it. The
-command is published on `research.review.requested` (`Nats-Msg-Id` per run) before the report
-row is written: a bus failure answers 503 with nothing stored. A refresh moves the report to
-`running` under a new run first, then publishes; if the bus is down the refresh fails visibly.
+gateway opens the report, with its owner, and stages the command for
+`research.review.requested` (`Nats-Msg-Id` per run) in the ledger's outbox in the same
+transaction: the gateway's relay publishes it after the commit (`research_ledger.outbox`), so the
+reviewer always finds the report open, and a bus that is down delays the run, never loses it. A
+refresh moves the report to `running` under a new run and stages its command the same way.
 The live trace is `GET /runs/{run_id}/events` (SSE, `runs.py`).
 """
 
@@ -28,11 +30,11 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from pydantic import BaseModel
 from sqlalchemy import select
 
+from research_contracts import subjects
 from research_contracts.reviews import RequestReview, ReviewRequest, topic_key
 from research_contracts.runs import new_run_id
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
-from research_gateway.bus import Bus
-from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session, publish_or_503
+from research_gateway.deps import API, SERVICE, ReadSession, Session
 from research_gateway.ownership import OWNED_RESPONSES, owner_of, require_owner
 from research_gateway.quotas import QUOTA_RESPONSES, KeyQuotas, PdfExportSlot
 from research_gateway.reports import EXPORTED, FORMATS, MAX_VERSION, FormatName, rendered
@@ -71,12 +73,12 @@ class ReviewSummary(BaseModel):
     updated_at: datetime
 
 
-async def _publish(bus: Bus, command: RequestReview) -> None:
-    await publish_or_503(
-        bus.reviews,
+def _send(ledger: Ledger, command: RequestReview) -> None:
+    """Stage the command in the outbox of the transaction that opens or refreshes its report."""
+    ledger.outbox.add(
+        subjects.REVIEW_REQUESTED,
         command,
         msg_id=f"review-{command.review_id}-{command.effective_run_id()}",
-        what="review",
     )
 
 
@@ -97,11 +99,10 @@ async def _review(session: Any, review_id: uuid.UUID) -> ReportRow:
         },
         409: {"description": "this review_id exists"},
         **QUOTA_RESPONSES,
-        503: {"description": "the bus is unavailable"},
     },
 )
 async def submit_review(
-    body: ReviewRequest, session: Session, bus: Publishers, caller: Researcher, quotas: KeyQuotas
+    body: ReviewRequest, session: Session, caller: Researcher, quotas: KeyQuotas
 ) -> ReviewAccepted:
     """Ask for a literature review; follow `run_id` on /runs/{run_id}/events, poll /reviews/{id}."""
     command = RequestReview(
@@ -120,18 +121,24 @@ async def submit_review(
         ),
     }
     check_report(**report)  # the ledger's own check, before anything is published: one answer (422)
-    async with quotas.taken(
-        caller, "review", subject_id=command.review_id, run_id=command.effective_run_id()
+    async with (
+        quotas.taken(
+            caller, "review", subject_id=command.review_id, run_id=command.effective_run_id()
+        ),
+        session.begin(),
     ):
-        await _publish(bus, command)
-    async with session.begin():
-        await Ledger(session, service=SERVICE).reports.open(
+        ledger = Ledger(session, service=SERVICE)
+        if not await ledger.reports.open(
             command.review_id,
             kind="review",
             run_id=command.effective_run_id(),
             owner=owner_of(caller),
             **report,
-        )
+        ):
+            raise HTTPException(
+                status.HTTP_409_CONFLICT, "this review_id exists; refresh it instead"
+            )
+        _send(ledger, command)
     return ReviewAccepted(review_id=command.review_id, run_id=command.effective_run_id())
 
 
@@ -255,11 +262,10 @@ async def review_versions(
         **OWNED_RESPONSES,
         409: {"description": "a run of this review is in progress"},
         **QUOTA_RESPONSES,
-        503: {"description": "bus down"},
     },
 )
 async def refresh_review(
-    review_id: uuid.UUID, session: Session, bus: Publishers, caller: Researcher, quotas: KeyQuotas
+    review_id: uuid.UUID, session: Session, caller: Researcher, quotas: KeyQuotas
 ) -> ReviewAccepted:
     """Run the review again: a new version and its diff to the current one (stale or not)."""
     run_id = new_run_id("rv")
@@ -267,28 +273,24 @@ async def refresh_review(
         row = await _review(session, review_id)
         require_owner(caller, row, "review")
         await quotas.admit(caller, "review", subject_id=review_id, run_id=run_id)
-        if await Ledger(session, service=SERVICE).reports.refresh(review_id, run_id=run_id) is None:
+        ledger = Ledger(session, service=SERVICE)
+        if await ledger.reports.refresh(review_id, run_id=run_id) is None:
             raise HTTPException(
                 status.HTTP_409_CONFLICT,
                 f"review {review_id} is {row.status}; wait for the run to end",
             )
         stored = dict(row.request)
-    command = RequestReview(
-        review_id=review_id,
-        run_id=run_id,
-        topic=row.subject,
-        refresh=True,
-        origin="api",
-        **{k: stored[k] for k in ("filters", "sources", "max_iterations") if k in stored},
-    )
-    try:
-        await _publish(bus, command)
-    except HTTPException:
-        async with session.begin():
-            await Ledger(session, service=SERVICE).reports.fail(
-                review_id, "refresh not published: the bus was unavailable"
-            )
-        raise
+        _send(
+            ledger,
+            RequestReview(
+                review_id=review_id,
+                run_id=run_id,
+                topic=row.subject,
+                refresh=True,
+                origin="api",
+                **{k: stored[k] for k in ("filters", "sources", "max_iterations") if k in stored},
+            ),
+        )
     return ReviewAccepted(review_id=review_id, run_id=run_id)
 
 

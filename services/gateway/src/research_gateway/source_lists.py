@@ -20,9 +20,10 @@ beyond the workspace's maximum of scheduled lists, is a 409 naming that limit (t
 well-formed; the workspace's policy refuses it). The run id is the server's: a body naming one
 (or a trigger, an origin) is refused with 422. Only the key that asked for a list, or an admin,
 changes it (`ownership.py`; 403 with the reason otherwise). The ledger's privacy check runs first
-(a refusal is a 422 and nothing is published); then the request is published on
-`research.sourcelist.requested` (`Nats-Msg-Id` per run) before the report row is written, so a bus
-failure answers 503 with nothing stored.
+(a refusal is a 422 and nothing is published); then the gateway opens the report, with its
+owner, and stages the request for `research.sourcelist.requested` (`Nats-Msg-Id` per run) in the
+ledger's outbox in the same transaction; its relay publishes it after the commit
+(`research_ledger.outbox`), so the scout always finds the report open.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import select
 
+from research_contracts import subjects
 from research_contracts.sourcelists import (
     UPDATE_FREQUENCY_PATTERN,
     ListedSource,
@@ -45,8 +47,7 @@ from research_contracts.sourcelists import (
 )
 from research_gateway.accounts import limits_of, require_workspace
 from research_gateway.auth import AUTH_RESPONSES, Admin, Reader, Researcher
-from research_gateway.bus import Bus
-from research_gateway.deps import API, SERVICE, Publishers, Session, publish_or_503
+from research_gateway.deps import API, SERVICE, Session
 from research_gateway.ownership import OWNED_RESPONSES, owner_of, require_owner
 from research_gateway.quotas import QUOTA_RESPONSES, KeyQuotas
 from research_gateway.reports import EXPORTED
@@ -128,12 +129,12 @@ def _schedule_view(row: Any) -> dict[str, Any] | None:
     }
 
 
-async def _publish(bus: Bus, request: RequestSourceList) -> None:
-    await publish_or_503(
-        bus.source_lists,
+def _send(ledger: Ledger, request: RequestSourceList) -> None:
+    """Stage the command in the outbox of the transaction that opens or re-runs its report."""
+    ledger.outbox.add(
+        subjects.SOURCELIST_REQUESTED,
         request,
         msg_id=f"sourcelist-{request.source_list_id}-{request.run_id}",
-        what="source list",
     )
 
 
@@ -178,13 +179,11 @@ async def get_limits(workspace: Slug, session: Session, caller: Admin) -> dict[s
         404: {"description": "a workspace nobody declared, when workspaces must be declared"},
         409: {"description": f"this source_list_id exists, or {REFUSED}"},
         **QUOTA_RESPONSES,
-        503: {"description": "the bus is unavailable; nothing was stored"},
     },
 )
 async def submit_source_list(
     body: SourceListRequest,
     session: Session,
-    bus: Publishers,
     caller: Researcher,
     quotas: KeyQuotas,
     gateway_limits: Annotated[GatewayLimitsSettings, Depends(limits_of)],
@@ -214,18 +213,25 @@ async def submit_source_list(
         "save_to": request.save_to.model_dump() if request.save_to else {},
     }
     check_report(**report)  # the ledger's own check, before anything is published: one answer (422)
-    async with quotas.taken(
-        caller, "source_list", subject_id=request.source_list_id, run_id=request.run_id
+    async with (
+        quotas.taken(
+            caller, "source_list", subject_id=request.source_list_id, run_id=request.run_id
+        ),
+        session.begin(),
     ):
-        await _publish(bus, request)
-    async with session.begin():
-        await Ledger(session, service=SERVICE).reports.open(
+        ledger = Ledger(session, service=SERVICE)
+        if not await ledger.reports.open(
             request.source_list_id,
             kind="source_list",
             run_id=request.run_id,
             owner=owner_of(caller),
             **report,
-        )
+        ):
+            raise HTTPException(
+                status.HTTP_409_CONFLICT,
+                "this source_list_id exists; re-run it through its schedule",
+            )
+        _send(ledger, request)
     return SourceListAccepted(
         source_list_id=request.source_list_id,
         run_id=request.run_id,
@@ -447,13 +453,11 @@ async def source_list_runs(
         **NOT_FOUND,
         409: {"description": "a run of this list is in progress, or no stored request"},
         **QUOTA_RESPONSES,
-        503: {"description": "the bus is unavailable; the list is marked failed"},
     },
 )
 async def rerun_source_list(
     source_list_id: uuid.UUID,
     session: Session,
-    bus: Publishers,
     caller: Researcher,
     quotas: KeyQuotas,
 ) -> SourceListAccepted:
@@ -486,14 +490,7 @@ async def rerun_source_list(
                 status.HTTP_409_CONFLICT,
                 f"source list {source_list_id} is {report.status}; wait for the run to end",
             )
-    try:
-        await _publish(bus, request)
-    except HTTPException:
-        async with session.begin():
-            await Ledger(session, service=SERVICE).reports.fail(
-                source_list_id, "re-run not published: the bus was unavailable"
-            )
-        raise
+        _send(ledger, request)
     return SourceListAccepted(
         source_list_id=source_list_id,
         run_id=request.run_id,

@@ -5,9 +5,10 @@
     GET  /watched-claims       reader      the watched claims, next due first, each with its verdict history
 
 The body is validated by `RequestVerification` (empty, wordless or oversized claim, unknown source
-→ 422 with the reason), so the HTTP answer and the bus's dead letter agree. The command is published
-on `research.verify.requested` (`Nats-Msg-Id` per run) before the report row is written: a bus
-failure answers 503 with nothing stored. With `watch: true` the verifier enters the claim into the
+→ 422 with the reason), so the HTTP answer and the bus's dead letter agree. The gateway opens the
+report, with its owner, and stages the command for `research.verify.requested` (`Nats-Msg-Id` per
+run) in the ledger's outbox in the same transaction; its relay publishes it after the commit
+(`research_ledger.outbox`), so the verifier always finds the report open. With `watch: true` the verifier enters the claim into the
 watched claims the replicator re-verifies on schedule (when it opens the first run). The live trace is `GET /runs/{run_id}/events`;
 exports are `GET /reports/{id}/export`.
 """
@@ -30,6 +31,7 @@ from pydantic import (
 )
 from sqlalchemy import select
 
+from research_contracts import subjects
 from research_contracts.reviews import EVIDENCE_SOURCES, ReviewFilters, worded_pattern
 from research_contracts.runs import new_run_id
 from research_contracts.verifications import (
@@ -38,7 +40,7 @@ from research_contracts.verifications import (
     RequestVerification,
 )
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
-from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session, publish_or_503
+from research_gateway.deps import API, SERVICE, ReadSession, Session
 from research_gateway.ownership import owner_of
 from research_gateway.quotas import QUOTA_RESPONSES, KeyQuotas
 from research_gateway.storable import UNSTORABLE_RANGE, storable_text
@@ -121,13 +123,11 @@ class WatchedClaimView(BaseModel):
     responses={
         422: {"description": "bad input (empty, wordless or oversized claim, unknown source)"},
         **QUOTA_RESPONSES,
-        503: {"description": "the bus is unavailable"},
     },
 )
 async def submit_verification(
     body: VerificationRequest,
     session: Session,
-    bus: Publishers,
     caller: Researcher,
     quotas: KeyQuotas,
 ) -> VerificationAccepted:
@@ -153,20 +153,16 @@ async def submit_verification(
         ),
     }
     check_report(**report)  # the ledger's own check, before anything is published: one answer (422)
-    async with quotas.taken(
-        caller,
-        "verification",
-        subject_id=verification_id,
-        run_id=command.effective_run_id(),
-        watch=command.watch,
+    async with (
+        quotas.taken(
+            caller,
+            "verification",
+            subject_id=verification_id,
+            run_id=command.effective_run_id(),
+            watch=command.watch,
+        ),
+        session.begin(),
     ):
-        await publish_or_503(
-            bus.verifications,
-            command,
-            msg_id=f"verify-{verification_id}-{command.effective_run_id()}",
-            what="verification",
-        )
-    async with session.begin():
         ledger = Ledger(session, service=SERVICE)
         await ledger.reports.open(
             verification_id,
@@ -174,6 +170,11 @@ async def submit_verification(
             run_id=command.effective_run_id(),
             owner=owner_of(caller),
             **report,
+        )
+        ledger.outbox.add(  # published after the commit, by the gateway's relay
+            subjects.VERIFY_REQUESTED,
+            command,
+            msg_id=f"verify-{verification_id}-{command.effective_run_id()}",
         )
     return VerificationAccepted(verification_id=verification_id, run_id=command.effective_run_id())
 

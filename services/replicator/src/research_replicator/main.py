@@ -4,7 +4,7 @@ Each run: active claims older than `min_age_days` and not re-checked recently (r
 prepare (rows → `DueClaim`) → re-run the researcher on the same question (request/reply
 `research.researcher.rerun`) → experiment (the stance model judges the fresh evidence against the claim, the old
 supports' quotes are looked for: eroded | retracted_source | confirmed) → reshape (the finding) → repository: finding + audit `research.replicator.finding` and a `RecritiqueClaim` on
-`research.claim.recritique`, or audit `research.replicator.confirmed` /
+`research.claim.recritique` (the ledger's outbox, published after the commit), or audit `research.replicator.confirmed` /
 `research.replicator.skipped` (with the reason). Then due watched claims are sent to the verifier
 for re-verification (`watched`; also on the dispatcher's tick, at most `watched_in_flight`
 unfinished at once). Operator verbs arrive on `research.control.replicator.<verb>`.
@@ -44,6 +44,7 @@ from research_contracts import (
     subjects,
 )
 from research_ledger import dead_letters
+from research_ledger.outbox import relay_beside
 from research_platform.app import Consumes, ServiceContext, service_app
 from research_platform.broker import Emits
 from research_platform.db import transaction
@@ -122,24 +123,23 @@ class Replicator:
             self.settings.judged_sources,
         )
         new = reshape.finding(claim, comparison)
+        newly = sorted(set(comparison.details.get("retracted") or []) - known)
         async with transaction(self.sessions) as session:
-            finding_id = await Replications(session).conclude(
+            replications = Replications(session)
+            finding_id = await replications.conclude(
                 claim, comparison, new, ctx.run_id if ctx else None
             )
             if finding_id is not None:
-                # Published before the commit: if the bus refuses, nothing is recorded and the
-                # claim is due again next run; the message id makes a repeat harmless.
-                await self.publishers[subjects.CLAIM_RECRITIQUE].publish(
+                # With the finding, through the outbox: published after the commit, at least once.
+                outbox = replications.ledger.outbox
+                outbox.add(
+                    subjects.CLAIM_RECRITIQUE,
                     reshape.recritique(claim, comparison, finding_id),
-                    headers={subjects.MSG_ID_HEADER: f"recritique-{finding_id}"},
+                    msg_id=f"recritique-{finding_id}",
                 )
-        newly = sorted(set(comparison.details.get("retracted") or []) - known)
-        if finding_id is not None and newly:
-            # the rest of the ledger citing them hears of it at once (`retractions`)
-            event = SourcesRetracted(source_ids=newly, origin="replicator")
-            await self.publishers[subjects.SOURCE_RETRACTED].publish(
-                event, headers={subjects.MSG_ID_HEADER: event.msg_id()}
-            )
+                if newly:  # the rest of the ledger citing them hears of it at once (`retractions`)
+                    event = SourcesRetracted(source_ids=newly, origin="replicator")
+                    outbox.add(subjects.SOURCE_RETRACTED, event, msg_id=event.msg_id())
         if comparison.verdict is None:
             log.info("replication skipped", reason=comparison.reason)
             return "skipped"
@@ -175,6 +175,9 @@ def create_app(settings: ReplicatorServiceSettings) -> FastStream:
     app, ctx = service_app(
         settings, SERVICE, emits=EMITS, run_events=True, dead_letters=dead_letters.recorder
     )
+    ctx.run_beside(
+        relay_beside
+    )  # publishes a finding's re-critique and retractions after the commit
     schedule(
         ctx,
         replicator.schedule,

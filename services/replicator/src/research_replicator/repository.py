@@ -14,7 +14,7 @@ from sqlalchemy import text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_agents import FindingsRepository, NewFinding
-from research_ledger import AuditAction, audit
+from research_ledger import AuditAction, Ledger
 from research_platform.models import ResearchSource
 from research_replicator.experiment import Comparison
 from research_replicator.prepare import DueClaim
@@ -46,6 +46,7 @@ class Replications:
 
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
+        self.ledger = Ledger(session, service=SERVICE)
         self.findings = FindingsRepository(session, SERVICE)
 
     async def due(
@@ -83,10 +84,8 @@ class Replications:
         subject = {"run_id": run_id, "entity": claim.entity}
         if new is None:  # confirmed, or skipped: an audit row only
             skipped = comparison.verdict is None
-            audit.record(
-                self.session,
+            self.ledger.audit(
                 AuditAction.REPLICATOR_SKIPPED if skipped else AuditAction.REPLICATOR_CONFIRMED,
-                service=SERVICE,
                 claim_id=claim.claim_id,
                 subject_ids=subject,
                 payload={"reason": comparison.reason, **comparison.details}
@@ -102,10 +101,8 @@ class Replications:
                 .where(ResearchSource.source_id.in_(comparison.details["retracted"]))
                 .values(retracted=True)
             )
-        audit.record(
-            self.session,
+        self.ledger.audit(
             AuditAction.REPLICATOR_FINDING,
-            service=SERVICE,
             claim_id=claim.claim_id,
             subject_ids={**subject, "finding_id": finding_id},
             payload={"verdict": comparison.verdict, **comparison.details},

@@ -54,18 +54,12 @@ def create_app(settings: ScoutServiceSettings) -> FastStream:
     async def build(ctx: ServiceContext) -> AsyncIterator[Scout]:
         broker = ctx.broker
 
-        async def publish(event: SourceListUpdated) -> None:
-            await ctx.publishers[subjects.SOURCELIST_UPDATED].publish(
-                event, headers={subjects.MSG_ID_HEADER: f"sourcelist-updated-{event.run_id}"}
-            )
-
         yield Scout(
             sessions=ctx.sessions,
             settings=scout_settings,
             search=ConnectorClient(
                 lambda: broker.connection, timeout_s=scout_settings.connector_timeout_s
             ).search,
-            publish=publish,
             jetstream=lambda: broker.connection.jetstream(),
             chain=choose_engine(
                 settings.llm,

@@ -1,5 +1,6 @@
 """One source-list run: prepare → the refinement loop (search, judge, refine) → detail → reshape →
-store the snapshot + diff → publish `research.sourcelist.updated`.
+store the snapshot + diff, and `research.sourcelist.updated` in the ledger's outbox (one
+transaction; published after the commit by the mode's relay).
 
 The loop (seed 004): each iteration asks the connector service (request/reply
 `research.connector.search`, the routed sources) with the current query, labels every new hit
@@ -30,7 +31,7 @@ from typing import Any
 from nats.js import JetStreamContext
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from research_contracts import EvidenceFound, SearchEvidence
+from research_contracts import EvidenceFound, SearchEvidence, subjects
 from research_contracts.sourcelists import RequestSourceList, SourceListUpdated, SourceType
 from research_llm import ProviderChain, remote_configured
 from research_modes import SourceLog, mode_run, tell
@@ -340,7 +341,6 @@ class Scout:
     sessions: async_sessionmaker[AsyncSession]
     settings: ScoutSettings
     search: Search
-    publish: Callable[[SourceListUpdated], Awaitable[None]]
     jetstream: Callable[[], JetStreamContext]
     chain: ProviderChain | None = None
     run_events: Any = None  # the declared run-event publisher (None: the JetStream context)
@@ -409,6 +409,22 @@ class Scout:
                     stop_reason=stop,
                 )
                 run.audit_sources(desk.ledger)
+                desk.ledger.outbox.add(  # published after the commit, with the version
+                    subjects.SOURCELIST_UPDATED,
+                    SourceListUpdated(
+                        source_list_id=request.source_list_id,
+                        run_id=request.run_id,
+                        version=version,
+                        workspace=request.workspace,
+                        trigger=request.trigger,
+                        generated_at=snapshot.source_list.generated_at,
+                        next_run_at=start.next_run_at,
+                        sources=len(snapshot.source_list.sources),
+                        diff=diff,
+                        save_to=request.save_to,
+                    ),
+                    msg_id=f"sourcelist-updated-{request.run_id}",
+                )
             await recorder.result(
                 report=snapshot.report.model_dump(mode="json"),
                 iteration_info=loop.iterations,
@@ -416,17 +432,4 @@ class Scout:
             )
         if run.failed:
             return Outcome(None, error=run.failed, seconds=time.monotonic() - started)
-        event = SourceListUpdated(
-            source_list_id=request.source_list_id,
-            run_id=request.run_id,
-            version=version,
-            workspace=request.workspace,
-            trigger=request.trigger,
-            generated_at=snapshot.source_list.generated_at,
-            next_run_at=start.next_run_at,
-            sources=len(snapshot.source_list.sources),
-            diff=diff,
-            save_to=request.save_to,
-        )
-        await self.publish(event)
         return Outcome(snapshot, version, diff, stop, seconds=time.monotonic() - started)

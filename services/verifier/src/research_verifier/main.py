@@ -81,7 +81,6 @@ def create_app(settings: VerifierServiceSettings) -> FastStream:
             engine=engine,
             check=check,
             port=ConnectorClient(lambda: broker.connection, timeout_s=config.tool_timeout_s),
-            changes=ctx.publishers[subjects.VERIFICATION_CHANGED],
             run_events=ctx.run_events,
         )
 

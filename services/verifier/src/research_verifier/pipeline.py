@@ -7,8 +7,9 @@ traced on `research.run.<run_id>.event` → the report through the citation chec
 Sources the ledger knows retracted (`research_sources.retracted`) or an outside connector reports
 retracted are never evidence. For a re-verification whose verdict or confidence moved, or whose
 earlier sources are now retracted, it also records a finding (kind `verdict_changed` or
-`retracted_source`) with a `verdict_changed` audit row in the run's transaction, adds the change
-to the `verdict` run event and emits `research.verification.changed` (bus); the verdicts stay in
+`retracted_source`) with a `verdict_changed` audit row and the `research.verification.changed` event (the ledger's
+outbox, published after the commit) in the run's transaction, and adds the change to the
+`verdict` run event; the verdicts stay in
 the history (`verification_verdicts`) and in the report's versions.
 
 Idempotent under redelivery: a run that already saved its version does nothing; a command for a
@@ -52,7 +53,6 @@ class VerificationService:
     settings: VerifierSettings
     port: EvidencePort
     engine: Engine
-    changes: Any  # the declared publisher of `research.verification.changed` (stream RESEARCH_VERIFICATIONS)
     run_events: Any = None  # the declared run-event publisher (None: the JetStream context)
     check: LlmCheck | None = None  # the LLM's veto on direction, when one is configured
 
@@ -176,6 +176,23 @@ class VerificationService:
                 run.audit_sources(repo.ledger)
                 if moved is not None:
                     finding_id = await repo.verdict_changed(job, reshape.finding(job, moved), moved)
+                    repo.ledger.outbox.add(
+                        subjects.VERIFICATION_CHANGED,
+                        VerificationChanged(
+                            verification_id=job.verification_id,
+                            claim=job.claim,
+                            run_id=job.run_id,
+                            previous_verdict=moved.previous_verdict,
+                            previous_confidence=moved.previous_confidence,
+                            verdict=moved.verdict,
+                            confidence=moved.confidence,
+                            retracted_sources=moved.retracted_sources,
+                            cause=moved.cause,
+                            previous_judge=moved.previous_judge,
+                            judge=moved.judge,
+                        ),
+                        msg_id=f"verification-changed-{job.run_id}",
+                    )
             await recorder.verdict(
                 str(assessment.verdict),
                 confidence=str(assessment.confidence),
@@ -205,23 +222,6 @@ class VerificationService:
             )
         if run.failed:
             return
-        if moved is not None:
-            await self.changes.publish(
-                VerificationChanged(
-                    verification_id=job.verification_id,
-                    claim=job.claim,
-                    run_id=job.run_id,
-                    previous_verdict=moved.previous_verdict,
-                    previous_confidence=moved.previous_confidence,
-                    verdict=moved.verdict,
-                    confidence=moved.confidence,
-                    retracted_sources=moved.retracted_sources,
-                    cause=moved.cause,
-                    previous_judge=moved.previous_judge,
-                    judge=moved.judge,
-                ),
-                headers={subjects.MSG_ID_HEADER: f"verification-changed-{job.run_id}"},
-            )
         log.info(
             "verification completed",
             verdict=str(assessment.verdict),

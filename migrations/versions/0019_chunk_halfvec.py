@@ -1,7 +1,7 @@
 """corpus: chunk vectors stored in half precision
 
-Revision ID: 0018
-Revises: 0017
+Revision ID: 0019
+Revises: 0018
 
 `corpus_chunks.embedding` becomes `halfvec(384)` (2 bytes a dimension: 776 bytes a vector instead
 of 1,544) and its HNSW index `halfvec_cosine_ops`; search compares a query in half precision too.
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0018"
-down_revision: str | None = "0017"
+revision: str = "0019"
+down_revision: str | None = "0018"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
