@@ -99,7 +99,7 @@ def write_jsonl(path: Path, records: list[object]) -> Path:
 @pytest.fixture
 def small_corpus(tmp_path: Path) -> Iterator[Path]:
     """Six generic-JSONL papers with years, venues, authors and citation counts."""
-    yield write_jsonl(tmp_path / "papers.jsonl", SMALL_CORPUS)
+    return write_jsonl(tmp_path / "papers.jsonl", SMALL_CORPUS)
 
 
 SMALL_CORPUS = [

@@ -40,7 +40,7 @@ async def dashboard_db(servers: Servers) -> AsyncIterator[str]:
         await seed(owner)
     finally:
         await owner.close()
-    yield plain_dsn(servers.database_url, name, "grafana_reader", READER_PASSWORD)
+    return plain_dsn(servers.database_url, name, "grafana_reader", READER_PASSWORD)
 
 
 @pytest.fixture
