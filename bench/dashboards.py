@@ -40,7 +40,7 @@ from research_platform.embedded import EmbeddedPostgres
 from research_platform.migrate import upgrade
 
 TARGET_MS = 200.0
-READER_PASSWORD = "bench-reader"
+READER_PASSWORD = "bench-reader"  # noqa: S105 - a role of the bench's throwaway database
 CHUNK = 1_000_000
 
 # (action, service, weight per 1,000 events)

@@ -98,9 +98,10 @@ def surviving(source: str, output: str) -> list[bool]:
                 if word.start() <= i < word.end():
                     left, right = j - (i - word.start()), j + (word.end() - i)
                     whole = (
-                        left == 0 or not output[left - 1].isalnum() and output[left - 1] != "_"
+                        left == 0 or (not output[left - 1].isalnum() and output[left - 1] != "_")
                     ) and (
-                        right >= len(output) or not output[right].isalnum() and output[right] != "_"
+                        right >= len(output)
+                        or (not output[right].isalnum() and output[right] != "_")
                     )
                     kept[i] = whole and output[left:right] == word.group(0)
                     break

@@ -14,6 +14,7 @@ more after the restart. That is at-least-once delivery, and why every handler is
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -104,10 +105,8 @@ async def consume(
                     await work(index)
                 except Exception:  # noqa: BLE001 - the store is down: leave the message to a later delivery
                     record.work_failures += 1
-                    try:
+                    with contextlib.suppress(RETRYABLE):
                         await msg.nak(delay=0.5)
-                    except RETRYABLE:
-                        pass
                     continue
             record.done.add(index)
             try:

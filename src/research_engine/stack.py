@@ -179,7 +179,7 @@ class Stack:
         env = self.service_env()
         env["METRICS_PORT"] = str(self.metrics_ports.setdefault(name, free_port()))
         env["METRICS_HOST"] = "127.0.0.1"
-        proc = subprocess.Popen(
+        proc = subprocess.Popen(  # noqa: S603 - one of our own services
             [sys.executable, "-m", f"research_{name}"],
             env=env,
             stdout=log,

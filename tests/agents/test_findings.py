@@ -161,7 +161,7 @@ async def test_settle_writes_nothing_when_an_audit_row_is_refused(
     claim = uuid.uuid4()
     async with sessions() as session, session.begin():
         mine = await FindingsRepository(session, unique).record("approaching_decay", [claim])
-    with pytest.raises(AuditPayloadError, match="research.librarian.resolved"):
+    with pytest.raises(AuditPayloadError, match=r"research\.librarian\.resolved"):
         async with sessions() as session, session.begin():
             await settle(
                 session,

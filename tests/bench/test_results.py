@@ -32,7 +32,7 @@ def test_a_summary_line_is_parsed_into_its_figures() -> None:
         "gap": 4.77e-07,
     }
     assert parse("bench:embed:pairs torch_per_s=8.6")[0] == "bench:embed:pairs"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not a bench summary line"):
         parse("retrieval: nDCG@10 0.76")
 
 

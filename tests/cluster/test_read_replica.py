@@ -11,6 +11,7 @@ engine once the replica has replayed it, and a write sent through the read engin
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import pwd
 from collections.abc import Iterator
@@ -89,10 +90,9 @@ class Replica:
         return self
 
     def stop(self) -> None:
-        try:
+        # Already stopped (or never started): nothing left to clean.
+        with contextlib.suppress(Exception):
             self._run("pg_ctl", "-w", "-m", "fast", "-D", str(self.pgdata), "stop")
-        except Exception:  # noqa: BLE001, S110 - already stopped (or never started): nothing left to clean
-            pass
 
 
 @pytest.fixture(scope="module")

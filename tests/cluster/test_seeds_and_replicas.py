@@ -20,7 +20,7 @@ def test_seed_urls_split_a_comma_separated_nats_url() -> None:
         "nats://c:3",
     ]
     assert seed_urls("nats://only:4222") == ["nats://only:4222"]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="names no server"):
         seed_urls(" , ")
 
 

@@ -104,4 +104,4 @@ def make_sources(fake_api: FakeApi, clock: ManualClock):
             sleep=clock.sleep,
         )
 
-    yield build
+    return build

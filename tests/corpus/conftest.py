@@ -11,7 +11,7 @@ import asyncio
 import json
 import threading
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import asyncpg
@@ -97,9 +97,9 @@ def write_jsonl(path: Path, records: list[object]) -> Path:
 
 
 @pytest.fixture
-def small_corpus(tmp_path: Path) -> Iterator[Path]:
+def small_corpus(tmp_path: Path) -> Path:
     """Six generic-JSONL papers with years, venues, authors and citation counts."""
-    yield write_jsonl(tmp_path / "papers.jsonl", SMALL_CORPUS)
+    return write_jsonl(tmp_path / "papers.jsonl", SMALL_CORPUS)
 
 
 SMALL_CORPUS = [

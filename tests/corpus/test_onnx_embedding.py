@@ -64,11 +64,8 @@ def test_onnx_vectors_match_sentence_transformers_on_200_scifact_sentences(
 def test_onnx_rows_follow_the_input_order_whatever_the_batching(shared_dir, onnx):
     # Texts are sorted by length inside a call: each row must still be its own text's vector,
     # and a text's vector must not depend on the batch it was padded in.
-    texts = scifact_sentences(shared_dir, 40) + [
-        "",
-        "a",
-        "x " * 400,
-    ]  # empty, tiny, truncated at 256 tokens
+    # empty, tiny, truncated at 256 tokens
+    texts = [*scifact_sentences(shared_dir, 40), "", "a", "x " * 400]
     together = onnx.embed(texts)
     alone = np.stack([onnx.embed([text])[0] for text in texts])
     np.testing.assert_allclose(together, alone, atol=1e-5)

@@ -69,7 +69,7 @@ async def test_claim_and_its_audit_row_commit_together(sessions, unique: str) ->
 
 async def test_a_failed_transaction_leaves_neither_claim_nor_audit(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
     claim, hits = _claim(unique)
-    with pytest.raises(DBAPIError):
+    with pytest.raises(DBAPIError):  # noqa: PT012 - the transaction is what fails
         async with sessions() as session, session.begin():
             await Ledger(session, service="researcher").claims.propose(claim, [0.1] * 384, hits)
             await session.execute(text("SELECT 1/0"))  # the statement after the insert fails
@@ -82,8 +82,8 @@ async def test_audit_events_refuse_update_and_delete(sessions, unique: str) -> N
     async with sessions() as session, session.begin():
         session.add(AuditEvent(service="test", action=f"test.{unique}", subject_ids={}, payload={}))
     for statement in (
-        f"UPDATE audit_events SET action = 'tampered' WHERE action = 'test.{unique}'",
-        f"DELETE FROM audit_events WHERE action = 'test.{unique}'",
+        f"UPDATE audit_events SET action = 'tampered' WHERE action = 'test.{unique}'",  # noqa: S608 - the test's own id
+        f"DELETE FROM audit_events WHERE action = 'test.{unique}'",  # noqa: S608 - the test's own id
     ):
         with pytest.raises(DBAPIError, match="append-only"):
             async with sessions() as session, session.begin():

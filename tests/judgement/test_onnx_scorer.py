@@ -81,9 +81,8 @@ def assert_same_probabilities(folder: Path, pairs: list[tuple[str, str]]) -> Non
 
 
 def test_onnx_probabilities_match_torch_with_a_merged_adapter(shared_dir, adapter_folder):
-    pairs = scifact_pairs(shared_dir, 100) + [
-        ("short claim", "x " * 300)
-    ]  # one pair truncated at MAX_LENGTH
+    # one pair truncated at MAX_LENGTH
+    pairs = [*scifact_pairs(shared_dir, 100), ("short claim", "x " * 300)]
     assert_same_probabilities(adapter_folder, pairs)
 
 

@@ -38,7 +38,7 @@ def evidence(scifact: dict, ids: list[int]) -> list[EvidenceDoc]:
 async def test_draft_quotes_the_gold_document_exactly(
     scifact: dict, offline: OfflineProvider
 ) -> None:
-    docs = evidence(scifact, DISTRACTORS + [PRP_GOLD])
+    docs = evidence(scifact, [*DISTRACTORS, PRP_GOLD])
     draft = await offline.draft_claim(PRP_QUESTION, None, docs)
 
     assert draft.supports[0].source_id == f"corpus:{PRP_GOLD}"
@@ -51,7 +51,7 @@ async def test_draft_quotes_the_gold_document_exactly(
 
 
 async def test_same_input_same_output(scifact: dict, offline: OfflineProvider) -> None:
-    docs = evidence(scifact, DISTRACTORS + [PRP_GOLD])
+    docs = evidence(scifact, [*DISTRACTORS, PRP_GOLD])
     first = await offline.draft_claim(PRP_QUESTION, "prion", docs)
     second = await offline.draft_claim(PRP_QUESTION, "prion", docs)
     assert first == second

@@ -140,7 +140,7 @@ async def test_correlator_confirms_one_offered_kind_or_leaves_it_to_the_detector
     except (
         NoProviderAnswered
     ) as refused:  # the deterministic detectors decide; the failures say why
-        assert refused.failures and refused.failures[0].provider == "openai"
+        assert refused.failures and refused.failures[0].provider == "openai"  # noqa: PT017 - either outcome is the test's
         return
     assert answer.kind in kinds and answer.reasoning.strip()
     assert by.startswith("openai:")

@@ -37,7 +37,7 @@ from tests.reviewer.conftest import TOPIC, connector_service, demo_corpus, js  #
 pytestmark = [pytest.mark.llm, pytest.mark.timeout(1800)]
 
 
-async def _step(js: JetStreamContext, run_id: str) -> list[Any]:  # noqa: F811
+async def _step(js: JetStreamContext, run_id: str) -> list[Any]:  # noqa: F811 - `js` is the fixture imported above
     return [
         e.results
         async for _, e in replay(js, run_id)

@@ -19,7 +19,7 @@ READER_PASSWORD = "reader-" + uuid.uuid4().hex[:8]
 
 
 @pytest.fixture(scope="session")
-async def dashboard_db(servers: Servers) -> AsyncIterator[str]:
+async def dashboard_db(servers: Servers) -> str:
     """Create `dash_<hex>`, migrate it (with GRAFANA_DB_PASSWORD set), seed it; yield the reader's DSN."""
     name = "dash_" + uuid.uuid4().hex[:8]
     admin = await asyncpg.connect(plain_dsn(servers.database_url, "postgres"))
@@ -40,7 +40,7 @@ async def dashboard_db(servers: Servers) -> AsyncIterator[str]:
         await seed(owner)
     finally:
         await owner.close()
-    yield plain_dsn(servers.database_url, name, "grafana_reader", READER_PASSWORD)
+    return plain_dsn(servers.database_url, name, "grafana_reader", READER_PASSWORD)
 
 
 @pytest.fixture

@@ -36,7 +36,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 
 COMPOSE_TEXT = (REPO / "docker-compose.yml").read_text()
-COMPOSE = yaml.load(COMPOSE_TEXT, Loader=_UniqueKeyLoader)
+COMPOSE = yaml.load(COMPOSE_TEXT, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
 SERVICES = COMPOSE["services"]
 APP_IMAGE = "research-engine:local"
 INTERPOLATION = re.compile(r"\$\{(\w+)(:?[-?])?([^}]*)\}")

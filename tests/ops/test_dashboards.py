@@ -387,5 +387,5 @@ def test_multi_value_variables_expand_quoted() -> None:
         expand("$__timeFilter(t)", span)
         == "t BETWEEN '2030-01-09T00:00:00Z' AND '2030-01-10T00:00:00Z'"
     )
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown Grafana macro"):
         expand("$__timeGroupz(t)", span)

@@ -75,8 +75,9 @@ def imported_modules(root: Path) -> set[str]:
 
 
 def projects() -> list[Path]:
-    return sorted(p.parent for p in REPO.glob("*/*/pyproject.toml") if ".venv" not in p.parts) + [
-        REPO
+    return [
+        *sorted(p.parent for p in REPO.glob("*/*/pyproject.toml") if ".venv" not in p.parts),
+        REPO,
     ]
 
 

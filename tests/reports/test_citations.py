@@ -88,7 +88,7 @@ def test_quotes_match_across_typography_and_ellipses() -> None:
 
 
 @pytest.mark.parametrize(
-    "sentence, signal",
+    ("sentence", "signal"),
     [
         ("Fracture rates fell by 12% after supplementation.", "number 12%"),
         ("The largest trial was published in 2019.", "year 2019"),

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.unit
 
 
 @pytest.mark.parametrize(
-    "name, expected",
+    ("name", "expected"),
     [
         ("Smith, John", ("Smith", "John")),
         ("Maria Garcia", ("Garcia", "Maria")),
@@ -118,7 +118,7 @@ def test_export_formats_and_unknown_format() -> None:
     assert export_report(report, "markdown").content.decode().startswith("# Vitamin D")
     assert export_report(report, "bibtex").media_type.startswith("application/x-bibtex")
     assert export_report(report, "ris").extension == "ris"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not a valid ExportFormat"):
         export_report(report, "docx")
 
 

@@ -154,7 +154,7 @@ async def test_the_first_task_that_reads_a_paper_stores_its_sentence_vectors_for
         await publish_task(nc, first)
         await wait_for_claims(sessions, [first.task_id])
         async with sessions() as session:
-            found = await SentenceVectors(session).vectors_of(stored + [outside.abstract])
+            found = await SentenceVectors(session).vectors_of([*stored, outside.abstract])
         assert set(found) == set(stored)  # the corpus paper's sentences; never the outside one's
         direct = get_embedder().embed_direct(stored)
         assert all(

@@ -170,7 +170,7 @@ async def test_reconnecting_after_done_ends_at_once(
 
 
 @pytest.mark.parametrize(
-    "path, headers",
+    ("path", "headers"),
     [
         ("/runs/bad.run/events", {}),
         ("/runs/ok-run/events", {"Last-Event-ID": "abc"}),

@@ -134,7 +134,7 @@ def test_schedule_limits_are_refused_naming_the_limit():
 
 
 def test_allowed_apis_restrict_the_route():
-    assert prepare.route(SourceType.academic, list(ACADEMIC_APIS) + ["tavily"]) == list(
+    assert prepare.route(SourceType.academic, [*list(ACADEMIC_APIS), "tavily"]) == list(
         ACADEMIC_APIS
     )
     assert prepare.route(SourceType.academic, ["crossref", "corpus", "tavily"]) == [
@@ -546,7 +546,7 @@ def test_duplicates_merge_by_doi_pmid_and_title():
 
 
 def test_diff_lists_new_changed_and_dropped_sources():
-    _, first, _, _ = _build([VITAMIN_D[:2] + [VITAMIN_D[3]]], num_references=5)
+    _, first, _, _ = _build([[*VITAMIN_D[:2], VITAMIN_D[3]]], num_references=5)
     retracted = VITAMIN_D[1].model_copy(update={"metadata": {"retracted": True}})
     _, second, _, _ = _build(
         [

@@ -59,8 +59,8 @@ def test_every_operation_documents_401_and_403() -> None:
 @pytest.mark.unit
 def test_open_mode_is_refused_on_a_network_bind() -> None:
     with pytest.raises(RuntimeError, match="non-loopback"):
-        create_app(_settings(gateway_host="0.0.0.0", gateway_auth=GatewayAuthSettings(open=True)))
-    create_app(_settings(gateway_host="0.0.0.0"))  # closed on a network bind is fine
+        create_app(_settings(gateway_host="0.0.0.0", gateway_auth=GatewayAuthSettings(open=True)))  # noqa: S104 - the bind under test
+    create_app(_settings(gateway_host="0.0.0.0"))  # noqa: S104 - closed on a network bind is fine
     create_app(_settings(gateway_host="::1", gateway_auth=GatewayAuthSettings(open=True)))
     assert (
         is_loopback("127.0.0.2")

@@ -150,7 +150,7 @@ async def test_each_verdict_from_crafted_evidence(
     assert f"Verdict: {verdict} · Confidence: {confidence}" in version.markdown, (
         "the headline is one line"
     )
-    for title in SECTIONS + ["References"]:
+    for title in [*SECTIONS, "References"]:
         assert f"{title}" in version.markdown
     assert version.citation_check["ok"], version.citation_check
     queries = [q for q in crafted.queries if key in q]

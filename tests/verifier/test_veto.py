@@ -79,8 +79,9 @@ async def test_an_llm_that_fails_leaves_the_verdict_and_says_the_check_did_not_r
 
 
 async def test_a_mixed_verdict_is_not_asked(fake: FakeLLMServer) -> None:
-    mixed = SUPPORTING + [
-        LabelledPassage("corpus:2", PassageStance.CONTRADICTS, 0.9, 0, "No change in peak VO2.")
+    mixed = [
+        *SUPPORTING,
+        LabelledPassage("corpus:2", PassageStance.CONTRADICTS, 0.9, 0, "No change in peak VO2."),
     ]
     chosen, _, result = await vetoed(check(fake), CLAIM, mixed, [], 1)
     assert chosen == mixed and not result.ran

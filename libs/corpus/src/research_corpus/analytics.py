@@ -113,7 +113,7 @@ async def publication_trends(
                 WHERE p.year IS NOT NULL
                   AND (CAST(:year_from AS int) IS NULL OR p.year >= :year_from)
                   AND (CAST(:year_to AS int) IS NULL OR p.year <= :year_to)
-                GROUP BY p.year ORDER BY p.year"""
+                GROUP BY p.year ORDER BY p.year"""  # noqa: S608 - the topic clause is a constant; values are bound
         ),
         {"topic": topic, "year_from": year_from, "year_to": year_to},
     )
@@ -131,7 +131,7 @@ async def top_cited(
     rows = await session.execute(
         text(
             f"""SELECT {_SUMMARY} FROM corpus_papers p WHERE {where}
-                ORDER BY p.citation_count DESC NULLS LAST, p.year DESC NULLS LAST, p.id LIMIT :k"""
+                ORDER BY p.citation_count DESC NULLS LAST, p.year DESC NULLS LAST, p.id LIMIT :k"""  # noqa: S608 - constant clauses; values are bound
         ),
         {"topic": topic, "k": k},
     )
@@ -175,7 +175,7 @@ async def find_papers(
     rows = await session.execute(
         text(
             f"""SELECT {_SUMMARY} FROM corpus_papers p WHERE {" AND ".join(clauses)}
-                ORDER BY p.year DESC NULLS LAST, p.title, p.id LIMIT :limit"""
+                ORDER BY p.year DESC NULLS LAST, p.title, p.id LIMIT :limit"""  # noqa: S608 - constant clauses; values are bound
         ),
         params,
     )

@@ -86,7 +86,8 @@ def _derived_key(authors: list[str], year: int | None, title: str) -> str:
     family = (
         re.sub(r"[^a-z]", "", (authors[0].split()[-1] if authors else "anon").lower()) or "anon"
     )
-    digest = hashlib.sha1(re.sub(r"\W+", " ", title.lower()).strip().encode()).hexdigest()[:8]
+    title_key = re.sub(r"\W+", " ", title.lower()).strip().encode()
+    digest = hashlib.sha1(title_key, usedforsecurity=False).hexdigest()[:8]
     return f"{family}{year or 'nd'}-{digest}"
 
 

@@ -97,7 +97,7 @@ async def _write(
         )
         await session.execute(
             text(
-                f"UPDATE corpus_chunks c SET embedding = CAST(s.embedding AS halfvec) "
+                f"UPDATE corpus_chunks c SET embedding = CAST(s.embedding AS halfvec) "  # noqa: S608 - a constant table name
                 f"FROM {_CHUNK_STAGING} s WHERE c.id = s.id"
             )
         )
@@ -109,7 +109,7 @@ async def _write(
         )
         await session.execute(
             text(
-                f"UPDATE corpus_sentences t SET embedding = CAST(s.embedding AS vector) "
+                f"UPDATE corpus_sentences t SET embedding = CAST(s.embedding AS vector) "  # noqa: S608 - a constant table name
                 f"FROM {_SENTENCE_STAGING} s WHERE t.key = s.key"
             )
         )

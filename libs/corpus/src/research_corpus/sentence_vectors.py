@@ -40,7 +40,7 @@ _CREATE_STAGING = f"CREATE TEMP TABLE IF NOT EXISTS {_STAGING} (key bytea, embed
 _LOAD = text(
     f"""INSERT INTO corpus_sentences (key, embedding)
         SELECT key, CAST(embedding AS vector) FROM {_STAGING}
-        ON CONFLICT (key) DO NOTHING"""
+        ON CONFLICT (key) DO NOTHING"""  # noqa: S608 - a constant table name
 )
 
 
@@ -77,7 +77,7 @@ class SentenceVectors:
         assert raw is not None, "an open connection has its driver's"
         await raw.copy_records_to_table(_STAGING, records=records, columns=("key", "embedding"))
         await self.session.execute(_LOAD)
-        await self.session.execute(text(f"DELETE FROM {_STAGING}"))
+        await self.session.execute(text(f"DELETE FROM {_STAGING}"))  # noqa: S608 - a constant table name
 
     async def usable(self, model: str | None = None) -> bool:
         """Whether the stored vectors are `model`'s (default: the process embedder's), by the

@@ -34,7 +34,8 @@ PHASE_SQL = literal_column(
 
 def phase(verification_id: uuid.UUID) -> float:
     """The claim's deterministic place in its interval, in [0, 1) (`PHASE_SQL` in the database)."""
-    return int(hashlib.md5(str(verification_id).encode()).hexdigest()[:8], 16) / 2**32
+    digest = hashlib.md5(str(verification_id).encode(), usedforsecurity=False).hexdigest()
+    return int(digest[:8], 16) / 2**32
 
 
 def jitter(verification_id: uuid.UUID, interval_days: float, spread: float) -> timedelta:

@@ -237,7 +237,7 @@ def _failure(provider: Provider, model: str, exc: ProviderError) -> ProviderFail
 def build_chain(
     settings: LLMSettings,
     *,
-    encoder: TextEncoder | None | object = _USE_DEFAULT,
+    encoder: TextEncoder | object | None = _USE_DEFAULT,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> ProviderChain:
     """The chain `settings` asks for.

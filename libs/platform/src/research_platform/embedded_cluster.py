@@ -103,7 +103,7 @@ class EmbeddedNatsCluster:
         store = self.root / node.name
         store.mkdir(parents=True, exist_ok=True)
         log = open(self.root / f"{node.name}.log", "ab")  # noqa: SIM115 - handed to the child
-        node.process = subprocess.Popen(
+        node.process = subprocess.Popen(  # noqa: S603 - the nats-server binary, our arguments
             [
                 nats_server_binary(),
                 "-a",

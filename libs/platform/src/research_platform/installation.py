@@ -29,7 +29,7 @@ from pathlib import Path
 
 from research_platform.settings import Settings
 
-SECRET_FILE = "installation.key"
+SECRET_FILE = "installation.key"  # noqa: S105 - the file's name, not a secret
 _installed: bytes | None = None
 _fallback = secrets.token_bytes(32)
 

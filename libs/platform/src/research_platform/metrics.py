@@ -194,7 +194,7 @@ class ConsumerLag:
             self._task = None
 
 
-def serve(port: int, host: str = "0.0.0.0") -> None:
+def serve(port: int, host: str = "0.0.0.0") -> None:  # noqa: S104 - Prometheus scrapes from elsewhere
     """Serve the process registry at `http://host:port/metrics` (a daemon thread)."""
     start_http_server(port, addr=host)
 

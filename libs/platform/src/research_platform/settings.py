@@ -340,7 +340,8 @@ class Settings(BaseSettings):
         default=None, description="Port of the process's Prometheus endpoint; unset = none."
     )
     metrics_host: str = Field(
-        default="0.0.0.0", description="Address the Prometheus endpoint binds."
+        default="0.0.0.0",  # noqa: S104 - Prometheus scrapes from another host; the stack sets loopback
+        description="Address the Prometheus endpoint binds.",
     )
     metrics_lag_interval_s: float = Field(
         default=15.0, gt=0, description="How often the consumer-lag gauge asks JetStream."

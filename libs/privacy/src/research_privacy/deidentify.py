@@ -169,8 +169,7 @@ def _find(text: str, *, personal: bool) -> list[Identifier]:
                         continue  # notation, not a person ("EudraCT 2020-001038-36", a UUID's "0242-4616")
                     if not personal and (
                         recogniser.needs_person
-                        or recogniser.group == 0
-                        and recogniser.category in _A_PERSONS
+                        or (recogniser.group == 0 and recogniser.category in _A_PERSONS)
                     ):
                         continue  # a study's dates and ages, a tool's web address: no person in the text
                     candidates.append(found)

@@ -20,4 +20,4 @@ def greek_notation(token: str) -> bool:
     other = sum(1 for c in token if (c.isalnum() and not is_greek(c)))
     if other:
         return True
-    return greek == 1 or greek <= 3 and token.islower()  # "ΤΚ" is a Greek label, "γδ" notation
+    return greek == 1 or (greek <= 3 and token.islower())  # "ΤΚ" is a Greek label, "γδ" notation

@@ -234,7 +234,9 @@ def _listed(word: str) -> bool:
 
 
 def is_particle(word: str) -> bool:
-    return word.casefold() in PARTICLES or bool(_PARTICLE_PREFIX.match(word)) and word[:1].islower()
+    return word.casefold() in PARTICLES or (
+        bool(_PARTICLE_PREFIX.match(word)) and word[:1].islower()
+    )
 
 
 _NAME_SHAPE = re.compile(
@@ -416,8 +418,7 @@ def _after_titles(
         if (
             i is None
             or first.lower() in STOP_WORDS
-            or first.isupper()
-            and len(first) > 1
+            or (first.isupper() and len(first) > 1)
             or any(c.isdigit() for c in first)
         ):
             continue

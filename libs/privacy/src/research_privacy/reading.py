@@ -107,7 +107,7 @@ def _science(word: str) -> bool:
     for part in _PART.split(word):
         if len(part) == 1 and word.startswith((part + "'", part + "’")):
             continue  # O'SULLIVAN, D'ANGELO
-        if len(part) < 3 and part not in _PARTICLES or not _VOWELS.intersection(part):
+        if (len(part) < 3 and part not in _PARTICLES) or not _VOWELS.intersection(part):
             return True
         if part.casefold() in vocabulary.person_names():
             continue
@@ -261,10 +261,12 @@ def _chosen(
         and (
             sure
             or beside_a_person
-            or inverted
-            and not among_acronyms
-            and v not in vocabulary.listed_symbols()
-            and not vocabulary.known_word(v.lower())
+            or (
+                inverted
+                and not among_acronyms
+                and v not in vocabulary.listed_symbols()
+                and not vocabulary.known_word(v.lower())
+            )
         )
         for v in values
     ]

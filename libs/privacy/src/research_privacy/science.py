@@ -177,11 +177,9 @@ def _proper_noun_runs(text: str) -> list[tuple[int, int]]:
                     len(words) == 1
                 )  # "in China", "Poland,": no capitalised neighbour to make a name with
                 if (
-                    " " in phrase
-                    and phrase in nouns.phrases
+                    (" " in phrase and phrase in nouns.phrases)
                     or single in nouns.safe_words
-                    or alone
-                    and single in nouns.words
+                    or (alone and single in nouns.words)
                 ):
                     taken = n
                     break

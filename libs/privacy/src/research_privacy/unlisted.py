@@ -250,9 +250,7 @@ def _term(word: str) -> bool:
     parts = re.split(r"[-'’]", word)
     if len(parts) > 1 and (
         any(len(p) == 1 for p in parts)
-        or parts[-1].islower()
-        and len(parts[-1]) >= 4
-        and vocabulary.known_word(parts[-1])
+        or (parts[-1].islower() and len(parts[-1]) >= 4 and vocabulary.known_word(parts[-1]))
     ):
         return True
     return all(vocabulary.known_word(p.lower()) for p in parts if len(p) > 1)

@@ -66,7 +66,7 @@ class ReportDiff(BaseModel):
         """A short human summary, e.g. for the refresh run's `result` event or a changelog."""
         lines = [f"## Changes from version {self.old_version} to {self.new_version}", ""]
         if not self.changed:
-            return "\n".join(lines + ["No changes.", ""])
+            return "\n".join([*lines, "No changes.", ""])
         for label, items in (
             ("Findings added", self.findings_added),
             ("Findings removed", self.findings_removed),

@@ -120,7 +120,7 @@ class Finding(BaseModel):
         if self.id:
             return self.id
         plain = re.sub(r"\W+", " ", MARKER.sub("", self.statement).lower()).strip()
-        return "f-" + hashlib.sha1(plain.encode()).hexdigest()[:12]
+        return "f-" + hashlib.sha1(plain.encode(), usedforsecurity=False).hexdigest()[:12]
 
     def cited_ids(self) -> list[int]:
         """Every reference the finding points at: `citations`, inline markers and quotes."""

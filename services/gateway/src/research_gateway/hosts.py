@@ -40,7 +40,7 @@ Send = Callable[[Any], Awaitable[None]]
 ASGI = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
-WILDCARD_BINDS = ("", "0.0.0.0", "::", "[::]")
+WILDCARD_BINDS = ("", "0.0.0.0", "::", "[::]")  # noqa: S104 - recognised, never bound
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 

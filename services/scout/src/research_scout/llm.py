@@ -161,7 +161,7 @@ async def detail(
     result = offline_detail.detail(
         item, level, keywords, academic=academic, prompt=focus, judged=judged
     )
-    if level is DetailLevel.citation_summary and len(item.sentences) <= 4 or not item.sentences:
+    if (level is DetailLevel.citation_summary and len(item.sentences) <= 4) or not item.sentences:
         return result  # the abstract itself is the summary; nothing for a model to add
     prompt = _hit_prompt(FACTS_SYSTEM, focus, item)
     try:

@@ -108,7 +108,7 @@ class ExtractiveDrafter:
         lead = ranked[0]
         # Supports must answer the question themselves: a good retrieval rank is not enough.
         floor = max(self.min_relevance, self.support_ratio * lead.relevance)
-        chosen = [lead] + [s for s in ranked[1:] if s.relevance >= floor][: self.max_supports - 1]
+        chosen = [lead, *[s for s in ranked[1:] if s.relevance >= floor][: self.max_supports - 1]]
         supports = [
             SupportDraft(
                 source_id=evidence[s.doc].source_id,

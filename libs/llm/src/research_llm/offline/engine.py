@@ -24,7 +24,7 @@ class OfflineProvider:
     critic_model = critique.MODEL
 
     def __init__(
-        self, encoder: TextEncoder | None | object = _USE_DEFAULT, *, max_supports: int = 5
+        self, encoder: TextEncoder | object | None = _USE_DEFAULT, *, max_supports: int = 5
     ) -> None:
         self._encoder = encoder
         self._max_supports = max_supports

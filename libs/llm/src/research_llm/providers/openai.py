@@ -66,7 +66,7 @@ class OpenAIProvider(RemoteProvider):
         self._transport = transport
         self.max_output_tokens = max_output_tokens
         self.chars_per_token = chars_per_token
-        self._n_ctx: int | None | object = context_tokens if context_tokens else _UNKNOWN
+        self._n_ctx: int | object | None = context_tokens if context_tokens else _UNKNOWN
         self._probe_lock = asyncio.Lock()
         self.trimmed_chars = 0  # characters of evidence cut to fit the context, since start
 
