@@ -73,9 +73,8 @@ async def _shot(page: Any, out: Path, name: str, width: str, at: str = "") -> No
     """A viewport screenshot once the page's API calls have answered, scrolled to `at` if given."""
     from playwright.async_api import TimeoutError as NotIdle
 
-    with contextlib.suppress(
-        NotIdle
-    ):  # its API calls answered (a run's event stream may stay open)
+    # its API calls answered; a run's event stream may stay open, so a busy page is taken as it is
+    with contextlib.suppress(NotIdle):
         await page.wait_for_load_state("networkidle", timeout=5_000)
     if at:
         await page.locator(at).evaluate("(e) => e.scrollIntoView()")
