@@ -151,3 +151,20 @@ async def verification_with_closest_evidence(sessions: Any, claim: str) -> uuid.
         )
         await ledger.reports.complete(report_id)
     return report_id
+
+
+async def many_reviews(sessions: Any, topic: str, count: int) -> list[uuid.UUID]:
+    """`count` reviews opened (each with its `research.report.opened` audit row) titled
+    "<topic> <n>"; their ids."""
+    ids = [uuid.uuid4() for _ in range(count)]
+    async with sessions() as session, session.begin():
+        ledger = Ledger(session, service="test")
+        for n, report_id in enumerate(ids):
+            await ledger.reports.open(
+                report_id,
+                kind="review",
+                run_id=f"rv-{report_id.hex[:12]}",
+                subject=f"{topic} {n}",
+                subject_key=f"{topic} {n}",
+            )
+    return ids

@@ -18,6 +18,7 @@ from tests.console.seed import (
     LLM_REASON,
     NEAR_MISS,
     WATCHED_VERDICTS,
+    many_reviews,
     stale_review_with_a_refresh,
     verification_with_closest_evidence,
     watched_claim_with_history,
@@ -181,6 +182,26 @@ async def test_reviews_show_the_stale_ones_and_the_diff_of_a_refresh(
     await shot(page, "reviews")
 
 
+async def test_the_ledgers_reports_list_a_page_at_a_time(
+    open_console: Any, console_stack: Stack, sessions: Any, unique: str
+) -> None:
+    seeded = await many_reviews(sessions, f"paged review {unique}", 51)  # more than one page
+    page = await open_console(await api_key(sessions, "reader"))
+    await page.get_by_role("link", name="Ledger").click()
+    listed = page.locator("#reports li[data-report-id]")
+    await expect(listed).to_have_count(50)
+    more = page.get_by_role("button", name="Show more reports")
+    while await more.is_visible():  # each page appends the reports not shown yet
+        shown = await listed.count()
+        await more.click()
+        await expect(listed).not_to_have_count(shown)
+    ids = await listed.evaluate_all("(items) => items.map((li) => li.dataset.reportId)")
+    assert len(ids) == len(set(ids)) and {str(i) for i in seeded} <= set(ids)
+    await expect(page.locator(f'#reports li[data-report-id="{seeded[0]}"] a')).to_have_text(
+        f"paged review {unique} 0"
+    )
+
+
 async def test_watched_claims_show_their_verdict_history(
     open_console: Any, console_stack: Stack, sessions: Any, unique: str
 ) -> None:
@@ -233,6 +254,10 @@ async def test_a_verification_shows_its_closest_evidence_judge_and_llm_check_in_
     await expect(result.locator(".tag-not-counted")).to_have_text("NOT COUNTED")
     await expect(result.locator("article .verbatim")).to_have_count(1)  # the quote, not repeated
     await expect(result.locator("article details.quote")).to_have_count(0)
+    await expect(result.locator("article li .study")).to_have_text(
+        "Study: [1] 12 volunteers."
+    )  # the cited paper's size, as its text states it
+    await expect(result.locator("article p.ref .study")).to_have_text("· 12 volunteers")
     check = result.locator("details.citation-check")
     await expect(check).to_contain_text("1 of 2 quotes found verbatim in the cited source.")
     await expect(check.locator("tbody tr")).to_contain_text(

@@ -140,6 +140,9 @@ async def test_a_papers_card_holds_its_metadata_links_citing_reports_and_quotes(
     assert citing["subject"] == f"fractures {unique}"
     assert citing["quotes"] and all(q in SMITH for q in citing["quotes"])  # the review's quotes
     assert card["quotes"] == citing["quotes"]
+    assert card["study"] == "randomised trial, 2,400 adults"  # as its abstract states them
+    shown = (await gateway.get(f"{API}/reports/{report_id}", headers=reader)).json()
+    assert shown["studies"] == {"1": "randomised trial, 2,400 adults"}  # the others state neither
     outside = (await gateway.get(f"{API}/papers/pmid:{unique}", headers=reader)).json()
     assert (
         not outside["in_corpus"] and outside["title"] == "Calcium plus vitamin D in nursing homes"

@@ -26,6 +26,7 @@ from research_contracts.corpus_tools import CORPUS_PREFIX, corpus_id
 from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, ReadSession
 from research_gateway.storable import STORABLE, TEXT_QUERY
+from research_gateway.study import study_of
 from research_platform.models import CorpusPaper, ReportRow, ReportVersionRow
 
 router = APIRouter(
@@ -66,6 +67,7 @@ class PaperView(BaseModel):
     venue: str | None = None
     doi: str | None = None
     abstract: str = ""
+    study: str = ""  # the design and size its abstract states: "randomised trial, 19,114 adults"
     links: list[Link] = []
     quotes: list[str] = []
     cited_by: list[Citing] = []
@@ -108,6 +110,28 @@ def _references(content: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dic
         if isinstance(f, dict)
     ]
     return references, findings
+
+
+async def studies_of(session: ReadSession, content: dict[str, Any]) -> dict[str, str]:
+    """Each reference's study design and size as its abstract states them, by reference id: a
+    corpus paper's abstract from the corpus, an outside paper's the text the author read."""
+    references, _ = _references(content)
+    ids = [str(r.get("paper_id") or "") for r in references]
+    in_corpus = [corpus_id(i) for i in ids if i.startswith(CORPUS_PREFIX)]
+    abstracts: dict[str, str] = {}
+    if in_corpus:
+        rows = await session.execute(
+            select(CorpusPaper.external_id, CorpusPaper.abstract).where(
+                CorpusPaper.external_id.in_(in_corpus)
+            )
+        )
+        abstracts = {f"{CORPUS_PREFIX}{eid}": abstract or "" for eid, abstract in rows.all()}
+    found = {}
+    for reference, paper_id in zip(references, ids, strict=True):
+        study = study_of(abstracts.get(paper_id) or str(reference.get("source_text") or ""))
+        if study and reference.get("id") is not None:
+            found[str(reference["id"])] = study
+    return found
 
 
 async def citing(
@@ -196,5 +220,6 @@ async def get_paper(paper_id: PaperId, session: ReadSession) -> PaperView:
             for report, reference, found in reports
         ],
     )
+    view.study = study_of(view.abstract)
     view.links = links_of(paper_id, view.doi, given.get("url"))
     return view

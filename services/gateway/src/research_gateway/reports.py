@@ -29,6 +29,7 @@ from sqlalchemy import select
 
 from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, ReadSession
+from research_gateway.papers import studies_of
 from research_gateway.quotas import QUOTA_RESPONSES, PdfExportSlot
 from research_platform.models import ReportRow, ReportVersionRow
 from research_reports import Report
@@ -105,6 +106,9 @@ class ReportView(BaseModel):
     review: dict[str, Any] = {}
     claim_ids: list[uuid.UUID] = []
     diff: dict[str, Any] | None = None
+    studies: dict[
+        str, str
+    ] = {}  # reference id → its paper's design and size, as its abstract states them
 
 
 async def _load(
@@ -161,6 +165,7 @@ async def get_report(
                 "review": found.review,
                 "claim_ids": list(found.claim_ids or []),
                 "diff": found.diff,
+                "studies": await studies_of(session, found.content or {}),
             }
         )
     return view

@@ -215,6 +215,7 @@ function renderReport(view, target) {
   const article = el("article", { class: "markdown", html: renderMarkdown(view.markdown) });
   target.append(head, coverageView(view), article);
   linkPapers(article, (content.report || content).references || []);
+  studyNotes(article, view.studies);
   if (view.kind === "verification") { const judged = judgeView(meta); if (judged) head.append(judged); }
   const check = view.citation_check || {};
   if (Object.keys(check).length) target.append(citationCheckView(check));
@@ -282,6 +283,21 @@ function linkPapers(article, refs) {
       if (before && before.nodeType === 3) before.textContent = before.textContent.replace(/paper id:\s*$/, "");
       code.replaceWith(link);
     } else line.append(" ", link);
+  }
+}
+
+/* Per finding, the design and size of each paper it cites, as the paper's abstract states them
+   (`studies`: reference id → "randomised trial, 19,114 adults"); each reference line too. */
+function studyNotes(article, studies) {
+  if (!studies || !Object.keys(studies).length) return;
+  for (const li of article.querySelectorAll("li")) {
+    const cited = [...new Set([...li.querySelectorAll(":scope > a.cite")].map((a) => a.getAttribute("href").replace("#ref-", "")))];
+    const said = cited.filter((n) => studies[n]).map((n) => `[${n}] ${studies[n]}`);
+    if (said.length) li.insertBefore(el("span", { class: "study note", text: ` Study: ${said.join("; ")}.` }), li.querySelector(":scope > ul, :scope > details"));
+  }
+  for (const line of article.querySelectorAll("p.ref")) {
+    const study = studies[line.id.replace("ref-", "")];
+    if (study) line.append(el("span", { class: "study note", text: ` · ${study}` }));
   }
 }
 

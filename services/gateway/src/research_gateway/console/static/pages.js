@@ -100,6 +100,7 @@ pages.ask = () => {
   if (from) prefill(from);
   api("/source-lists?limit=10", { quiet: true }).then((rows) => {
     for (const r of rows) $("#recent").append(el("li", {}, el("a", { href: `/sources/${r.source_list_id}`, text: r.prompt || r.source_list_id }), ` · ${r.status}`));
+    if (!rows.length) $("#recent").append(el("li", { class: "note", text: "No source lists yet: choose “Source list” above." }));
   }).catch(() => {});
 };
 
@@ -238,39 +239,62 @@ async function fillTitles(links) {
   await Promise.all([next(), next(), next(), next()]);
 }
 
+/* The ledger's claims and the reports it holds, each list a page at a time (*Show more*). */
+const PAGE_SIZE = 50;  // rows a long list (My work, the ledger's claims and reports) shows at a time
+const MOST_CLAIMS = 500;  // GET /claims's own bound
+const MOST_REPORTS = 1000;  // GET /audit's own bound
 pages.ledger = () => {
   const form = $("#claims-filter");
+  const moreClaims = $("#claims-more");
+  let claimLimit = PAGE_SIZE;
+  let asking = 0;
   const load = async () => {
-    const q = new URLSearchParams({ limit: "200" });
+    const q = new URLSearchParams({ limit: String(claimLimit) });
     if ($("#c-status").value) q.set("status", $("#c-status").value);
     if ($("#c-entity").value.trim()) q.set("entity", $("#c-entity").value.trim());
-    const tbody = $("#claims"); tbody.innerHTML = "";
+    const asked = ++asking;  // a slower earlier answer never replaces a later one
     let rows = [];
     try { rows = await api(`/claims?${q}`); } catch { return; }
+    if (asked !== asking) return;
+    const tbody = $("#claims"); tbody.innerHTML = "";
     const needle = $("#c-q").value.trim().toLowerCase();
     for (const c of rows.filter((c) => !needle || `${c.statement} ${c.question} ${c.entity}`.toLowerCase().includes(needle))) {
       tbody.append(el("tr", {}, el("td", {}, el("a", { href: `/claim/${c.claim_id}`, text: c.statement })), el("td", { text: c.entity ?? "" }),
         el("td", {}, el("span", { class: `badge status-${c.status}`, text: c.status })), el("td", { text: Number(c.confidence).toFixed(2) }), el("td", { text: when(c.created_at) })));
     }
-    if (!tbody.children.length) tbody.append(el("tr", {}, el("td", { colspan: "5", text: "No claims match." })));
+    const filtered = $("#c-status").value || $("#c-entity").value.trim() || needle;
+    if (!tbody.children.length) tbody.append(el("tr", {}, el("td", { colspan: "5", text: filtered ? "No claims match." : "No claims yet: a question asked on the Ask page, or a review's findings, become claims here." })));
+    moreClaims.hidden = rows.length < claimLimit || claimLimit >= MOST_CLAIMS;
   };
-  form.addEventListener("submit", (e) => { e.preventDefault(); load(); });
-  Promise.all([api("/audit?action=research.report.opened&limit=100", { quiet: true }), api("/audit?action=research.report.stale&limit=200", { quiet: true })])
+  form.addEventListener("submit", (e) => { e.preventDefault(); claimLimit = PAGE_SIZE; load(); });
+  moreClaims.addEventListener("click", () => { claimLimit = Math.min(claimLimit + PAGE_SIZE, MOST_CLAIMS); load(); });
+
+  const reports = $("#reports");
+  const moreReports = $("#reports-more");
+  const listed = new Set();  // report ids shown: a later page appends only the reports not shown yet
+  let reportLimit = PAGE_SIZE;
+  const loadReports = () => Promise.all([api(`/audit?action=research.report.opened&limit=${reportLimit}`, { quiet: true }), api("/audit?action=research.report.stale&limit=1000", { quiet: true })])
     .then(([opened, stale]) => {
       const titles = [];
       const staleIds = new Set(stale.map((r) => String(r.subject_ids.report_id)));
       for (const r of opened) {
         const id = String(r.subject_ids.report_id);
+        if (listed.has(id)) continue;
+        listed.add(id);
         const link = el("a", { href: r.payload.kind === "source_list" ? `/sources/${id}` : `/report/${id}`, text: r.payload.subject_key || `${KIND_LABELS[r.payload.kind] || r.payload.kind} ${id.slice(0, 8)}` });
-        $("#reports").append(el("li", { "data-report-id": id }, el("span", { class: "badge", text: KIND_LABELS[r.payload.kind] || r.payload.kind }), " ", link,
+        reports.append(el("li", { "data-report-id": id }, el("span", { class: "badge", text: KIND_LABELS[r.payload.kind] || r.payload.kind }), " ", link,
           ` · ${when(r.occurred_at)} `, staleIds.has(id) ? el("span", { class: "badge status-stale", text: "stale" }) : null));
         titles.push([id, link]);
       }
       fillTitles(titles);
-      if (!opened.length) $("#reports").append(el("li", { text: "No reports yet." }));
-    }).catch(() => $("#reports").append(el("li", { text: "Reports are listed from the audit log (reader role)." })));
+      if (!opened.length) reports.append(el("li", { class: "note", text: "No reports yet: a review, verification or source list asked on the Ask page is listed here." }));
+      moreReports.hidden = opened.length < reportLimit || reportLimit >= MOST_REPORTS;
+      if (opened.length >= MOST_REPORTS) $("#reports-note").hidden = false;
+    }).catch(() => { reports.append(el("li", { class: "note", text: "Reports are listed from the audit log (reader role)." })); moreReports.hidden = true; });
+  moreReports.addEventListener("click", () => { reportLimit = Math.min(reportLimit + PAGE_SIZE, MOST_REPORTS); loadReports(); });
   $("#open-report").addEventListener("submit", (e) => { e.preventDefault(); location.href = `/report/${$("#report-id").value.trim()}`; });
   load();
+  loadReports();
 };
 
 pages.findings = () => {
@@ -364,6 +388,7 @@ pages.sources = () => {
         if (run.status === "completed") li.append(sourceListDiff(run.diff));
         ol.append(li);
       }
+      if (!r.runs.length) ol.append(el("li", { class: "note", text: "No runs yet." }));
     } catch { $("#sl-schedule").textContent = "unavailable"; }
   };
   const showConfig = (req) => {
@@ -433,7 +458,6 @@ pages.operate = () => {
 };
 
 /* ---- My work: every question and report this key asked, newest first --------------------------- */
-const PAGE_SIZE = 50;
 /* Where an item of My work opens: a question's task page, a report's run page (its trace and result). */
 function workHref(item) {
   if (item.kind === "question") return `/task/${item.id}`;
@@ -500,6 +524,7 @@ pages.paper = async () => {
   $("#page-kind").textContent = p.in_corpus ? "Corpus paper" : "Outside source";
   root.innerHTML = "";
   root.append(el("p", { class: "meta paper-meta", text: [p.authors.join(", "), p.year, p.venue].filter(Boolean).join(" · ") || "No authors, year or venue known." }));
+  if (p.study) root.append(el("p", { class: "study", text: `Study: ${p.study} (as the abstract states it).` }));
   const facts = el("dl", { class: "config" });
   if (p.doi) facts.append(el("dt", { text: "DOI" }), el("dd", { text: p.doi }));
   facts.append(el("dt", { text: "Source" }), el("dd", { text: p.in_corpus ? "the local corpus" : "an outside search; what its source gave is shown" }));
