@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,16 @@ from research_platform.embedded import EmbeddedPostgres
 from research_platform.nats_seeds import connect
 from tests.burst import RETRYABLE, BurstRecord, consume, publish_until_acked
 
+
+@pytest.fixture
+def pg_dir() -> Iterator[Path]:
+    """The server's data folder outside pytest's temporary root: any pytest session starting
+    meanwhile (another checkout's) resets that root to 0700, which locks the server's unprivileged
+    user out of a folder under it when it restarts."""
+    with tempfile.TemporaryDirectory(prefix="re-chaos-pg-") as folder:
+        yield Path(folder)
+
+
 pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.timeout(150)]
 
 BURST = 600
@@ -37,9 +49,9 @@ DOWN_S = 1.0
     "pre_ping", [True, False], ids=["pre-ping", "no-pre-ping"]
 )  # researcher, critic: no pre-ping
 async def test_postgres_killed_and_restarted_mid_burst_keeps_one_row_per_message(
-    servers: Servers, tmp_path: Path, unique: str, pre_ping: bool
+    servers: Servers, pg_dir: Path, unique: str, pre_ping: bool
 ) -> None:
-    pg = await asyncio.to_thread(EmbeddedPostgres(tmp_path).start)
+    pg = await asyncio.to_thread(EmbeddedPostgres(pg_dir).start)
     engine = create_engine(pg.url, pre_ping=pre_ping)
     stream, subject = f"CHAOS_PG_{unique}", f"test.chaos.pg.{unique}"
     nc = await connect(servers.nats_url)
