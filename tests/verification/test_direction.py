@@ -65,3 +65,16 @@ def test_flip_turns_the_first_direction_word_and_keeps_its_ending(claim: str, tw
 def test_a_claim_without_a_direction_word_has_no_flip() -> None:
     assert flip("BRCA1 is a tumour suppressor gene.") is None
     assert directions("BRCA1 is a tumour suppressor gene.") == {}
+
+
+def test_less_of_a_desirable_outcome_conflicts_with_a_quote_saying_it_improved() -> None:
+    quote = (
+        "After 3 months, there were no further significant changes in KCCQ score for either group,"
+        " resulting in a sustained, greater improvement overall for the exercise group (P < .001)."
+    )
+    turned = "Exercise training decreases quality of life in patients with chronic heart failure."
+    assert conflict(turned, quote) == "outcome"
+    assert conflict(flip(turned) or "", quote) is None  # "increases quality of life" agrees
+    assert (
+        conflict("Statins reduce mortality in older adults.", "Statins improved outcomes.") is None
+    )

@@ -110,6 +110,14 @@ _NOT_DIRECTION = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[a-z][a-z\-]*")
+# Outcomes a patient wants more of: an amount of one that goes up or down is the outcome getting
+# better or worse ("decreases quality of life" is "worsens" it), so such a text also points in the
+# outcome family and meets a quote that says "improved" or "worse" in its own words.
+_DESIRABLE_OUTCOME = re.compile(
+    r"\b(?:quality of life|survival|life expectancy|well-?being|health status|functional capacity"
+    r"|physical function\w*|exercise capacity|exercise tolerance)\b",
+    re.IGNORECASE,
+)
 
 
 def directions(text: str) -> dict[str, set[int]]:
@@ -123,6 +131,8 @@ def directions(text: str) -> dict[str, set[int]]:
                 found.setdefault(family, set()).add(-1)
             elif any(word.startswith(stem) for stem in up):
                 found.setdefault(family, set()).add(1)
+    if "amount" in found and _DESIRABLE_OUTCOME.search(plain):
+        found.setdefault("outcome", set()).update(found["amount"])
     return found
 
 
