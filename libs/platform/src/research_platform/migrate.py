@@ -22,6 +22,24 @@ def migrations_dir() -> Path:
     raise RuntimeError("migrations/ not found: set RESEARCH_ENGINE_MIGRATIONS")
 
 
+def _run(
+    step: str, database_url: str, revision: str, installation_secret: bytes | None = None
+) -> None:
+    """Alembic's `step` ("upgrade" / "downgrade") to `revision`, outside any running event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        config = Config()
+        config.attributes["installation_secret"] = installation_secret
+        config.set_main_option("script_location", str(migrations_dir()))
+        config.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
+        getattr(command, step)(config, revision)
+        return
+    raise RuntimeError(
+        f"{step}() blocks: call it from a thread (asyncio.to_thread) inside a running loop"
+    )
+
+
 def upgrade(
     database_url: str, revision: str = "head", *, installation_secret: bytes | None = None
 ) -> None:
@@ -30,30 +48,9 @@ def upgrade(
     `installation_secret` is what a migration keying stored digests uses (0016); unset, such a
     migration reads it from the settings (`research_platform.installation`) when it has rows to
     rewrite."""
-    config = Config()
-    config.attributes["installation_secret"] = installation_secret
-    config.set_main_option("script_location", str(migrations_dir()))
-    config.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        command.upgrade(config, revision)
-        return
-    raise RuntimeError(
-        "upgrade() blocks: call it from a thread (asyncio.to_thread) inside a running loop"
-    )
+    _run("upgrade", database_url, revision, installation_secret)
 
 
 def downgrade(database_url: str, revision: str) -> None:
     """Take the database at `database_url` back to `revision` (blocking, like `upgrade`)."""
-    config = Config()
-    config.set_main_option("script_location", str(migrations_dir()))
-    config.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        command.downgrade(config, revision)
-        return
-    raise RuntimeError(
-        "downgrade() blocks: call it from a thread (asyncio.to_thread) inside a running loop"
-    )
+    _run("downgrade", database_url, revision)
