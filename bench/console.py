@@ -24,7 +24,6 @@ import asyncio
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -33,11 +32,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.harness.results import print_summary
-from bench.harness.servers import start_servers
-from bench.harness.stack import ingest_demo_corpus
-from research_engine.stack import Stack
-from research_platform.embedded import free_port
-from research_platform.migrate import upgrade
+from bench.harness.stack import demo_stack
 
 SERVICES = ("connector", "researcher", "critic", "reviewer", "scout", "verifier", "gateway")
 TOPICS = (
@@ -118,30 +113,8 @@ def main() -> None:
         "--chromium", default=os.environ.get("CONSOLE_CHROMIUM", "/usr/bin/chromium")
     )
     args = parser.parse_args()
-    with (
-        tempfile.TemporaryDirectory(prefix="bench-console-") as tmp,
-        start_servers(Path(tmp)) as servers,
-    ):
-        upgrade(servers.database_url)
-        asyncio.run(ingest_demo_corpus(servers.database_url))
-        (Path(tmp) / "stack").mkdir()
-        stack = Stack(
-            Path(tmp) / "stack",
-            gateway_port=free_port(),
-            services=SERVICES,
-            nats_url=servers.nats_url,
-            database_url=servers.database_url,
-            extra_env={"ACK_WAIT_S": "10"},
-        )
-        stack.start_servers()
-        try:
-            stack.start_services()
-            stack.wait_ready(timeout=180)
-            found = asyncio.run(
-                measure(stack.gateway_url, stack.admin_key, args.chromium, args.rounds)
-            )
-        finally:
-            stack.stop()
+    with demo_stack("bench-console-", SERVICES) as stack:
+        found = asyncio.run(measure(stack.gateway_url, stack.admin_key, args.chromium, args.rounds))
     median = {k: statistics.median(s for s, _ in v) for k, v in found.items()}
     reloads = [r for v in found.values() for _, r in v]
     for kind, value in median.items():

@@ -20,18 +20,13 @@ import contextlib
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.harness.servers import start_servers
-from bench.harness.stack import ingest_demo_corpus
-from research_engine.stack import Stack
-from research_platform.embedded import free_port
-from research_platform.migrate import upgrade
+from bench.harness.stack import demo_stack
 
 SERVICES = (
     "connector",
@@ -175,30 +170,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    with (
-        tempfile.TemporaryDirectory(prefix="docs-screens-") as tmp,
-        start_servers(Path(tmp)) as servers,
-    ):
-        upgrade(servers.database_url)
-        asyncio.run(ingest_demo_corpus(servers.database_url))
-        (Path(tmp) / "stack").mkdir()
-        stack = Stack(
-            Path(tmp) / "stack",
-            gateway_port=free_port(),
-            services=SERVICES,
-            nats_url=servers.nats_url,
-            database_url=servers.database_url,
-            extra_env={"ACK_WAIT_S": "10"},
-        )
-        stack.start_servers()
-        try:
-            stack.start_services()
-            stack.wait_ready(timeout=180)
-            taken = asyncio.run(
-                _journey(stack.gateway_url, stack.admin_key, args.chromium, args.out)
-            )
-        finally:
-            stack.stop()
+    with demo_stack("docs-screens-", SERVICES) as stack:
+        taken = asyncio.run(_journey(stack.gateway_url, stack.admin_key, args.chromium, args.out))
     for name in taken:
         for width in WIDTHS:
             path = args.out / f"{name}-{width}.png"

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
-from bench.harness.servers import Servers
+from bench.harness.servers import Servers, start_servers
 from research_engine.stack import Stack
 from research_platform.embedded import free_port
 
@@ -85,3 +86,33 @@ def running_stack(
         yield running
     finally:
         running.stop()
+
+
+@contextmanager
+def demo_stack(prefix: str, services: tuple[str, ...]) -> Iterator[Stack]:
+    """Throw-away servers in a temporary folder, migrated, the demo corpus ingested, and
+    `services` running as processes, the gateway on a free port (bench:console, docs:screens)."""
+    from research_platform.migrate import upgrade
+
+    with (
+        tempfile.TemporaryDirectory(prefix=prefix) as tmp,
+        start_servers(Path(tmp)) as servers,
+    ):
+        upgrade(servers.database_url)
+        asyncio.run(ingest_demo_corpus(servers.database_url))
+        (Path(tmp) / "stack").mkdir()
+        stack = Stack(
+            Path(tmp) / "stack",
+            gateway_port=free_port(),
+            services=services,
+            nats_url=servers.nats_url,
+            database_url=servers.database_url,
+            extra_env={"ACK_WAIT_S": "10"},
+        )
+        stack.start_servers()
+        try:
+            stack.start_services()
+            stack.wait_ready(timeout=180)
+            yield stack
+        finally:
+            stack.stop()
