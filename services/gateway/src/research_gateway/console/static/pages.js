@@ -62,10 +62,14 @@ pages.ask = () => {
   form.prompt.addEventListener("input", count);
   const loadLimits = async () => {
     const box = $("#limits");
+    const asked = form.workspace.value || "default";
+    const stale = () => (form.workspace.value || "default") !== asked;  // a later call owns the box
     try {
-      const lim = await api(`/source-lists/limits/${encodeURIComponent(form.workspace.value || "default")}`, { quiet: true });
+      const lim = await api(`/source-lists/limits/${encodeURIComponent(asked)}`, { quiet: true });
+      if (stale()) return;
       box.textContent = `Admin-clamped limits for “${lim.workspace}”: at most ${lim.max_references} references, source types ${lim.allowed_source_types.join(", ") || "any"}, detail up to ${lim.detail_level_ceiling}, at most ${lim.max_scheduled_lists} schedules, no more often than every ${Math.round(lim.min_update_interval_s / 3600)} h. Larger values are clamped (the accepted request shows them).`;
     } catch (e) {
+      if (stale()) return;
       box.textContent = e.status === 403 ? "Workspace limits are set by an admin; requests above them are clamped and the accepted values shown after submitting." : `Limits unavailable (${e.message}).`;
     }
   };
