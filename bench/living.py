@@ -55,11 +55,11 @@ from sqlalchemy.dialects.postgresql import insert
 
 from research_contracts import RunResearch, SourcesRetracted, Tier, subjects
 from research_engine.stack import Stack
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
+from research_ledger.tables import MemoryClaim, ResearchSource
 from research_ledger.watched import jitter
 from research_platform.db import create_engine, session_factory
 from research_platform.embedded import free_port
-from research_platform.models import MemoryClaim, ResearchSource
 from research_privacy.boundary import identifiers_left
 from research_reports import Reference, Report, Section
 
@@ -206,7 +206,7 @@ async def seed(database_url: str, plan: Plan, claims_text: list[str]) -> dict[st
     started = time.perf_counter()
     for i in range(0, plan.reviews, CHUNK):
         async with sessions() as session, session.begin():
-            ledger = Ledger(session, service=SERVICE)
+            ledger = UnitOfWork(session, service=SERVICE)
             for r in range(i, min(plan.reviews, i + CHUNK)):
                 review_id, run_id = plan.review_ids[r], f"review-seed-{r}"
                 claims = plan.review_claims(r)
@@ -234,7 +234,7 @@ async def seed(database_url: str, plan: Plan, claims_text: list[str]) -> dict[st
     started = time.perf_counter()
     for i in range(0, plan.watched, CHUNK):
         async with sessions() as session, session.begin():
-            ledger = Ledger(session, service=SERVICE)
+            ledger = UnitOfWork(session, service=SERVICE)
             for w in range(i, min(plan.watched, i + CHUNK)):
                 verification_id, run_id = plan.watched_ids[w], f"verification-seed-{w}"
                 claim = claims_text[w % len(claims_text)]

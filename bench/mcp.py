@@ -35,9 +35,9 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from research_engine.stack import Stack
+from research_ledger.tables import CriticVerdictRow, MemoryClaim
 from research_platform.db import create_engine, session_factory
 from research_platform.embedded import free_port
-from research_platform.models import CriticVerdictRow, MemoryClaim
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.harness.results import print_summary

@@ -52,9 +52,9 @@ from sqlalchemy import select, text
 from research_contracts import RunResearch, Tier, subjects
 from research_corpus.ingest import ingest_path
 from research_engine.stack import Stack
+from research_ledger.tables import MemoryClaim
 from research_platform.db import create_engine, session_factory
 from research_platform.embedded import free_port
-from research_platform.models import MemoryClaim
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.harness.recorded_sources import recorded_answers

@@ -8,7 +8,8 @@ import os
 from alembic import context
 from sqlalchemy.ext.asyncio import create_async_engine
 
-import research_ledger.outbox  # noqa: F401 - its table is in the metadata
+import research_ledger.outbox  # the outbox table joins Base.metadata
+import research_ledger.tables  # the ledger's tables join Base.metadata
 from research_platform.db import async_url
 from research_platform.models import Base
 

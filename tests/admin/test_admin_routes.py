@@ -19,9 +19,9 @@ from research_contracts import subjects
 from research_critic.main import create_app as create_critic
 from research_gateway.auth import ApiKeys
 from research_gateway.main import create_app
+from research_ledger.tables import AuditEvent
 from research_librarian.main import create_app as create_librarian
 from research_librarian.settings import LibrarianServiceSettings, LibrarianSettings
-from research_platform.models import AuditEvent
 from research_platform.settings import GatewayAuthSettings, LLMSettings, Settings
 from tests.agents.apps import running
 from tests.teardown import left_within

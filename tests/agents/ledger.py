@@ -10,7 +10,7 @@ from sqlalchemy import func
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from research_platform.models import MemoryClaim, ResearchSource
+from research_ledger.tables import MemoryClaim, ResearchSource
 
 
 def support(

@@ -13,8 +13,8 @@ from research_correlator import experiment
 from research_correlator.main import Correlator
 from research_correlator.prepare import Cluster, ClusterClaim
 from research_correlator.settings import CorrelatorSettings
+from research_ledger.tables import AuditEvent, Finding
 from research_llm import build_chain
-from research_platform.models import AuditEvent, Finding
 from research_platform.settings import LLMSettings
 from tests.agents.ledger import add_claim, add_sources, support
 

@@ -18,9 +18,9 @@ from bench.harness.servers import Servers
 from research_agents import FindingsRepository
 from research_contracts import ClaimDecided, ClaimProposed, ControlReply, RecritiqueClaim, subjects
 from research_critic.main import create_app
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
+from research_ledger.tables import AuditEvent, CriticVerdictRow, MemoryClaim
 from research_platform.db import transaction
-from research_platform.models import AuditEvent, CriticVerdictRow, MemoryClaim
 from research_platform.settings import CriticSettings, LLMSettings, Settings
 from tests.agents.apps import running
 from tests.agents.ledger import add_claim, add_sources, support
@@ -199,7 +199,7 @@ async def test_a_drained_proposal_read_before_the_drain_commits_is_still_judged(
     )
     async with running(create_app(_settings(servers, LLMSettings(provider="offline"), sla=60))):
         async with transaction(sessions) as session:
-            released = await Ledger(session, service="critic").verdicts.release(
+            released = await UnitOfWork(session, service="critic").verdicts.release(
                 [claim_id], "key-123"
             )
             assert [c.id for c in released] == [claim_id]

@@ -11,9 +11,9 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import CriticVerdict, Verdict
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
+from research_ledger.tables import AuditEvent, CriticVerdictRow, MemoryClaim
 from research_platform.db import transaction
-from research_platform.models import AuditEvent, CriticVerdictRow, MemoryClaim
 from tests.agents.ledger import add_claim, support
 
 pytestmark = pytest.mark.integration
@@ -85,7 +85,7 @@ async def test_a_failing_second_statement_leaves_both_claims_untouched(
     try:
         with pytest.raises(DBAPIError, match="injected failure"):
             async with transaction(sessions) as session:
-                await Ledger(session, service="critic").verdicts.decide(new, verdict, {old})
+                await UnitOfWork(session, service="critic").verdicts.decide(new, verdict, {old})
         assert await _state(sessions, old, new) == [("active", None, []), ("pending", None, [])]
         assert await _rows(sessions, old, new) == (0, 0)
     finally:
@@ -94,7 +94,7 @@ async def test_a_failing_second_statement_leaves_both_claims_untouched(
             await session.execute(text(f"DROP FUNCTION IF EXISTS {function}()"))
 
     async with transaction(sessions) as session:
-        decided = await Ledger(session, service="critic").verdicts.decide(new, verdict, {old})
+        decided = await UnitOfWork(session, service="critic").verdicts.decide(new, verdict, {old})
     assert decided is not None and decided.supersedes == [old]
     assert await _state(sessions, old, new) == [("superseded", new, []), ("active", None, [old])]
     verdicts, audits = await _rows(sessions, old, new)

@@ -10,7 +10,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_agents import FindingsRepository, NewFinding, purge_expired
-from research_platform.models import Finding
+from research_ledger.tables import Finding
 
 pytestmark = pytest.mark.integration
 
@@ -105,7 +105,7 @@ async def test_settle_records_resolves_and_audits_in_one_transaction(
 ) -> None:
     from research_agents import settle
     from research_ledger import AuditAction
-    from research_platform.models import AuditEvent
+    from research_ledger.tables import AuditEvent
 
     claim = uuid.uuid4()
     async with sessions() as session, session.begin():
@@ -156,7 +156,7 @@ async def test_settle_writes_nothing_when_an_audit_row_is_refused(
     from research_agents import settle
     from research_ledger import AuditAction
     from research_ledger.audit import AuditPayloadError
-    from research_platform.models import AuditEvent
+    from research_ledger.tables import AuditEvent
 
     claim = uuid.uuid4()
     async with sessions() as session, session.begin():
@@ -186,7 +186,7 @@ async def test_settle_audits_a_persons_text_as_a_digest_like_every_audit_row(
     payload (`question`) rest in the audit log only as a digest, as in every other audit row."""
     from research_agents import settle
     from research_ledger import AuditAction
-    from research_platform.models import AuditEvent
+    from research_ledger.tables import AuditEvent
 
     claim = uuid.uuid4()
     words = f"Does metformin help my aunt {unique}?"

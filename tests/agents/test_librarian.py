@@ -13,9 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from bench.harness.servers import Servers
 from research_agents import Scheduler, ScheduleSettings
 from research_contracts import ControlReply, subjects
+from research_ledger.tables import AuditEvent, Finding, MemoryClaim
 from research_librarian.main import Librarian, create_app
 from research_librarian.settings import LibrarianServiceSettings, LibrarianSettings
-from research_platform.models import AuditEvent, Finding, MemoryClaim
 from tests.agents.apps import running
 from tests.agents.ledger import add_claim, add_sources, support
 

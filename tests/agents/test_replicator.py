@@ -24,8 +24,8 @@ from research_contracts import (
     SourceHit,
     subjects,
 )
+from research_ledger.tables import AuditEvent, Finding, ResearchSource
 from research_platform.broker import make_broker
-from research_platform.models import AuditEvent, Finding, ResearchSource
 from research_platform.settings import Settings
 from research_replicator.main import create_app
 from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSettings

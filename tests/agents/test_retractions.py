@@ -20,9 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bench.harness.servers import Servers
 from research_agents import ScheduleSettings
 from research_contracts import CriticVerdict, RecritiqueClaim, SourcesRetracted, Verdict, subjects
-from research_ledger import Ledger
-from research_ledger.watched import phase
-from research_platform.models import (
+from research_ledger import UnitOfWork
+from research_ledger.tables import (
     AuditEvent,
     Finding,
     HeldRecritique,
@@ -30,6 +29,7 @@ from research_platform.models import (
     ResearchSource,
     WatchedClaimRow,
 )
+from research_ledger.watched import phase
 from research_replicator import recritiques, retractions, watched
 from research_replicator.main import create_app
 from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSettings
@@ -58,7 +58,7 @@ async def add_report(
         ],
     )
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="test")
+        ledger = UnitOfWork(session, service="test")
         await ledger.reports.open(
             report_id, kind=kind, run_id=run_id, subject=f"a {kind}", subject_key=kind
         )
@@ -231,13 +231,13 @@ async def test_the_dispatcher_keeps_a_cap_on_unfinished_reverifications(
             .where(WatchedClaimRow.verification_id.not_in(mine))
             .values(next_due_at=datetime.now(UTC) + timedelta(days=3650), requested_run_id=None)
         )
-        await Ledger(session, service="test").watched.make_due(mine)
+        await UnitOfWork(session, service="test").watched.make_due(mine)
     publisher = Recorded()
     assert await watched.request_due(publisher, sessions, limit=50, in_flight=2) == 2
     assert await watched.request_due(publisher, sessions, limit=50, in_flight=2) == 0
     first = publisher.sent[0]
     async with sessions() as session, session.begin():
-        await Ledger(session, service="test").watched.record_verdict(
+        await UnitOfWork(session, service="test").watched.record_verdict(
             first.verification_id, first.run_id, "SUPPORTED", "HIGH"
         )
     assert await watched.request_due(publisher, sessions, limit=50, in_flight=2) == 1
@@ -253,7 +253,7 @@ async def test_the_database_spreads_watched_claims_as_the_jitter_says(
     due_at = datetime.now(UTC) + timedelta(days=3000)
     async with sessions() as session, session.begin():
         for verification_id in mine:
-            await Ledger(session, service="test").reports.open(
+            await UnitOfWork(session, service="test").reports.open(
                 verification_id, kind="verification", run_id="r", subject="c", subject_key="c"
             )
             session.add(
@@ -266,7 +266,7 @@ async def test_the_database_spreads_watched_claims_as_the_jitter_says(
                 )
             )
     async with sessions() as session:
-        found = await Ledger(session, service="test").watched.due(
+        found = await UnitOfWork(session, service="test").watched.due(
             now=due_at - timedelta(days=5), spread=1.0, limit=10_000
         )
     expected = {v for v in mine if phase(v) >= 0.5}
@@ -293,7 +293,7 @@ async def judge(
 ) -> None:
     """What the critic writes when it has judged a re-critique (`Ledger.verdicts.reconsider`)."""
     async with sessions() as session, session.begin():
-        await Ledger(session, service="critic").verdicts.reconsider(
+        await UnitOfWork(session, service="critic").verdicts.reconsider(
             command, CriticVerdict(verdict=verdict, score=0.5, reasoning="judged again"), set()
         )
 

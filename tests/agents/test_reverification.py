@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from research_platform.models import WatchedClaimRow
+from research_ledger.tables import WatchedClaimRow
 from research_replicator.watched import reverification
 
 pytestmark = pytest.mark.unit

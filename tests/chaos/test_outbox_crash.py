@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bench.harness.servers import Servers
 from research_contracts import ClaimStatus, subjects
 from research_contracts.messages import ClaimDecided
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_ledger.outbox import OutboxEvent, OutboxRelay, Publish
 from research_platform.db import transaction
 
@@ -38,7 +38,7 @@ import asyncio, sys, uuid
 from datetime import UTC, datetime, timedelta
 from research_contracts import ClaimStatus, subjects
 from research_contracts.messages import ClaimDecided
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_ledger.outbox import OutboxRelay
 from research_platform.db import create_engine, session_factory, transaction
 
@@ -49,7 +49,7 @@ async def main(url, claim_id):
         await held.wait()
     async with OutboxRelay(sessions, held_publish).running():
         async with transaction(sessions) as session:
-            Ledger(session, service="chaos").outbox.add(
+            UnitOfWork(session, service="chaos").outbox.add(
                 subjects.CLAIM_DECIDED,
                 ClaimDecided(claim_id=uuid.UUID(claim_id), status=ClaimStatus.active,
                              decided_at=datetime.now(UTC)),
@@ -134,7 +134,7 @@ async def test_a_relay_dead_after_the_publish_publishes_again_and_jetstream_keep
 ) -> None:
     claim_id = uuid.uuid4()
     async with transaction(sessions) as session:
-        Ledger(session, service="chaos").outbox.add(subjects.CLAIM_DECIDED, _decided(claim_id))
+        UnitOfWork(session, service="chaos").outbox.add(subjects.CLAIM_DECIDED, _decided(claim_id))
 
     class Died(Exception):
         """The relay's process ended after the publish, before the row was marked."""
@@ -170,7 +170,7 @@ async def test_a_published_row_is_purged_a_day_later(
 ) -> None:
     old, fresh = uuid.uuid4(), uuid.uuid4()
     async with transaction(sessions) as session:
-        outbox = Ledger(session, service="chaos").outbox
+        outbox = UnitOfWork(session, service="chaos").outbox
         for claim_id in (old, fresh):
             outbox.add(subjects.CLAIM_DECIDED, _decided(claim_id))
     relay = OutboxRelay(sessions, _publish_on(nc))

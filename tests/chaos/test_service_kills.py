@@ -23,7 +23,7 @@ from sqlalchemy import func, or_, select
 from bench.harness.servers import Servers
 from bench.harness.stack import DEMO_CORPUS, running_stack
 from research_engine.stack import Stack
-from research_platform.models import CriticVerdictRow, MemoryClaim, ResearchTask
+from research_ledger.tables import CriticVerdictRow, MemoryClaim, ResearchTask
 
 pytestmark = [pytest.mark.chaos, pytest.mark.e2e, pytest.mark.timeout(180, func_only=True)]
 

@@ -15,7 +15,7 @@ import uvicorn
 from bench.harness.servers import Servers
 from research_contracts import RunResearch, Support
 from research_gateway.main import create_app
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_ledger.claims import ClaimProposal
 from research_platform.embedded import free_port
 from research_platform.settings import GatewayAuthSettings, Settings
@@ -63,7 +63,7 @@ async def decided_claim(sessions, unique) -> uuid.UUID:
     )
     claim_id = uuid.uuid4()
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="researcher")
+        ledger = UnitOfWork(session, service="researcher")
         await ledger.tasks.submit(task)
         await ledger.claims.propose(
             ClaimProposal(
@@ -121,7 +121,7 @@ async def report_id(sessions, unique) -> uuid.UUID:
     )
     found = uuid.uuid4()
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="reviewer")
+        ledger = UnitOfWork(session, service="reviewer")
         await ledger.reports.open(
             found,
             kind="review",

@@ -146,11 +146,11 @@ async def test_rerun_a_review_then_refused_while_it_runs(
     code, out = run(["rerun", str(report_id), "--no-watch", "--url", gateway], keys["admin"])
     assert code == 2 and "409" in out  # the new run has not ended
 
-    from research_ledger import Ledger
+    from research_ledger import UnitOfWork
 
     verification = uuid.uuid4()
     async with sessions() as session, session.begin():
-        await Ledger(session, service="verifier").reports.open(
+        await UnitOfWork(session, service="verifier").reports.open(
             verification, kind="verification", run_id=f"v-{unique}", subject="s", subject_key="k"
         )
     code, out = run(["rerun", str(verification), "--no-watch", "--url", gateway], keys["admin"])

@@ -145,13 +145,13 @@ async def test_a_snapshot_holding_its_report_exports_and_a_bad_format_is_422(
     unique: str,
 ) -> None:
     """A source-list version keeps its `Report` under `report`: the shared route exports it too."""
-    from research_ledger import Ledger
+    from research_ledger import UnitOfWork
 
     with ResearchClient(gateway, keys["reader"]) as rc:
         stored = rc.report(report_id)
     snapshot = uuid.uuid4()
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="scout")
+        ledger = UnitOfWork(session, service="scout")
         await ledger.reports.open(
             snapshot,
             kind="source_list",

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from bench.harness.servers import Servers
 from research_connector.breaker import CLOSED, HALF_OPEN, OPEN, CircuitBreakers, open_circuit_bucket
 from research_connector.incidents import Incidents
-from research_platform.models import AuditEvent
+from research_ledger.tables import AuditEvent
 from research_platform.nats_seeds import connect
 
 pytestmark = pytest.mark.integration

@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 from research_connector.fanout import search_all
 from research_connector.incidents import Incidents
 from research_connector.settings import ConnectorSettings
-from research_platform.models import AuditEvent
+from research_ledger.tables import AuditEvent
 
 pytestmark = pytest.mark.integration
 

@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 from research_connector.main import create_app
 from research_connector.settings import ConnectorServiceSettings
 from research_contracts import EvidenceFound, SearchEvidence, subjects
-from research_platform.models import AuditEvent
+from research_ledger.tables import AuditEvent
 from tests.agents.apps import running
 
 pytestmark = pytest.mark.integration

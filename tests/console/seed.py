@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_reports import Finding, Quote, Reference, Report, Section, diff_reports
 from research_reports.citations import CitationCheck, CitationIssue, IssueKind
 from tests.reports.sample import review
@@ -22,7 +22,7 @@ async def stale_review_with_a_refresh(sessions: Any, topic: str) -> tuple[uuid.U
     first.version, second.version = 1, 2
     second.references = second.references[:2]  # the refresh dropped a reference
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="test")
+        ledger = UnitOfWork(session, service="test")
         for report_id, subject in ((stale_id, f"{topic} stale"), (fresh_id, f"{topic} fresh")):
             await ledger.reports.open(
                 report_id,
@@ -58,7 +58,7 @@ async def watched_claim_with_history(sessions: Any, unique: str) -> tuple[uuid.U
     and a verification nobody watches; their ids."""
     watched_id, unwatched_id = uuid.uuid4(), uuid.uuid4()
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="test")
+        ledger = UnitOfWork(session, service="test")
         for report_id in (watched_id, unwatched_id):
             await ledger.reports.open(
                 report_id,
@@ -75,7 +75,7 @@ async def watched_claim_with_history(sessions: Any, unique: str) -> tuple[uuid.U
             sessions() as session,
             session.begin(),
         ):  # one transaction per run: recorded_at orders them
-            await Ledger(session, service="test").watched.record_verdict(
+            await UnitOfWork(session, service="test").watched.record_verdict(
                 watched_id, f"{run}-{unique}", verdict, "LOW"
             )
     return watched_id, unwatched_id
@@ -136,7 +136,7 @@ async def verification_with_closest_evidence(sessions: Any, claim: str) -> uuid.
         ],
     )
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="test")
+        ledger = UnitOfWork(session, service="test")
         run_id = f"vf-{report_id.hex[:12]}"
         await ledger.reports.open(
             report_id, kind="verification", run_id=run_id, subject=claim, subject_key=claim
@@ -158,7 +158,7 @@ async def many_reviews(sessions: Any, topic: str, count: int) -> list[uuid.UUID]
     "<topic> <n>"; their ids."""
     ids = [uuid.uuid4() for _ in range(count)]
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="test")
+        ledger = UnitOfWork(session, service="test")
         for n, report_id in enumerate(ids):
             await ledger.reports.open(
                 report_id,

@@ -17,7 +17,7 @@ from playwright.async_api import expect
 
 from research_contracts.runs import AgentStarted
 from research_engine.stack import Stack
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_runs import RunRecorder
 from tests.console.conftest import shot
 from tests.keys import api_key
@@ -78,7 +78,7 @@ async def test_a_reports_header_shows_the_model_usage_of_its_rounds(
         for key in ("calls", "tokens_in", "tokens_out", "cost_usd", "seconds", "models")
     }
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="test")
+        ledger = UnitOfWork(session, service="test")
         await ledger.reports.open(
             report_id,
             kind="review",

@@ -19,7 +19,7 @@ from research_contracts import RunResearch
 from research_gateway.auth import ApiKeys
 from research_gateway.main import create_app
 from research_gateway.settings import GatewaySettings
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_platform.models import CorpusPaper
 from tests.keys import api_key, auth
 from tests.reports.sample import SMITH, review
@@ -58,13 +58,13 @@ async def _asked(
     content.references[0].paper_id = paper
     content.references[2].paper_id = outside
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="test")
+        ledger = UnitOfWork(session, service="test")
         await ledger.tasks.submit(
             RunResearch(task_id=uuid.uuid4(), question=f"Does {topic} help?", origin="api"),
             owner_key_id=owner,
         )
     async with sessions() as session, session.begin():  # a later transaction: a later `now()`
-        ledger = Ledger(session, service="test")
+        ledger = UnitOfWork(session, service="test")
         await ledger.reports.open(
             report_id,
             kind="review",

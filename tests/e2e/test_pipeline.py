@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 
 from research_contracts import subjects
 from research_engine.stack import Stack
-from research_platform.models import AuditEvent, CriticVerdictRow, MemoryClaim
+from research_ledger.tables import AuditEvent, CriticVerdictRow, MemoryClaim
 
 pytestmark = pytest.mark.e2e
 TERMINAL = {"active", "rejected", "superseded", "critic_quarantine"}

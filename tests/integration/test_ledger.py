@@ -9,9 +9,9 @@ from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError
 
 from research_contracts import RunResearch, SourceHit
-from research_ledger import AuditAction, Ledger, TaskStatus
+from research_ledger import AuditAction, Ledger, TaskStatus, UnitOfWork
+from research_ledger.tables import AuditEvent, MemoryClaim, ResearchSource, ResearchTask
 from research_llm import ClaimDraft, DraftOutcome, EvidenceDoc, SupportDraft
-from research_platform.models import AuditEvent, MemoryClaim, ResearchSource, ResearchTask
 from research_researcher import prepare, reshape
 
 pytestmark = pytest.mark.integration
@@ -45,7 +45,7 @@ async def _audit_count(sessions, claim_id: uuid.UUID) -> int:  # type: ignore[no
 async def test_claim_and_its_audit_row_commit_together(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
     claim, hits = _claim(unique)
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="researcher")
+        ledger = UnitOfWork(session, service="researcher")
         assert await ledger.claims.propose(claim, [0.1] * 384, hits)
     async with sessions() as session:
         stored = await session.get(MemoryClaim, claim.claim_id)
@@ -61,7 +61,7 @@ async def test_claim_and_its_audit_row_commit_together(sessions, unique: str) ->
         sessions() as session,
         session.begin(),
     ):  # redelivery: no second claim, no second audit row
-        assert not await Ledger(session, service="researcher").claims.propose(
+        assert not await UnitOfWork(session, service="researcher").claims.propose(
             claim, [0.1] * 384, hits
         )
     assert await _audit_count(sessions, claim.claim_id) == 1
@@ -71,7 +71,7 @@ async def test_a_failed_transaction_leaves_neither_claim_nor_audit(sessions, uni
     claim, hits = _claim(unique)
     with pytest.raises(DBAPIError):  # noqa: PT012 - the transaction is what fails
         async with sessions() as session, session.begin():
-            await Ledger(session, service="researcher").claims.propose(claim, [0.1] * 384, hits)
+            await UnitOfWork(session, service="researcher").claims.propose(claim, [0.1] * 384, hits)
             await session.execute(text("SELECT 1/0"))  # the statement after the insert fails
     async with sessions() as session:
         assert await session.get(MemoryClaim, claim.claim_id) is None
@@ -126,7 +126,7 @@ async def test_only_the_retention_function_removes_audit_rows(sessions, unique: 
 async def test_fail_is_terminal_idempotent_and_audited_once(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
     task = RunResearch(question=f"Does {unique} help?", entity=unique)
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="test")
+        ledger = UnitOfWork(session, service="test")
         assert (await ledger.tasks.submit(task)).created
         assert await ledger.tasks.start(task)
         assert await ledger.tasks.fail(task.task_id, "the connector \x00 said no")
@@ -150,7 +150,7 @@ async def test_fail_is_terminal_idempotent_and_audited_once(sessions, unique: st
 async def test_a_poison_payload_is_stored_not_rejected_by_jsonb(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
     hostile = f"{unique}\x00\ud800" + b"\xfe\xff".decode("utf-8", "surrogateescape")
     async with sessions() as session, session.begin():
-        event = Ledger(session, service="test").audit(
+        event = UnitOfWork(session, service="test").audit(
             AuditAction.CONSUMER_DEAD_LETTER,
             subject_ids={"subject": hostile},
             payload={"subject": hostile, "reason": hostile, "sha256": "0" * 64, "size": 3},
@@ -165,19 +165,49 @@ async def test_a_source_cited_again_stays_retracted(sessions, unique: str) -> No
     claim, hits = _claim(unique)
     source_id = f"corpus:{unique}"
     async with sessions() as session, session.begin():
-        assert await Ledger(session, service="researcher").claims.propose(claim, [0.1] * 384, hits)
+        assert await UnitOfWork(session, service="researcher").claims.propose(
+            claim, [0.1] * 384, hits
+        )
     async with sessions() as session, session.begin():
-        assert await Ledger(session, service="replicator").claims.retract_sources([source_id]) == [
-            source_id
-        ]
+        assert await UnitOfWork(session, service="replicator").claims.retract_sources(
+            [source_id]
+        ) == [source_id]
     # another task cites the same source; its search hit does not carry the retraction
     again, _ = _claim(unique)
     renamed = hits[0].model_copy(update={"title": "Trial (corrected title)"})
     async with sessions() as session, session.begin():
-        assert await Ledger(session, service="researcher").claims.propose(
+        assert await UnitOfWork(session, service="researcher").claims.propose(
             again, [0.1] * 384, [renamed]
         )
     async with sessions() as session:
         source = await session.get(ResearchSource, source_id)
         assert source is not None and source.title == "Trial (corrected title)"
         assert source.retracted is True
+
+
+async def test_unit_of_work_commits_once_and_rolls_back_on_error(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+    """`Ledger.unit_of_work` is the transaction: what its block wrote lands together when the block
+    ends, and nothing lands when the block raises; `Ledger.reading` commits nothing it wrote."""
+    ledger = Ledger(sessions)
+    kept, lost = _claim(f"{unique}k"), _claim(f"{unique}l")
+    async with ledger.unit_of_work(service="researcher") as uow:
+        assert await uow.claims.propose(kept[0], [0.1] * 384, kept[1])
+        async with sessions() as other:  # not yet visible outside the unit of work
+            assert await other.get(MemoryClaim, kept[0].claim_id) is None
+    assert await _audit_count(sessions, kept[0].claim_id) == 1
+
+    async def write_then_fail() -> None:
+        async with ledger.unit_of_work(service="researcher") as uow:
+            assert await uow.claims.propose(lost[0], [0.1] * 384, lost[1])
+            raise RuntimeError("after the write")
+
+    with pytest.raises(RuntimeError, match="after the write"):
+        await write_then_fail()
+    async with sessions() as session:
+        assert await session.get(MemoryClaim, lost[0].claim_id) is None
+    assert await _audit_count(sessions, lost[0].claim_id) == 0
+
+    async with ledger.reading() as uow:
+        assert await uow.claims.propose(lost[0], [0.1] * 384, lost[1])
+    async with sessions() as session:
+        assert await session.get(MemoryClaim, lost[0].claim_id) is None

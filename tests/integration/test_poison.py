@@ -34,7 +34,7 @@ from bench.harness.servers import Servers
 from research_contracts import RunResearch, Tier, subjects
 from research_critic.main import create_app as critic_app
 from research_gateway.main import create_app as gateway_app
-from research_platform.models import AuditEvent, CriticVerdictRow, MemoryClaim
+from research_ledger.tables import AuditEvent, CriticVerdictRow, MemoryClaim
 from research_platform.settings import CriticSettings, LLMSettings, ResearcherSettings, Settings
 from research_researcher.main import create_app as researcher_app
 from tests.agents.apps import running

@@ -14,10 +14,10 @@ from research_contracts import EvidenceFound, SearchEvidence
 from research_contracts.corpus_tools import SearchPapers
 from research_contracts.runs import RunDone
 from research_contracts.sourcelists import RequestSourceList
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_ledger.source_lists import SourceListBook
+from research_ledger.tables import AuditEvent
 from research_modes import ConnectorClient, ToolsUnavailable
-from research_platform.models import AuditEvent
 from research_runs import replay
 from research_scout.pipeline import Scout
 from research_scout.settings import ScoutSettings
@@ -111,7 +111,7 @@ async def test_every_source_down_fails_the_run_with_the_reason(nc, sessions, uni
         and "NoRespondersError" in outcome.error
     )
     async with sessions() as session:
-        report = await Ledger(session, service="test").reports.get(command.source_list_id)
+        report = await UnitOfWork(session, service="test").reports.get(command.source_list_id)
         (run,) = await SourceListBook(session, service="test").runs(command.source_list_id)
         (audit,) = await session.scalars(
             select(AuditEvent).where(
@@ -119,7 +119,9 @@ async def test_every_source_down_fails_the_run_with_the_reason(nc, sessions, uni
                 AuditEvent.subject_ids["report_id"].astext == str(command.source_list_id),
             )
         )
-        versions = await Ledger(session, service="test").reports.versions(command.source_list_id)
+        versions = await UnitOfWork(session, service="test").reports.versions(
+            command.source_list_id
+        )
     assert report.status == "failed" and "every source failed" in report.error and versions == []
     assert run.status == "failed" and "every source failed" in run.error
     assert audit.payload["all_down"] is True and audit.payload["kind"] == "source_list"
@@ -166,14 +168,14 @@ async def test_one_source_down_is_named_in_the_report_and_audited(nc, sessions, 
     assert outcome.error is None and outcome.snapshot is not None
     assert outcome.snapshot.report.metadata["sources_down"] == {"pubmed": "http_503"}
     async with sessions() as session:
-        report = await Ledger(session, service="test").reports.get(command.source_list_id)
+        report = await UnitOfWork(session, service="test").reports.get(command.source_list_id)
         (audit,) = await session.scalars(
             select(AuditEvent).where(
                 AuditEvent.action == "research.report.sources_down",
                 AuditEvent.subject_ids["report_id"].astext == str(command.source_list_id),
             )
         )
-        version = await Ledger(session, service="test").reports.version(command.source_list_id)
+        version = await UnitOfWork(session, service="test").reports.version(command.source_list_id)
     assert report.status == "completed" and audit.payload["sources"] == {"pubmed": "http_503"}
     assert audit.payload["all_down"] is False
     assert version.content["report"]["metadata"]["sources_down"] == {"pubmed": "http_503"}, (

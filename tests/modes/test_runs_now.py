@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from research_ledger import ReportStatus
+from research_ledger.tables import ReportRow
 from research_modes import runs_now
-from research_platform.models import ReportRow
 
 pytestmark = pytest.mark.unit
 

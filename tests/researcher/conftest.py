@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bench.harness.servers import Servers
 from research_contracts import RunResearch, subjects
-from research_platform.models import AuditEvent, MemoryClaim
+from research_ledger.tables import AuditEvent, MemoryClaim
 from research_platform.settings import LLMSettings, ResearcherSettings, Settings
 from research_researcher.main import create_app
 from tests.agents.apps import running as running_app

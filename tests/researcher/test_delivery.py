@@ -14,7 +14,7 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 from sqlalchemy import func, select
 
 from research_contracts import RunResearch, Tier, subjects
-from research_platform.models import AuditEvent, MemoryClaim
+from research_ledger.tables import AuditEvent, MemoryClaim
 from research_researcher.reshape import claim_id_for
 from tests.researcher.conftest import publish_task, wait_for_claims
 from tests.researcher.fakes import FakeConnector

@@ -11,7 +11,7 @@ from sqlalchemy.dialects.postgresql import insert
 
 from research_contracts import RunResearch, SourceHit, Tier
 from research_corpus.embedding import get_embedder
-from research_platform.models import MemoryClaim, ResearchSource
+from research_ledger.tables import MemoryClaim, ResearchSource
 from research_researcher import prepare
 from research_researcher.repository import LedgerMemory
 from tests.researcher.conftest import audit_rows, publish_task, wait_for_claims

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select
 
 from research_contracts import EvidenceRefreshed, RerunResearch, subjects
-from research_platform.models import AuditEvent, MemoryClaim
+from research_ledger.tables import AuditEvent, MemoryClaim
 from tests.researcher.fakes import EVIDENCE, FakeConnector
 
 pytestmark = pytest.mark.integration

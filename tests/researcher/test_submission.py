@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 from research_gateway.auth import ApiKeys
 from research_gateway.main import create_app
 from research_ledger import AuditAction, task_id_for_key
-from research_platform.models import AuditEvent, MemoryClaim, ResearchTask
+from research_ledger.tables import AuditEvent, MemoryClaim, ResearchTask
 from research_platform.settings import Settings
 from tests.researcher.conftest import wait_for_claims
 from tests.researcher.fakes import FakeConnector

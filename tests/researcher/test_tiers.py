@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import func, select
 
 from research_contracts import RunResearch, Tier
-from research_platform.models import AuditEvent, MemoryClaim
+from research_ledger.tables import AuditEvent, MemoryClaim
 from research_researcher import prepare
 from tests.researcher.conftest import publish_task, wait_for_claims
 from tests.researcher.fakes import FakeConnector

@@ -17,9 +17,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bench.harness.servers import Servers
 from research_connector.main import create_app as create_connector
 from research_connector.settings import ConnectorServiceSettings
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
+from research_ledger.tables import ReportRow
 from research_platform.broker import ensure_streams
-from research_platform.models import ReportRow
 from research_platform.settings import LLMSettings
 from research_reviewer.main import create_app as create_reviewer
 from research_reviewer.settings import ReviewerServiceSettings, ReviewerSettings
@@ -98,7 +98,7 @@ async def wait_for_report(
     deadline = time.monotonic() + timeout
     while True:
         async with sessions() as session:
-            row = await Ledger(session, service="test").reports.get(review_id)
+            row = await UnitOfWork(session, service="test").reports.get(review_id)
         if row is not None and row.status in status:
             return row
         assert time.monotonic() < deadline, (

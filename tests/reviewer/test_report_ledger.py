@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import select
 
 from research_contracts import CriticVerdict, Support, Verdict
-from research_ledger import AuditAction, ClaimProposal, Ledger
-from research_platform.models import AuditEvent, Finding, ReportClaim
+from research_ledger import AuditAction, ClaimProposal, UnitOfWork
+from research_ledger.tables import AuditEvent, Finding, ReportClaim
 
 pytestmark = pytest.mark.integration
 
@@ -46,7 +46,7 @@ async def _report_with_claims(sessions, unique: str, n: int = 2):  # type: ignor
     report_id = uuid.uuid4()
     claims = [_proposal(f"topic-{unique}", f"Finding {i} about {unique} holds.") for i in range(n)]
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="reviewer")
+        ledger = UnitOfWork(session, service="reviewer")
         assert await ledger.reports.open(
             report_id,
             kind="review",
@@ -74,7 +74,7 @@ async def _report_with_claims(sessions, unique: str, n: int = 2):  # type: ignor
             verdict = CriticVerdict(
                 verdict=Verdict.promote, score=0.9, reasoning="ok", model="test"
             )
-            await Ledger(session, service="critic").verdicts.decide(
+            await UnitOfWork(session, service="critic").verdicts.decide(
                 claim.claim_id, verdict, {c.claim_id for c in claims}
             )
     return report_id, claims
@@ -85,7 +85,7 @@ async def test_report_lifecycle_is_audited_and_a_run_saves_one_version(
 ) -> None:  # type: ignore[no-untyped-def]
     report_id, claims = await _report_with_claims(sessions, unique)
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="reviewer")
+        ledger = UnitOfWork(session, service="reviewer")
         again = await ledger.reports.save_version(
             report_id, run_id=f"rv-{unique}", content={}, markdown=""
         )
@@ -114,12 +114,12 @@ async def test_superseded_claim_makes_the_report_stale_then_refresh_reopens_it(
     async with sessions() as session:
         assert not [
             u
-            for u in await Ledger(session, service="t").reports.undermined_claims()
+            for u in await UnitOfWork(session, service="t").reports.undermined_claims()
             if u.claim_id in {c.claim_id for c in claims}
         ]
     newer = _proposal(f"topic-{unique}", f"A better finding about {unique}.")
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="critic")
+        ledger = UnitOfWork(session, service="critic")
         await ledger.claims.propose(newer, None, [])
         verdict = CriticVerdict(
             verdict=Verdict.supersede,
@@ -130,7 +130,7 @@ async def test_superseded_claim_makes_the_report_stale_then_refresh_reopens_it(
         )
         await ledger.verdicts.decide(newer.claim_id, verdict, {c.claim_id for c in claims})
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="reviewer")
+        ledger = UnitOfWork(session, service="reviewer")
         undermined = [
             u
             for u in await ledger.reports.undermined_claims()
@@ -162,13 +162,13 @@ async def test_open_undermining_finding_marks_stale_but_a_sibling_supersession_d
         sessions() as session,
         session.begin(),
     ):  # claim 1 superseded by claim 0 of the same report
-        ledger = Ledger(session, service="critic")
+        ledger = UnitOfWork(session, service="critic")
         await ledger.verdicts.supersede(claims[0].claim_id, [claims[1].claim_id], datetime.now(UTC))
     async with sessions() as session:
         mine = {c.claim_id for c in claims}
         assert not [
             u
-            for u in await Ledger(session, service="t").reports.undermined_claims()
+            for u in await UnitOfWork(session, service="t").reports.undermined_claims()
             if u.claim_id in mine
         ]
     async with sessions() as session, session.begin():
@@ -184,7 +184,7 @@ async def test_open_undermining_finding_marks_stale_but_a_sibling_supersession_d
     async with sessions() as session:
         undermined = [
             u
-            for u in await Ledger(session, service="t").reports.undermined_claims()
+            for u in await UnitOfWork(session, service="t").reports.undermined_claims()
             if u.claim_id in mine
         ]
     assert [(u.claim_id, u.reason) for u in undermined] == [
@@ -195,7 +195,7 @@ async def test_open_undermining_finding_marks_stale_but_a_sibling_supersession_d
 async def test_fail_report_is_terminal_and_refreshable(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
     report_id = uuid.uuid4()
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="reviewer")
+        ledger = UnitOfWork(session, service="reviewer")
         await ledger.reports.open(
             report_id, kind="verification", run_id=f"v-{unique}", subject="s", subject_key="k"
         )
@@ -221,12 +221,12 @@ async def test_a_dead_lettered_review_or_verification_fails_its_report(
     import json
 
     from research_ledger import dead_letters
+    from research_ledger.tables import ReportRow
     from research_platform.delivery import DeadLetter
-    from research_platform.models import ReportRow
 
     report_id = uuid.uuid4()
     async with sessions() as session, session.begin():
-        await Ledger(session, service="test").reports.open(
+        await UnitOfWork(session, service="test").reports.open(
             report_id, kind=kind, run_id=f"dl-{unique}", subject="s", subject_key="k"
         )
 

@@ -19,8 +19,8 @@ from sqlalchemy import select
 
 from research_contracts import ClaimStatus, CriticVerdict, Support, Verdict, subjects
 from research_gateway.main import create_app
-from research_ledger import ClaimProposal, Ledger
-from research_platform.models import AuditEvent, MemoryClaim
+from research_ledger import ClaimProposal, UnitOfWork
+from research_ledger.tables import AuditEvent, MemoryClaim
 from research_platform.settings import Settings
 from research_runs import replay
 from tests.keys import api_key, auth
@@ -120,7 +120,7 @@ async def test_review_lifecycle_through_the_gateway(
     # the critic promotes a finding's claim, then a better claim supersedes it: the review goes stale
     target = uuid.UUID(view["claims"][0]["claim_id"])
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="critic")
+        ledger = UnitOfWork(session, service="critic")
         claim = await session.get(MemoryClaim, target)
         await ledger.verdicts.decide(
             target,

@@ -14,8 +14,8 @@ from sqlalchemy import select
 
 from research_contracts import subjects
 from research_contracts.reviews import RequestReview, ReviewCompleted
-from research_ledger import Ledger
-from research_platform.models import AuditEvent, MemoryClaim
+from research_ledger import UnitOfWork
+from research_ledger.tables import AuditEvent, MemoryClaim
 from research_reports import Report, check_report
 from research_runs import replay
 from tests.reviewer.conftest import TOPIC, wait_for_report
@@ -51,7 +51,7 @@ async def test_a_review_request_on_the_bus_yields_a_checked_versioned_report(
     finally:
         await subscription.unsubscribe()
     async with sessions() as session:
-        version = await Ledger(session, service="t").reports.version(command.review_id)
+        version = await UnitOfWork(session, service="t").reports.version(command.review_id)
         assert version is not None and version.version == 1
         report = Report.model_validate(version.content)
         claims = list(

@@ -26,7 +26,7 @@ from bench.harness.servers import Servers
 from research_contracts import subjects
 from research_contracts.sourcelists import RequestSourceList
 from research_gateway.main import create_app
-from research_ledger import Ledger, dead_letters
+from research_ledger import UnitOfWork, dead_letters
 from research_ledger.deidentified import UncleanText
 from research_platform.delivery import DeadLetter
 from research_platform.settings import Settings
@@ -123,7 +123,7 @@ async def test_two_hundred_source_lists_all_reach_a_result(
         await asyncio.gather(*(build(c) for c in commands))
 
     async with sessions() as session:
-        ledger = Ledger(session, service="test")
+        ledger = UnitOfWork(session, service="test")
         states = [(await ledger.reports.get(uuid.UUID(i))).status for i in ids]
     assert states == ["completed"] * len(ids)
     for n, list_id in enumerate(

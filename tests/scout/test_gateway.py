@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from bench.harness.servers import Servers
 from research_contracts.sourcelists import SourceList
 from research_gateway.main import create_app
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_platform.settings import Settings
 from tests.keys import bind_workspaces
 from tests.scout.conftest import fake_connector, sent_request
@@ -395,7 +395,7 @@ async def test_a_rerun_of_a_list_without_a_stored_request_is_409(
 ):
     list_id = uuid.uuid4()
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="test")
+        ledger = UnitOfWork(session, service="test")
         await ledger.reports.open(
             list_id, kind="source_list", run_id=f"sl-{unique}", subject=PROMPT, subject_key=PROMPT
         )
@@ -406,5 +406,5 @@ async def test_a_rerun_of_a_list_without_a_stored_request_is_409(
     assert response.status_code == 409 and "no stored request" in response.text
     async with sessions() as session:
         assert (
-            await Ledger(session, service="test").reports.get(list_id)
+            await UnitOfWork(session, service="test").reports.get(list_id)
         ).status == "failed"  # left as it was

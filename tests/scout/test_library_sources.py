@@ -21,7 +21,7 @@ from research_connector.sources.corpus import CorpusSource
 from research_contracts import EvidenceFound, SearchEvidence
 from research_contracts.sourcelists import RequestSourceList
 from research_corpus.ingest import ingest_path
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_platform.settings import CorpusSettings
 from research_reports import Report, export_report
 
@@ -91,7 +91,7 @@ async def test_a_source_from_the_library_carries_its_authors_venue_year_and_doi(
     async with (
         sessions() as session
     ):  # the exports render the stored version, as the gateway's export route does
-        stored = await Ledger(session, service="test").reports.version(command.source_list_id)
+        stored = await UnitOfWork(session, service="test").reports.version(command.source_list_id)
     stored_sources = {s["origin_id"]: s for s in stored.content["source_list"]["sources"]}
     assert stored_sources[ortega.origin_id] == ortega.model_dump(mode="json")
     report = Report.model_validate(stored.content["report"])

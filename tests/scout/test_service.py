@@ -17,7 +17,7 @@ from research_agents import RunInFlight, Scheduler, ScheduleSettings
 from research_contracts import subjects
 from research_contracts.runs import RunDone, VerdictReached
 from research_contracts.sourcelists import RequestSourceList, SourceListUpdated
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_ledger.source_lists import (
     SourceListBook,
     SourceListJudgement,
@@ -82,8 +82,8 @@ async def test_a_run_stores_the_snapshot_trace_and_events(nc, sessions, scout_fa
     assert sources[0].title == VITAMIN_D[0].title and len(sources) <= 3
     assert all("vitamin d" in s.title.lower() for s in sources)
     async with sessions() as session:
-        report = await Ledger(session, service="test").reports.get(command.source_list_id)
-        version = await Ledger(session, service="test").reports.version(command.source_list_id)
+        report = await UnitOfWork(session, service="test").reports.get(command.source_list_id)
+        version = await UnitOfWork(session, service="test").reports.version(command.source_list_id)
         book = SourceListBook(session, service="test")
         iterations = await book.iterations(command.run_id)
         judgements = await book.judgements(command.run_id)
@@ -171,7 +171,7 @@ async def test_a_schedule_firing_twice_with_a_changed_source_set_publishes_the_d
         )
     async with sessions() as session:
         runs = await SourceListBook(session, service="test").runs(command.source_list_id)
-        version = await Ledger(session, service="test").reports.version(command.source_list_id)
+        version = await UnitOfWork(session, service="test").reports.version(command.source_list_id)
     assert sorted(r.trigger for r in runs) == ["request", "schedule", "schedule"]
     assert all(r.status == "completed" for r in runs)
     assert version.diff["dropped"] and version.version == 3

@@ -15,7 +15,7 @@ from research_connector.incidents import Incidents
 from research_connector.registry import build_sources
 from research_connector.settings import ConnectorSettings
 from research_contracts import TaskFilters
-from research_platform.models import AuditEvent
+from research_ledger.tables import AuditEvent
 from tests.scout.fakeweb import fake_web
 
 pytestmark = pytest.mark.integration

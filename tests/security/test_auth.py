@@ -16,7 +16,7 @@ from structlog.testing import capture_logs
 from research_gateway.auth import ApiKeys
 from research_gateway.main import create_app, is_loopback
 from research_gateway.throttle import FailedAuthThrottle
-from research_platform.models import AuditEvent
+from research_ledger.tables import AuditEvent
 from research_platform.settings import GatewayAuthSettings, Settings
 from tests.keys import api_key, auth
 from tests.security.conftest import Gateway

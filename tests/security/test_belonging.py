@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_gateway.auth import ApiKeys
 from research_ledger.source_limits import DEFAULT_WORKSPACE, LimitsBook, WorkspaceLimits
-from research_platform.models import ResearchTask
+from research_ledger.tables import ResearchTask
 from research_platform.settings import GatewayLimitsSettings
 from tests.keys import auth
 from tests.security.conftest import Gateway

@@ -21,8 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from research_gateway.auth import ApiKeys
 from research_ledger import AuditAction
 from research_ledger.deidentified import keyed_digest
+from research_ledger.tables import AuditEvent
 from research_platform import installation
-from research_platform.models import AuditEvent
 from research_platform.settings import Settings
 from research_privacy.boundary import digest as plain_digest
 from tests.conftest import REPO

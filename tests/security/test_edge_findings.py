@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from research_contracts import EvidenceFound, SearchEvidence, subjects
 from research_engine.stack import Stack
 from research_ledger import AuditAction
-from research_platform.models import AuditEvent
+from research_ledger.tables import AuditEvent
 
 pytestmark = pytest.mark.e2e
 API = "/api/research/v1"

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_engine.stack import Stack
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_reports import Report
 from research_reports.model import Reference, Section
 from tests.security.raw_http import memory_kib, send_and_read
@@ -123,7 +123,7 @@ async def test_a_long_pdf_export_neither_stalls_the_gateway_nor_outlives_its_cap
 ) -> None:
     report_id = uuid.uuid4()
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="test")
+        ledger = UnitOfWork(session, service="test")
         run_id = f"rv-{report_id.hex}"
         await ledger.reports.open(
             report_id, kind="review", run_id=run_id, subject="vitamin D", subject_key="vitamin d"

@@ -20,10 +20,10 @@ from research_contracts.reviews import RequestReview
 from research_contracts.sourcelists import ListedSource, SourceList
 from research_gateway.mcp.gateway_api import GatewayApi, ToolFailure
 from research_gateway.mcp.tools import TOOLS
-from research_ledger import Ledger, RunTaken
+from research_ledger import RunTaken, UnitOfWork
 from research_ledger.outbox import OutboxEvent
 from research_ledger.source_lists import SourceListBook
-from research_platform.models import ReportRow
+from research_ledger.tables import ReportRow
 from tests.keys import auth
 from tests.security.conftest import Gateway
 
@@ -84,7 +84,7 @@ async def _open(
     owner: dict[str, str] | None,
 ) -> bool:
     async with sessions() as session, session.begin():
-        return await Ledger(session, service="test").reports.open(
+        return await UnitOfWork(session, service="test").reports.open(
             report_id, kind=kind, run_id=run_id, subject=TOPIC, subject_key=TOPIC, owner=owner
         )
 
@@ -154,7 +154,7 @@ async def _source_list(
         summary="Vitamin D lowered fracture risk.",
     )
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="test")
+        ledger = UnitOfWork(session, service="test")
         await ledger.reports.open(
             list_id,
             kind="source_list",
@@ -187,7 +187,7 @@ async def _source_list(
 async def _review(sessions: async_sessionmaker[AsyncSession], owner: dict[str, str]) -> uuid.UUID:
     review_id = uuid.uuid4()
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="test")
+        ledger = UnitOfWork(session, service="test")
         await ledger.reports.open(
             review_id,
             kind="review",

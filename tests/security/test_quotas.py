@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_gateway.auth import ApiKeys
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_platform.settings import GatewayAuthSettings, GatewayLimitsSettings
 from tests.keys import api_key, auth
 from tests.security.conftest import Gateway
@@ -112,7 +112,7 @@ async def test_a_slot_frees_when_its_run_fails_or_times_out(
         assert first.status_code == 202
         assert (await _review(client, key, f"{TOPIC} second")).status_code == 429
         async with sessions() as session, session.begin():
-            await Ledger(session, service="test").reports.fail(
+            await UnitOfWork(session, service="test").reports.fail(
                 uuid.UUID(first.json()["review_id"]), "the reviewer gave up"
             )
         assert (await _review(client, key, f"{TOPIC} third")).status_code == 202

@@ -14,10 +14,10 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import RunResearch, Tier, subjects
-from research_ledger import AuditAction, ClaimProposal, Ledger
+from research_ledger import AuditAction, ClaimProposal, UnitOfWork
 from research_ledger.audit import AuditPayloadError, checked_payload
+from research_ledger.tables import ApiKey, AuditEvent, MemoryClaim, ResearchTask
 from research_platform.broker import STREAMS, retained
-from research_platform.models import ApiKey, AuditEvent, MemoryClaim, ResearchTask
 from research_platform.settings import get_settings
 from research_privacy.boundary import digest as digest_of
 from research_privacy.boundary import person_text
@@ -73,13 +73,13 @@ async def test_the_ledger_refuses_a_persons_text_that_did_not_pass_the_boundary(
 ) -> None:
     """Every writer of a person's text: a raw value is refused (nothing written), the boundary's output is kept."""
     from research_ledger.deidentified import UncleanText
-    from research_platform.models import ReportRow
+    from research_ledger.tables import ReportRow
 
     report_id = uuid.uuid4()
     async with sessions() as session:
         with pytest.raises(UncleanText, match="subject"):
             async with session.begin():
-                await Ledger(session, service="reviewer").reports.open(
+                await UnitOfWork(session, service="reviewer").reports.open(
                     report_id,
                     kind="review",
                     run_id=f"rv-{unique}",
@@ -88,7 +88,7 @@ async def test_the_ledger_refuses_a_persons_text_that_did_not_pass_the_boundary(
                 )
         with pytest.raises(UncleanText, match="watched claim"):
             async with session.begin():
-                await Ledger(session, service="verifier").watched.watch(
+                await UnitOfWork(session, service="verifier").watched.watch(
                     report_id, f"Metformin helps Jane Roe, MRN 12345678 {unique}"
                 )
         task = RunResearch(
@@ -99,7 +99,7 @@ async def test_the_ledger_refuses_a_persons_text_that_did_not_pass_the_boundary(
         )  # built around the contract: never validated
         with pytest.raises(UncleanText, match="question"):
             async with session.begin():
-                await Ledger(session, service="researcher").tasks.submit(raw)
+                await UnitOfWork(session, service="researcher").tasks.submit(raw)
     async with sessions() as session:
         assert (
             await session.get(ReportRow, report_id) is None
@@ -107,7 +107,7 @@ async def test_the_ledger_refuses_a_persons_text_that_did_not_pass_the_boundary(
         )
     async with sessions() as session, session.begin():  # what the boundary gives is stored
         clean = RunResearch(question=NAMED, entity=f"metformin {unique}")
-        assert (await Ledger(session, service="researcher").tasks.submit(clean)).created
+        assert (await UnitOfWork(session, service="researcher").tasks.submit(clean)).created
 
 
 @pytest.mark.integration
@@ -156,7 +156,7 @@ async def test_claims_are_stored_with_the_deidentified_question(
         decay_at=datetime.now(UTC) + timedelta(days=30),
     )
     async with sessions() as session, session.begin():
-        ledger = Ledger(session, service="researcher")
+        ledger = UnitOfWork(session, service="researcher")
         assert await ledger.tasks.start(task)
         assert await ledger.claims.propose(claim, None, [])
     async with sessions() as session:
@@ -258,8 +258,8 @@ def _migration_0010() -> ModuleType:
 async def test_migration_0010_scrubs_what_the_modes_stored_before_the_boundary(
     sessions: async_sessionmaker[AsyncSession], unique: str
 ) -> None:
+    from research_ledger.tables import ReportRow, ReportVersionRow
     from research_ledger.watched import WatchedClaimRow
-    from research_platform.models import ReportRow, ReportVersionRow
 
     report_id, claim_id = uuid.uuid4(), uuid.uuid4()
     markdown = f"# Review: {NAMED}\n\nMetformin lowered HbA1c in 2005 [1]."
@@ -393,7 +393,7 @@ async def test_an_idempotency_key_and_a_key_name_are_kept_as_digests_only(
             decay_at=datetime.now(UTC) + timedelta(days=30),
         )
         async with sessions() as session, session.begin():
-            assert await Ledger(session, service="researcher").claims.propose(claim, None, [])
+            assert await UnitOfWork(session, service="researcher").claims.propose(claim, None, [])
         served = [
             (await client.get(f"{API}/audit", params=params, headers=api_keys["reader"])).json()
             for params in (

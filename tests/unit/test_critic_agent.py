@@ -9,9 +9,9 @@ import pytest
 
 from research_contracts import CriticVerdict, Verdict
 from research_critic import prepare, reshape
+from research_ledger.tables import MemoryClaim
 from research_llm import JudgeOutcome
 from research_platform.errors import PrepareError
-from research_platform.models import MemoryClaim
 
 pytestmark = pytest.mark.unit
 

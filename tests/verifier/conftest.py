@@ -19,9 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bench.harness.servers import Servers
 from research_contracts import subjects
 from research_contracts.corpus_tools import CorpusToolReply, SearchPapers
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
+from research_ledger.tables import ReportRow
 from research_platform.broker import ensure_streams
-from research_platform.models import ReportRow
 from research_platform.settings import LLMSettings
 from research_verifier.main import create_app
 from research_verifier.settings import VerifierServiceSettings, VerifierSettings
@@ -136,7 +136,7 @@ async def wait_for_report(
     deadline = time.monotonic() + timeout
     while True:
         async with sessions() as session:
-            row = await Ledger(session, service="test").reports.get(verification_id)
+            row = await UnitOfWork(session, service="test").reports.get(verification_id)
         if (
             row is not None
             and row.status in status

@@ -12,7 +12,7 @@ from research_corpus.embedding import get_embedder
 from research_corpus.sentence_vectors import SentenceVectors
 from research_corpus.sentences import sentence_key
 from research_critic.repository import ClaimReads
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_platform.db import session_factory, without_transactions
 
 pytestmark = pytest.mark.integration
@@ -45,7 +45,7 @@ async def test_a_failed_lookup_means_embedding_and_leaves_the_session_usable(
     async with reads() as session:
         assert await ClaimReads(session).quote_vectors(["Any quote."]) == {}
         assert (
-            await Ledger(session, service="critic").verdicts.active_of_entity(
+            await UnitOfWork(session, service="critic").verdicts.active_of_entity(
                 "no such entity", besides=uuid.uuid4()
             )
             == []

@@ -86,9 +86,9 @@ async def test_a_dead_lettered_verification_reads_failed_on_get(
 ) -> None:  # type: ignore[no-untyped-def]
     verification_id = uuid.uuid4()
     async with sessions() as session, session.begin():
-        from research_ledger import Ledger
+        from research_ledger import UnitOfWork
 
-        await Ledger(session, service="test").reports.open(
+        await UnitOfWork(session, service="test").reports.open(
             verification_id,
             kind="verification",
             run_id=f"vf-{verification_id.hex[:16]}",

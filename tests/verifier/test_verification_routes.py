@@ -13,8 +13,8 @@ from sqlalchemy import select
 
 from research_gateway.main import create_app
 from research_ledger import AuditAction
+from research_ledger.tables import AuditEvent
 from research_ledger.watched import VerdictHistoryRow, WatchedClaimRow, WatchedClaims
-from research_platform.models import AuditEvent
 from research_platform.settings import Settings
 from tests.keys import api_key, auth
 from tests.teardown import left_within

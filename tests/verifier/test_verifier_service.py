@@ -22,10 +22,10 @@ from sqlalchemy import select, update
 from research_agents import FindingsRepository, FindingView
 from research_contracts import EvidenceFound, SearchEvidence, SourceHit, subjects
 from research_contracts.verifications import RequestVerification, VerificationChanged
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
+from research_ledger.tables import AuditEvent, ResearchSource
 from research_ledger.watched import WatchedClaimRow
 from research_platform.broker import declare_publishers
-from research_platform.models import AuditEvent, ResearchSource
 from research_replicator.watched import REVERIFY, request_due
 from research_runs import replay
 from tests.llm.fake_llm_server import Behaviour, FakeLLMServer
@@ -79,7 +79,7 @@ async def verify(js: JetStreamContext, claim: str, **fields: object) -> RequestV
 
 async def stored(sessions, verification_id: uuid.UUID):  # type: ignore[no-untyped-def]
     async with sessions() as session:
-        return await Ledger(session, service="test").reports.version(verification_id)
+        return await UnitOfWork(session, service="test").reports.version(verification_id)
 
 
 async def reverify_now(servers, sessions, verification_id: uuid.UUID) -> str:  # type: ignore[no-untyped-def]
@@ -103,7 +103,7 @@ async def reverify_now(servers, sessions, verification_id: uuid.UUID) -> str:  #
         await broker.stop()
     async with sessions() as session:
         run_id = (
-            await Ledger(session, service="test").watched.get(verification_id)
+            await UnitOfWork(session, service="test").watched.get(verification_id)
         ).requested_run_id
     assert run_id
     return run_id
@@ -270,7 +270,8 @@ async def test_a_watched_claim_reverified_after_its_evidence_changes(
     await wait_for_report(sessions, command.verification_id)
     async with sessions() as session:
         assert (
-            await Ledger(session, service="test").watched.get(command.verification_id) is not None
+            await UnitOfWork(session, service="test").watched.get(command.verification_id)
+            is not None
         )
     changes: asyncio.Queue[VerificationChanged] = asyncio.Queue()
 
@@ -291,7 +292,7 @@ async def test_a_watched_claim_reverified_after_its_evidence_changes(
         await sub.unsubscribe()
     assert (changed.previous_verdict, changed.verdict) == ("STRONGLY SUPPORTED", "CONTRADICTED")
     async with sessions() as session:
-        history = await Ledger(session, service="test").watched.history(command.verification_id)
+        history = await UnitOfWork(session, service="test").watched.history(command.verification_id)
         audits = (
             await session.scalars(
                 select(AuditEvent).where(
@@ -300,7 +301,7 @@ async def test_a_watched_claim_reverified_after_its_evidence_changes(
                 )
             )
         ).all()
-        watch = await Ledger(session, service="test").watched.get(command.verification_id)
+        watch = await UnitOfWork(session, service="test").watched.get(command.verification_id)
     assert [h.verdict for h in history] == ["STRONGLY SUPPORTED", "CONTRADICTED"]
     assert (
         audits

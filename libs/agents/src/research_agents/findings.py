@@ -19,10 +19,10 @@ from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import views
-from research_ledger import Ledger, audit
+from research_ledger import UnitOfWork, audit
 from research_ledger.audit import storable
 from research_ledger.catalogue import AuditAction
-from research_platform.models import Finding
+from research_ledger.tables import Finding
 
 FINDING_TTL = timedelta(days=180)
 
@@ -233,7 +233,7 @@ async def settle(
         )
         for row in changed
     ]
-    await Ledger(session, service=agent).audit_many(entries)
+    await UnitOfWork(session, service=agent).audit_many(entries)
     return [row.id for row in changed if row.opened], [row.id for row in changed if not row.opened]
 
 

@@ -15,7 +15,7 @@ from research_ledger import audit
 from research_ledger.catalogue import AuditAction, payload_schema
 from research_ledger.claims import ClaimProposal
 from research_ledger.errors import EntityChanged, RunTaken
-from research_ledger.ledger import Ledger
+from research_ledger.ledger import Ledger, UnitOfWork
 from research_ledger.recritiques import Recritique
 from research_ledger.reports import StaleReport, UnderminedClaim
 from research_ledger.status import ClaimStatus, ReportStatus, TaskStatus
@@ -34,6 +34,7 @@ __all__ = [
     "SubmitResult",
     "TaskStatus",
     "UnderminedClaim",
+    "UnitOfWork",
     "audit",
     "payload_schema",
     "task_id_for_key",

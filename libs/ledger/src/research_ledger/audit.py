@@ -29,7 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_ledger.catalogue import AuditAction, payload_schema
 from research_ledger.deidentified import PERSON_TEXT_KEYS, RAW_CONTENT_KEYS, digest
-from research_platform.models import AuditEvent
+from research_ledger.tables import AuditEvent
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 REPLACEMENT = "\ufffd"

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from research_ledger import audit
 from research_ledger.audit import Entry
 from research_ledger.catalogue import AuditAction
-from research_platform.models import AuditEvent
+from research_ledger.tables import AuditEvent
 
 
 class LedgerBase:

@@ -21,8 +21,8 @@ from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
 from research_ledger.deidentified import clean
 from research_ledger.status import ClaimStatus
+from research_ledger.tables import MemoryClaim, ResearchSource
 from research_ledger.tasks import Tasks
-from research_platform.models import MemoryClaim, ResearchSource
 
 CITING = text(
     """

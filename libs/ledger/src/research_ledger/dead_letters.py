@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from research_ledger import AuditAction, Ledger
+from research_ledger import AuditAction, UnitOfWork
 from research_ledger.source_lists import SourceListBook
 from research_platform.db import transaction
 from research_platform.delivery import DeadLetter, Recorder
@@ -35,7 +35,7 @@ def recorder(
         why = f"dead-lettered from {letter.subject}: {letter.reason}"
         failed_run: str | None = None
         async with transaction(sessions) as session:
-            ledger = Ledger(session, service=service)
+            ledger = UnitOfWork(session, service=service)
             ledger.audit(
                 AuditAction.CONSUMER_DEAD_LETTER,
                 task_id=letter.task_id,

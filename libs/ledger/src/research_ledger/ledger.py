@@ -1,41 +1,58 @@
-"""`Ledger`: the one writer of tasks, claims, verdicts, reports, watched claims and held re-critiques, in the caller's
-transaction — one small object per lifecycle, sharing the caller's session:
+"""`Ledger` and its `UnitOfWork`: the one door to the ledger's tables.
 
-    ledger = Ledger(session, service="researcher")
-    ledger.tasks      start / submit / fail / get                          (`tasks.py`, research_tasks)
-    ledger.claims     propose / for_task                                   (`claims.py`, memory_claims, research_sources)
-    ledger.verdicts   decide / supersede / record_timeout / release / reconsider
+    ledger = Ledger(sessions)                      # a service holds one, built from its session factory
+    async with ledger.unit_of_work(service="researcher") as uow:
+        task = await uow.tasks.start(...)          # every repository is an attribute of the unit of work
+        uow.outbox.add(subject, event)             # published after the commit (`research_ledger.outbox`)
+    # one commit here; any error rolls everything back
+
+    async with ledger.reading() as uow:            # reads only (the read replica when one is configured)
+        claims = await uow.claims.for_task(task_id)
+
+The repositories, one per thing the ledger holds, share the unit of work's session:
+
+    uow.tasks         start / submit / fail / get                          (`tasks.py`, research_tasks)
+    uow.claims        propose / for_task                                   (`claims.py`, memory_claims, research_sources)
+    uow.verdicts      decide / supersede / record_timeout / release / reconsider
                                                                            (`verdicts.py`, memory_claims, critic_verdicts)
-    ledger.reports    open / save_version / complete / fail / refresh / mark_stale / undermined_claims
+    uow.reports       open / save_version / complete / fail / refresh / mark_stale / undermined_claims
                                                                            (`reports.py`, reports, report_versions, report_claims)
-    ledger.watched    watch / record_verdict / due / mark_requested       (`watched.py`, watched_claims, verification_verdicts)
-    ledger.recritiques hold / due / mark_requested / settle               (`recritiques.py`, held_recritiques)
-    ledger.outbox     add                                                  (`outbox.py`, outbox_events)
-    ledger.audit(AuditAction.X, payload=...)   # any other audit row, checked against the catalogue
+    uow.watched       watch / record_verdict / due / mark_requested       (`watched.py`, watched_claims, verification_verdicts)
+    uow.recritiques   hold / due / mark_requested / settle                 (`recritiques.py`, held_recritiques)
+    uow.source_lists  schedules, runs, iterations, judgements, actions     (`source_lists.py`, source_list_*)
+    uow.limits        a workspace's source limits                          (`source_limits.py`, source_list_limits)
+    uow.outbox        add                                                  (`outbox.py`, outbox_events)
+    uow.audit(AuditAction.X, payload=...)   # any other audit row, checked against the catalogue
 
-Every table is modelled in `research_platform.models`, the outbox's in `research_ledger.outbox`.
-An event the change must publish is staged on `ledger.outbox` and published after the commit. The lifecycle objects do not inherit from
-each other; a move that spans two of them says so (`claims.propose` marks the task claimed
-through `tasks`).
+Every table is modelled in `research_ledger.tables` (the outbox's in `research_ledger.outbox`).
+The repositories do not inherit from each other; a move that spans two of them says so
+(`claims.propose` marks the task claimed through `tasks`).
 """
 
 from __future__ import annotations
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_ledger.base import LedgerBase
 from research_ledger.claims import Claims
 from research_ledger.outbox import Outbox
 from research_ledger.recritiques import Recritiques
 from research_ledger.reports import Reports
+from research_ledger.source_limits import LimitsBook
+from research_ledger.source_lists import SourceListBook
 from research_ledger.tasks import Tasks
 from research_ledger.verdicts import Verdicts
 from research_ledger.watched import WatchedClaims
 
 
-class Ledger(LedgerBase):
-    """The lifecycle objects of one session (`tasks`, `claims`, `verdicts`, `reports`, `watched`,
-    `recritiques`), the audit writer they share and the outbox of the events they publish."""
+class UnitOfWork(LedgerBase):
+    """The repositories of one transaction (`tasks`, `claims`, `verdicts`, `reports`, `watched`,
+    `recritiques`, `source_lists`, `limits`), the audit writer they share and the outbox of the
+    events they publish. Built by `Ledger.unit_of_work`, which commits it once; built directly
+    over a session only where the caller already holds the transaction (a request's session)."""
 
     def __init__(self, session: AsyncSession, *, service: str) -> None:
         super().__init__(session, service=service)
@@ -45,4 +62,35 @@ class Ledger(LedgerBase):
         self.reports = Reports(session, service=service)
         self.watched = WatchedClaims(session)
         self.recritiques = Recritiques(session)
+        self.source_lists = SourceListBook(session, service=service)
+        self.limits = LimitsBook(session)
         self.outbox = Outbox(session, service=service)
+
+
+class Ledger:
+    """The door a service holds: units of work over its session factory (and a read-only one
+    for `reading`, when it has a replica)."""
+
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        *,
+        read_sessions: async_sessionmaker[AsyncSession] | None = None,
+    ) -> None:
+        self.sessions = sessions
+        self.read_sessions = read_sessions or sessions
+
+    @asynccontextmanager
+    async def unit_of_work(self, *, service: str) -> AsyncIterator[UnitOfWork]:
+        """One transaction: commits once when the block ends, rolls back on any error."""
+        async with self.sessions() as session, session.begin():
+            yield UnitOfWork(session, service=service)
+
+    @asynccontextmanager
+    async def reading(self, *, service: str = "reader") -> AsyncIterator[UnitOfWork]:
+        """Reads in one snapshot; nothing written here is committed."""
+        async with self.read_sessions() as session:
+            try:
+                yield UnitOfWork(session, service=service)
+            finally:
+                await session.rollback()

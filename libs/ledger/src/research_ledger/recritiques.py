@@ -33,7 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_ledger.catalogue import AuditAction
 from research_ledger.status import ClaimStatus
-from research_platform.models import AuditEvent, HeldRecritique, MemoryClaim
+from research_ledger.tables import AuditEvent, HeldRecritique, MemoryClaim
 
 __all__ = ["LOST_AFTER", "HeldRecritique", "Recritique", "Recritiques"]
 

@@ -30,7 +30,7 @@ from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
 from research_ledger.deidentified import check_report
 from research_ledger.status import REFRESHABLE_REPORT_STATES, ReportStatus
-from research_platform.models import ReportClaim, ReportRow, ReportVersionRow
+from research_ledger.tables import ReportClaim, ReportRow, ReportVersionRow
 
 REASON_LIMIT = 2000
 # Finding kinds (replicator, librarian) that make a report resting on the claim stale.

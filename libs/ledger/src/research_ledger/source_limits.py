@@ -25,7 +25,7 @@ from research_contracts.sourcelists import (
     SourceType,
     duration_seconds,
 )
-from research_platform.models import SourceListLimitsRow
+from research_ledger.tables import SourceListLimitsRow
 
 DEFAULT_WORKSPACE = "default"
 # Every API a source list can be routed to (the connector's source names).

@@ -25,7 +25,7 @@ from research_ledger.audit import storable
 from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
 from research_ledger.errors import RunTaken
-from research_platform.models import (
+from research_ledger.tables import (
     ReportRow,
     ReportVersionRow,
     SourceListAction,

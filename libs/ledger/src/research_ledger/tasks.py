@@ -21,8 +21,8 @@ from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
 from research_ledger.deidentified import clean, clean_or_none
 from research_ledger.status import TERMINAL_TASK_STATES, TaskStatus
+from research_ledger.tables import AuditEvent, ResearchTask
 from research_platform import installation
-from research_platform.models import AuditEvent, ResearchTask
 
 REASON_LIMIT = 2000
 

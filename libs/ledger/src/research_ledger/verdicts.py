@@ -24,7 +24,7 @@ from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
 from research_ledger.errors import EntityChanged
 from research_ledger.status import ClaimStatus
-from research_platform.models import AuditEvent, CriticVerdictRow, MemoryClaim
+from research_ledger.tables import AuditEvent, CriticVerdictRow, MemoryClaim
 
 
 class Verdicts(LedgerBase):

@@ -21,7 +21,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_ledger.deidentified import clean
-from research_platform.models import ReportRow, VerdictHistoryRow, WatchedClaimRow
+from research_ledger.tables import ReportRow, VerdictHistoryRow, WatchedClaimRow
 
 DEFAULT_INTERVAL_DAYS = 30.0
 # A claim's phase in [0, 1): the first 32 bits of the md5 of its id (the same in Python and SQL).

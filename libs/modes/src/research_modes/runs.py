@@ -29,14 +29,14 @@ from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import EvidenceFound
-from research_ledger import AuditAction, Ledger, ReportStatus
+from research_ledger import AuditAction, ReportStatus, UnitOfWork
 from research_ledger.base import LedgerBase
+from research_ledger.tables import ReportRow
 from research_llm import usage
 from research_modes.connector import SourceLog
 from research_platform.db import transaction
 from research_platform.errors import PrepareError, TransientError
 from research_platform.logging import get_logger
-from research_platform.models import ReportRow
 from research_runs import RunRecorder
 
 log = get_logger(__name__)
@@ -114,7 +114,7 @@ class ModeRun:
     """One run of a mode: its recorder, the sources it asked, and why it failed (None while it did not)."""
 
     recorder: RunRecorder
-    ledger_of: Callable[[AsyncSession], Ledger]
+    ledger_of: Callable[[AsyncSession], UnitOfWork]
     report_id: Any
     kind: str
     sources: SourceLog = field(default_factory=SourceLog)
@@ -159,7 +159,7 @@ async def mode_run(
         report_id=report_id,
         **({"agent": agent} if agent else {}),
     )
-    run = ModeRun(recorder, lambda session: Ledger(session, service=service), report_id, kind)
+    run = ModeRun(recorder, lambda session: UnitOfWork(session, service=service), report_id, kind)
 
     async def failed(exc: BaseException) -> None:
         run.failed = f"{type(exc).__name__}: {exc}"[:2000]

@@ -20,7 +20,7 @@ import uuid
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from research_ledger import AuditAction, Ledger
+from research_ledger import AuditAction, UnitOfWork
 from research_platform.logging import get_logger
 
 log = get_logger(__name__)
@@ -81,7 +81,7 @@ class Incidents:
             return
         try:
             async with self._sessions() as session, session.begin():
-                Ledger(session, service=SERVICE).audit(
+                UnitOfWork(session, service=SERVICE).audit(
                     action,
                     task_id=task_id,
                     subject_ids={"source": payload.get("source")},

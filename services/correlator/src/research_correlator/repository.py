@@ -14,8 +14,8 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_agents import FindingsRepository, FindingView, NewFinding
-from research_ledger import AuditAction, Ledger
-from research_platform.models import MemoryClaim, ResearchSource
+from research_ledger import AuditAction, UnitOfWork
+from research_ledger.tables import MemoryClaim, ResearchSource
 
 SERVICE = "correlator"
 
@@ -25,7 +25,7 @@ class Patterns:
 
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
-        self.ledger = Ledger(session, service=SERVICE)
+        self.ledger = UnitOfWork(session, service=SERVICE)
         self.findings = FindingsRepository(session, SERVICE)
 
     async def entities(self, *, after: str, limit: int, min_claims: int) -> list[str]:

@@ -37,7 +37,7 @@ from research_contracts import (
 )
 from research_critic import experiment, prepare, reshape
 from research_critic.repository import SERVICE, ClaimReads, EntityChanged
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_llm import ProviderChain
 from research_platform.db import transaction
 from research_platform.errors import TransientError
@@ -84,7 +84,7 @@ class Critic:
             if claim.status != ClaimStatus.pending and not await self.pending_on_primary(claim_id):
                 log.info("claim already decided, skipping redelivery", status=claim.status)
                 return
-            active = await Ledger(session, service=SERVICE).verdicts.active_of_entity(
+            active = await UnitOfWork(session, service=SERVICE).verdicts.active_of_entity(
                 claim.entity, besides=claim.id
             )
             review = prepare.review(claim, active, await reads.quote_vectors(prepare.quotes(claim)))
@@ -92,7 +92,7 @@ class Critic:
         if verdict is None:
             return
         async with transaction(self.sessions) as session:
-            ledger = Ledger(session, service=SERVICE)
+            ledger = UnitOfWork(session, service=SERVICE)
             decided = await ledger.verdicts.decide(claim.id, verdict, review.considered)
             if decided is not None:
                 announce(ledger, decided)
@@ -125,7 +125,7 @@ class Critic:
         """Count the SLA timeout; quarantine (and return) on the last straw, else retry later."""
         sla = self.settings.critic.sla_seconds
         async with transaction(self.sessions) as session:
-            ledger = Ledger(session, service=SERVICE)
+            ledger = UnitOfWork(session, service=SERVICE)
             quarantined = await ledger.verdicts.record_timeout(
                 claim_id,
                 judged_status=judged_status,
@@ -144,7 +144,7 @@ class Critic:
             async with (
                 self.reads or self.sessions
             )() as session:  # `reconsider` re-checks in its transaction
-                reads, verdicts = ClaimReads(session), Ledger(session, service=SERVICE).verdicts
+                reads, verdicts = ClaimReads(session), UnitOfWork(session, service=SERVICE).verdicts
                 claim = prepare.known(command.claim_id, await reads.claim(command.claim_id))
                 if claim.status != ClaimStatus.active or await verdicts.recritique_applied(command):
                     log.info("re-critique not applicable, skipping", status=claim.status)
@@ -160,7 +160,7 @@ class Critic:
             if verdict is None:
                 return
             async with transaction(self.sessions) as session:
-                ledger = Ledger(session, service=SERVICE)
+                ledger = UnitOfWork(session, service=SERVICE)
                 decided = await ledger.verdicts.reconsider(command, verdict, discredited)
                 if decided is not None:
                     announce(ledger, decided)
@@ -177,7 +177,7 @@ class Critic:
             return ControlReply(status=400, detail={"error": f"invalid drain request: {exc}"})
         drain_id = uuid.uuid4()
         async with transaction(self.sessions) as session:
-            released = await Ledger(session, service=SERVICE).verdicts.release(
+            released = await UnitOfWork(session, service=SERVICE).verdicts.release(
                 claim_ids, request.actor_key_id
             )
             for claim in released:
@@ -198,7 +198,7 @@ class Critic:
         )
 
 
-def announce(ledger: Ledger, decided: ClaimDecided) -> None:
+def announce(ledger: UnitOfWork, decided: ClaimDecided) -> None:
     """Stage `research.claim.decided` with the decision: published after its commit, at least
     once, one `Nats-Msg-Id` per claim and status (`research_ledger.outbox`)."""
     ledger.outbox.add(

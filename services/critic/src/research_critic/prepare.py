@@ -17,9 +17,9 @@ from dataclasses import dataclass, field, replace
 from pydantic import ValidationError
 
 from research_contracts import Support
+from research_ledger.tables import MemoryClaim
 from research_llm import ClaimForReview
 from research_platform.errors import PrepareError
-from research_platform.models import MemoryClaim
 
 
 @dataclass(frozen=True)

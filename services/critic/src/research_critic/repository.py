@@ -15,9 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from research_contracts import RecritiqueClaim
 from research_corpus.sentence_vectors import SentenceVectors
 from research_ledger import EntityChanged
+from research_ledger.tables import Finding, MemoryClaim, ResearchSource
 from research_platform.errors import TransientError
 from research_platform.logging import get_logger
-from research_platform.models import Finding, MemoryClaim, ResearchSource
 
 log = get_logger(__name__)
 

@@ -28,9 +28,9 @@ from research_gateway.auth import AUTH_RESPONSES, Admin, Caller, Reader
 from research_gateway.deps import API, SERVICE, Session
 from research_gateway.quotas import KINDS, KeyQuotas, Quotas
 from research_gateway.storable import Slug
-from research_ledger import AuditAction, Ledger
+from research_ledger import AuditAction, UnitOfWork
 from research_ledger.source_limits import DEFAULT_WORKSPACE, LimitsBook
-from research_platform.models import ApiKey, KeyWorkspace
+from research_ledger.tables import ApiKey, KeyWorkspace
 from research_platform.settings import GatewayLimitsSettings
 
 router = APIRouter(prefix=API, tags=["keys"], responses=AUTH_RESPONSES)
@@ -179,7 +179,7 @@ async def set_key_limits(
     async with session.begin():
         await _key(session, key_id)
         await quotas.override(key_id, body.model_dump())
-        Ledger(session, service=SERVICE).audit(
+        UnitOfWork(session, service=SERVICE).audit(
             AuditAction.ADMIN_KEY_LIMITS_SET,
             subject_ids={"key_id": caller.key_id, "target_key_id": key_id},
             payload={"overrides": body.model_dump()},
@@ -202,7 +202,7 @@ async def set_key_workspaces(
     async with session.begin():
         await _key(session, key_id)
         await KeyWorkspaces(session).bind(key_id, list(body.workspaces))
-        Ledger(session, service=SERVICE).audit(
+        UnitOfWork(session, service=SERVICE).audit(
             AuditAction.ADMIN_KEY_WORKSPACES_SET,
             subject_ids={"key_id": caller.key_id, "target_key_id": key_id},
             payload={"workspaces": list(body.workspaces)},

@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from research_contracts import ControlReply, ControlRequest, subjects
 from research_gateway.auth import AUTH_RESPONSES, Admin, Caller
 from research_gateway.deps import API, SERVICE, Session
-from research_ledger import AuditAction, Ledger
+from research_ledger import AuditAction, UnitOfWork
 from research_platform.logging import get_logger
 
 log = get_logger(__name__)
@@ -89,7 +89,7 @@ async def forward(
             status=503, detail={"error": f"control request failed: {type(exc).__name__}"}
         )
     async with session.begin():
-        Ledger(session, service=SERVICE).audit(
+        UnitOfWork(session, service=SERVICE).audit(
             AuditAction.ADMIN_CONTROL,
             subject_ids={"key_id": caller.key_id, "subject": subject},
             payload={

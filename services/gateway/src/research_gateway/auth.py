@@ -45,8 +45,8 @@ from research_gateway.deps import SERVICE, Session
 from research_gateway.proxies import TrustedProxies
 from research_gateway.signins import SESSION_COOKIE, ConsoleSessions
 from research_gateway.throttle import FailedAuthThrottle
-from research_ledger import AuditAction, Ledger
-from research_platform.models import ApiKey
+from research_ledger import AuditAction, UnitOfWork
+from research_ledger.tables import ApiKey
 from research_privacy.boundary import person_text
 
 KEY_PREFIX_CHARS = (
@@ -171,7 +171,7 @@ class ApiKeys:
             name
         )  # a label a person typed, often a person's name: the privacy boundary applies
         self.session.add(ApiKey(id=key_id, name=name, role=role, key_hash=hash_key(secret)))
-        Ledger(self.session, service=SERVICE).audit(
+        UnitOfWork(self.session, service=SERVICE).audit(
             AuditAction.ADMIN_KEY_CREATED,
             subject_ids={"key_id": key_id},
             payload={"role": role, "name": name},
@@ -201,7 +201,7 @@ class ApiKeys:
         )
         revoked = result.scalar_one_or_none() is not None
         if revoked:
-            Ledger(self.session, service=SERVICE).audit(
+            UnitOfWork(self.session, service=SERVICE).audit(
                 AuditAction.ADMIN_KEY_REVOKED,
                 subject_ids={"key_id": key_id},
             )
@@ -275,7 +275,7 @@ def require(role: Role) -> Callable[..., Awaitable[Caller]]:
         if RANK.get(found.role, -1) >= RANK[role]:
             return found
         async with session.begin():
-            Ledger(session, service=SERVICE).audit(
+            UnitOfWork(session, service=SERVICE).audit(
                 AuditAction.ADMIN_DENIED,
                 subject_ids={"key_id": found.key_id},
                 payload={

@@ -17,7 +17,7 @@ from research_contracts import ClaimStatus, Support
 from research_contracts.views import ClaimView, VerdictView
 from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, ReadSession
-from research_platform.models import CriticVerdictRow, MemoryClaim
+from research_ledger.tables import CriticVerdictRow, MemoryClaim
 
 router = APIRouter(
     prefix=API, tags=["ledger"], dependencies=[Depends(require("reader"))], responses=AUTH_RESPONSES

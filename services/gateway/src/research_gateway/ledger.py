@@ -26,7 +26,7 @@ from research_runs.sse import RECONNECT_MS
 
 # A free-text filter of a read route (an agent, a finding kind, an audit action).
 Filter = Annotated[str | None, TEXT_QUERY, Query(max_length=200, json_schema_extra=STORABLE)]
-from research_platform.models import AuditEvent, Finding
+from research_ledger.tables import AuditEvent, Finding
 
 # An RFC 3339 time with its offset (`2026-11-28T16:00:00Z`), nothing else: a bare number or a date
 # would be read as something the caller did not write. Digits spelled `[0-9]` (see `storable`).

@@ -15,7 +15,7 @@ from typing import Any
 from fastapi import HTTPException, status
 
 from research_gateway.auth import Caller
-from research_platform.models import ReportRow
+from research_ledger.tables import ReportRow
 
 # The 403 a route that changes a report answers with (its `responses=`, the OpenAPI document).
 OWNED_RESPONSES: dict[int | str, dict[str, Any]] = {

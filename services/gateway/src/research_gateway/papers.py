@@ -27,7 +27,8 @@ from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, ReadSession
 from research_gateway.storable import STORABLE, TEXT_QUERY
 from research_gateway.study import study_of
-from research_platform.models import CorpusPaper, ReportRow, ReportVersionRow
+from research_ledger.tables import ReportRow, ReportVersionRow
+from research_platform.models import CorpusPaper
 
 router = APIRouter(
     prefix=API,

@@ -37,7 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from research_gateway.auth import Caller, Reader
 from research_gateway.deps import Session
 from research_ledger.status import TERMINAL_TASK_STATES, ReportStatus
-from research_platform.models import KeyLimitsRow, KeySubmission, ReportRow, ResearchTask
+from research_ledger.tables import KeyLimitsRow, KeySubmission, ReportRow, ResearchTask
 from research_platform.settings import GatewayLimitsSettings
 
 Kind = Literal["review", "verification", "source_list", "task", "pdf_export"]

@@ -31,7 +31,7 @@ from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API, ReadSession
 from research_gateway.papers import studies_of
 from research_gateway.quotas import QUOTA_RESPONSES, PdfExportSlot
-from research_platform.models import ReportRow, ReportVersionRow
+from research_ledger.tables import ReportRow, ReportVersionRow
 from research_reports import Report
 from research_reports.exports import EXPORT_FORMATS, Export, ExportFormat, export_report
 

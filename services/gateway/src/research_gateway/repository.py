@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts import Support
 from research_contracts.views import ClaimView, TaskView, VerdictView
-from research_platform.models import CriticVerdictRow, MemoryClaim, ResearchTask
+from research_ledger.tables import CriticVerdictRow, MemoryClaim, ResearchTask
 
 
 class TaskDesk:

@@ -38,10 +38,10 @@ from research_gateway.deps import API, SERVICE, ReadSession, Session
 from research_gateway.ownership import OWNED_RESPONSES, owner_of, require_owner
 from research_gateway.quotas import QUOTA_RESPONSES, KeyQuotas, PdfExportSlot
 from research_gateway.reports import EXPORTED, FORMATS, MAX_VERSION, FormatName, rendered
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_ledger.deidentified import check_report
+from research_ledger.tables import MemoryClaim, ReportRow
 from research_platform.logging import get_logger
-from research_platform.models import MemoryClaim, ReportRow
 from research_reports import Report
 
 log = get_logger(__name__)
@@ -73,7 +73,7 @@ class ReviewSummary(BaseModel):
     updated_at: datetime
 
 
-def _send(ledger: Ledger, command: RequestReview) -> None:
+def _send(ledger: UnitOfWork, command: RequestReview) -> None:
     """Stage the command in the outbox of the transaction that opens or refreshes its report."""
     ledger.outbox.add(
         subjects.REVIEW_REQUESTED,
@@ -83,7 +83,7 @@ def _send(ledger: Ledger, command: RequestReview) -> None:
 
 
 async def _review(session: Any, review_id: uuid.UUID) -> ReportRow:
-    row = await Ledger(session, service=SERVICE).reports.get(review_id, kind="review")
+    row = await UnitOfWork(session, service=SERVICE).reports.get(review_id, kind="review")
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no review {review_id}")
     return row
@@ -109,7 +109,7 @@ async def submit_review(
         **body.model_dump(), run_id=new_run_id("rv"), refresh=False, origin="api"
     )
     async with session.begin():
-        if await Ledger(session, service=SERVICE).reports.get(command.review_id) is not None:
+        if await UnitOfWork(session, service=SERVICE).reports.get(command.review_id) is not None:
             raise HTTPException(
                 status.HTTP_409_CONFLICT, "this review_id exists; refresh it instead"
             )
@@ -127,7 +127,7 @@ async def submit_review(
         ),
         session.begin(),
     ):
-        ledger = Ledger(session, service=SERVICE)
+        ledger = UnitOfWork(session, service=SERVICE)
         if not await ledger.reports.open(
             command.review_id,
             kind="review",
@@ -177,7 +177,7 @@ async def get_review(review_id: uuid.UUID, session: Session, caller: Reader) -> 
     """The review's status and its current version: report (structured and Markdown), peer
     review (verdict, issues, missed papers, every round), citation check and the ledger claims."""
     row = await _review(session, review_id)
-    version = await Ledger(session, service=SERVICE).reports.version(review_id)
+    version = await UnitOfWork(session, service=SERVICE).reports.version(review_id)
     view: dict[str, Any] = {
         "review_id": row.id,
         "status": row.status,
@@ -237,7 +237,7 @@ async def review_versions(
 ) -> list[dict[str, Any]]:
     await _review(session, review_id)
     out = []
-    for version in await Ledger(session, service=SERVICE).reports.versions(review_id):
+    for version in await UnitOfWork(session, service=SERVICE).reports.versions(review_id):
         out.append(
             {
                 "version": version.version,
@@ -273,7 +273,7 @@ async def refresh_review(
         row = await _review(session, review_id)
         require_owner(caller, row, "review")
         await quotas.admit(caller, "review", subject_id=review_id, run_id=run_id)
-        ledger = Ledger(session, service=SERVICE)
+        ledger = UnitOfWork(session, service=SERVICE)
         if await ledger.reports.refresh(review_id, run_id=run_id) is None:
             raise HTTPException(
                 status.HTTP_409_CONFLICT,
@@ -313,7 +313,7 @@ async def export_review(
     version: int | None = Query(None, ge=1, le=MAX_VERSION),
 ) -> Response:
     await _review(session, review_id)
-    stored = await Ledger(session, service=SERVICE).reports.version(review_id, version)
+    stored = await UnitOfWork(session, service=SERVICE).reports.version(review_id, version)
     if stored is None:
         raise HTTPException(status.HTTP_409_CONFLICT, "the review has no version yet")
     exported = await rendered(request, Report.model_validate(stored.content), FORMATS[format])

@@ -15,7 +15,7 @@ from sqlalchemy import exists, or_, select
 from research_gateway.auth import AUTH_RESPONSES, require
 from research_gateway.deps import API
 from research_gateway.limits import TOO_MANY_STREAMS
-from research_platform.models import ReportRow, SourceListRun
+from research_ledger.tables import ReportRow, SourceListRun
 from research_runs import run_events_router
 
 

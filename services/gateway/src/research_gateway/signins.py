@@ -19,7 +19,7 @@ from datetime import timedelta
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from research_platform.models import ApiKey, ConsoleCode, ConsoleSession
+from research_ledger.tables import ApiKey, ConsoleCode, ConsoleSession
 
 # The cookie holding a console session id (HttpOnly, SameSite=Strict; set by `console.pages`).
 SESSION_COOKIE = "research_console_session"

@@ -52,12 +52,12 @@ from research_gateway.ownership import OWNED_RESPONSES, owner_of, require_owner
 from research_gateway.quotas import QUOTA_RESPONSES, KeyQuotas
 from research_gateway.reports import EXPORTED
 from research_gateway.storable import Slug
-from research_ledger import AuditAction, Ledger
+from research_ledger import AuditAction, UnitOfWork
 from research_ledger.deidentified import check_report
 from research_ledger.source_limits import LimitsBook, WorkspaceLimits, clamp, schedule_refusal
 from research_ledger.source_lists import SourceListBook
+from research_ledger.tables import ReportVersionRow
 from research_platform.logging import get_logger
-from research_platform.models import ReportVersionRow
 from research_platform.settings import GatewayLimitsSettings
 from research_reports import Report, export_report
 
@@ -129,7 +129,7 @@ def _schedule_view(row: Any) -> dict[str, Any] | None:
     }
 
 
-def _send(ledger: Ledger, request: RequestSourceList) -> None:
+def _send(ledger: UnitOfWork, request: RequestSourceList) -> None:
     """Stage the command in the outbox of the transaction that opens or re-runs its report."""
     ledger.outbox.add(
         subjects.SOURCELIST_REQUESTED,
@@ -145,7 +145,7 @@ async def set_limits(
     """Set a workspace's admin limits (only here: run-time requests are clamped to them)."""
     async with session.begin():
         previous = await LimitsBook(session).store(workspace, limits)
-        Ledger(session, service=SERVICE).audit(
+        UnitOfWork(session, service=SERVICE).audit(
             AuditAction.SOURCELIST_LIMITS_CHANGED,
             subject_ids={"key_id": caller.key_id, "workspace": workspace},
             payload={
@@ -193,7 +193,7 @@ async def submit_source_list(
         await require_workspace(session, caller, body.workspace, gateway_limits)
         limits = await LimitsBook(session).of(body.workspace)
         book = SourceListBook(session, service=SERVICE)
-        if await Ledger(session, service=SERVICE).reports.get(body.source_list_id) is not None:
+        if await UnitOfWork(session, service=SERVICE).reports.get(body.source_list_id) is not None:
             raise HTTPException(
                 status.HTTP_409_CONFLICT,
                 "this source_list_id exists; re-run it through its schedule",
@@ -219,7 +219,7 @@ async def submit_source_list(
         ),
         session.begin(),
     ):
-        ledger = Ledger(session, service=SERVICE)
+        ledger = UnitOfWork(session, service=SERVICE)
         if not await ledger.reports.open(
             request.source_list_id,
             kind="source_list",
@@ -266,7 +266,7 @@ async def list_source_lists(
 
 
 async def _latest(session: Any, source_list_id: uuid.UUID) -> tuple[Any, dict[str, Any]]:
-    ledger = Ledger(session, service=SERVICE)
+    ledger = UnitOfWork(session, service=SERVICE)
     report = await ledger.reports.get(source_list_id, kind="source_list")
     if report is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")
@@ -392,7 +392,9 @@ async def source_list_runs(
     """Run history (newest first) with each run's refinement iterations and its diff to the run
     before (`new` / `changed` / `dropped` sources; null for a failed run or a snapshot past the
     retention); the next scheduled run first; `request` is the stored request re-runs repeat."""
-    report = await Ledger(session, service=SERVICE).reports.get(source_list_id, kind="source_list")
+    report = await UnitOfWork(session, service=SERVICE).reports.get(
+        source_list_id, kind="source_list"
+    )
     if report is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")
     book = SourceListBook(session, service=SERVICE)
@@ -464,7 +466,7 @@ async def rerun_source_list(
     """Run the list again with its stored request (the seed's Re-run button), clamped to the
     workspace's current limits: a new snapshot and its diff; preferred and removed sources hold."""
     async with session.begin():
-        ledger = Ledger(session, service=SERVICE)
+        ledger = UnitOfWork(session, service=SERVICE)
         report = await ledger.reports.get(source_list_id, kind="source_list")
         if report is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")

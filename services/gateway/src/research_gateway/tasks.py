@@ -29,7 +29,7 @@ from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session
 from research_gateway.quotas import QUOTA_RESPONSES, KeyQuotas
 from research_gateway.repository import TaskDesk
 from research_gateway.schemas import TaskSubmission
-from research_ledger import Ledger, task_id_for_key
+from research_ledger import UnitOfWork, task_id_for_key
 from research_ledger.deidentified import clean, clean_or_none
 from research_platform.logging import get_logger
 
@@ -93,7 +93,7 @@ async def submit_task(
         origin="api",
     )
     async with session.begin():
-        known = await Ledger(session, service=SERVICE).tasks.get(task.task_id)
+        known = await UnitOfWork(session, service=SERVICE).tasks.get(task.task_id)
         if known is not None:
             if known.owner_key_id is not None and known.owner_key_id != caller.key_id:
                 raise HTTPException(status.HTTP_409_CONFLICT, "this task_id is taken")
@@ -118,7 +118,7 @@ async def submit_task(
             unavailable="the task bus is unavailable; retry",
         )
     async with session.begin():
-        submitted = await Ledger(session, service=SERVICE).tasks.submit(
+        submitted = await UnitOfWork(session, service=SERVICE).tasks.submit(
             task, idempotency_key=idempotency_key, owner_key_id=caller.key_id
         )
     if not submitted.created:  # a concurrent request with the same key got there first

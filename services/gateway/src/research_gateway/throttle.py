@@ -21,7 +21,7 @@ from datetime import timedelta
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from research_platform.models import AuthFailure
+from research_ledger.tables import AuthFailure
 
 
 def source_digest(source: str) -> str:

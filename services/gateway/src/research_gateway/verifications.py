@@ -44,10 +44,10 @@ from research_gateway.deps import API, SERVICE, ReadSession, Session
 from research_gateway.ownership import owner_of
 from research_gateway.quotas import QUOTA_RESPONSES, KeyQuotas
 from research_gateway.storable import UNSTORABLE_RANGE, storable_text
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_ledger.deidentified import check_report
+from research_ledger.tables import VerdictHistoryRow, WatchedClaimRow
 from research_platform.logging import get_logger
-from research_platform.models import VerdictHistoryRow, WatchedClaimRow
 
 log = get_logger(__name__)
 router = APIRouter(prefix=API, tags=["verifications"], responses=AUTH_RESPONSES)
@@ -163,7 +163,7 @@ async def submit_verification(
         ),
         session.begin(),
     ):
-        ledger = Ledger(session, service=SERVICE)
+        ledger = UnitOfWork(session, service=SERVICE)
         await ledger.reports.open(
             verification_id,
             kind="verification",
@@ -185,7 +185,7 @@ async def get_verification(
 ) -> dict[str, Any]:
     """The verification's status and current version: verdict, confidence, the 6-section report
     (structured and Markdown), its citation check, and — for a watched claim — the verdict history."""
-    ledger = Ledger(session, service=SERVICE)
+    ledger = UnitOfWork(session, service=SERVICE)
     row = await ledger.reports.get(verification_id, kind="verification")
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no verification {verification_id}")

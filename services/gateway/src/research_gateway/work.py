@@ -22,7 +22,7 @@ from sqlalchemy import select
 from research_gateway.auth import AUTH_RESPONSES, Reader
 from research_gateway.deps import API, ReadSession
 from research_gateway.storable import STORABLE, TEXT_QUERY
-from research_platform.models import ReportRow, ResearchTask
+from research_ledger.tables import ReportRow, ResearchTask
 
 router = APIRouter(prefix=API, tags=["reports"], responses=AUTH_RESPONSES)
 WorkKind = Literal["question", "review", "verification", "source_list"]

@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import RecritiqueClaim, subjects
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_replicator.repository import SERVICE
@@ -37,7 +37,7 @@ async def release(
     """Publish the held re-critiques there is room for through `publisher` (the declared publisher
     of `RECRITIQUE`); returns how many were published."""
     async with transaction(sessions) as session:
-        held = Ledger(session, service=SERVICE).recritiques
+        held = UnitOfWork(session, service=SERVICE).recritiques
         due = await held.due(in_flight=in_flight)
         for recritique in due:
             # Published inside the transaction: if the bus refuses, the rest stay held for the next

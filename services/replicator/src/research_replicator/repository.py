@@ -14,8 +14,8 @@ from sqlalchemy import text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_agents import FindingsRepository, NewFinding
-from research_ledger import AuditAction, Ledger
-from research_platform.models import ResearchSource
+from research_ledger import AuditAction, UnitOfWork
+from research_ledger.tables import ResearchSource
 from research_replicator.experiment import Comparison
 from research_replicator.prepare import DueClaim
 
@@ -46,7 +46,7 @@ class Replications:
 
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
-        self.ledger = Ledger(session, service=SERVICE)
+        self.ledger = UnitOfWork(session, service=SERVICE)
         self.findings = FindingsRepository(session, SERVICE)
 
     async def due(

@@ -34,7 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_agents import FindingsRepository, NewFinding
 from research_contracts import SourcesRetracted
-from research_ledger import AuditAction, Ledger, Recritique, StaleReport
+from research_ledger import AuditAction, Recritique, StaleReport, UnitOfWork
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_replicator import recritiques
@@ -72,7 +72,7 @@ async def propagate(
     ids = sorted(set(event.source_ids))
     out = Propagation()
     async with transaction(sessions) as session:
-        ledger = Ledger(session, service=SERVICE)
+        ledger = UnitOfWork(session, service=SERVICE)
         out.newly_retracted = await ledger.claims.retract_sources(ids)
         citing = await ledger.claims.citing(ids)
         out.claims = len(citing)

@@ -32,12 +32,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import subjects
 from research_contracts.verifications import RequestVerification, verification_run_id
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
+from research_ledger.tables import ReportRow
 from research_ledger.watched import WatchedClaimRow
 from research_platform.broker import Emits
 from research_platform.db import transaction
 from research_platform.logging import get_logger
-from research_platform.models import ReportRow
 from research_replicator.repository import SERVICE
 
 log = get_logger(__name__)
@@ -85,7 +85,7 @@ async def request_due(
     unfinished ones at or under it. Returns how many were requested."""
     requested = 0
     async with transaction(sessions) as session:
-        watched = Ledger(session, service=SERVICE).watched
+        watched = UnitOfWork(session, service=SERVICE).watched
         if in_flight is not None:
             limit = min(limit, in_flight - await watched.in_flight())
         if limit <= 0:

@@ -36,7 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from research_contracts import ClaimProposed, RunResearch, Tier, subjects
 from research_corpus.sentence_vectors import SentenceVectors
 from research_corpus.sentences import sentence_key
-from research_ledger import AuditAction, Ledger
+from research_ledger import AuditAction, UnitOfWork
 from research_llm import EvidenceDoc, NoProviderAnswered, ProviderChain
 from research_platform.db import transaction
 from research_platform.logging import get_logger
@@ -79,7 +79,7 @@ class Researcher:
         ):
             waited = await self.gate.wait_for_turn(tier)
             async with transaction(self.sessions) as session:
-                ledger = Ledger(session, service=SERVICE)
+                ledger = UnitOfWork(session, service=SERVICE)
                 # A task with its claim is `claimed` (one transaction stores both), so `start`
                 # refuses it: only then is the claim looked up.
                 started = await ledger.tasks.start(task, waited_s=waited)
@@ -169,7 +169,7 @@ class Researcher:
             query_vector if query_vector is not None else await self.embed(guarded.topic_query)
         )
         async with transaction(self.sessions) as session:
-            ledger = Ledger(session, service=SERVICE)
+            ledger = UnitOfWork(session, service=SERVICE)
             created = await ledger.claims.propose(claim, embedding, hits)
             stored = None if created else await ledger.claims.for_task(task.task_id)
         if stored is not None:  # a concurrent delivery of the same task stored it first
@@ -187,7 +187,7 @@ class Researcher:
     async def fail(self, task_id: uuid.UUID, reason: str) -> None:
         """Mark the task `failed` with `reason` (shown by `GET /tasks/{id}`); a no-op once it ended."""
         async with transaction(self.sessions) as session:
-            await Ledger(session, service=SERVICE).tasks.fail(task_id, reason)
+            await UnitOfWork(session, service=SERVICE).tasks.fail(task_id, reason)
         log.warning("task failed", reason=reason)
 
     async def recall(

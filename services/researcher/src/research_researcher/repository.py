@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts import SourceHit
 from research_ledger import ClaimStatus
-from research_platform.models import MemoryClaim, ResearchSource
+from research_ledger.tables import MemoryClaim, ResearchSource
 
 SERVICE = "researcher"
 

@@ -16,8 +16,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from research_ledger import AuditAction, Ledger
-from research_platform.models import MemoryClaim, ReportRow, ReportVersionRow
+from research_ledger import AuditAction, UnitOfWork
+from research_ledger.tables import MemoryClaim, ReportRow, ReportVersionRow
 from research_reports import Report
 from research_reviewer.experiment import LoopOutcome
 from research_reviewer.prepare import ReviewJob
@@ -39,7 +39,7 @@ class ReviewLedger:
 
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
-        self.ledger = Ledger(session, service=SERVICE)
+        self.ledger = UnitOfWork(session, service=SERVICE)
 
     async def open(self, job: ReviewJob) -> ReportRow:
         """The review's report row, created (`running`) when the command came straight from the bus."""

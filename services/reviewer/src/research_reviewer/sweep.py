@@ -22,7 +22,7 @@ from nats.js import JetStreamContext
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import ClaimDecided, ClaimStatus
-from research_ledger import Ledger, StaleReport
+from research_ledger import StaleReport, UnitOfWork
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_runs import StaleNotice, tell_stale
@@ -50,7 +50,7 @@ async def sweep(
     the declared run-event publisher the events go through (None: `js` directly)."""
     stale: list[tuple[str, StaleReport]] = []
     async with transaction(sessions) as session:
-        ledger = Ledger(session, service=service)
+        ledger = UnitOfWork(session, service=service)
         for claim in await ledger.reports.undermined_claims(limit=limit):
             stale += [
                 (str(claim.claim_id), report)

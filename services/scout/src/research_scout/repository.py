@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts.sourcelists import RequestSourceList, SourceListDiff, duration_seconds
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_ledger.source_limits import LimitsBook, WorkspaceLimits, schedule_refusal
 from research_ledger.source_lists import SourceListBook
 from research_privacy.boundary import person_text
@@ -41,7 +41,7 @@ class SourceListDesk:
 
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
-        self.ledger = Ledger(session, service=SERVICE)
+        self.ledger = UnitOfWork(session, service=SERVICE)
         self.book = SourceListBook(session, service=SERVICE)
 
     async def limits(self, workspace: str) -> WorkspaceLimits:

@@ -17,7 +17,7 @@ from typing import Any
 
 from research_agents import RunContext
 from research_contracts.sourcelists import RequestSourceList
-from research_ledger import Ledger
+from research_ledger import UnitOfWork
 from research_ledger.source_lists import SourceListBook
 from research_platform.db import transaction
 from research_platform.logging import get_logger
@@ -42,7 +42,7 @@ class ScheduleTick:
         commands: list[RequestSourceList] = []
         async with transaction(self.scout.sessions) as session:
             book = SourceListBook(session, service=SERVICE)
-            ledger = Ledger(session, service=SERVICE)
+            ledger = UnitOfWork(session, service=SERVICE)
             for due in await book.due(now):
                 if await book.claim_due(due, now) is None:
                     continue  # another tick moved it on

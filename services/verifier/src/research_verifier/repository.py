@@ -16,9 +16,9 @@ from typing import Any
 from sqlalchemy import select
 
 from research_agents import FindingsRepository, NewFinding
-from research_ledger import AuditAction, Ledger
+from research_ledger import AuditAction, UnitOfWork
 from research_ledger.status import REFRESHABLE_REPORT_STATES
-from research_platform.models import ReportRow, ResearchSource
+from research_ledger.tables import ReportRow, ResearchSource
 from research_reports import CitationCheck, Report
 from research_verification import Assessment
 from research_verifier.experiment import Previous, VerdictChange
@@ -33,7 +33,7 @@ class VerificationLedger:
 
     def __init__(self, session: Any) -> None:
         self.session = session
-        self.ledger = Ledger(session, service=SERVICE)
+        self.ledger = UnitOfWork(session, service=SERVICE)
 
     async def open(self, job: VerificationJob, *, watch_days: float) -> ReportRow:
         """The verification's report row; created when the command came straight from the bus, and
