@@ -14,8 +14,10 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bench.harness.servers import Servers, start_servers
+from research_platform import metrics
 from research_platform.broker import ensure_streams
 from research_platform.db import create_engine, session_factory
+from research_platform.embedded import free_port
 from research_platform.migrate import upgrade
 from tests.keys import headers_by_role
 from tests.teardown import stopped
@@ -73,6 +75,14 @@ async def nc(servers: Servers) -> AsyncIterator[nats.NATS]:
     await ensure_streams(conn.jetstream())
     yield conn
     await stopped(conn.close(), "test NATS connection")
+
+
+@pytest.fixture(scope="session")
+def metrics_url() -> str:
+    """The test process serves its Prometheus registry once, like a service with METRICS_PORT."""
+    port = free_port()
+    metrics.serve(port, "127.0.0.1")
+    return f"http://127.0.0.1:{port}/metrics"
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ The page lists each field of each settings root a process reads (the shared
 `research_platform.settings.Settings`, each service's group, the client's `ClientSettings`) with
 the variable that sets it, its type, its default and its `Field(description=...)`. A field
 without a description is an error: the page would not say what it does.
-tests/unit/test_config_docs.py regenerates the page and fails when the committed one differs.
+tests/conventions/test_config_docs.py regenerates the page and fails when the committed one differs.
 """
 
 from __future__ import annotations

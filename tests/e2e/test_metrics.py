@@ -13,7 +13,7 @@ import pytest
 
 from research_contracts import subjects
 from research_engine.stack import Stack
-from tests.metrics.scrape import scrape, value
+from tests.scrape import scrape, value
 
 pytestmark = pytest.mark.e2e
 API = "/api/research/v1"

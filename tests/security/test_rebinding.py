@@ -15,7 +15,7 @@ from research_client import ResearchClient
 from research_engine.stack import Stack
 from research_gateway.hosts import AllowedHosts
 from research_platform.embedded import free_port
-from tests.mcp.common import TOOL_NAMES, http_client
+from tests.gateway.mcp.common import TOOL_NAMES, http_client
 
 API = "/api/research/v1"
 INITIALIZE = {

@@ -8,7 +8,7 @@ extra fields because some payloads merge open-ended details (a comparison, prove
 
 Payloads never carry raw message bodies or query texts: a body is described by its SHA-256,
 its size and the reason (`consumer.dead_letter`), a refused query by the *kinds* of identifiers.
-`tests/unit/test_audit_catalogue.py` fails when code writes an action outside this module.
+`tests/ledger/test_audit_catalogue.py` fails when code writes an action outside this module.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from research_engine.stack import Stack
-from tests.mcp.common import REVIEW_TOPIC, TOOL_NAMES, answer, error_text
+from tests.gateway.mcp.common import REVIEW_TOPIC, TOOL_NAMES, answer, error_text
 
 pytestmark = pytest.mark.e2e
 COMMAND = [sys.executable, "-m", "research_engine.cli", "mcp"]

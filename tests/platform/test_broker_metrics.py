@@ -20,7 +20,7 @@ from research_platform import metrics
 from research_platform.broker import make_broker
 from research_platform.delivery import DeadLetter, Delivery
 from research_platform.errors import TransientError
-from tests.metrics.scrape import scrape, value
+from tests.scrape import scrape, value
 from tests.teardown import stopped
 
 pytestmark = pytest.mark.integration

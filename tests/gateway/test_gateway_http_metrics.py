@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from research_gateway.observability import instrument
-from tests.metrics.scrape import scrape, value
+from tests.scrape import scrape, value
 
 pytestmark = pytest.mark.unit  # in-process apps and the process's own /metrics: no servers
 

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from research_engine.stack import Stack
-from tests.mcp.common import REVIEW_TOPIC, TOOL_NAMES, answer, error_text, http_client
+from tests.gateway.mcp.common import REVIEW_TOPIC, TOOL_NAMES, answer, error_text, http_client
 
 pytestmark = pytest.mark.e2e
 

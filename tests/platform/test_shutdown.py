@@ -1,5 +1,5 @@
 """A stop never hangs: the consumer-lag reader ends when its stop lands as a reply arrives (the race
-that hung tests/metrics under load), and a stop that cannot finish is left behind after its bound."""
+that hung the metrics tests under load), and a stop that cannot finish is left behind after its bound."""
 
 from __future__ import annotations
 

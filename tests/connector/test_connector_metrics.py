@@ -11,7 +11,7 @@ from research_connector.cache import AnswerCache
 from research_connector.fanout import search_all
 from research_connector.incidents import Incidents
 from tests.connector.conftest import clock, fake_api, fixtures_dir, make_sources, recorded  # noqa: F401 - fixtures
-from tests.metrics.scrape import scrape, value
+from tests.scrape import scrape, value
 
 pytestmark = pytest.mark.integration
 

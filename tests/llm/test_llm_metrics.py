@@ -10,7 +10,7 @@ import pytest
 from research_llm import build_chain
 from tests.llm.fake_llm_server import Behaviour, FakeLLMServer
 from tests.llm.test_providers import EVIDENCE, GOOD_DRAFT, QUESTION, settings
-from tests.metrics.scrape import scrape, value
+from tests.scrape import scrape, value
 
 pytestmark = pytest.mark.unit
 
