@@ -147,10 +147,12 @@ def demo(
     )
 
 
-def _await_claims(client: httpx.Client, task_ids: list[str], timeout: float) -> list[dict]:
+def _await_claims(
+    client: httpx.Client, task_ids: list[str], timeout: float
+) -> list[dict[str, Any]]:
     """The views of `task_ids` once each has a decided claim or has `failed` (a dead-lettered task)."""
     deadline = time.monotonic() + timeout
-    done: dict[str, dict] = {}
+    done: dict[str, dict[str, Any]] = {}
     while len(done) < len(task_ids):
         if time.monotonic() > deadline:
             typer.echo(
@@ -324,10 +326,10 @@ def _demo_verification(client: httpx.Client, timeout: float) -> None:
     typer.echo(f"  full report: research-engine export {verification_id} --format md")
 
 
-def _print_task(view: dict) -> None:
-    wrap = lambda text, indent: textwrap.fill(
-        text, width=100, initial_indent=indent, subsequent_indent=indent
-    )
+def _print_task(view: dict[str, Any]) -> None:
+    def wrap(text: str, indent: str) -> str:
+        return textwrap.fill(text, width=100, initial_indent=indent, subsequent_indent=indent)
+
     typer.echo("\n" + "=" * 100)
     typer.echo(wrap(f"Q: {view['question']}", ""))
     claim = view.get("claim")

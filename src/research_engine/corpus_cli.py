@@ -13,10 +13,16 @@ import sys
 import textwrap
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, TypeVar, cast
 
 import typer
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+if TYPE_CHECKING:  # the corpus library loads on first use, not at the CLI's start
+    from research_corpus.analytics import CorpusOverview, PaperSummary, TrendPoint
+    from research_corpus.ingest import IngestReport
+    from research_corpus.ingest_bus import BusIngestReport
+    from research_corpus.search import PaperHit
 
 corpus_app = typer.Typer(help="Ingest, search and analyse the local corpus.", no_args_is_help=True)
 T = TypeVar("T")
@@ -116,10 +122,12 @@ def ingest(
     workers share (docs/operations.md)."""
     from research_corpus.errors import CorpusError
     from research_corpus.ingest import ingest_path
+    from research_corpus.ingest_bus import BusIngestReport
     from research_corpus.library import LIBRARY_FORMATS
     from research_platform.settings import get_settings
 
     corpus = get_settings().corpus
+    report: IngestReport
     try:
         if workers or bus:
             report = _ingest_over_bus(data_dir, path, fmt, progress, workers, bus)
@@ -142,7 +150,7 @@ def ingest(
         f"{report.format} {report.path}: {report.added} added, {report.updated} updated, "
         f"{report.unchanged} unchanged, {report.chunks} chunks, {len(report.errors)} malformed ({report.seconds}s)"
     )
-    if getattr(report, "left", 0):
+    if isinstance(report, BusIngestReport) and report.left:
         typer.echo(
             f"{report.left} of {report.queued} jobs are still queued (no worker took them in time; "
             f"they stay queued for `research-engine corpus worker`)",
@@ -162,7 +170,7 @@ def ingest(
 
 def _ingest_over_bus(
     data_dir: Path | None, path: Path, fmt: str, progress: bool, workers: int, bus: bool
-):
+) -> BusIngestReport:
     """Queue `path` on the bus and follow it; `workers` local worker processes while it runs."""
     import subprocess
     import tempfile
@@ -189,7 +197,7 @@ def _ingest_over_bus(
         ]
         try:
 
-            async def follow(sessions: async_sessionmaker[AsyncSession]):
+            async def follow(sessions: async_sessionmaker[AsyncSession]) -> BusIngestReport:
                 from research_platform.nats_seeds import connect
 
                 nc = await connect(nats_url)
@@ -294,7 +302,7 @@ def _read_queries(path: Path) -> tuple[list[tuple[str, str]], list[str]]:
     return queries, problems
 
 
-def _print_hits(hits: list) -> None:
+def _print_hits(hits: list[PaperHit]) -> None:
     if not hits:
         typer.echo("no results")
     for rank, hit in enumerate(hits, start=1):
@@ -345,7 +353,9 @@ def search(
     filters = SearchFilters(year_from=year_from, year_to=year_to, venue=venue, section=section)
     batch, problems = _read_queries(queries) if queries else ([("", query or "")], [])
 
-    async def _work(sessions: async_sessionmaker[AsyncSession]) -> list[tuple[str, list]]:
+    async def _work(
+        sessions: async_sessionmaker[AsyncSession],
+    ) -> list[tuple[str, list[PaperHit]]]:
         # One embedding call for the whole batch, then one search per query.
         hits = await search_many(
             sessions, [text for _, text in batch], k=k, mode=checked, filters=filters
@@ -379,7 +389,7 @@ def overview(data_dir: DataDir = None, as_json: AsJson = False) -> None:
     """Papers, chunks, papers per year, mean citations, largest venues."""
     from research_corpus.analytics import corpus_overview
 
-    async def _work(sessions: async_sessionmaker[AsyncSession]):
+    async def _work(sessions: async_sessionmaker[AsyncSession]) -> CorpusOverview:
         async with sessions() as session:
             return await corpus_overview(session)
 
@@ -413,7 +423,7 @@ def trends(
     """Papers about TOPIC per year, and their share of that year's papers."""
     from research_corpus.analytics import publication_trends
 
-    async def _work(sessions: async_sessionmaker[AsyncSession]):
+    async def _work(sessions: async_sessionmaker[AsyncSession]) -> list[TrendPoint]:
         async with sessions() as session:
             return await publication_trends(session, topic, year_from, year_to)
 
@@ -427,7 +437,7 @@ def trends(
         typer.echo(f"{p.year}: {p.papers:>5}  ({p.share:.1%})  " + "#" * min(p.papers, 60))
 
 
-def _print_summaries(papers: list) -> None:
+def _print_summaries(papers: list[PaperSummary]) -> None:
     if not papers:
         typer.echo("no papers")
     for p in papers:
@@ -450,7 +460,7 @@ def top_cited_command(
     """The most cited papers about TOPIC."""
     from research_corpus.analytics import top_cited
 
-    async def _work(sessions: async_sessionmaker[AsyncSession]):
+    async def _work(sessions: async_sessionmaker[AsyncSession]) -> list[PaperSummary]:
         async with sessions() as session:
             return await top_cited(session, topic, k)
 
@@ -473,7 +483,7 @@ def find(
     """Metadata search: title / author / venue substrings, a year or a year range."""
     from research_corpus.analytics import find_papers
 
-    async def _work(sessions: async_sessionmaker[AsyncSession]):
+    async def _work(sessions: async_sessionmaker[AsyncSession]) -> list[PaperSummary]:
         async with sessions() as session:
             return await find_papers(
                 session,

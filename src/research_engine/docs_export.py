@@ -67,7 +67,8 @@ def asyncapi(service: str) -> dict[str, Any]:
         version=VERSION,
         description=(module.__doc__ or "").strip() or None,
     )
-    return json.loads(spec.to_specification().to_json())
+    document: dict[str, Any] = json.loads(spec.to_specification().to_json())
+    return document
 
 
 def documents() -> dict[Path, str]:

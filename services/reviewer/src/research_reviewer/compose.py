@@ -107,15 +107,23 @@ def compose(dossier: Dossier, *, model: str) -> Report:
             "questions": [{"id": q.id, "question": q.text} for q in dossier.questions],
         },
     )
-    cite = lambda paper: report.add_reference(reference_of(paper))
-    keep = lambda s: s.paper.paper_id not in excl.papers
+
+    def cite(paper: PaperRecord) -> int:
+        return report.add_reference(reference_of(paper))
+
+    def keep(s: evidence.Sentence) -> bool:
+        return s.paper.paper_id not in excl.papers
+
     findings: list[Finding] = []
     debates: list[Finding] = []
     for f in dossier.findings:
         fid = finding_id(f.statement)
         if fid in excl.findings or not keep(f.lead) or (fid, f.lead.paper.paper_id) in excl.sides:
             continue
-        side = lambda s, fid=fid: keep(s) and (fid, s.paper.paper_id) not in excl.sides
+
+        def side(s: evidence.Sentence, fid: str = fid) -> bool:
+            return keep(s) and (fid, s.paper.paper_id) not in excl.sides
+
         agreeing = [s for s in f.agreeing if side(s)]
         opposing = [] if fid in excl.debates else [s for s in f.opposing if side(s)]
         tagged = evidence.KeyFinding(f.key, f.question, f.lead, agreeing, opposing)

@@ -8,7 +8,7 @@ REVISION_NEEDED; only MINOR issues, or none → PASS. Issues name what they are 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
@@ -60,7 +60,7 @@ class PeerReview(BaseModel):
     issues: list[Issue] = Field(default_factory=list)
     missed_papers: list[MissedPaper] = Field(default_factory=list)
     summary: str = ""
-    checks: dict[str, dict] = Field(
+    checks: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="Per check: what was looked at, what failed."
     )
     model: str = "offline-peer-reviewer-v1"

@@ -11,7 +11,8 @@ Outside sources named by the request are asked through `research.connector.searc
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -44,6 +45,9 @@ def _compact(items: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
+T = TypeVar("T")
+
+
 class Toolbox:
     """Typed, recorded corpus tools for one agent of one run."""
 
@@ -53,8 +57,13 @@ class Toolbox:
         self.calls = 0
 
     async def _run(
-        self, tool_id: str, tool: str, request: BaseModel, parse: Any, compact: Any = None
-    ) -> Any:
+        self,
+        tool_id: str,
+        tool: str,
+        request: BaseModel,
+        parse: Callable[[Any], T],
+        compact: Callable[[T], Any] | None = None,
+    ) -> T:
         self.calls += 1
         params = request.model_dump(exclude_defaults=True)
         async with self.recorder.tool(tool_id, params) as call:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -301,8 +302,8 @@ async def build(
     search: Search,
     *,
     run_id: str,
-    removed: set | None = None,
-    preferred: dict | None = None,
+    removed: set[uuid.UUID] | None = None,
+    preferred: dict[str, dict[str, Any]] | None = None,
     next_run_at: datetime | None = None,
     recorder: RunRecorder | None = None,
     chain: ProviderChain | None = None,
