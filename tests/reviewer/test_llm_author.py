@@ -141,7 +141,7 @@ _DRAFTED: dict[str, Any] = {}
 
 
 @pytest.fixture
-async def drafted(nc, js: JetStreamContext, connector_service: FastStream) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+async def drafted(nc, js: JetStreamContext, connector_service: FastStream) -> dict[str, Any]:
     """One LLM-authored review round over the real corpus tools, written once for the module."""
     if not _DRAFTED:
         server = FakeLLMServer(responder=synthesis)
@@ -177,7 +177,7 @@ async def _tool_results(js: JetStreamContext, run_id: str, tool_id: str) -> list
     ]
 
 
-async def test_llm_findings_cite_only_real_references_and_verbatim_quotes(drafted, js) -> None:  # type: ignore[no-untyped-def]
+async def test_llm_findings_cite_only_real_references_and_verbatim_quotes(drafted, js) -> None:
     outcome: LoopOutcome = drafted["outcome"]
     author: LlmAuthor = drafted["author"]
     report = outcome.report
@@ -196,9 +196,11 @@ async def test_llm_findings_cite_only_real_references_and_verbatim_quotes(drafte
         1,
     ]  # the third lost its invented second quote
     known = author.known_papers()
+    dossier = author.offline.dossier
+    assert dossier is not None
     for finding in findings:
         assert (
-            finding.group == author.offline.dossier.questions[0].text
+            finding.group == dossier.questions[0].text
         )  # the model's "Q1" is shown as the question
         for quote in finding.quotes:
             reference = report.reference(quote.reference_id)
@@ -238,7 +240,7 @@ async def test_llm_findings_cite_only_real_references_and_verbatim_quotes(drafte
 @pytest.mark.parametrize("failure", ["server_errors", "invalid_twice", "timeout", "nothing_usable"])
 async def test_a_failing_model_leaves_the_round_to_the_offline_author(
     drafted, js, failure: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     author: LlmAuthor = drafted["author"]
     outcome: LoopOutcome = drafted["outcome"]
     server = FakeLLMServer()

@@ -28,12 +28,12 @@ async def test_a_review_request_on_the_bus_yields_a_checked_versioned_report(
     js: JetStreamContext,
     nc: nats.NATS,
     sessions,
-    unique: str,  # type: ignore[no-untyped-def]
+    unique: str,
 ) -> None:
     command = RequestReview(topic=TOPIC, max_iterations=2)
     completions: asyncio.Queue[ReviewCompleted] = asyncio.Queue()
 
-    async def on_completed(msg) -> None:  # type: ignore[no-untyped-def]
+    async def on_completed(msg) -> None:
         event = ReviewCompleted.model_validate_json(msg.data)
         if event.review_id == command.review_id:
             await completions.put(event)
