@@ -214,7 +214,7 @@ async def test_a_dead_lettered_source_list_reads_failed_with_the_reason(
 
     letter = DeadLetter.of(
         "scout", Parked(), "transient after 5 deliveries: ToolsUnavailable('corpus tools down')"
-    )  # type: ignore[arg-type]
+    )
     assert letter.report_id == uuid.UUID(list_id)
     await dead_letters.recorder(sessions, "scout", tell_run=tell_run)(letter)
 
