@@ -33,7 +33,7 @@ async def _run(engine: AsyncEngine, settings: LibrarianSettings = FULL_PASS) -> 
     return (await scheduler.status())["last_run"]
 
 
-async def _findings(sessions: async_sessionmaker[AsyncSession], claim_id) -> list[Finding]:  # type: ignore[no-untyped-def]
+async def _findings(sessions: async_sessionmaker[AsyncSession], claim_id) -> list[Finding]:
     async with sessions() as session:
         rows = await session.scalars(
             select(Finding)
@@ -45,7 +45,7 @@ async def _findings(sessions: async_sessionmaker[AsyncSession], claim_id) -> lis
 
 async def _audits(
     sessions: async_sessionmaker[AsyncSession], claim_id, action: str
-) -> list[AuditEvent]:  # type: ignore[no-untyped-def]
+) -> list[AuditEvent]:
     async with sessions() as session:
         rows = await session.scalars(
             select(AuditEvent).where(AuditEvent.claim_id == claim_id, AuditEvent.action == action)
@@ -187,7 +187,7 @@ class _CountingProvenance:
         self.analyzed_after: list[int] = []
         self.written = 0
 
-    async def apply(self, changes, run_id=None):  # type: ignore[no-untyped-def]
+    async def apply(self, changes, run_id=None):
         self.written += len(changes)
         return len(changes), 0
 

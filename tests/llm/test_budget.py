@@ -349,6 +349,7 @@ async def test_the_scouts_engine_judges_offline_once_the_runs_budget_is_spent(
         second = await scout_llm.judge(
             chain, item, "vitamin D fractures", ["vitamin", "fractures"], timeout_s=5
         )
+    assert first is not None and second is not None
     assert first.model == "gpt-4o" and first.rationale == "On the focus."
     assert second.model != "gpt-4o", "the offline engine judged the second hit"
     assert len(llm_server.sent("openai")) == 1
