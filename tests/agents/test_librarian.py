@@ -202,9 +202,9 @@ async def test_a_walk_analyzes_findings_each_time_its_own_have_doubled() -> None
     from research_librarian.repository import Walk
 
     provenance = _CountingProvenance()
-    walk = Walk(provenance, write_every=200)  # type: ignore[arg-type]
+    walk = Walk(provenance, write_every=200)  # type: ignore[arg-type]  # a stand-in that counts writes and analyses
     for _ in range(10):
-        walk.pending = ["finding"] * 200  # type: ignore[assignment]
+        walk.pending = ["finding"] * 200  # type: ignore[assignment]  # the stand-in writes nothing: 200 placeholders are a full batch
         await walk.flush()
     # The first flush gives the planner statistics (an empty table's plan scans it per claim);
     # after that only doubling re-plans, so a pass of many flushes analyzes a handful of times.

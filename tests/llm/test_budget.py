@@ -15,6 +15,7 @@ import pytest
 from pydantic import SecretStr
 
 from research_llm import EvidenceDoc, build_chain, context, usage
+from research_llm.providers.openai import OpenAIProvider
 from research_llm.usage import llm_run
 from research_platform.settings import LLMSettings
 from research_privacy import DATA_MARKER
@@ -110,6 +111,7 @@ async def test_a_context_refusal_is_retried_once_tighter_with_the_servers_n_ctx(
     }
     chain = build_chain(settings(llm_server), encoder=None)
     provider = chain.providers[0]
+    assert isinstance(provider, OpenAIProvider)
     llm_server.queue("openai", Behaviour(text=json.dumps(DRAFT)))
 
     class Refusing(httpx.AsyncBaseTransport):
@@ -127,12 +129,12 @@ async def test_a_context_refusal_is_retried_once_tighter_with_the_servers_n_ctx(
             return await self.inner.handle_async_request(request)
 
     transport = Refusing()
-    provider._transport = transport  # type: ignore[attr-defined]
+    provider._transport = transport  # a refusal first: the provider's own seam for a transport
     outcome = await chain.draft_claim("Does vitamin D reduce fractures?", None, LONG)
     assert outcome.provider == "openai", outcome.failures
     first, second = transport.bodies
     assert len(json.dumps(second["messages"])) < len(json.dumps(first["messages"]))
-    assert second["max_tokens"] == 1024 // 3 and await provider.context_tokens() == 1024  # type: ignore[attr-defined]
+    assert second["max_tokens"] == 1024 // 3 and await provider.context_tokens() == 1024
     assert context.estimate_tokens(second["messages"], 0.9 * 4) <= 1024 - 1024 // 3
 
 

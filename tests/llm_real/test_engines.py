@@ -134,7 +134,9 @@ async def test_correlator_confirms_one_offered_kind_or_leaves_it_to_the_detector
         {"kind": "dose_response", "score": 0.7, "evidence": {"doses": ["10 mg", "80 mg"]}},
         {"kind": "shared_citation_cluster", "score": 0.5, "evidence": {"sources": ["pmid:1"]}},
     ]
-    kinds = set(PatternAnswer.model_fields["kind"].annotation.__args__)  # type: ignore[union-attr]
+    kind = PatternAnswer.model_fields["kind"].annotation
+    assert kind is not None
+    kinds = set(kind.__args__)
     try:
         answer, by = await confirm(chain, "statins", statements, candidates, timeout_s=120)
     except (

@@ -320,7 +320,9 @@ def test_clusters_are_subtopics_named_by_their_distinctive_phrases_not_by_the_to
         Embedder(), "exercise training in heart failure", pool, background, similarity=0.5, most=4
     )
     assert [sorted(g.papers) for g in groups] == [["corpus:1", "corpus:2"], ["corpus:3"]]
-    first, second = (g.question.text for g in groups)  # type: ignore[union-attr]
+    questions = [g.question for g in groups]
+    assert None not in questions
+    first, second = (q.text for q in questions if q is not None)
     assert (
         "peak oxygen uptake" in first
         and first.endswith("?")
@@ -377,7 +379,8 @@ def test_a_subtopic_is_named_by_words_specific_in_the_literature_not_by_generic_
         similarity=0.5,
         most=4,
     )
-    name = group.question.text  # type: ignore[union-attr]
+    assert group.question is not None
+    name = group.question.text
     assert (
         name == "What do the studies find on NETs and inflammatory responses?"
     )  # "NETs" as its papers write it

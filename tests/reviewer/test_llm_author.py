@@ -84,7 +84,9 @@ def synthesis(api: str, body: dict[str, Any]) -> Behaviour:
         if len(text.split()) > 20
     ][:3]
     (a, sa), (b, sb), (c, sc) = papers
-    question = re.search(r"\n(\w+): <<<CLINICAL_DATA>>>", user).group(1)  # type: ignore[union-attr]
+    asked = re.search(r"\n(\w+): <<<CLINICAL_DATA>>>", user)
+    assert asked is not None, user
+    question = asked.group(1)
     quote = lambda paper_id, text: {"paper_id": paper_id, "text": text}
     findings = [
         {
@@ -188,7 +190,9 @@ async def test_llm_findings_cite_only_real_references_and_verbatim_quotes(drafte
         and "<<<CLINICAL_DATA>>>" in user
     )
 
-    findings = report.section("Key Findings").findings  # type: ignore[union-attr]
+    key_findings = report.section("Key Findings")
+    assert key_findings is not None
+    findings = key_findings.findings
     assert [f.tag for f in findings] == ["SUPPORTED", "INSUFFICIENT", "INSUFFICIENT"]
     assert [len(f.quotes) for f in findings] == [
         2,
@@ -284,7 +288,8 @@ async def test_a_failing_model_leaves_the_round_to_the_offline_author(
         "dropped_quotes": 0,
         "dropped_findings": 0,
     }
-    assert revised.section("Key Findings").findings  # type: ignore[union-attr]
+    revised_findings = revised.section("Key Findings")
+    assert revised_findings is not None and revised_findings.findings
     [step] = await _tool_results(js, run_id, "author.llm_synthesis")
     assert step["fallback"].startswith("offline")
     if failure == "nothing_usable":

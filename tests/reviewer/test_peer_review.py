@@ -315,7 +315,9 @@ async def test_an_off_topic_and_mistagged_draft_is_revised_in_round_two(port, js
     assert second.review.verdict == "PASS", second.review.render()
     assert SHOULDER not in {r.paper_id for r in outcome.report.references}
     mistagged = next(i.finding_id for i in first.review.issues if i.kind == "tag_contradicted")
-    for finding in outcome.report.section("Key Findings").findings:  # type: ignore[union-attr]
+    key_findings = outcome.report.section("Key Findings")
+    assert key_findings is not None
+    for finding in key_findings.findings:
         if finding.key() == mistagged:
             for cited in finding.cited_ids():
                 reference = outcome.report.reference(cited)
@@ -398,9 +400,15 @@ async def test_every_key_paper_the_landscape_lists_is_read_for_findings(port, js
         review_job(RequestReview(topic=topic)),
         Toolbox(port, RunRecorder(js, f"draft-{uuid.uuid4().hex[:8]}")),
     )
-    intro = report.section("Introduction").body  # type: ignore[union-attr]
-    landscape = report.section("Research Landscape").body  # type: ignore[union-attr]
-    read = int(re.search(r"(\d+) are on the topic", intro).group(1))  # type: ignore[union-attr]
+    introduction, landscape_section = (
+        report.section("Introduction"),
+        report.section("Research Landscape"),
+    )
+    assert introduction is not None and landscape_section is not None
+    intro, landscape = introduction.body, landscape_section.body
+    on_topic = re.search(r"(\d+) are on the topic", intro)
+    assert on_topic is not None, intro
+    read = int(on_topic.group(1))
     listed = [line for line in landscape.split("\n\n") if re.search(r"\[\d+\]\.$", line)]
     assert listed and read >= len(listed), report.render_markdown()
     assert f"{read} of those retrieved for this topic are on it" in landscape

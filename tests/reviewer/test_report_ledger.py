@@ -91,7 +91,8 @@ async def test_report_lifecycle_is_audited_and_a_run_saves_one_version(
         )
         assert again == 1  # the same run saving again (a redelivery) changes nothing
         assert not await ledger.reports.complete(report_id)
-        assert (await ledger.reports.get(report_id)).current_version == 1  # type: ignore[union-attr]
+        row = await ledger.reports.get(report_id)
+        assert row is not None and row.current_version == 1
         assert await ledger.reports.get(report_id, kind="verification") is None
     assert await _actions(sessions, report_id) == [
         AuditAction.REPORT_OPENED.value,

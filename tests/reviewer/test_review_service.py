@@ -67,7 +67,9 @@ async def test_a_review_request_on_the_bus_yields_a_checked_versioned_report(
         )
     titles = [s.title for s in report.sections]
     assert titles[:3] == ["Introduction", "Research Landscape", "Key Findings"] and len(titles) == 6
-    findings = report.section("Key Findings").findings  # type: ignore[union-attr]
+    key_findings = report.section("Key Findings")
+    assert key_findings is not None
+    findings = key_findings.findings
     assert findings and all(
         f.tag in {"SUPPORTED", "CONTESTED", "INSUFFICIENT"} and f.quotes for f in findings
     )

@@ -64,7 +64,9 @@ def chain_for(server: FakeLLMServer, provider: str = "openai"):
 
 
 def hit_title(user: str) -> str:
-    return re.search(r"Title: (.*)", user).group(1).strip()  # type: ignore[union-attr]
+    title = re.search(r"Title: (.*)", user)
+    assert title is not None, user
+    return title.group(1).strip()
 
 
 class ScriptedModel:

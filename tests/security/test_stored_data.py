@@ -416,7 +416,9 @@ async def test_an_idempotency_key_and_a_key_name_are_kept_as_digests_only(
         finally:
             await api.aclose()
     async with sessions() as session:
-        label_kept = (await session.get(ApiKey, key_id)).name  # type: ignore[union-attr]
+        key = await session.get(ApiKey, key_id)
+        assert key is not None
+        label_kept = key.name
         rows = list(await session.scalars(select(AuditEvent).where(AuditEvent.task_id == task_id)))
         rows += list(
             await session.scalars(
