@@ -11,8 +11,9 @@ import asyncio
 import json
 import threading
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -24,8 +25,8 @@ from research_platform.db import create_engine, session_factory
 from research_platform.migrate import upgrade
 
 
-def _in_thread(fn, *args):
-    box: dict[str, object] = {}
+def _in_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    box: dict[str, Any] = {}
 
     def target() -> None:
         try:

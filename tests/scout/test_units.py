@@ -404,7 +404,7 @@ class FixedAbstractModel:
         "contradict_weight": 0.8,
     }
 
-    def __init__(self, by_title):
+    def __init__(self, by_title) -> None:
         self.by_title = by_title
         self.calls: list[list[str]] = []
 
@@ -535,7 +535,7 @@ def test_an_empty_list_says_what_was_searched_what_was_read_and_why_the_best_fel
 
 
 # --- merging and diffs ------------------------------------------------------------------------
-def test_duplicates_merge_by_doi_pmid_and_title():
+def test_duplicates_merge_by_doi_pmid_and_title() -> None:
     pool: dict = {}
     same_doi = VITAMIN_D[0].model_copy(
         update={"source_id": "s2:abc", "source": "semantic_scholar", "abstract": ""}
