@@ -180,7 +180,7 @@ def cross_encoders(data: Path, rounds: int, batches: list[int], threads: int) ->
         return
     torch.set_num_threads(threads)
     max_length = int(read_config(WEIGHTS)["pair"]["max_length"])
-    scorers = {
+    scorers: dict[str, CrossEncoder | OnnxCrossEncoder] = {
         "torch": CrossEncoder.load(WEIGHTS / "pair", max_length),
         "onnx": OnnxCrossEncoder.load(WEIGHTS / "pair", max_length, threads=threads),
     }
@@ -272,7 +272,7 @@ def main() -> None:
     started = time.perf_counter()
     graph = sentence_encoder_onnx(model_dir, MODEL_NAME)
     print(f"onnx export: {graph} ({time.perf_counter() - started:.1f} s; 0 when cached)")
-    encoders = {
+    encoders: dict[str, TorchEncoder | OnnxEncoder] = {
         "torch": TorchEncoder(model_dir, args.threads),
         "onnx": OnnxEncoder(model_dir, args.threads, graph=graph),
     }

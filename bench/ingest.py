@@ -173,7 +173,7 @@ async def timed_writes(
             path,
             fmt="scifact",
             progress=False,
-            embedder=StandInModel(),
+            embedder=StandInModel(),  # type: ignore[arg-type]  # a stand-in with the embedder's interface
             chunk_words=chunk_words,
         )
     finally:

@@ -112,8 +112,8 @@ async def seed(database_url: str, count: int) -> list[uuid.UUID]:
 async def direct_get_claim(http: httpx.AsyncClient, claim_id: uuid.UUID) -> None:
     for path, params in (
         (f"/claims/{claim_id}", None),
-        ("/audit", {"claim_id": str(claim_id), "limit": 100}),
-        ("/findings", {"limit": 500}),
+        ("/audit", {"claim_id": str(claim_id), "limit": "100"}),
+        ("/findings", {"limit": "500"}),
     ):
         reply = await http.get(API + path, params=params)
         reply.raise_for_status()

@@ -224,7 +224,9 @@ async def run_tasks(
                     MemoryClaim.task_id.in_(ids), MemoryClaim.status.in_(TERMINAL)
                 )
             )
-            decided.update({task_id: at for task_id, at in rows if at is not None})
+            decided.update(
+                {task_id: at for task_id, at in rows if task_id is not None and at is not None}
+            )
         print(f"\r  {len(decided)}/{len(ids)} tasks decided", end="", flush=True)
         await asyncio.sleep(0.2)
     print()
@@ -345,11 +347,11 @@ def main() -> None:
                 print(
                     f"sources down: {len(down_qs)} tasks published at once, outside sources answering 503…"
                 )
-                before = outside.requests
+                requests_before = outside.requests
                 results["down_tasks_per_s"], _ = asyncio.run(
                     run_tasks(stack, down_qs, args.timeout)
                 )
-                results["down_requests"] = outside.requests - before
+                results["down_requests"] = outside.requests - requests_before
         finally:
             stack.stop()
     print(

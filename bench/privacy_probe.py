@@ -92,8 +92,8 @@ class _Folders:
     def __init__(self, root: str) -> None:
         self.root = Path(root)
 
-    def mktemp(self, name: str) -> Path:
-        path = Path(tempfile.mkdtemp(prefix=name, dir=self.root))
+    def mktemp(self, basename: str, numbered: bool = True) -> Path:
+        path = Path(tempfile.mkdtemp(prefix=basename, dir=self.root))
         return path
 
 

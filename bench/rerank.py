@@ -82,7 +82,7 @@ async def run(args: argparse.Namespace, database_url: str) -> None:
     await engine.dispose()
     judge = get_judge()
     judge.relevance("warm-up", [("warm", "up")])  # loads the model
-    table = {}
+    table: dict[str, dict[str, tuple[list[float], list[float], list[float]]]] = {}
     for split, (items, qrels, results) in splits.items():
         rows = table[split] = {"hybrid": ([], [], [])}
         for (qid, text), hits in zip(items, results, strict=True):
@@ -105,9 +105,9 @@ async def run(args: argparse.Namespace, database_url: str) -> None:
             f"{'on' if settings.query_adapter else 'off'})"
         )
         print(f"{'ranking':12} {'nDCG@10':>8} {'R@100':>7} {'ms/query':>9}")
-        for name, (nd, rc, ms) in rows.items():
+        for name, (nd, rc, waits) in rows.items():
             print(
-                f"{name:12} {statistics.fmean(nd):8.4f} {statistics.fmean(rc):7.4f} {statistics.fmean(ms) if ms else 0.0:9.1f}"
+                f"{name:12} {statistics.fmean(nd):8.4f} {statistics.fmean(rc):7.4f} {statistics.fmean(waits) if waits else 0.0:9.1f}"
             )
     top = args.tops[0]
     held = table["train-heldout"]

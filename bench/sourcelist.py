@@ -54,7 +54,7 @@ import structlog
 
 from research_connector.fanout import search_all
 from research_connector.incidents import Incidents
-from research_connector.registry import build_sources
+from research_connector.registry import EvidenceSource, build_sources
 from research_connector.settings import ConnectorSettings
 from research_contracts import EvidenceFound, SearchEvidence, SourceHit, TaskFilters
 from research_contracts.sourcelists import DetailLevel, RequestSourceList
@@ -384,7 +384,7 @@ async def demo_lists(prompts: int, quality: Quality) -> None:
     limits = WorkspaceLimits(allowed_apis=[*names, "corpus"])
     timings: dict[DetailLevel, list[float]] = {level: [] for level in DetailLevel}
     async with httpx.AsyncClient(transport=httpx.MockTransport(handle)) as client:
-        registry = {
+        registry: dict[str, EvidenceSource] = {
             **build_sources(settings, client=client, incidents=Incidents()),
             "corpus": corpus,
         }

@@ -23,6 +23,7 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -101,7 +102,7 @@ async def cache_claims(database_url: str, claims: list[dict], corpus: dict, out:
                     judged = model.judge(statement.text, papers) if papers else []
                     entries = []
                     for p, (title, sentences), j in zip(ranked, papers, judged, strict=True):
-                        stance = (
+                        stance: Iterable[Iterable[float]] = (
                             judge.stance(
                                 statement.text, sentences, [title or None] * len(sentences)
                             )

@@ -39,7 +39,8 @@ from full_corpus import corpus_dir
 
 sys.path.insert(0, str(REPO))
 from bench.harness.results import print_summary
-from research_judgement.metrics import LABELS, f1_per_label, wilson
+from research_judgement.data import LABELS
+from research_judgement.metrics import f1_per_label, wilson
 from research_verification.evidence import Rule, decide_paper
 from research_verification.passages import SentencePrediction, label_passages
 from research_verification.verdict import decide_verdict
@@ -442,12 +443,12 @@ def main() -> None:
         row["gold_docs"] = gold_docs(row)
     if args.show:
         rule = replace(Rule(), **json.loads(args.show))
-        outcomes = [replay(r, rule) for r in rows]
-        assert outcomes == [fast_replay(r, prepare(r), rule) for r in rows]
-        report(f"rule {asdict(rule)}", scores(rows, outcomes))
-        print(table(outcomes))
-        print(by_confidence(outcomes))
-        print(by_probability(outcomes))
+        shown = [replay(r, rule) for r in rows]
+        assert shown == [fast_replay(r, prepare(r), rule) for r in rows]
+        report(f"rule {asdict(rule)}", scores(rows, shown))
+        print(table(shown))
+        print(by_confidence(shown))
+        print(by_probability(shown))
         return
 
     rules = grid()

@@ -214,7 +214,8 @@ def main() -> None:
     corpus = load_corpus(args.data / "corpus.jsonl")
     thresholds = judge.thresholds
     t0 = time.perf_counter()
-    items, sentence_probs, sentence_gold, verdicts = [], [], [], Counter()
+    items, sentence_probs, sentence_gold = [], [], []
+    verdicts: Counter[tuple[str, Verdict]] = Counter()
     for c in claims:
         passages = []
         for doc in c.cited_doc_ids:

@@ -23,7 +23,7 @@ from nats.js import JetStreamContext
 
 # While a server restarts, a leader is elected or the client fails over, requests time out,
 # find no stream or no connection: every NATS error is retried.
-RETRYABLE = (nats.errors.Error, asyncio.TimeoutError)
+RETRYABLE: tuple[type[BaseException], ...] = (nats.errors.Error, asyncio.TimeoutError)
 Work = Callable[[int], Awaitable[None]]
 
 
@@ -105,7 +105,7 @@ async def consume(
                     await work(index)
                 except Exception:  # noqa: BLE001 - the store is down: leave the message to a later delivery
                     record.work_failures += 1
-                    with contextlib.suppress(RETRYABLE):
+                    with contextlib.suppress(*RETRYABLE):
                         await msg.nak(delay=0.5)
                     continue
             record.done.add(index)

@@ -6,14 +6,16 @@ import os
 import tempfile
 import tomllib
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import nats
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bench.harness.servers import Servers, start_servers
+from research_gateway.auth import Role
 from research_platform import metrics
 from research_platform.broker import ensure_streams
 from research_platform.db import create_engine, session_factory
@@ -64,7 +66,7 @@ def sessions(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
 
 
 @pytest.fixture
-async def api_keys(sessions: async_sessionmaker[AsyncSession]) -> dict[str, dict[str, str]]:
+async def api_keys(sessions: async_sessionmaker[AsyncSession]) -> dict[Role, dict[str, str]]:
     """role → request headers with a fresh live key of that role (reader, researcher, admin)."""
     return await headers_by_role(sessions)
 
@@ -108,7 +110,16 @@ def tier_markers() -> frozenset[str]:
     return frozenset(line.split(":", 1)[0].strip() for line in options.get("markers", []))
 
 
-def refuse_untiered(items: list[pytest.Item], tiers: frozenset[str]) -> None:
+class Marked(Protocol):
+    """What `refuse_untiered` reads of a collected test (a `pytest.Item`, or a stand-in)."""
+
+    @property
+    def nodeid(self) -> str: ...
+
+    def iter_markers(self) -> Iterable[pytest.Mark]: ...
+
+
+def refuse_untiered(items: Sequence[Marked], tiers: frozenset[str]) -> None:
     """Raise `pytest.UsageError` naming every item that carries none of `tiers`."""
     untiered = [
         item.nodeid for item in items if not tiers & {mark.name for mark in item.iter_markers()}

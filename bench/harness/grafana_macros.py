@@ -58,7 +58,9 @@ class TimeRange:
 
 def _split_args(text: str, open_at: int) -> tuple[list[str], int]:
     """Arguments of the call whose '(' is at `open_at`, split on top-level commas; and its end."""
-    depth, args, current, i = 0, [], [], open_at + 1
+    depth, i = 0, open_at + 1
+    args: list[str] = []
+    current: list[str] = []
     while i < len(text):
         char = text[i]
         if char == "(":

@@ -286,7 +286,7 @@ async def bus_leaks(nats_url: str) -> tuple[int, dict[str, list[list[str]]]]:
         js = nc.jetstream()
         for info in await js.streams_info():
             name = info.config.name
-            if name == subjects.DEAD_LETTER_STREAM:
+            if name is None or name == subjects.DEAD_LETTER_STREAM:
                 continue
             for seq in range(info.state.first_seq, info.state.last_seq + 1):
                 try:

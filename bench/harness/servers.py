@@ -54,12 +54,19 @@ def start_servers(tmp: Path) -> Iterator[Servers]:
         from testcontainers.postgres import PostgresContainer
 
         with (
-            PostgresContainer("pgvector/pgvector:pg17", driver="asyncpg") as pg,
-            DockerContainer("nats:2.10").with_command("-js").with_exposed_ports(4222) as nats,
+            PostgresContainer("pgvector/pgvector:pg17", driver="asyncpg") as container_pg,
+            DockerContainer("nats:2.10")
+            .with_command("-js")
+            .with_exposed_ports(4222) as container_nats,
         ):
-            wait_for_logs(nats, "Server is ready")
-            url = f"nats://{nats.get_container_host_ip()}:{nats.get_exposed_port(4222)}"
-            yield Servers(url, pg.get_connection_url(), "testcontainers")
+            wait_for_logs(container_nats, "Server is ready")
+            host, port = (
+                container_nats.get_container_host_ip(),
+                container_nats.get_exposed_port(4222),
+            )
+            yield Servers(
+                f"nats://{host}:{port}", container_pg.get_connection_url(), "testcontainers"
+            )
         return
     nats = EmbeddedNats(tmp).start()
     pg = EmbeddedPostgres(tmp).start()

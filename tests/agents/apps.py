@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 
 import nats
 from faststream import FastStream
+from nats.aio.msg import Msg
 from nats.errors import NoRespondersError
 
 from tests.teardown import left_within, stopped
@@ -31,7 +32,7 @@ async def running(app: FastStream) -> AsyncIterator[FastStream]:
 
 async def ask(
     nc: nats.NATS, subject: str, payload: bytes, timeout: float, ready_within: float = 10.0
-) -> nats.aio.msg.Msg:
+) -> Msg:
     """`nc.request`, asked again while nobody answers yet (NoRespondersError) for up to `ready_within` s.
 
     A just-started app's subscriptions were seen, twice in many runs, to reach the server only after

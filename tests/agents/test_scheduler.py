@@ -92,7 +92,7 @@ async def test_two_replicas_never_run_at_once_and_every_run_is_recorded(
     assert [r.id for r in runs] == [run_id, second]
     assert [r.outcome for r in runs] == ["completed", "completed"]
     assert runs[0].counts["steps"] == 5 and runs[0].counts["finished"] is True
-    assert runs[0].finished_at <= runs[1].started_at
+    assert runs[0].finished_at is not None and runs[0].finished_at <= runs[1].started_at
 
 
 async def test_concurrent_run_once_answers_409(
@@ -194,7 +194,9 @@ async def test_ticks_of_two_replicas_do_not_multiply_runs(
     assert all(r.trigger == "tick" for r in runs)
     finished = [r for r in runs if r.finished_at]
     for earlier, later in itertools.pairwise(finished):
-        assert earlier.finished_at <= later.started_at, "two runs overlapped"
+        assert earlier.finished_at is not None and earlier.finished_at <= later.started_at, (
+            "two runs overlapped"
+        )
 
 
 async def test_paused_agent_does_not_tick(engine: AsyncEngine, unique: str) -> None:
@@ -214,7 +216,7 @@ async def test_an_operator_verb_over_the_bus_reads_an_empty_body_and_refuses_a_m
     engine: AsyncEngine,
     servers,
     nc: nats.NATS,
-    unique: str,  # type: ignore[no-untyped-def]
+    unique: str,
 ) -> None:
     """The admin routes send a `ControlRequest` or nothing; anything else gets a 400 with the
     reason at once, never a timeout."""

@@ -47,8 +47,8 @@ def test_distractors_are_deterministic_and_never_gold_or_verbatim(generator: Dis
     assert papers == list(Distractors(seed=0).papers(0, 300))  # same seed, same corpus
     assert papers[:5] != list(Distractors(seed=1).papers(0, 5))
     assert generator.paper(250) == papers[250]  # paper i does not depend on the ones before it
-    sentences, verbatim, gold = generator.verbatim_check(papers)
-    assert sentences > 2000 and verbatim == 0 and gold == 0
+    sentences, verbatim, gold_left = generator.verbatim_check(papers)
+    assert sentences > 2000 and verbatim == 0 and gold_left == 0
     gold = gold_ids()
     assert len(gold) > 600
     gold_titles = {r["title"] for r in scifact_records() if str(r["doc_id"]) in gold}

@@ -60,7 +60,7 @@ async def _submit(stack: Stack, unique: str) -> list[uuid.UUID]:
     return ids
 
 
-async def _progress(sessions, ids: list[uuid.UUID]) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+async def _progress(sessions, ids: list[uuid.UUID]) -> tuple[int, int]:
     """(claims or failures so far, tasks terminal so far)."""
     async with sessions() as session:
         claimed = await session.scalar(
@@ -79,7 +79,7 @@ async def _progress(sessions, ids: list[uuid.UUID]) -> tuple[int, int]:  # type:
     return int(claimed) + int(failed), int(decided) + int(failed)
 
 
-async def _until_progress(sessions, ids: list[uuid.UUID], since: tuple[int, int]) -> float:  # type: ignore[no-untyped-def]
+async def _until_progress(sessions, ids: list[uuid.UUID], since: tuple[int, int]) -> float:
     """Seconds until the pipeline moves past `since` (or everything is terminal already)."""
     started = time.monotonic()
     while time.monotonic() - started < PROGRESS_TIMEOUT_S:
@@ -92,7 +92,7 @@ async def _until_progress(sessions, ids: list[uuid.UUID], since: tuple[int, int]
 
 async def test_kill_9_of_each_service_in_turn_loses_and_duplicates_nothing(
     stack: Stack, sessions, unique: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     ids = await _submit(stack, unique)
     recovery: dict[str, float] = {}
     for n, name in enumerate(VICTIMS, start=1):

@@ -18,8 +18,10 @@ def test_create_list_revoke(servers: Servers, monkeypatch: pytest.MonkeyPatch) -
     runner = CliRunner()
     created = runner.invoke(app, ["keys", "create", "--role", "admin", "--name", "ops on call"])
     assert created.exit_code == 0, created.output
-    key_id = re.search(r"key id\s+(\S+)", created.output).group(1)
-    secret = re.search(r"key\s+(rek_\S+)", created.output).group(1)
+    key_id_line = re.search(r"key id\s+(\S+)", created.output)
+    secret_line = re.search(r"key\s+(rek_\S+)", created.output)
+    assert key_id_line is not None and secret_line is not None, created.output
+    key_id, secret = key_id_line.group(1), secret_line.group(1)
     listed = runner.invoke(app, ["keys", "list"])
     assert listed.exit_code == 0 and key_id in listed.output and "ops on call" in listed.output
     assert secret not in listed.output, "list never shows a key"

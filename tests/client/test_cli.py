@@ -131,7 +131,7 @@ def test_logs_prints_the_last_lines_of_a_service(tmp_path: Path) -> None:
 
 async def test_rerun_a_review_then_refused_while_it_runs(
     gateway: str, keys: dict[str, str], report_id: uuid.UUID, sessions, unique: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     # the fixture's review was stored through the ledger, not asked for by a key: only an admin may re-run it
     code, out = run(
         ["rerun", str(report_id), "--no-watch", "--json", "--url", gateway], keys["researcher"]

@@ -7,6 +7,7 @@ import uuid
 
 import nats
 import pytest
+from pydantic import BaseModel
 
 from research_client import ApiError, Claim, ResearchClient, Task
 from research_client.models import AuditEntry, Finding, SearchResults, TaskAccepted
@@ -75,12 +76,13 @@ async def test_a_run_trace_is_followed_to_done_and_resumed_after_an_id(
     with ResearchClient(gateway, keys["reader"]) as rc:
         events = list(rc.run_events(run_id))
         assert [e.event.type for e in events] == ["agent_start", "reasoning", "reasoning", "done"]
-        ids = [e.id for e in events]
-        assert ids == sorted(ids) and len(set(ids)) == 4
+        ids = [e.id for e in events if e.id is not None]
+        assert len(ids) == len(events) and ids == sorted(ids) and len(set(ids)) == 4
         resumed = list(
             rc.run_events(run_id, last_event_id=ids[1])
         )  # what a reconnect sends as Last-Event-ID
         assert [e.id for e in resumed] == ids[2:]
+        assert isinstance(resumed[0].event, ReasoningShared)
         assert resumed[0].event.text == "search 1 of 3"
 
 
@@ -111,7 +113,7 @@ def test_every_field_the_client_reads_is_in_the_gateway_schema(servers) -> None:
     schemas = create_app(
         Settings(nats_url=servers.nats_url, database_url=servers.database_url, _env_file=None)
     ).openapi()["components"]["schemas"]
-    pairs = {
+    pairs: dict[type[BaseModel], str] = {
         TaskAccepted: "TaskAccepted",
         Task: "TaskView",
         Claim: "ClaimView",

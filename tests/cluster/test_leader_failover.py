@@ -53,7 +53,9 @@ async def test_killing_the_stream_leader_mid_burst_loses_and_duplicates_nothing(
         killed_at = time.monotonic()
         for index in range(BURST):
             if index == BURST // 3:
-                killed = (await js.stream_info(stream)).cluster.leader  # type: ignore[union-attr]
+                placement = (await js.stream_info(stream)).cluster
+                assert placement is not None and placement.leader is not None
+                killed = placement.leader
                 cluster.kill(killed)
                 killed_at = time.monotonic()
             await asyncio.wait_for(publish_until_acked(js, subject, index, record), 60)

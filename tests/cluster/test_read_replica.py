@@ -109,7 +109,7 @@ def primary_and_replica(
         primary.stop()
 
 
-async def _read_until_visible(engine, marker: str) -> str | None:  # type: ignore[no-untyped-def]
+async def _read_until_visible(engine, marker: str) -> str | None:
     """Poll the replica until it has replayed the primary's row (bounded by CATCH_UP_S)."""
     deadline = asyncio.get_running_loop().time() + CATCH_UP_S
     while True:

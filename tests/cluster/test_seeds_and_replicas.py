@@ -34,6 +34,7 @@ async def test_streams_are_r3_on_a_cluster_and_a_dead_first_seed_is_skipped(
     try:
         js = nc.jetstream()
         for declared in STREAMS:
+            assert declared.name is not None
             info = await js.stream_info(declared.name)
             assert info.config.num_replicas == 3
             assert info.cluster is not None and info.cluster.leader

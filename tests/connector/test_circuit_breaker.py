@@ -9,6 +9,7 @@ import asyncio
 
 import httpx
 import pytest
+from nats.aio.client import Client as NATS
 from sqlalchemy import func, select
 
 from bench.harness.servers import Servers
@@ -34,7 +35,7 @@ class WallClock:
 
 async def _breakers(
     servers: Servers, bucket: str, clock: WallClock, **kwargs
-) -> tuple[CircuitBreakers, object]:  # type: ignore[no-untyped-def]
+) -> tuple[CircuitBreakers, NATS]:
     nc = await connect(servers.nats_url)
     kv = await open_circuit_bucket(nc, bucket)
     options = {"threshold": 3, "cooldown_s": 30.0, "refresh_s": 0.0, **kwargs}
@@ -137,7 +138,7 @@ async def test_without_the_bucket_each_replica_keeps_its_own_circuit() -> None:
 
 async def test_a_down_source_is_skipped_without_requests_and_the_transitions_are_audited(
     servers: Servers, make_sources, fake_api, sessions, unique: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     clock = WallClock()
     incidents = Incidents(sessions)
     nc = await connect(servers.nats_url)

@@ -87,7 +87,7 @@ def test_every_documented_variable_is_read_by_its_model(
         with monkeypatch.context() as env:
             env.setenv(row.variable, marker)
             try:
-                value = _value_at(root.model(_env_file=None), path)  # type: ignore[call-arg]
+                value = _value_at(root.model(_env_file=None), path)
             except ValidationError as refused:
                 locations = [list(map(str, error["loc"])) for error in refused.errors()]
                 assert any(loc[: len(path)] == path for loc in locations), (row, locations)

@@ -28,7 +28,9 @@ def declared() -> set[str]:
             *(r for extra in project.get("optional-dependencies", {}).values() for r in extra),
         ]
         for requirement in requirements:
-            name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement).group(0).lower()  # type: ignore[union-attr]
+            named = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)
+            assert named is not None, requirement
+            name = named.group(0).lower()
             if not name.startswith("research-"):
                 names.add(name)
     return names

@@ -16,7 +16,7 @@ class Collected:
     nodeid: str
     marks: list[str] = field(default_factory=list)
 
-    def iter_markers(self):  # type: ignore[no-untyped-def]
+    def iter_markers(self) -> list[pytest.Mark]:
         return [getattr(pytest.mark, name).mark for name in self.marks]
 
 
@@ -34,7 +34,7 @@ def test_a_test_without_a_tier_stops_collection_and_is_named() -> None:
         Collected("tests/c.py::bare"),
     ]
     with pytest.raises(pytest.UsageError) as refused:
-        refuse_untiered(items, tiers)  # type: ignore[arg-type]
+        refuse_untiered(items, tiers)
     message = str(refused.value)
     assert "2 test(s) carry no tier marker" in message
     assert (
@@ -51,4 +51,4 @@ def test_tiered_tests_pass_untouched() -> None:
             Collected("tests/b.py::y", ["e2e", "asyncio"]),
         ],
         tier_markers(),
-    )  # type: ignore[list-item]
+    )

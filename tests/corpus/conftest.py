@@ -11,8 +11,9 @@ import asyncio
 import json
 import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -24,8 +25,8 @@ from research_platform.db import create_engine, session_factory
 from research_platform.migrate import upgrade
 
 
-def _in_thread(fn, *args):
-    box: dict[str, object] = {}
+def _in_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    box: dict[str, Any] = {}
 
     def target() -> None:
         try:
@@ -37,7 +38,7 @@ def _in_thread(fn, *args):
     thread.start()
     thread.join()
     if "error" in box:
-        raise box["error"]  # type: ignore[misc]
+        raise box["error"]
     return box.get("value")
 
 
@@ -89,7 +90,7 @@ async def empty_corpus(
     return corpus_sessions
 
 
-def write_jsonl(path: Path, records: list[object]) -> Path:
+def write_jsonl(path: Path, records: Sequence[object]) -> Path:
     """Write records (dicts are JSON-encoded, strings written as they are) one per line."""
     lines = [r if isinstance(r, str) else json.dumps(r) for r in records]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

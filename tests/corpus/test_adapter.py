@@ -104,7 +104,9 @@ async def test_batch_search_returns_what_one_by_one_search_returns(
 
 
 @pytest.mark.unit
-async def test_a_failing_search_in_a_batch_stops_the_batch_with_its_own_error(monkeypatch):
+async def test_a_failing_search_in_a_batch_stops_the_batch_with_its_own_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     started: list[str] = []
 
     async def fake_search(session, query, *args, **kwargs):
@@ -122,7 +124,11 @@ async def test_a_failing_search_in_a_batch_stops_the_batch_with_its_own_error(mo
     queries = ["a", "bad", *[f"q{i}" for i in range(50)]]
     with pytest.raises(CorpusError, match="no such thing"):
         await search_many(
-            sessions, queries, mode="lexical", settings=CorpusSettings(), concurrency=2
+            sessions,  # type: ignore[arg-type]  # the patched search never opens a session
+            queries,
+            mode="lexical",
+            settings=CorpusSettings(),
+            concurrency=2,
         )
     stopped_at = len(started)
     for _ in range(20):

@@ -51,7 +51,7 @@ async def corpus(empty_corpus, tmp_path):
     return empty_corpus
 
 
-async def test_each_lexemes_postings_in_impact_order_are_in_bm25_term_score_order(corpus):
+async def test_each_lexemes_postings_in_impact_order_are_in_bm25_term_score_order(corpus) -> None:
     settings = CorpusSettings()
     async with corpus() as session:
         avgdl = await session.scalar(text("SELECT avg_doc_len FROM corpus_stats WHERE id = 1"))

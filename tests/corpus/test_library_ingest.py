@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import text
 
 from research_corpus.ingest import ingest_path
-from research_corpus.search import search
+from research_corpus.search import SearchMode, search
 from tests.corpus.library_fixture import (
     ASPIRIN_DOI,
     ASPIRIN_PDF_PHRASE,
@@ -35,7 +35,7 @@ async def _papers(sessions) -> dict[str, tuple]:
         return {r.external_id: tuple(r)[1:] for r in rows}
 
 
-async def _top(sessions, query: str, mode: str = "hybrid") -> list[str]:
+async def _top(sessions, query: str, mode: SearchMode = "hybrid") -> list[str]:
     async with sessions() as session:
         return [h.external_id for h in await search(session, query, k=3, mode=mode)]
 

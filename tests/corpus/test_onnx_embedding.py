@@ -130,7 +130,7 @@ def test_without_onnxruntime_the_embedder_falls_back_to_torch(monkeypatch):
         Embedder(backend="tensorflow")
 
 
-def test_the_export_is_made_once_and_keyed_by_the_weights(tmp_path):
+def test_the_export_is_made_once_and_keyed_by_the_weights(tmp_path: Path) -> None:
     model = tmp_path / "model"
     model.mkdir()
     (model / "model.safetensors").write_bytes(b"weights one")

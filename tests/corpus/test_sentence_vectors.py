@@ -45,7 +45,7 @@ class CountingEncoder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         self.texts.extend(texts)
-        return get_embedder().embed_direct(list(texts))
+        return get_embedder().embed_direct(list(texts))  # type: ignore[attr-defined]  # the process embedder is the micro-batching one
 
 
 async def _papers(sessions) -> list[tuple[str, str, str]]:

@@ -20,10 +20,10 @@ pytestmark = pytest.mark.integration
 
 async def test_stored_quote_vectors_are_found_and_unknown_quotes_left_out(
     sessions, engine, unique: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     stored = f"Vision screening in cohort {unique} did not improve vision."
     unknown = f"A sentence of an outside source {unique}."
-    vector = get_embedder().embed_direct([stored])
+    vector = get_embedder().embed_direct([stored])  # type: ignore[attr-defined]  # the process embedder is the micro-batching one
     async with sessions() as session, session.begin():
         await SentenceVectors(session).keep([sentence_key(stored)], vector)
     async with session_factory(
@@ -36,8 +36,8 @@ async def test_stored_quote_vectors_are_found_and_unknown_quotes_left_out(
 
 async def test_a_failed_lookup_means_embedding_and_leaves_the_session_usable(
     engine, monkeypatch
-) -> None:  # type: ignore[no-untyped-def]
-    async def broken(self, sentences):  # type: ignore[no-untyped-def]
+) -> None:
+    async def broken(self, sentences):
         await self.session.execute(text("SELECT * FROM no_such_table"))
 
     monkeypatch.setattr(SentenceVectors, "vectors_of", broken)

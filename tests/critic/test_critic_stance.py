@@ -32,7 +32,7 @@ def review(quote: str, question: str = QUESTION) -> Review:
 
 
 @pytest.fixture(scope="module")
-def chain():  # type: ignore[no-untyped-def]
+def chain():
     return build_chain(LLMSettings(provider="offline"))
 
 
@@ -43,13 +43,13 @@ def chain():  # type: ignore[no-untyped-def]
         "The aim of this study was to assess vision screening in older people living in the community.",
     ],
 )
-async def test_a_non_answer_is_rejected(chain, quote: str) -> None:  # type: ignore[no-untyped-def]
+async def test_a_non_answer_is_rejected(chain, quote: str) -> None:
     outcome = await experiment.judge(review(quote), chain, 120)
     assert outcome.verdict.verdict is Verdict.reject
     assert "does not answer its question" in outcome.verdict.reasoning
 
 
-async def test_an_open_question_is_held_only_to_the_non_answer_cues(chain) -> None:  # type: ignore[no-untyped-def]
+async def test_an_open_question_is_held_only_to_the_non_answer_cues(chain) -> None:
     quote = "Screening of older people in the community did not improve vision compared with no screening."
     outcome = await experiment.judge(review(quote, "What about vision screening?"), chain, 120)
     assert "does not answer its question" not in outcome.verdict.reasoning
@@ -61,7 +61,7 @@ async def test_an_open_question_is_held_only_to_the_non_answer_cues(chain) -> No
     assert cued.verdict.verdict is Verdict.reject
 
 
-async def test_a_stance_taking_quote_is_not_rejected_as_a_non_answer(chain) -> None:  # type: ignore[no-untyped-def]
+async def test_a_stance_taking_quote_is_not_rejected_as_a_non_answer(chain) -> None:
     quote = "Screening of older people in the community did not lead to improved vision compared with no screening."
     outcome = await experiment.judge(review(quote), chain, 120)
     assert "does not answer its question" not in outcome.verdict.reasoning

@@ -4,6 +4,7 @@ replicas ticking every second never run at the same time (the advisory run-lock 
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import subprocess
 import sys
@@ -105,7 +106,7 @@ def test_agents_run_as_processes_and_replicas_share_the_run_lock(
                 if agent not in replies:
                     try:
                         replies[agent] = _in_thread(
-                            lambda agent=agent: _status(servers.nats_url, agent)
+                            functools.partial(_status, servers.nats_url, agent)
                         )
                     except Exception:  # noqa: BLE001 - not serving yet: ask again
                         time.sleep(0.5)
@@ -123,4 +124,6 @@ def test_agents_run_as_processes_and_replicas_share_the_run_lock(
     finished = [r for r in runs if r.finished_at is not None]
     assert len(finished) >= 4 and all(r.outcome in {"completed", "interrupted"} for r in finished)
     for earlier, later in itertools.pairwise(finished):
-        assert earlier.finished_at <= later.started_at, "two replicas ran at the same time"
+        assert earlier.finished_at is not None and earlier.finished_at <= later.started_at, (
+            "two replicas ran at the same time"
+        )

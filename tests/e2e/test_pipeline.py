@@ -78,7 +78,7 @@ async def test_a_bad_http_body_gets_422_with_the_reason(stack: Stack) -> None:
 
 async def test_malformed_task_on_the_bus_is_dead_lettered_and_the_consumer_keeps_serving(
     stack: Stack, sessions
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     marker = uuid.uuid4().hex
     nc = await nats.connect(stack.nats_url)
     try:
@@ -117,7 +117,7 @@ async def test_malformed_task_on_the_bus_is_dead_lettered_and_the_consumer_keeps
 
 async def test_kill_9_of_the_critic_with_50_tasks_in_flight_loses_and_duplicates_nothing(
     stack: Stack, sessions
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     questions = json.loads((stack_demo_questions()).read_text())
     async with httpx.AsyncClient(
         base_url=stack.gateway_url, headers=stack.api_headers, timeout=30
@@ -166,20 +166,20 @@ async def test_kill_9_of_the_critic_with_50_tasks_in_flight_loses_and_duplicates
     )  # each decided exactly once
 
 
-def stack_demo_questions():  # type: ignore[no-untyped-def]
+def stack_demo_questions():
     from bench.harness.stack import DEMO_CORPUS
 
     return DEMO_CORPUS.parent / "questions.json"
 
 
-async def _count_claims(sessions, task_ids) -> int:  # type: ignore[no-untyped-def]
+async def _count_claims(sessions, task_ids) -> int:
     async with sessions() as session:
         return await session.scalar(
             select(func.count()).select_from(MemoryClaim).where(MemoryClaim.task_id.in_(task_ids))
         )
 
 
-async def _count_decided(sessions, task_ids) -> int:  # type: ignore[no-untyped-def]
+async def _count_decided(sessions, task_ids) -> int:
     async with sessions() as session:
         return await session.scalar(
             select(func.count())
@@ -188,7 +188,7 @@ async def _count_decided(sessions, task_ids) -> int:  # type: ignore[no-untyped-
         )
 
 
-async def _wait_until(probe, done, timeout: float) -> None:  # type: ignore[no-untyped-def]
+async def _wait_until(probe, done, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     value = None
     while time.monotonic() < deadline:

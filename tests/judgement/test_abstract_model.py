@@ -148,7 +148,7 @@ def test_the_offline_engine_labels_whole_abstracts_with_the_abstract_model() -> 
         },
         THRESHOLDS,
     )
-    engine = OfflineEngine(FixedJudge({}, {}), abstract_model=model)
+    engine = OfflineEngine(FixedJudge({}, {}), abstract_model=model)  # type: ignore[arg-type]  # a stand-in with the abstract model's `judge` and `thresholds`
     assert engine.evidence_model == "abstract"
     labelled = engine.judge_statement(
         parse_claim("Aspirin lowers fever in adults")[0],
@@ -223,7 +223,7 @@ def test_a_verification_that_finds_nothing_says_what_was_searched_and_the_neares
         },
         THRESHOLDS,
     )
-    engine = OfflineEngine(FixedJudge({}, {}), abstract_model=model)
+    engine = OfflineEngine(FixedJudge({}, {}), abstract_model=model)  # type: ignore[arg-type]  # a stand-in with the abstract model's `judge` and `thresholds`
     job = VerificationJob(
         uuid.uuid4(), "run-1", claim, parse_claim(claim), ["corpus"], {}, False, "test"
     )
@@ -243,7 +243,9 @@ def test_a_verification_that_finds_nothing_says_what_was_searched_and_the_neares
         why_nothing=why,
     )
     assert str(assessment.verdict) == "INSUFFICIENT EVIDENCE" and not report.references
-    body = report.section("Confidence Assessment").body
+    assessment_section = report.section("Confidence Assessment")
+    assert assessment_section is not None
+    body = assessment_section.body
     assert (
         "4 searches" in body
         and f"“{job.statements[0].queries[0]}”" in body

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from research_judgement.coverage import FILE as VOCABULARY
 from research_judgement.coverage import Vocabulary, stem, vocabulary
-from research_judgement.judge import VOCABULARY, WEIGHTS
+from research_judgement.judge import WEIGHTS
 
 pytestmark = pytest.mark.unit
 

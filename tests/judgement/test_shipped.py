@@ -102,7 +102,7 @@ class Counting(CrossEncoder):
         super().__init__(inner.tokenizer, inner.encoder, inner.head, inner.max_length)
         self.pairs = 0
 
-    def logits(self, pairs, batch_size=32):  # type: ignore[no-untyped-def]
+    def logits(self, pairs, batch_size=32):
         self.pairs += len(pairs)
         return super().logits(pairs, batch_size)
 

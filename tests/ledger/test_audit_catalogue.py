@@ -113,7 +113,7 @@ def test_every_action_has_a_schema_and_a_line_in_the_architecture_page() -> None
 
 def test_the_writer_refuses_a_string_action_and_a_wrong_payload() -> None:
     with pytest.raises(TypeError):
-        record(None, "research.task.failed", service="test", payload={"reason": "x"})  # type: ignore[arg-type]
+        record(None, "research.task.failed", service="test", payload={"reason": "x"})  # type: ignore[arg-type]  # the wrong type is what is refused
     with pytest.raises(AuditPayloadError):
         checked_payload(AuditAction.TASK_FAILED, {"why": "no reason field"})
     with pytest.raises(AuditPayloadError):  # a dead-letter row never carries the body

@@ -35,14 +35,14 @@ def _claim(unique: str) -> tuple[reshape.ProposedClaim, list[SourceHit]]:
     ]
 
 
-async def _audit_count(sessions, claim_id: uuid.UUID) -> int:  # type: ignore[no-untyped-def]
+async def _audit_count(sessions, claim_id: uuid.UUID) -> int:
     async with sessions() as session:
         return await session.scalar(
             select(func.count()).select_from(AuditEvent).where(AuditEvent.claim_id == claim_id)
         )
 
 
-async def test_claim_and_its_audit_row_commit_together(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+async def test_claim_and_its_audit_row_commit_together(sessions, unique: str) -> None:
     claim, hits = _claim(unique)
     async with sessions() as session, session.begin():
         ledger = UnitOfWork(session, service="researcher")
@@ -67,7 +67,7 @@ async def test_claim_and_its_audit_row_commit_together(sessions, unique: str) ->
     assert await _audit_count(sessions, claim.claim_id) == 1
 
 
-async def test_a_failed_transaction_leaves_neither_claim_nor_audit(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+async def test_a_failed_transaction_leaves_neither_claim_nor_audit(sessions, unique: str) -> None:
     claim, hits = _claim(unique)
     with pytest.raises(DBAPIError):  # noqa: PT012 - the transaction is what fails
         async with sessions() as session, session.begin():
@@ -78,7 +78,7 @@ async def test_a_failed_transaction_leaves_neither_claim_nor_audit(sessions, uni
     assert await _audit_count(sessions, claim.claim_id) == 0
 
 
-async def test_audit_events_refuse_update_and_delete(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+async def test_audit_events_refuse_update_and_delete(sessions, unique: str) -> None:
     async with sessions() as session, session.begin():
         session.add(AuditEvent(service="test", action=f"test.{unique}", subject_ids={}, payload={}))
     for statement in (
@@ -99,7 +99,7 @@ async def test_audit_events_refuse_update_and_delete(sessions, unique: str) -> N
         )
 
 
-async def test_only_the_retention_function_removes_audit_rows(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+async def test_only_the_retention_function_removes_audit_rows(sessions, unique: str) -> None:
     async with sessions() as session, session.begin():
         await session.execute(
             text(
@@ -123,7 +123,7 @@ async def test_only_the_retention_function_removes_audit_rows(sessions, unique: 
         )
 
 
-async def test_fail_is_terminal_idempotent_and_audited_once(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+async def test_fail_is_terminal_idempotent_and_audited_once(sessions, unique: str) -> None:
     task = RunResearch(question=f"Does {unique} help?", entity=unique)
     async with sessions() as session, session.begin():
         ledger = UnitOfWork(session, service="test")
@@ -147,7 +147,7 @@ async def test_fail_is_terminal_idempotent_and_audited_once(sessions, unique: st
     )
 
 
-async def test_a_poison_payload_is_stored_not_rejected_by_jsonb(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+async def test_a_poison_payload_is_stored_not_rejected_by_jsonb(sessions, unique: str) -> None:
     hostile = f"{unique}\x00\ud800" + b"\xfe\xff".decode("utf-8", "surrogateescape")
     async with sessions() as session, session.begin():
         event = UnitOfWork(session, service="test").audit(
@@ -161,7 +161,7 @@ async def test_a_poison_payload_is_stored_not_rejected_by_jsonb(sessions, unique
     assert set(stored.payload) == {"subject", "reason", "sha256", "size"}  # never a body
 
 
-async def test_a_source_cited_again_stays_retracted(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+async def test_a_source_cited_again_stays_retracted(sessions, unique: str) -> None:
     claim, hits = _claim(unique)
     source_id = f"corpus:{unique}"
     async with sessions() as session, session.begin():
@@ -185,7 +185,7 @@ async def test_a_source_cited_again_stays_retracted(sessions, unique: str) -> No
         assert source.retracted is True
 
 
-async def test_unit_of_work_commits_once_and_rolls_back_on_error(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+async def test_unit_of_work_commits_once_and_rolls_back_on_error(sessions, unique: str) -> None:
     """`Ledger.unit_of_work` is the transaction: what its block wrote lands together when the block
     ends, and nothing lands when the block raises; `Ledger.reading` commits nothing it wrote."""
     ledger = Ledger(sessions)

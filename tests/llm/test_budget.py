@@ -15,6 +15,7 @@ import pytest
 from pydantic import SecretStr
 
 from research_llm import EvidenceDoc, build_chain, context, usage
+from research_llm.providers.openai import OpenAIProvider
 from research_llm.usage import llm_run
 from research_platform.settings import LLMSettings
 from research_privacy import DATA_MARKER
@@ -110,6 +111,7 @@ async def test_a_context_refusal_is_retried_once_tighter_with_the_servers_n_ctx(
     }
     chain = build_chain(settings(llm_server), encoder=None)
     provider = chain.providers[0]
+    assert isinstance(provider, OpenAIProvider)
     llm_server.queue("openai", Behaviour(text=json.dumps(DRAFT)))
 
     class Refusing(httpx.AsyncBaseTransport):
@@ -127,12 +129,12 @@ async def test_a_context_refusal_is_retried_once_tighter_with_the_servers_n_ctx(
             return await self.inner.handle_async_request(request)
 
     transport = Refusing()
-    provider._transport = transport  # type: ignore[attr-defined]
+    provider._transport = transport  # a refusal first: the provider's own seam for a transport
     outcome = await chain.draft_claim("Does vitamin D reduce fractures?", None, LONG)
     assert outcome.provider == "openai", outcome.failures
     first, second = transport.bodies
     assert len(json.dumps(second["messages"])) < len(json.dumps(first["messages"]))
-    assert second["max_tokens"] == 1024 // 3 and await provider.context_tokens() == 1024  # type: ignore[attr-defined]
+    assert second["max_tokens"] == 1024 // 3 and await provider.context_tokens() == 1024
     assert context.estimate_tokens(second["messages"], 0.9 * 4) <= 1024 - 1024 // 3
 
 
@@ -349,6 +351,7 @@ async def test_the_scouts_engine_judges_offline_once_the_runs_budget_is_spent(
         second = await scout_llm.judge(
             chain, item, "vitamin D fractures", ["vitamin", "fractures"], timeout_s=5
         )
+    assert first is not None and second is not None
     assert first.model == "gpt-4o" and first.rationale == "On the focus."
     assert second.model != "gpt-4o", "the offline engine judged the second hit"
     assert len(llm_server.sent("openai")) == 1

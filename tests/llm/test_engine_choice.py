@@ -4,6 +4,8 @@ is set offline (`SCOUT__ENGINE=offline`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from research_llm import ProviderChain, build_chain, choose_engine, remote_configured
@@ -12,8 +14,8 @@ from research_platform.settings import LLMSettings
 pytestmark = pytest.mark.unit
 
 
-def _choose(settings: LLMSettings, **kwargs: object) -> tuple[str, ProviderChain | None]:
-    return choose_engine(  # type: ignore[arg-type]
+def _choose(settings: LLMSettings, **kwargs: Any) -> tuple[str, ProviderChain | None]:
+    return choose_engine(
         settings,
         remote=lambda chain: ("remote", chain),
         offline=lambda: ("offline", None),

@@ -39,11 +39,11 @@ DRAFT = {
 }
 
 
-async def _events(js, run_id: str) -> list:  # type: ignore[no-untyped-def]
+async def _events(js, run_id: str) -> list:
     return [event async for _, event in replay(js, run_id)]
 
 
-async def test_a_mode_run_that_asked_a_model_ends_its_trace_with_its_usage_and_fallbacks(  # type: ignore[no-untyped-def]
+async def test_a_mode_run_that_asked_a_model_ends_its_trace_with_its_usage_and_fallbacks(
     nc, sessions, llm_server: FakeLLMServer
 ) -> None:
     llm_server.responder = lambda api, body: Behaviour(text=json.dumps(DRAFT))
@@ -88,7 +88,7 @@ async def test_a_mode_run_that_asked_a_model_ends_its_trace_with_its_usage_and_f
     assert isinstance(events[-1], RunDone) and events[-1].status == "completed"
 
 
-async def test_an_offline_run_records_no_usage_step(nc, sessions) -> None:  # type: ignore[no-untyped-def]
+async def test_an_offline_run_records_no_usage_step(nc, sessions) -> None:
     chain = build_chain(LLMSettings(provider="offline"), encoder=None)
     run_id = f"usage-{uuid.uuid4().hex[:8]}"
     async with mode_run(

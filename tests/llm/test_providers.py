@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from typing import Any
 
 import pytest
 from pydantic import BaseModel, SecretStr
@@ -36,7 +37,7 @@ EVIDENCE = [
 QUESTION = (
     "Does vitamin D reduce fractures for patient Jane Roe, MRN: 88812345, phone 617-555-0142?"
 )
-GOOD_DRAFT = {
+GOOD_DRAFT: dict[str, Any] = {
     "statement": "Daily vitamin D supplementation reduces hip fractures in older adults.",
     "entity": "vitamin D",
     "confidence": 0.8,

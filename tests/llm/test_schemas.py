@@ -42,12 +42,12 @@ def sent_schemas() -> dict[str, type[BaseModel]]:
                 continue
             module = importlib.import_module(".".join(path.relative_to(src).with_suffix("").parts))
             for call in calls:
-                shape = getattr(module, call.args[1].id)  # type: ignore[attr-defined]
-                assert isinstance(shape, type) and issubclass(shape, BaseModel), (
-                    path,
-                    call.args[1].id,
-                )
-                found[call.args[2].value] = shape  # type: ignore[index]
+                name, schema = call.args[1], call.args[2]
+                assert isinstance(name, ast.Name) and isinstance(schema, ast.Constant)
+                assert isinstance(schema.value, str)
+                shape = getattr(module, name.id)
+                assert isinstance(shape, type) and issubclass(shape, BaseModel), (path, name.id)
+                found[schema.value] = shape
     return found
 
 

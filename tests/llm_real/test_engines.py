@@ -134,7 +134,9 @@ async def test_correlator_confirms_one_offered_kind_or_leaves_it_to_the_detector
         {"kind": "dose_response", "score": 0.7, "evidence": {"doses": ["10 mg", "80 mg"]}},
         {"kind": "shared_citation_cluster", "score": 0.5, "evidence": {"sources": ["pmid:1"]}},
     ]
-    kinds = set(PatternAnswer.model_fields["kind"].annotation.__args__)  # type: ignore[union-attr]
+    kind = PatternAnswer.model_fields["kind"].annotation
+    assert kind is not None
+    kinds = set(kind.__args__)
     try:
         answer, by = await confirm(chain, "statins", statements, candidates, timeout_s=120)
     except (
@@ -204,6 +206,7 @@ async def test_scout_labels_and_facts_hold_to_the_source_or_come_from_the_offlin
     focus = "Does vitamin D supplementation reduce fracture risk in older adults?"
     keywords = ["vitamin", "fracture", "older", "adults"]
     judged = await scout_llm.judge(chain, item, focus, keywords, timeout_s=120)
+    assert judged is not None
     assert judged.label in {"strong", "partial", "irrelevant"}
     assert (
         0.0 <= judged.confidence <= 1.0
@@ -213,7 +216,7 @@ async def test_scout_labels_and_facts_hold_to_the_source_or_come_from_the_offlin
     detail = await scout_llm.detail(
         chain, item, DetailLevel.facts_list, focus, keywords, academic=True, timeout_s=120
     )
-    assert detail.summary.strip()
+    assert detail.summary.strip() and detail.facts is not None
     for fact in detail.facts:
         assert fact.statement.strip()
         assert any(found_verbatim(fact.quote, s) for s in item.sentences), (
@@ -248,7 +251,7 @@ async def test_a_per_call_timeout_ends_a_slow_answer_with_the_offline_engine(
     assert "timeout" in outcome.failures[0].reason
 
 
-def test_llm_check_reports_an_enforced_schema_and_the_context(llama) -> None:  # type: ignore[no-untyped-def]
+def test_llm_check_reports_an_enforced_schema_and_the_context(llama) -> None:
     from typer.testing import CliRunner
 
     from bench.harness.llama_server import MODEL_NAME

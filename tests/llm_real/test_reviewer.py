@@ -45,7 +45,7 @@ async def _step(js: JetStreamContext, run_id: str) -> list[Any]:  # noqa: F811 -
     ]
 
 
-def assert_grounded(report, author: LlmAuthor) -> None:  # type: ignore[no-untyped-def]
+def assert_grounded(report, author: LlmAuthor) -> None:
     known = author.known_papers()
     assert check_report(report).unknown == 0
     assert conform(report, known).counts() == {
@@ -69,7 +69,7 @@ async def test_the_author_and_a_revision_with_the_real_model(
     nc,
     js,  # noqa: F811 - the fixture imported above
     connector_service,  # noqa: F811 - the fixture imported above
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     chain = build_chain(llm_settings(llama), encoder=None)
     settings = ReviewerSettings(llm_timeout_s=600.0)  # a slow model on one loaded core
     author = LlmAuthor(chain, OfflineAuthor(Relevance(default_encoder()), settings), settings)

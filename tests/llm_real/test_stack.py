@@ -128,10 +128,10 @@ def assert_grounded(report: Report) -> None:
     for section in report.sections:
         for finding in section.findings:
             for quote in finding.quotes:
-                reference = report.reference(quote.reference_id)
-                assert reference is not None, quote
-                if reference.source_text:
-                    assert found_verbatim(quote.text, reference.source_text), quote.text
+                cited = report.reference(quote.reference_id)
+                assert cited is not None, quote
+                if cited.source_text:
+                    assert found_verbatim(quote.text, cited.source_text), quote.text
 
 
 async def stored_report(client: httpx.AsyncClient, report_id: str) -> Report:
@@ -206,7 +206,7 @@ async def test_a_question_gets_a_decided_claim_drafted_by_the_model_or_offline_w
 
 async def test_a_verification_is_decided_by_the_judge_and_checked_by_the_model_when_it_speaks(
     stack: Stack, nc
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     async with httpx.AsyncClient(
         base_url=stack.gateway_url, headers=stack.api_headers, timeout=60
     ) as client:
@@ -244,7 +244,7 @@ async def test_a_verification_is_decided_by_the_judge_and_checked_by_the_model_w
         assert checked["reason"].startswith("the LLM check did not run"), checked
 
 
-async def test_a_source_list_holds_to_its_sources_and_says_what_fell_back(stack: Stack, nc) -> None:  # type: ignore[no-untyped-def]
+async def test_a_source_list_holds_to_its_sources_and_says_what_fell_back(stack: Stack, nc) -> None:
     async with httpx.AsyncClient(
         base_url=stack.gateway_url, headers=stack.api_headers, timeout=60
     ) as client:

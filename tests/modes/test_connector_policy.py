@@ -122,6 +122,7 @@ async def test_every_source_down_fails_the_run_with_the_reason(nc, sessions, uni
         versions = await UnitOfWork(session, service="test").reports.versions(
             command.source_list_id
         )
+    assert report is not None and report.error is not None and run.error is not None
     assert report.status == "failed" and "every source failed" in report.error and versions == []
     assert run.status == "failed" and "every source failed" in run.error
     assert audit.payload["all_down"] is True and audit.payload["kind"] == "source_list"
@@ -148,7 +149,7 @@ async def test_every_source_down_fails_the_run_with_the_reason(nc, sessions, uni
 async def test_one_source_down_is_named_in_the_report_and_audited(nc, sessions, unique) -> None:
     subject = f"test.connector.{unique}"
 
-    async def answer(msg) -> None:  # type: ignore[no-untyped-def]
+    async def answer(msg) -> None:
         ask = SearchEvidence.model_validate_json(msg.data)
         degraded = {"pubmed": "http_503"} if "pubmed" in ask.sources else {}
         await msg.respond(
@@ -176,6 +177,7 @@ async def test_one_source_down_is_named_in_the_report_and_audited(nc, sessions, 
             )
         )
         version = await UnitOfWork(session, service="test").reports.version(command.source_list_id)
+    assert report is not None and version is not None
     assert report.status == "completed" and audit.payload["sources"] == {"pubmed": "http_503"}
     assert audit.payload["all_down"] is False
     assert version.content["report"]["metadata"]["sources_down"] == {"pubmed": "http_503"}, (

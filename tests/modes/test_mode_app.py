@@ -15,7 +15,7 @@ from tests.agents.apps import ask
 pytestmark = pytest.mark.integration
 
 
-async def test_the_scout_app_starts_answers_its_controls_and_stops(servers, nc) -> None:  # type: ignore[no-untyped-def]
+async def test_the_scout_app_starts_answers_its_controls_and_stops(servers, nc) -> None:
     app = create_app(
         ScoutServiceSettings(nats_url=servers.nats_url, database_url=servers.database_url)
     )

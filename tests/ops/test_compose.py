@@ -25,7 +25,7 @@ pytestmark = pytest.mark.unit
 class _UniqueKeyLoader(yaml.SafeLoader):
     """YAML silently keeps the last of two equal keys; Compose would run one service, not two."""
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:  # type: ignore[override]
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         keys = [key.value for key, _ in node.value if key.tag != "tag:yaml.org,2002:merge"]
         repeated = sorted({str(k) for k in keys if keys.count(k) > 1})
         if repeated:

@@ -64,7 +64,7 @@ def module_distributions() -> dict[str, set[str]]:
 
 
 def imported_modules(root: Path) -> set[str]:
-    modules = set()
+    modules: set[str] = set()
     for path in root.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Import):
@@ -82,7 +82,7 @@ def projects() -> list[Path]:
 
 
 def project_params() -> list[object]:
-    params = []
+    params: list[object] = []
     for project in projects():
         params.append(
             pytest.param(project, id=project.name if project != REPO else "research-engine")

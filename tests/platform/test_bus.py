@@ -7,7 +7,7 @@ import json
 
 import nats
 import pytest
-from nats.js.api import AckPolicy, ConsumerConfig
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from research_contracts import subjects
 from research_platform.broker import STREAMS, ensure_streams
@@ -20,6 +20,7 @@ async def test_streams_are_created_idempotently(nc: nats.NATS) -> None:
     await ensure_streams(js)
     await ensure_streams(js)  # a second replica starting
     for config in STREAMS:
+        assert config.name is not None
         info = await js.stream_info(config.name)
         assert info.config.subjects == config.subjects
 
@@ -40,7 +41,7 @@ async def test_a_task_sent_again_after_its_first_copy_was_worked_off_does_not_ru
             durable_name=durable,
             filter_subject=subject,
             ack_policy=AckPolicy.EXPLICIT,
-            deliver_policy="new",
+            deliver_policy=DeliverPolicy.NEW,
         ),
     )
     sub = await js.pull_subscribe(subject, durable=durable, stream=subjects.TASKS_STREAM)
@@ -67,7 +68,7 @@ async def test_durable_pull_consumer_redelivers_unacked_work(nc: nats.NATS, uniq
             ack_policy=AckPolicy.EXPLICIT,
             ack_wait=1,
             max_deliver=3,
-            deliver_policy="new",
+            deliver_policy=DeliverPolicy.NEW,
         ),
     )
     sub = await js.pull_subscribe(subject, durable=durable, stream=subjects.TASKS_STREAM)

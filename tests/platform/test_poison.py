@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 import httpx
 import nats
 import pytest
+from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
@@ -146,16 +147,20 @@ async def settled(js: JetStreamContext, timeout: float = 120.0) -> None:
         await asyncio.sleep(0.2)
 
 
-async def parked_since(js: JetStreamContext, since: datetime) -> dict[str, nats.aio.msg.Msg]:
+def _headers(msg: Msg) -> dict[str, str]:
+    """A dead-letter copy's headers (every copy carries the reason and the original subject)."""
+    assert msg.headers is not None, msg
+    return msg.headers
+
+
+async def parked_since(js: JetStreamContext, since: datetime) -> dict[str, Msg]:
     """Messages on the dead-letter stream stored since `since`, by their `Nats-Msg-Id`."""
     sub = await js.pull_subscribe(
         f"{subjects.DEAD_LETTER_PREFIX}.>",
         stream=subjects.DEAD_LETTER_STREAM,
-        config=ConsumerConfig(
-            deliver_policy=DeliverPolicy.BY_START_TIME, opt_start_time=since.isoformat()
-        ),
+        config=ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_TIME, opt_start_time=since),
     )
-    found: dict[str, nats.aio.msg.Msg] = {}
+    found: dict[str, Msg] = {}
     try:
         while True:
             try:
@@ -196,10 +201,11 @@ async def test_poison_on_every_consumed_subject_is_parked_once_and_valid_work_st
     js = nc.jetstream()
     settings = _settings(servers)
     researcher, critic = researcher_app(settings), critic_app(settings)
+    brokers = [app.broker for app in (researcher, critic) if app.broker is not None]
     consumed = {
-        sub.subject.template
-        for app in (researcher, critic)
-        for sub in app.broker.subscribers
+        sub.subject.template  # type: ignore[attr-defined]  # a NATS subscriber: the base type has no subject
+        for broker in brokers
+        for sub in broker.subscribers
         if getattr(sub, "stream", None)
     }
     assert consumed == set(CONSUMED), "a consumed subject is missing from this test"
@@ -260,8 +266,8 @@ async def test_poison_on_every_consumed_subject_is_parked_once_and_valid_work_st
     for msg_id, (subject, body, deliveries) in published.items():
         copy = mine[msg_id]
         assert copy.subject == subjects.dead_letter_subject(subject) and copy.data == body
-        assert copy.headers["x-original-subject"] == subject and copy.headers["x-reason"]
-        assert int(copy.headers["x-deliveries"]) == deliveries <= MAX_DELIVER
+        assert _headers(copy)["x-original-subject"] == subject and _headers(copy)["x-reason"]
+        assert int(_headers(copy)["x-deliveries"]) == deliveries <= MAX_DELIVER
 
     rows = [
         r
@@ -328,7 +334,7 @@ async def test_a_task_failing_on_every_delivery_is_parked_after_the_last_and_rea
     [copy] = [
         m
         for m in (await parked_since(js, since)).values()
-        if m.headers["x-deliveries"] == str(MAX_DELIVER)
+        if _headers(m)["x-deliveries"] == str(MAX_DELIVER)
         and json.loads(m.data)["task_id"] == task_id
     ]
     assert copy.subject == subjects.dead_letter_subject(subjects.task_subject("emergency"))

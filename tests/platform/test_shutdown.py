@@ -36,7 +36,7 @@ class _Replies:
 
 async def test_the_lag_reader_stops_when_its_stop_lands_as_a_reply_arrives() -> None:
     replies = _Replies()
-    lag = ConsumerLag(replies, [("TASKS", "lag-durable")], interval_s=0.05)  # type: ignore[arg-type]
+    lag = ConsumerLag(replies, [("TASKS", "lag-durable")], interval_s=0.05)  # type: ignore[arg-type]  # a stand-in connection whose reply the test times
     await lag.start()
     task = lag._task
     await replies.asked.wait()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,7 +40,7 @@ def test_the_boundarys_output_always_passes_the_ledgers_check() -> None:
 
 @pytest.mark.parametrize("list_id", RISKY_IDS)
 def test_a_stored_request_is_read_for_its_persons_fields_only(list_id: str) -> None:
-    request = {
+    request: dict[str, Any] = {
         "source_list_id": list_id,
         "run_id": "sl-0242461612031961",
         "workspace": "default",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -45,7 +46,7 @@ async def add_report(
     *,
     kind: str,
     cites: list[str],
-    rests_on: list[uuid.UUID] = (),  # type: ignore[assignment]
+    rests_on: Sequence[uuid.UUID] = (),
     watch: bool = False,
 ) -> uuid.UUID:
     """A completed report (kind review | verification) whose version cites `cites`."""
@@ -118,7 +119,8 @@ async def test_a_retraction_marks_what_cites_it_once(
     }
     assert out.watched_due == 1
     async with sessions() as session:
-        assert (await session.get(ResearchSource, gone)).retracted is True  # type: ignore[union-attr]
+        source = await session.get(ResearchSource, gone)
+        assert source is not None and source.retracted is True
         found = list(
             await session.scalars(
                 select(Finding).where(Finding.claim_ids.overlap([cites_gone, rejected]))

@@ -61,12 +61,14 @@ def test_add_reference_keeps_one_number_per_source() -> None:
     )
     other = report.add_reference(Reference(id=99, title="Another trial", paper_id="corpus:5"))
     assert (first, again, other) == (1, 1, 2)
-    assert report.reference(1).source_text == "one\ntwo"
+    first_reference = report.reference(1)
+    assert first_reference is not None and first_reference.source_text == "one\ntwo"
     assert [r.id for r in report.references] == [1, 2]
 
 
 def test_section_lookup_ignores_numbering_and_case() -> None:
-    assert review().section("3. key findings").title == "Key Findings"
+    section = review().section("3. key findings")
+    assert section is not None and section.title == "Key Findings"
 
 
 def test_finding_key_is_stable_across_markers_and_case() -> None:
@@ -79,7 +81,9 @@ def test_diff_lists_added_removed_retagged_findings_and_reference_changes() -> N
     old = review()
     new = review()
     new.version = 2
-    findings = new.section("Key Findings").findings
+    key_findings = new.section("Key Findings")
+    assert key_findings is not None
+    findings = key_findings.findings
     findings[1].tag = "SUPPORTED"  # re-tagged
     findings.pop(0)  # removed: "hip"
     findings.append(

@@ -124,7 +124,7 @@ class FakeOpenAI:
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 if reply.status != 200:
-                    body = {
+                    body: dict[str, Any] = {
                         "error": {
                             "message": "scripted failure",
                             "type": "server_error",

@@ -17,6 +17,7 @@ def _document() -> dict:
     app = create_app(
         Settings(nats_url="nats://127.0.0.1:1", database_url="postgresql://u@127.0.0.1:1/db")
     )
+    assert app.broker is not None
     return (
         AsyncAPI(app.broker, title="researcher", schema_version="3.0.0")
         .to_specification()

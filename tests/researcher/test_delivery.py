@@ -28,9 +28,7 @@ async def _pending_events_for(nc: nats.NATS, claim_id: str, since: datetime) -> 
     sub = await js.pull_subscribe(
         subjects.CLAIM_PENDING,
         stream=subjects.CLAIMS_STREAM,
-        config=ConsumerConfig(
-            deliver_policy=DeliverPolicy.BY_START_TIME, opt_start_time=since.isoformat()
-        ),
+        config=ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_TIME, opt_start_time=since),
     )
     count = 0
     try:
@@ -58,7 +56,7 @@ async def _settled(nc: nats.NATS, durable: str, timeout: float = 30.0) -> None:
 
 async def test_a_task_delivered_twice_yields_one_claim_and_one_event(
     start_researcher, connector: FakeConnector, nc: nats.NATS, sessions, unique: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     since = datetime.now(UTC)
     task = RunResearch(
         question="Does denosumab reduce hip fractures?", entity=f"idem {unique}", tier=Tier.priority
@@ -90,7 +88,7 @@ async def test_a_task_delivered_twice_yields_one_claim_and_one_event(
 
 async def test_a_malformed_task_is_dead_lettered_with_its_reason(
     start_researcher, connector: FakeConnector, nc: nats.NATS, sessions, unique: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     bad_tier = json.dumps({"question": f"valid question {unique}", "tier": "urgent"}).encode()
     not_json = b"{not json " + unique.encode()
     digests = {hashlib.sha256(body).hexdigest() for body in (bad_tier, not_json)}

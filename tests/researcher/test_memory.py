@@ -36,7 +36,7 @@ async def _seed(
     status: str = "active",
     source: SourceHit = KNOWN,
     retracted: bool = False,
-) -> uuid.UUID:  # type: ignore[no-untyped-def]
+) -> uuid.UUID:
     claim_id = uuid.uuid4()
     embedding = get_embedder().embed_one(statement)
     async with sessions() as session, session.begin():
@@ -80,7 +80,7 @@ async def _seed(
 
 async def test_recall_finds_related_active_claims_of_the_entity_and_their_live_sources(
     sessions, unique: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     entity = f"romosozumab {unique}"
     related = await _seed(
         sessions,
@@ -120,7 +120,7 @@ async def test_recall_finds_related_active_claims_of_the_entity_and_their_live_s
     assert {related, other_entity} <= recalled and not {pending, unrelated} & recalled
 
 
-async def test_a_retracted_source_is_never_offered_again(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+async def test_a_retracted_source_is_never_offered_again(sessions, unique: str) -> None:
     retracted = SourceHit(
         source_id=f"pmid:rs-retracted-{unique}",
         source="pubmed",
@@ -143,7 +143,7 @@ async def test_a_retracted_source_is_never_offered_again(sessions, unique: str) 
 
 async def test_known_sources_reach_the_chain_and_are_preferred(
     start_researcher, connector: FakeConnector, nc: nats.NATS, sessions, unique: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     task = RunResearch(
         question="Does romosozumab reduce vertebral fractures?",
         entity=f"romosozumab {unique}",
@@ -152,6 +152,7 @@ async def test_known_sources_reach_the_chain_and_are_preferred(
     # The researcher keys entities by allow-list (outbound_query drops the unknown token `unique`):
     # the past claim carries the key the task will have, as a claim it had proposed would.
     entity = prepare.normalise_task(task).entity
+    assert entity is not None
     related = await _seed(
         sessions,
         entity=entity,
@@ -173,7 +174,7 @@ async def test_known_sources_reach_the_chain_and_are_preferred(
 
 async def test_when_memory_fails_the_task_continues_with_pubmed_only_and_is_audited(
     start_researcher, connector: FakeConnector, nc: nats.NATS, sessions, unique: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     task = RunResearch(
         question=f"Does denosumab reduce vertebral fractures? {unique}",
         tier=Tier.priority,

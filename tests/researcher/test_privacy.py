@@ -65,7 +65,7 @@ async def test_no_identifier_reaches_a_connector_or_the_remote_llm(
     nc: nats.NATS,
     sessions,
     unique: str,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     openai_server.queue(
         Reply(
             text=draft(
@@ -90,8 +90,13 @@ async def test_no_identifier_reaches_a_connector_or_the_remote_llm(
         openai_model="gpt-test",
         timeout_s=5.0,
     )
-    task = RunResearch(
-        question=QUESTION, patient_ref=PATIENT_REF, entity=f"denosumab {unique}", tier=Tier.priority
+    task = RunResearch.model_validate(  # `patient_ref` is read by a validator, not a field
+        {
+            "question": QUESTION,
+            "patient_ref": PATIENT_REF,
+            "entity": f"denosumab {unique}",
+            "tier": Tier.priority,
+        }
     )
 
     async with start_researcher(llm=llm):

@@ -38,7 +38,7 @@ async def test_a_failing_remote_model_falls_back_to_offline_and_is_audited(
     nc: nats.NATS,
     sessions,
     unique: str,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     openai_server.queue(*replies)
     llm = LLMSettings(
         provider="openai",

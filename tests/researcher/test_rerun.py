@@ -16,7 +16,7 @@ from tests.researcher.fakes import EVIDENCE, FakeConnector
 pytestmark = pytest.mark.integration
 
 
-async def _ledger_size(sessions) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+async def _ledger_size(sessions) -> tuple[int, int]:
     async with sessions() as session:
         claims = await session.scalar(select(func.count()).select_from(MemoryClaim))
         audits = await session.scalar(
@@ -27,7 +27,7 @@ async def _ledger_size(sessions) -> tuple[int, int]:  # type: ignore[no-untyped-
 
 async def test_rerun_answers_with_fresh_evidence_asked_by_topic_only(
     start_researcher, connector: FakeConnector, nc: nats.NATS, sessions
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     request = RerunResearch(
         claim_id=uuid.uuid4(),
         question="Does denosumab reduce vertebral fractures in Margaret Whitfield (MRN: 48213377)?",

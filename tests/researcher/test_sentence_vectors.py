@@ -46,7 +46,7 @@ def _hits(unique: str) -> tuple[SourceHit, SourceHit]:
 
 async def test_no_stored_sentence_reaches_the_model(
     start_researcher, connector: FakeConnector, nc: nats.NATS, sessions, unique: str, monkeypatch
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     corpus, outside = _hits(unique)
     stored = [span.text for span in split_sentences(corpus.abstract)]
     async with (
@@ -54,13 +54,14 @@ async def test_no_stored_sentence_reaches_the_model(
         session.begin(),
     ):  # what the ingest stores for the corpus paper
         await SentenceVectors(session).keep(
-            [sentence_key(s) for s in stored], get_embedder().embed_direct(stored)
+            [sentence_key(s) for s in stored],
+            get_embedder().embed_direct(stored),  # type: ignore[attr-defined]  # the process embedder is the micro-batching one
         )
     connector.hits_for = lambda _request: [corpus, outside]
     embedded: list[str] = []
     model_embed = Embedder.embed
 
-    def counting(self: Embedder, texts: list[str]):  # type: ignore[no-untyped-def]
+    def counting(self: Embedder, texts: list[str]):
         embedded.extend(texts)
         return model_embed(self, texts)
 
@@ -85,7 +86,7 @@ async def test_no_stored_sentence_reaches_the_model(
 
 async def test_a_task_embeds_one_text_its_topic(
     start_researcher, connector: FakeConnector, nc: nats.NATS, sessions, unique: str, monkeypatch
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """Memory, the corpus search, the offline draft and the stored claim share one vector, the
     topic's. The question in the model's words, which differs from the topic only by a
     placeholder here, never reaches the model."""
@@ -94,7 +95,7 @@ async def test_a_task_embeds_one_text_its_topic(
     embedded: list[str] = []
     model_embed = Embedder.embed
 
-    def counting(self: Embedder, texts: list[str]):  # type: ignore[no-untyped-def]
+    def counting(self: Embedder, texts: list[str]):
         embedded.extend(texts)
         return model_embed(self, texts)
 
@@ -114,8 +115,9 @@ async def test_a_task_embeds_one_text_its_topic(
     assert (
         embedded.count(guarded.topic_query) <= 1
     )  # once, or not at all when an earlier test embedded it
-    expected = get_embedder().embed_direct([guarded.topic_query])[0]
+    expected = get_embedder().embed_direct([guarded.topic_query])[0]  # type: ignore[attr-defined]  # the process embedder is the micro-batching one
     [request] = [r for r in connector.requests if r.query == guarded.topic_query]
+    assert request.query_embedding is not None
     assert np.allclose(request.query_embedding, expected, atol=1e-5)  # the corpus search reuses it
     async with sessions() as session:
         stored = await session.scalar(
@@ -127,7 +129,7 @@ async def test_a_task_embeds_one_text_its_topic(
 
 async def test_the_first_task_that_reads_a_paper_stores_its_sentence_vectors_for_the_next(
     start_researcher, connector: FakeConnector, nc: nats.NATS, sessions, unique: str, monkeypatch
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """A lazily ingested corpus (no sentence vectors): the first task embeds the paper's sentences
     and stores the model's vectors; the next task reading the paper embeds none of them."""
     corpus, outside = _hits(unique)
@@ -136,7 +138,7 @@ async def test_the_first_task_that_reads_a_paper_stores_its_sentence_vectors_for
     embedded: list[str] = []
     model_embed = Embedder.embed
 
-    def counting(self: Embedder, texts: list[str]):  # type: ignore[no-untyped-def]
+    def counting(self: Embedder, texts: list[str]):
         embedded.extend(texts)
         return model_embed(self, texts)
 
@@ -156,7 +158,7 @@ async def test_the_first_task_that_reads_a_paper_stores_its_sentence_vectors_for
         async with sessions() as session:
             found = await SentenceVectors(session).vectors_of([*stored, outside.abstract])
         assert set(found) == set(stored)  # the corpus paper's sentences; never the outside one's
-        direct = get_embedder().embed_direct(stored)
+        direct = get_embedder().embed_direct(stored)  # type: ignore[attr-defined]  # the process embedder is the micro-batching one
         assert all(
             float(np.dot(found[s], row)) > 0.999 for s, row in zip(stored, direct, strict=True)
         )

@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 
 import httpx
 import pytest
+from fastapi import FastAPI
 from sqlalchemy import func, select
 
 from research_gateway.auth import ApiKeys
@@ -29,7 +30,7 @@ API = "/api/research/v1"
 
 
 @asynccontextmanager
-async def gateway(servers, key: dict[str, str]) -> AsyncIterator[tuple[httpx.AsyncClient, object]]:  # type: ignore[no-untyped-def]
+async def gateway(servers, key: dict[str, str]) -> AsyncIterator[tuple[httpx.AsyncClient, FastAPI]]:
     app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
     async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
         transport = httpx.ASGITransport(app=app)
@@ -39,7 +40,7 @@ async def gateway(servers, key: dict[str, str]) -> AsyncIterator[tuple[httpx.Asy
             yield client, app
 
 
-async def _key_id(sessions, headers: dict[str, str]) -> uuid.UUID:  # type: ignore[no-untyped-def]
+async def _key_id(sessions, headers: dict[str, str]) -> uuid.UUID:
     """The id of the key in `headers`: an `Idempotency-Key` names a task per caller."""
     async with sessions() as session:
         caller = await ApiKeys(session).identify(headers["X-API-Key"])
@@ -47,14 +48,14 @@ async def _key_id(sessions, headers: dict[str, str]) -> uuid.UUID:  # type: igno
     return caller.key_id
 
 
-async def _count(sessions, model, *where) -> int:  # type: ignore[no-untyped-def]
+async def _count(sessions, model, *where) -> int:
     async with sessions() as session:
         return await session.scalar(select(func.count()).select_from(model).where(*where))
 
 
 async def test_the_same_key_twice_is_one_task_and_one_claim(
     servers, start_researcher, connector: FakeConnector, sessions, unique: str, api_keys
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     body = {"question": "Does denosumab reduce hip fractures?", "entity": f"key {unique}"}
     headers = {"Idempotency-Key": f"client-{unique}"}
     async with start_researcher(), gateway(servers, api_keys["researcher"]) as (client, _):
@@ -94,7 +95,7 @@ async def test_the_same_key_twice_is_one_task_and_one_claim(
     )
 
 
-async def test_a_client_task_id_is_idempotent_too(servers, sessions, unique: str, api_keys) -> None:  # type: ignore[no-untyped-def]
+async def test_a_client_task_id_is_idempotent_too(servers, sessions, unique: str, api_keys) -> None:
     task_id = uuid.uuid4()
     body = {"question": f"Does {unique} help?", "task_id": str(task_id)}
     async with gateway(servers, api_keys["researcher"]) as (client, _):
@@ -105,7 +106,7 @@ async def test_a_client_task_id_is_idempotent_too(servers, sessions, unique: str
 
 async def test_bus_down_at_submit_leaves_no_orphan_row_and_a_retry_succeeds(
     servers, sessions, unique: str, api_keys
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     body = {"question": f"Is {unique} safe in pregnancy?"}
     headers = {"Idempotency-Key": f"down-{unique}"}
     task_id = task_id_for_key(f"down-{unique}", await _key_id(sessions, api_keys["researcher"]))

@@ -32,7 +32,7 @@ async def test_no_provider_answering_fails_the_task_with_the_reason(
     unique: str,
     monkeypatch: pytest.MonkeyPatch,
     api_keys,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     # An operator chain without the offline engine: the remote model (HTTP 500 every time) is the only link.
     def remote_only(settings: LLMSettings) -> ProviderChain:
         return ProviderChain(build_chain(settings).providers[:-1])

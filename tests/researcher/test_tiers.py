@@ -25,7 +25,7 @@ EMERGENCY_SEARCH_S = (
 )
 
 
-async def _started_batched(sessions, task_ids, after: datetime, before: datetime) -> int:  # type: ignore[no-untyped-def]
+async def _started_batched(sessions, task_ids, after: datetime, before: datetime) -> int:
     async with sessions() as session:
         return await session.scalar(
             select(func.count())
@@ -41,7 +41,7 @@ async def _started_batched(sessions, task_ids, after: datetime, before: datetime
 
 async def test_emergency_task_finishes_before_the_batched_backlog_and_blocks_batched_starts(
     start_researcher, connector: FakeConnector, nc: nats.NATS, sessions, unique: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     emergency = RunResearch(
         question=f"Does denosumab reduce vertebral fractures? ({unique})",
         tier=Tier.emergency,

@@ -81,7 +81,7 @@ async def reviewer_service(
 
 
 @pytest.fixture
-async def js(nc: nats.NATS):  # type: ignore[no-untyped-def]
+async def js(nc: nats.NATS):
     context = nc.jetstream()
     await ensure_streams(context)
     return context

@@ -72,7 +72,9 @@ def test_fabricated_reference_and_quote_are_dropped_and_counted() -> None:
 def test_an_honest_report_is_unchanged() -> None:
     report = _report()
     known = {p: PaperRecord(paper_id=p, title=p, text="") for p in ("corpus:1", "corpus:424242")}
-    report.section("Key Findings").findings.pop(1)  # type: ignore[union-attr]
+    key_findings = report.section("Key Findings")
+    assert key_findings is not None
+    key_findings.findings.pop(1)
     out = conform(report, known)
     assert out.counts() == {"dropped_references": 0, "dropped_quotes": 0, "dropped_findings": 0}
     assert out.report == report

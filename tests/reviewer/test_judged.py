@@ -4,7 +4,8 @@ how subtopics are named, how tags follow the stance model."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import pytest
@@ -28,14 +29,13 @@ class ScriptedJudge:
     def __init__(self, on_topic_word: str, stances: dict[tuple[str, str], str]) -> None:
         self.on_topic_word = on_topic_word
         self.stances = stances
+        self.config: dict[str, Any] = {}  # no relevance thresholds of its own: the defaults
 
-    def relevance(self, question: str, passages: list[tuple[str, str]]) -> np.ndarray:
-        return np.array(
-            [0.9 if self.on_topic_word in title.lower() else 0.1 for title, _ in passages]
-        )
+    def relevance(self, question: str, passages: Sequence[str | tuple[str, str]]) -> np.ndarray:
+        return np.array([0.9 if self.on_topic_word in p[0].lower() else 0.1 for p in passages])
 
     def stance(
-        self, claim: str, sentences: list[str], titles: list[str | None] | None = None
+        self, claim: str, sentences: Sequence[str], titles: Sequence[str | None] | None = None
     ) -> np.ndarray:
         rows = []
         for sentence in sentences:
@@ -55,6 +55,11 @@ class ScriptedJudge:
                 }[label]
             )
         return np.array(rows, dtype=float)
+
+    def evidence(
+        self, claim: str, sentences: Sequence[str], titles: Sequence[str | None] | None = None
+    ) -> np.ndarray:
+        return 1.0 - self.stance(claim, sentences, titles)[:, 2]
 
 
 class Embedder:
@@ -93,7 +98,7 @@ def test_on_topic_keeps_the_papers_the_relevance_model_keeps_best_first() -> Non
 class UnderTheCut(ScriptedJudge):
     """Every paper at P(on topic) 0.3: under the reviewer's cut, over its floor."""
 
-    def relevance(self, question: str, passages: list[tuple[str, str]]) -> np.ndarray:
+    def relevance(self, question: str, passages: Sequence[str | tuple[str, str]]) -> np.ndarray:
         return np.full(len(passages), 0.3)
 
 
@@ -315,7 +320,9 @@ def test_clusters_are_subtopics_named_by_their_distinctive_phrases_not_by_the_to
         Embedder(), "exercise training in heart failure", pool, background, similarity=0.5, most=4
     )
     assert [sorted(g.papers) for g in groups] == [["corpus:1", "corpus:2"], ["corpus:3"]]
-    first, second = (g.question.text for g in groups)  # type: ignore[union-attr]
+    questions = [g.question for g in groups]
+    assert None not in questions
+    first, second = (q.text for q in questions if q is not None)
     assert (
         "peak oxygen uptake" in first
         and first.endswith("?")
@@ -372,7 +379,8 @@ def test_a_subtopic_is_named_by_words_specific_in_the_literature_not_by_generic_
         similarity=0.5,
         most=4,
     )
-    name = group.question.text  # type: ignore[union-attr]
+    assert group.question is not None
+    name = group.question.text
     assert (
         name == "What do the studies find on NETs and inflammatory responses?"
     )  # "NETs" as its papers write it
@@ -614,11 +622,16 @@ def test_a_subtopic_whose_finding_quotes_two_papers_is_not_called_a_single_study
     from types import SimpleNamespace
 
     from research_reports import Finding, Quote
+    from research_reviewer.author import Dossier
     from research_reviewer.compose import _gaps
 
     q1 = SubQuestion("Q1", "What do the studies find on citrullinated autoantigens?", "t")
     q2 = SubQuestion("Q2", "What do the studies find on histone?", "t")
-    dossier = SimpleNamespace(clusters=[judged.Cluster(question=q1), judged.Cluster(question=q2)])
+    # `_gaps` reads only the dossier's clusters: a stand-in with those, typed as the dossier
+    dossier = cast(
+        Dossier,
+        SimpleNamespace(clusters=[judged.Cluster(question=q1), judged.Cluster(question=q2)]),
+    )
     two = Finding(
         statement="NETs externalise citrullinated autoantigens [1][2].",
         tag="SUPPORTED",
@@ -633,7 +646,7 @@ def test_a_subtopic_whose_finding_quotes_two_papers_is_not_called_a_single_study
         quotes=[Quote(reference_id=3, text="c")],
         citations=[3],
     )
-    gaps, _ = _gaps(dossier, [two, one])  # type: ignore[arg-type]
+    gaps, _ = _gaps(dossier, [two, one])
     assert gaps[0] == "- G1: a single study speaks to Q2 (histone)"
     gaps, _ = _gaps(
         dossier,
@@ -647,7 +660,7 @@ def test_a_subtopic_whose_finding_quotes_two_papers_is_not_called_a_single_study
                 citations=[4],
             ),
         ],
-    )  # type: ignore[arg-type]
+    )
     assert (
         gaps[0] == "- G1: a single study speaks to Q1 (citrullinated autoantigens) and Q2 (histone)"
     )

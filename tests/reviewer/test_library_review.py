@@ -28,7 +28,7 @@ LIBRARY = Path(__file__).parent / "library" / "coral.bib"
 ORTEGA = "corpus:doi:10.1038/s41561-019-0412-5"
 
 
-async def _review(demo_corpus, nc, js: JetStreamContext):  # type: ignore[no-untyped-def]
+async def _review(demo_corpus, nc, js: JetStreamContext):
     ingested = await ingest_path(
         demo_corpus, LIBRARY, fmt="bibtex", progress=False
     )  # re-ingest updates by DOI
@@ -53,7 +53,7 @@ async def _review(demo_corpus, nc, js: JetStreamContext):  # type: ignore[no-unt
     return outcome.report
 
 
-async def test_a_review_cites_an_imported_paper_with_its_year_and_authors(  # type: ignore[no-untyped-def]
+async def test_a_review_cites_an_imported_paper_with_its_year_and_authors(
     demo_corpus, nc, connector_service: FastStream, js: JetStreamContext
 ) -> None:
     report = await _review(demo_corpus, nc, js)
@@ -63,7 +63,7 @@ async def test_a_review_cites_an_imported_paper_with_its_year_and_authors(  # ty
         f"[{ortega.id}] Sofía Ortega; Lars Øberg; Mei Tanaka (2019). Marine heatwaves and mass coral bleaching on the Great "
         f"Barrier Reef. *Nature Geoscience*. doi:10.1038/s41561-019-0412-5. paper id: `{ORTEGA}`"
     )
-    landscape = report.section("Research Landscape").body  # type: ignore[union-attr]
+    landscape = report.section("Research Landscape").body
     assert "published 2019–2021" in landscape, landscape
     assert "Ortega et al., 2019" in landscape
     assert ortega.render() in report.render_markdown()
@@ -76,11 +76,13 @@ async def test_a_review_cites_an_imported_paper_with_its_year_and_authors(  # ty
     "noun-phrase topic (P(evidence) 0.03-0.19), so no key finding quotes it and the landscape's venues "
     "leave it out",
 )
-async def test_a_key_finding_quotes_the_imported_paper(  # type: ignore[no-untyped-def]
+async def test_a_key_finding_quotes_the_imported_paper(
     demo_corpus, nc, connector_service: FastStream, js: JetStreamContext
 ) -> None:
     report = await _review(demo_corpus, nc, js)
     ortega = next(r for r in report.references if r.paper_id == ORTEGA)
-    cited_by_findings = {c for f in report.section("Key Findings").findings for c in f.cited_ids()}  # type: ignore[union-attr]
+    cited_by_findings = {c for f in report.section("Key Findings").findings for c in f.cited_ids()}
     assert ortega.id in cited_by_findings  # a finding quotes it, not only the landscape
-    assert "Nature Geoscience (1)" in report.section("Research Landscape").body  # type: ignore[union-attr]  # venues of on-topic papers
+    assert (
+        "Nature Geoscience (1)" in report.section("Research Landscape").body
+    )  # venues of on-topic papers

@@ -84,7 +84,9 @@ def synthesis(api: str, body: dict[str, Any]) -> Behaviour:
         if len(text.split()) > 20
     ][:3]
     (a, sa), (b, sb), (c, sc) = papers
-    question = re.search(r"\n(\w+): <<<CLINICAL_DATA>>>", user).group(1)  # type: ignore[union-attr]
+    asked = re.search(r"\n(\w+): <<<CLINICAL_DATA>>>", user)
+    assert asked is not None, user
+    question = asked.group(1)
     quote = lambda paper_id, text: {"paper_id": paper_id, "text": text}
     findings = [
         {
@@ -141,7 +143,7 @@ _DRAFTED: dict[str, Any] = {}
 
 
 @pytest.fixture
-async def drafted(nc, js: JetStreamContext, connector_service: FastStream) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+async def drafted(nc, js: JetStreamContext, connector_service: FastStream) -> dict[str, Any]:
     """One LLM-authored review round over the real corpus tools, written once for the module."""
     if not _DRAFTED:
         server = FakeLLMServer(responder=synthesis)
@@ -177,7 +179,7 @@ async def _tool_results(js: JetStreamContext, run_id: str, tool_id: str) -> list
     ]
 
 
-async def test_llm_findings_cite_only_real_references_and_verbatim_quotes(drafted, js) -> None:  # type: ignore[no-untyped-def]
+async def test_llm_findings_cite_only_real_references_and_verbatim_quotes(drafted, js) -> None:
     outcome: LoopOutcome = drafted["outcome"]
     author: LlmAuthor = drafted["author"]
     report = outcome.report
@@ -188,7 +190,9 @@ async def test_llm_findings_cite_only_real_references_and_verbatim_quotes(drafte
         and "<<<CLINICAL_DATA>>>" in user
     )
 
-    findings = report.section("Key Findings").findings  # type: ignore[union-attr]
+    key_findings = report.section("Key Findings")
+    assert key_findings is not None
+    findings = key_findings.findings
     assert [f.tag for f in findings] == ["SUPPORTED", "INSUFFICIENT", "INSUFFICIENT"]
     assert [len(f.quotes) for f in findings] == [
         2,
@@ -196,9 +200,11 @@ async def test_llm_findings_cite_only_real_references_and_verbatim_quotes(drafte
         1,
     ]  # the third lost its invented second quote
     known = author.known_papers()
+    dossier = author.offline.dossier
+    assert dossier is not None
     for finding in findings:
         assert (
-            finding.group == author.offline.dossier.questions[0].text
+            finding.group == dossier.questions[0].text
         )  # the model's "Q1" is shown as the question
         for quote in finding.quotes:
             reference = report.reference(quote.reference_id)
@@ -238,7 +244,7 @@ async def test_llm_findings_cite_only_real_references_and_verbatim_quotes(drafte
 @pytest.mark.parametrize("failure", ["server_errors", "invalid_twice", "timeout", "nothing_usable"])
 async def test_a_failing_model_leaves_the_round_to_the_offline_author(
     drafted, js, failure: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     author: LlmAuthor = drafted["author"]
     outcome: LoopOutcome = drafted["outcome"]
     server = FakeLLMServer()
@@ -282,7 +288,8 @@ async def test_a_failing_model_leaves_the_round_to_the_offline_author(
         "dropped_quotes": 0,
         "dropped_findings": 0,
     }
-    assert revised.section("Key Findings").findings  # type: ignore[union-attr]
+    revised_findings = revised.section("Key Findings")
+    assert revised_findings is not None and revised_findings.findings
     [step] = await _tool_results(js, run_id, "author.llm_synthesis")
     assert step["fallback"].startswith("offline")
     if failure == "nothing_usable":

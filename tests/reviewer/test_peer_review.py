@@ -40,7 +40,7 @@ SHOULDER, CHILDHOOD = "corpus:4200695", "corpus:12205576"
 
 
 @pytest.fixture
-def port(nc, connector_service: FastStream) -> ConnectorClient:  # type: ignore[no-untyped-def]
+def port(nc, connector_service: FastStream) -> ConnectorClient:
     return ConnectorClient(lambda: nc, timeout_s=20.0)
 
 
@@ -71,7 +71,7 @@ def _issues(review: PeerReview, check: int) -> list:
     return [i for i in review.issues if i.check == check]
 
 
-async def test_the_offline_draft_passes_all_seven_checks(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
+async def test_the_offline_draft_passes_all_seven_checks(drafted, port, js) -> None:
     _, report = drafted
     review = await _review(report, port, js)
     assert [i for i in review.issues if i.severity is not Severity.minor] == [], review.render()
@@ -79,7 +79,7 @@ async def test_the_offline_draft_passes_all_seven_checks(drafted, port, js) -> N
     assert review.render().startswith("VERDICT: PASS\n\nISSUES:")
 
 
-async def test_check_1_missing_section_is_critical(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
+async def test_check_1_missing_section_is_critical(drafted, port, js) -> None:
     report = drafted[1].model_copy(deep=True)
     report.sections = [s for s in report.sections if s.title != "Research Gaps"]
     review = await _review(report, port, js)
@@ -89,11 +89,11 @@ async def test_check_1_missing_section_is_critical(drafted, port, js) -> None:  
     assert review.verdict == "REVISION_NEEDED"
 
 
-async def test_check_2_unknown_id_and_wrong_title_are_critical(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
+async def test_check_2_unknown_id_and_wrong_title_are_critical(drafted, port, js) -> None:
     report = drafted[1].model_copy(deep=True)
     report.references[0].title = "A paper that was never written"
     report.references[1].paper_id = "corpus:999999999"
-    report.section("Introduction").body += "\n\nThis sentence cites nothing real [42]."  # type: ignore[union-attr]
+    report.section("Introduction").body += "\n\nThis sentence cites nothing real [42]."
     review = await _review(report, port, js)
     found = _issues(review, 2)
     assert {i.reference_id for i in found} >= {report.references[0].id, report.references[1].id, 42}
@@ -102,23 +102,23 @@ async def test_check_2_unknown_id_and_wrong_title_are_critical(drafted, port, js
     )
 
 
-async def test_check_3_tag_that_does_not_fit_the_evidence_is_major(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
+async def test_check_3_tag_that_does_not_fit_the_evidence_is_major(drafted, port, js) -> None:
     report = drafted[1].model_copy(deep=True)
-    key = report.section("Key Findings")  # type: ignore[union-attr]
-    single = next(f for f in key.findings if len(f.cited_ids()) == 1)  # type: ignore[union-attr]
+    key = report.section("Key Findings")
+    single = next(f for f in key.findings if len(f.cited_ids()) == 1)
     single.tag = "SUPPORTED"
-    key.findings[0].tag = None  # type: ignore[union-attr]
+    key.findings[0].tag = None
     review = await _review(report, port, js)
     problems = {(i.finding_id, i.severity) for i in _issues(review, 3)}
     assert (single.key(), Severity.major) in problems and (
         key.findings[0].key(),
         Severity.major,
-    ) in problems  # type: ignore[union-attr]
+    ) in problems
 
 
-async def test_check_4_a_finding_the_corpus_does_not_hold_is_major(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
+async def test_check_4_a_finding_the_corpus_does_not_hold_is_major(drafted, port, js) -> None:
     report = drafted[1].model_copy(deep=True)
-    finding = report.section("Key Findings").findings[0]  # type: ignore[union-attr]
+    finding = report.section("Key Findings").findings[0]
     invented = "Patients who exercised grew 12 centimetres taller within 3 weeks of training."
     finding.statement = invented
     finding.quotes = [Quote(reference_id=finding.quotes[0].reference_id, text=invented)]
@@ -130,7 +130,7 @@ async def test_check_4_a_finding_the_corpus_does_not_hold_is_major(drafted, port
 
 async def test_check_5_most_cited_paper_left_out_is_a_minor_missed_paper(
     drafted, port, js, sessions
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     report = drafted[1].model_copy(deep=True)
     cited = [r.paper_id.removeprefix("corpus:") for r in report.references if r.paper_id]
     async with sessions() as session, session.begin():
@@ -162,11 +162,11 @@ async def test_check_5_most_cited_paper_left_out_is_a_minor_missed_paper(
     assert f"(paper_id: corpus:{external_id}, citations: 5000)" in review.render()
 
 
-async def test_check_6_a_debate_whose_sides_agree_is_major(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
+async def test_check_6_a_debate_whose_sides_agree_is_major(drafted, port, js) -> None:
     report = drafted[1].model_copy(deep=True)
-    lead = report.section("Key Findings").findings[0]  # type: ignore[union-attr]
+    lead = report.section("Key Findings").findings[0]
     debates = report.section("Contradictions and Debates")
-    debates.findings = [  # type: ignore[union-attr]
+    debates.findings = [
         Finding(
             id=f"{lead.key()}:side-a",
             statement=lead.statement,
@@ -188,11 +188,11 @@ async def test_check_6_a_debate_whose_sides_agree_is_major(drafted, port, js) ->
     ]
 
 
-async def test_check_7_direction_without_a_gap_is_minor(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
+async def test_check_7_direction_without_a_gap_is_minor(drafted, port, js) -> None:
     report = drafted[1].model_copy(deep=True)
     report.section(
         "Suggested Future Research Directions"
-    ).body += "\n- D99 (addresses G99): study something unrelated"  # type: ignore[union-attr]
+    ).body += "\n- D99 (addresses G99): study something unrelated"
     review = await _review(report, port, js)
     assert [i.severity for i in _issues(review, 7)] == [Severity.minor]
 
@@ -214,7 +214,7 @@ def _not_support(statement: str, paper: PaperRecord) -> str:
     return found[0]
 
 
-async def test_check_3_a_finding_whose_paper_is_off_the_topic_is_major(drafted, port, js) -> None:  # type: ignore[no-untyped-def]
+async def test_check_3_a_finding_whose_paper_is_off_the_topic_is_major(drafted, port, js) -> None:
     report = drafted[1].model_copy(deep=True)
     shoulder = await _paper(port, js, SHOULDER)
     assert judged.off_topic(
@@ -228,7 +228,7 @@ async def test_check_3_a_finding_whose_paper_is_off_the_topic_is_major(drafted, 
             statement=statement_of(sentence),
             tag="INSUFFICIENT",
             citations=[ref],
-            group=key.findings[0].group,  # type: ignore[union-attr]
+            group=key.findings[0].group,
             quotes=[Quote(reference_id=ref, text=sentence)],
         )
     )
@@ -241,9 +241,9 @@ async def test_check_3_a_finding_whose_paper_is_off_the_topic_is_major(drafted, 
 
 async def test_check_3_a_supported_tag_the_stance_model_does_not_back_is_major(
     drafted, port, js
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     report = drafted[1].model_copy(deep=True)
-    finding = report.section("Key Findings").findings[0]  # type: ignore[union-attr]
+    finding = report.section("Key Findings").findings[0]
     childhood = await _paper(port, js, CHILDHOOD)
     side = _not_support(finding.statement, childhood)
     ref = report.add_reference(reference_of(childhood))
@@ -266,10 +266,10 @@ class MisjudgedFirstDraft:
         self.inner, self.port, self.js = inner, port, js
         self.model = inner.model
 
-    def known_papers(self):  # type: ignore[no-untyped-def]
+    def known_papers(self):
         return self.inner.known_papers()
 
-    async def draft(self, job, tools):  # type: ignore[no-untyped-def]
+    async def draft(self, job, tools):
         await self.inner.draft(job, tools)
         dossier = self.inner.dossier
         shoulder, childhood = (
@@ -291,11 +291,11 @@ class MisjudgedFirstDraft:
         first.agreeing = [Sentence(childhood, _not_support(first.statement, childhood), 0.9)]
         return compose(dossier, model=self.model)
 
-    async def revise(self, report, review, tools):  # type: ignore[no-untyped-def]
+    async def revise(self, report, review, tools):
         return await self.inner.revise(report, review, tools)
 
 
-async def test_an_off_topic_and_mistagged_draft_is_revised_in_round_two(port, js) -> None:  # type: ignore[no-untyped-def]
+async def test_an_off_topic_and_mistagged_draft_is_revised_in_round_two(port, js) -> None:
     job = review_job(RequestReview(topic=TOPIC, run_id=f"rv-judged-{uuid.uuid4().hex[:8]}"))
     recorder = RunRecorder(js, job.run_id)
     async with recorder.running():
@@ -315,11 +315,13 @@ async def test_an_off_topic_and_mistagged_draft_is_revised_in_round_two(port, js
     assert second.review.verdict == "PASS", second.review.render()
     assert SHOULDER not in {r.paper_id for r in outcome.report.references}
     mistagged = next(i.finding_id for i in first.review.issues if i.kind == "tag_contradicted")
-    for finding in outcome.report.section("Key Findings").findings:  # type: ignore[union-attr]
+    key_findings = outcome.report.section("Key Findings")
+    assert key_findings is not None
+    for finding in key_findings.findings:
         if finding.key() == mistagged:
-            assert CHILDHOOD not in {
-                outcome.report.reference(r).paper_id for r in finding.cited_ids()
-            }  # type: ignore[union-attr]
+            for cited in finding.cited_ids():
+                reference = outcome.report.reference(cited)
+                assert reference is not None and reference.paper_id != CHILDHOOD
 
 
 class SloppyFirstDraft:
@@ -329,20 +331,20 @@ class SloppyFirstDraft:
         self.inner = inner
         self.model = inner.model
 
-    def known_papers(self):  # type: ignore[no-untyped-def]
+    def known_papers(self):
         return self.inner.known_papers()
 
-    async def draft(self, job, tools):  # type: ignore[no-untyped-def]
+    async def draft(self, job, tools):
         report = await self.inner.draft(job, tools)
         report.sections = [s for s in report.sections if s.title != "Contradictions and Debates"]
         report.section("Introduction").body += "\n\nSee also the review of all reviews [77]."
         return report
 
-    async def revise(self, report, review, tools):  # type: ignore[no-untyped-def]
+    async def revise(self, report, review, tools):
         return await self.inner.revise(report, review, tools)
 
 
-async def test_revision_needed_then_revised_then_pass(port, js) -> None:  # type: ignore[no-untyped-def]
+async def test_revision_needed_then_revised_then_pass(port, js) -> None:
     job = review_job(RequestReview(topic=TOPIC, run_id=f"rv-loop-{uuid.uuid4().hex[:8]}"))
     author = SloppyFirstDraft(OfflineAuthor(RELEVANCE, ReviewerSettings()))
     recorder = RunRecorder(js, job.run_id)
@@ -370,7 +372,7 @@ async def test_revision_needed_then_revised_then_pass(port, js) -> None:  # type
     ]
 
 
-async def test_a_single_round_never_passes_a_report_with_an_unknown_id(port, js) -> None:  # type: ignore[no-untyped-def]
+async def test_a_single_round_never_passes_a_report_with_an_unknown_id(port, js) -> None:
     job = review_job(
         RequestReview(topic=TOPIC, max_iterations=1, run_id=f"rv-one-{uuid.uuid4().hex[:8]}")
     )
@@ -388,7 +390,7 @@ async def test_a_single_round_never_passes_a_report_with_an_unknown_id(port, js)
     )
 
 
-async def test_every_key_paper_the_landscape_lists_is_read_for_findings(port, js) -> None:  # type: ignore[no-untyped-def]
+async def test_every_key_paper_the_landscape_lists_is_read_for_findings(port, js) -> None:
     # The demo review listed "Neutrophil extracellular chromatin traps connect innate immune response to
     # autoimmunity" as a key paper on the topic (from metadata search, which returns no text) while its
     # introduction counted 2 papers on the topic and never read the third's findings.
@@ -398,9 +400,15 @@ async def test_every_key_paper_the_landscape_lists_is_read_for_findings(port, js
         review_job(RequestReview(topic=topic)),
         Toolbox(port, RunRecorder(js, f"draft-{uuid.uuid4().hex[:8]}")),
     )
-    intro = report.section("Introduction").body  # type: ignore[union-attr]
-    landscape = report.section("Research Landscape").body  # type: ignore[union-attr]
-    read = int(re.search(r"(\d+) are on the topic", intro).group(1))  # type: ignore[union-attr]
+    introduction, landscape_section = (
+        report.section("Introduction"),
+        report.section("Research Landscape"),
+    )
+    assert introduction is not None and landscape_section is not None
+    intro, landscape = introduction.body, landscape_section.body
+    on_topic = re.search(r"(\d+) are on the topic", intro)
+    assert on_topic is not None, intro
+    read = int(on_topic.group(1))
     listed = [line for line in landscape.split("\n\n") if re.search(r"\[\d+\]\.$", line)]
     assert listed and read >= len(listed), report.render_markdown()
     assert f"{read} of those retrieved for this topic are on it" in landscape

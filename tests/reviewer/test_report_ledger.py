@@ -22,7 +22,7 @@ def _proposal(entity: str, statement: str) -> ClaimProposal:
         claim_id=uuid.uuid4(),
         task_id=None,
         entity=entity,
-        question=entity,  # type: ignore[arg-type]
+        question=entity,
         statement=statement,
         confidence=0.8,
         supports=[Support(source_id="corpus:1", quote=statement)],
@@ -32,7 +32,7 @@ def _proposal(entity: str, statement: str) -> ClaimProposal:
     )
 
 
-async def _actions(sessions, report_id: uuid.UUID) -> list[str]:  # type: ignore[no-untyped-def]
+async def _actions(sessions, report_id: uuid.UUID) -> list[str]:
     async with sessions() as session:
         rows = await session.scalars(
             select(AuditEvent.action)
@@ -42,7 +42,7 @@ async def _actions(sessions, report_id: uuid.UUID) -> list[str]:  # type: ignore
         return list(rows)
 
 
-async def _report_with_claims(sessions, unique: str, n: int = 2):  # type: ignore[no-untyped-def]
+async def _report_with_claims(sessions, unique: str, n: int = 2):
     report_id = uuid.uuid4()
     claims = [_proposal(f"topic-{unique}", f"Finding {i} about {unique} holds.") for i in range(n)]
     async with sessions() as session, session.begin():
@@ -82,7 +82,7 @@ async def _report_with_claims(sessions, unique: str, n: int = 2):  # type: ignor
 
 async def test_report_lifecycle_is_audited_and_a_run_saves_one_version(
     sessions, unique: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     report_id, claims = await _report_with_claims(sessions, unique)
     async with sessions() as session, session.begin():
         ledger = UnitOfWork(session, service="reviewer")
@@ -91,7 +91,8 @@ async def test_report_lifecycle_is_audited_and_a_run_saves_one_version(
         )
         assert again == 1  # the same run saving again (a redelivery) changes nothing
         assert not await ledger.reports.complete(report_id)
-        assert (await ledger.reports.get(report_id)).current_version == 1  # type: ignore[union-attr]
+        row = await ledger.reports.get(report_id)
+        assert row is not None and row.current_version == 1
         assert await ledger.reports.get(report_id, kind="verification") is None
     assert await _actions(sessions, report_id) == [
         AuditAction.REPORT_OPENED.value,
@@ -109,7 +110,7 @@ async def test_report_lifecycle_is_audited_and_a_run_saves_one_version(
 
 async def test_superseded_claim_makes_the_report_stale_then_refresh_reopens_it(
     sessions, unique: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     report_id, claims = await _report_with_claims(sessions, unique)
     async with sessions() as session:
         assert not [
@@ -156,7 +157,7 @@ async def test_superseded_claim_makes_the_report_stale_then_refresh_reopens_it(
 
 async def test_open_undermining_finding_marks_stale_but_a_sibling_supersession_does_not(
     sessions, unique: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     _report_id, claims = await _report_with_claims(sessions, unique)
     async with (
         sessions() as session,
@@ -192,7 +193,7 @@ async def test_open_undermining_finding_marks_stale_but_a_sibling_supersession_d
     ]
 
 
-async def test_fail_report_is_terminal_and_refreshable(sessions, unique: str) -> None:  # type: ignore[no-untyped-def]
+async def test_fail_report_is_terminal_and_refreshable(sessions, unique: str) -> None:
     report_id = uuid.uuid4()
     async with sessions() as session, session.begin():
         ledger = UnitOfWork(session, service="reviewer")
@@ -215,7 +216,7 @@ async def test_fail_report_is_terminal_and_refreshable(sessions, unique: str) ->
 )
 async def test_a_dead_lettered_review_or_verification_fails_its_report(
     sessions, unique: str, kind: str, field: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """Every delivery failed (say the corpus tools stayed down): the report reads `failed` with the
     reason, not `running` for ever."""
     import json
@@ -230,18 +231,17 @@ async def test_a_dead_lettered_review_or_verification_fails_its_report(
             report_id, kind=kind, run_id=f"dl-{unique}", subject="s", subject_key="k"
         )
 
-    class Parked:  # what `DeadLetter.of` reads of a JetStream message
-        subject = f"research.{kind}.requested"
-        data = json.dumps({field: str(report_id), "topic": "vitamin D"}).encode()
-        headers = None
+    from nats.aio.client import Client as NATS
+    from nats.aio.msg import Msg
 
-        @property
-        def metadata(self):  # type: ignore[no-untyped-def]
-            raise ValueError("not a JetStream message")
-
+    parked = Msg(  # a core NATS message: no JetStream position to name it by
+        _client=NATS(),
+        subject=f"research.{kind}.requested",
+        data=json.dumps({field: str(report_id), "topic": "vitamin D"}).encode(),
+    )
     letter = DeadLetter.of(
-        "reviewer", Parked(), "transient after 5 deliveries: ToolsUnavailable('corpus tools down')"
-    )  # type: ignore[arg-type]
+        "reviewer", parked, "transient after 5 deliveries: ToolsUnavailable('corpus tools down')"
+    )
     assert letter.report_id == report_id and letter.task_id is None
     await dead_letters.recorder(sessions, "reviewer")(letter)
     async with sessions() as session:

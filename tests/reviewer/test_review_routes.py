@@ -33,7 +33,7 @@ API = "/api/research/v1"
 
 
 @pytest.fixture
-async def client(servers, sessions, reviewer_service: FastStream):  # type: ignore[no-untyped-def]
+async def client(servers, sessions, reviewer_service: FastStream):
     app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
     async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
         transport = httpx.ASGITransport(app=app)
@@ -76,7 +76,7 @@ async def _sse(
 
 async def test_review_lifecycle_through_the_gateway(
     client: httpx.AsyncClient, sessions, js: JetStreamContext, nc
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     accepted = await client.post(f"{API}/reviews", json={"topic": TOPIC, "max_iterations": 2})
     assert accepted.status_code == 202, accepted.text
     review_id, run_id = uuid.UUID(accepted.json()["review_id"]), accepted.json()["run_id"]
@@ -131,7 +131,7 @@ async def test_review_lifecycle_through_the_gateway(
             claim_id=uuid.uuid4(),
             task_id=None,
             entity=claim.entity,
-            question=claim.question,  # type: ignore[arg-type]
+            question=claim.question,
             statement=claim.statement + " (updated)",
             confidence=0.9,
             supports=[Support(source_id="corpus:1", quote="updated")],

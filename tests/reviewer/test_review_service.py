@@ -28,12 +28,12 @@ async def test_a_review_request_on_the_bus_yields_a_checked_versioned_report(
     js: JetStreamContext,
     nc: nats.NATS,
     sessions,
-    unique: str,  # type: ignore[no-untyped-def]
+    unique: str,
 ) -> None:
     command = RequestReview(topic=TOPIC, max_iterations=2)
     completions: asyncio.Queue[ReviewCompleted] = asyncio.Queue()
 
-    async def on_completed(msg) -> None:  # type: ignore[no-untyped-def]
+    async def on_completed(msg) -> None:
         event = ReviewCompleted.model_validate_json(msg.data)
         if event.review_id == command.review_id:
             await completions.put(event)
@@ -67,7 +67,9 @@ async def test_a_review_request_on_the_bus_yields_a_checked_versioned_report(
         )
     titles = [s.title for s in report.sections]
     assert titles[:3] == ["Introduction", "Research Landscape", "Key Findings"] and len(titles) == 6
-    findings = report.section("Key Findings").findings  # type: ignore[union-attr]
+    key_findings = report.section("Key Findings")
+    assert key_findings is not None
+    findings = key_findings.findings
     assert findings and all(
         f.tag in {"SUPPORTED", "CONTESTED", "INSUFFICIENT"} and f.quotes for f in findings
     )

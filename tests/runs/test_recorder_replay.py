@@ -25,6 +25,7 @@ async def _all(js: JetStreamContext, run_id: str, after: int = 0) -> list:
 
 async def test_stream_has_limits(js: JetStreamContext) -> None:
     info = await js.stream_info(RUNS_STREAM)
+    assert RUNS_STREAM_CONFIG.max_age is not None and RUNS_STREAM_CONFIG.max_bytes is not None
     assert info.config.max_age == RUNS_STREAM_CONFIG.max_age > 0
     assert info.config.max_msgs_per_subject == RUNS_STREAM_CONFIG.max_msgs_per_subject > 0
     assert info.config.max_bytes == RUNS_STREAM_CONFIG.max_bytes > 0
@@ -159,7 +160,8 @@ async def test_replay_from_any_sequence_loses_and_repeats_nothing(
         assert [s for s, _ in rest] == [s for s, _ in full[cut + 1 :]]
     assert await _all(js, run_a, full[-1][0]) == []
     newest = await last_event(js, run_a)
-    assert newest is not None and newest[0] == full[-1][0] and newest[1].text == "a5"
+    assert newest is not None and newest[0] == full[-1][0]
+    assert isinstance(newest[1], ReasoningShared) and newest[1].text == "a5"
 
 
 async def test_follow_waits_for_live_events_and_stops_after_done(
@@ -207,7 +209,7 @@ async def test_large_tool_results_are_trimmed_to_fit_one_message(
 
 async def test_a_recorder_given_the_declared_publisher_sends_through_it(
     servers, js: JetStreamContext, unique: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """What a service does (`declare_run_events`): the same ordered, de-duplicated events, and the
     broker's middlewares see every publish (its metrics count them under one subject label)."""
     from faststream.nats import NatsBroker
@@ -220,7 +222,7 @@ async def test_a_recorder_given_the_declared_publisher_sends_through_it(
     seen: list[str] = []
     real_publish = publisher.publish
 
-    async def counted(message, **kwargs):  # type: ignore[no-untyped-def]
+    async def counted(message, **kwargs):
         seen.append(subject_label(kwargs["subject"]))
         return await real_publish(message, **kwargs)
 
@@ -249,7 +251,7 @@ async def test_a_recorder_given_the_declared_publisher_sends_through_it(
 
 async def test_starting_a_service_broker_leaves_the_runs_stream_as_configured(
     servers, js: JetStreamContext
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """A started broker with the run events declared must not re-declare the stream: FastStream's
     declaration replaced the configuration with its defaults (no `allow_direct`, no limits), and
     every replay and resume of a run then failed with NoRespondersError (the demo's review,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 
 import httpx
@@ -32,7 +32,7 @@ class Frame:
         return json.loads("\n".join(self.data))
 
 
-async def frames(response: httpx.Response) -> AsyncIterator[Frame]:
+async def frames(response: httpx.Response) -> AsyncGenerator[Frame, None]:
     """Parse `text/event-stream` by the spec: fields until a blank line; comments ignored."""
     frame = Frame()
     async for line in response.aiter_lines():
@@ -92,7 +92,7 @@ async def test_a_finished_run_streams_every_event_with_stream_sequence_ids_and_e
             "text/event-stream"
         )
         received = [f async for f in frames(response)]  # ends by itself after `done`
-    assert [(int(f.id), f.event) for f in received] == [(seq, e.type) for seq, e in stored]
+    assert [(f.id, f.event) for f in received] == [(str(seq), e.type) for seq, e in stored]
     assert received[1].payload["text"] == "plan" and received[1].payload["agent"] == "researcher"
 
 
@@ -121,6 +121,7 @@ async def test_reconnect_with_last_event_id_resumes_without_loss_or_repeat(
             call.result = []
         await recorder.done()
         last_id = first[-1].id
+        assert last_id is not None
         async with client.stream(
             "GET", f"{base_url}/runs/{run_id}/events", headers={"Last-Event-ID": last_id}
         ) as response:

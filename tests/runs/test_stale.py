@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from nats.js import JetStreamContext
 
+from research_contracts.runs import VerdictReached
 from research_runs import RunRecorder, StaleNotice, replay, tell_stale
 
 pytestmark = pytest.mark.integration
@@ -28,8 +29,12 @@ async def test_each_run_hears_stale_then_done_and_a_bad_one_is_skipped(
 
     first = [e async for _, e in replay(js, finished)]
     assert [e.type for e in first][-2:] == ["verdict", "done"]
-    assert first[-2].verdict == "STALE" and first[-2].details == notices[0].details
+    stale = first[-2]
+    assert isinstance(stale, VerdictReached)
+    assert stale.verdict == "STALE" and stale.details == notices[0].details
     assert [e.seq for e in first] == list(range(1, len(first) + 1))  # continued, not restarted
     second = [e async for _, e in replay(js, fresh)]
     assert [(e.type, e.seq) for e in second] == [("verdict", 1), ("done", 2)]
-    assert second[0].details == {"report_id": "r-3", "reason": "claim withdrawn"}
+    told = second[0]
+    assert isinstance(told, VerdictReached)
+    assert told.details == {"report_id": "r-3", "reason": "claim withdrawn"}

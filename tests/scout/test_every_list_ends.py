@@ -77,7 +77,7 @@ def _ids(n: int) -> list[str]:
 
 async def test_two_hundred_source_lists_all_reach_a_result(
     gateway, api_keys, nc, scout_factory, sessions, unique
-):
+) -> None:
     # 200 lists from one key: an admin key, exempt from the per-key quotas (a researcher's is 5 in
     # flight and 120 an hour), which also names a fresh workspace without a binding.
     started = time.monotonic()
@@ -124,7 +124,11 @@ async def test_two_hundred_source_lists_all_reach_a_result(
 
     async with sessions() as session:
         ledger = UnitOfWork(session, service="test")
-        states = [(await ledger.reports.get(uuid.UUID(i))).status for i in ids]
+        states = []
+        for i in ids:
+            row = await ledger.reports.get(uuid.UUID(i))
+            assert row is not None, i
+            states.append(row.status)
     assert states == ["completed"] * len(ids)
     for n, list_id in enumerate(
         RISKY_IDS
@@ -178,7 +182,7 @@ async def test_a_refused_text_is_one_422_and_nothing_is_published(
 
 async def test_a_dead_lettered_source_list_reads_failed_with_the_reason(
     gateway, api_keys, nc, sessions, unique
-):
+) -> None:
     accepted = await gateway.post(
         f"{API}/source-lists",
         headers=api_keys["admin"],  # admins may name any workspace
@@ -196,16 +200,16 @@ async def test_a_dead_lettered_source_list_reads_failed_with_the_reason(
             run_id, uuid.UUID(list_id), "request"
         )
 
-    class Parked:  # what `DeadLetter.of` reads of the parked JetStream message
-        subject = subjects.SOURCELIST_REQUESTED
-        data = json.dumps(
-            {"source_list_id": list_id, "run_id": run_id, "prompt": PROMPTS[0]}
-        ).encode()
-        headers = None
+    from nats.aio.client import Client as NATS
+    from nats.aio.msg import Msg
 
-        @property
-        def metadata(self):
-            raise ValueError("not a JetStream message")
+    parked = Msg(  # a core NATS message: no JetStream position to name it by
+        _client=NATS(),
+        subject=subjects.SOURCELIST_REQUESTED,
+        data=json.dumps(
+            {"source_list_id": list_id, "run_id": run_id, "prompt": PROMPTS[0]}
+        ).encode(),
+    )
 
     told: list[tuple[str, str]] = []
 
@@ -213,8 +217,8 @@ async def test_a_dead_lettered_source_list_reads_failed_with_the_reason(
         told.append((run, reason))
 
     letter = DeadLetter.of(
-        "scout", Parked(), "transient after 5 deliveries: ToolsUnavailable('corpus tools down')"
-    )  # type: ignore[arg-type]
+        "scout", parked, "transient after 5 deliveries: ToolsUnavailable('corpus tools down')"
+    )
     assert letter.report_id == uuid.UUID(list_id)
     await dead_letters.recorder(sessions, "scout", tell_run=tell_run)(letter)
 

@@ -64,7 +64,9 @@ def chain_for(server: FakeLLMServer, provider: str = "openai"):
 
 
 def hit_title(user: str) -> str:
-    return re.search(r"Title: (.*)", user).group(1).strip()  # type: ignore[union-attr]
+    title = re.search(r"Title: (.*)", user)
+    assert title is not None, user
+    return title.group(1).strip()
 
 
 class ScriptedModel:
@@ -136,6 +138,7 @@ async def test_the_model_judges_with_clamped_confidence_and_a_restored_one_line_
 
     strong = await llm.judge(chain, prepare.candidate(VITAMIN_D[0]), PROMPT, keywords, 5.0)
     partial = await llm.judge(chain, prepare.candidate(VITAMIN_D[2]), PROMPT, keywords, 5.0)
+    assert strong is not None and partial is not None
 
     assert (strong.label, strong.confidence, strong.relevance, strong.model) == (
         "strong",
@@ -267,6 +270,7 @@ async def test_facts_not_in_the_source_are_rejected(llm_server: FakeLLMServer) -
 
     [source] = snapshot.source_list.sources
     provenance = snapshot.provenance[str(source.source_id)]
+    assert source.facts is not None
     assert [f.statement for f in source.facts] == [
         "A meta-analysis pooled 11 randomized controlled trials with 31,022 older adults.",
         "Daily 800 IU of vitamin D reduced hip fracture risk by 30%.",

@@ -18,12 +18,8 @@ from research_contracts import subjects
 from research_contracts.runs import RunDone, VerdictReached
 from research_contracts.sourcelists import RequestSourceList, SourceListUpdated
 from research_ledger import UnitOfWork
-from research_ledger.source_lists import (
-    SourceListBook,
-    SourceListJudgement,
-    SourceListRun,
-    SourceListSchedule,
-)
+from research_ledger.source_lists import SourceListBook
+from research_ledger.tables import SourceListJudgement, SourceListRun, SourceListSchedule
 from research_runs import replay
 from research_scout.schedules import ScheduleTick
 from tests.scout.conftest import fake_connector, relay_on

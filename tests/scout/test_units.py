@@ -6,6 +6,7 @@ rules, confidence clamping, de-duplication and the snapshot diff."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime
 from typing import ClassVar
 
@@ -43,7 +44,7 @@ class ScoutJudge(FixedJudge):
     the meta-analysis and the cohort are squarely on the prompt, the falls study and the dosing
     papers partly, the adolescents' calcium study not; the result sentences are evidence."""
 
-    def relevance(self, question, passages):  # type: ignore[no-untyped-def]
+    def relevance(self, question, passages):
         values = super().relevance(question, passages)
         for i, passage in enumerate(passages):
             if passage[0].startswith("Vitamin D dosing"):
@@ -80,7 +81,7 @@ JUDGE = ScoutJudge(
 
 
 @pytest.fixture(autouse=True)
-def judgement(monkeypatch):  # type: ignore[no-untyped-def]
+def judgement(monkeypatch):
     """Every judgement of these tests comes from `JUDGE`."""
     import research_verification.evidence
 
@@ -171,7 +172,9 @@ def test_date_range_becomes_connector_filters():
 
 
 # --- judging, refinement, stop rules --------------------------------------------------------
-def _scripted(pages: list[list]) -> tuple[list[str], callable]:
+def _scripted(
+    pages: list[list],
+) -> tuple[list[str], Callable[[SearchEvidence], Awaitable[EvidenceFound]]]:
     asked: list[str] = []
 
     async def search(ask: SearchEvidence) -> EvidenceFound:
@@ -401,11 +404,11 @@ class FixedAbstractModel:
         "contradict_weight": 0.8,
     }
 
-    def __init__(self, by_title):  # type: ignore[no-untyped-def]
+    def __init__(self, by_title) -> None:
         self.by_title = by_title
         self.calls: list[list[str]] = []
 
-    def judge(self, claim, papers):  # type: ignore[no-untyped-def]
+    def judge(self, claim, papers):
         from research_judgement.abstract import AbstractJudgement
 
         self.calls.append([t for t, _ in papers])
@@ -438,7 +441,7 @@ ABSTRACT = FixedAbstractModel(
 
 
 @pytest.fixture
-def abstract_model(monkeypatch):  # type: ignore[no-untyped-def]
+def abstract_model(monkeypatch):
     import research_judgement.abstract
 
     monkeypatch.setattr(research_judgement.abstract, "get_abstract_judge", lambda: ABSTRACT)
@@ -532,7 +535,7 @@ def test_an_empty_list_says_what_was_searched_what_was_read_and_why_the_best_fel
 
 
 # --- merging and diffs ------------------------------------------------------------------------
-def test_duplicates_merge_by_doi_pmid_and_title():
+def test_duplicates_merge_by_doi_pmid_and_title() -> None:
     pool: dict = {}
     same_doi = VITAMIN_D[0].model_copy(
         update={"source_id": "s2:abc", "source": "semantic_scholar", "abstract": ""}

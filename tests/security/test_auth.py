@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from typing import Any
 
 import pytest
 from sqlalchemy import select, text
@@ -25,10 +26,10 @@ API = "/api/research/v1"
 OPEN_PATHS = {"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
 
 
-def _settings(**values: object) -> Settings:
+def _settings(**values: Any) -> Settings:
     return Settings(
         nats_url="nats://unused", database_url="postgresql+asyncpg://unused/x", **values
-    )  # type: ignore[arg-type]
+    )
 
 
 def _api_routes() -> list[tuple[str, str]]:

@@ -29,7 +29,7 @@ QUESTION = "Does vitamin D supplementation reduce fracture risk in older adults?
 
 async def _key(sessions: async_sessionmaker[AsyncSession], role: str) -> tuple[uuid.UUID, str]:
     async with sessions() as session, session.begin():
-        return await ApiKeys(session).issue(role, f"belonging {role}")  # type: ignore[arg-type]
+        return await ApiKeys(session).issue(role, f"belonging {role}")
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
 
@@ -199,7 +200,9 @@ async def test_a_422_names_the_field_and_the_rule_never_the_rejected_value(
 ) -> None:
     name = "Johanna Pemberton-Quayle"
     researcher = {**api_keys["researcher"], "content-type": "application/json"}
-    refused = [  # (method, path, body, params, the field named)
+    refused: list[
+        tuple[str, str, Any, Any, str]
+    ] = [  # (method, path, body, params, the field named)
         (
             "POST",
             f"{API}/verifications",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -67,7 +69,7 @@ def test_direction_words_against_the_claim_flip_or_abstain() -> None:
     assert held.label == "NEI" and "stability words point the other way" in held.reason
 
 
-def _with(**changes: object) -> Rule:
+def _with(**changes: Any) -> Rule:
     from dataclasses import replace
 
     return replace(RULE, **changes)

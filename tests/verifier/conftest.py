@@ -66,7 +66,7 @@ async def crafted(servers: Servers) -> AsyncIterator[CraftedCorpus]:
     corpus = CraftedCorpus()
     nc = await nats.connect(servers.nats_url)
 
-    async def on_search(msg) -> None:  # type: ignore[no-untyped-def]
+    async def on_search(msg) -> None:
         request = SearchPapers.model_validate_json(msg.data)
         reply = CorpusToolReply(tool="search_papers", result=corpus.answer(request.query))
         await msg.respond(reply.model_dump_json().encode())
@@ -118,7 +118,7 @@ async def verifier_service(
 
 
 @pytest.fixture
-async def js(nc: nats.NATS):  # type: ignore[no-untyped-def]
+async def js(nc: nats.NATS):
     context = nc.jetstream()
     await ensure_streams(context)
     return context

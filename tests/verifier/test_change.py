@@ -12,7 +12,7 @@ pytestmark = pytest.mark.unit
 S = PassageStance.SUPPORTS
 
 
-def supported(*sources: str):  # type: ignore[no-untyped-def]
+def supported(*sources: str):
     return decide_verdict([LabelledPassage(s, S, 0.9, 0) for s in sources])
 
 

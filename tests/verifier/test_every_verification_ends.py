@@ -38,7 +38,7 @@ CLAIMS = (
 
 
 @pytest.fixture
-async def client(servers, sessions, verifier_service: FastStream):  # type: ignore[no-untyped-def]
+async def client(servers, sessions, verifier_service: FastStream):
     app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
     async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
         # 100 verifications from one key: an admin key, exempt from the per-key quotas (a
@@ -55,7 +55,7 @@ async def client(servers, sessions, verifier_service: FastStream):  # type: igno
 
 async def test_a_hundred_verifications_all_reach_a_result(
     client: httpx.AsyncClient, sessions
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     started = time.monotonic()
     ids: list[uuid.UUID] = []
     for n in range(100):
@@ -83,7 +83,7 @@ async def test_a_hundred_verifications_all_reach_a_result(
 
 async def test_a_dead_lettered_verification_reads_failed_on_get(
     client: httpx.AsyncClient, sessions
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     verification_id = uuid.uuid4()
     async with sessions() as session, session.begin():
         from research_ledger import UnitOfWork
@@ -96,20 +96,19 @@ async def test_a_dead_lettered_verification_reads_failed_on_get(
             subject_key="ketoplex",
         )
 
-    class Parked:  # what `DeadLetter.of` reads of the parked JetStream message
-        subject = subjects.VERIFY_REQUESTED
-        data = json.dumps(
+    from nats.aio.client import Client as NATS
+    from nats.aio.msg import Msg
+
+    parked = Msg(  # a core NATS message: no JetStream position to name it by
+        _client=NATS(),
+        subject=subjects.VERIFY_REQUESTED,
+        data=json.dumps(
             {"verification_id": str(verification_id), "claim": "ketoplex lowers blood pressure"}
-        ).encode()
-        headers = None
-
-        @property
-        def metadata(self):
-            raise ValueError("not a JetStream message")
-
+        ).encode(),
+    )
     letter = DeadLetter.of(
-        "verifier", Parked(), "transient after 5 deliveries: ToolsUnavailable('corpus tools down')"
-    )  # type: ignore[arg-type]
+        "verifier", parked, "transient after 5 deliveries: ToolsUnavailable('corpus tools down')"
+    )
     await dead_letters.recorder(sessions, "verifier")(letter)
     view = (await client.get(f"{API}/verifications/{verification_id}")).json()
     assert (

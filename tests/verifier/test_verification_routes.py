@@ -25,7 +25,7 @@ API = "/api/research/v1"
 
 
 @pytest.fixture
-async def client(servers, sessions, verifier_service: FastStream):  # type: ignore[no-untyped-def]
+async def client(servers, sessions, verifier_service: FastStream):
     app = create_app(Settings(nats_url=servers.nats_url, database_url=servers.database_url))
     async with left_within(app.router.lifespan_context(app), "gateway lifespan"):
         transport = httpx.ASGITransport(app=app)
@@ -56,7 +56,7 @@ async def test_bad_input_is_422_with_a_reason(
 
 async def test_submit_then_read_the_verdict(
     client: httpx.AsyncClient, sessions, crafted: CraftedCorpus
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     response = await client.post(
         f"{API}/verifications",
         json={"claim": "Ketoplex lowers blood pressure in adults", "watch": True},
@@ -80,7 +80,7 @@ async def test_submit_then_read_the_verdict(
 
 async def test_a_watched_verification_is_entered_once_by_the_verifier(
     client: httpx.AsyncClient, sessions, crafted: CraftedCorpus, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """One writer of a watched claim: the gateway publishes the command, the verifier enters the
     claim once; after the run there is one watched row, one verdict and one completion audit row."""
     entered: list[uuid.UUID] = []

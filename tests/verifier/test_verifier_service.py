@@ -66,7 +66,7 @@ def labels(key: str, *stances: tuple[str, float], prefix: str = "corpus") -> Beh
 
 
 async def verify(js: JetStreamContext, claim: str, **fields: object) -> RequestVerification:
-    command = RequestVerification(claim=claim, origin="bus", **fields)  # type: ignore[arg-type]
+    command = RequestVerification(claim=claim, origin="bus", **fields)
     await js.publish(
         subjects.VERIFY_REQUESTED,
         command.model_dump_json().encode(),
@@ -77,12 +77,12 @@ async def verify(js: JetStreamContext, claim: str, **fields: object) -> RequestV
     return command
 
 
-async def stored(sessions, verification_id: uuid.UUID):  # type: ignore[no-untyped-def]
+async def stored(sessions, verification_id: uuid.UUID):
     async with sessions() as session:
         return await UnitOfWork(session, service="test").reports.version(verification_id)
 
 
-async def reverify_now(servers, sessions, verification_id: uuid.UUID) -> str:  # type: ignore[no-untyped-def]
+async def reverify_now(servers, sessions, verification_id: uuid.UUID) -> str:
     """A month passes: the watched claim falls due and the replicator's run sends it to the verifier;
     returns the re-verification's run id."""
     async with sessions.begin() as session:
@@ -102,14 +102,14 @@ async def reverify_now(servers, sessions, verification_id: uuid.UUID) -> str:  #
     finally:
         await broker.stop()
     async with sessions() as session:
-        run_id = (
-            await UnitOfWork(session, service="test").watched.get(verification_id)
-        ).requested_run_id
+        watched = await UnitOfWork(session, service="test").watched.get(verification_id)
+        assert watched is not None
+        run_id = watched.requested_run_id
     assert run_id
     return run_id
 
 
-async def watch_findings(sessions, verification_id: uuid.UUID) -> list[FindingView]:  # type: ignore[no-untyped-def]
+async def watch_findings(sessions, verification_id: uuid.UUID) -> list[FindingView]:
     async with sessions() as session:
         return await FindingsRepository(session, "replicator").open_for_claims([verification_id])
 
@@ -135,7 +135,7 @@ async def test_each_verdict_from_crafted_evidence(
     confidence,
     js,
     sessions,
-    crafted: CraftedCorpus,  # type: ignore[no-untyped-def]
+    crafted: CraftedCorpus,
     llm_server: FakeLLMServer,
     verifier_service: FastStream,
 ) -> None:
@@ -171,7 +171,7 @@ async def test_each_verdict_from_crafted_evidence(
 async def test_offline_classifier_verifies_a_supported_claim(
     js,
     sessions,
-    crafted: CraftedCorpus,  # type: ignore[no-untyped-def]
+    crafted: CraftedCorpus,
     verifier_service: FastStream,
 ) -> None:
     key = "vitaminq"
@@ -198,7 +198,7 @@ async def test_offline_classifier_verifies_a_supported_claim(
 async def test_a_compound_claim_is_split_into_statements(
     js,
     sessions,
-    crafted: CraftedCorpus,  # type: ignore[no-untyped-def]
+    crafted: CraftedCorpus,
     verifier_service: FastStream,
 ) -> None:
     command = await verify(
@@ -218,7 +218,7 @@ async def test_a_compound_claim_is_split_into_statements(
 async def test_a_fabricated_reference_from_the_llm_is_dropped(
     js,
     sessions,
-    crafted: CraftedCorpus,  # type: ignore[no-untyped-def]
+    crafted: CraftedCorpus,
     llm_server: FakeLLMServer,
     verifier_service: FastStream,
 ) -> None:
@@ -259,7 +259,7 @@ async def test_a_watched_claim_reverified_after_its_evidence_changes(
     nc,
     servers,
     sessions,
-    crafted: CraftedCorpus,  # type: ignore[no-untyped-def]
+    crafted: CraftedCorpus,
     llm_server: FakeLLMServer,
     verifier_service: FastStream,
 ) -> None:
@@ -275,7 +275,7 @@ async def test_a_watched_claim_reverified_after_its_evidence_changes(
         )
     changes: asyncio.Queue[VerificationChanged] = asyncio.Queue()
 
-    async def on_changed(msg) -> None:  # type: ignore[no-untyped-def]
+    async def on_changed(msg) -> None:
         changes.put_nowait(VerificationChanged.model_validate_json(msg.data))
 
     sub = await nc.subscribe(subjects.VERIFICATION_CHANGED, cb=on_changed)
@@ -325,7 +325,7 @@ async def test_a_watched_claim_reverified_after_its_evidence_changes(
     assert verdicts[0].details["finding_id"] == str(finding.finding_id)
 
 
-async def test_a_retracted_source_of_a_watched_claim_is_a_change_and_a_finding(  # type: ignore[no-untyped-def]
+async def test_a_retracted_source_of_a_watched_claim_is_a_change_and_a_finding(
     js,
     nc,
     servers,
@@ -346,7 +346,7 @@ async def test_a_retracted_source_of_a_watched_claim_is_a_change_and_a_finding( 
     assert doomed in [r["paper_id"] for r in first.content["references"]]
     changes: asyncio.Queue[VerificationChanged] = asyncio.Queue()
 
-    async def on_changed(msg) -> None:  # type: ignore[no-untyped-def]
+    async def on_changed(msg) -> None:
         changes.put_nowait(VerificationChanged.model_validate_json(msg.data))
 
     sub = await nc.subscribe(subjects.VERIFICATION_CHANGED, cb=on_changed)
@@ -391,7 +391,7 @@ async def test_a_retracted_source_of_a_watched_claim_is_a_change_and_a_finding( 
     ] == [doomed]
 
 
-async def test_a_source_an_outside_connector_reports_retracted_is_a_change(  # type: ignore[no-untyped-def]
+async def test_a_source_an_outside_connector_reports_retracted_is_a_change(
     js,
     nc,
     servers,
@@ -404,7 +404,7 @@ async def test_a_source_an_outside_connector_reports_retracted_is_a_change(  # t
     key = f"pubretra{uuid.uuid4().hex[:6]}"
     retracted: set[str] = set()
 
-    async def on_search(msg) -> None:  # type: ignore[no-untyped-def]
+    async def on_search(msg) -> None:
         request = SearchEvidence.model_validate_json(msg.data)
         hits = [
             SourceHit(
@@ -424,7 +424,7 @@ async def test_a_source_an_outside_connector_reports_retracted_is_a_change(  # t
     search = await nc.subscribe(subjects.CONNECTOR_SEARCH, cb=on_search)
     changes: asyncio.Queue[VerificationChanged] = asyncio.Queue()
 
-    async def on_changed(msg) -> None:  # type: ignore[no-untyped-def]
+    async def on_changed(msg) -> None:
         changes.put_nowait(VerificationChanged.model_validate_json(msg.data))
 
     sub = await nc.subscribe(subjects.VERIFICATION_CHANGED, cb=on_changed)

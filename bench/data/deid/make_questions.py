@@ -18,6 +18,7 @@ import json
 import random
 import re
 from pathlib import Path
+from typing import Any
 
 OUT = Path(__file__).with_name("questions.jsonl")
 
@@ -842,7 +843,7 @@ FORM_SIZES = {"caps": 21, "inverted": 16, "newborn": 12, "invisible": 12, "guard
 
 
 def main() -> None:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for half, seed, size in (("dev", 3601, 120), ("frozen", 3602, 120)):
         rng = random.Random(seed)
         pools = Pools(half, rng)

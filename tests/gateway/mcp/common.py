@@ -36,10 +36,21 @@ def http_client(url: str, key: str | None) -> Client:
 
 def answer(result: types.CallToolResult) -> dict[str, Any]:
     """A successful tool result as JSON (fails the test with the tool's reason otherwise)."""
-    assert not result.is_error, result.content[0].text
-    return json.loads(result.content[0].text)
+    first = result.content[0]
+    assert isinstance(first, types.TextContent), result.content
+    assert not result.is_error, first.text
+    return json.loads(first.text)
+
+
+def resource_text(result: types.ReadResourceResult) -> str:
+    """The text of a resource read back (fails the test when it came back as a blob)."""
+    first = result.contents[0]
+    assert isinstance(first, types.TextResourceContents), result.contents
+    return first.text
 
 
 def error_text(result: types.CallToolResult) -> str:
     assert result.is_error, result.content
-    return result.content[0].text
+    first = result.content[0]
+    assert isinstance(first, types.TextContent), result.content
+    return first.text

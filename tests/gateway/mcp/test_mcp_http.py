@@ -8,7 +8,14 @@ import httpx
 import pytest
 
 from research_engine.stack import Stack
-from tests.gateway.mcp.common import REVIEW_TOPIC, TOOL_NAMES, answer, error_text, http_client
+from tests.gateway.mcp.common import (
+    REVIEW_TOPIC,
+    TOOL_NAMES,
+    answer,
+    error_text,
+    http_client,
+    resource_text,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -121,15 +128,15 @@ async def test_ask_question_then_read_the_claim_back_every_way(stack: Stack, key
             answer(await client.call_tool("list_findings", {"limit": 5}))["findings"], list
         )
         claim_resource = await client.read_resource(f"research://claims/{claim['claim_id']}")
-        assert claim["statement"] in claim_resource.contents[0].text
+        assert claim["statement"] in resource_text(claim_resource)
 
 
 @pytest.mark.timeout(900)
 async def test_a_review_reports_progress_and_its_report_is_a_resource(stack: Stack, keys) -> None:
-    progress: list[tuple[float, str | None]] = []
+    heard: list[tuple[float, str | None]] = []
 
-    async def on_progress(step: float, total: float | None, message: str | None) -> None:
-        progress.append((step, message))
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append((progress, message))
 
     async with http_client(stack.gateway_url, keys["researcher"]) as client:
         review = answer(
@@ -141,18 +148,18 @@ async def test_a_review_reports_progress_and_its_report_is_a_resource(stack: Sta
         )
         assert review["status"] == "completed", review
         assert review["verdict"] and review["markdown"].startswith("#")
-        messages = [m for _, m in progress]
+        messages = [m for _, m in heard]
         assert any("verdict" in (m or "") for m in messages), (
             messages
         )  # the peer reviewer's verdict
         assert any("called" in (m or "") for m in messages) and messages[-1] == "run completed"
-        assert [s for s, _ in progress] == sorted(s for s, _ in progress)
+        assert [s for s, _ in heard] == sorted(s for s, _ in heard)
         again = answer(await client.call_tool("get_review", {"review_id": review["review_id"]}))
         assert again["markdown"] == review["markdown"]
         report = await client.read_resource(f"research://reports/{review['review_id']}")
         assert (
             report.contents[0].mime_type == "text/markdown"
-            and report.contents[0].text == review["markdown"]
+            and resource_text(report) == review["markdown"]
         )
 
 

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from research_engine.stack import Stack
-from tests.gateway.mcp.common import REVIEW_TOPIC, TOOL_NAMES, answer, error_text
+from tests.gateway.mcp.common import REVIEW_TOPIC, TOOL_NAMES, answer, error_text, resource_text
 
 pytestmark = pytest.mark.e2e
 COMMAND = [sys.executable, "-m", "research_engine.cli", "mcp"]
@@ -62,10 +62,10 @@ async def test_a_reader_key_reads_but_is_refused_start_review(stack: Stack, keys
 async def test_a_review_over_stdio_reports_progress_and_reads_back(
     stack: Stack, keys, tmp_path
 ) -> None:
-    progress: list[str | None] = []
+    heard: list[str | None] = []
 
-    async def on_progress(step: float, total: float | None, message: str | None) -> None:
-        progress.append(message)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append(message)
 
     async with stdio_client(stack, keys["researcher"], tmp_path) as client:
         review = answer(
@@ -76,9 +76,9 @@ async def test_a_review_over_stdio_reports_progress_and_reads_back(
             )
         )
         assert review["status"] == "completed" and review["markdown"].startswith("#")
-        assert any("verdict" in (m or "") for m in progress) and progress[-1] == "run completed"
+        assert any("verdict" in (m or "") for m in heard) and heard[-1] == "run completed"
         report = await client.read_resource(f"research://reports/{review['review_id']}")
-        assert report.contents[0].text == review["markdown"]
+        assert resource_text(report) == review["markdown"]
         got = answer(await client.call_tool("get_review", {"review_id": review["review_id"]}))
         assert got["status"] == "completed" and got["verdict"] == review["verdict"]
         claims = answer(await client.call_tool("search_ledger", {"limit": 5}))["claims"]
@@ -93,7 +93,7 @@ async def test_a_review_over_stdio_reports_progress_and_reads_back(
         with anyio.CancelScope() as scope:
 
             async def cancel_at_first(
-                step: float, total: float | None, message: str | None
+                progress: float, total: float | None, message: str | None
             ) -> None:
                 scope.cancel()
 

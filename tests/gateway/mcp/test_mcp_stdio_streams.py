@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -108,7 +109,7 @@ def test_a_tool_that_fails_unexpectedly_leaves_stdout_json_rpc_and_both_streams_
     assert process.stdin is not None and process.stdout is not None
     process.stdin.write(script)
     process.stdin.flush()
-    answers: dict[int, dict[str, object]] = {}
+    answers: dict[int, dict[str, Any]] = {}
     lines: list[str] = []
     while len(answers) < 3:  # initialize and the two calls answered
         line = process.stdout.readline()
@@ -125,7 +126,7 @@ def test_a_tool_that_fails_unexpectedly_leaves_stdout_json_rpc_and_both_streams_
     for line in filter(str.strip, lines):  # stdout: JSON-RPC messages and nothing else
         assert json.loads(line)["jsonrpc"] == "2.0", line
     failed = answers[2]["result"]
-    assert failed["isError"] and "internal error in ask_question" in failed["content"][0]["text"]  # type: ignore[index]
+    assert failed["isError"] and "internal error in ask_question" in failed["content"][0]["text"]
     records = [
         json.loads(line) for line in err.splitlines() if line.strip()
     ]  # stderr: structured records only

@@ -76,8 +76,11 @@ class EvidenceSource(Protocol):
     the identifier refusal applies to every other source.
     """
 
-    name: str
-    leaves_process: bool
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def leaves_process(self) -> bool: ...  # read, never set: a class constant satisfies it
 
     async def search(
         self, query: str, filters: TaskFilters | None = None, limit: int = 10
