@@ -15,10 +15,11 @@ import re
 from dataclasses import dataclass
 
 from research_judgement.coverage import stem
+from research_text import word_list
 from research_verification.errors import ClaimParseError
-from research_verification.lexical import STOPWORDS
 
 MAX_CLAIM_CHARS = 2000
+STOPWORDS = word_list("stopwords.lexical")  # what claim parsing skips
 AUXILIARIES = frozenset(
     [
         "is",

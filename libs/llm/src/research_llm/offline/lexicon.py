@@ -19,38 +19,12 @@ from research_corpus.sentences import (
 from research_corpus.sentences import (
     split_sentences as split_sentences,  # noqa: PLC0414 - an explicit re-export (mypy strict)
 )
-from research_verification.lexical import STOPWORDS as CLAIM_STOPWORDS
+from research_text import word_list
 
-# The words claim parsing skips (research_verification), plus "more" (a direction word in
+# The words claim parsing skips, plus the offline engine's own: "more" (a direction word in
 # OPPOSITES, no content of its own) and the words every clinical abstract uses, which tell one
 # evidence sentence from another no better than "the" does.
-STOPWORDS = CLAIM_STOPWORDS | frozenset(
-    [
-        "more",
-        "study",
-        "studies",
-        "patient",
-        "patients",
-        "result",
-        "results",
-        "show",
-        "shows",
-        "showed",
-        "shown",
-        "found",
-        "finding",
-        "findings",
-        "associated",
-        "association",
-        "effect",
-        "effects",
-        "role",
-        "level",
-        "levels",
-        "based",
-        "data",
-    ]
-)
+STOPWORDS = word_list("stopwords.lexical") | word_list("stopwords.offline")
 
 # Words that flip the polarity of a statement (counted by parity).
 NEGATIONS = frozenset(
