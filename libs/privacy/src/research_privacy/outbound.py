@@ -21,7 +21,7 @@ import re
 
 from research_privacy import vocabulary
 from research_privacy.deidentify import Deidentified, deidentify, find_identifiers
-from research_privacy.locales import PATIENT_CUES
+from research_privacy.detectors.names import PATIENT_CUES
 from research_privacy.sanitise import DATA_MARKER, NEUTRALISED, sanitise
 
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")

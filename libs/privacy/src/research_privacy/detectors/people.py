@@ -1,6 +1,6 @@
 """People as clinicians write them: a given name alone, a surname as a subject, lowercase names.
 
-The patterns (`recognisers`, `locales`) find names that have a shape: a title, a cue word, a
+The patterns (`names` and the other detectors) find names that have a shape: a title, a cue word, a
 listed given name before a surname. Clinicians also write
 - a given name alone where it is the patient: "Does Priyanka's eGFR …", "For Ingrid (MRN …)",
   "whether Juan should continue", "our patient Tomasz";
@@ -25,9 +25,9 @@ import re
 from collections.abc import Iterator
 
 from research_privacy import vocabulary
-from research_privacy.recognisers import NAME
+from research_privacy.detectors.base import NAME
+from research_privacy.detectors.unlisted import STOP_WORDS
 from research_privacy.science import proper_nouns
-from research_privacy.unlisted import STOP_WORDS
 
 PARTICLES = frozenset(
     [

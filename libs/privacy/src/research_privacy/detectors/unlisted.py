@@ -17,9 +17,10 @@ import re
 from collections.abc import Iterator, Sequence
 
 from research_privacy import vocabulary
+from research_privacy.detectors.base import ADDRESS, MRN, NAME
+from research_privacy.detectors.dates import MONTH_NAMES
+from research_privacy.detectors.names import PATIENT_CUES, TITLES
 from research_privacy.greek import greek_notation
-from research_privacy.locales import MONTH_NAMES, PATIENT_CUES, TITLES
-from research_privacy.recognisers import ADDRESS, MRN, NAME
 from research_text import word_list
 
 # Placeholders from an earlier pass and DOIs (10.1056/NEJMoa1607141) are never identifiers.
