@@ -13,7 +13,9 @@ pytestmark = pytest.mark.unit
 
 
 def test_every_shipped_file_is_a_named_list() -> None:
-    assert word_list_names() == (
+    shipped = word_list_names()
+    assert shipped == tuple(sorted(shipped))
+    assert {
         "stopwords.coverage",
         "stopwords.lexical",
         "stopwords.names",
@@ -21,11 +23,13 @@ def test_every_shipped_file_is_a_named_list() -> None:
         "stopwords.reports",
         "stopwords.review_key",
         "verbs.relational",
-    )
-    for name in word_list_names():
+        "labels.identifier",
+        "particles.names",
+    } <= set(shipped)
+    for name in shipped:
         listed = word_list(name)
         assert listed, name
-        assert all(w == w.strip().lower() and w and not w.startswith("#") for w in listed), name
+        assert all(w == w.strip() and w and not w.startswith("#") for w in listed), name
 
 
 def test_a_list_reads_its_lines_without_comments_or_blanks() -> None:
@@ -47,6 +51,7 @@ def test_lists_keep_what_their_modules_held() -> None:
     assert "the" in word_list("stopwords.lexical")
     assert "patients" in word_list("stopwords.offline")
     assert "patients" not in word_list("stopwords.lexical")
+    assert {"DOB", "MRN"} <= word_list("labels.identifier")  # the case a list is written in stays
 
 
 def test_an_unknown_or_malformed_name_is_refused() -> None:

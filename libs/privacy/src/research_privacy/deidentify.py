@@ -15,6 +15,7 @@ from research_privacy import detectors, science, vocabulary
 from research_privacy.detectors import people
 from research_privacy.detectors.unlisted import STOP_WORDS, unlisted_spans
 from research_privacy.reading import read
+from research_text import word_list
 
 # When two recognisers claim overlapping text, the longer span wins; on equal length, the
 # more specific category (earlier here) wins.
@@ -47,28 +48,7 @@ _A_PERSONS = frozenset({detectors.DATE, detectors.AGE, detectors.URL})
 _EARLIER_PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]?", re.IGNORECASE)
 # Labels that introduce an identifier are not one ("[NAME_1], DOB [DATE_1]" read again must not
 # turn "DOB" into a name: de-identifying twice changes nothing).
-_LABELS = frozenset(
-    [
-        "DOB",
-        "DOD",
-        "MRN",
-        "SSN",
-        "NHS",
-        "ID",
-        "TEL",
-        "PHONE",
-        "FAX",
-        "EMAIL",
-        "E-MAIL",
-        "ZIP",
-        "POSTCODE",
-        "ADDRESS",
-        "MR",
-        "MRS",
-        "MS",
-        "DR",
-    ]
-)
+_LABELS = word_list("labels.identifier")
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,46 +37,7 @@ _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 STOPWORDS = word_list("stopwords.reports")
 
 # Words of the reports' own vocabulary that are capitalised without naming anything.
-REPORT_VOCABULARY = frozenset(
-    [
-        "supported",
-        "contested",
-        "insufficient",
-        "strongly",
-        "partially",
-        "mixed",
-        "evidence",
-        "weakly",
-        "contradicted",
-        "high",
-        "moderate",
-        "low",
-        "pass",
-        "revision_needed",
-        "verdict",
-        "confidence",
-        "critical",
-        "major",
-        "minor",
-        "introduction",
-        "landscape",
-        "findings",
-        "contradictions",
-        "debates",
-        "gaps",
-        "directions",
-        "references",
-        "claim",
-        "review",
-        "corroborating",
-        "contradicting",
-        "nuances",
-        "conditions",
-        "assessment",
-        "summary",
-        "issues",
-    ]
-)
+REPORT_VOCABULARY = word_list("words.report_vocabulary")
 
 
 def normalise(text: str) -> str:

@@ -20,28 +20,7 @@ from research_verification.errors import ClaimParseError
 
 MAX_CLAIM_CHARS = 2000
 STOPWORDS = word_list("stopwords.lexical")  # what claim parsing skips
-AUXILIARIES = frozenset(
-    [
-        "is",
-        "are",
-        "was",
-        "were",
-        "has",
-        "have",
-        "had",
-        "can",
-        "cannot",
-        "may",
-        "might",
-        "could",
-        "will",
-        "would",
-        "does",
-        "do",
-        "did",
-        "should",
-    ]
-)
+AUXILIARIES = word_list("verbs.auxiliary")
 # Verb stems with their inflections; the third-person forms are the surest sign of a predicate.
 VERB_STEMS = (
     "increas",

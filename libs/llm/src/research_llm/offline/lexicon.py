@@ -27,40 +27,7 @@ from research_text import word_list
 STOPWORDS = word_list("stopwords.lexical") | word_list("stopwords.offline")
 
 # Words that flip the polarity of a statement (counted by parity).
-NEGATIONS = frozenset(
-    [
-        "no",
-        "not",
-        "never",
-        "none",
-        "nor",
-        "neither",
-        "without",
-        "cannot",
-        "can't",
-        "don't",
-        "doesn't",
-        "didn't",
-        "isn't",
-        "aren't",
-        "wasn't",
-        "weren't",
-        "won't",
-        "fail",
-        "fails",
-        "failed",
-        "lack",
-        "lacks",
-        "lacking",
-        "absence",
-        "absent",
-        "unrelated",
-        "unaffected",
-        "insignificant",
-        "nonsignificant",
-        "non-significant",
-    ]
-)
+NEGATIONS = word_list("negations.polarity")
 
 # Direction words; a pair across two statements signals a contradiction.
 OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = (

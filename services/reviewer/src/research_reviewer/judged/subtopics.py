@@ -128,31 +128,7 @@ def phrases(text: str) -> list[str]:
 
 
 # How a study was run is not what it found: "randomized controlled trial" names no subtopic.
-_DESIGN = frozenset(
-    [
-        "trial",
-        "trials",
-        "randomized",
-        "randomised",
-        "controlled",
-        "placebo-controlled",
-        "double-blind",
-        "meta-analysis",
-        "meta-analyses",
-        "systematic",
-        "review",
-        "reviews",
-        "cohort",
-        "prospective",
-        "retrospective",
-        "cross-sectional",
-        "case-control",
-        "multicenter",
-        "multicentre",
-        "updated",
-        "pilot",
-    ]
-)
+_DESIGN = word_list("words.study_design")
 
 
 _INNER = frozenset(
