@@ -15,6 +15,7 @@ import pytest
 from pydantic import SecretStr
 
 from research_llm import EvidenceDoc, build_chain, context, usage
+from research_llm.errors import DoesNotFit
 from research_llm.providers.openai import OpenAIProvider
 from research_llm.usage import llm_run
 from research_platform.settings import LLMSettings
@@ -74,7 +75,7 @@ def test_fit_cuts_the_longest_data_blocks_first_and_keeps_the_rest_whole() -> No
     )
     assert fitted[1]["content"].count(DATA_MARKER) == 4
     assert context.fit(messages, budget_tokens=10_000, chars_per_token=3.0) == (messages, 0)
-    with pytest.raises(context.DoesNotFit):
+    with pytest.raises(DoesNotFit):
         context.fit(
             [{"role": "system", "content": "y" * 3000}, {"role": "user", "content": user}], 100, 3.0
         )

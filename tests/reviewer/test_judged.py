@@ -384,7 +384,7 @@ def test_a_subtopic_is_named_by_words_specific_in_the_literature_not_by_generic_
     assert (
         name == "What do the studies find on NETs and inflammatory responses?"
     )  # "NETs" as its papers write it
-    assert "source" not in judged._phrases(
+    assert "source" not in judged.phrases(
         NET_TITLES["corpus:11328820"]
     )  # "a source of …" names nothing alone
 
@@ -392,13 +392,13 @@ def test_a_subtopic_is_named_by_words_specific_in_the_literature_not_by_generic_
 def test_subtopic_names_are_subjects_not_fragments_of_a_clause() -> None:
     # the demo review asked "What do the studies find on stimulate inflammatory responses and source of citrullinated?"
     names = set(
-        judged._phrases(
+        judged.phrases(
             "NETs are a source of citrullinated autoantigens and stimulate inflammatory responses in "
             "rheumatoid arthritis"
         )
     )
     names |= set(
-        judged._phrases(
+        judged.phrases(
             "Antibodies target citrullinated histone 4 contained in neutrophils extracellular traps"
         )
     )
@@ -422,14 +422,14 @@ def test_subtopic_names_are_subjects_not_fragments_of_a_clause() -> None:
         "The Ly49Q receptor plays a crucial role in neutrophil polarization and migration",
         "Survival formally validating the antiapoptotic effect; iHepSCs iHepSCs were derived",
     )
-    names = {n for title in titles for n in judged._phrases(title)}
+    names = {n for title in titles for n in judged.phrases(title)}
     assert {
         "focal adhesion",
         "mechanical force",
         "middle-aged women",
         "neutrophil polarization",
         "quality of life",
-    } <= names | set(judged._phrases("Exercise improved quality of life"))
+    } <= names | set(judged.phrases("Exercise improved quality of life"))
     assert not names & {
         "force to skin",
         "kinase links",
@@ -441,7 +441,7 @@ def test_subtopic_names_are_subjects_not_fragments_of_a_clause() -> None:
     }
     # how a study was run names no subtopic (the demo review asked about "HF-ACTION and randomized controlled trial")
     design = set(
-        judged._phrases(
+        judged.phrases(
             "Effects of exercise training on health status: HF-ACTION randomized controlled trial"
         )
     )

@@ -24,35 +24,12 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from research_text import word_list
+
 TOKEN = re.compile(r"\w+(?:[-'’._]\w+)*")
 DATA = Path(__file__).resolve().parents[1] / "src" / "research_privacy" / "data"
 # Capitalised corpus tokens count as eponyms only when used like one ("Crohn's", "Hodgkin lymphoma").
-EPONYM_HEADS = {
-    "disease",
-    "syndrome",
-    "lymphoma",
-    "sarcoma",
-    "palsy",
-    "test",
-    "score",
-    "scale",
-    "sign",
-    "classification",
-    "criteria",
-    "phenomenon",
-    "ulcer",
-    "cyst",
-    "fracture",
-    "regression",
-    "procedure",
-    "operation",
-    "effect",
-    "curve",
-    "method",
-    "estimator",
-    "model",
-    "distribution",
-}
+EPONYM_HEADS = word_list("heads.eponym_corpus")
 
 
 def _symbol(token: str) -> bool:
@@ -70,6 +47,17 @@ def _word(token: str) -> bool:
     return token.islower() and not any(c.isdigit() for c in token) and len(token) >= 2
 
 
+def _listed(token: str, words: set[str], symbols: set[str]) -> bool:
+    """Add `token` to the words or the symbols when it is one; False when it is neither."""
+    if _word(token):
+        words.add(token)
+    elif _symbol(token):
+        symbols.add(token)
+    else:
+        return False
+    return True
+
+
 def build(corpus: Path, icd: Path | None) -> tuple[set[str], set[str], set[str]]:
     words: set[str] = set()
     symbols: set[str] = set()
@@ -79,11 +67,9 @@ def build(corpus: Path, icd: Path | None) -> tuple[set[str], set[str], set[str]]
         text = " ".join([doc.get("title", ""), *doc.get("abstract", [])])
         tokens = TOKEN.findall(text)
         for i, token in enumerate(tokens):
-            if _word(token):
-                words.add(token)
-            elif _symbol(token):
-                symbols.add(token)
-            elif token[:1].isupper() and token[1:].islower():
+            if _listed(token, words, symbols):
+                continue
+            if token[:1].isupper() and token[1:].islower():
                 base = re.sub(r"['’]s$", "", token)
                 nxt = tokens[i + 1].lower() if i + 1 < len(tokens) else ""
                 if base != token or nxt in EPONYM_HEADS:
@@ -93,11 +79,12 @@ def build(corpus: Path, icd: Path | None) -> tuple[set[str], set[str], set[str]]
         for description in re.findall(r"<desc>(.*?)</desc>", icd.read_text(encoding="utf-8")):
             tokens = TOKEN.findall(description)
             for i, token in enumerate(tokens):
-                if _word(token):
-                    words.add(token)
-                elif _symbol(token):
-                    symbols.add(token)
-                elif i > 0 and token[:1].isupper() and len(token) >= 3:
+                if (
+                    not _listed(token, words, symbols)
+                    and i > 0
+                    and token[:1].isupper()
+                    and len(token) >= 3
+                ):
                     proper.add(re.sub(r"['’]s$", "", token))
     return words, symbols, proper
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from research_contracts.runs import RUN_ID_PATTERN
 from research_privacy.boundary import PLACEHOLDER, person_text
+from research_text import word_list
 
 # Every evidence source the connector serves (`corpus` plus its outside connectors).
 EVIDENCE_SOURCES: Final = (
@@ -116,37 +117,7 @@ MAX_ITERATIONS: Final = 2
 EvidenceSource = Literal[EVIDENCE_SOURCES]  # type: ignore[valid-type]  # mypy reads no Literal of a Final tuple; the schema does
 
 
-_KEY_STOPWORDS = frozenset(
-    [
-        "and",
-        "are",
-        "but",
-        "for",
-        "from",
-        "has",
-        "have",
-        "how",
-        "into",
-        "its",
-        "not",
-        "of",
-        "on",
-        "or",
-        "than",
-        "that",
-        "the",
-        "their",
-        "this",
-        "was",
-        "were",
-        "what",
-        "when",
-        "which",
-        "who",
-        "why",
-        "with",
-    ]
-)
+_KEY_STOPWORDS = word_list("stopwords.review_key")
 
 
 _LABELLED = re.compile(

@@ -10,9 +10,9 @@ through `scorer.CrossEncoder` (tokenize → encoder → head), the one class a f
 """
 
 from research_judgement.data import LABELS, passage_text
+from research_judgement.errors import JudgementError, WeightsUnavailable
 from research_judgement.judge import (
     Judge,
-    WeightsUnavailable,
     evidence,
     get_judge,
     relevance,
@@ -24,6 +24,7 @@ __all__ = [
     "LABELS",
     "AbstractDecision",
     "Judge",
+    "JudgementError",
     "WeightsUnavailable",
     "abstract_decision",
     "evidence",

@@ -19,64 +19,10 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from research_text import word_list
+
 WORD = re.compile(r"[a-z][a-z0-9-]+")
-STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "in",
-        "on",
-        "and",
-        "or",
-        "to",
-        "for",
-        "with",
-        "by",
-        "from",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "that",
-        "this",
-        "these",
-        "those",
-        "its",
-        "it",
-        "as",
-        "at",
-        "than",
-        "not",
-        "no",
-        "into",
-        "can",
-        "may",
-        "has",
-        "have",
-        "had",
-        "which",
-        "their",
-        "more",
-        "less",
-        "between",
-        "during",
-        "after",
-        "before",
-        "among",
-        "vs",
-        "does",
-        "do",
-        "did",
-        "cannot",
-        "without",
-        "lack",
-        "lacks",
-    ]
-)
+STOP = word_list("stopwords.coverage")
 SUFFIXES = ("ies", "es", "s", "ing", "ed", "ly")
 
 

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from research_contracts.errors import ResearchEngineError
 from research_judgement.coverage import FILE as VOCABULARY
 from research_judgement.coverage import vocabulary
 from research_judgement.data import abstract_text, passage_text
+from research_judgement.errors import WeightsUnavailable
 from research_judgement.metrics import AbstractDecision, abstract_decision, sigmoid, softmax
 from research_judgement.onnx_scorer import OnnxCrossEncoder
 from research_judgement.scorer import CrossEncoder, read_config
@@ -30,10 +30,6 @@ from research_platform.settings import get_settings
 
 WEIGHTS = Path(__file__).parent / "weights"
 Passage = str | tuple[str, str]  # text, or (title, text)
-
-
-class WeightsUnavailable(ResearchEngineError, RuntimeError):
-    """The shipped adapter / head files are missing."""
 
 
 class Judge:

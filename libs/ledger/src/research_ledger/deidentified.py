@@ -23,8 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 from research_platform import installation
-from research_privacy.boundary import UncleanText, require_clean
 from research_privacy.boundary import digest as plain_digest
+from research_privacy.boundary import require_clean
+from research_privacy.errors import UncleanText
 
 __all__ = [
     "PERSON_FIELDS",

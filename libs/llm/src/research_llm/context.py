@@ -16,15 +16,12 @@ from __future__ import annotations
 
 import re
 
+from research_llm.errors import DoesNotFit
 from research_privacy import DATA_MARKER
 
 MESSAGE_OVERHEAD_TOKENS = 8  # chat-template tokens around one message
 ELLIPSIS = " […]"
 _BLOCK = re.compile(re.escape(DATA_MARKER) + r"\n(.*?)\n" + re.escape(DATA_MARKER), re.DOTALL)
-
-
-class DoesNotFit(ValueError):
-    """Even with every data block emptied the conversation is over the budget."""
 
 
 def estimate_tokens(messages: list[dict[str, str]], chars_per_token: float) -> int:

@@ -4,8 +4,10 @@ LLMError                   a ResearchEngineError (research_contracts.errors)
 ├── ProviderError          one provider could not answer; the chain moves on to the next
 │   ├── ProviderUnavailable    timeout, transport fault, 429 or 5xx: not retried here
 │   └── InvalidResponse        the answer did not validate against the JSON schema
-└── NoProviderAnswered     every provider in the chain failed (never raised while the
-                           offline engine is last in the chain)
+├── NoProviderAnswered     every provider in the chain failed (never raised while the
+│                          offline engine is last in the chain)
+└── DoesNotFit             a prompt over the context budget with every data block emptied
+                           (also a ValueError; the provider answers it as a ProviderError)
 """
 
 from __future__ import annotations
@@ -47,3 +49,7 @@ class NoProviderAnswered(LLMError):
             "; ".join(f"{f.provider}/{f.model}: {f.reason}" for f in failures) or "no provider"
         )
         self.failures = failures
+
+
+class DoesNotFit(LLMError, ValueError):
+    """Even with every data block emptied the conversation is over the budget."""

@@ -122,40 +122,31 @@ class ProviderFailure(BaseModel):
     status: int | None = None
 
 
-class DraftOutcome(BaseModel):
+class Provenance(BaseModel):
+    """Who produced a chain's answer and who failed first: every outcome of a `ProviderChain`."""
+
+    provider: str
+    model: str
+    failures: list[ProviderFailure] = Field(default_factory=list)
+    usage: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Tokens in / out, cost and seconds of this question (research_llm.usage).",
+    )
+
+
+class DraftOutcome(Provenance):
     """The researcher's answer: the draft plus who produced it and who failed first."""
 
     draft: ClaimDraft
-    provider: str
-    model: str
-    failures: list[ProviderFailure] = Field(default_factory=list)
-    usage: dict[str, Any] = Field(
-        default_factory=dict,
-        description="Tokens in / out, cost and seconds of this question (research_llm.usage).",
-    )
 
 
-class JudgeOutcome(BaseModel):
+class JudgeOutcome(Provenance):
     """The critic's answer: the verdict plus who produced it and who failed first."""
 
     verdict: CriticVerdict
-    provider: str
-    model: str
-    failures: list[ProviderFailure] = Field(default_factory=list)
-    usage: dict[str, Any] = Field(
-        default_factory=dict,
-        description="Tokens in / out, cost and seconds of this question (research_llm.usage).",
-    )
 
 
-class Answered(BaseModel, Generic[Shape]):
+class Answered(Provenance, Generic[Shape]):
     """A free-form question's answer (`ProviderChain.ask`) plus who produced it and who failed first."""
 
     answer: Shape
-    provider: str
-    model: str
-    failures: list[ProviderFailure] = Field(default_factory=list)
-    usage: dict[str, Any] = Field(
-        default_factory=dict,
-        description="Tokens in / out, cost and seconds of this question (research_llm.usage).",
-    )

@@ -10,7 +10,8 @@
 A mode chooses its engine with `research_llm.choose_engine`.
 """
 
-from research_modes.connector import ConnectorClient, SourceLog, SourcesDown, ToolsUnavailable
+from research_modes.connector import ConnectorClient, SourceLog
+from research_modes.errors import SourcesDown, ToolsUnavailable
 from research_modes.runs import (
     ConnectorPort,
     ModeRun,

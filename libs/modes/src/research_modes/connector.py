@@ -30,7 +30,7 @@ from pydantic import BaseModel, ValidationError
 
 from research_contracts import EvidenceFound, SearchEvidence, TaskFilters, subjects
 from research_contracts.corpus_tools import CorpusToolReply
-from research_platform.errors import ResearchEngineError, TransientError
+from research_modes.errors import SourcesDown, ToolsUnavailable
 from research_platform.logging import get_logger
 
 log = get_logger(__name__)
@@ -39,14 +39,6 @@ NO_RESPONDER_WAIT_S = 20.0  # how long a request waits for the connector to subs
 FIRST_BACKOFF_S = 0.1
 MAX_BACKOFF_S = 2.0
 REASON_LIMIT = 300
-
-
-class ToolsUnavailable(TransientError):
-    """A corpus tool did not answer (or refused): the run is tried again later."""
-
-
-class SourcesDown(ResearchEngineError):
-    """Every source a run asked failed: the run ends `failed` with this reason (retrying now will not help)."""
 
 
 class ConnectorClient:

@@ -24,13 +24,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from research_contracts.errors import ResearchEngineError
+from research_platform.errors import EmbeddedServerError
 
 DATABASE_NAME = "research"
-
-
-class EmbeddedServerError(ResearchEngineError, RuntimeError):
-    """An embedded server could not be started."""
 
 
 def _ephemeral_low() -> int:

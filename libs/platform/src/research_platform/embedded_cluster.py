@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from research_platform.embedded import (
-    EmbeddedServerError,
     _wait_for_port,
     free_port,
     nats_server_binary,
 )
+from research_platform.errors import EmbeddedServerError
 
 CLUSTER_NAME = "research-engine"
 HOST = "127.0.0.1"

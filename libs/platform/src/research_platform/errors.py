@@ -2,17 +2,19 @@
 `research_contracts.errors` and is re-exported here.
 
 ResearchEngineError
-├── PrepareError       bad input: the message is terminated to the dead-letter subject
-│                      with an audit row and never retried
-└── TransientError     a fault that may pass (database down, connector timeout): the
-                       message is nacked with a delay and redelivered
+├── PrepareError           bad input: the message is terminated to the dead-letter subject
+│                          with an audit row and never retried
+├── TransientError         a fault that may pass (database down, connector timeout): the
+│                          message is nacked with a delay and redelivered
+└── EmbeddedServerError    an embedded server (nats-server, PostgreSQL) could not be started
+                           (also a RuntimeError)
 """
 
 from __future__ import annotations
 
 from research_contracts.errors import ResearchEngineError
 
-__all__ = ["PrepareError", "ResearchEngineError", "TransientError"]
+__all__ = ["EmbeddedServerError", "PrepareError", "ResearchEngineError", "TransientError"]
 
 
 class PrepareError(ResearchEngineError):
@@ -21,3 +23,7 @@ class PrepareError(ResearchEngineError):
 
 class TransientError(ResearchEngineError):
     """The work failed for a reason that may pass; retry later."""
+
+
+class EmbeddedServerError(ResearchEngineError, RuntimeError):
+    """An embedded server could not be started."""

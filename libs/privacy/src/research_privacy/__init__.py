@@ -11,7 +11,7 @@
 Covers the HIPAA Safe Harbor categories that can be recognised in free text: names, dates
 finer than a year, ages over 89, phone and fax numbers, e-mail addresses, SSNs, medical record,
 health-plan, account and licence numbers, vehicle and device identifiers, URLs, IP addresses,
-street addresses and ZIP codes, in US and international forms (`locales`). Outbound search
+street addresses and ZIP codes, in US and international forms (`detectors`, one module per kind). Outbound search
 queries are built by allow-list (`outbound`, `vocabulary`): only terms of the shipped scientific
 vocabulary leave, so a name or address no pattern knows is dropped all the same. No model, no network.
 """

@@ -27,12 +27,9 @@ from typing import Annotated
 from pydantic import AfterValidator
 
 from research_privacy.deidentify import Deidentified, deidentify, find_identifiers
+from research_privacy.errors import UncleanText
 
 PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]?", re.IGNORECASE)  # keys lowercase them: "[date_1]"
-
-
-class UncleanText(ValueError):
-    """Text that still holds an identifier reached a writer: it did not pass the boundary."""
 
 
 def person_text(value: str, *, into: Deidentified | None = None) -> str:

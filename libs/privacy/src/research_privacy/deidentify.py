@@ -11,63 +11,44 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from research_privacy import locales, people, recognisers, science, vocabulary
+from research_privacy import detectors, science, vocabulary
+from research_privacy.detectors import people
+from research_privacy.detectors.unlisted import STOP_WORDS, unlisted_spans
 from research_privacy.reading import read
-from research_privacy.unlisted import STOP_WORDS, unlisted_spans
+from research_text import word_list
 
 # When two recognisers claim overlapping text, the longer span wins; on equal length, the
 # more specific category (earlier here) wins.
 _PRIORITY = [
-    recognisers.EMAIL,
-    recognisers.URL,
-    recognisers.IP,
-    recognisers.SSN,
-    recognisers.MRN,
-    recognisers.HEALTH_PLAN,
-    recognisers.ACCOUNT,
-    recognisers.LICENCE,
-    recognisers.DEVICE,
-    recognisers.VEHICLE,
-    recognisers.FAX,
-    recognisers.PHONE,
-    recognisers.ADDRESS,
-    recognisers.ZIP,
-    recognisers.DATE,
-    recognisers.AGE,
-    recognisers.NAME,
+    detectors.EMAIL,
+    detectors.URL,
+    detectors.IP,
+    detectors.SSN,
+    detectors.MRN,
+    detectors.HEALTH_PLAN,
+    detectors.ACCOUNT,
+    detectors.LICENCE,
+    detectors.DEVICE,
+    detectors.VEHICLE,
+    detectors.FAX,
+    detectors.PHONE,
+    detectors.ADDRESS,
+    detectors.ZIP,
+    detectors.DATE,
+    detectors.AGE,
+    detectors.NAME,
 ]
 
 
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
 # Identifiers only when the text is about a person (`science.about_a_person`) or a label says so
 # ("DOB 03/14/1961"): in research text these are a study period, a population's age, a tool's site.
-_A_PERSONS = frozenset({recognisers.DATE, recognisers.AGE, recognisers.URL})
+_A_PERSONS = frozenset({detectors.DATE, detectors.AGE, detectors.URL})
 # A placeholder of an earlier pass, also lowercased (a report's key) or cut short ("[DATE_1").
 _EARLIER_PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]?", re.IGNORECASE)
 # Labels that introduce an identifier are not one ("[NAME_1], DOB [DATE_1]" read again must not
 # turn "DOB" into a name: de-identifying twice changes nothing).
-_LABELS = frozenset(
-    [
-        "DOB",
-        "DOD",
-        "MRN",
-        "SSN",
-        "NHS",
-        "ID",
-        "TEL",
-        "PHONE",
-        "FAX",
-        "EMAIL",
-        "E-MAIL",
-        "ZIP",
-        "POSTCODE",
-        "ADDRESS",
-        "MR",
-        "MRS",
-        "MS",
-        "DR",
-    ]
-)
+_LABELS = word_list("labels.identifier")
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +139,7 @@ def _find(text: str, *, personal: bool) -> list[Identifier]:
     protected = science.merge(notation + science.proper_noun_spans(text))
     candidates: list[Identifier] = []
     tier: dict[int, int] = {}
-    for level, group in enumerate((recognisers.RECOGNISERS, locales.RECOGNISERS)):
+    for level, group in enumerate((detectors.RECOGNISERS, detectors.INTERNATIONAL)):
         for recogniser in group:
             for start, _end, value in recogniser.spans(text):
                 trimmed = value.strip().rstrip(",")
@@ -174,9 +155,9 @@ def _find(text: str, *, personal: bool) -> list[Identifier]:
                         continue  # a study's dates and ages, a tool's web address: no person in the text
                     candidates.append(found)
                     tier[id(found)] = level
-    for start, end, value in recognisers.name_spans(text):
+    for start, end, value in detectors.name_spans(text):
         if not science.inside(protected, start, end):
-            candidates.append(Identifier(recognisers.NAME, value, start, end))
+            candidates.append(Identifier(detectors.NAME, value, start, end))
     rank = {category: i for i, category in enumerate(_PRIORITY)}
     # On equal length the original US patterns win over the international ones (a licence
     # number stays a LICENCE).
@@ -205,7 +186,7 @@ def _find(text: str, *, personal: bool) -> list[Identifier]:
             Identifier(category, value, start, end)
             for start, end, value, category in found_later
             if not science.inside(protected, start, end)
-            and (personal or category != recognisers.ADDRESS)
+            and (personal or category != detectors.ADDRESS)
         ),
         key=lambda c: (-(c.end - c.start), c.start),
     )
@@ -217,7 +198,7 @@ def _find(text: str, *, personal: bool) -> list[Identifier]:
         for c in chosen
         if c.value.strip(".:,#").upper() not in _LABELS
         and not (
-            c.category == recognisers.NAME and all(w.lower() in STOP_WORDS for w in c.value.split())
+            c.category == detectors.NAME and all(w.lower() in STOP_WORDS for w in c.value.split())
         )
     ]
     chosen = _grown(text, chosen)
@@ -241,9 +222,9 @@ def _grown(text: str, chosen: list[Identifier]) -> list[Identifier]:
     grown: list[tuple[int, int, str]] = []
     for c in chosen:
         start, end = c.start, c.end
-        if c.category == recognisers.NAME:
+        if c.category == detectors.NAME:
             start, end = people.extend_name(text, start, end)
-        elif c.category == recognisers.ADDRESS:
+        elif c.category == detectors.ADDRESS:
             unit = _UNIT_BEFORE.search(text, max(0, start - 30), start)
             if unit:
                 start = unit.start()
@@ -275,7 +256,7 @@ def _mentions(
     """Every other mention of a found person's names ("Mrs Roe … Roe's chart", "For Juan … whether Juan")."""
     words: set[str] = set()
     for c in chosen:
-        if c.category != recognisers.NAME:
+        if c.category != detectors.NAME:
             continue
         for word in _MENTION_SPLIT.split(c.value.strip(".,")):
             word = re.sub(r"['’]s$", "", word)
@@ -290,7 +271,7 @@ def _mentions(
             if science.inside(protected, match.start(), match.end()):
                 continue
             if all(match.end() <= c.start or match.start() >= c.end for c in chosen + extra):
-                extra.append(Identifier(recognisers.NAME, word, match.start(), match.end()))
+                extra.append(Identifier(detectors.NAME, word, match.start(), match.end()))
     return extra
 
 

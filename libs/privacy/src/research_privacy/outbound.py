@@ -21,84 +21,17 @@ import re
 
 from research_privacy import vocabulary
 from research_privacy.deidentify import Deidentified, deidentify, find_identifiers
-from research_privacy.locales import PATIENT_CUES
+from research_privacy.detectors.names import PATIENT_CUES
 from research_privacy.sanitise import DATA_MARKER, NEUTRALISED, sanitise
+from research_text import word_list
 
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
 _DOI = re.compile(r"\b10\.\d{4,9}/[^\s\"<>,;]+[^\s\"<>,;.)]")
 _GAP = "\x00"
 _SENTENCE_END = re.compile(r"[.?!:;\n]")
 # Words that only introduce a person or an identifier: never worth sending once it is gone.
-_LABEL_WORDS = frozenset(
-    [
-        "patient",
-        "patients",
-        "pt",
-        "pts",
-        "mrn",
-        "dob",
-        "d.o.b",
-        "name",
-        "named",
-        "called",
-        "phone",
-        "tel",
-        "telephone",
-        "fax",
-        "email",
-        "e-mail",
-        "address",
-        "lives",
-        "living",
-        "born",
-        "seen",
-        "admitted",
-        "record",
-        "number",
-        "no",
-        "id",
-        "ssn",
-        "account",
-        "mr",
-        "mrs",
-        "ms",
-        "mx",
-        "miss",
-        "dr",
-        "prof",
-        "sir",
-        "madam",
-        "my",
-        "our",
-        "his",
-        "her",
-        "their",
-        "contact",
-        "call",
-        "write",
-        "home",
-    ]
-)
-_TRAILING = frozenset(
-    [
-        "for",
-        "of",
-        "in",
-        "with",
-        "and",
-        "or",
-        "to",
-        "the",
-        "a",
-        "an",
-        "by",
-        "at",
-        "on",
-        "from",
-        "aged",
-        "about",
-    ]
-)
+_LABEL_WORDS = word_list("labels.outbound")
+_TRAILING = word_list("words.outbound_trailing")
 _MAX_LENGTH = 1000
 
 

@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass
 
 from research_privacy import vocabulary
-from research_privacy.people import ID_AFTER, LABEL_AFTER, STRONG_VERBS
+from research_privacy.detectors.people import ID_AFTER, LABEL_AFTER, STRONG_VERBS
 
 INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
 _INVISIBLE = re.compile(f"[{INVISIBLE}]")

@@ -33,6 +33,7 @@ from functools import lru_cache
 from importlib import resources
 
 from research_privacy.greek import greek_notation
+from research_privacy.vocabulary import person_names
 
 _UUID = r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
 _DIGEST = r"\b(?:sha(?:1|256|512)?:)?(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{16,}\b"
@@ -126,8 +127,6 @@ class ProperNouns:
 def proper_nouns() -> ProperNouns:
     """The proper-noun list, plus countries and US states (Faker's en_US lists)."""
     from faker.providers.address.en_US import Provider
-
-    from research_privacy.vocabulary import person_names
 
     raw = (
         resources.files("research_privacy")

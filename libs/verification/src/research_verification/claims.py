@@ -15,32 +15,12 @@ import re
 from dataclasses import dataclass
 
 from research_judgement.coverage import stem
+from research_text import word_list
 from research_verification.errors import ClaimParseError
-from research_verification.lexical import STOPWORDS
 
 MAX_CLAIM_CHARS = 2000
-AUXILIARIES = frozenset(
-    [
-        "is",
-        "are",
-        "was",
-        "were",
-        "has",
-        "have",
-        "had",
-        "can",
-        "cannot",
-        "may",
-        "might",
-        "could",
-        "will",
-        "would",
-        "does",
-        "do",
-        "did",
-        "should",
-    ]
-)
+STOPWORDS = word_list("stopwords.lexical")  # what claim parsing skips
+AUXILIARIES = word_list("verbs.auxiliary")
 # Verb stems with their inflections; the third-person forms are the surest sign of a predicate.
 VERB_STEMS = (
     "increas",

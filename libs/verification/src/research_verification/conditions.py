@@ -19,7 +19,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from research_verification.lexical import STOPWORDS
+from research_text import word_list
+
+STOPWORDS = word_list("stopwords.lexical")  # the words claim parsing skips
 
 _PHRASE_END = r"[^,.;:()]{0,60}?(?=[,.;:()]|\s+(?:and|but|whereas|while|compared|than|with|who|which|that)\b|$)"
 _GROUPS = (

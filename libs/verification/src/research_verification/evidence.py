@@ -27,6 +27,7 @@ import numpy as np
 
 from research_judgement.metrics import abstract_decision
 from research_verification.claims import names_subject, parse_claim
+from research_verification.direction import conflict
 from research_verification.errors import ClaimParseError
 from research_verification.passages import LABELS, SentencePrediction
 
@@ -258,8 +259,6 @@ def decide_paper(
 ) -> PaperCall:
     """`Rule` applied to one abstract judged against `claim`: pure, so the verifier, the reviewer,
     the scout and the offline tuner (`bench/verdict_rules.py`) decide alike."""
-    from research_verification.direction import conflict
-
     support, contradict, nei = (float(x) for x in probs)
     floor = rule.best_evidence if most_evidential else rule.evidence
     shown = most_evidential and 1.0 - nei >= rule.show_floor  # the call's nearest miss is shown
@@ -271,11 +270,13 @@ def decide_paper(
     order = [int(i) for i in np.argsort(-score, kind="stable")[:QUOTES_PER_PAPER]]
     chosen = tuple(i for n, i in enumerate(order) if n == 0 or rationale[i] >= 0.5)
     best = chosen[0]
+
+    def held_back(leaning: str, probability: float, bar: float, reason: str) -> PaperCall:
+        """NEI for a paper that leaned to `leaning` but did not count, and why."""
+        return PaperCall("NEI", nei, chosen, leaning, probability, bar, reason)
+
     if 1.0 - nei < floor:  # under the evidence bar: shown as the closest evidence, never counted
-        return PaperCall(
-            "NEI",
-            nei,
-            chosen,
+        return held_back(
             label,
             1.0 - nei,
             floor,
@@ -286,10 +287,7 @@ def decide_paper(
             label = "CONTRADICT"
             support, contradict = contradict, support
         elif rule.direction == "abstain":
-            return PaperCall(
-                "NEI",
-                nei,
-                chosen,
+            return held_back(
                 label,
                 support if label == "SUPPORT" else contradict,
                 rule.support_bar if label == "SUPPORT" else rule.contradict_bar,
@@ -298,20 +296,14 @@ def decide_paper(
     probability = support if label == "SUPPORT" else contradict
     bar = rule.support_bar if label == "SUPPORT" else rule.contradict_bar
     if probability < bar:
-        return PaperCall(
-            "NEI",
-            nei,
-            chosen,
+        return held_back(
             label,
             probability,
             bar,
             f"P({label}) {probability:.2f} under the bar {bar:.2f}",
         )
     if sentence_evidence is not None and float(sentence_evidence[best]) < rule.sentence_floor:
-        return PaperCall(
-            "NEI",
-            nei,
-            chosen,
+        return held_back(
             label,
             probability,
             bar,

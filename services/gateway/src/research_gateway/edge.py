@@ -38,7 +38,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from research_gateway.limits import TOO_LARGE, answer
 from research_platform.logging import get_logger
-from research_privacy.boundary import UncleanText
+from research_privacy.errors import UncleanText
 
 log = get_logger(__name__)
 

@@ -26,72 +26,14 @@ from research_privacy import (
     outbound_text,
     sanitise_report,
 )
+from research_text import word_list
 
 _SPACES = re.compile(r"\s+")
 _NOT_WORD = re.compile(r"[^\w\s-]+")
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
 _PLACEHOLDER_KIND = re.compile(r"\[([A-Z_]+)_\d+\]")
 # Words that only introduce an identifier (as research_privacy.outbound drops them with it).
-_INTRODUCERS = frozenset(
-    [
-        "patient",
-        "patients",
-        "pt",
-        "pts",
-        "mrn",
-        "dob",
-        "name",
-        "named",
-        "called",
-        "phone",
-        "tel",
-        "telephone",
-        "fax",
-        "email",
-        "e-mail",
-        "address",
-        "lives",
-        "living",
-        "born",
-        "seen",
-        "admitted",
-        "record",
-        "number",
-        "no",
-        "id",
-        "ssn",
-        "account",
-        "mr",
-        "mrs",
-        "ms",
-        "mx",
-        "miss",
-        "dr",
-        "prof",
-        "my",
-        "our",
-        "his",
-        "her",
-        "their",
-        "contact",
-        "for",
-        "of",
-        "in",
-        "with",
-        "and",
-        "or",
-        "to",
-        "the",
-        "a",
-        "an",
-        "by",
-        "at",
-        "on",
-        "from",
-        "aged",
-        "about",
-    ]
-)
+_INTRODUCERS = word_list("labels.introducers")
 
 
 def prepare_task(body: bytes) -> RunResearch:

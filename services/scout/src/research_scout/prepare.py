@@ -24,70 +24,14 @@ from research_ledger.source_limits import ACADEMIC_APIS, WorkspaceLimits, clamp
 from research_platform.errors import PrepareError
 from research_privacy import deidentify, find_identifiers
 from research_reports.text import STOPWORDS, split_sentences
+from research_text import word_list
 
 MAX_KEYWORDS = 8
 SOURCE_NAMESPACE = uuid.UUID("6d3f2b9e-58c1-4c7a-9a43-5f0c2f3e8a11")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
 # Question words and fillers a prompt is made of that no paper is about.
-_PROMPT_FILLER = frozenset(
-    [
-        "what",
-        "which",
-        "does",
-        "do",
-        "is",
-        "are",
-        "how",
-        "why",
-        "when",
-        "who",
-        "whom",
-        "effect",
-        "effects",
-        "impact",
-        "role",
-        "use",
-        "using",
-        "used",
-        "latest",
-        "recent",
-        "current",
-        "new",
-        "review",
-        "overview",
-        "list",
-        "sources",
-        "references",
-        "literature",
-        "research",
-        "give",
-        "find",
-        "need",
-        "want",
-        "know",
-        "tell",
-        "please",
-        "among",
-        "versus",
-        "vs",
-        "between",
-        "reduce",
-        "reduces",
-        "increase",
-        "increases",
-        "improve",
-        "improves",
-        "affect",
-        "affects",
-        "cause",
-        "causes",
-        "help",
-        "helps",
-        "lead",
-        "leads",
-    ]
-)
+_PROMPT_FILLER = word_list("words.prompt_filler")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ model answers, the judge's verdict stands and the report says the check did not 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -44,12 +44,7 @@ class CheckResult:
     reason: str
 
     def metadata(self) -> dict[str, object]:
-        return {
-            "ran": self.ran,
-            "agrees": self.agrees,
-            "answer": self.answer,
-            "reason": self.reason,
-        }
+        return asdict(self)
 
 
 class LlmCheck:

@@ -19,74 +19,15 @@ from research_corpus.sentences import (
 from research_corpus.sentences import (
     split_sentences as split_sentences,  # noqa: PLC0414 - an explicit re-export (mypy strict)
 )
-from research_verification.lexical import STOPWORDS as CLAIM_STOPWORDS
+from research_text import word_list
 
-# The words claim parsing skips (research_verification), plus "more" (a direction word in
+# The words claim parsing skips, plus the offline engine's own: "more" (a direction word in
 # OPPOSITES, no content of its own) and the words every clinical abstract uses, which tell one
 # evidence sentence from another no better than "the" does.
-STOPWORDS = CLAIM_STOPWORDS | frozenset(
-    [
-        "more",
-        "study",
-        "studies",
-        "patient",
-        "patients",
-        "result",
-        "results",
-        "show",
-        "shows",
-        "showed",
-        "shown",
-        "found",
-        "finding",
-        "findings",
-        "associated",
-        "association",
-        "effect",
-        "effects",
-        "role",
-        "level",
-        "levels",
-        "based",
-        "data",
-    ]
-)
+STOPWORDS = word_list("stopwords.lexical") | word_list("stopwords.offline")
 
 # Words that flip the polarity of a statement (counted by parity).
-NEGATIONS = frozenset(
-    [
-        "no",
-        "not",
-        "never",
-        "none",
-        "nor",
-        "neither",
-        "without",
-        "cannot",
-        "can't",
-        "don't",
-        "doesn't",
-        "didn't",
-        "isn't",
-        "aren't",
-        "wasn't",
-        "weren't",
-        "won't",
-        "fail",
-        "fails",
-        "failed",
-        "lack",
-        "lacks",
-        "lacking",
-        "absence",
-        "absent",
-        "unrelated",
-        "unaffected",
-        "insignificant",
-        "nonsignificant",
-        "non-significant",
-    ]
-)
+NEGATIONS = word_list("negations.polarity")
 
 # Direction words; a pair across two statements signals a contradiction.
 OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = (

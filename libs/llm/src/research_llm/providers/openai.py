@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from research_llm import context
-from research_llm.errors import ProviderError, ProviderUnavailable
+from research_llm.errors import DoesNotFit, ProviderError, ProviderUnavailable
 from research_llm.providers.remote import Message, RemoteProvider, describe
 
 CONTEXT_MARGIN_TOKENS = 16
@@ -132,7 +132,7 @@ class OpenAIProvider(RemoteProvider):
             return messages
         try:
             fitted, cut = context.fit(messages, budget, chars_per_token)
-        except context.DoesNotFit as exc:
+        except DoesNotFit as exc:
             raise ProviderError(f"prompt does not fit the model's context: {exc}") from exc
         self.trimmed_chars += cut
         return fitted

@@ -17,87 +17,18 @@ import re
 from collections.abc import Iterator, Sequence
 
 from research_privacy import vocabulary
+from research_privacy.detectors.base import ADDRESS, MRN, NAME
+from research_privacy.detectors.dates import MONTH_NAMES
+from research_privacy.detectors.names import PATIENT_CUES, TITLES
 from research_privacy.greek import greek_notation
-from research_privacy.locales import MONTH_NAMES, PATIENT_CUES, TITLES
-from research_privacy.recognisers import ADDRESS, MRN, NAME
+from research_text import word_list
 
 # Placeholders from an earlier pass and DOIs (10.1056/NEJMoa1607141) are never identifiers.
 _EXEMPT = re.compile(r"\[[A-Z_]+_\d+\]|\S+@\S+|\b10\.\d{4,9}/[^\s\"<>]+")
 _SENTENCE_BREAK = re.compile(r"[;?!\n(){}<>]|\.\s")
 _CUE_WINDOW = 4
 # Words that are never part of a name, whatever a name list says ("The", "a", "Ten", "Ever").
-STOP_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "of",
-        "for",
-        "with",
-        "on",
-        "in",
-        "at",
-        "to",
-        "by",
-        "from",
-        "as",
-        "is",
-        "was",
-        "are",
-        "were",
-        "be",
-        "been",
-        "has",
-        "had",
-        "have",
-        "this",
-        "that",
-        "these",
-        "those",
-        "their",
-        "his",
-        "her",
-        "its",
-        "our",
-        "my",
-        "your",
-        "no",
-        "not",
-        "but",
-        "if",
-        "then",
-        "than",
-        "so",
-        "such",
-        "all",
-        "any",
-        "some",
-        "each",
-        "every",
-        "per",
-        "via",
-        "into",
-        "onto",
-        "upon",
-        "ten",
-        "ever",
-        "among",
-        "after",
-        "before",
-        "during",
-        "since",
-        "while",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "what",
-    ]
-)
+STOP_WORDS = word_list("stopwords.names")
 _TITLE = re.compile(TITLES, re.IGNORECASE)
 
 

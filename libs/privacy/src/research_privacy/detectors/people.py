@@ -1,6 +1,6 @@
 """People as clinicians write them: a given name alone, a surname as a subject, lowercase names.
 
-The patterns (`recognisers`, `locales`) find names that have a shape: a title, a cue word, a
+The patterns (`names` and the other detectors) find names that have a shape: a title, a cue word, a
 listed given name before a surname. Clinicians also write
 - a given name alone where it is the patient: "Does Priyanka's eGFR …", "For Ingrid (MRN …)",
   "whether Juan should continue", "our patient Tomasz";
@@ -25,122 +25,19 @@ import re
 from collections.abc import Iterator
 
 from research_privacy import vocabulary
-from research_privacy.recognisers import NAME
+from research_privacy.detectors.base import NAME
+from research_privacy.detectors.unlisted import STOP_WORDS
 from research_privacy.science import proper_nouns
-from research_privacy.unlisted import STOP_WORDS
+from research_text import word_list
 
-PARTICLES = frozenset(
-    [
-        "de",
-        "la",
-        "le",
-        "du",
-        "des",
-        "del",
-        "della",
-        "di",
-        "da",
-        "dos",
-        "das",
-        "do",
-        "van",
-        "von",
-        "der",
-        "den",
-        "ter",
-        "ten",
-        "bin",
-        "binti",
-        "bint",
-        "ibn",
-        "abu",
-        "al",
-        "el",
-        "ul",
-        "ben",
-        "ní",
-        "nic",
-        "ni",
-        "mac",
-        "mc",
-        "ó",
-        "y",
-        "af",
-        "av",
-        "zu",
-    ]
-)
+PARTICLES = word_list("particles.names")
 _PARTICLE_PREFIX = re.compile(r"^(?:al|el|ul|bin|ibn|abu|ben|d|o|mac|mc)[-'’]\w", re.IGNORECASE)
 _TOKEN = re.compile(r"[\w\u0300-\u036F]+(?:[-'’][\w\u0300-\u036F]+)*")
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]?", re.IGNORECASE)
 # Words before a bare given name that make it the person talked about.
-_BEFORE = frozenset(
-    [
-        "for",
-        "whether",
-        "does",
-        "did",
-        "give",
-        "gave",
-        "tell",
-        "told",
-        "ask",
-        "asks",
-        "asked",
-        "see",
-        "seen",
-        "saw",
-        "treat",
-        "treating",
-        "treated",
-        "visit",
-        "visited",
-        "visiting",
-        "help",
-        "helping",
-        "manage",
-        "managing",
-        "counsel",
-        "counselling",
-        "counseling",
-        "examined",
-        "examine",
-    ]
-)
+_BEFORE = word_list("cues.before_given_name")
 # Words after a name-shaped unknown word that make it the person talked about.
-_AFTER = frozenset(
-    [
-        "who",
-        "whose",
-        "should",
-        "needs",
-        "wants",
-        "asks",
-        "asked",
-        "presented",
-        "presents",
-        "complains",
-        "complained",
-        "underwent",
-        "declined",
-        "declines",
-        "tolerated",
-        "tolerates",
-        "lives",
-        "lived",
-        "died",
-        "denies",
-        "denied",
-        "attended",
-        "attends",
-        "collapsed",
-        "feels",
-        "felt",
-        "refused",
-        "refuses",
-        "prefers",
-    ]
-)
+_AFTER = word_list("cues.after_name")
 STRONG_VERBS = (
     r"(?:was\s+|is\s+|has\s+been\s+|had\s+been\s+)?(?:now\s+)?(?:admitted|readmitted|discharged|seen|reviewed|referred|"
     r"transferred|intubated|started\s+on|presented|presents|underwent|complains|complained|declined|declines|tolerated|"
@@ -166,57 +63,7 @@ _TITLE = re.compile(
     r"(?<![\w.])(?<!\d\s)(?:(?:[Mm]rs?|[Mm]s|[Mm]iss|[Mm]x|[Dd]r|[Pp]rof)\.?|(?i:baby\s+(?:girl|boy|of)|infant\s+of))"
     r"\s+(?=\S)"
 )
-_EPONYM_FOLLOWERS = vocabulary.EPONYM_HEADS | frozenset(
-    [
-        "kappa",
-        "d",
-        "rho",
-        "tau",
-        "test",
-        "t-test",
-        "exact",
-        "rank",
-        "correlation",
-        "coefficient",
-        "criterion",
-        "criteria",
-        "law",
-        "laws",
-        "equation",
-        "principle",
-        "rule",
-        "rules",
-        "sign",
-        "signs",
-        "disease",
-        "diseases",
-        "syndrome",
-        "reaction",
-        "stain",
-        "staining",
-        "solution",
-        "index",
-        "method",
-        "approach",
-        "theorem",
-        "lemma",
-        "hypothesis",
-        "paradox",
-        "constant",
-        "number",
-        "ratio",
-        "formula",
-        "algorithm",
-        "fixative",
-        "medium",
-        "media",
-        "reagent",
-        "buffer",
-        "agar",
-        "broth",
-        "stains",
-    ]
-)
+_EPONYM_FOLLOWERS = vocabulary.EPONYM_HEADS | word_list("heads.eponym_followers")
 
 
 def _hidden(text: str) -> list[tuple[int, int]]:
