@@ -193,7 +193,7 @@ def service_app(
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
         if streams:
-            await ensure_streams_at(settings.require_nats_url())
+            await ensure_streams_at(settings.require_nats_url(), settings)
         engine = create_engine(
             settings.require_database_url(), pool_size=pool.size, pre_ping=pool.pre_ping
         )

@@ -17,7 +17,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -175,6 +182,20 @@ class CorpusSettings(BaseModel):
         default=10,
         ge=1,
         description="Deliveries of one ingest job before the workers give up on it (it stays queued, unacknowledged).",
+    )
+
+
+class JudgementSettings(BaseModel):
+    """What the judgement models load (`research_judgement`): built by `Settings.judgement` from
+    the flat variables `JUDGEMENT_WEIGHTS`, `JUDGEMENT_BACKEND`, `JUDGEMENT_ABSTRACT_WEIGHTS` and
+    the machine's conventions (`OMP_NUM_THREADS`, `XDG_CACHE_HOME`)."""
+
+    weights: str | None = None  # None = the shipped `research_judgement/weights`
+    backend: Literal["torch", "onnx"] = "torch"
+    abstract_weights: str | None = None  # None = the shipped `weights/abstract`
+    threads: int | None = None  # math threads of the ONNX runtime; None = the usable cores
+    onnx_cache_dir: str | None = (
+        None  # where ONNX exports are kept; None = ~/.cache/research-engine/onnx
     )
 
 
@@ -401,6 +422,45 @@ class Settings(BaseSettings):
         description="How long the dead-letter stream keeps parked message bytes.",
     )
 
+    @model_validator(mode="after")
+    def _machine_conventions(self) -> Settings:
+        """The machine's conventions resolved once, here, into the sections that use them: a
+        positive `OMP_NUM_THREADS` is the embedding model's thread count unless
+        `CORPUS__EMBED_THREADS` is set, and `XDG_CACHE_HOME` places the ONNX exports unless
+        `CORPUS__ONNX_CACHE_DIR` does (libraries read their section, never the environment)."""
+        updates: dict[str, object] = {}
+        if self.corpus.embed_threads is None and self.machine_threads is not None:
+            updates["embed_threads"] = self.machine_threads
+        if self.corpus.onnx_cache_dir is None and self.xdg_onnx_cache_dir is not None:
+            updates["onnx_cache_dir"] = self.xdg_onnx_cache_dir
+        if updates:
+            self.corpus = self.corpus.model_copy(update=updates)
+        return self
+
+    @property
+    def machine_threads(self) -> int | None:
+        """`OMP_NUM_THREADS` when it is a positive number, else None (= the usable cores)."""
+        configured = (self.omp_num_threads or "").strip()
+        return int(configured) if configured.isdigit() and int(configured) > 0 else None
+
+    @property
+    def xdg_onnx_cache_dir(self) -> str | None:
+        """`$XDG_CACHE_HOME/research-engine/onnx` when `XDG_CACHE_HOME` is set, else None."""
+        if not self.xdg_cache_home:
+            return None
+        return str(Path(self.xdg_cache_home) / "research-engine" / "onnx")
+
+    @property
+    def judgement(self) -> JudgementSettings:
+        """The judgement models' section, from the flat `JUDGEMENT_*` variables (their names kept)."""
+        return JudgementSettings(
+            weights=self.judgement_weights,
+            backend=self.judgement_backend,
+            abstract_weights=self.judgement_abstract_weights,
+            threads=self.machine_threads,
+            onnx_cache_dir=self.xdg_onnx_cache_dir,
+        )
+
     @field_validator("metrics_port", "judgement_backend", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: object, info: ValidationInfo) -> object:
@@ -426,5 +486,6 @@ class Settings(BaseSettings):
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The process-wide settings, read once."""
+    """The process-wide settings, read once: for entry points (the CLI, benchmarks) only;
+    libraries take their section as an argument (a test holds `libs/` to that)."""
     return Settings()

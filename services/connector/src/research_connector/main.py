@@ -33,7 +33,7 @@ from research_connector.shared_ratelimit import SharedRateLimits, open_rate_buck
 from research_connector.sources.corpus import CorpusSource
 from research_contracts import EvidenceFound, SearchEvidence, subjects
 from research_corpus.batching import MicroBatchingEmbedder
-from research_corpus.embedding import get_embedder
+from research_corpus.embedding import configure_embedder, get_embedder
 from research_platform.app import Pool, ServiceContext, service_app
 from research_platform.db import session_factory
 from research_platform.logging import get_logger
@@ -47,6 +47,7 @@ SEARCH_WORKERS = 16  # searches answered at once (as many as a researcher works 
 
 
 def create_app(settings: ConnectorServiceSettings) -> FastStream:
+    configure_embedder(settings.corpus)  # the process's models, from this service's settings
     connector = settings.connector
     state: dict[str, Any] = {}
 
@@ -57,14 +58,14 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
         client = http_client(connector)
         # Rate limits are counted fleet-wide (NATS KV), so replicas together keep each source's rate.
         limits_nc = await connect(settings.require_nats_url())
-        limits = SharedRateLimits(await open_rate_bucket(limits_nc))
+        limits = SharedRateLimits(await open_rate_bucket(limits_nc, settings.nats_stream_replicas))
         state["corpus"] = CorpusSource(state["read_sessions"], settings.corpus)
         state["incidents"] = Incidents(sessions)
         # Circuits are shared the same way: a source one replica found down is skipped by all.
         circuit = connector.circuit
         breakers = (
             CircuitBreakers(
-                await open_circuit_bucket(limits_nc),
+                await open_circuit_bucket(limits_nc, replicas=settings.nats_stream_replicas),
                 threshold=circuit.threshold,
                 cooldown_s=circuit.cooldown_s,
                 refresh_s=circuit.refresh_s,

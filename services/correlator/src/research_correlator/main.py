@@ -24,9 +24,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from research_agents import RunContext
 from research_agents.app import schedule
 from research_agents.runs import RunBook
+from research_corpus.embedding import configure_embedder
 from research_correlator import experiment, prepare, reshape
 from research_correlator.repository import SERVICE, Patterns
 from research_correlator.settings import CorrelatorServiceSettings, CorrelatorSettings
+from research_judgement import configure_judgement
 from research_llm import ProviderChain, build_chain, usage
 from research_platform.app import service_app
 from research_platform.db import transaction
@@ -126,6 +128,8 @@ class Correlator:
 
 
 def create_app(settings: CorrelatorServiceSettings) -> FastStream:
+    configure_embedder(settings.corpus)  # the process's models, from this service's settings
+    configure_judgement(settings.judgement)
     correlator = settings.correlator
 
     app, ctx = service_app(settings, SERVICE)

@@ -24,8 +24,10 @@ from research_contracts import (
     RecritiqueClaim,
     subjects,
 )
+from research_corpus.embedding import configure_embedder
 from research_critic.pipeline import Critic
 from research_critic.repository import SERVICE
+from research_judgement import configure_judgement
 from research_ledger import dead_letters
 from research_ledger.outbox import relay_beside
 from research_llm import build_chain
@@ -57,6 +59,8 @@ EMITS = (
 
 
 def create_app(settings: Settings) -> FastStream:
+    configure_embedder(settings.corpus)  # the process's models, from this service's settings
+    configure_judgement(settings.judgement)
     concurrency = settings.critic.concurrency
 
     @asynccontextmanager

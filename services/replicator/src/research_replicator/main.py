@@ -43,6 +43,7 @@ from research_contracts import (
     SourcesRetracted,
     subjects,
 )
+from research_judgement import configure_judgement
 from research_ledger import dead_letters
 from research_ledger.outbox import relay_beside
 from research_platform.app import Consumes, ServiceContext, service_app
@@ -171,6 +172,7 @@ class Replicator:
 
 
 def create_app(settings: ReplicatorServiceSettings) -> FastStream:
+    configure_judgement(settings.judgement)  # the process's models, from this service's settings
     replicator = settings.replicator
     app, ctx = service_app(
         settings, SERVICE, emits=EMITS, run_events=True, dead_letters=dead_letters.recorder

@@ -23,8 +23,8 @@ from faststream import FastStream
 
 from research_contracts import ClaimProposed, RunResearch, Tier, subjects
 from research_corpus.batching import MicroBatchingEmbedder
-from research_corpus.embedding import get_embedder
-from research_judgement import get_judge
+from research_corpus.embedding import configure_embedder, get_embedder
+from research_judgement import configure_judgement, get_judge
 from research_ledger import dead_letters
 from research_llm import build_chain
 from research_platform.app import Consumes, Pool, ServiceContext, service_app
@@ -48,6 +48,8 @@ CLAIM_PROPOSED = Emits(
 
 
 def create_app(settings: Settings) -> FastStream:
+    configure_embedder(settings.corpus)  # the process's models, from this service's settings
+    configure_judgement(settings.judgement)
     concurrency = settings.researcher.concurrency
 
     @asynccontextmanager

@@ -29,8 +29,8 @@ from nats.js.api import DeliverPolicy
 
 from research_contracts import ClaimDecided, ClaimProposed, subjects
 from research_contracts.reviews import RequestReview, ReviewCompleted
-from research_corpus.embedding import get_embedder
-from research_judgement import get_judge
+from research_corpus.embedding import configure_embedder, get_embedder
+from research_judgement import configure_judgement, get_judge
 from research_llm import choose_engine
 from research_llm.offline.relevance import Relevance, default_encoder
 from research_modes import ConnectorClient
@@ -70,6 +70,8 @@ EMITS = (
 
 
 def create_app(settings: ReviewerServiceSettings) -> FastStream:
+    configure_embedder(settings.corpus)  # the process's models, from this service's settings
+    configure_judgement(settings.judgement)
     config = settings.reviewer
 
     @asynccontextmanager

@@ -24,6 +24,7 @@ from faststream import FastStream
 from research_agents.app import schedule
 from research_contracts import subjects
 from research_contracts.sourcelists import RequestSourceList, SourceListUpdated
+from research_judgement import configure_judgement
 from research_llm import choose_engine
 from research_modes import ConnectorClient
 from research_modes.app import mode_app
@@ -48,6 +49,7 @@ EMITS = (
 
 
 def create_app(settings: ScoutServiceSettings) -> FastStream:
+    configure_judgement(settings.judgement)  # the process's models, from this service's settings
     scout_settings = settings.scout
 
     @asynccontextmanager

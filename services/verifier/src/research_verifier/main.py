@@ -25,6 +25,8 @@ from faststream import FastStream
 
 from research_contracts import subjects
 from research_contracts.verifications import RequestVerification, VerificationChanged
+from research_corpus.embedding import configure_embedder
+from research_judgement import configure_judgement
 from research_llm import choose_engine
 from research_modes import ConnectorClient
 from research_modes.app import mode_app
@@ -51,6 +53,8 @@ EMITS = (
 
 
 def create_app(settings: VerifierServiceSettings) -> FastStream:
+    configure_embedder(settings.corpus)  # the process's models, from this service's settings
+    configure_judgement(settings.judgement)
     config = settings.verifier
 
     @asynccontextmanager
