@@ -5,8 +5,7 @@ or a service's subclass of it that adds the service's own group (`CorrelatorServ
 adds `correlator`, `ConnectorServiceSettings` adds `connector`, …). Groups are plain pydantic
 models nested in the root; an environment variable names the group, then the field, joined by
 a double underscore, with no other prefix: `LLM__PROVIDER=openai`, `CRITIC__SLA_SECONDS=30`,
-`CORRELATOR__SCHEDULE__INTERVAL_S=3600`, `CONNECTOR__PUBMED__API_KEY=…`. The `researcher` and
-`critic` groups still sit in this shared root (not yet moved to their services). Top-level fields
+`CORRELATOR__SCHEDULE__INTERVAL_S=3600`, `CONNECTOR__PUBMED__API_KEY=…`. Top-level fields
 (`NATS_URL`, `DATABASE_URL`, `LOG_LEVEL`, `GATEWAY_PORT`, …) belong to every process. Secrets are
 `SecretStr` and are never logged.
 """
@@ -199,52 +198,6 @@ class JudgementSettings(BaseModel):
     )
 
 
-class ResearcherSettings(BaseModel):
-    """How the researcher gathers evidence for a task (`RESEARCHER__…`)."""
-
-    evidence_sources: list[str] = Field(
-        default_factory=lambda: ["corpus"], description="Sources asked for evidence."
-    )
-    evidence_limit: int = Field(
-        default=8, description="Hits asked of the evidence sources per task."
-    )
-    connector_timeout_s: float = Field(
-        default=15.0, description="Longest wait for the connector's answer."
-    )
-    concurrency: int = Field(
-        default=16,
-        ge=1,
-        description="Tasks of one tier worked on at once, a new one started as one ends (their questions share embedding batches).",
-    )
-    fallback_sources: list[str] = Field(
-        default_factory=lambda: ["pubmed"], description="Sources asked when memory retrieval fails."
-    )
-    memory_claims: int = Field(default=5, description="Related active claims recalled per task.")
-    memory_min_similarity: float = Field(
-        default=0.45, description="Cosine similarity a related claim needs."
-    )
-    memory_sources: int = Field(
-        default=5, description="Known sources (cited by related claims) added as evidence."
-    )
-    memory_timeout_s: float = Field(
-        default=5.0, description="Longest memory retrieval before the fallback."
-    )
-    tier_poll_s: float = Field(
-        default=0.25, description="How often a lower tier re-checks higher tiers' backlog."
-    )
-
-
-class CriticSettings(BaseModel):
-    """How the critic judges pending claims (`CRITIC__…`)."""
-
-    sla_seconds: float = Field(default=30.0, description="Critique deadline of a claim.")
-    quarantine_after: int = Field(
-        default=3,
-        description="Consecutive SLA timeouts before a claim is quarantined (keep MAX_DELIVER above it).",
-    )
-    concurrency: int = Field(default=16, ge=1, description="Pending claims judged at once.")
-
-
 class GatewayAuthSettings(BaseModel):
     """API-key checks of the gateway (`GATEWAY_AUTH__OPEN`, `GATEWAY_AUTH__FAILED_ATTEMPTS`, …).
 
@@ -402,8 +355,6 @@ class Settings(BaseSettings):
     )
     llm: LLMSettings = Field(default_factory=LLMSettings)
     corpus: CorpusSettings = Field(default_factory=CorpusSettings)
-    researcher: ResearcherSettings = Field(default_factory=ResearcherSettings)
-    critic: CriticSettings = Field(default_factory=CriticSettings)
     gateway_auth: GatewayAuthSettings = Field(default_factory=GatewayAuthSettings)
     gateway_limits: GatewayLimitsSettings = Field(default_factory=GatewayLimitsSettings)
     installation_secret: SecretStr | None = Field(

@@ -27,6 +27,7 @@ from research_contracts import (
 from research_corpus.embedding import configure_embedder
 from research_critic.pipeline import Critic
 from research_critic.repository import SERVICE
+from research_critic.settings import CriticServiceSettings
 from research_judgement import configure_judgement
 from research_ledger import dead_letters
 from research_ledger.outbox import relay_beside
@@ -36,7 +37,6 @@ from research_platform.broker import Emits
 from research_platform.db import session_factory, without_transactions
 from research_platform.replies import empty_is_object, refusing
 from research_platform.service import run_service
-from research_platform.settings import Settings
 
 EMITS = (
     Emits(
@@ -58,7 +58,7 @@ EMITS = (
 )
 
 
-def create_app(settings: Settings) -> FastStream:
+def create_app(settings: CriticServiceSettings) -> FastStream:
     configure_embedder(settings.corpus)  # the process's models, from this service's settings
     configure_judgement(settings.judgement)
     concurrency = settings.critic.concurrency
@@ -132,7 +132,7 @@ def create_app(settings: Settings) -> FastStream:
 
 
 def run() -> None:
-    run_service(SERVICE, create_app)
+    run_service(SERVICE, create_app, CriticServiceSettings)
 
 
 if __name__ == "__main__":

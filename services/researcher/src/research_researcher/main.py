@@ -31,10 +31,10 @@ from research_platform.app import Consumes, Pool, ServiceContext, service_app
 from research_platform.broker import Emits
 from research_platform.db import session_factory, without_transactions
 from research_platform.service import run_service
-from research_platform.settings import Settings
 from research_researcher import rerun
 from research_researcher.pipeline import Researcher
 from research_researcher.repository import SERVICE
+from research_researcher.settings import ResearcherServiceSettings
 from research_researcher.tiers import TierGate
 
 CLAIM_PROPOSED = Emits(
@@ -47,7 +47,7 @@ CLAIM_PROPOSED = Emits(
 )
 
 
-def create_app(settings: Settings) -> FastStream:
+def create_app(settings: ResearcherServiceSettings) -> FastStream:
     configure_embedder(settings.corpus)  # the process's models, from this service's settings
     configure_judgement(settings.judgement)
     concurrency = settings.researcher.concurrency
@@ -121,7 +121,7 @@ def create_app(settings: Settings) -> FastStream:
 
 
 def run() -> None:
-    run_service(SERVICE, create_app)
+    run_service(SERVICE, create_app, ResearcherServiceSettings)
 
 
 if __name__ == "__main__":
