@@ -29,7 +29,7 @@ from research_correlator import experiment, prepare, reshape
 from research_correlator.repository import SERVICE, Patterns
 from research_correlator.settings import CorrelatorServiceSettings, CorrelatorSettings
 from research_judgement import configure_judgement
-from research_llm import ProviderChain, build_chain, usage
+from research_llm import LlmPolicy, ProviderChain, usage
 from research_platform.app import service_app
 from research_platform.db import transaction
 from research_platform.logging import get_logger
@@ -136,7 +136,7 @@ def create_app(settings: CorrelatorServiceSettings) -> FastStream:
     schedule(
         ctx,
         correlator.schedule,
-        lambda ctx: Correlator(ctx.sessions, correlator, build_chain(settings.llm)).run,
+        lambda ctx: Correlator(ctx.sessions, correlator, LlmPolicy(settings.llm).chain()).run,
     )
     return app
 

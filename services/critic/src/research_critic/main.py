@@ -31,7 +31,7 @@ from research_critic.settings import CriticServiceSettings
 from research_judgement import configure_judgement
 from research_ledger import dead_letters
 from research_ledger.outbox import relay_beside
-from research_llm import build_chain
+from research_llm import LlmPolicy
 from research_platform.app import Consumes, Pool, ServiceContext, service_app
 from research_platform.broker import Emits
 from research_platform.db import session_factory, without_transactions
@@ -71,7 +71,7 @@ def create_app(settings: CriticServiceSettings) -> FastStream:
             ctx.publishers[subjects.CLAIM_PENDING],
             ctx.sessions,
             settings,
-            build_chain(settings.llm),
+            LlmPolicy(settings.llm).chain(),
             reads=session_factory(without_transactions(ctx.engine)),
         )
 

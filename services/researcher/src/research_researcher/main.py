@@ -26,7 +26,7 @@ from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import configure_embedder, get_embedder
 from research_judgement import configure_judgement, get_judge
 from research_ledger import dead_letters
-from research_llm import build_chain
+from research_llm import LlmPolicy
 from research_platform.app import Consumes, Pool, ServiceContext, service_app
 from research_platform.broker import Emits
 from research_platform.db import session_factory, without_transactions
@@ -62,7 +62,7 @@ def create_app(settings: ResearcherServiceSettings) -> FastStream:
             broker=ctx.broker,
             sessions=ctx.sessions,
             settings=settings.researcher,
-            chain=build_chain(settings.llm),
+            chain=LlmPolicy(settings.llm).chain(),
             gate=TierGate(
                 lambda: ctx.broker.connection.jetstream(), poll_s=settings.researcher.tier_poll_s
             ),

@@ -11,7 +11,7 @@ Subscribers:
 Publishes `research.review.completed` (`ReviewCompleted`) when a run stored its version, the
 pending claims of its key findings on `research.claim.pending`, and the run events.
 
-Engines (`research_llm.choose_engine`): offline by default (extractive author, computed peer
+Engines (`research_llm.LlmPolicy`): offline by default (extractive author, computed peer
 review); with an LLM provider configured (`LLM__PROVIDER`, keys) the author's plan and report go
 through the provider chain with JSON schemas (`llm_author`). The broker, delivery (ack / retry /
 dead letter + audit), lifespan and declared publishers are `research_platform.app.service_app`'s;
@@ -31,7 +31,7 @@ from research_contracts import ClaimDecided, ClaimProposed, subjects
 from research_contracts.reviews import RequestReview, ReviewCompleted
 from research_corpus.embedding import configure_embedder, get_embedder
 from research_judgement import configure_judgement, get_judge
-from research_llm import choose_engine
+from research_llm import LlmPolicy
 from research_llm.offline.relevance import Relevance, default_encoder
 from research_modes import ConnectorClient
 from research_modes.app import mode_app
@@ -83,8 +83,7 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
         def offline() -> OfflineAuthor:
             return OfflineAuthor(relevance, config)
 
-        make_author: Callable[[], Author] = choose_engine(
-            settings.llm,
+        make_author: Callable[[], Author] = LlmPolicy(settings.llm).choose(
             remote=lambda chain: lambda: LlmAuthor(chain, offline(), config),
             offline=lambda: offline,
         )
