@@ -24,12 +24,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from research_agents import RunContext
 from research_agents.app import schedule
 from research_agents.runs import RunBook
-from research_corpus.embedding import configure_embedder
 from research_correlator import experiment, prepare, reshape
+from research_correlator.bootstrap import bootstrap
 from research_correlator.repository import SERVICE, Patterns
 from research_correlator.settings import CorrelatorServiceSettings, CorrelatorSettings
-from research_judgement import configure_judgement
-from research_llm import LlmPolicy, ProviderChain, usage
+from research_llm import ProviderChain, usage
 from research_platform.app import service_app
 from research_platform.db import transaction
 from research_platform.logging import get_logger
@@ -128,15 +127,14 @@ class Correlator:
 
 
 def create_app(settings: CorrelatorServiceSettings) -> FastStream:
-    configure_embedder(settings.corpus)  # the process's models, from this service's settings
-    configure_judgement(settings.judgement)
+    deps = bootstrap(settings)
     correlator = settings.correlator
 
     app, ctx = service_app(settings, SERVICE)
     schedule(
         ctx,
         correlator.schedule,
-        lambda ctx: Correlator(ctx.sessions, correlator, LlmPolicy(settings.llm).chain()).run,
+        lambda ctx: Correlator(ctx.sessions, correlator, deps.llm.chain()).run,
     )
     return app
 

@@ -24,14 +24,12 @@ from research_contracts import (
     RecritiqueClaim,
     subjects,
 )
-from research_corpus.embedding import configure_embedder
+from research_critic.bootstrap import bootstrap
 from research_critic.pipeline import Critic
 from research_critic.repository import SERVICE
 from research_critic.settings import CriticServiceSettings
-from research_judgement import configure_judgement
 from research_ledger import dead_letters
 from research_ledger.outbox import relay_beside
-from research_llm import LlmPolicy
 from research_platform.app import Consumes, Pool, ServiceContext, service_app
 from research_platform.broker import Emits
 from research_platform.db import session_factory, without_transactions
@@ -59,8 +57,7 @@ EMITS = (
 
 
 def create_app(settings: CriticServiceSettings) -> FastStream:
-    configure_embedder(settings.corpus)  # the process's models, from this service's settings
-    configure_judgement(settings.judgement)
+    deps = bootstrap(settings)
     concurrency = settings.critic.concurrency
 
     @asynccontextmanager
@@ -71,7 +68,7 @@ def create_app(settings: CriticServiceSettings) -> FastStream:
             ctx.publishers[subjects.CLAIM_PENDING],
             ctx.sessions,
             settings,
-            LlmPolicy(settings.llm).chain(),
+            deps.llm.chain(),
             reads=session_factory(without_transactions(ctx.engine)),
         )
 

@@ -23,15 +23,14 @@ from faststream import FastStream
 
 from research_contracts import ClaimProposed, RunResearch, Tier, subjects
 from research_corpus.batching import MicroBatchingEmbedder
-from research_corpus.embedding import configure_embedder, get_embedder
-from research_judgement import configure_judgement, get_judge
+from research_judgement import get_judge
 from research_ledger import dead_letters
-from research_llm import LlmPolicy
 from research_platform.app import Consumes, Pool, ServiceContext, service_app
 from research_platform.broker import Emits
 from research_platform.db import session_factory, without_transactions
 from research_platform.service import run_service
 from research_researcher import rerun
+from research_researcher.bootstrap import bootstrap
 from research_researcher.pipeline import Researcher
 from research_researcher.repository import SERVICE
 from research_researcher.settings import ResearcherServiceSettings
@@ -48,13 +47,12 @@ CLAIM_PROPOSED = Emits(
 
 
 def create_app(settings: ResearcherServiceSettings) -> FastStream:
-    configure_embedder(settings.corpus)  # the process's models, from this service's settings
-    configure_judgement(settings.judgement)
+    deps = bootstrap(settings)
     concurrency = settings.researcher.concurrency
 
     @asynccontextmanager
     async def build(ctx: ServiceContext) -> AsyncIterator[Researcher]:
-        embedder = get_embedder()
+        embedder = deps.embedder
         assert isinstance(
             embedder, MicroBatchingEmbedder
         )  # one worker batches every task's question
@@ -62,7 +60,7 @@ def create_app(settings: ResearcherServiceSettings) -> FastStream:
             broker=ctx.broker,
             sessions=ctx.sessions,
             settings=settings.researcher,
-            chain=LlmPolicy(settings.llm).chain(),
+            chain=deps.llm.chain(),
             gate=TierGate(
                 lambda: ctx.broker.connection.jetstream(), poll_s=settings.researcher.tier_poll_s
             ),

@@ -11,7 +11,7 @@ Subscribers:
 Publishes `research.review.completed` (`ReviewCompleted`) when a run stored its version, the
 pending claims of its key findings on `research.claim.pending`, and the run events.
 
-Engines (`research_llm.LlmPolicy`): offline by default (extractive author, computed peer
+Engines (`research_llm.choose_engine`): offline by default (extractive author, computed peer
 review); with an LLM provider configured (`LLM__PROVIDER`, keys) the author's plan and report go
 through the provider chain with JSON schemas (`llm_author`). The broker, delivery (ack / retry /
 dead letter + audit), lifespan and declared publishers are `research_platform.app.service_app`'s;
@@ -29,9 +29,7 @@ from nats.js.api import DeliverPolicy
 
 from research_contracts import ClaimDecided, ClaimProposed, subjects
 from research_contracts.reviews import RequestReview, ReviewCompleted
-from research_corpus.embedding import configure_embedder, get_embedder
-from research_judgement import configure_judgement, get_judge
-from research_llm import LlmPolicy
+from research_judgement import get_judge
 from research_llm.offline.relevance import Relevance, default_encoder
 from research_modes import ConnectorClient
 from research_modes.app import mode_app
@@ -41,6 +39,7 @@ from research_platform.service import run_service
 from research_platform.shutdown import cancel_within
 from research_reviewer import sweep
 from research_reviewer.author import OfflineAuthor
+from research_reviewer.bootstrap import bootstrap
 from research_reviewer.experiment import Author
 from research_reviewer.llm_author import LlmAuthor
 from research_reviewer.peer_review import PeerReviewer
@@ -70,20 +69,19 @@ EMITS = (
 
 
 def create_app(settings: ReviewerServiceSettings) -> FastStream:
-    configure_embedder(settings.corpus)  # the process's models, from this service's settings
-    configure_judgement(settings.judgement)
+    deps = bootstrap(settings)
     config = settings.reviewer
 
     @asynccontextmanager
     async def build(ctx: ServiceContext) -> AsyncIterator[ReviewService]:
         broker, sessions = ctx.broker, ctx.sessions
-        embedder = get_embedder()
+        embedder = deps.embedder
         relevance = Relevance(default_encoder())
 
         def offline() -> OfflineAuthor:
             return OfflineAuthor(relevance, config)
 
-        make_author: Callable[[], Author] = LlmPolicy(settings.llm).choose(
+        make_author: Callable[[], Author] = deps.llm.choose(
             remote=lambda chain: lambda: LlmAuthor(chain, offline(), config),
             offline=lambda: offline,
         )

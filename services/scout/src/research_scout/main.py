@@ -9,7 +9,7 @@ Subscribers:
 
 Publishes `research.sourcelist.updated` (`SourceListUpdated`, with the diff) after every run.
 Engine: `SCOUT__ENGINE` (`offline` by default; `llm` takes a remote model when `LLM__…` configures
-one, `research_llm.LlmPolicy`). The broker, delivery (ack / retry / dead letter + audit),
+one, `research_llm.choose_engine`). The broker, delivery (ack / retry / dead letter + audit),
 lifespan and declared publishers are `research_platform.app.service_app`'s, the schedule and its
 controls `research_agents.app.schedule`'s; the connector client is `research_modes.ConnectorClient`.
 """
@@ -24,13 +24,12 @@ from faststream import FastStream
 from research_agents.app import schedule
 from research_contracts import subjects
 from research_contracts.sourcelists import RequestSourceList, SourceListUpdated
-from research_judgement import configure_judgement
-from research_llm import LlmPolicy
 from research_modes import ConnectorClient
 from research_modes.app import mode_app
 from research_platform.app import Consumes, ServiceContext
 from research_platform.broker import Emits
 from research_platform.service import run_service
+from research_scout.bootstrap import bootstrap
 from research_scout.pipeline import Scout
 from research_scout.repository import SERVICE
 from research_scout.schedules import ScheduleTick
@@ -49,7 +48,7 @@ EMITS = (
 
 
 def create_app(settings: ScoutServiceSettings) -> FastStream:
-    configure_judgement(settings.judgement)  # the process's models, from this service's settings
+    deps = bootstrap(settings)
     scout_settings = settings.scout
 
     @asynccontextmanager
@@ -63,7 +62,7 @@ def create_app(settings: ScoutServiceSettings) -> FastStream:
                 lambda: broker.connection, timeout_s=scout_settings.connector_timeout_s
             ).search,
             jetstream=lambda: broker.connection.jetstream(),
-            chain=LlmPolicy(settings.llm, engine=scout_settings.engine).choose(
+            chain=deps.llm.choose(
                 remote=lambda chain: chain,
                 offline=lambda: None,
             ),

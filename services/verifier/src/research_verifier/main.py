@@ -11,7 +11,7 @@ Engines: the offline engine decides — the trained judgement models, relevance 
 (`research_judgement`; no network, no key); with a remote LLM provider configured it checks the
 quotes a verdict rests on, a veto only (`veto.LlmCheck`, `VERIFIER__LLM_ROLE=check`, the default),
 or labels the passages itself (`llm.LlmEngine`, `label`) — the verdict rule is the same
-(`research_llm.LlmPolicy`). The broker, delivery (ack / retry / dead
+(`research_llm.choose_engine`). The broker, delivery (ack / retry / dead
 letter + audit), lifespan and declared publishers are `research_platform.app.service_app`'s; the
 connector client is `research_modes.ConnectorClient`.
 """
@@ -25,14 +25,12 @@ from faststream import FastStream
 
 from research_contracts import subjects
 from research_contracts.verifications import RequestVerification, VerificationChanged
-from research_corpus.embedding import configure_embedder
-from research_judgement import configure_judgement
-from research_llm import LlmPolicy
 from research_modes import ConnectorClient
 from research_modes.app import mode_app
 from research_platform.app import Consumes, ServiceContext
 from research_platform.broker import Emits
 from research_platform.service import run_service
+from research_verifier.bootstrap import bootstrap
 from research_verifier.experiment import Engine, OfflineEngine
 from research_verifier.llm import LlmEngine
 from research_verifier.pipeline import VerificationService
@@ -53,8 +51,7 @@ EMITS = (
 
 
 def create_app(settings: VerifierServiceSettings) -> FastStream:
-    configure_embedder(settings.corpus)  # the process's models, from this service's settings
-    configure_judgement(settings.judgement)
+    deps = bootstrap(settings)
     config = settings.verifier
 
     @asynccontextmanager
@@ -64,7 +61,7 @@ def create_app(settings: VerifierServiceSettings) -> FastStream:
         def offline() -> OfflineEngine:
             return OfflineEngine(papers=config.judged_papers, evidence_model=config.evidence_model)
 
-        policy = LlmPolicy(settings.llm)
+        policy = deps.llm
         check: LlmCheck | None = None
         if config.llm_role == "check":  # the judge decides; a configured LLM may only veto
             engine: Engine = offline()
