@@ -282,7 +282,7 @@ def main() -> None:
         backend="torch",
         threads=settings.embed_threads,
     )
-    embedder = Embedder.configured()
+    embedder = Embedder.configured(get_settings().corpus)
     with tempfile.TemporaryDirectory(prefix="re-bench-ingest-") as tmp:
         if args.limit:
             source = Path(tmp) / "corpus.jsonl"
@@ -342,4 +342,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from research_engine.models import configure_models
+
+    configure_models()  # an entry point: the models get this process's settings
     main()

@@ -58,15 +58,17 @@ async def _run(database_url: str, nats_url: str, source: Path, workers: int) -> 
     from research_corpus.ingest_bus import ensure_ingest_stream, ingest_over_bus
     from research_platform.db import create_engine, session_factory
     from research_platform.nats_seeds import connect
+    from research_platform.settings import get_settings
 
+    settings = get_settings()
     nc = await connect(nats_url)
     engine = create_engine(database_url)
     try:
-        await ensure_ingest_stream(nc)
+        await ensure_ingest_stream(nc, settings)
         await _ready(nc, workers)
         started = time.perf_counter()
         report = await ingest_over_bus(
-            session_factory(engine), nc, source, fmt="scifact", progress=False
+            session_factory(engine), nc, source, fmt="scifact", progress=False, settings=settings
         )
         return report.added, time.perf_counter() - started
     finally:
@@ -146,4 +148,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from research_engine.models import configure_models
+
+    configure_models()  # an entry point: the models get this process's settings
     main()

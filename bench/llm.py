@@ -398,5 +398,8 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    from research_engine.models import configure_models
+
+    configure_models()  # an entry point: the models get this process's settings
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server on the way out
     asyncio.run(main())

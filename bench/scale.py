@@ -138,8 +138,9 @@ async def scifact_vectors(
     if vectors is None:
         started = time.perf_counter()
         from research_corpus.embedding import Embedder
+        from research_platform.settings import get_settings
 
-        vectors = Embedder.configured().embed([t for _, _, t in chunks])
+        vectors = Embedder.configured(get_settings().corpus).embed([t for _, _, t in chunks])
         source = f"the model ({time.perf_counter() - started:.0f} s)"
     np.save(path, vectors.astype(np.float32))
     print(f"scifact: {len(chunks)} chunk vectors from {source}", flush=True)
@@ -621,7 +622,7 @@ async def run(args, servers: list, generator: Distractors, cache: VectorCache) -
         flush=True,
     )
     # a plain embedder: the process-wide one's vector cache would hide the queries' embedding
-    embedder = Embedder.configured()
+    embedder = Embedder.configured(get_settings().corpus)
     embedder.embed_one("warm-up")
     base = await search_pass(sessions, queries, qrels, settings, embedder)
     base_hard = hardness(base["rankings"], qrels, gold, 0, real)
@@ -781,4 +782,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from research_engine.models import configure_models
+
+    configure_models()  # an entry point: the models get this process's settings
     main()

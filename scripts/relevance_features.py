@@ -127,4 +127,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from research_engine.models import configure_models
+
+    configure_models()  # an entry point: the models get this process's settings
     main()

@@ -103,8 +103,10 @@ def demo(
 ) -> None:
     """Bring the stack up, ingest the bundled SciFact excerpt, ask real questions, print the claims."""
     from research_corpus.ingest import ingest_path
+    from research_engine.models import configure_models
     from research_platform.db import create_engine, session_factory
 
+    configure_models()
     questions = json.loads((DEMO_DIR / "questions.json").read_text())
     stack = Stack(_data_dir(data_dir), gateway_port=free_port())
     started = time.monotonic()
@@ -115,7 +117,10 @@ def demo(
             engine = create_engine(stack.database_url)
             try:
                 return await ingest_path(
-                    session_factory(engine), DEMO_DIR / "scifact_demo.jsonl", fmt="scifact"
+                    session_factory(engine),
+                    DEMO_DIR / "scifact_demo.jsonl",
+                    fmt="scifact",
+                    settings=get_settings().corpus,
                 )
             finally:
                 await engine.dispose()

@@ -94,7 +94,7 @@ def roots() -> list[Root]:
         Root(
             "Every process",
             "The shared root (`research_platform.settings.Settings`): every service, the CLI and "
-            "`research-engine up` read these; the researcher and critic groups live here too.",
+            "`research-engine up` read these.",
             Settings,
         ),
         *(

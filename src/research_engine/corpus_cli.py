@@ -25,6 +25,16 @@ if TYPE_CHECKING:  # the corpus library loads on first use, not at the CLI's sta
     from research_corpus.search import PaperHit
 
 corpus_app = typer.Typer(help="Ingest, search and analyse the local corpus.", no_args_is_help=True)
+
+
+@corpus_app.callback()
+def _models() -> None:
+    """Every corpus command: the embedding and judgement models get this process's settings."""
+    from research_engine.models import configure_models
+
+    configure_models()
+
+
 T = TypeVar("T")
 
 DataDir = Annotated[
@@ -45,7 +55,7 @@ def database_url(data_dir: Path | None) -> str:
     if settings.database_url:
         from research_platform.migrate import upgrade
 
-        upgrade(settings.database_url)
+        upgrade(settings.database_url, migrations=settings.research_engine_migrations)
         return settings.database_url
     return ensure_embedded_database((data_dir or settings.data_dir).resolve())
 
@@ -141,6 +151,7 @@ def ingest(
                     progress=progress,
                     chunk_words=corpus.chunk_words,
                     sentence_vectors=corpus.sentence_vectors == "ingest",
+                    settings=corpus,
                 ),
             )
     except CorpusError as exc:
@@ -202,7 +213,9 @@ def _ingest_over_bus(
 
                 nc = await connect(nats_url)
                 try:
-                    return await ingest_over_bus(sessions, nc, path, fmt=fmt, progress=progress)
+                    return await ingest_over_bus(
+                        sessions, nc, path, fmt=fmt, progress=progress, settings=settings
+                    )
                 finally:
                     await nc.close()
 
@@ -234,11 +247,12 @@ def worker(
     from research_platform.nats_seeds import connect
     from research_platform.settings import Settings
 
-    nats_url = Settings().require_nats_url()
+    settings = Settings()
+    nats_url = settings.require_nats_url()
 
     async def work(sessions: async_sessionmaker[AsyncSession]) -> int:
         nc = await connect(nats_url, max_reconnect_attempts=-1)
-        runner = IngestWorker(sessions, nc)
+        runner = IngestWorker(sessions, nc, settings)
         await asyncio.to_thread(
             runner.embedder.load
         )  # before the first job, not inside its ack wait
@@ -344,6 +358,7 @@ def search(
     """Search one query, or a batch: `--queries FILE.jsonl --out run.tsv` writes
     `query-id<TAB>corpus-id<TAB>rank<TAB>score` (corpus-id = the id in the ingested file)."""
     from research_corpus.search import MODES, SearchFilters, SearchMode, search_many
+    from research_platform.settings import get_settings
 
     if (query is None) == (queries is None):
         raise typer.BadParameter("give either a QUERY or --queries FILE")
@@ -358,7 +373,12 @@ def search(
     ) -> list[tuple[str, list[PaperHit]]]:
         # One embedding call for the whole batch, then one search per query.
         hits = await search_many(
-            sessions, [text for _, text in batch], k=k, mode=checked, filters=filters
+            sessions,
+            [text for _, text in batch],
+            k=k,
+            mode=checked,
+            filters=filters,
+            settings=get_settings().corpus,
         )
         return [(qid, found) for (qid, _), found in zip(batch, hits, strict=True)]
 

@@ -61,14 +61,18 @@ def ensure_embedded_database(data_dir: Path) -> str:
     installation.install(secret)  # a key created next (`keys create`) is audited with it
     external = settings.database_url
     if external:
-        upgrade(external, installation_secret=secret)
+        upgrade(
+            external,
+            installation_secret=secret,
+            migrations=settings.research_engine_migrations,
+        )
         return external
     pg = EmbeddedPostgres(data_dir)
     already = pg.is_running()
     pg.start()
     if not already:
         atexit.register(pg.stop)
-    upgrade(pg.url, installation_secret=secret)
+    upgrade(pg.url, installation_secret=secret, migrations=settings.research_engine_migrations)
     return pg.url
 
 
@@ -154,8 +158,12 @@ class Stack:
         settings = Settings().model_copy(update={"data_dir": self.data_dir})
         secret = installation.installation_secret(settings)  # created at first start
         installation.install(secret)  # the local admin key's audit row is keyed too
-        upgrade(self.database_url, installation_secret=secret)
-        asyncio.run(ensure_streams_at(self.nats_url))
+        upgrade(
+            self.database_url,
+            installation_secret=secret,
+            migrations=settings.research_engine_migrations,
+        )
+        asyncio.run(ensure_streams_at(self.nats_url, settings))
         self.admin_key, self.admin_key_created = ensure_local_admin_key(
             self.data_dir, self.database_url
         )

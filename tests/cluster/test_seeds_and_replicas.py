@@ -9,6 +9,7 @@ from research_platform.broker import STREAMS, ensure_streams_at, make_broker
 from research_platform.embedded import free_port
 from research_platform.embedded_cluster import EmbeddedNatsCluster
 from research_platform.nats_seeds import connect, seed_urls
+from research_platform.settings import Settings
 
 pytestmark = pytest.mark.integration
 
@@ -29,7 +30,7 @@ async def test_streams_are_r3_on_a_cluster_and_a_dead_first_seed_is_skipped(
 ) -> None:
     dead_seed = f"nats://127.0.0.1:{free_port()}"
     url = f"{dead_seed},{healthy_cluster.url}"
-    await ensure_streams_at(url)  # replicas detected: the server names its cluster
+    await ensure_streams_at(url, Settings())  # replicas detected: the server names its cluster
     nc = await connect(url)
     try:
         js = nc.jetstream()
@@ -46,7 +47,7 @@ async def test_streams_are_r3_on_a_cluster_and_a_dead_first_seed_is_skipped(
 async def test_a_broker_built_from_several_seeds_publishes_to_the_cluster(
     healthy_cluster: EmbeddedNatsCluster,
 ) -> None:
-    await ensure_streams_at(healthy_cluster.url)
+    await ensure_streams_at(healthy_cluster.url, Settings())
     broker = make_broker(f"nats://127.0.0.1:{free_port()},{healthy_cluster.url}", "test-seeds")
     await broker.connect()
     try:

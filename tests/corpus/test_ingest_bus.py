@@ -23,7 +23,7 @@ from research_contracts import subjects
 from research_corpus.ingest import ingest_path
 from research_corpus.ingest_bus import IngestWorker, ensure_ingest_stream, ingest_over_bus
 from research_corpus.records import chunk_paper, read_jsonl
-from research_platform.settings import CorpusSettings
+from research_platform.settings import CorpusSettings, Settings
 from tests.corpus.conftest import write_jsonl
 from tests.corpus.test_ingest_pipeline import PAPERS, TextKeyedModel, _chunks, _sentences
 
@@ -40,7 +40,7 @@ class KeyedModel(TextKeyedModel):
 
 async def _fresh_queue(nc) -> None:
     """An empty ingest queue and no consumer (so this test's ack wait applies)."""
-    await ensure_ingest_stream(nc)
+    await ensure_ingest_stream(nc, Settings())
     js = nc.jetstream()
     await js.purge_stream(subjects.INGEST_STREAM)
     with contextlib.suppress(Exception):
@@ -64,13 +64,15 @@ async def test_two_workers_store_what_the_in_process_ingest_stores_once_per_pape
         [*PAPERS, "{not json", {**PAPERS[0], "title": "the same id again"}],
     )
     workers = [
-        IngestWorker(empty_corpus, nc, embedder=KeyedModel(), settings=WORKER_SETTINGS)
+        IngestWorker(empty_corpus, nc, Settings(corpus=WORKER_SETTINGS), embedder=KeyedModel())
         for _ in range(2)
     ]
     running = [asyncio.create_task(w.run(fetch_wait_s=0.2)) for w in workers]
     try:
         report = await asyncio.wait_for(
-            ingest_over_bus(empty_corpus, nc, path, fmt="jsonl", progress=False, poll_s=0.1),
+            ingest_over_bus(
+                empty_corpus, nc, path, fmt="jsonl", progress=False, poll_s=0.1, settings=Settings()
+            ),
             120,
         )
         assert report.queued == 9 and report.left == 0
@@ -83,7 +85,9 @@ async def test_two_workers_store_what_the_in_process_ingest_stores_once_per_pape
         assert report.chunks == len(chunks) and report.sentences >= len(sentences)
 
         # The same file again at once: every paper is already queued or written (duplicate window).
-        again = await ingest_over_bus(empty_corpus, nc, path, fmt="jsonl", progress=False)
+        again = await ingest_over_bus(
+            empty_corpus, nc, path, fmt="jsonl", progress=False, settings=Settings()
+        )
         assert (again.queued, again.already_queued) == (0, 9)
 
         # A changed paper is queued and re-indexed; the others stay as they are.
@@ -92,7 +96,7 @@ async def test_two_workers_store_what_the_in_process_ingest_stores_once_per_pape
             [{**PAPERS[3], "abstract": "A new abstract. Nothing else changed."}, *PAPERS[4:6]],
         )
         third = await ingest_over_bus(
-            empty_corpus, nc, changed, fmt="jsonl", progress=False, poll_s=0.1
+            empty_corpus, nc, changed, fmt="jsonl", progress=False, poll_s=0.1, settings=Settings()
         )
         assert (third.queued, third.already_queued, third.updated) == (1, 2, 1)
     finally:
@@ -151,7 +155,9 @@ async def test_a_worker_killed_mid_ingest_loses_no_paper_and_duplicates_none(
     first = _worker(env)
     survivor = None
     follow = asyncio.create_task(
-        ingest_over_bus(empty_corpus, nc, path, fmt="scifact", progress=False, stall_s=300)
+        ingest_over_bus(
+            empty_corpus, nc, path, fmt="scifact", progress=False, stall_s=300, settings=Settings()
+        )
     )
     try:
         deadline = time.monotonic() + 400

@@ -18,10 +18,11 @@ from bench.harness.servers import Servers
 from research_agents import FindingsRepository
 from research_contracts import ClaimDecided, ClaimProposed, ControlReply, RecritiqueClaim, subjects
 from research_critic.main import create_app
+from research_critic.settings import CriticServiceSettings, CriticSettings
 from research_ledger import UnitOfWork
 from research_ledger.tables import AuditEvent, CriticVerdictRow, MemoryClaim
 from research_platform.db import transaction
-from research_platform.settings import CriticSettings, LLMSettings, Settings
+from research_platform.settings import LLMSettings
 from tests.agents.apps import running
 from tests.agents.ledger import add_claim, add_sources, support
 
@@ -46,8 +47,8 @@ async def silent_llm() -> AsyncIterator[str]:
     server.close()
 
 
-def _settings(servers: Servers, llm: LLMSettings, sla: float) -> Settings:
-    return Settings(
+def _settings(servers: Servers, llm: LLMSettings, sla: float) -> CriticServiceSettings:
+    return CriticServiceSettings(
         nats_url=servers.nats_url,
         database_url=servers.database_url,
         llm=llm,

@@ -17,6 +17,7 @@ from bench.harness.servers import Servers
 from research_agents import ScheduleSettings
 from research_contracts import subjects
 from research_critic.main import create_app as create_critic
+from research_critic.settings import CriticServiceSettings
 from research_gateway.auth import ApiKeys
 from research_gateway.main import create_app
 from research_ledger.tables import AuditEvent
@@ -124,7 +125,7 @@ async def test_admin_verbs_reach_the_agent_and_are_audited(
     # no critic runs yet: 503, still audited; with the critic running the drain answers 200
     assert (await gateway.post(f"{API}/critic/quarantine/drain", headers=auth)).status_code == 503
     critic = create_critic(
-        Settings(
+        CriticServiceSettings(
             nats_url=servers.nats_url,
             database_url=servers.database_url,
             llm=LLMSettings(provider="offline"),

@@ -34,10 +34,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bench.harness.servers import Servers
 from research_contracts import RunResearch, Tier, subjects
 from research_critic.main import create_app as critic_app
+from research_critic.settings import CriticServiceSettings, CriticSettings
 from research_gateway.main import create_app as gateway_app
 from research_ledger.tables import AuditEvent, CriticVerdictRow, MemoryClaim
-from research_platform.settings import CriticSettings, LLMSettings, ResearcherSettings, Settings
+from research_platform.settings import LLMSettings, Settings
 from research_researcher.main import create_app as researcher_app
+from research_researcher.settings import ResearcherServiceSettings, ResearcherSettings
 from tests.agents.apps import running
 from tests.researcher.conftest import publish_task
 from tests.researcher.fakes import FakeConnector
@@ -91,8 +93,13 @@ def poison(n: int) -> tuple[bytes, int]:
     return kinds[n % len(kinds)](), 1
 
 
-def _settings(servers: Servers) -> Settings:
-    return Settings(
+class _PoisonSettings(ResearcherServiceSettings, CriticServiceSettings):
+    """The researcher's and the critic's groups in one root: this test runs both apps (and the
+    gateway) in one process."""
+
+
+def _settings(servers: Servers) -> _PoisonSettings:
+    return _PoisonSettings(
         nats_url=servers.nats_url,
         database_url=servers.database_url,
         ack_wait_s=ACK_WAIT_S,

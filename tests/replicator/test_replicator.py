@@ -26,10 +26,10 @@ from research_contracts import (
 )
 from research_ledger.tables import AuditEvent, Finding, ResearchSource
 from research_platform.broker import make_broker
-from research_platform.settings import Settings
 from research_replicator.main import create_app
 from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSettings
 from research_researcher import prepare, rerun
+from research_researcher.settings import ResearcherServiceSettings
 from tests.agents.apps import ask, running
 from tests.agents.ledger import add_claim, add_sources, support
 from tests.teardown import stopped
@@ -54,7 +54,9 @@ async def researcher(servers: Servers) -> AsyncIterator[dict[str, list[SourceHit
     The connector only sees a question's de-identified topic (the unique token is dropped), so the
     fake matches each search against the topic the researcher derives from a question."""
     evidence: dict[str, list[SourceHit]] = {}
-    settings = Settings(nats_url=servers.nats_url, database_url=servers.database_url)
+    settings = ResearcherServiceSettings(
+        nats_url=servers.nats_url, database_url=servers.database_url
+    )
     broker = make_broker(servers.nats_url, "test-researcher")
 
     broker.include_router(rerun.router(broker, settings))

@@ -19,8 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bench.harness.servers import Servers
 from research_contracts import RunResearch, subjects
 from research_ledger.tables import AuditEvent, MemoryClaim
-from research_platform.settings import LLMSettings, ResearcherSettings, Settings
+from research_platform.settings import LLMSettings
 from research_researcher.main import create_app
+from research_researcher.settings import ResearcherServiceSettings, ResearcherSettings
 from tests.agents.apps import running as running_app
 from tests.researcher.fakes import FakeConnector, FakeOpenAI
 
@@ -45,10 +46,10 @@ def openai_server() -> Iterator[FakeOpenAI]:
 
 def researcher_settings(
     servers: Servers, *, llm: LLMSettings | None = None, **researcher: Any
-) -> Settings:
+) -> ResearcherServiceSettings:
     values: dict[str, Any] = {"connector_timeout_s": 5.0, "concurrency": 2, "tier_poll_s": 0.05}
     values.update(researcher)
-    return Settings(
+    return ResearcherServiceSettings(
         nats_url=servers.nats_url,
         database_url=servers.database_url,
         ack_wait_s=30.0,

@@ -7,15 +7,17 @@ import pytest
 from faststream.specification import AsyncAPI
 
 from research_contracts import RunResearch
-from research_platform.settings import Settings
 from research_researcher.main import create_app
+from research_researcher.settings import ResearcherServiceSettings
 
 pytestmark = pytest.mark.unit
 
 
 def _document() -> dict:
     app = create_app(
-        Settings(nats_url="nats://127.0.0.1:1", database_url="postgresql://u@127.0.0.1:1/db")
+        ResearcherServiceSettings(
+            nats_url="nats://127.0.0.1:1", database_url="postgresql://u@127.0.0.1:1/db"
+        )
     )
     assert app.broker is not None
     return (

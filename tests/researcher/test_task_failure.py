@@ -12,9 +12,8 @@ from pydantic import SecretStr
 from research_contracts import RunResearch, Tier
 from research_gateway.main import create_app as create_gateway
 from research_ledger import AuditAction, TaskStatus
-from research_llm import ProviderChain, build_chain
+from research_llm import LlmPolicy, ProviderChain, build_chain
 from research_platform.settings import LLMSettings, Settings
-from research_researcher import main as researcher_main
 from tests.researcher.conftest import audit_rows, publish_task
 from tests.researcher.fakes import FakeConnector, FakeOpenAI
 
@@ -34,10 +33,10 @@ async def test_no_provider_answering_fails_the_task_with_the_reason(
     api_keys,
 ) -> None:
     # An operator chain without the offline engine: the remote model (HTTP 500 every time) is the only link.
-    def remote_only(settings: LLMSettings) -> ProviderChain:
-        return ProviderChain(build_chain(settings).providers[:-1])
+    def remote_only(policy: LlmPolicy, **_: object) -> ProviderChain:
+        return ProviderChain(build_chain(policy.settings).providers[:-1])
 
-    monkeypatch.setattr(researcher_main, "build_chain", remote_only)
+    monkeypatch.setattr(LlmPolicy, "chain", remote_only)
     llm = LLMSettings(
         provider="openai",
         openai_api_key=SecretStr("sk-test"),

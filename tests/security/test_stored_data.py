@@ -18,7 +18,7 @@ from research_ledger import AuditAction, ClaimProposal, UnitOfWork
 from research_ledger.audit import AuditPayloadError, checked_payload
 from research_ledger.tables import ApiKey, AuditEvent, MemoryClaim, ResearchTask
 from research_platform.broker import STREAMS, retained
-from research_platform.settings import get_settings
+from research_platform.settings import Settings
 from research_privacy.boundary import digest as digest_of
 from research_privacy.boundary import person_text
 from tests.conftest import REPO
@@ -41,13 +41,10 @@ def test_the_dead_letter_stream_keeps_bytes_for_the_configured_age(
 ) -> None:
     dead_letters = next(c for c in STREAMS if c.name == subjects.DEAD_LETTER_STREAM)
     monkeypatch.setenv("DEAD_LETTER_MAX_AGE_DAYS", "7")
-    get_settings.cache_clear()
-    try:
-        assert retained(dead_letters).max_age == 7 * 86400
-        tasks = next(c for c in STREAMS if c.name == subjects.TASKS_STREAM)
-        assert retained(tasks) is tasks
-    finally:
-        get_settings.cache_clear()
+    days = Settings().dead_letter_max_age_days
+    assert retained(dead_letters, days).max_age == 7 * 86400
+    tasks = next(c for c in STREAMS if c.name == subjects.TASKS_STREAM)
+    assert retained(tasks, days) is tasks
 
 
 @pytest.mark.unit

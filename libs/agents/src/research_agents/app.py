@@ -21,17 +21,17 @@ from research_agents.scheduler import RunContext, Scheduler, ScheduleSettings
 from research_platform.app import ServiceContext
 
 RunFunction = Callable[[RunContext], Awaitable[Any]]
-MakeRun = Callable[[ServiceContext], RunFunction]
+MakeRun = Callable[[ServiceContext[Any, Any]], RunFunction]
 
 
-def schedule(ctx: ServiceContext, settings: ScheduleSettings, make_run: MakeRun) -> None:
+def schedule(ctx: ServiceContext[Any, Any], settings: ScheduleSettings, make_run: MakeRun) -> None:
     """Run agent `ctx.name` on `settings` for the app's lifetime; `make_run(ctx)` is called once
     the service is built (`ctx.engine`, `ctx.sessions`, `ctx.publishers`, `ctx.service` are set)."""
     running: list[Scheduler] = []
     mount_controls(ctx.broker, ctx.name, lambda: running[0])
 
     @asynccontextmanager
-    async def scheduled(ctx: ServiceContext) -> AsyncIterator[None]:
+    async def scheduled(ctx: ServiceContext[Any, Any]) -> AsyncIterator[None]:
         scheduler = Scheduler(ctx.name, ctx.engine, make_run(ctx), settings)
         running[:] = [scheduler]
         scheduler.start()

@@ -43,6 +43,8 @@ from research_platform.offline import keep_models_offline
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
+    from research_platform.settings import CorpusSettings
+
 BACKENDS = ("onnx", "torch")
 PRECISIONS = ("int8", "fp32")
 log = get_logger(__name__)
@@ -53,13 +55,8 @@ def onnx_available() -> bool:
 
 
 def default_threads() -> int:
-    """The process's share of the cores: OMP_NUM_THREADS when set (the stack gives each service
-    1), else every core this process may run on."""
-    from research_platform.settings import get_settings
-
-    configured = (get_settings().omp_num_threads or "").strip()
-    if configured.isdigit() and int(configured) > 0:
-        return int(configured)
+    """Every core this process may run on: the thread count of a model whose caller names none
+    (the settings name one when `OMP_NUM_THREADS` is set: `CorpusSettings.embed_threads`)."""
     return (
         len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     )
@@ -258,12 +255,9 @@ class Embedder:
         return vector
 
     @classmethod
-    def configured(cls) -> Self:
-        """A new embedder of this class configured from `CorpusSettings` (model, batch size,
+    def configured(cls, corpus: CorpusSettings) -> Self:
+        """A new embedder of this class configured from the corpus group (model, batch size,
         runtime, threads, export cache, precision); `get_embedder` shares one per process."""
-        from research_platform.settings import get_settings
-
-        corpus = get_settings().corpus
         return cls(
             corpus.model_path,
             batch_size=corpus.embed_batch_size,

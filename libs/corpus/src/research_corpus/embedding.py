@@ -2,7 +2,9 @@
 module callers import: the model (`bundled_model`), the `Embedder` and its runtimes
 (`embedder`), and `get_embedder()`, the process-wide embedder behind one micro-batching worker
 (`batching`). Layered so no import goes back up: bundled_model ← onnx_export ← embedder ←
-batching ← embedding.
+batching ← embedding. An entry point hands the process's corpus settings in once
+(`configure_embedder(settings.corpus)`, in its bootstrap) before the first `get_embedder()`;
+a process that never does gets the group's defaults.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from research_corpus.embedder import (
     default_threads,
     onnx_available,
 )
+from research_platform.settings import CorpusSettings
 
 __all__ = [
     "BACKENDS",
@@ -33,14 +36,28 @@ __all__ = [
     "SentenceEncoder",
     "TorchEncoder",
     "bundled_model_path",
+    "configure_embedder",
     "default_threads",
     "get_embedder",
     "onnx_available",
 ]
 
 
+_configured: list[CorpusSettings] = []  # what the entry point handed in (`configure_embedder`)
+
+
+def configure_embedder(corpus: CorpusSettings) -> None:
+    """Make `corpus` (the process's corpus group) the configuration of the process-wide embedder;
+    an embedder built before under other settings is dropped (a test configuring two apps)."""
+    if _configured and _configured[0] == corpus:
+        return
+    _configured[:] = [corpus]
+    get_embedder.cache_clear()
+
+
 @lru_cache(maxsize=1)
 def get_embedder() -> Embedder:
-    """The process-wide embedder, configured from `CorpusSettings` (model loads on first use);
-    concurrent callers share one micro-batching worker and a vector cache (`batching.py`)."""
-    return MicroBatchingEmbedder.configured()
+    """The process-wide embedder, configured from the corpus group `configure_embedder` was
+    given (else the group's defaults; the model loads on first use); concurrent callers share
+    one micro-batching worker and a vector cache (`batching.py`)."""
+    return MicroBatchingEmbedder.configured(_configured[0] if _configured else CorpusSettings())

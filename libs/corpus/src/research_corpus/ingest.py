@@ -57,6 +57,7 @@ from research_corpus.records import (
 )
 from research_corpus.sentences import sentence_key, split_sentences
 from research_platform.logging import get_logger
+from research_platform.settings import CorpusSettings
 
 BATCH_PAPERS = 256
 BULK_MIN_PAPERS = (
@@ -237,6 +238,7 @@ async def _write_batch(
     embeddings: np.ndarray,
     report: IngestReport,
     model: str | None = None,
+    settings: CorpusSettings | None = None,
 ) -> None:
     """One transaction: papers, chunks (COPY), postings, the statistics' deltas and sentence vectors.
 
@@ -249,7 +251,7 @@ async def _write_batch(
     async with sessions() as session, session.begin():
         if model is not None:
             await stamp.claim_for_ingest(session, model)
-        repo = CorpusRepository(session)
+        repo = CorpusRepository(session, settings)
         await repo.revise_papers(plan.changed)
         ids = await repo.add_papers(plan.new) | {p.external_id: pid for pid, p in plan.changed}
         await repo.add_chunks(
@@ -393,11 +395,13 @@ async def ingest_path(
     batch_papers: int = BATCH_PAPERS,
     bulk_min_papers: int = BULK_MIN_PAPERS,
     sentence_vectors: bool = False,
+    settings: CorpusSettings | None = None,
 ) -> IngestReport:
     """Ingest `path` (`fmt`: scifact | jsonl | pdf-dir | bibtex | ris | csl-json | auto) and report what changed.
 
     `sentence_vectors`: also embed and store every sentence now (otherwise the first request that
-    reads a paper does; see the module doc).
+    reads a paper does; see the module doc). `settings`: the corpus group whose BM25 knobs the
+    chunks are indexed with (None = its defaults).
 
     Side effects: inserts/updates `corpus_papers` and `corpus_chunks` and updates the BM25
     statistics (`corpus_lexemes`, `corpus_stats`) by what changed. Malformed records are skipped and listed in
@@ -434,10 +438,12 @@ async def ingest_path(
                 continue
             plan.records = len(batch)
             if done := await pipeline.push(plan):
-                await _write_batch(sessions, *done, report, model)  # while `plan` is embedded
+                await _write_batch(
+                    sessions, *done, report, model, settings
+                )  # while `plan` is embedded
                 _advance(bar, done[0], report)
         if done := await pipeline.drain():
-            await _write_batch(sessions, *done, report, model)
+            await _write_batch(sessions, *done, report, model, settings)
             _advance(bar, done[0], report)
     finally:
         await pipeline.close()

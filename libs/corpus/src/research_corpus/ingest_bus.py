@@ -70,7 +70,7 @@ from research_corpus.ingest import (
 from research_corpus.library import LIBRARY_FORMATS
 from research_corpus.records import PaperRecord, Section
 from research_platform.logging import get_logger
-from research_platform.settings import CorpusSettings, get_settings
+from research_platform.settings import CorpusSettings, Settings
 
 PUBLISH_WINDOW = 256  # publishes awaited together (each waits for the stream's ack)
 log = get_logger(__name__)
@@ -121,12 +121,17 @@ def consumer_config(settings: CorpusSettings) -> ConsumerConfig:
     )
 
 
-async def ensure_ingest_stream(nc: nats.NATS) -> None:
-    """The platform's streams (the ingest queue among them), created or updated."""
+async def ensure_ingest_stream(nc: nats.NATS, settings: Settings) -> None:
+    """The platform's streams (the ingest queue among them), created or updated as `settings`
+    (replicas, dead-letter age) declare them."""
     from research_platform.broker import ensure_streams
     from research_platform.nats_seeds import stream_replicas
 
-    await ensure_streams(nc.jetstream(), stream_replicas(nc))
+    await ensure_streams(
+        nc.jetstream(),
+        stream_replicas(nc, settings.nats_stream_replicas),
+        dead_letter_max_age_days=settings.dead_letter_max_age_days,
+    )
 
 
 # --- the worker --------------------------------------------------------------------------------
@@ -149,14 +154,16 @@ class IngestWorker:
         self,
         sessions: async_sessionmaker[AsyncSession],
         nc: nats.NATS,
+        settings: Settings,
         *,
         embedder: Embedder | None = None,
-        settings: CorpusSettings | None = None,
         name: str | None = None,
     ) -> None:
+        """`settings`: the process's; the worker reads its `corpus` group and the streams' settings."""
         self.sessions = sessions
         self.nc = nc
-        self.settings = settings or get_settings().corpus
+        self.streams = settings
+        self.settings: CorpusSettings = settings.corpus
         self.embedder = embedder or get_embedder()
         self.name = name or f"worker-{uuid.uuid4().hex[:8]}"
         self.model = getattr(self.embedder, "model_id", None)
@@ -175,7 +182,7 @@ class IngestWorker:
         )
 
     async def run(self, fetch_wait_s: float = 1.0) -> None:
-        await ensure_ingest_stream(self.nc)
+        await ensure_ingest_stream(self.nc, self.streams)
         js = self.nc.jetstream()
         subscription = await js.pull_subscribe(
             subjects.INGEST_SUBJECTS[0],
@@ -282,7 +289,9 @@ class IngestWorker:
     async def _finish(self, held: _Held, vectors: Any) -> None:
         assert held.plan is not None
         try:
-            await _write_batch(self.sessions, held.plan, vectors, held.report, self.model)
+            await _write_batch(
+                self.sessions, held.plan, vectors, held.report, self.model, self.settings
+            )
         except Exception as exc:  # noqa: BLE001 - a conflict or an outage: the jobs come back
             log.warning(
                 "ingest.batch_failed", worker=self.name, step="write", reason=str(exc)[:300]
@@ -375,6 +384,7 @@ async def ingest_over_bus(
     fmt: str = "scifact",
     progress: bool = True,
     *,
+    settings: Settings,
     batch_papers: int = 1024,
     bulk_min_papers: int = BULK_MIN_PAPERS,
     poll_s: float = 0.5,
@@ -384,11 +394,12 @@ async def ingest_over_bus(
 
     Returns when the run's queue is empty, or when it has not moved for `stall_s` seconds
     (default: 3 × ack wait × max deliveries; then `report.left` jobs remain queued for workers
-    started later). Malformed records and repeated ids are in `report.errors`, as in-process."""
+    started later). Malformed records and repeated ids are in `report.errors`, as in-process.
+    `settings` are the process's (the corpus group's ingest knobs, the streams')."""
     path, fmt = checked_source(path, fmt)
-    settings = get_settings().corpus
-    stall_s = stall_s or 3 * settings.ingest_ack_wait_s * settings.ingest_max_deliver
-    await ensure_ingest_stream(nc)
+    corpus = settings.corpus
+    stall_s = stall_s or 3 * corpus.ingest_ack_wait_s * corpus.ingest_max_deliver
+    await ensure_ingest_stream(nc, settings)
     js = nc.jetstream()
     run = uuid.uuid4().hex[:12]
     subject = subjects.ingest_job_subject(run)

@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 from research_platform.logging import get_logger
-from research_platform.settings import get_settings
 
 # Bump when the exported graph changes (inputs, pooling, opset): old exports are then ignored.
 EXPORT_VERSION = 1
@@ -43,8 +42,9 @@ log = get_logger(__name__)
 
 
 def default_cache_dir() -> Path:
-    base = get_settings().xdg_cache_home or str(Path.home() / ".cache")
-    return Path(base) / "research-engine" / "onnx"
+    """Where ONNX exports are kept when the caller names no folder (the settings name one
+    under `XDG_CACHE_HOME` when that is set: `CorpusSettings.onnx_cache_dir`)."""
+    return Path.home() / ".cache" / "research-engine" / "onnx"
 
 
 def weights_digest(model_dir: Path, key_files: Sequence[Path] = ()) -> str:
@@ -231,11 +231,13 @@ if (
     import argparse
 
     from research_corpus.bundled_model import MODEL_NAME, bundled_model_path
+    from research_platform.settings import Settings
 
     parser = argparse.ArgumentParser(
         description="Export the bundled all-MiniLM-L6-v2 (and its int8 quantisation) to the ONNX cache."
     )
-    parser.add_argument("--cache-dir", type=Path, default=None)
+    configured = Settings().corpus.onnx_cache_dir
+    parser.add_argument("--cache-dir", type=Path, default=Path(configured) if configured else None)
     args = parser.parse_args()
     print(sentence_encoder_onnx(bundled_model_path(), MODEL_NAME, args.cache_dir))
     print(quantized_sentence_encoder_onnx(bundled_model_path(), MODEL_NAME, args.cache_dir))

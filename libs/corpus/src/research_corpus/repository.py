@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_corpus.records import Chunk, PaperRecord
 from research_platform.models import CorpusChunk, CorpusPaper
-from research_platform.settings import get_settings
+from research_platform.settings import CorpusSettings
 
 _STAGING = "corpus_chunk_load"
 _CREATE_STAGING = f"""CREATE TEMP TABLE IF NOT EXISTS {_STAGING} (
@@ -138,8 +138,10 @@ def _paper_row(paper: PaperRecord) -> dict[str, Any]:
 class CorpusRepository:
     """Intent-named reads and writes of `corpus_papers`, `corpus_chunks` and `corpus_lexemes`."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncSession, settings: CorpusSettings | None = None) -> None:
+        """`settings`: the corpus group whose BM25 knobs new chunks are indexed with (None = its defaults)."""
         self.session = session
+        self.settings = settings or CorpusSettings()
 
     async def stored(self, external_ids: list[str]) -> dict[str, StoredPaper]:
         """The papers of `external_ids` that are already in the corpus."""
@@ -221,7 +223,7 @@ class CorpusRepository:
         assert raw is not None, "an open connection has its driver's"
         await raw.execute(_CREATE_STAGING)
         await raw.copy_records_to_table(_STAGING, records=records, columns=_STAGING_COLUMNS)
-        settings = get_settings().corpus
+        settings = self.settings
         added = (
             await self.session.execute(
                 _LOAD_CHUNKS, {"b": settings.bm25_b, "title_weight": settings.title_weight}

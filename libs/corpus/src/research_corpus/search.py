@@ -28,7 +28,7 @@ from research_corpus.analytics import PaperSummary
 from research_corpus.embedding import Embedder, get_embedder
 from research_corpus.errors import CorpusError
 from research_corpus.ranking import ChunkHit, Ranked, fuse, rank_papers
-from research_platform.settings import CorpusSettings, get_settings
+from research_platform.settings import CorpusSettings
 
 SearchMode = Literal["hybrid", "lexical", "dense"]
 MODES = ("hybrid", "lexical", "dense")
@@ -243,8 +243,9 @@ async def _hydrate(session: AsyncSession, ranked: list[Ranked]) -> list[PaperHit
 def query_vectors(
     queries: list[str], embedder: Embedder | None = None, settings: CorpusSettings | None = None
 ) -> np.ndarray:
-    """The dense-search vectors of `queries`: MiniLM, then the query adapter when it is on."""
-    settings = settings or get_settings().corpus
+    """The dense-search vectors of `queries`: MiniLM, then the query adapter when it is on
+    (`settings`: the corpus group; None = its defaults)."""
+    settings = settings or CorpusSettings()
     vectors = (embedder or get_embedder()).embed(queries)
     return get_query_adapter().apply(vectors) if settings.query_adapter else vectors
 
@@ -267,13 +268,14 @@ async def search(
     embedder the vector comes from (default: the process's, `get_embedder()`); a corpus embedded
     by another model raises `EmbeddingModelMismatch` instead of being searched with it. Read-only; runs in the caller's
     session (a transaction is opened if none is active, so the HNSW settings stay local to it).
+    `settings` is the corpus group (fusion, BM25, candidates; None = its defaults).
     """
     if mode not in MODES:
         raise CorpusError(f"unknown search mode {mode!r}: use one of {', '.join(MODES)}")
     query = (query or "").strip()
     if not query or k <= 0:
         return []
-    settings = settings or get_settings().corpus
+    settings = settings or CorpusSettings()
     filters = filters or SearchFilters()
     papers_wanted = max(settings.candidates, k)
     limit = papers_wanted * CHUNKS_PER_PAPER
@@ -315,8 +317,8 @@ async def search_many(
     One embedding call for all of them, then the searches `concurrency` at a time, each on its
     own session: while one query's SQL runs in Postgres, the next one's is sent and the last
     one's rows are turned into hits, so both cores work (one at a time left Postgres idle while
-    Python worked and the reverse)."""
-    settings = settings or get_settings().corpus
+    Python worked and the reverse). `settings`: the corpus group (None = its defaults)."""
+    settings = settings or CorpusSettings()
     vectors: list[list[float] | None] = [None] * len(queries)
     if mode in ("hybrid", "dense") and queries:
         vectors = (

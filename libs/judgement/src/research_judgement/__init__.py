@@ -9,6 +9,7 @@ trained on SciFact train (`scripts/train_judgement.py`, docs/judgement.md). Scor
 through `scorer.CrossEncoder` (tokenize → encoder → head), the one class a faster backend replaces.
 """
 
+from research_judgement.configured import configure_judgement
 from research_judgement.data import LABELS, passage_text
 from research_judgement.errors import JudgementError, WeightsUnavailable
 from research_judgement.judge import (
@@ -27,6 +28,7 @@ __all__ = [
     "JudgementError",
     "WeightsUnavailable",
     "abstract_decision",
+    "configure_judgement",
     "evidence",
     "get_judge",
     "passage_text",

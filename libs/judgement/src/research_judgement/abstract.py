@@ -34,9 +34,9 @@ import numpy as np
 if TYPE_CHECKING:
     import torch
 
+from research_judgement.configured import judgement_settings, on_reconfigure
 from research_judgement.data import LABELS
 from research_judgement.metrics import sigmoid, softmax
-from research_platform.settings import get_settings
 
 CLAIM_TOKENS, TITLE_TOKENS, SENTENCE_TOKENS = 64, 48, 120
 FULL_WEIGHTS = "encoder.fp16.safetensors"
@@ -296,7 +296,7 @@ def judge_version(digest: str, thresholds: dict[str, Any]) -> str:
 
 
 def available(folder: str | Path | None = None) -> bool:
-    folder = Path(folder or get_settings().judgement_abstract_weights or WEIGHTS)
+    folder = Path(folder or judgement_settings().abstract_weights or WEIGHTS)
     return (folder / "heads.safetensors").exists()
 
 
@@ -304,10 +304,20 @@ _judge: AbstractJudge | None = None
 _judge_lock = threading.Lock()
 
 
+def _forget() -> None:
+    global _judge
+    with _judge_lock:
+        _judge = None
+
+
+on_reconfigure(_forget)
+
+
 def get_abstract_judge() -> AbstractJudge:
-    """The process-wide abstract model (loads on first use)."""
+    """The process-wide abstract model (loads on first use), from `JUDGEMENT_ABSTRACT_WEIGHTS` of
+    the section the entry point configured (`configure_judgement`)."""
     global _judge
     with _judge_lock:
         if _judge is None:
-            _judge = AbstractJudge.load(get_settings().judgement_abstract_weights or WEIGHTS)
+            _judge = AbstractJudge.load(judgement_settings().abstract_weights or WEIGHTS)
         return _judge

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from research_judgement.configured import judgement_settings, on_reconfigure
 from research_judgement.coverage import FILE as VOCABULARY
 from research_judgement.coverage import vocabulary
 from research_judgement.data import abstract_text, passage_text
@@ -26,7 +27,7 @@ from research_judgement.errors import WeightsUnavailable
 from research_judgement.metrics import AbstractDecision, abstract_decision, sigmoid, softmax
 from research_judgement.onnx_scorer import OnnxCrossEncoder
 from research_judgement.scorer import CrossEncoder, read_config
-from research_platform.settings import get_settings
+from research_platform.settings import JudgementSettings
 
 WEIGHTS = Path(__file__).parent / "weights"
 Passage = str | tuple[str, str]  # text, or (title, text)
@@ -39,12 +40,15 @@ class Judge:
         cache_size: int = 100_000,
         batch_size: int = 32,
         backend: str | None = None,
+        settings: JudgementSettings | None = None,
     ) -> None:
         """`backend`: `torch` (default) or `onnx` (`onnx_scorer.OnnxCrossEncoder`, same logits within
-        1e-3 in probability); None reads JUDGEMENT_BACKEND (research_platform.settings)."""
-        settings = get_settings()
-        self.folder = Path(folder or settings.judgement_weights or WEIGHTS)
-        self.backend = backend or settings.judgement_backend
+        1e-3 in probability); `folder` and `backend` default to `settings` (the judgement section;
+        None = the one the entry point configured, `configure_judgement`)."""
+        settings = settings or judgement_settings()
+        self.settings = settings
+        self.folder = Path(folder or settings.weights or WEIGHTS)
+        self.backend = backend or settings.backend
         if self.backend not in ("torch", "onnx"):
             raise ValueError(f"unknown judgement backend {self.backend!r}: use torch or onnx")
         if not (self.folder / "judgement.json").exists():
@@ -65,8 +69,18 @@ class Judge:
             if name not in self._models:
                 if not (self.folder / name / "head.safetensors").exists():
                     raise WeightsUnavailable(f"no {name} model at {self.folder / name}")
-                load = OnnxCrossEncoder.load if self.backend == "onnx" else CrossEncoder.load
-                self._models[name] = load(self.folder / name, int(self.config[name]["max_length"]))
+                path, max_length = self.folder / name, int(self.config[name]["max_length"])
+                cache = self.settings.onnx_cache_dir
+                self._models[name] = (
+                    OnnxCrossEncoder.load(
+                        path,
+                        max_length,
+                        threads=self.settings.threads,
+                        cache_dir=Path(cache) if cache else None,
+                    )
+                    if self.backend == "onnx"
+                    else CrossEncoder.load(path, max_length)
+                )
             return self._models[name]
 
     def load(self, names: Sequence[str] = ("relevance", "pair")) -> None:
@@ -142,8 +156,11 @@ class Judge:
 
 @lru_cache(maxsize=1)
 def get_judge() -> Judge:
-    """The process-wide judge (models load on first use)."""
+    """The process-wide judge, from the section the entry point configured (models load on first use)."""
     return Judge()
+
+
+on_reconfigure(get_judge.cache_clear)
 
 
 def relevance(question: str, passages: Sequence[Passage]) -> np.ndarray:

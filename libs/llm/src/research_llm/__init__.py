@@ -4,7 +4,8 @@ from research_llm import EvidenceDoc, build_chain
 chain = build_chain(settings.llm)
 outcome = await chain.draft_claim(question, entity, evidence)   # DraftOutcome
 judged = await chain.judge_claim(candidate, active, evidence)   # JudgeOutcome
-engine = choose_engine(settings.llm, remote=..., offline=...)   # the modes' engine choice
+policy = LlmPolicy(settings.llm)                                # what a service asks: order, budget
+engine = policy.choose(remote=..., offline=...)                 # the modes' engine choice
 """
 
 from research_llm.chain import ProviderChain, build_chain
@@ -18,6 +19,7 @@ from research_llm.errors import (
 )
 from research_llm.grounding import GroundedSupports, ground_supports
 from research_llm.offline.engine import OfflineProvider
+from research_llm.policy import LlmPolicy
 from research_llm.schema import (
     ClaimDraft,
     ClaimForReview,
@@ -39,6 +41,7 @@ __all__ = [
     "InvalidResponse",
     "JudgeOutcome",
     "LLMError",
+    "LlmPolicy",
     "NoProviderAnswered",
     "OfflineProvider",
     "ProviderChain",

@@ -234,6 +234,20 @@ def _failure(provider: Provider, model: str, exc: ProviderError) -> ProviderFail
     )
 
 
+def remote_names(settings: LLMSettings) -> list[str]:
+    """The remote providers `settings` ask for, in the order asked: `auto` = OpenAI then Gemini,
+    each when its key is set; `openai` / `gemini` = that one; `offline` = none."""
+    choice = (settings.provider or "auto").strip().lower()
+    if choice not in {"auto", "offline", "openai", "gemini"}:
+        raise ValueError(f"unknown LLM provider {choice!r}: use auto, openai, gemini or offline")
+    names = []
+    if choice in {"auto", "openai"} and (_secret(settings.openai_api_key) or choice == "openai"):
+        names.append("openai")
+    if choice in {"auto", "gemini"} and (_secret(settings.gemini_api_key) or choice == "gemini"):
+        names.append("gemini")
+    return names
+
+
 def build_chain(
     settings: LLMSettings,
     *,
@@ -245,13 +259,11 @@ def build_chain(
     `encoder` overrides the offline engine's embedder (None = lexical only); `transport` is
     passed to the HTTP clients of the remote providers (tests use it for fault injection).
     """
-    choice = (settings.provider or "auto").strip().lower()
+    wanted = remote_names(settings)
     openai_key = _secret(settings.openai_api_key)
     gemini_key = _secret(settings.gemini_api_key)
     remote: list[Provider] = []
-    if choice not in {"auto", "offline", "openai", "gemini"}:
-        raise ValueError(f"unknown LLM provider {choice!r}: use auto, openai, gemini or offline")
-    if choice in {"auto", "openai"} and (openai_key or choice == "openai"):
+    if "openai" in wanted:
         from research_llm.providers.openai import OpenAIProvider
 
         remote.append(
@@ -271,7 +283,7 @@ def build_chain(
                 ),
             )
         )
-    if choice in {"auto", "gemini"} and (gemini_key or choice == "gemini"):
+    if "gemini" in wanted:
         from research_llm.providers.gemini import GeminiProvider
 
         remote.append(

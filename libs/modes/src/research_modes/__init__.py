@@ -7,7 +7,7 @@
 - `app`: `mode_app`, the one wiring of a mode service (`research_platform.app.service_app` with
   run events, the ledger's dead letters and its request subscriber).
 
-A mode chooses its engine with `research_llm.choose_engine`.
+A mode chooses its engine by asking its `research_llm.LlmPolicy`.
 """
 
 from research_modes.connector import ConnectorClient, SourceLog

@@ -13,6 +13,8 @@ stale sweep, a schedule) it adds to the returned context itself.
 
 from __future__ import annotations
 
+from typing import Any, Protocol, TypeVar
+
 from faststream import FastStream
 from pydantic import BaseModel
 
@@ -20,17 +22,28 @@ from research_ledger import dead_letters
 from research_ledger.outbox import relay_beside
 from research_platform.app import Build, Consumes, ServiceContext, service_app
 from research_platform.broker import Emits
+from research_platform.settings import Settings
+
+
+class Handles(Protocol):
+    """A mode's service object: it handles each parsed request command."""
+
+    async def handle(self, command: Any) -> None: ...
+
+
+S = TypeVar("S", bound=Settings)  # the mode's settings root
+M = TypeVar("M", bound=Handles)  # the mode's service object
 
 
 def mode_app(
-    settings: object,
+    settings: S,
     name: str,
-    build: Build,
+    build: Build[S, M],
     *,
     emits: tuple[Emits, ...],
     requests: Consumes,
     command: type[BaseModel],
-) -> tuple[FastStream, ServiceContext]:
+) -> tuple[FastStream, ServiceContext[S, M]]:
     """The app of mode service `name` and its context: `service_app` with run events, dead
     letters and the outbox relay, and `requests` consumed as `command` messages by `ctx.service.handle`."""
     app, ctx = service_app(

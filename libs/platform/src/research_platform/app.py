@@ -29,7 +29,7 @@ from contextlib import (
     nullcontext,
 )
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, cast, overload
 
 from faststream import AckPolicy, FastStream
 from faststream.nats import ConsumerConfig, JStream, NatsBroker, PullSub
@@ -40,11 +40,15 @@ from research_platform.broker import Emits, declare_publishers, ensure_streams_a
 from research_platform.db import create_engine, create_read_engine, dispose, session_factory
 from research_platform.delivery import Delivery, Recorder
 from research_platform.logging import get_logger
+from research_platform.settings import Settings
 from research_runs import RUN_EVENTS_ADDRESS, RunRecorder, declare_run_events
 
 log = get_logger(__name__)
 
 H = TypeVar("H", bound=Callable[..., Any])
+S = TypeVar("S", bound=Settings)  # the service's root settings
+T = TypeVar("T")  # the service object `build` makes
+_UNBUILT: Any = object()
 RunTeller = Callable[[str, str], Any]  # (run_id, reason) → awaitable: the run's events end failed
 # `research_ledger.dead_letters.recorder`: (sessions, service, *, tell_run) → the Delivery recorder
 DeadLetters = Callable[..., Recorder]
@@ -83,20 +87,28 @@ class _Database:
 
 
 @dataclass
-class ServiceContext:
-    """What `build` gets; the service's subscribers use it once the app started."""
+class ServiceContext(Generic[S, T]):
+    """What `build` gets; the service's subscribers use it once the app started. Typed by the
+    service's settings root `S` and the service object `T` its `build` makes (`ctx.service`)."""
 
     name: str
     broker: NatsBroker
-    settings: Any
+    settings: S
     delivery: Delivery | None = None
     publishers: dict[str, Any] = field(default_factory=dict)  # subject → declared publisher
     run_events: Any = None  # the declared run-event publisher (`run_events=True`)
     opened: _Database | None = None  # set in the lifespan, before `build`
-    service: Any = None  # what `build` yielded
-    beside: list[Build] = field(default_factory=list)  # entered after `build`, left before it
+    built: Any = field(default=_UNBUILT, repr=False)  # what `build` yielded (`service`)
+    beside: list[Part] = field(default_factory=list)  # entered after `build`, left before it
 
-    def run_beside(self, part: Build) -> None:
+    @property
+    def service(self) -> T:
+        """What `build` yielded: set in the lifespan, before the first message arrives."""
+        if self.built is _UNBUILT:
+            raise RuntimeError(f"{self.name}: the service is built in the app's lifespan")
+        return cast(T, self.built)
+
+    def run_beside(self, part: Part) -> None:
         """Hold `part(ctx)` open beside the service for the app's lifetime (a scheduler)."""
         self.beside.append(part)
 
@@ -154,23 +166,53 @@ class ServiceContext:
         return declare
 
 
-Build = Callable[[ServiceContext], AbstractAsyncContextManager[Any]]
+# `build(ctx)`: the service object for the app's lifetime; a part run beside it (a scheduler).
+Build = Callable[[ServiceContext[S, T]], AbstractAsyncContextManager[T]]
+Part = Callable[[ServiceContext[Any, Any]], AbstractAsyncContextManager[Any]]
 
 
+@overload
 def service_app(
-    settings: Any,
+    settings: S,
     name: str,
-    build: Build | None = None,
+    build: None = None,
     *,
     emits: tuple[Emits, ...] = (),
     run_events: bool = False,
     dead_letters: DeadLetters | None = None,
     pool: Pool = Pool(),
     streams: bool = True,
-) -> tuple[FastStream, ServiceContext]:
+) -> tuple[FastStream, ServiceContext[S, None]]: ...
+
+
+@overload
+def service_app(
+    settings: S,
+    name: str,
+    build: Build[S, T],
+    *,
+    emits: tuple[Emits, ...] = (),
+    run_events: bool = False,
+    dead_letters: DeadLetters | None = None,
+    pool: Pool = Pool(),
+    streams: bool = True,
+) -> tuple[FastStream, ServiceContext[S, T]]: ...
+
+
+def service_app(
+    settings: S,
+    name: str,
+    build: Build[S, T] | None = None,
+    *,
+    emits: tuple[Emits, ...] = (),
+    run_events: bool = False,
+    dead_letters: DeadLetters | None = None,
+    pool: Pool = Pool(),
+    streams: bool = True,
+) -> tuple[FastStream, ServiceContext[S, T]]:
     """The app of service `name` and its context (see the module docstring)."""
     broker = make_broker(settings.require_nats_url(), name)
-    ctx = ServiceContext(name, broker, settings)
+    ctx: ServiceContext[S, T] = ServiceContext(name, broker, settings)
     if dead_letters is not None:
         ctx.delivery = Delivery.install(
             broker, service=name, max_deliver=settings.max_deliver, ack_wait_s=settings.ack_wait_s
@@ -193,7 +235,7 @@ def service_app(
     @asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
         if streams:
-            await ensure_streams_at(settings.require_nats_url())
+            await ensure_streams_at(settings.require_nats_url(), settings)
         engine = create_engine(
             settings.require_database_url(), pool_size=pool.size, pre_ping=pool.pre_ping
         )
@@ -212,7 +254,7 @@ def service_app(
                 build(ctx) if build is not None else nullcontext() as made,
                 AsyncExitStack() as parts,
             ):
-                ctx.service = made
+                ctx.built = made
                 for part in ctx.beside:
                     await parts.enter_async_context(part(ctx))
                 yield

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from research_contracts import subjects
 from research_platform.nats_seeds import connect, replicated, seed_urls, stream_replicas
-from research_platform.settings import get_settings
+from research_platform.settings import Settings
 from research_runs.stream import RUNS_STREAM_CONFIG
 
 DAY = 24 * 3600
@@ -76,24 +76,28 @@ STREAMS: tuple[StreamConfig, ...] = (
 )
 
 
-def retained(config: StreamConfig) -> StreamConfig:
-    """`config`, with the dead-letter stream's age limit from `DEAD_LETTER_MAX_AGE_DAYS` (default 30).
+def retained(config: StreamConfig, max_age_days: float) -> StreamConfig:
+    """`config`, with the dead-letter stream's age limit of `max_age_days` (the setting
+    `DEAD_LETTER_MAX_AGE_DAYS`, default 30).
 
     Parked messages keep their bytes (an operator may need them), and those bytes may hold a
     patient's identifiers; the age limit is how long they may stay.
     """
     if config.name != subjects.DEAD_LETTER_STREAM:
         return config
-    return dataclasses.replace(config, max_age=get_settings().dead_letter_max_age_days * DAY)
+    return dataclasses.replace(config, max_age=max_age_days * DAY)
 
 
-async def ensure_streams(js: JetStreamContext, replicas: int = 1) -> None:
+async def ensure_streams(
+    js: JetStreamContext, replicas: int = 1, *, dead_letter_max_age_days: float = 30.0
+) -> None:
     """Create every stream, or update it to the declared config; safe to call from every replica.
 
-    `replicas` is each stream's replica count (3 on a cluster, see `nats_seeds.stream_replicas`).
+    `replicas` is each stream's replica count (3 on a cluster, see `nats_seeds.stream_replicas`);
+    `dead_letter_max_age_days` how long parked messages keep their bytes (`retained`).
     """
     for declared in STREAMS:
-        config = replicated(retained(declared), replicas)
+        config = replicated(retained(declared, dead_letter_max_age_days), replicas)
         assert config.name, "every declared stream has a name"
         try:
             await js.stream_info(config.name)
@@ -107,14 +111,19 @@ async def ensure_streams(js: JetStreamContext, replicas: int = 1) -> None:
         await js.update_stream(config)
 
 
-async def ensure_streams_at(url: str, replicas: int | None = None) -> None:
+async def ensure_streams_at(url: str, settings: Settings) -> None:
     """Connect, ensure streams, disconnect (used by the launcher before services start).
 
-    `url` may list several seeds; `replicas` defaults to `NATS_STREAM_REPLICAS`, else detected.
+    `url` may list several seeds; the replica count is `settings.nats_stream_replicas`, else
+    detected from the server, and the dead-letter age `settings.dead_letter_max_age_days`.
     """
     nc = await connect(url, max_reconnect_attempts=3)
     try:
-        await ensure_streams(nc.jetstream(), stream_replicas(nc, replicas))
+        await ensure_streams(
+            nc.jetstream(),
+            stream_replicas(nc, settings.nats_stream_replicas),
+            dead_letter_max_age_days=settings.dead_letter_max_age_days,
+        )
     finally:
         await nc.close()
 

@@ -28,23 +28,15 @@ def seed_urls(url: str) -> list[str]:
     return seeds
 
 
-def configured_replicas() -> int | None:
-    """`NATS_STREAM_REPLICAS` when set, else None (= detect from the server)."""
-    from research_platform.settings import get_settings
-
-    return get_settings().nats_stream_replicas
-
-
 def detected_replicas(nc: nats.NATS) -> int:
     """3 when the connected server reports a cluster (it names one in its INFO), else 1."""
     info = getattr(nc, "_server_info", None) or {}
     return CLUSTER_REPLICAS if info.get("cluster") else 1
 
 
-def stream_replicas(nc: nats.NATS, configured: int | None = None) -> int:
-    """The replica count for the engine's streams on this connection."""
-    if configured is None:
-        configured = configured_replicas()
+def stream_replicas(nc: nats.NATS, configured: int | None) -> int:
+    """The replica count for the engine's streams on this connection: `configured` (the setting
+    `NATS_STREAM_REPLICAS`) when set, else detected from the server."""
     return configured if configured is not None else detected_replicas(nc)
 
 

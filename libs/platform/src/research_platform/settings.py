@@ -5,8 +5,7 @@ or a service's subclass of it that adds the service's own group (`CorrelatorServ
 adds `correlator`, `ConnectorServiceSettings` adds `connector`, …). Groups are plain pydantic
 models nested in the root; an environment variable names the group, then the field, joined by
 a double underscore, with no other prefix: `LLM__PROVIDER=openai`, `CRITIC__SLA_SECONDS=30`,
-`CORRELATOR__SCHEDULE__INTERVAL_S=3600`, `CONNECTOR__PUBMED__API_KEY=…`. The `researcher` and
-`critic` groups still sit in this shared root (not yet moved to their services). Top-level fields
+`CORRELATOR__SCHEDULE__INTERVAL_S=3600`, `CONNECTOR__PUBMED__API_KEY=…`. Top-level fields
 (`NATS_URL`, `DATABASE_URL`, `LOG_LEVEL`, `GATEWAY_PORT`, …) belong to every process. Secrets are
 `SecretStr` and are never logged.
 """
@@ -17,7 +16,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -178,50 +184,18 @@ class CorpusSettings(BaseModel):
     )
 
 
-class ResearcherSettings(BaseModel):
-    """How the researcher gathers evidence for a task (`RESEARCHER__…`)."""
+class JudgementSettings(BaseModel):
+    """What the judgement models load (`research_judgement`): built by `Settings.judgement` from
+    the flat variables `JUDGEMENT_WEIGHTS`, `JUDGEMENT_BACKEND`, `JUDGEMENT_ABSTRACT_WEIGHTS` and
+    the machine's conventions (`OMP_NUM_THREADS`, `XDG_CACHE_HOME`)."""
 
-    evidence_sources: list[str] = Field(
-        default_factory=lambda: ["corpus"], description="Sources asked for evidence."
+    weights: str | None = None  # None = the shipped `research_judgement/weights`
+    backend: Literal["torch", "onnx"] = "torch"
+    abstract_weights: str | None = None  # None = the shipped `weights/abstract`
+    threads: int | None = None  # math threads of the ONNX runtime; None = the usable cores
+    onnx_cache_dir: str | None = (
+        None  # where ONNX exports are kept; None = ~/.cache/research-engine/onnx
     )
-    evidence_limit: int = Field(
-        default=8, description="Hits asked of the evidence sources per task."
-    )
-    connector_timeout_s: float = Field(
-        default=15.0, description="Longest wait for the connector's answer."
-    )
-    concurrency: int = Field(
-        default=16,
-        ge=1,
-        description="Tasks of one tier worked on at once, a new one started as one ends (their questions share embedding batches).",
-    )
-    fallback_sources: list[str] = Field(
-        default_factory=lambda: ["pubmed"], description="Sources asked when memory retrieval fails."
-    )
-    memory_claims: int = Field(default=5, description="Related active claims recalled per task.")
-    memory_min_similarity: float = Field(
-        default=0.45, description="Cosine similarity a related claim needs."
-    )
-    memory_sources: int = Field(
-        default=5, description="Known sources (cited by related claims) added as evidence."
-    )
-    memory_timeout_s: float = Field(
-        default=5.0, description="Longest memory retrieval before the fallback."
-    )
-    tier_poll_s: float = Field(
-        default=0.25, description="How often a lower tier re-checks higher tiers' backlog."
-    )
-
-
-class CriticSettings(BaseModel):
-    """How the critic judges pending claims (`CRITIC__…`)."""
-
-    sla_seconds: float = Field(default=30.0, description="Critique deadline of a claim.")
-    quarantine_after: int = Field(
-        default=3,
-        description="Consecutive SLA timeouts before a claim is quarantined (keep MAX_DELIVER above it).",
-    )
-    concurrency: int = Field(default=16, ge=1, description="Pending claims judged at once.")
 
 
 class GatewayAuthSettings(BaseModel):
@@ -381,8 +355,6 @@ class Settings(BaseSettings):
     )
     llm: LLMSettings = Field(default_factory=LLMSettings)
     corpus: CorpusSettings = Field(default_factory=CorpusSettings)
-    researcher: ResearcherSettings = Field(default_factory=ResearcherSettings)
-    critic: CriticSettings = Field(default_factory=CriticSettings)
     gateway_auth: GatewayAuthSettings = Field(default_factory=GatewayAuthSettings)
     gateway_limits: GatewayLimitsSettings = Field(default_factory=GatewayLimitsSettings)
     installation_secret: SecretStr | None = Field(
@@ -400,6 +372,45 @@ class Settings(BaseSettings):
         gt=0,
         description="How long the dead-letter stream keeps parked message bytes.",
     )
+
+    @model_validator(mode="after")
+    def _machine_conventions(self) -> Settings:
+        """The machine's conventions resolved once, here, into the sections that use them: a
+        positive `OMP_NUM_THREADS` is the embedding model's thread count unless
+        `CORPUS__EMBED_THREADS` is set, and `XDG_CACHE_HOME` places the ONNX exports unless
+        `CORPUS__ONNX_CACHE_DIR` does (libraries read their section, never the environment)."""
+        updates: dict[str, object] = {}
+        if self.corpus.embed_threads is None and self.machine_threads is not None:
+            updates["embed_threads"] = self.machine_threads
+        if self.corpus.onnx_cache_dir is None and self.xdg_onnx_cache_dir is not None:
+            updates["onnx_cache_dir"] = self.xdg_onnx_cache_dir
+        if updates:
+            self.corpus = self.corpus.model_copy(update=updates)
+        return self
+
+    @property
+    def machine_threads(self) -> int | None:
+        """`OMP_NUM_THREADS` when it is a positive number, else None (= the usable cores)."""
+        configured = (self.omp_num_threads or "").strip()
+        return int(configured) if configured.isdigit() and int(configured) > 0 else None
+
+    @property
+    def xdg_onnx_cache_dir(self) -> str | None:
+        """`$XDG_CACHE_HOME/research-engine/onnx` when `XDG_CACHE_HOME` is set, else None."""
+        if not self.xdg_cache_home:
+            return None
+        return str(Path(self.xdg_cache_home) / "research-engine" / "onnx")
+
+    @property
+    def judgement(self) -> JudgementSettings:
+        """The judgement models' section, from the flat `JUDGEMENT_*` variables (their names kept)."""
+        return JudgementSettings(
+            weights=self.judgement_weights,
+            backend=self.judgement_backend,
+            abstract_weights=self.judgement_abstract_weights,
+            threads=self.machine_threads,
+            onnx_cache_dir=self.xdg_onnx_cache_dir,
+        )
 
     @field_validator("metrics_port", "judgement_backend", mode="before")
     @classmethod
@@ -426,5 +437,6 @@ class Settings(BaseSettings):
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The process-wide settings, read once."""
+    """The process-wide settings, read once: for entry points (the CLI, benchmarks) only;
+    libraries take their section as an argument (a test holds `libs/` to that)."""
     return Settings()

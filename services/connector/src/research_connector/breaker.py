@@ -80,14 +80,17 @@ class Circuit:
     reason: str = ""
 
 
-async def open_circuit_bucket(nc: nats.NATS, bucket: str = KV_BUCKET) -> KeyValue:
-    """The KV bucket of the circuits (created once, replicated like the streams)."""
+async def open_circuit_bucket(
+    nc: nats.NATS, bucket: str = KV_BUCKET, replicas: int | None = None
+) -> KeyValue:
+    """The KV bucket of the circuits (created once, replicated like the streams: `replicas`,
+    the setting `NATS_STREAM_REPLICAS`, else detected)."""
     js = nc.jetstream(timeout=5)
     config = KeyValueConfig(
         bucket=bucket,
         history=1,
         storage=StorageType.FILE,
-        replicas=stream_replicas(nc),
+        replicas=stream_replicas(nc, replicas),
         description="connector circuit breakers: one state per source",
     )
     return await js.create_key_value(config)

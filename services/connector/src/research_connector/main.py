@@ -17,6 +17,7 @@ from typing import Any
 from faststream import FastStream
 
 from research_connector import corpus_tools
+from research_connector.bootstrap import bootstrap
 from research_connector.breaker import CircuitBreakers, open_circuit_bucket
 from research_connector.cache import AnswerCache
 from research_connector.fanout import search_all
@@ -33,7 +34,6 @@ from research_connector.shared_ratelimit import SharedRateLimits, open_rate_buck
 from research_connector.sources.corpus import CorpusSource
 from research_contracts import EvidenceFound, SearchEvidence, subjects
 from research_corpus.batching import MicroBatchingEmbedder
-from research_corpus.embedding import get_embedder
 from research_platform.app import Pool, ServiceContext, service_app
 from research_platform.db import session_factory
 from research_platform.logging import get_logger
@@ -47,6 +47,7 @@ SEARCH_WORKERS = 16  # searches answered at once (as many as a researcher works 
 
 
 def create_app(settings: ConnectorServiceSettings) -> FastStream:
+    deps = bootstrap(settings)
     connector = settings.connector
     state: dict[str, Any] = {}
 
@@ -57,14 +58,14 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
         client = http_client(connector)
         # Rate limits are counted fleet-wide (NATS KV), so replicas together keep each source's rate.
         limits_nc = await connect(settings.require_nats_url())
-        limits = SharedRateLimits(await open_rate_bucket(limits_nc))
+        limits = SharedRateLimits(await open_rate_bucket(limits_nc, settings.nats_stream_replicas))
         state["corpus"] = CorpusSource(state["read_sessions"], settings.corpus)
         state["incidents"] = Incidents(sessions)
         # Circuits are shared the same way: a source one replica found down is skipped by all.
         circuit = connector.circuit
         breakers = (
             CircuitBreakers(
-                await open_circuit_bucket(limits_nc),
+                await open_circuit_bucket(limits_nc, replicas=settings.nats_stream_replicas),
                 threshold=circuit.threshold,
                 cooldown_s=circuit.cooldown_s,
                 refresh_s=circuit.refresh_s,
@@ -82,7 +83,7 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
             breakers=breakers,
         )
         await asyncio.to_thread(
-            get_embedder().embed_one, "warm up"
+            deps.embedder.embed_one, "warm up"
         )  # first query pays no model load
         yield
         await client.aclose()
@@ -100,7 +101,7 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
 
     async def answer(request: SearchEvidence, only: str | None = None) -> EvidenceFound:
         if request.query_embedding is not None:  # the asker embedded the query already: never twice
-            embedder = get_embedder()
+            embedder = deps.embedder
             if isinstance(embedder, MicroBatchingEmbedder):
                 embedder.remember(request.query, request.query_embedding)
         registry: dict[str, EvidenceSource] = {

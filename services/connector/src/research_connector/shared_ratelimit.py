@@ -39,14 +39,15 @@ KV_BUCKET = "connector_rate_limits"
 MAX_RACES = 50
 
 
-async def open_rate_bucket(nc: nats.NATS) -> KeyValue:
-    """The KV bucket of the shared limits (created once, replicated like the streams)."""
+async def open_rate_bucket(nc: nats.NATS, replicas: int | None = None) -> KeyValue:
+    """The KV bucket of the shared limits (created once, replicated like the streams: `replicas`,
+    the setting `NATS_STREAM_REPLICAS`, else detected)."""
     js = nc.jetstream(timeout=5)
     config = KeyValueConfig(
         bucket=KV_BUCKET,
         history=1,
         storage=StorageType.FILE,
-        replicas=stream_replicas(nc),
+        replicas=stream_replicas(nc, replicas),
         description="connector rate limits: one GCRA timestamp per budget",
     )
     return await js.create_key_value(config)

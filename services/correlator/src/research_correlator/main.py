@@ -25,9 +25,10 @@ from research_agents import RunContext
 from research_agents.app import schedule
 from research_agents.runs import RunBook
 from research_correlator import experiment, prepare, reshape
+from research_correlator.bootstrap import bootstrap
 from research_correlator.repository import SERVICE, Patterns
 from research_correlator.settings import CorrelatorServiceSettings, CorrelatorSettings
-from research_llm import ProviderChain, build_chain, usage
+from research_llm import ProviderChain, usage
 from research_platform.app import service_app
 from research_platform.db import transaction
 from research_platform.logging import get_logger
@@ -126,13 +127,14 @@ class Correlator:
 
 
 def create_app(settings: CorrelatorServiceSettings) -> FastStream:
+    deps = bootstrap(settings)
     correlator = settings.correlator
 
     app, ctx = service_app(settings, SERVICE)
     schedule(
         ctx,
         correlator.schedule,
-        lambda ctx: Correlator(ctx.sessions, correlator, build_chain(settings.llm)).run,
+        lambda ctx: Correlator(ctx.sessions, correlator, deps.llm.chain()).run,
     )
     return app
 

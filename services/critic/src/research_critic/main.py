@@ -24,17 +24,17 @@ from research_contracts import (
     RecritiqueClaim,
     subjects,
 )
+from research_critic.bootstrap import bootstrap
 from research_critic.pipeline import Critic
 from research_critic.repository import SERVICE
+from research_critic.settings import CriticServiceSettings
 from research_ledger import dead_letters
 from research_ledger.outbox import relay_beside
-from research_llm import build_chain
 from research_platform.app import Consumes, Pool, ServiceContext, service_app
 from research_platform.broker import Emits
 from research_platform.db import session_factory, without_transactions
 from research_platform.replies import empty_is_object, refusing
 from research_platform.service import run_service
-from research_platform.settings import Settings
 
 EMITS = (
     Emits(
@@ -56,7 +56,8 @@ EMITS = (
 )
 
 
-def create_app(settings: Settings) -> FastStream:
+def create_app(settings: CriticServiceSettings) -> FastStream:
+    deps = bootstrap(settings)
     concurrency = settings.critic.concurrency
 
     @asynccontextmanager
@@ -67,7 +68,7 @@ def create_app(settings: Settings) -> FastStream:
             ctx.publishers[subjects.CLAIM_PENDING],
             ctx.sessions,
             settings,
-            build_chain(settings.llm),
+            deps.llm.chain(),
             reads=session_factory(without_transactions(ctx.engine)),
         )
 
@@ -128,7 +129,7 @@ def create_app(settings: Settings) -> FastStream:
 
 
 def run() -> None:
-    run_service(SERVICE, create_app)
+    run_service(SERVICE, create_app, CriticServiceSettings)
 
 
 if __name__ == "__main__":

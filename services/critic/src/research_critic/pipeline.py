@@ -37,12 +37,12 @@ from research_contracts import (
 )
 from research_critic import experiment, prepare, reshape
 from research_critic.repository import SERVICE, ClaimReads, EntityChanged
+from research_critic.settings import CriticServiceSettings
 from research_ledger import UnitOfWork
 from research_llm import ProviderChain
 from research_platform.db import transaction
 from research_platform.errors import TransientError
 from research_platform.logging import get_logger
-from research_platform.settings import Settings
 
 log = get_logger(__name__)
 JUDGE_ATTEMPTS = 5
@@ -56,7 +56,7 @@ class Critic:
         Any  # the declared publisher of `research.claim.pending` (a drained claim, proposed again)
     )
     sessions: async_sessionmaker[AsyncSession]
-    settings: Settings
+    settings: CriticServiceSettings
     chain: ProviderChain
     reads: async_sessionmaker[AsyncSession] | None = (
         None  # the claim and its peers, read before judging; None = `sessions`

@@ -97,7 +97,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 "OPEN MODE: API routes answer without a key (GATEWAY_AUTH__OPEN=true), loopback only",
                 host=settings.gateway_host,
             )
-        await ensure_streams_at(settings.require_nats_url())
+        await ensure_streams_at(settings.require_nats_url(), settings)
         engine = create_engine(settings.require_database_url())
         reader = create_read_engine(settings.database_read_url, engine)  # GET routes that only read
         bus = build_bus(

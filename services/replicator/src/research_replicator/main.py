@@ -52,6 +52,7 @@ from research_platform.logging import get_logger
 from research_platform.service import run_service
 from research_platform.shutdown import cancel_within
 from research_replicator import experiment, prepare, recritiques, reshape, retractions, watched
+from research_replicator.bootstrap import bootstrap
 from research_replicator.prepare import DueClaim
 from research_replicator.repository import SERVICE, Replications
 from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSettings
@@ -171,7 +172,8 @@ class Replicator:
 
 
 def create_app(settings: ReplicatorServiceSettings) -> FastStream:
-    replicator = settings.replicator
+    deps = bootstrap(settings)
+    replicator = deps.settings.replicator
     app, ctx = service_app(
         settings, SERVICE, emits=EMITS, run_events=True, dead_letters=dead_letters.recorder
     )

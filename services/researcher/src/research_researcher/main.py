@@ -23,18 +23,17 @@ from faststream import FastStream
 
 from research_contracts import ClaimProposed, RunResearch, Tier, subjects
 from research_corpus.batching import MicroBatchingEmbedder
-from research_corpus.embedding import get_embedder
 from research_judgement import get_judge
 from research_ledger import dead_letters
-from research_llm import build_chain
 from research_platform.app import Consumes, Pool, ServiceContext, service_app
 from research_platform.broker import Emits
 from research_platform.db import session_factory, without_transactions
 from research_platform.service import run_service
-from research_platform.settings import Settings
 from research_researcher import rerun
+from research_researcher.bootstrap import bootstrap
 from research_researcher.pipeline import Researcher
 from research_researcher.repository import SERVICE
+from research_researcher.settings import ResearcherServiceSettings
 from research_researcher.tiers import TierGate
 
 CLAIM_PROPOSED = Emits(
@@ -47,12 +46,13 @@ CLAIM_PROPOSED = Emits(
 )
 
 
-def create_app(settings: Settings) -> FastStream:
+def create_app(settings: ResearcherServiceSettings) -> FastStream:
+    deps = bootstrap(settings)
     concurrency = settings.researcher.concurrency
 
     @asynccontextmanager
     async def build(ctx: ServiceContext) -> AsyncIterator[Researcher]:
-        embedder = get_embedder()
+        embedder = deps.embedder
         assert isinstance(
             embedder, MicroBatchingEmbedder
         )  # one worker batches every task's question
@@ -60,7 +60,7 @@ def create_app(settings: Settings) -> FastStream:
             broker=ctx.broker,
             sessions=ctx.sessions,
             settings=settings.researcher,
-            chain=build_chain(settings.llm),
+            chain=deps.llm.chain(),
             gate=TierGate(
                 lambda: ctx.broker.connection.jetstream(), poll_s=settings.researcher.tier_poll_s
             ),
@@ -119,7 +119,7 @@ def create_app(settings: Settings) -> FastStream:
 
 
 def run() -> None:
-    run_service(SERVICE, create_app)
+    run_service(SERVICE, create_app, ResearcherServiceSettings)
 
 
 if __name__ == "__main__":

@@ -40,9 +40,9 @@ from research_ledger import AuditAction, UnitOfWork
 from research_llm import EvidenceDoc, NoProviderAnswered, ProviderChain
 from research_platform.db import transaction
 from research_platform.logging import get_logger
-from research_platform.settings import ResearcherSettings
 from research_researcher import evidence, experiment, prepare, reshape
 from research_researcher.repository import SERVICE, LedgerMemory, Recollection
+from research_researcher.settings import ResearcherSettings
 from research_researcher.tiers import TierGate
 
 log = get_logger(__name__)

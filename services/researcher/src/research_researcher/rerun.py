@@ -25,8 +25,8 @@ from research_contracts import EvidenceFound, EvidenceRefreshed, RerunResearch, 
 from research_platform.delivery import invalid_reason
 from research_platform.errors import PrepareError, TransientError
 from research_platform.logging import get_logger
-from research_platform.settings import Settings
 from research_researcher import evidence, prepare
+from research_researcher.settings import ResearcherServiceSettings
 
 log = get_logger(__name__)
 
@@ -36,7 +36,7 @@ UNREADABLE_CLAIM = uuid.UUID(int=0)
 async def rerun(
     question: str,
     broker: NatsBroker,
-    settings: Settings,
+    settings: ResearcherServiceSettings,
     *,
     sources: list[str] | None = None,
     limit: int | None = None,
@@ -56,7 +56,7 @@ async def rerun(
     )
 
 
-def router(broker: NatsBroker, settings: Settings) -> NatsRouter:
+def router(broker: NatsBroker, settings: ResearcherServiceSettings) -> NatsRouter:
     """The `research.researcher.rerun` subscriber (queue group `researcher`), refusals included."""
     refusals = ExceptionMiddleware(publish_handlers={ValueError: refuse})
     rerun_router = NatsRouter(middlewares=[refusals])
@@ -85,7 +85,7 @@ async def refuse(exc: ValueError, message: NatsMessage) -> EvidenceRefreshed:
 
 
 async def answer(
-    request: RerunResearch, broker: NatsBroker, settings: Settings
+    request: RerunResearch, broker: NatsBroker, settings: ResearcherServiceSettings
 ) -> EvidenceRefreshed:
     """The reply to one `RerunResearch` request; never raises (failures travel in `error`)."""
     with structlog.contextvars.bound_contextvars(claim_id=str(request.claim_id)):

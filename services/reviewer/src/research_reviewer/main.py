@@ -29,9 +29,7 @@ from nats.js.api import DeliverPolicy
 
 from research_contracts import ClaimDecided, ClaimProposed, subjects
 from research_contracts.reviews import RequestReview, ReviewCompleted
-from research_corpus.embedding import get_embedder
 from research_judgement import get_judge
-from research_llm import choose_engine
 from research_llm.offline.relevance import Relevance, default_encoder
 from research_modes import ConnectorClient
 from research_modes.app import mode_app
@@ -41,6 +39,7 @@ from research_platform.service import run_service
 from research_platform.shutdown import cancel_within
 from research_reviewer import sweep
 from research_reviewer.author import OfflineAuthor
+from research_reviewer.bootstrap import bootstrap
 from research_reviewer.experiment import Author
 from research_reviewer.llm_author import LlmAuthor
 from research_reviewer.peer_review import PeerReviewer
@@ -70,19 +69,19 @@ EMITS = (
 
 
 def create_app(settings: ReviewerServiceSettings) -> FastStream:
+    deps = bootstrap(settings)
     config = settings.reviewer
 
     @asynccontextmanager
     async def build(ctx: ServiceContext) -> AsyncIterator[ReviewService]:
         broker, sessions = ctx.broker, ctx.sessions
-        embedder = get_embedder()
+        embedder = deps.embedder
         relevance = Relevance(default_encoder())
 
         def offline() -> OfflineAuthor:
             return OfflineAuthor(relevance, config)
 
-        make_author: Callable[[], Author] = choose_engine(
-            settings.llm,
+        make_author: Callable[[], Author] = deps.llm.choose(
             remote=lambda chain: lambda: LlmAuthor(chain, offline(), config),
             offline=lambda: offline,
         )

@@ -24,12 +24,12 @@ from faststream import FastStream
 from research_agents.app import schedule
 from research_contracts import subjects
 from research_contracts.sourcelists import RequestSourceList, SourceListUpdated
-from research_llm import choose_engine
 from research_modes import ConnectorClient
 from research_modes.app import mode_app
 from research_platform.app import Consumes, ServiceContext
 from research_platform.broker import Emits
 from research_platform.service import run_service
+from research_scout.bootstrap import bootstrap
 from research_scout.pipeline import Scout
 from research_scout.repository import SERVICE
 from research_scout.schedules import ScheduleTick
@@ -48,6 +48,7 @@ EMITS = (
 
 
 def create_app(settings: ScoutServiceSettings) -> FastStream:
+    deps = bootstrap(settings)
     scout_settings = settings.scout
 
     @asynccontextmanager
@@ -61,9 +62,7 @@ def create_app(settings: ScoutServiceSettings) -> FastStream:
                 lambda: broker.connection, timeout_s=scout_settings.connector_timeout_s
             ).search,
             jetstream=lambda: broker.connection.jetstream(),
-            chain=choose_engine(
-                settings.llm,
-                engine=scout_settings.engine,
+            chain=deps.llm.choose(
                 remote=lambda chain: chain,
                 offline=lambda: None,
             ),

@@ -25,12 +25,12 @@ from faststream import FastStream
 
 from research_contracts import subjects
 from research_contracts.verifications import RequestVerification, VerificationChanged
-from research_llm import choose_engine
 from research_modes import ConnectorClient
 from research_modes.app import mode_app
 from research_platform.app import Consumes, ServiceContext
 from research_platform.broker import Emits
 from research_platform.service import run_service
+from research_verifier.bootstrap import bootstrap
 from research_verifier.experiment import Engine, OfflineEngine
 from research_verifier.llm import LlmEngine
 from research_verifier.pipeline import VerificationService
@@ -51,6 +51,7 @@ EMITS = (
 
 
 def create_app(settings: VerifierServiceSettings) -> FastStream:
+    deps = bootstrap(settings)
     config = settings.verifier
 
     @asynccontextmanager
@@ -60,17 +61,16 @@ def create_app(settings: VerifierServiceSettings) -> FastStream:
         def offline() -> OfflineEngine:
             return OfflineEngine(papers=config.judged_papers, evidence_model=config.evidence_model)
 
+        policy = deps.llm
         check: LlmCheck | None = None
         if config.llm_role == "check":  # the judge decides; a configured LLM may only veto
             engine: Engine = offline()
-            check = choose_engine(
-                settings.llm,
+            check = policy.choose(
                 remote=lambda chain: LlmCheck(chain, config.llm_timeout_s),
                 offline=lambda: None,
             )
         else:
-            engine = choose_engine(
-                settings.llm,
+            engine = policy.choose(
                 remote=lambda chain: LlmEngine(chain, config.llm_timeout_s),
                 offline=offline,
             )
