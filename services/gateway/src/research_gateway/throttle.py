@@ -13,49 +13,23 @@ presented key's characters); failures older than the window are deleted as new o
 
 from __future__ import annotations
 
-import hashlib
-import math
 from dataclasses import dataclass
-from datetime import timedelta
 
-from sqlalchemy import delete, func, insert, select
-from sqlalchemy.ext.asyncio import AsyncSession
-
-from research_ledger.tables import AuthFailure
-
-
-def source_digest(source: str) -> str:
-    return hashlib.sha256(source.encode("utf-8", "replace")).hexdigest()
+from research_ledger import UnitOfWork
 
 
 @dataclass(frozen=True)
 class FailedAuthThrottle:
+    """The limit of failed key checks per source and its window (`uow.signins` counts them)."""
+
     limit: int = 20
     window_s: float = 60.0
 
-    async def retry_after(self, session: AsyncSession, source: str) -> int | None:
+    async def retry_after(self, uow: UnitOfWork, source: str) -> int | None:
         """Seconds `source` must wait before its key is checked again, or None when it may try now."""
-        window = timedelta(seconds=self.window_s)
-        left = await session.scalar(
-            select(func.extract("epoch", AuthFailure.failed_at + window - func.now()))
-            .where(
-                AuthFailure.source == source_digest(source),
-                AuthFailure.failed_at > func.now() - window,
-            )
-            .order_by(AuthFailure.failed_at.desc())
-            .offset(self.limit - 1)
-            .limit(1)
-        )
-        if left is None:
-            return None
-        return max(1, math.ceil(float(left)))
+        return await uow.signins.failure_wait(source, limit=self.limit, window_s=self.window_s)
 
-    async def failed(self, session: AsyncSession, source: str) -> None:
+    async def failed(self, uow: UnitOfWork, source: str) -> None:
         """Count one failed key check (no key, an unknown or a revoked key) of `source`, and
         forget every failure that left the window."""
-        await session.execute(
-            delete(AuthFailure).where(
-                AuthFailure.failed_at < func.now() - timedelta(seconds=self.window_s)
-            )
-        )
-        await session.execute(insert(AuthFailure).values(source=source_digest(source)))
+        await uow.signins.count_failure(source, window_s=self.window_s)
