@@ -7,9 +7,10 @@
     GET|PUT /keys/{key_id}/workspaces admin  the workspaces a researcher key may name
 
 A researcher key names only the workspaces it is bound to (`key_workspaces`, `uow.keys`; a key
-with no binding has `default`); an admin key names any. With `GATEWAY_LIMITS__DECLARED_WORKSPACES_ONLY`
-a workspace without a limits row of its own is a 404; otherwise it gets the `default`
-workspace's limits (`uow.limits`, `research_ledger.source_limits`). Each change is audited with the
+with no binding has `default`); an admin key names any. With
+`GATEWAY_LIMITS__DECLARED_WORKSPACES_ONLY` a workspace without a limits row of its own is a 404;
+otherwise it gets the `default` workspace's limits (`uow.limits`,
+`research_ledger.source_limits`). Each change is audited with the
 admin's key id.
 """
 

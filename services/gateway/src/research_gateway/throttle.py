@@ -6,9 +6,10 @@ the window. Only failures are throttled: a request with a valid key is always se
 neighbour behind the same address (a shared host, a NAT) cannot lock a user out by sending bad
 keys. Guessing a key is hopeless anyway (256-bit random keys, compared by hash).
 
-The failures live in PostgreSQL (`auth_failures`), so every gateway replica counts the same
-failures and a restart forgets nothing. A source is stored as the SHA-256 of its name (never a
-presented key's characters); failures older than the window are deleted as new ones come.
+The failures live in PostgreSQL (`auth_failures`, through `uow.signins`), so every gateway
+replica counts the same failures and a restart forgets nothing. A source is stored as the SHA-256
+of its name (never a presented key's characters); failures older than the window are deleted as
+new ones come.
 """
 
 from __future__ import annotations
