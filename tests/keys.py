@@ -12,14 +12,15 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_gateway.auth import ROLES, ApiKeys, Role
+from research_ledger import Ledger
 
 
 async def api_key(
     sessions: async_sessionmaker[AsyncSession], role: Role, name: str = "test"
 ) -> str:
     """Issue a live key of `role` (committed) and return the key itself."""
-    async with sessions() as session, session.begin():
-        _, secret = await ApiKeys(session).issue(role, name=f"{name} {role}")
+    async with Ledger(sessions).unit_of_work(service="gateway") as uow:
+        _, secret = await ApiKeys(uow).issue(role, name=f"{name} {role}")
     return secret
 
 
@@ -37,9 +38,7 @@ async def bind_workspaces(
     sessions: async_sessionmaker[AsyncSession], headers: dict[str, str], *workspaces: str
 ) -> None:
     """Let the key in `headers` name `workspaces` besides `default` (an admin's binding)."""
-    from research_gateway.accounts import KeyWorkspaces
-
-    async with sessions() as session, session.begin():
-        caller = await ApiKeys(session).identify(headers["X-API-Key"])
+    async with Ledger(sessions).unit_of_work(service="gateway") as uow:
+        caller = await ApiKeys(uow).identify(headers["X-API-Key"])
         assert caller is not None
-        await KeyWorkspaces(session).bind(caller.key_id, ["default", *workspaces])
+        await uow.keys.bind_workspaces(caller.key_id, ["default", *workspaces])

@@ -44,7 +44,7 @@ async def gateway(servers: Servers) -> AsyncIterator[httpx.AsyncClient]:
 async def _key(sessions: Any, role: str) -> tuple[str, uuid.UUID]:
     secret = await api_key(sessions, role)  # type: ignore[arg-type]  # one of ROLES
     async with sessions() as session:
-        known = await ApiKeys(session).identify(secret)
+        known = await ApiKeys(UnitOfWork(session, service="gateway")).identify(secret)
     assert known is not None
     return secret, known.key_id
 

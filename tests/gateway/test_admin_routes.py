@@ -20,6 +20,7 @@ from research_critic.main import create_app as create_critic
 from research_critic.settings import CriticServiceSettings
 from research_gateway.auth import ApiKeys
 from research_gateway.main import create_app
+from research_ledger import UnitOfWork
 from research_ledger.tables import AuditEvent
 from research_librarian.main import create_app as create_librarian
 from research_librarian.settings import LibrarianServiceSettings, LibrarianSettings
@@ -57,7 +58,7 @@ async def keys(sessions: async_sessionmaker[AsyncSession]) -> dict[str, tuple[st
     """role → (key id, key)."""
     issued = {}
     async with sessions() as session, session.begin():
-        store = ApiKeys(session)
+        store = ApiKeys(UnitOfWork(session, service="gateway"))
         for role in ("admin", "researcher", "reader"):
             key_id, secret = await store.issue(role, name=f"test {role}")
             issued[role] = (str(key_id), secret)
@@ -105,10 +106,15 @@ async def test_revoked_key_is_refused(
     gateway: httpx.AsyncClient, sessions: async_sessionmaker[AsyncSession]
 ) -> None:
     async with sessions() as session, session.begin():
-        key_id, secret = await ApiKeys(session).issue("admin", "to revoke")
+        key_id, secret = await ApiKeys(UnitOfWork(session, service="gateway")).issue(
+            "admin", "to revoke"
+        )
     async with sessions() as session, session.begin():
-        assert await ApiKeys(session).revoke(key_id) is True
-        assert await ApiKeys(session).revoke(uuid.UUID(str(key_id))) is False
+        assert await ApiKeys(UnitOfWork(session, service="gateway")).revoke(key_id) is True
+        assert (
+            await ApiKeys(UnitOfWork(session, service="gateway")).revoke(uuid.UUID(str(key_id)))
+            is False
+        )
     assert (
         await gateway.get(f"{API}/librarian/status", headers={"X-API-Key": secret})
     ).status_code == 401

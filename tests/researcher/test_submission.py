@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 
 from research_gateway.auth import ApiKeys
 from research_gateway.main import create_app
-from research_ledger import AuditAction, task_id_for_key
+from research_ledger import AuditAction, UnitOfWork, task_id_for_key
 from research_ledger.tables import AuditEvent, MemoryClaim, ResearchTask
 from research_platform.settings import Settings
 from tests.researcher.conftest import wait_for_claims
@@ -43,7 +43,9 @@ async def gateway(servers, key: dict[str, str]) -> AsyncIterator[tuple[httpx.Asy
 async def _key_id(sessions, headers: dict[str, str]) -> uuid.UUID:
     """The id of the key in `headers`: an `Idempotency-Key` names a task per caller."""
     async with sessions() as session:
-        caller = await ApiKeys(session).identify(headers["X-API-Key"])
+        caller = await ApiKeys(UnitOfWork(session, service="gateway")).identify(
+            headers["X-API-Key"]
+        )
     assert caller is not None
     return caller.key_id
 

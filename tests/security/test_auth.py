@@ -17,6 +17,7 @@ from structlog.testing import capture_logs
 from research_gateway.auth import ApiKeys
 from research_gateway.main import create_app, is_loopback
 from research_gateway.throttle import FailedAuthThrottle
+from research_ledger import UnitOfWork
 from research_ledger.tables import AuditEvent
 from research_platform.settings import GatewayAuthSettings, Settings
 from tests.keys import api_key, auth
@@ -78,15 +79,23 @@ async def test_throttle_waits_until_the_oldest_failure_leaves_the_window(
     client, other = f"client:{uuid.uuid4()}", f"client:{uuid.uuid4()}"
     async with sessions() as session, session.begin():
         for _ in range(3):
-            assert await throttle.retry_after(session, client) is None
-            await throttle.failed(session, client)
+            assert (
+                await throttle.retry_after(UnitOfWork(session, service="gateway"), client) is None
+            )
+            await throttle.failed(UnitOfWork(session, service="gateway"), client)
     async with sessions() as session, session.begin():
-        assert 55 <= (await throttle.retry_after(session, client) or 0) <= 60
-        assert await throttle.retry_after(session, other) is None  # another client is not affected
+        assert (
+            55
+            <= (await throttle.retry_after(UnitOfWork(session, service="gateway"), client) or 0)
+            <= 60
+        )
+        assert (
+            await throttle.retry_after(UnitOfWork(session, service="gateway"), other) is None
+        )  # another client is not affected
         await session.execute(  # an hour later: every failure has left the window
             text("UPDATE auth_failures SET failed_at = failed_at - interval '1 hour'")
         )
-        assert await throttle.retry_after(session, client) is None
+        assert await throttle.retry_after(UnitOfWork(session, service="gateway"), client) is None
 
 
 @pytest.mark.integration
@@ -163,7 +172,12 @@ async def test_failed_key_checks_are_throttled_and_a_valid_key_is_never_locked_o
         # ...and the user with the valid key, from the same address, is served at once
         assert (await client.get(f"{API}/findings", headers=good)).status_code == 200
         async with sessions() as session:  # other clients are unaffected
-            assert await app.state.guard.throttle.retry_after(session, "client:10.9.8.8") is None
+            assert (
+                await app.state.guard.throttle.retry_after(
+                    UnitOfWork(session, service="gateway"), "client:10.9.8.8"
+                )
+                is None
+            )
 
 
 FORM = {"content-type": "application/x-www-form-urlencoded"}
@@ -218,8 +232,10 @@ async def test_a_revoked_key_is_401(
     gateway: Gateway, sessions: async_sessionmaker[AsyncSession]
 ) -> None:
     async with sessions() as session, session.begin():
-        key_id, secret = await ApiKeys(session).issue("admin", "to revoke")
+        key_id, secret = await ApiKeys(UnitOfWork(session, service="gateway")).issue(
+            "admin", "to revoke"
+        )
     async with sessions() as session, session.begin():
-        await ApiKeys(session).revoke(key_id)
+        await ApiKeys(UnitOfWork(session, service="gateway")).revoke(key_id)
     async with gateway() as (_, client):
         assert (await client.get(f"{API}/findings", headers=auth(secret))).status_code == 401

@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_gateway.auth import ApiKeys
+from research_ledger import UnitOfWork
 from research_ledger.source_limits import DEFAULT_WORKSPACE, LimitsBook, WorkspaceLimits
 from research_ledger.tables import ResearchTask
 from research_platform.settings import GatewayLimitsSettings
@@ -29,7 +30,9 @@ QUESTION = "Does vitamin D supplementation reduce fracture risk in older adults?
 
 async def _key(sessions: async_sessionmaker[AsyncSession], role: str) -> tuple[uuid.UUID, str]:
     async with sessions() as session, session.begin():
-        return await ApiKeys(session).issue(role, f"belonging {role}")
+        return await ApiKeys(UnitOfWork(session, service="gateway")).issue(
+            role, f"belonging {role}"
+        )
 
 
 @pytest.fixture

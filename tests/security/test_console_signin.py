@@ -12,7 +12,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_gateway.auth import ApiKeys
-from research_gateway.signins import OLD_KEY_COOKIE, SESSION_COOKIE, ConsoleSessions
+from research_gateway.signins import OLD_KEY_COOKIE, SESSION_COOKIE
+from research_ledger import UnitOfWork
 from research_platform.settings import GatewayAuthSettings
 from tests.keys import auth
 from tests.security.conftest import Gateway
@@ -24,12 +25,14 @@ FORM = {"content-type": "application/x-www-form-urlencoded"}
 
 async def _key(sessions: async_sessionmaker[AsyncSession]) -> tuple[uuid.UUID, str]:
     async with sessions() as session, session.begin():
-        return await ApiKeys(session).issue("reader", "console sign-in")
+        return await ApiKeys(UnitOfWork(session, service="gateway")).issue(
+            "reader", "console sign-in"
+        )
 
 
 async def _code(sessions: async_sessionmaker[AsyncSession], key_id: uuid.UUID, ttl: float) -> str:
     async with sessions() as session, session.begin():
-        return await ConsoleSessions(session).issue_code(key_id, ttl)
+        return await UnitOfWork(session, service="gateway").signins.issue_code(key_id, ttl)
 
 
 async def test_a_key_in_the_url_no_longer_signs_in_and_a_posted_key_opens_a_session(

@@ -19,7 +19,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from research_gateway.auth import ApiKeys
-from research_ledger import AuditAction
+from research_ledger import AuditAction, UnitOfWork
 from research_ledger.deidentified import keyed_digest
 from research_ledger.tables import AuditEvent
 from research_platform import installation
@@ -61,7 +61,9 @@ async def test_an_idempotency_key_cannot_be_recovered_from_the_audit_row_or_the_
     gateway: Gateway, sessions: async_sessionmaker[AsyncSession]
 ) -> None:
     async with sessions() as session, session.begin():
-        _, key = await ApiKeys(session).issue("researcher", "digests")
+        _, key = await ApiKeys(UnitOfWork(session, service="gateway")).issue(
+            "researcher", "digests"
+        )
     idempotency_key = f"MRN-{uuid.uuid4().int % 10**8:08d}"
     async with gateway() as (_, client):
         answer = await client.post(

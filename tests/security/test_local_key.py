@@ -15,6 +15,7 @@ from bench.harness.servers import Servers
 from research_engine.cli import app
 from research_engine.local_key import ensure_local_admin_key, key_path
 from research_gateway.auth import ApiKeys, Caller
+from research_ledger import UnitOfWork
 from research_platform.db import create_engine, session_factory
 
 pytestmark = pytest.mark.integration
@@ -25,9 +26,9 @@ def _identify(database_url: str, secret: str, revoke: bool = False) -> Caller | 
         engine = create_engine(database_url, pool_size=1, max_overflow=0)
         try:
             async with session_factory(engine)() as session, session.begin():
-                found = await ApiKeys(session).identify(secret)
+                found = await ApiKeys(UnitOfWork(session, service="gateway")).identify(secret)
                 if found is not None and revoke:
-                    await ApiKeys(session).revoke(found.key_id)
+                    await ApiKeys(UnitOfWork(session, service="gateway")).revoke(found.key_id)
                 return found
         finally:
             await engine.dispose()

@@ -208,7 +208,9 @@ async def test_a_researcher_key_changes_only_what_it_asked_for_and_an_admin_anyt
     keys: dict[str, Any] = {}
     for who, role in (("owner", "researcher"), ("other", "researcher"), ("admin", "admin")):
         async with sessions() as session, session.begin():
-            key_id, secret = await ApiKeys(session).issue(role, name=f"{who} {unique}")
+            key_id, secret = await ApiKeys(UnitOfWork(session, service="gateway")).issue(
+                role, name=f"{who} {unique}"
+            )
         keys[who] = (key_id, auth(secret))
     owned = {"key_id": str(keys["owner"][0])}
     list_id, source_id = await _source_list(sessions, owned, unique)

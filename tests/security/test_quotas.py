@@ -28,7 +28,7 @@ CLAIM = "Vitamin D supplementation reduces fracture risk in older adults"
 
 async def _key(sessions: async_sessionmaker[AsyncSession], role: str) -> tuple[uuid.UUID, str]:
     async with sessions() as session, session.begin():
-        return await ApiKeys(session).issue(role, f"quota {role}")
+        return await ApiKeys(UnitOfWork(session, service="gateway")).issue(role, f"quota {role}")
 
 
 async def _review(client: httpx.AsyncClient, key: str, topic: str = TOPIC) -> httpx.Response:

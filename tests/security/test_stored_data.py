@@ -371,7 +371,9 @@ async def test_an_idempotency_key_and_a_key_name_are_kept_as_digests_only(
     typed = f"retry for Jane Roe MRN 12345678 {unique}"
     label = f"Jane Roe's laptop {unique}"
     async with sessions() as session, session.begin():
-        key_id, _ = await ApiKeys(session).issue("reader", name=label)
+        key_id, _ = await ApiKeys(UnitOfWork(session, service="gateway")).issue(
+            "reader", name=label
+        )
     body = {
         "question": "Does metformin lower HbA1c in type 2 diabetes?",
         "entity": f"metformin {unique}",

@@ -22,6 +22,12 @@ The repositories, one per thing the ledger holds, share the unit of work's sessi
     uow.source_lists  schedules, runs, iterations, judgements, actions     (`source_lists.py`, source_list_*)
     uow.limits        a workspace's source limits                          (`source_limits.py`, source_list_limits)
     uow.outbox        add                                                  (`outbox.py`, outbox_events)
+    uow.keys          api keys, a key's quota overrides and workspaces     (`keys.py`, api_keys, key_limits, key_workspaces)
+    uow.signins       console sessions, sign-in codes, failed key checks   (`signins.py`, console_*, auth_failures)
+    uow.submissions   a key's quota slots: lock / take / release / settle  (`submissions.py`, key_submissions)
+    uow.claim_views   a task or claim as a reader sees it, claim listings  (`claim_views.py`, read only)
+    uow.work          a key's own tasks and reports (My work)              (`work.py`, read only)
+    uow.audit_log     the audit log and the agents' findings, browsed      (`audit_log.py`, read only)
     uow.audit(AuditAction.X, payload=...)   # any other audit row, checked against the catalogue
 
 Every table is modelled in `research_ledger.tables` (the outbox's in `research_ledger.outbox`).
@@ -36,16 +42,22 @@ from contextlib import asynccontextmanager
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from research_ledger.audit_log import AuditLog
 from research_ledger.base import LedgerBase
+from research_ledger.claim_views import ClaimViews
 from research_ledger.claims import Claims
+from research_ledger.keys import Keys
 from research_ledger.outbox import Outbox
 from research_ledger.recritiques import Recritiques
 from research_ledger.reports import Reports
+from research_ledger.signins import Signins
 from research_ledger.source_limits import LimitsBook
 from research_ledger.source_lists import SourceListBook
+from research_ledger.submissions import Submissions
 from research_ledger.tasks import Tasks
 from research_ledger.verdicts import Verdicts
 from research_ledger.watched import WatchedClaims
+from research_ledger.work import Work
 
 
 class UnitOfWork(LedgerBase):
@@ -65,6 +77,13 @@ class UnitOfWork(LedgerBase):
         self.source_lists = SourceListBook(session, service=service)
         self.limits = LimitsBook(session)
         self.outbox = Outbox(session, service=service)
+        # what the gateway keeps and reads: keys, sign-ins, quota slots, and the read models
+        self.keys = Keys(session, service=service)
+        self.signins = Signins(session, service=service)
+        self.submissions = Submissions(session, service=service)
+        self.claim_views = ClaimViews(session, service=service)
+        self.work = Work(session, service=service)
+        self.audit_log = AuditLog(session, service=service)
 
 
 class Ledger:

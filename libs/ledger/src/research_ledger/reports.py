@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, text, update
+from sqlalchemy import and_, delete, exists, func, insert, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from research_ledger.audit import storable
@@ -30,7 +30,7 @@ from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
 from research_ledger.deidentified import check_report
 from research_ledger.status import REFRESHABLE_REPORT_STATES, ReportStatus
-from research_ledger.tables import ReportClaim, ReportRow, ReportVersionRow
+from research_ledger.tables import ReportClaim, ReportRow, ReportVersionRow, SourceListRun
 
 REASON_LIMIT = 2000
 # Finding kinds (replicator, librarian) that make a report resting on the claim stale.
@@ -160,6 +160,68 @@ class Reports(LedgerBase):
             select(ReportClaim.report_id).where(ReportClaim.claim_id == claim_id)
         )
         return list(rows)
+
+    # --- reads for readers (the gateway's routes) ----------------------------------------------
+    async def listing(
+        self, *, kind: str, status: str | None = None, limit: int = 50
+    ) -> list[ReportRow]:
+        """Reports of `kind` (in `status`, when given), most recently updated first."""
+        query = select(ReportRow).where(ReportRow.kind == kind)
+        if status is not None:
+            query = query.where(ReportRow.status == status)
+        rows = await self.session.scalars(
+            query.order_by(ReportRow.updated_at.desc(), ReportRow.id).limit(limit)
+        )
+        return list(rows)
+
+    async def citing_paper(
+        self, paper_id: str, *, limit: int
+    ) -> list[tuple[ReportRow, dict[str, Any]]]:
+        """The reports whose current version lists `paper_id` among its references (at the top
+        of its content or under `report`), most recently updated first, each with that
+        version's content."""
+        cites = {"references": [{"paper_id": paper_id}]}
+        query = (
+            select(ReportRow, ReportVersionRow.content)
+            .join(
+                ReportVersionRow,
+                and_(
+                    ReportVersionRow.report_id == ReportRow.id,
+                    ReportVersionRow.version == ReportRow.current_version,
+                ),
+            )
+            .where(
+                or_(
+                    ReportVersionRow.content.contains(cites),
+                    ReportVersionRow.content.contains({"report": cites}),
+                )
+            )
+            .order_by(ReportRow.updated_at.desc())
+            .limit(limit)
+        )
+        return [(report, content) for report, content in (await self.session.execute(query)).all()]
+
+    async def diffs(self, report_id: uuid.UUID) -> dict[int, dict[str, Any] | None]:
+        """Each version of the report and its diff to the version before (None for the first)."""
+        rows = await self.session.execute(
+            select(ReportVersionRow.version, ReportVersionRow.diff).where(
+                ReportVersionRow.report_id == report_id
+            )
+        )
+        return {version: diff for version, diff in rows.all()}
+
+    async def holds_run(self, run_id: str) -> bool:
+        """Whether `run_id` is a report's current run or a source list's run (a run with events)."""
+        return bool(
+            await self.session.scalar(
+                select(
+                    or_(
+                        exists().where(ReportRow.run_id == run_id),
+                        exists().where(SourceListRun.run_id == run_id),
+                    )
+                )
+            )
+        )
 
     # --- moves ------------------------------------------------------------------------------
     async def open(

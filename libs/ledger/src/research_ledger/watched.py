@@ -97,6 +97,26 @@ class WatchedClaims:
         )
         return list(rows)
 
+    async def listing(self, *, limit: int = 100) -> list[WatchedClaimRow]:
+        """Watched claims, the next due first."""
+        rows = await self.session.scalars(
+            select(WatchedClaimRow)
+            .order_by(WatchedClaimRow.next_due_at, WatchedClaimRow.verification_id)
+            .limit(limit)
+        )
+        return list(rows)
+
+    async def histories(self, verification_ids: Sequence[uuid.UUID]) -> list[VerdictHistoryRow]:
+        """The verdicts of every one of `verification_ids`, oldest first (one query)."""
+        if not verification_ids:
+            return []
+        rows = await self.session.scalars(
+            select(VerdictHistoryRow)
+            .where(VerdictHistoryRow.verification_id.in_(list(verification_ids)))
+            .order_by(VerdictHistoryRow.recorded_at, VerdictHistoryRow.run_id)
+        )
+        return list(rows)
+
     async def record_verdict(
         self,
         verification_id: uuid.UUID,

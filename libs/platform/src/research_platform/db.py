@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -84,3 +85,10 @@ async def transaction(sessions: async_sessionmaker[AsyncSession]) -> AsyncIterat
     """One unit of work: commits on success, rolls back on any error."""
     async with sessions() as session, session.begin():
         yield session
+
+
+async def ping(sessions: async_sessionmaker[AsyncSession]) -> None:
+    """Run `SELECT 1` on a session of `sessions`: raises when the database does not answer (a
+    health check)."""
+    async with sessions() as session:
+        await session.execute(text("SELECT 1"))

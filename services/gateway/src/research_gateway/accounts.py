@@ -6,10 +6,11 @@
     GET|PUT /keys/{key_id}/limits    admin   overrides of a key's quotas (`quotas.py`; null = default)
     GET|PUT /keys/{key_id}/workspaces admin  the workspaces a researcher key may name
 
-A researcher key names only the workspaces it is bound to (`key_workspaces`; a key with no
-binding has `default`); an admin key names any. With `GATEWAY_LIMITS__DECLARED_WORKSPACES_ONLY`
-a workspace without a limits row of its own is a 404; otherwise it gets the `default`
-workspace's limits (`research_ledger.source_limits.LimitsBook`). Each change is audited with the
+A researcher key names only the workspaces it is bound to (`key_workspaces`, `uow.keys`; a key
+with no binding has `default`); an admin key names any. With
+`GATEWAY_LIMITS__DECLARED_WORKSPACES_ONLY` a workspace without a limits row of its own is a 404;
+otherwise it gets the `default` workspace's limits (`uow.limits`,
+`research_ledger.source_limits`). Each change is audited with the
 admin's key id.
 """
 
@@ -20,17 +21,12 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request, status
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import delete, select
-from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_gateway.auth import AUTH_RESPONSES, Admin, Caller, Reader
-from research_gateway.deps import API, SERVICE, Session
+from research_gateway.deps import API, SERVICE, Current, LedgerDoor
 from research_gateway.quotas import KINDS, KeyQuotas, Quotas
 from research_gateway.storable import Slug
 from research_ledger import AuditAction, UnitOfWork
-from research_ledger.source_limits import DEFAULT_WORKSPACE, LimitsBook
-from research_ledger.tables import ApiKey, KeyWorkspace
 from research_platform.settings import GatewayLimitsSettings
 
 router = APIRouter(prefix=API, tags=["keys"], responses=AUTH_RESPONSES)
@@ -84,65 +80,40 @@ class Workspaces(BaseModel):
     workspaces: list[Slug] = Field(min_length=1, max_length=MAX_WORKSPACES)
 
 
-class KeyWorkspaces:
-    """The workspaces each key may name (`key_workspaces`), in the caller's session."""
-
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
-
-    async def of(self, key_id: uuid.UUID) -> list[str]:
-        bound = list(
-            await self.session.scalars(
-                select(KeyWorkspace.workspace)
-                .where(KeyWorkspace.key_id == key_id)
-                .order_by(KeyWorkspace.workspace)
-            )
-        )
-        return bound or [DEFAULT_WORKSPACE]
-
-    async def bind(self, key_id: uuid.UUID, workspaces: list[str]) -> None:
-        await self.session.execute(delete(KeyWorkspace).where(KeyWorkspace.key_id == key_id))
-        await self.session.execute(
-            insert(KeyWorkspace),
-            [{"key_id": key_id, "workspace": w} for w in dict.fromkeys(workspaces)],
-        )
-
-
 async def require_workspace(
-    session: AsyncSession, caller: Caller, workspace: str, limits: GatewayLimitsSettings
+    uow: UnitOfWork, caller: Caller, workspace: str, limits: GatewayLimitsSettings
 ) -> None:
     """403 unless `caller` may name `workspace`; 404 when workspaces must be declared and this
     one has no limits row."""
     if caller.role != "admin":
-        bound = await KeyWorkspaces(session).of(caller.key_id)
+        bound = await uow.keys.workspaces(caller.key_id)
         if workspace not in bound:
             raise HTTPException(
                 status.HTTP_403_FORBIDDEN,
                 f"this key may not name workspace {workspace!r} (it may name: {', '.join(bound)}); "
                 "an admin binds keys to workspaces",
             )
-    if limits.declared_workspaces_only and not await LimitsBook(session).declared(workspace):
+    if limits.declared_workspaces_only and not await uow.limits.declared(workspace):
         raise HTTPException(
             status.HTTP_404_NOT_FOUND,
             f"no workspace {workspace!r}: an admin declares it by setting its limits",
         )
 
 
-async def _key(session: AsyncSession, key_id: uuid.UUID) -> ApiKey:
-    row = await session.get(ApiKey, key_id)
-    if row is None:
+async def _known(uow: UnitOfWork, key_id: uuid.UUID) -> None:
+    """404 unless the ledger holds the key `key_id` (revoked or not)."""
+    if await uow.keys.get(key_id) is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no key {key_id}")
-    return row
 
 
 @router.get("/me", response_model=Me)
-async def me(session: Session, caller: Reader, quotas: KeyQuotas) -> Me:
+async def me(ledger: LedgerDoor, caller: Reader, quotas: KeyQuotas) -> Me:
     """Who this key is, what it may ask and what it uses now."""
-    async with session.begin():
-        use = await quotas.use(caller.key_id)
+    async with ledger.unit_of_work(service=SERVICE) as uow:
+        use = await quotas.use(uow, caller.key_id)
         exempt = caller.role == "admin"
-        limits = None if exempt else Limits(**vars(await quotas.limits(caller.key_id)))
-        workspaces = None if exempt else await KeyWorkspaces(session).of(caller.key_id)
+        limits = None if exempt else Limits(**vars(await quotas.limits(uow, caller.key_id)))
+        workspaces = None if exempt else await uow.keys.workspaces(caller.key_id)
     return Me(
         key_id=caller.key_id,
         name=caller.name,
@@ -154,60 +125,60 @@ async def me(session: Session, caller: Reader, quotas: KeyQuotas) -> Me:
     )
 
 
-async def _limits_view(quotas: Quotas, key_id: uuid.UUID) -> KeyLimitsView:
+async def _limits_view(uow: UnitOfWork, quotas: Quotas, key_id: uuid.UUID) -> KeyLimitsView:
     return KeyLimitsView(
         key_id=key_id,
-        overrides=LimitsOverride(**await quotas.overrides(key_id)),
-        limits=Limits(**vars(await quotas.limits(key_id))),
+        overrides=LimitsOverride(**await quotas.overrides(uow, key_id)),
+        limits=Limits(**vars(await quotas.limits(uow, key_id))),
     )
 
 
 @router.get("/keys/{key_id}/limits", response_model=KeyLimitsView, responses=NO_KEY)
 async def get_key_limits(
-    key_id: uuid.UUID, session: Session, caller: Admin, quotas: KeyQuotas
+    key_id: uuid.UUID, uow: Current, caller: Admin, quotas: KeyQuotas
 ) -> KeyLimitsView:
     """A key's quota overrides and the limits that apply to it (admin only)."""
-    await _key(session, key_id)
-    return await _limits_view(quotas, key_id)
+    await _known(uow, key_id)
+    return await _limits_view(uow, quotas, key_id)
 
 
 @router.put("/keys/{key_id}/limits", response_model=KeyLimitsView, responses=NO_KEY)
 async def set_key_limits(
-    key_id: uuid.UUID, body: LimitsOverride, session: Session, caller: Admin, quotas: KeyQuotas
+    key_id: uuid.UUID, body: LimitsOverride, ledger: LedgerDoor, caller: Admin, quotas: KeyQuotas
 ) -> KeyLimitsView:
     """Override a key's quotas (admin only): a bench or a bulk import runs under its own values."""
-    async with session.begin():
-        await _key(session, key_id)
-        await quotas.override(key_id, body.model_dump())
-        UnitOfWork(session, service=SERVICE).audit(
+    async with ledger.unit_of_work(service=SERVICE) as uow:
+        await _known(uow, key_id)
+        await uow.keys.override(key_id, body.model_dump())
+        uow.audit(
             AuditAction.ADMIN_KEY_LIMITS_SET,
             subject_ids={"key_id": caller.key_id, "target_key_id": key_id},
             payload={"overrides": body.model_dump()},
         )
-    return await _limits_view(quotas, key_id)
+        return await _limits_view(uow, quotas, key_id)
 
 
 @router.get("/keys/{key_id}/workspaces", response_model=Workspaces, responses=NO_KEY)
-async def get_key_workspaces(key_id: uuid.UUID, session: Session, caller: Admin) -> Workspaces:
+async def get_key_workspaces(key_id: uuid.UUID, uow: Current, caller: Admin) -> Workspaces:
     """The workspaces a key may name (admin only; `default` when none was bound)."""
-    await _key(session, key_id)
-    return Workspaces(workspaces=await KeyWorkspaces(session).of(key_id))
+    await _known(uow, key_id)
+    return Workspaces(workspaces=await uow.keys.workspaces(key_id))
 
 
 @router.put("/keys/{key_id}/workspaces", response_model=Workspaces, responses=NO_KEY)
 async def set_key_workspaces(
-    key_id: uuid.UUID, body: Workspaces, session: Session, caller: Admin
+    key_id: uuid.UUID, body: Workspaces, ledger: LedgerDoor, caller: Admin
 ) -> Workspaces:
     """Bind a key to the workspaces it may name (admin only; replaces the earlier binding)."""
-    async with session.begin():
-        await _key(session, key_id)
-        await KeyWorkspaces(session).bind(key_id, list(body.workspaces))
-        UnitOfWork(session, service=SERVICE).audit(
+    async with ledger.unit_of_work(service=SERVICE) as uow:
+        await _known(uow, key_id)
+        await uow.keys.bind_workspaces(key_id, list(body.workspaces))
+        uow.audit(
             AuditAction.ADMIN_KEY_WORKSPACES_SET,
             subject_ids={"key_id": caller.key_id, "target_key_id": key_id},
             payload={"workspaces": list(body.workspaces)},
         )
-    return Workspaces(workspaces=await KeyWorkspaces(session).of(key_id))
+        return Workspaces(workspaces=await uow.keys.workspaces(key_id))
 
 
 def limits_of(request: Request) -> GatewayLimitsSettings:

@@ -19,12 +19,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from nats.errors import NoRespondersError
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts import ControlReply, ControlRequest, subjects
 from research_gateway.auth import AUTH_RESPONSES, Admin, Caller
-from research_gateway.deps import API, SERVICE, Session
-from research_ledger import AuditAction, UnitOfWork
+from research_gateway.deps import API, SERVICE, LedgerDoor
+from research_ledger import AuditAction, Ledger
 from research_platform.logging import get_logger
 
 log = get_logger(__name__)
@@ -68,7 +67,7 @@ class DrainBody(BaseModel):
 
 async def forward(
     request: Request,
-    session: AsyncSession,
+    ledger: Ledger,
     caller: Caller,
     subject: str,
     args: dict[str, Any],
@@ -88,8 +87,8 @@ async def forward(
         reply = ControlReply(
             status=503, detail={"error": f"control request failed: {type(exc).__name__}"}
         )
-    async with session.begin():
-        UnitOfWork(session, service=SERVICE).audit(
+    async with ledger.unit_of_work(service=SERVICE) as uow:
+        uow.audit(
             AuditAction.ADMIN_CONTROL,
             subject_ids={"key_id": caller.key_id, "subject": subject},
             payload={
@@ -106,17 +105,17 @@ def _verb_route(agent: str, verb: str) -> None:
     subject = subjects.control_subject(agent, verb)
 
     async def verb_route(
-        request: Request, session: Session, caller: Admin, body: ControlBody | None = None
+        request: Request, ledger: LedgerDoor, caller: Admin, body: ControlBody | None = None
     ) -> JSONResponse:
         args: dict[str, Any] = {}
         timeout = CONTROL_TIMEOUT_S
         if body is not None and body.wait and verb == "run-once":
             args = {"wait": True, "timeout_s": body.timeout_s}
             timeout = body.timeout_s + CONTROL_TIMEOUT_S
-        return await forward(request, session, caller, subject, args, timeout)
+        return await forward(request, ledger, caller, subject, args, timeout)
 
-    async def status_route(request: Request, session: Session, caller: Admin) -> JSONResponse:
-        return await forward(request, session, caller, subject, {}, CONTROL_TIMEOUT_S)
+    async def status_route(request: Request, ledger: LedgerDoor, caller: Admin) -> JSONResponse:
+        return await forward(request, ledger, caller, subject, {}, CONTROL_TIMEOUT_S)
 
     handler = status_route if verb == "status" else verb_route  # a GET takes no body
     handler.__name__ = f"{agent}_{verb.replace('-', '_')}"
@@ -142,10 +141,10 @@ for _agent in subjects.PERIODIC_AGENTS:
     responses={k: v for k, v in CONTROL_RESPONSES.items() if k in (503, 504)},
 )
 async def drain_quarantine(
-    request: Request, session: Session, caller: Admin, body: DrainBody | None = None
+    request: Request, ledger: LedgerDoor, caller: Admin, body: DrainBody | None = None
 ) -> JSONResponse:
     """Admin only. The critic moves quarantined claims back to pending and judges them again."""
     args: dict[str, Any] = {}
     if body is not None and body.claim_ids is not None:
         args["claim_ids"] = [str(c) for c in body.claim_ids]
-    return await forward(request, session, caller, subjects.CRITIC_DRAIN, args, CONTROL_TIMEOUT_S)
+    return await forward(request, ledger, caller, subjects.CRITIC_DRAIN, args, CONTROL_TIMEOUT_S)

@@ -5,7 +5,7 @@ route declares the least role it needs with `require(role)` (reads: reader, subm
 researcher, control / limits / keys: admin); a higher role passes too:
 
     @router.get("/things/{id}", responses=AUTH_RESPONSES)
-    async def get_thing(id: uuid.UUID, session: Session, caller: Reader) -> ...
+    async def get_thing(id: uuid.UUID, uow: Reading, caller: Reader) -> ...
 
 - no key, an unknown or a revoked key → 401 (`WWW-Authenticate: Bearer`);
 - a valid key whose role is too low → 403 (audited with the key id);
@@ -38,15 +38,12 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
-from sqlalchemy import func, select, update
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from research_gateway.deps import SERVICE, Session
+from research_gateway.deps import SERVICE, ledger_of
 from research_gateway.proxies import TrustedProxies
-from research_gateway.signins import SESSION_COOKIE, ConsoleSessions
+from research_gateway.signins import SESSION_COOKIE
 from research_gateway.throttle import FailedAuthThrottle
-from research_ledger import AuditAction, UnitOfWork
-from research_ledger.tables import ApiKey
+from research_ledger import AuditAction, Ledger, UnitOfWork
 from research_privacy.boundary import person_text
 
 KEY_PREFIX_CHARS = (
@@ -124,22 +121,20 @@ class Guard:
         peer = request.client.host if request.client else None
         return self.proxies.scheme(peer, request.headers, request.url.scheme)
 
-    async def count_failure(
-        self, sessions: async_sessionmaker[AsyncSession], client: str, secret: str | None
-    ) -> int | None:
+    async def count_failure(self, ledger: Ledger, client: str, secret: str | None) -> int | None:
         """Count one failed key check of `client` (an address) presenting `secret` (or no key);
         the seconds to wait when the address or the key's prefix was already past its limit,
-        else None. Only failures are counted: a valid key never reaches this. In a session of
-        its own, so the count stays whatever the request's transaction does."""
+        else None. Only failures are counted: a valid key never reaches this. In a unit of work
+        of its own, so the count stays whatever the request's transaction does."""
         sources = [f"client:{client}"] + ([f"key:{secret[:KEY_PREFIX_CHARS]}"] if secret else [])
-        async with sessions() as session, session.begin():
+        async with ledger.unit_of_work(service=SERVICE) as uow:
             waits = [
                 w
-                for w in [await self.throttle.retry_after(session, s) for s in sources]
+                for w in [await self.throttle.retry_after(uow, s) for s in sources]
                 if w is not None
             ]
             for source in sources:
-                await self.throttle.failed(session, source)
+                await self.throttle.failed(uow, source)
         return max(waits) if waits else None
 
 
@@ -156,10 +151,10 @@ class KeyListing:
 
 
 class ApiKeys:
-    """The key store, in the caller's session."""
+    """The key store (`uow.keys`): makes the secrets, checks a presented one."""
 
-    def __init__(self, session: AsyncSession) -> None:
-        self.session = session
+    def __init__(self, uow: UnitOfWork) -> None:
+        self.keys = uow.keys
 
     async def issue(self, role: str, name: str = "") -> tuple[uuid.UUID, str]:
         """Create a key of `role`; returns (key id, the key) — the key is never retrievable again."""
@@ -170,12 +165,7 @@ class ApiKeys:
         name = person_text(
             name
         )  # a label a person typed, often a person's name: the privacy boundary applies
-        self.session.add(ApiKey(id=key_id, name=name, role=role, key_hash=hash_key(secret)))
-        UnitOfWork(self.session, service=SERVICE).audit(
-            AuditAction.ADMIN_KEY_CREATED,
-            subject_ids={"key_id": key_id},
-            payload={"role": role, "name": name},
-        )
+        await self.keys.add(key_id, name=name, role=role, key_hash=hash_key(secret))
         return key_id, secret
 
     async def identify(self, secret: str) -> Caller | None:
@@ -185,30 +175,17 @@ class ApiKeys:
         about the key; the stored hash is then confirmed with a constant-time compare.
         """
         presented = hash_key(secret)
-        row = await self.session.scalar(
-            select(ApiKey).where(ApiKey.key_hash == presented, ApiKey.revoked_at.is_(None))
-        )
+        row = await self.keys.live_by_hash(presented)
         if row is None or not hmac.compare_digest(row.key_hash.encode(), presented.encode()):
             return None
         return Caller(row.id, row.role, row.name)
 
     async def revoke(self, key_id: uuid.UUID) -> bool:
-        result = await self.session.execute(
-            update(ApiKey)
-            .where(ApiKey.id == key_id, ApiKey.revoked_at.is_(None))
-            .values(revoked_at=func.now())
-            .returning(ApiKey.id)
-        )
-        revoked = result.scalar_one_or_none() is not None
-        if revoked:
-            UnitOfWork(self.session, service=SERVICE).audit(
-                AuditAction.ADMIN_KEY_REVOKED,
-                subject_ids={"key_id": key_id},
-            )
-        return revoked
+        """Revoke `key_id` (audited); False when it was unknown or already revoked."""
+        return await self.keys.revoke(key_id)
 
     async def listing(self) -> list[KeyListing]:
-        rows = await self.session.scalars(select(ApiKey).order_by(ApiKey.created_at))
+        rows = await self.keys.listing()
         return [KeyListing(r.id, r.name, r.role, r.created_at, r.revoked_at) for r in rows]
 
 
@@ -230,12 +207,12 @@ def too_many_failures(wait: int) -> HTTPException:
 async def _failed(request: Request, guard: Guard, secret: str | None, detail: str) -> HTTPException:
     """The answer to a failed key check, counted by the throttle: a 401, or a 429 with
     `Retry-After` once the address or the key prefix is past its limit."""
-    wait = await guard.count_failure(request.app.state.sessions, guard.client_of(request), secret)
+    wait = await guard.count_failure(ledger_of(request), guard.client_of(request), secret)
     return _refused(detail) if wait is None else too_many_failures(wait)
 
 
-async def _console_caller(session: AsyncSession, session_id: str) -> Caller | None:
-    row = await ConsoleSessions(session).key_of(session_id)
+async def _console_caller(uow: UnitOfWork, session_id: str) -> Caller | None:
+    row = await uow.signins.key_of(session_id)
     return None if row is None else Caller(row.id, row.role, row.name)
 
 
@@ -252,7 +229,6 @@ def require(role: Role) -> Callable[..., Awaitable[Caller]]:
 
     async def caller(
         request: Request,
-        session: Session,
         header_key: Annotated[str | None, Depends(_header)],
         bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     ) -> Caller:
@@ -263,19 +239,20 @@ def require(role: Role) -> Callable[..., Awaitable[Caller]]:
             return OPEN_CALLER
         if not secret and not console:
             raise await _failed(request, guard, None, "an API key is required")
-        async with session.begin():
+        ledger = ledger_of(request)
+        async with ledger.unit_of_work(service=SERVICE) as uow:
             found = (
-                await ApiKeys(session).identify(secret)
+                await ApiKeys(uow).identify(secret)
                 if secret
-                else await _console_caller(session, console or "")
+                else await _console_caller(uow, console or "")
             )
         if found is None:
             detail = "unknown or revoked API key" if secret else "the console session has ended"
             raise await _failed(request, guard, secret or console, detail)
         if RANK.get(found.role, -1) >= RANK[role]:
             return found
-        async with session.begin():
-            UnitOfWork(session, service=SERVICE).audit(
+        async with ledger.unit_of_work(service=SERVICE) as uow:
+            uow.audit(
                 AuditAction.ADMIN_DENIED,
                 subject_ids={"key_id": found.key_id},
                 payload={

@@ -1,42 +1,52 @@
-"""The gateway's request-scoped dependencies: one database session per request, the broker and
-its declared publishers (`bus.Bus`).
+"""The gateway's request-scoped dependencies: the ledger's door (`research_ledger.Ledger`), a
+unit of work for reading, the broker and its declared publishers (`bus.Bus`).
 
-Every route that touches the database declares `session: Session`; FastAPI caches the
-dependency per request, so a route and its `auth.require` check share one session.
+A route reaches the ledger only through a unit of work: `uow: Reading` (a GET that only reads,
+on the read replica when one is configured), `uow: Current` (a read that must see a write the
+same client just made, on the primary), or `ledger: LedgerDoor` and
+`async with ledger.unit_of_work(service=SERVICE) as uow:` around each transaction that writes
+(committed when the block ends, so the answer is sent after the commit).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, HTTPException, Request, status
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts import subjects
 from research_gateway.bus import Bus
+from research_ledger import Ledger, UnitOfWork
 from research_platform.logging import get_logger
 
 log = get_logger(__name__)
 API = "/api/research/v1"
 SERVICE = "gateway"
+T = TypeVar("T")
 
 
-async def db_session(request: Request) -> AsyncIterator[AsyncSession]:
-    """A session from the factory built in the lifespan, closed when the response is sent."""
-    async with request.app.state.sessions() as session:
-        yield session
+def ledger_of(request: Request) -> Ledger:
+    """The ledger over the session factories built in the lifespan (`app.state.sessions`, and
+    `app.state.read_sessions` on `DATABASE_READ_URL` when set)."""
+    state = request.app.state
+    return Ledger(state.sessions, read_sessions=getattr(state, "read_sessions", None))
 
 
-async def read_session(request: Request) -> AsyncIterator[AsyncSession]:
-    """A session on `DATABASE_READ_URL` (the primary when unset), for GET routes that only read.
+async def reading(request: Request) -> AsyncIterator[UnitOfWork]:
+    """A unit of work that only reads, on `DATABASE_READ_URL` (the primary when unset).
 
     A replica may lag a moment behind the primary, so a route that must see a write the same
-    client just made (GET /tasks/{id} right after POST /tasks) keeps `Session`.
+    client just made (GET /tasks/{id} right after POST /tasks) takes `Current`.
     """
-    sessions = getattr(request.app.state, "read_sessions", None) or request.app.state.sessions
-    async with sessions() as session:
-        yield session
+    async with ledger_of(request).reading(service=SERVICE) as uow:
+        yield uow
+
+
+async def current(request: Request) -> AsyncIterator[UnitOfWork]:
+    """A unit of work that only reads, on the primary: it sees every committed write."""
+    async with Ledger(request.app.state.sessions).reading(service=SERVICE) as uow:
+        yield uow
 
 
 def broker_of(request: Request) -> Any:
@@ -49,8 +59,9 @@ def bus_of(request: Request) -> Bus:
     return request.app.state.bus
 
 
-Session = Annotated[AsyncSession, Depends(db_session)]
-ReadSession = Annotated[AsyncSession, Depends(read_session)]
+LedgerDoor = Annotated[Ledger, Depends(ledger_of)]
+Reading = Annotated[UnitOfWork, Depends(reading)]
+Current = Annotated[UnitOfWork, Depends(current)]
 Broker = Annotated[Any, Depends(broker_of)]
 Publishers = Annotated[Bus, Depends(bus_of)]
 
@@ -70,3 +81,10 @@ async def publish_or_503(
     except Exception as exc:
         log.error(f"{what} publish failed", msg_id=msg_id, error=repr(exc))
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, unavailable) from exc
+
+
+def or_404(found: T | None, detail: str) -> T:
+    """`found`, or a 404 with `detail` when the ledger holds no such thing."""
+    if found is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail)
+    return found

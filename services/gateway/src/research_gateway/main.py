@@ -2,7 +2,7 @@
 
 Builds the engine, session factory and broker in the lifespan and mounts the routers:
 `tasks` (idempotent submission, task and claim reads), `search` (the local corpus),
-`ledger` (findings, audit log, SSE events), `work` (a key's own questions and reports),
+`records` (findings, audit log, SSE events), `work` (a key's own questions and reports),
 `papers` (a paper's card and the reports citing it), `admin` (operator verbs, admin role) and `accounts`
 (a key's own limits and use, the admin's per-key quotas and workspaces). Routes
 live under `/api/research/v1`; the OpenAPI document is at `/openapi.json`.
@@ -21,8 +21,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import uvicorn
-from fastapi import FastAPI
-from sqlalchemy import text
+from fastapi import FastAPI, Request
 
 from research_gateway import (
     accounts,
@@ -30,8 +29,8 @@ from research_gateway import (
     claims,
     console,
     edge,
-    ledger,
     papers,
+    records,
     reports,
     reviews,
     runs,
@@ -43,7 +42,7 @@ from research_gateway import (
 )
 from research_gateway.auth import Guard
 from research_gateway.bus import build_bus
-from research_gateway.deps import SERVICE, Session
+from research_gateway.deps import SERVICE
 from research_gateway.edge import QuietFailures
 from research_gateway.hosts import AllowedHosts, HostGuard, is_loopback
 from research_gateway.limits import BodyCap, KeyFirst, StreamCap
@@ -55,7 +54,7 @@ from research_gateway.throttle import FailedAuthThrottle
 from research_ledger.outbox import broker_relay
 from research_platform import installation, metrics
 from research_platform.broker import ensure_streams_at
-from research_platform.db import create_engine, create_read_engine, dispose, session_factory
+from research_platform.db import create_engine, create_read_engine, dispose, ping, session_factory
 from research_platform.installation import installation_secret
 from research_platform.logging import configure_logging, get_logger
 from research_platform.settings import Settings
@@ -126,7 +125,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         accounts,
         tasks,
         search,
-        ledger,
+        records,
         admin,
         source_lists,
         claims,
@@ -154,8 +153,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )  # outermost: no error message, which may quote a request, logged
 
     @app.get("/healthz")
-    async def healthz(session: Session) -> dict[str, str]:
-        await session.execute(text("SELECT 1"))
+    async def healthz(request: Request) -> dict[str, str]:
+        await ping(request.app.state.sessions)
         return {"status": "ok"}
 
     return app

@@ -10,12 +10,19 @@ before owners were kept) is changed by admins only. Another researcher's change 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi import HTTPException, status
 
 from research_gateway.auth import Caller
-from research_ledger.tables import ReportRow
+
+
+class Owned(Protocol):
+    """A report row as ownership reads it (`reports.owner`)."""
+
+    @property
+    def owner(self) -> dict[str, Any] | None: ...
+
 
 # The 403 a route that changes a report answers with (its `responses=`, the OpenAPI document).
 OWNED_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -30,11 +37,11 @@ def owner_of(caller: Caller) -> dict[str, str]:
     return {"key_id": str(caller.key_id)}
 
 
-def may_change(caller: Caller, report: ReportRow) -> bool:
+def may_change(caller: Caller, report: Owned) -> bool:
     return caller.role == "admin" or (report.owner or {}).get("key_id") == str(caller.key_id)
 
 
-def require_owner(caller: Caller, report: ReportRow, what: str) -> None:
+def require_owner(caller: Caller, report: Owned, what: str) -> None:
     """403 unless `caller` owns `report` or is an admin."""
     if not may_change(caller, report):
         owned = (

@@ -20,14 +20,14 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, status
 from pydantic import BaseModel
-from sqlalchemy import and_, or_, select
+from sqlalchemy import select
 
 from research_contracts.corpus_tools import CORPUS_PREFIX, corpus_id
 from research_gateway.auth import AUTH_RESPONSES, require
-from research_gateway.deps import API, ReadSession
+from research_gateway.deps import API, Reading
 from research_gateway.storable import STORABLE, TEXT_QUERY
 from research_gateway.study import study_of
-from research_ledger.tables import ReportRow, ReportVersionRow
+from research_ledger import UnitOfWork
 from research_platform.models import CorpusPaper
 
 router = APIRouter(
@@ -113,20 +113,27 @@ def _references(content: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dic
     return references, findings
 
 
-async def studies_of(session: ReadSession, content: dict[str, Any]) -> dict[str, str]:
+async def _corpus_papers(uow: UnitOfWork, external_ids: list[str]) -> list[CorpusPaper]:
+    """The corpus papers stored under `external_ids`. The corpus's own table, not the ledger's
+    (so no named query of the ledger): read in the unit of work's snapshot."""
+    if not external_ids:
+        return []
+    found = await uow.session.scalars(
+        select(CorpusPaper).where(CorpusPaper.external_id.in_(external_ids))
+    )
+    return list(found)
+
+
+async def studies_of(uow: UnitOfWork, content: dict[str, Any]) -> dict[str, str]:
     """Each reference's study design and size as its abstract states them, by reference id: a
     corpus paper's abstract from the corpus, an outside paper's the text the author read."""
     references, _ = _references(content)
     ids = [str(r.get("paper_id") or "") for r in references]
     in_corpus = [corpus_id(i) for i in ids if i.startswith(CORPUS_PREFIX)]
-    abstracts: dict[str, str] = {}
-    if in_corpus:
-        rows = await session.execute(
-            select(CorpusPaper.external_id, CorpusPaper.abstract).where(
-                CorpusPaper.external_id.in_(in_corpus)
-            )
-        )
-        abstracts = {f"{CORPUS_PREFIX}{eid}": abstract or "" for eid, abstract in rows.all()}
+    abstracts = {
+        f"{CORPUS_PREFIX}{paper.external_id}": paper.abstract or ""
+        for paper in await _corpus_papers(uow, in_corpus)
+    }
     found = {}
     for reference, paper_id in zip(references, ids, strict=True):
         study = study_of(abstracts.get(paper_id) or str(reference.get("source_text") or ""))
@@ -135,32 +142,11 @@ async def studies_of(session: ReadSession, content: dict[str, Any]) -> dict[str,
     return found
 
 
-async def citing(
-    session: ReadSession, paper_id: str
-) -> list[tuple[ReportRow, dict[str, Any], list[str]]]:
+async def citing(uow: UnitOfWork, paper_id: str) -> list[tuple[Any, dict[str, Any], list[str]]]:
     """The reports whose current version cites `paper_id`, newest first: each with the reference
     it cites the paper as and the quotes its findings take from it."""
-    cites = [{"references": [{"paper_id": paper_id}]}]
-    query = (
-        select(ReportRow, ReportVersionRow.content)
-        .join(
-            ReportVersionRow,
-            and_(
-                ReportVersionRow.report_id == ReportRow.id,
-                ReportVersionRow.version == ReportRow.current_version,
-            ),
-        )
-        .where(
-            or_(
-                ReportVersionRow.content.contains(cites[0]),
-                ReportVersionRow.content.contains({"report": cites[0]}),
-            )
-        )
-        .order_by(ReportRow.updated_at.desc())
-        .limit(CITING_LIMIT)
-    )
     found = []
-    for report, content in (await session.execute(query)).all():
+    for report, content in await uow.reports.citing_paper(paper_id, limit=CITING_LIMIT):
         references, findings = _references(content)
         reference = next((r for r in references if r.get("paper_id") == paper_id), None)
         if reference is None:
@@ -182,15 +168,13 @@ async def citing(
     response_model=PaperView,
     responses={404: {"description": "the corpus does not hold the paper and no report cites it"}},
 )
-async def get_paper(paper_id: PaperId, session: ReadSession) -> PaperView:
+async def get_paper(paper_id: PaperId, uow: Reading) -> PaperView:
     """A paper's metadata (from the corpus, or as its outside source gave it), its links out,
     the reports citing it and the sentences they quote from it."""
-    reports = await citing(session, paper_id)
+    reports = await citing(uow, paper_id)
     row = None
     if paper_id.startswith(CORPUS_PREFIX):
-        row = await session.scalar(
-            select(CorpusPaper).where(CorpusPaper.external_id == corpus_id(paper_id))
-        )
+        row = next(iter(await _corpus_papers(uow, [corpus_id(paper_id)])), None)
     if row is None and not reports:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no paper {paper_id}")
     given = reports[0][1] if reports else {}

@@ -25,13 +25,12 @@ from typing import Annotated, Any, Literal
 import anyio
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response, status
 from pydantic import BaseModel, ValidationError
-from sqlalchemy import select
 
 from research_gateway.auth import AUTH_RESPONSES, require
-from research_gateway.deps import API, ReadSession
+from research_gateway.deps import API, Reading, or_404
 from research_gateway.papers import studies_of
 from research_gateway.quotas import QUOTA_RESPONSES, PdfExportSlot
-from research_ledger.tables import ReportRow, ReportVersionRow
+from research_ledger import UnitOfWork
 from research_reports import Report
 from research_reports.exports import EXPORT_FORMATS, Export, ExportFormat, export_report
 
@@ -111,18 +110,11 @@ class ReportView(BaseModel):
     ] = {}  # reference id → its paper's design and size, as its abstract states them
 
 
-async def _load(
-    session: ReadSession, report_id: uuid.UUID, version: int | None
-) -> tuple[ReportRow, ReportVersionRow | None]:
-    report = await session.get(ReportRow, report_id)
-    if report is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no report {report_id}")
-    wanted = version or report.current_version
-    found = await session.scalar(
-        select(ReportVersionRow).where(
-            ReportVersionRow.report_id == report_id, ReportVersionRow.version == wanted
-        )
-    )
+async def _load(uow: UnitOfWork, report_id: uuid.UUID, version: int | None) -> tuple[Any, Any]:
+    """The report (404 when unknown) and its `version` (404 when it has none such) or its current
+    one (None when it has none yet): `(ReportRow, ReportVersionRow | None)`."""
+    report = or_404(await uow.reports.get(report_id), f"no report {report_id}")
+    found = await uow.reports.version(report_id, version or report.current_version)
     if found is None and version is not None:
         raise HTTPException(
             status.HTTP_404_NOT_FOUND, f"report {report_id} has no version {version}"
@@ -137,11 +129,11 @@ async def _load(
 )
 async def get_report(
     report_id: uuid.UUID,
-    session: ReadSession,
+    uow: Reading,
     version: Annotated[int | None, Query(ge=1, le=MAX_VERSION)] = None,
 ) -> ReportView:
     """A report (any kind) with its current version, or `version`."""
-    report, found = await _load(session, report_id, version)
+    report, found = await _load(uow, report_id, version)
     view = ReportView(
         report_id=report.id,
         kind=report.kind,
@@ -165,7 +157,7 @@ async def get_report(
                 "review": found.review,
                 "claim_ids": list(found.claim_ids or []),
                 "diff": found.diff,
-                "studies": await studies_of(session, found.content or {}),
+                "studies": await studies_of(uow, found.content or {}),
             }
         )
     return view
@@ -185,7 +177,7 @@ async def get_report(
 )
 async def export(
     report_id: uuid.UUID,
-    session: ReadSession,
+    uow: Reading,
     pdf_slot: PdfExportSlot,
     request: Request,
     format: Annotated[FormatName, Query(description="md | pdf | bib | ris | csljson")] = "md",
@@ -193,7 +185,7 @@ async def export(
 ) -> Response:
     """The report as Markdown or PDF, or its references as BibTeX, RIS or CSL-JSON."""
     wanted = FORMATS[format]
-    report, found = await _load(session, report_id, version)
+    report, found = await _load(uow, report_id, version)
     if found is None:
         raise HTTPException(
             status.HTTP_409_CONFLICT,

@@ -28,19 +28,17 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from pydantic import BaseModel
-from sqlalchemy import select
 
 from research_contracts import subjects
 from research_contracts.reviews import RequestReview, ReviewRequest, topic_key
 from research_contracts.runs import new_run_id
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
-from research_gateway.deps import API, SERVICE, ReadSession, Session
+from research_gateway.deps import API, SERVICE, Current, LedgerDoor, Reading, or_404
 from research_gateway.ownership import OWNED_RESPONSES, owner_of, require_owner
 from research_gateway.quotas import QUOTA_RESPONSES, KeyQuotas, PdfExportSlot
 from research_gateway.reports import EXPORTED, FORMATS, MAX_VERSION, FormatName, rendered
 from research_ledger import UnitOfWork
 from research_ledger.deidentified import check_report
-from research_ledger.tables import MemoryClaim, ReportRow
 from research_platform.logging import get_logger
 from research_reports import Report
 
@@ -73,20 +71,13 @@ class ReviewSummary(BaseModel):
     updated_at: datetime
 
 
-def _send(ledger: UnitOfWork, command: RequestReview) -> None:
+def _send(uow: UnitOfWork, command: RequestReview) -> None:
     """Stage the command in the outbox of the transaction that opens or refreshes its report."""
-    ledger.outbox.add(
+    uow.outbox.add(
         subjects.REVIEW_REQUESTED,
         command,
         msg_id=f"review-{command.review_id}-{command.effective_run_id()}",
     )
-
-
-async def _review(session: Any, review_id: uuid.UUID) -> ReportRow:
-    row = await UnitOfWork(session, service=SERVICE).reports.get(review_id, kind="review")
-    if row is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no review {review_id}")
-    return row
 
 
 @router.post(
@@ -102,14 +93,14 @@ async def _review(session: Any, review_id: uuid.UUID) -> ReportRow:
     },
 )
 async def submit_review(
-    body: ReviewRequest, session: Session, caller: Researcher, quotas: KeyQuotas
+    body: ReviewRequest, ledger: LedgerDoor, caller: Researcher, quotas: KeyQuotas
 ) -> ReviewAccepted:
     """Ask for a literature review; follow `run_id` on /runs/{run_id}/events, poll /reviews/{id}."""
     command = RequestReview(
         **body.model_dump(), run_id=new_run_id("rv"), refresh=False, origin="api"
     )
-    async with session.begin():
-        if await UnitOfWork(session, service=SERVICE).reports.get(command.review_id) is not None:
+    async with ledger.unit_of_work(service=SERVICE) as uow:
+        if await uow.reports.get(command.review_id) is not None:
             raise HTTPException(
                 status.HTTP_409_CONFLICT, "this review_id exists; refresh it instead"
             )
@@ -125,10 +116,9 @@ async def submit_review(
         quotas.taken(
             caller, "review", subject_id=command.review_id, run_id=command.effective_run_id()
         ),
-        session.begin(),
+        ledger.unit_of_work(service=SERVICE) as uow,
     ):
-        ledger = UnitOfWork(session, service=SERVICE)
-        if not await ledger.reports.open(
+        if not await uow.reports.open(
             command.review_id,
             kind="review",
             run_id=command.effective_run_id(),
@@ -138,24 +128,19 @@ async def submit_review(
             raise HTTPException(
                 status.HTTP_409_CONFLICT, "this review_id exists; refresh it instead"
             )
-        _send(ledger, command)
+        _send(uow, command)
     return ReviewAccepted(review_id=command.review_id, run_id=command.effective_run_id())
 
 
 @router.get("/reviews", response_model=list[ReviewSummary])
 async def list_reviews(
-    session: ReadSession,
+    uow: Reading,
     caller: Reader,
     status: Annotated[ReportState | None, Query(description="only reviews in this state")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> list[ReviewSummary]:
     """Reviews, most recently updated first; `status=stale` lists the ones whose claims no longer hold."""
-    query = select(ReportRow).where(ReportRow.kind == "review")
-    if status is not None:
-        query = query.where(ReportRow.status == status)
-    rows = await session.scalars(
-        query.order_by(ReportRow.updated_at.desc(), ReportRow.id).limit(limit)
-    )
+    rows = await uow.reports.listing(kind="review", status=status, limit=limit)
     return [
         ReviewSummary(
             review_id=r.id,
@@ -173,11 +158,11 @@ async def list_reviews(
 
 
 @router.get("/reviews/{review_id}", responses=NOT_FOUND)
-async def get_review(review_id: uuid.UUID, session: Session, caller: Reader) -> dict[str, Any]:
+async def get_review(review_id: uuid.UUID, uow: Current, caller: Reader) -> dict[str, Any]:
     """The review's status and its current version: report (structured and Markdown), peer
     review (verdict, issues, missed papers, every round), citation check and the ledger claims."""
-    row = await _review(session, review_id)
-    version = await UnitOfWork(session, service=SERVICE).reports.version(review_id)
+    row = or_404(await uow.reports.get(review_id, kind="review"), f"no review {review_id}")
+    version = await uow.reports.version(review_id)
     view: dict[str, Any] = {
         "review_id": row.id,
         "status": row.status,
@@ -192,19 +177,7 @@ async def get_review(review_id: uuid.UUID, session: Session, caller: Reader) -> 
     }
     if version is None:
         return view
-    statuses = (
-        dict(
-            (
-                await session.execute(
-                    select(MemoryClaim.id, MemoryClaim.status).where(
-                        MemoryClaim.id.in_(list(version.claim_ids))
-                    )
-                )
-            ).all()
-        )
-        if version.claim_ids
-        else {}
-    )
+    statuses = await uow.claim_views.statuses(list(version.claim_ids or []))
     review = dict(version.review)
     findings = Report.model_validate(version.content).findings()
     view.update(
@@ -233,11 +206,11 @@ async def get_review(review_id: uuid.UUID, session: Session, caller: Reader) -> 
 
 @router.get("/reviews/{review_id}/versions", responses=NOT_FOUND)
 async def review_versions(
-    review_id: uuid.UUID, session: Session, caller: Reader
+    review_id: uuid.UUID, uow: Current, caller: Reader
 ) -> list[dict[str, Any]]:
-    await _review(session, review_id)
+    or_404(await uow.reports.get(review_id, kind="review"), f"no review {review_id}")
     out = []
-    for version in await UnitOfWork(session, service=SERVICE).reports.versions(review_id):
+    for version in await uow.reports.versions(review_id):
         out.append(
             {
                 "version": version.version,
@@ -265,23 +238,22 @@ async def review_versions(
     },
 )
 async def refresh_review(
-    review_id: uuid.UUID, session: Session, caller: Researcher, quotas: KeyQuotas
+    review_id: uuid.UUID, ledger: LedgerDoor, caller: Researcher, quotas: KeyQuotas
 ) -> ReviewAccepted:
     """Run the review again: a new version and its diff to the current one (stale or not)."""
     run_id = new_run_id("rv")
-    async with session.begin():
-        row = await _review(session, review_id)
+    async with ledger.unit_of_work(service=SERVICE) as uow:
+        row = or_404(await uow.reports.get(review_id, kind="review"), f"no review {review_id}")
         require_owner(caller, row, "review")
-        await quotas.admit(caller, "review", subject_id=review_id, run_id=run_id)
-        ledger = UnitOfWork(session, service=SERVICE)
-        if await ledger.reports.refresh(review_id, run_id=run_id) is None:
+        await quotas.admit(uow, caller, "review", subject_id=review_id, run_id=run_id)
+        if await uow.reports.refresh(review_id, run_id=run_id) is None:
             raise HTTPException(
                 status.HTTP_409_CONFLICT,
                 f"review {review_id} is {row.status}; wait for the run to end",
             )
         stored = dict(row.request)
         _send(
-            ledger,
+            uow,
             RequestReview(
                 review_id=review_id,
                 run_id=run_id,
@@ -305,15 +277,15 @@ async def refresh_review(
 )
 async def export_review(
     review_id: uuid.UUID,
-    session: Session,
+    uow: Current,
     caller: Reader,
     pdf_slot: PdfExportSlot,
     request: Request,
     format: FormatName = Query("md", description="md | pdf | bib | ris | csljson"),
     version: int | None = Query(None, ge=1, le=MAX_VERSION),
 ) -> Response:
-    await _review(session, review_id)
-    stored = await UnitOfWork(session, service=SERVICE).reports.version(review_id, version)
+    or_404(await uow.reports.get(review_id, kind="review"), f"no review {review_id}")
+    stored = await uow.reports.version(review_id, version)
     if stored is None:
         raise HTTPException(status.HTTP_409_CONFLICT, "the review has no version yet")
     exported = await rendered(request, Report.model_validate(stored.content), FORMATS[format])

@@ -10,12 +10,11 @@ lifetime (`GATEWAY_EDGE__STREAM_MAX_S`). How many streams one key holds open is 
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, FastAPI
-from sqlalchemy import exists, or_, select
 
 from research_gateway.auth import AUTH_RESPONSES, require
-from research_gateway.deps import API
+from research_gateway.deps import API, SERVICE
 from research_gateway.limits import TOO_MANY_STREAMS
-from research_ledger.tables import ReportRow, SourceListRun
+from research_ledger import Ledger
 from research_runs import run_events_router
 
 
@@ -24,17 +23,8 @@ def router(app: FastAPI) -> APIRouter:
 
     async def known(run_id: str) -> bool:
         """Whether the ledger holds `run_id` as a report's current run or a source-list run."""
-        async with app.state.sessions() as session:
-            return bool(
-                await session.scalar(
-                    select(
-                        or_(
-                            exists().where(ReportRow.run_id == run_id),
-                            exists().where(SourceListRun.run_id == run_id),
-                        )
-                    )
-                )
-            )
+        async with Ledger(app.state.sessions).reading(service=SERVICE) as uow:
+            return await uow.reports.holds_run(run_id)
 
     guarded = APIRouter(
         dependencies=[Depends(require("reader"))],

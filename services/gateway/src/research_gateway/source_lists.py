@@ -34,7 +34,6 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from sqlalchemy import select
 
 from research_contracts import subjects
 from research_contracts.sourcelists import (
@@ -47,16 +46,14 @@ from research_contracts.sourcelists import (
 )
 from research_gateway.accounts import limits_of, require_workspace
 from research_gateway.auth import AUTH_RESPONSES, Admin, Reader, Researcher
-from research_gateway.deps import API, SERVICE, Session
+from research_gateway.deps import API, SERVICE, Current, LedgerDoor, or_404
 from research_gateway.ownership import OWNED_RESPONSES, owner_of, require_owner
 from research_gateway.quotas import QUOTA_RESPONSES, KeyQuotas
 from research_gateway.reports import EXPORTED
 from research_gateway.storable import Slug
 from research_ledger import AuditAction, UnitOfWork
 from research_ledger.deidentified import check_report
-from research_ledger.source_limits import LimitsBook, WorkspaceLimits, clamp, schedule_refusal
-from research_ledger.source_lists import SourceListBook
-from research_ledger.tables import ReportVersionRow
+from research_ledger.source_limits import WorkspaceLimits, clamp, schedule_refusal
 from research_platform.logging import get_logger
 from research_platform.settings import GatewayLimitsSettings
 from research_reports import Report, export_report
@@ -129,9 +126,9 @@ def _schedule_view(row: Any) -> dict[str, Any] | None:
     }
 
 
-def _send(ledger: UnitOfWork, request: RequestSourceList) -> None:
+def _send(uow: UnitOfWork, request: RequestSourceList) -> None:
     """Stage the command in the outbox of the transaction that opens or re-runs its report."""
-    ledger.outbox.add(
+    uow.outbox.add(
         subjects.SOURCELIST_REQUESTED,
         request,
         msg_id=f"sourcelist-{request.source_list_id}-{request.run_id}",
@@ -140,12 +137,12 @@ def _send(ledger: UnitOfWork, request: RequestSourceList) -> None:
 
 @router.put("/source-lists/limits/{workspace}", responses=AUTH_RESPONSES)
 async def set_limits(
-    workspace: Slug, limits: WorkspaceLimits, session: Session, caller: Admin
+    workspace: Slug, limits: WorkspaceLimits, ledger: LedgerDoor, caller: Admin
 ) -> dict[str, Any]:
     """Set a workspace's admin limits (only here: run-time requests are clamped to them)."""
-    async with session.begin():
-        previous = await LimitsBook(session).store(workspace, limits)
-        UnitOfWork(session, service=SERVICE).audit(
+    async with ledger.unit_of_work(service=SERVICE) as uow:
+        previous = await uow.limits.store(workspace, limits)
+        uow.audit(
             AuditAction.SOURCELIST_LIMITS_CHANGED,
             subject_ids={"key_id": caller.key_id, "workspace": workspace},
             payload={
@@ -158,10 +155,10 @@ async def set_limits(
 
 
 @router.get("/source-lists/limits/{workspace}", responses=AUTH_RESPONSES)
-async def get_limits(workspace: Slug, session: Session, caller: Admin) -> dict[str, Any]:
+async def get_limits(workspace: Slug, uow: Current, caller: Admin) -> dict[str, Any]:
     return {
         "workspace": workspace,
-        **(await LimitsBook(session).of(workspace)).model_dump(mode="json"),
+        **(await uow.limits.of(workspace)).model_dump(mode="json"),
     }
 
 
@@ -183,23 +180,22 @@ async def get_limits(workspace: Slug, session: Session, caller: Admin) -> dict[s
 )
 async def submit_source_list(
     body: SourceListRequest,
-    session: Session,
+    ledger: LedgerDoor,
     caller: Researcher,
     quotas: KeyQuotas,
     gateway_limits: Annotated[GatewayLimitsSettings, Depends(limits_of)],
 ) -> SourceListAccepted:
     """Ask for a source list; it is built asynchronously (poll GET /source-lists/{id} or follow the run's events)."""
-    async with session.begin():
-        await require_workspace(session, caller, body.workspace, gateway_limits)
-        limits = await LimitsBook(session).of(body.workspace)
-        book = SourceListBook(session, service=SERVICE)
-        if await UnitOfWork(session, service=SERVICE).reports.get(body.source_list_id) is not None:
+    async with ledger.unit_of_work(service=SERVICE) as uow:
+        await require_workspace(uow, caller, body.workspace, gateway_limits)
+        limits = await uow.limits.of(body.workspace)
+        if await uow.reports.get(body.source_list_id) is not None:
             raise HTTPException(
                 status.HTTP_409_CONFLICT,
                 "this source_list_id exists; re-run it through its schedule",
             )
         refused = schedule_refusal(
-            body.update_frequency, await book.scheduled_count(body.workspace), limits
+            body.update_frequency, await uow.source_lists.scheduled_count(body.workspace), limits
         )
     if refused:
         raise HTTPException(status.HTTP_409_CONFLICT, refused)
@@ -217,10 +213,9 @@ async def submit_source_list(
         quotas.taken(
             caller, "source_list", subject_id=request.source_list_id, run_id=request.run_id
         ),
-        session.begin(),
+        ledger.unit_of_work(service=SERVICE) as uow,
     ):
-        ledger = UnitOfWork(session, service=SERVICE)
-        if not await ledger.reports.open(
+        if not await uow.reports.open(
             request.source_list_id,
             kind="source_list",
             run_id=request.run_id,
@@ -231,7 +226,7 @@ async def submit_source_list(
                 status.HTTP_409_CONFLICT,
                 "this source_list_id exists; re-run it through its schedule",
             )
-        _send(ledger, request)
+        _send(uow, request)
     return SourceListAccepted(
         source_list_id=request.source_list_id,
         run_id=request.run_id,
@@ -241,7 +236,7 @@ async def submit_source_list(
 
 @router.get("/source-lists", responses=AUTH_RESPONSES)
 async def list_source_lists(
-    session: Session,
+    uow: Current,
     caller: Reader,
     save_to_kind: str | None = None,
     save_to_id: str | None = None,
@@ -249,7 +244,7 @@ async def list_source_lists(
 ) -> list[dict[str, Any]]:
     """Source lists, newest first; `save_to_kind` / `save_to_id` keep those attached to that record."""
     wanted = {k: v for k, v in {"kind": save_to_kind, "id": save_to_id}.items() if v}
-    book = SourceListBook(session, service=SERVICE)
+    book = uow.source_lists
     rows = await book.lists(save_to=wanted or None, limit=limit)
     return [
         {
@@ -265,12 +260,12 @@ async def list_source_lists(
     ]
 
 
-async def _latest(session: Any, source_list_id: uuid.UUID) -> tuple[Any, dict[str, Any]]:
-    ledger = UnitOfWork(session, service=SERVICE)
-    report = await ledger.reports.get(source_list_id, kind="source_list")
-    if report is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")
-    version = await ledger.reports.version(source_list_id)
+async def _latest(uow: UnitOfWork, source_list_id: uuid.UUID) -> tuple[Any, dict[str, Any]]:
+    report = or_404(
+        await uow.reports.get(source_list_id, kind="source_list"),
+        f"no source list {source_list_id}",
+    )
+    version = await uow.reports.version(source_list_id)
     if version is None:
         raise HTTPException(
             status.HTTP_409_CONFLICT,
@@ -295,14 +290,14 @@ def _visible(content: dict[str, Any], removed: set[uuid.UUID]) -> SourceList:
     responses={**AUTH_RESPONSES, **NOT_FOUND, **NO_SNAPSHOT},
 )
 async def get_source_list(
-    source_list_id: uuid.UUID, session: Session, caller: Reader
+    source_list_id: uuid.UUID, uow: Current, caller: Reader
 ) -> SourceListView:
     """The latest snapshot: the seed's SourceList (sources removed by a user left out), each source
     with `preferred` (flagged by a user, kept on re-runs)."""
-    _, content = await _latest(session, source_list_id)
-    removed, preferred = await SourceListBook(session, service=SERVICE).actions(source_list_id)
+    _, content = await _latest(uow, source_list_id)
+    removed, preferred = await uow.source_lists.actions(source_list_id)
     source_list = _visible(content, removed)
-    schedule = await SourceListBook(session, service=SERVICE).schedule(source_list_id)
+    schedule = await uow.source_lists.schedule(source_list_id)
     if schedule is not None:
         source_list.next_run_at = schedule.next_run_at if schedule.status == "active" else None
     shown = source_list.model_dump(exclude={"sources"})
@@ -320,12 +315,12 @@ async def mark_source(
     source_list_id: uuid.UUID,
     source_id: uuid.UUID,
     body: SourceAction,
-    session: Session,
+    ledger: LedgerDoor,
     caller: Researcher,
 ) -> dict[str, Any]:
     """Remove a source (never listed again) or flag it preferred (kept on re-runs)."""
-    async with session.begin():
-        report, content = await _latest(session, source_list_id)
+    async with ledger.unit_of_work(service=SERVICE) as uow:
+        report, content = await _latest(uow, source_list_id)
         require_owner(caller, report, "source list")
         stored = next(
             (s for s in content["source_list"]["sources"] if s["source_id"] == str(source_id)), None
@@ -341,9 +336,7 @@ async def mark_source(
             "source": ListedSource.model_validate(stored).model_dump(mode="json"),
             "provenance": content.get("provenance", {}).get(str(source_id), {}),
         }
-        await SourceListBook(session, service=SERVICE).mark_source(
-            source_list_id, source_id, action, copy
-        )
+        await uow.source_lists.mark_source(source_list_id, source_id, action, copy)
     return {"source_list_id": str(source_list_id), "source_id": str(source_id), "action": action}
 
 
@@ -354,13 +347,13 @@ async def mark_source(
 )
 async def export_source_list(
     source_list_id: uuid.UUID,
-    session: Session,
+    uow: Current,
     caller: Reader,
     format: Literal["md", "bib", "ris", "csljson"] = "md",
 ) -> Response:
     """The latest snapshot as Markdown, BibTeX, RIS or CSL-JSON (removed sources left out)."""
-    _, content = await _latest(session, source_list_id)
-    removed, _ = await SourceListBook(session, service=SERVICE).actions(source_list_id)
+    _, content = await _latest(uow, source_list_id)
+    removed, _ = await uow.source_lists.actions(source_list_id)
     report = Report.model_validate(content["report"])
     if removed:
         gone = {str(s) for s in removed}
@@ -387,27 +380,18 @@ async def export_source_list(
 
 @router.get("/source-lists/{source_list_id}/runs", responses={**AUTH_RESPONSES, **NOT_FOUND})
 async def source_list_runs(
-    source_list_id: uuid.UUID, session: Session, caller: Reader
+    source_list_id: uuid.UUID, uow: Current, caller: Reader
 ) -> dict[str, Any]:
     """Run history (newest first) with each run's refinement iterations and its diff to the run
     before (`new` / `changed` / `dropped` sources; null for a failed run or a snapshot past the
     retention); the next scheduled run first; `request` is the stored request re-runs repeat."""
-    report = await UnitOfWork(session, service=SERVICE).reports.get(
-        source_list_id, kind="source_list"
+    report = or_404(
+        await uow.reports.get(source_list_id, kind="source_list"),
+        f"no source list {source_list_id}",
     )
-    if report is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")
-    book = SourceListBook(session, service=SERVICE)
+    book = uow.source_lists
     schedule = await book.schedule(source_list_id)
-    diffs: dict[int, dict[str, Any] | None] = dict(
-        (
-            await session.execute(
-                select(ReportVersionRow.version, ReportVersionRow.diff).where(
-                    ReportVersionRow.report_id == source_list_id
-                )
-            )
-        ).all()
-    )
+    diffs = await uow.reports.diffs(source_list_id)
     runs: list[dict[str, Any]] = []
     if schedule is not None and schedule.status == "active" and schedule.next_run_at:
         runs.append({"run_id": None, "status": "scheduled", "at": schedule.next_run_at.isoformat()})
@@ -459,17 +443,17 @@ async def source_list_runs(
 )
 async def rerun_source_list(
     source_list_id: uuid.UUID,
-    session: Session,
+    ledger: LedgerDoor,
     caller: Researcher,
     quotas: KeyQuotas,
 ) -> SourceListAccepted:
     """Run the list again with its stored request (the seed's Re-run button), clamped to the
     workspace's current limits: a new snapshot and its diff; preferred and removed sources hold."""
-    async with session.begin():
-        ledger = UnitOfWork(session, service=SERVICE)
-        report = await ledger.reports.get(source_list_id, kind="source_list")
-        if report is None:
-            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no source list {source_list_id}")
+    async with ledger.unit_of_work(service=SERVICE) as uow:
+        report = or_404(
+            await uow.reports.get(source_list_id, kind="source_list"),
+            f"no source list {source_list_id}",
+        )
         require_owner(caller, report, "source list")
         try:
             stored = RequestSourceList.model_validate(
@@ -484,15 +468,17 @@ async def rerun_source_list(
             ) from exc
         request = clamp(
             stored.model_copy(update={"trigger": "rerun", "origin": "api"}),
-            await LimitsBook(session).of(stored.workspace),
+            await uow.limits.of(stored.workspace),
         )
-        await quotas.admit(caller, "source_list", subject_id=source_list_id, run_id=request.run_id)
-        if await ledger.reports.refresh(source_list_id, run_id=request.run_id) is None:
+        await quotas.admit(
+            uow, caller, "source_list", subject_id=source_list_id, run_id=request.run_id
+        )
+        if await uow.reports.refresh(source_list_id, run_id=request.run_id) is None:
             raise HTTPException(
                 status.HTTP_409_CONFLICT,
                 f"source list {source_list_id} is {report.status}; wait for the run to end",
             )
-        _send(ledger, request)
+        _send(uow, request)
     return SourceListAccepted(
         source_list_id=source_list_id,
         run_id=request.run_id,
@@ -509,11 +495,11 @@ async def rerun_source_list(
     },
 )
 async def change_schedule(
-    source_list_id: uuid.UUID, body: ScheduleChange, session: Session, caller: Admin
+    source_list_id: uuid.UUID, body: ScheduleChange, ledger: LedgerDoor, caller: Admin
 ) -> dict[str, Any]:
     """Pause, resume, cancel or modify (a new update_frequency) a list's schedule."""
-    async with session.begin():
-        book = SourceListBook(session, service=SERVICE)
+    async with ledger.unit_of_work(service=SERVICE) as uow:
+        book = uow.source_lists
         current = await book.schedule(source_list_id)
         if current is None or current.status == "cancelled":
             raise HTTPException(
@@ -521,7 +507,7 @@ async def change_schedule(
             )
         every = None
         if isinstance(body, ScheduleModify):
-            limits = await LimitsBook(session).of(current.workspace)
+            limits = await uow.limits.of(current.workspace)
             refused = schedule_refusal(
                 body.update_frequency, 0, limits
             )  # this list already holds its slot

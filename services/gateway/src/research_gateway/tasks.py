@@ -25,11 +25,18 @@ from prometheus_client import Counter
 from research_contracts import RunResearch
 from research_contracts.views import ClaimView, TaskAccepted, TaskView
 from research_gateway.auth import AUTH_RESPONSES, Caller, Researcher, require
-from research_gateway.deps import API, SERVICE, Publishers, ReadSession, Session, publish_or_503
+from research_gateway.deps import (
+    API,
+    SERVICE,
+    Current,
+    LedgerDoor,
+    Publishers,
+    Reading,
+    publish_or_503,
+)
 from research_gateway.quotas import QUOTA_RESPONSES, KeyQuotas
-from research_gateway.repository import TaskDesk
 from research_gateway.schemas import TaskSubmission
-from research_ledger import UnitOfWork, task_id_for_key
+from research_ledger import task_id_for_key
 from research_ledger.deidentified import clean, clean_or_none
 from research_platform.logging import get_logger
 
@@ -79,7 +86,7 @@ def _task_id(body: TaskSubmission, key: str | None, caller: Caller) -> uuid.UUID
 )
 async def submit_task(
     body: TaskSubmission,
-    session: Session,
+    ledger: LedgerDoor,
     bus: Publishers,
     response: Response,
     caller: Researcher,
@@ -92,8 +99,8 @@ async def submit_task(
         task_id=_task_id(body, idempotency_key, caller),
         origin="api",
     )
-    async with session.begin():
-        known = await UnitOfWork(session, service=SERVICE).tasks.get(task.task_id)
+    async with ledger.unit_of_work(service=SERVICE) as uow:
+        known = await uow.tasks.get(task.task_id)
         if known is not None:
             if known.owner_key_id is not None and known.owner_key_id != caller.key_id:
                 raise HTTPException(status.HTTP_409_CONFLICT, "this task_id is taken")
@@ -117,8 +124,8 @@ async def submit_task(
             what="task",
             unavailable="the task bus is unavailable; retry",
         )
-    async with session.begin():
-        submitted = await UnitOfWork(session, service=SERVICE).tasks.submit(
+    async with ledger.unit_of_work(service=SERVICE) as uow:
+        submitted = await uow.tasks.submit(
             task, idempotency_key=idempotency_key, owner_key_id=caller.key_id
         )
     if not submitted.created:  # a concurrent request with the same key got there first
@@ -134,9 +141,9 @@ async def submit_task(
     dependencies=[Depends(require("reader"))],
     responses={404: {"description": "no such task"}},
 )
-async def get_task(task_id: uuid.UUID, session: Session) -> TaskView:
+async def get_task(task_id: uuid.UUID, uow: Current) -> TaskView:
     """The task, its status (`failed` with the reason in `error`) and its claim once proposed."""
-    view = await TaskDesk(session).task(task_id)
+    view = await uow.claim_views.task(task_id)
     if view is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task {task_id}")
     return view
@@ -148,8 +155,8 @@ async def get_task(task_id: uuid.UUID, session: Session) -> TaskView:
     dependencies=[Depends(require("reader"))],
     responses={404: {"description": "no such claim"}},
 )
-async def get_claim(claim_id: uuid.UUID, session: ReadSession) -> ClaimView:
-    view = await TaskDesk(session).claim(claim_id)
+async def get_claim(claim_id: uuid.UUID, uow: Reading) -> ClaimView:
+    view = await uow.claim_views.claim(claim_id)
     if view is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no claim {claim_id}")
     return view

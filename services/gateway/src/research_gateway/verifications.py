@@ -29,7 +29,6 @@ from pydantic import (
     StrictBool,
     ValidationError,
 )
-from sqlalchemy import select
 
 from research_contracts import subjects
 from research_contracts.reviews import EVIDENCE_SOURCES, ReviewFilters, worded_pattern
@@ -40,13 +39,11 @@ from research_contracts.verifications import (
     RequestVerification,
 )
 from research_gateway.auth import AUTH_RESPONSES, Reader, Researcher
-from research_gateway.deps import API, SERVICE, ReadSession, Session
+from research_gateway.deps import API, SERVICE, Current, LedgerDoor, Reading
 from research_gateway.ownership import owner_of
 from research_gateway.quotas import QUOTA_RESPONSES, KeyQuotas
 from research_gateway.storable import UNSTORABLE_RANGE, storable_text
-from research_ledger import UnitOfWork
 from research_ledger.deidentified import check_report
-from research_ledger.tables import VerdictHistoryRow, WatchedClaimRow
 from research_platform.logging import get_logger
 
 log = get_logger(__name__)
@@ -127,7 +124,7 @@ class WatchedClaimView(BaseModel):
 )
 async def submit_verification(
     body: VerificationRequest,
-    session: Session,
+    ledger: LedgerDoor,
     caller: Researcher,
     quotas: KeyQuotas,
 ) -> VerificationAccepted:
@@ -161,17 +158,16 @@ async def submit_verification(
             run_id=command.effective_run_id(),
             watch=command.watch,
         ),
-        session.begin(),
+        ledger.unit_of_work(service=SERVICE) as uow,
     ):
-        ledger = UnitOfWork(session, service=SERVICE)
-        await ledger.reports.open(
+        await uow.reports.open(
             verification_id,
             kind="verification",
             run_id=command.effective_run_id(),
             owner=owner_of(caller),
             **report,
         )
-        ledger.outbox.add(  # published after the commit, by the gateway's relay
+        uow.outbox.add(  # published after the commit, by the gateway's relay
             subjects.VERIFY_REQUESTED,
             command,
             msg_id=f"verify-{verification_id}-{command.effective_run_id()}",
@@ -181,12 +177,11 @@ async def submit_verification(
 
 @router.get("/verifications/{verification_id}", responses=NOT_FOUND)
 async def get_verification(
-    verification_id: uuid.UUID, session: Session, caller: Reader
+    verification_id: uuid.UUID, uow: Current, caller: Reader
 ) -> dict[str, Any]:
     """The verification's status and current version: verdict, confidence, the 6-section report
     (structured and Markdown), its citation check, and — for a watched claim — the verdict history."""
-    ledger = UnitOfWork(session, service=SERVICE)
-    row = await ledger.reports.get(verification_id, kind="verification")
+    row = await uow.reports.get(verification_id, kind="verification")
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no verification {verification_id}")
     view: dict[str, Any] = {
@@ -200,7 +195,7 @@ async def get_verification(
         "created_at": row.created_at,
         "updated_at": row.updated_at,
     }
-    watch = await ledger.watched.get(verification_id)
+    watch = await uow.watched.get(verification_id)
     view["watch"] = (
         None
         if watch is None
@@ -213,9 +208,9 @@ async def get_verification(
             "confidence": h.confidence,
             "recorded_at": h.recorded_at,
         }
-        for h in await ledger.watched.history(verification_id)
+        for h in await uow.watched.history(verification_id)
     ]
-    version = await ledger.reports.version(verification_id)
+    version = await uow.reports.version(verification_id)
     if version is not None:
         review = dict(version.review)
         view.update(
@@ -234,24 +229,13 @@ async def get_verification(
 
 @router.get("/watched-claims", response_model=list[WatchedClaimView])
 async def list_watched_claims(
-    session: ReadSession, caller: Reader, limit: Annotated[int, Query(ge=1, le=500)] = 100
+    uow: Reading, caller: Reader, limit: Annotated[int, Query(ge=1, le=500)] = 100
 ) -> list[WatchedClaimView]:
     """Watched claims, the next due first, each with its verdict history (one query for each)."""
-    claims = list(
-        await session.scalars(
-            select(WatchedClaimRow)
-            .order_by(WatchedClaimRow.next_due_at, WatchedClaimRow.verification_id)
-            .limit(limit)
-        )
-    )
+    claims = await uow.watched.listing(limit=limit)
     history: dict[uuid.UUID, list[VerdictEntry]] = {c.verification_id: [] for c in claims}
     if claims:
-        rows = await session.scalars(
-            select(VerdictHistoryRow)
-            .where(VerdictHistoryRow.verification_id.in_(list(history)))
-            .order_by(VerdictHistoryRow.recorded_at, VerdictHistoryRow.run_id)
-        )
-        for row in rows:
+        for row in await uow.watched.histories(list(history)):
             entry = VerdictEntry.model_validate(row, from_attributes=True)
             earlier = history[row.verification_id]
             if earlier and (earlier[-1].verdict, earlier[-1].confidence) != (

@@ -6,7 +6,7 @@ Questions are the tasks the key submitted (`research_tasks.owner_key_id`); the t
 are the reports it asked for (`reports.owner.key_id`, the owner `ownership.owner_of` records). A
 task or report with no owner (from the bus, or from before owners were kept) is nobody's work and
 is listed for no key. `q` narrows to the items whose question, topic, claim or prompt holds it
-(case-insensitive); each item is titled by that text, not by its id.
+(case-insensitive; `uow.work`); each item is titled by that text, not by its id.
 """
 
 from __future__ import annotations
@@ -17,12 +17,10 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
-from sqlalchemy import select
 
 from research_gateway.auth import AUTH_RESPONSES, Reader
-from research_gateway.deps import API, ReadSession
+from research_gateway.deps import API, Reading
 from research_gateway.storable import STORABLE, TEXT_QUERY
-from research_ledger.tables import ReportRow, ResearchTask
 
 router = APIRouter(prefix=API, tags=["reports"], responses=AUTH_RESPONSES)
 WorkKind = Literal["question", "review", "verification", "source_list"]
@@ -41,16 +39,10 @@ class WorkItem(BaseModel):
     updated_at: datetime
 
 
-def _contains(needle: str) -> str:
-    """A LIKE pattern matching `needle` anywhere, its own wildcards taken literally."""
-    escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
 @router.get("/my-work", response_model=list[WorkItem])
 async def my_work(
     caller: Reader,
-    session: ReadSession,
+    uow: Reading,
     q: Annotated[str | None, TEXT_QUERY, Query(max_length=200, json_schema_extra=STORABLE)] = None,
     kind: WorkKind | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
@@ -60,12 +52,7 @@ async def my_work(
     needle = (q or "").strip()
     items: list[WorkItem] = []
     if kind in (None, "question"):
-        tasks = select(ResearchTask).where(ResearchTask.owner_key_id == caller.key_id)
-        if needle:
-            tasks = tasks.where(ResearchTask.question.ilike(_contains(needle), escape="\\"))
-        for task in await session.scalars(
-            tasks.order_by(ResearchTask.created_at.desc()).limit(limit)
-        ):
+        for task in await uow.work.questions(caller.key_id, containing=needle, limit=limit):
             items.append(
                 WorkItem(
                     kind="question",
@@ -77,16 +64,9 @@ async def my_work(
                 )
             )
     if kind != "question":
-        reports = select(ReportRow).where(
-            ReportRow.owner["key_id"].astext == str(caller.key_id),
-            ReportRow.kind.in_(REPORT_KINDS),
-        )
-        if kind:
-            reports = reports.where(ReportRow.kind == kind)
-        if needle:
-            reports = reports.where(ReportRow.subject.ilike(_contains(needle), escape="\\"))
-        for report in await session.scalars(
-            reports.order_by(ReportRow.created_at.desc()).limit(limit)
+        kinds = [kind] if kind else list(REPORT_KINDS)
+        for report in await uow.work.reports(
+            caller.key_id, kinds=kinds, containing=needle, limit=limit
         ):
             items.append(
                 WorkItem(

@@ -24,8 +24,8 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from research_gateway.auth import RANK, ApiKeys, Caller, Guard
-from research_gateway.deps import API
-from research_gateway.signins import OLD_KEY_COOKIE, SESSION_COOKIE, ConsoleSessions
+from research_gateway.deps import API, SERVICE, ledger_of
+from research_gateway.signins import OLD_KEY_COOKIE, SESSION_COOKIE
 from research_ledger.catalogue import AuditAction
 from research_platform.settings import GatewayAuthSettings
 
@@ -56,8 +56,8 @@ async def signed_in(request: Request) -> Caller | None:
     session_id = request.cookies.get(SESSION_COOKIE)
     if not session_id:
         return None
-    async with request.app.state.sessions() as session:
-        row = await ConsoleSessions(session).key_of(session_id)
+    async with ledger_of(request).unit_of_work(service=SERVICE) as uow:
+        row = await uow.signins.key_of(session_id)
     return None if row is None else Caller(row.id, row.role, row.name)
 
 
@@ -71,10 +71,8 @@ def _forget_old_cookie(request: Request, response: Response) -> Response:
 async def _session_for(request: Request, caller_key_id: Any) -> Response:
     """Open a session for the key and answer with its cookie, redirecting to the Ask page."""
     settings = _auth_settings(request)
-    async with request.app.state.sessions() as session, session.begin():
-        session_id = await ConsoleSessions(session).open(
-            caller_key_id, settings.console_session_ttl_s
-        )
+    async with ledger_of(request).unit_of_work(service=SERVICE) as uow:
+        session_id = await uow.signins.open(caller_key_id, settings.console_session_ttl_s)
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(
         SESSION_COOKIE,
@@ -109,7 +107,7 @@ async def _refused(request: Request, presented: str, what: str) -> Response:
     or past the limit a 429 with `Retry-After`."""
     guard = _guard(request)
     wait = await guard.count_failure(
-        request.app.state.sessions, guard.client_of(request), presented or None
+        ledger_of(request), guard.client_of(request), presented or None
     )
     if wait is None:
         return RedirectResponse(f"/?error={what.replace(' ', '+')}", status_code=303)
@@ -125,8 +123,8 @@ async def _refused(request: Request, presented: str, what: str) -> Response:
 
 async def _signing_in(request: Request, key: str) -> Response:
     """Sign in with a pasted `key`, or refuse it."""
-    async with request.app.state.sessions() as session:
-        known = await ApiKeys(session).identify(key) if key else None
+    async with ledger_of(request).unit_of_work(service=SERVICE) as uow:
+        known = await ApiKeys(uow).identify(key) if key else None
     if known is not None:
         return await _session_for(request, known.key_id)
     return await _refused(request, key, "unknown or revoked key")
@@ -134,8 +132,8 @@ async def _signing_in(request: Request, key: str) -> Response:
 
 async def _spending(request: Request, code: str) -> Response:
     """Sign in with a single-use code, spending it, or refuse it."""
-    async with request.app.state.sessions() as session, session.begin():
-        key_id = await ConsoleSessions(session).spend_code(code) if code else None
+    async with ledger_of(request).unit_of_work(service=SERVICE) as uow:
+        key_id = await uow.signins.spend_code(code) if code else None
     if key_id is not None:
         return await _session_for(request, key_id)
     return await _refused(request, code, "this sign-in code is unknown, spent or expired")
@@ -168,8 +166,8 @@ async def sign_out(request: Request) -> Response:
     """End this browser's session (on the server too) and delete its cookie."""
     session_id = request.cookies.get(SESSION_COOKIE)
     if session_id:
-        async with request.app.state.sessions() as session, session.begin():
-            await ConsoleSessions(session).close(session_id)
+        async with ledger_of(request).unit_of_work(service=SERVICE) as uow:
+            await uow.signins.close(session_id)
     response = RedirectResponse("/", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return _forget_old_cookie(request, response)

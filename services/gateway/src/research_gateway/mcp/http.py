@@ -28,8 +28,10 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from research_gateway.auth import OPEN_CALLER, ApiKeys, Caller, Guard
+from research_gateway.deps import SERVICE
 from research_gateway.mcp.gateway_api import GatewayApi
 from research_gateway.mcp.server import build_server
+from research_ledger import Ledger
 
 PATH = "/mcp"
 Scope = MutableMapping[str, Any]
@@ -72,9 +74,13 @@ class KeyGate:
     def __init__(self, app: FastAPI, inner: ASGI) -> None:
         self.app, self.inner = app, inner
 
+    def ledger(self) -> Ledger:
+        """The ledger over the session factory built in the lifespan."""
+        return Ledger(self.app.state.sessions)
+
     async def identify(self, secret: str) -> Caller | None:
-        async with self.app.state.sessions() as session, session.begin():
-            return await ApiKeys(session).identify(secret)
+        async with self.ledger().unit_of_work(service=SERVICE) as uow:
+            return await ApiKeys(uow).identify(secret)
 
     async def __call__(
         self,
@@ -99,9 +105,7 @@ class KeyGate:
                 if secret
                 else "an API key is required (X-API-Key or Authorization: Bearer)"
             )
-            wait = await guard.count_failure(
-                self.app.state.sessions, guard.client_of(request), secret
-            )
+            wait = await guard.count_failure(self.ledger(), guard.client_of(request), secret)
             await _refuse(send, detail, wait)
             return
         # The SDK binds a session to the credential that opened it (another key gets a 404).

@@ -1,4 +1,5 @@
-"""Read side of the ledger for HTTP clients: findings, the audit log and a live event stream (SSE)."""
+"""The ledger's records for HTTP clients: findings, the audit log (`uow.audit_log`) and a live
+stream of claim events (SSE)."""
 
 from __future__ import annotations
 
@@ -14,19 +15,17 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
-from sqlalchemy import func, select
 
 from research_contracts import subjects
 from research_contracts.views import AuditView, FindingView
 from research_gateway.auth import AUTH_RESPONSES, require
-from research_gateway.deps import API, ReadSession
+from research_gateway.deps import API, Reading
 from research_gateway.limits import TOO_MANY_STREAMS
 from research_gateway.storable import STORABLE, TEXT_QUERY
 from research_runs.sse import RECONNECT_MS
 
 # A free-text filter of a read route (an agent, a finding kind, an audit action).
 Filter = Annotated[str | None, TEXT_QUERY, Query(max_length=200, json_schema_extra=STORABLE)]
-from research_ledger.tables import AuditEvent, Finding
 
 # An RFC 3339 time with its offset (`2026-11-28T16:00:00Z`), nothing else: a bare number or a date
 # would be read as something the caller did not write. Digits spelled `[0-9]` (see `storable`).
@@ -61,21 +60,14 @@ router = APIRouter(
 
 @router.get("/findings", response_model=list[FindingView])
 async def list_findings(
-    session: ReadSession,
+    uow: Reading,
     agent: Filter = None,
     kind: Filter = None,
     unresolved: bool = False,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> list[FindingView]:
     """Findings of the periodic agents, newest first; expired findings are never returned."""
-    query = select(Finding).where(Finding.expires_at > func.now())
-    if agent:
-        query = query.where(Finding.agent == agent)
-    if kind:
-        query = query.where(Finding.kind == kind)
-    if unresolved:
-        query = query.where(Finding.resolved_at.is_(None))
-    rows = await session.scalars(query.order_by(Finding.created_at.desc()).limit(limit))
+    rows = await uow.audit_log.findings(agent=agent, kind=kind, unresolved=unresolved, limit=limit)
     return [
         FindingView(
             finding_id=r.id,
@@ -93,7 +85,7 @@ async def list_findings(
 
 @router.get("/audit", response_model=list[AuditView])
 async def list_audit(
-    session: ReadSession,
+    uow: Reading,
     action: Filter = None,
     task_id: uuid.UUID | None = None,
     claim_id: uuid.UUID | None = None,
@@ -104,21 +96,15 @@ async def list_audit(
 ) -> list[AuditView]:
     """The audit log, newest first, filtered by action, task, claim, the key that acted or was
     acted on (`subject_ids.key_id`), and time (`since` ≤ occurred_at < `until`)."""
-    query = select(AuditEvent)
-    if action:
-        query = query.where(AuditEvent.action == action)
-    if key_id:
-        query = query.where(AuditEvent.subject_ids["key_id"].astext == str(key_id))
-    after, before = _moment("since", since), _moment("until", until)
-    if after:
-        query = query.where(AuditEvent.occurred_at >= after)
-    if before:
-        query = query.where(AuditEvent.occurred_at < before)
-    if task_id:
-        query = query.where(AuditEvent.task_id == task_id)
-    if claim_id:
-        query = query.where(AuditEvent.claim_id == claim_id)
-    rows = await session.scalars(query.order_by(AuditEvent.id.desc()).limit(limit))
+    rows = await uow.audit_log.events(
+        action=action,
+        task_id=task_id,
+        claim_id=claim_id,
+        key_id=key_id,
+        since=_moment("since", since),
+        until=_moment("until", until),
+        limit=limit,
+    )
     return [AuditView.model_validate(r, from_attributes=True) for r in rows]
 
 
