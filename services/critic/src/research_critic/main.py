@@ -6,7 +6,8 @@ retry and dead-letter are `research_platform.delivery.Delivery`) → `Critic.han
 (prepare → experiment → reshape → `ledger.verdicts.decide`) → `research.claim.decided`, through
 the ledger's outbox (`research_ledger.outbox`, its relay runs beside the service).
 `research.claim.recritique` (from the replicator) judges an active claim again;
-`research.control.critic.drain` (request/reply, the admin route) releases quarantined claims.
+`research.control.critic.drain` (request/reply, the admin route) releases quarantined claims
+(their `research.claim.pending` proposals go through the outbox too).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from research_contracts import (
 )
 from research_critic.pipeline import Critic
 from research_critic.repository import SERVICE
-from research_ledger import dead_letters
+from research_ledger import Ledger, dead_letters
 from research_ledger.outbox import relay_beside
 from research_llm import build_chain
 from research_platform.app import Consumes, Pool, ServiceContext, service_app
@@ -64,11 +65,9 @@ def create_app(settings: Settings) -> FastStream:
         # The reads before a judgement need no transaction: `decide` checks the claim is still
         # pending and its entity unchanged (`EntityChanged`) in the transaction that writes.
         yield Critic(
-            ctx.publishers[subjects.CLAIM_PENDING],
-            ctx.sessions,
+            Ledger(ctx.sessions, read_sessions=session_factory(without_transactions(ctx.engine))),
             settings,
             build_chain(settings.llm),
-            reads=session_factory(without_transactions(ctx.engine)),
         )
 
     app, ctx = service_app(
