@@ -10,7 +10,8 @@ Subscribers:
 Handlers receive the command FastStream validated (`RunResearch`); acknowledging, retrying and
 dead-lettering is `research_platform.delivery.Delivery`, installed on the broker.
 
-The task flow itself lives in `pipeline.Researcher`.
+The task flow itself lives in `pipeline.Researcher`. Its claims leave through the ledger's
+outbox (`research_ledger.outbox`, its relay runs beside the service).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from research_contracts import ClaimProposed, RunResearch, Tier, subjects
 from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import get_embedder
 from research_judgement import get_judge
-from research_ledger import dead_letters
+from research_ledger import Ledger, dead_letters
+from research_ledger.outbox import relay_beside
 from research_llm import build_chain
 from research_platform.app import Consumes, Pool, ServiceContext, service_app
 from research_platform.broker import Emits
@@ -56,20 +58,21 @@ def create_app(settings: Settings) -> FastStream:
         assert isinstance(
             embedder, MicroBatchingEmbedder
         )  # one worker batches every task's question
+        # Recall and the sentence-vector lookup read advisory data: no transaction around them.
+        reads = session_factory(without_transactions(ctx.reader))
         researcher = Researcher(
             broker=ctx.broker,
-            sessions=ctx.sessions,
+            ledger=Ledger(ctx.sessions, read_sessions=reads),
+            corpus=ctx.sessions,
+            corpus_reads=reads,
             settings=settings.researcher,
             chain=build_chain(settings.llm),
             gate=TierGate(
                 lambda: ctx.broker.connection.jetstream(), poll_s=settings.researcher.tier_poll_s
             ),
             embed=embedder.aembed_one,
-            claims=ctx.publishers[subjects.CLAIM_PENDING],
             remember=embedder.remember,
             embed_many=embedder.aembed,
-            # Recall and the sentence-vector lookup read advisory data: no transaction around them.
-            read_sessions=session_factory(without_transactions(ctx.reader)),
         )
         await embedder.aembed_one("warm up")
         await asyncio.to_thread(
@@ -85,6 +88,7 @@ def create_app(settings: Settings) -> FastStream:
         dead_letters=dead_letters.recorder,
         pool=Pool(size=concurrency + 2, pre_ping=False, reader=True),  # the reader: reads only
     )
+    ctx.run_beside(relay_beside)  # publishes the proposed claims after their commits
 
     def task_handler(tier: Tier) -> Callable[[RunResearch], Awaitable[None]]:
         async def on_task(task: RunResearch) -> None:
