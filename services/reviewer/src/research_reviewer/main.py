@@ -9,7 +9,8 @@ Subscribers:
   stale sweep (`sweep`), which also runs on a tick for the periodic agents' findings.
 
 Publishes `research.review.completed` (`ReviewCompleted`) when a run stored its version, the
-pending claims of its key findings on `research.claim.pending`, and the run events.
+pending claims of its key findings on `research.claim.pending` (through the ledger's outbox, after
+the commit that stored them), and the run events.
 
 Engines (`research_llm.choose_engine`): offline by default (extractive author, computed peer
 review); with an LLM provider configured (`LLM__PROVIDER`, keys) the author's plan and report go
@@ -31,6 +32,7 @@ from research_contracts import ClaimDecided, ClaimProposed, subjects
 from research_contracts.reviews import RequestReview, ReviewCompleted
 from research_corpus.embedding import get_embedder
 from research_judgement import get_judge
+from research_ledger import Ledger
 from research_llm import choose_engine
 from research_llm.offline.relevance import Relevance, default_encoder
 from research_modes import ConnectorClient
@@ -74,7 +76,7 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
 
     @asynccontextmanager
     async def build(ctx: ServiceContext) -> AsyncIterator[ReviewService]:
-        broker, sessions = ctx.broker, ctx.sessions
+        broker, ledger = ctx.broker, Ledger(ctx.sessions)
         embedder = get_embedder()
         relevance = Relevance(default_encoder())
 
@@ -88,13 +90,12 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
         )
         service = ReviewService(
             broker=broker,
-            sessions=sessions,
+            ledger=ledger,
             settings=config,
             port=ConnectorClient(lambda: broker.connection, timeout_s=config.tool_timeout_s),
             make_author=make_author,
             reviewer=PeerReviewer(config.spot_checks, cut=config.cut),
             embed=embedder.embed_one,
-            claims=ctx.publishers[subjects.CLAIM_PENDING],
             completed=ctx.publishers[subjects.REVIEW_COMPLETED],
             run_events=ctx.run_events,
         )
@@ -104,7 +105,7 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
         )  # relevance and pair models, before the first request
         ticker = asyncio.create_task(
             sweep.sweep_forever(
-                sessions,
+                ledger,
                 lambda: broker.connection.jetstream(),
                 config.sweep_interval_s,
                 publisher=ctx.run_events,
@@ -149,7 +150,7 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
         """Sweep for reports resting on claims that are no longer trustworthy (not after a plain promotion)."""
         if sweep.may_undermine(event):
             await sweep.sweep(
-                ctx.sessions, ctx.broker.connection.jetstream(), publisher=ctx.run_events
+                Ledger(ctx.sessions), ctx.broker.connection.jetstream(), publisher=ctx.run_events
             )
 
     return app
