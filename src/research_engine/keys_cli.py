@@ -36,15 +36,16 @@ def _database_url(data_dir: Path | None) -> str:
 
 
 def _with_keys(url: str, work: Callable[[Any], Awaitable[Any]]) -> Any:
-    """Run `work(ApiKeys)` in one committed transaction."""
+    """Run `work(ApiKeys)` in one unit of work of the ledger (it commits once)."""
     from research_gateway.auth import ApiKeys
+    from research_ledger import Ledger
     from research_platform.db import create_engine, session_factory
 
     async def _run() -> Any:
         engine = create_engine(url, pool_size=1, max_overflow=0)
         try:
-            async with session_factory(engine)() as session, session.begin():
-                return await work(ApiKeys(session))
+            async with Ledger(session_factory(engine)).unit_of_work(service="cli") as uow:
+                return await work(ApiKeys(uow.session))
         finally:
             await engine.dispose()
 

@@ -44,12 +44,13 @@ def _write_private(path: Path, secret: str) -> None:
 async def _live_or_issue(database_url: str, stored: str | None) -> str | None:
     """None when `stored` is a live admin key; otherwise a newly issued admin key."""
     from research_gateway.auth import ApiKeys
+    from research_ledger import Ledger
     from research_platform.db import create_engine, session_factory
 
     engine = create_engine(database_url, pool_size=1, max_overflow=0)
     try:
-        async with session_factory(engine)() as session, session.begin():
-            keys = ApiKeys(session)
+        async with Ledger(session_factory(engine)).unit_of_work(service="cli") as uow:
+            keys = ApiKeys(uow.session)
             if stored is not None:
                 found = await keys.identify(stored)
                 if found is not None and found.role == "admin":
@@ -75,15 +76,16 @@ def ensure_local_admin_key(data_dir: Path, database_url: str) -> tuple[str, bool
 async def _issue_code(database_url: str, secret: str, ttl_s: float) -> str | None:
     from research_gateway.auth import ApiKeys
     from research_gateway.signins import ConsoleSessions
+    from research_ledger import Ledger
     from research_platform.db import create_engine, session_factory
 
     engine = create_engine(database_url, pool_size=1, max_overflow=0)
     try:
-        async with session_factory(engine)() as session, session.begin():
-            found = await ApiKeys(session).identify(secret)
+        async with Ledger(session_factory(engine)).unit_of_work(service="cli") as uow:
+            found = await ApiKeys(uow.session).identify(secret)
             if found is None:
                 return None
-            return await ConsoleSessions(session).issue_code(found.key_id, ttl_s)
+            return await ConsoleSessions(uow.session).issue_code(found.key_id, ttl_s)
     finally:
         await engine.dispose()
 
