@@ -6,8 +6,7 @@ retry and dead-letter are `research_platform.delivery.Delivery`) → `Critic.han
 (prepare → experiment → reshape → `ledger.verdicts.decide`) → `research.claim.decided`, through
 the ledger's outbox (`research_ledger.outbox`, its relay runs beside the service).
 `research.claim.recritique` (from the replicator) judges an active claim again;
-`research.control.critic.drain` (request/reply, the admin route) releases quarantined claims
-(their `research.claim.pending` proposals go through the outbox too).
+`research.control.critic.drain` (request/reply, the admin route) releases quarantined claims.
 """
 
 from __future__ import annotations

@@ -10,8 +10,7 @@ Subscribers:
 Handlers receive the command FastStream validated (`RunResearch`); acknowledging, retrying and
 dead-lettering is `research_platform.delivery.Delivery`, installed on the broker.
 
-The task flow itself lives in `pipeline.Researcher`. Its claims leave through the ledger's
-outbox (`research_ledger.outbox`, its relay runs beside the service).
+The task flow itself lives in `pipeline.Researcher`.
 """
 
 from __future__ import annotations

@@ -9,8 +9,7 @@ Subscribers:
   stale sweep (`sweep`), which also runs on a tick for the periodic agents' findings.
 
 Publishes `research.review.completed` (`ReviewCompleted`) when a run stored its version, the
-pending claims of its key findings on `research.claim.pending` (through the ledger's outbox, after
-the commit that stored them), and the run events.
+pending claims of its key findings on `research.claim.pending`, and the run events.
 
 Engines (`research_llm.choose_engine`): offline by default (extractive author, computed peer
 review); with an LLM provider configured (`LLM__PROVIDER`, keys) the author's plan and report go
