@@ -62,8 +62,8 @@ from research_ledger.watched import WatchedClaims
 
 class UnitOfWork(LedgerBase):
     """The repositories of one transaction (`tasks`, `claims`, `verdicts`, `reports`, `watched`,
-    `recritiques`, `source_lists`, `limits`), the audit writer they share and the outbox of the
-    events they publish. Built by `Ledger.unit_of_work`, which commits it once; built directly
+    `recritiques`, `source_lists`, `limits`, `sources`, `entities`, `findings`, `provenance`),
+    the audit writer they share and the outbox of the events they publish. Built by `Ledger.unit_of_work`, which commits it once; built directly
     over a session only where the caller already holds the transaction (a request's session)."""
 
     def __init__(self, session: AsyncSession, *, service: str) -> None:
