@@ -33,10 +33,11 @@ from pathlib import Path
 
 from sqlalchemy import text
 
+from research_ledger import Ledger
 from research_librarian.main import Librarian
 from research_librarian.repository import START
 from research_librarian.settings import LibrarianSettings
-from research_platform.db import create_engine
+from research_platform.db import create_engine, session_factory, without_transactions
 from research_platform.embedded import EmbeddedPostgres
 from research_platform.migrate import upgrade
 
@@ -139,8 +140,9 @@ async def seed(database_url: str, claims: int, sources: int) -> float:
 async def validate_all(database_url: str, batch_size: int) -> tuple[float, int, int]:
     """One full pass of the librarian; (seconds, claims seen, findings recorded)."""
     engine = create_engine(database_url)
-    librarian = Librarian(engine, LibrarianSettings(batch_size=batch_size))
-    sessions = librarian.sessions
+    sessions = session_factory(engine)
+    ledger = Ledger(sessions, read_sessions=session_factory(without_transactions(engine)))
+    librarian = Librarian(ledger, LibrarianSettings(batch_size=batch_size))
     seen_total = 0
     after = START
     try:

@@ -36,7 +36,7 @@ def _database_url(data_dir: Path | None) -> str:
 
 
 def _with_keys(url: str, work: Callable[[Any], Awaitable[Any]]) -> Any:
-    """Run `work(ApiKeys)` in one committed transaction."""
+    """Run `work(ApiKeys)` in one unit of work of the ledger (it commits once)."""
     from research_gateway.auth import ApiKeys
     from research_ledger import Ledger
     from research_platform.db import create_engine, session_factory

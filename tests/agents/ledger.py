@@ -6,10 +6,11 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from research_ledger.outbox import OutboxEvent
 from research_ledger.tables import MemoryClaim, ResearchSource
 
 
@@ -79,3 +80,23 @@ async def add_claim(
             )
         )
     return claim_id
+
+
+async def outbox_mark(sessions: async_sessionmaker[AsyncSession]) -> int:
+    """The newest outbox row's id now: `staged` reads what was staged after it."""
+    async with sessions() as session:
+        return int(await session.scalar(select(func.coalesce(func.max(OutboxEvent.id), 0))) or 0)
+
+
+async def staged(
+    sessions: async_sessionmaker[AsyncSession], after: int, subject: str
+) -> list[OutboxEvent]:
+    """The outbox rows for `subject` staged after row `after`, oldest first (what a relay
+    publishes, each with its `Nats-Msg-Id` `dedup_id()`)."""
+    async with sessions() as session:
+        rows = await session.scalars(
+            select(OutboxEvent)
+            .where(OutboxEvent.id > after, OutboxEvent.subject == subject)
+            .order_by(OutboxEvent.id)
+        )
+        return list(rows)

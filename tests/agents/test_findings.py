@@ -1,4 +1,4 @@
-"""FindingsRepository against real Postgres: 180-day TTL, expired rows invisible, batched purge, guarded resolve."""
+"""The ledger's findings (`uow.findings`) against real Postgres: 180-day TTL, expired rows invisible, batched purge, guarded resolve."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from research_agents import FindingsRepository, NewFinding, purge_expired
+from research_ledger import Ledger
+from research_ledger.findings import Findings, NewFinding, purge_expired
 from research_ledger.tables import Finding
 
 pytestmark = pytest.mark.integration
@@ -33,7 +34,7 @@ async def test_findings_expire_180_days_after_creation(
 ) -> None:
     claim = uuid.uuid4()
     async with sessions() as session, session.begin():
-        finding_id = await FindingsRepository(session, unique).record(
+        finding_id = await Findings(session, unique).record(
             "broken_provenance", [claim], {"missing": ["x"]}
         )
     async with sessions() as session:
@@ -47,13 +48,13 @@ async def test_expired_findings_are_never_returned(
 ) -> None:
     claim = uuid.uuid4()
     async with sessions() as session, session.begin():
-        repo = FindingsRepository(session, unique)
+        repo = Findings(session, unique)
         old, fresh = await repo.record_many(
             [NewFinding("eroded", [claim]), NewFinding("eroded", [claim])]
         )
     await _age(sessions, [old], days=181)
     async with sessions() as session, session.begin():
-        repo = FindingsRepository(session, unique)
+        repo = Findings(session, unique)
         assert await repo.get(old) is None
         assert (await repo.get(fresh)) is not None
         assert [f.finding_id for f in await repo.open_for_claims([claim])] == [fresh]
@@ -66,12 +67,12 @@ async def test_purge_deletes_expired_findings_in_batches(
     sessions: async_sessionmaker[AsyncSession], unique: str
 ) -> None:
     async with sessions() as session, session.begin():
-        ids = await FindingsRepository(session, unique).record_many(
+        ids = await Findings(session, unique).record_many(
             [NewFinding("co_occurrence", [uuid.uuid4()]) for _ in range(7)]
         )
     expired, kept = ids[:5], ids[5:]
     await _age(sessions, expired, days=200)
-    assert await purge_expired(sessions, batch_size=2) >= 5
+    assert await purge_expired(Ledger(sessions), batch_size=2) >= 5
     async with sessions() as session:
         left = set(await session.scalars(select(Finding.id).where(Finding.id.in_(ids))))
     assert left == set(kept)
@@ -82,17 +83,15 @@ async def test_mark_resolved_only_once_and_only_by_the_owner(
 ) -> None:
     claim = uuid.uuid4()
     async with sessions() as session, session.begin():
-        finding_id = await FindingsRepository(session, f"{unique}-a").record(
-            "approaching_decay", [claim]
-        )
+        finding_id = await Findings(session, f"{unique}-a").record("approaching_decay", [claim])
     async with sessions() as session, session.begin():
-        assert await FindingsRepository(session, f"{unique}-b").mark_resolved(finding_id) is False
+        assert await Findings(session, f"{unique}-b").mark_resolved(finding_id) is False
     async with sessions() as session, session.begin():
-        owner = FindingsRepository(session, f"{unique}-a")
+        owner = Findings(session, f"{unique}-a")
         assert await owner.mark_resolved(finding_id) is True
         assert await owner.mark_resolved(finding_id) is False
     async with sessions() as session:
-        repo = FindingsRepository(session, f"{unique}-a")
+        repo = Findings(session, f"{unique}-a")
         view = await repo.get(finding_id)
         assert (
             view is not None and view.resolved_at is not None and view.resolved_by == f"{unique}-a"
@@ -103,20 +102,15 @@ async def test_mark_resolved_only_once_and_only_by_the_owner(
 async def test_settle_records_resolves_and_audits_in_one_transaction(
     sessions: async_sessionmaker[AsyncSession], unique: str
 ) -> None:
-    from research_agents import settle
     from research_ledger import AuditAction
     from research_ledger.tables import AuditEvent
 
     claim = uuid.uuid4()
     async with sessions() as session, session.begin():
-        mine = await FindingsRepository(session, unique).record("approaching_decay", [claim])
-        foreign = await FindingsRepository(session, f"{unique}-other").record(
-            "approaching_decay", [claim]
-        )
+        mine = await Findings(session, unique).record("approaching_decay", [claim])
+        foreign = await Findings(session, f"{unique}-other").record("approaching_decay", [claim])
     async with sessions() as session, session.begin():
-        opened, resolved = await settle(
-            session,
-            unique,
+        opened, resolved = await Findings(session, unique).settle(
             opened=[NewFinding("broken_provenance", [claim], {"missing_sources": ["x"]})],
             resolve={mine: {"now": "broken_provenance"}, foreign: {"now": "x"}},
             opened_action=AuditAction.LIBRARIAN_FINDING,
@@ -125,7 +119,7 @@ async def test_settle_records_resolves_and_audits_in_one_transaction(
         )
     assert resolved == [mine], "another agent's finding is never resolved"
     async with sessions() as session:
-        repo = FindingsRepository(session, unique)
+        repo = Findings(session, unique)
         (new,) = await repo.open_for_claims([claim])
         assert new.finding_id == opened[0] and new.kind == "broken_provenance"
         assert abs((new.expires_at - new.created_at) - timedelta(days=180)) < timedelta(seconds=1)
@@ -153,26 +147,23 @@ async def test_settle_writes_nothing_when_an_audit_row_is_refused(
 ) -> None:
     """The audit rows go through the ledger's writer in the findings' transaction: a payload the
     catalogue refuses (a resolution without `now`) rolls back the new finding and the resolution."""
-    from research_agents import settle
     from research_ledger import AuditAction
     from research_ledger.audit import AuditPayloadError
     from research_ledger.tables import AuditEvent
 
     claim = uuid.uuid4()
     async with sessions() as session, session.begin():
-        mine = await FindingsRepository(session, unique).record("approaching_decay", [claim])
+        mine = await Findings(session, unique).record("approaching_decay", [claim])
     with pytest.raises(AuditPayloadError, match=r"research\.librarian\.resolved"):
         async with sessions() as session, session.begin():
-            await settle(
-                session,
-                unique,
+            await Findings(session, unique).settle(
                 opened=[NewFinding("broken_provenance", [claim], {"missing_sources": ["x"]})],
                 resolve={mine: {}},
                 opened_action=AuditAction.LIBRARIAN_FINDING,
                 resolved_action=AuditAction.LIBRARIAN_RESOLVED,
             )
     async with sessions() as session:
-        (still,) = await FindingsRepository(session, unique).open_for_claims([claim])
+        (still,) = await Findings(session, unique).open_for_claims([claim])
         audits = await session.scalar(
             select(func.count()).select_from(AuditEvent).where(AuditEvent.claim_id == claim)
         )
@@ -184,16 +175,13 @@ async def test_settle_audits_a_persons_text_as_a_digest_like_every_audit_row(
 ) -> None:
     """A finding's audit row is written by the ledger's one audit writer, so a person's words in its
     payload (`question`) rest in the audit log only as a digest, as in every other audit row."""
-    from research_agents import settle
     from research_ledger import AuditAction
     from research_ledger.tables import AuditEvent
 
     claim = uuid.uuid4()
     words = f"Does metformin help my aunt {unique}?"
     async with sessions() as session, session.begin():
-        (opened,), _ = await settle(
-            session,
-            unique,
+        (opened,), _ = await Findings(session, unique).settle(
             opened=[NewFinding("broken_provenance", [claim], {"question": words})],
             resolve={},
             opened_action=AuditAction.LIBRARIAN_FINDING,
@@ -201,6 +189,6 @@ async def test_settle_audits_a_persons_text_as_a_digest_like_every_audit_row(
         )
     async with sessions() as session:
         (row,) = await session.scalars(select(AuditEvent).where(AuditEvent.claim_id == claim))
-        finding = await FindingsRepository(session, unique).get(opened)
+        finding = await Findings(session, unique).get(opened)
     assert row.payload["question"].startswith("hmac:") and words not in str(row.payload)
     assert finding is not None and finding.payload == {"question": words}

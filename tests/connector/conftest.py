@@ -18,6 +18,7 @@ from research_connector.ratelimit import RateLimits
 from research_connector.registry import build_sources
 from research_connector.settings import ConnectorSettings
 from research_connector.sources.base import Source
+from research_ledger import Ledger
 
 
 class ManualClock:
@@ -98,7 +99,7 @@ def make_sources(fake_api: FakeApi, clock: ManualClock):
         return build_sources(
             settings or ConnectorSettings(),
             client=client,
-            incidents=Incidents(sessions),
+            incidents=Incidents(Ledger(sessions) if sessions is not None else None),
             cache=cache,
             limits=RateLimits(clock=clock, sleep=clock.sleep),
             sleep=clock.sleep,

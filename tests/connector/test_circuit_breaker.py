@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 from bench.harness.servers import Servers
 from research_connector.breaker import CLOSED, HALF_OPEN, OPEN, CircuitBreakers, open_circuit_bucket
 from research_connector.incidents import Incidents
+from research_ledger import Ledger
 from research_ledger.tables import AuditEvent
 from research_platform.nats_seeds import connect
 
@@ -140,7 +141,7 @@ async def test_a_down_source_is_skipped_without_requests_and_the_transitions_are
     servers: Servers, make_sources, fake_api, sessions, unique: str
 ) -> None:
     clock = WallClock()
-    incidents = Incidents(sessions)
+    incidents = Incidents(Ledger(sessions))
     nc = await connect(servers.nats_url)
     breakers = CircuitBreakers(
         await open_circuit_bucket(nc, f"circuits_{unique}"),

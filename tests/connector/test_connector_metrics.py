@@ -10,6 +10,7 @@ import pytest
 from research_connector.cache import AnswerCache
 from research_connector.fanout import search_all
 from research_connector.incidents import Incidents
+from research_ledger import Ledger
 from tests.connector.conftest import clock, fake_api, fixtures_dir, make_sources, recorded  # noqa: F401 - fixtures
 from tests.scrape import scrape, value
 
@@ -73,7 +74,7 @@ async def test_requests_errors_cache_hits_and_latency_per_source(
             5,
             10.0,
             registry=registry,
-            incidents=Incidents(sessions),
+            incidents=Incidents(Ledger(sessions)),
         )
         assert found.degraded == {"europepmc": "http_429"} and found.hits
     after = _read(metrics_url)

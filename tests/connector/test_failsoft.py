@@ -16,6 +16,7 @@ from sqlalchemy import func, select
 from research_connector.fanout import search_all
 from research_connector.incidents import Incidents
 from research_connector.settings import ConnectorSettings
+from research_ledger import Ledger
 from research_ledger.tables import AuditEvent
 
 pytestmark = pytest.mark.integration
@@ -103,7 +104,7 @@ async def test_500_degrades_while_other_sources_still_answer(
         5,
         5.0,
         registry=make_sources(sessions=sessions),
-        incidents=Incidents(sessions),
+        incidents=Incidents(Ledger(sessions)),
     )
     assert found.degraded == {"crossref": "http_500"}
     assert [h.source_id for h in found.hits] == [
@@ -136,7 +137,7 @@ async def test_a_source_slower_than_the_deadline_is_dropped(
         5,
         0.5,
         registry=make_sources(sessions=sessions),
-        incidents=Incidents(sessions),
+        incidents=Incidents(Ledger(sessions)),
     )
     assert loop.time() - started < 4  # the slow source did not hold the search
     assert found.degraded == {"crossref": "deadline"} and len(found.hits) == 3
@@ -249,7 +250,7 @@ async def test_keys_never_reach_logs_or_audit_rows(
         5,
         5.0,
         registry=make_sources(settings, sessions=sessions),
-        incidents=Incidents(sessions),
+        incidents=Incidents(Ledger(sessions)),
     )
     assert found.degraded == {
         "pubmed": "http_503",
@@ -275,7 +276,7 @@ async def test_query_with_identifiers_is_refused_before_any_request(
         5,
         5.0,
         registry=make_sources(sessions=sessions),
-        incidents=Incidents(sessions),
+        incidents=Incidents(Ledger(sessions)),
     )
     assert found.hits == [] and found.error and "name" in found.error
     assert fake_api.requests == []
@@ -299,7 +300,7 @@ async def test_unconfigured_publisher_sends_nothing(make_sources, fake_api, sess
         5,
         5.0,
         registry=make_sources(sessions=sessions),
-        incidents=Incidents(sessions),
+        incidents=Incidents(Ledger(sessions)),
     )
     assert found.degraded == {
         "nope": "unknown_source",

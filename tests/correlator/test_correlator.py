@@ -13,6 +13,7 @@ from research_correlator import experiment
 from research_correlator.main import Correlator
 from research_correlator.prepare import Cluster, ClusterClaim
 from research_correlator.settings import CorrelatorSettings
+from research_ledger import Ledger
 from research_ledger.tables import AuditEvent, Finding
 from research_llm import build_chain
 from research_platform.settings import LLMSettings
@@ -112,11 +113,9 @@ async def test_offline_the_strongest_candidate_is_the_one_kind() -> None:
 
 
 async def _correlate(sessions: async_sessionmaker[AsyncSession], entity: str) -> str:
-    correlator = Correlator(sessions, CorrelatorSettings(), OFFLINE)
-    async with sessions() as session:
-        from research_correlator.repository import Patterns
-
-        known = await Patterns(session).known_entities()
+    correlator = Correlator(Ledger(sessions), CorrelatorSettings(), OFFLINE)
+    async with Ledger(sessions).reading() as uow:
+        known = await uow.entities.known()
     return await correlator.correlate(entity, known)
 
 

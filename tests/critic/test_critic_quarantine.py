@@ -15,11 +15,11 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bench.harness.servers import Servers
-from research_agents import FindingsRepository
 from research_contracts import ClaimDecided, ClaimProposed, ControlReply, RecritiqueClaim, subjects
 from research_critic.main import create_app
 from research_critic.settings import CriticServiceSettings, CriticSettings
 from research_ledger import UnitOfWork
+from research_ledger.findings import Findings
 from research_ledger.tables import AuditEvent, CriticVerdictRow, MemoryClaim
 from research_platform.db import transaction
 from research_platform.settings import LLMSettings
@@ -225,7 +225,7 @@ async def test_a_recritique_read_before_the_replicators_finding_commits_waits_fo
     )
     async with running(create_app(_settings(servers, LLMSettings(provider="offline"), sla=60))):
         async with transaction(sessions) as session:
-            finding = await FindingsRepository(session, "replicator").record(
+            finding = await Findings(session, "replicator").record(
                 "eroded", [claim_id], {"lost": [f"pmid:{unique}a", f"pmid:{unique}b"]}
             )
             command = RecritiqueClaim(claim_id=claim_id, reason="eroded", finding_id=finding)
@@ -268,7 +268,7 @@ async def test_recritique_withdraws_a_claim_whose_sources_are_retracted_and_keep
     )
     js = nc.jetstream()
     async with transaction(sessions) as session:
-        finding = await FindingsRepository(session, "replicator").record(
+        finding = await Findings(session, "replicator").record(
             "eroded", [doomed, sound], {"lost": []}
         )
     async with running(create_app(_settings(servers, LLMSettings(provider="offline"), sla=60))):

@@ -11,7 +11,7 @@ from sqlalchemy import text
 from research_corpus.embedding import get_embedder
 from research_corpus.sentence_vectors import SentenceVectors
 from research_corpus.sentences import sentence_key
-from research_critic.repository import ClaimReads
+from research_critic.repository import quote_vectors
 from research_ledger import UnitOfWork
 from research_platform.db import session_factory, without_transactions
 
@@ -29,7 +29,7 @@ async def test_stored_quote_vectors_are_found_and_unknown_quotes_left_out(
     async with session_factory(
         without_transactions(engine)
     )() as session:  # the critic's read session
-        found = await ClaimReads(session).quote_vectors([stored, unknown])
+        found = await quote_vectors(UnitOfWork(session, service="critic"), [stored, unknown])
     assert list(found) == [stored]
     assert found[stored] == pytest.approx(vector[0].tolist(), abs=1e-6)
 
@@ -43,7 +43,7 @@ async def test_a_failed_lookup_means_embedding_and_leaves_the_session_usable(
     monkeypatch.setattr(SentenceVectors, "vectors_of", broken)
     reads = session_factory(without_transactions(engine))  # the critic reads as it does in service
     async with reads() as session:
-        assert await ClaimReads(session).quote_vectors(["Any quote."]) == {}
+        assert await quote_vectors(UnitOfWork(session, service="critic"), ["Any quote."]) == {}
         assert (
             await UnitOfWork(session, service="critic").verdicts.active_of_entity(
                 "no such entity", besides=uuid.uuid4()

@@ -211,3 +211,6 @@ async def test_unit_of_work_commits_once_and_rolls_back_on_error(sessions, uniqu
         assert await uow.claims.propose(lost[0], [0.1] * 384, lost[1])
     async with sessions() as session:
         assert await session.get(MemoryClaim, lost[0].claim_id) is None
+    async with ledger.reading() as uow:
+        read = await uow.claims.get(kept[0].claim_id)
+    assert read is not None and read.status == "pending"  # a row read stays usable after the block

@@ -13,9 +13,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from bench.harness.servers import Servers
 from research_agents import Scheduler, ScheduleSettings
 from research_contracts import ControlReply, subjects
+from research_ledger import Ledger
 from research_ledger.tables import AuditEvent, Finding, MemoryClaim
 from research_librarian.main import Librarian, create_app
 from research_librarian.settings import LibrarianServiceSettings, LibrarianSettings
+from research_platform.db import session_factory, without_transactions
 from tests.agents.apps import running
 from tests.agents.ledger import add_claim, add_sources, support
 
@@ -27,7 +29,10 @@ FULL_PASS = LibrarianSettings(
 
 
 async def _run(engine: AsyncEngine, settings: LibrarianSettings = FULL_PASS) -> dict:
-    scheduler = Scheduler("librarian", engine, Librarian(engine, settings).run, settings.schedule)
+    ledger = Ledger(
+        session_factory(engine), read_sessions=session_factory(without_transactions(engine))
+    )
+    scheduler = Scheduler("librarian", engine, Librarian(ledger, settings).run, settings.schedule)
     await scheduler.run_once()
     await scheduler.wait_current(60)
     return (await scheduler.status())["last_run"]
@@ -181,7 +186,7 @@ async def test_controls_over_nats(
 
 
 class _CountingProvenance:
-    """Stands in for `Provenance` in a walk: each apply opens as many findings as it is given."""
+    """Stands in for `uow.provenance` (and `apply`) in a walk: each apply opens as many findings as it is given."""
 
     def __init__(self) -> None:
         self.analyzed_after: list[int] = []
@@ -202,7 +207,7 @@ async def test_a_walk_analyzes_findings_each_time_its_own_have_doubled() -> None
     from research_librarian.repository import Walk
 
     provenance = _CountingProvenance()
-    walk = Walk(provenance, write_every=200)  # type: ignore[arg-type]  # a stand-in that counts writes and analyses
+    walk = Walk(provenance, provenance.apply, write_every=200)  # type: ignore[arg-type]  # a stand-in that counts writes and analyses
     for _ in range(10):
         walk.pending = ["finding"] * 200  # type: ignore[assignment]  # the stand-in writes nothing: 200 placeholders are a full batch
         await walk.flush()

@@ -12,6 +12,7 @@ import pytest
 from pydantic import SecretStr
 
 from research_contracts.runs import RunDone, ToolReturned
+from research_ledger import Ledger
 from research_llm import EvidenceDoc, build_chain
 from research_modes import mode_run
 from research_platform.settings import LLMSettings
@@ -61,7 +62,7 @@ async def test_a_mode_run_that_asked_a_model_ends_its_trace_with_its_usage_and_f
     run_id = f"usage-{uuid.uuid4().hex[:8]}"
     async with mode_run(
         nc.jetstream(),
-        sessions,
+        Ledger(sessions),
         service="verifier",
         kind="verification",
         report_id=uuid.uuid4(),
@@ -93,7 +94,7 @@ async def test_an_offline_run_records_no_usage_step(nc, sessions) -> None:
     run_id = f"usage-{uuid.uuid4().hex[:8]}"
     async with mode_run(
         nc.jetstream(),
-        sessions,
+        Ledger(sessions),
         service="verifier",
         kind="verification",
         report_id=uuid.uuid4(),

@@ -14,7 +14,7 @@ from research_contracts import EvidenceFound, SearchEvidence
 from research_contracts.corpus_tools import SearchPapers
 from research_contracts.runs import RunDone
 from research_contracts.sourcelists import RequestSourceList
-from research_ledger import UnitOfWork
+from research_ledger import Ledger, UnitOfWork
 from research_ledger.source_lists import SourceListBook
 from research_ledger.tables import AuditEvent
 from research_modes import ConnectorClient, ToolsUnavailable
@@ -35,7 +35,7 @@ def scout(sessions, nc, subject: str, *, wait_s: float) -> Scout:
         lambda: nc, timeout_s=10.0, no_responder_wait_s=wait_s, search_subject=subject
     )
     return Scout(
-        sessions=sessions,
+        ledger=Ledger(sessions),
         settings=ScoutSettings(max_iterations=2),
         search=client.search,
         jetstream=lambda: js,

@@ -21,7 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bench.harness.servers import Servers
 from research_agents import ScheduleSettings
 from research_contracts import CriticVerdict, RecritiqueClaim, SourcesRetracted, Verdict, subjects
-from research_ledger import UnitOfWork
+from research_contracts.verifications import RequestVerification
+from research_ledger import Ledger, UnitOfWork
 from research_ledger.tables import (
     AuditEvent,
     Finding,
@@ -36,7 +37,7 @@ from research_replicator.main import create_app
 from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSettings
 from research_reports import Reference, Report
 from tests.agents.apps import running
-from tests.agents.ledger import add_claim, add_sources, support
+from tests.agents.ledger import add_claim, add_sources, outbox_mark, staged, support
 
 pytestmark = pytest.mark.integration
 
@@ -105,7 +106,7 @@ async def test_a_retraction_marks_what_cites_it_once(
         "watched_kept": await add_report(sessions, kind="verification", cites=[kept], watch=True),
     }
     event = SourcesRetracted(source_ids=[gone], origin="crossref", notice="10.9/notice")
-    out = await retractions.propagate(sessions, event)
+    out = await retractions.propagate(Ledger(sessions), event)
 
     assert out.newly_retracted == [gone]
     assert set(out.findings) == {cites_gone}  # active claims only
@@ -143,7 +144,9 @@ async def test_a_retraction_marks_what_cites_it_once(
         )
         assert sorted(a.payload["reason"] for a in stale_audits) == [reason] * 3
 
-    again = await retractions.propagate(sessions, event)  # a redelivered event changes nothing
+    again = await retractions.propagate(
+        Ledger(sessions), event
+    )  # a redelivered event changes nothing
     assert (again.newly_retracted, again.findings, again.stale) == ([], {}, [])
     async with sessions() as session:
         held = list(
@@ -209,16 +212,6 @@ async def test_the_replicator_hears_a_retraction_on_the_bus(
     await requests.unsubscribe()
 
 
-class Recorded:
-    def __init__(self) -> None:
-        self.sent: list[Any] = []
-        self.headers: list[dict[str, str]] = []
-
-    async def publish(self, message: Any, headers: dict[str, str]) -> None:
-        self.sent.append(message)
-        self.headers.append(headers)
-
-
 async def test_the_dispatcher_keeps_a_cap_on_unfinished_reverifications(
     sessions: async_sessionmaker[AsyncSession], unique: str
 ) -> None:
@@ -234,17 +227,26 @@ async def test_the_dispatcher_keeps_a_cap_on_unfinished_reverifications(
             .values(next_due_at=datetime.now(UTC) + timedelta(days=3650), requested_run_id=None)
         )
         await UnitOfWork(session, service="test").watched.make_due(mine)
-    publisher = Recorded()
-    assert await watched.request_due(publisher, sessions, limit=50, in_flight=2) == 2
-    assert await watched.request_due(publisher, sessions, limit=50, in_flight=2) == 0
-    first = publisher.sent[0]
+    mark, ledger = await outbox_mark(sessions), Ledger(sessions)
+
+    async def sent() -> list[RequestVerification]:
+        rows = await staged(sessions, mark, subjects.VERIFY_REQUESTED)
+        return [RequestVerification.model_validate_json(r.body) for r in rows]
+
+    assert await watched.request_due(ledger, limit=50, in_flight=2) == 2
+    assert await watched.request_due(ledger, limit=50, in_flight=2) == 0
+    first = (await sent())[0]
+    assert first.run_id is not None  # the replicator names the run it asked for
     async with sessions() as session, session.begin():
         await UnitOfWork(session, service="test").watched.record_verdict(
             first.verification_id, first.run_id, "SUPPORTED", "HIGH"
         )
-    assert await watched.request_due(publisher, sessions, limit=50, in_flight=2) == 1
-    assert await watched.request_due(publisher, sessions, limit=50) == 2  # no cap: the rest
-    assert {c.verification_id for c in publisher.sent} == set(mine)
+    assert await watched.request_due(ledger, limit=50, in_flight=2) == 1
+    assert await watched.request_due(ledger, limit=50) == 2  # no cap: the rest
+    assert {c.verification_id for c in await sent()} == set(mine)
+    assert {r.msg_id for r in await staged(sessions, mark, subjects.VERIFY_REQUESTED)} == {
+        f"verify-{c.verification_id}-{c.run_id}" for c in await sent()
+    }
 
 
 async def test_the_database_spreads_watched_claims_as_the_jitter_says(
@@ -310,29 +312,35 @@ async def test_a_wave_of_recritiques_is_held_and_released_a_few_at_a_time(
         for n in range(7)
     ]
     await settle_all_held(sessions)
-    critic = Recorded()
+    mark, ledger = await outbox_mark(sessions), Ledger(sessions)
     event = SourcesRetracted(source_ids=[gone], origin="crossref")
 
-    out = await retractions.handle(sessions, critic, nc.jetstream(), event, in_flight=3)
+    async def sent() -> list[RecritiqueClaim]:  # what the critic hears, after the commits
+        rows = await staged(sessions, mark, subjects.CLAIM_RECRITIQUE)
+        return [RecritiqueClaim.model_validate_json(r.body) for r in rows]
+
+    out = await retractions.handle(ledger, nc.jetstream(), event, in_flight=3)
 
     assert set(out.findings) == set(claims)
-    assert len(critic.sent) == 3, "the first three only: the rest wait in the ledger"
-    assert await recritiques.release(critic, sessions, in_flight=3) == 0, "none judged yet"
-    assert (await retractions.propagate(sessions, event)).findings == {}  # redelivered: no more
-    await judge(sessions, critic.sent[0], Verdict.promote)  # kept: its audit row settles it
-    await judge(sessions, critic.sent[1], Verdict.reject)  # withdrawn
-    assert await recritiques.release(critic, sessions, in_flight=3) == 2
-    while len(critic.sent) < len(claims):
-        for command in critic.sent[-2:]:
+    assert len(await sent()) == 3, "the first three only: the rest wait in the ledger"
+    assert await recritiques.release(ledger, in_flight=3) == 0, "none judged yet"
+    assert (await retractions.propagate(ledger, event)).findings == {}  # redelivered: no more
+    first, second, *_ = await sent()
+    await judge(sessions, first, Verdict.promote)  # kept: its audit row settles it
+    await judge(sessions, second, Verdict.reject)  # withdrawn
+    assert await recritiques.release(ledger, in_flight=3) == 2
+    while len(await sent()) < len(claims):
+        for command in (await sent())[-2:]:
             await judge(sessions, command, Verdict.promote)
-        assert await recritiques.release(critic, sessions, in_flight=3) > 0
+        assert await recritiques.release(ledger, in_flight=3) > 0
 
-    assert sorted(c.claim_id for c in critic.sent) == sorted(claims)
-    assert {c.claim_id: c.finding_id for c in critic.sent} == out.findings  # each exactly once
-    assert [h[subjects.MSG_ID_HEADER] for h in critic.headers] == [
-        f"recritique-{c.finding_id}" for c in critic.sent
+    commands = await sent()
+    assert sorted(c.claim_id for c in commands) == sorted(claims)
+    assert {c.claim_id: c.finding_id for c in commands} == out.findings  # each exactly once
+    assert [r.msg_id for r in await staged(sessions, mark, subjects.CLAIM_RECRITIQUE)] == [
+        f"recritique-{c.finding_id}" for c in commands
     ]
-    assert {c.reason for c in critic.sent} == {"retracted_source"}
+    assert {c.reason for c in commands} == {"retracted_source"}
 
 
 async def test_held_recritiques_survive_a_restart_and_reach_the_critic_once_each(

@@ -11,9 +11,10 @@ from sqlalchemy.dialects.postgresql import insert
 
 from research_contracts import RunResearch, SourceHit, Tier
 from research_corpus.embedding import get_embedder
+from research_ledger import UnitOfWork
 from research_ledger.tables import MemoryClaim, ResearchSource
 from research_researcher import prepare
-from research_researcher.repository import LedgerMemory
+from research_researcher.repository import recall
 from tests.researcher.conftest import audit_rows, publish_task, wait_for_claims
 from tests.researcher.fakes import EVIDENCE, FakeConnector
 
@@ -102,11 +103,19 @@ async def test_recall_finds_related_active_claims_of_the_entity_and_their_live_s
     query = get_embedder().embed_one("Does romosozumab prevent vertebral fractures?")
 
     async with sessions() as session:
-        scoped = await LedgerMemory(session).recall(
-            query, entity=entity, limit=5, min_similarity=0.45
+        scoped = await recall(
+            UnitOfWork(session, service="researcher"),
+            query,
+            entity=entity,
+            limit=5,
+            min_similarity=0.45,
         )
-        anywhere = await LedgerMemory(session).recall(
-            query, entity=None, limit=50, min_similarity=0.45
+        anywhere = await recall(
+            UnitOfWork(session, service="researcher"),
+            query,
+            entity=None,
+            limit=50,
+            min_similarity=0.45,
         )
 
     assert [c.claim_id for c in scoped.claims] == [
@@ -137,7 +146,7 @@ async def test_a_retracted_source_is_never_offered_again(sessions, unique: str) 
     )
     query = get_embedder().embed_one("Does teriparatide cure osteoporosis?")
     async with sessions() as session:
-        recalled = await LedgerMemory(session).recall(query, entity=entity)
+        recalled = await recall(UnitOfWork(session, service="researcher"), query, entity=entity)
     assert len(recalled.claims) == 1 and recalled.sources == []
 
 

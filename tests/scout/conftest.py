@@ -15,6 +15,7 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from research_contracts import EvidenceFound, SearchEvidence, SourceHit, subjects
 from research_contracts.sourcelists import RequestSourceList
+from research_ledger import Ledger
 from research_ledger.outbox import OutboxRelay
 from research_modes import ConnectorClient
 from research_scout.pipeline import Scout
@@ -82,7 +83,7 @@ def make_scout(
     js = nc.jetstream()
 
     return Scout(
-        sessions=sessions,
+        ledger=Ledger(sessions),
         settings=settings or ScoutSettings(max_iterations=2),
         search=ConnectorClient(lambda: nc, timeout_s=10.0, search_subject=subject).search,
         jetstream=lambda: js,

@@ -19,14 +19,14 @@ from faststream.nats import NatsBroker
 from nats.js import JetStreamContext
 from sqlalchemy import select, update
 
-from research_agents import FindingsRepository, FindingView
 from research_contracts import EvidenceFound, SearchEvidence, SourceHit, subjects
 from research_contracts.verifications import RequestVerification, VerificationChanged
-from research_ledger import UnitOfWork
+from research_ledger import Ledger, UnitOfWork
+from research_ledger.findings import Findings, FindingView
+from research_ledger.outbox import broker_relay
 from research_ledger.tables import AuditEvent, ResearchSource
 from research_ledger.watched import WatchedClaimRow
-from research_platform.broker import declare_publishers
-from research_replicator.watched import REVERIFY, request_due
+from research_replicator.watched import request_due
 from research_runs import replay
 from tests.llm.fake_llm_server import Behaviour, FakeLLMServer
 from tests.verifier.conftest import CraftedCorpus, wait_for_report
@@ -92,13 +92,13 @@ async def reverify_now(servers, sessions, verification_id: uuid.UUID) -> str:
             .values(next_due_at=datetime.now(UTC) - timedelta(minutes=1))
         )
     broker = NatsBroker(servers.nats_url)
-    reverify = declare_publishers(broker, [REVERIFY])[subjects.VERIFY_REQUESTED]
     await broker.start()
     try:
-        assert await request_due(reverify, sessions, limit=100) >= 1
-        assert await request_due(reverify, sessions, limit=100) == 0, (
+        assert await request_due(Ledger(sessions), limit=100) >= 1
+        assert await request_due(Ledger(sessions), limit=100) == 0, (
             "a requested claim is not asked for twice"
         )
+        await broker_relay(sessions, broker).drain()  # the commands leave after their commit
     finally:
         await broker.stop()
     async with sessions() as session:
@@ -111,7 +111,7 @@ async def reverify_now(servers, sessions, verification_id: uuid.UUID) -> str:
 
 async def watch_findings(sessions, verification_id: uuid.UUID) -> list[FindingView]:
     async with sessions() as session:
-        return await FindingsRepository(session, "replicator").open_for_claims([verification_id])
+        return await Findings(session, "replicator").open_for_claims([verification_id])
 
 
 @pytest.mark.parametrize(

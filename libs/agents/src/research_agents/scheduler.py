@@ -26,9 +26,9 @@ from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from research_agents.errors import AgentPaused, RunCancelled, RunInFlight
-from research_agents.findings import FindingsRepository
 from research_agents.runlock import RunLock, lock_is_held
 from research_agents.runs import RunBook, Switches
+from research_ledger.findings import Findings
 from research_platform.db import session_factory
 from research_platform.logging import get_logger
 from research_platform.shutdown import cancel_within
@@ -257,7 +257,7 @@ class Scheduler:
             running = await lock_is_held(session, self.agent)
             current = await book.current() if running else None
             last = await book.last_finished()
-            findings = await FindingsRepository(session, self.agent).count_since(FINDINGS_WINDOW)
+            findings = await Findings(session, self.agent).count_since(FINDINGS_WINDOW)
         state = "paused" if switches.paused else ("running" if running else "idle")
         return {
             "agent": self.agent,

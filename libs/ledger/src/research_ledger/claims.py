@@ -8,9 +8,10 @@ transaction. Verdict-driven moves (the critic's) are `research_ledger.verdicts`.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import func, select, text, update
 from sqlalchemy.dialects.postgresql import insert
@@ -24,6 +25,9 @@ from research_ledger.status import ClaimStatus
 from research_ledger.tables import MemoryClaim, ResearchSource
 from research_ledger.tasks import Tasks
 
+# the rows `Claims` returns, as the services type them (they never query the tables themselves)
+__all__ = ["ClaimProposal", "Claims", "MemoryClaim", "RelatedClaim"]
+
 CITING = text(
     """
 SELECT c.id, array_agg(DISTINCT s->>'source_id') AS cited
@@ -32,6 +36,39 @@ WHERE c.status = 'active' AND s->>'source_id' = ANY(CAST(:ids AS text[]))
 GROUP BY c.id
 """
 )
+
+# Active claims old enough to re-check, not re-checked lately (an audit row of the agent) and
+# without an open finding of the agent: the replicator's walk.
+DUE_FOR_RECHECK = text(
+    """
+SELECT c.id, c.question, c.entity, c.statement, c.supports
+FROM memory_claims c
+WHERE c.status = 'active'
+  AND c.created_at < now() - make_interval(secs => :min_age_s)
+  AND NOT EXISTS (
+      SELECT 1 FROM audit_events a
+      WHERE a.claim_id = c.id AND a.service = :agent
+        AND a.occurred_at > now() - make_interval(secs => :recheck_s))
+  AND NOT EXISTS (
+      SELECT 1 FROM findings f
+      WHERE f.claim_ids @> ARRAY[c.id] AND f.agent = :agent
+        AND f.resolved_at IS NULL AND f.expires_at > now())
+ORDER BY c.created_at
+LIMIT :limit
+"""
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RelatedClaim:
+    """An active claim close to a question (`Claims.nearest`), and the sources it cites."""
+
+    claim_id: uuid.UUID
+    entity: str
+    statement: str
+    confidence: float
+    similarity: float
+    source_ids: list[str]
 
 
 @dataclass
@@ -183,3 +220,91 @@ class Claims(LedgerBase):
                 },
             )
         )
+
+    # The reads the services need (named queries; nothing below writes).
+
+    async def get(self, claim_id: uuid.UUID, *, settled: bool = False) -> MemoryClaim | None:
+        """The claim; `settled` locks its row (primary only) and reads it afresh, waiting for a
+        writer in flight to commit (the critic's re-check after a drain)."""
+        return await self.session.get(
+            MemoryClaim, claim_id, with_for_update=settled, populate_existing=settled
+        )
+
+    async def statuses(self, claim_ids: list[uuid.UUID]) -> dict[uuid.UUID, str]:
+        """The status of each of `claim_ids` the ledger knows (an absent id is unknown to it)."""
+        if not claim_ids:
+            return {}
+        rows = await self.session.execute(
+            select(MemoryClaim.id, MemoryClaim.status).where(MemoryClaim.id.in_(claim_ids))
+        )
+        return {row.id: row.status for row in rows}
+
+    async def pending_among(self, claim_ids: list[uuid.UUID]) -> list[MemoryClaim]:
+        """The claims of `claim_ids` still `pending` (waiting for the critic)."""
+        if not claim_ids:
+            return []
+        rows = await self.session.scalars(
+            select(MemoryClaim).where(
+                MemoryClaim.id.in_(claim_ids), MemoryClaim.status == ClaimStatus.pending
+            )
+        )
+        return list(rows)
+
+    async def nearest(
+        self,
+        embedding: list[float],
+        *,
+        entity: str | None,
+        limit: int = 5,
+        min_similarity: float = 0.45,
+    ) -> list[RelatedClaim]:
+        """The `limit` active claims nearest to `embedding` by cosine similarity (pgvector, HNSW),
+        of `entity` when given, keeping those at `min_similarity` or above, nearest first."""
+        distance = MemoryClaim.embedding.cosine_distance(embedding)
+        stmt = (
+            select(
+                MemoryClaim.id,
+                MemoryClaim.entity,
+                MemoryClaim.statement,
+                MemoryClaim.confidence,
+                MemoryClaim.supports,
+                distance.label("distance"),
+            )
+            .where(MemoryClaim.status == ClaimStatus.active, MemoryClaim.embedding.is_not(None))
+            .order_by(distance)
+            .limit(limit)
+        )
+        if entity:
+            stmt = stmt.where(MemoryClaim.entity == entity)
+        return [
+            RelatedClaim(
+                claim_id=row.id,
+                entity=row.entity,
+                statement=row.statement,
+                confidence=row.confidence,
+                similarity=round(1.0 - float(row.distance), 4),
+                source_ids=[
+                    str(s.get("source_id")) for s in row.supports or [] if s.get("source_id")
+                ],
+            )
+            for row in (await self.session.execute(stmt)).all()
+            if 1.0 - float(row.distance) >= min_similarity
+        ]
+
+    async def due_for_recheck(
+        self, *, min_age_days: float, recheck_days: float, limit: int
+    ) -> list[Mapping[str, Any]]:
+        """Rows (id, question, entity, statement, supports) of the active claims older than
+        `min_age_days` that this service has not audited for `recheck_days` and holds no open
+        finding on, oldest first: the replicator's next re-runs."""
+        rows = await self.session.execute(
+            DUE_FOR_RECHECK,
+            {
+                "min_age_s": min_age_days * 86400,
+                "recheck_s": recheck_days * 86400,
+                "limit": limit,
+                "agent": self.service,
+            },
+        )
+        # RowMapping's keys are column names (it also takes Column objects)
+        return cast(list[Mapping[str, Any]], list(rows.mappings()))

@@ -13,11 +13,13 @@ The repositories, one per thing the ledger holds, share the unit of work's sessi
 
     uow.tasks         start / submit / fail / get                          (`tasks.py`, research_tasks)
     uow.claims        propose / for_task                                   (`claims.py`, memory_claims, research_sources)
+                      get / statuses / pending_among / nearest / due_for_recheck   (reads)
     uow.verdicts      decide / supersede / record_timeout / release / reconsider
                                                                            (`verdicts.py`, memory_claims, critic_verdicts)
     uow.reports       open / save_version / complete / fail / refresh / mark_stale / undermined_claims
                                                                            (`reports.py`, reports, report_versions, report_claims)
     uow.watched       watch / record_verdict / due / mark_requested       (`watched.py`, watched_claims, verification_verdicts)
+                      requests                                             (reads)
     uow.recritiques   hold / due / mark_requested / settle                 (`recritiques.py`, held_recritiques)
     uow.source_lists  schedules, runs, iterations, judgements, actions     (`source_lists.py`, source_list_*)
     uow.limits        a workspace's source limits                          (`source_limits.py`, source_list_limits)
@@ -28,6 +30,12 @@ The repositories, one per thing the ledger holds, share the unit of work's sessi
     uow.claim_views   a task or claim as a reader sees it, claim listings  (`claim_views.py`, read only)
     uow.work          a key's own tasks and reports (My work)              (`work.py`, read only)
     uow.audit_log     the audit log and the agents' findings, browsed      (`audit_log.py`, read only)
+    uow.sources       retracted / years / known                            (`sources.py`, research_sources)
+    uow.entities      clustered / known / cluster                          (`entities.py`, memory_claims by entity)
+    uow.findings      record / settle / open_for_claims / mark_resolved / discredited
+                                                                           (`findings.py`, findings; the service is the agent)
+    uow.provenance    plan_generically / prepare_walk / assess / analyze_findings
+                                                                           (`provenance.py`, the active claims' supports)
     uow.audit(AuditAction.X, payload=...)   # any other audit row, checked against the catalogue
 
 Every table is modelled in `research_ledger.tables` (the outbox's in `research_ledger.outbox`).
@@ -46,13 +54,17 @@ from research_ledger.audit_log import AuditLog
 from research_ledger.base import LedgerBase
 from research_ledger.claim_views import ClaimViews
 from research_ledger.claims import Claims
+from research_ledger.entities import Entities
+from research_ledger.findings import Findings
 from research_ledger.keys import Keys
 from research_ledger.outbox import Outbox
+from research_ledger.provenance import Provenance
 from research_ledger.recritiques import Recritiques
 from research_ledger.reports import Reports
 from research_ledger.signins import Signins
 from research_ledger.source_limits import LimitsBook
 from research_ledger.source_lists import SourceListBook
+from research_ledger.sources import Sources
 from research_ledger.submissions import Submissions
 from research_ledger.tasks import Tasks
 from research_ledger.verdicts import Verdicts
@@ -62,8 +74,8 @@ from research_ledger.work import Work
 
 class UnitOfWork(LedgerBase):
     """The repositories of one transaction (`tasks`, `claims`, `verdicts`, `reports`, `watched`,
-    `recritiques`, `source_lists`, `limits`), the audit writer they share and the outbox of the
-    events they publish. Built by `Ledger.unit_of_work`, which commits it once; built directly
+    `recritiques`, `source_lists`, `limits`, `sources`, `entities`, `findings`, `provenance`),
+    the audit writer they share and the outbox of the events they publish. Built by `Ledger.unit_of_work`, which commits it once; built directly
     over a session only where the caller already holds the transaction (a request's session)."""
 
     def __init__(self, session: AsyncSession, *, service: str) -> None:
@@ -84,6 +96,11 @@ class UnitOfWork(LedgerBase):
         self.claim_views = ClaimViews(session, service=service)
         self.work = Work(session, service=service)
         self.audit_log = AuditLog(session, service=service)
+        # what the services read and the agents' findings
+        self.sources = Sources(session)
+        self.entities = Entities(session, sources=self.sources)
+        self.findings = Findings(session, agent=service)
+        self.provenance = Provenance(session, agent=service)
 
 
 class Ledger:
@@ -107,9 +124,8 @@ class Ledger:
 
     @asynccontextmanager
     async def reading(self, *, service: str = "reader") -> AsyncIterator[UnitOfWork]:
-        """Reads in one snapshot; nothing written here is committed."""
+        """Reads in one snapshot; nothing written here is committed. The rows read stay usable
+        after the block: the session is closed (its transaction discarded with the connection's
+        reset), not rolled back, which would expire every row it loaded."""
         async with self.read_sessions() as session:
-            try:
-                yield UnitOfWork(session, service=service)
-            finally:
-                await session.rollback()
+            yield UnitOfWork(session, service=service)

@@ -33,6 +33,18 @@ from research_ledger.status import REFRESHABLE_REPORT_STATES, ReportStatus
 from research_ledger.tables import ReportClaim, ReportRow, ReportVersionRow, SourceListRun
 
 REASON_LIMIT = 2000
+
+# the rows `Reports` returns, as the services type them (they never query the tables themselves)
+__all__ = [
+    "REASON_LIMIT",
+    "REFRESHABLE",
+    "UNDERMINING_FINDINGS",
+    "ReportRow",
+    "ReportVersionRow",
+    "Reports",
+    "StaleReport",
+    "UnderminedClaim",
+]
 # Finding kinds (replicator, librarian) that make a report resting on the claim stale.
 UNDERMINING_FINDINGS = ("eroded", "retracted_source", "broken_provenance")
 REFRESHABLE = REFRESHABLE_REPORT_STATES

@@ -214,3 +214,13 @@ class WatchedClaims:
             .where(WatchedClaimRow.verification_id == verification_id)
             .values(requested_run_id=run_id)
         )
+
+    async def requests(self, verification_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, Any]:
+        """The stored request of each watched claim's verification report (the sources and
+        filters it was first verified with), by verification id."""
+        if not verification_ids:
+            return {}
+        rows = await self.session.execute(
+            select(ReportRow.id, ReportRow.request).where(ReportRow.id.in_(list(verification_ids)))
+        )
+        return {report_id: request for report_id, request in rows.all()}

@@ -26,15 +26,12 @@ from typing import Any, Protocol
 
 from nats.js import JetStreamContext
 from pydantic import BaseModel
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import EvidenceFound
-from research_ledger import AuditAction, ReportStatus, UnitOfWork
-from research_ledger.base import LedgerBase
-from research_ledger.tables import ReportRow
+from research_ledger import AuditAction, Ledger, ReportStatus, UnitOfWork
+from research_ledger.reports import ReportRow
 from research_llm import usage
 from research_modes.connector import SourceLog
-from research_platform.db import transaction
 from research_platform.errors import PrepareError, TransientError
 from research_platform.logging import get_logger
 from research_runs import RunRecorder
@@ -82,7 +79,7 @@ class WatchedPort:
 
 
 def audit_sources(
-    ledger: LedgerBase, sources: SourceLog, report_id: Any, *, kind: str, run_id: str
+    ledger: UnitOfWork, sources: SourceLog, report_id: Any, *, kind: str, run_id: str
 ) -> None:
     """The `research.report.sources_down` audit row of a run that had sources down (none otherwise)."""
     if sources.down:
@@ -114,7 +111,6 @@ class ModeRun:
     """One run of a mode: its recorder, the sources it asked, and why it failed (None while it did not)."""
 
     recorder: RunRecorder
-    ledger_of: Callable[[AsyncSession], UnitOfWork]
     report_id: Any
     kind: str
     sources: SourceLog = field(default_factory=SourceLog)
@@ -127,7 +123,7 @@ class ModeRun:
         """`port` with this run's searches noted in `sources` (and told in its events)."""
         return WatchedPort(port, self.recorder, self.sources)
 
-    def audit_sources(self, ledger: LedgerBase) -> None:
+    def audit_sources(self, ledger: UnitOfWork) -> None:
         """The run's `research.report.sources_down` row, in the caller's transaction (none when all answered)."""
         audit_sources(
             ledger, self.sources, self.report_id, kind=self.kind, run_id=self.recorder.run_id
@@ -137,7 +133,7 @@ class ModeRun:
 @asynccontextmanager
 async def mode_run(
     js: JetStreamContext,
-    sessions: async_sessionmaker[AsyncSession],
+    ledger: Ledger,
     *,
     service: str,
     kind: str,
@@ -145,7 +141,7 @@ async def mode_run(
     run_id: str,
     agent: str | None = None,
     settle_all: bool = False,
-    also_on_failure: Callable[[AsyncSession, str], Awaitable[None]] | None = None,
+    also_on_failure: Callable[[UnitOfWork, str], Awaitable[None]] | None = None,
     publisher: Any = None,
 ) -> AsyncIterator[ModeRun]:
     """One run of a mode (see the module docstring): `async with mode_run(...) as run: ...; if run.failed: return`.
@@ -159,17 +155,16 @@ async def mode_run(
         report_id=report_id,
         **({"agent": agent} if agent else {}),
     )
-    run = ModeRun(recorder, lambda session: UnitOfWork(session, service=service), report_id, kind)
+    run = ModeRun(recorder, report_id, kind)
 
     async def failed(exc: BaseException) -> None:
         run.failed = f"{type(exc).__name__}: {exc}"[:2000]
         log.exception("run failed", run_id=run_id)
-        async with transaction(sessions) as session:
-            ledger = run.ledger_of(session)
-            await ledger.reports.fail(report_id, run.failed)
-            run.audit_sources(ledger)
+        async with ledger.unit_of_work(service=service) as uow:
+            await uow.reports.fail(report_id, run.failed)
+            run.audit_sources(uow)
             if also_on_failure is not None:
-                await also_on_failure(session, run.failed)
+                await also_on_failure(uow, run.failed)
 
     try:
         async with recorder.running():

@@ -11,16 +11,14 @@ Each incident is one WARNING log line and one audit row, written in its own shor
   state (`breaker.py`); while it is open the source is skipped without a request.
 
 Writing the audit row must never turn a soft failure into a hard one: a database error here is
-logged and swallowed. Without a session factory (unit tests, tools) only the log line is written.
+logged and swallowed. Without a ledger (unit tests, tools) only the log line is written.
 """
 
 from __future__ import annotations
 
 import uuid
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
-from research_ledger import AuditAction, UnitOfWork
+from research_ledger import AuditAction, Ledger
 from research_platform.logging import get_logger
 
 log = get_logger(__name__)
@@ -37,8 +35,8 @@ CIRCUIT = {
 class Incidents:
     """Logs and audits degraded sources and refused queries."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession] | None = None) -> None:
-        self._sessions = sessions
+    def __init__(self, ledger: Ledger | None = None) -> None:
+        self._ledger = ledger
 
     async def degraded(
         self,
@@ -77,11 +75,11 @@ class Incidents:
     async def _audit(
         self, action: AuditAction, payload: dict[str, object], task_id: uuid.UUID | None
     ) -> None:
-        if self._sessions is None:
+        if self._ledger is None:
             return
         try:
-            async with self._sessions() as session, session.begin():
-                UnitOfWork(session, service=SERVICE).audit(
+            async with self._ledger.unit_of_work(service=SERVICE) as uow:
+                uow.audit(
                     action,
                     task_id=task_id,
                     subject_ids={"source": payload.get("source")},

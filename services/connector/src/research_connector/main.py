@@ -34,6 +34,7 @@ from research_connector.shared_ratelimit import SharedRateLimits, open_rate_buck
 from research_connector.sources.corpus import CorpusSource
 from research_contracts import EvidenceFound, SearchEvidence, subjects
 from research_corpus.batching import MicroBatchingEmbedder
+from research_ledger import Ledger
 from research_platform.app import Pool, ServiceContext, service_app
 from research_platform.db import session_factory
 from research_platform.logging import get_logger
@@ -60,7 +61,7 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
         limits_nc = await connect(settings.require_nats_url())
         limits = SharedRateLimits(await open_rate_bucket(limits_nc, settings.nats_stream_replicas))
         state["corpus"] = CorpusSource(state["read_sessions"], settings.corpus)
-        state["incidents"] = Incidents(sessions)
+        state["incidents"] = Incidents(Ledger(sessions))
         # Circuits are shared the same way: a source one replica found down is skipped by all.
         circuit = connector.circuit
         breakers = (

@@ -19,18 +19,17 @@ from typing import Any
 
 import structlog
 from faststream import FastStream
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_agents import RunContext
 from research_agents.app import schedule
 from research_agents.runs import RunBook
-from research_correlator import experiment, prepare, reshape
+from research_correlator import experiment, prepare, repository, reshape
 from research_correlator.bootstrap import bootstrap
-from research_correlator.repository import SERVICE, Patterns
+from research_correlator.repository import SERVICE
 from research_correlator.settings import CorrelatorServiceSettings, CorrelatorSettings
+from research_ledger import Ledger
 from research_llm import ProviderChain, usage
 from research_platform.app import service_app
-from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_platform.service import run_service
 
@@ -39,7 +38,7 @@ log = get_logger(__name__)
 
 @dataclass
 class Correlator:
-    sessions: async_sessionmaker[AsyncSession]
+    ledger: Ledger
     settings: CorrelatorSettings
     chain: ProviderChain
 
@@ -57,15 +56,15 @@ class Correlator:
         return counts
 
     async def _run(self, ctx: RunContext) -> dict[str, Any]:
-        async with self.sessions() as session:
-            after = (await RunBook(session, SERVICE).last_counts()).get("cursor") or ""
-            patterns = Patterns(session)
-            entities = await patterns.entities(
+        async with self.ledger.reading(service=SERVICE) as uow:
+            # the run book is the agent's (`research_agents.runs`), read in the same snapshot
+            after = (await RunBook(uow.session, SERVICE).last_counts()).get("cursor") or ""
+            entities = await uow.entities.clustered(
                 after=after,
                 limit=self.settings.clusters_per_run,
                 min_claims=self.settings.min_claims,
             )
-            known = await patterns.known_entities()
+            known = await uow.entities.known()
         for entity in entities:
             await ctx.checkpoint()
             with structlog.contextvars.bound_contextvars(entity=entity):
@@ -82,10 +81,8 @@ class Correlator:
 
     async def correlate(self, entity: str, known: list[str], ctx: RunContext | None = None) -> str:
         """Judge one cluster; returns `finding`, `unchanged` or `no_pattern`."""
-        async with self.sessions() as session:
-            rows, years = await Patterns(session).cluster_rows(
-                entity, self.settings.max_claims_per_cluster
-            )
+        async with self.ledger.reading(service=SERVICE) as uow:
+            rows, years = await uow.entities.cluster(entity, self.settings.max_claims_per_cluster)
         cluster = prepare.cluster(entity, rows, years, known)
         if len(cluster.claims) < self.settings.min_claims:
             return "skipped"
@@ -94,9 +91,8 @@ class Correlator:
             cluster, candidates, self.chain, self.settings.confirm_timeout_s
         )
         run_id = ctx.run_id if ctx else None
-        async with transaction(self.sessions) as session:
-            patterns = Patterns(session)
-            standing = await patterns.open_of_entity(entity, cluster.claim_ids)
+        async with self.ledger.unit_of_work(service=SERVICE) as uow:
+            standing = await repository.open_of_entity(uow, entity, cluster.claim_ids)
             same = [
                 f
                 for f in standing
@@ -104,11 +100,12 @@ class Correlator:
             ]
             stale = [f for f in standing if f not in same]
             if stale:
-                resolved = await patterns.resolve(stale, entity, decision.kind, run_id)
+                resolved = await repository.resolve(uow, stale, entity, decision.kind, run_id)
                 if ctx is not None:
                     ctx.bump("resolved", resolved)
             if decision.kind is None:
-                patterns.no_pattern(
+                repository.no_pattern(
+                    uow,
                     entity,
                     reshape.no_pattern_payload(entity, decision, len(cluster.claims)),
                     run_id,
@@ -116,7 +113,8 @@ class Correlator:
                 return "no_pattern"
             if same:
                 return "unchanged"
-            await patterns.record(
+            await repository.record(
+                uow,
                 entity,
                 reshape.finding(entity, decision),
                 reshape.finding_audit_payload(decision),
@@ -134,7 +132,7 @@ def create_app(settings: CorrelatorServiceSettings) -> FastStream:
     schedule(
         ctx,
         correlator.schedule,
-        lambda ctx: Correlator(ctx.sessions, correlator, deps.llm.chain()).run,
+        lambda ctx: Correlator(Ledger(ctx.sessions), correlator, deps.llm.chain()).run,
     )
     return app
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from research_agents import NewFinding
 from research_correlator.experiment import PRECEDENCE, Decision
+from research_ledger.findings import NewFinding
 
 
 def finding(entity: str, decision: Decision) -> NewFinding:

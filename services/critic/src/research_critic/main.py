@@ -28,7 +28,7 @@ from research_critic.bootstrap import bootstrap
 from research_critic.pipeline import Critic
 from research_critic.repository import SERVICE
 from research_critic.settings import CriticServiceSettings
-from research_ledger import dead_letters
+from research_ledger import Ledger, dead_letters
 from research_ledger.outbox import relay_beside
 from research_platform.app import Consumes, Pool, ServiceContext, service_app
 from research_platform.broker import Emits
@@ -65,11 +65,9 @@ def create_app(settings: CriticServiceSettings) -> FastStream:
         # The reads before a judgement need no transaction: `decide` checks the claim is still
         # pending and its entity unchanged (`EntityChanged`) in the transaction that writes.
         yield Critic(
-            ctx.publishers[subjects.CLAIM_PENDING],
-            ctx.sessions,
+            Ledger(ctx.sessions, read_sessions=session_factory(without_transactions(ctx.engine))),
             settings,
             deps.llm.chain(),
-            reads=session_factory(without_transactions(ctx.engine)),
         )
 
     app, ctx = service_app(

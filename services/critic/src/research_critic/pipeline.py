@@ -1,6 +1,6 @@
 """The critic's service layer: judge a pending claim, judge an active one again, drain the quarantine.
 
-pending claim → read the claim and the active claims of its entity (`ClaimReads`, `ledger.verdicts`,
+pending claim → read the claim and the active claims of its entity (`uow.claims`, `uow.verdicts`,
 no transaction; a claim read as not pending is read again on the primary under its row lock)
 → prepare (a `Review`; an unknown claim is dead-lettered) → experiment (provider
 chain, under the SLA) → reshape (the supersede rule) → `ledger.verdicts.decide` (verdict row, claim
@@ -11,7 +11,8 @@ entity whose active claims changed meanwhile raises `EntityChanged` and the clai
 
 A critique past the SLA counts as a timeout (`ledger.verdicts.record_timeout`); after
 `critic.quarantine_after` in a row the claim moves to `critic_quarantine` and waits for an
-operator's drain (`ledger.verdicts.release`, the claims proposed again). A re-critique judges an
+operator's drain (`ledger.verdicts.release`, the claims proposed again through the outbox, with
+their release). A re-critique judges an
 active claim without the sources that no longer back it; a reject withdraws it
 (`ledger.verdicts.reconsider`, once per finding).
 """
@@ -20,10 +21,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 import structlog
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import (
     ClaimDecided,
@@ -36,11 +35,10 @@ from research_contracts import (
     subjects,
 )
 from research_critic import experiment, prepare, reshape
-from research_critic.repository import SERVICE, ClaimReads, EntityChanged
+from research_critic.repository import SERVICE, EntityChanged, discredited_sources, quote_vectors
 from research_critic.settings import CriticServiceSettings
-from research_ledger import UnitOfWork
+from research_ledger import Ledger, UnitOfWork
 from research_llm import ProviderChain
-from research_platform.db import transaction
 from research_platform.errors import TransientError
 from research_platform.logging import get_logger
 
@@ -52,15 +50,9 @@ JUDGE_ATTEMPTS = 5
 class Critic:
     """The critic's work on one message at a time; built in the lifespan (`main.py`)."""
 
-    proposed: (
-        Any  # the declared publisher of `research.claim.pending` (a drained claim, proposed again)
-    )
-    sessions: async_sessionmaker[AsyncSession]
+    ledger: Ledger  # its `reading()` reads the claim and its peers before judging (autocommit)
     settings: CriticServiceSettings
     chain: ProviderChain
-    reads: async_sessionmaker[AsyncSession] | None = (
-        None  # the claim and its peers, read before judging; None = `sessions`
-    )
 
     async def handle_pending(self, proposed: ClaimProposed) -> None:
         """Judge the pending claim `proposed` names; judged again when its entity changed meanwhile."""
@@ -76,35 +68,30 @@ class Critic:
             raise TransientError(f"entity kept changing over {JUDGE_ATTEMPTS} judgements")
 
     async def judge_and_decide(self, claim_id: uuid.UUID) -> None:
-        async with (
-            self.reads or self.sessions
-        )() as session:  # `decide` re-checks what judging assumed
-            reads = ClaimReads(session)
-            claim = prepare.known(claim_id, await reads.claim(claim_id))
+        # `decide` re-checks what judging assumed
+        async with self.ledger.reading(service=SERVICE) as uow:
+            claim = prepare.known(claim_id, await uow.claims.get(claim_id))
             if claim.status != ClaimStatus.pending and not await self.pending_on_primary(claim_id):
                 log.info("claim already decided, skipping redelivery", status=claim.status)
                 return
-            active = await UnitOfWork(session, service=SERVICE).verdicts.active_of_entity(
-                claim.entity, besides=claim.id
-            )
-            review = prepare.review(claim, active, await reads.quote_vectors(prepare.quotes(claim)))
+            active = await uow.verdicts.active_of_entity(claim.entity, besides=claim.id)
+            review = prepare.review(claim, active, await quote_vectors(uow, prepare.quotes(claim)))
         verdict = await self.judge(claim.id, review, ClaimStatus.pending)
         if verdict is None:
             return
-        async with transaction(self.sessions) as session:
-            ledger = UnitOfWork(session, service=SERVICE)
-            decided = await ledger.verdicts.decide(claim.id, verdict, review.considered)
+        async with self.ledger.unit_of_work(service=SERVICE) as uow:
+            decided = await uow.verdicts.decide(claim.id, verdict, review.considered)
             if decided is not None:
-                announce(ledger, decided)
+                announce(uow, decided)
         if decided is not None:
             log.info("claim decided", verdict=verdict.verdict.value, score=verdict.score)
 
     async def pending_on_primary(self, claim_id: uuid.UUID) -> bool:
-        """Whether the claim is pending once writers in flight have committed: the drain publishes
-        its proposal before it commits, so the first read may still see `critic_quarantine` (or
-        a lagging replica may); the row lock waits for that transaction."""
-        async with transaction(self.sessions) as session:
-            claim = await ClaimReads(session).claim(claim_id, settled=True)
+        """Whether the claim is pending once writers in flight have committed: a lagging replica
+        may still show a drained claim in `critic_quarantine`; the row lock on the primary waits
+        for a transaction in flight."""
+        async with self.ledger.unit_of_work(service=SERVICE) as uow:
+            claim = await uow.claims.get(claim_id, settled=True)
             return claim is not None and claim.status == ClaimStatus.pending
 
     async def judge(
@@ -124,16 +111,15 @@ class Critic:
     ) -> None:
         """Count the SLA timeout; quarantine (and return) on the last straw, else retry later."""
         sla = self.settings.critic.sla_seconds
-        async with transaction(self.sessions) as session:
-            ledger = UnitOfWork(session, service=SERVICE)
-            quarantined = await ledger.verdicts.record_timeout(
+        async with self.ledger.unit_of_work(service=SERVICE) as uow:
+            quarantined = await uow.verdicts.record_timeout(
                 claim_id,
                 judged_status=judged_status,
                 quarantine_after=self.settings.critic.quarantine_after,
                 sla_s=sla,
             )
             if quarantined is not None:
-                announce(ledger, quarantined)
+                announce(uow, quarantined)
         if quarantined is None:
             raise TransientError(f"critique exceeded the {sla}s SLA") from exc
         log.warning("claim quarantined after repeated SLA timeouts", sla_s=sla)
@@ -141,29 +127,28 @@ class Critic:
     async def handle_recritique(self, command: RecritiqueClaim) -> None:
         """Judge an active claim again, without the sources the replicator found retracted or lost."""
         with structlog.contextvars.bound_contextvars(claim_id=str(command.claim_id)):
-            async with (
-                self.reads or self.sessions
-            )() as session:  # `reconsider` re-checks in its transaction
-                reads, verdicts = ClaimReads(session), UnitOfWork(session, service=SERVICE).verdicts
-                claim = prepare.known(command.claim_id, await reads.claim(command.claim_id))
-                if claim.status != ClaimStatus.active or await verdicts.recritique_applied(command):
+            # `reconsider` re-checks in its transaction
+            async with self.ledger.reading(service=SERVICE) as uow:
+                claim = prepare.known(command.claim_id, await uow.claims.get(command.claim_id))
+                if claim.status != ClaimStatus.active or await uow.verdicts.recritique_applied(
+                    command
+                ):
                     log.info("re-critique not applicable, skipping", status=claim.status)
                     return
-                discredited = await reads.discredited_sources(command, prepare.cited_sources(claim))
-                active = await verdicts.active_of_entity(claim.entity, besides=claim.id)
+                discredited = await discredited_sources(uow, command, prepare.cited_sources(claim))
+                active = await uow.verdicts.active_of_entity(claim.entity, besides=claim.id)
                 review = prepare.review(
-                    claim, active, await reads.quote_vectors(prepare.quotes(claim))
+                    claim, active, await quote_vectors(uow, prepare.quotes(claim))
                 )
             verdict = await self.judge(
                 claim.id, prepare.without(review, discredited), ClaimStatus.active
             )
             if verdict is None:
                 return
-            async with transaction(self.sessions) as session:
-                ledger = UnitOfWork(session, service=SERVICE)
-                decided = await ledger.verdicts.reconsider(command, verdict, discredited)
+            async with self.ledger.unit_of_work(service=SERVICE) as uow:
+                decided = await uow.verdicts.reconsider(command, verdict, discredited)
                 if decided is not None:
-                    announce(ledger, decided)
+                    announce(uow, decided)
             log.info(
                 "claim re-critiqued", verdict=verdict.verdict.value, withdrawn=decided is not None
             )
@@ -176,21 +161,20 @@ class Critic:
         except (ValueError, TypeError) as exc:
             return ControlReply(status=400, detail={"error": f"invalid drain request: {exc}"})
         drain_id = uuid.uuid4()
-        async with transaction(self.sessions) as session:
-            released = await UnitOfWork(session, service=SERVICE).verdicts.release(
-                claim_ids, request.actor_key_id
-            )
+        async with self.ledger.unit_of_work(service=SERVICE) as uow:
+            released = await uow.verdicts.release(claim_ids, request.actor_key_id)
             for claim in released:
-                # Published before the commit: a refused publish leaves the claims quarantined, and a
-                # proposal read before the commit waits for it (`pending_on_primary`).
-                await self.proposed.publish(
+                # Proposed again through the outbox: published after the release commits (a
+                # crash in between loses no proposal), one `Nats-Msg-Id` per drain and claim.
+                uow.outbox.add(
+                    subjects.CLAIM_PENDING,
                     ClaimProposed(
                         claim_id=claim.id,
                         task_id=claim.task_id,
                         entity=claim.entity,
                         statement=claim.statement,
                     ),
-                    headers={subjects.MSG_ID_HEADER: f"claim-drained-{drain_id}-{claim.id}"},
+                    msg_id=f"claim-drained-{drain_id}-{claim.id}",
                 )
         log.info("quarantine drained", count=len(released), key_id=request.actor_key_id)
         return ControlReply(
@@ -198,10 +182,10 @@ class Critic:
         )
 
 
-def announce(ledger: UnitOfWork, decided: ClaimDecided) -> None:
+def announce(uow: UnitOfWork, decided: ClaimDecided) -> None:
     """Stage `research.claim.decided` with the decision: published after its commit, at least
     once, one `Nats-Msg-Id` per claim and status (`research_ledger.outbox`)."""
-    ledger.outbox.add(
+    uow.outbox.add(
         subjects.CLAIM_DECIDED,
         decided,
         msg_id=f"claim-decided-{decided.claim_id}-{decided.status.value}",

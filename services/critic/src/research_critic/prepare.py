@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pydantic import ValidationError
 
 from research_contracts import Support
-from research_ledger.tables import MemoryClaim
+from research_ledger.claims import MemoryClaim
 from research_llm import ClaimForReview
 from research_platform.errors import PrepareError
 

@@ -18,17 +18,17 @@ from datetime import datetime
 from typing import Any
 
 from faststream import FastStream
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
-from research_agents import RunContext, purge_expired
+from research_agents import RunContext
 from research_agents.app import schedule
 from research_agents.runs import RunBook
+from research_ledger import Ledger
+from research_ledger.findings import purge_expired
 from research_librarian import experiment, prepare, reshape
-from research_librarian.repository import SERVICE, START, Cursor, Provenance, Walk
+from research_librarian.repository import SERVICE, START, Cursor, Walk, apply
 from research_librarian.settings import LibrarianServiceSettings, LibrarianSettings
 from research_platform.app import service_app
-from research_platform.db import session_factory
+from research_platform.db import session_factory, without_transactions
 from research_platform.logging import get_logger
 from research_platform.service import run_service
 
@@ -39,24 +39,18 @@ log = get_logger(__name__)
 class Librarian:
     """One librarian run, resumable: the cursor of the last run is kept in its counts."""
 
-    engine: AsyncEngine
+    ledger: Ledger  # its `reading()`: the walk's one autocommit connection (see `walker`)
     settings: LibrarianSettings
-
-    def __post_init__(self) -> None:
-        self.sessions = session_factory(self.engine)
-        # The walk reads and writes on one autocommit connection (see `walker`).
-        self.reader = async_sessionmaker(
-            self.engine.execution_options(isolation_level="AUTOCOMMIT")
-        )
 
     async def run(self, ctx: RunContext) -> dict[str, Any]:
         ctx.counts["purged"] = await purge_expired(
-            self.sessions,
+            self.ledger,
             batch_size=self.settings.purge_batch_size,
             max_batches=self.settings.purge_batches_per_run,
         )
-        async with self.sessions() as session:
-            after = cursor_of((await RunBook(session, SERVICE).last_counts()).get("cursor"))
+        async with self.ledger.unit_of_work(service=SERVICE) as uow:
+            # the run book is the agent's (`research_agents.runs`)
+            after = cursor_of((await RunBook(uow.session, SERVICE).last_counts()).get("cursor"))
         limit = self.settings.batches_per_run
         batches = 0
         async with self.walker(ctx) as walk:
@@ -76,18 +70,23 @@ class Librarian:
     async def walker(self, ctx: RunContext | None = None) -> AsyncIterator[Walk]:
         """One autocommit connection for a whole walk (no checkout per batch), a prepared
         assessment with a generic plan, and the buffered changes written on the way out."""
-        async with self.reader() as session:
-            await session.execute(text("SET plan_cache_mode = force_generic_plan"))
-            provenance = Provenance(session, self.sessions)
+        async with self.ledger.reading(service=SERVICE) as uow:
+            provenance = uow.provenance
+            await provenance.plan_generically()
             await provenance.prepare_walk()
-            walk = Walk(provenance, self.settings.write_every, ctx.run_id if ctx else None)
+            walk = Walk(
+                provenance,
+                lambda changes, run_id: apply(self.ledger, changes, run_id),
+                self.settings.write_every,
+                ctx.run_id if ctx else None,
+            )
             try:
                 yield walk
                 await self.write(walk, ctx)
             finally:
                 if walk.pending:  # cancelled: keep what was found
                     await self.write(walk, ctx)
-                await session.execute(text("RESET plan_cache_mode"))
+                await provenance.plan_generically(False)
 
     async def write(self, walk: Walk, ctx: RunContext | None) -> None:
         opened, resolved = await walk.flush()
@@ -136,7 +135,18 @@ def create_app(settings: LibrarianServiceSettings) -> FastStream:
     librarian = settings.librarian
 
     app, ctx = service_app(settings, SERVICE)
-    schedule(ctx, librarian.schedule, lambda ctx: Librarian(ctx.engine, librarian).run)
+    schedule(
+        ctx,
+        librarian.schedule,
+        lambda ctx: (
+            Librarian(
+                Ledger(
+                    ctx.sessions, read_sessions=session_factory(without_transactions(ctx.engine))
+                ),
+                librarian,
+            ).run
+        ),
+    )
     return app
 
 

@@ -1,194 +1,63 @@
-"""Persistence of the librarian: one set-based statement assesses a whole batch of claims.
+"""What the librarian writes, and its walk over the ledger.
 
-`assess` resolves every `supports[]` entry of up to `batch_size` active claims against
-`research_sources`, checks `decay_at`, and brings the claims' open librarian findings along —
-one round trip per batch, never a query per claim. Only the claims that may need a change come
-back (a missing or absent support, decay inside the window, or an open finding) together with
-how many claims the batch covered and where it ended: a healthy, unflagged claim has nothing to
-triage, and at 98 % of a ledger, shipping and parsing those rows was most of a pass's time.
-`apply` writes a reshaped `Settlement` in one transaction of its own: records the new findings
-and resolves the stale ones (one statement), and their audit rows through the ledger's audit
-writer (`research_ledger.audit.record_many`).
+The assessment of a batch of active claims is the ledger's (`uow.provenance`, one set-based
+statement per batch on the walk's autocommit unit of work). `apply` writes a reshaped
+`Settlement` in a unit of work of its own: records the new findings and resolves the stale ones
+(one statement, `uow.findings.settle`) with their audit rows.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, cast
+from collections.abc import Awaitable, Callable
 
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
-from research_agents import FindingsRepository, settle
-from research_ledger import AuditAction
+from research_ledger import AuditAction, Ledger
+from research_ledger.provenance import START, Assessment, Cursor, Provenance
 from research_librarian.reshape import Settlement
-from research_platform.db import transaction
 
 SERVICE = "librarian"
 
-ASSESS_BATCH = text(
-    """
-WITH batch AS MATERIALIZED (  -- keyset walk in creation (≈ physical) order: sequential heap reads
-    SELECT c.id, c.created_at, c.supports, c.decay_at
-    FROM memory_claims c
-    WHERE c.status = 'active' AND (c.created_at, c.id) > (:after_created, :after_id)
-    ORDER BY c.created_at, c.id
-    LIMIT :batch_size
-),
-assessed AS (
-    SELECT b.id,
-           b.created_at,
-           cited.supports,
-           cited.missing,
-           b.decay_at,
-           (b.decay_at IS NOT NULL AND b.decay_at <= now() + make_interval(days => :decay_days)) AS decaying,
-           flagged.open
-    FROM batch b
-    CROSS JOIN LATERAL (
-        SELECT count(*) AS supports,
-               array_agg(coalesce(s.value ->> 'source_id', '')) FILTER (
-                   WHERE NOT EXISTS (SELECT 1 FROM research_sources r WHERE r.source_id = s.value ->> 'source_id')
-               ) AS missing
-        FROM jsonb_array_elements(CASE jsonb_typeof(b.supports) WHEN 'array' THEN b.supports ELSE '[]'::jsonb END) AS s
-    ) AS cited
-    CROSS JOIN LATERAL (  -- one GIN probe per claim: the cost per claim stays flat at any batch size
-        SELECT jsonb_agg(jsonb_build_object('id', o.id, 'kind', o.kind)) AS open
-        FROM findings o
-        WHERE o.claim_ids @> ARRAY[b.id] AND o.agent = :agent AND o.resolved_at IS NULL AND o.expires_at > now()
-    ) AS flagged
-),
-walked AS (  -- how far the batch went, so the walk can go on without reading every healthy row
-    SELECT (SELECT count(*) FROM batch) AS seen, l.created_at AS last_created, l.id AS last_id
-    FROM (SELECT created_at, id FROM batch ORDER BY created_at DESC, id DESC LIMIT 1) l
-)
-SELECT a.id, a.created_at, a.supports, a.missing, a.decay_at, a.decaying, a.open,
-       w.seen, w.last_created, w.last_id
-FROM walked w
-LEFT JOIN assessed a
-       ON a.supports = 0 OR a.missing IS NOT NULL OR a.decaying OR a.open IS NOT NULL
-ORDER BY a.created_at, a.id
-"""
-)
+__all__ = ["SERVICE", "START", "Assessment", "Cursor", "Walk", "Write", "apply"]
 
-Cursor = tuple[datetime, uuid.UUID]
-START: Cursor = (datetime(1970, 1, 1, tzinfo=UTC), uuid.UUID(int=0))
+# (changes, run id) → (opened, resolved): how a walk writes its buffer
+Write = Callable[[Settlement, uuid.UUID | None], Awaitable[tuple[int, int]]]
 
 
-ASSESS_PARAMS = ("after_created", "after_id", "batch_size", "decay_days", "agent")
-
-
-@dataclass(frozen=True)
-class Assessment:
-    """One batch: claims covered (`seen`), the last one (the cursor), the rows that may need a change."""
-
-    seen: int
-    last: Cursor
-    rows: list[Mapping[str, Any]]
-
-    @classmethod
-    def of(cls, rows: list[Mapping[str, Any]]) -> Assessment:
-        if not rows:
-            return cls(0, START, [])
-        head = rows[0]
-        return cls(
-            int(head["seen"]),
-            (head["last_created"], head["last_id"]),
-            [r for r in rows if r["id"] is not None],
+async def apply(
+    ledger: Ledger, changes: Settlement, run_id: uuid.UUID | None = None
+) -> tuple[int, int]:
+    """Record opened findings and resolve stale ones, each with its audit row, in one unit of
+    work; returns (opened, resolved)."""
+    async with ledger.unit_of_work(service=SERVICE) as uow:
+        opened, resolved = await uow.findings.settle(
+            opened=changes.opened,
+            resolve=changes.resolve,
+            opened_action=AuditAction.LIBRARIAN_FINDING,
+            resolved_action=AuditAction.LIBRARIAN_RESOLVED,
+            context={"run_id": run_id},
         )
+    return len(opened), len(resolved)
 
 
-def positional(sql: str, names: tuple[str, ...]) -> str:
-    """`sql` with `:name` parameters as asyncpg's `$n` placeholders."""
-    for n, name in enumerate(names, 1):
-        sql = sql.replace(f":{name}", f"${n}")
-    return sql
+class Walk:
+    """One walk over the ledger: the prepared assessment (`provenance`, on the walk's unit of
+    work) plus a buffer of changes.
 
-
-class Provenance:
-    """The librarian's view of the ledger.
-
-    A walk over the whole ledger calls `prepare_walk` once: the assessment then runs as an
-    asyncpg prepared statement on the session's connection, skipping SQL compilation and
-    result processing per batch (a fifth of the time per batch of 100 on this machine). That
-    session may be an autocommit one; the writes (`apply`) take a transaction from `writes`.
+    Changes are written `write_every` at a time (one `settle` unit of work each, through
+    `write`: findings, resolutions and their audit rows together) instead of once per batch;
+    `flush` writes the rest. A walk that dies before flushing loses only unwritten changes,
+    which the next pass finds again.
     """
 
     def __init__(
         self,
-        session: AsyncSession,
-        writes: async_sessionmaker[AsyncSession],
-        prepared: Any | None = None,
-    ) -> None:
-        self.session = session
-        self.writes = writes
-        self.findings = FindingsRepository(session, SERVICE)
-        self.prepared = prepared
-
-    async def prepare_walk(self) -> Any:
-        """Prepare the assessment on the session's connection (uses its JSON codecs); reuse it per batch."""
-        connection = await self.session.connection()
-        raw = await connection.get_raw_connection()
-        driver = raw.driver_connection
-        assert driver is not None  # the session's open connection: asyncpg's, not detached
-        self.prepared = await driver.prepare(positional(ASSESS_BATCH.text, ASSESS_PARAMS))
-        return self.prepared
-
-    async def analyze_findings(self) -> None:
-        """Refresh the planner's statistics of `findings` (after this walk wrote some)."""
-        await self.session.execute(text("ANALYZE findings"))
-
-    async def assess(self, after: Cursor, batch_size: int, decay_days: int) -> Assessment:
-        """The next `batch_size` active claims after `after` (creation time, id): how many, where the
-        batch ended, and the rows of those that may need a change (see module doc)."""
-        if self.prepared is not None:
-            return Assessment.of(
-                list(await self.prepared.fetch(after[0], after[1], batch_size, decay_days, SERVICE))
-            )
-        rows = await self.session.execute(
-            ASSESS_BATCH,
-            {
-                "after_created": after[0],
-                "after_id": after[1],
-                "batch_size": batch_size,
-                "decay_days": decay_days,
-                "agent": SERVICE,
-            },
-        )
-        # RowMapping's keys are column names (it also takes Column objects)
-        return Assessment.of(cast(list[Mapping[str, Any]], list(rows.mappings())))
-
-    async def apply(self, changes: Settlement, run_id: uuid.UUID | None = None) -> tuple[int, int]:
-        """Record opened findings and resolve stale ones, each with its audit row, in one
-        transaction; returns (opened, resolved)."""
-        async with transaction(self.writes) as session:
-            opened, resolved = await settle(
-                session,
-                SERVICE,
-                opened=changes.opened,
-                resolve=changes.resolve,
-                opened_action=AuditAction.LIBRARIAN_FINDING,
-                resolved_action=AuditAction.LIBRARIAN_RESOLVED,
-                context={"run_id": run_id},
-            )
-        return len(opened), len(resolved)
-
-
-class Walk:
-    """One walk over the ledger: the prepared assessment plus a buffer of changes.
-
-    Changes are written `write_every` at a time (one `settle` transaction each: findings,
-    resolutions and their audit rows together) instead of once per batch; `flush` writes the
-    rest. A walk that dies before flushing loses only unwritten changes, which the next pass
-    finds again.
-    """
-
-    def __init__(
-        self, provenance: Provenance, write_every: int, run_id: uuid.UUID | None = None
+        provenance: Provenance,
+        write: Write,
+        write_every: int,
+        run_id: uuid.UUID | None = None,
     ) -> None:
         self.provenance = provenance
+        self.write = write
         self.write_every = write_every
         self.run_id = run_id
         self.pending = Settlement()
@@ -207,7 +76,7 @@ class Walk:
         """Write the buffered changes; returns (opened, resolved) by this flush."""
         if not self.pending:
             return 0, 0
-        opened, resolved = await self.provenance.apply(self.pending, self.run_id)
+        opened, resolved = await self.write(self.pending, self.run_id)
         self.pending = Settlement()
         written = self.opened + opened
         if written >= 2 * self.analyzed_at:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from research_agents import NewFinding
+from research_ledger.findings import NewFinding
 from research_librarian.experiment import APPROACHING_DECAY, Triage
 from research_librarian.prepare import ClaimHealth
 

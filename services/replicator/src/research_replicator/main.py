@@ -24,7 +24,7 @@ Publishes `research.claim.recritique` (`RecritiqueClaim`), `research.verify.requ
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +32,6 @@ from typing import Any
 import structlog
 from faststream import FastStream
 from faststream.nats import NatsBroker
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_agents import RunContext
 from research_agents.app import schedule
@@ -43,18 +42,17 @@ from research_contracts import (
     SourcesRetracted,
     subjects,
 )
-from research_ledger import dead_letters
+from research_ledger import Ledger, dead_letters
 from research_ledger.outbox import relay_beside
 from research_platform.app import Consumes, ServiceContext, service_app
 from research_platform.broker import Emits
-from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_platform.service import run_service
 from research_platform.shutdown import cancel_within
 from research_replicator import experiment, prepare, recritiques, reshape, retractions, watched
 from research_replicator.bootstrap import bootstrap
 from research_replicator.prepare import DueClaim
-from research_replicator.repository import SERVICE, Replications
+from research_replicator.repository import SERVICE, conclude
 from research_replicator.settings import ReplicatorServiceSettings, ReplicatorSettings
 
 log = get_logger(__name__)
@@ -82,13 +80,12 @@ EMITS = (RECRITIQUE, watched.REVERIFY, RETRACTION)
 @dataclass
 class Replicator:
     broker: NatsBroker  # asks the researcher (request/reply `research.researcher.rerun`)
-    sessions: async_sessionmaker[AsyncSession]
+    ledger: Ledger
     settings: ReplicatorSettings
-    publishers: Mapping[str, Any]  # the declared publishers of `EMITS`, by subject
 
     async def run(self, ctx: RunContext) -> dict[str, Any]:
-        async with self.sessions() as session:
-            rows = await Replications(session).due(
+        async with self.ledger.reading(service=SERVICE) as uow:
+            rows = await uow.claims.due_for_recheck(
                 min_age_days=self.settings.min_age_days,
                 recheck_days=self.settings.recheck_days,
                 limit=self.settings.claims_per_run,
@@ -100,8 +97,7 @@ class Replicator:
             ctx.bump(outcome)
             ctx.bump("claims")
         ctx.counts["watched_reverifications"] = await watched.request_due(
-            self.publishers[subjects.VERIFY_REQUESTED],
-            self.sessions,
+            self.ledger,
             limit=self.settings.watched_per_run,
             in_flight=self.settings.watched_in_flight,
             spread=self.settings.watched_spread,
@@ -111,10 +107,8 @@ class Replicator:
     async def replicate(self, claim: DueClaim, ctx: RunContext | None = None) -> str:
         """Re-run one claim; returns its verdict or `skipped`."""
         fresh = await self.ask_researcher(claim)
-        async with self.sessions() as session:
-            known = await Replications(session).retracted_sources(
-                [s.source_id for s in claim.supports]
-            )
+        async with self.ledger.reading(service=SERVICE) as uow:
+            known = await uow.sources.retracted([s.source_id for s in claim.supports])
         comparison = await asyncio.to_thread(
             experiment.compare,
             claim,
@@ -125,14 +119,11 @@ class Replicator:
         )
         new = reshape.finding(claim, comparison)
         newly = sorted(set(comparison.details.get("retracted") or []) - known)
-        async with transaction(self.sessions) as session:
-            replications = Replications(session)
-            finding_id = await replications.conclude(
-                claim, comparison, new, ctx.run_id if ctx else None
-            )
+        async with self.ledger.unit_of_work(service=SERVICE) as uow:
+            finding_id = await conclude(uow, claim, comparison, new, ctx.run_id if ctx else None)
             if finding_id is not None:
                 # With the finding, through the outbox: published after the commit, at least once.
-                outbox = replications.ledger.outbox
+                outbox = uow.outbox
                 outbox.add(
                     subjects.CLAIM_RECRITIQUE,
                     reshape.recritique(claim, comparison, finding_id),
@@ -177,13 +168,13 @@ def create_app(settings: ReplicatorServiceSettings) -> FastStream:
     app, ctx = service_app(
         settings, SERVICE, emits=EMITS, run_events=True, dead_letters=dead_letters.recorder
     )
-    ctx.run_beside(
-        relay_beside
-    )  # publishes a finding's re-critique and retractions after the commit
+    # publishes a finding's re-critique, the released held ones, the watched claims' re-verifications
+    # and retractions after their commits
+    ctx.run_beside(relay_beside)
     schedule(
         ctx,
         replicator.schedule,
-        lambda ctx: Replicator(ctx.broker, ctx.sessions, replicator, ctx.publishers).run,
+        lambda ctx: Replicator(ctx.broker, Ledger(ctx.sessions), replicator).run,
     )
 
     @asynccontextmanager
@@ -195,8 +186,7 @@ def create_app(settings: ReplicatorServiceSettings) -> FastStream:
             return
         task = asyncio.get_running_loop().create_task(
             watched.dispatch_forever(
-                ctx.publishers[subjects.VERIFY_REQUESTED],
-                ctx.sessions,
+                Ledger(ctx.sessions),
                 tick_s=replicator.watched_tick_s,
                 in_flight=replicator.watched_in_flight,
                 spread=replicator.watched_spread,
@@ -216,8 +206,7 @@ def create_app(settings: ReplicatorServiceSettings) -> FastStream:
         (they follow from retraction events, which this service consumes with or without ticks)."""
         task = asyncio.get_running_loop().create_task(
             recritiques.release_forever(
-                ctx.publishers[subjects.CLAIM_RECRITIQUE],
-                ctx.sessions,
+                Ledger(ctx.sessions),
                 tick_s=replicator.recritique_tick_s,
                 in_flight=replicator.recritique_in_flight,
             )
@@ -242,8 +231,7 @@ def create_app(settings: ReplicatorServiceSettings) -> FastStream:
     )
     async def on_sources_retracted(event: SourcesRetracted) -> None:
         await retractions.handle(
-            ctx.sessions,
-            ctx.publishers[subjects.CLAIM_RECRITIQUE],
+            Ledger(ctx.sessions),
             ctx.broker.connection.jetstream(),
             event,
             in_flight=replicator.recritique_in_flight,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import uuid
 
-from research_agents import NewFinding
 from research_contracts import RecritiqueClaim
+from research_ledger.findings import NewFinding
 from research_replicator.experiment import FINDING_VERDICTS, Comparison
 from research_replicator.prepare import DueClaim
 

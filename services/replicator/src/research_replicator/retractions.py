@@ -4,17 +4,18 @@ A `SourcesRetracted` event on `research.source.retracted` (a CrossRef / Retracti
 PubMed retracted record, or this replicator's own re-run when a fresh hit says a cited source is
 retracted) is handled in one transaction through the ledger:
 
-    ledger.claims.retract_sources     research_sources.retracted = true
-    ledger.claims.citing              the active claims whose supports cite one (one scan)
-    findings                          a `retracted_source` finding per such claim not already
-                                      carrying an open one (replicator's name), with its audit row
-    ledger.reports.mark_stale_citing  every completed report (review, verification, source list)
-                                      whose current version cites one or rests on such a claim →
-                                      `stale`, reason `cited source <id> retracted`
-    ledger.watched.make_due           the watched claims among those verifications fall due now
-    ledger.recritiques.hold           a held re-critique per new finding
+    uow.claims.retract_sources     research_sources.retracted = true
+    uow.claims.citing              the active claims whose supports cite one (one scan)
+    uow.findings                   a `retracted_source` finding per such claim not already
+                                   carrying an open one (replicator's name), with its audit row
+    uow.reports.mark_stale_citing  every completed report (review, verification, source list)
+                                   whose current version cites one or rests on such a claim →
+                                   `stale`, reason `cited source <id> retracted`
+    uow.watched.make_due           the watched claims among those verifications fall due now
+    uow.recritiques.hold           a held re-critique per new finding
 
-After the commit: the held re-critiques there is room for are published (`recritiques.release`:
+After the commit: the held re-critiques there is room for are released through the outbox
+(`recritiques.release`:
 at most `recritique_in_flight` on the critic's queue and unjudged at once; the replicator's tick
 releases the rest; `Nats-Msg-Id` `recritique-<finding_id>`, so a redelivered event repeats
 nothing), and each stale report's run hears `STALE` (`research_runs.tell_stale`, best effort, as
@@ -30,12 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nats.js import JetStreamContext
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from research_agents import FindingsRepository, NewFinding
 from research_contracts import SourcesRetracted
-from research_ledger import AuditAction, Recritique, StaleReport, UnitOfWork
-from research_platform.db import transaction
+from research_ledger import AuditAction, Ledger, Recritique, StaleReport
+from research_ledger.findings import NewFinding
 from research_platform.logging import get_logger
 from research_replicator import recritiques
 from research_replicator.experiment import RETRACTED_SOURCE
@@ -65,18 +64,15 @@ class Propagation:
         }
 
 
-async def propagate(
-    sessions: async_sessionmaker[AsyncSession], event: SourcesRetracted
-) -> Propagation:
-    """The ledger side of a retraction, in one transaction (see the module docstring)."""
+async def propagate(ledger: Ledger, event: SourcesRetracted) -> Propagation:
+    """The ledger side of a retraction, in one unit of work (see the module docstring)."""
     ids = sorted(set(event.source_ids))
     out = Propagation()
-    async with transaction(sessions) as session:
-        ledger = UnitOfWork(session, service=SERVICE)
-        out.newly_retracted = await ledger.claims.retract_sources(ids)
-        citing = await ledger.claims.citing(ids)
+    async with ledger.unit_of_work(service=SERVICE) as uow:
+        out.newly_retracted = await uow.claims.retract_sources(ids)
+        citing = await uow.claims.citing(ids)
         out.claims = len(citing)
-        findings = FindingsRepository(session, SERVICE)
+        findings = uow.findings
         already = {
             c
             for f in await findings.open_for_claims(list(citing), kinds=[RETRACTED_SOURCE])
@@ -91,40 +87,39 @@ async def propagate(
             for c in new
         )
         out.findings = dict(zip(new, finding_ids, strict=True))
-        await ledger.recritiques.hold(
+        await uow.recritiques.hold(
             Recritique(claim_id, finding_id, RETRACTED_SOURCE)
             for claim_id, finding_id in out.findings.items()
         )
         for claim_id, finding_id in out.findings.items():
-            ledger.audit(
+            uow.audit(
                 AuditAction.REPLICATOR_FINDING,
                 claim_id=claim_id,
                 subject_ids={"finding_id": finding_id, "event_id": event.event_id},
                 payload={"verdict": RETRACTED_SOURCE, "retracted": citing[claim_id], **payload},
             )
-        out.stale = await ledger.reports.mark_stale_citing(ids, citing)
-        out.watched_due = await ledger.watched.make_due(
+        out.stale = await uow.reports.mark_stale_citing(ids, citing)
+        out.watched_due = await uow.watched.make_due(
             [r.report_id for r in out.stale if r.kind == "verification"]
         )
     return out
 
 
 async def handle(
-    sessions: async_sessionmaker[AsyncSession],
-    recritique: Any,
+    ledger: Ledger,
     js: JetStreamContext,
     event: SourcesRetracted,
     *,
     in_flight: int,
     run_events: Any = None,
 ) -> Propagation:
-    """One `SourcesRetracted`: the ledger side, the first held re-critiques through `recritique`
-    (the declared publisher of `RECRITIQUE`, at most `in_flight` unjudged), then the stale runs'
-    events through `run_events` (the declared run-event publisher; None: `js` directly)."""
-    out = await propagate(sessions, event)
+    """One `SourcesRetracted`: the ledger side, the first held re-critiques released through the
+    outbox (at most `in_flight` unjudged), then the stale runs' events through `run_events` (the
+    declared run-event publisher; None: `js` directly)."""
+    out = await propagate(ledger, event)
     log.info("sources retracted", origin=event.origin, **out.counts())
     try:
-        await recritiques.release(recritique, sessions, in_flight=in_flight)
+        await recritiques.release(ledger, in_flight=in_flight)
     except Exception as exc:  # noqa: BLE001 - they are held in the ledger: the tick sends them
         log.warning("re-critiques left for the next release", error=repr(exc))
     await tell_stale(

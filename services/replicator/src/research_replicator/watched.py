@@ -3,9 +3,10 @@
 Each replicator run (on its interval, or at once through the operator's run-once verb) and the
 dispatcher's tick (`dispatch_forever`, every `watched_tick_s`) ask the ledger for watched claims
 whose next re-verification is due (`ledger.watched.due`; the interval is the verifier's
-`VERIFIER__WATCH_DAYS`, default 30 days) and publish one `RequestVerification` (origin `watch`, a
-fresh run id, the sources and filters the claim was first verified with) per claim on
-`research.verify.requested`, through the declared publisher of `REVERIFY`.
+`VERIFIER__WATCH_DAYS`, default 30 days) and stage one `RequestVerification` (origin `watch`, a
+fresh run id, the sources and filters the claim was first verified with) per claim for
+`research.verify.requested` in the outbox, in the unit of work that marks it requested (published
+after the commit).
 
 Two settings keep a crowd of claims from firing together. `watched_spread`: a claim is due up to
 that share of its interval early, at a place fixed by its id (`research_ledger.watched.jitter`),
@@ -27,16 +28,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import subjects
 from research_contracts.verifications import RequestVerification, verification_run_id
-from research_ledger import UnitOfWork
-from research_ledger.tables import ReportRow
+from research_ledger import Ledger
 from research_ledger.watched import WatchedClaimRow
 from research_platform.broker import Emits
-from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_replicator.repository import SERVICE
 
@@ -73,42 +70,31 @@ def reverification(
 
 
 async def request_due(
-    publisher: Any,
-    sessions: async_sessionmaker[AsyncSession],
+    ledger: Ledger,
     *,
     limit: int,
     in_flight: int | None = None,
     spread: float = 0.0,
 ) -> int:
-    """Publish a re-verification for the due watched claims through `publisher` (the declared
-    publisher of `REVERIFY`): at most `limit`, and with `in_flight`, only as many as keep the
-    unfinished ones at or under it. Returns how many were requested."""
+    """Ask for a re-verification of the due watched claims, each marked requested with its
+    command staged in the outbox (one unit of work): at most `limit`, and with `in_flight`, only
+    as many as keep the unfinished ones at or under it. Returns how many were requested."""
     requested = 0
-    async with transaction(sessions) as session:
-        watched = UnitOfWork(session, service=SERVICE).watched
+    async with ledger.unit_of_work(service=SERVICE) as uow:
+        watched = uow.watched
         if in_flight is not None:
             limit = min(limit, in_flight - await watched.in_flight())
         if limit <= 0:
             return 0
         claims = await watched.due(limit=limit, spread=spread)
-        ids = [c.verification_id for c in claims]
-        rows = (
-            (
-                await session.execute(
-                    select(ReportRow.id, ReportRow.request).where(ReportRow.id.in_(ids))
-                )
-            ).all()
-            if ids
-            else []
-        )
-        requests = {report_id: request for report_id, request in rows}
+        requests = await watched.requests([c.verification_id for c in claims])
         for claim in claims:
             run_id = verification_run_id(claim.verification_id, f"w{uuid.uuid4().hex[:8]}")
             command = reverification(claim, requests.get(claim.verification_id), run_id)
-            # Published inside the transaction: if the bus refuses, the claim stays due for the next run.
-            await publisher.publish(
+            uow.outbox.add(
+                subjects.VERIFY_REQUESTED,
                 command,
-                headers={subjects.MSG_ID_HEADER: f"verify-{claim.verification_id}-{run_id}"},
+                msg_id=f"verify-{claim.verification_id}-{run_id}",
             )
             await watched.mark_requested(claim.verification_id, run_id)
             requested += 1
@@ -116,8 +102,7 @@ async def request_due(
 
 
 async def dispatch_forever(
-    publisher: Any,
-    sessions: async_sessionmaker[AsyncSession],
+    ledger: Ledger,
     *,
     tick_s: float,
     in_flight: int,
@@ -127,9 +112,7 @@ async def dispatch_forever(
     """The dispatcher: every `tick_s`, top the unfinished re-verifications up to `in_flight`."""
     while True:
         try:
-            sent = await request_due(
-                publisher, sessions, limit=batch, in_flight=in_flight, spread=spread
-            )
+            sent = await request_due(ledger, limit=batch, in_flight=in_flight, spread=spread)
             if sent:
                 log.info("watched claims requested", requested=sent)
         except Exception as exc:  # noqa: BLE001 - one failed tick must not end the loop

@@ -24,7 +24,8 @@ from faststream import FastStream
 from research_contracts import ClaimProposed, RunResearch, Tier, subjects
 from research_corpus.batching import MicroBatchingEmbedder
 from research_judgement import get_judge
-from research_ledger import dead_letters
+from research_ledger import Ledger, dead_letters
+from research_ledger.outbox import relay_beside
 from research_platform.app import Consumes, Pool, ServiceContext, service_app
 from research_platform.broker import Emits
 from research_platform.db import session_factory, without_transactions
@@ -56,20 +57,21 @@ def create_app(settings: ResearcherServiceSettings) -> FastStream:
         assert isinstance(
             embedder, MicroBatchingEmbedder
         )  # one worker batches every task's question
+        # Recall and the sentence-vector lookup read advisory data: no transaction around them.
+        reads = session_factory(without_transactions(ctx.reader))
         researcher = Researcher(
             broker=ctx.broker,
-            sessions=ctx.sessions,
+            ledger=Ledger(ctx.sessions, read_sessions=reads),
+            corpus=ctx.sessions,
+            corpus_reads=reads,
             settings=settings.researcher,
             chain=deps.llm.chain(),
             gate=TierGate(
                 lambda: ctx.broker.connection.jetstream(), poll_s=settings.researcher.tier_poll_s
             ),
             embed=embedder.aembed_one,
-            claims=ctx.publishers[subjects.CLAIM_PENDING],
             remember=embedder.remember,
             embed_many=embedder.aembed,
-            # Recall and the sentence-vector lookup read advisory data: no transaction around them.
-            read_sessions=session_factory(without_transactions(ctx.reader)),
         )
         await embedder.aembed_one("warm up")
         await asyncio.to_thread(
@@ -85,6 +87,7 @@ def create_app(settings: ResearcherServiceSettings) -> FastStream:
         dead_letters=dead_letters.recorder,
         pool=Pool(size=concurrency + 2, pre_ping=False, reader=True),  # the reader: reads only
     )
+    ctx.run_beside(relay_beside)  # publishes the proposed claims after their commits
 
     def task_handler(tier: Tier) -> Callable[[RunResearch], Awaitable[None]]:
         async def on_task(task: RunResearch) -> None:

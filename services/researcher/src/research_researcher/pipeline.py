@@ -4,8 +4,8 @@ prepare (parse, normalise) → wait for the tier's turn → guard (sanitise → 
 de-identify) → memory (related active claims + their sources, pgvector) → evidence
 (connector; PubMed only when memory failed) → the evidence sentences' stored vectors (one
 query; the corpus ingest computed them) → experiment (provider chain) → reshape (quote
-grounding) → persist claim + audit rows (one transaction) → publish `research.claim.pending`
-with a `Nats-Msg-Id`.
+grounding) → persist claim + audit rows + `research.claim.pending` in the outbox (one unit of
+work; the relay publishes it after the commit, with a `Nats-Msg-Id`).
 
 A task embeds one text, its topic (`GuardedQuestion.topic_query`), through the process's
 micro-batching embedder (so the questions of concurrent tasks share one model call). That
@@ -31,17 +31,17 @@ from typing import Any
 
 import structlog
 from faststream.nats import NatsBroker
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import ClaimProposed, RunResearch, Tier, subjects
+from research_corpus import CorpusSessions
 from research_corpus.sentence_vectors import SentenceVectors
 from research_corpus.sentences import sentence_key
-from research_ledger import AuditAction, UnitOfWork
+from research_ledger import AuditAction, Ledger, UnitOfWork
 from research_llm import EvidenceDoc, NoProviderAnswered, ProviderChain
 from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_researcher import evidence, experiment, prepare, reshape
-from research_researcher.repository import SERVICE, LedgerMemory, Recollection
+from research_researcher.repository import SERVICE, Recollection, recall
 from research_researcher.settings import ResearcherSettings
 from research_researcher.tiers import TierGate
 
@@ -57,15 +57,13 @@ class Researcher:
     """Everything one task needs, built in the lifespan."""
 
     broker: NatsBroker
-    sessions: async_sessionmaker[AsyncSession]
+    ledger: Ledger  # its `reading()`: memory recall, on DATABASE_READ_URL when set
+    corpus: CorpusSessions  # the corpus's sentence vectors, stored for the next task
     settings: ResearcherSettings
     chain: ProviderChain
     gate: TierGate
     embed: Embed
-    claims: Any  # the declared publisher of `research.claim.pending` (stream RESEARCH_CLAIMS), made in main.py
-    read_sessions: async_sessionmaker[AsyncSession] | None = (
-        None  # DATABASE_READ_URL; None = `sessions`
-    )
+    corpus_reads: CorpusSessions | None = None  # the sentence-vector lookup; None = `corpus`
     remember: Remember | None = None  # keeps a vector in the embedder's cache under another text
     embed_many: EmbedMany | None = (
         None  # embeds the corpus sentences with no stored vector yet (stored for the next task)
@@ -78,20 +76,20 @@ class Researcher:
             task_id=str(task.task_id), subject=subjects.task_subject(tier)
         ):
             waited = await self.gate.wait_for_turn(tier)
-            async with transaction(self.sessions) as session:
-                ledger = UnitOfWork(session, service=SERVICE)
+            async with self.ledger.unit_of_work(service=SERVICE) as uow:
                 # A task with its claim is `claimed` (one transaction stores both), so `start`
                 # refuses it: only then is the claim looked up.
-                started = await ledger.tasks.start(task, waited_s=waited)
-                existing = None if started else await ledger.claims.for_task(task.task_id)
+                started = await uow.tasks.start(task, waited_s=waited)
+                existing = None if started else await uow.claims.for_task(task.task_id)
+                if (
+                    existing is not None
+                ):  # redelivered after its claim: re-announce, never re-create
+                    announce(uow, existing.id, task.task_id, existing.entity, existing.statement)
             if existing is None and not started:  # the task already failed: nothing left to do
                 log.info("task already ended")
                 return
-            if (
-                existing is not None
-            ):  # redelivery after the claim was stored: re-announce, never re-create
+            if existing is not None:
                 log.info("task already has its claim", claim_id=str(existing.id))
-                await self.announce(existing.id, task.task_id, existing.entity, existing.statement)
                 return
             await self.research(task)
 
@@ -168,14 +166,15 @@ class Researcher:
         embedding = (
             query_vector if query_vector is not None else await self.embed(guarded.topic_query)
         )
-        async with transaction(self.sessions) as session:
-            ledger = UnitOfWork(session, service=SERVICE)
-            created = await ledger.claims.propose(claim, embedding, hits)
-            stored = None if created else await ledger.claims.for_task(task.task_id)
-        if stored is not None:  # a concurrent delivery of the same task stored it first
-            await self.announce(stored.id, task.task_id, stored.entity, stored.statement)
+        async with self.ledger.unit_of_work(service=SERVICE) as uow:
+            created = await uow.claims.propose(claim, embedding, hits)
+            stored = None if created else await uow.claims.for_task(task.task_id)
+            if stored is not None:  # a concurrent delivery of the same task stored it first
+                announce(uow, stored.id, task.task_id, stored.entity, stored.statement)
+            else:
+                announce(uow, claim.claim_id, task.task_id, claim.entity, claim.statement)
+        if stored is not None:
             return
-        await self.announce(claim.claim_id, task.task_id, claim.entity, claim.statement)
         log.info(
             "claim proposed",
             claim_id=str(claim.claim_id),
@@ -186,8 +185,8 @@ class Researcher:
 
     async def fail(self, task_id: uuid.UUID, reason: str) -> None:
         """Mark the task `failed` with `reason` (shown by `GET /tasks/{id}`); a no-op once it ended."""
-        async with transaction(self.sessions) as session:
-            await UnitOfWork(session, service=SERVICE).tasks.fail(task_id, reason)
+        async with self.ledger.unit_of_work(service=SERVICE) as uow:
+            await uow.tasks.fail(task_id, reason)
         log.warning("task failed", reason=reason)
 
     async def recall(
@@ -205,8 +204,9 @@ class Researcher:
         return recollection, vector, None
 
     async def _recall(self, task: RunResearch, embedding: list[float]) -> Recollection:
-        async with (self.read_sessions or self.sessions)() as session:
-            return await LedgerMemory(session).recall(
+        async with self.ledger.reading(service=SERVICE) as uow:
+            return await recall(
+                uow,
                 embedding,
                 entity=task.entity if prepare.entity_was_given(task) else None,
                 limit=self.settings.memory_claims,
@@ -225,7 +225,7 @@ class Researcher:
         if not sentences:
             return docs
         try:
-            async with (self.read_sessions or self.sessions)() as session:
+            async with (self.corpus_reads or self.corpus)() as session:
                 repo = SentenceVectors(session)
                 vectors = await repo.vectors_of(sentences)
                 fill = self.embed_many is not None and await repo.usable()
@@ -251,17 +251,18 @@ class Researcher:
         write only means the next task embeds them again)."""
         rows = await embed(sentences)
         try:
-            async with transaction(self.sessions) as session:
+            async with transaction(self.corpus) as session:
                 await SentenceVectors(session).keep([sentence_key(s) for s in sentences], rows)
         except Exception as exc:  # noqa: BLE001 - an optimisation only: never a reason to fail the task
             log.warning("sentence vectors not stored", error=repr(exc)[:300])
         return {s: row.tolist() for s, row in zip(sentences, rows, strict=True)}
 
-    async def announce(
-        self, claim_id: uuid.UUID, task_id: uuid.UUID, entity: str, statement: str
-    ) -> None:
-        """Publish `research.claim.pending`; the message id makes a repeat a no-op in JetStream."""
-        proposal = ClaimProposed(
-            claim_id=claim_id, task_id=task_id, entity=entity, statement=statement
-        )
-        await self.claims.publish(proposal, headers={subjects.MSG_ID_HEADER: proposal.msg_id()})
+
+def announce(
+    uow: UnitOfWork, claim_id: uuid.UUID, task_id: uuid.UUID, entity: str, statement: str
+) -> None:
+    """Stage `research.claim.pending` for the critic in the unit of work's outbox: published after
+    the commit, at least once; its message id (`ClaimProposed.msg_id()`) makes a repeat a no-op
+    in JetStream, and the critic skips a claim it already decided."""
+    proposal = ClaimProposed(claim_id=claim_id, task_id=task_id, entity=entity, statement=statement)
+    uow.outbox.add(subjects.CLAIM_PENDING, proposal, msg_id=proposal.msg_id())

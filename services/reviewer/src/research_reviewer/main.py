@@ -30,6 +30,7 @@ from nats.js.api import DeliverPolicy
 from research_contracts import ClaimDecided, ClaimProposed, subjects
 from research_contracts.reviews import RequestReview, ReviewCompleted
 from research_judgement import get_judge
+from research_ledger import Ledger
 from research_llm.offline.relevance import Relevance, default_encoder
 from research_modes import ConnectorClient
 from research_modes.app import mode_app
@@ -74,7 +75,7 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
 
     @asynccontextmanager
     async def build(ctx: ServiceContext) -> AsyncIterator[ReviewService]:
-        broker, sessions = ctx.broker, ctx.sessions
+        broker, ledger = ctx.broker, Ledger(ctx.sessions)
         embedder = deps.embedder
         relevance = Relevance(default_encoder())
 
@@ -87,13 +88,12 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
         )
         service = ReviewService(
             broker=broker,
-            sessions=sessions,
+            ledger=ledger,
             settings=config,
             port=ConnectorClient(lambda: broker.connection, timeout_s=config.tool_timeout_s),
             make_author=make_author,
             reviewer=PeerReviewer(config.spot_checks, cut=config.cut),
             embed=embedder.embed_one,
-            claims=ctx.publishers[subjects.CLAIM_PENDING],
             completed=ctx.publishers[subjects.REVIEW_COMPLETED],
             run_events=ctx.run_events,
         )
@@ -103,7 +103,7 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
         )  # relevance and pair models, before the first request
         ticker = asyncio.create_task(
             sweep.sweep_forever(
-                sessions,
+                ledger,
                 lambda: broker.connection.jetstream(),
                 config.sweep_interval_s,
                 publisher=ctx.run_events,
@@ -148,7 +148,7 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
         """Sweep for reports resting on claims that are no longer trustworthy (not after a plain promotion)."""
         if sweep.may_undermine(event):
             await sweep.sweep(
-                ctx.sessions, ctx.broker.connection.jetstream(), publisher=ctx.run_events
+                Ledger(ctx.sessions), ctx.broker.connection.jetstream(), publisher=ctx.run_events
             )
 
     return app

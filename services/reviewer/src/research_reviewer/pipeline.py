@@ -3,13 +3,13 @@
 prepare (normalise the command) → open the report (idempotent; created here when the command
 came straight from the bus) → the author/peer-reviewer loop, traced on `research.run.<run_id>.event`
 → reshape (claims of the key findings, diff against the previous version on a refresh) →
-persist (claims + version + verdict audits + `completed`, one transaction) → `result`, `done`
-→ announce the new claims on `research.claim.pending` for the critic → `research.review.completed`
-(`ReviewCompleted`). Every event goes through a declared publisher (the run events included), so
-the reviewer's AsyncAPI lists it.
+persist (claims + version + verdict audits + `completed` + the new claims' `research.claim.pending`
+in the outbox, one unit of work; the relay announces the claims to the critic after the commit)
+→ `result`, `done` → `research.review.completed` (`ReviewCompleted`). Every event is declared
+(the run events included), so the reviewer's AsyncAPI lists it.
 
-Idempotent under redelivery: a run that already saved its version only re-announces its claims
-and its completion (message ids make that a no-op in JetStream); a command for a run that is no longer the
+Idempotent under redelivery: a run that already saved its version only re-announces its still
+pending claims (through the outbox) and its completion (message ids make that a no-op in JetStream); a command for a run that is no longer the
 report's current one (superseded by a refresh) is ignored. A failure that retrying cannot fix
 fails the report with the reason (the trace ends with `error` and `done(failed)`); a corpus tool
 that did not answer is transient and the command is redelivered (`research_modes.mode_run`). Outside
@@ -28,17 +28,23 @@ from typing import Any
 
 import structlog
 from faststream.nats import NatsBroker
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from research_contracts import ClaimProposed, subjects
+from research_contracts import subjects
 from research_contracts.reviews import RequestReview, ReviewCompleted
+from research_ledger import Ledger
 from research_modes import ModeRun, mode_run, runs_now
-from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_reports import Report, diff_reports
 from research_reviewer import prepare, reshape
 from research_reviewer.experiment import Author, LoopOutcome, Reviewer, review_loop
-from research_reviewer.repository import GOOD_STANDING, SERVICE, Finished, ReviewLedger
+from research_reviewer.repository import (
+    GOOD_STANDING,
+    SERVICE,
+    Finished,
+    announce,
+    finish_review,
+    open_review,
+)
 from research_reviewer.settings import ReviewerSettings
 from research_reviewer.tools import ToolPort
 
@@ -51,13 +57,12 @@ class ReviewService:
     """Everything a review run needs, built in the lifespan."""
 
     broker: NatsBroker
-    sessions: async_sessionmaker[AsyncSession]
+    ledger: Ledger
     settings: ReviewerSettings
     port: ToolPort
     make_author: Callable[[], Author]
     reviewer: Reviewer
     embed: Embed
-    claims: Any  # the declared publisher of `research.claim.pending` (stream RESEARCH_CLAIMS)
     completed: Any = None  # the declared publisher of `research.review.completed` (None: not told)
     run_events: Any = None  # the declared run-event publisher (None: the JetStream context)
 
@@ -66,15 +71,16 @@ class ReviewService:
         with structlog.contextvars.bound_contextvars(
             review_id=str(job.review_id), run_id=job.run_id
         ):
-            async with transaction(self.sessions) as session:
-                repo = ReviewLedger(session)
-                row = await repo.open(job)
-                done = await repo.ledger.reports.version_of_run(job.review_id, job.run_id)
+            async with self.ledger.unit_of_work(service=SERVICE) as uow:
+                row = await open_review(uow, job)
+                done = await uow.reports.version_of_run(job.review_id, job.run_id)
+                if done is not None:  # a redelivery after a crash: its still-pending claims again
+                    for claim in await uow.claims.pending_among(list(done.claim_ids)):
+                        announce(uow, claim.id, claim.entity, claim.statement)
             if done is not None:
                 log.info(
                     "run already saved its version; re-announcing its claims", version=done.version
                 )
-                await self.announce_ids(list(done.claim_ids))
                 await self.tell_completed(
                     ReviewCompleted(
                         review_id=job.review_id,
@@ -95,7 +101,7 @@ class ReviewService:
     async def run(self, job: prepare.ReviewJob) -> None:
         async with mode_run(
             self.broker.connection.jetstream(),
-            self.sessions,
+            self.ledger,
             service=SERVICE,
             kind="review",
             report_id=job.review_id,
@@ -116,7 +122,6 @@ class ReviewService:
             )
         if run.failed:
             return
-        await self.announce(finished.proposed)
         await self.tell_completed(
             ReviewCompleted(
                 review_id=job.review_id,
@@ -139,13 +144,12 @@ class ReviewService:
         self, job: prepare.ReviewJob, outcome: LoopOutcome, run: ModeRun | None = None
     ) -> tuple[Report, Finished]:
         """Claims, diff and version of the run's final report (a refresh re-uses claims in good standing)."""
-        async with transaction(self.sessions) as session:
-            repo = ReviewLedger(session)
-            previous = await repo.latest(job.review_id)
+        async with self.ledger.unit_of_work(service=SERVICE) as uow:
+            previous = await uow.reports.version(job.review_id)
             reuse = None
             if previous is not None:
                 earlier = _claims_of(previous.content)
-                standing = await repo.standing(list(earlier.values()))
+                standing = await uow.claims.statuses(list(earlier.values()))
                 reuse = {
                     key: standing.get(claim_id, "") in GOOD_STANDING
                     for key, claim_id in earlier.items()
@@ -168,34 +172,16 @@ class ReviewService:
             old = Report.model_validate(previous.content)
             report.version = previous.version + 1
             diff = diff_reports(old, report).model_dump(mode="json")
-        async with transaction(self.sessions) as session:
-            repo = ReviewLedger(session)
-            finished = await repo.finish(job, outcome, proposals, embeddings, report, diff)
+        async with self.ledger.unit_of_work(service=SERVICE) as uow:
+            finished = await finish_review(uow, job, outcome, proposals, embeddings, report, diff)
             if run is not None:
-                run.audit_sources(repo.ledger)
+                run.audit_sources(uow)
         return report, finished
-
-    async def announce(self, proposals: list[reshape.Proposal]) -> None:
-        for p in proposals:
-            await self._publish(p.claim.claim_id, p.claim.entity, p.claim.statement)
-
-    async def announce_ids(self, claim_ids: list[uuid.UUID]) -> None:
-        """Re-announce the still-pending claims of a saved run (a redelivery after a crash)."""
-        async with self.sessions() as session:
-            pending = await ReviewLedger(session).pending(claim_ids)
-        for claim in pending:
-            await self._publish(claim.id, claim.entity, claim.statement)
 
     async def tell_completed(self, event: ReviewCompleted) -> None:
         """`research.review.completed`, once per run (its message id)."""
         if self.completed is not None:
             await self.completed.publish(event, headers={subjects.MSG_ID_HEADER: event.msg_id()})
-
-    async def _publish(self, claim_id: uuid.UUID, entity: str, statement: str) -> None:
-        proposal = ClaimProposed(
-            claim_id=claim_id, task_id=None, entity=entity, statement=statement
-        )
-        await self.claims.publish(proposal, headers={subjects.MSG_ID_HEADER: proposal.msg_id()})
 
 
 def _claims_of(content: dict[str, Any]) -> dict[str, uuid.UUID]:

@@ -19,11 +19,9 @@ from collections.abc import Callable
 from typing import Any
 
 from nats.js import JetStreamContext
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import ClaimDecided, ClaimStatus
-from research_ledger import StaleReport, UnitOfWork
-from research_platform.db import transaction
+from research_ledger import Ledger, StaleReport
 from research_platform.logging import get_logger
 from research_runs import StaleNotice, tell_stale
 
@@ -39,7 +37,7 @@ def may_undermine(event: ClaimDecided) -> bool:
 
 
 async def sweep(
-    sessions: async_sessionmaker[AsyncSession],
+    ledger: Ledger,
     js: JetStreamContext,
     *,
     service: str = "reviewer",
@@ -49,12 +47,11 @@ async def sweep(
     """Mark every report resting on an undermined claim stale; returns what changed. `publisher`:
     the declared run-event publisher the events go through (None: `js` directly)."""
     stale: list[tuple[str, StaleReport]] = []
-    async with transaction(sessions) as session:
-        ledger = UnitOfWork(session, service=service)
-        for claim in await ledger.reports.undermined_claims(limit=limit):
+    async with ledger.unit_of_work(service=service) as uow:
+        for claim in await uow.reports.undermined_claims(limit=limit):
             stale += [
                 (str(claim.claim_id), report)
-                for report in await ledger.reports.mark_stale(claim.claim_id, claim.reason)
+                for report in await uow.reports.mark_stale(claim.claim_id, claim.reason)
             ]
     for claim_id, report in stale:
         log.info(
@@ -72,7 +69,7 @@ async def sweep(
 
 
 async def sweep_forever(
-    sessions: async_sessionmaker[AsyncSession],
+    ledger: Ledger,
     js: Callable[[], JetStreamContext],
     interval_s: float,
     publisher: Any = None,
@@ -81,6 +78,6 @@ async def sweep_forever(
     while True:
         await asyncio.sleep(interval_s)
         try:
-            await sweep(sessions, js(), publisher=publisher)
+            await sweep(ledger, js(), publisher=publisher)
         except Exception as exc:  # noqa: BLE001 - one failed sweep must not end the loop
             log.warning("stale sweep failed", error=repr(exc))

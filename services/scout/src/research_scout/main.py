@@ -24,6 +24,7 @@ from faststream import FastStream
 from research_agents.app import schedule
 from research_contracts import subjects
 from research_contracts.sourcelists import RequestSourceList, SourceListUpdated
+from research_ledger import Ledger
 from research_modes import ConnectorClient
 from research_modes.app import mode_app
 from research_platform.app import Consumes, ServiceContext
@@ -56,7 +57,7 @@ def create_app(settings: ScoutServiceSettings) -> FastStream:
         broker = ctx.broker
 
         yield Scout(
-            sessions=ctx.sessions,
+            ledger=Ledger(ctx.sessions),
             settings=scout_settings,
             search=ConnectorClient(
                 lambda: broker.connection, timeout_s=scout_settings.connector_timeout_s

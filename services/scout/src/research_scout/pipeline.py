@@ -30,18 +30,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nats.js import JetStreamContext
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import EvidenceFound, SearchEvidence, subjects
 from research_contracts.sourcelists import RequestSourceList, SourceListUpdated, SourceType
+from research_ledger import Ledger, UnitOfWork
 from research_llm import ProviderChain, remote_configured
 from research_modes import SourceLog, mode_run, tell
-from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_runs import RunRecorder
 from research_scout import detail as offline_detail
-from research_scout import experiment, llm, prepare, reshape
-from research_scout.repository import SERVICE, SourceListDesk
+from research_scout import experiment, llm, prepare, repository, reshape
+from research_scout.repository import SERVICE
 from research_scout.settings import ScoutSettings
 
 log = get_logger(__name__)
@@ -339,7 +338,7 @@ async def build(
 class Scout:
     """Runs source lists end to end: storage, run events and the update event."""
 
-    sessions: async_sessionmaker[AsyncSession]
+    ledger: Ledger
     settings: ScoutSettings
     search: Search
     jetstream: Callable[[], JetStreamContext]
@@ -349,20 +348,19 @@ class Scout:
     async def handle(self, request: RequestSourceList) -> Outcome:
         """Build one run of a list; a redelivered run that already finished is skipped."""
         started = time.monotonic()
-        async with transaction(self.sessions) as session:
-            desk = SourceListDesk(session)
-            limits = await desk.limits(request.workspace)
+        async with self.ledger.unit_of_work(service=SERVICE) as uow:
+            limits = await uow.limits.of(request.workspace)
             brief = prepare.brief(request, limits)  # PrepareError → dead letter (Delivery)
-            start = await desk.begin(brief.request, limits, datetime.now(UTC))
+            start = await repository.begin(uow, brief.request, limits, datetime.now(UTC))
         if not start.go:
             return Outcome(None, skipped=True)
 
-        async def run_failed(session: AsyncSession, reason: str) -> None:
-            await SourceListDesk(session).run_failed(brief.request, reason)
+        async def run_failed(uow: UnitOfWork, reason: str) -> None:
+            await repository.run_failed(uow, brief.request, reason)
 
         async with mode_run(
             self.jetstream(),
-            self.sessions,
+            self.ledger,
             service=SERVICE,
             kind="source_list",
             report_id=request.source_list_id,
@@ -390,10 +388,9 @@ class Scout:
             run.sources.check()  # every source down: the run fails with the reason, not an empty list
             snapshot.report.metadata.update(run.sources.metadata())
             diff = reshape.diff(start.previous, snapshot)
-            async with transaction(self.sessions) as session:
-                desk = SourceListDesk(session)
+            async with self.ledger.unit_of_work(service=SERVICE) as uow:
                 for record in loop.trace:
-                    await desk.book.record_iteration(
+                    await uow.source_lists.record_iteration(
                         request.run_id,
                         record["iteration"],
                         query=record["query"],
@@ -402,15 +399,16 @@ class Scout:
                         stop_reason=record["stop_reason"],
                         judgements=record["judgements"],
                     )
-                version = await desk.store(
+                version = await repository.store(
+                    uow,
                     brief.request,
                     snapshot,
                     diff,
                     retention=self.settings.retention_versions,
                     stop_reason=stop,
                 )
-                run.audit_sources(desk.ledger)
-                desk.ledger.outbox.add(  # published after the commit, with the version
+                run.audit_sources(uow)
+                uow.outbox.add(  # published after the commit, with the version
                     subjects.SOURCELIST_UPDATED,
                     SourceListUpdated(
                         source_list_id=request.source_list_id,

@@ -2,7 +2,7 @@
 
 `research_agents.Scheduler("scout", …)` runs `fire_due` on its interval under the scout's
 run-lock (a Postgres advisory lock), so across replicas one tick at a time does the firing;
-inside it, `SourceListBook.due` + `claim_due` move each schedule's `next_run_at` on in the same
+inside it, `uow.source_lists.due` + `claim_due` move each schedule's `next_run_at` on in the same
 transaction that read it (`FOR UPDATE SKIP LOCKED`, compare-and-set), so a schedule fires at
 most once per due time even if two ticks ever overlapped. Each fired schedule runs in process
 as a new run of the list (trigger `schedule`), with the request stored on its report.
@@ -17,9 +17,6 @@ from typing import Any
 
 from research_agents import RunContext
 from research_contracts.sourcelists import RequestSourceList
-from research_ledger import UnitOfWork
-from research_ledger.source_lists import SourceListBook
-from research_platform.db import transaction
 from research_platform.logging import get_logger
 from research_scout.pipeline import Scout
 from research_scout.repository import SERVICE
@@ -40,13 +37,11 @@ class ScheduleTick:
         """Claim every due schedule, then run each claimed list; returns counts."""
         now = datetime.now(UTC)
         commands: list[RequestSourceList] = []
-        async with transaction(self.scout.sessions) as session:
-            book = SourceListBook(session, service=SERVICE)
-            ledger = UnitOfWork(session, service=SERVICE)
-            for due in await book.due(now):
-                if await book.claim_due(due, now) is None:
+        async with self.scout.ledger.unit_of_work(service=SERVICE) as uow:
+            for due in await uow.source_lists.due(now):
+                if await uow.source_lists.claim_due(due, now) is None:
                     continue  # another tick moved it on
-                report = await ledger.reports.get(due.source_list_id, kind="source_list")
+                report = await uow.reports.get(due.source_list_id, kind="source_list")
                 if report is None:
                     continue
                 commands.append(

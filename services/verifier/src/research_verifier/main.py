@@ -25,6 +25,7 @@ from faststream import FastStream
 
 from research_contracts import subjects
 from research_contracts.verifications import RequestVerification, VerificationChanged
+from research_ledger import Ledger
 from research_modes import ConnectorClient
 from research_modes.app import mode_app
 from research_platform.app import Consumes, ServiceContext
@@ -76,7 +77,7 @@ def create_app(settings: VerifierServiceSettings) -> FastStream:
             )
         yield VerificationService(
             broker=broker,
-            sessions=ctx.sessions,
+            ledger=Ledger(ctx.sessions),
             settings=config,
             engine=engine,
             check=check,

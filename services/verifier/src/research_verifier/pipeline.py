@@ -3,7 +3,7 @@
 prepare (parse the claim) → open the report (idempotent; a scheduled re-verification moves a
 finished one back to `running` under its new run) → search, judge, qualify (`experiment`),
 traced on `research.run.<run_id>.event` → the report through the citation checker (`reshape`)
-→ persist (version + `completed` + audit, one transaction) → `verdict`, `result`, `done`.
+→ persist (version + `completed` + audit, one unit of work) → `verdict`, `result`, `done`.
 Sources the ledger knows retracted (`research_sources.retracted`) or an outside connector reports
 retracted are never evidence. For a re-verification whose verdict or confidence moved, or whose
 earlier sources are now retracted, it also records a finding (kind `verdict_changed` or
@@ -27,18 +27,17 @@ from typing import Any
 
 import structlog
 from faststream.nats import NatsBroker
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import subjects
 from research_contracts.verifications import RequestVerification, VerificationChanged
+from research_ledger import Ledger
 from research_modes import mode_run, runs_now
-from research_platform.db import transaction
 from research_platform.errors import PrepareError
 from research_platform.logging import get_logger
 from research_verification import LabelledPassage, PassageStance, Verdict, decide_verdict
-from research_verifier import prepare, reshape
+from research_verifier import prepare, repository, reshape
 from research_verifier.experiment import Engine, Previous, change, gather, judge_version
-from research_verifier.repository import SERVICE, VerificationLedger
+from research_verifier.repository import SERVICE
 from research_verifier.settings import VerifierSettings
 from research_verifier.tools import EvidencePort, Searcher
 from research_verifier.veto import CheckResult, LlmCheck
@@ -49,7 +48,7 @@ log = get_logger(__name__)
 @dataclass
 class VerificationService:
     broker: NatsBroker
-    sessions: async_sessionmaker[AsyncSession]
+    ledger: Ledger
     settings: VerifierSettings
     port: EvidencePort
     engine: Engine
@@ -60,17 +59,18 @@ class VerificationService:
         try:
             job = prepare.verification_job(command)
         except PrepareError as exc:
-            async with transaction(self.sessions) as session:
-                await VerificationLedger(session).fail(command.verification_id, str(exc))
+            async with self.ledger.unit_of_work(service=SERVICE) as uow:
+                await uow.reports.fail(command.verification_id, str(exc))
             raise
         with structlog.contextvars.bound_contextvars(
             verification_id=str(job.verification_id), run_id=job.run_id
         ):
-            async with transaction(self.sessions) as session:
-                repo = VerificationLedger(session)
-                row = await repo.open(job, watch_days=self.settings.watch_days)
-                done = await repo.ledger.reports.version_of_run(job.verification_id, job.run_id)
-                previous = await repo.previous(job.verification_id)
+            async with self.ledger.unit_of_work(service=SERVICE) as uow:
+                row = await repository.open_verification(
+                    uow, job, watch_days=self.settings.watch_days
+                )
+                done = await uow.reports.version_of_run(job.verification_id, job.run_id)
+                previous = await repository.previous_verdict(uow, job.verification_id)
             if done is not None:
                 log.info("run already saved its version", version=done.version)
                 return
@@ -83,7 +83,7 @@ class VerificationService:
         config = self.settings
         async with mode_run(
             self.broker.connection.jetstream(),
-            self.sessions,
+            self.ledger,
             service=SERVICE,
             kind="verification",
             report_id=job.verification_id,
@@ -100,10 +100,9 @@ class VerificationService:
             )
             evidence, _ = await gather(job, self.engine, searcher, recorder, config)
             run.sources.check()
-            async with (
-                self.sessions() as session
-            ):  # the ledger's retractions: never evidence, and a change
-                known = await VerificationLedger(session).retracted_sources(
+            # the ledger's retractions: never evidence, and a change
+            async with self.ledger.reading(service=SERVICE) as uow:
+                known = await uow.sources.retracted(
                     set(evidence.passages) | (previous.sources if previous else frozenset())
                 )
             if known - evidence.retracted:
@@ -155,9 +154,9 @@ class VerificationService:
             cited = {r.paper_id or "" for r in report.references}
             moved = change(previous, assessment, evidence.retracted, judge)
             finding_id = None
-            async with transaction(self.sessions) as session:
-                repo = VerificationLedger(session)
-                version = await repo.finish(
+            async with self.ledger.unit_of_work(service=SERVICE) as uow:
+                version = await repository.finish(
+                    uow,
                     job,
                     report,
                     assessment,
@@ -173,10 +172,12 @@ class VerificationService:
                     },
                     judge=judge,
                 )
-                run.audit_sources(repo.ledger)
+                run.audit_sources(uow)
                 if moved is not None:
-                    finding_id = await repo.verdict_changed(job, reshape.finding(job, moved), moved)
-                    repo.ledger.outbox.add(
+                    finding_id = await repository.verdict_changed(
+                        uow, job, reshape.finding(job, moved), moved
+                    )
+                    uow.outbox.add(
                         subjects.VERIFICATION_CHANGED,
                         VerificationChanged(
                             verification_id=job.verification_id,

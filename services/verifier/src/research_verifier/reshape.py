@@ -15,7 +15,7 @@ A re-verification whose verdict moved (`experiment.change`) is shaped as a findi
 
 from __future__ import annotations
 
-from research_agents import NewFinding
+from research_ledger.findings import NewFinding
 from research_reports import CitationCheck, Finding, Quote, Reference, Report, Section, check_report
 from research_reports.text import statement_of
 from research_verification import Assessment, LabelledPassage, PassageStance, decide_verdict

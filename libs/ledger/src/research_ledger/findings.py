@@ -1,8 +1,10 @@
-"""Findings of the periodic agents: insert-only, resolvable once by their owner, gone after 180 days.
+"""Findings of the periodic agents (`uow.findings`): insert-only, resolvable once by their owner,
+gone after 180 days.
 
 Every query here filters `expires_at > now()`, so an expired finding is never returned even
 before the maintenance step (`purge_expired`) deletes it. Nothing updates a finding except
-`mark_resolved`, which only touches unresolved, unexpired rows of the calling agent.
+`mark_resolved` / `settle`, which only touch unresolved, unexpired rows of the calling agent
+(the unit of work's service).
 """
 
 from __future__ import annotations
@@ -12,17 +14,21 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict
 from sqlalchemy import delete, func, insert, select, text, update
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_contracts import views
-from research_ledger import UnitOfWork, audit
+from research_ledger import audit
 from research_ledger.audit import storable
+from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
 from research_ledger.tables import Finding
+
+if TYPE_CHECKING:  # the ledger builds its units of work from this module's repository
+    from research_ledger.ledger import Ledger
 
 FINDING_TTL = timedelta(days=180)
 
@@ -63,11 +69,12 @@ def _alive() -> Any:
     return Finding.expires_at > func.now()
 
 
-class FindingsRepository:
-    """One agent's findings, in the caller's session (its transaction also carries the audit rows)."""
+class Findings(LedgerBase):
+    """One agent's findings (the agent is the unit of work's service), in the caller's session
+    (its transaction also carries the audit rows)."""
 
     def __init__(self, session: AsyncSession, agent: str) -> None:
-        self.session = session
+        super().__init__(session, service=agent)
         self.agent = agent
 
     async def record(
@@ -94,6 +101,43 @@ class FindingsRepository:
             return []
         await self.session.execute(insert(Finding).values(rows))
         return [r["id"] for r in rows]
+
+    async def purge(self, batch_size: int) -> int:
+        """Delete up to `batch_size` expired findings (any agent's; rows another transaction
+        holds are skipped); how many."""
+        doomed = (
+            select(Finding.id)
+            .where(Finding.expires_at <= func.now())
+            .limit(batch_size)
+            .with_for_update(skip_locked=True)
+        )
+        result = await self.session.execute(
+            delete(Finding).where(Finding.id.in_(doomed.scalar_subquery())).returning(Finding.id)
+        )
+        return len(result.scalars().all())
+
+    def kept_by(self, agent: str) -> Findings:
+        """The findings of `agent` in the same session (the verifier records a watched claim's
+        finding in the replicator's name: the watch schedule is its)."""
+        return Findings(self.session, agent)
+
+    async def discredited(self, finding_id: uuid.UUID) -> set[str] | None:
+        """The sources a finding says no longer back its claim (`retracted` and `lost` in its
+        payload; none once it expired); None while the finding is not visible to this read (its
+        transaction has not committed yet, or a replica lags)."""
+        found = (
+            await self.session.execute(
+                select(Finding.payload, Finding.expires_at > func.now()).where(
+                    Finding.id == finding_id
+                )
+            )
+        ).one_or_none()
+        if found is None:
+            return None
+        payload, live = found
+        if not (live and payload):
+            return set()
+        return set(payload.get("retracted") or []) | set(payload.get("lost") or [])
 
     async def get(self, finding_id: uuid.UUID) -> FindingView | None:
         row = await self.session.scalar(select(Finding).where(Finding.id == finding_id, _alive()))
@@ -155,6 +199,64 @@ class FindingsRepository:
         )
         return list(result.scalars())
 
+    async def settle(
+        self,
+        *,
+        opened: Sequence[NewFinding],
+        resolve: dict[uuid.UUID, dict[str, Any]],
+        opened_action: AuditAction,
+        resolved_action: AuditAction,
+        context: dict[str, Any] | None = None,
+    ) -> tuple[list[uuid.UUID], list[uuid.UUID]]:
+        """Record `opened`, resolve the guarded subset of `resolve` (one statement, one round trip),
+        and write one audit row per change through the ledger's audit writer (`Ledger.audit_many`,
+        a second statement) — in the caller's transaction, which must be a real one: the findings and
+        their audit rows commit together or not at all.
+
+        `resolve` maps a finding id to extra audit payload; each audit row carries the finding id
+        plus `context` in `subject_ids` and names the finding's first claim. Returns (opened ids,
+        resolved ids). The same rules as the other moves: insert-only, 180-day TTL, only the
+        owner's unresolved, unexpired findings are resolved.
+        """
+        new = {uuid.uuid4(): f for f in opened}
+        rows = [
+            {
+                "id": str(finding_id),
+                "kind": f.kind,
+                "claim_ids": [str(c) for c in f.claim_ids],
+                "payload": storable(f.payload),
+            }
+            for finding_id, f in new.items()
+        ]
+        result = await self.session.execute(
+            SETTLE,
+            {
+                "opened": json.dumps(rows, default=str),
+                "agent": self.agent,
+                "ttl_days": FINDING_TTL.days,
+                "resolve": list(resolve),
+            },
+        )
+        changed = result.all()
+        scope = context or {}
+        entries = [
+            audit.Entry(
+                opened_action if row.opened else resolved_action,
+                claim_id=row.claim_ids[0] if row.claim_ids else None,
+                subject_ids={"finding_id": row.id, **scope},
+                payload=(
+                    {"kind": row.kind, **new[row.id].payload}
+                    if row.opened
+                    else {"finding_id": row.id, "kind": row.kind, **resolve.get(row.id, {})}
+                ),
+            )
+            for row in changed
+        ]
+        await self.audit_many(entries)
+        return [row.id for row in changed if row.opened], [
+            row.id for row in changed if not row.opened
+        ]
+
 
 SETTLE = text(
     """
@@ -179,90 +281,21 @@ SELECT false, id, kind, claim_ids FROM resolved
 )
 
 
-async def settle(
-    session: AsyncSession,
-    agent: str,
-    *,
-    opened: Sequence[NewFinding],
-    resolve: dict[uuid.UUID, dict[str, Any]],
-    opened_action: AuditAction,
-    resolved_action: AuditAction,
-    context: dict[str, Any] | None = None,
-) -> tuple[list[uuid.UUID], list[uuid.UUID]]:
-    """Record `opened`, resolve the guarded subset of `resolve` (one statement, one round trip),
-    and write one audit row per change through the ledger's audit writer (`Ledger.audit_many`,
-    a second statement) — in the caller's transaction, which must be a real one: the findings and
-    their audit rows commit together or not at all.
-
-    `resolve` maps a finding id to extra audit payload; each audit row carries the finding id
-    plus `context` in `subject_ids` and names the finding's first claim. Returns (opened ids,
-    resolved ids). The same rules as `FindingsRepository`: insert-only, 180-day TTL, only the
-    owner's unresolved, unexpired findings are resolved.
-    """
-    new = {uuid.uuid4(): f for f in opened}
-    rows = [
-        {
-            "id": str(finding_id),
-            "kind": f.kind,
-            "claim_ids": [str(c) for c in f.claim_ids],
-            "payload": storable(f.payload),
-        }
-        for finding_id, f in new.items()
-    ]
-    result = await session.execute(
-        SETTLE,
-        {
-            "opened": json.dumps(rows, default=str),
-            "agent": agent,
-            "ttl_days": FINDING_TTL.days,
-            "resolve": list(resolve),
-        },
-    )
-    changed = result.all()
-    scope = context or {}
-    entries = [
-        audit.Entry(
-            opened_action if row.opened else resolved_action,
-            claim_id=row.claim_ids[0] if row.claim_ids else None,
-            subject_ids={"finding_id": row.id, **scope},
-            payload=(
-                {"kind": row.kind, **new[row.id].payload}
-                if row.opened
-                else {"finding_id": row.id, "kind": row.kind, **resolve.get(row.id, {})}
-            ),
-        )
-        for row in changed
-    ]
-    await UnitOfWork(session, service=agent).audit_many(entries)
-    return [row.id for row in changed if row.opened], [row.id for row in changed if not row.opened]
-
-
 async def purge_expired(
-    sessions: async_sessionmaker[AsyncSession],
+    ledger: Ledger,
     *,
     batch_size: int = 1000,
     max_batches: int | None = None,
 ) -> int:
-    """Delete expired findings, `batch_size` rows per transaction; returns how many were removed.
+    """Delete expired findings, `batch_size` rows per unit of work; returns how many were removed.
 
     Short transactions keep locks brief; `SKIP LOCKED` lets two replicas purge side by side.
     """
     removed = 0
     batches = 0
     while max_batches is None or batches < max_batches:
-        doomed = (
-            select(Finding.id)
-            .where(Finding.expires_at <= func.now())
-            .limit(batch_size)
-            .with_for_update(skip_locked=True)
-        )
-        async with sessions() as session, session.begin():
-            result = await session.execute(
-                delete(Finding)
-                .where(Finding.id.in_(doomed.scalar_subquery()))
-                .returning(Finding.id)
-            )
-            count = len(result.scalars().all())
+        async with ledger.unit_of_work(service="librarian") as uow:
+            count = await uow.findings.purge(batch_size)
         removed += count
         batches += 1
         if count < batch_size:
