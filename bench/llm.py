@@ -255,6 +255,7 @@ async def bench_verifier(chain, claims, docs, n) -> Tally:
 
 
 async def bench_scout(chain, claims, docs, n) -> Tally:
+    from research_scout import detail as offline_detail
     from research_scout import llm as scout_llm
     from research_scout import prepare
 
@@ -292,9 +293,7 @@ async def bench_scout(chain, claims, docs, n) -> Tally:
         )
         remote = detail.model == MODEL_NAME
         t.valid += remote
-        offline = scout_llm.offline_detail.detail(
-            item, DetailLevel.facts_list, keywords, academic=True
-        )
+        offline = offline_detail.detail(item, DetailLevel.facts_list, keywords, academic=True)
         used_facts = remote and [f.quote for f in detail.facts or []] != [
             f.quote for f in offline.facts or []
         ]

@@ -15,7 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from structlog.testing import capture_logs
 
 from research_gateway.auth import ApiKeys
-from research_gateway.main import create_app, is_loopback
+from research_gateway.hosts import is_loopback
+from research_gateway.main import create_app
 from research_gateway.throttle import FailedAuthThrottle
 from research_ledger import UnitOfWork
 from research_ledger.tables import AuditEvent

@@ -28,7 +28,7 @@ from research_platform.settings import Settings
 class Handles(Protocol):
     """A mode's service object: it handles each parsed request command."""
 
-    async def handle(self, command: Any) -> None: ...
+    async def handle(self, command: Any) -> object: ...
 
 
 S = TypeVar("S", bound=Settings)  # the mode's settings root

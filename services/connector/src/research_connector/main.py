@@ -53,7 +53,7 @@ def create_app(settings: ConnectorServiceSettings) -> FastStream:
     state: dict[str, Any] = {}
 
     @asynccontextmanager
-    async def build(ctx: ServiceContext) -> AsyncIterator[None]:
+    async def build(ctx: ServiceContext[ConnectorServiceSettings, None]) -> AsyncIterator[None]:
         sessions = ctx.sessions
         state["sessions"], state["read_sessions"] = sessions, session_factory(ctx.reader)
         client = http_client(connector)

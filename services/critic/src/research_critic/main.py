@@ -61,7 +61,7 @@ def create_app(settings: CriticServiceSettings) -> FastStream:
     concurrency = settings.critic.concurrency
 
     @asynccontextmanager
-    async def build(ctx: ServiceContext) -> AsyncIterator[Critic]:
+    async def build(ctx: ServiceContext[CriticServiceSettings, Critic]) -> AsyncIterator[Critic]:
         # The reads before a judgement need no transaction: `decide` checks the claim is still
         # pending and its entity unchanged (`EntityChanged`) in the transaction that writes.
         yield Critic(

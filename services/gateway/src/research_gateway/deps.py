@@ -56,7 +56,8 @@ def broker_of(request: Request) -> Any:
 
 def bus_of(request: Request) -> Bus:
     """The gateway's declared publishers, on the broker connected in the lifespan."""
-    return request.app.state.bus
+    bus: Bus = request.app.state.bus
+    return bus
 
 
 LedgerDoor = Annotated[Ledger, Depends(ledger_of)]

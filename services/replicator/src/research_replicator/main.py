@@ -178,7 +178,9 @@ def create_app(settings: ReplicatorServiceSettings) -> FastStream:
     )
 
     @asynccontextmanager
-    async def dispatcher(ctx: ServiceContext) -> AsyncIterator[None]:
+    async def dispatcher(
+        ctx: ServiceContext[ReplicatorServiceSettings, Any],
+    ) -> AsyncIterator[None]:
         """Due watched claims asked for on a tick, at most `watched_in_flight` unfinished; only
         while the schedule is on (no ticks: no watched claims asked for on its own either)."""
         if not replicator.schedule.enabled:
@@ -201,7 +203,7 @@ def create_app(settings: ReplicatorServiceSettings) -> FastStream:
     ctx.run_beside(dispatcher)
 
     @asynccontextmanager
-    async def releaser(ctx: ServiceContext) -> AsyncIterator[None]:
+    async def releaser(ctx: ServiceContext[ReplicatorServiceSettings, Any]) -> AsyncIterator[None]:
         """Held re-critiques released on a tick, at most `recritique_in_flight` unjudged; always on
         (they follow from retraction events, which this service consumes with or without ticks)."""
         task = asyncio.get_running_loop().create_task(

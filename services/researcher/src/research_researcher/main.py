@@ -52,7 +52,9 @@ def create_app(settings: ResearcherServiceSettings) -> FastStream:
     concurrency = settings.researcher.concurrency
 
     @asynccontextmanager
-    async def build(ctx: ServiceContext) -> AsyncIterator[Researcher]:
+    async def build(
+        ctx: ServiceContext[ResearcherServiceSettings, Researcher],
+    ) -> AsyncIterator[Researcher]:
         embedder = deps.embedder
         assert isinstance(
             embedder, MicroBatchingEmbedder

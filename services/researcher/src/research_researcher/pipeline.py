@@ -99,7 +99,7 @@ class Researcher:
         if query_vector is not None and self.remember is not None and not task.patient_context:
             # Without patient context the model's question is the topic plus placeholders: one vector for both.
             self.remember(guarded.model_question, query_vector)
-        notes: list[tuple[AuditAction, dict]] = []
+        notes: list[tuple[AuditAction, dict[str, Any]]] = []
         if memory_error is None:
             sources = task.filters.sources or self.settings.evidence_sources
         else:

@@ -74,7 +74,9 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
     config = settings.reviewer
 
     @asynccontextmanager
-    async def build(ctx: ServiceContext) -> AsyncIterator[ReviewService]:
+    async def build(
+        ctx: ServiceContext[ReviewerServiceSettings, ReviewService],
+    ) -> AsyncIterator[ReviewService]:
         broker, ledger = ctx.broker, Ledger(ctx.sessions)
         embedder = deps.embedder
         relevance = Relevance(default_encoder())

@@ -53,7 +53,7 @@ def create_app(settings: ScoutServiceSettings) -> FastStream:
     scout_settings = settings.scout
 
     @asynccontextmanager
-    async def build(ctx: ServiceContext) -> AsyncIterator[Scout]:
+    async def build(ctx: ServiceContext[ScoutServiceSettings, Scout]) -> AsyncIterator[Scout]:
         broker = ctx.broker
 
         yield Scout(

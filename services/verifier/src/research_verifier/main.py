@@ -56,7 +56,9 @@ def create_app(settings: VerifierServiceSettings) -> FastStream:
     config = settings.verifier
 
     @asynccontextmanager
-    async def build(ctx: ServiceContext) -> AsyncIterator[VerificationService]:
+    async def build(
+        ctx: ServiceContext[VerifierServiceSettings, VerificationService],
+    ) -> AsyncIterator[VerificationService]:
         broker = ctx.broker
 
         def offline() -> OfflineEngine:
