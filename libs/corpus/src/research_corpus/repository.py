@@ -3,7 +3,8 @@
 Writes are bulk: papers with one multi-row INSERT … RETURNING; chunks are COPYed (binary,
 asyncpg `copy_records_to_table`) into a transaction-local staging table and moved into
 `corpus_chunks` with one INSERT … SELECT that lets Postgres compute the full-text vector
-(title weight A, text weight B) and the BM25 length. The chunks' postings and the corpus
+(title weight A, text weight B), from which the BM25 length and postings come (the vector
+itself is not stored). The chunks' postings and the corpus
 statistics (`corpus_lexemes.doc_freq`, `corpus_stats`) are then updated *incrementally* from
 the rows just written (and, for re-indexed papers, from the rows about to be deleted), so an
 ingest costs what it adds, not what the corpus holds. `refresh_lexeme_stats` recomputes the
@@ -12,6 +13,7 @@ statistics from scratch (a repair, and the reference the incremental path is tes
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,33 +31,38 @@ _CREATE_STAGING = f"""CREATE TEMP TABLE IF NOT EXISTS {_STAGING} (
 ) ON COMMIT DELETE ROWS"""
 _STAGING_COLUMNS = ("paper_id", "chunk_index", "section", "locator", "text", "title", "embedding")
 
-# Staged rows -> chunks (tsvector and BM25 length computed here) -> postings -> lexeme doc_freq
-# and corpus totals, in one statement: nothing is read back to Python.
+# Staged rows -> chunks (their ids drawn here, the BM25 length computed from the full-text vector,
+# which is not stored) -> postings -> lexeme doc_freq and corpus totals, in one statement: nothing
+# is read back to Python, and the postings come from the staged rows (no join back to the chunks).
 _LOAD_CHUNKS = text(
-    f"""WITH staged AS (
-        SELECT l.paper_id, l.chunk_index, l.section, l.locator, l.text, CAST(l.embedding AS halfvec) AS embedding,
-               setweight(to_tsvector('english', l.title), 'A') || setweight(to_tsvector('english', l.text), 'B') AS tsv
-        FROM {_STAGING} l
+    f"""WITH staged AS MATERIALIZED (
+        SELECT nextval(pg_get_serial_sequence('corpus_chunks', 'id')) AS id, v.*,
+               coalesce((SELECT sum(coalesce(array_length(u.positions, 1), 1)) FROM unnest(v.tsv) AS u), 0) AS token_count
+        FROM (
+            SELECT l.paper_id, l.chunk_index, l.section, l.locator, l.text, CAST(l.embedding AS halfvec) AS embedding,
+                   setweight(to_tsvector('english', l.title), 'A') || setweight(to_tsvector('english', l.text), 'B') AS tsv
+            FROM {_STAGING} l
+        ) v
     ), chunks AS (
-        INSERT INTO corpus_chunks (paper_id, chunk_index, section, locator, text, embedding, tsv, token_count)
-        SELECT s.paper_id, s.chunk_index, s.section, s.locator, s.text, s.embedding, s.tsv,
-               coalesce((SELECT sum(coalesce(array_length(u.positions, 1), 1)) FROM unnest(s.tsv) AS u), 0)
+        INSERT INTO corpus_chunks (id, paper_id, chunk_index, section, locator, text, embedding, token_count)
+        SELECT s.id, s.paper_id, s.chunk_index, s.section, s.locator, s.text, s.embedding, s.token_count
         FROM staged s
-        RETURNING id, tsv, token_count
+        RETURNING token_count
     ), corpus AS (  -- the mean length the impacts are normalised by: the corpus's, else this batch's
         SELECT greatest(coalesce(
             (SELECT avg_doc_len FROM corpus_stats WHERE id = 1 AND chunks > 0),
-            (SELECT avg(token_count) FROM chunks)), 1)::float8 AS avgdl
+            (SELECT avg(token_count) FROM staged)), 1)::float8 AS avgdl
     ), counted AS (
-        SELECT u.lexeme, c.id AS chunk_id, c.token_count AS doc_len,
+        SELECT u.lexeme, s.id AS chunk_id, s.token_count AS doc_len,
                cardinality(u.positions) - cardinality(array_positions(u.weights, 'A')) AS tf_text,
                cardinality(array_positions(u.weights, 'A')) AS tf_title
-        FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS u
+        FROM staged s CROSS JOIN LATERAL unnest(s.tsv) AS u
     ), postings AS (
-        INSERT INTO corpus_postings (lexeme, chunk_id, tf_text, tf_title, doc_len, impact)
-        SELECT n.lexeme, n.chunk_id, n.tf_text, n.tf_title, n.doc_len,
+        INSERT INTO corpus_postings (chunk_id, impact, tf_text, tf_title, doc_len, lexeme)
+        SELECT n.chunk_id,
                (n.tf_text + CAST(:title_weight AS float8) * n.tf_title)
-               / (1 - CAST(:b AS float8) + CAST(:b AS float8) * n.doc_len / corpus.avgdl)
+               / (1 - CAST(:b AS float8) + CAST(:b AS float8) * n.doc_len / corpus.avgdl),
+               n.tf_text, n.tf_title, least(n.doc_len, 32767), n.lexeme
         FROM counted n, corpus
         RETURNING lexeme
     ), lexemes AS (
@@ -101,14 +108,13 @@ _REFRESH_LEXEMES = (
 )
 
 # The indexes a bulk load into an empty corpus builds once at the end instead of row by row (same
-# names and definitions as the migrations): the chunks' HNSW and GIN, and the postings' impact
-# order that lexical search reads (a posting's `impact`: see migration 0013).
+# names and definitions as the migrations): the chunks' HNSW, and the postings' impact order that
+# lexical search reads (a posting's `impact`: see migration 0013; built full: migration 0020).
 BULK_INDEXES = {
     "ix_corpus_chunks_embedding": "CREATE INDEX IF NOT EXISTS ix_corpus_chunks_embedding ON corpus_chunks "
     "USING hnsw (embedding halfvec_cosine_ops)",
-    "ix_corpus_chunks_tsv": "CREATE INDEX IF NOT EXISTS ix_corpus_chunks_tsv ON corpus_chunks USING gin (tsv)",
     "ix_corpus_postings_impact": "CREATE INDEX IF NOT EXISTS ix_corpus_postings_impact ON corpus_postings "
-    "(lexeme, impact DESC) INCLUDE (chunk_id, tf_text, tf_title, doc_len)",
+    "(lexeme, impact DESC) INCLUDE (chunk_id, tf_text, tf_title, doc_len) WITH (fillfactor = 100)",
 }
 
 
@@ -138,8 +144,16 @@ def _paper_row(paper: PaperRecord) -> dict[str, Any]:
 class CorpusRepository:
     """Intent-named reads and writes of `corpus_papers`, `corpus_chunks` and `corpus_lexemes`."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncSession, timings: dict[str, float] | None = None) -> None:
         self.session = session
+        # seconds by write step, added up over calls when given (bench:scale's load profile)
+        self.timings = timings
+
+    def _took(self, step: str, started: float) -> float:
+        now = time.perf_counter()
+        if self.timings is not None:
+            self.timings[step] = self.timings.get(step, 0.0) + now - started
+        return now
 
     async def stored(self, external_ids: list[str]) -> dict[str, StoredPaper]:
         """The papers of `external_ids` that are already in the corpus."""
@@ -179,11 +193,14 @@ class CorpusRepository:
         """Insert new papers; returns their database ids by external id."""
         if not papers:
             return {}
+        started = time.perf_counter()
         rows = await self.session.execute(
             insert(CorpusPaper).returning(CorpusPaper.external_id, CorpusPaper.id),
             [_paper_row(p) for p in papers],
         )
-        return {ext: pid for ext, pid in rows}
+        ids = {ext: pid for ext, pid in rows}
+        self._took("papers", started)
+        return ids
 
     async def revise_papers(self, papers: list[tuple[int, PaperRecord]]) -> None:
         """Overwrite changed papers' metadata and drop their chunks (they are re-chunked).
@@ -210,6 +227,7 @@ class CorpusRepository:
         """COPY chunks with their embeddings, index their postings, and add them to the BM25 statistics."""
         if not rows:
             return
+        started = time.perf_counter()
         records = [
             (paper_id, chunk.index, chunk.section, chunk.locator, chunk.text, paper.title, vector)
             for (paper_id, paper, chunk), vector in zip(
@@ -219,18 +237,22 @@ class CorpusRepository:
         connection = await self.session.connection()
         raw = (await connection.get_raw_connection()).driver_connection
         assert raw is not None, "an open connection has its driver's"
+        started = self._took("chunk rows", started)
         await raw.execute(_CREATE_STAGING)
         await raw.copy_records_to_table(_STAGING, records=records, columns=_STAGING_COLUMNS)
+        started = self._took("copy", started)
         settings = get_settings().corpus
         added = (
             await self.session.execute(
                 _LOAD_CHUNKS, {"b": settings.bm25_b, "title_weight": settings.title_weight}
             )
         ).one()
+        started = self._took("chunks+postings+lexemes sql", started)
         await self.session.execute(text(f"DELETE FROM {_STAGING}"))  # noqa: S608 - a constant table name
         await self.session.execute(
             _ADD_TOTALS, {"chunks": added.chunks, "tokens": float(added.tokens)}
         )
+        self._took("totals", started)
 
     async def is_empty(self) -> bool:
         """True when the corpus holds no chunk (a bulk load may then build its indexes at the end)."""
