@@ -331,10 +331,17 @@ class CorpusPosting(Base):
             postgresql_include=["chunk_id", "tf_text", "tf_title", "doc_len"],
             postgresql_with={"fillfactor": 100},
         ),
+        # postings are written in chunk-id order: a BRIN finds a chunk's postings (migration 0020)
+        Index(
+            "ix_corpus_postings_chunk_id",
+            "chunk_id",
+            postgresql_using="brin",
+            postgresql_with={"pages_per_range": 16},
+        ),
     )
 
     chunk_id: Mapped[int] = mapped_column(
-        Integer, ForeignKey("corpus_chunks.id", ondelete="CASCADE"), index=True
+        Integer, ForeignKey("corpus_chunks.id", ondelete="CASCADE")
     )
     impact: Mapped[float] = mapped_column(REAL)
     tf_text: Mapped[int] = mapped_column(SmallInteger)
