@@ -1,14 +1,15 @@
 """bench:scale — the SciFact corpus inside 10^4, 10^5 or 10^6 distractor papers.
 
     .venv/bin/task bench:scale -- --papers 10000 [--vectors model|sentences|perturbed] [--keep]
+        [--data-dir DIR] [--stop-after PHASE] [--fresh]
 
 One run, one size (`--papers N` distractors around the 5,183 SciFact abstracts):
 
-1. A fresh embedded PostgreSQL (pgvector) in `--data-dir` (default a folder under
-   ~/.cache/research-engine/, deleted at the end unless `--keep`), migrated to the engine's schema.
+1. An embedded PostgreSQL (pgvector) in `--data-dir` (default `scale-db-<papers>` under
+   ~/.cache/research-engine/; see "Resumable by phase" below), migrated to the engine's schema.
 2. SciFact is loaded through the engine's own write path (`CorpusRepository.add_papers` and
-   `add_chunks`: chunks COPYed to a staging table, tsvector, BM25 postings and statistics
-   computed in SQL), with chunk vectors of the engine's model (read from the cached full-SciFact
+   `add_chunks`: chunks COPYed to a staging table, BM25 postings and statistics computed in
+   SQL from the full-text vector), with chunk vectors of the engine's model (read from the cached full-SciFact
    database, `bench/full_corpus.py`, when it holds them all, else embedded once and cached). The
    SciFact test queries are searched: that is `ndcg10_base`, the 5,183-paper figure, measured in
    the same run. `--scifact-available` takes only the papers that database holds so far (frozen
@@ -32,9 +33,21 @@ One run, one size (`--papers N` distractors around the 5,183 SciFact abstracts):
    SciFact test nDCG@10 and recall@100; and the hardness check: the probability that one
    synthetic distractor outranks a gold paper against the same probability for one real SciFact
    paper that is gold for no claim (per (query, gold) pair, over the top 100; a gold paper outside
-   the top 100 counts the 100 shown above it). `--lexical-alternative Q` adds the engine's BM25
-   postings against PostgreSQL full text (GIN + ts_rank_cd) on Q queries, lexical only.
+   the top 100 counts the 100 shown above it). `--lexical-alternative Q` times the engine's
+   BM25 postings read to their lexical depth against every posting, on Q queries, lexical only.
    Every timing line carries the load average: the machine may be shared.
+5. The load prints its profile: seconds by write step (Python's chunking and row building, the
+   papers' INSERT, the COPY, the one SQL statement that makes chunks, postings and lexemes, the
+   totals, the commit), the vectors' making excluded.
+
+**Resumable by phase.** The run is the phases `scifact` (load), `base` (search before the
+distractors), `load` (the distractors, one transaction per shard of 2,000), `index` (HNSW and
+impact index built, VACUUM, sizes and memory), `cold` and `warm` (search passes) and, when
+asked, `lexical`. Each finished phase's figures are kept in `bench-scale.json` in the data
+folder; a run started again on that folder with the same parameters skips the finished phases
+(and a half-done load resumes at its first uncommitted shard), so a run can stop — killed, or
+`--stop-after PHASE` — and resume between them. Only a finished run's folder is deleted (unless
+`--keep`); `--fresh` starts over. A finished run's summary is recorded once.
 
 The last line: `bench:scale papers=… load_per_s=… bytes_per_paper=… search_p95_ms=… ndcg10=… ndcg10_base=…`.
 """
@@ -49,6 +62,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -346,15 +360,22 @@ def batch_vectors(
     return perturbed(extra, n, cache.seed * 1_000_003 + shard)
 
 
-async def load_batch(sessions, chunks: list[tuple], vectors: np.ndarray) -> None:
-    """One transaction through the engine's write path: papers, then COPYed chunks + postings."""
+async def load_batch(
+    sessions, chunks: list[tuple], vectors: np.ndarray, steps: dict[str, float] | None = None
+) -> None:
+    """One transaction through the engine's write path: papers, then COPYed chunks + postings
+    (`steps`: seconds by write step, added to)."""
     from research_corpus.repository import CorpusRepository
 
     papers = list({id(p): p for p, _, _ in chunks}.values())
-    async with sessions() as session, session.begin():
-        repo = CorpusRepository(session)
-        ids = await repo.add_papers(papers)
-        await repo.add_chunks([(ids[p.external_id], p, c) for p, c, _ in chunks], vectors)
+    async with sessions() as session:
+        async with session.begin():
+            repo = CorpusRepository(session, timings=steps)
+            ids = await repo.add_papers(papers)
+            await repo.add_chunks([(ids[p.external_id], p, c) for p, c, _ in chunks], vectors)
+            committing = time.perf_counter()
+        if steps is not None:
+            steps["commit"] = steps.get("commit", 0.0) + time.perf_counter() - committing
 
 
 async def sql(sessions, statement: str, autocommit: bool = False):
@@ -464,42 +485,27 @@ async def search_pass(sessions, queries, qrels, settings, embedder) -> dict:
     }
 
 
-# PostgreSQL's own full-text ranking over the GIN index the engine already keeps on
-# corpus_chunks.tsv: the query's lexemes OR-ed, ranked by ts_rank_cd (normalisation 1 = / log
-# length), title lexemes weighted by setweight 'A' as at ingest.
-_GIN_LEXICAL = """
-WITH q AS (SELECT replace(plainto_tsquery('english', :query)::text, '&', '|')::tsquery AS q)
-SELECT c.id, c.paper_id, ts_rank_cd(c.tsv, q.q, 1) AS score
-FROM corpus_chunks c, q WHERE c.tsv @@ q.q
-ORDER BY score DESC, c.id LIMIT :limit
-"""
-
-
 async def lexical_side_by_side(sessions, queries, qrels, settings) -> None:
-    """The engine's BM25 (postings) against PostgreSQL full text (GIN + ts_rank_cd), lexical only:
-    milliseconds per query (database only) and paper-level nDCG@10 of each, same queries."""
+    """The engine's BM25 postings read to `lexical_depth` against every posting, lexical only:
+    milliseconds per query (database only) and paper-level nDCG@10 of each, same queries.
+    (PostgreSQL's own GIN + ts_rank_cd was the third engine while chunks stored a tsvector:
+    150-400x slower and far worse, docs/benchmarks.md.)"""
     print(f"lexical side by side on {len(queries)} test queries:", flush=True)
     from sqlalchemy import text
 
-    from research_corpus.ranking import ChunkHit, rank_papers
+    from research_corpus.ranking import rank_papers
     from research_corpus.search import SearchFilters, lexical_chunks
 
     limit = settings.candidates * 2
     results = {}
     exhaustive = settings.model_copy(update={"lexical_depth": 0})
-    for name in ("postings", "postings-all", "gin"):
+    for name in ("postings", "postings-all"):
         ms, ndcgs = [], []
         for qid, query in queries.items():
             started = time.perf_counter()
             async with sessions() as session:
-                if name.startswith("postings"):
-                    chosen = settings if name == "postings" else exhaustive
-                    chunks = await lexical_chunks(session, query, limit, SearchFilters(), chosen)
-                else:
-                    rows = await session.execute(
-                        text(_GIN_LEXICAL), {"query": query, "limit": limit}
-                    )
-                    chunks = [ChunkHit(c, p, float(s)) for c, p, s in rows]
+                chosen = settings if name == "postings" else exhaustive
+                chunks = await lexical_chunks(session, query, limit, SearchFilters(), chosen)
             ms.append((time.perf_counter() - started) * 1000)
             ranked = rank_papers(chunks, settings.candidates, "lexical")
             ids = {r.paper_id for r in ranked}
@@ -515,7 +521,6 @@ async def lexical_side_by_side(sessions, queries, qrels, settings) -> None:
         label = {
             "postings": f"BM25 postings, depth {settings.lexical_depth}",
             "postings-all": "BM25 postings, all",
-            "gin": "GIN + ts_rank_cd",
         }[name]
         print(
             f"lexical side by side: {label:28} p50 {p50:7.1f} ms p95 {p95:7.1f} ms "
@@ -543,7 +548,63 @@ def load_avg() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-async def run(args, servers: list, generator: Distractors, cache: VectorCache) -> None:
+PHASES = ("scifact", "base", "load", "index", "cold", "warm", "lexical")
+STATE = "bench-scale.json"  # each finished phase's figures, in the data folder
+
+
+class Phases:
+    """Which phases of a run are finished, with their figures, kept in the data folder (`STATE`).
+
+    A run that stops (killed, or `--stop-after`) resumes at its first unfinished phase when
+    started again on the same folder with the same parameters; the load resumes at its first
+    shard not yet committed."""
+
+    def __init__(self, folder: Path, params: dict) -> None:
+        import json
+
+        self.path = folder / STATE
+        self.state: dict[str, Any] = {"params": params, "phases": {}}
+        if self.path.exists():
+            stored = json.loads(self.path.read_text())
+            if stored["params"] != params:
+                raise SystemExit(
+                    f"{folder} holds a run with other parameters ({stored['params']}): "
+                    "run with --fresh, or another --data-dir"
+                )
+            self.state = stored
+
+    def done(self, phase: str) -> dict | None:
+        return self.state["phases"].get(phase)
+
+    def finish(self, phase: str, figures: dict) -> dict:
+        self.state["phases"][phase] = figures
+        self.save()
+        return figures
+
+    def save(self) -> None:
+        import json
+
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.state, indent=1, sort_keys=True))
+        tmp.replace(self.path)
+
+
+def _without_rankings(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k != "rankings"}
+
+
+async def _distractors_loaded(sessions) -> int:
+    return int(
+        (await sql(sessions, "SELECT count(*) FROM corpus_papers WHERE external_id LIKE 'd%'"))[0][
+            0
+        ]
+    )
+
+
+async def run(
+    args, servers: list, generator: Distractors, cache: VectorCache, phases: Phases
+) -> bool:
+    """The run's unfinished phases; False when it stopped early (`--stop-after`)."""
     pg = servers[0]
     from research_corpus.embedding import Embedder
     from research_corpus.repository import CorpusRepository
@@ -610,107 +671,213 @@ async def run(args, servers: list, generator: Distractors, cache: VectorCache) -
 
     engine = create_engine(pg.url)
     sessions = session_factory(engine)
-    started = time.perf_counter()
-    offset = 0
-    for start in range(0, len(records), SHARD):  # by papers: a paper's chunks stay together
-        part = chunk_texts(records[start : start + SHARD])
-        await load_batch(sessions, part, sf_vectors[offset : offset + len(part)])
-        offset += len(part)
-    await vacuum(sessions)
-    print(
-        f"scifact: {len(records)} papers loaded in {time.perf_counter() - started:.1f} s; {load_avg()}",
-        flush=True,
-    )
     # a plain embedder: the process-wide one's vector cache would hide the queries' embedding
     embedder = Embedder.configured(get_settings().corpus)
     embedder.embed_one("warm-up")
-    base = await search_pass(sessions, queries, qrels, settings, embedder)
-    base_hard = hardness(base["rankings"], qrels, gold, 0, real)
-    print(
-        f"base ({len(records)} SciFact papers, {len(queries)} test queries): nDCG@10 {base['ndcg10']:.4f} "
-        f"recall@100 {base['recall100']:.4f} p50 {base['p50']:.1f} ms p95 {base['p95']:.1f} ms; "
-        f"P(real non-gold outranks gold) {base_hard['p_real']:.2e}; {load_avg()}",
-        flush=True,
-    )
 
-    async with sessions() as session, session.begin():
-        await CorpusRepository(session).drop_bulk_indexes()
-    started = time.perf_counter()
-    loaded, vector_s = 0, 0.0  # the vectors are given: the time to make them is not the load's
-    for shard, (raw, batch) in enumerate(read_distractors(path, args.papers)):
-        chunks = chunk_texts(batch)
-        made = time.perf_counter()
-        vectors = batch_vectors(cache, mode, shard, chunks, raw, extra)
-        vector_s += time.perf_counter() - made
-        await load_batch(sessions, chunks, vectors)
-        loaded += len(batch)
-        if shard % 25 == 24:
-            rate = loaded / (time.perf_counter() - started - vector_s)
-            print(f"load: {loaded} distractors, {rate:.0f} papers/s; {load_avg()}", flush=True)
-    load_s = time.perf_counter() - started - vector_s
-    started = time.perf_counter()
-    async with sessions() as session, session.begin():
-        await CorpusRepository(session).build_bulk_indexes()
-    index_s = time.perf_counter() - started
-    vacuum_s = await vacuum(sessions)
-    papers_total = len(records) + loaded
-    database, tables = await sizes(sessions)
-    rss, pss, procs = pg_memory(pg.pgdata)
-    print(
-        f"load: {loaded} distractors ({mode} vectors) in {load_s:.1f} s = {loaded / load_s:.0f} papers/s; "
-        f"index build (HNSW + GIN + postings by impact) {index_s:.1f} s; VACUUM ANALYZE {vacuum_s:.1f} s; {load_avg()}",
-        flush=True,
-    )
-    print(
-        f"size: {database / 1e6:.0f} MB for {papers_total} papers = {database / papers_total:.0f} bytes/paper; "
-        f"data folder on disk {folder_bytes(pg.pgdata) / 1e6:.0f} MB (WAL included)",
-        flush=True,
-    )
-    for name, total in sorted(tables.items(), key=lambda kv: -kv[1]):
-        print(f"  {name:40} {total / 1e6:9.1f} MB {total / papers_total:8.0f} B/paper")
-    print(
-        f"memory after load: PostgreSQL RSS {rss:.0f} MiB, PSS {pss:.0f} MiB ({procs} processes)",
-        flush=True,
-    )
+    def skipped(phase: str) -> dict | None:
+        figures = phases.done(phase)
+        if figures is not None:
+            print(f"phase {phase}: finished earlier, skipped", flush=True)
+        return figures
 
+    def stop_here(phase: str) -> bool:
+        if args.stop_after == phase:
+            print(f"phase {phase}: stopping here (--stop-after); run again to resume", flush=True)
+            return True
+        return False
+
+    if skipped("scifact") is None:
+        await sql(
+            sessions,
+            "TRUNCATE corpus_papers, corpus_chunks, corpus_postings, corpus_lexemes, corpus_stats CASCADE",
+        )
+        started = time.perf_counter()
+        offset = 0
+        for start in range(0, len(records), SHARD):  # by papers: a paper's chunks stay together
+            part = chunk_texts(records[start : start + SHARD])
+            await load_batch(sessions, part, sf_vectors[offset : offset + len(part)])
+            offset += len(part)
+        await vacuum(sessions)
+        took = time.perf_counter() - started
+        print(f"scifact: {len(records)} papers loaded in {took:.1f} s; {load_avg()}", flush=True)
+        phases.finish("scifact", {"papers": len(records), "seconds": round(took, 2)})
+    if stop_here("scifact"):
+        return False
+
+    base = skipped("base")
+    if base is None:
+        result = await search_pass(sessions, queries, qrels, settings, embedder)
+        result["p_real"] = hardness(result["rankings"], qrels, gold, 0, real)["p_real"]
+        base = phases.finish("base", _without_rankings(result))
+        print(
+            f"base ({len(records)} SciFact papers, {len(queries)} test queries): nDCG@10 {base['ndcg10']:.4f} "
+            f"recall@100 {base['recall100']:.4f} p50 {base['p50']:.1f} ms p95 {base['p95']:.1f} ms; "
+            f"P(real non-gold outranks gold) {base['p_real']:.2e}; {load_avg()}",
+            flush=True,
+        )
+    if stop_here("base"):
+        return False
+
+    load = skipped("load")
+    if load is None:
+        progress = phases.state.setdefault(
+            "load_progress", {"load_s": 0.0, "vector_s": 0.0, "steps": {}}
+        )
+        async with sessions() as session, session.begin():
+            await CorpusRepository(session).drop_bulk_indexes()
+        loaded = await _distractors_loaded(sessions)
+        if loaded % SHARD and loaded < args.papers:
+            raise SystemExit(f"{loaded} distractors loaded: not a whole number of shards")
+        if loaded:
+            print(f"load: {loaded} distractors loaded earlier, resuming", flush=True)
+        steps: dict[str, float] = progress["steps"]
+        for shard, (raw, batch) in enumerate(read_distractors(path, args.papers)):
+            if shard < loaded // SHARD:
+                continue
+            started = time.perf_counter()
+            chunks = chunk_texts(batch)
+            made = time.perf_counter()
+            vectors = batch_vectors(cache, mode, shard, chunks, raw, extra)
+            vector_s = time.perf_counter() - made
+            await load_batch(sessions, chunks, vectors, steps)
+            loaded += len(batch)
+            steps["read+chunk (python)"] = steps.get("read+chunk (python)", 0.0) + made - started
+            progress["load_s"] += time.perf_counter() - started - vector_s
+            progress["vector_s"] += vector_s
+            phases.save()
+            if shard % 25 == 24:
+                rate = loaded / progress["load_s"]
+                print(f"load: {loaded} distractors, {rate:.0f} papers/s; {load_avg()}", flush=True)
+        load_s = progress["load_s"]
+        load = phases.finish(
+            "load",
+            {
+                "loaded": loaded,
+                "load_s": round(load_s, 2),
+                "per_s": round(loaded / load_s, 1),
+                "steps": {k: round(v, 2) for k, v in steps.items()},
+            },
+        )
+        print(
+            f"load: {loaded} distractors ({mode} vectors) in {load_s:.1f} s = {loaded / load_s:.0f} papers/s; {load_avg()}",
+            flush=True,
+        )
+        print("load profile (seconds by step, the load's own clock):", flush=True)
+        for step, seconds in sorted(load["steps"].items(), key=lambda kv: -kv[1]):
+            print(f"  {step:32} {seconds:8.1f} s {100 * seconds / load_s:5.1f} %", flush=True)
+    if stop_here("load"):
+        return False
+
+    papers_total = len(records) + load["loaded"]
+    index = skipped("index")
+    if index is None:
+        started = time.perf_counter()
+        async with sessions() as session, session.begin():
+            await CorpusRepository(session).build_bulk_indexes()
+        index_s = time.perf_counter() - started
+        vacuum_s = await vacuum(sessions)
+        database, tables = await sizes(sessions)
+        rss, pss, procs = pg_memory(pg.pgdata)
+        index = phases.finish(
+            "index",
+            {
+                "index_s": round(index_s, 2),
+                "vacuum_s": round(vacuum_s, 2),
+                "database": database,
+                "tables": tables,
+                "folder": folder_bytes(pg.pgdata),
+                "rss": rss,
+                "pss": pss,
+                "procs": procs,
+            },
+        )
+        print(
+            f"index build (HNSW + postings by impact) {index_s:.1f} s; VACUUM ANALYZE {vacuum_s:.1f} s; {load_avg()}",
+            flush=True,
+        )
+        print(
+            f"size: {database / 1e6:.0f} MB for {papers_total} papers = {database / papers_total:.0f} bytes/paper; "
+            f"data folder on disk {index['folder'] / 1e6:.0f} MB (WAL included)",
+            flush=True,
+        )
+        for name, total in sorted(tables.items(), key=lambda kv: -kv[1]):
+            print(f"  {name:40} {total / 1e6:9.1f} MB {total / papers_total:8.0f} B/paper")
+        print(
+            f"memory after load: PostgreSQL RSS {rss:.0f} MiB, PSS {pss:.0f} MiB ({procs} processes)",
+            flush=True,
+        )
+    if stop_here("index"):
+        return False
+
+    cold = skipped("cold")
+    if cold is None:
+        await engine.dispose()
+        pg.stop()
+        evict(pg.pgdata)
+        pg = servers[0] = EmbeddedPostgres(pg.data_dir, port=pg.port).start()
+        engine = create_engine(pg.url)
+        sessions = session_factory(engine)
+        cold = phases.finish(
+            "cold",
+            _without_rankings(await search_pass(sessions, queries, qrels, settings, embedder)),
+        )
+        print(
+            f"search cold (hybrid, k=100, query embedding included): p50 {cold['p50']:.1f} ms "
+            f"p95 {cold['p95']:.1f} ms (database part p95 {cold['db_p95']:.1f} ms); {load_avg()}",
+            flush=True,
+        )
+    if stop_here("cold"):
+        return False
+
+    warm = skipped("warm")
+    if warm is None:
+        result = await search_pass(sessions, queries, qrels, settings, embedder)
+        rss, pss, procs = pg_memory(pg.pgdata)
+        result.update(hardness(result["rankings"], qrels, gold, load["loaded"], real))
+        result.update(rss=rss, pss=pss, procs=procs)
+        warm = phases.finish("warm", _without_rankings(result))
+        print(
+            f"search warm (hybrid, k=100, query embedding included): p50 {warm['p50']:.1f} ms p95 {warm['p95']:.1f} ms "
+            f"(database part: p50 {warm['db_p50']:.1f} p95 {warm['db_p95']:.1f} ms); {load_avg()}",
+            flush=True,
+        )
+        print(
+            f"memory after search: PostgreSQL RSS {rss:.0f} MiB, PSS {pss:.0f} MiB ({procs} processes)"
+        )
+    if stop_here("warm"):
+        return False
+
+    if args.lexical_alternative and skipped("lexical") is None:
+        subset = dict(list(queries.items())[: args.lexical_alternative])
+        await lexical_side_by_side(sessions, subset, qrels, settings)
+        phases.finish("lexical", {"queries": len(subset)})
     await engine.dispose()
-    pg.stop()
-    evict(pg.pgdata)
-    pg = servers[0] = EmbeddedPostgres(pg.data_dir, port=pg.port).start()
-    engine = create_engine(pg.url)
-    sessions = session_factory(engine)
-    cold = await search_pass(sessions, queries, qrels, settings, embedder)
-    warm = await search_pass(sessions, queries, qrels, settings, embedder)
-    rss, pss, procs = pg_memory(pg.pgdata)
-    hard = hardness(warm["rankings"], qrels, gold, loaded, real)
-    print(
-        f"search (hybrid, k=100, query embedding included): cold p50 {cold['p50']:.1f} ms p95 {cold['p95']:.1f} ms; "
-        f"warm p50 {warm['p50']:.1f} ms p95 {warm['p95']:.1f} ms (database part: cold p95 {cold['db_p95']:.1f}, "
-        f"warm p50 {warm['db_p50']:.1f} p95 {warm['db_p95']:.1f} ms); {load_avg()}",
-        flush=True,
-    )
-    print(
-        f"memory after search: PostgreSQL RSS {rss:.0f} MiB, PSS {pss:.0f} MiB ({procs} processes)"
-    )
+
     print(
         f"quality: nDCG@10 {warm['ndcg10']:.4f} (base {base['ndcg10']:.4f}, {warm['ndcg10'] - base['ndcg10']:+.4f}); "
         f"recall@100 {warm['recall100']:.4f} (base {base['recall100']:.4f})"
     )
     print(
-        f"hardness: P(synthetic distractor outranks gold) {hard['p_syn']:.2e}, "
-        f"P(real non-gold SciFact paper outranks gold) {hard['p_real']:.2e}: ratio {hard['ratio']:.2f}"
+        f"hardness: P(synthetic distractor outranks gold) {warm['p_syn']:.2e}, "
+        f"P(real non-gold SciFact paper outranks gold) {warm['p_real']:.2e}: ratio {warm['ratio']:.2f}"
     )
-    if args.lexical_alternative:
-        subset = dict(list(queries.items())[: args.lexical_alternative])
-        await lexical_side_by_side(sessions, subset, qrels, settings)
-    await engine.dispose()
-    print_summary(
-        f"bench:scale papers={papers_total} distractors={loaded} vectors={mode} load_per_s={loaded / load_s:.0f} "
-        f"index_s={index_s:.1f} bytes_per_paper={database / papers_total:.0f} rss_mib={rss:.0f} pss_mib={pss:.0f} "
-        f"search_p50_ms={warm['p50']:.1f} search_p95_ms={warm['p95']:.1f} cold_p95_ms={cold['p95']:.1f} "
-        f"recall100={warm['recall100']:.4f} hardness={hard['ratio']:.2f} "
-        f"ndcg10={warm['ndcg10']:.4f} ndcg10_base={base['ndcg10']:.4f}",
+    database = index["database"]
+    line = (
+        f"bench:scale papers={papers_total} distractors={load['loaded']} vectors={mode} load_per_s={load['per_s']:.0f} "
+        f"index_s={index['index_s']:.1f} bytes_per_paper={database / papers_total:.0f} rss_mib={warm['rss']:.0f} "
+        f"pss_mib={warm['pss']:.0f} search_p50_ms={warm['p50']:.1f} search_p95_ms={warm['p95']:.1f} "
+        f"cold_p95_ms={cold['p95']:.1f} recall100={warm['recall100']:.4f} "
+        f"hardness={warm['ratio']:.2f} "
+        f"ndcg10={warm['ndcg10']:.4f} ndcg10_base={base['ndcg10']:.4f}"
     )
+    if phases.state.get("recorded"):
+        print(line)  # recorded in the results file when the run finished
+    else:
+        print_summary(line)
+        phases.state["recorded"] = True
+        phases.save()
+    return True
 
 
 def main() -> None:
@@ -728,7 +895,17 @@ def main() -> None:
     parser.add_argument("--embed-only", action="store_true", help="Only fill the vector cache.")
     parser.add_argument("--data-dir", type=Path, help="The database folder (default: a new one).")
     parser.add_argument("--cache", type=Path, default=CACHE, help="Vectors and distractor text.")
-    parser.add_argument("--keep", action="store_true", help="Keep the database folder.")
+    parser.add_argument(
+        "--keep", action="store_true", help="Keep the database folder of a finished run."
+    )
+    parser.add_argument(
+        "--fresh", action="store_true", help="Start over: delete the folder of an earlier run."
+    )
+    parser.add_argument(
+        "--stop-after",
+        choices=PHASES,
+        help="Stop after this phase, keeping the folder: the next run on it resumes there.",
+    )
     parser.add_argument(
         "--scifact-vectors",
         choices=["model", "perturbed"],
@@ -768,17 +945,31 @@ def main() -> None:
     from research_platform.migrate import upgrade
 
     folder = args.data_dir or CACHE.parent / f"scale-db-{args.papers}"
-    if folder.exists() and not args.data_dir:
+    if folder.exists() and args.fresh:
         shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    params = {
+        "papers": args.papers,
+        "vectors": args.vectors or ("model" if args.papers <= 100_000 else "perturbed"),
+        "seed": args.seed,
+        "scifact_vectors": args.scifact_vectors,
+        "scifact_available": args.scifact_available,
+        "scifact_sample": args.scifact_sample,
+        "queries": args.queries,
+    }
+    phases = Phases(folder, params)
     servers = [EmbeddedPostgres(folder).start()]  # run() restarts it: the one running is servers[0]
+    finished = False
     try:
         upgrade(servers[0].url)
-        asyncio.run(run(args, servers, generator, cache))
+        finished = asyncio.run(run(args, servers, generator, cache, phases))
     finally:
         servers[0].stop()
-        if not args.keep:
+        # only a finished run's folder goes: a stopped or failed one resumes from it
+        delete = finished and not args.keep
+        if delete:
             shutil.rmtree(folder, ignore_errors=True)
-        print(f"database folder {folder} {'kept' if args.keep else 'deleted'}", flush=True)
+        print(f"database folder {folder} {'deleted' if delete else 'kept'}", flush=True)
 
 
 if __name__ == "__main__":

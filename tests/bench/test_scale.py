@@ -120,7 +120,8 @@ def test_bench_scale_runs_at_a_tiny_size(tmp_path: Path) -> None:
     # the gold papers of the 3 queries are among ~225 papers: the engine must find them
     assert float(match[7]) > 0.5 and 0 < float(match[9]) <= 1
     assert "hardness: P(synthetic distractor outranks gold)" in run.stdout
-    assert re.search(r"search \(hybrid.*cold p50 [\d.]+ ms p95 [\d.]+ ms; warm", run.stdout)
+    assert re.search(r"search cold \(hybrid.*p50 [\d.]+ ms p95 [\d.]+ ms", run.stdout)
+    assert re.search(r"search warm \(hybrid.*p50 [\d.]+ ms p95 [\d.]+ ms", run.stdout)
     assert re.search(r"PostgreSQL RSS \d+ MiB, PSS \d+ MiB \(\d+ processes\)", run.stdout)
     assert lines[-1] == f"database folder {database} deleted" and not database.exists()
 
@@ -149,3 +150,81 @@ def test_sentence_mean_vectors_average_each_chunks_source_sentences(
     n = next(k for k in range(1, 99) if " ".join(papers[0]["abstract"][:k]) == first)
     mean = np.mean([vectors[sentence_key(s)] for s in papers[0]["sources"][:n]], axis=0)
     assert np.allclose(out[0], mean / np.linalg.norm(mean), atol=1e-6)
+
+
+@needs_data
+@pytest.mark.integration
+def test_bench_scale_resumes_at_its_first_unfinished_phase(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "BENCH_RESULTS": str(results),
+    }
+    database = tmp_path / "db"
+    common = [
+        sys.executable,
+        "bench/scale.py",
+        "--papers",
+        "200",
+        "--queries",
+        "3",
+        "--scifact-sample",
+        "20",
+        "--vectors",
+        "perturbed",
+        "--cache",
+        str(tmp_path / "cache"),
+        "--data-dir",
+        str(database),
+    ]
+
+    def bench(*extra: str) -> str:
+        run = subprocess.run(
+            [*common, *extra],
+            check=False,
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        return run.stdout
+
+    first = bench("--stop-after", "load")
+    assert "phase load: stopping here (--stop-after); run again to resume" in first
+    assert "load profile (seconds by step" in first and "copy" in first
+    assert first.strip().splitlines()[-1] == f"database folder {database} kept"
+    state = json.loads((database / "bench-scale.json").read_text())
+    assert set(state["phases"]) == {"scifact", "base", "load"}
+    assert state["phases"]["load"]["loaded"] == 200
+    assert not results.exists()  # no summary yet: the run has not finished
+    other = subprocess.run(
+        [*common[:3], "300", *common[4:]],
+        check=False,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert other.returncode != 0 and "holds a run with other parameters" in other.stderr
+
+    second = bench("--keep")
+    for phase in ("scifact", "base", "load"):
+        assert f"phase {phase}: finished earlier, skipped" in second
+    assert "phase index" not in second and "index build (HNSW" in second  # the rest ran
+    assert "distractors loaded earlier" not in second and "scifact: 2" not in second
+    final = next(line for line in second.splitlines() if line.startswith("bench:scale "))
+    assert LINE.match(final), final
+    assert [json.loads(row)["summary"] for row in results.read_text().splitlines()] == [final]
+
+    third = bench()  # everything finished: the same figures, nothing measured again or recorded
+    for phase in ("scifact", "base", "load", "index", "cold", "warm"):
+        assert f"phase {phase}: finished earlier, skipped" in third
+    assert final in third.splitlines()
+    assert len(results.read_text().splitlines()) == 1
+    assert third.strip().splitlines()[-1] == f"database folder {database} deleted"
+    assert not database.exists()

@@ -15,7 +15,7 @@ from research_corpus.search import SearchFilters, dense_chunks
 from research_platform.db import create_engine, session_factory
 from research_platform.migrate import downgrade, upgrade
 from tests.corpus.conftest import SMALL_CORPUS, _create_database, _in_thread, write_jsonl
-from tests.corpus.test_ingest_pipeline import TextKeyedModel
+from tests.corpus.test_ingest_pipeline import TextKeyedModel, vector_of
 
 pytestmark = pytest.mark.integration
 
@@ -56,9 +56,11 @@ def test_chunk_vectors_go_to_half_precision_and_back_in_place(servers, tmp_path)
     name = f"halfvec_{uuid.uuid4().hex[:8]}"
     _in_thread(lambda: asyncio.run(_create_database(servers.database_url, name)))
     url = make_url(servers.database_url).set(database=name).render_as_string(hide_password=False)
-    upgrade(url, "0018")
+    upgrade(url, "head")
 
     async def load() -> None:
+        """A corpus ingested by today's writer, taken back to 0018, with the full-precision
+        vectors a 0018 ingest stored (the model's own)."""
         engine = create_engine(url)
         try:
             await ingest_path(
@@ -68,6 +70,24 @@ def test_chunk_vectors_go_to_half_precision_and_back_in_place(servers, tmp_path)
                 progress=False,
                 embedder=TextKeyedModel(),  # type: ignore[arg-type]  # a stand-in with the embedder's interface
             )
+            await asyncio.to_thread(downgrade, url, "0018")
+            async with engine.begin() as conn:
+                rows = (
+                    await conn.execute(
+                        text(
+                            "SELECT c.id, p.title, c.text FROM corpus_chunks c"
+                            " JOIN corpus_papers p ON p.id = c.paper_id"
+                        )
+                    )
+                ).all()
+                for chunk_id, title, body in rows:
+                    vector = vector_of(f"{title} {body}".strip())
+                    await conn.execute(
+                        text(
+                            "UPDATE corpus_chunks SET embedding = CAST(:v AS vector) WHERE id = :id"
+                        ),
+                        {"v": "[" + ",".join(repr(float(x)) for x in vector) + "]", "id": chunk_id},
+                    )
         finally:
             await engine.dispose()
 

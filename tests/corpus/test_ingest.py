@@ -19,7 +19,8 @@ async def _snapshot(sessions) -> list[tuple]:
         rows = await session.execute(
             text(
                 """SELECT p.external_id, p.content_hash, c.id, c.chunk_index, c.token_count,
-                          vector_dims(c.embedding), length(c.tsv) > 0
+                          vector_dims(c.embedding),
+                          (SELECT count(*) FROM corpus_postings ps WHERE ps.chunk_id = c.id) > 0
                    FROM corpus_papers p JOIN corpus_chunks c ON c.paper_id = p.id ORDER BY c.id"""
             )
         )
@@ -30,7 +31,9 @@ async def test_reingesting_the_same_file_changes_nothing(empty_corpus, small_cor
     first = await ingest_path(empty_corpus, small_corpus, fmt="jsonl", progress=False)
     assert (first.added, first.updated, first.unchanged, first.errors) == (6, 0, 0, [])
     before = await _snapshot(empty_corpus)
-    assert len(before) == 6 and all(dims == 384 and has_tsv for *_, dims, has_tsv in before)
+    assert len(before) == 6 and all(
+        dims == 384 and has_postings for *_, dims, has_postings in before
+    )
     assert all(tokens > 5 for _, _, _, _, tokens, _, _ in before)
 
     again = await ingest_path(empty_corpus, small_corpus, fmt="jsonl", progress=False)

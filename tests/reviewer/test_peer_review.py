@@ -137,7 +137,7 @@ async def test_check_5_most_cited_paper_left_out_is_a_minor_missed_paper(
         external_id = await session.scalar(
             text(
                 """SELECT p.external_id FROM corpus_papers p WHERE p.external_id = ANY(:cited) AND EXISTS (
-                 SELECT 1 FROM corpus_chunks c WHERE c.paper_id = p.id AND c.tsv @@ websearch_to_tsquery('english', 'exercise training'))
+                 SELECT 1 FROM corpus_chunks c WHERE c.paper_id = p.id AND (to_tsvector('english', p.title) || to_tsvector('english', c.text)) @@ websearch_to_tsquery('english', 'exercise training'))
                ORDER BY p.id LIMIT 1"""
             ),
             {"cited": cited},

@@ -1,7 +1,10 @@
 """Corpus analytics for reports: overview, publication trends and top cited for a topic, metadata search.
 
 A paper is "about" a topic when any of its chunks matches `websearch_to_tsquery(topic)`
-(every word must occur; "quoted phrases" and `-excluded` words work as on a search engine).
+(every word must occur; "quoted phrases" and `-excluded` words work as on a search engine). A
+chunk's full-text vector (the paper's title, weight A, then the chunk's text, weight B: the one
+the ingest derives the BM25 postings from) is not stored; the filter computes it for the chunks
+it reads.
 All functions are read-only and run in the caller's session.
 """
 
@@ -15,7 +18,9 @@ from sqlalchemy import Row, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 _TOPIC = """EXISTS (SELECT 1 FROM corpus_chunks c
-                    WHERE c.paper_id = p.id AND c.tsv @@ websearch_to_tsquery('english', :topic))"""
+                    WHERE c.paper_id = p.id
+                      AND (setweight(to_tsvector('english', p.title), 'A') || setweight(to_tsvector('english', c.text), 'B'))
+                          @@ websearch_to_tsquery('english', :topic))"""
 
 
 class PaperSummary(BaseModel):

@@ -7,8 +7,9 @@ past malformed lines, which it reports with their line numbers. Each batch is on
 worker thread embeds batch k+1 while the event loop writes batch k to Postgres and reads and
 plans batch k+2, so the model never waits for the database and on a large load the wall time
 approaches the embedding time alone (`_Pipeline`). An empty corpus loaded with at least
-`bulk_min_papers` papers drops the HNSW and GIN chunk indexes first and builds them once at the
-end (faster than maintaining them row by row); they are rebuilt even when the load fails.
+`bulk_min_papers` papers drops the chunks' HNSW and the postings' impact index first and builds
+them once at the end (faster than maintaining them row by row); they are rebuilt even when the
+load fails.
 
 Sentence vectors (`corpus_sentences`, read by the offline engine) are lazy by default: the ingest
 embeds chunks only, and the first request that reads a paper embeds its sentences and stores them

@@ -3,7 +3,8 @@
 Writes are bulk: papers with one multi-row INSERT … RETURNING; chunks are COPYed (binary,
 asyncpg `copy_records_to_table`) into a transaction-local staging table and moved into
 `corpus_chunks` with one INSERT … SELECT that lets Postgres compute the full-text vector
-(title weight A, text weight B) and the BM25 length. The chunks' postings and the corpus
+(title weight A, text weight B), from which the BM25 length and postings come (the vector
+itself is not stored). The chunks' postings and the corpus
 statistics (`corpus_lexemes.doc_freq`, `corpus_stats`) are then updated *incrementally* from
 the rows just written (and, for re-indexed papers, from the rows about to be deleted), so an
 ingest costs what it adds, not what the corpus holds. `refresh_lexeme_stats` recomputes the
@@ -12,6 +13,8 @@ statistics from scratch (a repair, and the reference the incremental path is tes
 
 from __future__ import annotations
 
+import struct
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,40 +26,45 @@ from research_corpus.records import Chunk, PaperRecord
 from research_platform.models import CorpusChunk, CorpusPaper
 from research_platform.settings import CorpusSettings
 
-_STAGING = "corpus_chunk_load"
+_STAGING = "corpus_chunk_stage"
 _CREATE_STAGING = f"""CREATE TEMP TABLE IF NOT EXISTS {_STAGING} (
-    paper_id bigint, chunk_index int, section text, locator text, text text, title text, embedding real[]
+    paper_id bigint, chunk_index int, section text, locator text, text text, title text, embedding halfvec
 ) ON COMMIT DELETE ROWS"""
 _STAGING_COLUMNS = ("paper_id", "chunk_index", "section", "locator", "text", "title", "embedding")
 
-# Staged rows -> chunks (tsvector and BM25 length computed here) -> postings -> lexeme doc_freq
-# and corpus totals, in one statement: nothing is read back to Python.
+# Staged rows -> chunks (their ids drawn here; the full-text vector computed and unnested once,
+# the BM25 length summed from it, the vector itself not stored) -> postings -> lexeme doc_freq
+# and corpus totals, in one statement: nothing is read back to Python, and the postings come
+# from the staged rows (no join back to the chunks). A chunk's length counts each lexeme's
+# positions (at least one), as the length of its tsvector's positions did.
 _LOAD_CHUNKS = text(
-    f"""WITH staged AS (
-        SELECT l.paper_id, l.chunk_index, l.section, l.locator, l.text, CAST(l.embedding AS halfvec) AS embedding,
+    f"""WITH staged AS MATERIALIZED (
+        SELECT nextval(pg_get_serial_sequence('corpus_chunks', 'id')) AS id,
+               l.paper_id, l.chunk_index, l.section, l.locator, l.text, l.embedding,
                setweight(to_tsvector('english', l.title), 'A') || setweight(to_tsvector('english', l.text), 'B') AS tsv
         FROM {_STAGING} l
+    ), counted AS MATERIALIZED (
+        SELECT s.id AS chunk_id, u.lexeme, cardinality(u.positions) AS positions,
+               cardinality(array_positions(u.weights, 'A')) AS tf_title
+        FROM staged s CROSS JOIN LATERAL unnest(s.tsv) AS u
+    ), lengths AS (
+        SELECT chunk_id, sum(greatest(positions, 1)) AS token_count FROM counted GROUP BY chunk_id
     ), chunks AS (
-        INSERT INTO corpus_chunks (paper_id, chunk_index, section, locator, text, embedding, tsv, token_count)
-        SELECT s.paper_id, s.chunk_index, s.section, s.locator, s.text, s.embedding, s.tsv,
-               coalesce((SELECT sum(coalesce(array_length(u.positions, 1), 1)) FROM unnest(s.tsv) AS u), 0)
-        FROM staged s
-        RETURNING id, tsv, token_count
+        INSERT INTO corpus_chunks (id, paper_id, chunk_index, section, locator, text, embedding, token_count)
+        SELECT s.id, s.paper_id, s.chunk_index, s.section, s.locator, s.text, s.embedding, coalesce(n.token_count, 0)
+        FROM staged s LEFT JOIN lengths n ON n.chunk_id = s.id
+        RETURNING token_count
     ), corpus AS (  -- the mean length the impacts are normalised by: the corpus's, else this batch's
         SELECT greatest(coalesce(
             (SELECT avg_doc_len FROM corpus_stats WHERE id = 1 AND chunks > 0),
             (SELECT avg(token_count) FROM chunks)), 1)::float8 AS avgdl
-    ), counted AS (
-        SELECT u.lexeme, c.id AS chunk_id, c.token_count AS doc_len,
-               cardinality(u.positions) - cardinality(array_positions(u.weights, 'A')) AS tf_text,
-               cardinality(array_positions(u.weights, 'A')) AS tf_title
-        FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS u
     ), postings AS (
-        INSERT INTO corpus_postings (lexeme, chunk_id, tf_text, tf_title, doc_len, impact)
-        SELECT n.lexeme, n.chunk_id, n.tf_text, n.tf_title, n.doc_len,
-               (n.tf_text + CAST(:title_weight AS float8) * n.tf_title)
-               / (1 - CAST(:b AS float8) + CAST(:b AS float8) * n.doc_len / corpus.avgdl)
-        FROM counted n, corpus
+        INSERT INTO corpus_postings (chunk_id, impact, tf_text, tf_title, doc_len, lexeme)
+        SELECT c.chunk_id,
+               (c.positions - c.tf_title + CAST(:title_weight AS float8) * c.tf_title)
+               / (1 - CAST(:b AS float8) + CAST(:b AS float8) * n.token_count / corpus.avgdl),
+               c.positions - c.tf_title, c.tf_title, least(n.token_count, 32767), c.lexeme
+        FROM counted c JOIN lengths n ON n.chunk_id = c.chunk_id, corpus
         RETURNING lexeme
     ), lexemes AS (
         INSERT INTO corpus_lexemes (lexeme, doc_freq)
@@ -101,15 +109,34 @@ _REFRESH_LEXEMES = (
 )
 
 # The indexes a bulk load into an empty corpus builds once at the end instead of row by row (same
-# names and definitions as the migrations): the chunks' HNSW and GIN, and the postings' impact
-# order that lexical search reads (a posting's `impact`: see migration 0013).
+# names and definitions as the migrations): the chunks' HNSW, and the postings' impact order that
+# lexical search reads (a posting's `impact`: see migration 0013; built full: migration 0020).
 BULK_INDEXES = {
     "ix_corpus_chunks_embedding": "CREATE INDEX IF NOT EXISTS ix_corpus_chunks_embedding ON corpus_chunks "
     "USING hnsw (embedding halfvec_cosine_ops)",
-    "ix_corpus_chunks_tsv": "CREATE INDEX IF NOT EXISTS ix_corpus_chunks_tsv ON corpus_chunks USING gin (tsv)",
     "ix_corpus_postings_impact": "CREATE INDEX IF NOT EXISTS ix_corpus_postings_impact ON corpus_postings "
-    "(lexeme, impact DESC) INCLUDE (chunk_id, tf_text, tf_title, doc_len)",
+    "(lexeme, impact DESC) INCLUDE (chunk_id, tf_text, tf_title, doc_len) WITH (fillfactor = 100)",
 }
+
+
+# Constraints a bulk load into an empty corpus drops and adds back at the end: the postings' key
+# to their chunk, checked once for all rows instead of once per posting (a third of the load's
+# statement). Same name and definition as the migrations.
+BULK_CONSTRAINTS = {
+    "corpus_postings_chunk_id_fkey": "ALTER TABLE corpus_postings ADD CONSTRAINT corpus_postings_chunk_id_fkey"
+    " FOREIGN KEY (chunk_id) REFERENCES corpus_chunks (id) ON DELETE CASCADE",
+}
+
+
+def halfvec_binary(vectors: np.ndarray) -> list[bytes]:
+    """Each row of `vectors` in pgvector's binary `halfvec` form: dimensions and a reserved word
+    (big-endian int16 each), then the coordinates as big-endian IEEE half floats (rounded to
+    nearest, ties to even, as the server's own cast rounds)."""
+    rows = np.ascontiguousarray(vectors, dtype=np.float32)
+    if not np.isfinite(rows).all() or (np.abs(rows) > 65504).any():
+        raise ValueError("a vector coordinate is not finite in half precision")
+    head = struct.pack(">hh", rows.shape[1] if rows.ndim == 2 else 0, 0)
+    return [head + row.tobytes() for row in rows.astype(">f2")]
 
 
 @dataclass
@@ -138,10 +165,24 @@ def _paper_row(paper: PaperRecord) -> dict[str, Any]:
 class CorpusRepository:
     """Intent-named reads and writes of `corpus_papers`, `corpus_chunks` and `corpus_lexemes`."""
 
-    def __init__(self, session: AsyncSession, settings: CorpusSettings | None = None) -> None:
-        """`settings`: the corpus group whose BM25 knobs new chunks are indexed with (None = its defaults)."""
+    def __init__(
+        self,
+        session: AsyncSession,
+        settings: CorpusSettings | None = None,
+        *,
+        timings: dict[str, float] | None = None,
+    ) -> None:
+        """`settings`: the corpus group whose BM25 knobs new chunks are indexed with (None = its
+        defaults); `timings`: seconds by write step, added up over calls (bench:scale's profile)."""
         self.session = session
         self.settings = settings or CorpusSettings()
+        self.timings = timings
+
+    def _took(self, step: str, started: float) -> float:
+        now = time.perf_counter()
+        if self.timings is not None:
+            self.timings[step] = self.timings.get(step, 0.0) + now - started
+        return now
 
     async def stored(self, external_ids: list[str]) -> dict[str, StoredPaper]:
         """The papers of `external_ids` that are already in the corpus."""
@@ -181,11 +222,14 @@ class CorpusRepository:
         """Insert new papers; returns their database ids by external id."""
         if not papers:
             return {}
+        started = time.perf_counter()
         rows = await self.session.execute(
             insert(CorpusPaper).returning(CorpusPaper.external_id, CorpusPaper.id),
             [_paper_row(p) for p in papers],
         )
-        return {ext: pid for ext, pid in rows}
+        ids = {ext: pid for ext, pid in rows}
+        self._took("papers", started)
+        return ids
 
     async def revise_papers(self, papers: list[tuple[int, PaperRecord]]) -> None:
         """Overwrite changed papers' metadata and drop their chunks (they are re-chunked).
@@ -212,27 +256,41 @@ class CorpusRepository:
         """COPY chunks with their embeddings, index their postings, and add them to the BM25 statistics."""
         if not rows:
             return
+        started = time.perf_counter()
         records = [
             (paper_id, chunk.index, chunk.section, chunk.locator, chunk.text, paper.title, vector)
             for (paper_id, paper, chunk), vector in zip(
-                rows, embeddings.astype(np.float32).tolist(), strict=True
+                rows, halfvec_binary(embeddings), strict=True
             )
         ]
         connection = await self.session.connection()
         raw = (await connection.get_raw_connection()).driver_connection
         assert raw is not None, "an open connection has its driver's"
+        started = self._took("chunk rows", started)
         await raw.execute(_CREATE_STAGING)
-        await raw.copy_records_to_table(_STAGING, records=records, columns=_STAGING_COLUMNS)
+        # The vectors go in pgvector's binary form, made by numpy (COPYing them as real[] cost 12x
+        # more, in asyncpg's per-float encoding and the server's parsing); the codec is set for the
+        # COPY only, so other reads on this pooled connection decode as before.
+        await raw.set_type_codec(
+            "halfvec", schema="public", encoder=bytes, decoder=bytes, format="binary"
+        )
+        try:
+            await raw.copy_records_to_table(_STAGING, records=records, columns=_STAGING_COLUMNS)
+        finally:
+            await raw.reset_type_codec("halfvec", schema="public")
+        started = self._took("copy", started)
         settings = self.settings
         added = (
             await self.session.execute(
                 _LOAD_CHUNKS, {"b": settings.bm25_b, "title_weight": settings.title_weight}
             )
         ).one()
+        started = self._took("chunks+postings+lexemes sql", started)
         await self.session.execute(text(f"DELETE FROM {_STAGING}"))  # noqa: S608 - a constant table name
         await self.session.execute(
             _ADD_TOTALS, {"chunks": added.chunks, "tokens": float(added.tokens)}
         )
+        self._took("totals", started)
 
     async def is_empty(self) -> bool:
         """True when the corpus holds no chunk (a bulk load may then build its indexes at the end)."""
@@ -244,12 +302,18 @@ class CorpusRepository:
         await self.session.execute(text("DELETE FROM corpus_stats"))
 
     async def drop_bulk_indexes(self) -> None:
-        """Drop the bulk indexes before loading an empty corpus; `build_bulk_indexes` restores them."""
+        """Drop the bulk indexes and constraints before loading an empty corpus;
+        `build_bulk_indexes` restores them."""
         for name in BULK_INDEXES:
             await self.session.execute(text(f"DROP INDEX IF EXISTS {name}"))
+        for name in BULK_CONSTRAINTS:
+            await self.session.execute(
+                text(f"ALTER TABLE corpus_postings DROP CONSTRAINT IF EXISTS {name}")
+            )
 
     async def build_bulk_indexes(self) -> None:
-        """(Re)build the indexes dropped by `drop_bulk_indexes` that are missing (none: no-op).
+        """(Re)build the indexes and constraints dropped by `drop_bulk_indexes` that are missing
+        (none: no-op).
 
         Also called before every ingest into a non-empty corpus, so a bulk load that was killed
         outright (no `finally`) gets its indexes back on the next ingest.
@@ -264,7 +328,21 @@ class CorpusRepository:
                 )
             ).scalars()
         )
-        missing = [statement for name, statement in BULK_INDEXES.items() if name not in present]
+        present |= set(
+            (
+                await self.session.execute(
+                    text(
+                        "SELECT conname FROM pg_constraint"
+                        " WHERE conrelid = CAST('corpus_postings' AS regclass)"
+                    )
+                )
+            ).scalars()
+        )
+        missing = [
+            statement
+            for name, statement in (BULK_INDEXES | BULK_CONSTRAINTS).items()
+            if name not in present
+        ]
         if missing:
             await self.session.execute(text("SET LOCAL maintenance_work_mem = '256MB'"))
         for statement in missing:

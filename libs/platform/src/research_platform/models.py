@@ -22,13 +22,14 @@ from sqlalchemy import (
     Index,
     Integer,
     LargeBinary,
+    SmallInteger,
     String,
     Text,
     UniqueConstraint,
     func,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB, REAL, TSVECTOR, UUID
+from sqlalchemy.dialects.postgresql import JSONB, REAL, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 EMBEDDING_DIM = 384
@@ -91,7 +92,8 @@ class CorpusPaper(Base):
 
 
 class CorpusChunk(Base):
-    """A searchable passage of a corpus paper with its embedding and full-text vector."""
+    """A searchable passage of a corpus paper with its embedding (its full-text vector is not
+    stored: BM25 reads `CorpusPosting`, computed from it at ingest; migration 0020)."""
 
     __tablename__ = "corpus_chunks"
     __table_args__ = (
@@ -102,7 +104,6 @@ class CorpusChunk(Base):
             postgresql_using="hnsw",
             postgresql_ops={"embedding": "halfvec_cosine_ops"},
         ),
-        Index("ix_corpus_chunks_tsv", "tsv", postgresql_using="gin"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
@@ -114,7 +115,6 @@ class CorpusChunk(Base):
     locator: Mapped[str] = mapped_column(String(100), default="abstract")
     text: Mapped[str] = mapped_column(Text)
     embedding: Mapped[Any] = mapped_column(HALFVEC(EMBEDDING_DIM))  # half precision: migration 0019
-    tsv: Mapped[Any] = mapped_column(TSVECTOR)  # title (weight A) + chunk text (weight B)
     token_count: Mapped[int] = mapped_column(Integer, default=0)  # BM25 document length
 
 
@@ -174,7 +174,8 @@ class CorpusPosting(Base):
     `impact` orders a lexeme's postings by their BM25 term score (migration 0013): search reads
     them through `ix_corpus_postings_impact` (lexeme, impact DESC), which covers every column. The
     table has no primary key in the database (the index would hold the same columns twice); the
-    mapper's key below is the pair that identifies a row."""
+    mapper's key below is the pair that identifies a row. Compact (migration 0020): counts are
+    `smallint`, the chunk id `integer`, fixed-width columns first so rows are not padded."""
 
     __tablename__ = "corpus_postings"
     __table_args__ = (
@@ -183,17 +184,25 @@ class CorpusPosting(Base):
             "lexeme",
             text("impact DESC"),
             postgresql_include=["chunk_id", "tf_text", "tf_title", "doc_len"],
+            postgresql_with={"fillfactor": 100},
+        ),
+        # postings are written in chunk-id order: a BRIN finds a chunk's postings (migration 0020)
+        Index(
+            "ix_corpus_postings_chunk_id",
+            "chunk_id",
+            postgresql_using="brin",
+            postgresql_with={"pages_per_range": 16},
         ),
     )
 
-    lexeme: Mapped[str] = mapped_column(Text)
     chunk_id: Mapped[int] = mapped_column(
-        ForeignKey("corpus_chunks.id", ondelete="CASCADE"), index=True
+        Integer, ForeignKey("corpus_chunks.id", ondelete="CASCADE")
     )
-    tf_text: Mapped[int] = mapped_column(Integer)
-    tf_title: Mapped[int] = mapped_column(Integer)
-    doc_len: Mapped[int] = mapped_column(Integer)
     impact: Mapped[float] = mapped_column(REAL)
+    tf_text: Mapped[int] = mapped_column(SmallInteger)
+    tf_title: Mapped[int] = mapped_column(SmallInteger)
+    doc_len: Mapped[int] = mapped_column(SmallInteger)  # the chunk's length, capped at 32,767
+    lexeme: Mapped[str] = mapped_column(Text)
 
     __mapper_args__ = {"primary_key": [lexeme, chunk_id]}  # noqa: RUF012 - read once by the mapper
 
