@@ -35,6 +35,7 @@ USED_WITHOUT_IMPORT = {
     "schemathesis": "the `st` CLI tests/security/test_fuzz.py runs against the gateway",
     "ruff": "the linter and formatter .ci/run and `task lint` run",
     "mypy": "the type checker .ci/run and `task lint` run",
+    "import-linter": "the import contract checker (lint-imports) .ci/run and `task lint` run",
     "types-pyyaml": "type stubs mypy reads",
     "types-psutil": "type stubs mypy reads",
     "types-tqdm": "type stubs mypy reads",
