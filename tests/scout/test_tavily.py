@@ -15,6 +15,7 @@ from research_connector.incidents import Incidents
 from research_connector.registry import build_sources
 from research_connector.settings import ConnectorSettings
 from research_contracts import TaskFilters
+from research_ledger import Ledger
 from research_ledger.tables import AuditEvent
 from tests.scout.fakeweb import fake_web
 
@@ -54,7 +55,7 @@ def _sources(base_url: str, sessions, *, key: str | None = KEY):
     settings.tavily.api_key = SecretStr(key) if key else None
     settings.tavily.max_retries = 1
     client = httpx.AsyncClient()
-    return client, build_sources(settings, client=client, incidents=Incidents(sessions))
+    return client, build_sources(settings, client=client, incidents=Incidents(Ledger(sessions)))
 
 
 async def _degraded_rows(sessions, since: int) -> list[AuditEvent]:

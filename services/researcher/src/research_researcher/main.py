@@ -23,6 +23,7 @@ from faststream import FastStream
 
 from research_contracts import ClaimProposed, RunResearch, Tier, subjects
 from research_corpus.batching import MicroBatchingEmbedder
+from research_corpus.embedding import get_embedder
 from research_judgement import get_judge
 from research_ledger import Ledger, dead_letters
 from research_ledger.outbox import relay_beside
@@ -55,7 +56,10 @@ def create_app(settings: ResearcherServiceSettings) -> FastStream:
     async def build(
         ctx: ServiceContext[ResearcherServiceSettings, Researcher],
     ) -> AsyncIterator[Researcher]:
-        embedder = deps.embedder
+        # the process's embedder as the app starts: the offline engine asks for the same one
+        # (`get_embedder`), so the vectors handed to its cache (`remember`) are found there, even
+        # where another app configured the embedder after this one was created (tests)
+        embedder = get_embedder()
         assert isinstance(
             embedder, MicroBatchingEmbedder
         )  # one worker batches every task's question

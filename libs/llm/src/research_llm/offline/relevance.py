@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -30,18 +30,22 @@ class TextEncoder(Protocol):
 
 
 class _CorpusEncoder:
-    """Adapter over the corpus embedder, whatever its method is called."""
+    """Adapter over the corpus embedder, whatever its method is called. `embedder` is asked for on
+    every call (the process's, `get_embedder`), not kept: an entry point that configures the
+    embedder again replaces it, and the vectors a service handed to its cache (`remember`) live in
+    the current one."""
 
-    def __init__(self, embedder: object) -> None:
+    def __init__(self, embedder: Callable[[], object]) -> None:
         self._embedder = embedder
 
     def encode(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
+        embedder = self._embedder()
         for name in ("embed_documents", "embed_texts", "embed", "encode"):
-            method = getattr(self._embedder, name, None)
+            method = getattr(embedder, name, None)
             if callable(method):
                 vectors: Sequence[Sequence[float]] = method(list(texts))
                 return vectors
-        raise TypeError(f"{type(self._embedder).__name__} has no embed/encode method")
+        raise TypeError(f"{type(embedder).__name__} has no embed/encode method")
 
 
 _lock = threading.Lock()
@@ -58,7 +62,7 @@ def default_encoder() -> TextEncoder | None:
             try:
                 from research_corpus.embedding import get_embedder
 
-                candidate = _CorpusEncoder(get_embedder())
+                candidate = _CorpusEncoder(get_embedder)
                 candidate.encode(["probe"])  # the model loads lazily: prove it loads now
                 _default = candidate
             except Exception:  # noqa: BLE001 - no embedder means lexical-only, never a failure
