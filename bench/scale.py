@@ -38,7 +38,9 @@ One run, one size (`--papers N` distractors around the 5,183 SciFact abstracts):
    Every timing line carries the load average: the machine may be shared.
 5. The load prints its profile: seconds by write step (Python's chunking and row building, the
    papers' INSERT, the COPY, the one SQL statement that makes chunks, postings and lexemes, the
-   totals, the commit), the vectors' making excluded.
+   totals, the commit), the vectors' making excluded; the index phase prints each index's and
+   constraint's build time, under `CORPUS__INDEX_BUILD_MEMORY_MB` of `maintenance_work_mem`
+   (HNSW builds fastest when its graph fits: set ~2,000 for 10^6 papers).
 
 **Resumable by phase.** The run is the phases `scifact` (load), `base` (search before the
 distractors), `load` (the distractors, one transaction per shard of 2,000), `index` (HNSW and
@@ -773,8 +775,9 @@ async def run(
     index = skipped("index")
     if index is None:
         started = time.perf_counter()
+        index_steps: dict[str, float] = {}
         async with sessions() as session, session.begin():
-            await CorpusRepository(session).build_bulk_indexes()
+            await CorpusRepository(session, settings, timings=index_steps).build_bulk_indexes()
         index_s = time.perf_counter() - started
         vacuum_s = await vacuum(sessions)
         database, tables = await sizes(sessions)
@@ -783,6 +786,8 @@ async def run(
             "index",
             {
                 "index_s": round(index_s, 2),
+                "index_steps": {step: round(seconds, 2) for step, seconds in index_steps.items()},
+                "index_memory_mb": settings.index_build_memory_mb,
                 "vacuum_s": round(vacuum_s, 2),
                 "database": database,
                 "tables": tables,
@@ -796,6 +801,11 @@ async def run(
             f"index build (HNSW + postings by impact) {index_s:.1f} s; VACUUM ANALYZE {vacuum_s:.1f} s; {load_avg()}",
             flush=True,
         )
+        print(
+            f"index profile (maintenance_work_mem {settings.index_build_memory_mb} MB):", flush=True
+        )
+        for step, seconds in sorted(index_steps.items(), key=lambda kv: -kv[1]):
+            print(f"  {step:40} {seconds:8.1f} s", flush=True)
         print(
             f"size: {database / 1e6:.0f} MB for {papers_total} papers = {database / papers_total:.0f} bytes/paper; "
             f"data folder on disk {index['folder'] / 1e6:.0f} MB (WAL included)",

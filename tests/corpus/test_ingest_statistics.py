@@ -12,6 +12,7 @@ from sqlalchemy import text
 
 from research_corpus.ingest import ingest_path
 from research_corpus.repository import BULK_CONSTRAINTS, BULK_INDEXES, CorpusRepository
+from research_platform.settings import CorpusSettings
 from tests.corpus.conftest import SMALL_CORPUS, write_jsonl
 
 pytestmark = pytest.mark.integration
@@ -176,4 +177,20 @@ async def test_the_next_ingest_restores_indexes_a_killed_bulk_load_left_dropped(
         await CorpusRepository(session).drop_bulk_indexes()
     assert not BULK & await _indexes(empty_corpus)
     await ingest_path(empty_corpus, small_corpus, fmt="jsonl", progress=False)
+    assert await _indexes(empty_corpus) >= BULK
+
+
+async def test_a_bulk_index_build_takes_its_memory_from_settings_and_times_each_index(
+    empty_corpus, small_corpus
+):
+    await ingest_path(empty_corpus, small_corpus, fmt="jsonl", progress=False)
+    async with empty_corpus() as session, session.begin():
+        await CorpusRepository(session).drop_bulk_indexes()
+    steps: dict[str, float] = {}
+    settings = CorpusSettings(index_build_memory_mb=96)
+    async with empty_corpus() as session, session.begin():
+        await CorpusRepository(session, settings, timings=steps).build_bulk_indexes()
+        memory = await session.scalar(text("SHOW maintenance_work_mem"))
+    assert memory == "96MB"
+    assert set(steps) == {f"index {name}" for name in BULK_INDEXES | BULK_CONSTRAINTS}
     assert await _indexes(empty_corpus) >= BULK

@@ -339,14 +339,17 @@ class CorpusRepository:
             ).scalars()
         )
         missing = [
-            statement
+            (name, statement)
             for name, statement in (BULK_INDEXES | BULK_CONSTRAINTS).items()
             if name not in present
         ]
         if missing:
-            await self.session.execute(text("SET LOCAL maintenance_work_mem = '256MB'"))
-        for statement in missing:
+            memory = self.settings.index_build_memory_mb
+            await self.session.execute(text(f"SET LOCAL maintenance_work_mem = '{memory}MB'"))
+        for name, statement in missing:
+            started = time.perf_counter()
             await self.session.execute(text(statement))
+            self._took(f"index {name}", started)
 
     async def refresh_lexeme_stats(self) -> None:
         """Recompute every lexeme's document frequency and the corpus totals from the chunks (a repair)."""
