@@ -8,7 +8,7 @@ import signal
 import textwrap
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import httpx
 import typer
@@ -236,25 +236,37 @@ DEMO_REVIEW_TOPIC = (
 )
 
 
-def _demo_review(client: httpx.Client, timeout: float) -> None:
-    """One short literature review (one round) over the demo corpus: verdict, tag mix, citation check."""
-    accepted = client.post(
-        "/api/research/v1/reviews", json={"topic": DEMO_REVIEW_TOPIC, "max_iterations": 1}
-    )
+def _demo_run(
+    client: httpx.Client, collection: str, body: dict[str, Any], what: str, timeout: float
+) -> dict[str, Any] | None:
+    """Start a `what` (a review, a verification) with `POST /{collection}` and wait for it: its
+    finished view, or None (said on the terminal) when it failed or ran past `timeout` seconds."""
+    accepted = client.post(f"/api/research/v1/{collection}", json=body)
     accepted.raise_for_status()
-    review_id = accepted.json()["review_id"]
+    record_id = accepted.json()[f"{what}_id"]
     deadline = time.monotonic() + timeout
-    while (view := client.get(f"/api/research/v1/reviews/{review_id}").json())[
+    while (view := client.get(f"/api/research/v1/{collection}/{record_id}").json())[
         "status"
     ] == "running":
         if time.monotonic() > deadline:
-            typer.echo(f"review {review_id} still running after {timeout:.0f}s")
-            return
+            typer.echo(f"{what} {record_id} still running after {timeout:.0f}s")
+            return None
         time.sleep(1.0)
     typer.echo("\n" + "=" * 100)
     if view["status"] == "failed":
-        typer.echo(f"Review failed: {view['error']}")
+        typer.echo(f"{what.capitalize()} failed: {view['error']}")
+        return None
+    return cast(dict[str, Any], view)
+
+
+def _demo_review(client: httpx.Client, timeout: float) -> None:
+    """One short literature review (one round) over the demo corpus: verdict, tag mix, citation check."""
+    view = _demo_run(
+        client, "reviews", {"topic": DEMO_REVIEW_TOPIC, "max_iterations": 1}, "review", timeout
+    )
+    if view is None:
         return
+    review_id = view["review_id"]
     tags: dict[str, int] = {}
     for claim in view["claims"]:
         tags[claim["tag"]] = tags.get(claim["tag"], 0) + 1
@@ -286,21 +298,10 @@ def _demo_review(client: httpx.Client, timeout: float) -> None:
 def _demo_verification(client: httpx.Client, timeout: float) -> None:
     """One short claim verification over the demo corpus: verdict · confidence and the evidence counts."""
     claim = "Exercise training improves quality of life in patients with chronic heart failure"
-    accepted = client.post("/api/research/v1/verifications", json={"claim": claim})
-    accepted.raise_for_status()
-    verification_id = accepted.json()["verification_id"]
-    deadline = time.monotonic() + timeout
-    while (view := client.get(f"/api/research/v1/verifications/{verification_id}").json())[
-        "status"
-    ] == "running":
-        if time.monotonic() > deadline:
-            typer.echo(f"verification {verification_id} still running after {timeout:.0f}s")
-            return
-        time.sleep(1.0)
-    typer.echo("\n" + "=" * 100)
-    if view["status"] == "failed":
-        typer.echo(f"Verification failed: {view['error']}")
+    view = _demo_run(client, "verifications", {"claim": claim}, "verification", timeout)
+    if view is None:
         return
+    verification_id = view["verification_id"]
     a = view["assessment"]
     typer.echo(
         f"Verification: {claim}\n  {view['verdict']} · {view['confidence']} ({a['supporting_sources']} supporting, "

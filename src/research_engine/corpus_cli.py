@@ -19,7 +19,7 @@ import typer
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 if TYPE_CHECKING:  # the corpus library loads on first use, not at the CLI's start
-    from research_corpus.analytics import CorpusOverview, PaperSummary, TrendPoint
+    from research_corpus.analytics import PaperSummary
     from research_corpus.ingest import IngestReport
     from research_corpus.ingest_bus import BusIngestReport
     from research_corpus.search import PaperHit
@@ -76,6 +76,16 @@ def run_with_sessions(
             await engine.dispose()
 
     return asyncio.run(_main())
+
+
+def run_in_session(data_dir: Path | None, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    """Run `work(session)` in one session of the corpus database (see `run_with_sessions`)."""
+
+    async def _work(sessions: async_sessionmaker[AsyncSession]) -> T:
+        async with sessions() as session:
+            return await work(session)
+
+    return run_with_sessions(data_dir, _work)
 
 
 def _dump(value: object) -> str:
@@ -409,11 +419,7 @@ def overview(data_dir: DataDir = None, as_json: AsJson = False) -> None:
     """Papers, chunks, papers per year, mean citations, largest venues."""
     from research_corpus.analytics import corpus_overview
 
-    async def _work(sessions: async_sessionmaker[AsyncSession]) -> CorpusOverview:
-        async with sessions() as session:
-            return await corpus_overview(session)
-
-    view = run_with_sessions(data_dir, _work)
+    view = run_in_session(data_dir, corpus_overview)
     if as_json:
         typer.echo(_dump(view))
         return
@@ -443,11 +449,9 @@ def trends(
     """Papers about TOPIC per year, and their share of that year's papers."""
     from research_corpus.analytics import publication_trends
 
-    async def _work(sessions: async_sessionmaker[AsyncSession]) -> list[TrendPoint]:
-        async with sessions() as session:
-            return await publication_trends(session, topic, year_from, year_to)
-
-    points = run_with_sessions(data_dir, _work)
+    points = run_in_session(
+        data_dir, lambda session: publication_trends(session, topic, year_from, year_to)
+    )
     if as_json:
         typer.echo(_dump(points))
         return
@@ -480,11 +484,7 @@ def top_cited_command(
     """The most cited papers about TOPIC."""
     from research_corpus.analytics import top_cited
 
-    async def _work(sessions: async_sessionmaker[AsyncSession]) -> list[PaperSummary]:
-        async with sessions() as session:
-            return await top_cited(session, topic, k)
-
-    papers = run_with_sessions(data_dir, _work)
+    papers = run_in_session(data_dir, lambda session: top_cited(session, topic, k))
     typer.echo(_dump(papers)) if as_json else _print_summaries(papers)
 
 
@@ -503,18 +503,17 @@ def find(
     """Metadata search: title / author / venue substrings, a year or a year range."""
     from research_corpus.analytics import find_papers
 
-    async def _work(sessions: async_sessionmaker[AsyncSession]) -> list[PaperSummary]:
-        async with sessions() as session:
-            return await find_papers(
-                session,
-                title=title,
-                author=author,
-                venue=venue,
-                year=year,
-                year_from=year_from,
-                year_to=year_to,
-                limit=limit,
-            )
-
-    papers = run_with_sessions(data_dir, _work)
+    papers = run_in_session(
+        data_dir,
+        lambda session: find_papers(
+            session,
+            title=title,
+            author=author,
+            venue=venue,
+            year=year,
+            year_from=year_from,
+            year_to=year_to,
+            limit=limit,
+        ),
+    )
     typer.echo(_dump(papers)) if as_json else _print_summaries(papers)

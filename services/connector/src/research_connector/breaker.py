@@ -37,13 +37,12 @@ from dataclasses import asdict, dataclass, replace
 
 import nats.errors
 import nats.js.errors
-from nats.js.api import KeyValueConfig, StorageType
 from nats.js.errors import KeyNotFoundError
 from nats.js.kv import KeyValue
 from prometheus_client import Counter, Gauge
 
+from research_connector.buckets import open_shared_bucket
 from research_platform.logging import get_logger
-from research_platform.nats_seeds import stream_replicas
 
 log = get_logger(__name__)
 
@@ -83,17 +82,10 @@ class Circuit:
 async def open_circuit_bucket(
     nc: nats.NATS, bucket: str = KV_BUCKET, replicas: int | None = None
 ) -> KeyValue:
-    """The KV bucket of the circuits (created once, replicated like the streams: `replicas`,
-    the setting `NATS_STREAM_REPLICAS`, else detected)."""
-    js = nc.jetstream(timeout=5)
-    config = KeyValueConfig(
-        bucket=bucket,
-        history=1,
-        storage=StorageType.FILE,
-        replicas=stream_replicas(nc, replicas),
-        description="connector circuit breakers: one state per source",
+    """The KV bucket of the circuits (see `buckets.py`)."""
+    return await open_shared_bucket(
+        nc, bucket, "connector circuit breakers: one state per source", replicas
     )
-    return await js.create_key_value(config)
 
 
 def is_fault(degraded: str | None) -> bool:

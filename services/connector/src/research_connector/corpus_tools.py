@@ -35,7 +35,7 @@ from research_contracts.corpus_tools import (
     corpus_id,
 )
 from research_corpus import analytics
-from research_corpus.search import SearchFilters, search
+from research_corpus.search import PaperHit, SearchFilters, search
 from research_platform.logging import get_logger
 from research_platform.replies import empty_is_object, refusing
 from research_platform.settings import CorpusSettings
@@ -44,16 +44,31 @@ log = get_logger(__name__)
 Sessions = Callable[[], async_sessionmaker[AsyncSession]]
 
 
-def _record(summary: analytics.PaperSummary) -> PaperRecord:
-    return PaperRecord(
-        paper_id=CORPUS_PREFIX + summary.external_id,
-        title=summary.title,
-        authors=summary.authors,
-        year=summary.year,
-        venue=summary.venue,
-        doi=summary.doi,
-        citation_count=summary.citation_count,
+def _described(paper: Any, text: str = "") -> dict[str, Any]:
+    """What every tool's answer says of a corpus paper (a summary, a search hit or a row): its
+    prefixed id, its bibliographic fields and the `text` it shows (none, the abstract, a passage)."""
+    return {
+        "paper_id": CORPUS_PREFIX + paper.external_id,
+        "title": paper.title,
+        "authors": list(paper.authors or []),
+        "year": paper.year,
+        "venue": paper.venue,
+        "doi": paper.doi,
+        "citation_count": paper.citation_count,
+        "text": text,
+    }
+
+
+def _passage(hit: PaperHit) -> PaperPassage:
+    """A search hit as `search_papers` answers it: the paper, its abstract and the passage found."""
+    described = _described(hit, hit.abstract)
+    return PaperPassage(
+        **described, score=hit.score, passage=hit.passage, locator=hit.locator, section=hit.section
     )
+
+
+def _record(summary: analytics.PaperSummary) -> PaperRecord:
+    return PaperRecord(**_described(summary))
 
 
 class CorpusTools:
@@ -79,23 +94,7 @@ class CorpusTools:
                 filters=filters,
                 settings=self._settings,
             )
-        return [
-            PaperPassage(
-                paper_id=CORPUS_PREFIX + h.external_id,
-                title=h.title,
-                authors=h.authors,
-                year=h.year,
-                venue=h.venue,
-                doi=h.doi,
-                citation_count=h.citation_count,
-                text=h.abstract,
-                score=h.score,
-                passage=h.passage,
-                locator=h.locator,
-                section=h.section,
-            )
-            for h in hits
-        ]
+        return [_passage(h) for h in hits]
 
     async def search_metadata(self, request: SearchMetadata) -> list[PaperRecord]:
         if request.topic:
@@ -165,19 +164,7 @@ class CorpusTools:
                 ),
                 {"ids": ids, "with_text": request.with_text},
             )
-            return [
-                PaperRecord(
-                    paper_id=CORPUS_PREFIX + r.external_id,
-                    title=r.title,
-                    authors=list(r.authors or []),
-                    year=r.year,
-                    venue=r.venue,
-                    doi=r.doi,
-                    citation_count=r.citation_count,
-                    text=r.text or "",
-                )
-                for r in rows
-            ]
+            return [PaperRecord(**_described(r, r.text or "")) for r in rows]
 
     async def answer(self, tool: str, request: BaseModel) -> CorpusToolReply:
         """Run one (validated) tool request; a fault comes back as `error`."""

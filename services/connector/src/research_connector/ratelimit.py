@@ -83,12 +83,13 @@ class RateLimits:
     def __init__(self, *, clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep) -> None:
         self._clock = clock
         self._sleep = sleep
-        self._buckets: dict[str, TokenBucket] = {}
+        self._buckets: dict[str, RateBucket] = {}
 
-    def bucket(self, budget: str, rate_per_s: float, burst: int = 1) -> TokenBucket:
+    def bucket(self, budget: str, rate_per_s: float, burst: int = 1) -> RateBucket:
         """The bucket of `budget`, created at `rate_per_s` the first time it is asked for."""
-        found = self._buckets.get(budget)
-        if found is None:
-            found = TokenBucket(rate_per_s, burst, clock=self._clock, sleep=self._sleep)
-            self._buckets[budget] = found
-        return found
+        if budget not in self._buckets:
+            self._buckets[budget] = self._new(budget, rate_per_s, burst)
+        return self._buckets[budget]
+
+    def _new(self, budget: str, rate_per_s: float, burst: int) -> RateBucket:
+        return TokenBucket(rate_per_s, burst, clock=self._clock, sleep=self._sleep)

@@ -24,13 +24,12 @@ import asyncio
 import time
 
 import nats.errors
-from nats.js.api import KeyValueConfig, StorageType
 from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
-from research_connector.ratelimit import Clock, Sleep, TokenBucket
+from research_connector.buckets import open_shared_bucket
+from research_connector.ratelimit import Clock, RateBucket, RateLimits, Sleep, TokenBucket
 from research_platform.logging import get_logger
-from research_platform.nats_seeds import stream_replicas
 
 log = get_logger(__name__)
 
@@ -40,17 +39,10 @@ MAX_RACES = 50
 
 
 async def open_rate_bucket(nc: nats.NATS, replicas: int | None = None) -> KeyValue:
-    """The KV bucket of the shared limits (created once, replicated like the streams: `replicas`,
-    the setting `NATS_STREAM_REPLICAS`, else detected)."""
-    js = nc.jetstream(timeout=5)
-    config = KeyValueConfig(
-        bucket=KV_BUCKET,
-        history=1,
-        storage=StorageType.FILE,
-        replicas=stream_replicas(nc, replicas),
-        description="connector rate limits: one GCRA timestamp per budget",
+    """The KV bucket of the shared limits (see `buckets.py`)."""
+    return await open_shared_bucket(
+        nc, KV_BUCKET, "connector rate limits: one GCRA timestamp per budget", replicas
     )
-    return await js.create_key_value(config)
 
 
 class SharedTokenBucket:
@@ -66,15 +58,14 @@ class SharedTokenBucket:
         clock: Clock = time.time,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
-        if rate_per_s <= 0:
-            raise ValueError("rate_per_s must be positive")
+        # The local bucket for when the KV bucket cannot be reached; it also checks the rate.
+        self._fallback = TokenBucket(rate_per_s, burst, sleep=sleep)
         self.budget = budget
         self.rate_per_s = rate_per_s
-        self.burst = max(1, burst)
+        self.burst = self._fallback.burst
         self._kv = kv
         self._clock = clock
         self._sleep = sleep
-        self._fallback = TokenBucket(rate_per_s, self.burst, sleep=sleep)
 
     async def acquire(self) -> float:
         """Take one grant from the fleet-wide budget, waiting for it; returns the seconds waited."""
@@ -117,22 +108,16 @@ class SharedTokenBucket:
         raise nats.errors.Error(f"lost {MAX_RACES} races in a row for {self.budget}")
 
 
-class SharedRateLimits:
-    """The shared buckets, by budget name; same `bucket()` call as `RateLimits`."""
+class SharedRateLimits(RateLimits):
+    """The shared buckets, by budget name (wall-clock time: shared across processes)."""
 
     def __init__(
         self, kv: KeyValue, *, clock: Clock = time.time, sleep: Sleep = asyncio.sleep
     ) -> None:
+        super().__init__(clock=clock, sleep=sleep)
         self._kv = kv
-        self._clock = clock
-        self._sleep = sleep
-        self._buckets: dict[str, SharedTokenBucket] = {}
 
-    def bucket(self, budget: str, rate_per_s: float, burst: int = 1) -> SharedTokenBucket:
-        found = self._buckets.get(budget)
-        if found is None:
-            found = SharedTokenBucket(
-                self._kv, budget, rate_per_s, burst, clock=self._clock, sleep=self._sleep
-            )
-            self._buckets[budget] = found
-        return found
+    def _new(self, budget: str, rate_per_s: float, burst: int) -> RateBucket:
+        return SharedTokenBucket(
+            self._kv, budget, rate_per_s, burst, clock=self._clock, sleep=self._sleep
+        )

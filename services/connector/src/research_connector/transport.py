@@ -20,7 +20,7 @@ import asyncio
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import httpx
 from pydantic import SecretStr
@@ -30,6 +30,14 @@ from research_connector.ratelimit import RateBucket, Sleep
 from research_platform.logging import get_logger
 
 log = get_logger(__name__)
+
+
+class Query(TypedDict, total=False):
+    """What a request carries besides its method, URL and body: query parameters and headers."""
+
+    params: dict[str, Any] | None
+    headers: dict[str, str] | None
+
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504, 520, 522, 524})
 
@@ -99,43 +107,28 @@ class SourceHttp:
         self._sleep = sleep
 
     async def request(
-        self,
-        method: str,
-        url: str,
-        *,
-        params: dict[str, Any] | None = None,
-        headers: dict[str, str] | None = None,
-        json: Any = None,
+        self, method: str, url: str, *, json: Any = None, **query: Unpack[Query]
     ) -> httpx.Response:
         """Send one request under the source's rate limit; a 404 is a `SourceDegraded` too."""
-        response = await self._send(
-            method, url, params=params, headers=headers, json=json, not_found_is_none=False
-        )
+        response = await self._send(method, url, json=json, not_found_is_none=False, **query)
         assert response is not None  # only `not_found_is_none=True` yields None
         return response
 
     async def request_or_none(
-        self,
-        method: str,
-        url: str,
-        *,
-        params: dict[str, Any] | None = None,
-        headers: dict[str, str] | None = None,
+        self, method: str, url: str, **query: Unpack[Query]
     ) -> httpx.Response | None:
         """Like `request`, but a 404 (unknown id) answers None instead of degrading."""
-        return await self._send(
-            method, url, params=params, headers=headers, json=None, not_found_is_none=True
-        )
+        return await self._send(method, url, json=None, not_found_is_none=True, **query)
 
     async def _send(
         self,
         method: str,
         url: str,
         *,
-        params: dict[str, Any] | None,
-        headers: dict[str, str] | None,
         json: Any,
         not_found_is_none: bool,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> httpx.Response | None:
         reason = "unknown"
         for attempt in range(self._max_retries + 1):

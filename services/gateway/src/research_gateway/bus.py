@@ -42,45 +42,59 @@ class Bus:
     source_lists: Any
 
 
+def _command(
+    broker: NatsBroker, subject: str, stream: str, schema: type[Any], title: str, description: str
+) -> Any:
+    """A publisher of one command onto its stream, which the consuming service declares."""
+    return broker.publisher(
+        subject,
+        stream=JStream(stream, declare=False),
+        timeout=subjects.PUBLISH_TIMEOUT_S,
+        schema=schema,
+        title=title,
+        description=description,
+    )
+
+
 def build_bus(nats_url: str) -> Bus:
     """A broker (not connected yet) with every publisher the gateway uses."""
     broker = make_broker(nats_url, SERVICE)
     tasks = {
-        tier: broker.publisher(
+        tier: _command(
+            broker,
             subjects.task_subject(tier.value),
-            stream=JStream(subjects.TASKS_STREAM, declare=False),
-            timeout=subjects.PUBLISH_TIMEOUT_S,
-            schema=RunResearch,
-            title=f"gateway.task.{tier.value}",
-            description=f"A research question of tier `{tier.value}` for the researcher (`POST /tasks`; `Nats-Msg-Id` "
+            subjects.TASKS_STREAM,
+            RunResearch,
+            f"gateway.task.{tier.value}",
+            f"A research question of tier `{tier.value}` for the researcher (`POST /tasks`; `Nats-Msg-Id` "
             "`task-<task_id>`, the task id derived from the `Idempotency-Key`).",
         )
         for tier in Tier
     }
-    reviews = broker.publisher(
+    reviews = _command(
+        broker,
         subjects.REVIEW_REQUESTED,
-        stream=JStream(subjects.REVIEWS_STREAM, declare=False),
-        timeout=subjects.PUBLISH_TIMEOUT_S,
-        schema=RequestReview,
-        title="gateway.review_requested",
-        description="A literature review to run, or to refresh (`POST /reviews`, `/reviews/{id}/refresh`; "
+        subjects.REVIEWS_STREAM,
+        RequestReview,
+        "gateway.review_requested",
+        "A literature review to run, or to refresh (`POST /reviews`, `/reviews/{id}/refresh`; "
         "`Nats-Msg-Id` `review-<review_id>-<run_id>`).",
     )
-    verifications = broker.publisher(
+    verifications = _command(
+        broker,
         subjects.VERIFY_REQUESTED,
-        stream=JStream(subjects.VERIFICATIONS_STREAM, declare=False),
-        timeout=subjects.PUBLISH_TIMEOUT_S,
-        schema=RequestVerification,
-        title="gateway.verify_requested",
-        description="A claim to verify (`POST /verifications`; `Nats-Msg-Id` `verify-<verification_id>-<run_id>`).",
+        subjects.VERIFICATIONS_STREAM,
+        RequestVerification,
+        "gateway.verify_requested",
+        "A claim to verify (`POST /verifications`; `Nats-Msg-Id` `verify-<verification_id>-<run_id>`).",
     )
-    source_lists = broker.publisher(
+    source_lists = _command(
+        broker,
         subjects.SOURCELIST_REQUESTED,
-        stream=JStream(subjects.SOURCELISTS_STREAM, declare=False),
-        timeout=subjects.PUBLISH_TIMEOUT_S,
-        schema=RequestSourceList,
-        title="gateway.sourcelist_requested",
-        description="A source list to build, or to run again, held to its workspace's limits (`POST /source-lists`, "
+        subjects.SOURCELISTS_STREAM,
+        RequestSourceList,
+        "gateway.sourcelist_requested",
+        "A source list to build, or to run again, held to its workspace's limits (`POST /source-lists`, "
         "`/source-lists/{id}/rerun`; `Nats-Msg-Id` `sourcelist-<source_list_id>-<run_id>`).",
     )
     return Bus(broker, tasks, reviews, verifications, source_lists)

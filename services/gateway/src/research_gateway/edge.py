@@ -24,7 +24,6 @@ from __future__ import annotations
 import re
 import traceback
 from collections import Counter
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
@@ -35,6 +34,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from research_gateway.limits import TOO_LARGE, answer
 from research_platform.logging import get_logger
@@ -214,28 +214,15 @@ async def unclean_text(request: Request, exc: UncleanText) -> JSONResponse:
     )
 
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-ASGI = Callable[
-    [Scope, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]],
-    Awaitable[None],
-]
-
-
 class QuietFailures:
     """ASGI middleware: an unexpected error becomes a 500 (when nothing was sent yet) and one log
     line without the error's message (see the module docstring); nothing is re-raised, so the
     server's own traceback log, message included, is never written."""
 
-    def __init__(self, app: ASGI) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(
-        self,
-        scope: Scope,
-        receive: Callable[[], Awaitable[Message]],
-        send: Callable[[Message], Awaitable[None]],
-    ) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

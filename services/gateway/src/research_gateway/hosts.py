@@ -26,18 +26,12 @@ from __future__ import annotations
 
 import ipaddress
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
-
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Any]]
-Send = Callable[[Any], Awaitable[None]]
-ASGI = Callable[[Scope, Receive, Send], Awaitable[None]]
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 WILDCARD_BINDS = ("", "0.0.0.0", "::", "[::]")  # noqa: S104 - recognised, never bound
@@ -136,7 +130,7 @@ class AllowedHosts:
 class HostGuard:
     """ASGI middleware refusing a foreign `Host` (421) or `Origin` (403) before any route runs."""
 
-    def __init__(self, app: ASGI, allowed: AllowedHosts) -> None:
+    def __init__(self, app: ASGIApp, allowed: AllowedHosts) -> None:
         self.app, self.allowed = app, allowed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -1,4 +1,4 @@
-"""What one request may cost the gateway before a route runs: ASGI middleware around every route.
+"""What one request may cost the gateway before a route runs: ASGIApp middleware around every route.
 
 - `BodyCap`: a request body past `GATEWAY_EDGE__MAX_BODY_BYTES` (1 MiB) is answered 413 before it
   is read into memory — at once when `Content-Length` says so, else as soon as a chunked body
@@ -23,20 +23,13 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
 
 from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from research_gateway.auth import AUTH_RESPONSES, Guard
 from research_gateway.deps import API
 from research_gateway.signins import SESSION_COOKIE as CONSOLE_COOKIE
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGI = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 STREAM_PATH = re.compile(rf"^{re.escape(API)}/(?:runs/[^/]+/)?events$")
 STREAM_RETRY_AFTER_S = 10  # an open stream ends when its client goes; a retry soon may find a slot
@@ -78,7 +71,7 @@ class _TooLarge(Exception):
 class BodyCap:
     """413 for a body past `max_bytes`, before it is read (see the module docstring)."""
 
-    def __init__(self, app: ASGI, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app, self.max_bytes = app, max_bytes
 
     def _refusal(self) -> str:
@@ -139,7 +132,7 @@ class KeyFirst:
     """An API request without any key reaches its route with an empty body (see the module
     docstring); open mode (`GATEWAY_AUTH__OPEN`) passes every request as it came."""
 
-    def __init__(self, app: ASGI, guard: Guard) -> None:
+    def __init__(self, app: ASGIApp, guard: Guard) -> None:
         self.app, self.guard = app, guard
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -157,7 +150,7 @@ class KeyFirst:
 class StreamCap:
     """At most `per_key` open event streams per presented key (see the module docstring)."""
 
-    def __init__(self, app: ASGI, per_key: int) -> None:
+    def __init__(self, app: ASGIApp, per_key: int) -> None:
         self.app, self.per_key = app, per_key
         self.open: Counter[str] = Counter()
 

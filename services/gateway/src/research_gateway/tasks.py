@@ -32,6 +32,7 @@ from research_gateway.deps import (
     LedgerDoor,
     Publishers,
     Reading,
+    or_404,
     publish_or_503,
 )
 from research_gateway.quotas import QUOTA_RESPONSES, KeyQuotas
@@ -143,10 +144,7 @@ async def submit_task(
 )
 async def get_task(task_id: uuid.UUID, uow: Current) -> TaskView:
     """The task, its status (`failed` with the reason in `error`) and its claim once proposed."""
-    view = await uow.claim_views.task(task_id)
-    if view is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task {task_id}")
-    return view
+    return or_404(await uow.claim_views.task(task_id), f"no task {task_id}")
 
 
 @router.get(
@@ -156,7 +154,4 @@ async def get_task(task_id: uuid.UUID, uow: Current) -> TaskView:
     responses={404: {"description": "no such claim"}},
 )
 async def get_claim(claim_id: uuid.UUID, uow: Reading) -> ClaimView:
-    view = await uow.claim_views.claim(claim_id)
-    if view is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no claim {claim_id}")
-    return view
+    return or_404(await uow.claim_views.claim(claim_id), f"no claim {claim_id}")

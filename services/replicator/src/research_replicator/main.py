@@ -24,7 +24,7 @@ Publishes `research.claim.recritique` (`RecritiqueClaim`), `research.verify.requ
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -44,7 +44,7 @@ from research_contracts import (
 )
 from research_ledger import Ledger, dead_letters
 from research_ledger.outbox import relay_beside
-from research_platform.app import Consumes, ServiceContext, service_app
+from research_platform.app import Consumes, Part, ServiceContext, service_app
 from research_platform.broker import Emits
 from research_platform.logging import get_logger
 from research_platform.service import run_service
@@ -162,6 +162,25 @@ class Replicator:
         return prepare.refreshed(reply.body)
 
 
+def _looping(
+    what: str,
+    loop: Callable[[Ledger, ReplicatorSettings], Coroutine[Any, Any, None]],
+    settings: ReplicatorSettings,
+) -> Part:
+    """`loop(ledger, settings)` run as a task beside the service for its lifetime, cancelled
+    (within 10 s) when the service stops."""
+
+    @asynccontextmanager
+    async def beside(ctx: ServiceContext[ReplicatorServiceSettings, Any]) -> AsyncIterator[None]:
+        task = asyncio.get_running_loop().create_task(loop(Ledger(ctx.sessions), settings))
+        try:
+            yield
+        finally:
+            await cancel_within(task, what=what, timeout_s=10)
+
+    return beside
+
+
 def create_app(settings: ReplicatorServiceSettings) -> FastStream:
     deps = bootstrap(settings)
     replicator = deps.settings.replicator
@@ -177,48 +196,11 @@ def create_app(settings: ReplicatorServiceSettings) -> FastStream:
         lambda ctx: Replicator(ctx.broker, Ledger(ctx.sessions), replicator).run,
     )
 
-    @asynccontextmanager
-    async def dispatcher(
-        ctx: ServiceContext[ReplicatorServiceSettings, Any],
-    ) -> AsyncIterator[None]:
-        """Due watched claims asked for on a tick, at most `watched_in_flight` unfinished; only
-        while the schedule is on (no ticks: no watched claims asked for on its own either)."""
-        if not replicator.schedule.enabled:
-            yield
-            return
-        task = asyncio.get_running_loop().create_task(
-            watched.dispatch_forever(
-                Ledger(ctx.sessions),
-                tick_s=replicator.watched_tick_s,
-                in_flight=replicator.watched_in_flight,
-                spread=replicator.watched_spread,
-                batch=replicator.watched_per_run,
-            )
-        )
-        try:
-            yield
-        finally:
-            await cancel_within(task, what="watched dispatcher", timeout_s=10)
-
-    ctx.run_beside(dispatcher)
-
-    @asynccontextmanager
-    async def releaser(ctx: ServiceContext[ReplicatorServiceSettings, Any]) -> AsyncIterator[None]:
-        """Held re-critiques released on a tick, at most `recritique_in_flight` unjudged; always on
-        (they follow from retraction events, which this service consumes with or without ticks)."""
-        task = asyncio.get_running_loop().create_task(
-            recritiques.release_forever(
-                Ledger(ctx.sessions),
-                tick_s=replicator.recritique_tick_s,
-                in_flight=replicator.recritique_in_flight,
-            )
-        )
-        try:
-            yield
-        finally:
-            await cancel_within(task, what="re-critique release", timeout_s=10)
-
-    ctx.run_beside(releaser)
+    if replicator.schedule.enabled:  # no ticks: no watched claims asked for on their own either
+        ctx.run_beside(_looping("watched dispatcher", watched.dispatch_forever, replicator))
+    # Always on: held re-critiques follow from retraction events, which this service consumes with
+    # or without ticks.
+    ctx.run_beside(_looping("re-critique release", recritiques.release_forever, replicator))
 
     @ctx.consume(
         Consumes(

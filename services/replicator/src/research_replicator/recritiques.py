@@ -23,6 +23,7 @@ from research_contracts import RecritiqueClaim, subjects
 from research_ledger import Ledger
 from research_platform.logging import get_logger
 from research_replicator.repository import SERVICE
+from research_replicator.settings import ReplicatorSettings
 
 log = get_logger(__name__)
 
@@ -47,13 +48,14 @@ async def release(ledger: Ledger, *, in_flight: int) -> int:
     return len(due)
 
 
-async def release_forever(ledger: Ledger, *, tick_s: float, in_flight: int) -> None:
-    """Every `tick_s`: top the re-critiques in flight up to `in_flight` from the ledger."""
+async def release_forever(ledger: Ledger, settings: ReplicatorSettings) -> None:
+    """Every `recritique_tick_s`: top the re-critiques in flight up to `recritique_in_flight` from
+    the ledger."""
     while True:
         try:
-            sent = await release(ledger, in_flight=in_flight)
+            sent = await release(ledger, in_flight=settings.recritique_in_flight)
             if sent:
                 log.info("held re-critiques released", released=sent)
         except Exception as exc:  # noqa: BLE001 - one failed tick must not end the loop
             log.warning("re-critique release failed", error=repr(exc))
-        await asyncio.sleep(tick_s)
+        await asyncio.sleep(settings.recritique_tick_s)

@@ -36,6 +36,7 @@ from research_ledger.watched import WatchedClaimRow
 from research_platform.broker import Emits
 from research_platform.logging import get_logger
 from research_replicator.repository import SERVICE
+from research_replicator.settings import ReplicatorSettings
 
 log = get_logger(__name__)
 
@@ -101,20 +102,19 @@ async def request_due(
     return requested
 
 
-async def dispatch_forever(
-    ledger: Ledger,
-    *,
-    tick_s: float,
-    in_flight: int,
-    spread: float,
-    batch: int,
-) -> None:
-    """The dispatcher: every `tick_s`, top the unfinished re-verifications up to `in_flight`."""
+async def dispatch_forever(ledger: Ledger, settings: ReplicatorSettings) -> None:
+    """The dispatcher: every `watched_tick_s`, top the unfinished re-verifications up to
+    `watched_in_flight` (at most `watched_per_run` a tick)."""
     while True:
         try:
-            sent = await request_due(ledger, limit=batch, in_flight=in_flight, spread=spread)
+            sent = await request_due(
+                ledger,
+                limit=settings.watched_per_run,
+                in_flight=settings.watched_in_flight,
+                spread=settings.watched_spread,
+            )
             if sent:
                 log.info("watched claims requested", requested=sent)
         except Exception as exc:  # noqa: BLE001 - one failed tick must not end the loop
             log.warning("watched dispatch failed", error=repr(exc))
-        await asyncio.sleep(tick_s)
+        await asyncio.sleep(settings.watched_tick_s)

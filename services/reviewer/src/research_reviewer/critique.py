@@ -8,7 +8,7 @@ REVISION_NEEDED; only MINOR issues, or none → PASS. Issues name what they are 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 from pydantic import BaseModel, Field, computed_field
 
@@ -46,6 +46,16 @@ class Issue(BaseModel):
     reference_id: int | None = None
 
 
+class IssueAbout(TypedDict, total=False):
+    """What an issue names besides its check and section: its evidence, and what it is about."""
+
+    evidence: str
+    kind: Literal["off_topic", "tag_contradicted"] | None
+    finding_id: str | None
+    paper_id: str | None
+    reference_id: int | None
+
+
 class MissedPaper(BaseModel):
     paper_id: str
     title: str
@@ -64,6 +74,19 @@ class PeerReview(BaseModel):
         default_factory=dict, description="Per check: what was looked at, what failed."
     )
     model: str = "offline-peer-reviewer-v1"
+
+    def flag(
+        self,
+        severity: Severity,
+        check: int,
+        section: str,
+        description: str,
+        **about: Unpack[IssueAbout],
+    ) -> None:
+        """Record an issue that check `check` found in `section`."""
+        self.issues.append(
+            Issue(severity=severity, check=check, section=section, description=description, **about)
+        )
 
     def count(self, severity: Severity) -> int:
         return sum(1 for issue in self.issues if issue.severity is severity)

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from research_contracts.corpus_tools import PaperRecord
 from research_reports import CitationCheck, Report, check_report
-from research_reviewer.critique import Issue, PeerReview, Severity
+from research_reviewer.critique import PeerReview, Severity
 from research_reviewer.prepare import ReviewJob
 from research_reviewer.reshape import Conformed, conform
 from research_reviewer.tools import Toolbox, ToolPort
@@ -113,14 +113,11 @@ async def review_loop(
             if check.blocking and not any(
                 i.check == 2 and i.reference_id in check.unknown_ids for i in review.issues
             ):
-                review.issues.append(
-                    Issue(
-                        severity=Severity.critical,
-                        check=2,
-                        section="References",
-                        description="unknown citation ids: "
-                        + ", ".join(map(str, check.unknown_ids)),
-                    )
+                review.flag(
+                    Severity.critical,
+                    2,
+                    "References",
+                    "unknown citation ids: " + ", ".join(map(str, check.unknown_ids)),
                 )
             calls += tools.calls
             await view.message_chunk(review.render())

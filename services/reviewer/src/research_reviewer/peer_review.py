@@ -24,7 +24,7 @@ from research_reports import CitationCheck, Finding, FindingTag, Reference, Repo
 from research_reports import text as checker_text
 from research_reviewer import judged
 from research_reviewer.compose import SECTIONS
-from research_reviewer.critique import Issue, MissedPaper, PeerReview, Severity, summarise
+from research_reviewer.critique import MissedPaper, PeerReview, Severity, summarise
 from research_reviewer.evidence import topic_terms
 from research_reviewer.tools import Toolbox
 
@@ -92,24 +92,20 @@ class PeerReviewer:
     ) -> int:
         for title in SECTIONS:
             if report.section(title) is None:
-                review.issues.append(
-                    Issue(
-                        severity=Severity.critical,
-                        check=1,
-                        section=title,
-                        description="required section is missing",
-                        evidence="not in the draft",
-                    )
+                review.flag(
+                    Severity.critical,
+                    1,
+                    title,
+                    "required section is missing",
+                    evidence="not in the draft",
                 )
         if not report.references:
-            review.issues.append(
-                Issue(
-                    severity=Severity.critical,
-                    check=1,
-                    section="References",
-                    description="required section is missing",
-                    evidence="no reference listed",
-                )
+            review.flag(
+                Severity.critical,
+                1,
+                "References",
+                "required section is missing",
+                evidence="no reference listed",
             )
         return len(SECTIONS) + 1
 
@@ -117,15 +113,13 @@ class PeerReviewer:
         self, report: Report, check: CitationCheck, topic: str, tools: Toolbox, review: PeerReview
     ) -> int:
         for ref_id in check.unknown_ids:
-            review.issues.append(
-                Issue(
-                    severity=Severity.critical,
-                    check=2,
-                    section="References",
-                    reference_id=ref_id,
-                    description=f"[{ref_id}] is cited but names no reference",
-                    evidence="the citation checker found no such entry",
-                )
+            review.flag(
+                Severity.critical,
+                2,
+                "References",
+                f"[{ref_id}] is cited but names no reference",
+                evidence="the citation checker found no such entry",
+                reference_id=ref_id,
             )
         corpus = [r for r in report.references if (r.paper_id or "").startswith(CORPUS_PREFIX)]
         found = {
@@ -144,16 +138,14 @@ class PeerReviewer:
             elif paper.year != ref.year:
                 problem = f"year {ref.year} does not match the corpus ({paper.year})"
             if problem:
-                review.issues.append(
-                    Issue(
-                        severity=Severity.critical,
-                        check=2,
-                        section="References",
-                        paper_id=ref.paper_id,
-                        reference_id=ref.id,
-                        description=f"[{ref.id}] {problem}",
-                        evidence=f"batch lookup of {len(corpus)} id(s)",
-                    )
+                review.flag(
+                    Severity.critical,
+                    2,
+                    "References",
+                    f"[{ref.id}] {problem}",
+                    evidence=f"batch lookup of {len(corpus)} id(s)",
+                    paper_id=ref.paper_id,
+                    reference_id=ref.id,
                 )
         return len(report.references)
 
@@ -174,15 +166,13 @@ class PeerReviewer:
             elif finding.tag == FindingTag.contested and finding.key() not in debated:
                 problem = "CONTESTED but no debate shows the conflicting side"
             if problem:
-                review.issues.append(
-                    Issue(
-                        severity=Severity.major,
-                        check=3,
-                        section="Key Findings",
-                        finding_id=finding.key(),
-                        description=problem,
-                        evidence=_short(finding.statement),
-                    )
+                review.flag(
+                    Severity.major,
+                    3,
+                    "Key Findings",
+                    problem,
+                    evidence=_short(finding.statement),
+                    finding_id=finding.key(),
                 )
         await asyncio.to_thread(self._judged, report, topic, findings, review)
         for issue in check.issues:
@@ -190,27 +180,23 @@ class PeerReviewer:
                 cited = (
                     report.reference(issue.reference_id) if issue.reference_id is not None else None
                 )
-                review.issues.append(
-                    Issue(
-                        severity=Severity.major,
-                        check=3,
-                        section=issue.section or "",
-                        finding_id=issue.finding_id,
-                        reference_id=issue.reference_id,
-                        paper_id=cited.paper_id if cited else None,
-                        description=f"citation does not support the sentence ({issue.reason})",
-                        evidence=issue.detail,
-                    )
+                review.flag(
+                    Severity.major,
+                    3,
+                    issue.section or "",
+                    f"citation does not support the sentence ({issue.reason})",
+                    evidence=issue.detail,
+                    finding_id=issue.finding_id,
+                    paper_id=cited.paper_id if cited else None,
+                    reference_id=issue.reference_id,
                 )
             elif issue.kind == "uncited":
-                review.issues.append(
-                    Issue(
-                        severity=Severity.minor,
-                        check=3,
-                        section=issue.section or "",
-                        description="factual sentence without a citation",
-                        evidence=_short(issue.sentence),
-                    )
+                review.flag(
+                    Severity.minor,
+                    3,
+                    issue.section or "",
+                    "factual sentence without a citation",
+                    evidence=_short(issue.sentence),
                 )
         return len(findings)
 
@@ -227,19 +213,17 @@ class PeerReviewer:
         )
         for (finding, ref), is_off in zip(judged_leads, off, strict=True):
             if is_off:
-                review.issues.append(
-                    Issue(
-                        severity=Severity.major,
-                        check=3,
-                        section="Key Findings",
-                        finding_id=finding.key(),
-                        paper_id=ref.paper_id,
-                        reference_id=ref.id,
-                        kind="off_topic",
-                        description=f"the finding's paper [{ref.id}] is off the topic ("
-                        f"{'relevance model' if self.cut.mode == 'chain' else 'abstract model'})",
-                        evidence=_short(finding.statement),
-                    )
+                review.flag(
+                    Severity.major,
+                    3,
+                    "Key Findings",
+                    f"the finding's paper [{ref.id}] is off the topic ("
+                    f"{'relevance model' if self.cut.mode == 'chain' else 'abstract model'})",
+                    evidence=_short(finding.statement),
+                    finding_id=finding.key(),
+                    paper_id=ref.paper_id,
+                    reference_id=ref.id,
+                    kind="off_topic",
                 )
         for finding in findings:
             if finding.tag != FindingTag.supported:
@@ -250,18 +234,16 @@ class PeerReviewer:
                     continue
                 label = judged.stance_label(self.judge, finding.statement, quote.text, quoted.title)
                 if label != "SUPPORT":
-                    review.issues.append(
-                        Issue(
-                            severity=Severity.major,
-                            check=3,
-                            section="Key Findings",
-                            finding_id=finding.key(),
-                            paper_id=quoted.paper_id,
-                            reference_id=quoted.id,
-                            kind="tag_contradicted",
-                            description=f"SUPPORTED, but the stance model reads [{quoted.id}]'s quote as {label}, not support",
-                            evidence=_short(quote.text),
-                        )
+                    review.flag(
+                        Severity.major,
+                        3,
+                        "Key Findings",
+                        f"SUPPORTED, but the stance model reads [{quoted.id}]'s quote as {label}, not support",
+                        evidence=_short(quote.text),
+                        finding_id=finding.key(),
+                        paper_id=quoted.paper_id,
+                        reference_id=quoted.id,
+                        kind="tag_contradicted",
                     )
 
     async def _spot_check(
@@ -278,16 +260,13 @@ class PeerReviewer:
             if not any(
                 h.paper_id in cited and checker_text.found_verbatim(quote, h.text) for h in hits
             ):
-                review.issues.append(
-                    Issue(
-                        severity=Severity.major,
-                        check=4,
-                        section="Key Findings",
-                        finding_id=finding.key(),
-                        description="finding could not be found again by an independent search",
-                        evidence=f"top {len(hits)} passages: "
-                        + ", ".join(h.paper_id for h in hits),
-                    )
+                review.flag(
+                    Severity.major,
+                    4,
+                    "Key Findings",
+                    "finding could not be found again by an independent search",
+                    evidence=f"top {len(hits)} passages: " + ", ".join(h.paper_id for h in hits),
+                    finding_id=finding.key(),
                 )
         return len(chosen)
 
@@ -308,15 +287,13 @@ class PeerReviewer:
                     reason=f'among the most cited papers matching "{query}"',
                 )
             )
-            review.issues.append(
-                Issue(
-                    severity=Severity.minor,
-                    check=5,
-                    section="Key Findings",
-                    paper_id=paper.paper_id,
-                    description=f"high-impact paper not cited: {paper.title[:100]}",
-                    evidence=f"{paper.citation_count} citations",
-                )
+            review.flag(
+                Severity.minor,
+                5,
+                "Key Findings",
+                f"high-impact paper not cited: {paper.title[:100]}",
+                evidence=f"{paper.citation_count} citations",
+                paper_id=paper.paper_id,
             )
         return len(ranked)
 
@@ -330,15 +307,13 @@ class PeerReviewer:
             if len(pair) != 2 or not await asyncio.to_thread(
                 self._opposes, report, pair[0], pair[1]
             ):
-                review.issues.append(
-                    Issue(
-                        severity=Severity.major,
-                        check=6,
-                        section="Contradictions and Debates",
-                        finding_id=key,
-                        description="the two sides do not state opposite things",
-                        evidence=" vs ".join(_short(f.statement) for f in pair),
-                    )
+                review.flag(
+                    Severity.major,
+                    6,
+                    "Contradictions and Debates",
+                    "the two sides do not state opposite things",
+                    evidence=" vs ".join(_short(f.statement) for f in pair),
+                    finding_id=key,
                 )
                 continue
             other = pair[1]
@@ -347,15 +322,13 @@ class PeerReviewer:
             if not any(checker_text.found_verbatim(quote, h.text) for h in hits) and _corpus_ids(
                 report, other
             ):
-                review.issues.append(
-                    Issue(
-                        severity=Severity.major,
-                        check=6,
-                        section="Contradictions and Debates",
-                        finding_id=key,
-                        description="the opposing side could not be found again in the corpus",
-                        evidence=_short(other.statement),
-                    )
+                review.flag(
+                    Severity.major,
+                    6,
+                    "Contradictions and Debates",
+                    "the opposing side could not be found again in the corpus",
+                    evidence=_short(other.statement),
+                    finding_id=key,
                 )
         return len(sides)
 
@@ -368,23 +341,16 @@ class PeerReviewer:
         for line in lines:
             tied = {int(n) for n in _ADDRESSES.findall(line)}
             if not tied or not tied <= gaps:
-                review.issues.append(
-                    Issue(
-                        severity=Severity.minor,
-                        check=7,
-                        section=SECTIONS[5],
-                        description="direction is not tied to a stated gap",
-                        evidence=_short(line),
-                    )
+                review.flag(
+                    Severity.minor,
+                    7,
+                    SECTIONS[5],
+                    "direction is not tied to a stated gap",
+                    evidence=_short(line),
                 )
         if gaps and not lines:
-            review.issues.append(
-                Issue(
-                    severity=Severity.minor,
-                    check=7,
-                    section=SECTIONS[5],
-                    description="gaps are stated but no direction addresses them",
-                )
+            review.flag(
+                Severity.minor, 7, SECTIONS[5], "gaps are stated but no direction addresses them"
             )
         return len(lines)
 

@@ -22,6 +22,7 @@ import json
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, ClassVar
 from xml.etree.ElementTree import ParseError
 
@@ -77,12 +78,25 @@ def clean_text(value: Any) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def iso_date(value: Any) -> date | None:
+    """An API's `YYYY-MM-DD` date, or None when it is absent or malformed (an unknown date, not an
+    unusable record)."""
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        return None
+
+
 class Source(ABC):
     """An evidence source: `search(query, filters, limit)` and `fetch(source_id)`, both fail-soft."""
 
     name: ClassVar[str]
     # Every HTTP source sends the query to a third party.
     leaves_process: ClassVar[bool] = True
+    # The header that carries `settings.api_key`, for a source whose key is optional.
+    key_header: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -115,6 +129,13 @@ class Source(ABC):
         if not self.settings.base_url:
             return "not_configured"
         return None
+
+    def _headers(self) -> dict[str, str]:
+        """The request headers: the API key under `key_header` when both are set; none by default."""
+        key = self.settings.api_key
+        return (
+            {self.key_header: key.get_secret_value()} if self.key_header and key is not None else {}
+        )
 
     def facets(self, hits: list[SourceHit]) -> dict[str, dict[str, int]]:
         """Counts a source reports next to its hits (e.g. Cochrane review types); none by default."""

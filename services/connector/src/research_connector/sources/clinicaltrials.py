@@ -74,10 +74,7 @@ class ClinicalTrialsSource(Source):
     """ClinicalTrials.gov registrations (optional `X-API-Key`)."""
 
     name = "clinicaltrials"
-
-    def _headers(self) -> dict[str, str]:
-        key = self.settings.api_key
-        return {"X-API-Key": key.get_secret_value()} if key is not None else {}
+    key_header = "X-API-Key"
 
     async def _search(self, query: str, filters: TaskFilters, limit: int) -> list[SourceHit]:
         params: dict[str, Any] = {"query.term": query, "pageSize": limit, "format": "json"}

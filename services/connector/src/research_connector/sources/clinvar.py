@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from research_connector.settings import ClinVarSettings
-from research_connector.sources.base import Source, clean_text, json_body
-from research_connector.sources.eutils import eutils_params, parse_esearch, year_of
+from research_connector.sources.base import clean_text, json_body
+from research_connector.sources.eutils import EutilsSource, parse_esearch, year_of
 from research_contracts import SourceHit, TaskFilters
 
 
@@ -74,35 +74,20 @@ def parse_clinvar_summary(payload: dict[str, Any]) -> list[SourceHit]:
     return hits
 
 
-class ClinVarSource(Source):
+class ClinVarSource(EutilsSource):
     """ClinVar variants (E-utilities); same key and budget as PubMed."""
 
     name = "clinvar"
+    db = "clinvar"
+    prefix = "clinvar:"
     settings: ClinVarSettings
 
-    async def _summaries(self, uids: list[str]) -> list[SourceHit]:
+    async def _records(self, uids: list[str]) -> list[SourceHit]:
         if not uids:
             return []
-        response = await self.http.request(
-            "GET",
-            f"{self.settings.base_url}/esummary.fcgi",
-            params=eutils_params(self.settings, db="clinvar", id=",".join(uids), retmode="json"),
-        )
+        response = await self._eutils("esummary", id=",".join(uids), retmode="json")
         return parse_clinvar_summary(json_body(response))
 
     async def _search(self, query: str, filters: TaskFilters, limit: int) -> list[SourceHit]:
-        response = await self.http.request(
-            "GET",
-            f"{self.settings.base_url}/esearch.fcgi",
-            params=eutils_params(
-                self.settings, db="clinvar", term=query, retmax=limit, retmode="json"
-            ),
-        )
-        return await self._summaries(parse_esearch(response.content))
-
-    async def _fetch(self, source_id: str) -> SourceHit | None:
-        uid = source_id.removeprefix("clinvar:").strip()
-        if not uid.isdigit():
-            return None
-        found = await self._summaries([uid])
-        return found[0] if found else None
+        response = await self._eutils("esearch", term=query, retmax=limit, retmode="json")
+        return await self._records(parse_esearch(response.content))

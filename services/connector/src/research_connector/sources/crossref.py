@@ -116,14 +116,16 @@ def parse_works(payload: dict[str, Any]) -> list[SourceHit]:
     return [parse_work(item) for item in message["items"]]
 
 
+def polite(mailto: str | None, **params: Any) -> dict[str, Any]:
+    """`params` with the contact address that joins a polite pool (CrossRef, OpenAlex), if one is set."""
+    return {**params, "mailto": mailto} if mailto else params
+
+
 class CrossRefSource(Source):
     """CrossRef (no key; `CONNECTOR__CROSSREF__MAILTO` joins the polite pool)."""
 
     name = "crossref"
     settings: CrossRefSettings
-
-    def _params(self, **params: Any) -> dict[str, Any]:
-        return {**params, "mailto": self.settings.mailto} if self.settings.mailto else params
 
     async def _search(self, query: str, filters: TaskFilters, limit: int) -> list[SourceHit]:
         wanted = []
@@ -131,7 +133,7 @@ class CrossRefSource(Source):
             wanted.append(f"from-pub-date:{filters.year_from}")
         if filters.year_to:
             wanted.append(f"until-pub-date:{filters.year_to}")
-        params = self._params(query=query, rows=limit)
+        params = polite(self.settings.mailto, query=query, rows=limit)
         if wanted:
             params["filter"] = ",".join(wanted)
         response = await self.http.request("GET", f"{self.settings.base_url}/works", params=params)
@@ -142,6 +144,8 @@ class CrossRefSource(Source):
         if not doi.startswith("10."):
             return None
         response = await self.http.request_or_none(
-            "GET", f"{self.settings.base_url}/works/{quote(doi, safe='/')}", params=self._params()
+            "GET",
+            f"{self.settings.base_url}/works/{quote(doi, safe='/')}",
+            params=polite(self.settings.mailto),
         )
         return parse_works(json_body(response))[0] if response is not None else None

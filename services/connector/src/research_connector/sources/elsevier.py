@@ -99,13 +99,7 @@ class ElsevierSource(PublisherSource):
         params: dict[str, Any] = {"query": self._query(query, filters), "count": limit}
         if filters.year_from or filters.year_to:
             params["date"] = f"{filters.year_from or 1823}-{filters.year_to or 2999}"
-        response = await self.http.request(
-            "GET",
-            f"{self.settings.base_url}{self.settings.search_path}",
-            params=params,
-            headers=self._headers(),
-        )
-        return parse_search(json_body(response))
+        return await self._searched(params)
 
     async def _fetch(self, source_id: str) -> SourceHit | None:
         if source_id.startswith("doi:"):
@@ -114,11 +108,15 @@ class ElsevierSource(PublisherSource):
             query = f"PII({source_id.removeprefix('elsevier:')})"
         else:
             return None
+        found = await self._searched({"query": query, "count": 1})
+        return found[0] if found else None
+
+    async def _searched(self, params: dict[str, Any]) -> list[SourceHit]:
+        """The hits of one search request (a search, or a lookup by DOI or PII)."""
         response = await self.http.request(
             "GET",
             f"{self.settings.base_url}{self.settings.search_path}",
-            params={"query": query, "count": 1},
+            params=params,
             headers=self._headers(),
         )
-        found = parse_search(json_body(response))
-        return found[0] if found else None
+        return parse_search(json_body(response))

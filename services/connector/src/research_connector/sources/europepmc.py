@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from research_connector.sources.base import Source, clean_text, json_body
+from research_connector.sources.base import Source, clean_text, iso_date, json_body
 from research_contracts import SourceHit, TaskFilters
 
 
@@ -21,12 +21,9 @@ def _source_id(record: dict[str, Any]) -> str:
 
 def _first_date(record: dict[str, Any]) -> date | None:
     for key in ("firstPublicationDate", "electronicPublicationDate"):
-        value = record.get(key)
-        if value:
-            try:
-                return date.fromisoformat(value)
-            except ValueError:
-                continue
+        when = iso_date(record.get(key))
+        if when is not None:
+            return when
     return None
 
 
@@ -85,12 +82,7 @@ class EuropePmcSource(Source):
             text = (
                 f"({query}) AND PUB_YEAR:[{filters.year_from or 1800} TO {filters.year_to or 3000}]"
             )
-        response = await self.http.request(
-            "GET",
-            f"{self.settings.base_url}/search",
-            params={"query": text, "format": "json", "resultType": "core", "pageSize": limit},
-        )
-        return parse_search(json_body(response))
+        return await self._searched(text, pageSize=limit)
 
     async def _fetch(self, source_id: str) -> SourceHit | None:
         if source_id.startswith("pmcid:"):
@@ -102,10 +94,14 @@ class EuropePmcSource(Source):
             query = f"EXT_ID:{source_id.removeprefix('pmid:')} AND SRC:MED"
         else:
             return None
+        found = await self._searched(query)
+        return found[0] if found else None
+
+    async def _searched(self, query: str, **params: Any) -> list[SourceHit]:
+        """The hits (full records) of one search request (a search, or a lookup by id)."""
         response = await self.http.request(
             "GET",
             f"{self.settings.base_url}/search",
-            params={"query": query, "format": "json", "resultType": "core"},
+            params={"query": query, "format": "json", "resultType": "core", **params},
         )
-        found = parse_search(json_body(response))
-        return found[0] if found else None
+        return parse_search(json_body(response))

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import json
 import re
+from abc import abstractmethod
 from datetime import date
-from typing import Any
+from typing import Any, ClassVar
 from xml.etree import ElementTree
+
+import httpx
 
 from research_connector.errors import MalformedPayload, SourceReportedError
 from research_connector.settings import PubMedSettings
-from research_contracts import TaskFilters
+from research_connector.sources.base import Source
+from research_contracts import SourceHit, TaskFilters
 
 MONTHS = {
     m: i
@@ -94,3 +98,31 @@ def year_of(text: str | None) -> int | None:
     """The first four-digit year in a free-text date such as `1998 Dec-1999 Jan` or `2019`."""
     match = re.search(r"\b(1[89]\d{2}|2\d{3})\b", text or "")
     return int(match.group(1)) if match else None
+
+
+class EutilsSource(Source):
+    """A database behind the E-utilities (PubMed, ClinVar): `db` names it, its ids are
+    `<prefix><uid>`."""
+
+    settings: PubMedSettings
+    db: ClassVar[str]
+    prefix: ClassVar[str]
+
+    async def _eutils(self, tool: str, **params: Any) -> httpx.Response:
+        """`GET <base_url>/<tool>.fcgi` on this database, with the NCBI etiquette and the key."""
+        return await self.http.request(
+            "GET",
+            f"{self.settings.base_url}/{tool}.fcgi",
+            params=eutils_params(self.settings, db=self.db, **params),
+        )
+
+    @abstractmethod
+    async def _records(self, uids: list[str]) -> list[SourceHit]:
+        """The hits of these uids, in their order (none for none)."""
+
+    async def _fetch(self, source_id: str) -> SourceHit | None:
+        uid = source_id.removeprefix(self.prefix).strip()
+        if not uid.isdigit():
+            return None
+        found = await self._records([uid])
+        return found[0] if found else None

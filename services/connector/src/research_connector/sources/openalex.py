@@ -6,13 +6,12 @@ status are carried in `metadata`. A `mailto` joins the polite pool (10 requests/
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Any
 from urllib.parse import quote
 
 from research_connector.settings import MailtoSettings
-from research_connector.sources.base import Source, clean_text, json_body
-from research_connector.sources.crossref import normalise_doi
+from research_connector.sources.base import Source, clean_text, iso_date, json_body
+from research_connector.sources.crossref import normalise_doi, polite
 from research_contracts import SourceHit, TaskFilters
 
 
@@ -31,12 +30,7 @@ def parse_work(work: dict[str, Any]) -> SourceHit:
     if not openalex_id and not doi:
         raise KeyError("work has neither an OpenAlex id nor a DOI")
     primary = work.get("primary_location") or {}
-    when = None
-    if work.get("publication_date"):
-        try:
-            when = date.fromisoformat(work["publication_date"])
-        except ValueError:
-            when = None
+    when = iso_date(work.get("publication_date"))
     open_access = work.get("open_access") or {}
     return SourceHit(
         source_id=f"openalex:{openalex_id}" if openalex_id else f"doi:{doi}",
@@ -81,11 +75,8 @@ class OpenAlexSource(Source):
     name = "openalex"
     settings: MailtoSettings
 
-    def _params(self, **params: Any) -> dict[str, Any]:
-        return {**params, "mailto": self.settings.mailto} if self.settings.mailto else params
-
     async def _search(self, query: str, filters: TaskFilters, limit: int) -> list[SourceHit]:
-        params = self._params(search=query, **{"per-page": limit})
+        params = polite(self.settings.mailto, search=query, **{"per-page": limit})
         if filters.year_from or filters.year_to:
             params["filter"] = f"publication_year:{filters.year_from or ''}-{filters.year_to or ''}"
         response = await self.http.request("GET", f"{self.settings.base_url}/works", params=params)
@@ -99,6 +90,6 @@ class OpenAlexSource(Source):
         else:
             return None
         response = await self.http.request_or_none(
-            "GET", f"{self.settings.base_url}/works/{ident}", params=self._params()
+            "GET", f"{self.settings.base_url}/works/{ident}", params=polite(self.settings.mailto)
         )
         return parse_works(json_body(response))[0] if response is not None else None

@@ -13,12 +13,11 @@ are all this client with their own defaults; Elsevier has a documented API (`els
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Any, ClassVar
 
 from research_connector.errors import MalformedPayload
 from research_connector.settings import PublisherSettings
-from research_connector.sources.base import Source, clean_text, json_body
+from research_connector.sources.base import Source, clean_text, iso_date, json_body
 from research_connector.sources.crossref import normalise_doi
 from research_connector.sources.eutils import year_of
 from research_contracts import SourceHit, TaskFilters
@@ -64,12 +63,7 @@ def map_record(record: dict[str, Any], settings: PublisherSettings, source: str)
     if settings.id_prefix == "doi:":
         ident = normalise_doi(ident)
     raw_date = dig(record, fields["date"]) if "date" in fields else None
-    when = None
-    if isinstance(raw_date, str) and len(raw_date) >= 10:
-        try:
-            when = date.fromisoformat(raw_date[:10])
-        except ValueError:
-            when = None
+    when = iso_date(raw_date[:10]) if isinstance(raw_date, str) and len(raw_date) >= 10 else None
     raw_year = dig(record, fields["year"]) if "year" in fields else None
     year = (
         int(raw_year)

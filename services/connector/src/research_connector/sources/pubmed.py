@@ -13,11 +13,10 @@ from xml.etree import ElementTree
 from xml.etree.ElementTree import Element
 
 from research_connector.errors import MalformedPayload
-from research_connector.settings import PubMedSettings
-from research_connector.sources.base import Source, clean_text, json_body
+from research_connector.sources.base import clean_text, json_body
 from research_connector.sources.eutils import (
+    EutilsSource,
     date_params,
-    eutils_params,
     parse_esearch,
     partial_date,
     year_of,
@@ -156,52 +155,30 @@ def parse_esummary(payload: dict[str, Any]) -> list[SourceHit]:
     return hits
 
 
-class PubMedSource(Source):
+class PubMedSource(EutilsSource):
     """PubMed (E-utilities); 3 requests/s without a key, 10 with `CONNECTOR__PUBMED__API_KEY`."""
 
     name = "pubmed"
-    settings: PubMedSettings
+    db = "pubmed"
+    prefix = "pmid:"
 
-    async def _records(self, pmids: list[str]) -> list[SourceHit]:
-        if not pmids:
+    async def _records(self, uids: list[str]) -> list[SourceHit]:
+        if not uids:
             return []
-        base = self.settings.base_url
         if self.settings.detail == "summary":
-            response = await self.http.request(
-                "GET",
-                f"{base}/esummary.fcgi",
-                params=eutils_params(
-                    self.settings, db="pubmed", id=",".join(pmids), retmode="json"
-                ),
-            )
+            response = await self._eutils("esummary", id=",".join(uids), retmode="json")
             return parse_esummary(json_body(response))
-        response = await self.http.request(
-            "GET",
-            f"{base}/efetch.fcgi",
-            params=eutils_params(self.settings, db="pubmed", id=",".join(pmids), retmode="xml"),
-        )
+        response = await self._eutils("efetch", id=",".join(uids), retmode="xml")
         hits = {hit.source_id: hit for hit in parse_efetch(response.content)}
-        return [hits[f"pmid:{p}"] for p in pmids if f"pmid:{p}" in hits]
+        return [hits[f"pmid:{p}"] for p in uids if f"pmid:{p}" in hits]
 
     async def _search(self, query: str, filters: TaskFilters, limit: int) -> list[SourceHit]:
-        response = await self.http.request(
-            "GET",
-            f"{self.settings.base_url}/esearch.fcgi",
-            params=eutils_params(
-                self.settings,
-                db="pubmed",
-                term=query,
-                retmax=limit,
-                retmode="json",
-                sort="relevance",
-                **date_params(filters),
-            ),
+        response = await self._eutils(
+            "esearch",
+            term=query,
+            retmax=limit,
+            retmode="json",
+            sort="relevance",
+            **date_params(filters),
         )
         return await self._records(parse_esearch(response.content))
-
-    async def _fetch(self, source_id: str) -> SourceHit | None:
-        pmid = source_id.removeprefix("pmid:").strip()
-        if not pmid.isdigit():
-            return None
-        found = await self._records([pmid])
-        return found[0] if found else None

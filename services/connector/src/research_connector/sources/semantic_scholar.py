@@ -7,10 +7,9 @@ degraded source. The optional key travels in the `x-api-key` header (1 request/s
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Any
 
-from research_connector.sources.base import Source, clean_text, json_body
+from research_connector.sources.base import Source, clean_text, iso_date, json_body
 from research_connector.sources.crossref import normalise_doi
 from research_contracts import SourceHit, TaskFilters
 
@@ -24,12 +23,7 @@ def parse_paper(paper: dict[str, Any]) -> SourceHit:
     """One Graph API paper object (any subset of fields) as a hit."""
     external = paper.get("externalIds") or {}
     doi = normalise_doi(external["DOI"]) if external.get("DOI") else None
-    when = None
-    if paper.get("publicationDate"):
-        try:
-            when = date.fromisoformat(paper["publicationDate"])
-        except ValueError:
-            when = None
+    when = iso_date(paper.get("publicationDate"))
     pdf = paper.get("openAccessPdf") or {}
     return SourceHit(
         source_id=f"s2:{paper['paperId']}",
@@ -70,10 +64,7 @@ class SemanticScholarSource(Source):
     """Semantic Scholar (optional `x-api-key`)."""
 
     name = "semantic_scholar"
-
-    def _headers(self) -> dict[str, str]:
-        key = self.settings.api_key
-        return {"x-api-key": key.get_secret_value()} if key is not None else {}
+    key_header = "x-api-key"
 
     async def _search(self, query: str, filters: TaskFilters, limit: int) -> list[SourceHit]:
         params: dict[str, Any] = {"query": query, "limit": limit, "fields": FIELDS}

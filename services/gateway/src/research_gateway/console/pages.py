@@ -14,6 +14,7 @@ a single-use code; either opens a server-side session whose id is the cookie (`H
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -178,66 +179,11 @@ async def run(request: Request, run_id: str, kind: str = "", id: str = "") -> Re
     return await page(request, "run.html", page="run", run_id=run_id, kind=kind, record_id=id)
 
 
-@router.get("/task/{task_id}", response_class=HTMLResponse)
-async def task(request: Request, task_id: str) -> Response:
-    return await page(request, "task.html", page="task", task_id=task_id)
-
-
-@router.get("/sources/{source_list_id}", response_class=HTMLResponse)
-async def source_list(request: Request, source_list_id: str) -> Response:
-    return await page(request, "sources.html", page="sources", source_list_id=source_list_id)
-
-
-@router.get("/report/{report_id}", response_class=HTMLResponse)
-async def report(request: Request, report_id: str) -> Response:
-    return await page(request, "report.html", page="report", report_id=report_id)
-
-
-@router.get("/my-work", response_class=HTMLResponse)
-async def my_work(request: Request) -> Response:
-    return await page(request, "work.html", page="work")
-
-
-@router.get("/paper/{paper_id:path}", response_class=HTMLResponse)
-async def paper(request: Request, paper_id: str) -> Response:
-    return await page(request, "paper.html", page="paper", paper_id=paper_id)
-
-
 @router.get("/audit", response_class=HTMLResponse)
 async def audit(request: Request) -> Response:
     return await page(
         request, "audit.html", page="audit", actions=sorted(a.value for a in AuditAction)
     )
-
-
-@router.get("/ledger", response_class=HTMLResponse)
-async def ledger(request: Request) -> Response:
-    return await page(request, "ledger.html", page="ledger")
-
-
-@router.get("/claim/{claim_id}", response_class=HTMLResponse)
-async def claim(request: Request, claim_id: str) -> Response:
-    return await page(request, "claim.html", page="claim", claim_id=claim_id)
-
-
-@router.get("/findings", response_class=HTMLResponse)
-async def findings(request: Request) -> Response:
-    return await page(request, "findings.html", page="findings")
-
-
-@router.get("/reviews", response_class=HTMLResponse)
-async def reviews(request: Request) -> Response:
-    return await page(request, "reviews.html", page="reviews")
-
-
-@router.get("/watched", response_class=HTMLResponse)
-async def watched(request: Request) -> Response:
-    return await page(request, "watched.html", page="watched")
-
-
-@router.get("/schedules", response_class=HTMLResponse)
-async def schedules(request: Request) -> Response:
-    return await page(request, "schedules.html", page="schedules")
 
 
 @router.get("/operate", response_class=HTMLResponse)
@@ -249,3 +195,31 @@ async def operate(request: Request) -> Response:
         grafana=request.app.state.grafana_url,
         dashboards=GRAFANA_DASHBOARDS,
     )
+
+
+# The pages that need nothing but the caller and the id in their path (handed to the template
+# under its path name): path → page name, its template `<name>.html`.
+SHELL_PAGES = {
+    "/task/{task_id}": "task",
+    "/sources/{source_list_id}": "sources",
+    "/report/{report_id}": "report",
+    "/paper/{paper_id:path}": "paper",
+    "/claim/{claim_id}": "claim",
+    "/my-work": "work",
+    "/ledger": "ledger",
+    "/findings": "findings",
+    "/reviews": "reviews",
+    "/watched": "watched",
+    "/schedules": "schedules",
+}
+
+
+def _shell_page(name: str) -> Callable[[Request], Awaitable[Response]]:
+    async def render(request: Request) -> Response:
+        return await page(request, f"{name}.html", page=name, **request.path_params)
+
+    return render
+
+
+for _path, _name in SHELL_PAGES.items():
+    router.add_api_route(_path, _shell_page(_name), response_class=HTMLResponse, name=_name)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -26,6 +26,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from research_gateway.auth import OPEN_CALLER, ApiKeys, Caller, Guard
 from research_gateway.deps import SERVICE
@@ -34,10 +35,6 @@ from research_gateway.mcp.server import build_server
 from research_ledger import Ledger
 
 PATH = "/mcp"
-Scope = MutableMapping[str, Any]
-ASGI = Callable[
-    [Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]
-]
 
 
 def presented_key(headers: Any) -> str | None:
@@ -49,9 +46,7 @@ def presented_key(headers: Any) -> str | None:
     return token.strip() or None if scheme.lower() == "bearer" else None
 
 
-async def _refuse(
-    send: Callable[[Any], Awaitable[None]], detail: str, retry_after: int | None = None
-) -> None:
+async def _refuse(send: Send, detail: str, retry_after: int | None = None) -> None:
     """401 with `WWW-Authenticate`, or 429 with `Retry-After` when the throttle says to wait."""
     if retry_after is None:
         status, headers = 401, [(b"www-authenticate", b"Bearer")]
@@ -71,7 +66,7 @@ async def _refuse(
 class KeyGate:
     """Admits `/mcp` requests that carry a live API key (see module doc); others get a 401."""
 
-    def __init__(self, app: FastAPI, inner: ASGI) -> None:
+    def __init__(self, app: FastAPI, inner: ASGIApp) -> None:
         self.app, self.inner = app, inner
 
     def ledger(self) -> Ledger:
@@ -82,12 +77,7 @@ class KeyGate:
         async with self.ledger().unit_of_work(service=SERVICE) as uow:
             return await ApiKeys(uow).identify(secret)
 
-    async def __call__(
-        self,
-        scope: Scope,
-        receive: Callable[[], Awaitable[Any]],
-        send: Callable[[Any], Awaitable[None]],
-    ) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.inner(scope, receive, send)
             return

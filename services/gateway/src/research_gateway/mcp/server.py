@@ -41,6 +41,31 @@ INSTRUCTIONS = (
 )
 
 
+# What the server offers, the same for every caller.
+TOOL_LIST = types.ListToolsResult(
+    tools=[
+        types.Tool(name=spec.name, description=spec.description, input_schema=spec.input_schema)
+        for spec in TOOLS.values()
+    ]
+)
+RESOURCE_TEMPLATES = types.ListResourceTemplatesResult(
+    resource_templates=[
+        types.ResourceTemplate(
+            name="report",
+            uri_template="research://reports/{id}",
+            mime_type="text/markdown",
+            description="A review, verification or source-list report as Markdown.",
+        ),
+        types.ResourceTemplate(
+            name="claim",
+            uri_template="research://claims/{id}",
+            mime_type="application/json",
+            description="A ledger claim: statement, status, supports with quotes, verdict.",
+        ),
+    ]
+)
+
+
 def _failed(reason: str) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=reason)], is_error=True
@@ -53,14 +78,7 @@ def build_server(api_for: ApiFor, *, version: str = "0.1.0") -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(
-            tools=[
-                types.Tool(
-                    name=spec.name, description=spec.description, input_schema=spec.input_schema
-                )
-                for spec in TOOLS.values()
-            ]
-        )
+        return TOOL_LIST
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -93,22 +111,7 @@ def build_server(api_for: ApiFor, *, version: str = "0.1.0") -> Server[Any]:
     async def list_resource_templates(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(
-            resource_templates=[
-                types.ResourceTemplate(
-                    name="report",
-                    uri_template="research://reports/{id}",
-                    mime_type="text/markdown",
-                    description="A review, verification or source-list report as Markdown.",
-                ),
-                types.ResourceTemplate(
-                    name="claim",
-                    uri_template="research://claims/{id}",
-                    mime_type="application/json",
-                    description="A ledger claim: statement, status, supports with quotes, verdict.",
-                ),
-            ]
-        )
+        return RESOURCE_TEMPLATES
 
     async def list_resources(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None

@@ -190,6 +190,17 @@ async def follow(api: GatewayApi, run_id: str, seconds: float, progress: Progres
     return status
 
 
+async def _run(
+    api: GatewayApi, path: str, arguments: dict[str, Any], progress: Progress
+) -> dict[str, Any]:
+    """Start a mode's run (`POST path` with the arguments less the tool's `wait_seconds`) and report
+    its progress while waiting; the accepted answer (the report's id and the `run_id`)."""
+    options, body = _split(arguments, Waiting)
+    accepted: dict[str, Any] = await api.call("POST", path, body=body)
+    await follow(api, accepted["run_id"], options.wait_seconds, progress)
+    return accepted
+
+
 def _compact_claim(claim: dict[str, Any]) -> dict[str, Any]:
     verdict = claim.get("verdict") or {}
     return {
@@ -279,9 +290,7 @@ async def ask_question(
 async def verify_claim(
     api: GatewayApi, arguments: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
-    options, body = _split(arguments, Waiting)
-    accepted = await api.call("POST", "/verifications", body=body)
-    await follow(api, accepted["run_id"], options.wait_seconds, progress)
+    accepted = await _run(api, "/verifications", arguments, progress)
     view = await api.call("GET", f"/verifications/{accepted['verification_id']}")
     answer = {
         "verification_id": view["verification_id"],
@@ -328,9 +337,7 @@ def _review_answer(view: dict[str, Any]) -> dict[str, Any]:
 async def start_review(
     api: GatewayApi, arguments: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
-    options, body = _split(arguments, Waiting)
-    accepted = await api.call("POST", "/reviews", body=body)
-    await follow(api, accepted["run_id"], options.wait_seconds, progress)
+    accepted = await _run(api, "/reviews", arguments, progress)
     return _review_answer(await api.call("GET", f"/reviews/{accepted['review_id']}"))
 
 
@@ -362,9 +369,7 @@ async def _source_list(api: GatewayApi, source_list_id: str) -> dict[str, Any]:
 async def build_source_list(
     api: GatewayApi, arguments: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
-    options, body = _split(arguments, Waiting)
-    accepted = await api.call("POST", "/source-lists", body=body)
-    await follow(api, accepted["run_id"], options.wait_seconds, progress)
+    accepted = await _run(api, "/source-lists", arguments, progress)
     return await _source_list(api, str(accepted["source_list_id"]))
 
 
