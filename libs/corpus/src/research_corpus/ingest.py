@@ -78,11 +78,10 @@ class IngestError(BaseModel):
     source: str | None = Field(default=None, description="The PDF file, for pdf-dir ingests.")
 
 
-class IngestReport(BaseModel):
-    """What one ingest did: counts of papers added / updated / unchanged and every bad record."""
+class Written(BaseModel):
+    """What an ingest wrote, or one batch of it: papers added / updated / unchanged, chunks and
+    sentences embedded."""
 
-    path: str
-    format: str
     added: int = 0
     updated: int = 0
     unchanged: int = 0
@@ -90,6 +89,22 @@ class IngestReport(BaseModel):
     sentences: int = Field(
         default=0, description="Sentences embedded because the corpus had no vector of them yet."
     )
+
+    def counts(self) -> dict[str, int]:
+        """These counts by name (a log line's fields)."""
+        return {name: getattr(self, name) for name in Written.model_fields}
+
+    def add(self, other: Written) -> None:
+        """Count what `other` wrote in these counts too."""
+        for name, count in other.counts().items():
+            setattr(self, name, getattr(self, name) + count)
+
+
+class IngestReport(Written):
+    """What one ingest did: counts of papers added / updated / unchanged and every bad record."""
+
+    path: str
+    format: str
     errors: list[IngestError] = Field(default_factory=list)
     metadata_only: int = Field(
         default=0,
@@ -456,10 +471,7 @@ async def ingest_path(
         "corpus.ingested",
         path=str(path),
         format=fmt,
-        added=report.added,
-        updated=report.updated,
-        unchanged=report.unchanged,
-        sentences=report.sentences,
+        **report.counts(),
         errors=len(report.errors),
         metadata_only=report.metadata_only,
         attachments=report.attachments,

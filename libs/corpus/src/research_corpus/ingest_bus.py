@@ -53,6 +53,7 @@ from research_corpus.embedding import Embedder, get_embedder
 from research_corpus.ingest import (
     BULK_MIN_PAPERS,
     IngestReport,
+    Written,
     _admit,
     _adopt_stored_ids,
     _batches,
@@ -91,17 +92,12 @@ class IngestJob(BaseModel):
         return PaperRecord(**fields)
 
 
-class BatchDone(BaseModel):
+class BatchDone(Written):
     """What a worker wrote for one run in one batch (published on `research.ingest.done.<run>`)."""
 
     run: str
     worker: str
     papers: int = 0
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    chunks: int = 0
-    sentences: int = 0
 
 
 def job_id(paper: PaperRecord) -> str:
@@ -408,17 +404,9 @@ async def ingest_over_bus(
     total = _count_records(path, fmt)
     bulk = await _prepare_bulk(sessions, total, bulk_min_papers)
 
-    def on_done(message: Any) -> None:
-        done = BatchDone.model_validate_json(message.data)
-        report.added += done.added
-        report.updated += done.updated
-        report.unchanged += done.unchanged
-        report.chunks += done.chunks
-        report.sentences += done.sentences
-
     async def received(message: Any) -> None:
         with contextlib.suppress(Exception):
-            on_done(message)
+            report.add(BatchDone.model_validate_json(message.data))
 
     done_sub = await nc.subscribe(subjects.ingest_done_subject(run), cb=received)
     bar = progress_bar(total, enabled=progress)
@@ -462,9 +450,7 @@ async def ingest_over_bus(
         run=run,
         path=str(path),
         queued=report.queued,
-        added=report.added,
-        updated=report.updated,
-        unchanged=report.unchanged,
+        **report.counts(),
         errors=len(report.errors),
         left=report.left,
         seconds=report.seconds,

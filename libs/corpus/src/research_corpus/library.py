@@ -29,9 +29,9 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 
 from research_corpus.errors import MalformedRecordError
@@ -45,6 +45,7 @@ _YEAR = re.compile(r"\b(1[5-9]\d{2}|20\d{2}|21\d{2})\b")
 _RIS_TAG = re.compile(r"^([A-Z][A-Z0-9])  -( (.*))?$")
 _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
 _UNESCAPED_COLON = re.compile(r"(?<!\\):")
+_Raw = TypeVar("_Raw")  # a record as a reader finds it, before it is a `PaperRecord`
 
 
 def normalize_doi(value: str | None) -> str | None:
@@ -225,15 +226,30 @@ def read_bibtex(path: Path) -> Iterator[PaperRecord | MalformedRecordError]:
         reason = f"unreadable BibTeX entry ({_clean(getattr(error, 'abort_reason', '') or error or 'syntax error')})"
         if type(block).__name__ == "DuplicateBlockKeyBlock":
             reason = f"duplicate key {getattr(block, 'key', '')!r}"
-        line = (block.start_line or 0) + 1
-        failed.append((line, MalformedRecordError(line, reason)))
+        failed.append(MalformedRecordError((block.start_line or 0) + 1, reason))
     entries = [((entry.start_line or 0) + 1, entry) for entry in library.entries]
-    for line, item in sorted([*failed, *entries], key=lambda pair: pair[0]):
+    blocks: list[MalformedRecordError | tuple[int, Any]] = [*failed, *entries]
+    in_file_order = sorted(blocks, key=_line)
+    yield from _parsed(in_file_order, lambda entry, line: _bibtex_record(entry, line, path.parent))
+
+
+def _line(item: MalformedRecordError | tuple[int, Any]) -> int:
+    return item.line if isinstance(item, MalformedRecordError) else item[0]
+
+
+def _parsed(
+    items: Iterable[MalformedRecordError | tuple[int, _Raw]],
+    parse: Callable[[_Raw, int], PaperRecord],
+) -> Iterator[PaperRecord | MalformedRecordError]:
+    """Each of `items` (a raw record with the line it starts on) as `parse(raw, line)` makes it,
+    or the error reading or parsing it gave."""
+    for item in items:
         if isinstance(item, MalformedRecordError):
             yield item
             continue
+        line, raw = item
         try:
-            yield _bibtex_record(item, line, path.parent)
+            yield parse(raw, line)
         except MalformedRecordError as exc:
             yield exc
 
@@ -294,18 +310,14 @@ def read_ris(path: Path) -> Iterator[PaperRecord | MalformedRecordError]:
     """Each `TY` … `ER` record of a `.ris` file (rispy's tag names) or the error it has."""
     import rispy
 
-    for block in _ris_blocks(_read_text(path)):
-        if isinstance(block, MalformedRecordError):
-            yield block
-            continue
-        line, lines = block
+    def parse(lines: list[str], line: int) -> PaperRecord:
         try:
             entries = rispy.loads("\n".join(lines) + "\n")
-            yield _ris_record(entries[0], line, path.parent)
-        except MalformedRecordError as exc:
-            yield exc
+            return _ris_record(entries[0], line, path.parent)
         except (ValueError, OSError, IndexError, KeyError) as exc:
-            yield MalformedRecordError(line, f"unreadable RIS record ({exc})")
+            raise MalformedRecordError(line, f"unreadable RIS record ({exc})") from exc
+
+    yield from _parsed(_ris_blocks(_read_text(path)), parse)
 
 
 def _ris_record(entry: dict[str, Any], line: int, base: Path) -> PaperRecord:
@@ -464,17 +476,14 @@ def _csl_year(issued: Any) -> int | None:
 
 def read_csl_json(path: Path) -> Iterator[PaperRecord | MalformedRecordError]:
     """Each item of a CSL-JSON array (Zotero's "CSL JSON" export) or the error it has."""
-    for item in _json_items(_read_text(path)):
-        if isinstance(item, MalformedRecordError):
-            yield item
-            continue
-        line, obj = item
+
+    def parse(obj: Any, line: int) -> PaperRecord:
         try:
-            yield _csl_record(obj, line, path.parent)
-        except MalformedRecordError as exc:
-            yield exc
+            return _csl_record(obj, line, path.parent)
         except RecursionError:  # a field nested too deeply to turn into text
-            yield MalformedRecordError(line, TOO_DEEP)
+            raise MalformedRecordError(line, TOO_DEEP) from None
+
+    yield from _parsed(_json_items(_read_text(path)), parse)
 
 
 def _csl_record(obj: Any, line: int, base: Path) -> PaperRecord:

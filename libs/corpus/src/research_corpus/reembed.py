@@ -19,6 +19,7 @@ changed) cannot be recomputed and are deleted; the report counts them.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 import numpy as np
@@ -60,8 +61,23 @@ _PAPERS = text(
 _CHUNKS = text(
     "SELECT c.id, c.paper_id, c.text FROM corpus_chunks c WHERE c.paper_id = ANY(:ids) ORDER BY c.id"
 )
-_CHUNK_STAGING = "corpus_reembed_chunks"
-_SENTENCE_STAGING = "corpus_reembed_sentences"
+
+
+@dataclass(frozen=True)
+class _Staging:
+    """A temporary table the new vectors of one corpus table are copied into, then set from."""
+
+    name: str
+    key: str  # the key column, named alike in the staging and the corpus table
+    key_type: str
+    table: str
+    vector_type: str
+
+
+_CHUNK_STAGING = _Staging("corpus_reembed_chunks", "id", "bigint", "corpus_chunks", "halfvec")
+_SENTENCE_STAGING = _Staging(
+    "corpus_reembed_sentences", "key", "bytea", "corpus_sentences", "vector"
+)
 
 
 async def _raw(session: AsyncSession) -> Any:  # asyncpg's connection (COPY into staging)
@@ -76,41 +92,32 @@ async def _write(
     keys: list[bytes],
     sentence_vectors: np.ndarray,
 ) -> None:
+    staged = (
+        (_CHUNK_STAGING, chunk_ids, chunk_vectors),
+        (_SENTENCE_STAGING, keys, sentence_vectors),
+    )
     # Through the session first: that opens its transaction, so the COPYs below land in it (on
     # the bare driver connection they would commit alone and their rows be deleted at once).
-    await session.execute(
-        text(
-            f"CREATE TEMP TABLE IF NOT EXISTS {_CHUNK_STAGING} (id bigint, embedding real[]) ON COMMIT DELETE ROWS"
-        )
-    )
-    await session.execute(
-        text(
-            f"CREATE TEMP TABLE IF NOT EXISTS {_SENTENCE_STAGING} (key bytea, embedding real[]) ON COMMIT DELETE ROWS"
-        )
-    )
-    raw = await _raw(session)
-    if chunk_ids:
-        await raw.copy_records_to_table(
-            _CHUNK_STAGING,
-            records=list(zip(chunk_ids, chunk_vectors.astype(np.float32).tolist(), strict=True)),
-            columns=("id", "embedding"),
-        )
+    for staging, _, _ in staged:
         await session.execute(
             text(
-                f"UPDATE corpus_chunks c SET embedding = CAST(s.embedding AS halfvec) "  # noqa: S608 - a constant table name
-                f"FROM {_CHUNK_STAGING} s WHERE c.id = s.id"
+                f"CREATE TEMP TABLE IF NOT EXISTS {staging.name} "
+                f"({staging.key} {staging.key_type}, embedding real[]) ON COMMIT DELETE ROWS"
             )
         )
-    if keys:
+    raw = await _raw(session)
+    for staging, ids, vectors in staged:
+        if not ids:
+            continue
         await raw.copy_records_to_table(
-            _SENTENCE_STAGING,
-            records=list(zip(keys, sentence_vectors.astype(np.float32).tolist(), strict=True)),
-            columns=("key", "embedding"),
+            staging.name,
+            records=list(zip(ids, vectors.astype(np.float32).tolist(), strict=True)),
+            columns=(staging.key, "embedding"),
         )
         await session.execute(
             text(
-                f"UPDATE corpus_sentences t SET embedding = CAST(s.embedding AS vector) "  # noqa: S608 - a constant table name
-                f"FROM {_SENTENCE_STAGING} s WHERE t.key = s.key"
+                f"UPDATE {staging.table} t SET embedding = CAST(s.embedding AS {staging.vector_type}) "  # noqa: S608 - constant names
+                f"FROM {staging.name} s WHERE t.{staging.key} = s.{staging.key}"
             )
         )
 

@@ -10,36 +10,19 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import distinct_on
 
-from research_contracts import Support
 from research_contracts.views import ClaimView, TaskView, VerdictView
 from research_ledger.base import LedgerBase
-from research_ledger.tables import CriticVerdictRow, MemoryClaim, ResearchTask
+from research_ledger.tables import CriticVerdictRow, MemoryClaim, ResearchTask, view_of
 
 
 def _view(claim: MemoryClaim, verdict: CriticVerdictRow | None) -> ClaimView:
-    return ClaimView(
+    """`claim` as a reader sees it, with its latest verdict."""
+    return view_of(
+        ClaimView,
+        claim,
         claim_id=claim.id,
-        task_id=claim.task_id,
-        entity=claim.entity,
-        question=claim.question,
-        statement=claim.statement,
-        status=claim.status,
-        confidence=claim.confidence,
-        supports=[Support.model_validate(s) for s in claim.supports],
-        supersedes=list(claim.supersedes or []),
-        superseded_by=claim.superseded_by,
-        model=claim.model,
-        created_at=claim.created_at,
-        decided_at=claim.decided_at,
-        verdict=VerdictView(
-            verdict=verdict.verdict,
-            score=verdict.score,
-            reasoning=verdict.reasoning,
-            model=verdict.model,
-            decided_at=verdict.created_at,
-        )
-        if verdict
-        else None,
+        supersedes=claim.supersedes or [],
+        verdict=view_of(VerdictView, verdict, decided_at=verdict.created_at) if verdict else None,
     )
 
 
@@ -52,16 +35,8 @@ class ClaimViews(LedgerBase):
         if row is None:
             return None
         claim = await self.session.scalar(select(MemoryClaim).where(MemoryClaim.task_id == task_id))
-        return TaskView(
-            task_id=row.id,
-            question=row.question,
-            entity=row.entity,
-            tier=row.tier,
-            status=row.status,
-            origin=row.origin,
-            error=row.error,
-            created_at=row.created_at,
-            claim=await self._with_verdict(claim) if claim else None,
+        return view_of(
+            TaskView, row, task_id=row.id, claim=await self._with_verdict(claim) if claim else None
         )
 
     async def claim(self, claim_id: uuid.UUID) -> ClaimView | None:

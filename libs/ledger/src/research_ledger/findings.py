@@ -25,7 +25,7 @@ from research_ledger import audit
 from research_ledger.audit import storable
 from research_ledger.base import LedgerBase
 from research_ledger.catalogue import AuditAction
-from research_ledger.tables import Finding
+from research_ledger.tables import Finding, view_of
 
 if TYPE_CHECKING:  # the ledger builds its units of work from this module's repository
     from research_ledger.ledger import Ledger
@@ -52,17 +52,7 @@ class FindingView(views.FindingView):
 
     @classmethod
     def of(cls, row: Finding) -> FindingView:
-        return cls(
-            finding_id=row.id,
-            agent=row.agent,
-            kind=row.kind,
-            claim_ids=list(row.claim_ids),
-            payload=dict(row.payload),
-            created_at=row.created_at,
-            expires_at=row.expires_at,
-            resolved_at=row.resolved_at,
-            resolved_by=row.resolved_by,
-        )
+        return view_of(cls, row, finding_id=row.id)
 
 
 def _alive() -> Any:

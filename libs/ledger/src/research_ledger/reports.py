@@ -137,6 +137,23 @@ RETURNING r.id, r.kind, r.run_id, r.current_version, r.stale_reason
 class Reports(LedgerBase):
     """Intent methods on `reports`, `report_versions` and `report_claims` (`Ledger.reports`)."""
 
+    def _audit_report(
+        self,
+        action: AuditAction,
+        report_id: uuid.UUID,
+        kind: str,
+        payload: dict[str, Any],
+        *,
+        claim_id: uuid.UUID | None = None,
+    ) -> None:
+        """Stage `action`'s audit row about report `report_id`: its payload names the report's `kind`."""
+        self.audit(
+            action,
+            claim_id=claim_id,
+            subject_ids={"report_id": report_id},
+            payload={"kind": kind, **payload},
+        )
+
     # --- reads ------------------------------------------------------------------------------
     async def get(self, report_id: uuid.UUID, *, kind: str | None = None) -> ReportRow | None:
         row = await self.session.get(ReportRow, report_id)
@@ -278,10 +295,11 @@ class Reports(LedgerBase):
         )
         if inserted is None:
             return False
-        self.audit(
+        self._audit_report(
             AuditAction.REPORT_OPENED,
-            subject_ids={"report_id": report_id},
-            payload={"kind": kind, "run_id": run_id, "subject_key": subject_key[:200]},
+            report_id,
+            kind,
+            {"run_id": run_id, "subject_key": subject_key[:200]},
         )
         return True
 
@@ -338,11 +356,11 @@ class Reports(LedgerBase):
                 )
             )
         changes = {k: len(v) for k, v in (diff or {}).items() if isinstance(v, list)}
-        self.audit(
+        self._audit_report(
             AuditAction.REPORT_VERSION_SAVED,
-            subject_ids={"report_id": report_id},
-            payload={
-                "kind": row.kind,
+            report_id,
+            row.kind,
+            {
                 "version": version,
                 "run_id": run_id,
                 "claims": len(claims),
@@ -360,10 +378,11 @@ class Reports(LedgerBase):
         )
         if row is None:
             return False
-        self.audit(
+        self._audit_report(
             AuditAction.REPORT_COMPLETED,
-            subject_ids={"report_id": report_id},
-            payload={"kind": row.kind, "version": row.current_version, "outcome": outcome},
+            report_id,
+            row.kind,
+            {"version": row.current_version, "outcome": outcome},
         )
         return True
 
@@ -375,10 +394,11 @@ class Reports(LedgerBase):
         )
         if row is None:
             return False
-        self.audit(
+        self._audit_report(
             AuditAction.REPORT_FAILED,
-            subject_ids={"report_id": report_id},
-            payload={"kind": row.kind, "reason": reason, "previous_status": ReportStatus.running},
+            report_id,
+            row.kind,
+            {"reason": reason, "previous_status": ReportStatus.running},
         )
         return True
 
@@ -399,15 +419,11 @@ class Reports(LedgerBase):
             stale_reason=None,
         )
         assert row is not None  # locked above
-        self.audit(
+        self._audit_report(
             AuditAction.REPORT_REFRESH_REQUESTED,
-            subject_ids={"report_id": report_id},
-            payload={
-                "kind": row.kind,
-                "run_id": run_id,
-                "previous_status": previous,
-                "version": row.current_version,
-            },
+            report_id,
+            row.kind,
+            {"run_id": run_id, "previous_status": previous, "version": row.current_version},
         )
         return previous
 
@@ -431,11 +447,12 @@ class Reports(LedgerBase):
         ).all()
         stale = [StaleReport(r.id, r.kind, r.run_id, r.current_version, reason) for r in rows]
         for report in stale:
-            self.audit(
+            self._audit_report(
                 AuditAction.REPORT_STALE,
+                report.report_id,
+                report.kind,
+                {"reason": reason, "version": report.version},
                 claim_id=claim_id,
-                subject_ids={"report_id": report.report_id},
-                payload={"kind": report.kind, "reason": reason, "version": report.version},
             )
         return stale
 
@@ -458,10 +475,11 @@ class Reports(LedgerBase):
             StaleReport(r.id, r.kind, r.run_id, r.current_version, r.stale_reason) for r in rows
         ]
         for report in stale:
-            self.audit(
+            self._audit_report(
                 AuditAction.REPORT_STALE,
-                subject_ids={"report_id": report.report_id},
-                payload={"kind": report.kind, "reason": report.reason, "version": report.version},
+                report.report_id,
+                report.kind,
+                {"reason": report.reason, "version": report.version},
             )
         return stale
 

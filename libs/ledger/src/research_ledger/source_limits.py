@@ -140,15 +140,8 @@ class LimitsBook:
             row = await self.session.get(SourceListLimitsRow, DEFAULT_WORKSPACE)
         if row is None:
             return WorkspaceLimits()
-        return WorkspaceLimits(
-            max_references=row.max_references,
-            allowed_source_types=row.allowed_source_types,
-            allowed_apis=row.allowed_apis,
-            max_scheduled_lists=row.max_scheduled_lists,
-            min_update_interval_s=row.min_update_interval_s,
-            detail_level_ceiling=row.detail_level_ceiling,
-            default_language=row.default_language,
-        )
+        # the row's columns are the model's fields (`store` writes them from its dump)
+        return WorkspaceLimits.model_validate(row, from_attributes=True)
 
     async def workspaces(self) -> list[str]:
         return list(

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pgvector.sqlalchemy import Vector
+from pydantic import BaseModel
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -28,12 +29,24 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     func,
+    inspect,
     text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
 from sqlalchemy.orm import Mapped, mapped_column
 
 from research_platform.models import EMBEDDING_DIM, Base
+
+_View = TypeVar("_View", bound=BaseModel)
+
+
+def view_of(view: type[_View], row: Base, **given: Any) -> _View:
+    """`row` as `view`: each of the view's fields that is a column of the row, and `given` (a
+    renamed id, a converted value) over them. Only those columns are read (a deferred one the view
+    does not name stays unloaded)."""
+    columns = inspect(type(row)).column_attrs
+    read = {name: getattr(row, name) for name in view.model_fields if name in columns}
+    return view.model_validate({**read, **given})
 
 
 def _now() -> Any:

@@ -81,21 +81,9 @@ class Verdicts(LedgerBase):
             else AuditAction.CLAIM_PROMOTED,
             task_id=claim.task_id,
             claim_id=claim.id,
-            payload={
-                "verdict": verdict.verdict.value,
-                "score": verdict.score,
-                "model": verdict.model,
-            },
+            payload=_judged(verdict),
         )
-        return ClaimDecided(
-            claim_id=claim.id,
-            task_id=claim.task_id,
-            status=status,
-            verdict=verdict.verdict,
-            score=verdict.score,
-            supersedes=list(verdict.supersedes),
-            decided_at=now,
-        )
+        return _decided(claim, status, verdict, now, supersedes=list(verdict.supersedes))
 
     async def supersede(self, by: uuid.UUID, targets: list[uuid.UUID], now: datetime) -> None:
         """Move `targets` active → superseded by claim `by`; `EntityChanged` when one is no longer active."""
@@ -241,9 +229,7 @@ class Verdicts(LedgerBase):
             subject_ids={"finding_id": command.finding_id},
             payload={
                 "reason": command.reason,
-                "verdict": verdict.verdict.value,
-                "score": verdict.score,
-                "model": verdict.model,
+                **_judged(verdict),
                 "outcome": "rejected" if withdrawn else "kept",
                 "discredited_sources": sorted(discredited),
             },
@@ -253,18 +239,31 @@ class Verdicts(LedgerBase):
         self.audit(
             AuditAction.CLAIM_REJECTED,
             **ids,
-            payload={
-                "verdict": verdict.verdict.value,
-                "score": verdict.score,
-                "model": verdict.model,
-                "recritique": True,
-            },
+            payload={**_judged(verdict), "recritique": True},
         )
-        return ClaimDecided(
-            claim_id=claim.id,
-            task_id=claim.task_id,
-            status=ClaimStatus.rejected,
-            verdict=verdict.verdict,
-            score=verdict.score,
-            decided_at=now,
-        )
+        return _decided(claim, ClaimStatus.rejected, verdict, now)
+
+
+def _judged(verdict: CriticVerdict) -> dict[str, Any]:
+    """What an audit row of a decision says of the verdict behind it."""
+    return {"verdict": verdict.verdict.value, "score": verdict.score, "model": verdict.model}
+
+
+def _decided(
+    claim: MemoryClaim,
+    status: ClaimStatus,
+    verdict: CriticVerdict,
+    now: datetime,
+    *,
+    supersedes: list[uuid.UUID] | None = None,
+) -> ClaimDecided:
+    """The event of `claim` moved to `status` by `verdict` at `now`."""
+    return ClaimDecided(
+        claim_id=claim.id,
+        task_id=claim.task_id,
+        status=status,
+        verdict=verdict.verdict,
+        score=verdict.score,
+        supersedes=supersedes or [],
+        decided_at=now,
+    )

