@@ -14,17 +14,27 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import (
     BaseModel,
     Field,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
     SecretStr,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# The bounds settings share live in their types, so a field states only its default and meaning
+# (and a group that changes a default, `llm_timeout_s: PositiveFloat = 30.0`, keeps the bound):
+# pydantic's `PositiveFloat` (a duration, a rate), `PositiveInt` (a count of at least one),
+# `NonNegativeInt` (a count where 0 means none, or all), and `Share` below.
+Share = Annotated[float, Field(ge=0.0, le=1.0)]
+"""A fraction or a calibrated probability, from 0 to 1."""
 
 
 class LLMSettings(BaseModel):
@@ -68,13 +78,12 @@ class LLMSettings(BaseModel):
         ge=256,
         description="The model's context in tokens; None = ask the server (llama.cpp `/props`, vLLM `/v1/models`), else unbounded.",
     )
-    chars_per_token: float = Field(
+    chars_per_token: PositiveFloat = Field(
         default=3.0,
-        gt=0,
         description="Prompt size estimate used to trim evidence to the context (conservative).",
     )
-    concurrency: int = Field(
-        default=4, ge=1, description="Requests in flight per provider (1 for a local server)."
+    concurrency: PositiveInt = Field(
+        default=4, description="Requests in flight per provider (1 for a local server)."
     )
     run_budget_s: float | None = Field(
         default=None, gt=0, description="Seconds of model time one run may spend; then offline."
@@ -121,9 +130,8 @@ class CorpusSettings(BaseModel):
     candidates: int = Field(
         default=100, description="Papers taken from each ranking before fusion."
     )
-    lexical_depth: int = Field(
+    lexical_depth: NonNegativeInt = Field(
         default=1000,
-        ge=0,
         description="Postings of highest impact BM25 reads per query lexeme in an unfiltered search "
         "(0 = all); bounds a query's cost whatever the corpus's size. Chosen on SciFact train "
         "(docs/benchmarks.md#benchretrieval).",
@@ -165,21 +173,18 @@ class CorpusSettings(BaseModel):
         default=None,
         description="Where the ONNX export of the model is kept (keyed by the weights' hash); None = ~/.cache/research-engine/onnx.",
     )
-    ingest_worker_batch: int = Field(
+    ingest_worker_batch: PositiveInt = Field(
         default=128,
-        ge=1,
         description="Papers an ingest worker (`research-engine corpus worker`) takes from the job queue at once "
         "(one model call, one transaction).",
     )
-    ingest_ack_wait_s: float = Field(
+    ingest_ack_wait_s: PositiveFloat = Field(
         default=60.0,
-        gt=0,
         description="How long a job held by an ingest worker that stopped answering (killed) waits before another "
         "worker gets it; live workers extend it while they embed.",
     )
-    ingest_max_deliver: int = Field(
+    ingest_max_deliver: PositiveInt = Field(
         default=10,
-        ge=1,
         description="Deliveries of one ingest job before the workers give up on it (it stays queued, unacknowledged).",
     )
 
@@ -198,6 +203,20 @@ class JudgementSettings(BaseModel):
     )
 
 
+class CorpusAgentSettings(BaseModel):
+    """What the services that work a run with the corpus tools and, where one is configured, an
+    LLM have in common (the reviewer and the verifier subclass it for their `REVIEWER__…` and
+    `VERIFIER__…` groups)."""
+
+    concurrency: PositiveInt = Field(default=2, description="Runs fetched and worked on at once.")
+    tool_timeout_s: PositiveFloat = Field(
+        default=20.0, description="Longest wait for one corpus tool answer."
+    )
+    llm_timeout_s: PositiveFloat = Field(
+        default=60.0, description="Longest wait for one LLM step (LLM engine only)."
+    )
+
+
 class GatewayAuthSettings(BaseModel):
     """API-key checks of the gateway (`GATEWAY_AUTH__OPEN`, `GATEWAY_AUTH__FAILED_ATTEMPTS`, …).
 
@@ -208,11 +227,11 @@ class GatewayAuthSettings(BaseModel):
     open: bool = Field(
         default=False, description="Answer API routes without a key (loopback binds only)."
     )
-    failed_attempts: int = Field(
-        default=20, ge=1, description="Failed key checks a client may make per window."
+    failed_attempts: PositiveInt = Field(
+        default=20, description="Failed key checks a client may make per window."
     )
-    failed_window_s: float = Field(
-        default=60.0, gt=0, description="The window of `failed_attempts`, in seconds."
+    failed_window_s: PositiveFloat = Field(
+        default=60.0, description="The window of `failed_attempts`, in seconds."
     )
     trusted_proxies: list[str] = Field(
         default_factory=list,
@@ -226,8 +245,8 @@ class GatewayAuthSettings(BaseModel):
         le=3600,
         description="How long the single-use sign-in code `research-engine up` prints stays valid.",
     )
-    console_session_ttl_s: float = Field(
-        default=12 * 3600.0, gt=0, description="How long a console sign-in lasts."
+    console_session_ttl_s: PositiveFloat = Field(
+        default=12 * 3600.0, description="How long a console sign-in lasts."
     )
 
 
@@ -235,27 +254,24 @@ class GatewayLimitsSettings(BaseModel):
     """What one researcher key may ask of the engine (`GATEWAY_LIMITS__…`); admin keys are exempt,
     and an admin may set another value per key (`PUT /keys/{key_id}/limits`)."""
 
-    runs_in_flight: int = Field(
+    runs_in_flight: NonNegativeInt = Field(
         default=5,
-        ge=0,
         description="Runs of one kind (reviews, verifications, source lists, tasks, PDF exports) a key "
         "may have in flight; a slot frees when its run completes, fails or times out.",
     )
-    submissions_per_hour: int = Field(
-        default=120, ge=0, description="Expensive submissions (all kinds) a key may make per hour."
+    submissions_per_hour: NonNegativeInt = Field(
+        default=120, description="Expensive submissions (all kinds) a key may make per hour."
     )
-    watched_claims: int = Field(
+    watched_claims: NonNegativeInt = Field(
         default=500,
-        ge=0,
         description="Watched claims (`watch: true` verifications) a key may hold.",
     )
-    run_timeout_s: float = Field(
+    run_timeout_s: PositiveFloat = Field(
         default=3600.0,
-        gt=0,
         description="After this long a run still in flight no longer holds its key's slot.",
     )
-    busy_retry_after_s: int = Field(
-        default=30, ge=1, description="`Retry-After` of a 429 for a key with every run slot taken."
+    busy_retry_after_s: PositiveInt = Field(
+        default=30, description="`Retry-After` of a 429 for a key with every run slot taken."
     )
     declared_workspaces_only: bool = Field(
         default=False,
@@ -317,8 +333,8 @@ class Settings(BaseSettings):
         default="0.0.0.0",  # noqa: S104 - Prometheus scrapes from another host; the stack sets loopback
         description="Address the Prometheus endpoint binds.",
     )
-    metrics_lag_interval_s: float = Field(
-        default=15.0, gt=0, description="How often the consumer-lag gauge asks JetStream."
+    metrics_lag_interval_s: PositiveFloat = Field(
+        default=15.0, description="How often the consumer-lag gauge asks JetStream."
     )
     ack_wait_s: float = Field(
         default=60.0, description="Seconds a consumer has to ack a message before redelivery."
@@ -367,9 +383,8 @@ class Settings(BaseSettings):
         description="File holding the installation secret; unset = `<data_dir>/installation.key` "
         "(created, mode 0600, at first start).",
     )
-    dead_letter_max_age_days: float = Field(
+    dead_letter_max_age_days: PositiveFloat = Field(
         default=30.0,
-        gt=0,
         description="How long the dead-letter stream keeps parked message bytes.",
     )
 
@@ -421,18 +436,19 @@ class Settings(BaseSettings):
         return value
 
     def require_nats_url(self) -> str:
-        if not self.nats_url:
-            raise RuntimeError(
-                "NATS_URL is not set: start the stack with `research-engine up` or set NATS_URL"
-            )
-        return self.nats_url
+        return _required(self.nats_url, "NATS_URL")
 
     def require_database_url(self) -> str:
-        if not self.database_url:
-            raise RuntimeError(
-                "DATABASE_URL is not set: start the stack with `research-engine up` or set DATABASE_URL"
-            )
-        return self.database_url
+        return _required(self.database_url, "DATABASE_URL")
+
+
+def _required(value: str | None, variable: str) -> str:
+    """A server address a process cannot start without (the CLI sets it for the services)."""
+    if not value:
+        raise RuntimeError(
+            f"{variable} is not set: start the stack with `research-engine up` or set {variable}"
+        )
+    return value
 
 
 @lru_cache(maxsize=1)

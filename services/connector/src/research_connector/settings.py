@@ -12,7 +12,15 @@ Rates are requests per second at the documented limit of each API (see `DOCUMENT
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import (
+    BaseModel,
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    SecretStr,
+)
 
 from research_platform.settings import Settings
 
@@ -23,13 +31,13 @@ class SourceSettings(BaseModel):
     enabled: bool = Field(default=True, description="Whether the source is searched at all.")
     base_url: str = Field(default="", description="The API's base URL.")
     api_key: SecretStr | None = Field(default=None, description="The API key (a secret).")
-    rate_per_s: float = Field(default=1.0, gt=0, description="Requests per second (documented).")
-    burst: int = Field(
-        default=1, ge=1, description="Requests sent back to back after a quiet spell."
+    rate_per_s: PositiveFloat = Field(default=1.0, description="Requests per second (documented).")
+    burst: PositiveInt = Field(
+        default=1, description="Requests sent back to back after a quiet spell."
     )
-    timeout_s: float = Field(default=10.0, gt=0, description="Longest wait for one request.")
-    max_retries: int = Field(
-        default=2, ge=0, description="Retries after a 429 / 5xx / transport error."
+    timeout_s: PositiveFloat = Field(default=10.0, description="Longest wait for one request.")
+    max_retries: NonNegativeInt = Field(
+        default=2, description="Retries after a 429 / 5xx / transport error."
     )
 
     def effective_rate_per_s(self) -> float:
@@ -41,7 +49,7 @@ class PubMedSettings(SourceSettings):
     """NCBI E-utilities: 3 requests/s without a key, 10 with one (same budget for ClinVar)."""
 
     base_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
-    rate_per_s: float = 3.0
+    rate_per_s: PositiveFloat = 3.0
     rate_with_key_per_s: float = Field(
         default=10.0, description="Requests per second when `api_key` is set."
     )
@@ -63,7 +71,7 @@ class CrossRefSettings(SourceSettings):
     """CrossRef REST: polite pool (with `mailto`) 10 requests/s, public pool 5 requests/s."""
 
     base_url: str = "https://api.crossref.org"
-    rate_per_s: float = 5.0
+    rate_per_s: PositiveFloat = 5.0
     polite_rate_per_s: float = Field(
         default=10.0, description="Requests per second in the polite pool (with `mailto`)."
     )
@@ -79,6 +87,20 @@ class MailtoSettings(SourceSettings):
     mailto: str | None = Field(default=None, description="Contact address sent with requests.")
 
 
+# Where a publisher's record keeps each SourceHit field, unless its group says otherwise.
+RECORD_FIELDS: dict[str, str] = {
+    "id": "id",
+    "title": "title",
+    "authors": "authors",
+    "year": "year",
+    "date": "date",
+    "doi": "doi",
+    "url": "url",
+    "abstract": "abstract",
+    "venue": "journal",
+}
+
+
 class PublisherSettings(SourceSettings):
     """A licensed publisher search API reached with a bearer key (5 requests/s).
 
@@ -88,8 +110,8 @@ class PublisherSettings(SourceSettings):
     `abstract`, `venue`, and any extra metadata key) to dotted paths inside one record.
     """
 
-    rate_per_s: float = 5.0
-    burst: int = 5
+    rate_per_s: PositiveFloat = 5.0
+    burst: PositiveInt = 5
     search_path: str = Field(default="/search", description="Path of the search endpoint.")
     fetch_path: str = Field(
         default="/articles/{id}", description="Path of one record (`{id}` replaced)."
@@ -110,17 +132,7 @@ class PublisherSettings(SourceSettings):
     id_prefix: str = Field(default="", description="Prefix of the source's record ids.")
     fields: dict[str, str] = Field(
         description="SourceHit field → dotted path inside one record.",
-        default_factory=lambda: {
-            "id": "id",
-            "title": "title",
-            "authors": "authors",
-            "year": "year",
-            "date": "date",
-            "doi": "doi",
-            "url": "url",
-            "abstract": "abstract",
-            "venue": "journal",
-        },
+        default_factory=lambda: dict(RECORD_FIELDS),
     )
 
 
@@ -128,8 +140,8 @@ class TavilySettings(SourceSettings):
     """Tavily web search (general and news topics share it): key-gated, 100 requests/min (dev key)."""
 
     base_url: str = "https://api.tavily.com"
-    rate_per_s: float = 100 / 60
-    burst: int = 5
+    rate_per_s: PositiveFloat = 100 / 60
+    burst: PositiveInt = 5
     search_depth: str = Field(
         default="basic", description="basic (1 credit) or advanced (2 credits)."
     )
@@ -143,16 +155,15 @@ class CircuitSettings(BaseModel):
     """The per-source circuit breaker (`CONNECTOR__CIRCUIT__THRESHOLD`, …; see `breaker.py`)."""
 
     enabled: bool = Field(default=True, description="Whether failing sources are skipped.")
-    threshold: int = Field(
-        default=3, ge=1, description="Consecutive failures that open a source's circuit."
+    threshold: PositiveInt = Field(
+        default=3, description="Consecutive failures that open a source's circuit."
     )
-    cooldown_s: float = Field(
+    cooldown_s: PositiveFloat = Field(
         default=30.0,
-        gt=0,
         description="How long an open circuit skips the source before one probe.",
     )
-    refresh_s: float = Field(
-        default=1.0, ge=0, description="Longest a replica trusts its copy of the shared state."
+    refresh_s: NonNegativeFloat = Field(
+        default=1.0, description="Longest a replica trusts its copy of the shared state."
     )
 
 
@@ -160,8 +171,8 @@ class ConnectorSettings(BaseModel):
     """Every evidence source of the connector service, plus the cache and fan-out knobs."""
 
     circuit: CircuitSettings = Field(default_factory=CircuitSettings)
-    cache_ttl_s: float = Field(
-        default=24 * 3600, gt=0, description="How long a source answer is reused."
+    cache_ttl_s: PositiveFloat = Field(
+        default=24 * 3600, description="How long a source answer is reused."
     )
     cache_enabled: bool = Field(default=True, description="Reuse source answers at all.")
     max_retry_after_s: float = Field(
@@ -266,18 +277,7 @@ class ConnectorSettings(BaseModel):
     cochrane: PublisherSettings = Field(
         default_factory=lambda: _publisher(
             id_prefix="doi:",
-            fields={
-                "id": "doi",
-                "title": "title",
-                "authors": "authors",
-                "year": "year",
-                "date": "date",
-                "doi": "doi",
-                "url": "url",
-                "abstract": "abstract",
-                "venue": "journal",
-                "review_type": "review_type",
-            },
+            fields={**RECORD_FIELDS, "id": "doi", "review_type": "review_type"},
         )
     )
     drugbank: PublisherSettings = Field(

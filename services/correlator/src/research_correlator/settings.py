@@ -4,18 +4,18 @@ read from `CORRELATOR__<FIELD>` (e.g. `CORRELATOR__SCHEDULE__INTERVAL_S=3600`,
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, NonNegativeInt, PositiveFloat
 
 from research_agents import ScheduleSettings
-from research_platform.settings import Settings
+from research_platform.settings import Settings, Share
 
 
 class CorrelatorSettings(BaseModel):
     """Which clusters a run looks at and how strong a pattern must be to become a finding."""
 
     schedule: ScheduleSettings = Field(default_factory=lambda: ScheduleSettings(interval_s=3600.0))
-    clusters_per_run: int = Field(
-        default=200, ge=0, description="Entity clusters per run (0 = all); the cursor carries over."
+    clusters_per_run: NonNegativeInt = Field(
+        default=200, description="Entity clusters per run (0 = all); the cursor carries over."
     )
     min_claims: int = Field(
         default=2, ge=2, description="Active claims an entity needs to form a cluster."
@@ -23,11 +23,9 @@ class CorrelatorSettings(BaseModel):
     max_claims_per_cluster: int = Field(
         default=50, ge=2, description="Newest claims of a cluster looked at."
     )
-    min_score: float = Field(
-        default=0.5, ge=0.0, le=1.0, description="Weakest candidate a detector may propose."
-    )
-    confirm_timeout_s: float = Field(
-        default=30.0, gt=0, description="Deadline of the LLM confirmation."
+    min_score: Share = Field(default=0.5, description="Weakest candidate a detector may propose.")
+    confirm_timeout_s: PositiveFloat = Field(
+        default=30.0, description="Deadline of the LLM confirmation."
     )
 
 

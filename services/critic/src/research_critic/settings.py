@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PositiveInt
 
 from research_platform.settings import Settings
 
@@ -16,7 +16,7 @@ class CriticSettings(BaseModel):
         default=3,
         description="Consecutive SLA timeouts before a claim is quarantined (keep MAX_DELIVER above it).",
     )
-    concurrency: int = Field(default=16, ge=1, description="Pending claims judged at once.")
+    concurrency: PositiveInt = Field(default=16, description="Pending claims judged at once.")
 
 
 class CriticServiceSettings(Settings):

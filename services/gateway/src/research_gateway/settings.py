@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, PositiveFloat, PositiveInt, field_validator
 
 from research_platform.settings import Settings
 
@@ -35,21 +35,18 @@ class EdgeSettings(BaseModel):
         "larger one is answered 413 before it is read (by `Content-Length`, or counted as a chunked body "
         "streams in).",
     )
-    streams_per_key: int = Field(
+    streams_per_key: PositiveInt = Field(
         default=8,
-        ge=1,
         description="Event streams (`/events`, `/runs/{run_id}/events`) one key may hold open at once, per "
         "gateway process; one more is answered 429 with `Retry-After`.",
     )
-    stream_max_s: float = Field(
+    stream_max_s: PositiveFloat = Field(
         default=900.0,
-        gt=0,
         description="Seconds an event stream stays open; it then ends with a `retry:` hint and the "
         "client reconnects (run streams resume after `Last-Event-ID`), its key checked again.",
     )
-    export_timeout_s: float = Field(
+    export_timeout_s: PositiveFloat = Field(
         default=30.0,
-        gt=0,
         description="Seconds a report export (PDF above all) may take, rendered in a worker thread off the "
         "event loop; past it the export is answered 503.",
     )

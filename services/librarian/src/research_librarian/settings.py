@@ -4,7 +4,7 @@ read from `LIBRARIAN__<FIELD>` (e.g. `LIBRARIAN__BATCH_SIZE=100`,
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, NonNegativeInt, PositiveInt
 
 from research_agents import ScheduleSettings
 from research_platform.settings import Settings
@@ -17,23 +17,23 @@ class LibrarianSettings(BaseModel):
     batch_size: int = Field(
         default=100, ge=1, le=100_000, description="Claims validated per statement."
     )
-    batches_per_run: int = Field(
+    batches_per_run: NonNegativeInt = Field(
         default=50,
-        ge=0,
         description="Batches per run (0 = a whole pass over the ledger); the cursor carries over.",
     )
-    decay_window_days: int = Field(
-        default=30, ge=0, description="`decay_at` this close (or past) → approaching_decay."
+    decay_window_days: NonNegativeInt = Field(
+        default=30, description="`decay_at` this close (or past) → approaching_decay."
     )
-    write_every: int = Field(
+    write_every: PositiveInt = Field(
         default=200,
-        ge=1,
         description="Changes buffered before one transaction writes them (findings + audit rows).",
     )
-    purge_batch_size: int = Field(
-        default=1000, ge=1, description="Expired findings deleted per transaction."
+    purge_batch_size: PositiveInt = Field(
+        default=1000, description="Expired findings deleted per transaction."
     )
-    purge_batches_per_run: int = Field(default=10, ge=1, description="Purge transactions per run.")
+    purge_batches_per_run: PositiveInt = Field(
+        default=10, description="Purge transactions per run."
+    )
 
 
 class LibrarianServiceSettings(Settings):

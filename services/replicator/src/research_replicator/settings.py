@@ -4,32 +4,30 @@ read from `REPLICATOR__<FIELD>` (e.g. `REPLICATOR__MIN_AGE_DAYS=30`,
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, NonNegativeFloat, PositiveFloat, PositiveInt
 
 from research_agents import ScheduleSettings
-from research_platform.settings import Settings
+from research_platform.settings import Settings, Share
 
 
 class ReplicatorSettings(BaseModel):
     """Which claims are due for re-running and when the fresh evidence counts as eroded."""
 
     schedule: ScheduleSettings = Field(default_factory=lambda: ScheduleSettings(interval_s=3600.0))
-    min_age_days: float = Field(
-        default=30.0, ge=0, description="Active claims older than this are re-run."
+    min_age_days: NonNegativeFloat = Field(
+        default=30.0, description="Active claims older than this are re-run."
     )
-    recheck_days: float = Field(
-        default=30.0, ge=0, description="A claim re-checked this recently is not due again."
+    recheck_days: NonNegativeFloat = Field(
+        default=30.0, description="A claim re-checked this recently is not due again."
     )
-    claims_per_run: int = Field(
-        default=20, ge=1, description="Claims re-run per run (each one is a full research call)."
+    claims_per_run: PositiveInt = Field(
+        default=20, description="Claims re-run per run (each one is a full research call)."
     )
-    rerun_timeout_s: float = Field(
-        default=60.0, gt=0, description="Deadline of one researcher re-run."
+    rerun_timeout_s: PositiveFloat = Field(
+        default=60.0, description="Deadline of one researcher re-run."
     )
-    erosion_threshold: float = Field(
+    erosion_threshold: Share = Field(
         default=0.5,
-        ge=0.0,
-        le=1.0,
         description="When no fresh source takes a stance: below this share of old supports still found → eroded.",
     )
     judged_sources: int = Field(
@@ -55,15 +53,12 @@ class ReplicatorSettings(BaseModel):
         description="Most watched-claim re-verifications asked for and unfinished at once; the rest "
         "wait in the ledger (a retraction wave is worked off at the verifier's pace).",
     )
-    watched_tick_s: float = Field(
+    watched_tick_s: PositiveFloat = Field(
         default=5.0,
-        gt=0,
         description="How often the dispatcher tops the re-verifications in flight up to `watched_in_flight`.",
     )
-    watched_spread: float = Field(
+    watched_spread: Share = Field(
         default=0.5,
-        ge=0.0,
-        le=1.0,
         description="Share of its interval a watched claim may be asked for early, at a place fixed by "
         "its id: claims entered together are spread over the interval's last part.",
     )
@@ -74,9 +69,8 @@ class ReplicatorSettings(BaseModel):
         description="Most re-critiques a retraction asked for that are on the critic's queue and not "
         "yet judged; the rest wait in the ledger (a wave of thousands is worked off at the critic's pace).",
     )
-    recritique_tick_s: float = Field(
+    recritique_tick_s: PositiveFloat = Field(
         default=2.0,
-        gt=0,
         description="How often held re-critiques are released up to `recritique_in_flight` (with or "
         "without the schedule).",
     )

@@ -3,7 +3,7 @@ e.g. `RESEARCHER__EVIDENCE_LIMIT=8`, `RESEARCHER__CONCURRENCY=16`)."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PositiveInt
 
 from research_platform.settings import Settings
 
@@ -20,9 +20,8 @@ class ResearcherSettings(BaseModel):
     connector_timeout_s: float = Field(
         default=15.0, description="Longest wait for the connector's answer."
     )
-    concurrency: int = Field(
+    concurrency: PositiveInt = Field(
         default=16,
-        ge=1,
         description="Tasks of one tier worked on at once, a new one started as one ends (their questions share embedding batches).",
     )
     fallback_sources: list[str] = Field(

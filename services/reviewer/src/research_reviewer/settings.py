@@ -4,20 +4,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field, PositiveFloat, PositiveInt
 
-from research_platform.settings import Settings
+from research_platform.settings import CorpusAgentSettings, Settings, Share
 from research_reviewer.judged import TopicCut
 from research_verification.evidence import FLOOR, STRONG_FINDING
 
 
-class ReviewerSettings(BaseModel):
+class ReviewerSettings(CorpusAgentSettings):
     """How hard the author searches, how the loop and the stale sweep run."""
 
-    concurrency: int = Field(default=2, ge=1, description="Reviews fetched and worked on at once.")
-    tool_timeout_s: float = Field(
-        default=20.0, gt=0, description="Longest wait for one corpus tool answer."
-    )
     judge: Literal["abstract", "abstract_only", "chain"] = Field(
         default="abstract",
         description="Which papers are on the topic and which sentences are their findings: abstract = the abstract-level "
@@ -32,25 +28,19 @@ class ReviewerSettings(BaseModel):
     findings_per_question: int = Field(
         default=2, ge=1, le=5, description="Key findings kept per subtopic."
     )
-    relevance_floor: float = Field(
+    relevance_floor: Share = Field(
         default=0.5,
-        ge=0.0,
-        le=1.0,
         description="Calibrated P(on topic) (the relevance model) a paper needs before its findings are used; "
         "the peer reviewer calls a finding whose paper scores below it off topic, unless the paper is admitted "
         "(`admit_floor`, `strong_finding`).",
     )
-    admit_floor: float = Field(
+    admit_floor: Share = Field(
         default=FLOOR,
-        ge=0.0,
-        le=1.0,
         description="Calibrated P(on topic) under `relevance_floor` at which a paper still counts when one of its "
         "sentences squarely states a finding on the topic (`strong_finding`); the verifier's rule.",
     )
-    strong_finding: float = Field(
+    strong_finding: Share = Field(
         default=STRONG_FINDING,
-        ge=0.0,
-        le=1.0,
         description="The abstract rule's strength (the stance model) that admits a paper between `admit_floor` "
         "and `relevance_floor`.",
     )
@@ -84,14 +74,11 @@ class ReviewerSettings(BaseModel):
         le=5,
         description="Findings the peer reviewer re-finds by independent search.",
     )
-    llm_timeout_s: float = Field(
-        default=60.0, gt=0, description="Longest wait for one LLM step (LLM engine only)."
+    claim_days: PositiveInt = Field(
+        default=365, description="A review's claims decay after this many days."
     )
-    claim_days: int = Field(
-        default=365, ge=1, description="A review's claims decay after this many days."
-    )
-    sweep_interval_s: float = Field(
-        default=60.0, gt=0, description="How often the stale sweep looks at findings."
+    sweep_interval_s: PositiveFloat = Field(
+        default=60.0, description="How often the stale sweep looks at findings."
     )
 
     @property

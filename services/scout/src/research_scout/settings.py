@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PositiveFloat, PositiveInt
 
 from research_agents import ScheduleSettings
-from research_platform.settings import Settings
+from research_platform.settings import Settings, Share
 
 
 class ScoutSettings(BaseModel):
@@ -26,10 +26,8 @@ class ScoutSettings(BaseModel):
         "(strong: evidence on the prompt; facts: the sentences it rests on); chain = the relevance cut, subject-naming rule "
         "and sentence-level evidence model of before (docs/benchmarks.md, bench:sourcelist, has the figures of both).",
     )
-    partial_evidence: float = Field(
+    partial_evidence: Share = Field(
         default=0.05,
-        ge=0.0,
-        le=1.0,
         description="P(evidence on the prompt) (abstract judge) at which a hit without "
         "evidence is still listed, as partial, after the strong ones.",
     )
@@ -39,17 +37,17 @@ class ScoutSettings(BaseModel):
     per_source_limit: int = Field(
         default=20, ge=1, le=100, description="Hits asked of each source per query."
     )
-    deadline_s: float = Field(
-        default=10.0, gt=0, description="Per-source deadline of one connector search."
+    deadline_s: PositiveFloat = Field(
+        default=10.0, description="Per-source deadline of one connector search."
     )
-    connector_timeout_s: float = Field(
-        default=30.0, gt=0, description="Longest wait for the connector's answer."
+    connector_timeout_s: PositiveFloat = Field(
+        default=30.0, description="Longest wait for the connector's answer."
     )
-    retention_versions: int = Field(
-        default=30, ge=1, description="Snapshots kept per list (older ones deleted)."
+    retention_versions: PositiveInt = Field(
+        default=30, description="Snapshots kept per list (older ones deleted)."
     )
-    llm_timeout_s: float = Field(
-        default=30.0, gt=0, description="Longest wait for one LLM step (LLM engine only)."
+    llm_timeout_s: PositiveFloat = Field(
+        default=30.0, description="Longest wait for one LLM step (LLM engine only)."
     )
     schedule: ScheduleSettings = Field(
         default_factory=lambda: ScheduleSettings(interval_s=60.0, first_tick_s=5.0),

@@ -4,20 +4,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field, PositiveFloat
 
-from research_platform.settings import Settings
+from research_platform.settings import CorpusAgentSettings, Settings
 
 
-class VerifierSettings(BaseModel):
+class VerifierSettings(CorpusAgentSettings):
     """How hard the verifier searches and how often watched claims are re-verified."""
 
-    concurrency: int = Field(
-        default=2, ge=1, description="Verifications fetched and worked on at once."
-    )
-    tool_timeout_s: float = Field(
-        default=20.0, gt=0, description="Longest wait for one corpus tool answer."
-    )
     passages_per_query: int = Field(
         default=6, ge=1, le=50, description="Papers taken from each search."
     )
@@ -50,12 +44,8 @@ class VerifierSettings(BaseModel):
         "disagreement makes the verdict INSUFFICIENT EVIDENCE); `label` — the LLM labels the "
         "passages itself.",
     )
-    llm_timeout_s: float = Field(
-        default=60.0, gt=0, description="Longest wait for one LLM labelling (LLM engine only)."
-    )
-    watch_days: float = Field(
+    watch_days: PositiveFloat = Field(
         default=30.0,
-        gt=0,
         description="A watched claim is re-verified this many days after its last run.",
     )
 
