@@ -12,25 +12,35 @@ Rates are requests per second at the documented limit of each API (see `DOCUMENT
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import (
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    SecretStr,
+)
 
-from research_platform.settings import Settings
+from research_platform.settings import Settings, SettingsGroup
 
 
-class SourceSettings(BaseModel):
+class SourceSettings(SettingsGroup):
     """Where a source lives, how fast it may be called and with which key."""
 
-    enabled: bool = Field(default=True, description="Whether the source is searched at all.")
-    base_url: str = Field(default="", description="The API's base URL.")
-    api_key: SecretStr | None = Field(default=None, description="The API key (a secret).")
-    rate_per_s: float = Field(default=1.0, gt=0, description="Requests per second (documented).")
-    burst: int = Field(
-        default=1, ge=1, description="Requests sent back to back after a quiet spell."
-    )
-    timeout_s: float = Field(default=10.0, gt=0, description="Longest wait for one request.")
-    max_retries: int = Field(
-        default=2, ge=0, description="Retries after a 429 / 5xx / transport error."
-    )
+    enabled: bool = True
+    """Whether the source is searched at all."""
+    base_url: str = ""
+    """The API's base URL."""
+    api_key: SecretStr | None = None
+    """The API key (a secret)."""
+    rate_per_s: PositiveFloat = 1.0
+    """Requests per second (documented)."""
+    burst: PositiveInt = 1
+    """Requests sent back to back after a quiet spell."""
+    timeout_s: PositiveFloat = 10.0
+    """Longest wait for one request."""
+    max_retries: NonNegativeInt = 2
+    """Retries after a 429 / 5xx / transport error."""
 
     def effective_rate_per_s(self) -> float:
         """The documented rate, raised where a key or a contact address unlocks a higher one."""
@@ -41,15 +51,15 @@ class PubMedSettings(SourceSettings):
     """NCBI E-utilities: 3 requests/s without a key, 10 with one (same budget for ClinVar)."""
 
     base_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
-    rate_per_s: float = 3.0
-    rate_with_key_per_s: float = Field(
-        default=10.0, description="Requests per second when `api_key` is set."
-    )
-    tool: str = Field(default="research-engine", description="`tool` parameter NCBI asks for.")
-    email: str | None = Field(default=None, description="Contact address NCBI asks for.")
-    detail: str = Field(
-        default="abstract", description="`abstract` (efetch XML) or `summary` (esummary JSON)."
-    )
+    rate_per_s: PositiveFloat = 3.0
+    rate_with_key_per_s: float = 10.0
+    """Requests per second when `api_key` is set."""
+    tool: str = "research-engine"
+    """`tool` parameter NCBI asks for."""
+    email: str | None = None
+    """Contact address NCBI asks for."""
+    detail: str = "abstract"
+    """`abstract` (efetch XML) or `summary` (esummary JSON)."""
 
     def effective_rate_per_s(self) -> float:
         return self.rate_with_key_per_s if self.api_key is not None else self.rate_per_s
@@ -63,11 +73,11 @@ class CrossRefSettings(SourceSettings):
     """CrossRef REST: polite pool (with `mailto`) 10 requests/s, public pool 5 requests/s."""
 
     base_url: str = "https://api.crossref.org"
-    rate_per_s: float = 5.0
-    polite_rate_per_s: float = Field(
-        default=10.0, description="Requests per second in the polite pool (with `mailto`)."
-    )
-    mailto: str | None = Field(default=None, description="Contact address: joins the polite pool.")
+    rate_per_s: PositiveFloat = 5.0
+    polite_rate_per_s: float = 10.0
+    """Requests per second in the polite pool (with `mailto`)."""
+    mailto: str | None = None
+    """Contact address: joins the polite pool."""
 
     def effective_rate_per_s(self) -> float:
         return self.polite_rate_per_s if self.mailto else self.rate_per_s
@@ -76,7 +86,22 @@ class CrossRefSettings(SourceSettings):
 class MailtoSettings(SourceSettings):
     """APIs that ask for a contact address (OpenAlex polite pool, Unpaywall's required email)."""
 
-    mailto: str | None = Field(default=None, description="Contact address sent with requests.")
+    mailto: str | None = None
+    """Contact address sent with requests."""
+
+
+# Where a publisher's record keeps each SourceHit field, unless its group says otherwise.
+RECORD_FIELDS: dict[str, str] = {
+    "id": "id",
+    "title": "title",
+    "authors": "authors",
+    "year": "year",
+    "date": "date",
+    "doi": "doi",
+    "url": "url",
+    "abstract": "abstract",
+    "venue": "journal",
+}
 
 
 class PublisherSettings(SourceSettings):
@@ -88,93 +113,73 @@ class PublisherSettings(SourceSettings):
     `abstract`, `venue`, and any extra metadata key) to dotted paths inside one record.
     """
 
-    rate_per_s: float = 5.0
-    burst: int = 5
-    search_path: str = Field(default="/search", description="Path of the search endpoint.")
-    fetch_path: str = Field(
-        default="/articles/{id}", description="Path of one record (`{id}` replaced)."
-    )
-    query_param: str = Field(default="q", description="Query parameter of the search.")
-    limit_param: str = Field(default="limit", description="Result-count parameter.")
-    journal_param: str = Field(default="journal", description="Journal filter parameter.")
-    journals: list[str] = Field(
-        default_factory=list, description="Journals searched (one filter value each)."
-    )
-    auth_header: str = Field(default="Authorization", description="Header carrying the key.")
-    auth_scheme: str = Field(
-        default="Bearer", description="Word before the key in that header (empty = none)."
-    )
-    results_path: str = Field(
-        default="results", description="Dotted path to the list of records in the answer."
-    )
-    id_prefix: str = Field(default="", description="Prefix of the source's record ids.")
-    fields: dict[str, str] = Field(
-        description="SourceHit field → dotted path inside one record.",
-        default_factory=lambda: {
-            "id": "id",
-            "title": "title",
-            "authors": "authors",
-            "year": "year",
-            "date": "date",
-            "doi": "doi",
-            "url": "url",
-            "abstract": "abstract",
-            "venue": "journal",
-        },
-    )
+    rate_per_s: PositiveFloat = 5.0
+    burst: PositiveInt = 5
+    search_path: str = "/search"
+    """Path of the search endpoint."""
+    fetch_path: str = "/articles/{id}"
+    """Path of one record (`{id}` replaced)."""
+    query_param: str = "q"
+    """Query parameter of the search."""
+    limit_param: str = "limit"
+    """Result-count parameter."""
+    journal_param: str = "journal"
+    """Journal filter parameter."""
+    journals: list[str] = Field(default_factory=list)
+    """Journals searched (one filter value each)."""
+    auth_header: str = "Authorization"
+    """Header carrying the key."""
+    auth_scheme: str = "Bearer"
+    """Word before the key in that header (empty = none)."""
+    results_path: str = "results"
+    """Dotted path to the list of records in the answer."""
+    id_prefix: str = ""
+    """Prefix of the source's record ids."""
+    fields: dict[str, str] = Field(default_factory=lambda: dict(RECORD_FIELDS))
+    """SourceHit field → dotted path inside one record."""
 
 
 class TavilySettings(SourceSettings):
     """Tavily web search (general and news topics share it): key-gated, 100 requests/min (dev key)."""
 
     base_url: str = "https://api.tavily.com"
-    rate_per_s: float = 100 / 60
-    burst: int = 5
-    search_depth: str = Field(
-        default="basic", description="basic (1 credit) or advanced (2 credits)."
-    )
+    rate_per_s: PositiveFloat = 100 / 60
+    burst: PositiveInt = 5
+    search_depth: str = "basic"
+    """basic (1 credit) or advanced (2 credits)."""
 
 
 def _publisher(**overrides: object) -> PublisherSettings:
     return PublisherSettings.model_validate(overrides)
 
 
-class CircuitSettings(BaseModel):
+class CircuitSettings(SettingsGroup):
     """The per-source circuit breaker (`CONNECTOR__CIRCUIT__THRESHOLD`, …; see `breaker.py`)."""
 
-    enabled: bool = Field(default=True, description="Whether failing sources are skipped.")
-    threshold: int = Field(
-        default=3, ge=1, description="Consecutive failures that open a source's circuit."
-    )
-    cooldown_s: float = Field(
-        default=30.0,
-        gt=0,
-        description="How long an open circuit skips the source before one probe.",
-    )
-    refresh_s: float = Field(
-        default=1.0, ge=0, description="Longest a replica trusts its copy of the shared state."
-    )
+    enabled: bool = True
+    """Whether failing sources are skipped."""
+    threshold: PositiveInt = 3
+    """Consecutive failures that open a source's circuit."""
+    cooldown_s: PositiveFloat = 30.0
+    """How long an open circuit skips the source before one probe."""
+    refresh_s: NonNegativeFloat = 1.0
+    """Longest a replica trusts its copy of the shared state."""
 
 
-class ConnectorSettings(BaseModel):
+class ConnectorSettings(SettingsGroup):
     """Every evidence source of the connector service, plus the cache and fan-out knobs."""
 
     circuit: CircuitSettings = Field(default_factory=CircuitSettings)
-    cache_ttl_s: float = Field(
-        default=24 * 3600, gt=0, description="How long a source answer is reused."
-    )
-    cache_enabled: bool = Field(default=True, description="Reuse source answers at all.")
-    max_retry_after_s: float = Field(
-        default=30.0, description="Longest Retry-After the connector waits."
-    )
-    backoff_base_s: float = Field(
-        default=0.5,
-        description="Back-off before the first retry, doubled per retry (unless Retry-After says).",
-    )
-    user_agent: str = Field(
-        default="research-engine/0.1 (+https://github.com/research-engine)",
-        description="User-Agent header of every request.",
-    )
+    cache_ttl_s: PositiveFloat = 24 * 3600
+    """How long a source answer is reused."""
+    cache_enabled: bool = True
+    """Reuse source answers at all."""
+    max_retry_after_s: float = 30.0
+    """Longest Retry-After the connector waits."""
+    backoff_base_s: float = 0.5
+    """Back-off before the first retry, doubled per retry (unless Retry-After says)."""
+    user_agent: str = "research-engine/0.1 (+https://github.com/research-engine)"
+    """User-Agent header of every request."""
 
     pubmed: PubMedSettings = Field(default_factory=PubMedSettings)
     clinvar: ClinVarSettings = Field(default_factory=ClinVarSettings)
@@ -266,18 +271,7 @@ class ConnectorSettings(BaseModel):
     cochrane: PublisherSettings = Field(
         default_factory=lambda: _publisher(
             id_prefix="doi:",
-            fields={
-                "id": "doi",
-                "title": "title",
-                "authors": "authors",
-                "year": "year",
-                "date": "date",
-                "doi": "doi",
-                "url": "url",
-                "abstract": "abstract",
-                "venue": "journal",
-                "review_type": "review_type",
-            },
+            fields={**RECORD_FIELDS, "id": "doi", "review_type": "review_type"},
         )
     )
     drugbank: PublisherSettings = Field(

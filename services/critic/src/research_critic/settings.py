@@ -3,20 +3,20 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field, PositiveInt
 
-from research_platform.settings import Settings
+from research_platform.settings import Settings, SettingsGroup
 
 
-class CriticSettings(BaseModel):
+class CriticSettings(SettingsGroup):
     """How the critic judges pending claims (`CRITIC__…`)."""
 
-    sla_seconds: float = Field(default=30.0, description="Critique deadline of a claim.")
-    quarantine_after: int = Field(
-        default=3,
-        description="Consecutive SLA timeouts before a claim is quarantined (keep MAX_DELIVER above it).",
-    )
-    concurrency: int = Field(default=16, ge=1, description="Pending claims judged at once.")
+    sla_seconds: float = 30.0
+    """Critique deadline of a claim."""
+    quarantine_after: int = 3
+    """Consecutive SLA timeouts before a claim is quarantined (keep MAX_DELIVER above it)."""
+    concurrency: PositiveInt = 16
+    """Pending claims judged at once."""
 
 
 class CriticServiceSettings(Settings):

@@ -4,20 +4,17 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field, PositiveFloat, PositiveInt, field_validator
 
-from research_platform.settings import Settings
+from research_platform.settings import Settings, SettingsGroup
 
 
-class ConsoleSettings(BaseModel):
+class ConsoleSettings(SettingsGroup):
     """What the web console links to outside the gateway."""
 
-    grafana_url: str = Field(
-        default="",
-        pattern=r"^(https?://\S+)?$",
-        description="Base URL of Grafana; the Operate page links its dashboards as `<grafana_url>/d/<uid>`. "
-        "Empty (the default): no dashboard links are shown.",
-    )
+    grafana_url: str = Field(default="", pattern=r"^(https?://\S+)?$")
+    """Base URL of Grafana; the Operate page links its dashboards as `<grafana_url>/d/<uid>`. Empty
+    (the default): no dashboard links are shown."""
 
     @field_validator("grafana_url")
     @classmethod
@@ -25,34 +22,22 @@ class ConsoleSettings(BaseModel):
         return value.rstrip("/")
 
 
-class EdgeSettings(BaseModel):
+class EdgeSettings(SettingsGroup):
     """What one request may cost the gateway before any route runs (`limits.py`)."""
 
-    max_body_bytes: int = Field(
-        default=1024 * 1024,
-        ge=1024,
-        description="Largest request body, in bytes, on every route (`/sign-in` and `/mcp` included); a "
-        "larger one is answered 413 before it is read (by `Content-Length`, or counted as a chunked body "
-        "streams in).",
-    )
-    streams_per_key: int = Field(
-        default=8,
-        ge=1,
-        description="Event streams (`/events`, `/runs/{run_id}/events`) one key may hold open at once, per "
-        "gateway process; one more is answered 429 with `Retry-After`.",
-    )
-    stream_max_s: float = Field(
-        default=900.0,
-        gt=0,
-        description="Seconds an event stream stays open; it then ends with a `retry:` hint and the "
-        "client reconnects (run streams resume after `Last-Event-ID`), its key checked again.",
-    )
-    export_timeout_s: float = Field(
-        default=30.0,
-        gt=0,
-        description="Seconds a report export (PDF above all) may take, rendered in a worker thread off the "
-        "event loop; past it the export is answered 503.",
-    )
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    """Largest request body, in bytes, on every route (`/sign-in` and `/mcp` included); a
+    larger one is answered 413 before it is read (by `Content-Length`, or counted as a
+    chunked body streams in)."""
+    streams_per_key: PositiveInt = 8
+    """Event streams (`/events`, `/runs/{run_id}/events`) one key may hold open at once, per gateway
+    process; one more is answered 429 with `Retry-After`."""
+    stream_max_s: PositiveFloat = 900.0
+    """Seconds an event stream stays open; it then ends with a `retry:` hint and the client
+    reconnects (run streams resume after `Last-Event-ID`), its key checked again."""
+    export_timeout_s: PositiveFloat = 30.0
+    """Seconds a report export (PDF above all) may take, rendered in a worker thread off the event
+    loop; past it the export is answered 503."""
 
 
 class GatewaySettings(Settings):

@@ -4,36 +4,28 @@ read from `LIBRARIAN__<FIELD>` (e.g. `LIBRARIAN__BATCH_SIZE=100`,
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field, NonNegativeInt, PositiveInt
 
 from research_agents import ScheduleSettings
-from research_platform.settings import Settings
+from research_platform.settings import Settings, SettingsGroup
 
 
-class LibrarianSettings(BaseModel):
+class LibrarianSettings(SettingsGroup):
     """How much of the ledger one run validates and what counts as approaching decay."""
 
     schedule: ScheduleSettings = Field(default_factory=lambda: ScheduleSettings(interval_s=300.0))
-    batch_size: int = Field(
-        default=100, ge=1, le=100_000, description="Claims validated per statement."
-    )
-    batches_per_run: int = Field(
-        default=50,
-        ge=0,
-        description="Batches per run (0 = a whole pass over the ledger); the cursor carries over.",
-    )
-    decay_window_days: int = Field(
-        default=30, ge=0, description="`decay_at` this close (or past) → approaching_decay."
-    )
-    write_every: int = Field(
-        default=200,
-        ge=1,
-        description="Changes buffered before one transaction writes them (findings + audit rows).",
-    )
-    purge_batch_size: int = Field(
-        default=1000, ge=1, description="Expired findings deleted per transaction."
-    )
-    purge_batches_per_run: int = Field(default=10, ge=1, description="Purge transactions per run.")
+    batch_size: int = Field(default=100, ge=1, le=100_000)
+    """Claims validated per statement."""
+    batches_per_run: NonNegativeInt = 50
+    """Batches per run (0 = a whole pass over the ledger); the cursor carries over."""
+    decay_window_days: NonNegativeInt = 30
+    """`decay_at` this close (or past) → approaching_decay."""
+    write_every: PositiveInt = 200
+    """Changes buffered before one transaction writes them (findings + audit rows)."""
+    purge_batch_size: PositiveInt = 1000
+    """Expired findings deleted per transaction."""
+    purge_batches_per_run: PositiveInt = 10
+    """Purge transactions per run."""
 
 
 class LibrarianServiceSettings(Settings):
