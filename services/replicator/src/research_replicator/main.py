@@ -24,8 +24,7 @@ Publishes `research.claim.recritique` (`RecritiqueClaim`), `research.verify.requ
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +47,7 @@ from research_platform.app import Consumes, ServiceContext, service_app
 from research_platform.broker import Emits
 from research_platform.logging import get_logger
 from research_platform.service import run_service
-from research_platform.shutdown import cancel_within
+from research_platform.shutdown import running
 from research_replicator import experiment, prepare, recritiques, reshape, retractions, watched
 from research_replicator.bootstrap import bootstrap
 from research_replicator.prepare import DueClaim
@@ -177,46 +176,39 @@ def create_app(settings: ReplicatorServiceSettings) -> FastStream:
         lambda ctx: Replicator(ctx.broker, Ledger(ctx.sessions), replicator).run,
     )
 
-    @asynccontextmanager
-    async def dispatcher(
+    def dispatcher(
         ctx: ServiceContext[ReplicatorServiceSettings, Any],
-    ) -> AsyncIterator[None]:
+    ) -> AbstractAsyncContextManager[None]:
         """Due watched claims asked for on a tick, at most `watched_in_flight` unfinished; only
         while the schedule is on (no ticks: no watched claims asked for on its own either)."""
         if not replicator.schedule.enabled:
-            yield
-            return
-        task = asyncio.get_running_loop().create_task(
+            return nullcontext()
+        return running(
             watched.dispatch_forever(
                 Ledger(ctx.sessions),
                 tick_s=replicator.watched_tick_s,
                 in_flight=replicator.watched_in_flight,
                 spread=replicator.watched_spread,
                 batch=replicator.watched_per_run,
-            )
+            ),
+            what="watched dispatcher",
         )
-        try:
-            yield
-        finally:
-            await cancel_within(task, what="watched dispatcher", timeout_s=10)
 
     ctx.run_beside(dispatcher)
 
-    @asynccontextmanager
-    async def releaser(ctx: ServiceContext[ReplicatorServiceSettings, Any]) -> AsyncIterator[None]:
+    def releaser(
+        ctx: ServiceContext[ReplicatorServiceSettings, Any],
+    ) -> AbstractAsyncContextManager[None]:
         """Held re-critiques released on a tick, at most `recritique_in_flight` unjudged; always on
         (they follow from retraction events, which this service consumes with or without ticks)."""
-        task = asyncio.get_running_loop().create_task(
+        return running(
             recritiques.release_forever(
                 Ledger(ctx.sessions),
                 tick_s=replicator.recritique_tick_s,
                 in_flight=replicator.recritique_in_flight,
-            )
+            ),
+            what="re-critique release",
         )
-        try:
-            yield
-        finally:
-            await cancel_within(task, what="re-critique release", timeout_s=10)
 
     ctx.run_beside(releaser)
 
