@@ -11,7 +11,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from research_platform.metrics import ConsumerLag
-from research_platform.shutdown import cancel_within, stop_within
+from research_platform.shutdown import cancel_within, running, stop_within
 
 pytestmark = pytest.mark.unit
 
@@ -109,3 +109,25 @@ async def test_cancel_within_ends_a_loop_and_bounds_one_that_swallows_the_cancel
         assert await cancel_within(task, what="stubborn loop", timeout_s=0.2) is False
     stubborn.released.set()
     await asyncio.wait_for(task, 1)
+
+
+async def test_a_loop_run_beside_a_block_ticks_inside_it_and_is_stopped_on_the_way_out() -> None:
+    ticks: list[int] = []
+    stopped = asyncio.Event()
+
+    async def ticking() -> None:
+        try:
+            while True:
+                ticks.append(len(ticks))
+                await asyncio.sleep(0.01)
+        finally:
+            stopped.set()
+
+    async with running(ticking(), what="ticks"):
+        while len(ticks) < 3:
+            await asyncio.sleep(0.01)
+        assert not stopped.is_set()
+    assert stopped.is_set()
+    after = len(ticks)
+    await asyncio.sleep(0.05)
+    assert len(ticks) == after  # no tick after the block

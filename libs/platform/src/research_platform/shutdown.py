@@ -11,13 +11,16 @@ pytest-timeout killed the test.
 
 So a loop that can be stopped also checks a stop flag of its own (see `metrics.ConsumerLag`), and
 whoever waits for a stop waits through `stop_within` / `cancel_within`: at most `timeout_s`,
-then a warning naming the stop and where it waits, and the caller moves on.
+then a warning naming the stop and where it waits, and the caller moves on. A loop held beside a
+service for its lifetime (the reviewer's stale sweep, the replicator's dispatchers) runs in
+`async with running(loop, what=...)`, which stops it that way.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable, Coroutine
+from contextlib import asynccontextmanager
 from typing import Any
 
 from research_platform.logging import get_logger
@@ -72,3 +75,16 @@ async def cancel_within(task: asyncio.Task[Any], *, what: str, timeout_s: float)
     as `stop_within` does."""
     task.cancel()
     return await _ended_within(task, what, timeout_s)
+
+
+@asynccontextmanager
+async def running(
+    loop: Coroutine[Any, Any, Any], *, what: str, timeout_s: float = 10.0
+) -> AsyncIterator[None]:
+    """Run `loop` (a background loop: a sweep, a dispatcher) as a task while the block runs, and
+    cancel it on the way out through `cancel_within` (waiting at most `timeout_s`)."""
+    task = asyncio.get_running_loop().create_task(loop)
+    try:
+        yield
+    finally:
+        await cancel_within(task, what=what, timeout_s=timeout_s)

@@ -1,31 +1,13 @@
-"""The critic's composition root: `bootstrap(settings)` builds what the service needs from its
-settings, once, before the app is wired (the LLM policy its verdicts are asked of and the models
-its evidence checks load); `main.create_app` wires the bus and the lifespan around it (the
-database opens in the lifespan). Libraries get their section from here, never from the
-environment."""
+"""The critic's composition root, that of a service that asks an LLM (`research_llm.bootstrap`):
+its verdicts are asked of the policy, its evidence checks load the judgement models."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from research_corpus.embedding import Embedder, configure_embedder, get_embedder
 from research_critic.settings import CriticServiceSettings
-from research_judgement import configure_judgement
-from research_llm import LlmPolicy
+from research_llm.bootstrap import LlmServiceDeps, bootstrap_llm_service
 
-
-@dataclass(frozen=True)
-class Deps:
-    """What the critic is built from."""
-
-    settings: CriticServiceSettings
-    llm: LlmPolicy  # which engines, in which order, with what budget
-    embedder: Embedder  # the process's (its micro-batching worker and vector cache)
+Deps = LlmServiceDeps[CriticServiceSettings]
 
 
 def bootstrap(settings: CriticServiceSettings) -> Deps:
-    """The critic's dependencies from `settings`; the process-wide models are handed their sections
-    here (they load on first use)."""
-    configure_embedder(settings.corpus)
-    configure_judgement(settings.judgement)
-    return Deps(settings=settings, llm=LlmPolicy(settings.llm), embedder=get_embedder())
+    return bootstrap_llm_service(settings)

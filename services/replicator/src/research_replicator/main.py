@@ -24,8 +24,8 @@ Publishes `research.claim.recritique` (`RecritiqueClaim`), `research.verify.requ
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Coroutine
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Coroutine
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +48,7 @@ from research_platform.app import Consumes, Part, ServiceContext, service_app
 from research_platform.broker import Emits
 from research_platform.logging import get_logger
 from research_platform.service import run_service
-from research_platform.shutdown import cancel_within
+from research_platform.shutdown import running
 from research_replicator import experiment, prepare, recritiques, reshape, retractions, watched
 from research_replicator.bootstrap import bootstrap
 from research_replicator.prepare import DueClaim
@@ -170,13 +170,10 @@ def _looping(
     """`loop(ledger, settings)` run as a task beside the service for its lifetime, cancelled
     (within 10 s) when the service stops."""
 
-    @asynccontextmanager
-    async def beside(ctx: ServiceContext[ReplicatorServiceSettings, Any]) -> AsyncIterator[None]:
-        task = asyncio.get_running_loop().create_task(loop(Ledger(ctx.sessions), settings))
-        try:
-            yield
-        finally:
-            await cancel_within(task, what=what, timeout_s=10)
+    def beside(
+        ctx: ServiceContext[ReplicatorServiceSettings, Any],
+    ) -> AbstractAsyncContextManager[None]:
+        return running(loop(Ledger(ctx.sessions), settings), what=what)
 
     return beside
 

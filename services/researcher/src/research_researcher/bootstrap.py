@@ -1,31 +1,14 @@
-"""The researcher's composition root: `bootstrap(settings)` builds what the service needs from its
-settings, once, before the app is wired (the LLM policy its claims are drafted by, the embedder
-its questions share and the judgement models); `main.create_app` wires the bus and the lifespan
-around it (the database opens in the lifespan). Libraries get their section from here, never from
-the environment."""
+"""The researcher's composition root (`research_llm.bootstrap`): the policy its claims are drafted
+by, the embedder its questions share and the judgement models its relevance gates load; the
+app takes the process's embedder as it starts (`main.create_app`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from research_corpus.embedding import Embedder, configure_embedder, get_embedder
-from research_judgement import configure_judgement
-from research_llm import LlmPolicy
+from research_llm.bootstrap import LlmServiceDeps, bootstrap_llm_service
 from research_researcher.settings import ResearcherServiceSettings
 
-
-@dataclass(frozen=True)
-class Deps:
-    """What the researcher is built from."""
-
-    settings: ResearcherServiceSettings
-    llm: LlmPolicy  # which engines, in which order, with what budget
-    embedder: Embedder  # the process's (its micro-batching worker and vector cache)
+Deps = LlmServiceDeps[ResearcherServiceSettings]
 
 
 def bootstrap(settings: ResearcherServiceSettings) -> Deps:
-    """The researcher's dependencies from `settings`; the process-wide models are handed their sections
-    here (they load on first use)."""
-    configure_embedder(settings.corpus)
-    configure_judgement(settings.judgement)
-    return Deps(settings=settings, llm=LlmPolicy(settings.llm), embedder=get_embedder())
+    return bootstrap_llm_service(settings)

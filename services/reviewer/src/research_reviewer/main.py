@@ -37,7 +37,7 @@ from research_modes.app import mode_app
 from research_platform.app import Consumes, ServiceContext
 from research_platform.broker import Emits
 from research_platform.service import run_service
-from research_platform.shutdown import cancel_within
+from research_platform.shutdown import running
 from research_reviewer import sweep
 from research_reviewer.author import OfflineAuthor
 from research_reviewer.bootstrap import bootstrap
@@ -103,18 +103,14 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
         await asyncio.to_thread(
             get_judge().load
         )  # relevance and pair models, before the first request
-        ticker = asyncio.create_task(
-            sweep.sweep_forever(
-                ledger,
-                lambda: broker.connection.jetstream(),
-                config.sweep_interval_s,
-                publisher=ctx.run_events,
-            )
+        sweeping = sweep.sweep_forever(
+            ledger,
+            lambda: broker.connection.jetstream(),
+            config.sweep_interval_s,
+            publisher=ctx.run_events,
         )
-        try:
+        async with running(sweeping, what="stale sweep"):
             yield service
-        finally:
-            await cancel_within(ticker, what="stale sweep", timeout_s=10)
 
     app, ctx = mode_app(
         settings,

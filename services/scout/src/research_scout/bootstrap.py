@@ -1,34 +1,13 @@
-"""The scout's composition root: `bootstrap(settings)` builds what the service needs from its
-settings, once, before the app is wired (the LLM policy (`SCOUT__ENGINE`) and the models its
-offline engine loads); `main.create_app` wires the bus and the lifespan around it (the database
-opens in the lifespan). Libraries get their section from here, never from the environment."""
+"""The scout's composition root (`research_llm.bootstrap`): its policy follows `SCOUT__ENGINE`
+(`offline` unless set), and its offline engine loads the process's models."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from research_corpus.embedding import Embedder, configure_embedder, get_embedder
-from research_judgement import configure_judgement
-from research_llm import LlmPolicy
+from research_llm.bootstrap import LlmServiceDeps, bootstrap_llm_service
 from research_scout.settings import ScoutServiceSettings
 
-
-@dataclass(frozen=True)
-class Deps:
-    """What the scout is built from."""
-
-    settings: ScoutServiceSettings
-    llm: LlmPolicy  # which engines, in which order, with what budget
-    embedder: Embedder  # the process's (its micro-batching worker and vector cache)
+Deps = LlmServiceDeps[ScoutServiceSettings]
 
 
 def bootstrap(settings: ScoutServiceSettings) -> Deps:
-    """The scout's dependencies from `settings`; the process-wide models are handed their sections
-    here (they load on first use)."""
-    configure_embedder(settings.corpus)
-    configure_judgement(settings.judgement)
-    return Deps(
-        settings=settings,
-        llm=LlmPolicy(settings.llm, engine=settings.scout.engine),
-        embedder=get_embedder(),
-    )
+    return bootstrap_llm_service(settings, engine=settings.scout.engine)

@@ -1,30 +1,13 @@
-"""The verifier's composition root: `bootstrap(settings)` builds what the service needs from its
-settings, once, before the app is wired (the LLM policy its engine is chosen by and the models
-its judgement loads); `main.create_app` wires the bus and the lifespan around it (the database
-opens in the lifespan). Libraries get their section from here, never from the environment."""
+"""The verifier's composition root (`research_llm.bootstrap`), shared by the services that ask an
+LLM: the policy its engine (or veto) is chosen by, the judgement models that decide."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from research_corpus.embedding import Embedder, configure_embedder, get_embedder
-from research_judgement import configure_judgement
-from research_llm import LlmPolicy
+from research_llm.bootstrap import LlmServiceDeps, bootstrap_llm_service
 from research_verifier.settings import VerifierServiceSettings
 
-
-@dataclass(frozen=True)
-class Deps:
-    """What the verifier is built from."""
-
-    settings: VerifierServiceSettings
-    llm: LlmPolicy  # which engines, in which order, with what budget
-    embedder: Embedder  # the process's (its micro-batching worker and vector cache)
+Deps = LlmServiceDeps[VerifierServiceSettings]
 
 
 def bootstrap(settings: VerifierServiceSettings) -> Deps:
-    """The verifier's dependencies from `settings`; the process-wide models are handed their sections
-    here (they load on first use)."""
-    configure_embedder(settings.corpus)
-    configure_judgement(settings.judgement)
-    return Deps(settings=settings, llm=LlmPolicy(settings.llm), embedder=get_embedder())
+    return bootstrap_llm_service(settings)
