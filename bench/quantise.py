@@ -14,11 +14,12 @@ queries):
 
 `--scan` quantises one group of MatMuls at a time (a layer, or one kind in every layer; `--recipe`
 decides how) and prints the selection sample's cosine to fp32 (60 texts of other papers), worst
-first: a recipe's `keep_fp32` nodes come from the worst groups. Calibrated recipes calibrate on a
+first: a recipe's `keep_fp32` nodes come from the worst groups (`--within GROUP`: that group's
+MatMuls one at a time). Calibrated recipes calibrate on a
 third disjoint sample (128 texts: sentences and chunk texts of random papers).
 
     .venv/bin/python bench/quantise.py --recipes dynamic static [--data-dir DIR]
-    .venv/bin/python bench/quantise.py --scan [--recipe dynamic]
+    .venv/bin/python bench/quantise.py --scan [--recipe dynamic] [--within output/dense]
 
 Prints one `bench:quantise recipe=… cosine_mean=… cosine_worst=… [ndcg10=… ndcg10_fp32=… delta=…]`
 line per recipe (recorded in bench/results.jsonl).
@@ -136,8 +137,11 @@ def scan(args: argparse.Namespace, fp32: Path, samples: dict[str, list[str]]) ->
         if recipe.calibrated
         else None
     )
+    groups = matmul_groups(fp32)
+    if args.within:  # one node at a time inside one group
+        groups = {node: [node] for node in groups[args.within]}
     rows = []
-    for group, nodes in matmul_groups(fp32).items():
+    for group, nodes in groups.items():
         target = fp32.with_name("one-group.onnx")
         quantize_int8(fp32, target, recipe, calibration, only=nodes)
         found = cosines(reference, encoder(target, dynamic=not recipe.calibrated).encode(texts, 32))
@@ -244,6 +248,7 @@ def main() -> None:
     parser.add_argument("--recipes", nargs="+", default=list(RECIPES), choices=list(RECIPES))
     parser.add_argument("--scan", action="store_true", help="Quantise each MatMul alone.")
     parser.add_argument("--recipe", default="dynamic", choices=list(RECIPES))
+    parser.add_argument("--within", help="Scan this group's MatMuls one at a time (output/dense).")
     parser.add_argument(
         "--scan-texts", type=int, default=60, help="Selection texts the scan embeds."
     )
