@@ -105,12 +105,15 @@ class OnnxEncoder:
         cache_dir: Path | None = None,
         graph: Path | None = None,
         precision: str = "fp32",
+        dynamic: bool | None = None,
     ) -> None:
         """`graph` replaces the cached export (a benchmark's variant, say); otherwise the cached
-        export of `precision` (`fp32`, or `int8` quantised from it) is used."""
+        export of `precision` (`fp32`, or `int8` quantised from it) is used. `dynamic`: whether
+        the graph quantises its activations per call (default: int8 by the shipped recipe)."""
         from tokenizers import Tokenizer
 
         from research_corpus.onnx_export import (
+            SHIPPED_RECIPE,
             inference_session,
             quantized_sentence_encoder_onnx,
             sentence_encoder_onnx,
@@ -120,12 +123,14 @@ class OnnxEncoder:
             make = quantized_sentence_encoder_onnx if precision == "int8" else sentence_encoder_onnx
             graph = make(model_dir, MODEL_NAME, cache_dir)
         self.session = inference_session(graph, threads)
+        if dynamic is None:
+            dynamic = precision == "int8" and not SHIPPED_RECIPE.calibrated
         # Dynamic int8 quantises each call's activations with one scale over the whole tensor, so
         # a text's vector would depend on the texts padded into its batch (measured: cosine 0.992
         # mean, 0.974 worst between batch 1 and 32 on 384 SciFact sentences). One text per call
         # makes a text's vector a function of the text alone, at the same CPU per text (5.4-5.7
-        # ms at batch 1 and 32, one thread).
-        self.rows_per_call = 1 if precision == "int8" else None
+        # ms at batch 1 and 32, one thread). Calibrated int8 has fixed scales: batches are fine.
+        self.rows_per_call = 1 if dynamic else None
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.no_padding()
@@ -168,7 +173,8 @@ class Embedder:
     on long ingests; `backend` is `onnx` (default; `torch` when onnxruntime is missing) or
     `torch`; `precision` is `int8` (the quantised ONNX graph; needs the onnx backend) or `fp32`;
     `threads` the model's math threads (default: `default_threads()`); `cache_dir` where the ONNX
-    export is kept (default: ~/.cache/research-engine/onnx).
+    export is kept (default: ~/.cache/research-engine/onnx); `graph` and `dynamic` replace the
+    cached ONNX graph (a benchmark's int8 variant: `OnnxEncoder`).
     """
 
     def __init__(
@@ -180,6 +186,8 @@ class Embedder:
         threads: int | None = None,
         cache_dir: str | Path | None = None,
         precision: str = "fp32",
+        graph: Path | None = None,
+        dynamic: bool | None = None,
     ) -> None:
         if backend not in BACKENDS:
             raise ValueError(
@@ -204,6 +212,7 @@ class Embedder:
         self.precision = precision
         self.threads = threads
         self.cache_dir = Path(cache_dir) if cache_dir else None
+        self.graph, self.dynamic = graph, dynamic
         self.name = MODEL_NAME
         self.dim = EMBEDDING_DIM
         self._model: SentenceEncoder | None = None
@@ -227,7 +236,9 @@ class Embedder:
                         path,
                         self.threads or default_threads(),
                         self.cache_dir,
+                        graph=self.graph,
                         precision=self.precision,
+                        dynamic=self.dynamic,
                     )
                 else:
                     self._model = TorchEncoder(path, self.threads)

@@ -19,7 +19,9 @@ normalisation — the same arithmetic as `SentenceTransformer.encode(normalize_e
 The int8 variant (`quantized_sentence_encoder_onnx`) is made from that export on this machine,
 next to it (`model.int8.onnx`), by ONNX Runtime's dynamic quantisation: the MatMul weights become
 int8 per output channel, activations are quantised per call (no calibration data, so nothing but
-the fp32 graph goes in and the same graph always gives the same file).
+the fp32 graph goes in and the same graph always gives the same file). That is the shipped recipe
+(`SHIPPED_RECIPE`); the others of `RECIPES` (calibrated activations, sensitive MatMuls kept in
+fp32) are measured against it by `bench/quantise.py`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import os
 import tempfile
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -176,27 +179,145 @@ def sentence_encoder_onnx(model_dir: Path, name: str, cache_dir: Path | None = N
     return cached_export(model_dir, name, export_sentence_encoder, cache_dir)
 
 
-# Bump when the quantisation recipe changes: old int8 files are then ignored.
+# Bump when the shipped quantisation recipe changes: old int8 files are then ignored.
 QUANTIZE_VERSION = 2
 
 
-def quantize_int8(fp32: Path, target: Path) -> None:
-    """Dynamic int8 quantisation of `fp32` into `target`: MatMul weights int8 per output channel
-    (symmetric), activations quantised at run time; deterministic for a given input graph.
+@dataclass(frozen=True)
+class QuantizeRecipe:
+    """How an int8 graph is made from the fp32 export.
 
-    Weights use 7 bits (`reduce_range`): on x86 CPUs without VNNI (AVX2 only) the u8 x s8 kernels
-    sum pairs of products in 16 bits and saturate with full-range weights (measured on such a
-    CPU over 500 SciFact sentences: cosine to fp32 mean 0.9916, worst 0.9646; with 7 bits 0.9926
-    and 0.9828)."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+    Always: MatMul weights int8 per output channel (symmetric) in 7 bits (`reduce_range`): on
+    x86 CPUs without VNNI (AVX2 only) the u8 x s8 kernels sum pairs of products in 16 bits and
+    saturate with full-range weights (measured on such a CPU over 500 SciFact sentences: cosine
+    to fp32 mean 0.9916, worst 0.9646; with 7 bits 0.9926 and 0.9828).
 
-    quantize_dynamic(
+    `calibrated`: activations quantised with fixed ranges measured on calibration text (static
+    quantisation, QDQ format) instead of per call (dynamic). `keep_fp32`: MatMul nodes left in
+    fp32, the ones whose quantisation alone moves the vectors most (`bench/quantise.py --scan`).
+    """
+
+    name: str
+    calibrated: bool = False
+    calibration_method: str = "MinMax"  # or Percentile (99.999th), Entropy
+    keep_fp32: tuple[str, ...] = ()
+
+
+def _matmuls(kind: str, layers: Sequence[int] = range(6)) -> tuple[str, ...]:
+    """The MatMul nodes of `kind` (`output/dense`: the feed-forward output) in `layers`."""
+    return tuple(f"/encoder/encoder/layer.{layer}/{kind}/MatMul" for layer in layers)
+
+
+# The sensitivity scan (`bench/quantise.py --scan`, dynamic, each group quantised alone, cosine
+# to fp32 on the selection sample): worst the feed-forward outputs (`output/dense`, mean 0.9967)
+# and layer 0 (0.9983); every other kind >= 0.9984, every other layer >= 0.9987. One node at a
+# time inside `output/dense` (`--within`): layer 0 (0.9986), then layer 2 (0.9991), the rest >= 0.9994.
+_FEED_FORWARD_OUT = _matmuls("output/dense")
+_LAYER_0 = tuple(
+    node
+    for kind in (
+        "attention/self/query",
+        "attention/self/key",
+        "attention/self/value",
+        "attention/output/dense",
+        "intermediate/dense",
+        "output/dense",
+    )
+    for node in _matmuls(kind, [0])
+)
+RECIPES = {
+    recipe.name: recipe
+    for recipe in (
+        QuantizeRecipe("dynamic"),
+        QuantizeRecipe("dynamic-keep-ffn-out-0-2", keep_fp32=_matmuls("output/dense", [0, 2])),
+        QuantizeRecipe("dynamic-keep-ffn-out", keep_fp32=_FEED_FORWARD_OUT),
+        QuantizeRecipe(
+            "dynamic-keep-ffn-out-layer0",
+            keep_fp32=tuple(dict.fromkeys(_FEED_FORWARD_OUT + _LAYER_0)),
+        ),
+        QuantizeRecipe("static", calibrated=True),
+        QuantizeRecipe("static-percentile", calibrated=True, calibration_method="Percentile"),
+    )
+}
+# The recipe `CORPUS__EMBED_PRECISION=int8` runs (cached as `model.int8-q<QUANTIZE_VERSION>.onnx`).
+SHIPPED_RECIPE = RECIPES["dynamic"]
+
+
+class TextCalibration:
+    """Calibration feeds for static quantisation: `texts` tokenised one per feed, in the inputs of
+    the exported encoder (onnxruntime's `CalibrationDataReader` protocol). Every feed has `length`
+    tokens (truncated or padded): the histogram calibrators stack the feeds' tensors."""
+
+    def __init__(self, model_dir: Path, texts: Sequence[str], length: int = 128) -> None:
+        import numpy as np
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        tokenizer.enable_truncation(max_length=length)
+        tokenizer.enable_padding(length=length, pad_id=tokenizer.token_to_id("[PAD]") or 0)
+        self.feeds = [
+            {
+                "input_ids": np.array([e.ids], dtype=np.int64),
+                "attention_mask": np.array([e.attention_mask], dtype=np.int64),
+                "token_type_ids": np.array([e.type_ids], dtype=np.int64),
+            }
+            for e in tokenizer.encode_batch(list(texts))
+        ]
+        self.position = 0
+
+    def get_next(self) -> dict[str, Any] | None:
+        if self.position >= len(self.feeds):
+            return None
+        self.position += 1
+        return self.feeds[self.position - 1]
+
+    def rewind(self) -> None:
+        self.position = 0
+
+
+def quantize_int8(
+    fp32: Path,
+    target: Path,
+    recipe: QuantizeRecipe = SHIPPED_RECIPE,
+    calibration: TextCalibration | None = None,
+    only: Sequence[str] = (),
+) -> None:
+    """Quantise `fp32` into `target` by `recipe`; deterministic for a given graph (and calibration).
+
+    `calibration` is required by a calibrated recipe. `only` restricts quantisation to these
+    MatMul nodes (a sensitivity scan quantises one at a time)."""
+    from onnxruntime.quantization import (
+        CalibrationMethod,
+        QuantFormat,
+        QuantType,
+        quantize_dynamic,
+        quantize_static,
+    )
+
+    common: dict[str, Any] = {
+        "weight_type": QuantType.QInt8,
+        "per_channel": True,
+        "reduce_range": True,
+        "op_types_to_quantize": ["MatMul"],
+        "nodes_to_exclude": list(recipe.keep_fp32),
+        "nodes_to_quantize": list(only) or None,
+    }
+    if not recipe.calibrated:
+        quantize_dynamic(str(fp32), str(target), **common)
+        return
+    if calibration is None:
+        raise ValueError(f"the {recipe.name} recipe is calibrated: pass calibration text")
+    calibration.rewind()
+    quantize_static(
         str(fp32),
         str(target),
-        weight_type=QuantType.QInt8,
-        per_channel=True,
-        reduce_range=True,
-        op_types_to_quantize=["MatMul"],
+        calibration,  # onnxruntime reads it through its reader protocol (get_next)
+        quant_format=QuantFormat.QDQ,
+        activation_type=QuantType.QUInt8,
+        calibrate_method=CalibrationMethod[recipe.calibration_method],
+        extra_options={"CalibPercentile": 99.999},
+        calibration_providers=["CPUExecutionProvider"],
+        **common,
     )
 
 
