@@ -23,7 +23,7 @@ from research_ledger.findings import Findings
 from research_ledger.tables import AuditEvent, CriticVerdictRow, MemoryClaim
 from research_platform.db import transaction
 from research_platform.settings import LLMSettings
-from tests.agents.apps import running
+from tests.agents.apps import ask, running
 from tests.agents.ledger import add_claim, add_sources, support
 
 pytestmark = pytest.mark.integration
@@ -147,9 +147,9 @@ async def test_quarantine_after_three_timeouts_then_drain(
 
     # the LLM is fixed (offline here); the operator drains the quarantine
     async with running(create_app(_settings(servers, LLMSettings(provider="offline"), sla=60))):
-        ask = {"actor_key_id": "key-123", "args": {"claim_ids": [str(claim_id)]}}
+        drain = {"actor_key_id": "key-123", "args": {"claim_ids": [str(claim_id)]}}
         reply = ControlReply.model_validate_json(
-            (await nc.request(subjects.CRITIC_DRAIN, json.dumps(ask).encode(), timeout=10)).data
+            (await ask(nc, subjects.CRITIC_DRAIN, json.dumps(drain).encode(), timeout=10)).data
         )
         assert reply.status == 200 and reply.detail == {"drained": [str(claim_id)], "count": 1}
         judged = await _wait_status(sessions, claim_id, {"active", "rejected"}, timeout=120)
@@ -170,7 +170,7 @@ async def test_quarantine_after_three_timeouts_then_drain(
                 == 1
             )
         empty = ControlReply.model_validate_json(
-            (await nc.request(subjects.CRITIC_DRAIN, b"{}", timeout=10)).data
+            (await ask(nc, subjects.CRITIC_DRAIN, b"{}", timeout=10)).data
         )
         assert empty.status == 200 and str(claim_id) not in empty.detail["drained"]
         bad = ControlReply.model_validate_json(
