@@ -19,8 +19,10 @@ One run, one size (`--papers N` distractors around the 5,183 SciFact abstracts):
 3. The distractors (bench/scale_corpus.py says how they are made; the run prints how many
    SciFact sentences they repeat verbatim and how many gold sentences they hold: 0 and 0) are
    bulk-loaded through the same path with vectors given (the chunk indexes dropped first and
-   rebuilt once, as the ingest does for a bulk load): `load_per_s` counts papers per second of
-   that load, making the vectors excluded, index build and VACUUM timed apart. Vectors: `model`
+   rebuilt once, the lexemes' document frequencies counted once with them, as the ingest does
+   for a bulk load), by `--writers` transactions at once (2: a shard each): `load_per_s` counts
+   papers per second of that load, making the vectors excluded, index build and VACUUM timed
+   apart. Vectors: `model`
    = the engine's MiniLM (cached by shard; `--embed-only` fills the cache), `sentences` = means
    of the model's SciFact sentence vectors, `perturbed` = noisy copies of model vectors (the 10^6
    infrastructure run).
@@ -36,18 +38,19 @@ One run, one size (`--papers N` distractors around the 5,183 SciFact abstracts):
    the top 100 counts the 100 shown above it). `--lexical-alternative Q` times the engine's
    BM25 postings read to their lexical depth against every posting, on Q queries, lexical only.
    Every timing line carries the load average: the machine may be shared.
-5. The load prints its profile: seconds by write step (Python's chunking and row building, the
-   papers' INSERT, the COPY, the one SQL statement that makes chunks, postings and lexemes, the
-   totals, the commit), the vectors' making excluded; the index phase prints each index's and
-   constraint's build time, under `CORPUS__INDEX_BUILD_MEMORY_MB` of `maintenance_work_mem`
-   (HNSW builds fastest when its graph fits: set ~2,000 for 10^6 papers).
+5. The load prints its profile: seconds by write step summed over the writers (Python's chunking
+   and row building, the papers' COPY, the chunks' COPY, the one SQL statement that makes chunks
+   and postings, the totals, the commit), the vectors' making excluded; the index phase prints
+   each index's and constraint's build time and the lexeme count, under
+   `CORPUS__INDEX_BUILD_MEMORY_MB` of `maintenance_work_mem` (HNSW builds fastest when its graph
+   fits: set ~2,000 for 10^6 papers).
 
 **Resumable by phase.** The run is the phases `scifact` (load), `base` (search before the
 distractors), `load` (the distractors, one transaction per shard of 2,000), `index` (HNSW and
 impact index built, VACUUM, sizes and memory), `cold` and `warm` (search passes) and, when
 asked, `lexical`. Each finished phase's figures are kept in `bench-scale.json` in the data
 folder; a run started again on that folder with the same parameters skips the finished phases
-(and a half-done load resumes at its first uncommitted shard), so a run can stop — killed, or
+(and a half-done load resumes with the shards it has not committed), so a run can stop — killed, or
 `--stop-after PHASE` — and resume between them. Only a finished run's folder is deleted (unless
 `--keep`); `--fresh` starts over. A finished run's summary is recorded once.
 
@@ -363,16 +366,21 @@ def batch_vectors(
 
 
 async def load_batch(
-    sessions, chunks: list[tuple], vectors: np.ndarray, steps: dict[str, float] | None = None
+    sessions,
+    chunks: list[tuple],
+    vectors: np.ndarray,
+    steps: dict[str, float] | None = None,
+    bulk: bool = False,
 ) -> None:
     """One transaction through the engine's write path: papers, then COPYed chunks + postings
-    (`steps`: seconds by write step, added to)."""
+    (`steps`: seconds by write step, added to; `bulk`: the lexemes are counted at the index
+    build, as the ingest's bulk load does)."""
     from research_corpus.repository import CorpusRepository
 
     papers = list({id(p): p for p, _, _ in chunks}.values())
     async with sessions() as session:
         async with session.begin():
-            repo = CorpusRepository(session, timings=steps)
+            repo = CorpusRepository(session, timings=steps, bulk=bulk)
             ids = await repo.add_papers(papers)
             await repo.add_chunks([(ids[p.external_id], p, c) for p, c, _ in chunks], vectors)
             committing = time.perf_counter()
@@ -603,6 +611,30 @@ async def _distractors_loaded(sessions) -> int:
     )
 
 
+async def _feed(queue: asyncio.Queue, item: object, writers: list[asyncio.Task]) -> None:
+    """Put `item` on the writers' queue; when a writer has failed instead, stop the others and
+    raise its error (the load stops at its last committed shard and resumes from there)."""
+    put = asyncio.ensure_future(queue.put(item))
+    await asyncio.wait([put, *writers], return_when=asyncio.FIRST_COMPLETED)
+    errors = [t.exception() for t in writers if t.done() and not t.cancelled()]
+    if error := next((e for e in errors if e is not None), None):
+        put.cancel()
+        for task in writers:
+            task.cancel()
+        raise error
+    await put
+
+
+async def _shards_loaded(sessions) -> set[int]:
+    """The distractor shards stored (each is one transaction: all of it or none)."""
+    rows = await sql(
+        sessions,
+        f"SELECT DISTINCT CAST(substr(external_id, 2) AS bigint) / {SHARD} FROM corpus_papers "  # noqa: S608 - a constant
+        "WHERE external_id LIKE 'd%'",
+    )
+    return {int(row[0]) for row in rows or []}
+
+
 async def run(
     args, servers: list, generator: Distractors, cache: VectorCache, phases: Phases
 ) -> bool:
@@ -729,28 +761,46 @@ async def run(
         async with sessions() as session, session.begin():
             await CorpusRepository(session).drop_bulk_indexes()
         loaded = await _distractors_loaded(sessions)
-        if loaded % SHARD and loaded < args.papers:
-            raise SystemExit(f"{loaded} distractors loaded: not a whole number of shards")
+        done = await _shards_loaded(sessions)  # out of order when a two-writer load was stopped
         if loaded:
-            print(f"load: {loaded} distractors loaded earlier, resuming", flush=True)
+            print(
+                f"load: {loaded} distractors loaded earlier ({len(done)} shards), resuming",
+                flush=True,
+            )
         steps: dict[str, float] = progress["steps"]
+        earlier_s, vector_s, started = progress["load_s"], 0.0, time.perf_counter()
+        queue: asyncio.Queue[tuple[list, np.ndarray, int, int] | None] = asyncio.Queue(args.writers)
+
+        async def writer() -> None:  # one transaction per shard, beside the other writers
+            nonlocal loaded
+            while (item := await queue.get()) is not None:
+                chunks, vectors, shard, papers = item
+                await load_batch(sessions, chunks, vectors, steps, bulk=True)
+                loaded += papers
+                progress["load_s"] = earlier_s + time.perf_counter() - started - vector_s
+                phases.save()
+                if shard % 25 == 24:
+                    rate = loaded / progress["load_s"]
+                    print(
+                        f"load: {loaded} distractors, {rate:.0f} papers/s; {load_avg()}", flush=True
+                    )
+
+        writers = [asyncio.create_task(writer()) for _ in range(args.writers)]
         for shard, (raw, batch) in enumerate(read_distractors(path, args.papers)):
-            if shard < loaded // SHARD:
+            if shard in done:
                 continue
-            started = time.perf_counter()
+            reading = time.perf_counter()
             chunks = chunk_texts(batch)
             made = time.perf_counter()
             vectors = batch_vectors(cache, mode, shard, chunks, raw, extra)
-            vector_s = time.perf_counter() - made
-            await load_batch(sessions, chunks, vectors, steps)
-            loaded += len(batch)
-            steps["read+chunk (python)"] = steps.get("read+chunk (python)", 0.0) + made - started
-            progress["load_s"] += time.perf_counter() - started - vector_s
-            progress["vector_s"] += vector_s
-            phases.save()
-            if shard % 25 == 24:
-                rate = loaded / progress["load_s"]
-                print(f"load: {loaded} distractors, {rate:.0f} papers/s; {load_avg()}", flush=True)
+            vector_s += time.perf_counter() - made
+            progress["vector_s"] += time.perf_counter() - made
+            steps["read+chunk (python)"] = steps.get("read+chunk (python)", 0.0) + made - reading
+            await _feed(queue, (chunks, vectors, shard, len(batch)), writers)
+        for _ in writers:
+            await _feed(queue, None, writers)
+        await asyncio.gather(*writers)
+        progress["load_s"] = earlier_s + time.perf_counter() - started - vector_s
         load_s = progress["load_s"]
         load = phases.finish(
             "load",
@@ -758,16 +808,22 @@ async def run(
                 "loaded": loaded,
                 "load_s": round(load_s, 2),
                 "per_s": round(loaded / load_s, 1),
+                "writers": args.writers,
                 "steps": {k: round(v, 2) for k, v in steps.items()},
             },
         )
         print(
-            f"load: {loaded} distractors ({mode} vectors) in {load_s:.1f} s = {loaded / load_s:.0f} papers/s; {load_avg()}",
+            f"load: {loaded} distractors ({mode} vectors, {args.writers} writers) in {load_s:.1f} s = "
+            f"{loaded / load_s:.0f} papers/s; {load_avg()}",
             flush=True,
         )
-        print("load profile (seconds by step, the load's own clock):", flush=True)
+        busy = sum(load["steps"].values())
+        print(
+            "load profile (seconds by step, summed over the writers; the share of that sum):",
+            flush=True,
+        )
         for step, seconds in sorted(load["steps"].items(), key=lambda kv: -kv[1]):
-            print(f"  {step:32} {seconds:8.1f} s {100 * seconds / load_s:5.1f} %", flush=True)
+            print(f"  {step:32} {seconds:8.1f} s {100 * seconds / busy:5.1f} %", flush=True)
     if stop_here("load"):
         return False
 
@@ -902,6 +958,12 @@ def main() -> None:
         "perturbed above).",
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--writers",
+        type=int,
+        default=2,
+        help="Concurrent load transactions (a shard each; the lexemes are counted once at the end).",
+    )
     parser.add_argument("--embed-only", action="store_true", help="Only fill the vector cache.")
     parser.add_argument("--data-dir", type=Path, help="The database folder (default: a new one).")
     parser.add_argument("--cache", type=Path, default=CACHE, help="Vectors and distractor text.")

@@ -6,11 +6,14 @@ Every check compares the incremental statistics with a full recompute over the s
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
 from sqlalchemy import text
 
 from research_corpus.ingest import ingest_path
+from research_corpus.records import PaperRecord, chunk_paper, read_jsonl
 from research_corpus.repository import BULK_CONSTRAINTS, BULK_INDEXES, CorpusRepository
 from research_platform.settings import CorpusSettings
 from tests.corpus.conftest import SMALL_CORPUS, write_jsonl
@@ -104,6 +107,7 @@ async def test_bulk_load_builds_the_indexes_at_the_end_and_reingest_changes_noth
     assert await _indexes(empty_corpus) >= BULK
     before = await _statistics(empty_corpus)
     _assert_same(before, await _recomputed(empty_corpus))
+    assert before[0]["aspirin"] >= 1  # the bulk load's lexemes were counted when it ended
 
     again = await ingest_path(
         empty_corpus, small_corpus, fmt="jsonl", progress=False, bulk_min_papers=1
@@ -192,5 +196,53 @@ async def test_a_bulk_index_build_takes_its_memory_from_settings_and_times_each_
         await CorpusRepository(session, settings, timings=steps).build_bulk_indexes()
         memory = await session.scalar(text("SHOW maintenance_work_mem"))
     assert memory == "96MB"
-    assert set(steps) == {f"index {name}" for name in BULK_INDEXES | BULK_CONSTRAINTS}
+    assert set(steps) == {f"index {name}" for name in BULK_INDEXES | BULK_CONSTRAINTS} | {
+        "lexeme counts"
+    }
     assert await _indexes(empty_corpus) >= BULK
+
+
+async def _write(sessions, papers: list[PaperRecord], *, bulk: bool) -> None:
+    async with sessions() as session, session.begin():
+        repo = CorpusRepository(session, bulk=bulk)
+        ids = await repo.add_papers(papers)
+        rows = [(ids[p.external_id], p, chunk) for p in papers for chunk in chunk_paper(p)]
+        await repo.add_chunks(rows, np.full((len(rows), 384), 1 / np.sqrt(384), np.float32))
+
+
+async def test_two_bulk_writers_at_once_leave_the_lexemes_to_the_index_build_which_counts_them_all(
+    empty_corpus, small_corpus
+):
+    papers = [p for p in read_jsonl(small_corpus, "jsonl") if isinstance(p, PaperRecord)]
+    await _write(empty_corpus, papers, bulk=False)  # one incremental writer: the reference
+    reference, postings = await _statistics(empty_corpus), await _postings(empty_corpus)
+    async with empty_corpus() as session, session.begin():
+        await session.execute(text("TRUNCATE corpus_papers, corpus_lexemes, corpus_stats CASCADE"))
+        await CorpusRepository(session).drop_bulk_indexes()
+
+    half = len(papers) // 2
+    await asyncio.gather(  # two transactions open together, as bench:scale's writers run
+        _write(empty_corpus, papers[:half], bulk=True),
+        _write(empty_corpus, papers[half:], bulk=True),
+    )
+    lexemes, (chunks, _) = await _statistics(empty_corpus)
+    assert lexemes == {} and chunks == reference[1][0]  # the totals are kept, the lexemes wait
+    async with empty_corpus() as session, session.begin():
+        await CorpusRepository(session).build_bulk_indexes()
+    _assert_same(await _statistics(empty_corpus), reference)
+    assert await _postings(empty_corpus) == postings
+    assert await _indexes(empty_corpus) >= BULK
+
+
+async def _postings(sessions) -> list[tuple[str, str, int, int]]:
+    """Every posting by paper and lexeme, with its term counts (not its impact: that depends on
+    the mean length when its batch was written)."""
+    async with sessions() as session:
+        rows = await session.execute(
+            text(
+                "SELECT p.external_id, ps.lexeme, ps.tf_text, ps.tf_title FROM corpus_postings ps"
+                " JOIN corpus_chunks c ON c.id = ps.chunk_id JOIN corpus_papers p ON p.id = c.paper_id"
+                " ORDER BY 1, 2, 3, 4"
+            )
+        )
+        return [tuple(row) for row in rows]

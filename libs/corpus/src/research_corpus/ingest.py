@@ -255,11 +255,14 @@ async def _write_batch(
     report: IngestReport,
     model: str | None = None,
     settings: CorpusSettings | None = None,
+    bulk: bool = False,
 ) -> None:
     """One transaction: papers, chunks (COPY), postings, the statistics' deltas and sentence vectors.
 
     `model` (the embedder's `model_id`) must match the corpus's stamp (`research_corpus.stamp`);
-    a stand-in model without one (tests, benchmarks of the writes) is not checked."""
+    a stand-in model without one (tests, benchmarks of the writes) is not checked. `bulk`: the
+    corpus was empty and its bulk indexes are dropped (`_prepare_bulk`); the lexemes are counted
+    when they are built."""
     from research_corpus.repository import CorpusRepository
     from research_corpus.sentence_vectors import SentenceVectors
 
@@ -267,7 +270,7 @@ async def _write_batch(
     async with sessions() as session, session.begin():
         if model is not None:
             await stamp.claim_for_ingest(session, model)
-        repo = CorpusRepository(session, settings)
+        repo = CorpusRepository(session, settings, bulk=bulk)
         await repo.revise_papers(plan.changed)
         ids = await repo.add_papers(plan.new) | {p.external_id: pid for pid, p in plan.changed}
         await repo.add_chunks(
@@ -455,11 +458,11 @@ async def ingest_path(
             plan.records = len(batch)
             if done := await pipeline.push(plan):
                 await _write_batch(
-                    sessions, *done, report, model, settings
+                    sessions, *done, report, model, settings, bulk
                 )  # while `plan` is embedded
                 _advance(bar, done[0], report)
         if done := await pipeline.drain():
-            await _write_batch(sessions, *done, report, model, settings)
+            await _write_batch(sessions, *done, report, model, settings, bulk)
             _advance(bar, done[0], report)
     finally:
         await pipeline.close()

@@ -1,25 +1,28 @@
 """`CorpusRepository`: how papers and chunks get into Postgres and how BM25 statistics are kept.
 
-Writes are bulk: papers with one multi-row INSERT … RETURNING; chunks are COPYed (binary,
-asyncpg `copy_records_to_table`) into a transaction-local staging table and moved into
+Writes are bulk: papers are COPYed (asyncpg `copy_records_to_table`) with ids drawn from their
+sequence first; chunks are COPYed (binary) into a transaction-local staging table and moved into
 `corpus_chunks` with one INSERT … SELECT that lets Postgres compute the full-text vector
 (title weight A, text weight B), from which the BM25 length and postings come (the vector
 itself is not stored). The chunks' postings and the corpus
 statistics (`corpus_lexemes.doc_freq`, `corpus_stats`) are then updated *incrementally* from
 the rows just written (and, for re-indexed papers, from the rows about to be deleted), so an
 ingest costs what it adds, not what the corpus holds. `refresh_lexeme_stats` recomputes the
-statistics from scratch (a repair, and the reference the incremental path is tested against).
+statistics from scratch (a repair, and the reference the incremental path is tested against);
+a bulk load into an empty corpus (`bulk=True`) leaves the lexemes to it, run once when the
+load's indexes are built.
 """
 
 from __future__ import annotations
 
+import json
 import struct
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import delete, func, insert, select, text, update
+from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_corpus.records import Chunk, PaperRecord
@@ -36,9 +39,9 @@ _STAGING_COLUMNS = ("paper_id", "chunk_index", "section", "locator", "text", "ti
 # the BM25 length summed from it, the vector itself not stored) -> postings -> lexeme doc_freq
 # and corpus totals, in one statement: nothing is read back to Python, and the postings come
 # from the staged rows (no join back to the chunks). A chunk's length counts each lexeme's
-# positions (at least one), as the length of its tsvector's positions did.
-_LOAD_CHUNKS = text(
-    f"""WITH staged AS MATERIALIZED (
+# positions (at least one), as the length of its tsvector's positions did. A bulk load leaves
+# the lexemes out (`_LOAD_CHUNKS_BULK`): they are counted once when its indexes are built.
+_LOAD_CHUNKS_SQL = f"""WITH staged AS MATERIALIZED (
         SELECT nextval(pg_get_serial_sequence('corpus_chunks', 'id')) AS id,
                l.paper_id, l.chunk_index, l.section, l.locator, l.text, l.embedding,
                setweight(to_tsvector('english', l.title), 'A') || setweight(to_tsvector('english', l.text), 'B') AS tsv
@@ -64,15 +67,17 @@ _LOAD_CHUNKS = text(
                (c.positions - c.tf_title + CAST(:title_weight AS float8) * c.tf_title)
                / (1 - CAST(:b AS float8) + CAST(:b AS float8) * n.token_count / corpus.avgdl),
                c.positions - c.tf_title, c.tf_title, least(n.token_count, 32767), c.lexeme
-        FROM counted c JOIN lengths n ON n.chunk_id = c.chunk_id, corpus
+        FROM counted c JOIN lengths n ON n.chunk_id = c.chunk_id, corpus{{lexemes}}
+    )
+    SELECT count(*) AS chunks, coalesce(sum(token_count), 0) AS tokens FROM chunks"""  # noqa: S608 - a constant table name; values are bound
+_COUNT_LEXEMES = """
         RETURNING lexeme
     ), lexemes AS (
         INSERT INTO corpus_lexemes (lexeme, doc_freq)
         SELECT lexeme, count(*) FROM postings GROUP BY lexeme ORDER BY lexeme
-        ON CONFLICT (lexeme) DO UPDATE SET doc_freq = corpus_lexemes.doc_freq + excluded.doc_freq
-    )
-    SELECT count(*) AS chunks, coalesce(sum(token_count), 0) AS tokens FROM chunks"""  # noqa: S608 - a constant table name; values are bound
-)
+        ON CONFLICT (lexeme) DO UPDATE SET doc_freq = corpus_lexemes.doc_freq + excluded.doc_freq"""
+_LOAD_CHUNKS = text(_LOAD_CHUNKS_SQL.replace("{lexemes}", _COUNT_LEXEMES))
+_LOAD_CHUNKS_BULK = text(_LOAD_CHUNKS_SQL.replace("{lexemes}", ""))
 
 # Before re-indexed papers' chunks are deleted: take their postings out of the statistics.
 _FORGET_LEXEMES = text(
@@ -147,6 +152,24 @@ class StoredPaper:
     content_hash: str
 
 
+# A batch's paper ids are drawn first, so the papers can be COPYed (no RETURNING) with them.
+_DRAW_PAPER_IDS = text(
+    "SELECT nextval(pg_get_serial_sequence('corpus_papers', 'id')) FROM generate_series(1, :n)"
+)
+_PAPER_COLUMNS = (
+    "external_id",
+    "title",
+    "abstract",
+    "authors",
+    "year",
+    "venue",
+    "doi",
+    "citation_count",
+    "keywords",
+    "content_hash",
+)
+
+
 def _paper_row(paper: PaperRecord) -> dict[str, Any]:
     return {
         "external_id": paper.external_id,
@@ -171,12 +194,17 @@ class CorpusRepository:
         settings: CorpusSettings | None = None,
         *,
         timings: dict[str, float] | None = None,
+        bulk: bool = False,
     ) -> None:
         """`settings`: the corpus group whose BM25 knobs new chunks are indexed with (None = its
-        defaults); `timings`: seconds by write step, added up over calls (bench:scale's profile)."""
+        defaults); `timings`: seconds by write step, added up over calls (bench:scale's profile);
+        `bulk`: a bulk load into an empty corpus whose indexes are dropped — chunks leave the
+        lexemes' document frequencies to `build_bulk_indexes`, which counts them once, so
+        concurrent writers share no row but the corpus totals."""
         self.session = session
         self.settings = settings or CorpusSettings()
         self.timings = timings
+        self.bulk = bulk
 
     def _took(self, step: str, started: float) -> float:
         now = time.perf_counter()
@@ -219,17 +247,30 @@ class CorpusRepository:
         return set(rows.scalars())
 
     async def add_papers(self, papers: list[PaperRecord]) -> dict[str, int]:
-        """Insert new papers; returns their database ids by external id."""
+        """Insert new papers (COPYed, with ids drawn first); returns their database ids by external id."""
         if not papers:
             return {}
         started = time.perf_counter()
-        rows = await self.session.execute(
-            insert(CorpusPaper).returning(CorpusPaper.external_id, CorpusPaper.id),
-            [_paper_row(p) for p in papers],
+        ids = list((await self.session.execute(_DRAW_PAPER_IDS, {"n": len(papers)})).scalars())
+        records = []
+        for paper_id, paper in zip(ids, papers, strict=True):
+            row = _paper_row(paper) | {
+                "authors": json.dumps(paper.authors),
+                "keywords": json.dumps(paper.keywords),
+            }
+            records.append((paper_id, *(row[column] for column in _PAPER_COLUMNS)))
+        await (await self._driver()).copy_records_to_table(
+            "corpus_papers", records=records, columns=("id", *_PAPER_COLUMNS)
         )
-        ids = {ext: pid for ext, pid in rows}
         self._took("papers", started)
-        return ids
+        return {paper.external_id: paper_id for paper_id, paper in zip(ids, papers, strict=True)}
+
+    async def _driver(self) -> Any:
+        """asyncpg's connection under the session's, in its transaction (for COPY)."""
+        connection = await self.session.connection()
+        raw = (await connection.get_raw_connection()).driver_connection
+        assert raw is not None, "an open connection has its driver's"
+        return raw
 
     async def revise_papers(self, papers: list[tuple[int, PaperRecord]]) -> None:
         """Overwrite changed papers' metadata and drop their chunks (they are re-chunked).
@@ -263,9 +304,7 @@ class CorpusRepository:
                 rows, halfvec_binary(embeddings), strict=True
             )
         ]
-        connection = await self.session.connection()
-        raw = (await connection.get_raw_connection()).driver_connection
-        assert raw is not None, "an open connection has its driver's"
+        raw = await self._driver()
         started = self._took("chunk rows", started)
         await raw.execute(_CREATE_STAGING)
         # The vectors go in pgvector's binary form, made by numpy (COPYing them as real[] cost 12x
@@ -282,10 +321,13 @@ class CorpusRepository:
         settings = self.settings
         added = (
             await self.session.execute(
-                _LOAD_CHUNKS, {"b": settings.bm25_b, "title_weight": settings.title_weight}
+                _LOAD_CHUNKS_BULK if self.bulk else _LOAD_CHUNKS,
+                {"b": settings.bm25_b, "title_weight": settings.title_weight},
             )
         ).one()
-        started = self._took("chunks+postings+lexemes sql", started)
+        started = self._took(
+            "chunks+postings sql" if self.bulk else "chunks+postings+lexemes sql", started
+        )
         await self.session.execute(text(f"DELETE FROM {_STAGING}"))  # noqa: S608 - a constant table name
         await self.session.execute(
             _ADD_TOTALS, {"chunks": added.chunks, "tokens": float(added.tokens)}
@@ -316,7 +358,9 @@ class CorpusRepository:
         (none: no-op).
 
         Also called before every ingest into a non-empty corpus, so a bulk load that was killed
-        outright (no `finally`) gets its indexes back on the next ingest.
+        outright (no `finally`) gets its indexes back on the next ingest. Whenever something was
+        missing, the lexemes' document frequencies and the corpus totals are counted afresh from
+        the postings: a bulk load's writers (`bulk=True`) leave them to this step.
         """
         present = set(
             (
@@ -350,6 +394,10 @@ class CorpusRepository:
             started = time.perf_counter()
             await self.session.execute(text(statement))
             self._took(f"index {name}", started)
+        if missing:
+            started = time.perf_counter()
+            await self.refresh_lexeme_stats()
+            self._took("lexeme counts", started)
 
     async def refresh_lexeme_stats(self) -> None:
         """Recompute every lexeme's document frequency and the corpus totals from the chunks (a repair)."""
