@@ -26,6 +26,20 @@ def test_every_marker_in_the_markdown_resolves_to_a_numbered_reference() -> None
     assert "paper id: `pmid:28000001`" in references
 
 
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("corpus:40817021", None),  # the local corpus's own id: no link, the paper id says it
+        ("https://example.org/paper/7", "<https://example.org/paper/7>."),
+        ("javascript:alert(1)", None),
+    ],
+)
+def test_a_reference_links_only_a_web_address(url: str, shown: str | None) -> None:
+    line = Reference(id=1, title="A trial", url=url, paper_id="corpus:40817021").render()
+    assert line.endswith("paper id: `corpus:40817021`")
+    assert ("<" in line) == (shown is not None) and (shown is None or shown in line)
+
+
 def test_sections_are_numbered_in_order_and_findings_carry_tag_markers_and_quotes() -> None:
     markdown = review().render_markdown()
     headings = re.findall(r"^## (\d+)\. (.+)$", markdown, flags=re.MULTILINE)

@@ -25,7 +25,7 @@ import bibtexparser
 import rispy
 from bibtexparser.model import Entry, Field
 
-from research_reports.model import Reference
+from research_reports.model import Reference, web_url
 
 _UNSAFE_VERBATIM = re.compile(r"[{}\\\s\x00-\x1f\x7f]")
 _LATEX_SPECIALS = {
@@ -58,13 +58,6 @@ def split_name(name: str) -> tuple[str, str]:
     while start > 1 and words[start - 1].lower() in particles:
         start -= 1
     return " ".join(words[start:]), " ".join(words[:start])
-
-
-def web_url(url: str | None) -> str | None:
-    """`url` when a reference manager can open it (http or https); None for a source's own id
-    (`corpus:12`) or any other scheme, which an export leaves out (the paper id is in the note)."""
-    text = (url or "").strip()
-    return text if re.match(r"(?i)https?://\S+$", text) else None
 
 
 def _ascii(text: str) -> str:

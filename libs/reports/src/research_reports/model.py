@@ -20,6 +20,14 @@ from pydantic import BaseModel, ConfigDict, Field
 MARKER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
 
+def web_url(url: str | None) -> str | None:
+    """`url` when a reader or a reference manager can open it (http or https); None for a
+    source's own id (`corpus:12`) or any other scheme, which the references and exports leave
+    out (the paper id is printed on its own)."""
+    text = (url or "").strip()
+    return text if re.match(r"(?i)https?://\S+$", text) else None
+
+
 class FindingTag(StrEnum):
     """Seed 000's evidence tags for key findings (other modes may use their own tag strings)."""
 
@@ -73,8 +81,8 @@ class Reference(BaseModel):
             parts.append(f"*{self.venue}*.")
         if self.doi:
             parts.append(f"doi:{self.doi}.")
-        elif self.url:
-            parts.append(f"<{self.url}>.")
+        elif url := web_url(self.url):  # a source's own id (`corpus:12`) is no link
+            parts.append(f"<{url}>.")
         if self.paper_id:
             parts.append(f"paper id: `{self.paper_id}`")
         return f"[{self.id}] " + " ".join(parts)
