@@ -22,8 +22,9 @@ Two things the ingest stored that search does not need as stored:
   their postings are inserted together), so a BRIN index over it (`pages_per_range` 16) finds a
   chunk's postings in a few pages for a few kilobytes in all.
 
-Upgrade rewrites `corpus_postings` in place (a new table filled from the old one in the impact
-index's order, then renamed; the old one dropped) and drops the chunks' column and index. The
+Upgrade rewrites `corpus_postings` in place (a new table filled from the old one in chunk-id
+order, as the ingest writes postings, so the BRIN finds a chunk's postings in a few pages; then
+renamed, the old one dropped) and drops the chunks' column and index. The
 dropped column's bytes stay in the chunks' rows until the table is rewritten: `VACUUM FULL
 corpus_chunks` gives them back. `downgrade` restores the wide postings and the `tsv` column
 (computed again from the papers' titles and the chunks' texts, exactly as the ingest did) with
@@ -55,7 +56,7 @@ TSV = (
 def _postings(columns: str, select: str, chunk_index: str) -> None:
     """Replace `corpus_postings` by a table of `columns` filled by `select` from the old one."""
     op.execute(f"CREATE TABLE corpus_postings_new ({columns})")
-    op.execute(f"INSERT INTO corpus_postings_new {select} ORDER BY lexeme, impact DESC")
+    op.execute(f"INSERT INTO corpus_postings_new {select} ORDER BY chunk_id")
     op.execute("DROP TABLE corpus_postings")
     op.execute("ALTER TABLE corpus_postings_new RENAME TO corpus_postings")
     op.execute(

@@ -151,6 +151,18 @@ def test_postings_become_compact_and_chunk_tsv_goes_and_both_come_back(servers, 
     upgrade(url, "0020")  # an existing wide corpus, converted in place
     again = asyncio.run(_state(url))
     assert again == compact
+    # in chunk-id order on disk, as the ingest writes them: the BRIN then reads a chunk's few pages
+    assert asyncio.run(_heap_chunk_ids(url)) == sorted(asyncio.run(_heap_chunk_ids(url)))
+
+
+async def _heap_chunk_ids(url: str) -> list[int]:
+    engine = create_engine(url)
+    try:
+        async with engine.connect() as conn:
+            rows = await conn.execute(text("SELECT chunk_id FROM corpus_postings ORDER BY ctid"))
+            return [chunk_id for (chunk_id,) in rows]
+    finally:
+        await engine.dispose()
 
 
 async def test_an_ingest_writes_compact_postings_and_the_topic_filter_reads_text(
