@@ -48,9 +48,12 @@ One run, one size (`--papers N` distractors around the 5,183 SciFact abstracts):
 **Resumable by phase.** The run is the phases `scifact` (load), `base` (search before the
 distractors), `load` (the distractors, one transaction per shard of 2,000), `index` (HNSW and
 impact index built, VACUUM, sizes and memory), `cold` and `warm` (search passes) and, when
-asked, `lexical`. Each finished phase's figures are kept in `bench-scale.json` in the data
-folder; a run started again on that folder with the same parameters skips the finished phases
-(and a half-done load resumes with the shards it has not committed), so a run can stop — killed, or
+asked, `lexical` and `migrations` (`--migrations`, last because it rewrites the corpus tables:
+the loaded corpus taken down migrations 0020 and 0019 to the wide storage and back up, each
+step timed with the database's size after it, then `VACUUM FULL corpus_chunks`). Each finished
+phase's figures are kept in `bench-scale.json` in the data folder; a run started again on that
+folder with the same parameters skips the finished phases (and a half-done load resumes with
+the shards it has not committed), so a run can stop — killed, or
 `--stop-after PHASE` — and resume between them. Only a finished run's folder is deleted (unless
 `--keep`); `--fresh` starts over. A finished run's summary is recorded once.
 
@@ -558,7 +561,7 @@ def load_avg() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-PHASES = ("scifact", "base", "load", "index", "cold", "warm", "lexical")
+PHASES = ("scifact", "base", "load", "index", "cold", "warm", "lexical", "migrations")
 STATE = "bench-scale.json"  # each finished phase's figures, in the data folder
 
 
@@ -611,18 +614,70 @@ async def _distractors_loaded(sessions) -> int:
     )
 
 
+# The storage migrations an existing corpus goes through, down to the wide storage and back:
+# 0020 (compact postings, no chunk tsvector) and 0019 (half-precision chunk vectors).
+ROUND_TRIP = (
+    ("downgrade", "0019"),
+    ("downgrade", "0018"),
+    ("upgrade", "0019"),
+    ("upgrade", "0020"),
+)
+
+
+async def migration_round_trip(pg) -> dict:
+    """Time each storage migration on the loaded corpus, with the database's size after it,
+    and `VACUUM FULL corpus_chunks` (which gives back a dropped column's bytes) at the end."""
+    from research_platform.db import create_engine, session_factory
+    from research_platform.migrate import downgrade, upgrade
+
+    async def size() -> int:
+        engine = create_engine(pg.url)
+        try:
+            rows = await sql(session_factory(engine), "SELECT pg_database_size(current_database())")
+            return int(rows[0][0])
+        finally:
+            await engine.dispose()
+
+    loaded = await size()
+    steps: list[dict[str, object]] = [{"step": "loaded", "seconds": 0.0, "database": loaded}]
+    print(f"migrations: the loaded corpus {loaded / 1e6:.0f} MB", flush=True)
+    for step, revision in [*ROUND_TRIP, ("vacuum full", "corpus_chunks")]:
+        started = time.perf_counter()
+        if step == "vacuum full":
+            engine = create_engine(pg.url)
+            try:
+                await sql(session_factory(engine), "VACUUM FULL corpus_chunks", autocommit=True)
+            finally:
+                await engine.dispose()
+        else:
+            move = upgrade if step == "upgrade" else downgrade
+            await asyncio.to_thread(move, pg.url, revision)
+        seconds = time.perf_counter() - started
+        database = await size()
+        steps.append(
+            {"step": f"{step} {revision}", "seconds": round(seconds, 1), "database": database}
+        )
+        print(
+            f"migrations: {step} {revision} in {seconds:.1f} s, database {database / 1e6:.0f} MB "
+            f"({folder_bytes(pg.pgdata) / 1e6:.0f} MB on disk, WAL included); {load_avg()}",
+            flush=True,
+        )
+    return {"steps": steps}
+
+
 async def _feed(queue: asyncio.Queue, item: object, writers: list[asyncio.Task]) -> None:
     """Put `item` on the writers' queue; when a writer has failed instead, stop the others and
     raise its error (the load stops at its last committed shard and resumes from there)."""
     put = asyncio.ensure_future(queue.put(item))
-    await asyncio.wait([put, *writers], return_when=asyncio.FIRST_COMPLETED)
-    errors = [t.exception() for t in writers if t.done() and not t.cancelled()]
-    if error := next((e for e in errors if e is not None), None):
-        put.cancel()
-        for task in writers:
-            task.cancel()
-        raise error
-    await put
+    while not put.done():
+        running = [t for t in writers if not t.done()]
+        await asyncio.wait([put, *running], return_when=asyncio.FIRST_COMPLETED)
+        errors = [t.exception() for t in writers if t.done() and not t.cancelled()]
+        if error := next((e for e in errors if e is not None), None):
+            put.cancel()
+            for task in writers:
+                task.cancel()
+            raise error
 
 
 async def _shards_loaded(sessions) -> set[int]:
@@ -919,6 +974,8 @@ async def run(
         await lexical_side_by_side(sessions, subset, qrels, settings)
         phases.finish("lexical", {"queries": len(subset)})
     await engine.dispose()
+    if args.migrations and skipped("migrations") is None:  # last: it rewrites the corpus tables
+        phases.finish("migrations", await migration_round_trip(pg))
 
     print(
         f"quality: nDCG@10 {warm['ndcg10']:.4f} (base {base['ndcg10']:.4f}, {warm['ndcg10'] - base['ndcg10']:+.4f}); "
@@ -958,6 +1015,12 @@ def main() -> None:
         "perturbed above).",
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--migrations",
+        action="store_true",
+        help="Last: take the loaded corpus down the storage migrations (0020, 0019) and back, "
+        "timing each with the database's size after it.",
+    )
     parser.add_argument(
         "--writers",
         type=int,

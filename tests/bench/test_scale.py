@@ -212,10 +212,20 @@ def test_bench_scale_resumes_at_its_first_unfinished_phase(tmp_path: Path) -> No
     )
     assert other.returncode != 0 and "holds a run with other parameters" in other.stderr
 
-    second = bench("--keep")
+    second = bench("--keep", "--migrations")
     for phase in ("scifact", "base", "load"):
         assert f"phase {phase}: finished earlier, skipped" in second
     assert "phase index" not in second and "index build (HNSW" in second  # the rest ran
+    steps = re.findall(
+        r"^migrations: (\w+(?: \w+)? \w+) in [\d.]+ s, database \d+ MB", second, re.MULTILINE
+    )
+    assert steps == [
+        "downgrade 0019",
+        "downgrade 0018",
+        "upgrade 0019",
+        "upgrade 0020",
+        "vacuum full corpus_chunks",
+    ]
     assert "distractors loaded earlier" not in second and "scifact: 2" not in second
     final = next(line for line in second.splitlines() if line.startswith("bench:scale "))
     assert LINE.match(final), final
