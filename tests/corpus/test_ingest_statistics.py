@@ -234,6 +234,24 @@ async def test_two_bulk_writers_at_once_leave_the_lexemes_to_the_index_build_whi
     assert await _indexes(empty_corpus) >= BULK
 
 
+async def test_a_bulk_load_that_ends_after_another_built_the_indexes_still_counts_its_lexemes(
+    empty_corpus, small_corpus
+):
+    from research_corpus.ingest import _finish_bulk
+
+    papers = [p for p in read_jsonl(small_corpus, "jsonl") if isinstance(p, PaperRecord)]
+    async with empty_corpus() as session, session.begin():
+        await CorpusRepository(session).drop_bulk_indexes()
+    await _write(empty_corpus, papers[:3], bulk=True)
+    async with empty_corpus() as session, session.begin():  # the other load ends first
+        assert await CorpusRepository(session).build_bulk_indexes()
+    await _write(empty_corpus, papers[3:], bulk=True)  # this one goes on, then ends
+    await _finish_bulk(empty_corpus)
+    stats = await _statistics(empty_corpus)
+    _assert_same(stats, await _recomputed(empty_corpus))
+    assert stats[1][0] > 0 and all(stats[0].values())
+
+
 async def _postings(sessions) -> list[tuple[str, str, int, int]]:
     """Every posting by paper and lexeme, with its term counts (not its impact: that depends on
     the mean length when its batch was written)."""

@@ -311,7 +311,11 @@ async def _finish_bulk(sessions: async_sessionmaker[AsyncSession]) -> None:
     from research_corpus.repository import CorpusRepository
 
     async with sessions() as session, session.begin():
-        await CorpusRepository(session).build_bulk_indexes()
+        repo = CorpusRepository(session)
+        if not await repo.build_bulk_indexes():
+            # another bulk load into the same empty corpus ended first and built them: its count
+            # of the lexemes missed this load's later batches
+            await repo.refresh_lexeme_stats()
     # Outside a transaction, because VACUUM needs that: it also marks the freshly loaded postings
     # all-visible, so BM25's index-only scan of them skips the heap at once instead of after
     # autovacuum's next visit.

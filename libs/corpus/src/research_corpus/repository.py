@@ -353,14 +353,15 @@ class CorpusRepository:
                 text(f"ALTER TABLE corpus_postings DROP CONSTRAINT IF EXISTS {name}")
             )
 
-    async def build_bulk_indexes(self) -> None:
+    async def build_bulk_indexes(self) -> bool:
         """(Re)build the indexes and constraints dropped by `drop_bulk_indexes` that are missing
         (none: no-op).
 
         Also called before every ingest into a non-empty corpus, so a bulk load that was killed
         outright (no `finally`) gets its indexes back on the next ingest. Whenever something was
         missing, the lexemes' document frequencies and the corpus totals are counted afresh from
-        the postings: a bulk load's writers (`bulk=True`) leave them to this step.
+        the postings: a bulk load's writers (`bulk=True`) leave them to this step. True when it
+        built (and counted) anything.
         """
         present = set(
             (
@@ -398,6 +399,7 @@ class CorpusRepository:
             started = time.perf_counter()
             await self.refresh_lexeme_stats()
             self._took("lexeme counts", started)
+        return bool(missing)
 
     async def refresh_lexeme_stats(self) -> None:
         """Recompute every lexeme's document frequency and the corpus totals from the chunks (a repair)."""
