@@ -848,8 +848,9 @@ async def run(
             chunks = chunk_texts(batch)
             made = time.perf_counter()
             vectors = batch_vectors(cache, mode, shard, chunks, raw, extra)
-            vector_s += time.perf_counter() - made
-            progress["vector_s"] += time.perf_counter() - made
+            took = time.perf_counter() - made
+            vector_s += took
+            progress["vector_s"] += took
             steps["read+chunk (python)"] = steps.get("read+chunk (python)", 0.0) + made - reading
             await _feed(queue, (chunks, vectors, shard, len(batch)), writers)
         for _ in writers:
