@@ -1,4 +1,5 @@
-"""Gateway service: the composition root of the HTTP API (FastAPI).
+"""Gateway service: the HTTP API (FastAPI), wired from what `bootstrap(settings)` builds (the key
+check, the allowed hosts, the console's and edge's groups).
 
 Builds the engine, session factory and broker in the lifespan and mounts the routers:
 `tasks` (idempotent submission, task and claim reads), `search` (the local corpus),
@@ -40,54 +41,31 @@ from research_gateway import (
     verifications,
     work,
 )
-from research_gateway.auth import Guard
+from research_gateway.bootstrap import bootstrap
 from research_gateway.bus import build_bus
 from research_gateway.deps import SERVICE
 from research_gateway.edge import QuietFailures
-from research_gateway.hosts import AllowedHosts, HostGuard, is_loopback
+from research_gateway.hosts import HostGuard
 from research_gateway.limits import BodyCap, KeyFirst, StreamCap
 from research_gateway.mcp import install as install_mcp
 from research_gateway.observability import instrument, serve_metrics
-from research_gateway.proxies import TrustedProxies
-from research_gateway.settings import ConsoleSettings, EdgeSettings, GatewaySettings
-from research_gateway.throttle import FailedAuthThrottle
+from research_gateway.settings import GatewaySettings
 from research_ledger.outbox import broker_relay
-from research_platform import installation, metrics
+from research_platform import metrics
 from research_platform.broker import ensure_streams_at
 from research_platform.db import create_engine, create_read_engine, dispose, ping, session_factory
-from research_platform.installation import installation_secret
 from research_platform.logging import configure_logging, get_logger
 from research_platform.settings import Settings
 
 log = get_logger(__name__)
 
 
-def guard_for(settings: Settings) -> Guard:
-    """The key-check state; refuses open mode unless the gateway binds a loopback address."""
-    auth = settings.gateway_auth
-    if auth.open and not is_loopback(settings.gateway_host):
-        raise RuntimeError(
-            f"GATEWAY_AUTH__OPEN is refused on a non-loopback bind ({settings.gateway_host}): "
-            "every caller on the network could read and write the ledger"
-        )
-    return Guard(
-        open=auth.open,
-        throttle=FailedAuthThrottle(auth.failed_attempts, auth.failed_window_s),
-        proxies=TrustedProxies.of(auth.trusted_proxies),
-    )
-
-
 def create_app(settings: Settings | None = None) -> FastAPI:
-    """The gateway app; `settings` may be the shared root (the console group then takes its defaults)."""
+    """The gateway app; `settings` may be the shared root (the console and edge groups then take
+    their defaults)."""
     settings = settings or GatewaySettings()
-    console_settings, edge_settings = (
-        (settings.gateway_console, settings.gateway_edge)
-        if isinstance(settings, GatewaySettings)
-        else (ConsoleSettings(), EdgeSettings())
-    )
-    guard = guard_for(settings)
-    # Audit digests and idempotency-derived task ids are keyed by the installation's secret.
-    installation.install(installation_secret(settings))
+    deps = bootstrap(settings)
+    guard = deps.guard
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -118,8 +96,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.guard = guard
     app.state.auth_settings = settings.gateway_auth  # the console's sign-in codes and sessions
     app.state.limits = settings.gateway_limits  # per-key quotas and workspaces (`quotas.py`)
-    app.state.grafana_url = console_settings.grafana_url  # the Operate page's dashboard links
-    app.state.edge = edge_settings  # the stream lifetime and the export time cap, read per request
+    app.state.grafana_url = deps.console.grafana_url  # the Operate page's dashboard links
+    app.state.edge = deps.edge  # the stream lifetime and the export time cap, read per request
     edge.install(app)  # exact 400 / 405 / 422 answers, documented
     for module in (
         accounts,
@@ -139,15 +117,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(runs.router(app))
     app.include_router(console.router)  # the web console at / (HTML shells over this API)
     app.mount("/static/console", console.pages.static, name="console-static")
-    allowed = AllowedHosts.of(settings.gateway_host, settings.gateway_allowed_hosts)
     install_mcp(
-        app, allowed.transport_security()
+        app, deps.allowed.transport_security()
     )  # MCP (streamable HTTP) at /mcp, behind the same keys
     app.add_middleware(KeyFirst, guard=guard)
-    app.add_middleware(StreamCap, per_key=edge_settings.streams_per_key)
-    app.add_middleware(BodyCap, max_bytes=edge_settings.max_body_bytes)
+    app.add_middleware(StreamCap, per_key=deps.edge.streams_per_key)
+    app.add_middleware(BodyCap, max_bytes=deps.edge.max_body_bytes)
     instrument(app)  # HTTP metrics (instrumentator) and /metrics: the limits' answers counted too
-    app.add_middleware(HostGuard, allowed=allowed)  # before any route, metrics included
+    app.add_middleware(HostGuard, allowed=deps.allowed)  # before any route, metrics included
     app.add_middleware(
         QuietFailures
     )  # outermost: no error message, which may quote a request, logged

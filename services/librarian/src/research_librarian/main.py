@@ -25,10 +25,10 @@ from research_agents.runs import RunBook
 from research_ledger import Ledger
 from research_ledger.findings import purge_expired
 from research_librarian import experiment, prepare, reshape
+from research_librarian.bootstrap import bootstrap
 from research_librarian.repository import SERVICE, START, Cursor, Walk, apply
 from research_librarian.settings import LibrarianServiceSettings, LibrarianSettings
 from research_platform.app import service_app
-from research_platform.db import session_factory, without_transactions
 from research_platform.logging import get_logger
 from research_platform.service import run_service
 
@@ -132,20 +132,10 @@ def cursor_of(saved: Any) -> Cursor:
 
 
 def create_app(settings: LibrarianServiceSettings) -> FastStream:
-    librarian = settings.librarian
-
+    deps = bootstrap(settings)
     app, ctx = service_app(settings, SERVICE)
     schedule(
-        ctx,
-        librarian.schedule,
-        lambda ctx: (
-            Librarian(
-                Ledger(
-                    ctx.sessions, read_sessions=session_factory(without_transactions(ctx.engine))
-                ),
-                librarian,
-            ).run
-        ),
+        ctx, deps.librarian.schedule, lambda ctx: Librarian(deps.ledger(ctx), deps.librarian).run
     )
     return app
 
