@@ -13,6 +13,7 @@ from research_client import ApiError
 from research_contracts.errors import ResearchEngineError
 from research_corpus.errors import CorpusError
 from research_judgement.errors import JudgementError, WeightsUnavailable
+from research_ledger.errors import AuditPayloadError
 from research_llm.errors import DoesNotFit, LLMError
 from research_modes.errors import SourcesDown, ToolsUnavailable
 from research_platform import errors as platform_errors
@@ -35,6 +36,7 @@ def test_every_library_error_base_is_under_the_root() -> None:
         ToolsUnavailable,
         DoesNotFit,
         CorpusError,
+        AuditPayloadError,
         platform_errors.PrepareError,
         platform_errors.TransientError,
     ):
@@ -46,6 +48,7 @@ def test_the_errors_keep_their_other_bases() -> None:
     assert issubclass(WeightsUnavailable, RuntimeError)
     assert issubclass(ClaimParseError, ValueError)
     assert issubclass(DoesNotFit, ValueError)
+    assert issubclass(AuditPayloadError, ValueError)
     assert issubclass(ToolsUnavailable, platform_errors.TransientError)
     error = ApiError(403, "forbidden", method="GET", path="/claims", key_from="RESEARCH_API_KEY")
     assert str(error) == "GET /claims → 403: forbidden (key from RESEARCH_API_KEY)"
@@ -56,7 +59,6 @@ def test_the_errors_keep_their_other_bases() -> None:
 BUILTIN_BASES = {"Exception", "ValueError", "RuntimeError", "LookupError", "KeyError", "TypeError"}
 # error classes that live outside an `errors` module, each with why
 OUTSIDE_ERRORS_MODULES = {
-    "research_ledger/audit.py:AuditPayloadError": "the ledger's audit catalogue check (ledger work)",
     "research_text/wordlists.py:UnknownWordList": "research_text is below the contracts",
 }
 

@@ -29,14 +29,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_ledger.catalogue import AuditAction, payload_schema
 from research_ledger.deidentified import PERSON_TEXT_KEYS, RAW_CONTENT_KEYS, digest
+from research_ledger.errors import AuditPayloadError
 from research_ledger.tables import AuditEvent
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
-
-
-class AuditPayloadError(ValueError):
-    """A payload does not match the catalogue's schema for its action."""
 
 
 def storable(value: Any) -> Any:

@@ -1,5 +1,8 @@
 """Errors of the ledger library.
 
+ResearchEngineError (research_contracts.errors), ValueError
+└── AuditPayloadError an audit row's payload does not match the catalogue's schema for its
+                      action (a programming error: the row is not written)
 TransientError (research_platform.errors)
 └── EntityChanged     the entity's active claims changed between judging a claim and
                       applying the verdict: judge it again (the message is retried)
@@ -10,7 +13,11 @@ PrepareError (research_platform.errors)
 
 from __future__ import annotations
 
-from research_platform.errors import PrepareError, TransientError
+from research_platform.errors import PrepareError, ResearchEngineError, TransientError
+
+
+class AuditPayloadError(ResearchEngineError, ValueError):
+    """A payload does not match the catalogue's schema for its action."""
 
 
 class EntityChanged(TransientError):
