@@ -93,8 +93,8 @@ def corpus_samples(data: Path) -> dict[str, list[str]]:
 def encoder(graph: Path, dynamic: bool) -> Any:
     """An ONNX encoder of `graph`: dynamic int8 one text per call (its activations are quantised
     per call), fp32 and calibrated int8 in batches (their vectors do not depend on the batch)."""
-    from research_corpus.embedder import OnnxEncoder
     from research_corpus.embedding import bundled_model_path
+    from research_corpus.embedding.embedder import OnnxEncoder
 
     return OnnxEncoder(bundled_model_path(), 1, graph=graph, precision="int8", dynamic=dynamic)
 

@@ -148,7 +148,7 @@ async def test_settle_writes_nothing_when_an_audit_row_is_refused(
     """The audit rows go through the ledger's writer in the findings' transaction: a payload the
     catalogue refuses (a resolution without `now`) rolls back the new finding and the resolution."""
     from research_ledger import AuditAction
-    from research_ledger.audit import AuditPayloadError
+    from research_ledger.errors import AuditPayloadError
     from research_ledger.tables import AuditEvent
 
     claim = uuid.uuid4()

@@ -8,8 +8,8 @@ import threading
 import numpy as np
 import pytest
 
-from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import Embedder
+from research_corpus.embedding.batching import MicroBatchingEmbedder
 
 pytestmark = pytest.mark.unit
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from prometheus_client import REGISTRY
 
-from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import get_embedder
+from research_corpus.embedding.batching import MicroBatchingEmbedder
 
 pytestmark = pytest.mark.unit
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from research_corpus import embedder as embedder_module
 from research_corpus.embedding import Embedder, get_embedder
+from research_corpus.embedding import embedder as embedder_module
 from research_corpus.errors import EmbedderUnavailable
 from research_corpus.onnx_export import cached_export, weights_digest
 from research_corpus.sentences import split_sentences

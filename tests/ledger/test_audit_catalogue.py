@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from research_ledger import AuditAction, payload_schema
-from research_ledger.audit import AuditPayloadError, checked_payload, record, storable
+from research_ledger.audit import checked_payload, record, storable
+from research_ledger.errors import AuditPayloadError
 
 pytestmark = pytest.mark.unit
 

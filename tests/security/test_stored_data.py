@@ -15,7 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import RunResearch, Tier, subjects
 from research_ledger import AuditAction, ClaimProposal, UnitOfWork
-from research_ledger.audit import AuditPayloadError, checked_payload
+from research_ledger.audit import checked_payload
+from research_ledger.errors import AuditPayloadError
 from research_ledger.tables import ApiKey, AuditEvent, MemoryClaim, ResearchTask
 from research_platform.broker import STREAMS, retained
 from research_platform.settings import Settings

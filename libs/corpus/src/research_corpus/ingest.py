@@ -44,8 +44,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from tqdm import tqdm
 
 from research_corpus import stamp
-from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import Embedder, get_embedder
+from research_corpus.embedding.batching import MicroBatchingEmbedder
 from research_corpus.errors import CorpusError, MalformedRecordError
 from research_corpus.formats import detect_format
 from research_corpus.library import LIBRARY_FORMATS, read_library

@@ -48,8 +48,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import subjects
 from research_corpus import stamp
-from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import Embedder, get_embedder
+from research_corpus.embedding.batching import MicroBatchingEmbedder
 from research_corpus.ingest import (
     BULK_MIN_PAPERS,
     IngestReport,

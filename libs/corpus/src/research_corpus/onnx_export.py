@@ -3,7 +3,7 @@
 ONNX Runtime runs the embedding model (and, through the same cache, any other encoder whose
 weights ship in a package) faster than PyTorch eager on a CPU. Nothing is downloaded: the graph
 is traced from the installed weights with `torch.onnx.export(..., dynamo=False)`, the first time
-a process needs it (or at set-up: `python -m research_corpus.onnx_export`), and written to
+a process needs it (or at set-up: `python -m research_corpus.embedding`), and written to
 
     <cache>/<name>-<sha256 of the weights, 16 hex>-v<EXPORT_VERSION>/model.onnx
 
@@ -344,21 +344,3 @@ def quantized_sentence_encoder_onnx(
         finally:
             Path(partial).unlink(missing_ok=True)
     return target
-
-
-if (
-    __name__ == "__main__"
-):  # set-up: export the bundled embedding model now rather than on first use
-    import argparse
-
-    from research_corpus.bundled_model import MODEL_NAME, bundled_model_path
-    from research_platform.settings import Settings
-
-    parser = argparse.ArgumentParser(
-        description="Export the bundled all-MiniLM-L6-v2 (and its int8 quantisation) to the ONNX cache."
-    )
-    configured = Settings().corpus.onnx_cache_dir
-    parser.add_argument("--cache-dir", type=Path, default=Path(configured) if configured else None)
-    args = parser.parse_args()
-    print(sentence_encoder_onnx(bundled_model_path(), MODEL_NAME, args.cache_dir))
-    print(quantized_sentence_encoder_onnx(bundled_model_path(), MODEL_NAME, args.cache_dir))

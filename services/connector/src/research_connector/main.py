@@ -33,7 +33,7 @@ from research_connector.settings import ConnectorServiceSettings
 from research_connector.shared_ratelimit import SharedRateLimits, open_rate_bucket
 from research_connector.sources.corpus import CorpusSource
 from research_contracts import EvidenceFound, SearchEvidence, subjects
-from research_corpus.batching import MicroBatchingEmbedder
+from research_corpus.embedding.batching import MicroBatchingEmbedder
 from research_ledger import Ledger
 from research_platform.app import Pool, ServiceContext, service_app
 from research_platform.db import session_factory

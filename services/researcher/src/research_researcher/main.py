@@ -22,8 +22,8 @@ from contextlib import asynccontextmanager
 from faststream import FastStream
 
 from research_contracts import ClaimProposed, RunResearch, Tier, subjects
-from research_corpus.batching import MicroBatchingEmbedder
 from research_corpus.embedding import get_embedder
+from research_corpus.embedding.batching import MicroBatchingEmbedder
 from research_judgement import get_judge
 from research_ledger import Ledger, dead_letters
 from research_ledger.outbox import relay_beside

