@@ -22,7 +22,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from research_judgement import get_judge, passage_text
-from research_judgement.data import abstract_text, load_claims, load_corpus
+from research_judgement.scifact import abstract_text, load_claims, load_corpus
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.harness.results import print_summary

@@ -26,7 +26,7 @@ bound <= 2 is the target met, its lower bound > 2 missed, anything else inconclu
 
 Seeding: reports and watched claims go through `Ledger.reports` (open, save_version, complete)
 and `Ledger.watched.watch`, 200 to a transaction. The claims and the sources they cite are bulk
-inserted as rows of the ledger's own tables (`research_platform.models`): the library writes a
+inserted as rows of the ledger's own tables (`research_platform.tables`): the library writes a
 claim only through the critic's lifecycle (task → proposal → verdict, one claim at a time), which
 is the modes' path, not a seeding one.
 """

@@ -250,7 +250,7 @@ async def run(args: argparse.Namespace, url: str) -> None:
         f"hybrid nDCG@10 {ndcg:.4f} R@100 {rec:.4f}  (CORPUS__DENSE_WEIGHT={weight[0]} CORPUS__RRF_K={weight[1]})"
     )
     if args.write and tau is not None:
-        from research_corpus.adapter import ADAPTER_PATH
+        from research_corpus.query_adapter import ADAPTER_PATH
 
         delta = train(qvecs, candidates, positive, chunks, tau, reg, steps)
         ADAPTER_PATH.parent.mkdir(parents=True, exist_ok=True)

@@ -39,8 +39,8 @@ from full_corpus import corpus_dir
 
 sys.path.insert(0, str(REPO))
 from bench.harness.results import print_summary
-from research_judgement.data import LABELS
 from research_judgement.metrics import f1_per_label, wilson
+from research_judgement.scifact import LABELS
 from research_verification.evidence import Rule, decide_paper
 from research_verification.passages import SentencePrediction, label_passages
 from research_verification.verdict import decide_verdict

@@ -33,7 +33,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 
 from research_judgement import LABELS, get_judge
-from research_judgement.data import load_claims, load_corpus
 from research_judgement.metrics import (
     ScoredAbstract,
     abstract_decision,
@@ -43,6 +42,7 @@ from research_judgement.metrics import (
     label_rationale_f1,
     rationale_f1,
 )
+from research_judgement.scifact import load_claims, load_corpus
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.harness.results import print_summary

@@ -58,8 +58,8 @@ from full_corpus import DATA, corpus_dir, ensure_ingested, load_corpus
 
 from bench.harness.results import print_summary
 from bench.harness.scifact_options import add_split
-from research_judgement.data import LABELS
 from research_judgement.metrics import f1_per_label, wilson
+from research_judgement.scifact import LABELS
 
 MAPPING = {
     "STRONGLY SUPPORTED": "SUPPORT",

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 import research_ledger.outbox  # the outbox table joins Base.metadata
 import research_ledger.tables  # the ledger's tables join Base.metadata
 from research_platform.db import async_url
-from research_platform.models import Base
+from research_platform.tables import Base
 
 config = context.config
 target_metadata = Base.metadata

@@ -4,7 +4,7 @@ Recipe (docs/judgement.md):
 - rows: a claim with a whole abstract — its gold evidence abstracts (label + rationale sentences),
   its cited abstracts without evidence (NEI), and the hard negatives the engine really meets: the
   top of its own hybrid search over the full corpus (`scripts/abstract_candidates.py`), `--negatives`
-  per claim; each evidence claim also once negated (`research_judgement.data.negate_claim`: the
+  per claim; each evidence claim also once negated (`research_judgement.scifact.negate_claim`: the
   label flips SUPPORT ↔ CONTRADICT, the rationale stays), which is where most CONTRADICT rows come from;
 - start from what already learned: the shipped pair model's LoRA adapter (LoRA on every layer,
   trained further) or, with `--mode full`, that adapter merged and every weight trained; the pair
@@ -39,8 +39,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from research_judgement.abstract import collate, windows
-from research_judgement.data import LABELS, load_claims, load_corpus, negate_claim
 from research_judgement.metrics import fit_temperature, softmax
+from research_judgement.scifact import LABELS, load_claims, load_corpus, negate_claim
 
 DATA = REPO.parent / "shared" / "data" / "scifact"
 SHIPPED_PAIR = REPO / "libs" / "judgement" / "src" / "research_judgement" / "weights" / "pair"

@@ -42,14 +42,6 @@ import numpy as np
 import torch
 
 from research_judgement.coverage import STOP
-from research_judgement.data import (
-    LABELS,
-    abstract_text,
-    load_claims,
-    load_corpus,
-    negate_claim,
-    passage_text,
-)
 from research_judgement.metrics import (
     ScoredAbstract,
     abstract_decision,
@@ -64,6 +56,14 @@ from research_judgement.metrics import (
     sigmoid,
     softmax,
     tune_thresholds,
+)
+from research_judgement.scifact import (
+    LABELS,
+    abstract_text,
+    load_claims,
+    load_corpus,
+    negate_claim,
+    passage_text,
 )
 from research_judgement.scorer import HIDDEN, LORA_TARGETS, base_model_path, mean_pool
 

@@ -21,7 +21,7 @@ from research_agents import (
 from research_agents.controls import answer, mount_controls
 from research_contracts import ControlReply, ControlRequest, subjects
 from research_platform.broker import make_broker
-from research_platform.models import AgentRun
+from research_platform.tables import AgentRun
 from tests.agents.apps import ask
 
 pytestmark = pytest.mark.integration

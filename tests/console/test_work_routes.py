@@ -20,7 +20,7 @@ from research_gateway.auth import ApiKeys
 from research_gateway.main import create_app
 from research_gateway.settings import GatewaySettings
 from research_ledger import UnitOfWork
-from research_platform.models import CorpusPaper
+from research_platform.tables import CorpusPaper
 from tests.keys import api_key, auth
 from tests.reports.sample import SMITH, review
 from tests.teardown import left_within

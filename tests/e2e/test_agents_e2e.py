@@ -22,7 +22,7 @@ from bench.harness.servers import Servers
 from research_contracts import ControlReply, subjects
 from research_engine.stack import Stack
 from research_platform.db import create_engine, session_factory
-from research_platform.models import AgentRun
+from research_platform.tables import AgentRun
 
 pytestmark = pytest.mark.e2e
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from research_judgement.data import negate_claim, passage_text
 from research_judgement.metrics import (
     AbstractDecision,
     ScoredAbstract,
@@ -18,6 +17,7 @@ from research_judgement.metrics import (
     sigmoid,
     softmax,
 )
+from research_judgement.scifact import negate_claim, passage_text
 
 pytestmark = pytest.mark.unit
 

@@ -16,7 +16,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from research_platform.models import AgentControl, AgentRun
+from research_platform.tables import AgentControl, AgentRun
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from research_corpus.records import Chunk, PaperRecord
-from research_platform.models import CorpusChunk, CorpusPaper
 from research_platform.settings import CorpusSettings
+from research_platform.tables import CorpusChunk, CorpusPaper
 
 _STAGING = "corpus_chunk_stage"
 _CREATE_STAGING = f"""CREATE TEMP TABLE IF NOT EXISTS {_STAGING} (

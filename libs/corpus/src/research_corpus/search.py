@@ -7,7 +7,7 @@ best chunk ranks) and the two are fused by weighted reciprocal rank fusion:
 
 The hit's passage is the chunk with the best fused chunk-level score. Filters (year range,
 venue, section) apply inside both rankings, before the cut to `candidates`. The dense query
-vector passes through the learned query adapter (`research_corpus.adapter`) when
+vector passes through the learned query adapter (`research_corpus.query_adapter`) when
 `settings.query_adapter` is on; chunk vectors are plain MiniLM.
 """
 
@@ -23,10 +23,10 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_corpus import stamp
-from research_corpus.adapter import get_query_adapter
 from research_corpus.analytics import PaperSummary
 from research_corpus.embedding import Embedder, get_embedder
 from research_corpus.errors import CorpusError
+from research_corpus.query_adapter import get_query_adapter
 from research_corpus.ranking import ChunkHit, Ranked, fuse, rank_papers
 from research_platform.settings import CorpusSettings
 

@@ -31,7 +31,7 @@ from research_corpus import stamp
 from research_corpus.errors import EmbeddingModelMismatch
 from research_corpus.sentences import sentence_key
 from research_platform.logging import get_logger
-from research_platform.models import CorpusSentence
+from research_platform.tables import CorpusSentence
 
 log = get_logger(__name__)
 

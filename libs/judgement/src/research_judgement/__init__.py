@@ -10,7 +10,6 @@ through `scorer.CrossEncoder` (tokenize → encoder → head), the one class a f
 """
 
 from research_judgement.configured import configure_judgement
-from research_judgement.data import LABELS, passage_text
 from research_judgement.errors import JudgementError, WeightsUnavailable
 from research_judgement.judge import (
     Judge,
@@ -20,6 +19,7 @@ from research_judgement.judge import (
     stance,
 )
 from research_judgement.metrics import AbstractDecision, abstract_decision
+from research_judgement.scifact import LABELS, passage_text
 
 __all__ = [
     "LABELS",

@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     import torch
 
 from research_judgement.configured import judgement_settings, on_reconfigure
-from research_judgement.data import LABELS
 from research_judgement.metrics import sigmoid, softmax
+from research_judgement.scifact import LABELS
 
 CLAIM_TOKENS, TITLE_TOKENS, SENTENCE_TOKENS = 64, 48, 120
 FULL_WEIGHTS = "encoder.fp16.safetensors"

@@ -22,10 +22,10 @@ import numpy as np
 from research_judgement.configured import judgement_settings, on_reconfigure
 from research_judgement.coverage import FILE as VOCABULARY
 from research_judgement.coverage import vocabulary
-from research_judgement.data import abstract_text, passage_text
 from research_judgement.errors import WeightsUnavailable
 from research_judgement.metrics import AbstractDecision, abstract_decision, sigmoid, softmax
 from research_judgement.onnx_scorer import OnnxCrossEncoder
+from research_judgement.scifact import abstract_text, passage_text
 from research_judgement.scorer import CrossEncoder, read_config
 from research_platform.settings import JudgementSettings
 

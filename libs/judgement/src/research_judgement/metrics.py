@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from research_judgement.data import LABELS
+from research_judgement.scifact import LABELS
 
 DEFAULT_THRESHOLDS = {"rationale": 0.5, "top_k": 3.0, "contradict_weight": 1.0}
 

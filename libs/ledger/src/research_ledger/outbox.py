@@ -36,7 +36,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 from research_contracts import subjects
 from research_platform.db import transaction
 from research_platform.logging import get_logger
-from research_platform.models import Base
+from research_platform.tables import Base
 
 log = get_logger(__name__)
 

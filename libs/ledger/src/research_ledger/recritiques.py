@@ -14,7 +14,7 @@ backlog on its queue — the same shape as the watched claims' re-verifications
 (`research_ledger.watched`). Nothing is dropped: a held row waits until there is room, and one
 requested more than `LOST_AFTER` ago without being settled (its command dead-lettered) stops
 counting against the cap rather than blocking it. Table from migration 0014
-(`research_platform.models.HeldRecritique`).
+(`research_platform.tables.HeldRecritique`).
 """
 
 from __future__ import annotations

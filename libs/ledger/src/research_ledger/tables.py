@@ -35,7 +35,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
 from sqlalchemy.orm import Mapped, mapped_column
 
-from research_platform.models import EMBEDDING_DIM, Base
+from research_platform.tables import EMBEDDING_DIM, Base
 
 _View = TypeVar("_View", bound=BaseModel)
 

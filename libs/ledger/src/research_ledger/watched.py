@@ -5,7 +5,7 @@ A verification asked with `watch: true` is entered here (`watch`). After every r
 appends the verdict to the history (`record_verdict`) and moves the claim's next due time on by
 its interval. The replicator asks for `due` claims on its schedule (or at once, from an admin's
 run-once) and publishes a re-verification command for each (`mark_requested` stops it asking
-twice while that run is under way). Tables from migration 0007 (`research_platform.models`).
+twice while that run is under way). Tables from migration 0007 (`research_platform.tables`).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_contracts import SourceHit
-from research_platform.models import ConnectorCacheEntry
+from research_platform.tables import ConnectorCacheEntry
 
 Now = Callable[[], datetime]
 

@@ -28,7 +28,7 @@ from research_gateway.deps import API, Reading
 from research_gateway.storable import STORABLE, TEXT_QUERY
 from research_gateway.study import study_of
 from research_ledger import UnitOfWork
-from research_platform.models import CorpusPaper
+from research_platform.tables import CorpusPaper
 
 router = APIRouter(
     prefix=API,

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import research_corpus.search as corpus_search
-from research_corpus.adapter import ADAPTER_PATH, QueryAdapter, get_query_adapter
 from research_corpus.errors import CorpusError
 from research_corpus.ingest import ingest_path
+from research_corpus.query_adapter import ADAPTER_PATH, QueryAdapter, get_query_adapter
 from research_corpus.search import query_vectors, search, search_many
 from research_platform.settings import CorpusSettings
 
