@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from pydantic import ValidationError
 
 from research_contracts.runs import (
     RUN_EVENT_ADAPTER,
     AgentStarted,
+    RunDone,
     RunEventType,
     ToolCalled,
+    new_run_id,
     parse_run_event,
     run_event_msg_id,
     run_event_subject,
@@ -69,3 +73,30 @@ def test_unknown_type_and_extra_fields_are_rejected() -> None:
         parse_run_event(b'{"type": "thinking", "run_id": "r1"}')
     with pytest.raises(ValidationError):
         parse_run_event(b'{"type": "done", "run_id": "r1", "surprise": 1}')
+
+
+def test_a_reports_events_are_numbered_under_its_id() -> None:
+    report_id = uuid.UUID("12345678-1234-5678-1234-567812345678")
+    assert run_event_msg_id("rv-3f2a", 7, report_id) == f"{report_id}-rv-3f2a-7"
+    assert run_event_msg_id("rv-3f2a", 7, report_id) != run_event_msg_id("rv-3f2a", 7)
+
+
+def test_new_run_ids_are_random_single_subject_tokens() -> None:
+    first, second = new_run_id("vf"), new_run_id("vf")
+    assert first != second
+    assert first.startswith("vf-") and len(first) == len("vf-") + 32
+    assert valid_run_id(first)
+    assert run_event_subject(first) == f"research.run.{first}.event"
+
+
+def test_every_event_defaults_to_the_orchestrators_first_round_and_a_completed_run() -> None:
+    done = parse_run_event(b'{"type": "done", "run_id": "r1"}')
+    assert isinstance(done, RunDone)
+    assert (done.agent, done.iteration, done.seq, done.status) == (
+        "orchestrator",
+        1,
+        0,
+        "completed",
+    )
+    with pytest.raises(ValidationError):
+        parse_run_event(b'{"type": "done", "run_id": "r1", "status": "vanished"}')
