@@ -1,5 +1,6 @@
-"""The audit log and the agents' findings as readers browse them (`uow.audit_log`), newest first.
-Writing audit rows is `uow.audit` (checked against the catalogue); nothing here writes.
+"""The audit log as readers browse it (`uow.audit_log`), newest first. Writing audit rows is
+`uow.audit` (checked against the catalogue); nothing here writes. The agents' findings are
+`uow.findings` (`findings.py`), browsed with `uow.findings.browse`.
 """
 
 from __future__ import annotations
@@ -7,14 +8,14 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from research_ledger.base import LedgerBase
-from research_ledger.tables import AuditEvent, Finding
+from research_ledger.tables import AuditEvent
 
 
 class AuditLog(LedgerBase):
-    """Reads of `audit_events` and `findings`, in the unit of work's session."""
+    """Reads of `audit_events`, in the unit of work's session."""
 
     async def events(
         self,
@@ -43,24 +44,3 @@ class AuditLog(LedgerBase):
         if claim_id:
             query = query.where(AuditEvent.claim_id == claim_id)
         return list(await self.session.scalars(query.order_by(AuditEvent.id.desc()).limit(limit)))
-
-    async def findings(
-        self,
-        *,
-        agent: str | None = None,
-        kind: str | None = None,
-        unresolved: bool = False,
-        limit: int = 100,
-    ) -> list[Finding]:
-        """Unexpired findings newest first, narrowed by agent, kind and (`unresolved`) those
-        nobody resolved yet."""
-        query = select(Finding).where(Finding.expires_at > func.now())
-        if agent:
-            query = query.where(Finding.agent == agent)
-        if kind:
-            query = query.where(Finding.kind == kind)
-        if unresolved:
-            query = query.where(Finding.resolved_at.is_(None))
-        return list(
-            await self.session.scalars(query.order_by(Finding.created_at.desc()).limit(limit))
-        )

@@ -153,8 +153,25 @@ class Findings(LedgerBase):
         ]
 
     async def recent(self, *, limit: int = 100, include_resolved: bool = True) -> list[FindingView]:
-        query = select(Finding).where(Finding.agent == self.agent, _alive())
-        if not include_resolved:
+        """This agent's unexpired findings, newest first."""
+        return await self.browse(agent=self.agent, unresolved=not include_resolved, limit=limit)
+
+    async def browse(
+        self,
+        *,
+        agent: str | None = None,
+        kind: str | None = None,
+        unresolved: bool = False,
+        limit: int = 100,
+    ) -> list[FindingView]:
+        """Every agent's unexpired findings newest first (what a reader browses), narrowed by
+        agent, kind and (`unresolved`) those nobody resolved yet."""
+        query = select(Finding).where(_alive())
+        if agent:
+            query = query.where(Finding.agent == agent)
+        if kind:
+            query = query.where(Finding.kind == kind)
+        if unresolved:
             query = query.where(Finding.resolved_at.is_(None))
         rows = await self.session.scalars(query.order_by(Finding.created_at.desc()).limit(limit))
         return [FindingView.of(r) for r in rows]

@@ -67,20 +67,8 @@ async def list_findings(
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> list[FindingView]:
     """Findings of the periodic agents, newest first; expired findings are never returned."""
-    rows = await uow.audit_log.findings(agent=agent, kind=kind, unresolved=unresolved, limit=limit)
-    return [
-        FindingView(
-            finding_id=r.id,
-            agent=r.agent,
-            kind=r.kind,
-            claim_ids=list(r.claim_ids or []),
-            payload=r.payload,
-            created_at=r.created_at,
-            expires_at=r.expires_at,
-            resolved_at=r.resolved_at,
-        )
-        for r in rows
-    ]
+    found = await uow.findings.browse(agent=agent, kind=kind, unresolved=unresolved, limit=limit)
+    return [FindingView.model_validate(f.model_dump(exclude={"resolved_by"})) for f in found]
 
 
 @router.get("/audit", response_model=list[AuditView])

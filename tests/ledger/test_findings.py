@@ -1,4 +1,5 @@
-"""The ledger's findings (`uow.findings`) against real Postgres: 180-day TTL, expired rows invisible, batched purge, guarded resolve."""
+"""The ledger's findings (`uow.findings`) against real Postgres: 180-day TTL, expired rows invisible,
+what a reader browses, batched purge, guarded resolve."""
 
 from __future__ import annotations
 
@@ -61,6 +62,39 @@ async def test_expired_findings_are_never_returned(
         assert [f.finding_id for f in await repo.recent()] == [fresh]
         assert await repo.count_since(timedelta(days=365)) == 1
         assert await repo.mark_resolved(old) is False, "an expired finding cannot be resolved"
+
+
+async def test_a_reader_browses_every_agents_live_findings_newest_first_narrowed_as_asked(
+    sessions: async_sessionmaker[AsyncSession], unique: str
+) -> None:
+    """What `GET /findings` answers: across agents, expired ones never, by agent, kind and
+    (`unresolved`) those nobody resolved."""
+    claim = uuid.uuid4()
+    librarian, correlator = f"librarian-{unique}", f"correlator-{unique}"
+    async with sessions() as session, session.begin():  # one transaction each: now() moves on
+        eroded, expired = await Findings(session, librarian).record_many(
+            [NewFinding("eroded", [claim]), NewFinding("eroded", [claim])]
+        )
+    async with sessions() as session, session.begin():
+        resolved = await Findings(session, librarian).record(f"broken-{unique}", [claim], {})
+    async with sessions() as session, session.begin():
+        pattern = await Findings(session, correlator).record(f"pattern-{unique}", [claim], {})
+    await _age(sessions, [expired], days=181)
+    async with sessions() as session, session.begin():
+        assert await Findings(session, librarian).mark_resolved(resolved) is True
+    async with Ledger(sessions).reading() as uow:
+        mine = {eroded, resolved, pattern}
+        everyone = [
+            f.finding_id for f in await uow.findings.browse(limit=500) if f.finding_id in mine
+        ]
+        assert everyone == [pattern, resolved, eroded]  # newest first, the expired one never
+        by_agent = await uow.findings.browse(agent=librarian)
+        assert [f.finding_id for f in by_agent] == [resolved, eroded]
+        by_kind = await uow.findings.browse(kind=f"pattern-{unique}")
+        assert [(f.finding_id, f.agent) for f in by_kind] == [(pattern, correlator)]
+        open_ones = await uow.findings.browse(agent=librarian, unresolved=True)
+        assert [f.finding_id for f in open_ones] == [eroded]
+        assert by_agent[0].resolved_at is not None and by_agent[0].claim_ids == [claim]
 
 
 async def test_purge_deletes_expired_findings_in_batches(
