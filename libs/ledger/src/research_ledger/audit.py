@@ -39,7 +39,7 @@ class AuditPayloadError(ValueError):
     """A payload does not match the catalogue's schema for its action."""
 
 
-def storable(value: Any) -> Any:
+def storable(value: Any) -> Any:  # noqa: PLR0911 - a converter: each type answers at once
     """`value` as plain JSON types with every string safe for jsonb (see the module docstring)."""
     if isinstance(value, str):
         return _UNSTORABLE.sub(REPLACEMENT, value)
