@@ -129,9 +129,11 @@ def dense_runs(
     sims = vectors @ chunks.T
     top = np.argpartition(-sims, limit, axis=1)[:, :limit]
     runs = []
-    for row, idx in zip(sims, top, strict=True):
-        idx = idx[np.argsort(-row[idx], kind="stable")]
-        runs.append([ChunkHit(int(chunk_ids[i]), int(chunk_paper[i]), float(row[i])) for i in idx])
+    for row, candidates in zip(sims, top, strict=True):
+        ranked = candidates[np.argsort(-row[candidates], kind="stable")]
+        runs.append(
+            [ChunkHit(int(chunk_ids[i]), int(chunk_paper[i]), float(row[i])) for i in ranked]
+        )
     return runs
 
 

@@ -41,8 +41,8 @@ def _plain(text: str) -> str:
 def gold_index(sentence: str, gold_sentences: list[str]) -> int | None:
     """The SciFact sentence index of an engine sentence (text containment either way)."""
     text = _plain(sentence)
-    for i, s in enumerate(gold_sentences):
-        s = _plain(s)
+    for i, gold in enumerate(gold_sentences):
+        s = _plain(gold)
         if text and (text in s or s in text):
             return i
     return None

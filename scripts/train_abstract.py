@@ -372,7 +372,7 @@ def train_fold(fold: int, args, claims, corpus, candidates, device, log) -> dict
                 for k in items
             ]
         )
-        temperature = fit_temperature(label_logits, gold_index) if len(items) else 1.0
+        temperature = fit_temperature(label_logits, gold_index) if items else 1.0
         chosen, score = tune(held, hits, preds, temperature)
         log(
             f"fold {fold} epoch {epoch}: loss {total / len(batches):.4f}; held-out ({len(held)} claims, top {args.k}) "

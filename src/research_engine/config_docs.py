@@ -136,7 +136,7 @@ def _is_model(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
-def type_name(annotation: Any) -> str:
+def type_name(annotation: Any) -> str:  # noqa: PLR0911 - a dispatcher: one reading per kind of type
     """How a field's type reads on the page: `int`, `float (optional)`, `onnx / torch`, …"""
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
@@ -159,7 +159,7 @@ def type_name(annotation: Any) -> str:
     return getattr(annotation, "__name__", str(annotation))
 
 
-def default_text(value: Any) -> str:
+def default_text(value: Any) -> str:  # noqa: PLR0911 - a dispatcher: one reading per kind of value
     """A default as the page shows it: `unset` for None, JSON for lists and mappings."""
     if value is None:
         return "unset"

@@ -38,7 +38,7 @@ class FakeModel:
 
 
 def patch_model(monkeypatch: pytest.MonkeyPatch, model: FakeModel) -> None:
-    monkeypatch.setattr(Embedder, "embed", lambda self, texts: model(self, texts))
+    monkeypatch.setattr(Embedder, "embed", lambda self, texts: model(self, texts))  # noqa: PLW0108 - a function binds `self`, the callable instance would not
 
 
 def test_callers_queued_while_the_model_works_share_one_batch(monkeypatch):

@@ -66,7 +66,7 @@ def poison(n: int) -> tuple[bytes, int]:
     task_id = str(uuid.uuid4())
     kinds: list[Callable[[], bytes]] = [
         lambda: b"",
-        lambda: f"not json {n}".encode(),
+        f"not json {n}".encode,
         lambda: json.dumps(
             {"question": n, "tier": [n], "claim_id": n, "entity": {}, "reason": None}
         ).encode(),

@@ -40,7 +40,7 @@ pytestmark = pytest.mark.integration
 def _hit(source_id: str, abstract: str = "", **metadata: object) -> SourceHit:
     return SourceHit(
         source_id=source_id,
-        source=source_id.split(":")[0],
+        source=source_id.split(":", maxsplit=1)[0],
         title="t",
         abstract=abstract,
         metadata=metadata,

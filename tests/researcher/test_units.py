@@ -81,7 +81,10 @@ def test_the_entity_is_keyed_from_de_identified_text() -> None:
 
 def _hit(source_id: str, text: str = "Some finding.") -> SourceHit:
     return SourceHit(
-        source_id=source_id, source=source_id.split(":")[0], title=source_id, abstract=text
+        source_id=source_id,
+        source=source_id.split(":", maxsplit=1)[0],
+        title=source_id,
+        abstract=text,
     )
 
 

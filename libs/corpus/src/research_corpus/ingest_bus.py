@@ -45,6 +45,7 @@ import nats
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from tqdm import tqdm
 
 from research_contracts import subjects
 from research_corpus import stamp
@@ -373,6 +374,34 @@ async def _left(js: Any, subject: str) -> int:
     return int((info.state.subjects or {}).get(subject, 0))
 
 
+async def _wait_for_workers(
+    js: Any,
+    subject: str,
+    report: BusIngestReport,
+    bar: tqdm[Any],
+    *,
+    poll_s: float,
+    stall_s: float,
+) -> None:
+    """Follow the run's queue on `bar` until it is empty, or until it has not moved for `stall_s`
+    seconds (then `report.left` says how many jobs remain)."""
+    counted = bar.n
+    last, moved = None, time.monotonic()
+    while True:
+        left = await _left(js, subject)
+        bar.set_postfix_str(f"{report.chunks} chunks, {report.sentences} sentences", refresh=False)
+        bar.update(counted + report.queued - left - bar.n)
+        if left == 0:
+            break
+        if left != last:
+            last, moved = left, time.monotonic()
+        elif time.monotonic() - moved > stall_s:
+            report.left = left
+            log.warning("ingest.stalled", run=report.run, left=left, seconds=stall_s)
+            break
+        await asyncio.sleep(poll_s)
+
+
 async def ingest_over_bus(
     sessions: async_sessionmaker[AsyncSession],
     nc: nats.NATS,
@@ -419,23 +448,7 @@ async def ingest_over_bus(
             report.already_queued += duplicates
             bar.update(len(batch) - len(papers) + duplicates)  # not queued: done for this run
         log.info("ingest.queued", run=run, jobs=report.queued, already=report.already_queued)
-        counted = bar.n
-        last, moved = None, time.monotonic()
-        while True:
-            left = await _left(js, subject)
-            bar.set_postfix_str(
-                f"{report.chunks} chunks, {report.sentences} sentences", refresh=False
-            )
-            bar.update(counted + report.queued - left - bar.n)
-            if left == 0:
-                break
-            if left != last:
-                last, moved = left, time.monotonic()
-            elif time.monotonic() - moved > stall_s:
-                report.left = left
-                log.warning("ingest.stalled", run=run, left=left, seconds=stall_s)
-                break
-            await asyncio.sleep(poll_s)
+        await _wait_for_workers(js, subject, report, bar, poll_s=poll_s, stall_s=stall_s)
         await nc.flush()
         await asyncio.sleep(poll_s)  # the last batches' reports are on their way
     finally:

@@ -136,7 +136,6 @@ async def reembed(
     effects: rewrites `corpus_chunks.embedding` and `corpus_sentences.embedding`, deletes orphan
     sentence vectors, drops and rebuilds the HNSW index, updates `corpus_embedding`."""
     from research_corpus.ingest import progress_bar
-    from research_corpus.repository import BULK_INDEXES
 
     target = embedder.model_id
     started = time.perf_counter()
@@ -194,6 +193,17 @@ async def reembed(
             bar.update(len(papers))
     finally:
         bar.close()
+    report.orphan_sentences_deleted = await _finish(sessions, seen, target)
+    report.seconds = round(time.perf_counter() - started, 2)
+    log.info("corpus.reembedded", **report.model_dump())
+    return report
+
+
+async def _finish(sessions: async_sessionmaker[AsyncSession], seen: set[bytes], target: str) -> int:
+    """Delete the sentence vectors no stored paper holds, rebuild the HNSW index, stamp the corpus
+    with `target` and vacuum; the number of sentence vectors deleted."""
+    from research_corpus.repository import BULK_INDEXES
+
     async with sessions() as session, session.begin():
         # Sentence vectors no stored paper holds: their text is gone, so they cannot be converted.
         await session.execute(
@@ -209,13 +219,11 @@ async def reembed(
                 "(SELECT 1 FROM corpus_reembed_seen s WHERE s.key = t.key)"
             )
         )
-        report.orphan_sentences_deleted = int(cast(CursorResult[Any], deleted).rowcount or 0)
+        orphans = int(cast(CursorResult[Any], deleted).rowcount or 0)
         await session.execute(text("SET LOCAL maintenance_work_mem = '256MB'"))
         await session.execute(text(BULK_INDEXES["ix_corpus_chunks_embedding"]))
         await stamp.write(session, target)
     async with sessions() as session:
         connection = await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
         await connection.execute(text("VACUUM (ANALYZE) corpus_chunks, corpus_sentences"))
-    report.seconds = round(time.perf_counter() - started, 2)
-    log.info("corpus.reembedded", **report.model_dump())
-    return report
+    return orphans

@@ -81,8 +81,8 @@ def windows(
 
     fixed = len(head_ids) + len(paper_head)
     used = fixed
-    for index, ids in enumerate(encoded):
-        ids = ids[:SENTENCE_TOKENS] or [tokenizer.unk_token_id]
+    for index, sentence_encoded in enumerate(encoded):
+        ids = sentence_encoded[:SENTENCE_TOKENS] or [tokenizer.unk_token_id]
         if current and used + len(ids) + 1 > max_length:
             flush()
             current, used = [], fixed
@@ -305,7 +305,7 @@ _judge_lock = threading.Lock()
 
 
 def _forget() -> None:
-    global _judge
+    global _judge  # noqa: PLW0603 - the process-wide model, dropped when the settings change
     with _judge_lock:
         _judge = None
 
@@ -316,7 +316,7 @@ on_reconfigure(_forget)
 def get_abstract_judge() -> AbstractJudge:
     """The process-wide abstract model (loads on first use), from `JUDGEMENT_ABSTRACT_WEIGHTS` of
     the section the entry point configured (`configure_judgement`)."""
-    global _judge
+    global _judge  # noqa: PLW0603 - the process-wide model, loaded once under the lock
     with _judge_lock:
         if _judge is None:
             _judge = AbstractJudge.load(judgement_settings().abstract_weights or WEIGHTS)

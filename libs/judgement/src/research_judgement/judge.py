@@ -113,7 +113,7 @@ class Judge:
         titles = titles if titles is not None else [None] * len(sentences)
         pairs = [(claim, passage_text(s, t)) for s, t in zip(sentences, titles, strict=True)]
         logits = self.logits("pair", pairs)
-        return softmax(logits, float(self.config["pair"]["temperature"])) if len(pairs) else logits
+        return softmax(logits, float(self.config["pair"]["temperature"])) if pairs else logits
 
     def evidence(
         self, claim: str, sentences: Sequence[str], titles: Sequence[str | None] | None = None

@@ -70,7 +70,7 @@ def installation_secret(settings: Settings) -> bytes:
 
 def install(secret: bytes) -> None:
     """Make `secret` this process's key for audit digests and derived task ids."""
-    global _installed
+    global _installed  # noqa: PLW0603 - the process's one installed secret, set at start-up
     _installed = secret
 
 

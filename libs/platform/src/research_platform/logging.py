@@ -66,7 +66,7 @@ def configure_logging(
 
     `exception_text=False`: exceptions are logged as `exception_summary` (no message, no locals).
     """
-    global _configured
+    global _configured  # noqa: PLW0603 - logging is configured once per process
     if _configured:
         return
     _configured = True

@@ -134,9 +134,11 @@ def _decided(text: str, *, personal: bool | None) -> list[Identifier]:
     return found
 
 
-def _find(text: str, *, personal: bool) -> list[Identifier]:
-    notation = science.notation_spans(text, personal=personal)
-    protected = science.merge(notation + science.proper_noun_spans(text))
+def _pattern_candidates(
+    text: str, protected: list[tuple[int, int]], *, personal: bool
+) -> tuple[list[Identifier], dict[int, int]]:
+    """What the recognisers find outside the protected notation, with each find's tier (by `id`):
+    0 for the original US patterns, 1 for the international ones."""
     candidates: list[Identifier] = []
     tier: dict[int, int] = {}
     for level, group in enumerate((detectors.RECOGNISERS, detectors.INTERNATIONAL)):
@@ -155,6 +157,13 @@ def _find(text: str, *, personal: bool) -> list[Identifier]:
                         continue  # a study's dates and ages, a tool's web address: no person in the text
                     candidates.append(found)
                     tier[id(found)] = level
+    return candidates, tier
+
+
+def _find(text: str, *, personal: bool) -> list[Identifier]:
+    notation = science.notation_spans(text, personal=personal)
+    protected = science.merge(notation + science.proper_noun_spans(text))
+    candidates, tier = _pattern_candidates(text, protected, personal=personal)
     for start, end, value in detectors.name_spans(text):
         if not science.inside(protected, start, end):
             candidates.append(Identifier(detectors.NAME, value, start, end))
@@ -258,8 +267,8 @@ def _mentions(
     for c in chosen:
         if c.category != detectors.NAME:
             continue
-        for word in _MENTION_SPLIT.split(c.value.strip(".,")):
-            word = re.sub(r"['’]s$", "", word)
+        for part in _MENTION_SPLIT.split(c.value.strip(".,")):
+            word = re.sub(r"['’]s$", "", part)
             if len(word) < 3 or people.is_particle(word) or _PLACEHOLDER.search(word):
                 continue
             if word.islower() and vocabulary.known_word(word):

@@ -127,12 +127,10 @@ def _as_name(word: str) -> str:
     return written if len(written) == len(word) else word
 
 
-def _names_in_capitals(text: str) -> str:
-    words = [m for m in _WORD.finditer(text) if _capitals(m.group(0))]
-    if not words:
-        return text
-    # Runs of name-capable words in capitals, one space apart: "PIETER VAN DER BERG",
-    # "MRS NÍ DHOMHNAILL"; a word of science ends a run ("KOWALCZYK WAS ADMITTED").
+def _capital_runs(text: str, words: list[re.Match[str]]) -> list[list[re.Match[str]]]:
+    """Runs of name-capable words in capitals, one space apart: "PIETER VAN DER BERG",
+    "MRS NÍ DHOMHNAILL"; a word of science ends a run ("KOWALCZYK WAS ADMITTED"), a month stands
+    alone."""
     runs: list[list[re.Match[str]]] = []
     for match in words:
         word = match.group(0)
@@ -149,6 +147,14 @@ def _names_in_capitals(text: str) -> str:
             runs[-1].append(match)
         else:
             runs.append([match])
+    return runs
+
+
+def _names_in_capitals(text: str) -> str:
+    words = [m for m in _WORD.finditer(text) if _capitals(m.group(0))]
+    if not words:
+        return text
+    runs = _capital_runs(text, words)
     verbs: list[tuple[int, int]] = []
     pieces: list[str] = []
     cursor = 0

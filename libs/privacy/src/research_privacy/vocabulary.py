@@ -168,7 +168,7 @@ def number_allowed(token: str) -> bool:
     )
 
 
-def is_scientific(
+def is_scientific(  # noqa: PLR0911, PLR0912 - one rule per kind of token, each answering at once, read in order
     token: str, previous: str = "", following: str = "", *, initial: bool = True
 ) -> bool:
     """May `token` leave the process? `previous` / `following` are its neighbours in the text.

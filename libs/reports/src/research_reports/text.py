@@ -105,8 +105,8 @@ def split_sentences(text: str) -> list[str]:
         protected = protected.replace(abbreviation, abbreviation.replace(".", "\x00"))
     protected = re.sub(r"\s+", " ", protected).strip()
     sentences: list[str] = []
-    for chunk in _SPLIT.split(protected):
-        chunk = chunk.replace("\x00", ".").strip()
+    for piece in _SPLIT.split(protected):
+        chunk = piece.replace("\x00", ".").strip()
         lead = re.match(r"^((?:\[\d+(?:\s*,\s*\d+)*\]\s*)+)", chunk)
         if lead and sentences:
             sentences[-1] = sentences[-1] + " " + lead.group(1).strip()

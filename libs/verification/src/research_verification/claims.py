@@ -180,8 +180,8 @@ def _clauses(sentence: str) -> list[tuple[str, bool]]:
     """Pieces of a sentence with whether each needs the previous piece's subject."""
     pieces = _SPLITTERS.split(sentence)
     out: list[tuple[str, bool]] = []
-    for piece in pieces:
-        piece = piece.strip(" ,")
+    for raw in pieces:
+        piece = raw.strip(" ,")
         if not piece:
             continue
         words = _WORD.findall(piece)

@@ -32,7 +32,7 @@ def router(app: FastAPI) -> APIRouter:
     )
     guarded.include_router(
         run_events_router(
-            lambda: app.state.broker.connection.jetstream(),
+            lambda: app.state.broker.connection.jetstream(),  # noqa: PLW0108 - `app.state.broker` is set and connected after the routes are built
             prefix=API,
             known=known,
             follow_s=lambda: app.state.edge.stream_max_s,

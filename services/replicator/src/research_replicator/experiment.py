@@ -79,7 +79,7 @@ def stances(
     return out
 
 
-def compare(
+def compare(  # noqa: PLR0911 - each skip and each verdict answers at once with its reason
     claim: DueClaim,
     fresh: EvidenceRefreshed,
     retracted_known: set[str],

@@ -73,7 +73,8 @@ def create_app(settings: ResearcherServiceSettings) -> FastStream:
             settings=settings.researcher,
             chain=deps.llm.chain(),
             gate=TierGate(
-                lambda: ctx.broker.connection.jetstream(), poll_s=settings.researcher.tier_poll_s
+                lambda: ctx.broker.connection.jetstream(),  # noqa: PLW0108 - the broker connects after this is built; `connection` raises until then
+                poll_s=settings.researcher.tier_poll_s,
             ),
             embed=embedder.aembed_one,
             remember=embedder.remember,

@@ -178,13 +178,14 @@ def counter_query(statement: str) -> str:
     words = [w for w in lexicon.words(statement) if w not in lexicon.STOPWORDS and len(w) > 2][:12]
     flipped = []
     for word in words:
+        term = word
         for up, down in lexicon.OPPOSITES:
             if word in up:
-                word = min(down)
+                term = min(down)
                 break
             if word in down:
-                word = min(up)
+                term = min(up)
                 break
-        flipped.append(word)
+        flipped.append(term)
     cue = "" if lexicon.negated(statement) else " no effect not associated"
     return (" ".join(flipped) + cue).strip()

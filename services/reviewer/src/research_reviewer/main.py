@@ -105,7 +105,7 @@ def create_app(settings: ReviewerServiceSettings) -> FastStream:
         )  # relevance and pair models, before the first request
         sweeping = sweep.sweep_forever(
             ledger,
-            lambda: broker.connection.jetstream(),
+            lambda: broker.connection.jetstream(),  # noqa: PLW0108 - the broker connects after this is built; `connection` raises until then
             config.sweep_interval_s,
             publisher=ctx.run_events,
         )

@@ -62,7 +62,7 @@ def create_app(settings: ScoutServiceSettings) -> FastStream:
             search=ConnectorClient(
                 lambda: broker.connection, timeout_s=scout_settings.connector_timeout_s
             ).search,
-            jetstream=lambda: broker.connection.jetstream(),
+            jetstream=lambda: broker.connection.jetstream(),  # noqa: PLW0108 - the broker connects after this is built; `connection` raises until then
             chain=deps.llm.choose(
                 remote=lambda chain: chain,
                 offline=lambda: None,

@@ -55,7 +55,7 @@ _loaded = False
 
 def default_encoder() -> TextEncoder | None:
     """The corpus embedder, loaded once; None when it is not installed or cannot load."""
-    global _default, _loaded
+    global _default, _loaded  # noqa: PLW0603 - the process-wide embedder, loaded once under the lock
     with _lock:
         if not _loaded:
             _loaded = True

@@ -156,7 +156,7 @@ US: tuple[Recogniser, ...] = (
             I,
         ),
         1,
-        accept=lambda v: _day_month(v),
+        accept=_day_month,
     ),
 )
 

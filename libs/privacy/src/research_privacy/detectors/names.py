@@ -130,7 +130,7 @@ US: tuple[Recogniser, ...] = (
             + r"|[A-Z]\.)){0,2})",
         ),
         1,
-        accept=lambda v: _looks_like_name(v),
+        accept=_looks_like_name,
     ),
 )
 

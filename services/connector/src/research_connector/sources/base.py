@@ -176,7 +176,7 @@ class Source(ABC):
         await self._remember(key, request, [hit] if hit else [])
         return hit
 
-    async def lookup(
+    async def lookup(  # noqa: PLR0911 - each outcome (refused, misconfigured, cached, circuit open, degraded) answers at once
         self, query: str, filters: TaskFilters | None = None, limit: int = 10
     ) -> SourceAnswer:
         """Search with the full outcome: hits, degraded reason, cache use (see module docstring)."""

@@ -142,7 +142,7 @@ def _schema(body: type[BaseModel] | None, own: type[BaseModel] | None = None) ->
     return schema
 
 
-def describe_event(event: RunEvent) -> str:
+def describe_event(event: RunEvent) -> str:  # noqa: PLR0911 - a dispatcher: one line per event type
     """One line for a run event, as an assistant's progress message."""
     match event.type:
         case "agent_start":
