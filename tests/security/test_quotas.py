@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import func, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from research_gateway.auth import ApiKeys
 from research_ledger import UnitOfWork
+from research_ledger.tables import KeySubmission
 from research_platform.settings import GatewayAuthSettings, GatewayLimitsSettings
 from tests.keys import api_key, auth
 from tests.security.conftest import Gateway
@@ -116,12 +119,18 @@ async def test_a_slot_frees_when_its_run_fails_or_times_out(
                 uuid.UUID(first.json()["review_id"]), "the reviewer gave up"
             )
         assert (await _review(client, key, f"{TOPIC} third")).status_code == 202
-    quick = GatewayLimitsSettings(runs_in_flight=1, run_timeout_s=0.5)
-    _, other = await _key(sessions, "researcher")
-    async with gateway(gateway_limits=quick) as (_, client):
+    hour = GatewayLimitsSettings(runs_in_flight=1, run_timeout_s=3600.0)
+    other_id, other = await _key(sessions, "researcher")
+    async with gateway(gateway_limits=hour) as (_, client):
         assert (await _review(client, other, f"{TOPIC} slow one")).status_code == 202
         assert (await _review(client, other, f"{TOPIC} too soon")).status_code == 429
-        await asyncio.sleep(1.0)
+        # the slow run's slot is older than the run timeout (no sleep: its submission is aged)
+        async with sessions() as session, session.begin():
+            await session.execute(
+                update(KeySubmission)
+                .where(KeySubmission.key_id == other_id)
+                .values(submitted_at=func.now() - timedelta(seconds=3601))
+            )
         assert (await _review(client, other, f"{TOPIC} after the timeout")).status_code == 202
 
 
