@@ -33,3 +33,15 @@ def test_a_port_someone_listens_on_is_never_handed_out(monkeypatch):
         )
         port = free_port()
     assert port != busy
+
+
+def test_a_port_is_handed_out_once_even_before_anyone_binds_it(monkeypatch):
+    """A stack picks every service's port before any binds: two picks that meet would give two
+    services one port (one then dies of "Address already in use")."""
+    first = free_port()
+    picks = iter([first, first, first])
+    real = __import__("random").SystemRandom.randint
+    monkeypatch.setattr(
+        "random.SystemRandom.randint", lambda self, a, b: next(picks, None) or real(self, a, b)
+    )
+    assert free_port() != first

@@ -20,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,20 +38,30 @@ def _ephemeral_low() -> int:
         return 32768
 
 
+_handed_out: set[int] = set()  # the ports this process gave away (their servers may not bind yet)
+_handing = threading.Lock()
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port nobody listens on right now, below the kernel's range for outgoing connections:
     a port the OS hands out (bind to 0) can be taken by any process's next outgoing connection
     before the server that was given it binds — a service once died at start of "Address already
-    in use" on its metrics port during the test suite. Falls back to the OS's pick."""
+    in use" on its metrics port during the test suite. Never the same port twice in one process:
+    a stack picks all its ports before its services bind them, and two random picks can meet (a
+    service died of it once more). Falls back to the OS's pick."""
     low = _ephemeral_low()
     rng = random.SystemRandom()
-    for _ in range(64):
-        port = rng.randint(10_000, max(10_001, low - 1))
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            try:
-                sock.bind((host, port))
-            except OSError:
+    with _handing:
+        for _ in range(64):
+            port = rng.randint(10_000, max(10_001, low - 1))
+            if port in _handed_out:
                 continue
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                try:
+                    sock.bind((host, port))
+                except OSError:
+                    continue
+            _handed_out.add(port)
             return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
